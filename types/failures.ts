@@ -1,0 +1,27 @@
+/**
+ * Failure `type`s shared by activities (which throw them) and workflows (which
+ * branch on them). An operation failure is the host's fault or the hardware's
+ * and is recorded in status; anything else is transient and retried quietly.
+ */
+export const FAILURE = {
+  /** Ironic reports the operation failed (e.g. `deploy failed` with last_error). */
+  operationFailed: 'OperationFailed',
+  /** A referenced secret or key is missing or unreadable. */
+  secretMissing: 'SecretMissing',
+  /** The server speaks an Ironic API too old for what we use. */
+  ironicTooOld: 'IronicTooOld',
+  /** The request was refused as invalid by Ironic (HTTP 400): retrying cannot help. */
+  ironicRejected: 'IronicRejected',
+  /** Ironic or the network failed in a way that may pass (5xx, 409 locked, timeouts). */
+  transient: 'Transient',
+} as const;
+
+export type FailureType = (typeof FAILURE)[keyof typeof FAILURE];
+
+/** Failures that end an operation at once; everything else is retried by the activity retry policy. */
+export const NON_RETRYABLE_FAILURES: string[] = [
+  FAILURE.operationFailed,
+  FAILURE.secretMissing,
+  FAILURE.ironicTooOld,
+  FAILURE.ironicRejected,
+];

@@ -1,0 +1,294 @@
+/**
+ * The BareMetalHost model, field-compatible with Metal3's `metal3.io/v1alpha1`.
+ *
+ * These TypeBox schemas are the single source: the TypeScript types below are
+ * derived from them, the HTTP API validates requests with them, and the CRD's
+ * openAPIV3Schema is generated from them. Anything the schema cannot express
+ * (BMC address grammar, checksum length per algorithm, cross-field rules) lives
+ * in `validate.ts`.
+ */
+import { Type, type Static } from '@sinclair/typebox';
+
+const open = { additionalProperties: false } as const;
+
+export const BOOT_MODES = ['UEFI', 'UEFISecureBoot', 'legacy'] as const;
+export const CLEANING_MODES = ['metadata', 'disabled'] as const;
+export const CHECKSUM_TYPES = ['md5', 'sha256', 'sha512', 'auto'] as const;
+export const IMAGE_FORMATS = ['raw', 'qcow2', 'vdi', 'vmdk', 'live-iso'] as const;
+
+const literalUnion = <T extends readonly string[]>(values: T, description: string) =>
+  Type.Union(
+    values.map((v) => Type.Literal(v)),
+    { description },
+  );
+
+export const SecretReferenceSchema = Type.Object(
+  {
+    name: Type.String({ minLength: 1, maxLength: 253, description: 'Name of the Secret' }),
+    namespace: Type.Optional(
+      Type.String({ maxLength: 63, description: "Namespace of the Secret; must be the host's namespace" }),
+    ),
+  },
+  open,
+);
+
+export const BmcDetailsSchema = Type.Object(
+  {
+    address: Type.String({
+      minLength: 1,
+      maxLength: 2048,
+      description: 'How to reach the BMC, e.g. ipmi://10.0.0.5 or redfish://bmc.example/redfish/v1/Systems/1',
+    }),
+    credentialsName: Type.String({
+      minLength: 1,
+      maxLength: 253,
+      description: 'Secret in the host namespace holding `username` and `password`',
+    }),
+    disableCertificateVerification: Type.Optional(Type.Boolean()),
+  },
+  open,
+);
+
+export const ImageSchema = Type.Object(
+  {
+    url: Type.String({ minLength: 1, maxLength: 4096, description: 'http(s) URL of the image to write' }),
+    checksum: Type.Optional(
+      Type.String({ maxLength: 4096, description: 'Hex digest of the image, or http(s) URL of a checksum file' }),
+    ),
+    checksumType: Type.Optional(literalUnion(CHECKSUM_TYPES, 'Digest algorithm; auto infers it from the length')),
+    format: Type.Optional(literalUnion(IMAGE_FORMATS, 'Disk format of the image')),
+  },
+  open,
+);
+
+export const RootDeviceHintsSchema = Type.Object(
+  {
+    deviceName: Type.Optional(Type.String({ minLength: 1 })),
+    hctl: Type.Optional(Type.String({ minLength: 1 })),
+    model: Type.Optional(Type.String({ minLength: 1 })),
+    vendor: Type.Optional(Type.String({ minLength: 1 })),
+    serialNumber: Type.Optional(Type.String({ minLength: 1 })),
+    minSizeGigabytes: Type.Optional(Type.Integer({ minimum: 0 })),
+    wwn: Type.Optional(Type.String({ minLength: 1 })),
+    wwnWithExtension: Type.Optional(Type.String({ minLength: 1 })),
+    wwnVendorExtension: Type.Optional(Type.String({ minLength: 1 })),
+    rotational: Type.Optional(Type.Boolean()),
+  },
+  open,
+);
+
+export const ObjectReferenceSchema = Type.Object(
+  {
+    apiVersion: Type.Optional(Type.String()),
+    kind: Type.Optional(Type.String()),
+    name: Type.Optional(Type.String()),
+    namespace: Type.Optional(Type.String()),
+    uid: Type.Optional(Type.String()),
+    resourceVersion: Type.Optional(Type.String()),
+    fieldPath: Type.Optional(Type.String()),
+  },
+  open,
+);
+
+/** Fields Metal3 accepts that metalflow stores but does not act on yet. */
+const passThrough = Type.Object({}, { additionalProperties: true });
+
+export const HostSpecSchema = Type.Object(
+  {
+    bmc: BmcDetailsSchema,
+    bootMACAddress: Type.Optional(Type.String({ maxLength: 17 })),
+    bootMode: Type.Optional(literalUnion(BOOT_MODES, 'Boot mode; UEFI when unset')),
+    online: Type.Boolean({ description: 'Whether the host should be powered on' }),
+    image: Type.Optional(ImageSchema),
+    userData: Type.Optional(SecretReferenceSchema),
+    networkData: Type.Optional(SecretReferenceSchema),
+    metaData: Type.Optional(SecretReferenceSchema),
+    rootDeviceHints: Type.Optional(RootDeviceHintsSchema),
+    automatedCleaningMode: Type.Optional(literalUnion(CLEANING_MODES, 'metadata (clean) when unset')),
+    externallyProvisioned: Type.Optional(Type.Boolean()),
+    consumerRef: Type.Optional(ObjectReferenceSchema),
+    description: Type.Optional(Type.String()),
+    architecture: Type.Optional(Type.String()),
+    hardwareProfile: Type.Optional(Type.String()),
+    preprovisioningNetworkDataName: Type.Optional(Type.String()),
+    customDeploy: Type.Optional(passThrough),
+    firmware: Type.Optional(passThrough),
+    raid: Type.Optional(passThrough),
+  },
+  open,
+);
+
+export const PROVISIONING_STATES = [
+  '',
+  'unmanaged',
+  'registering',
+  'inspecting',
+  'preparing',
+  'available',
+  'provisioning',
+  'provisioned',
+  'externally provisioned',
+  'deprovisioning',
+  'powering off before delete',
+  'deleting',
+] as const;
+export const OPERATIONAL_STATUSES = ['OK', 'discovered', 'error', 'delayed', 'detached'] as const;
+export const ERROR_TYPES = [
+  '',
+  'registration error',
+  'inspection error',
+  'preparation error',
+  'provisioning error',
+  'power management error',
+  'provisioned registration error',
+] as const;
+
+const OperationMetricSchema = Type.Object(
+  { start: Type.Optional(Type.String()), end: Type.Optional(Type.String()) },
+  open,
+);
+
+export const HardwareDetailsSchema = Type.Object(
+  {
+    systemVendor: Type.Optional(
+      Type.Object(
+        {
+          manufacturer: Type.Optional(Type.String()),
+          productName: Type.Optional(Type.String()),
+          serialNumber: Type.Optional(Type.String()),
+        },
+        open,
+      ),
+    ),
+    firmware: Type.Optional(
+      Type.Object(
+        {
+          bios: Type.Optional(
+            Type.Object(
+              {
+                date: Type.Optional(Type.String()),
+                vendor: Type.Optional(Type.String()),
+                version: Type.Optional(Type.String()),
+              },
+              open,
+            ),
+          ),
+        },
+        open,
+      ),
+    ),
+    ramMebibytes: Type.Optional(Type.Integer({ minimum: 0 })),
+    nics: Type.Optional(
+      Type.Array(
+        Type.Object(
+          {
+            name: Type.Optional(Type.String()),
+            model: Type.Optional(Type.String()),
+            mac: Type.Optional(Type.String()),
+            ip: Type.Optional(Type.String()),
+            speedGbps: Type.Optional(Type.Integer()),
+            pxe: Type.Optional(Type.Boolean()),
+          },
+          open,
+        ),
+      ),
+    ),
+    storage: Type.Optional(
+      Type.Array(
+        Type.Object(
+          {
+            name: Type.Optional(Type.String()),
+            rotational: Type.Optional(Type.Boolean()),
+            type: Type.Optional(Type.String()),
+            sizeBytes: Type.Optional(Type.Integer({ minimum: 0 })),
+            vendor: Type.Optional(Type.String()),
+            model: Type.Optional(Type.String()),
+            serialNumber: Type.Optional(Type.String()),
+            wwn: Type.Optional(Type.String()),
+            hctl: Type.Optional(Type.String()),
+          },
+          open,
+        ),
+      ),
+    ),
+    cpu: Type.Optional(
+      Type.Object(
+        {
+          arch: Type.Optional(Type.String()),
+          model: Type.Optional(Type.String()),
+          clockMegahertz: Type.Optional(Type.Number()),
+          flags: Type.Optional(Type.Array(Type.String())),
+          count: Type.Optional(Type.Integer({ minimum: 0 })),
+        },
+        open,
+      ),
+    ),
+    hostname: Type.Optional(Type.String()),
+  },
+  open,
+);
+
+export const ProvisionStatusSchema = Type.Object(
+  {
+    state: literalUnion(PROVISIONING_STATES, 'Provisioning state, as Metal3 names it'),
+    ID: Type.String({ description: 'Ironic node UUID' }),
+    image: Type.Optional(ImageSchema),
+    bootMode: Type.Optional(literalUnion(BOOT_MODES, 'Boot mode in use')),
+    rootDeviceHints: Type.Optional(RootDeviceHintsSchema),
+  },
+  open,
+);
+
+export const HostStatusSchema = Type.Object(
+  {
+    operationalStatus: literalUnion(OPERATIONAL_STATUSES, 'Health of the host as a whole'),
+    errorType: Type.Optional(literalUnion(ERROR_TYPES, 'Which kind of operation last failed')),
+    errorMessage: Type.String(),
+    errorCount: Type.Integer({ minimum: 0 }),
+    poweredOn: Type.Boolean(),
+    hardware: Type.Optional(HardwareDetailsSchema),
+    operationHistory: Type.Object(
+      {
+        register: OperationMetricSchema,
+        inspect: OperationMetricSchema,
+        provision: OperationMetricSchema,
+        deprovision: OperationMetricSchema,
+      },
+      open,
+    ),
+    provisioning: ProvisionStatusSchema,
+    lastUpdated: Type.Optional(Type.String()),
+  },
+  open,
+);
+
+export type SecretReference = Static<typeof SecretReferenceSchema>;
+export type BmcDetails = Static<typeof BmcDetailsSchema>;
+export type Image = Static<typeof ImageSchema>;
+export type RootDeviceHints = Static<typeof RootDeviceHintsSchema>;
+export type HostSpec = Static<typeof HostSpecSchema>;
+export type HardwareDetails = Static<typeof HardwareDetailsSchema>;
+export type HostStatus = Static<typeof HostStatusSchema>;
+export type ProvisioningState = (typeof PROVISIONING_STATES)[number];
+export type OperationalStatus = (typeof OPERATIONAL_STATUSES)[number];
+export type ErrorType = (typeof ERROR_TYPES)[number];
+export type BootMode = (typeof BOOT_MODES)[number];
+export type OperationName = keyof HostStatus['operationHistory'];
+
+/** Identifies a host the way Kubernetes does: namespace plus name. */
+export interface HostRef {
+  namespace: string;
+  name: string;
+}
+
+export function emptyStatus(): HostStatus {
+  return {
+    operationalStatus: 'OK',
+    errorType: '',
+    errorMessage: '',
+    errorCount: 0,
+    poweredOn: false,
+    operationHistory: { register: {}, inspect: {}, provision: {}, deprovision: {} },
+    provisioning: { state: '', ID: '' },
+  };
+}

@@ -1,0 +1,13 @@
+/**
+ * Custom search attributes, so the Temporal UI and `temporal workflow list --query`
+ * can filter hosts. They are registered when the dev server starts
+ * (scripts/search-attributes.txt must list the same names; a test checks it).
+ * Search attributes are not encrypted: never put a secret in one.
+ */
+export const SEARCH_ATTRIBUTES = {
+  hostName: { name: 'MetalflowHostName', type: 'KEYWORD' },
+  hostNamespace: { name: 'MetalflowHostNamespace', type: 'KEYWORD' },
+  provisioningState: { name: 'MetalflowProvisioningState', type: 'KEYWORD' },
+  bmcType: { name: 'MetalflowBmcType', type: 'KEYWORD' },
+  operationalStatus: { name: 'MetalflowOperationalStatus', type: 'KEYWORD' },
+} as const;

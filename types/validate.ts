@@ -1,0 +1,159 @@
+/**
+ * Full validation of a host spec: the schema's structure first, then what a
+ * schema cannot say (BMC grammar, MAC rules per BMC type, checksum length per
+ * algorithm, secret namespaces). Pure and deterministic, so the API, the CRD
+ * shim and the host workflow's update validator all run exactly this.
+ */
+import { Value } from '@sinclair/typebox/value';
+import type { TSchema } from '@sinclair/typebox';
+import { parseBmcAddress, validateBootMac, type BmcAccess } from './bmc';
+import type { FieldError, Result } from './field-error';
+import { HostSpecSchema, type HostRef, type HostSpec, type Image, type SecretReference } from './host';
+
+export interface ValidatedSpec {
+  /** The spec with normalised values (lower-case MAC). */
+  spec: HostSpec;
+  bmc: BmcAccess;
+}
+
+const HEX_LENGTH = { md5: 32, sha256: 64, sha512: 128 } as const;
+const HTTP_URL = /^https?:\/\/[^\s/?#@]+(\/[^\s]*)?$/i;
+const SECRET_NAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+
+function describeSchemaError(schema: TSchema, message: string): string {
+  const options = (schema.anyOf as TSchema[] | undefined)?.map((s) => s.const).filter((c) => typeof c === 'string');
+  if (options && options.length > 0) return `must be one of ${options.map((o) => JSON.stringify(o)).join(', ')}`;
+  return message.charAt(0).toLowerCase() + message.slice(1);
+}
+
+function pointerToField(prefix: string, pointer: string): string {
+  const parts = pointer.split('/').filter(Boolean).map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
+  return [prefix, ...parts.map((p) => (/^\d+$/.test(p) ? `[${p}]` : p))].join('.').replace(/\.\[/g, '[');
+}
+
+/** Structural errors from the schema, one per field (the first, most specific). */
+export function schemaErrors(schema: TSchema, value: unknown, prefix: string): FieldError[] {
+  const seen = new Set<string>();
+  const out: FieldError[] = [];
+  for (const e of Value.Errors(schema, value)) {
+    const field = pointerToField(prefix, e.path);
+    if (seen.has(field)) continue;
+    seen.add(field);
+    out.push({ field, reason: describeSchemaError(e.schema, e.message) });
+  }
+  return out;
+}
+
+function validateImage(image: Image): FieldError[] {
+  const errors: FieldError[] = [];
+  if (!HTTP_URL.test(image.url)) {
+    errors.push({
+      field: 'spec.image.url',
+      reason: `"${image.url}" is not an http:// or https:// URL with a host (credentials in the URL are not accepted)`,
+    });
+  }
+  const isLiveIso = image.format === 'live-iso';
+  const checksum = image.checksum ?? '';
+  if (checksum === '') {
+    if (!isLiveIso) {
+      errors.push({
+        field: 'spec.image.checksum',
+        reason: 'is required unless format is live-iso: give the hex digest of the image or the URL of a checksum file',
+      });
+    }
+    return errors;
+  }
+  if (/^https?:\/\//i.test(checksum)) {
+    if (!HTTP_URL.test(checksum)) {
+      errors.push({ field: 'spec.image.checksum', reason: `"${checksum}" is not a valid http(s) checksum-file URL` });
+    }
+    return errors;
+  }
+  if (!/^[0-9a-fA-F]+$/.test(checksum)) {
+    errors.push({
+      field: 'spec.image.checksum',
+      reason: 'must be a hexadecimal digest (md5: 32, sha256: 64, sha512: 128 characters) or an http(s) URL of a checksum file',
+    });
+    return errors;
+  }
+  const type = image.checksumType ?? 'auto';
+  if (type === 'auto') {
+    if (!Object.values(HEX_LENGTH).includes(checksum.length as 32 | 64 | 128)) {
+      errors.push({
+        field: 'spec.image.checksum',
+        reason: `a ${checksum.length}-character digest matches no supported algorithm (md5: 32, sha256: 64, sha512: 128)`,
+      });
+    }
+  } else if (checksum.length !== HEX_LENGTH[type]) {
+    errors.push({
+      field: 'spec.image.checksum',
+      reason: `a ${type} digest has ${HEX_LENGTH[type]} hex characters, this one has ${checksum.length}`,
+    });
+  }
+  return errors;
+}
+
+function validateSecretRef(field: string, ref: SecretReference, host: HostRef): FieldError[] {
+  const errors: FieldError[] = [];
+  if (!SECRET_NAME.test(ref.name)) {
+    errors.push({ field: `${field}.name`, reason: `"${ref.name}" is not a valid Secret name (lower-case DNS subdomain)` });
+  }
+  if (ref.namespace !== undefined && ref.namespace !== '' && ref.namespace !== host.namespace) {
+    errors.push({
+      field: `${field}.namespace`,
+      reason: `the Secret must be in the host's namespace "${host.namespace}", not "${ref.namespace}"`,
+    });
+  }
+  return errors;
+}
+
+function validateRootDeviceHints(spec: HostSpec): FieldError[] {
+  const hints = spec.rootDeviceHints;
+  const errors: FieldError[] = [];
+  if (hints?.deviceName !== undefined && !hints.deviceName.startsWith('/dev/')) {
+    errors.push({
+      field: 'spec.rootDeviceHints.deviceName',
+      reason: `"${hints.deviceName}" must be a Linux device path starting with /dev/ (e.g. /dev/sda or /dev/disk/by-path/...)`,
+    });
+  }
+  if (hints?.hctl !== undefined && !/^\d+:\d+:\d+:\d+$/.test(hints.hctl)) {
+    errors.push({ field: 'spec.rootDeviceHints.hctl', reason: `"${hints.hctl}" must be four numbers H:C:T:L, e.g. 0:0:0:0` });
+  }
+  return errors;
+}
+
+export function validateHostSpec(host: HostRef, input: unknown): Result<ValidatedSpec> {
+  const structural = schemaErrors(HostSpecSchema, input, 'spec');
+  if (structural.length > 0) return { ok: false, errors: structural };
+  const spec = structuredClone(input as HostSpec);
+  const errors: FieldError[] = [];
+
+  const bmc = parseBmcAddress(spec.bmc.address);
+  if (!bmc.ok) errors.push(...bmc.errors);
+  if (!SECRET_NAME.test(spec.bmc.credentialsName)) {
+    errors.push({
+      field: 'spec.bmc.credentialsName',
+      reason: `"${spec.bmc.credentialsName}" is not a valid Secret name (lower-case DNS subdomain)`,
+    });
+  }
+  if (bmc.ok) {
+    const mac = validateBootMac(bmc.value, spec.bootMACAddress);
+    if (!mac.ok) errors.push(...mac.errors);
+    else if (mac.value !== undefined) spec.bootMACAddress = mac.value;
+    if (spec.bootMode === 'UEFISecureBoot' && !bmc.value.capabilities.supportsSecureBoot) {
+      errors.push({
+        field: 'spec.bootMode',
+        reason: `UEFISecureBoot is not supported by BMC type ${bmc.value.type}; use UEFI or a Redfish-based address`,
+      });
+    }
+  }
+  if (spec.image) errors.push(...validateImage(spec.image));
+  for (const key of ['userData', 'networkData', 'metaData'] as const) {
+    const ref = spec[key];
+    if (ref) errors.push(...validateSecretRef(`spec.${key}`, ref, host));
+  }
+  errors.push(...validateRootDeviceHints(spec));
+
+  if (errors.length > 0 || !bmc.ok) return { ok: false, errors };
+  return { ok: true, value: { spec, bmc: bmc.value } };
+}

@@ -1,0 +1,82 @@
+/**
+ * The host workflow's contract, defined once and imported by the workflow, the
+ * API and the tests: its input, the updates it accepts and the query it answers.
+ */
+import { defineQuery, defineUpdate } from '@temporalio/workflow';
+import type { HostRef, HostSpec, HostStatus } from '../types/host';
+
+export const HOST_TASK_QUEUE = 'metalflow-hosts';
+
+export type OperationKind = 'enroll' | 'inspect' | 'prepare' | 'provision' | 'deprovision' | 'power' | 'delete';
+
+export interface OperationRecord {
+  seq: number;
+  kind: OperationKind;
+  workflowId: string;
+  /** Provisioning state the host showed while the operation ran. */
+  state: string;
+  startedAt: string;
+  endedAt?: string;
+  outcome: 'running' | 'succeeded' | 'failed';
+  error?: string;
+}
+
+export interface HostWorkflowOptions {
+  /** First delay before retrying a failed operation; doubles per consecutive failure. */
+  errorBackoffSeconds: number;
+  /** Upper bound of that delay. */
+  maxErrorBackoffSeconds: number;
+  /** Continue-as-new after this many history events (Temporal suggests it earlier on its own). */
+  maxHistoryEvents: number;
+}
+
+export const DEFAULT_HOST_OPTIONS: HostWorkflowOptions = {
+  errorBackoffSeconds: 10,
+  maxErrorBackoffSeconds: 600,
+  maxHistoryEvents: 4000,
+};
+
+/** Everything the host workflow carries, and hands to its next run on continue-as-new. */
+export interface HostState {
+  ref: HostRef;
+  spec?: HostSpec;
+  /** Bumped for every accepted spec, so waits can notice a change. */
+  generation: number;
+  /** Fingerprint of the BMC settings last registered with Ironic. */
+  registered?: string;
+  status: HostStatus;
+  deleteRequested: boolean;
+  opSeq: number;
+  operations: OperationRecord[];
+  retryAt?: string;
+  options: HostWorkflowOptions;
+}
+
+export interface HostWorkflowInput {
+  ref: HostRef;
+  /** Present on continue-as-new: the previous run's state. */
+  state?: HostState;
+  options?: Partial<HostWorkflowOptions>;
+}
+
+export interface HostView {
+  ref: HostRef;
+  spec?: HostSpec;
+  status: HostStatus;
+  generation: number;
+  deleteRequested: boolean;
+  currentOperation?: OperationRecord;
+  operations: OperationRecord[];
+  retryAt?: string;
+}
+
+export interface ApplySpecResult {
+  generation: number;
+  changed: boolean;
+}
+
+/** Desired spec; rejected (nothing applied) when invalid or when it conflicts with a running operation. */
+export const applySpecUpdate = defineUpdate<ApplySpecResult, [HostSpec]>('applySpec');
+/** Ask the host to deprovision, power off and leave Ironic; the workflow ends when it is gone. */
+export const deleteHostUpdate = defineUpdate<{ accepted: boolean }, []>('deleteHost');
+export const hostViewQuery = defineQuery<HostView>('host');

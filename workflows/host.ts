@@ -1,0 +1,249 @@
+/**
+ * One long-lived workflow per host: the host's single owner. It takes the
+ * desired spec through a validated update, decides with `decide()`, and runs
+ * each step as a child workflow, one at a time. It records failures in the
+ * host's status and retries them after a visible, bounded backoff.
+ */
+import {
+  ApplicationFailure,
+  allHandlersFinished,
+  condition,
+  continueAsNew,
+  executeChild,
+  ParentClosePolicy,
+  setHandler,
+  upsertSearchAttributes,
+  workflowInfo,
+  type SearchAttributeUpdatePair,
+} from '@temporalio/workflow';
+import { formatFieldErrors } from '../types/field-error';
+import { emptyStatus, type HostSpec, type OperationName, type ProvisioningState } from '../types/host';
+import { hostWorkflowId } from '../types/host-ref';
+import { SEARCH_ATTRIBUTES } from '../types/search-attributes';
+import { validateHostSpec } from '../types/validate';
+import { parseBmcAddress } from '../types/bmc';
+import { failureMessage } from './failure-message';
+import {
+  applySpecUpdate,
+  DEFAULT_HOST_OPTIONS,
+  deleteHostUpdate,
+  hostViewQuery,
+  type HostState,
+  type HostView,
+  type HostWorkflowInput,
+  type OperationKind,
+  type OperationRecord,
+} from './definitions';
+import { decide, ERROR_TYPE_OF, nextStateAfter, registrationFingerprint, specConflict } from './decide';
+import { OPERATION_WORKFLOWS, type OperationOutcome } from './operations';
+
+const MAX_OPERATION_RECORDS = 50;
+
+/** operationHistory keys, as Metal3 names them, for the operations it times. */
+const HISTORY_KEY: Partial<Record<OperationKind, OperationName>> = {
+  enroll: 'register',
+  inspect: 'inspect',
+  provision: 'provision',
+  deprovision: 'deprovision',
+};
+
+function initialState(input: HostWorkflowInput): HostState {
+  return {
+    ref: input.ref,
+    generation: 0,
+    status: emptyStatus(),
+    deleteRequested: false,
+    opSeq: 0,
+    operations: [],
+    options: { ...DEFAULT_HOST_OPTIONS, ...input.options },
+  };
+}
+
+const now = (): string => new Date().toISOString();
+
+export async function hostWorkflow(input: HostWorkflowInput): Promise<HostView> {
+  const s: HostState = input.state ?? initialState(input);
+  let running: OperationRecord | undefined;
+
+  const view = (): HostView => ({
+    ref: s.ref,
+    spec: s.spec,
+    status: s.status,
+    generation: s.generation,
+    deleteRequested: s.deleteRequested,
+    currentOperation: running,
+    operations: s.operations,
+    retryAt: s.retryAt,
+  });
+
+  const publish = (): void => {
+    const bmc = s.spec ? parseBmcAddress(s.spec.bmc.address) : undefined;
+    const pairs: SearchAttributeUpdatePair[] = [
+      { key: SEARCH_ATTRIBUTES.hostName, value: s.ref.name },
+      { key: SEARCH_ATTRIBUTES.hostNamespace, value: s.ref.namespace },
+      { key: SEARCH_ATTRIBUTES.provisioningState, value: s.status.provisioning.state || 'unmanaged' },
+      { key: SEARCH_ATTRIBUTES.operationalStatus, value: s.status.operationalStatus },
+      { key: SEARCH_ATTRIBUTES.bmcType, value: bmc?.ok ? bmc.value.type : 'unknown' },
+    ];
+    upsertSearchAttributes(pairs);
+  };
+
+  const setState = (state: ProvisioningState): void => {
+    if (s.status.provisioning.state === state) return;
+    s.status.provisioning.state = state;
+    s.status.lastUpdated = now();
+    publish();
+  };
+
+  setHandler(hostViewQuery, view);
+
+  setHandler(
+    applySpecUpdate,
+    (spec: HostSpec) => {
+      const valid = validateHostSpec(s.ref, spec);
+      if (!valid.ok) throw new Error('unreachable: validator accepted an invalid spec');
+      const changed = JSON.stringify(valid.value.spec) !== JSON.stringify(s.spec);
+      if (changed) {
+        s.spec = valid.value.spec;
+        s.generation += 1;
+        s.retryAt = undefined;
+        publish();
+      }
+      return { generation: s.generation, changed };
+    },
+    {
+      validator: (spec: HostSpec) => {
+        const valid = validateHostSpec(s.ref, spec);
+        if (!valid.ok) {
+          throw ApplicationFailure.create({
+            type: 'InvalidSpec',
+            message: formatFieldErrors(valid.errors),
+            details: [valid.errors],
+          });
+        }
+        const conflict = specConflict(s, valid.value.spec, running?.kind);
+        if (conflict) throw ApplicationFailure.create({ type: 'Conflict', message: conflict });
+      },
+    },
+  );
+
+  setHandler(deleteHostUpdate, () => {
+    const accepted = !s.deleteRequested;
+    s.deleteRequested = true;
+    s.retryAt = undefined;
+    return { accepted };
+  });
+
+  /** Runs one operation as a child workflow; true when it succeeded. */
+  const runOperation = async (op: OperationKind, state: ProvisioningState): Promise<boolean> => {
+    const spec = s.spec;
+    s.opSeq += 1;
+    const record: OperationRecord = {
+      seq: s.opSeq,
+      kind: op,
+      workflowId: `${hostWorkflowId(s.ref)}/${s.opSeq}-${op}`,
+      state,
+      startedAt: now(),
+      outcome: 'running',
+    };
+    running = record;
+    s.operations = [...s.operations, record].slice(-MAX_OPERATION_RECORDS);
+    const metric = HISTORY_KEY[op];
+    if (metric && state !== 'available' && state !== 'provisioned' && state !== 'externally provisioned') {
+      s.status.operationHistory[metric] = { start: record.startedAt };
+    }
+    try {
+      const outcome: OperationOutcome = await executeChild(OPERATION_WORKFLOWS[op], {
+        workflowId: record.workflowId,
+        args: [
+          {
+            ref: s.ref,
+            spec,
+            nodeId: s.status.provisioning.ID || undefined,
+            powerOn: s.deleteRequested ? false : spec?.online,
+          },
+        ],
+        parentClosePolicy: ParentClosePolicy.TERMINATE,
+      });
+      applyOutcome(op, outcome, spec);
+      record.outcome = 'succeeded';
+      record.endedAt = now();
+      if (metric && s.status.operationHistory[metric].start) s.status.operationHistory[metric].end = record.endedAt;
+      s.status.errorType = '';
+      s.status.errorMessage = '';
+      s.status.errorCount = 0;
+      s.status.operationalStatus = 'OK';
+      setState(nextStateAfter(op, state, s));
+      s.status.lastUpdated = record.endedAt;
+      publish();
+      return true;
+    } catch (err) {
+      record.outcome = 'failed';
+      record.endedAt = now();
+      record.error = failureMessage(err);
+      s.status.errorType =
+        op === 'enroll' && (state === 'provisioned' || state === 'externally provisioned')
+          ? 'provisioned registration error'
+          : ERROR_TYPE_OF[op];
+      s.status.errorMessage = record.error;
+      s.status.errorCount += 1;
+      s.status.operationalStatus = 'error';
+      s.status.lastUpdated = record.endedAt;
+      publish();
+      await backoff();
+      return false;
+    } finally {
+      running = undefined;
+    }
+  };
+
+  const applyOutcome = (op: OperationKind, outcome: OperationOutcome, spec: HostSpec | undefined): void => {
+    if (outcome.nodeId !== undefined) s.status.provisioning.ID = outcome.nodeId;
+    if (outcome.poweredOn !== undefined) s.status.poweredOn = outcome.poweredOn;
+    if (outcome.hardware) s.status.hardware = outcome.hardware;
+    if (op === 'enroll' && spec) {
+      s.registered = registrationFingerprint(spec);
+      s.status.provisioning.bootMode = spec.bootMode ?? 'UEFI';
+      s.status.provisioning.rootDeviceHints = spec.rootDeviceHints;
+    }
+    if (op === 'provision' && spec?.image) s.status.provisioning.image = spec.image;
+    if (op === 'deprovision') delete s.status.provisioning.image;
+    if (op === 'delete') s.status.provisioning.ID = '';
+  };
+
+  /** Wait before retrying a failed operation, unless the spec changes or a delete arrives first. */
+  const backoff = async (): Promise<void> => {
+    const { errorBackoffSeconds, maxErrorBackoffSeconds } = s.options;
+    const seconds = Math.min(errorBackoffSeconds * 2 ** (s.status.errorCount - 1), maxErrorBackoffSeconds);
+    s.retryAt = new Date(Date.now() + seconds * 1000).toISOString();
+    const generation = s.generation;
+    const deleteRequested = s.deleteRequested;
+    await condition(() => s.generation !== generation || s.deleteRequested !== deleteRequested, seconds * 1000);
+    s.retryAt = undefined;
+  };
+
+  const historyTooLong = (): boolean =>
+    workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > s.options.maxHistoryEvents;
+
+  publish();
+  for (;;) {
+    const decision = decide(s);
+    if (decision.kind === 'finish') break;
+    if (decision.kind === 'operation') {
+      setState(decision.state);
+      const succeeded = await runOperation(decision.op, decision.state);
+      if (decision.op === 'delete' && succeeded) break;
+      continue;
+    }
+    // Idle: the only time it is safe to hand our state to a fresh run.
+    if (historyTooLong()) {
+      await condition(allHandlersFinished);
+      await continueAsNew<typeof hostWorkflow>({ ref: s.ref, state: s });
+    }
+    const generation = s.generation;
+    const deleteRequested = s.deleteRequested;
+    await condition(() => s.generation !== generation || s.deleteRequested !== deleteRequested || historyTooLong());
+  }
+  await condition(allHandlersFinished);
+  return view();
+}

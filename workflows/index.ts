@@ -1,0 +1,11 @@
+// The workflow bundle's entry point: every workflow type the worker registers.
+export { hostWorkflow } from './host';
+export {
+  enrollWorkflow,
+  inspectWorkflow,
+  prepareWorkflow,
+  provisionWorkflow,
+  deprovisionWorkflow,
+  powerWorkflow,
+  deleteWorkflow,
+} from './operations';

@@ -1,0 +1,118 @@
+/**
+ * One child workflow per host operation, so each shows as its own run in the
+ * Temporal UI. They sequence activities and make no decisions about the host;
+ * the host workflow decides what runs next.
+ */
+import { proxyActivities } from '@temporalio/workflow';
+import type { HardwareDetails, HostRef, HostSpec } from '../types/host';
+import { NON_RETRYABLE_FAILURES } from '../types/failures';
+import type { IronicActivities } from '../activities/ironic-activities';
+import type { OperationKind } from './definitions';
+
+export interface OperationInput {
+  ref: HostRef;
+  /** References only (secret names), never secret values. */
+  spec?: HostSpec;
+  nodeId?: string;
+  /** Power target for the `power` operation. */
+  powerOn?: boolean;
+}
+
+export interface OperationOutcome {
+  nodeId?: string;
+  poweredOn?: boolean;
+  hardware?: HardwareDetails;
+}
+
+const retry = {
+  initialInterval: '1 second',
+  backoffCoefficient: 2,
+  maximumInterval: '30 seconds',
+  // Transient faults are retried quietly for about five minutes, then the
+  // operation fails and the host records it.
+  maximumAttempts: 12,
+  nonRetryableErrorTypes: NON_RETRYABLE_FAILURES,
+} as const;
+
+/** Node record changes: quick, one or two requests. */
+const quick = proxyActivities<IronicActivities>({ startToCloseTimeout: '2 minutes', retry });
+
+/** Provision-state changes wait on Ironic; heartbeats let a new worker take over fast after a crash. */
+const waiting = proxyActivities<IronicActivities>({
+  startToCloseTimeout: '3 hours',
+  heartbeatTimeout: '10 seconds',
+  retry,
+});
+
+function required<T>(value: T | undefined, what: string): T {
+  if (value === undefined) throw new Error(`operation started without ${what}`);
+  return value;
+}
+
+const cleaning = (spec: HostSpec | undefined): boolean => (spec?.automatedCleaningMode ?? 'metadata') !== 'disabled';
+
+export async function enrollWorkflow(input: OperationInput): Promise<OperationOutcome> {
+  const spec = required(input.spec, 'a spec');
+  const { nodeId } = await quick.ensureNode({ ref: input.ref, spec, nodeId: input.nodeId });
+  const node = await waiting.manageNode({ ref: input.ref, nodeId });
+  return { nodeId, poweredOn: node.poweredOn };
+}
+
+export async function inspectWorkflow(input: OperationInput): Promise<OperationOutcome> {
+  const nodeId = required(input.nodeId, 'a node');
+  const { hardware } = await waiting.inspectNode({ ref: input.ref, nodeId });
+  return { hardware };
+}
+
+export async function prepareWorkflow(input: OperationInput): Promise<OperationOutcome> {
+  const nodeId = required(input.nodeId, 'a node');
+  const node = await waiting.provideNode({ ref: input.ref, nodeId, automatedCleaning: cleaning(input.spec) });
+  return { poweredOn: node.poweredOn };
+}
+
+export async function provisionWorkflow(input: OperationInput): Promise<OperationOutcome> {
+  const spec = required(input.spec, 'a spec');
+  const nodeId = required(input.nodeId, 'a node');
+  const image = required(spec.image, 'an image');
+  let node = await waiting.deployNode({
+    ref: input.ref,
+    nodeId,
+    image,
+    userData: spec.userData,
+    networkData: spec.networkData,
+    metaData: spec.metaData,
+  });
+  if (!spec.online && node.poweredOn) node = await waiting.setPower({ ref: input.ref, nodeId, on: false });
+  return { poweredOn: node.poweredOn };
+}
+
+export async function deprovisionWorkflow(input: OperationInput): Promise<OperationOutcome> {
+  const nodeId = required(input.nodeId, 'a node');
+  const node = await waiting.undeployNode({ ref: input.ref, nodeId, automatedCleaning: cleaning(input.spec) });
+  return { poweredOn: node.poweredOn };
+}
+
+export async function powerWorkflow(input: OperationInput): Promise<OperationOutcome> {
+  const node = await waiting.setPower({
+    ref: input.ref,
+    nodeId: input.nodeId,
+    bootMACAddress: input.spec?.bootMACAddress,
+    on: required(input.powerOn, 'a power target'),
+  });
+  return { poweredOn: node.poweredOn };
+}
+
+export async function deleteWorkflow(input: OperationInput): Promise<OperationOutcome> {
+  await quick.deleteNode({ ref: input.ref, nodeId: input.nodeId, bootMACAddress: input.spec?.bootMACAddress });
+  return { nodeId: '', poweredOn: false };
+}
+
+export const OPERATION_WORKFLOWS: Record<OperationKind, (input: OperationInput) => Promise<OperationOutcome>> = {
+  enroll: enrollWorkflow,
+  inspect: inspectWorkflow,
+  prepare: prepareWorkflow,
+  provision: provisionWorkflow,
+  deprovision: deprovisionWorkflow,
+  power: powerWorkflow,
+  delete: deleteWorkflow,
+};
