@@ -7,7 +7,7 @@
  * (BMC address grammar, checksum length per algorithm, cross-field rules) lives
  * in `validate.ts`.
  */
-import { Type, type Static } from '@sinclair/typebox';
+import { Type, type Static, type TLiteral, type TUnion } from '@sinclair/typebox';
 
 const open = { additionalProperties: false } as const;
 
@@ -16,11 +16,14 @@ export const CLEANING_MODES = ['metadata', 'disabled'] as const;
 export const CHECKSUM_TYPES = ['md5', 'sha256', 'sha512', 'auto'] as const;
 export const IMAGE_FORMATS = ['raw', 'qcow2', 'vdi', 'vmdk', 'live-iso'] as const;
 
-const literalUnion = <T extends readonly string[]>(values: T, description: string) =>
-  Type.Union(
+type Literals<T extends readonly string[]> = { -readonly [K in keyof T]: TLiteral<T[K]> };
+
+function literalUnion<T extends readonly string[]>(values: T, description: string): TUnion<Literals<T>> {
+  return Type.Union(
     values.map((v) => Type.Literal(v)),
     { description },
-  );
+  ) as unknown as TUnion<Literals<T>>;
+}
 
 export const SecretReferenceSchema = Type.Object(
   {

@@ -28,7 +28,8 @@ function describeSchemaError(schema: TSchema, message: string): string {
 
 function pointerToField(prefix: string, pointer: string): string {
   const parts = pointer.split('/').filter(Boolean).map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
-  return [prefix, ...parts.map((p) => (/^\d+$/.test(p) ? `[${p}]` : p))].join('.').replace(/\.\[/g, '[');
+  const path = [prefix, ...parts.map((p) => (/^\d+$/.test(p) ? `[${p}]` : p))].filter(Boolean);
+  return (path.join('.') || '(root)').replace(/\.\[/g, '[');
 }
 
 /** Structural errors from the schema, one per field (the first, most specific). */

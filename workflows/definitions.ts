@@ -3,9 +3,7 @@
  * API and the tests: its input, the updates it accepts and the query it answers.
  */
 import { defineQuery, defineUpdate } from '@temporalio/workflow';
-import type { HostRef, HostSpec, HostStatus } from '../types/host';
-
-export const HOST_TASK_QUEUE = 'metalflow-hosts';
+import type { HostRef, HostSpec, HostStatus, Image } from '../types/host';
 
 export type OperationKind = 'enroll' | 'inspect' | 'prepare' | 'provision' | 'deprovision' | 'power' | 'delete';
 
@@ -77,6 +75,8 @@ export interface ApplySpecResult {
 
 /** Desired spec; rejected (nothing applied) when invalid or when it conflicts with a running operation. */
 export const applySpecUpdate = defineUpdate<ApplySpecResult, [HostSpec]>('applySpec');
+/** Set (provision) or clear (deprovision) the image without resending the spec; validated like applySpec. */
+export const setImageUpdate = defineUpdate<ApplySpecResult, [Image | null]>('setImage');
 /** Ask the host to deprovision, power off and leave Ironic; the workflow ends when it is gone. */
 export const deleteHostUpdate = defineUpdate<{ accepted: boolean }, []>('deleteHost');
 export const hostViewQuery = defineQuery<HostView>('host');

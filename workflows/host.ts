@@ -14,10 +14,9 @@ import {
   setHandler,
   upsertSearchAttributes,
   workflowInfo,
-  type SearchAttributeUpdatePair,
 } from '@temporalio/workflow';
 import { formatFieldErrors } from '../types/field-error';
-import { emptyStatus, type HostSpec, type OperationName, type ProvisioningState } from '../types/host';
+import { emptyStatus, type HostSpec, type Image, type OperationName, type ProvisioningState } from '../types/host';
 import { hostWorkflowId } from '../types/host-ref';
 import { SEARCH_ATTRIBUTES } from '../types/search-attributes';
 import { validateHostSpec } from '../types/validate';
@@ -25,7 +24,9 @@ import { parseBmcAddress } from '../types/bmc';
 import { failureMessage } from './failure-message';
 import {
   applySpecUpdate,
+  setImageUpdate,
   DEFAULT_HOST_OPTIONS,
+  type ApplySpecResult,
   deleteHostUpdate,
   hostViewQuery,
   type HostState,
@@ -78,7 +79,7 @@ export async function hostWorkflow(input: HostWorkflowInput): Promise<HostView> 
 
   const publish = (): void => {
     const bmc = s.spec ? parseBmcAddress(s.spec.bmc.address) : undefined;
-    const pairs: SearchAttributeUpdatePair[] = [
+    const pairs: Extract<Parameters<typeof upsertSearchAttributes>[0], unknown[]> = [
       { key: SEARCH_ATTRIBUTES.hostName, value: s.ref.name },
       { key: SEARCH_ATTRIBUTES.hostNamespace, value: s.ref.namespace },
       { key: SEARCH_ATTRIBUTES.provisioningState, value: s.status.provisioning.state || 'unmanaged' },
@@ -97,34 +98,47 @@ export async function hostWorkflow(input: HostWorkflowInput): Promise<HostView> 
 
   setHandler(hostViewQuery, view);
 
+  /** Throws (rejecting the update, nothing applied) when the spec is invalid or conflicts with the running operation. */
+  const checkSpec = (spec: HostSpec): void => {
+    const valid = validateHostSpec(s.ref, spec);
+    if (!valid.ok) {
+      throw ApplicationFailure.create({
+        type: 'InvalidSpec',
+        message: formatFieldErrors(valid.errors),
+        details: [valid.errors],
+      });
+    }
+    const conflict = specConflict(s, valid.value.spec, running?.kind);
+    if (conflict) throw ApplicationFailure.create({ type: 'Conflict', message: conflict });
+  };
+
+  const acceptSpec = (spec: HostSpec): ApplySpecResult => {
+    const valid = validateHostSpec(s.ref, spec);
+    if (!valid.ok) throw new Error('unreachable: the validator accepted an invalid spec');
+    const changed = JSON.stringify(valid.value.spec) !== JSON.stringify(s.spec);
+    if (changed) {
+      s.spec = valid.value.spec;
+      s.generation += 1;
+      s.retryAt = undefined;
+      publish();
+    }
+    return { generation: s.generation, changed };
+  };
+
+  setHandler(applySpecUpdate, acceptSpec, { validator: checkSpec });
+
+  const withImage = (image: Image | null): HostSpec => {
+    if (!s.spec) throw ApplicationFailure.create({ type: 'NotFound', message: 'the host has no spec yet' });
+    const spec: HostSpec = { ...s.spec };
+    if (image) spec.image = image;
+    else delete spec.image;
+    return spec;
+  };
+
   setHandler(
-    applySpecUpdate,
-    (spec: HostSpec) => {
-      const valid = validateHostSpec(s.ref, spec);
-      if (!valid.ok) throw new Error('unreachable: validator accepted an invalid spec');
-      const changed = JSON.stringify(valid.value.spec) !== JSON.stringify(s.spec);
-      if (changed) {
-        s.spec = valid.value.spec;
-        s.generation += 1;
-        s.retryAt = undefined;
-        publish();
-      }
-      return { generation: s.generation, changed };
-    },
-    {
-      validator: (spec: HostSpec) => {
-        const valid = validateHostSpec(s.ref, spec);
-        if (!valid.ok) {
-          throw ApplicationFailure.create({
-            type: 'InvalidSpec',
-            message: formatFieldErrors(valid.errors),
-            details: [valid.errors],
-          });
-        }
-        const conflict = specConflict(s, valid.value.spec, running?.kind);
-        if (conflict) throw ApplicationFailure.create({ type: 'Conflict', message: conflict });
-      },
-    },
+    setImageUpdate,
+    (image: Image | null) => acceptSpec(withImage(image)),
+    { validator: (image: Image | null) => checkSpec(withImage(image)) },
   );
 
   setHandler(deleteHostUpdate, () => {

@@ -1,0 +1,215 @@
+/**
+ * A small client for OpenStack Ironic's REST API over undici: microversion
+ * negotiation, Ironic's doubly-encoded error bodies, and errors typed so
+ * activities can tell "busy, try again" from "refused" from "gone".
+ */
+import { Agent, request, type Dispatcher } from 'undici';
+import type { IronicNode, IronicPort } from './types';
+
+/** Everything metalflow sends needs 1.81 (node inventory); newer servers are asked for the same. */
+export const REQUIRED_MICROVERSION = '1.81';
+
+export type IronicErrorKind = 'not-found' | 'conflict' | 'rejected' | 'too-old' | 'unavailable';
+
+export class IronicError extends Error {
+  constructor(
+    readonly kind: IronicErrorKind,
+    message: string,
+    readonly status?: number,
+  ) {
+    super(message);
+    this.name = 'IronicError';
+  }
+}
+
+export interface IronicClientOptions {
+  url: string;
+  /** For `auth_strategy = http_basic`; omit for noauth. */
+  basicAuth?: { username: string; password: string };
+  requestTimeoutMs?: number;
+  dispatcher?: Dispatcher;
+}
+
+const versionNumber = (v: string): [number, number] => {
+  const [major = '0', minor = '0'] = v.split('.');
+  return [Number(major), Number(minor)];
+};
+
+export function compareMicroversions(a: string, b: string): number {
+  const [am, an] = versionNumber(a);
+  const [bm, bn] = versionNumber(b);
+  return am !== bm ? am - bm : an - bn;
+}
+
+/** Ironic wraps its message as JSON inside a JSON string; unwrap it to the faultstring. */
+export function ironicErrorMessage(body: string): string {
+  try {
+    const outer = JSON.parse(body) as { error_message?: unknown };
+    const inner = outer.error_message;
+    if (typeof inner === 'string') {
+      try {
+        const parsed = JSON.parse(inner) as { faultstring?: string };
+        return parsed.faultstring ?? inner;
+      } catch {
+        return inner;
+      }
+    }
+    if (inner && typeof inner === 'object' && 'faultstring' in inner) {
+      return String((inner as { faultstring: unknown }).faultstring);
+    }
+  } catch {
+    // not JSON: fall through to the raw text
+  }
+  return body.slice(0, 500);
+}
+
+export class IronicClient {
+  private readonly base: string;
+  private readonly headers: Record<string, string>;
+  private readonly dispatcher: Dispatcher;
+  private readonly timeout: number;
+  private negotiated?: Promise<string>;
+
+  constructor(opts: IronicClientOptions) {
+    this.base = opts.url.replace(/\/+$/, '');
+    this.timeout = opts.requestTimeoutMs ?? 30_000;
+    this.dispatcher = opts.dispatcher ?? new Agent({ connections: 32, keepAliveTimeout: 10_000 });
+    this.headers = { accept: 'application/json' };
+    if (opts.basicAuth) {
+      const token = Buffer.from(`${opts.basicAuth.username}:${opts.basicAuth.password}`).toString('base64');
+      this.headers.authorization = `Basic ${token}`;
+    }
+  }
+
+  /** Reads the server's supported range once and fails clearly if it is too old. */
+  microversion(): Promise<string> {
+    this.negotiated ??= this.negotiate().catch((err: unknown) => {
+      this.negotiated = undefined;
+      throw err;
+    });
+    return this.negotiated;
+  }
+
+  private async negotiate(): Promise<string> {
+    const root = await this.send<{ version?: { version?: string; min_version?: string } }>('GET', '/v1/', undefined, false);
+    const max = root.version?.version;
+    if (!max) throw new IronicError('unavailable', `Ironic at ${this.base} did not report its API version on GET /v1/`);
+    if (compareMicroversions(max, REQUIRED_MICROVERSION) < 0) {
+      throw new IronicError(
+        'too-old',
+        `Ironic at ${this.base} supports API up to ${max}; metalflow needs ${REQUIRED_MICROVERSION} or newer (Ironic 2023.1 / 21.4 or later)`,
+      );
+    }
+    return REQUIRED_MICROVERSION;
+  }
+
+  private async send<T>(method: Dispatcher.HttpMethod, path: string, body?: unknown, versioned = true): Promise<T> {
+    const headers: Record<string, string> = { ...this.headers };
+    if (versioned) headers['x-openstack-ironic-api-version'] = await this.microversion();
+    if (body !== undefined) headers['content-type'] = 'application/json';
+    let res: Dispatcher.ResponseData;
+    try {
+      res = await request(`${this.base}${path}`, {
+        method,
+        headers,
+        body: body === undefined ? undefined : JSON.stringify(body),
+        dispatcher: this.dispatcher,
+        headersTimeout: this.timeout,
+        bodyTimeout: this.timeout,
+      });
+    } catch (err) {
+      const reason = err instanceof Error ? err.message : String(err);
+      throw new IronicError('unavailable', `cannot reach Ironic at ${this.base}: ${reason}`);
+    }
+    const text = await res.body.text();
+    if (res.statusCode < 300) return (text ? JSON.parse(text) : undefined) as T;
+    const message = `Ironic ${method} ${path.split('?')[0]}: HTTP ${res.statusCode}: ${ironicErrorMessage(text)}`;
+    switch (res.statusCode) {
+      case 404:
+        throw new IronicError('not-found', message, 404);
+      case 409:
+        throw new IronicError('conflict', message, 409);
+      case 406:
+        throw new IronicError('too-old', message, 406);
+      case 400:
+      case 422:
+        throw new IronicError('rejected', message, res.statusCode);
+      case 401:
+      case 403:
+        throw new IronicError('rejected', `${message} (check the Ironic credentials metalflow uses)`, res.statusCode);
+      default:
+        throw new IronicError('unavailable', message, res.statusCode);
+    }
+  }
+
+  async getNode(ident: string): Promise<IronicNode | undefined> {
+    try {
+      return await this.send<IronicNode>('GET', `/v1/nodes/${encodeURIComponent(ident)}`);
+    } catch (err) {
+      if (err instanceof IronicError && err.kind === 'not-found') return undefined;
+      throw err;
+    }
+  }
+
+  async findNodeByMac(mac: string): Promise<IronicNode | undefined> {
+    const { ports } = await this.send<{ ports: IronicPort[] }>(
+      'GET',
+      `/v1/ports?address=${encodeURIComponent(mac)}&fields=uuid,address,node_uuid`,
+    );
+    const nodeId = ports[0]?.node_uuid;
+    return nodeId ? this.getNode(nodeId) : undefined;
+  }
+
+  createNode(body: Record<string, unknown>): Promise<IronicNode> {
+    return this.send<IronicNode>('POST', '/v1/nodes', body);
+  }
+
+  patchNode(nodeId: string, ops: JsonPatchOp[]): Promise<IronicNode> {
+    return this.send<IronicNode>('PATCH', `/v1/nodes/${nodeId}`, ops);
+  }
+
+  async deleteNode(nodeId: string): Promise<void> {
+    await this.send('DELETE', `/v1/nodes/${nodeId}`);
+  }
+
+  async listPorts(nodeId: string): Promise<IronicPort[]> {
+    const { ports } = await this.send<{ ports: IronicPort[] }>(
+      'GET',
+      `/v1/ports?node_uuid=${nodeId}&fields=uuid,address,node_uuid,pxe_enabled`,
+    );
+    return ports;
+  }
+
+  createPort(nodeId: string, address: string): Promise<IronicPort> {
+    return this.send<IronicPort>('POST', '/v1/ports', { node_uuid: nodeId, address, pxe_enabled: true });
+  }
+
+  async setProvisionState(nodeId: string, target: string, extra: Record<string, unknown> = {}): Promise<void> {
+    await this.send('PUT', `/v1/nodes/${nodeId}/states/provision`, { target, ...extra });
+  }
+
+  async setPowerState(nodeId: string, target: 'power on' | 'power off'): Promise<void> {
+    await this.send('PUT', `/v1/nodes/${nodeId}/states/power`, { target });
+  }
+
+  /** Interfaces this Ironic has enabled for a hardware type, e.g. `enabled_boot_interfaces`. */
+  getDriver(name: string): Promise<Record<string, unknown>> {
+    return this.send<Record<string, unknown>>('GET', `/v1/drivers/${encodeURIComponent(name)}?detail=true`);
+  }
+
+  async getInventory(nodeId: string): Promise<Record<string, unknown> | undefined> {
+    try {
+      const res = await this.send<{ inventory?: Record<string, unknown> }>('GET', `/v1/nodes/${nodeId}/inventory`);
+      return res.inventory;
+    } catch (err) {
+      if (err instanceof IronicError && err.kind === 'not-found') return undefined;
+      throw err;
+    }
+  }
+}
+
+export interface JsonPatchOp {
+  op: 'add' | 'replace' | 'remove';
+  path: string;
+  value?: unknown;
+}

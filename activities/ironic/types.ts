@@ -1,0 +1,46 @@
+/** The parts of Ironic's node and port resources that metalflow reads. */
+export interface IronicNode {
+  uuid: string;
+  name: string | null;
+  driver: string;
+  provision_state: string;
+  target_provision_state: string | null;
+  power_state: string | null;
+  target_power_state: string | null;
+  last_error: string | null;
+  maintenance: boolean;
+  reservation: string | null;
+  driver_info: Record<string, unknown>;
+  instance_info: Record<string, unknown>;
+  properties: Record<string, unknown>;
+  automated_clean: boolean | null;
+  extra: Record<string, unknown>;
+}
+
+export interface IronicPort {
+  uuid: string;
+  address: string;
+  node_uuid: string;
+  pxe_enabled?: boolean;
+}
+
+/** Provision states in which Ironic is still working; callers wait them out. */
+export const TRANSITIONAL_STATES = new Set([
+  'verifying',
+  'inspecting',
+  'inspect wait',
+  'cleaning',
+  'clean wait',
+  'deploying',
+  'wait call-back',
+  'deleting',
+  'adopting',
+  'rescuing',
+  'rescue wait',
+  'unrescuing',
+  'servicing',
+  'service wait',
+]);
+
+/** States from which Ironic allows deleting the node without maintenance mode. */
+export const DELETABLE_STATES = new Set(['enroll', 'manageable', 'available', 'adopt failed']);

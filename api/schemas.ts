@@ -1,0 +1,49 @@
+/** Request schemas of the HTTP API, built from the host model's schemas. */
+import { Type, type Static } from '@sinclair/typebox';
+import { HostSpecSchema, ImageSchema, PROVISIONING_STATES } from '../types/host';
+
+export const HostParamsSchema = Type.Object({
+  namespace: Type.String({ description: 'Host namespace (DNS-1123 label)' }),
+  name: Type.String({ description: 'Host name (DNS-1123 subdomain)' }),
+});
+
+export const HostInputSchema = Type.Object(
+  {
+    spec: HostSpecSchema,
+    credentials: Type.Optional(
+      Type.Object(
+        {
+          username: Type.String({ minLength: 1 }),
+          password: Type.String({ minLength: 1, writeOnly: true }),
+        },
+        {
+          additionalProperties: false,
+          description: 'BMC credentials, stored encrypted as the Secret spec.bmc.credentialsName; never returned',
+        },
+      ),
+    ),
+    userData: Type.Optional(
+      Type.String({ writeOnly: true, description: 'Cloud-init user data, stored as a Secret (spec.userData or <name>-user-data)' }),
+    ),
+    networkData: Type.Optional(Type.String({ writeOnly: true, description: 'Network data (JSON), stored as a Secret' })),
+    metaData: Type.Optional(Type.String({ writeOnly: true, description: 'Extra meta data (JSON), stored as a Secret' })),
+  },
+  { additionalProperties: false },
+);
+
+export const ListQuerySchema = Type.Object(
+  {
+    namespace: Type.Optional(Type.String({ pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$' })),
+    state: Type.Optional(
+      Type.Union(
+        PROVISIONING_STATES.filter((s) => s !== '').map((s) => Type.Literal(s)),
+        { description: 'Only hosts in this provisioning state' },
+      ),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export const ImageBodySchema = ImageSchema;
+
+export type HostInputBody = Static<typeof HostInputSchema>;

@@ -1,0 +1,116 @@
+/**
+ * The HTTP API: hosts and their images, validated with the host model's
+ * schemas, documented as OpenAPI at /openapi.json. Errors are JSON
+ * `{ error, message, fields: [{ field, reason }] }`.
+ */
+import Fastify, { type FastifyInstance, type FastifyError } from 'fastify';
+import swagger from '@fastify/swagger';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { TSchema } from '@sinclair/typebox';
+import { schemaErrors } from '../types/validate';
+import type { FieldError } from '../types/field-error';
+import { ApiError, type HostService } from './host-service';
+import { HostInputSchema, HostParamsSchema, ImageBodySchema, ListQuerySchema } from './schemas';
+
+class RequestValidationError extends Error {
+  readonly statusCode = 400;
+  constructor(readonly fields: FieldError[]) {
+    super(fields.map((f) => `${f.field}: ${f.reason}`).join('; '));
+  }
+}
+
+const PART_PREFIX: Record<string, string> = { body: '', params: 'path', querystring: 'query', headers: 'header' };
+
+export async function buildServer(hosts: HostService, opts: { logger?: boolean } = {}): Promise<FastifyInstance> {
+  // Fastify logs method and URL only, never bodies (they carry BMC passwords and user data).
+  const app = Fastify({ logger: opts.logger ?? false }).withTypeProvider<TypeBoxTypeProvider>();
+
+  // The same TypeBox checks the workflow runs, so messages name the field the same way everywhere.
+  app.setValidatorCompiler(({ schema, httpPart }) => (data: unknown) => {
+    const errors = schemaErrors(schema as TSchema, data, PART_PREFIX[httpPart ?? 'body'] ?? '');
+    return errors.length > 0 ? { error: new RequestValidationError(errors) } : { value: data };
+  });
+
+  app.setErrorHandler((err: FastifyError | ApiError | RequestValidationError, _req, reply) => {
+    if (err instanceof ApiError) {
+      return reply.status(err.status).send({ error: err.type, message: err.message, fields: err.fields });
+    }
+    if (err instanceof RequestValidationError) {
+      return reply.status(400).send({ error: 'InvalidRequest', message: err.message, fields: err.fields });
+    }
+    const status = 'statusCode' in err && typeof err.statusCode === 'number' ? err.statusCode : 500;
+    if (status >= 500) app.log.error({ err: { message: err.message, name: err.name } }, 'request failed');
+    return reply.status(status).send({ error: status >= 500 ? 'Internal' : 'BadRequest', message: err.message, fields: [] });
+  });
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.0.3',
+      info: {
+        title: 'metalflow',
+        version: '0.1.0',
+        description:
+          'Bare-metal hosts (Metal3 BareMetalHost spec) whose lifecycle runs as Temporal workflows. Secret values are write-only.',
+      },
+    },
+  });
+
+  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  app.get('/healthz', { schema: { hide: true } }, async () => ({ ok: true }));
+
+  app.put(
+    '/v1/namespaces/:namespace/hosts/:name',
+    {
+      schema: {
+        summary: 'Create a host or replace its spec (with optional credentials and user data)',
+        params: HostParamsSchema,
+        body: HostInputSchema,
+      },
+    },
+    async (req, reply) => {
+      const { created, view } = await hosts.put(req.params, req.body);
+      return reply.status(created ? 201 : 200).send(view);
+    },
+  );
+
+  app.get(
+    '/v1/namespaces/:namespace/hosts/:name',
+    { schema: { summary: 'Read a host: spec, status, current operation', params: HostParamsSchema } },
+    async (req) => hosts.get(req.params),
+  );
+
+  app.get(
+    '/v1/hosts',
+    { schema: { summary: 'List hosts, optionally by namespace and provisioning state', querystring: ListQuerySchema } },
+    async (req) => ({ items: await hosts.list(req.query) }),
+  );
+
+  app.put(
+    '/v1/namespaces/:namespace/hosts/:name/image',
+    { schema: { summary: 'Set the image: an available host is provisioned', params: HostParamsSchema, body: ImageBodySchema } },
+    async (req) => hosts.setImage(req.params, req.body),
+  );
+
+  app.delete(
+    '/v1/namespaces/:namespace/hosts/:name/image',
+    { schema: { summary: 'Clear the image: a provisioned host is deprovisioned', params: HostParamsSchema } },
+    async (req) => hosts.setImage(req.params, null),
+  );
+
+  app.delete(
+    '/v1/namespaces/:namespace/hosts/:name',
+    { schema: { summary: 'Delete a host: deprovision, power off, remove from Ironic', params: HostParamsSchema } },
+    async (req, reply) => reply.status(202).send(await hosts.remove(req.params)),
+  );
+
+  app.get(
+    '/v1/namespaces/:namespace/hosts/:name/history',
+    { schema: { summary: "The host's operation history and its recent operations", params: HostParamsSchema } },
+    async (req) => {
+      const view = await hosts.get(req.params);
+      return { operationHistory: view.status.operationHistory, operations: view.operations, retryAt: view.retryAt };
+    },
+  );
+
+  return app;
+}

@@ -1,0 +1,53 @@
+/**
+ * Runtime configuration from the environment, read once at the edge. Every
+ * variable is documented in the README's configuration table.
+ */
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const REPO_ROOT = resolve(fileURLToPath(new URL('..', import.meta.url)));
+
+export interface MetalflowConfig {
+  temporalAddress: string;
+  temporalNamespace: string;
+  taskQueue: string;
+  temporalUiUrl: string;
+  ironicUrl: string;
+  ironicBasicAuth?: { username: string; password: string };
+  inspection: 'agent' | 'out-of-band';
+  secretDir: string;
+  secretKey?: string;
+  secretKeyFile: string;
+  apiHost: string;
+  apiPort: number;
+}
+
+function int(name: string, value: string | undefined, fallback: number): number {
+  if (value === undefined || value === '') return fallback;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0 || n > 65535) throw new Error(`${name} must be a port number, got "${value}"`);
+  return n;
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): MetalflowConfig {
+  const stateDir = env.METALFLOW_STATE_DIR ?? join(REPO_ROOT, '.state', 'stack');
+  const inspection = env.METALFLOW_INSPECTION ?? 'out-of-band';
+  if (inspection !== 'agent' && inspection !== 'out-of-band') {
+    throw new Error(`METALFLOW_INSPECTION must be "agent" or "out-of-band", got "${inspection}"`);
+  }
+  const ironicUser = env.IRONIC_USERNAME;
+  return {
+    temporalAddress: env.TEMPORAL_ADDRESS ?? '127.0.0.1:7233',
+    temporalNamespace: env.TEMPORAL_NAMESPACE ?? 'default',
+    taskQueue: env.METALFLOW_TASK_QUEUE ?? 'metalflow-hosts',
+    temporalUiUrl: env.TEMPORAL_UI_URL ?? 'http://127.0.0.1:8233',
+    ironicUrl: env.IRONIC_URL ?? 'http://127.0.0.1:6385',
+    ironicBasicAuth: ironicUser ? { username: ironicUser, password: env.IRONIC_PASSWORD ?? '' } : undefined,
+    inspection,
+    secretDir: env.METALFLOW_SECRET_DIR ?? join(stateDir, 'secrets'),
+    secretKey: env.METALFLOW_SECRET_KEY,
+    secretKeyFile: env.METALFLOW_SECRET_KEY_FILE ?? join(stateDir, 'secret.key'),
+    apiHost: env.METALFLOW_API_HOST ?? '127.0.0.1',
+    apiPort: int('METALFLOW_API_PORT', env.METALFLOW_API_PORT, 8080),
+  };
+}

@@ -1,0 +1,24 @@
+/** The worker process: `npm run worker`. Configuration comes from the environment (see README). */
+import { NativeConnection } from '@temporalio/worker';
+import { loadConfig } from '../config/env';
+import { IronicClient } from '../activities/ironic/client';
+import { LocalSecretStore, loadSecretKey } from '../activities/secrets/local-store';
+import { createWorker } from './worker';
+
+const config = loadConfig();
+const key = loadSecretKey({ key: config.secretKey, keyFile: config.secretKeyFile, createIfMissing: true });
+const ironic = new IronicClient({ url: config.ironicUrl, basicAuth: config.ironicBasicAuth });
+// Fail at start, not at the first host, when Ironic is missing or too old.
+await ironic.microversion();
+const connection = await NativeConnection.connect({ address: config.temporalAddress });
+const worker = await createWorker({
+  connection,
+  namespace: config.temporalNamespace,
+  taskQueue: config.taskQueue,
+  ironic,
+  secrets: new LocalSecretStore(config.secretDir, key),
+  inspection: config.inspection,
+});
+console.log(`metalflow worker on task queue ${config.taskQueue} at ${config.temporalAddress}, Ironic ${config.ironicUrl}`);
+await worker.run();
+await connection.close();

@@ -1,0 +1,30 @@
+/**
+ * Builds the worker: the workflow bundle plus activities wired to their clients
+ * (dependency injection as in Temporal's samples), so tests and the binary
+ * share one construction.
+ */
+import { fileURLToPath } from 'node:url';
+import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
+import { createIronicActivities, type IronicActivityDeps } from '../activities/ironic-activities';
+
+export const WORKFLOWS_PATH = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
+
+export interface WorkerDeps extends IronicActivityDeps {
+  connection: NativeConnection;
+  namespace: string;
+  taskQueue: string;
+}
+
+export async function createWorker(
+  deps: WorkerDeps,
+  overrides: Partial<WorkerOptions> = {},
+): Promise<Worker> {
+  return Worker.create({
+    connection: deps.connection,
+    namespace: deps.namespace,
+    taskQueue: deps.taskQueue,
+    workflowsPath: WORKFLOWS_PATH,
+    activities: createIronicActivities(deps),
+    ...overrides,
+  });
+}
