@@ -23,6 +23,7 @@ const SECRET_NAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9
 function describeSchemaError(schema: TSchema, message: string): string {
   const options = (schema.anyOf as TSchema[] | undefined)?.map((s) => s.const).filter((c) => typeof c === 'string');
   if (options && options.length > 0) return `must be one of ${options.map((o) => JSON.stringify(o)).join(', ')}`;
+  if (/^expected required property/i.test(message)) return 'is required';
   return message.charAt(0).toLowerCase() + message.slice(1);
 }
 

@@ -1,0 +1,28 @@
+/**
+ * The test stack: the project's own stack script on ports and a state folder
+ * of its own, so tests can run beside `make demo`.
+ */
+import { join } from 'node:path';
+import { REPO_ROOT } from '../../config/env';
+
+export const TEST_STATE_DIR = process.env.METALFLOW_TEST_STATE_DIR ?? join(REPO_ROOT, '.state', 'test-stack');
+
+export const TEST_PORTS = {
+  temporal: Number(process.env.TEST_TEMPORAL_PORT ?? 17233),
+  temporalUi: Number(process.env.TEST_TEMPORAL_UI_PORT ?? 18233),
+  ironic: Number(process.env.TEST_IRONIC_PORT ?? 16385),
+  sushy: Number(process.env.TEST_SUSHY_PORT ?? 18000),
+};
+
+export const TEST_ENV = {
+  METALFLOW_STATE_DIR: TEST_STATE_DIR,
+  TEMPORAL_PORT: String(TEST_PORTS.temporal),
+  TEMPORAL_UI_PORT: String(TEST_PORTS.temporalUi),
+  IRONIC_PORT: String(TEST_PORTS.ironic),
+  SUSHY_PORT: String(TEST_PORTS.sushy),
+};
+
+export const TEMPORAL_ADDRESS = `127.0.0.1:${TEST_PORTS.temporal}`;
+export const IRONIC_URL = `http://127.0.0.1:${TEST_PORTS.ironic}`;
+export const SUSHY_URL = `http://127.0.0.1:${TEST_PORTS.sushy}`;
+export const WORKFLOW_BUNDLE_PATH = join(TEST_STATE_DIR, 'workflow-bundle.js');

@@ -1,0 +1,31 @@
+/**
+ * Starts the real test stack (Temporal dev server, Ironic, sushy-tools) once
+ * for the whole run and bundles the workflows once; stops the stack after,
+ * unless METALFLOW_KEEP_TEST_STACK=1 (handy while iterating).
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { bundleWorkflowCode } from '@temporalio/worker';
+import { REPO_ROOT } from '../../config/env';
+import { WORKFLOWS_PATH } from '../../workers/worker';
+import { TEST_ENV, TEST_STATE_DIR, WORKFLOW_BUNDLE_PATH } from './env';
+
+const stack = (command: string): void => {
+  execFileSync('bash', [join(REPO_ROOT, 'scripts', 'stack.sh'), command], {
+    env: { ...process.env, ...TEST_ENV },
+    stdio: 'inherit',
+  });
+};
+
+export default async function setup(): Promise<() => void> {
+  // Pure unit tests can run without the stack: METALFLOW_TEST_NO_STACK=1 npx vitest run test/unit
+  if (process.env.METALFLOW_TEST_NO_STACK === '1') return () => undefined;
+  mkdirSync(TEST_STATE_DIR, { recursive: true });
+  stack('start');
+  const { code } = await bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: undefined });
+  writeFileSync(WORKFLOW_BUNDLE_PATH, code);
+  return () => {
+    if (process.env.METALFLOW_KEEP_TEST_STACK !== '1') stack('stop');
+  };
+}

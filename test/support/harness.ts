@@ -1,0 +1,106 @@
+/**
+ * Test plumbing around the real stack: a Temporal client, an in-process worker
+ * on a task queue of the test's own, the real Ironic client, a secret store in
+ * a temporary folder, and waiting on conditions instead of sleeping.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Client, Connection } from '@temporalio/client';
+import { NativeConnection, Runtime, type Worker } from '@temporalio/worker';
+import { IronicClient } from '../../activities/ironic/client';
+import { LocalSecretStore } from '../../activities/secrets/local-store';
+import { createWorker } from '../../workers/worker';
+import { HostService } from '../../api/host-service';
+import type { HostWorkflowOptions } from '../../workflows/definitions';
+import { IRONIC_URL, TEMPORAL_ADDRESS, WORKFLOW_BUNDLE_PATH } from './env';
+
+let runtimeInstalled = false;
+
+/** Unique, DNS-safe suffix so test runs never collide in Temporal or Ironic. */
+export const uniq = (prefix: string): string => `${prefix}-${randomBytes(4).toString('hex')}`;
+
+/** A locally administered unicast MAC, unique per call. */
+export function randomMac(): string {
+  const b = randomBytes(5);
+  return ['52', ...[...b].map((x) => x.toString(16).padStart(2, '0'))].join(':');
+}
+
+export async function waitFor<T>(
+  what: string,
+  probe: () => Promise<T | undefined | false>,
+  { timeoutMs = 60_000, intervalMs = 200 } = {},
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const value = await probe();
+      if (value !== undefined && value !== false) return value;
+    } catch (err) {
+      last = err;
+    }
+    if (Date.now() > deadline) {
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? `: ${String(last)}` : ''}`);
+    }
+    await new Promise((r) => setTimeout(r, intervalMs));
+  }
+}
+
+export interface Harness {
+  client: Client;
+  connection: Connection;
+  nativeConnection: NativeConnection;
+  ironic: IronicClient;
+  secrets: LocalSecretStore;
+  secretDir: string;
+  taskQueue: string;
+  worker: Worker;
+  hosts: HostService;
+  close(): Promise<void>;
+}
+
+export const FAST_HOST_OPTIONS: Partial<HostWorkflowOptions> = { errorBackoffSeconds: 1, maxErrorBackoffSeconds: 4 };
+
+export async function startHarness(
+  opts: { ironicUrl?: string; hostOptions?: Partial<HostWorkflowOptions>; startWorker?: boolean } = {},
+): Promise<Harness> {
+  if (!runtimeInstalled) {
+    // Keep the worker quiet: the test output is the assertions.
+    Runtime.install({ logger: { log: () => undefined, trace: () => undefined, debug: () => undefined, info: () => undefined, warn: () => undefined, error: (m) => console.error(m) } });
+    runtimeInstalled = true;
+  }
+  const connection = await Connection.connect({ address: TEMPORAL_ADDRESS });
+  const client = new Client({ connection, namespace: 'default' });
+  const nativeConnection = await NativeConnection.connect({ address: TEMPORAL_ADDRESS });
+  const ironic = new IronicClient({ url: opts.ironicUrl ?? IRONIC_URL });
+  const secretDir = mkdtempSync(join(tmpdir(), 'metalflow-secrets-'));
+  const secrets = new LocalSecretStore(secretDir, randomBytes(32));
+  const taskQueue = uniq('tq');
+  const worker = await createWorker(
+    { connection: nativeConnection, namespace: 'default', taskQueue, ironic, secrets, poll: { initialMs: 100, factor: 1.5, maxMs: 1000 } },
+    { workflowBundle: { codePath: WORKFLOW_BUNDLE_PATH }, workflowsPath: undefined },
+  );
+  const running = opts.startWorker === false ? undefined : worker.run();
+  const hosts = new HostService({ client, secrets, taskQueue, hostOptions: opts.hostOptions ?? FAST_HOST_OPTIONS });
+  return {
+    client,
+    connection,
+    nativeConnection,
+    ironic,
+    secrets,
+    secretDir,
+    taskQueue,
+    worker,
+    hosts,
+    async close() {
+      if (running) {
+        worker.shutdown();
+        await running;
+      }
+      await nativeConnection.close();
+      await connection.close();
+    },
+  };
+}

@@ -1,0 +1,51 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, readFileSync, readdirSync, renameSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { LocalSecretStore } from '../../activities/secrets/local-store';
+import { readSecretKey } from '../../activities/secrets/secret-store';
+
+const fresh = () => {
+  const dir = mkdtempSync(join(tmpdir(), 'mf-secrets-'));
+  const key = randomBytes(32);
+  return { dir, key, store: new LocalSecretStore(dir, key) };
+};
+
+describe('LocalSecretStore', () => {
+  it('round-trips, encrypts at rest and writes files with mode 0600', async () => {
+    const { dir, store } = fresh();
+    await store.write('ns', 'bmc', { username: 'admin', password: 'hunter2-very-secret' });
+    expect(await store.read('ns', 'bmc')).toEqual({ username: 'admin', password: 'hunter2-very-secret' });
+    const file = join(dir, 'ns', 'bmc.secret');
+    expect(readFileSync(file, 'utf8')).not.toContain('hunter2');
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    expect(readdirSync(join(dir, 'ns'))).toEqual(['bmc.secret']);
+  });
+
+  it('refuses to decrypt with another key or under another name', async () => {
+    const { dir, store } = fresh();
+    await store.write('ns', 'a', { password: 'p' });
+    await expect(new LocalSecretStore(dir, randomBytes(32)).read('ns', 'a')).rejects.toThrow(/cannot be decrypted/);
+    renameSync(join(dir, 'ns', 'a.secret'), join(dir, 'ns', 'b.secret'));
+    await expect(store.read('ns', 'b')).rejects.toThrow(/cannot be decrypted/);
+  });
+
+  it('returns undefined for a missing secret and removes idempotently', async () => {
+    const { store } = fresh();
+    expect(await store.read('ns', 'nope')).toBeUndefined();
+    await store.write('ns', 'x', { k: 'v' });
+    await store.remove('ns', 'x');
+    await store.remove('ns', 'x');
+    expect(await store.read('ns', 'x')).toBeUndefined();
+  });
+
+  it('names the secret and key, never the value, when a key is missing', async () => {
+    const { store } = fresh();
+    await store.write('ns', 'bmc', { username: 'admin', password: 's3cr3t-value' });
+    await expect(readSecretKey(store, 'ns', 'gone', ['password'])).rejects.toThrow('Secret ns/gone not found');
+    const err = await readSecretKey(store, 'ns', 'bmc', ['token']).catch((e: Error) => e);
+    expect(String(err)).toMatch(/Secret ns\/bmc has no non-empty key "token"/);
+    expect(String(err)).not.toContain('s3cr3t');
+  });
+});

@@ -1,0 +1,120 @@
+import { describe, expect, it } from 'vitest';
+import { validateHostSpec } from '../../types/validate';
+import { validateHostRef } from '../../types/host-ref';
+import type { HostSpec } from '../../types/host';
+
+const ref = { namespace: 'metal3', name: 'node-0' };
+
+const good = (): HostSpec => ({
+  bmc: { address: 'redfish+http://127.0.0.1:8000/redfish/v1/Systems/abc', credentialsName: 'node-0-bmc-secret' },
+  bootMACAddress: '00:5C:52:31:3A:9C',
+  online: true,
+  image: {
+    url: 'http://images.example/ubuntu.qcow2',
+    checksum: 'a'.repeat(64),
+    checksumType: 'sha256',
+    format: 'qcow2',
+  },
+  userData: { name: 'node-0-user-data', namespace: 'metal3' },
+  rootDeviceHints: { deviceName: '/dev/sda', minSizeGigabytes: 20 },
+});
+
+/** Validates a mutated copy of a good spec and returns the errors. */
+function errorsFor(mutate: (spec: Record<string, any>) => void) {
+  const spec = good() as Record<string, any>;
+  mutate(spec);
+  const result = validateHostSpec(ref, spec);
+  if (result.ok) throw new Error('expected the spec to be rejected');
+  return result.errors;
+}
+
+describe('validateHostSpec', () => {
+  it('accepts a Metal3 user-guide host and normalises the MAC', () => {
+    const result = validateHostSpec(ref, good());
+    expect(result.ok).toBe(true);
+    if (!result.ok) return;
+    expect(result.value.spec.bootMACAddress).toBe('00:5c:52:31:3a:9c');
+    expect(result.value.bmc.type).toBe('redfish');
+    expect(result.value.bmc.driver).toBe('redfish');
+  });
+
+  it('does not mutate its input', () => {
+    const spec = good();
+    validateHostSpec(ref, spec);
+    expect(spec.bootMACAddress).toBe('00:5C:52:31:3A:9C');
+  });
+
+  // One case per spec field: [what, mutation, field, words the reason must contain]
+  const cases: [string, (s: Record<string, any>) => void, string, RegExp][] = [
+    ['missing bmc', (s) => delete s.bmc, 'spec.bmc', /required/i],
+    ['unknown BMC scheme', (s) => (s.bmc.address = 'foo://host'), 'spec.bmc.address', /redfish-virtualmedia/],
+    ['bad BMC port', (s) => (s.bmc.address = 'ipmi://10.0.0.1:70000'), 'spec.bmc.address', /port/i],
+    ['bad BMC host', (s) => (s.bmc.address = 'ipmi://bad_host!'), 'spec.bmc.address', /host/i],
+    ['empty BMC address', (s) => (s.bmc.address = ''), 'spec.bmc.address', /.+/],
+    ['credentialsName not a name', (s) => (s.bmc.credentialsName = 'Bad Name'), 'spec.bmc.credentialsName', /Secret name/],
+    ['credentialsName missing', (s) => delete s.bmc.credentialsName, 'spec.bmc.credentialsName', /required/i],
+    ['disableCertificateVerification not bool', (s) => (s.bmc.disableCertificateVerification = 'yes'), 'spec.bmc.disableCertificateVerification', /boolean/i],
+    ['bad MAC', (s) => (s.bootMACAddress = '00:11:22:33:44'), 'spec.bootMACAddress', /aa:bb:cc:dd:ee:ff|MAC/i],
+    ['multicast MAC', (s) => (s.bootMACAddress = '01:00:5e:00:00:01'), 'spec.bootMACAddress', /multicast/i],
+    ['fake BMC without MAC', (s) => { s.bmc.address = 'fake://n0'; delete s.bootMACAddress; }, 'spec.bootMACAddress', /requires a boot MAC/],
+    ['bootMode unknown', (s) => (s.bootMode = 'BIOS'), 'spec.bootMode', /"UEFI", "UEFISecureBoot", "legacy"/],
+    ['secure boot on IPMI', (s) => { s.bmc.address = 'ipmi://10.0.0.1'; s.bootMode = 'UEFISecureBoot'; }, 'spec.bootMode', /not supported by BMC type ipmi/],
+    ['online missing', (s) => delete s.online, 'spec.online', /required/i],
+    ['online not bool', (s) => (s.online = 'true'), 'spec.online', /boolean/i],
+    ['image url not http', (s) => (s.image.url = 'ftp://x/y.img'), 'spec.image.url', /http/],
+    ['image url with credentials', (s) => (s.image.url = 'http://u:p@x/y.img'), 'spec.image.url', /credentials/],
+    ['image checksum missing', (s) => delete s.image.checksum, 'spec.image.checksum', /required unless format is live-iso/],
+    ['image checksum not hex', (s) => (s.image.checksum = 'z'.repeat(64)), 'spec.image.checksum', /hexadecimal/],
+    ['image checksum wrong length', (s) => (s.image.checksum = 'a'.repeat(40)), 'spec.image.checksum', /sha256 digest has 64/],
+    ['auto checksum unknown length', (s) => { s.image.checksumType = 'auto'; s.image.checksum = 'a'.repeat(40); }, 'spec.image.checksum', /matches no supported algorithm/],
+    ['checksumType unknown', (s) => (s.image.checksumType = 'sha1'), 'spec.image.checksumType', /"md5", "sha256", "sha512", "auto"/],
+    ['image format unknown', (s) => (s.image.format = 'iso'), 'spec.image.format', /"live-iso"/],
+    ['image unknown field', (s) => (s.image.size = 5), 'spec.image.size', /unexpected property/i],
+    ['userData in another namespace', (s) => (s.userData.namespace = 'other'), 'spec.userData.namespace', /host's namespace "metal3"/],
+    ['userData bad name', (s) => (s.userData.name = 'UPPER'), 'spec.userData.name', /Secret name/],
+    ['networkData missing name', (s) => (s.networkData = {}), 'spec.networkData.name', /required/i],
+    ['metaData in another namespace', (s) => (s.metaData = { name: 'md', namespace: 'x' }), 'spec.metaData.namespace', /host's namespace/],
+    ['rootDeviceHints deviceName', (s) => (s.rootDeviceHints.deviceName = 'sda'), 'spec.rootDeviceHints.deviceName', /\/dev\//],
+    ['rootDeviceHints hctl', (s) => (s.rootDeviceHints.hctl = '0:0'), 'spec.rootDeviceHints.hctl', /H:C:T:L/],
+    ['rootDeviceHints negative size', (s) => (s.rootDeviceHints.minSizeGigabytes = -1), 'spec.rootDeviceHints.minSizeGigabytes', /0/],
+    ['rootDeviceHints rotational', (s) => (s.rootDeviceHints.rotational = 'no'), 'spec.rootDeviceHints.rotational', /boolean/i],
+    ['automatedCleaningMode unknown', (s) => (s.automatedCleaningMode = 'always'), 'spec.automatedCleaningMode', /"metadata", "disabled"/],
+    ['externallyProvisioned not bool', (s) => (s.externallyProvisioned = 1), 'spec.externallyProvisioned', /boolean/i],
+    ['consumerRef unknown field', (s) => (s.consumerRef = { foo: 'x' }), 'spec.consumerRef.foo', /unexpected property/i],
+    ['unknown top-level field', (s) => (s.bmcAddress = 'x'), 'spec.bmcAddress', /unexpected property/i],
+  ];
+
+  it.each(cases)('rejects %s, naming the field', (_what, mutate, field, reason) => {
+    const errors = errorsFor(mutate);
+    const error = errors.find((e) => e.field === field);
+    expect(error, `errors were ${JSON.stringify(errors)}`).toBeDefined();
+    expect(error!.reason).toMatch(reason);
+  });
+
+  it('accepts a live-iso without checksum and a checksum-file URL', () => {
+    const iso = good();
+    iso.image = { url: 'https://images.example/live.iso', format: 'live-iso' };
+    expect(validateHostSpec(ref, iso).ok).toBe(true);
+    const url = good();
+    url.image = { url: 'http://x/img.qcow2', checksum: 'http://x/img.qcow2.sha256sum', format: 'qcow2' };
+    expect(validateHostSpec(ref, url).ok).toBe(true);
+  });
+
+  it('reports every problem at once', () => {
+    const errors = errorsFor((s) => {
+      s.bmc.address = 'nope://x';
+      s.image.checksum = 'xyz';
+    });
+    expect(errors.map((e) => e.field).sort()).toEqual(['spec.bmc.address', 'spec.image.checksum']);
+  });
+});
+
+describe('validateHostRef', () => {
+  it('accepts Kubernetes names and rejects others with the field', () => {
+    expect(validateHostRef({ namespace: 'metal3', name: 'worker-0.rack1' }).ok).toBe(true);
+    const ns = validateHostRef({ namespace: 'Metal3', name: 'x' });
+    expect(!ns.ok && ns.errors[0]!.field).toBe('metadata.namespace');
+    const name = validateHostRef({ namespace: 'ok', name: 'a/b' });
+    expect(!name.ok && name.errors[0]!.field).toBe('metadata.name');
+  });
+});
