@@ -82,9 +82,18 @@ export function createIronicActivities(deps: IronicActivityDeps) {
       const byId = await ironic.getNode(target.nodeId);
       if (byId) return byId;
     }
-    const byName = await ironic.getNode(ironicNodeName(target.ref));
+    const name = ironicNodeName(target.ref);
+    const byName = await ironic.getNode(name);
     if (byName) return byName;
-    return target.bootMACAddress ? ironic.findNodeByMac(target.bootMACAddress) : undefined;
+    if (!target.bootMACAddress) return undefined;
+    const byMac = await ironic.findNodeByMac(target.bootMACAddress);
+    // Adopt a node found by MAC only if no other host owns it.
+    const owner = byMac?.extra.metalflow_host;
+    const otherName = byMac?.name && byMac.name.includes('~') && byMac.name !== name;
+    if (byMac && ((owner !== undefined && owner !== `${target.ref.namespace}/${target.ref.name}`) || otherName)) {
+      throw operationFailed(`boot MAC ${target.bootMACAddress} is already registered to Ironic node ${byMac.name ?? byMac.uuid}`);
+    }
+    return byMac;
   }
 
   async function mustGetNode(nodeId: string): Promise<IronicNode> {

@@ -20,6 +20,7 @@ export interface MetalflowConfig {
   secretKeyFile: string;
   apiHost: string;
   apiPort: number;
+  workflowBundle?: string;
 }
 
 function int(name: string, value: string | undefined, fallback: number): number {
@@ -49,5 +50,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): MetalflowConfi
     secretKeyFile: env.METALFLOW_SECRET_KEY_FILE ?? join(stateDir, 'secret.key'),
     apiHost: env.METALFLOW_API_HOST ?? '127.0.0.1',
     apiPort: int('METALFLOW_API_PORT', env.METALFLOW_API_PORT, 8080),
+    workflowBundle: env.METALFLOW_WORKFLOW_BUNDLE || undefined,
   };
 }

@@ -11,14 +11,18 @@ const ironic = new IronicClient({ url: config.ironicUrl, basicAuth: config.ironi
 // Fail at start, not at the first host, when Ironic is missing or too old.
 await ironic.microversion();
 const connection = await NativeConnection.connect({ address: config.temporalAddress });
-const worker = await createWorker({
-  connection,
-  namespace: config.temporalNamespace,
-  taskQueue: config.taskQueue,
-  ironic,
-  secrets: new LocalSecretStore(config.secretDir, key),
-  inspection: config.inspection,
-});
+const worker = await createWorker(
+  {
+    connection,
+    namespace: config.temporalNamespace,
+    taskQueue: config.taskQueue,
+    ironic,
+    secrets: new LocalSecretStore(config.secretDir, key),
+    inspection: config.inspection,
+  },
+  // A prebuilt workflow bundle skips bundling at start (tests restart workers often).
+  config.workflowBundle ? { workflowBundle: { codePath: config.workflowBundle }, workflowsPath: undefined } : {},
+);
 console.log(`metalflow worker on task queue ${config.taskQueue} at ${config.temporalAddress}, Ironic ${config.ironicUrl}`);
 await worker.run();
 await connection.close();

@@ -1,0 +1,213 @@
+/**
+ * The HTTP API end to end: real HTTP, real Temporal, real Ironic.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { request } from 'undici';
+import type { FastifyInstance } from 'fastify';
+import { buildServer } from '../../api/server';
+import { HostService } from '../../api/host-service';
+import { IronicClient } from '../../activities/ironic/client';
+import { createWorker } from '../../workers/worker';
+import { IRONIC_URL, WORKFLOW_BUNDLE_PATH } from '../support/env';
+import { IronicProxy, isDeploy } from '../support/ironic-proxy';
+import { FAST_HOST_OPTIONS, randomMac, startHarness, uniq, waitFor, type Harness } from '../support/harness';
+
+let h: Harness;
+let app: FastifyInstance;
+let base: string;
+let proxy: IronicProxy;
+let proxyWorker: { shutdown(): void; done: Promise<void> };
+let proxyHosts: HostService;
+const NS = 'api';
+
+beforeAll(async () => {
+  h = await startHarness();
+  app = await buildServer(h.hosts);
+  await app.listen({ host: '127.0.0.1', port: 0 });
+  const addr = app.server.address();
+  base = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}`;
+
+  // A second worker and task queue whose Ironic sits behind a proxy, to slow deploys down on demand.
+  proxy = new IronicProxy(IRONIC_URL);
+  await proxy.start();
+  const taskQueue = uniq('tq-proxy');
+  const worker = await createWorker(
+    { connection: h.nativeConnection, namespace: 'default', taskQueue, ironic: new IronicClient({ url: proxy.url }), secrets: h.secrets, poll: { initialMs: 100, factor: 1.5, maxMs: 1000 } },
+    { workflowBundle: { codePath: WORKFLOW_BUNDLE_PATH }, workflowsPath: undefined },
+  );
+  proxyWorker = { shutdown: () => worker.shutdown(), done: worker.run() };
+  proxyHosts = new HostService({ client: h.client, secrets: h.secrets, taskQueue, hostOptions: FAST_HOST_OPTIONS });
+});
+
+afterAll(async () => {
+  await app?.close();
+  proxyWorker?.shutdown();
+  await proxyWorker?.done;
+  await proxy?.stop();
+  await h?.close();
+});
+
+async function call(method: 'GET' | 'PUT' | 'DELETE', path: string, body?: unknown, at = base) {
+  const res = await request(`${at}${path}`, {
+    method,
+    headers: body === undefined ? {} : { 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await res.body.text();
+  return { status: res.statusCode, text, json: text ? (JSON.parse(text) as any) : undefined };
+}
+
+const hostBody = (name: string, over: Record<string, unknown> = {}) => ({
+  spec: {
+    bmc: { address: `fake://${name}`, credentialsName: `${name}-bmc-secret` },
+    bootMACAddress: randomMac(),
+    online: true,
+    ...over,
+  },
+  credentials: { username: 'admin', password: `pw-${name}` },
+});
+
+const image = { url: 'http://127.0.0.1/images/ubuntu.qcow2', checksum: 'd'.repeat(64), checksumType: 'sha256', format: 'qcow2' };
+
+const stateOf = async (name: string, at = base) => (await call('GET', `/v1/namespaces/${NS}/hosts/${name}`, undefined, at)).json?.status?.provisioning?.state;
+
+describe('HTTP API', () => {
+  it('serves its OpenAPI document', async () => {
+    const res = await call('GET', '/openapi.json');
+    expect(res.status).toBe(200);
+    expect(res.json.openapi).toBe('3.0.3');
+    expect(Object.keys(res.json.paths)).toContain('/v1/namespaces/{namespace}/hosts/{name}');
+    expect(JSON.stringify(res.json)).toContain('bootMACAddress');
+  });
+
+  it('create → available → provision → provisioned → deprovision → delete → gone', async () => {
+    const name = uniq('e2e');
+    const body = hostBody(name);
+    const created = await call('PUT', `/v1/namespaces/${NS}/hosts/${name}`, body);
+    expect(created.status).toBe(201);
+    expect(created.text).not.toContain(`pw-${name}`);
+
+    await waitFor('available', async () => (await stateOf(name)) === 'available');
+    const listed = await waitFor('listed as available', async () => {
+      const r = await call('GET', `/v1/hosts?namespace=${NS}&state=available`);
+      return r.json.items.some((i: { name: string }) => i.name === name) ? r.json.items : undefined;
+    });
+    expect(listed.find((i: { name: string }) => i.name === name)).toMatchObject({ namespace: NS, bmcType: 'fake' });
+
+    const set = await call('PUT', `/v1/namespaces/${NS}/hosts/${name}/image`, image);
+    expect(set.status).toBe(200);
+    expect(set.json.spec.image.url).toBe(image.url);
+    await waitFor('provisioned', async () => (await stateOf(name)) === 'provisioned');
+
+    const cleared = await call('DELETE', `/v1/namespaces/${NS}/hosts/${name}/image`);
+    expect(cleared.status).toBe(200);
+    expect(cleared.json.spec.image).toBeUndefined();
+    await waitFor('available again', async () => (await stateOf(name)) === 'available');
+
+    const history = await call('GET', `/v1/namespaces/${NS}/hosts/${name}/history`);
+    expect(history.json.operations.map((o: { kind: string }) => o.kind)).toEqual(
+      expect.arrayContaining(['enroll', 'inspect', 'prepare', 'provision', 'deprovision']),
+    );
+    expect(history.json.operationHistory.provision.end).toBeTruthy();
+    expect(history.json.operationHistory.deprovision.end).toBeTruthy();
+
+    const nodeId = (await call('GET', `/v1/namespaces/${NS}/hosts/${name}`)).json.status.provisioning.ID;
+    const deleted = await call('DELETE', `/v1/namespaces/${NS}/hosts/${name}`);
+    expect(deleted.status).toBe(202);
+    await waitFor('gone', async () => (await call('GET', `/v1/namespaces/${NS}/hosts/${name}`)).status === 404);
+    expect(await h.ironic.getNode(nodeId)).toBeUndefined();
+  });
+
+  it('deletes a provisioned host: deprovisions, powers off, removes the node', async () => {
+    const name = uniq('e2e-del');
+    await call('PUT', `/v1/namespaces/${NS}/hosts/${name}`, hostBody(name, { image }));
+    await waitFor('provisioned', async () => (await stateOf(name)) === 'provisioned');
+    const nodeId = (await call('GET', `/v1/namespaces/${NS}/hosts/${name}`)).json.status.provisioning.ID;
+    expect((await call('DELETE', `/v1/namespaces/${NS}/hosts/${name}`)).status).toBe(202);
+    await waitFor('gone', async () => (await call('GET', `/v1/namespaces/${NS}/hosts/${name}`)).status === 404);
+    expect(await h.ironic.getNode(nodeId)).toBeUndefined();
+    const runs = h.client.workflow.list({ query: `WorkflowId STARTS_WITH 'host/${NS}/${name}/' AND WorkflowType = 'powerWorkflow'` });
+    const powerRuns: string[] = [];
+    for await (const r of runs) powerRuns.push(r.workflowId);
+    expect(powerRuns.length).toBe(1);
+  });
+
+  it('answers 400 with the field path and reason, and creates nothing', async () => {
+    const name = uniq('e2e-bad');
+    const cases: [Record<string, unknown>, string, RegExp][] = [
+      [hostBody(name, { bootMACAddress: 'zz:zz' }), 'spec.bootMACAddress', /MAC/],
+      [hostBody(name, { bmc: { address: 'telnet://x', credentialsName: 'c' } }), 'spec.bmc.address', /accepted schemes|one of/i],
+      [hostBody(name, { online: 'yes' }), 'spec.online', /boolean/],
+      [hostBody(name, { image: { ...image, checksum: 'abc' } }), 'spec.image.checksum', /64/],
+      [{ ...hostBody(name), credentials: { username: 'admin' } }, 'credentials.password', /required/],
+    ];
+    for (const [body, field, reason] of cases) {
+      const res = await call('PUT', `/v1/namespaces/${NS}/hosts/${name}`, body);
+      expect(res.status, JSON.stringify(res.json)).toBe(400);
+      const f = res.json.fields.find((x: { field: string }) => x.field === field);
+      expect(f, JSON.stringify(res.json.fields)).toBeDefined();
+      expect(f.reason).toMatch(reason);
+    }
+    const noSecret = await call('PUT', `/v1/namespaces/${NS}/hosts/${name}`, { spec: hostBody(name).spec });
+    expect(noSecret.status).toBe(400);
+    expect(noSecret.json.fields[0]).toMatchObject({ field: 'spec.bmc.credentialsName' });
+    expect(noSecret.json.fields[0].reason).toMatch(/does not exist/);
+
+    const badName = await call('PUT', `/v1/namespaces/${NS}/hosts/Bad_Name`, hostBody('x'));
+    expect(badName.status).toBe(400);
+    expect(badName.json.fields[0].field).toBe('metadata.name');
+    const badState = await call('GET', '/v1/hosts?state=flying');
+    expect(badState.status).toBe(400);
+    expect(badState.json.fields[0].field).toBe('query.state');
+
+    expect((await call('GET', `/v1/namespaces/${NS}/hosts/${name}`)).status).toBe(404);
+    expect(await h.secrets.read(NS, `${name}-bmc-secret`)).toBeUndefined();
+  });
+
+  it('answers 404 for unknown hosts', async () => {
+    for (const [method, path] of [
+      ['GET', `/v1/namespaces/${NS}/hosts/nobody`],
+      ['DELETE', `/v1/namespaces/${NS}/hosts/nobody`],
+      ['PUT', `/v1/namespaces/${NS}/hosts/nobody/image`],
+      ['GET', `/v1/namespaces/${NS}/hosts/nobody/history`],
+    ] as const) {
+      const res = await call(method, path, method === 'PUT' ? image : undefined);
+      expect(res.status, `${method} ${path}`).toBe(404);
+      expect(res.json.error).toBe('NotFound');
+    }
+  });
+
+  it('answers 409 to a conflicting change during provisioning and leaves secrets as they were', async () => {
+    const name = uniq('e2e-409');
+    const path = `/v1/namespaces/${NS}/hosts/${name}`;
+    proxy.hold(isDeploy, 4000);
+    const app2 = await buildServer(proxyHosts);
+    await app2.listen({ host: '127.0.0.1', port: 0 });
+    const addr = app2.server.address();
+    const at = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}`;
+    try {
+      const body = hostBody(name, { image });
+      expect((await call('PUT', path, body, at)).status).toBe(201);
+      await waitFor('deploy in flight', async () => proxy.count(isDeploy) >= 1);
+      expect(await stateOf(name, at)).toBe('provisioning');
+
+      const conflicting = {
+        ...body,
+        spec: { ...body.spec, image: { ...image, url: 'http://127.0.0.1/images/other.qcow2' } },
+        credentials: { username: 'admin', password: 'a-new-password' },
+      };
+      const res = await call('PUT', path, conflicting, at);
+      expect(res.status).toBe(409);
+      expect(res.json.message).toMatch(/provisioning http:\/\/127\.0\.0\.1\/images\/ubuntu\.qcow2/);
+      expect(await h.secrets.read(NS, `${name}-bmc-secret`)).toEqual(body.credentials);
+      expect((await call('PUT', `${path}/image`, conflicting.spec.image, at)).status).toBe(409);
+
+      await waitFor('provisioned', async () => (await stateOf(name, at)) === 'provisioned');
+      const host = (await call('GET', path, undefined, at)).json;
+      expect(host.spec.image.url).toBe(image.url);
+      expect(proxy.count(isDeploy)).toBe(1);
+    } finally {
+      await app2.close();
+    }
+  });
+});

@@ -1,0 +1,98 @@
+/**
+ * A worker process killed with SIGKILL in the middle of provisioning: a new
+ * worker finishes the job, and Ironic sees exactly one deploy.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Client, Connection } from '@temporalio/client';
+import { HostService } from '../../api/host-service';
+import { LocalSecretStore } from '../../activities/secrets/local-store';
+import { REPO_ROOT } from '../../config/env';
+import { IRONIC_URL, TEMPORAL_ADDRESS, WORKFLOW_BUNDLE_PATH } from '../support/env';
+import { IronicProxy, isDeploy } from '../support/ironic-proxy';
+import { FAST_HOST_OPTIONS, randomMac, uniq, waitFor } from '../support/harness';
+
+const key = randomBytes(32);
+const secretDir = mkdtempSync(join(tmpdir(), 'mf-crash-'));
+const taskQueue = uniq('tq-crash');
+let proxy: IronicProxy;
+let connection: Connection;
+let hosts: HostService;
+const workers: ChildProcess[] = [];
+
+function startWorkerProcess(): ChildProcess {
+  const child = spawn(process.execPath, [join(REPO_ROOT, 'node_modules', 'tsx', 'dist', 'cli.mjs'), join(REPO_ROOT, 'workers', 'main.ts')], {
+    env: {
+      ...process.env,
+      TEMPORAL_ADDRESS,
+      IRONIC_URL: proxy.url,
+      METALFLOW_TASK_QUEUE: taskQueue,
+      METALFLOW_SECRET_DIR: secretDir,
+      METALFLOW_SECRET_KEY: key.toString('base64'),
+      METALFLOW_WORKFLOW_BUNDLE: WORKFLOW_BUNDLE_PATH,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  child.stderr?.on('data', (d: Buffer) => process.stderr.write(`[worker ${child.pid}] ${d.toString()}`));
+  workers.push(child);
+  return child;
+}
+
+beforeAll(async () => {
+  proxy = new IronicProxy(IRONIC_URL);
+  await proxy.start();
+  connection = await Connection.connect({ address: TEMPORAL_ADDRESS });
+  hosts = new HostService({
+    client: new Client({ connection }),
+    secrets: new LocalSecretStore(secretDir, key),
+    taskQueue,
+    hostOptions: FAST_HOST_OPTIONS,
+  });
+});
+
+afterAll(async () => {
+  for (const w of workers) if (w.exitCode === null && w.signalCode === null) w.kill('SIGKILL');
+  await proxy?.stop();
+  await connection?.close();
+});
+
+describe('worker killed during provisioning', () => {
+  it('reaches provisioned on a new worker with exactly one Ironic deploy', async () => {
+    const ref = { namespace: 'crash', name: uniq('host') };
+    // Hold the deploy request in the proxy so the worker dies with it in flight.
+    proxy.hold(isDeploy, 3000);
+    const first = startWorkerProcess();
+    await hosts.put(ref, {
+      spec: {
+        bmc: { address: `fake://${ref.name}`, credentialsName: `${ref.name}-bmc-secret` },
+        bootMACAddress: randomMac(),
+        online: true,
+        image: { url: 'http://127.0.0.1/images/crash.qcow2', checksum: 'e'.repeat(64), format: 'qcow2' },
+      },
+      credentials: { username: 'admin', password: 'pw' },
+    });
+    await waitFor('the deploy request to be in flight', async () => proxy.count(isDeploy) >= 1, { timeoutMs: 90_000 });
+    expect((await hosts.get(ref)).status.provisioning.state).toBe('provisioning');
+    first.kill('SIGKILL');
+    await waitFor('the first worker to die', async () => first.signalCode === 'SIGKILL');
+
+    startWorkerProcess();
+    const done = await waitFor(
+      'provisioned after the crash',
+      async () => {
+        const v = await hosts.get(ref);
+        return v.status.provisioning.state === 'provisioned' ? v : undefined;
+      },
+      { timeoutMs: 90_000 },
+    );
+    expect(done.status.operationalStatus).toBe('OK');
+    expect(proxy.count(isDeploy)).toBe(1);
+    const provisions = done.operations.filter((o) => o.kind === 'provision');
+    expect(provisions).toHaveLength(1);
+    expect(provisions[0]!.outcome).toBe('succeeded');
+  });
+});

@@ -1,0 +1,167 @@
+/**
+ * The host workflow on the real Temporal dev server, with a worker whose
+ * activities talk to the real Ironic.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { WithStartWorkflowOperation, WorkflowUpdateFailedError } from '@temporalio/client';
+import type { HostSpec } from '../../types/host';
+import { hostWorkflowId } from '../../types/host-ref';
+import { applySpecUpdate, hostViewQuery, type HostView } from '../../workflows/definitions';
+import type { hostWorkflow } from '../../workflows/host';
+import { FAST_HOST_OPTIONS, randomMac, startHarness, uniq, waitFor, type Harness } from '../support/harness';
+
+let h: Harness;
+beforeAll(async () => {
+  h = await startHarness();
+});
+afterAll(async () => {
+  await h?.close();
+});
+
+const NS = 'workflows';
+const PASSWORD = `pw-${uniq('secret')}`;
+const USER_DATA = `#cloud-config\n# marker ${uniq('userdata')}\n`;
+
+const fakeSpec = (name: string, over: Partial<HostSpec> = {}): HostSpec => ({
+  bmc: { address: `fake://${name}`, credentialsName: `${name}-bmc-secret` },
+  bootMACAddress: randomMac(),
+  online: true,
+  ...over,
+});
+
+const view = (name: string): Promise<HostView> =>
+  h.client.workflow.getHandle(hostWorkflowId({ namespace: NS, name })).query(hostViewQuery);
+
+const waitState = (name: string, state: string, timeoutMs = 60_000) =>
+  waitFor(`${name} to reach ${state}`, async () => {
+    const v = await view(name);
+    return v.status.provisioning.state === state ? v : undefined;
+  }, { timeoutMs });
+
+/** Every event of the host's run and of each operation's child run, as text. */
+async function allHistories(name: string): Promise<string> {
+  const v = await view(name);
+  const ids = [hostWorkflowId({ namespace: NS, name }), ...v.operations.map((o) => o.workflowId)];
+  const texts = await Promise.all(ids.map(async (id) => JSON.stringify(await h.client.workflow.getHandle(id).fetchHistory())));
+  return texts.join('\n');
+}
+
+describe('host workflow', () => {
+  it('enrolls, inspects, prepares and provisions a host, with no secret in any history', async () => {
+    const name = uniq('wf');
+    const { view: created } = await h.hosts.put(
+      { namespace: NS, name },
+      { spec: fakeSpec(name), credentials: { username: 'admin', password: PASSWORD } },
+    );
+    expect(created.generation).toBe(1);
+    const available = await waitState(name, 'available');
+    expect(available.status.operationalStatus).toBe('OK');
+    expect(available.status.provisioning.ID).toMatch(/^[0-9a-f-]{36}$/);
+    expect(available.status.operationHistory.register.end).toBeTruthy();
+    expect(available.status.operationHistory.inspect.end).toBeTruthy();
+    expect(available.operations.map((o) => `${o.kind}:${o.outcome}`)).toEqual([
+      'enroll:succeeded',
+      'inspect:succeeded',
+      'prepare:succeeded',
+    ]);
+
+    await h.hosts.put(
+      { namespace: NS, name },
+      {
+        spec: fakeSpec(name, {
+          bootMACAddress: available.spec!.bootMACAddress,
+          image: { url: 'http://127.0.0.1/img.qcow2', checksum: 'c'.repeat(32), checksumType: 'md5', format: 'qcow2' },
+        }),
+        userData: USER_DATA,
+      },
+    );
+    const provisioned = await waitState(name, 'provisioned');
+    expect(provisioned.status.poweredOn).toBe(true);
+    expect(provisioned.status.provisioning.image?.url).toBe('http://127.0.0.1/img.qcow2');
+    const node = await h.ironic.getNode(provisioned.status.provisioning.ID);
+    expect(node?.provision_state).toBe('active');
+
+    // Search attributes let the UI filter hosts.
+    const desc = await h.client.workflow.getHandle(hostWorkflowId({ namespace: NS, name })).describe();
+    expect(desc.searchAttributes.MetalflowProvisioningState).toEqual(['provisioned']);
+    expect(desc.searchAttributes.MetalflowBmcType).toEqual(['fake']);
+    expect(desc.searchAttributes.MetalflowHostNamespace).toEqual([NS]);
+
+    const histories = await allHistories(name);
+    expect(histories).toContain(name); // the check reads real history
+    expect(histories).not.toContain(PASSWORD);
+    expect(histories).not.toContain('marker userdata');
+  });
+
+  it('records an operation failure with a bounded backoff and recovers once the cause is fixed', async () => {
+    const name = uniq('wf-err');
+    const ref = { namespace: NS, name };
+    // Straight to the workflow, without the API's pre-check that the secret exists.
+    const start = new WithStartWorkflowOperation<typeof hostWorkflow>('hostWorkflow', {
+      workflowId: hostWorkflowId(ref),
+      taskQueue: h.taskQueue,
+      args: [{ ref, options: FAST_HOST_OPTIONS }],
+      workflowIdConflictPolicy: 'USE_EXISTING',
+    });
+    await h.client.workflow.executeUpdateWithStart(applySpecUpdate, { args: [fakeSpec(name)], startWorkflowOperation: start });
+    const failing = await waitFor('two recorded failures', async () => {
+      const v = await view(name);
+      return v.status.errorCount >= 2 ? v : undefined;
+    });
+    expect(failing.status.provisioning.state).toBe('registering');
+    expect(failing.status.operationalStatus).toBe('error');
+    expect(failing.status.errorType).toBe('registration error');
+    expect(failing.status.errorMessage).toBe(`Secret ${NS}/${name}-bmc-secret not found`);
+    expect(failing.operations.filter((o) => o.outcome === 'failed').length).toBeGreaterThanOrEqual(2);
+
+    await h.secrets.write(NS, `${name}-bmc-secret`, { username: 'admin', password: 'pw' });
+    const ok = await waitState(name, 'available');
+    expect(ok.status.errorCount).toBe(0);
+    expect(ok.status.errorType).toBe('');
+    expect(ok.status.operationalStatus).toBe('OK');
+  });
+
+  it('rejects an invalid spec in the update validator and keeps the current one', async () => {
+    const name = uniq('wf-val');
+    const ref = { namespace: NS, name };
+    await h.hosts.put(ref, { spec: fakeSpec(name), credentials: { username: 'a', password: 'b' } });
+    const before = await view(name);
+    const bad = { ...fakeSpec(name), bootMACAddress: 'not-a-mac' };
+    const err = await h.client.workflow
+      .getHandle(hostWorkflowId(ref))
+      .executeUpdate(applySpecUpdate, { args: [bad] })
+      .catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(WorkflowUpdateFailedError);
+    expect(String((err as WorkflowUpdateFailedError).cause?.message)).toMatch(/^spec\.bootMACAddress: /);
+    const after = await view(name);
+    expect(after.generation).toBe(before.generation);
+    expect(after.spec).toEqual(before.spec);
+  });
+
+  it('continues as new with its state when history grows, and keeps working', async () => {
+    const name = uniq('wf-can');
+    const ref = { namespace: NS, name };
+    const handle = h.client.workflow.getHandle(hostWorkflowId(ref));
+    const start = new WithStartWorkflowOperation<typeof hostWorkflow>('hostWorkflow', {
+      workflowId: hostWorkflowId(ref),
+      taskQueue: h.taskQueue,
+      args: [{ ref, options: { ...FAST_HOST_OPTIONS, maxHistoryEvents: 40 } }],
+      workflowIdConflictPolicy: 'USE_EXISTING',
+    });
+    await h.secrets.write(NS, `${name}-bmc-secret`, { username: 'a', password: 'b' });
+    const spec = fakeSpec(name);
+    await h.client.workflow.executeUpdateWithStart(applySpecUpdate, { args: [spec], startWorkflowOperation: start });
+    const available = await waitState(name, 'available');
+    const firstRun = (await handle.describe()).runId;
+    // Power toggles add history while idle in `available`.
+    await handle.executeUpdate(applySpecUpdate, { args: [{ ...spec, online: false }] });
+    await waitFor('power off', async () => (await view(name)).status.poweredOn === false);
+    await waitFor('a new run', async () => (await handle.describe()).runId !== firstRun);
+    const carried = await view(name);
+    expect(carried.status.provisioning.ID).toBe(available.status.provisioning.ID);
+    expect(carried.status.provisioning.state).toBe('available');
+    expect(carried.operations.length).toBeGreaterThanOrEqual(4);
+    await handle.executeUpdate(applySpecUpdate, { args: [{ ...spec, online: true }] });
+    await waitFor('power on after continue-as-new', async () => (await view(name)).status.poweredOn === true);
+  });
+});

@@ -1,0 +1,203 @@
+/**
+ * The Ironic activities against the real Ironic (fake-hardware and redfish
+ * drivers) and the real sushy-tools Redfish emulator.
+ */
+import { randomBytes } from 'node:crypto';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ApplicationFailure } from '@temporalio/common';
+import { IronicClient } from '../../activities/ironic/client';
+import { createIronicActivities } from '../../activities/ironic-activities';
+import { LocalSecretStore } from '../../activities/secrets/local-store';
+import type { HostSpec } from '../../types/host';
+import { IRONIC_URL, SUSHY_URL } from '../support/env';
+import { IronicProxy } from '../support/ironic-proxy';
+import { randomMac, uniq } from '../support/harness';
+
+const secrets = new LocalSecretStore(mkdtempSync(join(tmpdir(), 'mf-act-')), randomBytes(32));
+const ironic = new IronicClient({ url: IRONIC_URL });
+const poll = { initialMs: 100, factor: 1.5, maxMs: 1000 };
+const acts = createIronicActivities({ ironic, secrets, poll });
+const NS = 'activities';
+
+async function fakeHost(): Promise<{ ref: { namespace: string; name: string }; spec: HostSpec }> {
+  const ref = { namespace: NS, name: uniq('fake') };
+  await secrets.write(NS, `${ref.name}-bmc`, { username: 'admin', password: 'pw' });
+  return {
+    ref,
+    spec: { bmc: { address: `fake://${ref.name}`, credentialsName: `${ref.name}-bmc` }, bootMACAddress: randomMac(), online: true },
+  };
+}
+
+async function failureOf(p: Promise<unknown>): Promise<ApplicationFailure> {
+  const err = await p.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(err).toBeInstanceOf(ApplicationFailure);
+  return err as ApplicationFailure;
+}
+
+describe('Ironic client', () => {
+  it('negotiates the microversion with the real Ironic', async () => {
+    expect(await ironic.microversion()).toBe('1.81');
+  });
+
+  it('says clearly when the server is too old', async () => {
+    // No real Ironic this old is installable here, so a stand-in answers GET /v1/ only.
+    const old = createServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ version: { version: '1.46', min_version: '1.1' } }));
+    });
+    await new Promise<void>((r) => old.listen(0, '127.0.0.1', r));
+    const url = `http://127.0.0.1:${(old.address() as AddressInfo).port}`;
+    try {
+      await expect(new IronicClient({ url }).microversion()).rejects.toThrow(/supports API up to 1\.46; metalflow needs 1\.81/);
+      const a = createIronicActivities({ ironic: new IronicClient({ url }), secrets, poll });
+      const { ref, spec } = await fakeHost();
+      const f = await failureOf(a.ensureNode({ ref, spec }));
+      expect(f.type).toBe('IronicTooOld');
+      expect(f.nonRetryable).toBe(true);
+    } finally {
+      old.close();
+    }
+  });
+
+  it('reports an unreachable Ironic as a transient, retryable failure', async () => {
+    const a = createIronicActivities({ ironic: new IronicClient({ url: 'http://127.0.0.1:9' }), secrets, poll });
+    const { ref, spec } = await fakeHost();
+    const f = await failureOf(a.ensureNode({ ref, spec }));
+    expect(f.type).toBe('Transient');
+    expect(f.nonRetryable).toBe(false);
+    expect(f.message).toMatch(/cannot reach Ironic at http:\/\/127\.0\.0\.1:9/);
+  });
+});
+
+describe('ensureNode', () => {
+  it('creates the node once, named namespace~name, with a port for the boot MAC', async () => {
+    const { ref, spec } = await fakeHost();
+    const first = await acts.ensureNode({ ref, spec });
+    const again = await acts.ensureNode({ ref, spec });
+    expect(again.nodeId).toBe(first.nodeId);
+    const node = await ironic.getNode(first.nodeId);
+    expect(node?.name).toBe(`${NS}~${ref.name}`);
+    expect(node?.driver).toBe('fake-hardware');
+    expect(node?.provision_state).toBe('enroll');
+    const ports = await ironic.listPorts(first.nodeId);
+    expect(ports.map((p) => p.address)).toEqual([spec.bootMACAddress]);
+  });
+
+  it('finds an existing node by MAC and adopts it under the host name', async () => {
+    const { ref, spec } = await fakeHost();
+    const stray = await ironic.createNode({ name: uniq('stray'), driver: 'fake-hardware' });
+    await ironic.createPort(stray.uuid, spec.bootMACAddress!);
+    const result = await acts.ensureNode({ ref, spec });
+    expect(result.nodeId).toBe(stray.uuid);
+    expect((await ironic.getNode(stray.uuid))?.name).toBe(`${NS}~${ref.name}`);
+  });
+
+  it('fails with the secret and key named when credentials are missing, creating nothing', async () => {
+    const { ref, spec } = await fakeHost();
+    spec.bmc.credentialsName = 'no-such-secret';
+    const f = await failureOf(acts.ensureNode({ ref, spec }));
+    expect(f.type).toBe('SecretMissing');
+    expect(f.message).toBe(`Secret ${NS}/no-such-secret not found`);
+    expect(await ironic.getNode(`${NS}~${ref.name}`)).toBeUndefined();
+  });
+
+  it('refuses a boot MAC that belongs to another node', async () => {
+    const a = await fakeHost();
+    const b = await fakeHost();
+    b.spec.bootMACAddress = a.spec.bootMACAddress;
+    await acts.ensureNode(a);
+    // b has no node by name, and the node its MAC leads to belongs to a.
+    const f = await failureOf(acts.ensureNode(b));
+    expect(f.message).toMatch(/already registered to Ironic node activities~/);
+  });
+});
+
+describe('a fake-hardware host through every provision-state verb', () => {
+  it('manage → inspect → provide → active with config drive → deleted → power off → delete', async () => {
+    const { ref, spec } = await fakeHost();
+    await secrets.write(NS, `${ref.name}-ud`, { userData: '#cloud-config\nhostname: x\n' });
+    const { nodeId } = await acts.ensureNode({ ref, spec });
+    expect((await acts.manageNode({ ref, nodeId })).provisionState).toBe('manageable');
+    await acts.inspectNode({ ref, nodeId });
+    expect((await ironic.getNode(nodeId))?.provision_state).toBe('manageable');
+    expect((await acts.provideNode({ ref, nodeId, automatedCleaning: true })).provisionState).toBe('available');
+    const image = { url: 'http://127.0.0.1/images/demo.qcow2', checksum: 'b'.repeat(64), checksumType: 'sha256' as const, format: 'qcow2' as const };
+    const deployed = await acts.deployNode({ ref, nodeId, image, userData: { name: `${ref.name}-ud` } });
+    expect(deployed.provisionState).toBe('active');
+    expect(deployed.poweredOn).toBe(true);
+    const node = await ironic.getNode(nodeId);
+    expect(node?.instance_info.image_source).toBe(image.url);
+    expect(node?.instance_info.image_os_hash_algo).toBe('sha256');
+    // Level-triggered: asking again for what is already true sends no verb.
+    expect((await acts.deployNode({ ref, nodeId, image })).provisionState).toBe('active');
+    expect((await acts.undeployNode({ ref, nodeId, automatedCleaning: false })).provisionState).toBe('available');
+    expect((await acts.setPower({ ref, nodeId, on: false })).poweredOn).toBe(false);
+    expect(await acts.deleteNode({ ref, nodeId })).toEqual({ deleted: true });
+    expect(await ironic.getNode(nodeId)).toBeUndefined();
+    // Deleting what is gone is fine.
+    expect(await acts.deleteNode({ ref, nodeId })).toEqual({ deleted: true });
+  });
+
+  it('retries through HTTP 409 (node locked) without failing the operation', async () => {
+    const proxy = new IronicProxy(IRONIC_URL);
+    await proxy.start();
+    try {
+      const a = createIronicActivities({ ironic: new IronicClient({ url: proxy.url }), secrets, poll });
+      const { ref, spec } = await fakeHost();
+      const { nodeId } = await a.ensureNode({ ref, spec });
+      const isManage = (r: { method: string; path: string; body: string }) =>
+        r.method === 'PUT' && r.path.endsWith('/states/provision') && r.body.includes('"manage"');
+      proxy.fail(isManage, 2);
+      expect((await a.manageNode({ ref, nodeId })).provisionState).toBe('manageable');
+      expect(proxy.count(isManage)).toBe(3);
+    } finally {
+      await proxy.stop();
+    }
+  });
+});
+
+describe('a Redfish host on sushy-tools', () => {
+  const system = '/redfish/v1/Systems/6d660000-0000-4000-8000-000000000004';
+  const redfishHost = async (password: string) => {
+    const ref = { namespace: NS, name: uniq('redfish') };
+    await secrets.write(NS, `${ref.name}-bmc`, { username: 'admin', password });
+    const spec: HostSpec = {
+      bmc: { address: `redfish+${SUSHY_URL}${system}`, credentialsName: `${ref.name}-bmc` },
+      online: true,
+      automatedCleaningMode: 'disabled',
+    };
+    return { ref, spec };
+  };
+
+  it('registers and inspects out of band, filling hardware details', async () => {
+    const { ref, spec } = await redfishHost('password');
+    const { nodeId } = await acts.ensureNode({ ref, spec });
+    const node = await ironic.getNode(nodeId);
+    expect(node?.driver).toBe('redfish');
+    expect(node?.driver_info.redfish_system_id).toBe(system);
+    expect(JSON.stringify(node?.driver_info)).not.toContain('"password"');
+    expect((await acts.manageNode({ ref, nodeId })).provisionState).toBe('manageable');
+    const { hardware } = await acts.inspectNode({ ref, nodeId });
+    expect(hardware.cpu?.count).toBeGreaterThan(0);
+    expect(hardware.ramMebibytes).toBeGreaterThan(0);
+    await acts.deleteNode({ ref, nodeId });
+  });
+
+  it('fails registration with Ironic’s reason when the BMC password is wrong', async () => {
+    const { ref, spec } = await redfishHost('wrong-password');
+    const { nodeId } = await acts.ensureNode({ ref, spec });
+    const f = await failureOf(acts.manageNode({ ref, nodeId }));
+    expect(f.type).toBe('OperationFailed');
+    expect(f.message).toMatch(/^registration failed: /);
+    expect(f.message).not.toContain('wrong-password');
+    await acts.deleteNode({ ref, nodeId });
+  });
+});
