@@ -82,7 +82,8 @@ export async function provisionWorkflow(input: OperationInput): Promise<Operatio
     networkData: spec.networkData,
     metaData: spec.metaData,
   });
-  if (!spec.online && node.poweredOn) node = await waiting.setPower({ ref: input.ref, nodeId, on: false });
+  // Drivers differ in the power state a deploy leaves behind; the spec decides.
+  if (node.poweredOn !== spec.online) node = await waiting.setPower({ ref: input.ref, nodeId, on: spec.online });
   return { poweredOn: node.poweredOn };
 }
 

@@ -194,7 +194,7 @@ export class IronicClient {
 
   /** Interfaces this Ironic has enabled for a hardware type, e.g. `enabled_boot_interfaces`. */
   getDriver(name: string): Promise<Record<string, unknown>> {
-    return this.send<Record<string, unknown>>('GET', `/v1/drivers/${encodeURIComponent(name)}?detail=true`);
+    return this.send<Record<string, unknown>>('GET', `/v1/drivers/${encodeURIComponent(name)}`);
   }
 
   async getInventory(nodeId: string): Promise<Record<string, unknown> | undefined> {
