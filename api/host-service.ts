@@ -73,6 +73,10 @@ const invalid = (errors: FieldError[]): ApiError =>
 export class HostService {
   constructor(private readonly deps: HostServiceDeps) {}
 
+  get client(): Client {
+    return this.deps.client;
+  }
+
   private checkRef(ref: HostRef): void {
     const valid = validateHostRef(ref);
     if (!valid.ok) throw invalid(valid.errors);

@@ -127,7 +127,8 @@ function validateRootDeviceHints(spec: HostSpec): FieldError[] {
 export function validateHostSpec(host: HostRef, input: unknown): Result<ValidatedSpec> {
   const structural = schemaErrors(HostSpecSchema, input, 'spec');
   if (structural.length > 0) return { ok: false, errors: structural };
-  const spec = structuredClone(input as HostSpec);
+  // JSON copy: structuredClone does not exist in the workflow sandbox, and a spec is plain JSON.
+  const spec = JSON.parse(JSON.stringify(input)) as HostSpec;
   const errors: FieldError[] = [];
 
   const bmc = parseBmcAddress(spec.bmc.address);

@@ -25,7 +25,9 @@ let hosts: HostService;
 const workers: ChildProcess[] = [];
 
 function startWorkerProcess(): ChildProcess {
-  const child = spawn(process.execPath, [join(REPO_ROOT, 'node_modules', 'tsx', 'dist', 'cli.mjs'), join(REPO_ROOT, 'workers', 'main.ts')], {
+  // One process (tsx as a loader, not its CLI, which forks): SIGKILL must hit the worker itself.
+  const child = spawn(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'workers', 'main.ts')], {
+    cwd: REPO_ROOT,
     env: {
       ...process.env,
       TEMPORAL_ADDRESS,
@@ -79,6 +81,7 @@ describe('worker killed during provisioning', () => {
     expect((await hosts.get(ref)).status.provisioning.state).toBe('provisioning');
     first.kill('SIGKILL');
     await waitFor('the first worker to die', async () => first.signalCode === 'SIGKILL');
+    const deploysBeforeRestart = proxy.count(isDeploy);
 
     startWorkerProcess();
     const done = await waitFor(
@@ -94,5 +97,12 @@ describe('worker killed during provisioning', () => {
     const provisions = done.operations.filter((o) => o.kind === 'provision');
     expect(provisions).toHaveLength(1);
     expect(provisions[0]!.outcome).toBe('succeeded');
+    expect(deploysBeforeRestart).toBe(1);
+    // The deploy activity really died with the worker: a later attempt finished it.
+    const history = await hosts.client.workflow.getHandle(provisions[0]!.workflowId).fetchHistory();
+    const attempts = (history.events ?? [])
+      .filter((e) => e.activityTaskStartedEventAttributes)
+      .map((e) => e.activityTaskStartedEventAttributes!.attempt);
+    expect(Math.max(...attempts.map(Number))).toBeGreaterThan(1);
   });
 });
