@@ -1,0 +1,30 @@
+/**
+ * Replays recorded histories (test/fixtures/histories) against the current
+ * workflow code: a change that breaks determinism for running hosts fails here.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { Worker } from '@temporalio/worker';
+import { REPO_ROOT } from '../../config/env';
+import { WORKFLOW_BUNDLE_PATH } from '../support/env';
+
+const DIR = join(REPO_ROOT, 'test', 'fixtures', 'histories');
+const files = readdirSync(DIR).filter((f) => f.endsWith('.json'));
+
+describe('replay of recorded histories', () => {
+  it('has recorded histories of the host workflow and every operation run in the lifecycle', () => {
+    expect(files).toContain('host-lifecycle.json');
+    for (const op of ['enroll', 'inspect', 'prepare', 'provision', 'deprovision', 'power', 'delete']) {
+      expect(files).toContain(`operation-${op}.json`);
+    }
+  });
+
+  it.each(files)('%s replays without nondeterminism', async (file) => {
+    // runReplayHistory parses the CLI's proto-JSON itself.
+    const history: unknown = JSON.parse(readFileSync(join(DIR, file), 'utf8'));
+    await expect(
+      Worker.runReplayHistory({ workflowBundle: { codePath: WORKFLOW_BUNDLE_PATH }, replayName: file }, history),
+    ).resolves.toBeUndefined();
+  });
+});
