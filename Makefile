@@ -1,0 +1,23 @@
+# metalflow: the two commands are `make demo` and `make test` (see README).
+.PHONY: install demo test stack-up stack-down stack-status typecheck bench
+
+install:
+	@bash scripts/install.sh
+
+demo: install
+	@bash scripts/demo.sh
+
+test: install
+	@bash scripts/test.sh
+
+stack-up: install
+	@bash scripts/stack.sh start
+
+stack-down:
+	@bash scripts/stack.sh stop
+
+stack-status:
+	@bash scripts/stack.sh status
+
+typecheck: install
+	@npx tsc --noEmit -p .

@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# make demo: the local stack, a worker and the API, then scripts/demo.ts drives
+# hosts through the API. Runs until Ctrl-C, which stops the worker and the API;
+# the stack keeps its data and keeps running (make stack-down stops it).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$(pwd)
+
+bash scripts/stack.sh start
+eval "$(bash scripts/stack.sh env)"
+export METALFLOW_STATE_DIR=${METALFLOW_STATE_DIR:-$ROOT/.state/stack}
+export METALFLOW_API_PORT=${METALFLOW_API_PORT:-8080}
+export METALFLOW_API_URL=http://127.0.0.1:$METALFLOW_API_PORT
+RUN=$METALFLOW_STATE_DIR/run
+mkdir -p "$RUN"
+
+alive() { [ -f "$RUN/$1.pid" ] && kill -0 "$(cat "$RUN/$1.pid")" 2>/dev/null; }
+
+start_bg() {
+  local name=$1 entry=$2
+  if alive "$name"; then echo "$name already running (pid $(cat "$RUN/$name.pid"))"; return; fi
+  node --import tsx "$entry" >"$RUN/$name.log" 2>&1 &
+  echo $! >"$RUN/$name.pid"
+  echo "started $name (pid $!, log $RUN/$name.log)"
+}
+
+if ! alive api && (exec 3<>"/dev/tcp/127.0.0.1/$METALFLOW_API_PORT") 2>/dev/null; then
+  echo "error: port $METALFLOW_API_PORT (metalflow API) is in use by another program; set METALFLOW_API_PORT" >&2
+  exit 1
+fi
+start_bg worker workers/main.ts
+start_bg api api/main.ts
+
+for _ in $(seq 1 60); do
+  if curl -sf "$METALFLOW_API_URL/healthz" >/dev/null; then break; fi
+  if ! alive api; then echo "error: the API exited; its log:" >&2; tail -20 "$RUN/api.log" >&2; exit 1; fi
+  sleep 0.5
+done
+curl -sf "$METALFLOW_API_URL/healthz" >/dev/null || { echo "error: the API did not answer on $METALFLOW_API_URL" >&2; exit 1; }
+if ! alive worker; then echo "error: the worker exited; its log:" >&2; tail -20 "$RUN/worker.log" >&2; exit 1; fi
+
+node --import tsx scripts/demo.ts
+
+stop() {
+  for name in api worker; do
+    if alive "$name"; then kill "$(cat "$RUN/$name.pid")" 2>/dev/null || true; fi
+    rm -f "$RUN/$name.pid"
+  done
+  echo "stopped the worker and the API; the stack is still up (make stack-down stops it)"
+  exit 0
+}
+trap stop INT TERM
+if [ -t 0 ] || [ -n "${METALFLOW_DEMO_WAIT:-}" ]; then
+  echo "Running. Press Ctrl-C to stop the worker and the API."
+  while alive api && alive worker; do sleep 2; done
+  echo "a process exited; see $RUN/*.log" >&2
+  stop
+fi
