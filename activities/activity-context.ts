@@ -26,3 +26,18 @@ export function pause(ms: number): Promise<void> {
   const ctx = activityContext();
   return ctx ? ctx.sleep(ms) : new Promise((resolve) => setTimeout(resolve, ms));
 }
+
+/** Waits between polls: heartbeats (so a dead worker is noticed), then sleeps a growing delay. */
+export function poller(poll: PollOptions) {
+  let delay = poll.initialMs;
+  return {
+    async wait(details?: unknown): Promise<void> {
+      activityContext()?.heartbeat(details);
+      await pause(delay);
+      delay = Math.min(delay * poll.factor, poll.maxMs);
+    },
+    reset(): void {
+      delay = poll.initialMs;
+    },
+  };
+}

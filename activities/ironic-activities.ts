@@ -11,7 +11,7 @@ import { parseBmcAddress, ironicDriverInfo } from '../types/bmc';
 import { FAILURE } from '../types/failures';
 import type { HardwareDetails, HostRef, HostSpec, Image, SecretReference } from '../types/host';
 import { ironicNodeName } from '../types/host-ref';
-import { activityContext, pause, type PollOptions, DEFAULT_POLL } from './activity-context';
+import { activityContext, poller, type PollOptions, DEFAULT_POLL } from './activity-context';
 import { IronicClient, IronicError, type JsonPatchOp } from './ironic/client';
 import { hardwareFromInventory, hardwareFromProperties } from './ironic/hardware';
 import { bootCapabilities, ironicRootDeviceHints, nodeInterfaces, type InspectionPreference } from './ironic/node-spec';
@@ -110,7 +110,7 @@ export function createIronicActivities(deps: IronicActivityDeps) {
     const ctx = activityContext();
     const previous = ctx?.info.heartbeatDetails as { issued?: string[] } | undefined;
     const issued = [...(previous?.issued ?? [])];
-    let delay = poll.initialMs;
+    const polling = poller(poll);
     for (;;) {
       const node = await mustGetNode(nodeId);
       const step = TRANSITIONAL_STATES.has(node.provision_state) ? { wait: node.provision_state } : plan(node, issued);
@@ -125,16 +125,14 @@ export function createIronicActivities(deps: IronicActivityDeps) {
           await ironic.setProvisionState(nodeId, step.verb, extra);
           issued.push(step.verb);
           ctx?.heartbeat({ issued });
-          delay = poll.initialMs;
+          polling.reset();
           continue;
         } catch (err) {
           // 409: the node is locked or moved on since we read it; re-read and decide again.
           if (!(err instanceof IronicError && err.kind === 'conflict')) throw err;
         }
       }
-      ctx?.heartbeat({ issued });
-      await pause(delay);
-      delay = Math.min(delay * poll.factor, poll.maxMs);
+      await polling.wait({ issued });
     }
   }
 
@@ -402,7 +400,7 @@ export function createIronicActivities(deps: IronicActivityDeps) {
     const target = input.on ? 'power on' : 'power off';
     const ctx = activityContext();
     let issued = Boolean((ctx?.info.heartbeatDetails as { issued?: boolean } | undefined)?.issued);
-    let delay = poll.initialMs;
+    const polling = poller(poll);
     for (;;) {
       const node = await mustGetNode(found.uuid);
       if (node.power_state === target) return { ...summary(node), found: true };
@@ -415,14 +413,12 @@ export function createIronicActivities(deps: IronicActivityDeps) {
           if (!(err instanceof IronicError && err.kind === 'conflict')) throw err;
         }
       }
-      ctx?.heartbeat({ issued });
-      await pause(delay);
-      delay = Math.min(delay * poll.factor, poll.maxMs);
+      await polling.wait({ issued });
     }
   }
 
   async function deleteNode(input: NodeTarget): Promise<{ deleted: boolean }> {
-    let delay = poll.initialMs;
+    const polling = poller(poll);
     for (;;) {
       const node = await findNode(input);
       if (!node) return { deleted: true };
@@ -442,9 +438,7 @@ export function createIronicActivities(deps: IronicActivityDeps) {
           if (!(err instanceof IronicError && err.kind === 'conflict')) throw err;
         }
       }
-      activityContext()?.heartbeat();
-      await pause(delay);
-      delay = Math.min(delay * poll.factor, poll.maxMs);
+      await polling.wait();
     }
   }
 
