@@ -4,6 +4,7 @@ export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
     globalSetup: ['test/support/global-setup.ts'],
+    setupFiles: ['test/support/quiet-runtime.ts'],
     // Each file runs in its own process with its own worker and task queue.
     pool: 'forks',
     maxWorkers: 2,

@@ -6,7 +6,7 @@
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { bundleWorkflowCode } from '@temporalio/worker';
+import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
 import { REPO_ROOT } from '../../config/env';
 import { WORKFLOWS_PATH } from '../../workers/worker';
 import { TEST_ENV, TEST_STATE_DIR, WORKFLOW_BUNDLE_PATH } from './env';
@@ -23,7 +23,7 @@ export default async function setup(): Promise<() => void> {
   if (process.env.METALFLOW_TEST_NO_STACK === '1') return () => undefined;
   mkdirSync(TEST_STATE_DIR, { recursive: true });
   stack('start');
-  const { code } = await bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: undefined });
+  const { code } = await bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: new DefaultLogger('WARN') });
   writeFileSync(WORKFLOW_BUNDLE_PATH, code);
   return () => {
     if (process.env.METALFLOW_KEEP_TEST_STACK !== '1') stack('stop');

@@ -8,15 +8,13 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
-import { NativeConnection, Runtime, type Worker } from '@temporalio/worker';
+import { NativeConnection, type Worker } from '@temporalio/worker';
 import { IronicClient } from '../../activities/ironic/client';
 import { LocalSecretStore } from '../../activities/secrets/local-store';
 import { createWorker } from '../../workers/worker';
 import { HostService } from '../../api/host-service';
 import type { HostWorkflowOptions } from '../../workflows/definitions';
 import { IRONIC_URL, TEMPORAL_ADDRESS, WORKFLOW_BUNDLE_PATH } from './env';
-
-let runtimeInstalled = false;
 
 /** Unique, DNS-safe suffix so test runs never collide in Temporal or Ironic. */
 export const uniq = (prefix: string): string => `${prefix}-${randomBytes(4).toString('hex')}`;
@@ -66,11 +64,6 @@ export const FAST_HOST_OPTIONS: Partial<HostWorkflowOptions> = { errorBackoffSec
 export async function startHarness(
   opts: { ironicUrl?: string; hostOptions?: Partial<HostWorkflowOptions>; startWorker?: boolean } = {},
 ): Promise<Harness> {
-  if (!runtimeInstalled) {
-    // Keep the worker quiet: the test output is the assertions.
-    Runtime.install({ logger: { log: () => undefined, trace: () => undefined, debug: () => undefined, info: () => undefined, warn: () => undefined, error: (m) => console.error(m) } });
-    runtimeInstalled = true;
-  }
   const connection = await Connection.connect({ address: TEMPORAL_ADDRESS });
   const client = new Client({ connection, namespace: 'default' });
   const nativeConnection = await NativeConnection.connect({ address: TEMPORAL_ADDRESS });
