@@ -50,9 +50,7 @@ stop() {
   exit 0
 }
 trap stop INT TERM
-if [ -t 0 ] || [ -n "${METALFLOW_DEMO_WAIT:-}" ]; then
-  echo "Running. Press Ctrl-C to stop the worker and the API."
-  while alive api && alive worker; do sleep 2; done
-  echo "a process exited; see $RUN/*.log" >&2
-  stop
-fi
+echo "Running. Press Ctrl-C to stop the worker and the API."
+while alive api && alive worker; do sleep 1; done
+echo "the worker or the API exited; see $RUN/worker.log and $RUN/api.log" >&2
+stop
