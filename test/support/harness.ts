@@ -7,8 +7,9 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Client, Connection } from '@temporalio/client';
-import { NativeConnection, type Worker } from '@temporalio/worker';
+import type { Client } from '@temporalio/client';
+import type { NativeConnection, Worker } from '@temporalio/worker';
+import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { IronicClient } from '../../activities/ironic/client';
 import { LocalSecretStore } from '../../activities/secrets/local-store';
 import { createWorker } from '../../workers/worker';
@@ -47,8 +48,8 @@ export async function waitFor<T>(
 }
 
 export interface Harness {
+  env: TestWorkflowEnvironment;
   client: Client;
-  connection: Connection;
   nativeConnection: NativeConnection;
   ironic: IronicClient;
   secrets: LocalSecretStore;
@@ -64,9 +65,9 @@ export const FAST_HOST_OPTIONS: Partial<HostWorkflowOptions> = { errorBackoffSec
 export async function startHarness(
   opts: { ironicUrl?: string; hostOptions?: Partial<HostWorkflowOptions>; startWorker?: boolean } = {},
 ): Promise<Harness> {
-  const connection = await Connection.connect({ address: TEMPORAL_ADDRESS });
-  const client = new Client({ connection, namespace: 'default' });
-  const nativeConnection = await NativeConnection.connect({ address: TEMPORAL_ADDRESS });
+  // @temporalio/testing pointed at the real dev server the stack script started (never a downloaded one).
+  const env = await TestWorkflowEnvironment.createFromExistingServer({ address: TEMPORAL_ADDRESS, namespace: 'default' });
+  const { client, nativeConnection } = env;
   const ironic = new IronicClient({ url: opts.ironicUrl ?? IRONIC_URL });
   const secretDir = mkdtempSync(join(tmpdir(), 'metalflow-secrets-'));
   const secrets = new LocalSecretStore(secretDir, randomBytes(32));
@@ -78,8 +79,8 @@ export async function startHarness(
   const running = opts.startWorker === false ? undefined : worker.run();
   const hosts = new HostService({ client, secrets, taskQueue, hostOptions: opts.hostOptions ?? FAST_HOST_OPTIONS });
   return {
+    env,
     client,
-    connection,
     nativeConnection,
     ironic,
     secrets,
@@ -92,8 +93,7 @@ export async function startHarness(
         worker.shutdown();
         await running;
       }
-      await nativeConnection.close();
-      await connection.close();
+      await env.teardown();
     },
   };
 }
