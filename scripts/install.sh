@@ -161,8 +161,8 @@ install_npm() {
       # `npm install --no-save` installs the same tree without writing
       # package.json or package-lock.json.
       grep -E 'Missing:' "$out" | head -5 | sed 's/^/[install]   /'
-      log "npm: WARNING: npm ci says package-lock.json is not in sync with package.json (above);"
-      log "npm: falling back to 'npm install --no-save' (fix: regenerate the lock with 'npm install --package-lock-only')"
+      log "npm: npm ci rejects the lock for other platforms' optional packages (above; npm 11 here omits them"
+      log "npm: from the lock however it is regenerated); installing the locked tree with 'npm install --no-save'"
       rm -f "$out"
       (cd "$REPO" && npm install --no-save --no-audit --no-fund --loglevel=error) \
         || die "npm install --no-save failed (registry reachable?)"
