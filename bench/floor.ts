@@ -1,0 +1,212 @@
+/**
+ * The floor: a straight-line driver that makes the same Ironic calls as
+ * metalflow's activities (activities/ironic-activities.ts) for the same hosts
+ * and the same concurrency, with a tight fixed poll and no Temporal, no API,
+ * no secret store. Its time is the best this Ironic on this machine can do.
+ *
+ * The sequence mirrors what the host workflow decides (workflows/decide.ts)
+ * for create -> available -> provisioned -> available -> gone, including the
+ * power operation the workflow runs when Ironic reports a power state other
+ * than spec.online. Poll reads are the only requests allowed to differ.
+ */
+import { ironicDriverInfo, parseBmcAddress } from '../types/bmc';
+import { IronicClient, IronicError } from '../activities/ironic/client';
+import { bootCapabilities, nodeInterfaces } from '../activities/ironic/node-spec';
+import { DELETABLE_STATES, TRANSITIONAL_STATES, type IronicNode } from '../activities/ironic/types';
+import { CREDENTIALS, IMAGE, pool, sleep, type BenchHost, type Phase } from './common';
+
+export interface FloorOptions {
+  ironicUrl: string;
+  namespace: string;
+  concurrency: number;
+  pollMs: number;
+  /** Redfish hosts: no automated cleaning, and no deploy (no agent ramdisk here). */
+  redfish: boolean;
+}
+
+interface FloorNode {
+  host: BenchHost;
+  uuid?: string;
+  poweredOn: boolean;
+}
+
+export class FloorDriver {
+  readonly client: IronicClient;
+  private readonly nodes = new Map<string, FloorNode>();
+
+  constructor(private readonly opts: FloorOptions) {
+    this.client = new IronicClient({ url: opts.ironicUrl });
+  }
+
+  async runPhase(phase: Phase, hosts: BenchHost[]): Promise<void> {
+    await pool(hosts, this.opts.concurrency, async (host) => {
+      const n = this.nodes.get(host.name) ?? { host, poweredOn: false };
+      this.nodes.set(host.name, n);
+      switch (phase) {
+        case 'available':
+          await this.ensureNode(n);
+          await this.drive(n, (node, issued) => (node.provision_state !== 'enroll' ? 'done' : issued.includes('manage') ? 'fail' : 'manage'));
+          await this.drive(n, (node, issued) =>
+            node.provision_state === 'manageable' ? (issued.includes('inspect') ? 'done' : 'inspect') : 'fail',
+          );
+          await this.client.getInventory(n.uuid!);
+          await this.drive(n, (node) => (node.provision_state === 'available' ? 'done' : node.provision_state === 'manageable' ? 'provide' : 'fail'), {
+            provide: async () => {
+              const node = await this.mustGet(n);
+              const clean = !this.opts.redfish;
+              if (node.automated_clean !== clean) {
+                await this.client.patchNode(n.uuid!, [{ op: 'add', path: '/automated_clean', value: clean }]);
+              }
+              return {};
+            },
+          });
+          if (!n.poweredOn) await this.setPower(n, true);
+          return;
+        case 'provisioned':
+          await this.drive(n, (node) => (node.provision_state === 'active' ? 'done' : node.provision_state === 'available' ? 'active' : 'fail'), {
+            active: async () => {
+              await this.client.patchNode(n.uuid!, [
+                { op: 'add', path: '/instance_info/image_source', value: IMAGE.url },
+                { op: 'add', path: '/instance_info/image_disk_format', value: IMAGE.format },
+                { op: 'add', path: '/instance_info/image_os_hash_algo', value: IMAGE.checksumType },
+                { op: 'add', path: '/instance_info/image_os_hash_value', value: IMAGE.checksum },
+              ]);
+              const ref = { namespace: this.opts.namespace, name: host.name };
+              return {
+                configdrive: {
+                  meta_data: {
+                    uuid: n.uuid,
+                    'metal3-namespace': ref.namespace,
+                    'metal3-name': ref.name,
+                    'local-hostname': ref.name,
+                    local_hostname: ref.name,
+                    name: ref.name,
+                  },
+                  user_data: host.userData,
+                },
+              };
+            },
+          });
+          if (!n.poweredOn) await this.setPower(n, true);
+          return;
+        case 'deprovisioned':
+          await this.drive(n, (node) => (node.provision_state === 'available' ? 'done' : node.provision_state === 'active' ? 'deleted' : 'fail'), {
+            deleted: async () => {
+              await this.client.patchNode(n.uuid!, [{ op: 'add', path: '/automated_clean', value: !this.opts.redfish }]);
+              return {};
+            },
+          });
+          if (!n.poweredOn) await this.setPower(n, true);
+          return;
+        case 'gone':
+          await this.setPower(n, false);
+          await this.deleteNode(n);
+          return;
+      }
+    });
+  }
+
+  private nodeName(host: BenchHost): string {
+    return `${this.opts.namespace}~${host.name}`;
+  }
+
+  private async mustGet(n: FloorNode): Promise<IronicNode> {
+    const node = await this.client.getNode(n.uuid!);
+    if (!node) throw new Error(`floor: node ${n.uuid} vanished`);
+    return node;
+  }
+
+  /** ensureNode: driver interfaces, look up by name then MAC, create, then the boot MAC port. */
+  private async ensureNode(n: FloorNode): Promise<void> {
+    const access = parseBmcAddress(n.host.bmcAddress);
+    if (!access.ok) throw new Error(`floor: bad BMC address ${n.host.bmcAddress}`);
+    const enabled = await this.client.getDriver(access.value.driver);
+    const name = this.nodeName(n.host);
+    let node = await this.client.getNode(name);
+    node ??= await this.client.findNodeByMac(n.host.mac);
+    if (!node) {
+      node = await this.client.createNode({
+        name,
+        driver: access.value.driver,
+        driver_info: ironicDriverInfo(access.value, CREDENTIALS, {}),
+        ...nodeInterfaces(access.value, enabled, 'out-of-band'),
+        properties: { capabilities: bootCapabilities({ bmc: { address: n.host.bmcAddress, credentialsName: 'x' }, online: true }) },
+        automated_clean: !this.opts.redfish,
+        extra: { metalflow_host: `${this.opts.namespace}/${n.host.name}` },
+      });
+    }
+    n.uuid = node.uuid;
+    const ports = await this.client.listPorts(node.uuid);
+    if (!ports.some((p) => p.address.toLowerCase() === n.host.mac)) await this.client.createPort(node.uuid, n.host.mac);
+  }
+
+  /** The activities' drive loop: read, act once per verb, re-read at once after a verb, else poll. */
+  private async drive(
+    n: FloorNode,
+    plan: (node: IronicNode, issued: string[]) => string,
+    prepare: Record<string, () => Promise<Record<string, unknown>>> = {},
+  ): Promise<void> {
+    const issued: string[] = [];
+    for (;;) {
+      const node = await this.mustGet(n);
+      const step = TRANSITIONAL_STATES.has(node.provision_state) ? 'wait' : plan(node, issued);
+      if (step === 'done') {
+        n.poweredOn = node.power_state === 'power on';
+        return;
+      }
+      if (step === 'fail') throw new Error(`floor: node ${n.host.name} in ${node.provision_state}: ${node.last_error ?? ''}`);
+      if (step !== 'wait') {
+        try {
+          const extra = (await prepare[step]?.()) ?? {};
+          await this.client.setProvisionState(n.uuid!, step, extra);
+          issued.push(step);
+          continue;
+        } catch (err) {
+          if (!(err instanceof IronicError && err.kind === 'conflict')) throw err;
+        }
+      }
+      await sleep(this.opts.pollMs);
+    }
+  }
+
+  /** setPower: find the node, then read, ask once, poll until the power state matches. */
+  private async setPower(n: FloorNode, on: boolean): Promise<void> {
+    const target = on ? 'power on' : 'power off';
+    await this.client.getNode(n.uuid!);
+    for (;;) {
+      const node = await this.mustGet(n);
+      if (node.power_state === target) {
+        n.poweredOn = on;
+        return;
+      }
+      if (!node.target_power_state) {
+        try {
+          await this.client.setPowerState(n.uuid!, target);
+        } catch (err) {
+          if (!(err instanceof IronicError && err.kind === 'conflict')) throw err;
+        }
+      }
+      await sleep(this.opts.pollMs);
+    }
+  }
+
+  private async deleteNode(n: FloorNode): Promise<void> {
+    for (;;) {
+      const node = await this.client.getNode(n.uuid!);
+      if (!node) return;
+      if (!TRANSITIONAL_STATES.has(node.provision_state)) {
+        try {
+          if (!DELETABLE_STATES.has(node.provision_state) && !node.maintenance) {
+            await this.client.patchNode(node.uuid, [{ op: 'add', path: '/maintenance', value: true }]);
+          }
+          await this.client.deleteNode(node.uuid);
+          return;
+        } catch (err) {
+          if (err instanceof IronicError && err.kind === 'not-found') return;
+          if (!(err instanceof IronicError && err.kind === 'conflict')) throw err;
+        }
+      }
+      await sleep(this.opts.pollMs);
+    }
+  }
+}

@@ -1,0 +1,172 @@
+/**
+ * Drives hosts through metalflow's public HTTP API, phase by phase, with at
+ * most `concurrency` hosts in flight. A host has reached a phase when the
+ * host list (visibility) shows the target state and the host itself (query)
+ * shows that state with no operation running; "gone" is absent from the list
+ * and 404.
+ */
+import { Agent, request } from 'undici';
+import { CREDENTIALS, IMAGE, pool, sleep, type BenchHost, type Phase } from './common';
+
+export interface ApiCall {
+  host: string;
+  phase: Phase;
+  method: string;
+  path: string;
+  status: number;
+  sentAt: number;
+  respondedAt: number;
+}
+
+export interface MetalflowOptions {
+  apiUrl: string;
+  namespace: string;
+  concurrency: number;
+  /** How often the shared watcher lists hosts. */
+  pollMs: number;
+  redfish: boolean;
+  phaseTimeoutMs: number;
+}
+
+interface HostView {
+  status: { provisioning: { state: string }; poweredOn: boolean; operationalStatus: string; errorMessage: string };
+  currentOperation?: { kind: string };
+}
+
+export class MetalflowDriver {
+  readonly calls: ApiCall[] = [];
+  /** Per host, when it reached each phase (ms since epoch, as seen by the driver). */
+  readonly reached = new Map<string, Partial<Record<Phase, number>>>();
+  private readonly agent: Agent;
+  private listed = new Map<string, string>();
+  private listedAt = 0;
+  private ticker?: Promise<void>;
+  private stopped = false;
+  private tickWaiters: (() => void)[] = [];
+  lastError?: string;
+
+  constructor(private readonly opts: MetalflowOptions) {
+    this.agent = new Agent({ connections: Math.max(16, opts.concurrency + 8), keepAliveTimeout: 30_000 });
+  }
+
+  private async api(method: 'GET' | 'PUT' | 'DELETE', path: string, body?: unknown): Promise<{ status: number; json: any; sentAt: number; respondedAt: number }> {
+    const sentAt = Date.now();
+    const res = await request(`${this.opts.apiUrl}${path}`, {
+      method,
+      headers: body !== undefined ? { 'content-type': 'application/json' } : {},
+      body: body !== undefined ? JSON.stringify(body) : undefined,
+      dispatcher: this.agent,
+      headersTimeout: 120_000,
+      bodyTimeout: 120_000,
+    });
+    const text = await res.body.text();
+    const respondedAt = Date.now();
+    let json: any;
+    try {
+      json = text ? JSON.parse(text) : undefined;
+    } catch {
+      json = { message: text };
+    }
+    return { status: res.statusCode, json, sentAt, respondedAt };
+  }
+
+  private async call(host: BenchHost, phase: Phase, method: 'PUT' | 'DELETE', path: string, body?: unknown): Promise<void> {
+    const r = await this.api(method, path, body);
+    this.calls.push({ host: host.name, phase, method, path, status: r.status, sentAt: r.sentAt, respondedAt: r.respondedAt });
+    if (r.status >= 300) throw new Error(`${method} ${path}: HTTP ${r.status} ${r.json?.message ?? ''}`);
+  }
+
+  private hostPath(host: BenchHost): string {
+    return `/v1/namespaces/${this.opts.namespace}/hosts/${host.name}`;
+  }
+
+  /** One list request per tick for all hosts (cheap on visibility), instead of one query per host. */
+  private startTicker(): void {
+    if (this.ticker) return;
+    this.ticker = (async () => {
+      while (!this.stopped) {
+        try {
+          const r = await this.api('GET', `/v1/hosts?namespace=${this.opts.namespace}`);
+          if (r.status === 200) {
+            const m = new Map<string, string>();
+            for (const item of r.json.items as { name: string; provisioningState: string }[]) m.set(item.name, item.provisioningState);
+            this.listed = m;
+            this.listedAt = Date.now();
+          }
+        } catch (err) {
+          this.lastError = String(err);
+        }
+        const waiters = this.tickWaiters;
+        this.tickWaiters = [];
+        for (const w of waiters) w();
+        await sleep(this.opts.pollMs);
+      }
+    })();
+  }
+
+  private nextTick(): Promise<void> {
+    return new Promise((resolve) => this.tickWaiters.push(resolve));
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    await this.ticker;
+    await this.agent.close();
+  }
+
+  private async until(host: BenchHost, phase: Phase, target: string | 'gone'): Promise<void> {
+    const deadline = Date.now() + this.opts.phaseTimeoutMs;
+    const issuedAt = Date.now();
+    for (;;) {
+      await this.nextTick();
+      if (this.listedAt < issuedAt) continue;
+      const listed = this.listed.get(host.name);
+      if (target === 'gone' ? listed === undefined : listed === target) {
+        const r = await this.api('GET', this.hostPath(host));
+        if (target === 'gone' ? r.status === 404 : r.status === 200 && (r.json as HostView).status.provisioning.state === target && !(r.json as HostView).currentOperation) {
+          const reached = this.reached.get(host.name) ?? {};
+          reached[phase] = Date.now();
+          this.reached.set(host.name, reached);
+          return;
+        }
+      }
+      if (Date.now() > deadline) {
+        const r = await this.api('GET', this.hostPath(host)).catch(() => undefined);
+        const v = r?.json as HostView | undefined;
+        throw new Error(
+          `host ${host.name} did not reach ${target} within ${this.opts.phaseTimeoutMs / 1000} s: listed "${listed}", ` +
+            `state "${v?.status?.provisioning?.state}", operation ${v?.currentOperation?.kind ?? 'none'}, error "${v?.status?.errorMessage ?? ''}"`,
+        );
+      }
+    }
+  }
+
+  async runPhase(phase: Phase, hosts: BenchHost[]): Promise<void> {
+    this.startTicker();
+    await pool(hosts, this.opts.concurrency, async (host) => {
+      switch (phase) {
+        case 'available':
+          await this.call(host, phase, 'PUT', this.hostPath(host), {
+            spec: {
+              bmc: { address: host.bmcAddress, credentialsName: `${host.name}-bmc-secret` },
+              bootMACAddress: host.mac,
+              online: true,
+              ...(this.opts.redfish ? { automatedCleaningMode: 'disabled' } : {}),
+            },
+            credentials: CREDENTIALS,
+            userData: host.userData,
+          });
+          return this.until(host, phase, 'available');
+        case 'provisioned':
+          await this.call(host, phase, 'PUT', `${this.hostPath(host)}/image`, IMAGE);
+          return this.until(host, phase, 'provisioned');
+        case 'deprovisioned':
+          await this.call(host, phase, 'DELETE', `${this.hostPath(host)}/image`);
+          return this.until(host, phase, 'available');
+        case 'gone':
+          await this.call(host, phase, 'DELETE', this.hostPath(host));
+          return this.until(host, phase, 'gone');
+      }
+    });
+  }
+}

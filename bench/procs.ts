@@ -1,0 +1,211 @@
+/**
+ * Processes the benchmark starts or watches: the bench stack (scripts/stack.sh
+ * on ports of its own), the worker and API as child processes, and their
+ * memory and CPU read from /proc.
+ */
+import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
+import { createWriteStream, existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { REPO_ROOT } from '../config/env';
+
+/** Ports and state dir of the bench stack: apart from the demo (7233) and the test stack (17233). */
+export const BENCH_STATE_DIR = process.env.METALFLOW_BENCH_STATE_DIR ?? join(REPO_ROOT, '.state', 'bench-stack');
+export const BENCH_PORTS = { temporal: 21233, temporalUi: 21234, ironic: 21385, sushy: 21800, api: 21080 };
+
+export const BENCH_STACK_ENV: Record<string, string> = {
+  METALFLOW_STATE_DIR: BENCH_STATE_DIR,
+  TEMPORAL_PORT: String(BENCH_PORTS.temporal),
+  TEMPORAL_UI_PORT: String(BENCH_PORTS.temporalUi),
+  IRONIC_PORT: String(BENCH_PORTS.ironic),
+  SUSHY_PORT: String(BENCH_PORTS.sushy),
+};
+
+export const TEMPORAL_ADDRESS = `127.0.0.1:${BENCH_PORTS.temporal}`;
+export const IRONIC_URL = `http://127.0.0.1:${BENCH_PORTS.ironic}`;
+export const SUSHY_URL = `http://127.0.0.1:${BENCH_PORTS.sushy}`;
+export const API_URL = `http://127.0.0.1:${BENCH_PORTS.api}`;
+
+export type StackService = 'temporal' | 'ironic' | 'sushy';
+
+export function stack(args: string[], extraEnv: Record<string, string> = {}): string {
+  return execFileSync('bash', [join(REPO_ROOT, 'scripts', 'stack.sh'), ...args], {
+    env: { ...process.env, ...BENCH_STACK_ENV, ...extraEnv },
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+}
+
+/** Services of the bench stack that are running and healthy. */
+export function stackRunning(): Set<StackService> {
+  let out = '';
+  try {
+    out = stack(['status']);
+  } catch (err) {
+    out = String((err as { stdout?: string }).stdout ?? '');
+  }
+  const up = new Set<StackService>();
+  for (const line of out.split('\n')) {
+    const m = /^(temporal|ironic|sushy)\s+running\s.*healthy$/.exec(line.trim());
+    if (m && !line.includes('UNHEALTHY')) up.add(m[1] as StackService);
+  }
+  return up;
+}
+
+export function servicePid(svc: StackService): number | undefined {
+  const file = join(BENCH_STATE_DIR, 'run', `${svc}.pid`);
+  if (!existsSync(file)) return undefined;
+  const pid = Number(readFileSync(file, 'utf8').trim());
+  return Number.isInteger(pid) && pid > 0 ? pid : undefined;
+}
+
+// ---------------------------------------------------------------- /proc ----
+
+export interface ProcSample {
+  /** Resident set now, MiB. */
+  rssMiB: number;
+  /** Peak resident set (VmHWM), MiB. */
+  hwmMiB: number;
+  /** user + system CPU seconds (including waited-for children). */
+  cpuSeconds: number;
+}
+
+const CLK_TCK = 100;
+
+function statFields(pid: number): string[] | undefined {
+  try {
+    const raw = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // comm may contain spaces: fields start after the last ')'.
+    return raw.slice(raw.lastIndexOf(')') + 2).split(' ');
+  } catch {
+    return undefined;
+  }
+}
+
+export function readProc(pid: number): ProcSample | undefined {
+  const f = statFields(pid);
+  if (!f) return undefined;
+  // After ')': state(0) ppid(1) pgrp(2) ... utime(11) stime(12) cutime(13) cstime(14)
+  const cpuSeconds = (Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14])) / CLK_TCK;
+  let rssKb = 0;
+  let hwmKb = 0;
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    rssKb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
+    hwmKb = Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0);
+  } catch {
+    return undefined;
+  }
+  return { rssMiB: rssKb / 1024, hwmMiB: hwmKb / 1024, cpuSeconds };
+}
+
+/** Sum over a process group (Ironic forks a worker; Temporal's CLI may exec the server). */
+export function readProcGroup(pgid: number): ProcSample | undefined {
+  let total: ProcSample | undefined;
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const f = statFields(Number(entry));
+    if (!f || Number(f[2]) !== pgid) continue;
+    const s = readProc(Number(entry));
+    if (!s) continue;
+    total = total
+      ? { rssMiB: total.rssMiB + s.rssMiB, hwmMiB: total.hwmMiB + s.hwmMiB, cpuSeconds: total.cpuSeconds + s.cpuSeconds }
+      : s;
+  }
+  return total;
+}
+
+/** Samples a process's RSS every `intervalMs`, keeping the peak (VmHWM is read as well). */
+export class ProcWatch {
+  peakRssMiB = 0;
+  last?: ProcSample;
+  private timer?: NodeJS.Timeout;
+
+  constructor(
+    readonly name: string,
+    readonly read: () => ProcSample | undefined,
+  ) {}
+
+  sample(): ProcSample | undefined {
+    const s = this.read();
+    if (s) {
+      this.last = s;
+      this.peakRssMiB = Math.max(this.peakRssMiB, s.rssMiB, s.hwmMiB);
+    }
+    return s ?? this.last;
+  }
+
+  start(intervalMs = 500): this {
+    this.sample();
+    this.timer = setInterval(() => this.sample(), intervalMs);
+    this.timer.unref();
+    return this;
+  }
+
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.sample();
+  }
+}
+
+// ------------------------------------------------------------ children ----
+
+export interface Child {
+  proc: ChildProcess;
+  pid: number;
+  output: string[];
+  stop(): Promise<void>;
+}
+
+/** `node --import tsx <file>`: one process (the tsx CLI forks), so /proc figures are the program's own. */
+export function startNodeChild(name: string, file: string, env: Record<string, string>, logFile?: string): Child {
+  const proc = spawn(process.execPath, ['--import', 'tsx', join(REPO_ROOT, file)], {
+    cwd: REPO_ROOT,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const output: string[] = [];
+  const keep = (d: Buffer): void => {
+    for (const line of d.toString('utf8').split('\n')) {
+      if (!line) continue;
+      output.push(line);
+      if (output.length > 400) output.splice(0, output.length - 400);
+    }
+  };
+  proc.stdout?.on('data', keep);
+  proc.stderr?.on('data', keep);
+  if (logFile) {
+    const log = createWriteStream(logFile, { flags: 'a' });
+    proc.stdout?.pipe(log);
+    proc.stderr?.pipe(log);
+  }
+  if (!proc.pid) throw new Error(`could not start ${name}`);
+  return {
+    proc,
+    pid: proc.pid,
+    output,
+    async stop() {
+      if (proc.exitCode !== null || proc.signalCode !== null) return;
+      const exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()));
+      proc.kill('SIGTERM');
+      const timeout = new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), 15_000).unref());
+      if ((await Promise.race([exited, timeout])) === 'timeout') {
+        proc.kill('SIGKILL');
+        await exited;
+      }
+    },
+  };
+}
+
+export async function waitUntil(what: string, probe: () => boolean | Promise<boolean>, timeoutMs: number, child?: Child): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (await Promise.resolve().then(probe).catch(() => false)) return;
+    if (child && (child.proc.exitCode !== null || child.proc.signalCode !== null)) {
+      throw new Error(`${what}: the process exited (${child.proc.exitCode ?? child.proc.signalCode}):\n${child.output.slice(-30).join('\n')}`);
+    }
+    if (Date.now() > deadline) {
+      throw new Error(`timed out waiting for ${what}${child ? `:\n${child.output.slice(-30).join('\n')}` : ''}`);
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}

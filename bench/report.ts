@@ -1,0 +1,166 @@
+/** The benchmark's result document and its table on stdout, with the targets of issue 5 beside the figures. */
+import { PHASES, PHASE_LABEL, type Percentiles, type Phase } from './common';
+import type { TemporalFigures } from './temporal';
+
+export type CpuByProcess = Record<'temporal' | 'ironic' | 'worker' | 'api' | 'bench', number>;
+
+export interface DriverFigures {
+  /** Wall time of each phase, ms. */
+  phaseMs: Record<Phase, number>;
+  /** Cumulative wall time from the first create to the end of each phase, ms. */
+  cumulativeMs: Record<Phase, number>;
+  ironicRequestsPerHost: number;
+  ironicRequestsPerHostByPhase: Record<Phase, number>;
+  ironicRequestsPerHostByKind: Record<string, number>;
+  cpuSecondsByPhase: Record<Phase, CpuByProcess>;
+}
+
+export interface BenchResult {
+  version: 1;
+  date: string;
+  commit: string;
+  machine: { cpus: number; cpuModel: string; memGiB: number; node: string; os: string };
+  options: { hosts: number; concurrency: number; redfish: boolean; floorPollMs: number; idleSeconds: number; phases: Phase[] };
+  metalflow: DriverFigures & {
+    temporal: TemporalFigures;
+    worker: { peakRssMiB: number; cpuSeconds: number; idleRssMiB?: number; idleHosts?: number };
+    api: { peakRssMiB: number; cpuSeconds: number };
+  };
+  floor: DriverFigures;
+  ratio: Partial<Record<Phase, number>>;
+  targets: { name: string; target: string; measured: string; met: boolean | null; note?: string }[];
+}
+
+const s = (ms: number | undefined): string => (ms === undefined ? '-' : `${(ms / 1000).toFixed(1)} s`);
+const ms = (v: number | undefined): string => (v === undefined ? '-' : `${Math.round(v)}`);
+const pad = (v: string, n: number): string => v.padEnd(n);
+const padl = (v: string, n: number): string => v.padStart(n);
+
+export function evaluateTargets(r: Omit<BenchResult, 'targets'>): BenchResult['targets'] {
+  const targets: BenchResult['targets'] = [];
+  const n = r.options.hosts;
+  for (const p of r.options.phases) {
+    const ratio = r.ratio[p];
+    targets.push({
+      name: `metalflow / floor, ${PHASE_LABEL[p]}`,
+      target: '<= 1.25 (100 hosts)',
+      measured: ratio === undefined ? '-' : ratio.toFixed(2),
+      met: ratio === undefined ? null : ratio <= 1.25,
+      ...(n !== 100 ? { note: `target defined at 100 hosts; this run has ${n}` } : {}),
+    });
+  }
+  const avail = r.metalflow.cumulativeMs.available;
+  targets.push({
+    name: '1,000 hosts create -> available',
+    target: '< 600 s',
+    measured: s(avail),
+    met: n >= 1000 ? avail < 600_000 : null,
+    ...(n < 1000 ? { note: 'evaluated with --hosts 1000' } : {}),
+  });
+  const p99 = r.metalflow.temporal.apiToFirstActivityMs.create.fromRequest?.p99;
+  targets.push({
+    name: 'API call -> first activity p99',
+    target: '< 1000 ms (100 concurrent)',
+    measured: `${ms(p99)} ms`,
+    met: p99 === undefined ? null : p99 < 1000,
+    ...(r.options.concurrency !== 100 ? { note: `concurrency ${r.options.concurrency}` } : {}),
+  });
+  const idle = r.metalflow.worker.idleRssMiB;
+  targets.push({
+    name: 'worker RSS with 1,000 idle hosts',
+    target: '< 512 MiB',
+    measured: idle === undefined ? '-' : `${idle.toFixed(0)} MiB (${r.metalflow.worker.idleHosts} idle hosts)`,
+    met: idle === undefined || n < 1000 ? null : idle < 512,
+    ...(n < 1000 ? { note: 'evaluated with --hosts 1000' } : {}),
+  });
+  return targets;
+}
+
+function pctRow(label: string, p: Percentiles | undefined, width = 14): string {
+  if (!p) return `  ${pad(label, width)} -`;
+  return `  ${pad(label, width)} ${padl(ms(p.p50), 7)} ${padl(ms(p.p95), 7)} ${padl(ms(p.p99), 7)} ${padl(ms(p.max), 7)}   n=${p.n}`;
+}
+
+export function formatTable(r: BenchResult): string {
+  const out: string[] = [];
+  const m = r.metalflow;
+  const t = m.temporal;
+  out.push(
+    `metalflow benchmark: ${r.options.hosts} hosts, concurrency ${r.options.concurrency}, ${r.options.redfish ? 'redfish (sushy-tools)' : 'fake-hardware'}; ` +
+      `floor polls every ${r.options.floorPollMs} ms`,
+  );
+  out.push(`machine: ${r.machine.cpus} cores (${r.machine.cpuModel}), ${r.machine.memGiB} GiB, Node ${r.machine.node}; commit ${r.commit}; ${r.date}`);
+  out.push('');
+  out.push(`  ${pad('phase (wall time)', 28)} ${padl('metalflow', 10)} ${padl('floor', 9)} ${padl('ratio', 7)}   target`);
+  for (const p of r.options.phases) {
+    const ratio = r.ratio[p];
+    const verdict = ratio === undefined ? '' : ratio <= 1.25 ? 'met' : 'MISSED';
+    out.push(`  ${pad(PHASE_LABEL[p], 28)} ${padl(s(m.phaseMs[p]), 10)} ${padl(s(r.floor.phaseMs[p]), 9)} ${padl(ratio?.toFixed(2) ?? '-', 7)}   <= 1.25 ${verdict}`);
+  }
+  const cumul = (d: DriverFigures): string =>
+    `all-available ${s(d.cumulativeMs.available)}` +
+    (r.options.phases.includes('provisioned') ? `, all-provisioned ${s(d.cumulativeMs.provisioned)}` : '') +
+    `, all-gone ${s(d.cumulativeMs.gone)}`;
+  out.push(`  cumulative metalflow: ${cumul(m)}`);
+  out.push(`  cumulative floor:     ${cumul(r.floor)}`);
+  out.push('');
+  out.push(`  ${pad('step latency ms', 14)} ${padl('p50', 7)} ${padl('p95', 7)} ${padl('p99', 7)} ${padl('max', 7)}   (operation child workflows, start -> close)`);
+  for (const kind of ['enroll', 'inspect', 'prepare', 'provision', 'deprovision', 'power', 'delete']) {
+    if (t.stepLatencyMs[kind]) out.push(pctRow(kind, t.stepLatencyMs[kind]));
+  }
+  out.push('');
+  out.push('  API call -> first activity started (ms)');
+  out.push(`  ${pad('', 14)} ${padl('p50', 7)} ${padl('p95', 7)} ${padl('p99', 7)} ${padl('max', 7)}`);
+  out.push(pctRow('create', t.apiToFirstActivityMs.create.fromRequest) + '   target p99 < 1000');
+  out.push(pctRow('  from reply', t.apiToFirstActivityMs.create.fromResponse));
+  if (t.apiToFirstActivityMs.setImage.fromRequest) {
+    out.push(pctRow('set image', t.apiToFirstActivityMs.setImage.fromRequest));
+    out.push(pctRow('  from reply', t.apiToFirstActivityMs.setImage.fromResponse));
+  }
+  out.push('');
+  const ops = Object.entries(t.operationsPerHost)
+    .map(([k, v]) => `${k} ${v.toFixed(2)}`)
+    .join(', ');
+  out.push(
+    `  Temporal history events per host lifecycle: ${ms(t.historyEventsPerHost?.mean)} mean, ${ms(t.historyEventsPerHost?.max)} max ` +
+      `(host workflow ${ms(t.hostWorkflowEventsPerHost?.mean)}, the rest in operation children); ${t.executions} executions`,
+  );
+  out.push(`  operations per host: ${ops}; failed operations: ${t.failedOperations}`);
+  out.push(
+    `  largest host workflow run: ${t.maxHostRunEvents} events (Temporal limit 51,200, warning at 10,240; continue-as-new at 4,000); hosts continued as new: ${t.hostsContinuedAsNew}`,
+  );
+  out.push('');
+  out.push(`  Ironic requests per host: metalflow ${m.ironicRequestsPerHost.toFixed(1)}, floor ${r.floor.ironicRequestsPerHost.toFixed(1)}`);
+  const kinds = [...new Set([...Object.keys(m.ironicRequestsPerHostByKind), ...Object.keys(r.floor.ironicRequestsPerHostByKind)])].sort();
+  for (const k of kinds) {
+    out.push(`    ${pad(k, 44)} ${padl((m.ironicRequestsPerHostByKind[k] ?? 0).toFixed(2), 7)} ${padl((r.floor.ironicRequestsPerHostByKind[k] ?? 0).toFixed(2), 7)}`);
+  }
+  out.push('');
+  out.push(
+    `  worker: peak RSS ${m.worker.peakRssMiB.toFixed(0)} MiB, CPU ${m.worker.cpuSeconds.toFixed(1)} s` +
+      (m.worker.idleRssMiB !== undefined ? `; RSS with ${m.worker.idleHosts} hosts idle in provisioned: ${m.worker.idleRssMiB.toFixed(0)} MiB (target < 512 MiB at 1,000)` : ''),
+  );
+  out.push(`  API:    peak RSS ${m.api.peakRssMiB.toFixed(0)} MiB, CPU ${m.api.cpuSeconds.toFixed(1)} s`);
+  out.push('');
+  out.push(`  CPU seconds by process and phase   ${['temporal', 'ironic', 'worker', 'api', 'bench'].map((x) => padl(x, 9)).join('')}`);
+  for (const [label, d] of [
+    ['metalflow', m],
+    ['floor', r.floor],
+  ] as const) {
+    for (const p of r.options.phases) {
+      const c = d.cpuSecondsByPhase[p];
+      out.push(
+        `    ${pad(`${label} ${PHASE_LABEL[p]}`, 33)}${(['temporal', 'ironic', 'worker', 'api', 'bench'] as const).map((x) => padl(c[x].toFixed(1), 9)).join('')}`,
+      );
+    }
+  }
+  out.push('');
+  out.push('  targets');
+  for (const x of r.targets) {
+    const verdict = x.met === null ? 'n/a' : x.met ? 'met' : 'MISSED';
+    out.push(`    ${pad(x.name, 44)} ${pad(x.target, 28)} ${pad(x.measured, 30)} ${verdict}${x.note ? ` (${x.note})` : ''}`);
+  }
+  return out.join('\n');
+}
+
+export { PHASES };

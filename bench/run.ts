@@ -1,0 +1,372 @@
+/**
+ * `npm run bench`: N hosts through create -> available -> provisioned ->
+ * available -> gone through metalflow's HTTP API (worker and API as child
+ * processes), then the same through the floor driver (same Ironic calls, no
+ * Temporal). Prints a table and writes bench/results/<date>-<commit>.json.
+ *
+ *   npm run bench -- [--hosts 100] [--concurrency N] [--redfish] [--scale]
+ *                    [--floor-poll-ms 100] [--idle-seconds S] [--out FILE] [--keep-stack]
+ *
+ * Starts its own stack (scripts/stack.sh; Temporal 21233, UI 21234, Ironic
+ * 21385, sushy 21800, state .state/bench-stack) when it is not running, and
+ * stops what it started unless --keep-stack.
+ */
+import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, rmSync, writeFileSync, readFileSync } from 'node:fs';
+import { cpus, totalmem } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { request } from 'undici';
+import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
+import { REPO_ROOT } from '../config/env';
+import { WORKFLOWS_PATH } from '../workers/worker';
+import { IronicProxy, type RecordedRequest } from '../test/support/ironic-proxy';
+import { makeHosts, PHASES, sleep, type BenchHost, type Phase } from './common';
+import { FloorDriver } from './floor';
+import { MetalflowDriver } from './metalflow';
+import {
+  API_URL,
+  BENCH_PORTS,
+  BENCH_STATE_DIR,
+  IRONIC_URL,
+  SUSHY_URL,
+  TEMPORAL_ADDRESS,
+  ProcWatch,
+  readProc,
+  readProcGroup,
+  servicePid,
+  stack,
+  stackRunning,
+  startNodeChild,
+  waitUntil,
+  type Child,
+  type StackService,
+} from './procs';
+import { evaluateTargets, formatTable, type BenchResult, type CpuByProcess, type DriverFigures } from './report';
+import { temporalFigures } from './temporal';
+
+const log = (msg: string): void => console.error(`[bench ${new Date().toISOString().slice(11, 19)}] ${msg}`);
+
+interface Options {
+  hosts: number;
+  concurrency: number;
+  redfish: boolean;
+  floorPollMs: number;
+  idleSeconds: number;
+  out?: string;
+  keepStack: boolean;
+}
+
+function parseOptions(argv: string[]): Options {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      hosts: { type: 'string' },
+      concurrency: { type: 'string' },
+      redfish: { type: 'boolean', default: false },
+      scale: { type: 'boolean', default: false },
+      'floor-poll-ms': { type: 'string', default: '100' },
+      'idle-seconds': { type: 'string' },
+      out: { type: 'string' },
+      'keep-stack': { type: 'boolean', default: false },
+      help: { type: 'boolean', default: false },
+    },
+    strict: true,
+  });
+  if (values.help) {
+    console.log(readFileSync(new URL(import.meta.url), 'utf8').split('*/')[0]!.replace(/^\/\*\*?|^ \* ?/gm, ''));
+    process.exit(0);
+  }
+  const int = (name: string, v: string | undefined, fallback: number): number => {
+    if (v === undefined) return fallback;
+    const n = Number(v);
+    if (!Number.isInteger(n) || n < 1) throw new Error(`--${name} must be a positive integer, got "${v}"`);
+    return n;
+  };
+  const hosts = int('hosts', values.hosts, values.scale ? 1000 : 100);
+  return {
+    hosts,
+    concurrency: int('concurrency', values.concurrency, hosts),
+    redfish: values.redfish ?? false,
+    floorPollMs: int('floor-poll-ms', values['floor-poll-ms'], 100),
+    idleSeconds: int('idle-seconds', values['idle-seconds'], hosts >= 1000 ? 30 : 5),
+    out: values.out,
+    keepStack: values['keep-stack'] ?? false,
+  };
+}
+
+function gitCommit(): string {
+  try {
+    return execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: REPO_ROOT, encoding: 'utf8' }).trim();
+  } catch {
+    return 'unknown';
+  }
+}
+
+/** Normalised request kind: node IDs and names become {node}, query values are dropped. */
+function requestKind(r: RecordedRequest): string {
+  const [path = '', query] = r.path.split('?');
+  const p = path.replace(/^\/v1\/nodes\/[^/]+/, '/v1/nodes/{node}');
+  const q = query ? `?${query.split('&').map((kv) => kv.split('=')[0]).filter((k) => k !== 'fields').join('&')}` : '';
+  return `${r.method} ${p}${q === '?' ? '' : q}`;
+}
+
+/** A sushy systems file with one fake system per host (redfish mode). */
+function redfishSystems(n: number): { file: string; systems: { id: string; mac: string }[] } {
+  const hex = (x: number): string => x.toString(16).padStart(2, '0');
+  const systems = Array.from({ length: n }, (_, i) => ({
+    id: `be4c0000-0000-4000-8000-${String(i).padStart(12, '0')}`,
+    mac: `52:54:01:be:${hex(i >> 8)}:${hex(i & 0xff)}`,
+  }));
+  const file = join(BENCH_STATE_DIR, `sushy-systems-${n}.json`);
+  writeFileSync(
+    file,
+    JSON.stringify(
+      systems.map((s, i) => ({
+        uuid: s.id,
+        name: `bench-bm-${i}`,
+        power_state: 'Off',
+        external_notifier: false,
+        nics: [{ mac: s.mac, ip: `192.0.2.${(i % 250) + 1}` }],
+        memory_gb: 32,
+        processors: { sockets: 1, model: 'Bench CPU', vendor: 'Bench', cores: 8, threads: 16 },
+        disks: [{ id: 'Disk0', name: 'sda', capacity_bytes: 480103981056, protocol: 'SATA' }],
+      })),
+    ),
+  );
+  return { file, systems };
+}
+
+async function sushySystemCount(): Promise<number> {
+  const res = await request(`${SUSHY_URL}/redfish/v1/Systems`, {
+    headers: { authorization: `Basic ${Buffer.from('admin:password').toString('base64')}` },
+  });
+  const body = (await res.body.json()) as { 'Members@odata.count'?: number };
+  return body['Members@odata.count'] ?? 0;
+}
+
+async function main(): Promise<void> {
+  const opts = parseOptions(process.argv.slice(2));
+  const runId = randomBytes(3).toString('hex');
+  const namespace = `bench-${runId}`;
+  const taskQueue = `bench-${runId}`;
+  const phases: Phase[] = opts.redfish ? ['available', 'gone'] : [...PHASES];
+  mkdirSync(BENCH_STATE_DIR, { recursive: true });
+  const runDir = join(BENCH_STATE_DIR, 'runs', runId);
+  mkdirSync(runDir, { recursive: true });
+  log(`run ${runId}: ${opts.hosts} hosts, concurrency ${opts.concurrency}${opts.redfish ? ', redfish' : ''}; logs in ${runDir}`);
+
+  // ---------------------------------------------------------- the stack ----
+  const services: StackService[] = ['temporal', 'ironic', 'sushy'];
+  const before = stackRunning();
+  const started: StackService[] = services.filter((s) => !before.has(s));
+  const stackEnv: Record<string, string> = {};
+  let systems: { id: string; mac: string }[] | undefined;
+  if (opts.redfish) {
+    const gen = redfishSystems(opts.hosts);
+    systems = gen.systems;
+    Object.assign(stackEnv, { SUSHY_SYSTEMS_FILE: gen.file, SUSHY_POWER_DELAY: '0-0.5' });
+  }
+  if (started.length > 0) {
+    log(`starting the bench stack (${started.join(', ')}) on ports ${JSON.stringify(BENCH_PORTS)}`);
+    stack(['start', ...started], stackEnv);
+  } else {
+    log('bench stack already running');
+  }
+  if (opts.redfish && (await sushySystemCount()) !== opts.hosts) {
+    // Other systems than ours: restart sushy on a file with one system per host.
+    log(`restarting sushy with ${opts.hosts} fake systems`);
+    stack(['restart', 'sushy'], stackEnv);
+    if (!started.includes('sushy')) started.push('sushy');
+  }
+
+  const children: Child[] = [];
+  const secretDir = join(runDir, 'secrets');
+  const proxy = new IronicProxy(IRONIC_URL);
+  let metalflow: MetalflowDriver | undefined;
+  try {
+    // --------------------------------------------- worker, API, proxy ----
+    log('bundling workflows');
+    const bundlePath = join(BENCH_STATE_DIR, 'workflow-bundle.js');
+    const { code } = await bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: new DefaultLogger('WARN') });
+    writeFileSync(bundlePath, code);
+    await proxy.start();
+    const childEnv = {
+      TEMPORAL_ADDRESS,
+      TEMPORAL_NAMESPACE: 'default',
+      IRONIC_URL: proxy.url,
+      METALFLOW_TASK_QUEUE: taskQueue,
+      METALFLOW_STATE_DIR: runDir,
+      METALFLOW_SECRET_DIR: secretDir,
+      METALFLOW_SECRET_KEY: randomBytes(32).toString('base64'),
+      METALFLOW_WORKFLOW_BUNDLE: bundlePath,
+      METALFLOW_API_HOST: '127.0.0.1',
+      METALFLOW_API_PORT: String(BENCH_PORTS.api),
+    };
+    const worker = startNodeChild('worker', 'workers/main.ts', childEnv, join(runDir, 'worker.log'));
+    children.push(worker);
+    const api = startNodeChild('api', 'api/main.ts', childEnv, join(runDir, 'api.log'));
+    children.push(api);
+    await waitUntil('the worker', () => worker.output.some((l) => l.includes('metalflow worker on task queue')), 120_000, worker);
+    await waitUntil('the API', async () => (await request(`${API_URL}/healthz`)).statusCode === 200, 120_000, api);
+    log(`worker pid ${worker.pid}, API pid ${api.pid} on ${API_URL}, Ironic proxy ${proxy.url}`);
+
+    const watches = {
+      worker: new ProcWatch('worker', () => readProc(worker.pid)).start(),
+      api: new ProcWatch('api', () => readProc(api.pid)).start(),
+    };
+    const pgid = (svc: StackService): number => servicePid(svc) ?? -1;
+    const cpuNow = (): CpuByProcess => {
+      const self = process.cpuUsage();
+      return {
+        temporal: readProcGroup(pgid('temporal'))?.cpuSeconds ?? 0,
+        ironic: readProcGroup(pgid('ironic'))?.cpuSeconds ?? 0,
+        worker: watches.worker.sample()?.cpuSeconds ?? 0,
+        api: watches.api.sample()?.cpuSeconds ?? 0,
+        bench: (self.user + self.system) / 1e6,
+      };
+    };
+    const cpuDelta = (a: CpuByProcess, b: CpuByProcess): CpuByProcess => ({
+      temporal: b.temporal - a.temporal,
+      ironic: b.ironic - a.ironic,
+      worker: b.worker - a.worker,
+      api: b.api - a.api,
+      bench: b.bench - a.bench,
+    });
+
+    const hosts = makeHosts(opts.hosts, { redfishSystems: systems, sushyUrl: SUSHY_URL });
+    const phaseTimeoutMs = Math.max(600_000, opts.hosts * 3_000);
+
+    /** Runs the phases with a driver, timing them and counting Ironic requests. */
+    const measure = async (
+      label: string,
+      runPhase: (p: Phase, hs: BenchHost[]) => Promise<void>,
+      afterPhase?: (p: Phase) => Promise<void>,
+    ): Promise<DriverFigures> => {
+      const phaseMs = {} as Record<Phase, number>;
+      const cumulativeMs = {} as Record<Phase, number>;
+      const byPhase = {} as Record<Phase, number>;
+      const cpuByPhase = {} as DriverFigures['cpuSecondsByPhase'];
+      const kinds: Record<string, number> = {};
+      const t0 = Date.now();
+      for (const p of phases) {
+        const start = Date.now();
+        const cpu0 = cpuNow();
+        proxy.requests.length = 0;
+        await runPhase(p, hosts);
+        phaseMs[p] = Date.now() - start;
+        cumulativeMs[p] = Date.now() - t0;
+        cpuByPhase[p] = cpuDelta(cpu0, cpuNow());
+        byPhase[p] = proxy.requests.length / opts.hosts;
+        for (const r of proxy.requests) kinds[requestKind(r)] = (kinds[requestKind(r)] ?? 0) + 1 / opts.hosts;
+        log(`${label}: ${p} after ${(phaseMs[p] / 1000).toFixed(1)} s (${byPhase[p].toFixed(1)} Ironic requests per host)`);
+        await afterPhase?.(p);
+      }
+      for (const p of PHASES) {
+        phaseMs[p] ??= 0;
+        cumulativeMs[p] ??= cumulativeMs.available;
+        byPhase[p] ??= 0;
+        cpuByPhase[p] ??= { temporal: 0, ironic: 0, worker: 0, api: 0, bench: 0 };
+      }
+      return {
+        phaseMs,
+        cumulativeMs,
+        ironicRequestsPerHost: Object.values(byPhase).reduce((a, b) => a + b, 0),
+        ironicRequestsPerHostByPhase: byPhase,
+        ironicRequestsPerHostByKind: kinds,
+        cpuSecondsByPhase: cpuByPhase,
+      };
+    };
+
+    // ------------------------------------------------------- metalflow ----
+    metalflow = new MetalflowDriver({
+      apiUrl: API_URL,
+      namespace,
+      concurrency: opts.concurrency,
+      pollMs: opts.hosts > 300 ? 1000 : 250,
+      redfish: opts.redfish,
+      phaseTimeoutMs,
+    });
+    let idleRssMiB: number | undefined;
+    let idleHosts: number | undefined;
+    const idlePhase: Phase = opts.redfish ? 'available' : 'provisioned';
+    const mf = await measure(
+      'metalflow',
+      (p, hs) => metalflow!.runPhase(p, hs),
+      async (p) => {
+        if (p !== idlePhase) return;
+        log(`all hosts idle in ${p === 'available' ? 'available' : 'provisioned'}; sampling worker RSS for ${opts.idleSeconds} s`);
+        let peak = 0;
+        for (let i = 0; i < opts.idleSeconds; i++) {
+          await sleep(1000);
+          peak = Math.max(peak, watches.worker.sample()?.rssMiB ?? 0);
+        }
+        idleRssMiB = peak;
+        idleHosts = opts.hosts;
+      },
+    );
+    await metalflow.stop();
+    const calls = metalflow.calls;
+    metalflow = undefined;
+    log('reading Temporal histories');
+    const temporal = await temporalFigures(TEMPORAL_ADDRESS, namespace, calls, opts.hosts);
+    watches.worker.stop();
+    watches.api.stop();
+    const workerFig = { peakRssMiB: watches.worker.peakRssMiB, cpuSeconds: watches.worker.last?.cpuSeconds ?? 0, idleRssMiB, idleHosts };
+    const apiFig = { peakRssMiB: watches.api.peakRssMiB, cpuSeconds: watches.api.last?.cpuSeconds ?? 0 };
+    for (const c of children) await c.stop();
+
+    // ----------------------------------------------------------- floor ----
+    const floorDriver = new FloorDriver({
+      ironicUrl: proxy.url,
+      namespace: `floor-${runId}`,
+      concurrency: opts.concurrency,
+      pollMs: opts.floorPollMs,
+      redfish: opts.redfish,
+    });
+    const floor = await measure('floor', (p, hs) => floorDriver.runPhase(p, hs));
+
+    // ---------------------------------------------------------- report ----
+    const ratio: BenchResult['ratio'] = {};
+    for (const p of phases) if (floor.phaseMs[p] > 0) ratio[p] = mf.phaseMs[p] / floor.phaseMs[p];
+    const cpuModel = cpus()[0]?.model ?? 'unknown';
+    const partial: Omit<BenchResult, 'targets'> = {
+      version: 1,
+      date: new Date().toISOString(),
+      commit: gitCommit(),
+      machine: { cpus: cpus().length, cpuModel, memGiB: Math.round(totalmem() / 2 ** 30), node: process.versions.node, os: `${process.platform} ${process.arch}` },
+      options: { hosts: opts.hosts, concurrency: opts.concurrency, redfish: opts.redfish, floorPollMs: opts.floorPollMs, idleSeconds: opts.idleSeconds, phases },
+      metalflow: { ...mf, temporal, worker: workerFig, api: apiFig },
+      floor,
+      ratio,
+    };
+    const result: BenchResult = { ...partial, targets: evaluateTargets(partial) };
+    const out = opts.out ?? join(REPO_ROOT, 'bench', 'results', `${result.date.slice(0, 10)}-${result.commit}.json`);
+    mkdirSync(join(out, '..'), { recursive: true });
+    writeFileSync(out, `${JSON.stringify(result, null, 2)}\n`);
+    console.log(formatTable(result));
+    console.log(`\nJSON: ${out}`);
+  } finally {
+    await metalflow?.stop().catch(() => undefined);
+    for (const c of children) await c.stop().catch(() => undefined);
+    await proxy.stop().catch(() => undefined);
+    rmSync(secretDir, { recursive: true, force: true });
+    if (started.length > 0 && !opts.keepStack) {
+      log(`stopping the bench stack services this run started (${started.join(', ')})`);
+      try {
+        stack(['stop', ...started]);
+      } catch (err) {
+        log(`stack stop failed: ${String(err)}`);
+      }
+    }
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (err: unknown) => {
+    console.error(err instanceof Error ? (err.stack ?? err.message) : err);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,128 @@
+/**
+ * Figures read back from Temporal after a run: every execution whose ID starts
+ * with `host/<ns>/` (host runs and their operation children) from visibility,
+ * with start/close times and history lengths; and the enroll and provision
+ * children's histories for the first ActivityTaskStarted event.
+ */
+import { Connection, Client, type WorkflowExecutionInfo } from '@temporalio/client';
+import { pool, percentiles, type Percentiles } from './common';
+import type { ApiCall } from './metalflow';
+
+/** Temporal's default per-execution history limits (events). */
+export const HISTORY_LIMIT_EVENTS = 51_200;
+export const HISTORY_WARN_EVENTS = 10_240;
+
+export interface TemporalFigures {
+  executions: number;
+  /** Per operation kind, closeTime - startTime of the child workflow, ms. */
+  stepLatencyMs: Record<string, Percentiles | undefined>;
+  /** Operations per host lifecycle by kind (mean). */
+  operationsPerHost: Record<string, number>;
+  failedOperations: number;
+  /** All events of a host's lifecycle: its host workflow runs plus every operation child. */
+  historyEventsPerHost: Percentiles | undefined;
+  /** Events of the host workflow alone (all runs). */
+  hostWorkflowEventsPerHost: Percentiles | undefined;
+  /** Largest single run of any host workflow, and how many hosts continued as new. */
+  maxHostRunEvents: number;
+  hostsContinuedAsNew: number;
+  /** API call sent -> first ActivityTaskStarted of the operation the call caused, ms. */
+  apiToFirstActivityMs: {
+    create: { fromRequest?: Percentiles; fromResponse?: Percentiles };
+    setImage: { fromRequest?: Percentiles; fromResponse?: Percentiles };
+  };
+}
+
+const tsMs = (t: { seconds?: unknown; nanos?: number | null } | null | undefined): number | undefined => {
+  if (!t || t.seconds === undefined || t.seconds === null) return undefined;
+  return Number(t.seconds) * 1000 + Math.floor((t.nanos ?? 0) / 1e6);
+};
+
+export async function listExecutions(client: Client, namespace: string): Promise<WorkflowExecutionInfo[]> {
+  const out: WorkflowExecutionInfo[] = [];
+  for await (const wf of client.workflow.list({ query: `WorkflowId STARTS_WITH "host/${namespace}/"` })) out.push(wf);
+  return out;
+}
+
+export async function temporalFigures(address: string, namespace: string, calls: ApiCall[], hostCount: number): Promise<TemporalFigures> {
+  const connection = await Connection.connect({ address });
+  const client = new Client({ connection });
+  try {
+    const all = await listExecutions(client, namespace);
+    const hostPrefix = `host/${namespace}/`;
+    const byHost = new Map<string, { hostEvents: number; childEvents: number; runs: number; maxRun: number }>();
+    const latencies: Record<string, number[]> = {};
+    const opCounts: Record<string, number> = {};
+    let failedOperations = 0;
+    const firstChild = new Map<string, { enroll?: string; provision?: string }>();
+    for (const wf of all) {
+      const rest = wf.workflowId.slice(hostPrefix.length);
+      const [name, op] = rest.split('/');
+      if (!name) continue;
+      const h = byHost.get(name) ?? { hostEvents: 0, childEvents: 0, runs: 0, maxRun: 0 };
+      byHost.set(name, h);
+      const events = wf.historyLength ?? 0;
+      if (op === undefined) {
+        h.hostEvents += events;
+        h.runs += 1;
+        h.maxRun = Math.max(h.maxRun, events);
+        continue;
+      }
+      h.childEvents += events;
+      const m = /^(\d+)-(\w+)$/.exec(op);
+      if (!m) continue;
+      const kind = m[2]!;
+      opCounts[kind] = (opCounts[kind] ?? 0) + 1;
+      if (wf.status.name !== 'COMPLETED') failedOperations += 1;
+      else if (wf.closeTime) (latencies[kind] ??= []).push(wf.closeTime.getTime() - wf.startTime.getTime());
+      const f = firstChild.get(name) ?? {};
+      if (kind === 'enroll' && (!f.enroll || Number(m[1]) < Number(/\/(\d+)-/.exec(f.enroll)?.[1]))) f.enroll = wf.workflowId;
+      if (kind === 'provision' && (!f.provision || Number(m[1]) < Number(/\/(\d+)-/.exec(f.provision)?.[1]))) f.provision = wf.workflowId;
+      firstChild.set(name, f);
+    }
+
+    const firstActivity = async (workflowId: string): Promise<number | undefined> => {
+      const history = await client.workflow.getHandle(workflowId).fetchHistory();
+      const ev = (history.events ?? []).find((e) => e.activityTaskStartedEventAttributes);
+      return tsMs(ev?.eventTime as never);
+    };
+    const fromReq: Record<'create' | 'setImage', number[]> = { create: [], setImage: [] };
+    const fromRes: Record<'create' | 'setImage', number[]> = { create: [], setImage: [] };
+    const callOf = (host: string, phase: ApiCall['phase']): ApiCall | undefined => calls.find((c) => c.host === host && c.phase === phase);
+    const jobs: { host: string; kind: 'create' | 'setImage'; wf: string; call: ApiCall }[] = [];
+    for (const [host, f] of firstChild) {
+      const create = callOf(host, 'available');
+      const image = callOf(host, 'provisioned');
+      if (f.enroll && create) jobs.push({ host, kind: 'create', wf: f.enroll, call: create });
+      if (f.provision && image) jobs.push({ host, kind: 'setImage', wf: f.provision, call: image });
+    }
+    await pool(jobs, 8, async (j) => {
+      const t = await firstActivity(j.wf);
+      if (t === undefined) return;
+      fromReq[j.kind].push(t - j.call.sentAt);
+      fromRes[j.kind].push(t - j.call.respondedAt);
+    });
+
+    const hosts = [...byHost.values()];
+    const stepLatencyMs: Record<string, Percentiles | undefined> = {};
+    for (const [k, v] of Object.entries(latencies)) stepLatencyMs[k] = percentiles(v);
+    const operationsPerHost: Record<string, number> = {};
+    for (const [k, v] of Object.entries(opCounts)) operationsPerHost[k] = v / Math.max(1, hostCount);
+    return {
+      executions: all.length,
+      stepLatencyMs,
+      operationsPerHost,
+      failedOperations,
+      historyEventsPerHost: percentiles(hosts.map((h) => h.hostEvents + h.childEvents)),
+      hostWorkflowEventsPerHost: percentiles(hosts.map((h) => h.hostEvents)),
+      maxHostRunEvents: Math.max(0, ...hosts.map((h) => h.maxRun)),
+      hostsContinuedAsNew: hosts.filter((h) => h.runs > 1).length,
+      apiToFirstActivityMs: {
+        create: { fromRequest: percentiles(fromReq.create), fromResponse: percentiles(fromRes.create) },
+        setImage: { fromRequest: percentiles(fromReq.setImage), fromResponse: percentiles(fromRes.setImage) },
+      },
+    };
+  } finally {
+    await connection.close();
+  }
+}
