@@ -1,0 +1,3 @@
+export * from './client';
+export { runIpmitool, ipmitoolArgs, classifyIpmitoolFailure, type IpmitoolResult, type IpmiPrivilege } from './ipmitool';
+export { IpmiError } from '../errors';
