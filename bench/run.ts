@@ -259,7 +259,7 @@ async function main(): Promise<void> {
         cumulativeMs[p] = Date.now() - t0;
         cpuByPhase[p] = cpuDelta(cpu0, cpuNow());
         byPhase[p] = proxy.requests.length / opts.hosts;
-        for (const r of proxy.requests) kinds[requestKind(r)] = (kinds[requestKind(r)] ?? 0) + 1 / opts.hosts;
+        for (const r of proxy.requests) kinds[requestKind(r)] = (kinds[requestKind(r)] ?? 0) + 1;
         log(`${label}: ${p} after ${(phaseMs[p] / 1000).toFixed(1)} s (${byPhase[p].toFixed(1)} Ironic requests per host)`);
         await afterPhase?.(p);
       }
@@ -274,7 +274,7 @@ async function main(): Promise<void> {
         cumulativeMs,
         ironicRequestsPerHost: Object.values(byPhase).reduce((a, b) => a + b, 0),
         ironicRequestsPerHostByPhase: byPhase,
-        ironicRequestsPerHostByKind: kinds,
+        ironicRequestsPerHostByKind: Object.fromEntries(Object.entries(kinds).map(([k, v]) => [k, v / opts.hosts])),
         cpuSecondsByPhase: cpuByPhase,
       };
     };

@@ -1,0 +1,70 @@
+/**
+ * The benchmark still works: one run with 3 hosts on the bench stack's own
+ * ports (not the test stack's), checking the report's shape and that its
+ * figures are sane. Never a timed assertion: targets are the benchmark's
+ * business, not the suite's.
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { REPO_ROOT } from '../../config/env';
+import type { BenchResult } from '../../bench/report';
+
+const PHASES = ['available', 'provisioned', 'deprovisioned', 'gone'] as const;
+
+describe('npm run bench', () => {
+  it('drives 3 hosts through the lifecycle with metalflow and the floor and writes the report', () => {
+    const out = join(mkdtempSync(join(tmpdir(), 'mf-bench-')), 'result.json');
+    // bench/run.ts starts the bench stack (21233/21385/...) if it is not running and stops what it started.
+    const run = spawnSync(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'bench', 'run.ts'), '--hosts', '3', '--idle-seconds', '1', '--out', out], {
+      cwd: REPO_ROOT,
+      encoding: 'utf8',
+      timeout: 540_000,
+    });
+    if (run.status !== 0) throw new Error(`bench exited ${run.status ?? run.signal}:\n${run.stdout}\n${run.stderr}`);
+    expect(run.stdout).toContain('create -> available');
+    expect(run.stdout).toContain('targets');
+
+    const r = JSON.parse(readFileSync(out, 'utf8')) as BenchResult;
+    expect(r.options).toMatchObject({ hosts: 3, concurrency: 3, redfish: false });
+    expect(r.options.phases).toEqual([...PHASES]);
+    for (const p of PHASES) {
+      expect(r.metalflow.phaseMs[p]).toBeGreaterThan(0);
+      expect(r.floor.phaseMs[p]).toBeGreaterThan(0);
+      expect(r.ratio[p]).toBeGreaterThan(0);
+      expect(r.metalflow.cpuSecondsByPhase[p].temporal).toBeGreaterThanOrEqual(0);
+    }
+    expect(r.metalflow.cumulativeMs.gone).toBeGreaterThanOrEqual(r.metalflow.cumulativeMs.provisioned);
+    expect(r.metalflow.cumulativeMs.provisioned).toBeGreaterThanOrEqual(r.metalflow.cumulativeMs.available);
+
+    const t = r.metalflow.temporal;
+    expect(t.failedOperations).toBe(0);
+    for (const op of ['enroll', 'inspect', 'prepare', 'provision', 'deprovision', 'delete']) {
+      expect(t.stepLatencyMs[op]?.n, op).toBe(3);
+      expect(t.stepLatencyMs[op]!.p50, op).toBeGreaterThan(0);
+      expect(t.operationsPerHost[op], op).toBe(1);
+    }
+    expect(t.apiToFirstActivityMs.create.fromRequest?.n).toBe(3);
+    expect(t.apiToFirstActivityMs.create.fromRequest!.p99).toBeGreaterThan(0);
+    expect(t.historyEventsPerHost!.mean).toBeGreaterThan(t.hostWorkflowEventsPerHost!.mean);
+    expect(t.maxHostRunEvents).toBeGreaterThan(10);
+
+    // Same Ironic verbs on both sides; only poll reads may differ.
+    for (const d of [r.metalflow, r.floor]) {
+      expect(d.ironicRequestsPerHost).toBeGreaterThan(10);
+      expect(d.ironicRequestsPerHostByKind['POST /v1/nodes']).toBe(1);
+      expect(d.ironicRequestsPerHostByKind['DELETE /v1/nodes/{node}']).toBe(1);
+    }
+    expect(r.floor.ironicRequestsPerHostByKind['PUT /v1/nodes/{node}/states/provision']).toBe(
+      r.metalflow.ironicRequestsPerHostByKind['PUT /v1/nodes/{node}/states/provision'],
+    );
+
+    expect(r.metalflow.worker.peakRssMiB).toBeGreaterThan(20);
+    expect(r.metalflow.worker.cpuSeconds).toBeGreaterThan(0);
+    expect(r.metalflow.api.peakRssMiB).toBeGreaterThan(20);
+    expect(r.metalflow.api.cpuSeconds).toBeGreaterThan(0);
+    expect(r.targets.map((x) => x.name)).toContain('API call -> first activity p99');
+  }, 600_000);
+});
