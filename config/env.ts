@@ -21,6 +21,8 @@ export interface MetalflowConfig {
   apiHost: string;
   apiPort: number;
   workflowBundle?: string;
+  /** Kubernetes mode: secrets come from Kubernetes and hosts' status is written back. */
+  kubeconfig?: string;
 }
 
 function int(name: string, value: string | undefined, fallback: number): number {
@@ -51,5 +53,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): MetalflowConfi
     apiHost: env.METALFLOW_API_HOST ?? '127.0.0.1',
     apiPort: int('METALFLOW_API_PORT', env.METALFLOW_API_PORT, 8080),
     workflowBundle: env.METALFLOW_WORKFLOW_BUNDLE || undefined,
+    kubeconfig: env.METALFLOW_KUBECONFIG || undefined,
   };
 }

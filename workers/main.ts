@@ -4,12 +4,21 @@ import { loadConfig } from '../config/env';
 import { IronicClient } from '../activities/ironic/client';
 import { LocalSecretStore, loadSecretKey } from '../activities/secrets/local-store';
 import { createWorker } from './worker';
+import { KubeConfig } from '@kubernetes/client-node';
+import { KubeRest } from '../activities/kubernetes/kube-rest';
+import { KubernetesSecretReader } from '../activities/kubernetes/secrets';
 
 const config = loadConfig();
 const key = loadSecretKey({ key: config.secretKey, keyFile: config.secretKeyFile, createIfMissing: true });
 const ironic = new IronicClient({ url: config.ironicUrl, basicAuth: config.ironicBasicAuth });
 // Fail at start, not at the first host, when Ironic is missing or too old.
 await ironic.microversion();
+let kubernetes: KubeRest | undefined;
+if (config.kubeconfig) {
+  const kc = new KubeConfig();
+  kc.loadFromFile(config.kubeconfig);
+  kubernetes = await KubeRest.create(kc);
+}
 const connection = await NativeConnection.connect({ address: config.temporalAddress });
 const worker = await createWorker(
   {
@@ -17,8 +26,10 @@ const worker = await createWorker(
     namespace: config.temporalNamespace,
     taskQueue: config.taskQueue,
     ironic,
-    secrets: new LocalSecretStore(config.secretDir, key),
+    // In Kubernetes mode Metal3's Secrets are the only source of credentials and user data.
+    secrets: kubernetes ? new KubernetesSecretReader(kubernetes) : new LocalSecretStore(config.secretDir, key),
     inspection: config.inspection,
+    kubernetes,
   },
   // A prebuilt workflow bundle skips bundling at start (tests restart workers often).
   config.workflowBundle ? { workflowBundle: { codePath: config.workflowBundle }, workflowsPath: undefined } : {},

@@ -6,6 +6,8 @@
 import { fileURLToPath } from 'node:url';
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import { createIronicActivities, type IronicActivityDeps } from '../activities/ironic-activities';
+import { createKubernetesActivities } from '../activities/kubernetes/host-status';
+import type { KubeRest } from '../activities/kubernetes/kube-rest';
 
 export const WORKFLOWS_PATH = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
 
@@ -13,6 +15,8 @@ export interface WorkerDeps extends IronicActivityDeps {
   connection: NativeConnection;
   namespace: string;
   taskQueue: string;
+  /** When set, hosts driven by the Kubernetes shim get their status written back. */
+  kubernetes?: KubeRest;
 }
 
 export async function createWorker(
@@ -24,7 +28,10 @@ export async function createWorker(
     namespace: deps.namespace,
     taskQueue: deps.taskQueue,
     workflowsPath: WORKFLOWS_PATH,
-    activities: createIronicActivities(deps),
+    activities: {
+      ...createIronicActivities(deps),
+      ...(deps.kubernetes ? createKubernetesActivities({ rest: deps.kubernetes }) : {}),
+    },
     ...overrides,
   });
 }

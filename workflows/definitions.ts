@@ -26,12 +26,15 @@ export interface HostWorkflowOptions {
   maxErrorBackoffSeconds: number;
   /** Continue-as-new after this many history events (Temporal suggests it earlier on its own). */
   maxHistoryEvents: number;
+  /** Write status and Events back to the host's BareMetalHost object (set by the Kubernetes shim). */
+  publishStatus: boolean;
 }
 
 export const DEFAULT_HOST_OPTIONS: HostWorkflowOptions = {
   errorBackoffSeconds: 10,
   maxErrorBackoffSeconds: 600,
   maxHistoryEvents: 4000,
+  publishStatus: false,
 };
 
 /** Everything the host workflow carries, and hands to its next run on continue-as-new. */

@@ -10,7 +10,9 @@ import {
   condition,
   continueAsNew,
   executeChild,
+  log,
   ParentClosePolicy,
+  proxyActivities,
   setHandler,
   upsertSearchAttributes,
   workflowInfo,
@@ -37,6 +39,15 @@ import {
 } from './definitions';
 import { decide, ERROR_TYPE_OF, nextStateAfter, registrationFingerprint, specConflict } from './decide';
 import { OPERATION_WORKFLOWS, type OperationOutcome } from './operations';
+import type { HostEvent, KubernetesActivities } from '../activities/kubernetes/host-status';
+
+const kube = proxyActivities<KubernetesActivities>({
+  startToCloseTimeout: '1 minute',
+  retry: { initialInterval: '1 second', maximumInterval: '30 seconds', maximumAttempts: 10 },
+});
+
+const reasonOf = (text: string): string =>
+  text.replace(/(^|\s)(\w)/g, (_m, _sp: string, c: string) => c.toUpperCase()).replace(/\s/g, '');
 
 const MAX_OPERATION_RECORDS = 50;
 
@@ -94,6 +105,17 @@ export async function hostWorkflow(input: HostWorkflowInput): Promise<HostView> 
     s.status.provisioning.state = state;
     s.status.lastUpdated = now();
     publish();
+  };
+
+  /** Writes the status (and an Event) back to Kubernetes when this host is driven by the shim. */
+  const sync = async (event?: HostEvent): Promise<void> => {
+    if (!s.options.publishStatus) return;
+    try {
+      await kube.publishHostStatus({ ref: s.ref, status: s.status, event });
+    } catch (err) {
+      // The host's work goes on; the next transition publishes the whole status again.
+      log.warn('could not publish host status', { error: failureMessage(err) });
+    }
   };
 
   setHandler(hostViewQuery, view);
@@ -187,9 +209,11 @@ export async function hostWorkflow(input: HostWorkflowInput): Promise<HostView> 
       s.status.errorMessage = '';
       s.status.errorCount = 0;
       s.status.operationalStatus = 'OK';
-      setState(nextStateAfter(op, state, s));
+      const next = nextStateAfter(op, state, s);
+      setState(next);
       s.status.lastUpdated = record.endedAt;
       publish();
+      await sync({ type: 'Normal', reason: `${reasonOf(op)}Succeeded`, message: `${op} succeeded; provisioning state ${next || 'unmanaged'}` });
       return true;
     } catch (err) {
       record.outcome = 'failed';
@@ -204,6 +228,7 @@ export async function hostWorkflow(input: HostWorkflowInput): Promise<HostView> 
       s.status.operationalStatus = 'error';
       s.status.lastUpdated = record.endedAt;
       publish();
+      await sync({ type: 'Warning', reason: reasonOf(s.status.errorType ?? 'error'), message: record.error });
       await backoff();
       return false;
     } finally {
@@ -244,7 +269,11 @@ export async function hostWorkflow(input: HostWorkflowInput): Promise<HostView> 
     const decision = decide(s);
     if (decision.kind === 'finish') break;
     if (decision.kind === 'operation') {
+      const before = s.status.provisioning.state;
       setState(decision.state);
+      if (before !== decision.state) {
+        await sync({ type: 'Normal', reason: 'StateChanged', message: `provisioning state ${before || 'unmanaged'} → ${decision.state}` });
+      }
       const succeeded = await runOperation(decision.op, decision.state);
       if (decision.op === 'delete' && succeeded) break;
       continue;

@@ -1,0 +1,110 @@
+/**
+ * Writes a host's status back to its BareMetalHost (merge patch on /status),
+ * records a Kubernetes Event for each transition and error, and keeps the
+ * HardwareData object named like the host in step with inspection results.
+ */
+import { ApplicationFailure } from '@temporalio/activity';
+import type { HostRef, HostStatus } from '../../types/host';
+import { FAILURE } from '../../types/failures';
+import { KubeError, type KubeRest } from './kube-rest';
+
+const GROUP = '/apis/metal3.io/v1alpha1';
+
+export interface HostEvent {
+  type: 'Normal' | 'Warning';
+  reason: string;
+  message: string;
+}
+
+interface Owner {
+  metadata: { uid: string; name: string; namespace: string };
+  status?: Record<string, unknown>;
+}
+
+type Json = Record<string, unknown>;
+const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** A JSON merge patch turning `current` into `desired`: keys that disappeared become null. */
+export function mergePatchFor(current: unknown, desired: Json): Json {
+  const patch: Json = { ...desired };
+  if (!isObject(current)) return patch;
+  for (const [key, value] of Object.entries(current)) {
+    if (!(key in desired)) patch[key] = null;
+    else if (isObject(value) && isObject(desired[key])) patch[key] = mergePatchFor(value, desired[key] as Json);
+  }
+  return patch;
+}
+
+export function createKubernetesActivities(deps: { rest: KubeRest; component?: string }) {
+  const { rest } = deps;
+  const component = deps.component ?? 'metalflow';
+
+  const transient = (err: unknown): never => {
+    if (err instanceof KubeError && err.status >= 400 && err.status < 500 && err.status !== 409 && err.status !== 429) {
+      throw ApplicationFailure.nonRetryable(err.message, FAILURE.ironicRejected);
+    }
+    throw ApplicationFailure.retryable((err as Error).message, FAILURE.transient);
+  };
+
+  async function recordEvent(owner: Owner, event: HostEvent): Promise<void> {
+    const now = new Date().toISOString();
+    await rest.call('POST', `/api/v1/namespaces/${owner.metadata.namespace}/events`, {
+      body: {
+        apiVersion: 'v1',
+        kind: 'Event',
+        metadata: { generateName: `${owner.metadata.name}.`, namespace: owner.metadata.namespace },
+        involvedObject: { apiVersion: 'metal3.io/v1alpha1', kind: 'BareMetalHost', name: owner.metadata.name, namespace: owner.metadata.namespace, uid: owner.metadata.uid },
+        reason: event.reason,
+        message: event.message,
+        type: event.type,
+        source: { component },
+        reportingComponent: component,
+        reportingInstance: component,
+        firstTimestamp: now,
+        lastTimestamp: now,
+        count: 1,
+      },
+    });
+  }
+
+  async function upsertHardwareData(owner: Owner, status: HostStatus): Promise<void> {
+    if (!status.hardware) return;
+    const path = `${GROUP}/namespaces/${owner.metadata.namespace}/hardwaredata`;
+    const body = {
+      apiVersion: 'metal3.io/v1alpha1',
+      kind: 'HardwareData',
+      metadata: {
+        name: owner.metadata.name,
+        namespace: owner.metadata.namespace,
+        ownerReferences: [{ apiVersion: 'metal3.io/v1alpha1', kind: 'BareMetalHost', name: owner.metadata.name, uid: owner.metadata.uid }],
+      },
+      spec: { hardware: status.hardware },
+    };
+    try {
+      await rest.call('PATCH', `${path}/${owner.metadata.name}`, { body: { spec: body.spec }, contentType: 'application/merge-patch+json' });
+    } catch (err) {
+      if (!(err instanceof KubeError && err.status === 404)) throw err;
+      await rest.call('POST', path, { body });
+    }
+  }
+
+  /** Publishes the status; a host whose object is gone is not an error (it is being deleted). */
+  async function publishHostStatus(input: { ref: HostRef; status: HostStatus; event?: HostEvent }): Promise<{ published: boolean }> {
+    const path = `${GROUP}/namespaces/${input.ref.namespace}/baremetalhosts/${input.ref.name}`;
+    try {
+      const owner = await rest.call<Owner>('GET', path);
+      const status = mergePatchFor(owner.status, input.status as unknown as Json);
+      await rest.call('PATCH', `${path}/status`, { body: { status }, contentType: 'application/merge-patch+json' });
+      await upsertHardwareData(owner, input.status);
+      if (input.event) await recordEvent(owner, input.event);
+      return { published: true };
+    } catch (err) {
+      if (err instanceof KubeError && err.status === 404) return { published: false };
+      return transient(err);
+    }
+  }
+
+  return { publishHostStatus };
+}
+
+export type KubernetesActivities = ReturnType<typeof createKubernetesActivities>;

@@ -1,0 +1,89 @@
+/**
+ * The few Kubernetes API calls the shim makes, authenticated and trusted the
+ * way the kubeconfig says (through @kubernetes/client-node's KubeConfig), with
+ * every request counted so tests can check the controller does not list per event.
+ */
+import { KubeConfig, Watch } from '@kubernetes/client-node';
+import { Agent, request, type Dispatcher } from 'undici';
+
+export class KubeError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+    readonly reason?: string,
+  ) {
+    super(message);
+    this.name = 'KubeError';
+  }
+}
+
+export interface KubeRequest {
+  query?: Record<string, string | number | boolean | undefined>;
+  body?: unknown;
+  /** e.g. application/merge-patch+json for merge patches. */
+  contentType?: string;
+}
+
+export class KubeRest {
+  /** Requests made, by verb and path without query: tests read this. */
+  readonly counts = new Map<string, number>();
+  readonly watch: Watch;
+
+  private constructor(
+    readonly kc: KubeConfig,
+    private readonly server: string,
+    private readonly headers: Record<string, string>,
+    private readonly dispatcher: Dispatcher,
+  ) {
+    this.watch = new Watch(kc);
+  }
+
+  static async create(kc: KubeConfig): Promise<KubeRest> {
+    const cluster = kc.getCurrentCluster();
+    if (!cluster) throw new Error('the kubeconfig has no current cluster');
+    const opts: { ca?: Buffer | string; cert?: Buffer | string; key?: Buffer | string; headers?: Record<string, string>; rejectUnauthorized?: boolean } = {};
+    await kc.applyToHTTPSOptions(opts as never);
+    const dispatcher = new Agent({
+      connect: { ca: opts.ca, cert: opts.cert, key: opts.key, rejectUnauthorized: !cluster.skipTLSVerify },
+      connections: 16,
+    });
+    return new KubeRest(kc, cluster.server.replace(/\/+$/, ''), { ...(opts.headers ?? {}) }, dispatcher);
+  }
+
+  count(key: string): number {
+    return this.counts.get(key) ?? 0;
+  }
+
+  async call<T>(method: Dispatcher.HttpMethod, path: string, req: KubeRequest = {}): Promise<T> {
+    const key = `${method} ${path}`;
+    this.counts.set(key, this.count(key) + 1);
+    const qs = Object.entries(req.query ?? {})
+      .filter(([, v]) => v !== undefined)
+      .map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(String(v))}`)
+      .join('&');
+    const headers: Record<string, string> = { ...this.headers, accept: 'application/json' };
+    if (req.body !== undefined) headers['content-type'] = req.contentType ?? 'application/json';
+    const res = await request(`${this.server}${path}${qs ? `?${qs}` : ''}`, {
+      method,
+      headers,
+      body: req.body === undefined ? undefined : JSON.stringify(req.body),
+      dispatcher: this.dispatcher,
+      headersTimeout: 30_000,
+      bodyTimeout: 60_000,
+    });
+    const text = await res.body.text();
+    if (res.statusCode >= 300) {
+      let message = text;
+      let reason: string | undefined;
+      try {
+        const status = JSON.parse(text) as { message?: string; reason?: string };
+        message = status.message ?? text;
+        reason = status.reason;
+      } catch {
+        // not a Status object
+      }
+      throw new KubeError(res.statusCode, `${method} ${path}: ${res.statusCode} ${message}`, reason);
+    }
+    return (text ? JSON.parse(text) : undefined) as T;
+  }
+}

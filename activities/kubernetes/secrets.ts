@@ -1,0 +1,20 @@
+/** Secrets read from Kubernetes at the moment of use (Metal3's credentialsName, userData, ...). */
+import { KubeError, type KubeRest } from './kube-rest';
+import type { SecretData, SecretReader } from '../secrets/secret-store';
+
+export class KubernetesSecretReader implements SecretReader {
+  constructor(private readonly rest: KubeRest) {}
+
+  async read(namespace: string, name: string): Promise<SecretData | undefined> {
+    let secret: { data?: Record<string, string>; stringData?: Record<string, string> };
+    try {
+      secret = await this.rest.call('GET', `/api/v1/namespaces/${namespace}/secrets/${name}`);
+    } catch (err) {
+      if (err instanceof KubeError && err.status === 404) return undefined;
+      throw err;
+    }
+    const out: SecretData = {};
+    for (const [k, v] of Object.entries(secret.data ?? {})) out[k] = Buffer.from(v, 'base64').toString('utf8');
+    return out;
+  }
+}

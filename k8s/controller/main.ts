@@ -1,0 +1,66 @@
+/**
+ * The Kubernetes shim: watches BareMetalHosts and hands them to their host
+ * workflows. Run it with METALFLOW_KUBECONFIG (or in-cluster) and the same
+ * Temporal settings as the worker. Only the lease holder drives hosts.
+ */
+import { hostname } from 'node:os';
+import { KubeConfig } from '@kubernetes/client-node';
+import { Client, Connection } from '@temporalio/client';
+import { loadConfig } from '../../config/env';
+import { KubeRest } from '../../activities/kubernetes/kube-rest';
+import { Informer } from './informer';
+import { LeaderElector } from './leader';
+import { BMH_PATH, Reconciler, type BareMetalHost } from './reconciler';
+import { WorkQueue } from './work-queue';
+
+const config = loadConfig();
+const log = (m: string): void => console.log(`[controller] ${m}`);
+const kc = new KubeConfig();
+if (config.kubeconfig) kc.loadFromFile(config.kubeconfig);
+else kc.loadFromCluster();
+const rest = await KubeRest.create(kc);
+const connection = await Connection.connect({ address: config.temporalAddress });
+const client = new Client({ connection, namespace: config.temporalNamespace });
+
+const identity = process.env.METALFLOW_CONTROLLER_ID ?? `${hostname()}-${process.pid}`;
+const elector = new LeaderElector(rest, {
+  namespace: process.env.METALFLOW_LEASE_NAMESPACE ?? 'default',
+  name: 'metalflow-controller',
+  identity,
+  leaseSeconds: Number(process.env.METALFLOW_LEASE_SECONDS ?? 15),
+});
+log(`${identity} waiting for the lease`);
+await elector.acquire(() => {
+  // Another replica may already be driving hosts: stop at once, let the Deployment restart us.
+  log('lost the lease; exiting');
+  process.exit(1);
+});
+log(`${identity} holds the lease`);
+
+let informer: Informer<BareMetalHost>;
+const queue = new WorkQueue((key) => reconciler.reconcile(key), {
+  maxQueued: 10_000,
+  concurrency: Number(process.env.METALFLOW_CONTROLLER_CONCURRENCY ?? 16),
+  baseBackoffMs: 500,
+  maxBackoffMs: 60_000,
+});
+const reconciler: Reconciler = new Reconciler({
+  rest,
+  client,
+  taskQueue: config.taskQueue,
+  get: (key) => informer.cache.get(key),
+  requeueAfter: (key, ms) => queue.addAfter(key, ms),
+  log,
+});
+informer = new Informer<BareMetalHost>(rest, BMH_PATH, (key) => queue.add(key), { log });
+await informer.start();
+log(`watching ${informer.cache.size} BareMetalHosts`);
+
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    informer.stop();
+    queue.stop();
+    elector.stop();
+    void connection.close().then(() => process.exit(0));
+  });
+}

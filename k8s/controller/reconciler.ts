@@ -1,0 +1,147 @@
+/**
+ * Reconciles one BareMetalHost: finalizer on first sight, the desired spec to
+ * the host's workflow (update-with-start, idempotent), deletion handed to the
+ * workflow with the finalizer removed only once the workflow says the host is
+ * gone. Invalid specs and annotations are reported on the object and change
+ * nothing else. No durable state lives here: everything is re-derived from
+ * the object and the workflow.
+ */
+import { WithStartWorkflowOperation, WorkflowNotFoundError, type Client } from '@temporalio/client';
+import { formatFieldErrors, type FieldError } from '../../types/field-error';
+import type { HostRef, HostSpec, HostStatus } from '../../types/host';
+import { hostWorkflowId } from '../../types/host-ref';
+import { validateHostSpec } from '../../types/validate';
+import { applySpecUpdate, deleteHostUpdate, type HostWorkflowOptions } from '../../workflows/definitions';
+import type { hostWorkflow } from '../../workflows/host';
+import type { KubeRest } from '../../activities/kubernetes/kube-rest';
+import { parseAnnotations } from './annotations';
+import type { KubeObject } from './informer';
+
+export const FINALIZER = 'baremetalhost.metal3.io';
+export const BMH_PATH = '/apis/metal3.io/v1alpha1/baremetalhosts';
+const MERGE = 'application/merge-patch+json';
+
+export interface BareMetalHost extends KubeObject {
+  spec?: unknown;
+  status?: Partial<HostStatus>;
+}
+
+export interface ReconcilerDeps {
+  rest: KubeRest;
+  client: Client;
+  taskQueue: string;
+  hostOptions?: Partial<HostWorkflowOptions>;
+  get: (key: string) => BareMetalHost | undefined;
+  requeueAfter: (key: string, ms: number) => void;
+  log?: (message: string) => void;
+}
+
+export class Reconciler {
+  /** What was last handed to each workflow; only saves repeat updates, so losing it is harmless. */
+  private readonly applied = new Map<string, string>();
+
+  constructor(private readonly deps: ReconcilerDeps) {}
+
+  private objectPath(ref: HostRef): string {
+    return `/apis/metal3.io/v1alpha1/namespaces/${ref.namespace}/baremetalhosts/${ref.name}`;
+  }
+
+  private async workflowRunning(ref: HostRef): Promise<boolean> {
+    try {
+      const d = await this.deps.client.workflow.getHandle(hostWorkflowId(ref)).describe();
+      return d.status.name === 'RUNNING';
+    } catch (err) {
+      if (err instanceof WorkflowNotFoundError) return false;
+      throw err;
+    }
+  }
+
+  async reconcile(key: string): Promise<void> {
+    const obj = this.deps.get(key);
+    if (!obj) {
+      this.applied.delete(key);
+      return;
+    }
+    const ref: HostRef = { namespace: obj.metadata.namespace ?? 'default', name: obj.metadata.name };
+    const finalizers = obj.metadata.finalizers ?? [];
+
+    if (obj.metadata.deletionTimestamp) {
+      if (!finalizers.includes(FINALIZER)) return;
+      if (await this.workflowRunning(ref)) {
+        await this.deps.client.workflow.getHandle(hostWorkflowId(ref)).executeUpdate(deleteHostUpdate);
+        this.deps.requeueAfter(key, 1000);
+        return;
+      }
+      await this.deps.rest.call('PATCH', this.objectPath(ref), {
+        body: { metadata: { finalizers: finalizers.filter((f) => f !== FINALIZER), resourceVersion: obj.metadata.resourceVersion } },
+        contentType: MERGE,
+      });
+      this.applied.delete(key);
+      return;
+    }
+
+    if (!finalizers.includes(FINALIZER)) {
+      // The resulting watch event brings the host back with its finalizer.
+      await this.deps.rest.call('PATCH', this.objectPath(ref), {
+        body: { metadata: { finalizers: [...finalizers, FINALIZER], resourceVersion: obj.metadata.resourceVersion } },
+        contentType: MERGE,
+      });
+      return;
+    }
+
+    const annotations = parseAnnotations(obj.metadata.annotations);
+    if (annotations.errors.length > 0) {
+      await this.reportInvalid(obj, ref, 'InvalidAnnotation', annotations.errors);
+      return;
+    }
+    if (annotations.value.paused) return;
+
+    const valid = validateHostSpec(ref, obj.spec);
+    if (!valid.ok) {
+      await this.reportInvalid(obj, ref, 'InvalidSpec', valid.errors);
+      return;
+    }
+    const fingerprint = JSON.stringify(valid.value.spec);
+    if (this.applied.get(key) === fingerprint) return;
+    await this.apply(ref, valid.value.spec);
+    this.applied.set(key, fingerprint);
+  }
+
+  private async apply(ref: HostRef, spec: HostSpec): Promise<void> {
+    const startWorkflowOperation = new WithStartWorkflowOperation<typeof hostWorkflow>('hostWorkflow', {
+      workflowId: hostWorkflowId(ref),
+      taskQueue: this.deps.taskQueue,
+      args: [{ ref, options: { ...this.deps.hostOptions, publishStatus: true } }],
+      workflowIdConflictPolicy: 'USE_EXISTING',
+    });
+    // A Conflict (a change the running operation depends on) throws: the queue retries with backoff.
+    await this.deps.client.workflow.executeUpdateWithStart(applySpecUpdate, { args: [spec], startWorkflowOperation });
+  }
+
+  /** Puts the problem on the object (status and an Event) once; nothing else about the host changes. */
+  private async reportInvalid(obj: BareMetalHost, ref: HostRef, reason: string, errors: FieldError[]): Promise<void> {
+    const message = formatFieldErrors(errors);
+    if (obj.status?.operationalStatus === 'error' && obj.status.errorMessage === message) return;
+    this.deps.log?.(`${ref.namespace}/${ref.name}: ${message}`);
+    await this.deps.rest.call('PATCH', `${this.objectPath(ref)}/status`, {
+      body: { status: { operationalStatus: 'error', errorMessage: message } },
+      contentType: MERGE,
+    });
+    const now = new Date().toISOString();
+    await this.deps.rest.call('POST', `/api/v1/namespaces/${ref.namespace}/events`, {
+      body: {
+        apiVersion: 'v1',
+        kind: 'Event',
+        metadata: { generateName: `${ref.name}.`, namespace: ref.namespace },
+        involvedObject: { apiVersion: 'metal3.io/v1alpha1', kind: 'BareMetalHost', name: ref.name, namespace: ref.namespace, uid: obj.metadata.uid },
+        reason,
+        message,
+        type: 'Warning',
+        source: { component: 'metalflow-controller' },
+        firstTimestamp: now,
+        lastTimestamp: now,
+        count: 1,
+      },
+    });
+  }
+}
