@@ -6,6 +6,7 @@
  *
  *   npx tsx k8s/generate-crds.ts           write k8s/crds/*.yaml
  *   npx tsx k8s/generate-crds.ts --check   exit 1 if the committed files differ
+ *   ... [--dir DIR]                        write or check DIR instead of k8s/crds
  *
  * TypeBox JSON Schema → Kubernetes structural schema:
  *   - `$id`, `$schema` and TypeBox's symbol keys ([Kind], [OptionalKind]) are dropped;
@@ -453,24 +454,29 @@ export function toYaml(docs: unknown[]): string {
 
 // ------------------------------------------------------------------ main ----
 
-export function generatedFiles(): Record<string, string> {
+export function generatedFiles(dir = CRD_DIR): Record<string, string> {
   return {
-    [join(CRD_DIR, `${GROUP}_baremetalhosts.yaml`)]: toYaml([bareMetalHostCrd()]),
-    [join(CRD_DIR, `${GROUP}_hardwaredata.yaml`)]: toYaml([hardwareDataCrd()]),
-    [join(CRD_DIR, `${GROUP}_baremetalhosts_policy.yaml`)]: toYaml(secretNamespacePolicy()),
+    [join(dir, `${GROUP}_baremetalhosts.yaml`)]: toYaml([bareMetalHostCrd()]),
+    [join(dir, `${GROUP}_hardwaredata.yaml`)]: toYaml([hardwareDataCrd()]),
+    [join(dir, `${GROUP}_baremetalhosts_policy.yaml`)]: toYaml(secretNamespacePolicy()),
   };
 }
 
 function main(argv: string[]): number {
-  const check = argv.includes('--check');
-  const unknown = argv.filter((a) => a !== '--check');
-  if (unknown.length > 0) {
-    console.error(`generate-crds: unknown argument(s) ${unknown.join(' ')} (usage: generate-crds.ts [--check])`);
-    return 2;
+  let check = false;
+  let dir = CRD_DIR;
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (arg === '--check') check = true;
+    else if (arg === '--dir' && argv[i + 1] !== undefined) dir = resolve(argv[++i]!);
+    else {
+      console.error(`generate-crds: unexpected argument ${arg} (usage: generate-crds.ts [--check] [--dir DIR])`);
+      return 2;
+    }
   }
   const repo = join(K8S_DIR, '..');
   let stale = 0;
-  for (const [file, text] of Object.entries(generatedFiles())) {
+  for (const [file, text] of Object.entries(generatedFiles(dir))) {
     const rel = relative(repo, file);
     let current: string | undefined;
     try {

@@ -1,0 +1,320 @@
+/**
+ * The generated CRDs, admission policy, RBAC and Deployment on a real
+ * kube-apiserver (built from k8s.io/kubernetes by scripts/kube-build.sh, run by
+ * scripts/kube.sh). No controller runs here: these tests are about what the API
+ * server accepts, rejects and prints.
+ *
+ *   METALFLOW_TEST_NO_STACK=1 npx vitest run test/k8s
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { REPO_ROOT } from '../../config/env';
+import { BOOT_MODES } from '../../types/host';
+import { bareMetalHostSchema, hardwareDataSchema, POLICY_NAME } from '../../k8s/generate-crds';
+import { KUBE_BUILD_TIMEOUT_MS, kubectl, kubePaths, useKube, waitFor, type KubeLease } from './kube-harness';
+
+const FIXTURES = join(REPO_ROOT, 'test', 'k8s', 'fixtures');
+const fixture = (name: string): string => join(FIXTURES, name);
+const NS = `crd-${process.pid}-${Date.now().toString(36)}`;
+const OTHER_NS = `${NS}-other`;
+const SA = 'system:serviceaccount:metalflow-system:metalflow-controller';
+
+const bmh = (name: string, spec: Record<string, unknown>): string =>
+  JSON.stringify({ apiVersion: 'metal3.io/v1alpha1', kind: 'BareMetalHost', metadata: { name }, spec });
+const baseSpec = (mac = '00:5c:52:31:3a:01'): Record<string, unknown> => ({
+  online: true,
+  bootMACAddress: mac,
+  bmc: { address: 'ipmi://192.168.122.1:6233', credentialsName: 'host-0-bmc-secret' },
+});
+/** `kubectl apply` of an inline manifest in the test namespace. */
+const apply = (manifest: string, ...extra: string[]) =>
+  kubectl(['apply', '-n', NS, ...extra, '-f', '-'], { input: manifest, check: false });
+
+let kube: KubeLease | undefined;
+
+beforeAll(() => {
+  kube = useKube();
+  kubectl(['apply', '-f', join(REPO_ROOT, 'k8s', 'crds'), '-f', join(REPO_ROOT, 'k8s', 'rbac.yaml')]);
+  kubectl(['wait', '--for=condition=Established', '--timeout=60s', 'crd/baremetalhosts.metal3.io', 'crd/hardwaredata.metal3.io']);
+  kubectl(['create', 'namespace', NS]);
+  kubectl(['create', 'namespace', OTHER_NS]);
+}, KUBE_BUILD_TIMEOUT_MS);
+
+afterAll(() => {
+  // Without a controller-manager a deleted namespace never finishes
+  // terminating; delete the hosts (no finalizers here) and leave the namespaces.
+  if (kube) kubectl(['delete', 'bmh,hardwaredata,secrets', '--all', '-n', NS, '--wait=false'], { check: false });
+  kube?.release();
+}, 180_000);
+
+describe('generated CRDs', () => {
+  it('--check passes on the committed files', () => {
+    const r = spawnSync('npx', ['tsx', 'k8s/generate-crds.ts', '--check'], { cwd: REPO_ROOT, encoding: 'utf8' });
+    expect(r.stderr.replace(/^npm warn.*\n/gm, '')).toBe('');
+    expect(r.status).toBe(0);
+    expect(r.stdout).toContain('metal3.io_baremetalhosts.yaml up to date');
+    expect(r.stdout).toContain('metal3.io_hardwaredata.yaml up to date');
+  });
+
+  it('--check fails when a file differs from the schema', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'crds-'));
+    try {
+      const gen = (...a: string[]) =>
+        spawnSync('npx', ['tsx', 'k8s/generate-crds.ts', '--dir', dir, ...a], { cwd: REPO_ROOT, encoding: 'utf8' });
+      expect(gen().status).toBe(0);
+      expect(gen('--check').status).toBe(0);
+      const file = join(dir, 'metal3.io_baremetalhosts.yaml');
+      writeFileSync(file, readFileSync(file, 'utf8').replace('- UEFISecureBoot\n', ''));
+      const r = gen('--check');
+      expect(r.status).toBe(1);
+      expect(r.stderr).toContain('metal3.io_baremetalhosts.yaml differs from types/host.ts');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('the API server stores the generated schemas unchanged (structural, nothing dropped)', () => {
+    const stored = (crd: string) =>
+      JSON.parse(kubectl(['get', 'crd', crd, '-o', 'json']).stdout).spec.versions[0].schema.openAPIV3Schema;
+    expect(stored('baremetalhosts.metal3.io')).toEqual(bareMetalHostSchema());
+    expect(stored('hardwaredata.metal3.io')).toEqual(hardwareDataSchema());
+    const crd = JSON.parse(kubectl(['get', 'crd', 'baremetalhosts.metal3.io', '-o', 'json']).stdout);
+    expect(crd.spec.names).toMatchObject({ kind: 'BareMetalHost', plural: 'baremetalhosts', shortNames: ['bmh', 'bmhost'] });
+    expect(crd.spec.versions[0].subresources).toEqual({ status: {} });
+    const conditions = Object.fromEntries(crd.status.conditions.map((c: { type: string; status: string }) => [c.type, c.status]));
+    expect(conditions).toMatchObject({ NamesAccepted: 'True', Established: 'True', NonStructuralSchema: undefined });
+  });
+});
+
+describe('Metal3 user-guide manifests', () => {
+  it('apply unchanged: a minimal host, then the same host with an image and user data', () => {
+    let r = kubectl(['apply', '-n', NS, '-f', fixture('host-minimal.yaml')]);
+    expect(r.stdout).toContain('baremetalhost.metal3.io/host-0 created');
+    r = kubectl(['apply', '-n', NS, '-f', fixture('host-provisioned.yaml')]);
+    expect(r.stdout).toContain('baremetalhost.metal3.io/host-0 configured');
+    const host = JSON.parse(kubectl(['get', 'bmh', 'host-0', '-n', NS, '-o', 'json']).stdout);
+    expect(host.spec).toEqual({
+      online: true,
+      bootMACAddress: '00:5c:52:31:3a:9c',
+      bmc: { address: 'ipmi://192.168.122.1:6233', credentialsName: 'host-0-bmc-secret' },
+      image: {
+        url: 'http://172.22.0.1/images/ubuntu-24.04-server-cloudimg-amd64.qcow2',
+        checksum: 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855',
+        checksumType: 'sha256',
+        format: 'qcow2',
+      },
+      rootDeviceHints: { deviceName: '/dev/sda' },
+      userData: { name: 'host-0-userdata' },
+    });
+  });
+
+  it('a live ISO with online: false is accepted (no checksum needed)', () => {
+    const r = kubectl(['apply', '-n', NS, '-f', fixture('host-live-iso.yaml')]);
+    expect(r.stdout).toContain('baremetalhost.metal3.io/live-iso-booted-node created');
+  });
+
+  it('HardwareData with inspection data is accepted as written', () => {
+    kubectl(['apply', '-n', NS, '-f', fixture('hardwaredata.yaml')]);
+    const hd = JSON.parse(kubectl(['get', 'hardwaredata', 'host-0', '-n', NS, '-o', 'json']).stdout);
+    expect(hd.spec.hardware.cpu).toEqual({
+      arch: 'x86_64',
+      model: 'Intel(R) Xeon(R) Gold 6338 CPU @ 2.00GHz',
+      clockMegahertz: 2000.5,
+      flags: ['sse4_2', 'avx2'],
+      count: 64,
+    });
+    expect(hd.spec.hardware.storage[0].sizeBytes).toBe(960197124096);
+  });
+});
+
+describe('kubectl get bmh', () => {
+  it('prints the STATE CONSUMER ONLINE ERROR AGE columns, with status from the status subresource', () => {
+    apply(bmh('columns-0', { ...baseSpec('00:5c:52:31:3a:10'), consumerRef: { name: 'machine-0', kind: 'Machine' } }));
+    const status = {
+      operationalStatus: 'error',
+      errorType: 'registration error',
+      errorMessage: 'BMC unreachable',
+      errorCount: 1,
+      poweredOn: false,
+      operationHistory: { register: { start: '2026-01-01T00:00:00Z' }, inspect: {}, provision: {}, deprovision: {} },
+      provisioning: { state: 'registering', ID: '' },
+    };
+    kubectl(['patch', 'bmh', 'columns-0', '-n', NS, '--subresource=status', '--type=merge', '-p', JSON.stringify({ status })]);
+
+    const table = kubectl(['get', 'bmh', 'columns-0', '-n', NS]).stdout.trimEnd().split('\n');
+    expect(table[0]!.split(/\s{2,}/)).toEqual(['NAME', 'STATE', 'CONSUMER', 'ONLINE', 'ERROR', 'AGE']);
+    expect(table[1]).toMatch(/^columns-0\s+registering\s+machine-0\s+true\s+registration error\s+\d+s$/);
+
+    const wide = kubectl(['get', 'bmhost', 'columns-0', '-n', NS, '-o', 'wide']).stdout.split('\n');
+    expect(wide[0]!.split(/\s{2,}/)).toEqual(['NAME', 'STATUS', 'STATE', 'CONSUMER', 'BMC', 'ONLINE', 'ERROR', 'AGE']);
+    expect(wide[1]).toContain('ipmi://192.168.122.1:6233');
+
+    // A spec change through the status subresource is ignored, and vice versa.
+    kubectl(['patch', 'bmh', 'columns-0', '-n', NS, '--subresource=status', '--type=merge', '-p', '{"spec":{"online":false}}']);
+    kubectl(['patch', 'bmh', 'columns-0', '-n', NS, '--type=merge', '-p', '{"status":{"errorMessage":"x"}}']);
+    const host = JSON.parse(kubectl(['get', 'bmh', 'columns-0', '-n', NS, '-o', 'json']).stdout);
+    expect(host.spec.online).toBe(true);
+    expect(host.status.errorMessage).toBe('BMC unreachable');
+  });
+
+  it('an invalid status value is rejected by the status schema', () => {
+    apply(bmh('columns-1', baseSpec('00:5c:52:31:3a:11')));
+    const r = kubectl(
+      ['patch', 'bmh', 'columns-1', '-n', NS, '--subresource=status', '--type=merge', '-p',
+        JSON.stringify({ status: { operationalStatus: 'sideways', errorMessage: '', errorCount: 0, poweredOn: false,
+          operationHistory: { register: {}, inspect: {}, provision: {}, deprovision: {} }, provisioning: { state: '', ID: '' } } })],
+      { check: false },
+    );
+    expect(r.status).not.toBe(0);
+    expect(r.stderr).toContain('status.operationalStatus: Unsupported value: "sideways"');
+  });
+});
+
+describe('validation the schema alone cannot express', () => {
+  it('bootMACAddress cannot change or be removed once set (CEL transition rule)', () => {
+    expect(apply(bmh('mac-0', baseSpec('00:5c:52:31:3a:20'))).status).toBe(0);
+    // Re-applying the same MAC with another change is fine.
+    expect(apply(bmh('mac-0', { ...baseSpec('00:5c:52:31:3a:20'), online: false })).status).toBe(0);
+
+    const changed = kubectl(['patch', 'bmh', 'mac-0', '-n', NS, '--type=merge', '-p', '{"spec":{"bootMACAddress":"00:5c:52:31:3a:21"}}'], { check: false });
+    expect(changed.status).not.toBe(0);
+    expect(changed.stderr).toContain('spec.bootMACAddress: Forbidden: bootMACAddress cannot be changed or removed once set');
+
+    const removed = kubectl(['patch', 'bmh', 'mac-0', '-n', NS, '--type=json', '-p', '[{"op":"remove","path":"/spec/bootMACAddress"}]'], { check: false });
+    expect(removed.status).not.toBe(0);
+    expect(removed.stderr).toContain('bootMACAddress cannot be changed or removed once set');
+
+    // A host enrolled without a boot MAC may get one later (e.g. from inspection).
+    const noMac = baseSpec();
+    delete noMac.bootMACAddress;
+    expect(apply(bmh('mac-1', noMac)).status).toBe(0);
+    expect(kubectl(['patch', 'bmh', 'mac-1', '-n', NS, '--type=merge', '-p', '{"spec":{"bootMACAddress":"00:5c:52:31:3a:22"}}'], { check: false }).status).toBe(0);
+  });
+
+  it('a userData/networkData/metaData Secret in another namespace is rejected (admission policy)', async () => {
+    const crossNs = bmh('secret-ns-0', { ...baseSpec('00:5c:52:31:3a:30'), userData: { name: 'host-0-userdata', namespace: OTHER_NS } });
+    // The policy is type-checked and loaded asynchronously after it is created.
+    await waitFor(`ValidatingAdmissionPolicy ${POLICY_NAME} to be active`, () => apply(crossNs, '--dry-run=server').status !== 0, 60_000);
+
+    const r = apply(crossNs);
+    expect(r.status).not.toBe(0);
+    expect(r.stderr).toContain(`ValidatingAdmissionPolicy '${POLICY_NAME}'`);
+    expect(r.stderr).toContain(`spec.userData.namespace: the Secret must be in the host's namespace "${NS}", not "${OTHER_NS}"`);
+
+    for (const field of ['networkData', 'metaData']) {
+      const other = apply(bmh(`secret-ns-${field.toLowerCase()}`, { ...baseSpec('00:5c:52:31:3a:31'), [field]: { name: 's', namespace: OTHER_NS } }));
+      expect(other.status).not.toBe(0);
+      expect(other.stderr).toContain(`spec.${field}.namespace: the Secret must be in the host's namespace`);
+    }
+    // The host's own namespace, spelled out or left empty, is fine.
+    expect(apply(bmh('secret-ns-1', { ...baseSpec('00:5c:52:31:3a:32'), userData: { name: 'u', namespace: NS } })).status).toBe(0);
+    expect(apply(bmh('secret-ns-2', { ...baseSpec('00:5c:52:31:3a:33'), networkData: { name: 'n', namespace: '' } })).status).toBe(0);
+    // An update that moves an existing reference to another namespace is rejected too.
+    const moved = kubectl(['patch', 'bmh', 'secret-ns-1', '-n', NS, '--type=merge', '-p', JSON.stringify({ spec: { userData: { name: 'u', namespace: OTHER_NS } } })], { check: false });
+    expect(moved.status).not.toBe(0);
+    expect(moved.stderr).toContain('spec.userData.namespace');
+  });
+
+  it('why a policy: CEL in a CRD schema cannot read metadata.namespace', () => {
+    const probe = {
+      apiVersion: 'apiextensions.k8s.io/v1',
+      kind: 'CustomResourceDefinition',
+      metadata: { name: 'probes.cel.metalflow.io' },
+      spec: {
+        group: 'cel.metalflow.io',
+        names: { kind: 'Probe', plural: 'probes' },
+        scope: 'Namespaced',
+        versions: [{
+          name: 'v1', served: true, storage: true,
+          schema: { openAPIV3Schema: {
+            type: 'object',
+            properties: { spec: { type: 'object', properties: { ns: { type: 'string' } } } },
+            'x-kubernetes-validations': [{ rule: '!has(self.spec.ns) || self.spec.ns == self.metadata.namespace' }],
+          } },
+        }],
+      },
+    };
+    const r = kubectl(['apply', '--dry-run=server', '-f', '-'], { input: JSON.stringify(probe), check: false });
+    expect(r.status).not.toBe(0);
+    expect(r.stderr).toContain("undefined field 'namespace'");
+  });
+
+  it('an unknown bootMode is rejected by the enum', () => {
+    const r = apply(bmh('boot-mode-0', { ...baseSpec('00:5c:52:31:3a:40'), bootMode: 'BIOS' }));
+    expect(r.status).not.toBe(0);
+    expect(r.stderr).toContain(`spec.bootMode: Unsupported value: "BIOS": supported values: ${BOOT_MODES.map((m) => `"${m}"`).join(', ')}`);
+    for (const mode of BOOT_MODES) {
+      expect(apply(bmh(`boot-mode-${mode.toLowerCase()}`, { ...baseSpec('00:5c:52:31:3a:41'), bootMode: mode })).status).toBe(0);
+    }
+  });
+
+  it('missing required fields and unknown fields are rejected', () => {
+    const noBmc = apply(bmh('required-0', { online: true }));
+    expect(noBmc.status).not.toBe(0);
+    expect(noBmc.stderr).toContain('spec.bmc: Required value');
+    const unknown = apply(bmh('unknown-0', { ...baseSpec('00:5c:52:31:3a:50'), bogusField: 1 }));
+    expect(unknown.status).not.toBe(0);
+    expect(unknown.stderr).toContain('unknown field "spec.bogusField"');
+    // Open (pass-through) objects keep whatever Metal3 puts there.
+    expect(apply(bmh('open-0', { ...baseSpec('00:5c:52:31:3a:51'), raid: { hardwareRAIDVolumes: [{ level: '1' }] } })).status).toBe(0);
+    const raid = JSON.parse(kubectl(['get', 'bmh', 'open-0', '-n', NS, '-o', 'jsonpath={.spec.raid}']).stdout);
+    expect(raid).toEqual({ hardwareRAIDVolumes: [{ level: '1' }] });
+  });
+});
+
+describe('RBAC and Deployment', () => {
+  const can = (verb: string, resource: string, ns = NS): string =>
+    kubectl(['auth', 'can-i', verb, resource, '-n', ns, `--as=${SA}`], { check: false }).stdout.trim();
+
+  it('the controller service account has exactly what it needs', () => {
+    for (const verb of ['get', 'list', 'watch', 'update', 'patch']) expect(can(verb, 'baremetalhosts.metal3.io'), verb).toBe('yes');
+    for (const verb of ['update', 'patch']) {
+      expect(kubectl(['auth', 'can-i', verb, 'baremetalhosts.metal3.io', '--subresource=status', '-n', NS, `--as=${SA}`], { check: false }).stdout.trim()).toBe('yes');
+      expect(kubectl(['auth', 'can-i', verb, 'baremetalhosts.metal3.io', '--subresource=finalizers', '-n', NS, `--as=${SA}`], { check: false }).stdout.trim()).toBe('yes');
+    }
+    for (const verb of ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete']) expect(can(verb, 'hardwaredata.metal3.io'), verb).toBe('yes');
+    for (const verb of ['get', 'list', 'watch']) expect(can(verb, 'secrets'), verb).toBe('yes');
+    for (const verb of ['create', 'patch']) {
+      expect(can(verb, 'events'), verb).toBe('yes');
+      expect(can(verb, 'events.events.k8s.io'), verb).toBe('yes');
+    }
+    for (const verb of ['get', 'create', 'update']) expect(can(verb, 'leases.coordination.k8s.io', 'metalflow-system'), verb).toBe('yes');
+  });
+
+  it('and nothing more', () => {
+    expect(can('delete', 'baremetalhosts.metal3.io')).toBe('no');
+    expect(can('create', 'baremetalhosts.metal3.io')).toBe('no');
+    for (const verb of ['create', 'update', 'patch', 'delete']) expect(can(verb, 'secrets'), verb).toBe('no');
+    expect(can('get', 'leases.coordination.k8s.io', NS)).toBe('no');
+    expect(can('delete', 'leases.coordination.k8s.io', 'metalflow-system')).toBe('no');
+    expect(can('get', 'configmaps')).toBe('no');
+    expect(can('list', 'pods')).toBe('no');
+    expect(can('delete', 'events')).toBe('no');
+  });
+
+  it('a token for the service account really works against the API (TokenRequest, RBAC)', () => {
+    const token = kubectl(['create', 'token', 'metalflow-controller', '-n', 'metalflow-system', '--duration=10m']).stdout.trim();
+    const server = JSON.parse(kubectl(['config', 'view', '--raw', '-o', 'json']).stdout).clusters[0].cluster.server as string;
+    const { kubectl: bin } = kubePaths();
+    const asSa = (...args: string[]) =>
+      spawnSync(bin, ['--server', server, '--token', token, '--insecure-skip-tls-verify', '--kubeconfig', '/dev/null', ...args], { encoding: 'utf8' });
+    expect(asSa('get', 'bmh', '-n', NS, '-o', 'name').stdout).toContain('baremetalhost.metal3.io/host-0');
+    const denied = asSa('delete', 'bmh', 'host-0', '-n', NS, '--dry-run=server');
+    expect(denied.status).not.toBe(0);
+    expect(denied.stderr).toContain('forbidden');
+  });
+
+  it('deployment.yaml is a valid Deployment for that service account (server dry run)', () => {
+    const r = kubectl(['apply', '--dry-run=server', '-o', 'json', '-f', join(REPO_ROOT, 'k8s', 'deployment.yaml')]);
+    const dep = JSON.parse(r.stdout);
+    expect(dep.metadata.namespace).toBe('metalflow-system');
+    const pod = dep.spec.template.spec;
+    expect(pod.serviceAccountName).toBe('metalflow-controller');
+    expect(pod.containers[0].image).toBe('metalflow:dev');
+    expect(pod.containers[0].command).toEqual(['node', '--import', 'tsx', 'k8s/controller/main.ts']);
+    expect(pod.containers[0].env.map((e: { name: string }) => e.name)).toContain('TEMPORAL_ADDRESS');
+  });
+});

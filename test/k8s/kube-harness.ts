@@ -1,0 +1,147 @@
+/**
+ * A real kube-apiserver + etcd for tests, run by the project's own
+ * scripts/kube.sh on its own state folder. Test files share one instance:
+ * `useKube()` in a file's beforeAll builds the binaries if needed (once per
+ * machine, minutes), registers the file as a user and starts the stack if it
+ * is not running; afterAll unregisters and stops the stack when the last user
+ * leaves (unless METALFLOW_KEEP_KUBE=1). Registration and the stop decision
+ * happen under one flock, so a file starting never races one stopping.
+ */
+import { execFileSync, spawnSync } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { REPO_ROOT } from '../../config/env';
+
+export const KUBE_STATE_DIR = process.env.METALFLOW_TEST_KUBE_STATE_DIR ?? join(REPO_ROOT, '.state', 'test-kube');
+export const KUBE_PORTS = {
+  etcd: Number(process.env.TEST_ETCD_PORT ?? 23379),
+  etcdPeer: Number(process.env.TEST_ETCD_PEER_PORT ?? 23380),
+  api: Number(process.env.TEST_KUBE_API_PORT ?? 23443),
+};
+export const KUBE_ENV: Record<string, string> = {
+  METALFLOW_KUBE_STATE_DIR: KUBE_STATE_DIR,
+  ETCD_PORT: String(KUBE_PORTS.etcd),
+  ETCD_PEER_PORT: String(KUBE_PORTS.etcdPeer),
+  KUBE_API_PORT: String(KUBE_PORTS.api),
+};
+export const KUBECONFIG = join(KUBE_STATE_DIR, 'kubeconfig');
+export const KUBE_API_URL = `https://127.0.0.1:${KUBE_PORTS.api}`;
+/** A fresh build on 2 cores takes several minutes; give beforeAll this much. */
+export const KUBE_BUILD_TIMEOUT_MS = 60 * 60_000;
+
+const KUBE_SH = join(REPO_ROOT, 'scripts', 'kube.sh');
+const KUBE_BUILD_SH = join(REPO_ROOT, 'scripts', 'kube-build.sh');
+
+export interface KubePaths {
+  kubeVersion: string;
+  etcdVersion: string;
+  kubeApiserver: string;
+  kubectl: string;
+  etcd: string;
+}
+
+export function kubePaths(): KubePaths {
+  const out = execFileSync('bash', [KUBE_BUILD_SH, '--paths'], { encoding: 'utf8' });
+  const get = (k: string): string => {
+    const m = new RegExp(`^${k}=(.*)$`, 'm').exec(out);
+    if (!m?.[1]) throw new Error(`kube-build.sh --paths: no ${k}`);
+    return m[1];
+  };
+  return {
+    kubeVersion: get('KUBE_VERSION'),
+    etcdVersion: get('ETCD_VERSION'),
+    kubeApiserver: get('KUBE_APISERVER'),
+    kubectl: get('KUBECTL'),
+    etcd: get('ETCD'),
+  };
+}
+
+/** scripts/kube-build.sh: returns at once when the binaries are built. */
+export function buildKube(): void {
+  execFileSync('bash', [KUBE_BUILD_SH], { stdio: 'inherit' });
+}
+
+/** scripts/kube.sh COMMAND with the test ports and state dir. */
+export function kubeSh(...args: string[]): void {
+  execFileSync('bash', [KUBE_SH, ...args], { env: { ...process.env, ...KUBE_ENV }, stdio: 'inherit' });
+}
+
+const USERS_DIR = join(KUBE_STATE_DIR, 'users');
+const USERS_LOCK = join(KUBE_STATE_DIR, 'users.lock');
+
+/** Runs a bash snippet under the users lock, with the test env. */
+function locked(script: string, extraEnv: Record<string, string>): void {
+  mkdirSync(USERS_DIR, { recursive: true });
+  execFileSync('flock', ['-w', '600', USERS_LOCK, 'bash', '-euo', 'pipefail', '-c', script], {
+    env: { ...process.env, ...KUBE_ENV, ...extraEnv, USERS_DIR, KUBE_SH },
+    stdio: 'inherit',
+  });
+}
+
+export interface KubeLease {
+  release(): void;
+}
+
+/** Build if needed, register as a user, start the stack if needed. */
+export function useKube(): KubeLease {
+  buildKube();
+  const token = `${process.pid}-${randomUUID()}`;
+  locked('echo "$USER_PID" >"$USERS_DIR/$USER_TOKEN"; bash "$KUBE_SH" start', { USER_TOKEN: token, USER_PID: String(process.pid) });
+  let released = false;
+  return {
+    release(): void {
+      if (released) return;
+      released = true;
+      locked(
+        `rm -f "$USERS_DIR/$USER_TOKEN"
+         for f in "$USERS_DIR"/*; do
+           [[ -e "$f" ]] || continue
+           kill -0 "$(cat "$f" 2>/dev/null || echo 0)" 2>/dev/null || rm -f "$f"   # a user that died
+         done
+         if compgen -G "$USERS_DIR/*" >/dev/null; then
+           echo "[kube] still used by $(ls "$USERS_DIR" | wc -l) test file(s); leaving it running"
+         elif [[ "\${METALFLOW_KEEP_KUBE:-}" == 1 ]]; then
+           echo "[kube] METALFLOW_KEEP_KUBE=1: leaving it running"
+         else
+           bash "$KUBE_SH" stop
+         fi`,
+        { USER_TOKEN: token },
+      );
+    },
+  };
+}
+
+export interface RunResult {
+  status: number;
+  stdout: string;
+  stderr: string;
+}
+
+let cachedKubectl: string | undefined;
+
+/** Runs the built kubectl against the test API server as admin. */
+export function kubectl(args: string[], opts: { input?: string; check?: boolean } = {}): RunResult {
+  cachedKubectl ??= kubePaths().kubectl;
+  const r = spawnSync(cachedKubectl, ['--kubeconfig', KUBECONFIG, ...args], {
+    input: opts.input,
+    encoding: 'utf8',
+    env: { ...process.env, KUBECACHEDIR: join(KUBE_STATE_DIR, 'kubectl-cache') },
+    timeout: 120_000,
+  });
+  const result = { status: r.status ?? -1, stdout: r.stdout ?? '', stderr: r.stderr ?? String(r.error ?? '') };
+  if (opts.check !== false && result.status !== 0) {
+    throw new Error(`kubectl ${args.join(' ')} failed (${result.status}): ${result.stderr || result.stdout}`);
+  }
+  return result;
+}
+
+/** Polls fn every 250 ms until it returns true or timeoutMs passes. */
+export async function waitFor(what: string, fn: () => boolean, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (fn()) return;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
