@@ -18,8 +18,14 @@
 #        scripts/kube-build.sh --check     exit 0 only when all are built and current
 #        scripts/kube-build.sh --tidy      go mod tidy both wrapper modules
 #                                          (after changing a pinned version)
+#        scripts/kube-build.sh --go        print the go binary the build would use
+#                                          (fetching a toolchain if needed)
 # Environment: METALFLOW_KUBE_CACHE (default <repo>/.cache/kube), GO (go
 # binary, default `go` on PATH), GOPROXY / GOFLAGS as usual (-mod=mod is added).
+# Without a Go >= 1.26 on PATH, the Go toolchain METALFLOW_GO_TOOLCHAIN
+# (default go1.26.8) is fetched once from the Go module proxy (module
+# golang.org/toolchain, as `go` itself does) into the cache;
+# METALFLOW_GO_BOOTSTRAP=0 turns that off.
 set -euo pipefail
 
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -28,6 +34,9 @@ GO="${GO:-go}"
 APISERVER_MOD="$REPO/k8s/apiserver"
 ETCD_MOD="$REPO/k8s/etcd"
 ALL=(kube-apiserver kubectl etcd)
+# Go toolchain fetched when no Go >= the go directive is installed.
+GO_TOOLCHAIN="${METALFLOW_GO_TOOLCHAIN:-go1.26.8}"
+GO_BOOTSTRAP="$CACHE/$GO_TOOLCHAIN"
 
 log() { printf '[kube-build] %s\n' "$*"; }
 die() { printf '[kube-build] ERROR: %s\n' "$*" >&2; exit 1; }
@@ -71,15 +80,55 @@ current() {
 }
 
 check_go() {
-  command -v "$GO" >/dev/null 2>&1 \
-    || die "'$GO' not found on PATH; install Go >= 1.26 (https://go.dev/dl/; Debian 12's golang-go is 1.19, too old) or set GO=/path/to/go"
   local have need
-  have="$("$GO" env GOVERSION 2>/dev/null | sed 's/^go//')"
   need="$(awk '$1 == "go" { print $2; exit }' "$APISERVER_MOD/go.mod")"
-  [[ -n "$have" ]] || die "could not run '$GO env GOVERSION'"
-  if [[ "$(printf '%s\n%s\n' "$need" "${have%%[-+ ]*}" | sort -V | head -1)" != "$need" ]]; then
-    die "Go $have is too old: Kubernetes $KUBE_VERSION needs Go >= $need (go directive of its go.mod)"
+  if command -v "$GO" >/dev/null 2>&1 && have="$("$GO" env GOVERSION 2>/dev/null | sed 's/^go//')" && [[ -n "$have" ]] \
+     && [[ "$(printf '%s\n%s\n' "$need" "${have%%[-+ ]*}" | sort -V | head -1)" == "$need" ]]; then
+    return 0
   fi
+  if [[ -x "$GO_BOOTSTRAP/bin/go" ]]; then
+    GO="$GO_BOOTSTRAP/bin/go"
+    return 0
+  fi
+  if [[ "${METALFLOW_GO_BOOTSTRAP:-1}" != 1 ]]; then
+    die "Go >= $need is needed to build Kubernetes $KUBE_VERSION (go directive of its go.mod); found: ${have:-none}. Install it (https://go.dev/dl/; Debian 12's golang-go is 1.19) or unset METALFLOW_GO_BOOTSTRAP=0"
+  fi
+  log "Go >= $need not found (found: ${have:-none}; Debian 12's golang-go is 1.19): fetching $GO_TOOLCHAIN"
+  bootstrap_go
+  GO="$GO_BOOTSTRAP/bin/go"
+}
+
+# The Go toolchain is published as a Go module (golang.org/toolchain) on the
+# module proxy; that is where `go` itself gets toolchains (GOTOOLCHAIN). Fetch
+# that module's zip and unpack it under the cache.
+bootstrap_go() {
+  local arch proxy url zip tmpd
+  case "$(uname -m)" in
+    x86_64) arch=amd64 ;; aarch64|arm64) arch=arm64 ;;
+    *) die "no Go toolchain download for $(uname -m); install Go >= 1.26 by hand" ;;
+  esac
+  proxy="${GOPROXY:-https://proxy.golang.org}"; proxy="${proxy%%[,|]*}"
+  [[ "$proxy" == http* ]] || proxy=https://proxy.golang.org
+  url="$proxy/golang.org/toolchain/@v/v0.0.1-$GO_TOOLCHAIN.linux-$arch.zip"
+  mkdir -p "$CACHE"
+  tmpd="$(mktemp -d "$CACHE/go-bootstrap.XXXXXX")"
+  zip="$tmpd/toolchain.zip"
+  if command -v curl >/dev/null 2>&1; then
+    curl -fsSL --retry 3 -o "$zip" "$url" || { rm -rf "$tmpd"; die "could not download $url"; }
+  else
+    node -e 'fetch(process.argv[1]).then(async (r) => { if (!r.ok) throw new Error(`HTTP ${r.status}`); require("fs").writeFileSync(process.argv[2], Buffer.from(await r.arrayBuffer())); }).catch((e) => { console.error(String(e)); process.exit(1); })' "$url" "$zip" \
+      || { rm -rf "$tmpd"; die "could not download $url"; }
+  fi
+  python3 -m zipfile -e "$zip" "$tmpd/x" || { rm -rf "$tmpd"; die "could not unpack $zip"; }
+  local root="$tmpd/x/golang.org/toolchain@v0.0.1-$GO_TOOLCHAIN.linux-$arch"
+  [[ -f "$root/bin/go" ]] || { rm -rf "$tmpd"; die "unexpected layout in $url (no bin/go)"; }
+  # zipfile does not keep modes: the binaries must be executable.
+  chmod +x "$root"/bin/* "$root"/pkg/tool/*/* 2>/dev/null || true
+  rm -rf "$GO_BOOTSTRAP"
+  mv "$root" "$GO_BOOTSTRAP"
+  rm -rf "$tmpd"
+  "$GO_BOOTSTRAP/bin/go" version >/dev/null 2>&1 || die "$GO_BOOTSTRAP/bin/go does not run"
+  log "using $("$GO_BOOTSTRAP/bin/go" version) from $GO_BOOTSTRAP"
 }
 
 go_env() {
@@ -145,6 +194,7 @@ for arg in "$@"; do
     --paths) MODE=paths ;;
     --check) MODE=check ;;
     --tidy) MODE=tidy ;;
+    --go) MODE=go ;;
     -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "${BASH_SOURCE[0]}"; exit 0 ;;
     kube-apiserver|kubectl|etcd) SELECTED+=("$arg") ;;
     *) die "unknown argument: $arg (see --help)" ;;
@@ -163,6 +213,8 @@ case "$MODE" in
       if current "$b"; then log "$b: ok ($(path_of "$b"))"; else log "$b: missing or out of date ($(path_of "$b"))"; rc=1; fi
     done
     exit $rc ;;
+  go)
+    check_go; command -v "$GO"; exit 0 ;;
   tidy)
     check_go
     for mod in "$APISERVER_MOD" "$ETCD_MOD"; do
