@@ -187,58 +187,64 @@ built_note() {
   fi
 }
 
-FORCE=0 MODE=build SELECTED=()
-for arg in "$@"; do
-  case "$arg" in
-    --force) FORCE=1 ;;
-    --paths) MODE=paths ;;
-    --check) MODE=check ;;
-    --tidy) MODE=tidy ;;
-    --go) MODE=go ;;
-    -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "${BASH_SOURCE[0]}"; exit 0 ;;
-    kube-apiserver|kubectl|etcd) SELECTED+=("$arg") ;;
-    *) die "unknown argument: $arg (see --help)" ;;
+# Everything below runs from main, parsed in full before it starts, so that
+# editing this file while a long build runs cannot derail the running copy.
+main() {
+  FORCE=0 MODE=build SELECTED=()
+  for arg in "$@"; do
+    case "$arg" in
+      --force) FORCE=1 ;;
+      --paths) MODE=paths ;;
+      --check) MODE=check ;;
+      --tidy) MODE=tidy ;;
+      --go) MODE=go ;;
+      -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "${BASH_SOURCE[0]}"; exit 0 ;;
+      kube-apiserver|kubectl|etcd) SELECTED+=("$arg") ;;
+      *) die "unknown argument: $arg (see --help)" ;;
+    esac
+  done
+  [[ ${#SELECTED[@]} -gt 0 ]] || SELECTED=("${ALL[@]}")
+
+  case "$MODE" in
+    paths)
+      printf 'KUBE_VERSION=%s\nETCD_VERSION=%s\n' "$KUBE_VERSION" "$ETCD_VERSION"
+      printf 'KUBE_APISERVER=%s\nKUBECTL=%s\nETCD=%s\n' "$(path_of kube-apiserver)" "$(path_of kubectl)" "$(path_of etcd)"
+      exit 0 ;;
+    check)
+      rc=0
+      for b in "${SELECTED[@]}"; do
+        if current "$b"; then log "$b: ok ($(path_of "$b"))"; else log "$b: missing or out of date ($(path_of "$b"))"; rc=1; fi
+      done
+      exit $rc ;;
+    go)
+      check_go; command -v "$GO"; exit 0 ;;
+    tidy)
+      check_go
+      for mod in "$APISERVER_MOD" "$ETCD_MOD"; do
+        log "go mod tidy in ${mod#"$REPO"/}"
+        (cd "$mod" && go_env mod tidy) || die "go mod tidy failed in $mod"
+      done
+      exit 0 ;;
   esac
-done
-[[ ${#SELECTED[@]} -gt 0 ]] || SELECTED=("${ALL[@]}")
 
-case "$MODE" in
-  paths)
-    printf 'KUBE_VERSION=%s\nETCD_VERSION=%s\n' "$KUBE_VERSION" "$ETCD_VERSION"
-    printf 'KUBE_APISERVER=%s\nKUBECTL=%s\nETCD=%s\n' "$(path_of kube-apiserver)" "$(path_of kubectl)" "$(path_of etcd)"
-    exit 0 ;;
-  check)
-    rc=0
-    for b in "${SELECTED[@]}"; do
-      if current "$b"; then log "$b: ok ($(path_of "$b"))"; else log "$b: missing or out of date ($(path_of "$b"))"; rc=1; fi
-    done
-    exit $rc ;;
-  go)
-    check_go; command -v "$GO"; exit 0 ;;
-  tidy)
-    check_go
-    for mod in "$APISERVER_MOD" "$ETCD_MOD"; do
-      log "go mod tidy in ${mod#"$REPO"/}"
-      (cd "$mod" && go_env mod tidy) || die "go mod tidy failed in $mod"
-    done
-    exit 0 ;;
-esac
-
-mkdir -p "$CACHE"
-# One build at a time per cache (parallel test runs wait for the first).
-exec 9>"$CACHE/.lock"
-if command -v flock >/dev/null 2>&1; then
-  flock -w 3600 9 || die "another scripts/kube-build.sh holds $CACHE/.lock for over an hour"
-fi
-
-todo=()
-for b in "${SELECTED[@]}"; do
-  if [[ $FORCE -eq 0 ]] && current "$b"; then
-    log "$b: ok ($(path_of "$b"), $(version_of "$b"), built in $(built_note "$b"))"
-  else
-    todo+=("$b")
+  mkdir -p "$CACHE"
+  # One build at a time per cache (parallel test runs wait for the first).
+  exec 9>"$CACHE/.lock"
+  if command -v flock >/dev/null 2>&1; then
+    flock -w 3600 9 || die "another scripts/kube-build.sh holds $CACHE/.lock for over an hour"
   fi
-done
-[[ ${#todo[@]} -gt 0 ]] || exit 0
-check_go
-for b in "${todo[@]}"; do build_one "$b"; done
+
+  todo=()
+  for b in "${SELECTED[@]}"; do
+    if [[ $FORCE -eq 0 ]] && current "$b"; then
+      log "$b: ok ($(path_of "$b"), $(version_of "$b"), built in $(built_note "$b"))"
+    else
+      todo+=("$b")
+    fi
+  done
+  [[ ${#todo[@]} -gt 0 ]] || exit 0
+  check_go
+  for b in "${todo[@]}"; do build_one "$b"; done
+}
+
+main "$@"; exit $?

@@ -431,6 +431,7 @@ stop_selected() {
 }
 
 cmd="${1:-}"; shift || true
+# The dispatch below is one compound command, parsed in full before it runs.
 case "$cmd" in
   start)
     select_services "$@"; lock
@@ -459,4 +460,4 @@ case "$cmd" in
     log "removed $STATE" ;;
   ""|-h|--help|help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "${BASH_SOURCE[0]}" ;;
   *) die "unknown command '$cmd' (start|stop|restart|status|env|logs|kubectl|clean)" ;;
-esac
+esac; exit   # same line: bash has parsed the whole command before a long start runs, so edits to this file cannot derail it
