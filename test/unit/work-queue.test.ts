@@ -1,0 +1,61 @@
+import { describe, expect, it } from 'vitest';
+import { WorkQueue } from '../../k8s/controller/work-queue';
+
+const opts = { maxQueued: 3, concurrency: 2, baseBackoffMs: 10, maxBackoffMs: 40 };
+
+describe('WorkQueue', () => {
+  it('coalesces repeated adds of a waiting key into one run', async () => {
+    const runs: string[] = [];
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const q = new WorkQueue(async (k) => {
+      runs.push(k);
+      if (k === 'a') await gate;
+    }, { ...opts, concurrency: 1 });
+    q.add('a');
+    for (let i = 0; i < 5; i++) q.add('b');
+    release();
+    await q.idle();
+    expect(runs).toEqual(['a', 'b']);
+  });
+
+  it('runs a key that changed while running once more, never concurrently', async () => {
+    let concurrent = 0;
+    let maxConcurrent = 0;
+    let runs = 0;
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const q = new WorkQueue(async () => {
+      concurrent += 1;
+      maxConcurrent = Math.max(maxConcurrent, concurrent);
+      runs += 1;
+      if (runs === 1) await gate;
+      concurrent -= 1;
+    }, opts);
+    q.add('a');
+    await new Promise((r) => setTimeout(r, 5));
+    q.add('a');
+    q.add('a');
+    release();
+    await new Promise((r) => setTimeout(r, 20));
+    await q.idle();
+    expect(runs).toBe(2);
+    expect(maxConcurrent).toBe(1);
+  });
+
+  it('is bounded and retries failures with backoff', async () => {
+    let attempts = 0;
+    const q = new WorkQueue(async (k) => {
+      if (k === 'flaky' && ++attempts < 3) throw new Error('not yet');
+    }, { ...opts, concurrency: 1 });
+    expect(q.add('flaky')).toBe(true);
+    await new Promise((r) => setTimeout(r, 200));
+    expect(attempts).toBe(3);
+    const blocked = new WorkQueue(() => new Promise(() => undefined), { ...opts, concurrency: 1 });
+    blocked.add('running');
+    expect(['x', 'y', 'z'].map((k) => blocked.add(k))).toEqual([true, true, true]);
+    expect(blocked.add('overflow')).toBe(false);
+    q.stop();
+    blocked.stop();
+  });
+});
