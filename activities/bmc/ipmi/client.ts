@@ -4,7 +4,7 @@
  * run and how the password is kept off its command line).
  */
 import { IpmiError } from '../errors';
-import { runIpmitool, type IpmitoolOptions, type IpmitoolResult } from './ipmitool';
+import { classifyIpmitoolFailure, runIpmitool, type IpmitoolOptions, type IpmitoolResult } from './ipmitool';
 
 export type { IpmitoolOptions } from './ipmitool';
 
@@ -133,9 +133,11 @@ export class IpmiClient {
       (f): f is string => f !== undefined,
     );
     const command = ['chassis', 'bootdev', device, ...(flags.length > 0 ? [`options=${flags.join(',')}`] : [])];
-    const { stdout } = await this.run(command);
+    const { stdout, stderr } = await this.run(command);
+    // ipmitool exits 0 even when the BMC refuses a boot parameter; only the
+    // missing confirmation and the "failed:" lines on stderr tell.
     if (!/Set Boot Device to/i.test(stdout)) {
-      throw new IpmiError('bmc-fault', `IPMI ${command.join(' ')} on ${this.where}: unexpected answer "${stdout.trim().slice(0, 200)}"`);
+      throw classifyIpmitoolFailure(`${stderr}\n${stdout}`, this.where, command.join(' '), this.opts.password);
     }
   }
 

@@ -83,8 +83,8 @@ function relevantLines(text: string): string[] {
     .filter((l) => l !== '' && !NOISE.some((re) => re.test(l)));
 }
 
-export function classifyIpmitoolFailure(output: string, where: string, command: string): IpmiError {
-  const lines = relevantLines(output);
+export function classifyIpmitoolFailure(output: string, where: string, command: string, secret?: string): IpmiError {
+  const lines = relevantLines(redact(output, secret));
   const joined = lines.join('\n');
   const detail = lines.slice(-3).join('; ');
   for (const [re, why] of BAD_CREDENTIALS) {
@@ -129,7 +129,7 @@ export async function runIpmitool(opts: IpmitoolOptions, command: readonly strin
   const env: NodeJS.ProcessEnv = { PATH: process.env.PATH ?? '/usr/bin:/bin', LC_ALL: 'C' };
   if (opts.passwordVia === 'file') {
     dir = await mkdtemp(join(tmpdir(), 'metalflow-ipmi-'));
-    passwordFile = join(dir, 'password');
+    passwordFile = join(dir, 'secret');
     await writeFile(passwordFile, opts.password, { mode: 0o600 });
   } else {
     env.IPMI_PASSWORD = opts.password;
@@ -165,9 +165,8 @@ export async function runIpmitool(opts: IpmitoolOptions, command: readonly strin
           resolve({ stdout, stderr });
           return;
         }
-        const err = classifyIpmitoolFailure(`${stderr}\n${stdout}`, where, commandText);
-        const suffix = signal ? ` (ipmitool killed by ${signal})` : '';
-        reject(new IpmiError(err.kind, redact(err.message + suffix, opts.password)));
+        const err = classifyIpmitoolFailure(`${stderr}\n${stdout}`, where, commandText, opts.password);
+        reject(signal ? new IpmiError(err.kind, `${err.message} (ipmitool killed by ${signal})`) : err);
       });
     });
   } finally {
