@@ -10,7 +10,7 @@ import { loadConfig } from '../../config/env';
 import { KubeRest } from '../../activities/kubernetes/kube-rest';
 import { Informer } from './informer';
 import { LeaderElector } from './leader';
-import { BMH_PATH, Reconciler, type BareMetalHost } from './reconciler';
+import { bmhPath, Reconciler, type BareMetalHost } from './reconciler';
 import { WorkQueue } from './work-queue';
 
 const config = loadConfig();
@@ -52,7 +52,7 @@ const reconciler: Reconciler = new Reconciler({
   requeueAfter: (key, ms) => queue.addAfter(key, ms),
   log,
 });
-informer = new Informer<BareMetalHost>(rest, BMH_PATH, (key) => queue.add(key), { log });
+informer = new Informer<BareMetalHost>(rest, bmhPath(process.env.METALFLOW_WATCH_NAMESPACE || undefined), (key) => queue.add(key), { log });
 await informer.start();
 log(`watching ${informer.cache.size} BareMetalHosts`);
 

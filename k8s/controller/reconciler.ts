@@ -13,12 +13,14 @@ import { hostWorkflowId } from '../../types/host-ref';
 import { validateHostSpec } from '../../types/validate';
 import { applySpecUpdate, deleteHostUpdate, type HostWorkflowOptions } from '../../workflows/definitions';
 import type { hostWorkflow } from '../../workflows/host';
-import type { KubeRest } from '../../activities/kubernetes/kube-rest';
+import { KubeError, type KubeRest } from '../../activities/kubernetes/kube-rest';
 import { parseAnnotations } from './annotations';
 import type { KubeObject } from './informer';
 
 export const FINALIZER = 'baremetalhost.metal3.io';
-export const BMH_PATH = '/apis/metal3.io/v1alpha1/baremetalhosts';
+/** All namespaces, or one (METALFLOW_WATCH_NAMESPACE) for a namespaced install. */
+export const bmhPath = (namespace?: string): string =>
+  namespace ? `/apis/metal3.io/v1alpha1/namespaces/${namespace}/baremetalhosts` : '/apis/metal3.io/v1alpha1/baremetalhosts';
 const MERGE = 'application/merge-patch+json';
 
 export interface BareMetalHost extends KubeObject {
@@ -72,6 +74,12 @@ export class Reconciler {
         this.deps.requeueAfter(key, 1000);
         return;
       }
+      // Owner references alone would need a garbage collector, which not every cluster (or test) runs.
+      await this.deps.rest
+        .call('DELETE', `/apis/metal3.io/v1alpha1/namespaces/${ref.namespace}/hardwaredata/${ref.name}`)
+        .catch((err: unknown) => {
+          if (!(err instanceof KubeError && err.status === 404)) throw err;
+        });
       await this.deps.rest.call('PATCH', this.objectPath(ref), {
         body: { metadata: { finalizers: finalizers.filter((f) => f !== FINALIZER), resourceVersion: obj.metadata.resourceVersion } },
         contentType: MERGE,

@@ -1,0 +1,205 @@
+/**
+ * The Kubernetes shim end to end: a real kube-apiserver (scripts/kube.sh), the
+ * controller as its own process, a worker in Kubernetes mode, and the real
+ * Temporal and Ironic of the test stack.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { KubeConfig } from '@kubernetes/client-node';
+import type { Worker } from '@temporalio/worker';
+import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { REPO_ROOT } from '../../config/env';
+import { IronicClient } from '../../activities/ironic/client';
+import { KubeRest } from '../../activities/kubernetes/kube-rest';
+import { KubernetesSecretReader } from '../../activities/kubernetes/secrets';
+import { createWorker } from '../../workers/worker';
+import { hostWorkflowId } from '../../types/host-ref';
+import { IRONIC_URL, TEMPORAL_ADDRESS, WORKFLOW_BUNDLE_PATH } from '../support/env';
+import { uniq, waitFor } from '../support/harness';
+import { KUBE_BUILD_TIMEOUT_MS, KUBECONFIG, kubectl, useKube, type KubeLease } from './kube-harness';
+
+const NS = uniq('mf-ctl');
+const taskQueue = uniq('tq-k8s');
+let kube: KubeLease | undefined;
+let env: TestWorkflowEnvironment;
+let worker: Worker;
+let running: Promise<void>;
+const controllers: ChildProcess[] = [];
+const ironic = new IronicClient({ url: IRONIC_URL });
+const PASSWORD = `pw-${randomBytes(6).toString('hex')}`;
+
+function startController(): ChildProcess {
+  const child = spawn(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'k8s', 'controller', 'main.ts')], {
+    cwd: REPO_ROOT,
+    env: {
+      ...process.env,
+      TEMPORAL_ADDRESS,
+      METALFLOW_TASK_QUEUE: taskQueue,
+      METALFLOW_KUBECONFIG: KUBECONFIG,
+      METALFLOW_WATCH_NAMESPACE: NS,
+      METALFLOW_LEASE_NAMESPACE: NS,
+      METALFLOW_LEASE_SECONDS: '4',
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  child.stderr?.on('data', (d: Buffer) => process.stderr.write(`[controller ${child.pid}] ${d.toString()}`));
+  controllers.push(child);
+  return child;
+}
+
+const json = (args: string[]) => JSON.parse(kubectl([...args, '-n', NS, '-o', 'json']).stdout);
+const state = (name: string): string | undefined => {
+  const r = kubectl(['get', 'bmh', name, '-n', NS, '-o', 'jsonpath={.status.provisioning.state}'], { check: false });
+  return r.status === 0 ? r.stdout : undefined;
+};
+const apply = (manifest: string) => kubectl(['apply', '-n', NS, '-f', '-'], { input: manifest });
+
+const secret = (name: string, data: Record<string, string>) =>
+  JSON.stringify({ apiVersion: 'v1', kind: 'Secret', metadata: { name }, type: 'Opaque', stringData: data });
+
+const host = (name: string, spec: Record<string, unknown>) =>
+  JSON.stringify({ apiVersion: 'metal3.io/v1alpha1', kind: 'BareMetalHost', metadata: { name }, spec });
+
+/** The Metal3 user guide's host, with a BMC address a test may reach (fake-hardware on loopback Ironic). */
+const guideSpec = (name: string, mac: string) => ({
+  online: true,
+  bootMACAddress: mac,
+  bmc: { address: `fake://${name}`, credentialsName: `${name}-bmc-secret` },
+});
+
+beforeAll(async () => {
+  kube = useKube();
+  kubectl(['apply', '-f', join(REPO_ROOT, 'k8s', 'crds')]);
+  kubectl(['wait', '--for=condition=Established', '--timeout=60s', 'crd/baremetalhosts.metal3.io', 'crd/hardwaredata.metal3.io']);
+  kubectl(['create', 'namespace', NS]);
+  const kc = new KubeConfig();
+  kc.loadFromFile(KUBECONFIG);
+  const rest = await KubeRest.create(kc);
+  env = await TestWorkflowEnvironment.createFromExistingServer({ address: TEMPORAL_ADDRESS });
+  worker = await createWorker(
+    {
+      connection: env.nativeConnection,
+      namespace: 'default',
+      taskQueue,
+      ironic,
+      secrets: new KubernetesSecretReader(rest),
+      kubernetes: rest,
+      poll: { initialMs: 100, factor: 1.5, maxMs: 1000 },
+    },
+    { workflowBundle: { codePath: WORKFLOW_BUNDLE_PATH }, workflowsPath: undefined },
+  );
+  running = worker.run();
+  startController();
+}, KUBE_BUILD_TIMEOUT_MS);
+
+afterAll(async () => {
+  for (const c of controllers) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+  if (kube) {
+    kubectl(['delete', 'bmh', '--all', '-n', NS, '--wait=false'], { check: false });
+    // Nothing else removes our finalizers once the controller is gone.
+    for (const name of kubectl(['get', 'bmh', '-n', NS, '-o', 'name'], { check: false }).stdout.split('\n').filter(Boolean)) {
+      kubectl(['patch', name, '-n', NS, '--type=merge', '-p', '{"metadata":{"finalizers":null}}'], { check: false });
+    }
+  }
+  worker?.shutdown();
+  await running;
+  await env?.teardown();
+  kube?.release();
+});
+
+describe('the Kubernetes shim', () => {
+  it('takes a Metal3 host from apply to available, provisioned, back to available, and deletes it', async () => {
+    const name = 'host-0';
+    apply(secret(`${name}-bmc-secret`, { username: 'admin', password: PASSWORD }));
+    apply(secret(`${name}-user-data`, { userData: '#cloud-config\nhostname: host-0\n' }));
+    apply(host(name, guideSpec(name, '00:5c:52:31:3a:9c')));
+
+    const waited = kubectl(['wait', '-n', NS, '--for=jsonpath={.status.provisioning.state}=available', `bmh/${name}`, '--timeout=90s']);
+    expect(waited.stdout).toMatch(/condition met/);
+    const bmh = json(['get', 'bmh', name]);
+    expect(bmh.metadata.finalizers).toContain('baremetalhost.metal3.io');
+    expect(bmh.status.operationalStatus).toBe('OK');
+    expect(bmh.status.provisioning.ID).toMatch(/^[0-9a-f-]{36}$/);
+    expect(bmh.status.operationHistory.register.end).toBeTruthy();
+
+    kubectl(['patch', 'bmh', name, '-n', NS, '--type=merge', '-p', JSON.stringify({
+      spec: {
+        image: { url: 'http://127.0.0.1/images/ubuntu.qcow2', checksum: 'a'.repeat(64), checksumType: 'sha256', format: 'qcow2' },
+        userData: { name: `${name}-user-data`, namespace: NS },
+      },
+    })]);
+    kubectl(['wait', '-n', NS, '--for=jsonpath={.status.provisioning.state}=provisioned', `bmh/${name}`, '--timeout=90s']);
+    const provisioned = json(['get', 'bmh', name]);
+    expect(provisioned.status.provisioning.image.url).toBe('http://127.0.0.1/images/ubuntu.qcow2');
+    expect((await ironic.getNode(provisioned.status.provisioning.ID))?.provision_state).toBe('active');
+
+    const printed = kubectl(['get', 'bmh', name, '-n', NS]).stdout;
+    expect(printed).toMatch(/STATE\s+CONSUMER\s+ONLINE\s+ERROR\s+AGE/);
+    expect(printed).toMatch(/host-0\s+provisioned\s+true/);
+
+    kubectl(['patch', 'bmh', name, '-n', NS, '--type=json', '-p', '[{"op":"remove","path":"/spec/image"}]']);
+    kubectl(['wait', '-n', NS, '--for=jsonpath={.status.provisioning.state}=available', `bmh/${name}`, '--timeout=90s']);
+    expect(json(['get', 'bmh', name]).status.provisioning.image).toBeUndefined();
+
+    const events = kubectl(['get', 'events', '-n', NS, '--field-selector', `involvedObject.name=${name}`, '-o', 'json']);
+    const reasons = JSON.parse(events.stdout).items.map((e: { reason: string }) => e.reason);
+    expect(reasons).toEqual(expect.arrayContaining(['StateChanged', 'EnrollSucceeded', 'ProvisionSucceeded', 'DeprovisionSucceeded']));
+
+    const nodeId = provisioned.status.provisioning.ID;
+    kubectl(['delete', 'bmh', name, '-n', NS, '--timeout=90s']);
+    expect(kubectl(['get', 'bmh', name, '-n', NS], { check: false }).status).not.toBe(0);
+    expect(await ironic.getNode(nodeId)).toBeUndefined();
+
+    // The password was read from the Secret at the moment of use, never carried in history.
+    const history = await env.client.workflow.getHandle(hostWorkflowId({ namespace: NS, name })).fetchHistory();
+    expect(JSON.stringify(history)).toContain(name);
+    expect(JSON.stringify(history)).not.toContain(PASSWORD);
+  });
+
+  it('reports an invalid spec on the object and changes nothing else', async () => {
+    const name = 'host-bad';
+    apply(secret(`${name}-bmc-secret`, { username: 'admin', password: 'x' }));
+    apply(host(name, { ...guideSpec(name, '00:5c:52:31:3a:01'), bmc: { address: 'telnet://10.0.0.1', credentialsName: `${name}-bmc-secret` } }));
+    await waitFor('an error status', () => json(['get', 'bmh', name]).status?.operationalStatus === 'error', 30_000);
+    const bmh = json(['get', 'bmh', name]);
+    expect(bmh.status.errorMessage).toMatch(/^spec\.bmc\.address: /);
+    expect(bmh.status.provisioning).toBeUndefined();
+    const described = kubectl(['describe', 'bmh', name, '-n', NS]).stdout;
+    expect(described).toMatch(/InvalidSpec/);
+    // No workflow was started for it.
+    const d = await env.client.workflow.getHandle(hostWorkflowId({ namespace: NS, name })).describe().catch(() => undefined);
+    expect(d).toBeUndefined();
+  });
+
+  it('reports a missing credentials Secret as a registration error naming the Secret', async () => {
+    const name = 'host-nosecret';
+    apply(host(name, guideSpec(name, '00:5c:52:31:3a:02')));
+    await waitFor('a registration error', () => json(['get', 'bmh', name]).status?.errorType === 'registration error', 60_000);
+    expect(json(['get', 'bmh', name]).status.errorMessage).toBe(`Secret ${NS}/${name}-bmc-secret not found`);
+    apply(secret(`${name}-bmc-secret`, { username: 'admin', password: 'x' }));
+    kubectl(['wait', '-n', NS, '--for=jsonpath={.status.provisioning.state}=available', `bmh/${name}`, '--timeout=90s']);
+  });
+
+  it('survives the controller being killed during provisioning: one workflow, nothing lost', async () => {
+    const name = 'host-crash';
+    apply(secret(`${name}-bmc-secret`, { username: 'admin', password: 'x' }));
+    apply(host(name, guideSpec(name, '00:5c:52:31:3a:03')));
+    kubectl(['wait', '-n', NS, '--for=jsonpath={.status.provisioning.state}=available', `bmh/${name}`, '--timeout=90s']);
+    const [controller] = controllers.filter((c) => c.exitCode === null && c.signalCode === null);
+    kubectl(['patch', 'bmh', name, '-n', NS, '--type=merge', '-p', JSON.stringify({
+      spec: { image: { url: 'http://127.0.0.1/images/a.qcow2', checksum: 'b'.repeat(64), checksumType: 'sha256', format: 'qcow2' } },
+    })]);
+    controller!.kill('SIGKILL');
+    // A change made while no controller runs must be picked up by the next one's list.
+    kubectl(['annotate', 'bmh', name, '-n', NS, 'example.com/touched=yes']);
+    kubectl(['patch', 'bmh', name, '-n', NS, '--type=merge', '-p', '{"spec":{"online":false}}']);
+    startController();
+    kubectl(['wait', '-n', NS, '--for=jsonpath={.status.provisioning.state}=provisioned', `bmh/${name}`, '--timeout=120s']);
+    await waitFor('powered off as the spec now says', () => json(['get', 'bmh', name]).status.poweredOn === false, 60_000);
+    const runs: string[] = [];
+    for await (const wf of env.client.workflow.list({ query: `WorkflowId = '${hostWorkflowId({ namespace: NS, name })}'` })) runs.push(wf.runId);
+    expect(runs).toHaveLength(1);
+  });
+});
