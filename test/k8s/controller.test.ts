@@ -162,7 +162,7 @@ describe('the Kubernetes shim', () => {
     const name = 'host-bad';
     apply(secret(`${name}-bmc-secret`, { username: 'admin', password: 'x' }));
     apply(host(name, { ...guideSpec(name, '00:5c:52:31:3a:01'), bmc: { address: 'telnet://10.0.0.1', credentialsName: `${name}-bmc-secret` } }));
-    await waitFor('an error status', () => json(['get', 'bmh', name]).status?.operationalStatus === 'error', 30_000);
+    await waitFor('an error status', async () => json(['get', 'bmh', name]).status?.operationalStatus === 'error', { timeoutMs: 30_000 });
     const bmh = json(['get', 'bmh', name]);
     expect(bmh.status.errorMessage).toMatch(/^spec\.bmc\.address: /);
     expect(bmh.status.provisioning).toBeUndefined();
@@ -176,7 +176,7 @@ describe('the Kubernetes shim', () => {
   it('reports a missing credentials Secret as a registration error naming the Secret', async () => {
     const name = 'host-nosecret';
     apply(host(name, guideSpec(name, '00:5c:52:31:3a:02')));
-    await waitFor('a registration error', () => json(['get', 'bmh', name]).status?.errorType === 'registration error', 60_000);
+    await waitFor('a registration error', async () => json(['get', 'bmh', name]).status?.errorType === 'registration error', { timeoutMs: 60_000 });
     expect(json(['get', 'bmh', name]).status.errorMessage).toBe(`Secret ${NS}/${name}-bmc-secret not found`);
     apply(secret(`${name}-bmc-secret`, { username: 'admin', password: 'x' }));
     kubectl(['wait', '-n', NS, '--for=jsonpath={.status.provisioning.state}=available', `bmh/${name}`, '--timeout=90s']);
@@ -197,7 +197,7 @@ describe('the Kubernetes shim', () => {
     kubectl(['patch', 'bmh', name, '-n', NS, '--type=merge', '-p', '{"spec":{"online":false}}']);
     startController();
     kubectl(['wait', '-n', NS, '--for=jsonpath={.status.provisioning.state}=provisioned', `bmh/${name}`, '--timeout=120s']);
-    await waitFor('powered off as the spec now says', () => json(['get', 'bmh', name]).status.poweredOn === false, 60_000);
+    await waitFor('powered off as the spec now says', async () => json(['get', 'bmh', name]).status.poweredOn === false, { timeoutMs: 60_000 });
     const runs: string[] = [];
     for await (const wf of env.client.workflow.list({ query: `WorkflowId = '${hostWorkflowId({ namespace: NS, name })}'` })) runs.push(wf.runId);
     expect(runs).toHaveLength(1);
