@@ -1,11 +1,14 @@
 # metalflow: the two commands are `make demo` and `make test` (see README).
-.PHONY: install demo test stack-up stack-down stack-status typecheck bench
+.PHONY: install demo demo-k8s test stack-up stack-down stack-status typecheck bench
 
 install:
 	@bash scripts/install.sh
 
 demo: install
 	@bash scripts/demo.sh
+
+demo-k8s: install
+	@bash scripts/demo-k8s.sh
 
 test: install
 	@bash scripts/test.sh
