@@ -70,10 +70,24 @@ export class MetalflowDriver {
     return { status: res.statusCode, json, sentAt, respondedAt };
   }
 
+  /** API answers of 5xx (each retried: the calls are idempotent, as a controller would retry them). */
+  readonly serverErrors: { host: string; phase: Phase; method: string; status: number; message: string }[] = [];
+
   private async call(host: BenchHost, phase: Phase, method: 'PUT' | 'DELETE', path: string, body?: unknown): Promise<void> {
-    const r = await this.api(method, path, body);
-    this.calls.push({ host: host.name, phase, method, path, status: r.status, sentAt: r.sentAt, respondedAt: r.respondedAt });
-    if (r.status >= 300) throw new Error(`${method} ${path}: HTTP ${r.status} ${r.json?.message ?? ''}`);
+    let firstSentAt: number | undefined;
+    for (let attempt = 1; ; attempt++) {
+      const r = await this.api(method, path, body);
+      firstSentAt ??= r.sentAt;
+      if (r.status >= 500 && attempt < 5) {
+        this.serverErrors.push({ host: host.name, phase, method, status: r.status, message: String(r.json?.message ?? '') });
+        await sleep(500 * attempt);
+        continue;
+      }
+      // The first attempt's send time is when the user asked; keep it for the latency figures.
+      this.calls.push({ host: host.name, phase, method, path, status: r.status, sentAt: firstSentAt, respondedAt: r.respondedAt });
+      if (r.status >= 300) throw new Error(`${method} ${path}: HTTP ${r.status} ${r.json?.message ?? ''}`);
+      return;
+    }
   }
 
   private hostPath(host: BenchHost): string {

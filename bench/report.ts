@@ -25,6 +25,8 @@ export interface BenchResult {
     temporal: TemporalFigures;
     worker: { peakRssMiB: number; cpuSeconds: number; idleRssMiB?: number; idleHosts?: number };
     api: { peakRssMiB: number; cpuSeconds: number };
+    /** 5xx answers of the API (retried by the driver). */
+    apiServerErrors: { count: number; byMessage: Record<string, number> };
   };
   floor: DriverFigures;
   ratio: Partial<Record<Phase, number>>;
@@ -117,6 +119,8 @@ export function formatTable(r: BenchResult): string {
     out.push(pctRow('set image', t.apiToFirstActivityMs.setImage.fromRequest));
     out.push(pctRow('  from reply', t.apiToFirstActivityMs.setImage.fromResponse));
   }
+  out.push('  where the create call goes (ms, each from the previous mark):');
+  for (const [k, v] of Object.entries(t.createBreakdownMs)) out.push(pctRow(k, v, 36));
   out.push('');
   const ops = Object.entries(t.operationsPerHost)
     .map(([k, v]) => `${k} ${v.toFixed(2)}`)
@@ -141,6 +145,10 @@ export function formatTable(r: BenchResult): string {
       (m.worker.idleRssMiB !== undefined ? `; RSS with ${m.worker.idleHosts} hosts idle in provisioned: ${m.worker.idleRssMiB.toFixed(0)} MiB (target < 512 MiB at 1,000)` : ''),
   );
   out.push(`  API:    peak RSS ${m.api.peakRssMiB.toFixed(0)} MiB, CPU ${m.api.cpuSeconds.toFixed(1)} s`);
+  out.push(
+    `  API 5xx answers (retried): ${m.apiServerErrors.count}` +
+      (m.apiServerErrors.count > 0 ? ` (${Object.entries(m.apiServerErrors.byMessage).map(([k, v]) => `${v} x "${k}"`).join(', ')})` : ''),
+  );
   out.push('');
   out.push(`  CPU seconds by process and phase   ${['temporal', 'ironic', 'worker', 'api', 'bench'].map((x) => padl(x, 9)).join('')}`);
   for (const [label, d] of [

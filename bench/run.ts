@@ -308,6 +308,11 @@ async function main(): Promise<void> {
     );
     await metalflow.stop();
     const calls = metalflow.calls;
+    const apiServerErrors = { count: metalflow.serverErrors.length, byMessage: {} as Record<string, number> };
+    for (const e of metalflow.serverErrors) {
+      const k = `${e.method} ${e.phase}: ${e.status} ${e.message}`;
+      apiServerErrors.byMessage[k] = (apiServerErrors.byMessage[k] ?? 0) + 1;
+    }
     metalflow = undefined;
     log('reading Temporal histories');
     const temporal = await temporalFigures(TEMPORAL_ADDRESS, namespace, calls, opts.hosts);
@@ -337,7 +342,7 @@ async function main(): Promise<void> {
       commit: gitCommit(),
       machine: { cpus: cpus().length, cpuModel, memGiB: Math.round(totalmem() / 2 ** 30), node: process.versions.node, os: `${process.platform} ${process.arch}` },
       options: { hosts: opts.hosts, concurrency: opts.concurrency, redfish: opts.redfish, floorPollMs: opts.floorPollMs, idleSeconds: opts.idleSeconds, phases },
-      metalflow: { ...mf, temporal, worker: workerFig, api: apiFig },
+      metalflow: { ...mf, temporal, worker: workerFig, api: apiFig, apiServerErrors },
       floor,
       ratio,
     };

@@ -31,6 +31,13 @@ export interface TemporalFigures {
     create: { fromRequest?: Percentiles; fromResponse?: Percentiles };
     setImage: { fromRequest?: Percentiles; fromResponse?: Percentiles };
   };
+  /**
+   * Where the create call's time goes, each segment from the previous mark, ms:
+   * request sent -> host workflow started -> its first workflow task started ->
+   * completed -> enroll child started -> child's first workflow task started ->
+   * activity scheduled -> activity started.
+   */
+  createBreakdownMs: Record<string, Percentiles | undefined>;
 }
 
 const tsMs = (t: { seconds?: unknown; nanos?: number | null } | null | undefined): number | undefined => {
@@ -81,10 +88,29 @@ export async function temporalFigures(address: string, namespace: string, calls:
       firstChild.set(name, f);
     }
 
-    const firstActivity = async (workflowId: string): Promise<number | undefined> => {
-      const history = await client.workflow.getHandle(workflowId).fetchHistory();
-      const ev = (history.events ?? []).find((e) => e.activityTaskStartedEventAttributes);
-      return tsMs(ev?.eventTime as never);
+    type Ev = { eventTime?: unknown; [k: string]: unknown };
+    const events = async (workflowId: string): Promise<Ev[]> =>
+      ((await client.workflow.getHandle(workflowId).fetchHistory()).events ?? []) as unknown as Ev[];
+    const timeOf = (evs: Ev[], attr: string): number | undefined => tsMs(evs.find((e) => e[attr])?.eventTime as never);
+    const firstActivity = async (workflowId: string): Promise<number | undefined> =>
+      timeOf(await events(workflowId), 'activityTaskStartedEventAttributes');
+    const segments = ['sent->hostStarted', 'hostStarted->wftStarted', 'wftStarted->wftCompleted', 'wftCompleted->childStarted', 'childStarted->childWftStarted', 'childWftStarted->activityScheduled', 'activityScheduled->activityStarted'];
+    const breakdown: Record<string, number[]> = Object.fromEntries(segments.map((k) => [k, []]));
+    const breakdownOf = async (host: string, enrollId: string, call: ApiCall): Promise<void> => {
+      const hostEvs = await events(`${hostPrefix}${host}`).catch(() => [] as Ev[]);
+      const child = await events(enrollId);
+      const marks = [
+        call.sentAt,
+        timeOf(hostEvs, 'workflowExecutionStartedEventAttributes'),
+        timeOf(hostEvs, 'workflowTaskStartedEventAttributes'),
+        timeOf(hostEvs, 'workflowTaskCompletedEventAttributes'),
+        timeOf(child, 'workflowExecutionStartedEventAttributes'),
+        timeOf(child, 'workflowTaskStartedEventAttributes'),
+        timeOf(child, 'activityTaskScheduledEventAttributes'),
+        timeOf(child, 'activityTaskStartedEventAttributes'),
+      ];
+      if (marks.some((m) => m === undefined)) return;
+      for (let i = 0; i < segments.length; i++) breakdown[segments[i]!]!.push(marks[i + 1]! - marks[i]!);
     };
     const fromReq: Record<'create' | 'setImage', number[]> = { create: [], setImage: [] };
     const fromRes: Record<'create' | 'setImage', number[]> = { create: [], setImage: [] };
@@ -96,6 +122,9 @@ export async function temporalFigures(address: string, namespace: string, calls:
       if (f.enroll && create) jobs.push({ host, kind: 'create', wf: f.enroll, call: create });
       if (f.provision && image) jobs.push({ host, kind: 'setImage', wf: f.provision, call: image });
     }
+    // The host workflow's first run holds the create; later runs (continue-as-new) do not.
+    const sample = jobs.filter((j) => j.kind === 'create').slice(0, 200);
+    await pool(sample, 8, (j) => breakdownOf(j.host, j.wf, j.call));
     await pool(jobs, 8, async (j) => {
       const t = await firstActivity(j.wf);
       if (t === undefined) return;
@@ -121,6 +150,7 @@ export async function temporalFigures(address: string, namespace: string, calls:
         create: { fromRequest: percentiles(fromReq.create), fromResponse: percentiles(fromRes.create) },
         setImage: { fromRequest: percentiles(fromReq.setImage), fromResponse: percentiles(fromRes.setImage) },
       },
+      createBreakdownMs: Object.fromEntries(Object.entries(breakdown).map(([k, v]) => [k, percentiles(v)])),
     };
   } finally {
     await connection.close();
