@@ -42,17 +42,19 @@ export function parseJson(text: string): Json {
 export function redfishErrorDetail(res: Pick<RedfishResponse, 'body' | 'text'>): string {
   const error = obj(res.body.error);
   const parts: string[] = [];
+  const top = str(error.message);
+  const code = str(error.code);
+  if (top) parts.push(code ? `${code}: ${top}` : top);
   const info = [...arr(error['@Message.ExtendedInfo']), ...arr(res.body['@Message.ExtendedInfo'])];
   for (const item of info) {
     const m = obj(item);
     const text = str(m.Message);
     const id = str(m.MessageId);
-    if (text && id) parts.push(`${id}: ${text}`);
-    else if (text ?? id) parts.push((text ?? id)!);
+    const part = text && id ? `${id}: ${text}` : (text ?? id);
+    // skip repeats of the top-level message and bare ids already named
+    if (!part || parts.some((p) => p.includes(text ?? part))) continue;
+    parts.push(part);
   }
-  const top = str(error.message);
-  const code = str(error.code);
-  if (top && !parts.some((p) => p.includes(top))) parts.unshift(code ? `${code}: ${top}` : top);
   if (parts.length === 0 && res.text && !res.text.trimStart().startsWith('{')) {
     parts.push(res.text.replace(/\s+/g, ' ').trim().slice(0, 200));
   }
@@ -102,7 +104,9 @@ export function networkError(err: unknown, target: string, timeoutMs: number): R
     const hint = /wrong version number|packet length too long|WRONG_VERSION_NUMBER/i.test(message + code)
       ? ' (the port does not speak TLS: use a redfish+http:// address if the BMC serves plain HTTP)'
       : ' (set disableCertificateVerification to skip verification, or give the CA)';
-    return new RedfishError('tls', `TLS with Redfish BMC at ${target} failed: ${message} (${code || 'TLS error'})${hint}`);
+    // OpenSSL messages look like "8070...:error:0A00010B:SSL routines:ssl3_get_record:wrong version number:../deps/..."
+    const reason = /SSL routines:[^:]*:([^:]+)/.exec(message)?.[1] ?? message.replace(/\s+/g, ' ').trim();
+    return new RedfishError('tls', `TLS with Redfish BMC at ${target} failed: ${reason} (${code || 'TLS error'})${hint}`);
   }
   if (DNS_CODES.has(code)) return make('unreachable', `DNS lookup of the BMC host failed (${code})`);
   if (code === 'ECONNREFUSED') return make('unreachable', 'connection refused (ECONNREFUSED): nothing listens on that port');

@@ -1,0 +1,47 @@
+/**
+ * The tests' own sushy-tools Redfish emulator, started through the project's
+ * scripts/stack.sh (fake systems, basic auth admin/password) on ports and a
+ * state folder of its own, so it runs beside `make demo` and `make test`.
+ */
+import { execFileSync } from 'node:child_process';
+import { join } from 'node:path';
+import { REPO_ROOT } from '../../../config/env';
+
+export const SUSHY_PORT = 22800;
+export const SUSHY_URL = `http://127.0.0.1:${SUSHY_PORT}`;
+export const SUSHY_USER = 'admin';
+export const SUSHY_PASSWORD = 'password';
+
+/** Systems of scripts/sushy-fake-systems.json. */
+export const SUSHY_SYSTEMS = {
+  bm01: '/redfish/v1/Systems/6d660000-0000-4000-8000-000000000001',
+  bm02: '/redfish/v1/Systems/6d660000-0000-4000-8000-000000000002',
+  bm03: '/redfish/v1/Systems/6d660000-0000-4000-8000-000000000003',
+  bm04: '/redfish/v1/Systems/6d660000-0000-4000-8000-000000000004',
+};
+
+const ENV = {
+  METALFLOW_STATE_DIR: join(REPO_ROOT, '.state', 'bmc-test-stack'),
+  SUSHY_PORT: String(SUSHY_PORT),
+  TEMPORAL_PORT: '22233',
+  TEMPORAL_UI_PORT: '22234',
+  IRONIC_PORT: '22385',
+  // fake power changes land 0-0.5 s after the request (upstream: 1-11 s)
+  SUSHY_POWER_DELAY: '0-0.5',
+};
+
+function stack(command: 'start' | 'stop'): void {
+  try {
+    execFileSync('bash', [join(REPO_ROOT, 'scripts', 'stack.sh'), command, 'sushy'], {
+      env: { ...process.env, ...ENV },
+      stdio: 'pipe',
+      encoding: 'utf8',
+    });
+  } catch (err) {
+    const e = err as { stdout?: string; stderr?: string; message: string };
+    throw new Error(`scripts/stack.sh ${command} sushy failed: ${e.stderr || e.stdout || e.message}`);
+  }
+}
+
+export const startSushy = (): void => stack('start');
+export const stopSushy = (): void => stack('stop');
