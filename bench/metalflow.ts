@@ -1,11 +1,13 @@
 /**
  * Drives hosts through metalflow's public HTTP API, phase by phase, with at
  * most `concurrency` hosts in flight. A host has reached a phase when the
- * host list (visibility) shows the target state and the host itself (query)
- * shows that state with no operation running; "gone" is absent from the list
- * and 404.
+ * host list (GET /v1/hosts) shows the target state and Temporal's visibility
+ * shows no operation child of it running, on two consecutive looks (the time
+ * is the first); "gone" is absent from the list. Two list requests per tick
+ * for the whole fleet: no per-host queries, which would load the worker.
  */
 import { Agent, request } from 'undici';
+import { Client, Connection } from '@temporalio/client';
 import { CREDENTIALS, IMAGE, pool, sleep, type BenchHost, type Phase } from './common';
 
 export interface ApiCall {
@@ -20,6 +22,7 @@ export interface ApiCall {
 
 export interface MetalflowOptions {
   apiUrl: string;
+  temporalAddress: string;
   namespace: string;
   concurrency: number;
   /** How often the shared watcher lists hosts. */
@@ -39,6 +42,9 @@ export class MetalflowDriver {
   readonly reached = new Map<string, Partial<Record<Phase, number>>>();
   private readonly agent: Agent;
   private listed = new Map<string, string>();
+  /** Hosts with an operation child running, as of the last tick. */
+  private busy = new Set<string>();
+  private connection?: Connection;
   private listedAt = 0;
   private ticker?: Promise<void>;
   private stopped = false;
@@ -98,14 +104,24 @@ export class MetalflowDriver {
   private startTicker(): void {
     if (this.ticker) return;
     this.ticker = (async () => {
+      this.connection = await Connection.connect({ address: this.opts.temporalAddress });
+      const client = new Client({ connection: this.connection });
+      const prefix = `host/${this.opts.namespace}/`;
       while (!this.stopped) {
         try {
+          const at = Date.now();
+          const busy = new Set<string>();
+          for await (const wf of client.workflow.list({ query: `WorkflowId STARTS_WITH "${prefix}" AND ExecutionStatus = "Running"` })) {
+            const [name, op] = wf.workflowId.slice(prefix.length).split('/');
+            if (name && op) busy.add(name);
+          }
           const r = await this.api('GET', `/v1/hosts?namespace=${this.opts.namespace}`);
           if (r.status === 200) {
             const m = new Map<string, string>();
             for (const item of r.json.items as { name: string; provisioningState: string }[]) m.set(item.name, item.provisioningState);
             this.listed = m;
-            this.listedAt = Date.now();
+            this.busy = busy;
+            this.listedAt = at;
           }
         } catch (err) {
           this.lastError = String(err);
@@ -125,25 +141,26 @@ export class MetalflowDriver {
   async stop(): Promise<void> {
     this.stopped = true;
     await this.ticker;
+    await this.connection?.close();
     await this.agent.close();
   }
 
   private async until(host: BenchHost, phase: Phase, target: string | 'gone'): Promise<void> {
     const deadline = Date.now() + this.opts.phaseTimeoutMs;
     const issuedAt = Date.now();
+    let seenAt: number | undefined;
     for (;;) {
       await this.nextTick();
       if (this.listedAt < issuedAt) continue;
       const listed = this.listed.get(host.name);
-      if (target === 'gone' ? listed === undefined : listed === target) {
-        const r = await this.api('GET', this.hostPath(host));
-        if (target === 'gone' ? r.status === 404 : r.status === 200 && (r.json as HostView).status.provisioning.state === target && !(r.json as HostView).currentOperation) {
-          const reached = this.reached.get(host.name) ?? {};
-          reached[phase] = Date.now();
-          this.reached.set(host.name, reached);
-          return;
-        }
+      const there = target === 'gone' ? listed === undefined : listed === target && !this.busy.has(host.name);
+      if (there && seenAt !== undefined) {
+        const reached = this.reached.get(host.name) ?? {};
+        reached[phase] = seenAt;
+        this.reached.set(host.name, reached);
+        return;
       }
+      seenAt = there ? this.listedAt : undefined;
       if (Date.now() > deadline) {
         const r = await this.api('GET', this.hostPath(host)).catch(() => undefined);
         const v = r?.json as HostView | undefined;
@@ -153,6 +170,13 @@ export class MetalflowDriver {
         );
       }
     }
+  }
+
+  /** When the last host reached the phase (first look), for the phase's wall time. */
+  lastReached(phase: Phase): number {
+    let last = 0;
+    for (const r of this.reached.values()) last = Math.max(last, r[phase] ?? 0);
+    return last;
   }
 
   async runPhase(phase: Phase, hosts: BenchHost[]): Promise<void> {

@@ -243,20 +243,23 @@ async function main(): Promise<void> {
       label: string,
       runPhase: (p: Phase, hs: BenchHost[]) => Promise<void>,
       afterPhase?: (p: Phase) => Promise<void>,
+      /** When the phase really ended, if the driver saw it before it returned (first look of a confirmed state). */
+      endOf?: (p: Phase) => number | undefined,
     ): Promise<DriverFigures> => {
       const phaseMs = {} as Record<Phase, number>;
       const cumulativeMs = {} as Record<Phase, number>;
       const byPhase = {} as Record<Phase, number>;
       const cpuByPhase = {} as DriverFigures['cpuSecondsByPhase'];
       const kinds: Record<string, number> = {};
-      const t0 = Date.now();
       for (const p of phases) {
         const start = Date.now();
         const cpu0 = cpuNow();
         proxy.requests.length = 0;
         await runPhase(p, hosts);
-        phaseMs[p] = Date.now() - start;
-        cumulativeMs[p] = Date.now() - t0;
+        const end = endOf?.(p) || Date.now();
+        phaseMs[p] = end - start;
+        // Sum of phase times: waits between phases (idle sampling) are not the lifecycle's.
+        cumulativeMs[p] = Object.values(phaseMs).reduce((a, b) => a + b, 0);
         cpuByPhase[p] = cpuDelta(cpu0, cpuNow());
         byPhase[p] = proxy.requests.length / opts.hosts;
         for (const r of proxy.requests) kinds[requestKind(r)] = (kinds[requestKind(r)] ?? 0) + 1;
@@ -282,6 +285,7 @@ async function main(): Promise<void> {
     // ------------------------------------------------------- metalflow ----
     metalflow = new MetalflowDriver({
       apiUrl: API_URL,
+      temporalAddress: TEMPORAL_ADDRESS,
       namespace,
       concurrency: opts.concurrency,
       pollMs: opts.hosts > 300 ? 1000 : 250,
@@ -305,6 +309,7 @@ async function main(): Promise<void> {
         idleRssMiB = peak;
         idleHosts = opts.hosts;
       },
+      (p) => metalflow!.lastReached(p),
     );
     await metalflow.stop();
     const calls = metalflow.calls;
