@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import { createIronicActivities, type IronicActivityDeps } from '../activities/ironic-activities';
 import { createKubernetesActivities } from '../activities/kubernetes/host-status';
+import { createBmcActivities } from '../activities/bmc-activities';
 import type { KubeRest } from '../activities/kubernetes/kube-rest';
 
 export const WORKFLOWS_PATH = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
@@ -30,6 +31,7 @@ export async function createWorker(
     workflowsPath: WORKFLOWS_PATH,
     activities: {
       ...createIronicActivities(deps),
+      ...createBmcActivities({ secrets: deps.secrets }),
       ...(deps.kubernetes ? createKubernetesActivities({ rest: deps.kubernetes }) : {}),
     },
     ...overrides,

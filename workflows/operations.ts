@@ -3,10 +3,12 @@
  * Temporal UI. They sequence activities and make no decisions about the host;
  * the host workflow decides what runs next.
  */
-import { proxyActivities } from '@temporalio/workflow';
+import { patched, proxyActivities } from '@temporalio/workflow';
 import type { HardwareDetails, HostRef, HostSpec } from '../types/host';
 import { NON_RETRYABLE_FAILURES } from '../types/failures';
 import type { IronicActivities } from '../activities/ironic-activities';
+import type { BmcActivities } from '../activities/bmc-activities';
+import { parseBmcAddress } from '../types/bmc';
 import type { OperationKind } from './definitions';
 
 export interface OperationInput {
@@ -44,6 +46,13 @@ const waiting = proxyActivities<IronicActivities>({
   retry,
 });
 
+/** Talks to the BMC itself: short requests, a BMC error is recorded at once (no quiet retries). */
+const bmc = proxyActivities<BmcActivities>({
+  startToCloseTimeout: '2 minutes',
+  heartbeatTimeout: '30 seconds',
+  retry: { ...retry, maximumAttempts: 3 },
+});
+
 function required<T>(value: T | undefined, what: string): T {
   if (value === undefined) throw new Error(`operation started without ${what}`);
   return value;
@@ -53,6 +62,11 @@ const cleaning = (spec: HostSpec | undefined): boolean => (spec?.automatedCleani
 
 export async function enrollWorkflow(input: OperationInput): Promise<OperationOutcome> {
   const spec = required(input.spec, 'a spec');
+  // Pre-flight: a wrong password or an unreachable BMC is named here, before Ironic is touched.
+  const bmcType = parseBmcAddress(spec.bmc.address);
+  if (patched('bmc-preflight') && bmcType.ok && bmcType.value.type !== 'fake') {
+    await bmc.preflightBmc({ ref: input.ref, spec });
+  }
   const { nodeId } = await quick.ensureNode({ ref: input.ref, spec, nodeId: input.nodeId });
   const node = await waiting.manageNode({ ref: input.ref, nodeId });
   return { nodeId, poweredOn: node.poweredOn };

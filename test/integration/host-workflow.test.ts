@@ -9,6 +9,8 @@ import { hostWorkflowId } from '../../types/host-ref';
 import { applySpecUpdate, hostViewQuery, type HostView } from '../../workflows/definitions';
 import type { hostWorkflow } from '../../workflows/host';
 import { FAST_HOST_OPTIONS, randomMac, startHarness, uniq, waitFor, type Harness } from '../support/harness';
+import { SUSHY_URL } from '../support/env';
+import { ironicNodeName } from '../../types/host-ref';
 
 let h: Harness;
 beforeAll(async () => {
@@ -165,5 +167,30 @@ describe('host workflow', () => {
     expect(carried.operations.length).toBeGreaterThanOrEqual(4);
     await handle.executeUpdate(applySpecUpdate, { args: [{ ...spec, online: true }] });
     await waitFor('power on after continue-as-new', async () => (await view(name)).status.poweredOn === true);
+  });
+
+  describe('enrollment pre-flight against the real Redfish BMC (sushy-tools)', () => {
+    const system = '/redfish/v1/Systems/6d660000-0000-4000-8000-000000000003';
+    const cases: [string, string, string, RegExp][] = [
+      ['a wrong password', `redfish+${SUSHY_URL}${system}`, `not-the-password-${uniq('x')}`, /401|credentials/i],
+      ['an unknown system id', `redfish+${SUSHY_URL}/redfish/v1/Systems/no-such-system`, 'password', /no-such-system|not found/i],
+      ['a BMC port nobody listens on', `redfish+http://127.0.0.1:9${system}`, 'password', /refused/i],
+    ];
+    it.each(cases)('records %s as a registration error naming the cause, before touching Ironic', async (_what, address, password, cause) => {
+      const name = uniq('wf-pre');
+      const ref = { namespace: NS, name };
+      await h.hosts.put(ref, {
+        spec: { bmc: { address, credentialsName: `${name}-bmc` }, online: false, automatedCleaningMode: 'disabled' },
+        credentials: { username: 'admin', password },
+      });
+      const failed = await waitFor('a registration error', async () => {
+        const v = await view(name);
+        return v.status.errorType === 'registration error' ? v : undefined;
+      });
+      expect(failed.status.errorMessage).toMatch(cause);
+      expect(failed.status.errorMessage).not.toContain(password);
+      expect(await h.ironic.getNode(ironicNodeName(ref))).toBeUndefined();
+      await h.hosts.remove(ref);
+    });
   });
 });
