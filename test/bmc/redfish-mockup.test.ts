@@ -137,7 +137,7 @@ describe('Redfish client against the DMTF public rack-mount mockup', () => {
     expect(err.status).toBe(401);
     expect(err.message).toContain('POST');
     expect(err.message).toContain('rejected the credentials of user "admin"');
-    expect(err.message).toContain('Invalid user name or password');
+    expect(err.message).toContain('credentials included with this request are missing or invalid');
     expect(err.message).not.toContain(secret);
     expect(m.sessions.size).toBe(0);
   });
