@@ -29,6 +29,8 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { openBmc } from '../../activities/bmc/bmc-client';
 import { RedfishError, type BmcError } from '../../activities/bmc/errors';
 import { RedfishClient, type RedfishClientOptions } from '../../activities/bmc/redfish/client';
+import { Value } from '@sinclair/typebox/value';
+import { HardwareDetailsSchema } from '../../types/host';
 import { parseBmcAddress } from '../../types/bmc';
 import { selfSignedCert } from './support/files';
 import { MOCKUP_SYSTEM, RedfishMockup, type MockupOptions } from './support/redfish-mockup';
@@ -101,6 +103,7 @@ describe('Redfish client against the DMTF public rack-mount mockup', () => {
     const c = await connect();
     const hw = await c.getInventory();
     await c.close();
+    expect([...Value.Errors(HardwareDetailsSchema, hw)].map((e) => `${e.path}: ${e.message}`)).toEqual([]);
     expect(hw).toEqual({
       // CPU1 (8 cores, 16 threads); CPU2 is Absent; the FPGA is not a CPU
       cpu: { arch: 'x86_64', model: 'Multi-Core Intel(R) Xeon(R) processor 7xxx Series', clockMegahertz: 3700, count: 16 },

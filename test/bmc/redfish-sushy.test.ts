@@ -13,6 +13,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openBmc, checkBmc } from '../../activities/bmc/bmc-client';
 import { RedfishError, type BmcError } from '../../activities/bmc/errors';
 import { RedfishClient, type RedfishClientOptions } from '../../activities/bmc/redfish/client';
+import { Value } from '@sinclair/typebox/value';
+import { HardwareDetailsSchema } from '../../types/host';
 import { parseBmcAddress, type BmcAccess } from '../../types/bmc';
 import { serveFiles, tinyIso, unusedPort, type FileServer } from './support/files';
 import { SUSHY_PASSWORD, SUSHY_PORT, SUSHY_SYSTEMS, SUSHY_URL, SUSHY_USER, startSushy, stopSushy } from './support/sushy';
@@ -115,6 +117,7 @@ describe('Redfish client against sushy-tools', () => {
     const c = await RedfishClient.connect(opts(SUSHY_SYSTEMS.bm02));
     try {
       const hw = await c.getInventory();
+      expect([...Value.Errors(HardwareDetailsSchema, hw)].map((e) => `${e.path}: ${e.message}`)).toEqual([]);
       expect(hw.cpu).toEqual({ arch: 'x86_64', model: 'Intel(R) Xeon(R) Silver 4210 CPU @ 2.20GHz', count: 40 });
       expect(hw.ramMebibytes).toBe(65536); // sushy has no Memory collection: MemorySummary 64 GiB
       expect(hw.nics).toEqual([
