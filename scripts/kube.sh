@@ -141,7 +141,7 @@ kubectl_admin() {
 }
 
 healthy() {
-  local svc="$1" port; port="$(cat "$RUN/$svc.port" 2>/dev/null || port_of "$svc")"
+  local svc="$1" port; port="$(port_of "$svc")"
   case "$svc" in
     etcd)
       node -e '
@@ -244,10 +244,19 @@ prepare_apiserver() {
   write_kubeconfig
 }
 
+# `env -u` arguments dropping the caller's ETCD_* variables: etcd reads
+# ETCD_<FLAG> from the environment (our ETCD_PORT would only warn, but e.g. an
+# exported ETCD_DATA_DIR would conflict with the flags below).
+etcd_env_unset() {
+  local v
+  for v in $(compgen -e | grep '^ETCD_' || true); do printf '%s\n' -u "$v"; done
+}
+
 command_of() {
   case "$1" in
     etcd)
-      CMD=("$ETCD" --name metalflow --data-dir "$STATE/etcd-data"
+      local unset_args=(); mapfile -t unset_args < <(etcd_env_unset)
+      CMD=(env "${unset_args[@]}" "$ETCD" --name metalflow --data-dir "$STATE/etcd-data"
         --listen-client-urls "http://$HOST:$ETCD_PORT" --advertise-client-urls "http://$HOST:$ETCD_PORT"
         --listen-peer-urls "http://$HOST:$ETCD_PEER_PORT" --initial-advertise-peer-urls "http://$HOST:$ETCD_PEER_PORT"
         --initial-cluster "metalflow=http://$HOST:$ETCD_PEER_PORT" --initial-cluster-state new
