@@ -18,7 +18,7 @@ import { createWorker } from '../../workers/worker';
 import { hostWorkflowId } from '../../types/host-ref';
 import { IRONIC_URL, TEMPORAL_ADDRESS, WORKFLOW_BUNDLE_PATH } from '../support/env';
 import { uniq, waitFor } from '../support/harness';
-import { KUBE_BUILD_TIMEOUT_MS, KUBECONFIG, kubectl, useKube, type KubeLease } from './kube-harness';
+import { KUBE_BUILD_TIMEOUT_MS, KUBECONFIG, kubeSh, kubectl, useKube, type KubeLease } from './kube-harness';
 
 const NS = uniq('mf-ctl');
 const taskQueue = uniq('tq-k8s');
@@ -202,4 +202,51 @@ describe('the Kubernetes shim', () => {
     for await (const wf of env.client.workflow.list({ query: `WorkflowId = '${hostWorkflowId({ namespace: NS, name })}'` })) runs.push(wf.runId);
     expect(runs).toHaveLength(1);
   });
+
+  it('catches up after the API server restarts while hosts are provisioning', async () => {
+    const name = 'host-restart';
+    apply(secret(`${name}-bmc-secret`, { username: 'admin', password: 'x' }));
+    apply(host(name, { ...guideSpec(name, '00:5c:52:31:3a:04'), image: { url: 'http://127.0.0.1/images/r.qcow2', checksum: 'c'.repeat(64), checksumType: 'sha256', format: 'qcow2' } }));
+    await waitFor('registration under way', async () => (json(['get', 'bmh', name]).status?.provisioning?.state ?? '') !== '', { timeoutMs: 60_000 });
+    kubeSh('restart', 'apiserver');
+    kubectl(['wait', '-n', NS, '--for=jsonpath={.status.provisioning.state}=provisioned', `bmh/${name}`, '--timeout=180s']);
+    // The watch came back: a change after the restart is still acted on.
+    kubectl(['patch', 'bmh', name, '-n', NS, '--type=json', '-p', '[{"op":"remove","path":"/spec/image"}]']);
+    kubectl(['wait', '-n', NS, '--for=jsonpath={.status.provisioning.state}=available', `bmh/${name}`, '--timeout=120s']);
+  });
+
+  it('brings 200 hosts applied at once to available without listing per event', async () => {
+    const listsBefore = listCount();
+    const docs: string[] = [];
+    for (let i = 0; i < 200; i++) {
+      const name = `fleet-${i}`;
+      docs.push(secret(`${name}-bmc-secret`, { username: 'admin', password: 'x' }));
+      docs.push(host(name, guideSpec(name, `52:54:00:f1:${(i >> 8).toString(16).padStart(2, '0')}:${(i & 255).toString(16).padStart(2, '0')}`)));
+    }
+    kubectl(['apply', '-n', NS, '-f', '-'], { input: JSON.stringify({ apiVersion: 'v1', kind: 'List', items: docs.map((d) => JSON.parse(d)) }) });
+    let ownLists = 0;
+    await waitFor(
+      '200 hosts available',
+      async () => {
+        ownLists += 1; // this poll is a LIST too
+        const items = json(['get', 'bmh']).items as { metadata: { name: string }; status?: { provisioning?: { state?: string } } }[];
+        return items.filter((i) => i.metadata.name.startsWith('fleet-') && i.status?.provisioning?.state === 'available').length === 200;
+      },
+      { timeoutMs: 900_000, intervalMs: 5000 },
+    );
+    // One list at start and one per re-list; hundreds of events must not cause hundreds of lists.
+    expect(listCount() - listsBefore - ownLists).toBeLessThanOrEqual(3);
+  }, 1_000_000);
 });
+
+/** LIST requests for baremetalhosts the API server has answered (its own metrics). */
+function listCount(): number {
+  const metrics = kubectl(['get', '--raw', '/metrics']).stdout;
+  let total = 0;
+  for (const line of metrics.split('\n')) {
+    if (line.startsWith('apiserver_request_total{') && line.includes('resource="baremetalhosts"') && line.includes('verb="LIST"')) {
+      total += Number(line.slice(line.lastIndexOf(' ') + 1));
+    }
+  }
+  return total;
+}
