@@ -33,6 +33,8 @@ interface FloorNode {
 export class FloorDriver {
   readonly client: IronicClient;
   private readonly nodes = new Map<string, FloorNode>();
+  /** Verbs Ironic answered with 5xx (retried). */
+  retries = 0;
 
   constructor(private readonly opts: FloorOptions) {
     this.client = new IronicClient({ url: opts.ironicUrl });
@@ -162,7 +164,10 @@ export class FloorDriver {
           issued.push(step);
           continue;
         } catch (err) {
-          if (!(err instanceof IronicError && err.kind === 'conflict')) throw err;
+          // 409 busy: re-read. 5xx (e.g. 503 "concurrent action limit ... reached"): metalflow's activity
+          // retry policy retries after 1 s, doubling; the floor retries at its poll interval.
+          if (!(err instanceof IronicError && (err.kind === 'conflict' || err.kind === 'unavailable'))) throw err;
+          this.retries += err.kind === 'unavailable' ? 1 : 0;
         }
       }
       await sleep(this.opts.pollMs);
@@ -183,7 +188,7 @@ export class FloorDriver {
         try {
           await this.client.setPowerState(n.uuid!, target);
         } catch (err) {
-          if (!(err instanceof IronicError && err.kind === 'conflict')) throw err;
+          if (!(err instanceof IronicError && (err.kind === 'conflict' || err.kind === 'unavailable'))) throw err;
         }
       }
       await sleep(this.opts.pollMs);
@@ -203,7 +208,7 @@ export class FloorDriver {
           return;
         } catch (err) {
           if (err instanceof IronicError && err.kind === 'not-found') return;
-          if (!(err instanceof IronicError && err.kind === 'conflict')) throw err;
+          if (!(err instanceof IronicError && (err.kind === 'conflict' || err.kind === 'unavailable'))) throw err;
         }
       }
       await sleep(this.opts.pollMs);

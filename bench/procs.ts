@@ -157,8 +157,8 @@ export interface Child {
 }
 
 /** `node --import tsx <file>`: one process (the tsx CLI forks), so /proc figures are the program's own. */
-export function startNodeChild(name: string, file: string, env: Record<string, string>, logFile?: string): Child {
-  const proc = spawn(process.execPath, ['--import', 'tsx', join(REPO_ROOT, file)], {
+export function startNodeChild(name: string, file: string, env: Record<string, string>, logFile?: string, nodeArgs: string[] = []): Child {
+  const proc = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', join(REPO_ROOT, file)], {
     cwd: REPO_ROOT,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

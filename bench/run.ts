@@ -5,7 +5,7 @@
  * Temporal). Prints a table and writes bench/results/<date>-<commit>.json.
  *
  *   npm run bench -- [--hosts 100] [--concurrency N] [--redfish] [--scale]
- *                    [--floor-poll-ms 100] [--idle-seconds S] [--out FILE] [--keep-stack]
+ *                    [--floor-poll-ms 100] [--idle-seconds S] [--out FILE] [--keep-stack] [--profile]
  *
  * Starts its own stack (scripts/stack.sh; Temporal 21233, UI 21234, Ironic
  * 21385, sushy 21800, state .state/bench-stack) when it is not running, and
@@ -19,6 +19,8 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { request } from 'undici';
 import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
+import { Client, Connection } from '@temporalio/client';
+import { IronicClient } from '../activities/ironic/client';
 import { REPO_ROOT } from '../config/env';
 import { WORKFLOWS_PATH } from '../workers/worker';
 import { IronicProxy, type RecordedRequest } from '../test/support/ironic-proxy';
@@ -56,6 +58,8 @@ interface Options {
   idleSeconds: number;
   out?: string;
   keepStack: boolean;
+  /** CPU profiles of the worker and the API (node --cpu-prof) in the run's folder. */
+  profile: boolean;
 }
 
 function parseOptions(argv: string[]): Options {
@@ -70,6 +74,7 @@ function parseOptions(argv: string[]): Options {
       'idle-seconds': { type: 'string' },
       out: { type: 'string' },
       'keep-stack': { type: 'boolean', default: false },
+      profile: { type: 'boolean', default: false },
       help: { type: 'boolean', default: false },
     },
     strict: true,
@@ -93,6 +98,7 @@ function parseOptions(argv: string[]): Options {
     idleSeconds: int('idle-seconds', values['idle-seconds'], hosts >= 1000 ? 30 : 5),
     out: values.out,
     keepStack: values['keep-stack'] ?? false,
+    profile: values.profile ?? false,
   };
 }
 
@@ -146,7 +152,34 @@ async function sushySystemCount(): Promise<number> {
   return body['Members@odata.count'] ?? 0;
 }
 
+async function cleanup(...namespaces: string[]): Promise<void> {
+  const connection = await Connection.connect({ address: TEMPORAL_ADDRESS });
+  try {
+    const client = new Client({ connection });
+    for (const ns of namespaces) {
+      for await (const wf of client.workflow.list({ query: `WorkflowId STARTS_WITH "host/${ns}/" AND ExecutionStatus = "Running"` })) {
+        await client.workflow.getHandle(wf.workflowId, wf.runId).terminate('benchmark run failed').catch(() => undefined);
+      }
+    }
+  } finally {
+    await connection.close();
+  }
+  const ironic = new IronicClient({ url: IRONIC_URL });
+  const res = await request(`${IRONIC_URL}/v1/nodes?fields=uuid,name`, { headers: { 'x-openstack-ironic-api-version': '1.81' } });
+  const { nodes } = (await res.body.json()) as { nodes: { uuid: string; name: string | null }[] };
+  for (const n of nodes) {
+    if (!namespaces.some((ns) => n.name?.startsWith(`${ns}~`))) continue;
+    await ironic.patchNode(n.uuid, [{ op: 'add', path: '/maintenance', value: true }]).catch(() => undefined);
+    await ironic.deleteNode(n.uuid).catch(() => undefined);
+  }
+}
+
 async function main(): Promise<void> {
+  if (process.argv[2] === 'cleanup') {
+    // npm run bench -- cleanup <namespace>...: what a failed run left behind (host namespaces bench-<id>, floor-<id>).
+    await cleanup(...process.argv.slice(3));
+    return;
+  }
   const opts = parseOptions(process.argv.slice(2));
   const runId = randomBytes(3).toString('hex');
   const namespace = `bench-${runId}`;
@@ -204,9 +237,10 @@ async function main(): Promise<void> {
       METALFLOW_API_HOST: '127.0.0.1',
       METALFLOW_API_PORT: String(BENCH_PORTS.api),
     };
-    const worker = startNodeChild('worker', 'workers/main.ts', childEnv, join(runDir, 'worker.log'));
+    const prof = (name: string): string[] => (opts.profile ? ['--cpu-prof', '--cpu-prof-dir', join(runDir, `${name}-profile`)] : []);
+    const worker = startNodeChild('worker', 'workers/main.ts', childEnv, join(runDir, 'worker.log'), prof('worker'));
     children.push(worker);
-    const api = startNodeChild('api', 'api/main.ts', childEnv, join(runDir, 'api.log'));
+    const api = startNodeChild('api', 'api/main.ts', childEnv, join(runDir, 'api.log'), prof('api'));
     children.push(api);
     await waitUntil('the worker', () => worker.output.some((l) => l.includes('metalflow worker on task queue')), 120_000, worker);
     await waitUntil('the API', async () => (await request(`${API_URL}/healthz`)).statusCode === 200, 120_000, api);
@@ -357,6 +391,11 @@ async function main(): Promise<void> {
     writeFileSync(out, `${JSON.stringify(result, null, 2)}\n`);
     console.log(formatTable(result));
     console.log(`\nJSON: ${out}`);
+  } catch (err) {
+    // Leave nothing behind that would load the next run: this run's host workflows and Ironic nodes.
+    log('run failed; terminating its host workflows and deleting its Ironic nodes');
+    await cleanup(namespace, `floor-${runId}`).catch((e: unknown) => log(`cleanup failed: ${String(e)}`));
+    throw err;
   } finally {
     await metalflow?.stop().catch(() => undefined);
     for (const c of children) await c.stop().catch(() => undefined);
