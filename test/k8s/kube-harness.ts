@@ -73,7 +73,7 @@ const USERS_LOCK = join(KUBE_STATE_DIR, 'users.lock');
 /** Runs a bash snippet under the users lock, with the test env. */
 function locked(script: string, extraEnv: Record<string, string>): void {
   mkdirSync(USERS_DIR, { recursive: true });
-  execFileSync('flock', ['-w', '600', USERS_LOCK, 'bash', '-euo', 'pipefail', '-c', script], {
+  execFileSync('flock', ['-o', '-w', '600', USERS_LOCK, 'bash', '-euo', 'pipefail', '-c', script], {
     env: { ...process.env, ...KUBE_ENV, ...extraEnv, USERS_DIR, KUBE_SH },
     stdio: 'inherit',
   });
@@ -87,9 +87,8 @@ export interface KubeLease {
 export function useKube(): KubeLease {
   buildKube();
   const token = `${process.pid}-${randomUUID()}`;
-  locked('echo "$USER_PID" >"$USERS_DIR/$USER_TOKEN"; bash "$KUBE_SH" start', { USER_TOKEN: token, USER_PID: String(process.pid) });
   let released = false;
-  return {
+  const lease: KubeLease = {
     release(): void {
       if (released) return;
       released = true;
@@ -110,6 +109,15 @@ export function useKube(): KubeLease {
       );
     },
   };
+  try {
+    locked('echo "$USER_PID" >"$USERS_DIR/$USER_TOKEN"; bash "$KUBE_SH" start', { USER_TOKEN: token, USER_PID: String(process.pid) });
+  } catch (e) {
+    // Unregister (and stop what was started if nobody else uses it): a
+    // failed beforeAll gets no afterAll lease to release.
+    lease.release();
+    throw e;
+  }
+  return lease;
 }
 
 export interface RunResult {
