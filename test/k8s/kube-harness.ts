@@ -73,6 +73,7 @@ const USERS_LOCK = join(KUBE_STATE_DIR, 'users.lock');
 /** Runs a bash snippet under the users lock, with the test env. */
 function locked(script: string, extraEnv: Record<string, string>): void {
   mkdirSync(USERS_DIR, { recursive: true });
+  // -o: daemons started under the lock must not inherit its descriptor, or they would hold it forever.
   execFileSync('flock', ['-o', '-w', '600', USERS_LOCK, 'bash', '-euo', 'pipefail', '-c', script], {
     env: { ...process.env, ...KUBE_ENV, ...extraEnv, USERS_DIR, KUBE_SH },
     stdio: 'inherit',
