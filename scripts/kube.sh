@@ -154,6 +154,15 @@ healthy() {
   esac
 }
 
+close_inherited_fds() {
+  local fd
+  for fd in /proc/$BASHPID/fd/*; do
+    fd="${fd##*/}"
+    [[ "$fd" =~ ^[0-9]+$ && "$fd" -gt 2 ]] || continue
+    eval "exec $fd>&-" 2>/dev/null || true
+  done
+}
+
 log_tail() {
   local svc="$1" file="$LOGS/$1.log"
   err "$svc: last lines of $file:"
@@ -339,8 +348,10 @@ start_one() {
   local logfile="$LOGS/$svc.log"
   touch "$logfile"
   printf '\n===== %s kube.sh start %s (port %s) =====\n' "$(date -Is)" "$svc" "$(port_of "$svc")" >>"$logfile"
-  # setsid: own session and process group; stdio detached (see stack.sh).
-  setsid "${CMD[@]}" </dev/null >>"$logfile" 2>&1 9>&- &
+  # setsid: own session and process group; stdio detached (see stack.sh);
+  # every other inherited descriptor closed, so that a caller's lock (e.g.
+  # `flock FILE scripts/kube.sh start`) is not held for the daemon's lifetime.
+  ( close_inherited_fds; exec setsid "${CMD[@]}" ) </dev/null >>"$logfile" 2>&1 &
   pid=$!
   echo "$pid" >"$RUN/$svc.pid"
   recorded_ports_of "$svc" >"$RUN/$svc.port"
