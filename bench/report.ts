@@ -23,7 +23,7 @@ export interface BenchResult {
   options: { hosts: number; concurrency: number; redfish: boolean; floorPollMs: number; idleSeconds: number; phases: Phase[] };
   metalflow: DriverFigures & {
     temporal: TemporalFigures;
-    worker: { peakRssMiB: number; cpuSeconds: number; idleRssMiB?: number; idleHosts?: number };
+    worker: { peakRssMiB: number; cpuSeconds: number; idleRssMiB?: number; idleHosts?: number; idleState?: string };
     api: { peakRssMiB: number; cpuSeconds: number };
     /** 5xx answers of the API (retried by the driver). */
     apiServerErrors: { count: number; byMessage: Record<string, number> };
@@ -142,7 +142,7 @@ export function formatTable(r: BenchResult): string {
   out.push('');
   out.push(
     `  worker: peak RSS ${m.worker.peakRssMiB.toFixed(0)} MiB, CPU ${m.worker.cpuSeconds.toFixed(1)} s` +
-      (m.worker.idleRssMiB !== undefined ? `; RSS with ${m.worker.idleHosts} hosts idle in provisioned: ${m.worker.idleRssMiB.toFixed(0)} MiB (target < 512 MiB at 1,000)` : ''),
+      (m.worker.idleRssMiB !== undefined ? `; RSS with ${m.worker.idleHosts} hosts idle in ${m.worker.idleState ?? 'provisioned'}: ${m.worker.idleRssMiB.toFixed(0)} MiB (target < 512 MiB at 1,000)` : ''),
   );
   out.push(`  API:    peak RSS ${m.api.peakRssMiB.toFixed(0)} MiB, CPU ${m.api.cpuSeconds.toFixed(1)} s`);
   out.push(

@@ -357,7 +357,7 @@ async function main(): Promise<void> {
     const temporal = await temporalFigures(TEMPORAL_ADDRESS, namespace, calls, opts.hosts);
     watches.worker.stop();
     watches.api.stop();
-    const workerFig = { peakRssMiB: watches.worker.peakRssMiB, cpuSeconds: watches.worker.last?.cpuSeconds ?? 0, idleRssMiB, idleHosts };
+    const workerFig = { peakRssMiB: watches.worker.peakRssMiB, cpuSeconds: watches.worker.last?.cpuSeconds ?? 0, idleRssMiB, idleHosts, idleState: idlePhase };
     const apiFig = { peakRssMiB: watches.api.peakRssMiB, cpuSeconds: watches.api.last?.cpuSeconds ?? 0 };
     for (const c of children) await c.stop();
 
