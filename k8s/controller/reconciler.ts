@@ -8,7 +8,7 @@
  */
 import { WithStartWorkflowOperation, WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { formatFieldErrors, type FieldError } from '../../types/field-error';
-import type { HostRef, HostSpec, HostStatus } from '../../types/host';
+import { emptyStatus, type HostRef, type HostSpec, type HostStatus } from '../../types/host';
 import { hostWorkflowId } from '../../types/host-ref';
 import { validateHostSpec } from '../../types/validate';
 import { applySpecUpdate, deleteHostUpdate, type HostWorkflowOptions } from '../../workflows/definitions';
@@ -131,8 +131,10 @@ export class Reconciler {
     const message = formatFieldErrors(errors);
     if (obj.status?.operationalStatus === 'error' && obj.status.errorMessage === message) return;
     this.deps.log?.(`${ref.namespace}/${ref.name}: ${message}`);
+    // The CRD requires a whole status: start from an empty one when the host has none yet.
+    const status = obj.status?.provisioning ? {} : emptyStatus();
     await this.deps.rest.call('PATCH', `${this.objectPath(ref)}/status`, {
-      body: { status: { operationalStatus: 'error', errorMessage: message } },
+      body: { status: { ...status, operationalStatus: 'error', errorMessage: message } },
       contentType: MERGE,
     });
     const now = new Date().toISOString();

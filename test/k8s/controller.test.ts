@@ -7,28 +7,45 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { KubeConfig } from '@kubernetes/client-node';
-import type { Worker } from '@temporalio/worker';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { REPO_ROOT } from '../../config/env';
 import { IronicClient } from '../../activities/ironic/client';
-import { KubeRest } from '../../activities/kubernetes/kube-rest';
-import { KubernetesSecretReader } from '../../activities/kubernetes/secrets';
-import { createWorker } from '../../workers/worker';
 import { hostWorkflowId } from '../../types/host-ref';
 import { IRONIC_URL, TEMPORAL_ADDRESS, WORKFLOW_BUNDLE_PATH } from '../support/env';
-import { uniq, waitFor } from '../support/harness';
+import { randomMac, uniq, waitFor } from '../support/harness';
 import { KUBE_BUILD_TIMEOUT_MS, KUBECONFIG, kubeSh, kubectl, useKube, type KubeLease } from './kube-harness';
 
 const NS = uniq('mf-ctl');
 const taskQueue = uniq('tq-k8s');
 let kube: KubeLease | undefined;
 let env: TestWorkflowEnvironment;
-let worker: Worker;
-let running: Promise<void>;
 const controllers: ChildProcess[] = [];
+const workers: ChildProcess[] = [];
 const ironic = new IronicClient({ url: IRONIC_URL });
 const PASSWORD = `pw-${randomBytes(6).toString('hex')}`;
+
+/**
+ * The worker in Kubernetes mode, in a process of its own: this test blocks its
+ * own event loop in kubectl calls, which would starve an in-process worker.
+ */
+function startWorker(): ChildProcess {
+  const child = spawn(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'workers', 'main.ts')], {
+    cwd: REPO_ROOT,
+    env: {
+      ...process.env,
+      TEMPORAL_ADDRESS,
+      IRONIC_URL,
+      METALFLOW_TASK_QUEUE: taskQueue,
+      METALFLOW_KUBECONFIG: KUBECONFIG,
+      METALFLOW_WORKFLOW_BUNDLE: WORKFLOW_BUNDLE_PATH,
+      METALFLOW_SECRET_KEY: randomBytes(32).toString('base64'),
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  child.stderr?.on('data', (d: Buffer) => process.stderr.write(`[worker ${child.pid}] ${d.toString()}`));
+  workers.push(child);
+  return child;
+}
 
 function startController(): ChildProcess {
   const child = spawn(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'k8s', 'controller', 'main.ts')], {
@@ -74,28 +91,13 @@ beforeAll(async () => {
   kubectl(['apply', '-f', join(REPO_ROOT, 'k8s', 'crds')]);
   kubectl(['wait', '--for=condition=Established', '--timeout=60s', 'crd/baremetalhosts.metal3.io', 'crd/hardwaredata.metal3.io']);
   kubectl(['create', 'namespace', NS]);
-  const kc = new KubeConfig();
-  kc.loadFromFile(KUBECONFIG);
-  const rest = await KubeRest.create(kc);
   env = await TestWorkflowEnvironment.createFromExistingServer({ address: TEMPORAL_ADDRESS });
-  worker = await createWorker(
-    {
-      connection: env.nativeConnection,
-      namespace: 'default',
-      taskQueue,
-      ironic,
-      secrets: new KubernetesSecretReader(rest),
-      kubernetes: rest,
-      poll: { initialMs: 100, factor: 1.5, maxMs: 1000 },
-    },
-    { workflowBundle: { codePath: WORKFLOW_BUNDLE_PATH }, workflowsPath: undefined },
-  );
-  running = worker.run();
+  startWorker();
   startController();
 }, KUBE_BUILD_TIMEOUT_MS);
 
 afterAll(async () => {
-  for (const c of controllers) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+  for (const c of [...controllers, ...workers]) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
   if (kube) {
     kubectl(['delete', 'bmh', '--all', '-n', NS, '--wait=false'], { check: false });
     // Nothing else removes our finalizers once the controller is gone.
@@ -103,8 +105,6 @@ afterAll(async () => {
       kubectl(['patch', name, '-n', NS, '--type=merge', '-p', '{"metadata":{"finalizers":null}}'], { check: false });
     }
   }
-  worker?.shutdown();
-  await running;
   await env?.teardown();
   kube?.release();
 });
@@ -114,7 +114,7 @@ describe('the Kubernetes shim', () => {
     const name = 'host-0';
     apply(secret(`${name}-bmc-secret`, { username: 'admin', password: PASSWORD }));
     apply(secret(`${name}-user-data`, { userData: '#cloud-config\nhostname: host-0\n' }));
-    apply(host(name, guideSpec(name, '00:5c:52:31:3a:9c')));
+    apply(host(name, guideSpec(name, randomMac())));
 
     const waited = kubectl(['wait', '-n', NS, '--for=jsonpath={.status.provisioning.state}=available', `bmh/${name}`, '--timeout=90s']);
     expect(waited.stdout).toMatch(/condition met/);
@@ -161,11 +161,12 @@ describe('the Kubernetes shim', () => {
   it('reports an invalid spec on the object and changes nothing else', async () => {
     const name = 'host-bad';
     apply(secret(`${name}-bmc-secret`, { username: 'admin', password: 'x' }));
-    apply(host(name, { ...guideSpec(name, '00:5c:52:31:3a:01'), bmc: { address: 'telnet://10.0.0.1', credentialsName: `${name}-bmc-secret` } }));
+    apply(host(name, { ...guideSpec(name, randomMac()), bmc: { address: 'telnet://10.0.0.1', credentialsName: `${name}-bmc-secret` } }));
     await waitFor('an error status', async () => json(['get', 'bmh', name]).status?.operationalStatus === 'error', { timeoutMs: 30_000 });
     const bmh = json(['get', 'bmh', name]);
     expect(bmh.status.errorMessage).toMatch(/^spec\.bmc\.address: /);
-    expect(bmh.status.provisioning).toBeUndefined();
+    // Nothing was registered: the status says only what is wrong.
+    expect(bmh.status.provisioning).toEqual({ state: '', ID: '' });
     const described = kubectl(['describe', 'bmh', name, '-n', NS]).stdout;
     expect(described).toMatch(/InvalidSpec/);
     // No workflow was started for it.
@@ -175,7 +176,7 @@ describe('the Kubernetes shim', () => {
 
   it('reports a missing credentials Secret as a registration error naming the Secret', async () => {
     const name = 'host-nosecret';
-    apply(host(name, guideSpec(name, '00:5c:52:31:3a:02')));
+    apply(host(name, guideSpec(name, randomMac())));
     await waitFor('a registration error', async () => json(['get', 'bmh', name]).status?.errorType === 'registration error', { timeoutMs: 60_000 });
     expect(json(['get', 'bmh', name]).status.errorMessage).toBe(`Secret ${NS}/${name}-bmc-secret not found`);
     apply(secret(`${name}-bmc-secret`, { username: 'admin', password: 'x' }));
@@ -185,7 +186,7 @@ describe('the Kubernetes shim', () => {
   it('survives the controller being killed during provisioning: one workflow, nothing lost', async () => {
     const name = 'host-crash';
     apply(secret(`${name}-bmc-secret`, { username: 'admin', password: 'x' }));
-    apply(host(name, guideSpec(name, '00:5c:52:31:3a:03')));
+    apply(host(name, guideSpec(name, randomMac())));
     kubectl(['wait', '-n', NS, '--for=jsonpath={.status.provisioning.state}=available', `bmh/${name}`, '--timeout=90s']);
     const [controller] = controllers.filter((c) => c.exitCode === null && c.signalCode === null);
     kubectl(['patch', 'bmh', name, '-n', NS, '--type=merge', '-p', JSON.stringify({
@@ -206,7 +207,7 @@ describe('the Kubernetes shim', () => {
   it('catches up after the API server restarts while hosts are provisioning', async () => {
     const name = 'host-restart';
     apply(secret(`${name}-bmc-secret`, { username: 'admin', password: 'x' }));
-    apply(host(name, { ...guideSpec(name, '00:5c:52:31:3a:04'), image: { url: 'http://127.0.0.1/images/r.qcow2', checksum: 'c'.repeat(64), checksumType: 'sha256', format: 'qcow2' } }));
+    apply(host(name, { ...guideSpec(name, randomMac()), image: { url: 'http://127.0.0.1/images/r.qcow2', checksum: 'c'.repeat(64), checksumType: 'sha256', format: 'qcow2' } }));
     await waitFor('registration under way', async () => (json(['get', 'bmh', name]).status?.provisioning?.state ?? '') !== '', { timeoutMs: 60_000 });
     kubeSh('restart', 'apiserver');
     kubectl(['wait', '-n', NS, '--for=jsonpath={.status.provisioning.state}=provisioned', `bmh/${name}`, '--timeout=180s']);
@@ -221,7 +222,7 @@ describe('the Kubernetes shim', () => {
     for (let i = 0; i < 200; i++) {
       const name = `fleet-${i}`;
       docs.push(secret(`${name}-bmc-secret`, { username: 'admin', password: 'x' }));
-      docs.push(host(name, guideSpec(name, `52:54:00:f1:${(i >> 8).toString(16).padStart(2, '0')}:${(i & 255).toString(16).padStart(2, '0')}`)));
+      docs.push(host(name, guideSpec(name, randomMac())));
     }
     kubectl(['apply', '-n', NS, '-f', '-'], { input: JSON.stringify({ apiVersion: 'v1', kind: 'List', items: docs.map((d) => JSON.parse(d)) }) });
     let ownLists = 0;
