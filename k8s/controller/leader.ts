@@ -29,6 +29,8 @@ const microTime = (d: Date): string => d.toISOString().replace('Z', '000Z');
 export class LeaderElector {
   private renewTimer?: NodeJS.Timeout;
   private stopped = false;
+  private holding?: Promise<void>;
+  private markHeld?: () => void;
 
   constructor(
     private readonly rest: KubeRest,
@@ -75,8 +77,14 @@ export class LeaderElector {
     }
   }
 
+  /** Resolves when the current campaign has won the lease. */
+  held(): Promise<void> {
+    return this.holding ?? Promise.reject(new Error('acquire() was not called'));
+  }
+
   /** Resolves once this process holds the lease; `onLost` runs if it is ever lost. */
   async acquire(onLost: () => void): Promise<void> {
+    this.holding = new Promise<void>((resolve) => (this.markHeld = resolve));
     const retry = this.opts.retryMs ?? 2000;
     for (;;) {
       if (this.stopped) throw new Error('leader election stopped');
@@ -87,6 +95,7 @@ export class LeaderElector {
       }
       await new Promise((r) => setTimeout(r, retry));
     }
+    this.markHeld?.();
     const renewEvery = ((this.opts.leaseSeconds ?? 15) * 1000) / 3;
     let failures = 0;
     this.renewTimer = setInterval(() => {

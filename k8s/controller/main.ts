@@ -29,37 +29,51 @@ const elector = new LeaderElector(rest, {
   identity,
   leaseSeconds: Number(process.env.METALFLOW_LEASE_SECONDS ?? 15),
 });
-log(`${identity} waiting for the lease`);
-await elector.acquire(() => {
-  // Another replica may already be driving hosts: stop at once, let the Deployment restart us.
-  log('lost the lease; exiting');
-  process.exit(1);
-});
-log(`${identity} holds the lease`);
+let informer: Informer<BareMetalHost> | undefined;
+let queue: WorkQueue | undefined;
 
-let informer: Informer<BareMetalHost>;
-const queue = new WorkQueue((key) => reconciler.reconcile(key), {
-  maxQueued: 10_000,
-  concurrency: Number(process.env.METALFLOW_CONTROLLER_CONCURRENCY ?? 16),
-  baseBackoffMs: 500,
-  maxBackoffMs: 60_000,
-});
-const reconciler: Reconciler = new Reconciler({
-  rest,
-  client,
-  taskQueue: config.taskQueue,
-  get: (key) => informer.cache.get(key),
-  requeueAfter: (key, ms) => queue.addAfter(key, ms),
-  log,
-});
-informer = new Informer<BareMetalHost>(rest, bmhPath(process.env.METALFLOW_WATCH_NAMESPACE || undefined), (key) => queue.add(key), { log });
-await informer.start();
-log(`watching ${informer.cache.size} BareMetalHosts`);
+/** Drives hosts while holding the lease; stops at once when it is lost, then campaigns again. */
+async function lead(): Promise<void> {
+  for (;;) {
+    log(`${identity} waiting for the lease`);
+    const lost = new Promise<void>((resolve) => {
+      void elector.acquire(() => {
+        log('lost the lease; stopped driving hosts');
+        informer?.stop();
+        queue?.stop();
+        resolve();
+      });
+    });
+    await elector.held();
+    log(`${identity} holds the lease`);
+    const q = new WorkQueue((key) => reconciler.reconcile(key), {
+      maxQueued: 10_000,
+      concurrency: Number(process.env.METALFLOW_CONTROLLER_CONCURRENCY ?? 16),
+      baseBackoffMs: 500,
+      maxBackoffMs: 60_000,
+    });
+    const inf = new Informer<BareMetalHost>(rest, bmhPath(process.env.METALFLOW_WATCH_NAMESPACE || undefined), (key) => q.add(key), { log });
+    const reconciler = new Reconciler({
+      rest,
+      client,
+      taskQueue: config.taskQueue,
+      get: (key) => inf.cache.get(key),
+      requeueAfter: (key, ms) => q.addAfter(key, ms),
+      log,
+    });
+    queue = q;
+    informer = inf;
+    await inf.start();
+    log(`watching ${inf.cache.size} BareMetalHosts`);
+    await lost;
+  }
+}
+void lead();
 
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.once(signal, () => {
-    informer.stop();
-    queue.stop();
+    informer?.stop();
+    queue?.stop();
     elector.stop();
     void connection.close().then(() => process.exit(0));
   });

@@ -62,6 +62,7 @@ function startController(): ChildProcess {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   child.stderr?.on('data', (d: Buffer) => process.stderr.write(`[controller ${child.pid}] ${d.toString()}`));
+  child.stdout?.on('data', (d: Buffer) => process.stderr.write(`[controller ${child.pid}] ${d.toString()}`));
   controllers.push(child);
   return child;
 }
