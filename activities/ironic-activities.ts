@@ -129,6 +129,14 @@ export function createIronicActivities(deps: IronicActivityDeps) {
           continue;
         } catch (err) {
           // 409: the node is locked or moved on since we read it; re-read and decide again.
+          // 400 for a verb: Ironic may have finished what an earlier attempt asked (the state
+          // moved since our read); re-plan from a fresh read, and fail only if nothing moved.
+          const rejected = err instanceof IronicError && err.kind === 'rejected';
+          if (rejected) {
+            const again = await mustGetNode(nodeId);
+            if (again.provision_state === node.provision_state && again.target_provision_state === node.target_provision_state) throw err;
+            continue;
+          }
           if (!(err instanceof IronicError && err.kind === 'conflict')) throw err;
         }
       }
