@@ -7,11 +7,14 @@
 #   2. Python venv at .venv (created with $PYTHON, default python3) with
 #      requirements.txt installed; skipped when the stamp matches.
 #   3. `npm ci` when node_modules is missing or package-lock.json changed.
+#   4. kube-apiserver, kubectl and etcd for the Kubernetes-mode tests and demo,
+#      built from Go modules into .cache/kube by scripts/kube-build.sh (a no-op
+#      once built; the first build takes 7-16 minutes on 2 cores).
 #
 # Stamps live in .state/install/*.sha256 and hold the hash of the input they
 # were built from.  Options:
 #   --force        ignore the stamps and redo every step
-#   --skip-apt | --skip-python | --skip-npm   skip one step
+#   --skip-apt | --skip-python | --skip-npm | --skip-kube   skip one step
 # Environment: PYTHON (interpreter used to create .venv), METALFLOW_VENV
 # (venv path, default <repo>/.venv).
 set -euo pipefail
@@ -24,13 +27,14 @@ APT_LIST="$REPO/scripts/apt-packages.txt"
 REQS="$REPO/requirements.txt"
 LOCK="$REPO/package-lock.json"
 
-FORCE=0 SKIP_APT=0 SKIP_PY=0 SKIP_NPM=0
+FORCE=0 SKIP_APT=0 SKIP_PY=0 SKIP_NPM=0 SKIP_KUBE=0
 for arg in "$@"; do
   case "$arg" in
     --force) FORCE=1 ;;
     --skip-apt) SKIP_APT=1 ;;
     --skip-python) SKIP_PY=1 ;;
     --skip-npm) SKIP_NPM=1 ;;
+    --skip-kube) SKIP_KUBE=1 ;;
     -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "${BASH_SOURCE[0]}"; exit 0 ;;
     *) echo "install.sh: unknown argument: $arg (see --help)" >&2; exit 2 ;;
   esac
@@ -42,7 +46,8 @@ die() { printf '[install] ERROR: %s\n' "$*" >&2; exit 1; }
 mkdir -p "$STAMPS"
 exec 8>"$STAMPS/.lock"
 if command -v flock >/dev/null 2>&1; then
-  flock -w 600 8 || die "another scripts/install.sh is still running (lock $STAMPS/.lock)"
+  # Long: a first install builds kube-apiserver from source.
+  flock -w 3600 8 || die "another scripts/install.sh is still running (lock $STAMPS/.lock)"
 fi
 
 # sha256 of the given files (plus optional extra text on stdin-less arg list).
@@ -178,5 +183,14 @@ install_npm() {
 
 [[ $SKIP_APT -eq 1 ]] || install_apt
 [[ $SKIP_PY -eq 1 ]] || install_python
+# --------------------------------------------------------------- kube ----
+# (--force does not rebuild them: kube-build.sh already rebuilds when its
+# wrapper modules change; `scripts/kube-build.sh --force` does it by hand.)
+install_kube() {
+  bash "$REPO/scripts/kube-build.sh" \
+    || die "building kube-apiserver/kubectl/etcd failed (Go module proxy reachable? see above)"
+}
+
 [[ $SKIP_NPM -eq 1 ]] || install_npm
+[[ $SKIP_KUBE -eq 1 ]] || install_kube
 log "done"
