@@ -137,6 +137,7 @@ export function kubectl(args: string[], opts: { input?: string; check?: boolean 
     encoding: 'utf8',
     env: { ...process.env, KUBECACHEDIR: join(KUBE_STATE_DIR, 'kubectl-cache') },
     timeout: 120_000,
+    maxBuffer: 256 * 1024 * 1024, // /metrics and large lists exceed the 1 MiB default
   });
   const result = { status: r.status ?? -1, stdout: r.stdout ?? '', stderr: r.stderr ?? String(r.error ?? '') };
   if (opts.check !== false && result.status !== 0) {
