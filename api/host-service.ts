@@ -152,7 +152,8 @@ export class HostService {
         args: [valid.value.spec],
         startWorkflowOperation,
       });
-      return { created: result.generation === 1 && result.changed, view: await this.get(ref) };
+      // The update's own result: a read after it could fail and wrongly undo the secrets below.
+      return { created: result.generation === 1 && result.changed, view: result.view };
     } catch (err) {
       // Put the secrets back as they were, so a rejected change leaves nothing behind.
       for (const p of previous) {
@@ -174,11 +175,10 @@ export class HostService {
     }
     await this.running(ref);
     try {
-      await this.handle(ref).executeUpdate(setImageUpdate, { args: [image] });
+      return (await this.handle(ref).executeUpdate(setImageUpdate, { args: [image] })).view;
     } catch (err) {
       throw this.translate(err);
     }
-    return this.get(ref);
   }
 
   async get(ref: HostRef): Promise<HostView> {

@@ -74,6 +74,8 @@ export interface HostView {
 export interface ApplySpecResult {
   generation: number;
   changed: boolean;
+  /** The host as it stands after the change, so callers need no second round trip. */
+  view: HostView;
 }
 
 /** Desired spec; rejected (nothing applied) when invalid or when it conflicts with a running operation. */

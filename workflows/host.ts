@@ -144,7 +144,7 @@ export async function hostWorkflow(input: HostWorkflowInput): Promise<HostView> 
       s.retryAt = undefined;
       publish();
     }
-    return { generation: s.generation, changed };
+    return { generation: s.generation, changed, view: view() };
   };
 
   setHandler(applySpecUpdate, acceptSpec, { validator: checkSpec });
