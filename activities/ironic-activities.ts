@@ -268,13 +268,16 @@ export function createIronicActivities(deps: IronicActivityDeps) {
     return { hardware: inventory ? hardwareFromInventory(inventory) : hardwareFromProperties(node.properties) };
   }
 
+  /** Metal3's automatedCleaningMode, set on the node just before the verb that may clean. */
+  async function setAutomatedClean(nodeId: string, value: boolean): Promise<void> {
+    const n = await mustGetNode(nodeId);
+    if (n.automated_clean !== value) {
+      await ironic.patchNode(nodeId, [{ op: 'add', path: '/automated_clean', value }]);
+    }
+  }
+
   async function provideNode(input: NodeTarget & { nodeId: string; automatedCleaning: boolean }): Promise<NodeSummary> {
-    const setCleaning = async (): Promise<void> => {
-      const n = await mustGetNode(input.nodeId);
-      if (n.automated_clean !== input.automatedCleaning) {
-        await ironic.patchNode(input.nodeId, [{ op: 'add', path: '/automated_clean', value: input.automatedCleaning }]);
-      }
-    };
+    const setCleaning = () => setAutomatedClean(input.nodeId, input.automatedCleaning);
     const node = await drive(input.nodeId, (n, issued) => {
       switch (n.provision_state) {
         case 'available':
@@ -377,9 +380,7 @@ export function createIronicActivities(deps: IronicActivityDeps) {
   }
 
   async function undeployNode(input: NodeTarget & { nodeId: string; automatedCleaning: boolean }): Promise<NodeSummary> {
-    const setCleaning = async (): Promise<void> => {
-      await ironic.patchNode(input.nodeId, [{ op: 'add', path: '/automated_clean', value: input.automatedCleaning }]);
-    };
+    const setCleaning = () => setAutomatedClean(input.nodeId, input.automatedCleaning);
     const node = await drive(input.nodeId, (n, issued) => {
       switch (n.provision_state) {
         case 'available':

@@ -21,7 +21,6 @@ import {
   deleteHostUpdate,
   hostViewQuery,
   setImageUpdate,
-  type ApplySpecResult,
   type HostView,
   type HostWorkflowOptions,
 } from '../workflows/definitions';

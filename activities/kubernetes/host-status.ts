@@ -7,14 +7,11 @@ import { ApplicationFailure } from '@temporalio/activity';
 import type { HostRef, HostStatus } from '../../types/host';
 import { FAILURE } from '../../types/failures';
 import { KubeError, type KubeRest } from './kube-rest';
+import { recordHostEvent, type HostEvent } from './events';
+
+export type { HostEvent } from './events';
 
 const GROUP = '/apis/metal3.io/v1alpha1';
-
-export interface HostEvent {
-  type: 'Normal' | 'Warning';
-  reason: string;
-  message: string;
-}
 
 interface Owner {
   metadata: { uid: string; name: string; namespace: string };
@@ -46,27 +43,6 @@ export function createKubernetesActivities(deps: { rest: KubeRest; component?: s
     throw ApplicationFailure.retryable((err as Error).message, FAILURE.transient);
   };
 
-  async function recordEvent(owner: Owner, event: HostEvent): Promise<void> {
-    const now = new Date().toISOString();
-    await rest.call('POST', `/api/v1/namespaces/${owner.metadata.namespace}/events`, {
-      body: {
-        apiVersion: 'v1',
-        kind: 'Event',
-        metadata: { generateName: `${owner.metadata.name}.`, namespace: owner.metadata.namespace },
-        involvedObject: { apiVersion: 'metal3.io/v1alpha1', kind: 'BareMetalHost', name: owner.metadata.name, namespace: owner.metadata.namespace, uid: owner.metadata.uid },
-        reason: event.reason,
-        message: event.message,
-        type: event.type,
-        source: { component },
-        reportingComponent: component,
-        reportingInstance: component,
-        firstTimestamp: now,
-        lastTimestamp: now,
-        count: 1,
-      },
-    });
-  }
-
   async function upsertHardwareData(owner: Owner, status: HostStatus): Promise<void> {
     if (!status.hardware) return;
     const path = `${GROUP}/namespaces/${owner.metadata.namespace}/hardwaredata`;
@@ -96,7 +72,7 @@ export function createKubernetesActivities(deps: { rest: KubeRest; component?: s
       const status = mergePatchFor(owner.status, input.status as unknown as Json);
       await rest.call('PATCH', `${path}/status`, { body: { status }, contentType: 'application/merge-patch+json' });
       await upsertHardwareData(owner, input.status);
-      if (input.event) await recordEvent(owner, input.event);
+      if (input.event) await recordHostEvent(rest, owner.metadata, input.event, component);
       return { published: true };
     } catch (err) {
       if (err instanceof KubeError && err.status === 404) return { published: false };

@@ -14,6 +14,7 @@ import { validateHostSpec } from '../../types/validate';
 import { applySpecUpdate, deleteHostUpdate, type HostWorkflowOptions } from '../../workflows/definitions';
 import type { hostWorkflow } from '../../workflows/host';
 import { KubeError, type KubeRest } from '../../activities/kubernetes/kube-rest';
+import { recordHostEvent } from '../../activities/kubernetes/events';
 import { parseAnnotations } from './annotations';
 import type { KubeObject } from './informer';
 
@@ -137,21 +138,6 @@ export class Reconciler {
       body: { status: { ...status, operationalStatus: 'error', errorMessage: message } },
       contentType: MERGE,
     });
-    const now = new Date().toISOString();
-    await this.deps.rest.call('POST', `/api/v1/namespaces/${ref.namespace}/events`, {
-      body: {
-        apiVersion: 'v1',
-        kind: 'Event',
-        metadata: { generateName: `${ref.name}.`, namespace: ref.namespace },
-        involvedObject: { apiVersion: 'metal3.io/v1alpha1', kind: 'BareMetalHost', name: ref.name, namespace: ref.namespace, uid: obj.metadata.uid },
-        reason,
-        message,
-        type: 'Warning',
-        source: { component: 'metalflow-controller' },
-        firstTimestamp: now,
-        lastTimestamp: now,
-        count: 1,
-      },
-    });
+    await recordHostEvent(this.deps.rest, { ...ref, uid: obj.metadata.uid }, { type: 'Warning', reason, message }, 'metalflow-controller');
   }
 }

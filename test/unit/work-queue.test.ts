@@ -3,6 +3,15 @@ import { WorkQueue } from '../../k8s/controller/work-queue';
 
 const opts = { maxQueued: 3, concurrency: 2, baseBackoffMs: 10, maxBackoffMs: 40 };
 
+/** Awaits a condition (bounded), instead of sleeping and hoping. */
+async function until(what: string, cond: () => boolean, timeoutMs = 2000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!cond()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 2));
+  }
+}
+
 describe('WorkQueue', () => {
   it('coalesces repeated adds of a waiting key into one run', async () => {
     const runs: string[] = [];
@@ -33,11 +42,11 @@ describe('WorkQueue', () => {
       concurrent -= 1;
     }, opts);
     q.add('a');
-    await new Promise((r) => setTimeout(r, 5));
+    await until('the first run to start', () => runs === 1);
     q.add('a');
     q.add('a');
     release();
-    await new Promise((r) => setTimeout(r, 20));
+    await until('the second run', () => runs === 2);
     await q.idle();
     expect(runs).toBe(2);
     expect(maxConcurrent).toBe(1);
@@ -49,7 +58,8 @@ describe('WorkQueue', () => {
       if (k === 'flaky' && ++attempts < 3) throw new Error('not yet');
     }, { ...opts, concurrency: 1 });
     expect(q.add('flaky')).toBe(true);
-    await new Promise((r) => setTimeout(r, 200));
+    await until('the third attempt', () => attempts >= 3);
+    await q.idle();
     expect(attempts).toBe(3);
     const blocked = new WorkQueue(() => new Promise(() => undefined), { ...opts, concurrency: 1 });
     blocked.add('running');
