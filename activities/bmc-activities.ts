@@ -1,26 +1,53 @@
 /**
- * Activities that speak to BMCs directly (Redfish, IPMI): for now the
- * enrollment pre-flight. Credentials are read
- * from the secret store at the moment of use. Every BMC error becomes an
- * operation failure whose message names the cause (DNS, refused, TLS, 401,
- * unknown system), so the host records it and retries with visible backoff.
+ * Activities that speak to BMCs directly (Redfish, IPMI): the enrollment
+ * pre-flight, power and reboot for hosts Ironic does not manage, out-of-band
+ * inventory, boot override and virtual media. Credentials are read from the
+ * secret store at the moment of use and a connection (Redfish session) lives
+ * only for one activity attempt.
+ *
+ * Every activity is idempotent: power and media calls read the current state
+ * first, so a retry after a worker died mid-call converges instead of
+ * repeating a reset. A BMC error becomes a failure whose message names the
+ * cause (DNS, refused, TLS, 401, unknown system); kinds that may pass on their
+ * own (unreachable, BMC fault, timeout) are retryable, the rest end the
+ * operation at once.
  */
 import { ApplicationFailure } from '@temporalio/activity';
 import { parseBmcAddress, type BmcAccess } from '../types/bmc';
 import { FAILURE } from '../types/failures';
-import type { HostRef, HostSpec } from '../types/host';
-import { checkBmc, isBmcError, type PowerState } from './bmc/bmc-client';
+import type { HardwareDetails, HostRef, HostSpec } from '../types/host';
+import { activityContext } from './activity-context';
+import {
+  checkBmc,
+  isBmcError,
+  openBmc,
+  type BmcClient,
+  type BootDevice,
+  type PowerState,
+  type RebootMode,
+} from './bmc/bmc-client';
 import { readSecretKey, type SecretReader } from './secrets/secret-store';
 
 export interface BmcActivityDeps {
   secrets: SecretReader;
   /** Per BMC request; default 10 s. */
   timeoutMs?: number;
+  /** How long a power change may take to show; default 120 s. */
+  powerTimeoutMs?: number;
+  /** Poll interval while waiting for a power state; default 1 s. */
+  pollIntervalMs?: number;
 }
 
 export interface BmcTarget {
   ref: HostRef;
+  /** References only: the password is read from `spec.bmc.credentialsName` here. */
   spec: HostSpec;
+}
+
+export interface BmcPowerResult {
+  poweredOn: boolean;
+  /** What the BMC reported last (a transition state when not waiting). */
+  state: PowerState;
 }
 
 function access(spec: HostSpec): BmcAccess {
@@ -30,12 +57,18 @@ function access(spec: HostSpec): BmcAccess {
 }
 
 function translate(err: unknown): never {
-  if (isBmcError(err)) throw ApplicationFailure.nonRetryable(err.message, FAILURE.operationFailed, { kind: err.kind });
+  if (isBmcError(err)) {
+    if (err.retryable) throw ApplicationFailure.retryable(err.message, FAILURE.transient, { kind: err.kind });
+    throw ApplicationFailure.nonRetryable(err.message, FAILURE.operationFailed, { kind: err.kind });
+  }
   throw err;
 }
 
+const isOn = (state: PowerState): boolean => state === 'on' || state === 'powering-on';
+
 export function createBmcActivities(deps: BmcActivityDeps) {
   const timeoutMs = deps.timeoutMs ?? 10_000;
+  const power = { timeoutMs: deps.powerTimeoutMs ?? 120_000, pollIntervalMs: deps.pollIntervalMs ?? 1000 };
 
   async function credentials(t: BmcTarget) {
     const name = t.spec.bmc.credentialsName;
@@ -45,20 +78,114 @@ export function createBmcActivities(deps: BmcActivityDeps) {
     };
   }
 
-  /** Reachable, credentials accepted, system exists: before Ironic is touched. */
-  async function preflightBmc(t: BmcTarget): Promise<{ power: PowerState }> {
+  /** Opens the BMC, runs `fn`, closes (ends the Redfish session) whatever happens. */
+  async function withBmc<T>(t: BmcTarget, fn: (bmc: BmcClient) => Promise<T>): Promise<T> {
+    let bmc: BmcClient | undefined;
     try {
-      const power = await checkBmc(access(t.spec), await credentials(t), {
+      bmc = await openBmc(access(t.spec), await credentials(t), {
         disableCertificateVerification: t.spec.bmc.disableCertificateVerification,
         timeoutMs,
       });
-      return { power };
+      return await fn(bmc);
+    } catch (err) {
+      return translate(err);
+    } finally {
+      await bmc?.close().catch(() => undefined);
+    }
+  }
+
+  const onPoll = (state: string | undefined): void => activityContext()?.heartbeat({ state });
+
+  /** Reachable, credentials accepted, system exists: before Ironic is touched. */
+  async function preflightBmc(t: BmcTarget): Promise<{ power: PowerState }> {
+    try {
+      const state = await checkBmc(access(t.spec), await credentials(t), {
+        disableCertificateVerification: t.spec.bmc.disableCertificateVerification,
+        timeoutMs,
+      });
+      return { power: state };
     } catch (err) {
       return translate(err);
     }
   }
 
-  return { preflightBmc };
+  async function getBmcPower(t: BmcTarget): Promise<BmcPowerResult> {
+    return withBmc(t, async (bmc) => {
+      const state = await bmc.getPower();
+      return { poweredOn: isOn(state), state };
+    });
+  }
+
+  /**
+   * Level-triggered: sends nothing when the host already is (or is going) where
+   * asked, so a retried attempt never cycles power twice. `soft` off asks the
+   * OS to shut down and falls back to a hard off when it has not within the
+   * power timeout.
+   */
+  async function setBmcPower(input: BmcTarget & { on: boolean; mode?: RebootMode }): Promise<BmcPowerResult> {
+    return withBmc(input, async (bmc) => {
+      const before = await bmc.getPower();
+      if (isOn(before) === input.on && (before === 'on' || before === 'off')) return { poweredOn: input.on, state: before };
+      if (input.on) {
+        await bmc.setPower('on', { ...power, onPoll });
+      } else if (input.mode === 'soft') {
+        try {
+          await bmc.setPower('soft-off', { ...power, onPoll });
+        } catch (err) {
+          if (!(isBmcError(err) && (err.kind === 'timeout' || err.kind === 'unsupported'))) throw err;
+          await bmc.setPower('off', { ...power, onPoll });
+        }
+      } else {
+        await bmc.setPower('off', { ...power, onPoll });
+      }
+      const state = await bmc.getPower();
+      return { poweredOn: isOn(state), state };
+    });
+  }
+
+  /** Out-of-band inventory (Redfish): seconds instead of an agent boot. */
+  async function inspectBmc(input: BmcTarget): Promise<{ hardware: HardwareDetails }> {
+    return withBmc(input, async (bmc) => {
+      if (!bmc.getInventory) {
+        throw ApplicationFailure.nonRetryable(
+          `BMC ${input.spec.bmc.address} speaks ${bmc.protocol}, which has no out-of-band inventory; use a Redfish address or agent inspection`,
+          FAILURE.operationFailed,
+          { kind: 'unsupported' },
+        );
+      }
+      return { hardware: await bmc.getInventory() };
+    });
+  }
+
+  /** Boot override; setting the same device twice is harmless on both protocols. */
+  async function setBmcBootDevice(
+    input: BmcTarget & { device: BootDevice; persistent?: boolean; mode?: 'UEFI' | 'Legacy' },
+  ): Promise<void> {
+    return withBmc(input, (bmc) => bmc.setBootDevice(input.device, { persistent: input.persistent, mode: input.mode }));
+  }
+
+  /** Inserts `imageUrl` in the CD slot; the client checks what is inserted, so a retry is a no-op. */
+  async function insertBmcMedia(input: BmcTarget & { imageUrl: string }): Promise<void> {
+    return withBmc(input, async (bmc) => {
+      if (!bmc.insertMedia) {
+        throw ApplicationFailure.nonRetryable(
+          `BMC ${input.spec.bmc.address} speaks ${bmc.protocol}, which has no virtual media; a live ISO needs a Redfish BMC`,
+          FAILURE.operationFailed,
+          { kind: 'unsupported' },
+        );
+      }
+      await bmc.insertMedia(input.imageUrl);
+    });
+  }
+
+  async function ejectBmcMedia(input: BmcTarget): Promise<void> {
+    return withBmc(input, async (bmc) => {
+      await bmc.ejectMedia?.();
+    });
+  }
+
+  return { preflightBmc, getBmcPower, setBmcPower, inspectBmc, setBmcBootDevice, insertBmcMedia, ejectBmcMedia };
 }
+
 
 export type BmcActivities = ReturnType<typeof createBmcActivities>;
