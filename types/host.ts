@@ -15,6 +15,10 @@ export const BOOT_MODES = ['UEFI', 'UEFISecureBoot', 'legacy'] as const;
 export const CLEANING_MODES = ['metadata', 'disabled'] as const;
 export const CHECKSUM_TYPES = ['md5', 'sha256', 'sha512', 'auto'] as const;
 export const IMAGE_FORMATS = ['raw', 'qcow2', 'vdi', 'vmdk', 'live-iso'] as const;
+/** Metal3's `agent` (boot the inspection ramdisk) and `disabled`, plus metalflow's `fast` (read the BMC's inventory out of band). */
+export const INSPECTION_MODES = ['agent', 'disabled', 'fast'] as const;
+/** Who does the work: Ironic (default), or metalflow speaking to the BMC itself (Redfish virtual media, IPMI power). */
+export const PROVISIONERS = ['ironic', 'direct'] as const;
 
 type Literals<T extends readonly string[]> = { -readonly [K in keyof T]: TLiteral<T[K]> };
 
@@ -109,6 +113,13 @@ export const HostSpecSchema = Type.Object(
     rootDeviceHints: Type.Optional(RootDeviceHintsSchema),
     automatedCleaningMode: Type.Optional(literalUnion(CLEANING_MODES, 'metadata (clean) when unset')),
     externallyProvisioned: Type.Optional(Type.Boolean()),
+    inspectionMode: Type.Optional(literalUnion(INSPECTION_MODES, 'How to inspect: agent when unset')),
+    disablePowerOff: Type.Optional(
+      Type.Boolean({ description: 'Never power the host off (reboots only); online must then stay true' }),
+    ),
+    provisioner: Type.Optional(
+      literalUnion(PROVISIONERS, 'metalflow extension: ironic (default) or direct (no Ironic; needs a Redfish or IPMI BMC)'),
+    ),
     consumerRef: Type.Optional(ObjectReferenceSchema),
     description: Type.Optional(Type.String()),
     architecture: Type.Optional(Type.String()),
@@ -276,6 +287,8 @@ export type ProvisioningState = (typeof PROVISIONING_STATES)[number];
 export type OperationalStatus = (typeof OPERATIONAL_STATUSES)[number];
 export type ErrorType = (typeof ERROR_TYPES)[number];
 export type BootMode = (typeof BOOT_MODES)[number];
+export type InspectionMode = (typeof INSPECTION_MODES)[number];
+export type Provisioner = (typeof PROVISIONERS)[number];
 export type OperationName = keyof HostStatus['operationHistory'];
 
 /** Identifies a host the way Kubernetes does: namespace plus name. */
