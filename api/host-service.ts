@@ -87,6 +87,7 @@ export class HostService {
     const spec: HostSpec = structuredClone(input.spec);
     const writes: SecretWrite[] = [];
     if (input.credentials) {
+      if (!spec.bmc) throw invalid([{ field: 'credentials', reason: 'are only accepted with spec.bmc, which names the Secret to store them in' }]);
       writes.push({ name: spec.bmc.credentialsName, data: { ...input.credentials } });
     }
     const inline = [
@@ -107,7 +108,7 @@ export class HostService {
     const errors: FieldError[] = [];
     const written = new Set(writes.map((w) => w.name));
     const refs: [string, string | undefined, string][] = [
-      ['spec.bmc.credentialsName', spec.bmc.credentialsName, 'credentials'],
+      ['spec.bmc.credentialsName', spec.bmc?.credentialsName, 'credentials'],
       ['spec.userData.name', spec.userData?.name, 'userData'],
       ['spec.networkData.name', spec.networkData?.name, 'networkData'],
       ['spec.metaData.name', spec.metaData?.name, 'metaData'],
@@ -121,7 +122,7 @@ export class HostService {
         });
       }
     }
-    const creds = writes.find((w) => w.name === spec.bmc.credentialsName)?.data;
+    const creds = writes.find((w) => w.name === spec.bmc?.credentialsName)?.data;
     if (creds && (!creds.username || !creds.password)) {
       errors.push({ field: 'credentials', reason: 'username and password must both be non-empty' });
     }

@@ -195,6 +195,13 @@ export const RULES: Record<string, ValidationRule[]> = {
       fieldPath: '.bootMACAddress',
       reason: 'FieldValueForbidden',
     },
+    {
+      // Metal3's webhook rule (validatePowerStatus); types/validate.ts says the same.
+      rule: '!(has(self.disablePowerOff) && self.disablePowerOff) || self.online',
+      message: 'disablePowerOff: true cannot be combined with online: false (a host whose power-off is disabled must stay online)',
+      fieldPath: '.disablePowerOff',
+      reason: 'FieldValueForbidden',
+    },
   ],
 };
 

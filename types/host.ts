@@ -64,6 +64,13 @@ export const ImageSchema = Type.Object(
     ),
     checksumType: Type.Optional(literalUnion(CHECKSUM_TYPES, 'Digest algorithm; auto infers it from the length')),
     format: Type.Optional(literalUnion(IMAGE_FORMATS, 'Disk format of the image')),
+    ociAuthSecretName: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 253,
+        description: 'Docker-config Secret in the host namespace with registry credentials for oci:// images',
+      }),
+    ),
   },
   open,
 );
@@ -102,7 +109,8 @@ const passThrough = Type.Object({}, { additionalProperties: true });
 
 export const HostSpecSchema = Type.Object(
   {
-    bmc: BmcDetailsSchema,
+    /** Optional as in Metal3: a host without a BMC is `unmanaged` and does nothing until one is given. */
+    bmc: Type.Optional(BmcDetailsSchema),
     bootMACAddress: Type.Optional(Type.String({ maxLength: 17 })),
     bootMode: Type.Optional(literalUnion(BOOT_MODES, 'Boot mode; UEFI when unset')),
     online: Type.Boolean({ description: 'Whether the host should be powered on' }),
@@ -155,6 +163,7 @@ export const ERROR_TYPES = [
   'provisioning error',
   'power management error',
   'provisioned registration error',
+  'detach error',
 ] as const;
 
 const OperationMetricSchema = Type.Object(
@@ -201,7 +210,13 @@ export const HardwareDetailsSchema = Type.Object(
             mac: Type.Optional(Type.String()),
             ip: Type.Optional(Type.String()),
             speedGbps: Type.Optional(Type.Integer()),
+            vlans: Type.Optional(
+              Type.Array(Type.Object({ id: Type.Optional(Type.Integer()), name: Type.Optional(Type.String()) }, open)),
+            ),
+            vlanId: Type.Optional(Type.Integer()),
             pxe: Type.Optional(Type.Boolean()),
+            lldp: Type.Optional(passThrough),
+            pciAddress: Type.Optional(Type.String()),
           },
           open,
         ),
@@ -212,6 +227,7 @@ export const HardwareDetailsSchema = Type.Object(
         Type.Object(
           {
             name: Type.Optional(Type.String()),
+            alternateNames: Type.Optional(Type.Array(Type.String())),
             rotational: Type.Optional(Type.Boolean()),
             type: Type.Optional(Type.String()),
             sizeBytes: Type.Optional(Type.Integer({ minimum: 0 })),
@@ -219,6 +235,8 @@ export const HardwareDetailsSchema = Type.Object(
             model: Type.Optional(Type.String()),
             serialNumber: Type.Optional(Type.String()),
             wwn: Type.Optional(Type.String()),
+            wwnVendorExtension: Type.Optional(Type.String()),
+            wwnWithExtension: Type.Optional(Type.String()),
             hctl: Type.Optional(Type.String()),
           },
           open,
@@ -249,6 +267,19 @@ export const ProvisionStatusSchema = Type.Object(
     image: Type.Optional(ImageSchema),
     bootMode: Type.Optional(literalUnion(BOOT_MODES, 'Boot mode in use')),
     rootDeviceHints: Type.Optional(RootDeviceHintsSchema),
+    // Metal3 records these; kept so a status copied from Metal3 restores as it is.
+    raid: Type.Optional(passThrough),
+    firmware: Type.Optional(passThrough),
+    customDeploy: Type.Optional(passThrough),
+  },
+  open,
+);
+
+/** Metal3's CredentialsStatus: which Secret (and which version of it) was tried, or last worked. */
+export const CredentialsStatusSchema = Type.Object(
+  {
+    credentials: Type.Optional(SecretReferenceSchema),
+    credentialsVersion: Type.Optional(Type.String({ description: 'resourceVersion of the Secret' })),
   },
   open,
 );
@@ -261,6 +292,9 @@ export const HostStatusSchema = Type.Object(
     errorCount: Type.Integer({ minimum: 0 }),
     poweredOn: Type.Boolean(),
     hardware: Type.Optional(HardwareDetailsSchema),
+    hardwareProfile: Type.Optional(Type.String({ description: 'Deprecated in Metal3; kept for compatibility' })),
+    goodCredentials: Type.Optional(CredentialsStatusSchema),
+    triedCredentials: Type.Optional(CredentialsStatusSchema),
     operationHistory: Type.Object(
       {
         register: OperationMetricSchema,
@@ -272,6 +306,10 @@ export const HostStatusSchema = Type.Object(
     ),
     provisioning: ProvisionStatusSchema,
     lastUpdated: Type.Optional(Type.String()),
+    // Metal3's, stored as given (a status restored from Metal3 carries them).
+    provisioningFailCount: Type.Optional(Type.Integer({ minimum: 0 })),
+    lastAttemptedImage: Type.Optional(passThrough),
+    conditions: Type.Optional(Type.Array(passThrough)),
   },
   open,
 );
@@ -283,6 +321,7 @@ export type RootDeviceHints = Static<typeof RootDeviceHintsSchema>;
 export type HostSpec = Static<typeof HostSpecSchema>;
 export type HardwareDetails = Static<typeof HardwareDetailsSchema>;
 export type HostStatus = Static<typeof HostStatusSchema>;
+export type CredentialsStatus = Static<typeof CredentialsStatusSchema>;
 export type ProvisioningState = (typeof PROVISIONING_STATES)[number];
 export type OperationalStatus = (typeof OPERATIONAL_STATUSES)[number];
 export type ErrorType = (typeof ERROR_TYPES)[number];
@@ -295,6 +334,12 @@ export type OperationName = keyof HostStatus['operationHistory'];
 export interface HostRef {
   namespace: string;
   name: string;
+}
+
+/** The spec's BMC, for the steps that need one (decide() never starts them for a host without). */
+export function bmcOf(spec: HostSpec): BmcDetails {
+  if (!spec.bmc) throw new Error('the host has no BMC (spec.bmc is not set)');
+  return spec.bmc;
 }
 
 export function emptyStatus(): HostStatus {

@@ -13,7 +13,8 @@ import { HostSpecSchema, type HostRef, type HostSpec, type Image, type SecretRef
 export interface ValidatedSpec {
   /** The spec with normalised values (lower-case MAC). */
   spec: HostSpec;
-  bmc: BmcAccess;
+  /** Absent for a host without a BMC (Metal3's `unmanaged`). */
+  bmc?: BmcAccess;
 }
 
 const HEX_LENGTH = { md5: 32, sha256: 64, sha512: 128 } as const;
@@ -131,15 +132,15 @@ export function validateHostSpec(host: HostRef, input: unknown): Result<Validate
   const spec = JSON.parse(JSON.stringify(input)) as HostSpec;
   const errors: FieldError[] = [];
 
-  const bmc = parseBmcAddress(spec.bmc.address);
-  if (!bmc.ok) errors.push(...bmc.errors);
-  if (!SECRET_NAME.test(spec.bmc.credentialsName)) {
+  const bmc = spec.bmc ? parseBmcAddress(spec.bmc.address) : undefined;
+  if (bmc && !bmc.ok) errors.push(...bmc.errors);
+  if (spec.bmc && !SECRET_NAME.test(spec.bmc.credentialsName)) {
     errors.push({
       field: 'spec.bmc.credentialsName',
       reason: `"${spec.bmc.credentialsName}" is not a valid Secret name (lower-case DNS subdomain)`,
     });
   }
-  if (bmc.ok) {
+  if (bmc?.ok) {
     const mac = validateBootMac(bmc.value, spec.bootMACAddress);
     if (!mac.ok) errors.push(...mac.errors);
     else if (mac.value !== undefined) spec.bootMACAddress = mac.value;
@@ -150,6 +151,17 @@ export function validateHostSpec(host: HostRef, input: unknown): Result<Validate
       });
     }
   }
+  // Metal3's webhook rule: a host that may never be powered off cannot be asked to be off.
+  if (spec.disablePowerOff === true && spec.online === false) {
+    errors.push({
+      field: 'spec.disablePowerOff',
+      reason: 'cannot be true while spec.online is false: a host whose power-off is disabled must stay online (set online: true or drop disablePowerOff)',
+    });
+  }
+  const oci = spec.image?.ociAuthSecretName;
+  if (oci !== undefined && !SECRET_NAME.test(oci)) {
+    errors.push({ field: 'spec.image.ociAuthSecretName', reason: `"${oci}" is not a valid Secret name (lower-case DNS subdomain)` });
+  }
   if (spec.image) errors.push(...validateImage(spec.image));
   for (const key of ['userData', 'networkData', 'metaData'] as const) {
     const ref = spec[key];
@@ -157,6 +169,6 @@ export function validateHostSpec(host: HostRef, input: unknown): Result<Validate
   }
   errors.push(...validateRootDeviceHints(spec));
 
-  if (errors.length > 0 || !bmc.ok) return { ok: false, errors };
-  return { ok: true, value: { spec, bmc: bmc.value } };
+  if (errors.length > 0 || (bmc && !bmc.ok)) return { ok: false, errors };
+  return { ok: true, value: { spec, bmc: bmc?.ok ? bmc.value : undefined } };
 }

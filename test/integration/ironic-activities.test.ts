@@ -102,7 +102,7 @@ describe('ensureNode', () => {
 
   it('fails with the secret and key named when credentials are missing, creating nothing', async () => {
     const { ref, spec } = await fakeHost();
-    spec.bmc.credentialsName = 'no-such-secret';
+    spec.bmc = { ...spec.bmc!, credentialsName: 'no-such-secret' };
     const f = await failureOf(acts.ensureNode({ ref, spec }));
     expect(f.type).toBe('SecretMissing');
     expect(f.message).toBe(`Secret ${NS}/no-such-secret not found`);

@@ -117,6 +117,40 @@ describe('Metal3 user-guide manifests', () => {
     expect(r.stdout).toContain('baremetalhost.metal3.io/live-iso-booted-node created');
   });
 
+  it('the live-ISO examples apply unchanged, including the one without a BMC', () => {
+    let r = kubectl(['apply', '-n', NS, '-f', fixture('host-live-iso-guide.yaml')]);
+    expect(r.stdout).toContain('baremetalhost.metal3.io/live-iso-booted-node');
+    r = kubectl(['apply', '-n', NS, '-f', fixture('host-live-iso-no-bmc.yaml')]);
+    expect(r.stdout).toContain('baremetalhost.metal3.io/live-iso-no-bmc created');
+    const host = JSON.parse(kubectl(['get', 'bmh', 'live-iso-no-bmc', '-n', NS, '-o', 'json']).stdout);
+    expect(host.spec).toEqual({ image: { url: 'http://1.2.3.4/image.iso', format: 'live-iso' }, online: true });
+  });
+
+  it('image.ociAuthSecretName and the credentials status fields are stored', () => {
+    const r = apply(bmh('oci-0', { ...baseSpec('00:5c:52:31:3a:60'), image: { url: 'http://1.2.3.4/i.qcow2', checksum: 'a'.repeat(64), ociAuthSecretName: 'registry-auth' } }));
+    expect(r.status).toBe(0);
+    expect(kubectl(['get', 'bmh', 'oci-0', '-n', NS, '-o', 'jsonpath={.spec.image.ociAuthSecretName}']).stdout).toBe('registry-auth');
+    const status = {
+      operationalStatus: 'OK', errorMessage: '', errorCount: 0, poweredOn: false, hardwareProfile: 'unknown',
+      operationHistory: { register: {}, inspect: {}, provision: {}, deprovision: {} },
+      provisioning: { state: 'available', ID: 'x' },
+      goodCredentials: { credentials: { name: 'host-0-bmc-secret', namespace: NS }, credentialsVersion: '1775' },
+      triedCredentials: { credentials: { name: 'host-0-bmc-secret', namespace: NS }, credentialsVersion: '1775' },
+    };
+    kubectl(['patch', 'bmh', 'oci-0', '-n', NS, '--subresource=status', '--type=merge', '-p', JSON.stringify({ status })]);
+    const stored = JSON.parse(kubectl(['get', 'bmh', 'oci-0', '-n', NS, '-o', 'json']).stdout).status;
+    expect(stored.goodCredentials).toEqual(status.goodCredentials);
+    expect(stored.triedCredentials).toEqual(status.triedCredentials);
+    expect(stored.hardwareProfile).toBe('unknown');
+  });
+
+  it('disablePowerOff: true with online: false is rejected as Metal3 rejects it', () => {
+    const r = apply(bmh('no-power-off-0', { ...baseSpec('00:5c:52:31:3a:61'), online: false, disablePowerOff: true }));
+    expect(r.status).not.toBe(0);
+    expect(r.stderr).toContain('spec.disablePowerOff: Forbidden: disablePowerOff: true cannot be combined with online: false');
+    expect(apply(bmh('no-power-off-1', { ...baseSpec('00:5c:52:31:3a:62'), online: true, disablePowerOff: true })).status).toBe(0);
+  });
+
   it('HardwareData with inspection data is accepted as written', () => {
     kubectl(['apply', '-n', NS, '-f', fixture('hardwaredata.yaml')]);
     const hd = JSON.parse(kubectl(['get', 'hardwaredata', 'host-0', '-n', NS, '-o', 'json']).stdout);
@@ -253,9 +287,13 @@ describe('validation the schema alone cannot express', () => {
   });
 
   it('missing required fields and unknown fields are rejected', () => {
-    const noBmc = apply(bmh('required-0', { online: true }));
-    expect(noBmc.status).not.toBe(0);
-    expect(noBmc.stderr).toContain('spec.bmc: Required value');
+    const noOnline = apply(bmh('required-0', { bmc: { address: 'ipmi://192.168.122.1:6233', credentialsName: 'host-0-bmc-secret' } }));
+    expect(noOnline.status).not.toBe(0);
+    expect(noOnline.stderr).toContain('spec.online: Required value');
+    // A bmc without its address is still incomplete (Metal3 requires both fields when bmc is given).
+    const partialBmc = apply(bmh('required-1', { online: true, bmc: { credentialsName: 'host-0-bmc-secret' } }));
+    expect(partialBmc.status).not.toBe(0);
+    expect(partialBmc.stderr).toContain('spec.bmc.address: Required value');
     const unknown = apply(bmh('unknown-0', { ...baseSpec('00:5c:52:31:3a:50'), bogusField: 1 }));
     expect(unknown.status).not.toBe(0);
     expect(unknown.stderr).toContain('unknown field "spec.bogusField"');

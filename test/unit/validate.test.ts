@@ -34,8 +34,8 @@ describe('validateHostSpec', () => {
     expect(result.ok).toBe(true);
     if (!result.ok) return;
     expect(result.value.spec.bootMACAddress).toBe('00:5c:52:31:3a:9c');
-    expect(result.value.bmc.type).toBe('redfish');
-    expect(result.value.bmc.driver).toBe('redfish');
+    expect(result.value.bmc?.type).toBe('redfish');
+    expect(result.value.bmc?.driver).toBe('redfish');
   });
 
   it('does not mutate its input', () => {
@@ -46,7 +46,8 @@ describe('validateHostSpec', () => {
 
   // One case per spec field: [what, mutation, field, words the reason must contain]
   const cases: [string, (s: Record<string, any>) => void, string, RegExp][] = [
-    ['missing bmc', (s) => delete s.bmc, 'spec.bmc', /required/i],
+    ['disablePowerOff with online: false', (s) => { s.disablePowerOff = true; s.online = false; }, 'spec.disablePowerOff', /online: false|must stay online/],
+    ['ociAuthSecretName not a name', (s) => (s.image = { url: 'http://x/i.qcow2', checksum: 'a'.repeat(64), ociAuthSecretName: 'Bad Name' }), 'spec.image.ociAuthSecretName', /Secret name/],
     ['unknown BMC scheme', (s) => (s.bmc.address = 'foo://host'), 'spec.bmc.address', /redfish-virtualmedia/],
     ['bad BMC port', (s) => (s.bmc.address = 'ipmi://10.0.0.1:70000'), 'spec.bmc.address', /port/i],
     ['bad BMC host', (s) => (s.bmc.address = 'ipmi://bad_host!'), 'spec.bmc.address', /host/i],
@@ -89,6 +90,14 @@ describe('validateHostSpec', () => {
     const error = errors.find((e) => e.field === field);
     expect(error, `errors were ${JSON.stringify(errors)}`).toBeDefined();
     expect(error!.reason).toMatch(reason);
+  });
+
+  it('accepts a host without a BMC (Metal3: unmanaged), and disablePowerOff with online: true', () => {
+    const { bmc: _bmc, ...noBmc } = good();
+    const result = validateHostSpec(ref, { ...noBmc, image: { url: 'http://1.2.3.4/image.iso', format: 'live-iso' } });
+    expect(result.ok).toBe(true);
+    if (result.ok) expect(result.value.bmc).toBeUndefined();
+    expect(validateHostSpec(ref, { ...good(), disablePowerOff: true, online: true }).ok).toBe(true);
   });
 
   it('accepts a live-iso without checksum and a checksum-file URL', () => {
