@@ -15,7 +15,7 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import { parseBmcAddress, type BmcAccess } from '../types/bmc';
 import { FAILURE } from '../types/failures';
-import type { HardwareDetails, HostRef, HostSpec } from '../types/host';
+import { bmcOf, type HardwareDetails, type HostRef, type HostSpec } from '../types/host';
 import { activityContext } from './activity-context';
 import {
   checkBmc,
@@ -51,7 +51,7 @@ export interface BmcPowerResult {
 }
 
 function access(spec: HostSpec): BmcAccess {
-  const parsed = parseBmcAddress(spec.bmc.address);
+  const parsed = parseBmcAddress(bmcOf(spec).address);
   if (!parsed.ok) throw ApplicationFailure.nonRetryable(parsed.errors.map((e) => `${e.field}: ${e.reason}`).join('; '), FAILURE.operationFailed);
   return parsed.value;
 }
@@ -71,7 +71,7 @@ export function createBmcActivities(deps: BmcActivityDeps) {
   const power = { timeoutMs: deps.powerTimeoutMs ?? 120_000, pollIntervalMs: deps.pollIntervalMs ?? 1000 };
 
   async function credentials(t: BmcTarget) {
-    const name = t.spec.bmc.credentialsName;
+    const name = bmcOf(t.spec).credentialsName;
     return {
       username: await readSecretKey(deps.secrets, t.ref.namespace, name, ['username']),
       password: await readSecretKey(deps.secrets, t.ref.namespace, name, ['password']),
@@ -83,7 +83,7 @@ export function createBmcActivities(deps: BmcActivityDeps) {
     let bmc: BmcClient | undefined;
     try {
       bmc = await openBmc(access(t.spec), await credentials(t), {
-        disableCertificateVerification: t.spec.bmc.disableCertificateVerification,
+        disableCertificateVerification: bmcOf(t.spec).disableCertificateVerification,
         timeoutMs,
       });
       return await fn(bmc);
@@ -100,11 +100,18 @@ export function createBmcActivities(deps: BmcActivityDeps) {
   async function preflightBmc(t: BmcTarget): Promise<{ power: PowerState }> {
     try {
       const state = await checkBmc(access(t.spec), await credentials(t), {
-        disableCertificateVerification: t.spec.bmc.disableCertificateVerification,
+        disableCertificateVerification: bmcOf(t.spec).disableCertificateVerification,
         timeoutMs,
       });
       return { power: state };
     } catch (err) {
+      // Name the Secret, so a user who just changed it knows where to look (never its content).
+      if (isBmcError(err) && err.kind === 'bad-credentials') {
+        const secret = `${t.ref.namespace}/${bmcOf(t.spec).credentialsName}`;
+        throw ApplicationFailure.nonRetryable(`the BMC rejected the credentials in Secret ${secret}: ${err.message}`, FAILURE.operationFailed, {
+          kind: err.kind,
+        });
+      }
       return translate(err);
     }
   }
@@ -148,7 +155,7 @@ export function createBmcActivities(deps: BmcActivityDeps) {
     return withBmc(input, async (bmc) => {
       if (!bmc.getInventory) {
         throw ApplicationFailure.nonRetryable(
-          `BMC ${input.spec.bmc.address} speaks ${bmc.protocol}, which has no out-of-band inventory; use a Redfish address or agent inspection`,
+          `BMC ${bmcOf(input.spec).address} speaks ${bmc.protocol}, which has no out-of-band inventory; use a Redfish address or agent inspection`,
           FAILURE.operationFailed,
           { kind: 'unsupported' },
         );
@@ -169,7 +176,7 @@ export function createBmcActivities(deps: BmcActivityDeps) {
     return withBmc(input, async (bmc) => {
       if (!bmc.insertMedia) {
         throw ApplicationFailure.nonRetryable(
-          `BMC ${input.spec.bmc.address} speaks ${bmc.protocol}, which has no virtual media; a live ISO needs a Redfish BMC`,
+          `BMC ${bmcOf(input.spec).address} speaks ${bmc.protocol}, which has no virtual media; a live ISO needs a Redfish BMC`,
           FAILURE.operationFailed,
           { kind: 'unsupported' },
         );

@@ -9,7 +9,7 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import { parseBmcAddress, ironicDriverInfo } from '../types/bmc';
 import { FAILURE } from '../types/failures';
-import type { HardwareDetails, HostRef, HostSpec, Image, SecretReference } from '../types/host';
+import { bmcOf, type HardwareDetails, type HostRef, type HostSpec, type Image, type SecretReference } from '../types/host';
 import { ironicNodeName } from '../types/host-ref';
 import { activityContext, poller, type PollOptions, DEFAULT_POLL } from './activity-context';
 import { IronicClient, IronicError, type JsonPatchOp } from './ironic/client';
@@ -155,7 +155,7 @@ export function createIronicActivities(deps: IronicActivityDeps) {
     };
 
   async function credentials(ref: HostRef, spec: HostSpec) {
-    const name = spec.bmc.credentialsName;
+    const name = bmcOf(spec).credentialsName;
     const username = await readSecretKey(secrets, ref.namespace, name, ['username']);
     const password = await readSecretKey(secrets, ref.namespace, name, ['password']);
     return { username, password };
@@ -180,11 +180,12 @@ export function createIronicActivities(deps: IronicActivityDeps) {
   /** Creates or updates the host's node so it matches the spec; returns its UUID. */
   async function ensureNode(input: { ref: HostRef; spec: HostSpec; nodeId?: string }): Promise<NodeSummary> {
     const { ref, spec } = input;
-    const access = parseBmcAddress(spec.bmc.address);
+    const bmc = bmcOf(spec);
+    const access = parseBmcAddress(bmc.address);
     if (!access.ok) throw operationFailed(access.errors.map((e) => `${e.field}: ${e.reason}`).join('; '));
     const creds = await credentials(ref, spec);
     const driverInfo = ironicDriverInfo(access.value, creds, {
-      disableCertificateVerification: spec.bmc.disableCertificateVerification,
+      disableCertificateVerification: bmc.disableCertificateVerification,
     });
     const enabled = await ironic.getDriver(access.value.driver).catch((err: unknown) => {
       if (err instanceof IronicError && err.kind === 'not-found') {
@@ -426,7 +427,7 @@ export function createIronicActivities(deps: IronicActivityDeps) {
     }
   }
 
-  async function deleteNode(input: NodeTarget): Promise<{ deleted: boolean }> {
+  async function deleteNode(input: NodeTarget, reason = 'metalflow: host deleted'): Promise<{ deleted: boolean }> {
     const polling = poller(poll);
     for (;;) {
       const node = await findNode(input);
@@ -437,7 +438,7 @@ export function createIronicActivities(deps: IronicActivityDeps) {
             // Ironic refuses to delete from failed states unless the node is in maintenance.
             await ironic.patchNode(node.uuid, [
               { op: 'add', path: '/maintenance', value: true },
-              { op: 'add', path: '/maintenance_reason', value: 'metalflow: host deleted' },
+              { op: 'add', path: '/maintenance_reason', value: reason },
             ]);
           }
           await ironic.deleteNode(node.uuid);
@@ -451,7 +452,45 @@ export function createIronicActivities(deps: IronicActivityDeps) {
     }
   }
 
+  /**
+   * Metal3's detach: the node record leaves Ironic as it is. An active node is
+   * put in maintenance first (Ironic's way to delete without tearing down), so
+   * the machine is neither deprovisioned nor powered off.
+   */
+  async function detachNode(input: NodeTarget): Promise<{ deleted: boolean }> {
+    return deleteNode(input, 'metalflow: host detached');
+  }
+
+  /**
+   * Makes a registered (manageable) node active without deploying: Ironic's
+   * `adopt`, with the image the host was provisioned with in instance_info so
+   * Ironic can later tear it down and clean as for any deployed node.
+   */
+  async function adoptNode(input: NodeTarget & { nodeId: string; image?: Image }): Promise<NodeSummary> {
+    const setImage = async (): Promise<void> => {
+      if (input.image) await ironic.patchNode(input.nodeId, instanceInfo(input.image));
+    };
+    const node = await drive(input.nodeId, (n, issued) => {
+      switch (n.provision_state) {
+        case 'active':
+          return { done: true };
+        case 'manageable':
+          return { verb: 'adopt', prepare: setImage };
+        case 'adopt failed':
+          return issued.includes('adopt') ? { fail: `adoption failed: ${lastError(n)}` } : { verb: 'adopt', prepare: setImage };
+        case 'enroll':
+        case 'available':
+          return { verb: 'manage' };
+        default:
+          return { fail: `cannot adopt a node in Ironic state "${n.provision_state}"` };
+      }
+    });
+    return summary(node);
+  }
+
   return {
+    detachNode: wrap(detachNode),
+    adoptNode: wrap(adoptNode),
     ensureNode: wrap(ensureNode),
     manageNode: wrap(manageNode),
     inspectNode: wrap(inspectNode),

@@ -2,13 +2,51 @@
  * The host state machine: given what is desired and what is, decide the next
  * step. Pure, like BMO's host state machine; the host workflow carries it out.
  */
-import type { ErrorType, HostSpec, ProvisioningState } from '../types/host';
+import type { ErrorType, HostSpec, InspectionMode, ProvisioningState } from '../types/host';
 import type { HostState, OperationKind } from './definitions';
 
 export type Decision =
-  | { kind: 'operation'; op: OperationKind; state: ProvisioningState }
+  /** `adopt`: the enroll must adopt the node (Ironic `adopt`: active without a deploy). */
+  | { kind: 'operation'; op: OperationKind; state: ProvisioningState; adopt?: true }
+  /** Enter a state that needs no operation (a host without a BMC is `unmanaged`). */
+  | { kind: 'enter'; state: ProvisioningState }
   | { kind: 'wait' }
   | { kind: 'finish' };
+
+/**
+ * How this host is inspected: `inspect.metal3.io: disabled` wins, then
+ * spec.inspectionMode, `agent` by default. The hook for `fast` (out-of-band)
+ * inspection: inspectWorkflow receives the spec and can branch on it.
+ */
+export function inspectionMode(s: HostState): InspectionMode {
+  if (s.directives?.inspectionDisabled) return 'disabled';
+  return s.spec?.inspectionMode ?? 'agent';
+}
+
+/** States in which Metal3 detaches a host (others wait for the running work to get there). */
+export const DETACHABLE_STATES: readonly ProvisioningState[] = ['provisioned', 'externally provisioned', 'available'];
+
+/** Why a requested detach is not done now, or undefined when it can be (or none is requested). */
+export function detachPending(s: HostState): string | undefined {
+  const detach = s.directives?.detached;
+  if (!detach || s.detached) return undefined;
+  const state = s.status.provisioning.state;
+  if (DETACHABLE_STATES.includes(state)) return undefined;
+  if (detach.force && !NOT_DETACHABLE_EVEN_FORCED.includes(state)) return undefined;
+  if (state === 'deleting' || state === 'powering off before delete') return `the host is ${state}`;
+  if (state === '' || state === 'unmanaged') return 'the host is not registered yet; it is detached once it is available';
+  return `the host is ${state}; it is detached once it is provisioned, externally provisioned or available`;
+}
+
+const NOT_DETACHABLE_EVEN_FORCED: readonly ProvisioningState[] = ['', 'unmanaged', 'deleting', 'powering off before delete'];
+
+/** The credentials Secret changed since it last worked (Metal3's goodCredentials no longer match). */
+export function credentialsChanged(s: HostState): boolean {
+  const seen = s.directives?.credentials;
+  if (!seen || !s.spec?.bmc || seen.name !== s.spec.bmc.credentialsName) return false;
+  const good = s.status.goodCredentials;
+  return good?.credentials?.name !== seen.name || good.credentialsVersion !== seen.version;
+}
 
 /** Where the host goes when an operation run in `state` succeeds. */
 export function nextStateAfter(op: OperationKind, state: ProvisioningState, s: HostState): ProvisioningState {
@@ -16,7 +54,8 @@ export function nextStateAfter(op: OperationKind, state: ProvisioningState, s: H
     case 'enroll':
       // Re-registration in a steady state (changed BMC settings) keeps the state.
       if (state !== 'registering') return state;
-      return s.spec?.externallyProvisioned ? 'externally provisioned' : 'inspecting';
+      if (s.spec?.externallyProvisioned) return 'externally provisioned';
+      return inspectionMode(s) === 'disabled' ? 'preparing' : 'inspecting';
     case 'inspect':
       return 'preparing';
     case 'prepare':
@@ -29,6 +68,8 @@ export function nextStateAfter(op: OperationKind, state: ProvisioningState, s: H
       return state === 'powering off before delete' ? 'deleting' : state;
     case 'delete':
       return 'deleting';
+    case 'detach':
+      return state;
   }
 }
 
@@ -40,14 +81,15 @@ export const ERROR_TYPE_OF: Record<OperationKind, ErrorType> = {
   deprovision: 'provisioning error',
   power: 'power management error',
   delete: 'registration error',
+  detach: 'detach error',
 };
 
 /** What of the spec Ironic's node record depends on; a change means registering again. */
 export function registrationFingerprint(spec: HostSpec): string {
   return JSON.stringify([
-    spec.bmc.address,
-    spec.bmc.credentialsName,
-    spec.bmc.disableCertificateVerification ?? false,
+    spec.bmc?.address ?? '',
+    spec.bmc?.credentialsName ?? '',
+    spec.bmc?.disableCertificateVerification ?? false,
     spec.bootMACAddress ?? '',
     spec.bootMode ?? 'UEFI',
     spec.automatedCleaningMode ?? 'metadata',
@@ -60,21 +102,41 @@ const PROVISIONED_STATES: ProvisioningState[] = ['provisioning', 'provisioned', 
 export function decide(s: HostState): Decision {
   const state = s.status.provisioning.state;
   const spec = s.spec;
+  const detach = s.directives?.detached;
 
   if (s.deleteRequested) {
     if (state === 'deleting') return { kind: 'operation', op: 'delete', state };
-    if (PROVISIONED_STATES.includes(state) && !spec?.externallyProvisioned) {
-      return { kind: 'operation', op: 'deprovision', state: 'deprovisioning' };
+    // Metal3: a detached host (or one with the annotation) is deleted without
+    // power off or deprovisioning, unless its deleteAction is `delay`: then the
+    // delete waits until the annotation is removed and the host attached again.
+    const delayed = detach ? detach.deleteAction === 'delay' : s.detached === true;
+    if (!delayed) {
+      if (detach || s.detached) return { kind: 'operation', op: 'delete', state: 'deleting' };
+      if (PROVISIONED_STATES.includes(state) && !spec?.externallyProvisioned) {
+        return { kind: 'operation', op: 'deprovision', state: 'deprovisioning' };
+      }
+      if ((state !== '' && state !== 'unmanaged') || s.status.provisioning.ID !== '') {
+        return { kind: 'operation', op: 'power', state: 'powering off before delete' };
+      }
+      // Never registered: nothing exists outside this workflow.
+      return { kind: 'finish' };
     }
-    if (state !== '' || s.status.provisioning.ID !== '') {
-      return { kind: 'operation', op: 'power', state: 'powering off before delete' };
-    }
-    // Never registered: nothing exists outside this workflow.
-    return { kind: 'finish' };
   }
 
   if (!spec) return { kind: 'wait' };
-  const needsRegistration = s.registered !== registrationFingerprint(spec);
+  if (!spec.bmc) {
+    // As in Metal3: without a BMC there is nothing to manage until one is given.
+    return state === '' ? { kind: 'enter', state: 'unmanaged' } : { kind: 'wait' };
+  }
+
+  if (s.detached && detach) return { kind: 'wait' };
+  if (detach && !s.detached && detachPending(s) === undefined) return { kind: 'operation', op: 'detach', state };
+  if ((s.detached || s.needsAttach) && state !== '' && state !== 'unmanaged' && state !== 'registering') {
+    // Attach (again): register; a provisioned host is adopted as it is, never redeployed.
+    return state === 'provisioned' ? { kind: 'operation', op: 'enroll', state, adopt: true } : { kind: 'operation', op: 'enroll', state };
+  }
+
+  const needsRegistration = s.registered !== registrationFingerprint(spec) || credentialsChanged(s);
   const powerMismatch = s.status.poweredOn !== spec.online;
 
   switch (state) {
@@ -92,6 +154,7 @@ export function decide(s: HostState): Decision {
       return { kind: 'operation', op: 'deprovision', state };
     case 'available':
       if (needsRegistration) return { kind: 'operation', op: 'enroll', state };
+      if (s.inspectionRequested && inspectionMode(s) !== 'disabled') return { kind: 'operation', op: 'inspect', state: 'inspecting' };
       if (spec.image) return { kind: 'operation', op: 'provision', state: 'provisioning' };
       if (powerMismatch) return { kind: 'operation', op: 'power', state };
       return { kind: 'wait' };

@@ -3,9 +3,32 @@
  * API and the tests: its input, the updates it accepts and the query it answers.
  */
 import { defineQuery, defineUpdate } from '@temporalio/workflow';
-import type { HostRef, HostSpec, HostStatus, Image } from '../types/host';
+import type { HardwareDetails, HostRef, HostSpec, HostStatus, Image } from '../types/host';
 
-export type OperationKind = 'enroll' | 'inspect' | 'prepare' | 'provision' | 'deprovision' | 'power' | 'delete';
+export type OperationKind = 'enroll' | 'inspect' | 'prepare' | 'provision' | 'deprovision' | 'power' | 'delete' | 'detach';
+
+/** Which version of the credentials Secret the controller saw: references only, never the data. */
+export interface CredentialsVersion {
+  name: string;
+  namespace: string;
+  /** The Secret's metadata.resourceVersion. */
+  version: string;
+}
+
+/**
+ * What the Kubernetes shim derives from a BareMetalHost besides its spec
+ * (annotations, the credentials Secret's version), handed over as a whole:
+ * the last one received is what holds.
+ */
+export interface HostDirectives {
+  /** `baremetalhost.metal3.io/detached`: leave Ironic without deprovisioning. */
+  detached?: { deleteAction: 'delay' | 'delete'; force: boolean };
+  /** `inspect.metal3.io: disabled`. */
+  inspectionDisabled?: boolean;
+  /** `inspect.metal3.io/hardwaredetails` (only with inspection disabled): becomes status.hardware. */
+  hardwareDetails?: HardwareDetails;
+  credentials?: CredentialsVersion;
+}
 
 export interface OperationRecord {
   seq: number;
@@ -51,6 +74,14 @@ export interface HostState {
   operations: OperationRecord[];
   retryAt?: string;
   options: HostWorkflowOptions;
+  /** The shim's directives (absent outside Kubernetes mode). */
+  directives?: HostDirectives;
+  /** Removed from Ironic by a detach; nothing is done until the annotation goes. */
+  detached?: boolean;
+  /** Ironic may not know this host (detached, or status restored): register, and adopt a provisioned host, first. */
+  needsAttach?: boolean;
+  /** `inspect.metal3.io` asked to re-inspect; done once the host is available. */
+  inspectionRequested?: boolean;
 }
 
 export interface HostWorkflowInput {
@@ -85,3 +116,19 @@ export const setImageUpdate = defineUpdate<ApplySpecResult, [Image | null]>('set
 /** Ask the host to deprovision, power off and leave Ironic; the workflow ends when it is gone. */
 export const deleteHostUpdate = defineUpdate<{ accepted: boolean }, []>('deleteHost');
 export const hostViewQuery = defineQuery<HostView>('host');
+
+export interface DirectivesResult {
+  changed: boolean;
+  /** Why a requested detach waits (the host is not in a state that allows it yet). */
+  detachPending?: string;
+}
+/** The shim's directives (annotations, credentials version); idempotent, the last one holds. */
+export const applyDirectivesUpdate = defineUpdate<DirectivesResult, [HostDirectives]>('applyDirectives');
+/**
+ * `baremetalhost.metal3.io/status`: take this status instead of registering and
+ * inspecting from scratch. Applied only to a host that has no status yet;
+ * `restored: false` otherwise (the annotation has nothing left to do either way).
+ */
+export const restoreStatusUpdate = defineUpdate<{ restored: boolean; reason?: string }, [HostStatus]>('restoreStatus');
+/** `inspect.metal3.io` with an empty value: inspect again once the host is available. */
+export const requestInspectionUpdate = defineUpdate<{ accepted: boolean; pending: boolean }, []>('requestInspection');

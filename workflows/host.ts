@@ -31,6 +31,9 @@ import {
   type ApplySpecResult,
   deleteHostUpdate,
   hostViewQuery,
+  applyDirectivesUpdate,
+  restoreStatusUpdate,
+  requestInspectionUpdate,
   type HostState,
   type HostView,
   type HostWorkflowInput,
@@ -39,6 +42,7 @@ import {
 } from './definitions';
 import { decide, ERROR_TYPE_OF, nextStateAfter, registrationFingerprint, specConflict } from './decide';
 import { OPERATION_WORKFLOWS, type OperationOutcome } from './operations';
+import { applyDirectives, checkRestoredStatus, credentialsAttempt, requestInspection, restoreStatus } from './host-directives';
 import type { HostEvent, KubernetesActivities } from '../activities/kubernetes/host-status';
 
 const kube = proxyActivities<KubernetesActivities>({
@@ -76,6 +80,13 @@ const now = (): string => new Date().toISOString();
 export async function hostWorkflow(input: HostWorkflowInput): Promise<HostView> {
   const s: HostState = input.state ?? initialState(input);
   let running: OperationRecord | undefined;
+  /** Bumped by the shim's updates (directives, restore, inspect) so waits notice them; Events they produce. */
+  let nudges = 0;
+  const pendingEvents: HostEvent[] = [];
+  const nudge = (events: HostEvent[]): void => {
+    nudges += 1;
+    pendingEvents.push(...events);
+  };
 
   const view = (): HostView => ({
     ref: s.ref,
@@ -89,7 +100,7 @@ export async function hostWorkflow(input: HostWorkflowInput): Promise<HostView> 
   });
 
   const publish = (): void => {
-    const bmc = s.spec ? parseBmcAddress(s.spec.bmc.address) : undefined;
+    const bmc = s.spec?.bmc ? parseBmcAddress(s.spec.bmc.address) : undefined;
     const pairs: Extract<Parameters<typeof upsertSearchAttributes>[0], unknown[]> = [
       { key: SEARCH_ATTRIBUTES.hostName, value: s.ref.name },
       { key: SEARCH_ATTRIBUTES.hostNamespace, value: s.ref.namespace },
@@ -163,6 +174,31 @@ export async function hostWorkflow(input: HostWorkflowInput): Promise<HostView> 
     { validator: (image: Image | null) => checkSpec(withImage(image)) },
   );
 
+  setHandler(applyDirectivesUpdate, (d) => {
+    const { result, events } = applyDirectives(s, d);
+    if (result.changed || events.length > 0) nudge(events);
+    return result;
+  });
+
+  setHandler(
+    restoreStatusUpdate,
+    (status) => {
+      const { events, ...result } = restoreStatus(s, status, now());
+      if (result.restored) {
+        publish();
+        nudge(events);
+      }
+      return result;
+    },
+    { validator: checkRestoredStatus },
+  );
+
+  setHandler(requestInspectionUpdate, () => {
+    const { events, ...result } = requestInspection(s);
+    if (events.length > 0) nudge(events);
+    return result;
+  });
+
   setHandler(deleteHostUpdate, () => {
     const accepted = !s.deleteRequested;
     s.deleteRequested = true;
@@ -171,8 +207,10 @@ export async function hostWorkflow(input: HostWorkflowInput): Promise<HostView> 
   });
 
   /** Runs one operation as a child workflow; true when it succeeded. */
-  const runOperation = async (op: OperationKind, state: ProvisioningState): Promise<boolean> => {
+  const runOperation = async (op: OperationKind, state: ProvisioningState, adopt?: true): Promise<boolean> => {
     const spec = s.spec;
+    const tried = op === 'enroll' ? credentialsAttempt(s) : undefined;
+    if (tried) s.status.triedCredentials = tried;
     s.opSeq += 1;
     const record: OperationRecord = {
       seq: s.opSeq,
@@ -197,6 +235,7 @@ export async function hostWorkflow(input: HostWorkflowInput): Promise<HostView> 
             spec,
             nodeId: s.status.provisioning.ID || undefined,
             powerOn: s.deleteRequested ? false : spec?.online,
+            ...(adopt ? { adopt: { image: s.status.provisioning.image } } : {}),
           },
         ],
         parentClosePolicy: ParentClosePolicy.TERMINATE,
@@ -208,7 +247,8 @@ export async function hostWorkflow(input: HostWorkflowInput): Promise<HostView> 
       s.status.errorType = '';
       s.status.errorMessage = '';
       s.status.errorCount = 0;
-      s.status.operationalStatus = 'OK';
+      s.status.operationalStatus = s.detached ? 'detached' : 'OK';
+      if (tried) s.status.goodCredentials = tried;
       const next = nextStateAfter(op, state, s);
       setState(next);
       s.status.lastUpdated = record.endedAt;
@@ -248,6 +288,17 @@ export async function hostWorkflow(input: HostWorkflowInput): Promise<HostView> 
     if (op === 'provision' && spec?.image) s.status.provisioning.image = spec.image;
     if (op === 'deprovision') delete s.status.provisioning.image;
     if (op === 'delete') s.status.provisioning.ID = '';
+    // Attached (again) / detached: see decide() and host-directives.ts.
+    if (op === 'enroll' && (s.needsAttach || s.detached)) {
+      s.needsAttach = false;
+      s.detached = false;
+    }
+    if (op === 'detach') {
+      s.detached = true;
+      s.needsAttach = true;
+      s.registered = undefined;
+    }
+    if (op === 'inspect' && s.inspectionRequested) s.inspectionRequested = false;
   };
 
   /** Wait before retrying a failed operation, unless the spec changes or a delete arrives first. */
@@ -257,7 +308,8 @@ export async function hostWorkflow(input: HostWorkflowInput): Promise<HostView> 
     s.retryAt = new Date(Date.now() + seconds * 1000).toISOString();
     const generation = s.generation;
     const deleteRequested = s.deleteRequested;
-    await condition(() => s.generation !== generation || s.deleteRequested !== deleteRequested, seconds * 1000);
+    const nudged = nudges;
+    await condition(() => s.generation !== generation || s.deleteRequested !== deleteRequested || nudges !== nudged, seconds * 1000);
     s.retryAt = undefined;
   };
 
@@ -266,15 +318,23 @@ export async function hostWorkflow(input: HostWorkflowInput): Promise<HostView> 
 
   publish();
   for (;;) {
+    // Events from the shim's updates, with the status they changed.
+    for (const event of pendingEvents.splice(0)) await sync(event);
     const decision = decide(s);
     if (decision.kind === 'finish') break;
+    if (decision.kind === 'enter') {
+      const before = s.status.provisioning.state;
+      setState(decision.state);
+      await sync({ type: 'Normal', reason: 'StateChanged', message: `provisioning state ${before || 'none'} → ${decision.state}` });
+      continue;
+    }
     if (decision.kind === 'operation') {
       const before = s.status.provisioning.state;
       setState(decision.state);
       if (before !== decision.state) {
         await sync({ type: 'Normal', reason: 'StateChanged', message: `provisioning state ${before || 'unmanaged'} → ${decision.state}` });
       }
-      const succeeded = await runOperation(decision.op, decision.state);
+      const succeeded = await runOperation(decision.op, decision.state, decision.adopt);
       if (decision.op === 'delete' && succeeded) break;
       continue;
     }
@@ -285,7 +345,8 @@ export async function hostWorkflow(input: HostWorkflowInput): Promise<HostView> 
     }
     const generation = s.generation;
     const deleteRequested = s.deleteRequested;
-    await condition(() => s.generation !== generation || s.deleteRequested !== deleteRequested || historyTooLong());
+    const nudged = nudges;
+    await condition(() => s.generation !== generation || s.deleteRequested !== deleteRequested || nudges !== nudged || historyTooLong());
   }
   await condition(allHandlersFinished);
   return view();

@@ -4,7 +4,7 @@
  * the host workflow decides what runs next.
  */
 import { patched, proxyActivities } from '@temporalio/workflow';
-import type { HardwareDetails, HostRef, HostSpec } from '../types/host';
+import { bmcOf, type HardwareDetails, type HostRef, type HostSpec, type Image } from '../types/host';
 import { NON_RETRYABLE_FAILURES } from '../types/failures';
 import type { IronicActivities } from '../activities/ironic-activities';
 import type { BmcActivities } from '../activities/bmc-activities';
@@ -18,6 +18,11 @@ export interface OperationInput {
   nodeId?: string;
   /** Power target for the `power` operation. */
   powerOn?: boolean;
+  /**
+   * Enroll only: the host is provisioned but Ironic's node may be new (after a
+   * detach or a status restore): adopt it as active, with this image, instead of deploying.
+   */
+  adopt?: { image?: Image };
 }
 
 export interface OperationOutcome {
@@ -63,12 +68,16 @@ const cleaning = (spec: HostSpec | undefined): boolean => (spec?.automatedCleani
 export async function enrollWorkflow(input: OperationInput): Promise<OperationOutcome> {
   const spec = required(input.spec, 'a spec');
   // Pre-flight: a wrong password or an unreachable BMC is named here, before Ironic is touched.
-  const bmcType = parseBmcAddress(spec.bmc.address);
+  const bmcType = parseBmcAddress(bmcOf(spec).address);
   if (patched('bmc-preflight') && bmcType.ok && bmcType.value.type !== 'fake') {
     await bmc.preflightBmc({ ref: input.ref, spec });
   }
   const { nodeId } = await quick.ensureNode({ ref: input.ref, spec, nodeId: input.nodeId });
   const node = await waiting.manageNode({ ref: input.ref, nodeId });
+  if (input.adopt) {
+    const adopted = await waiting.adoptNode({ ref: input.ref, nodeId, image: input.adopt.image });
+    return { nodeId, poweredOn: adopted.poweredOn };
+  }
   return { nodeId, poweredOn: node.poweredOn };
 }
 
@@ -122,6 +131,12 @@ export async function deleteWorkflow(input: OperationInput): Promise<OperationOu
   return { nodeId: '', poweredOn: false };
 }
 
+/** Leaves Ironic without deprovisioning or powering off: the node record is deleted, the machine keeps running. */
+export async function detachWorkflow(input: OperationInput): Promise<OperationOutcome> {
+  await quick.detachNode({ ref: input.ref, nodeId: input.nodeId, bootMACAddress: input.spec?.bootMACAddress });
+  return { nodeId: '' };
+}
+
 export const OPERATION_WORKFLOWS: Record<OperationKind, (input: OperationInput) => Promise<OperationOutcome>> = {
   enroll: enrollWorkflow,
   inspect: inspectWorkflow,
@@ -130,4 +145,5 @@ export const OPERATION_WORKFLOWS: Record<OperationKind, (input: OperationInput) 
   deprovision: deprovisionWorkflow,
   power: powerWorkflow,
   delete: deleteWorkflow,
+  detach: detachWorkflow,
 };

@@ -22,12 +22,19 @@ export interface KubeRequest {
   body?: unknown;
   /** e.g. application/merge-patch+json for merge patches. */
   contentType?: string;
+  /** Accept header; PARTIAL_METADATA asks for metadata only. */
+  accept?: string;
 }
+
+/** Ask the API server for metadata only (names, resourceVersions): used to watch Secrets without reading their data. */
+export const PARTIAL_METADATA = 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1';
 
 export class KubeRest {
   /** Requests made, by verb and path without query: tests read this. */
   readonly counts = new Map<string, number>();
   readonly watch: Watch;
+  /** A watch that sends `Accept: PARTIAL_METADATA`: events carry metadata only. */
+  readonly metadataWatch: Watch;
 
   private constructor(
     readonly kc: KubeConfig,
@@ -36,6 +43,17 @@ export class KubeRest {
     private readonly dispatcher: Dispatcher,
   ) {
     this.watch = new Watch(kc);
+    // Watch builds its request from the KubeConfig alone; a config that adds the header is the one seam it offers.
+    const withAccept = Object.create(kc, {
+      applyToFetchOptions: {
+        value: async (opts: Parameters<KubeConfig['applyToFetchOptions']>[0]) => {
+          const init = await kc.applyToFetchOptions(opts);
+          (init.headers as unknown as Headers).set('Accept', PARTIAL_METADATA);
+          return init;
+        },
+      },
+    }) as KubeConfig;
+    this.metadataWatch = new Watch(withAccept);
   }
 
   static async create(kc: KubeConfig): Promise<KubeRest> {
@@ -61,7 +79,7 @@ export class KubeRest {
       .filter(([, v]) => v !== undefined)
       .map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(String(v))}`)
       .join('&');
-    const headers: Record<string, string> = { ...this.headers, accept: 'application/json' };
+    const headers: Record<string, string> = { ...this.headers, accept: req.accept ?? 'application/json' };
     if (req.body !== undefined) headers['content-type'] = req.contentType ?? 'application/json';
     const res = await request(`${this.server}${path}${qs ? `?${qs}` : ''}`, {
       method,

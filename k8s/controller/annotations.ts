@@ -17,7 +17,8 @@ export const ANNOTATIONS = {
 
 export interface HostAnnotations {
   paused: boolean;
-  detached?: { deleteAction: 'delete' | 'detach' };
+  /** Metal3's DetachedAnnotationArguments: deleteAction `delete` (default) or `delay`; `force` detaches in any state. */
+  detached?: { deleteAction: 'delay' | 'delete'; force: boolean };
   /** Status to restore instead of registering and inspecting from scratch. */
   restoreStatus?: HostStatus;
   /** `disabled` skips inspection; `requested` asks to re-inspect an available host. */
@@ -34,6 +35,37 @@ function parseJson(field: string, raw: string, errors: FieldError[]): unknown {
   }
 }
 
+/** JSON null is Go's zero value: drop it, as Metal3's decoding does (its exported statuses carry `"end": null`). */
+function withoutNulls(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(withoutNulls);
+  if (typeof v !== 'object' || v === null) return v;
+  return Object.fromEntries(Object.entries(v).filter(([, x]) => x !== null).map(([k, x]) => [k, withoutNulls(x)]));
+}
+
+/**
+ * A status as Metal3 writes it, read the way Metal3 reads it: nulls and
+ * omitted fields are zero values, and an image with an empty URL is no image.
+ */
+function asGoDecodes(json: unknown): unknown {
+  const v = withoutNulls(json);
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) return v;
+  const st = v as Record<string, unknown>;
+  const history = (typeof st.operationHistory === 'object' && st.operationHistory !== null ? st.operationHistory : {}) as Record<string, unknown>;
+  const out: Record<string, unknown> = {
+    errorMessage: '',
+    errorCount: 0,
+    poweredOn: false,
+    ...st,
+    operationHistory: { register: {}, inspect: {}, provision: {}, deprovision: {}, ...history },
+  };
+  const prov = out.provisioning as { image?: { url?: unknown } } | undefined;
+  if (prov && typeof prov === 'object' && prov.image && prov.image.url === '') {
+    const { image: _empty, ...rest } = prov;
+    out.provisioning = rest;
+  }
+  return out;
+}
+
 export function parseAnnotations(annotations: Record<string, string> | undefined): { value: HostAnnotations; errors: FieldError[] } {
   const a = annotations ?? {};
   const errors: FieldError[] = [];
@@ -43,23 +75,31 @@ export function parseAnnotations(annotations: Record<string, string> | undefined
   if (ANNOTATIONS.detached in a) {
     const raw = a[ANNOTATIONS.detached]!;
     if (raw.trim() === '') {
-      value.detached = { deleteAction: 'delete' };
+      value.detached = { deleteAction: 'delete', force: false };
     } else {
-      const parsed = parseJson(field(ANNOTATIONS.detached), raw, errors) as { deleteAction?: unknown } | undefined;
+      const parsed = parseJson(field(ANNOTATIONS.detached), raw, errors);
       if (parsed !== undefined) {
-        const action = parsed?.deleteAction ?? 'delete';
-        if (typeof parsed !== 'object' || parsed === null || (action !== 'delete' && action !== 'detach')) {
-          errors.push({ field: field(ANNOTATIONS.detached), reason: 'must be empty or {"deleteAction": "delete" | "detach"}' });
+        const args = parsed as { deleteAction?: unknown; force?: unknown };
+        const isObject = typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed);
+        const unknown = isObject ? Object.keys(parsed).filter((k) => k !== 'deleteAction' && k !== 'force') : [];
+        const action = isObject ? (args.deleteAction ?? 'delete') : undefined;
+        const force = isObject ? (args.force ?? false) : undefined;
+        if (!isObject || unknown.length > 0 || (action !== 'delete' && action !== 'delay') || typeof force !== 'boolean') {
+          errors.push({
+            field: field(ANNOTATIONS.detached),
+            reason: 'must be empty or a JSON object {"deleteAction": "delete" | "delay", "force": true | false} (both optional)',
+          });
         } else {
-          value.detached = { deleteAction: action };
+          value.detached = { deleteAction: action, force };
         }
       }
     }
   }
 
   if (ANNOTATIONS.status in a) {
-    const parsed = parseJson(field(ANNOTATIONS.status), a[ANNOTATIONS.status]!, errors);
-    if (parsed !== undefined) {
+    const json = parseJson(field(ANNOTATIONS.status), a[ANNOTATIONS.status]!, errors);
+    if (json !== undefined) {
+      const parsed = asGoDecodes(json);
       const problems = schemaErrors(HostStatusSchema, parsed, field(ANNOTATIONS.status));
       if (problems.length > 0) errors.push(...problems);
       else value.restoreStatus = parsed as HostStatus;

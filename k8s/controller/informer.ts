@@ -4,7 +4,7 @@
  * backoff when the watch drops (API server restart). One list at start and per
  * re-list, never per event.
  */
-import type { KubeRest } from '../../activities/kubernetes/kube-rest';
+import { PARTIAL_METADATA, type KubeRest } from '../../activities/kubernetes/kube-rest';
 
 export interface KubeObject {
   apiVersion?: string;
@@ -24,6 +24,8 @@ export interface KubeObject {
 export const keyOf = (o: KubeObject): string => `${o.metadata.namespace ?? ''}/${o.metadata.name}`;
 
 export interface InformerOptions {
+  /** List and watch metadata only (PartialObjectMetadata): for Secrets, whose data the controller never needs. */
+  metadataOnly?: boolean;
   minBackoffMs?: number;
   maxBackoffMs?: number;
   log?: (message: string) => void;
@@ -39,6 +41,7 @@ export class Informer<T extends KubeObject> {
   private readonly maxBackoff: number;
   private readonly log: (m: string) => void;
   private synced!: Promise<void>;
+  private readonly metadataOnly: boolean;
 
   constructor(
     private readonly rest: KubeRest,
@@ -50,6 +53,7 @@ export class Informer<T extends KubeObject> {
     this.maxBackoff = opts.maxBackoffMs ?? 10_000;
     this.backoff = this.minBackoff;
     this.log = opts.log ?? (() => undefined);
+    this.metadataOnly = opts.metadataOnly ?? false;
   }
 
   /** Resolves once the first list is in the cache. */
@@ -67,7 +71,11 @@ export class Informer<T extends KubeObject> {
   private async relist(): Promise<void> {
     for (;;) {
       try {
-        const list = await this.rest.call<{ items: T[]; metadata: { resourceVersion: string } }>('GET', this.path);
+        const list = await this.rest.call<{ items: T[]; metadata: { resourceVersion: string } }>(
+          'GET',
+          this.path,
+          this.metadataOnly ? { accept: PARTIAL_METADATA } : {},
+        );
         const seen = new Set<string>();
         for (const item of list.items) {
           const key = keyOf(item);
@@ -117,7 +125,7 @@ export class Informer<T extends KubeObject> {
       let gone = false;
       const key = `WATCH ${this.path}`;
       this.rest.counts.set(key, this.rest.count(key) + 1);
-      this.rest.watch
+      (this.metadataOnly ? this.rest.metadataWatch : this.rest.watch)
         .watch(
           this.path,
           { resourceVersion: this.resourceVersion, allowWatchBookmarks: true },

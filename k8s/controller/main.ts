@@ -8,7 +8,7 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { Client, Connection } from '@temporalio/client';
 import { loadConfig } from '../../config/env';
 import { KubeRest } from '../../activities/kubernetes/kube-rest';
-import { Informer } from './informer';
+import { Informer, type KubeObject } from './informer';
 import { LeaderElector } from './leader';
 import { bmhPath, Reconciler, type BareMetalHost } from './reconciler';
 import { WorkQueue } from './work-queue';
@@ -30,6 +30,8 @@ const elector = new LeaderElector(rest, {
   leaseSeconds: Number(process.env.METALFLOW_LEASE_SECONDS ?? 15),
 });
 let informer: Informer<BareMetalHost> | undefined;
+let secrets: Informer<KubeObject> | undefined;
+const watchNamespace = process.env.METALFLOW_WATCH_NAMESPACE || undefined;
 let queue: WorkQueue | undefined;
 
 /** Drives hosts while holding the lease; stops at once when it is lost, then campaigns again. */
@@ -40,6 +42,7 @@ async function lead(): Promise<void> {
       void elector.acquire(() => {
         log('lost the lease; stopped driving hosts');
         informer?.stop();
+        secrets?.stop();
         queue?.stop();
         resolve();
       });
@@ -52,17 +55,28 @@ async function lead(): Promise<void> {
       baseBackoffMs: 500,
       maxBackoffMs: 60_000,
     });
-    const inf = new Informer<BareMetalHost>(rest, bmhPath(process.env.METALFLOW_WATCH_NAMESPACE || undefined), (key) => q.add(key), { log });
+    const inf = new Informer<BareMetalHost>(rest, bmhPath(watchNamespace), (key) => q.add(key), { log });
+    // Secrets, metadata only: a new resourceVersion of a host's credentials Secret is handed to its workflow.
+    const sec = new Informer<KubeObject>(rest, secretsPath(watchNamespace), (key) => enqueueHostsUsing(key), { log, metadataOnly: true });
+    const enqueueHostsUsing = (secretKey: string): void => {
+      for (const [hostKey, host] of inf.cache) {
+        if (`${host.metadata.namespace ?? ''}/${credentialsName(host) ?? ''}` === secretKey) q.add(hostKey);
+      }
+    };
     const reconciler = new Reconciler({
       rest,
       client,
       taskQueue: config.taskQueue,
       get: (key) => inf.cache.get(key),
+      secretVersion: (namespace, name) => sec.cache.get(`${namespace}/${name}`)?.metadata.resourceVersion,
       requeueAfter: (key, ms) => q.addAfter(key, ms),
       log,
     });
     queue = q;
     informer = inf;
+    secrets = sec;
+    // Secrets first, so the first reconcile of each host already knows its Secret's version.
+    await sec.start();
     await inf.start();
     log(`watching ${inf.cache.size} BareMetalHosts`);
     await lost;
@@ -70,9 +84,19 @@ async function lead(): Promise<void> {
 }
 void lead();
 
+function secretsPath(namespace?: string): string {
+  return namespace ? `/api/v1/namespaces/${namespace}/secrets` : '/api/v1/secrets';
+}
+
+function credentialsName(host: BareMetalHost): string | undefined {
+  const spec = host.spec as { bmc?: { credentialsName?: unknown } } | undefined;
+  return typeof spec?.bmc?.credentialsName === 'string' ? spec.bmc.credentialsName : undefined;
+}
+
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.once(signal, () => {
     informer?.stop();
+    secrets?.stop();
     queue?.stop();
     elector.stop();
     void connection.close().then(() => process.exit(0));

@@ -7,15 +7,24 @@
  * the object and the workflow.
  */
 import { WithStartWorkflowOperation, WorkflowNotFoundError, type Client } from '@temporalio/client';
+import type { UpdateDefinition } from '@temporalio/client';
 import { formatFieldErrors, type FieldError } from '../../types/field-error';
 import { emptyStatus, type HostRef, type HostSpec, type HostStatus } from '../../types/host';
 import { hostWorkflowId } from '../../types/host-ref';
 import { validateHostSpec } from '../../types/validate';
-import { applySpecUpdate, deleteHostUpdate, type HostWorkflowOptions } from '../../workflows/definitions';
+import {
+  applyDirectivesUpdate,
+  applySpecUpdate,
+  deleteHostUpdate,
+  requestInspectionUpdate,
+  restoreStatusUpdate,
+  type HostDirectives,
+  type HostWorkflowOptions,
+} from '../../workflows/definitions';
 import type { hostWorkflow } from '../../workflows/host';
 import { KubeError, type KubeRest } from '../../activities/kubernetes/kube-rest';
 import { recordHostEvent } from '../../activities/kubernetes/events';
-import { parseAnnotations } from './annotations';
+import { ANNOTATIONS, parseAnnotations, type HostAnnotations } from './annotations';
 import type { KubeObject } from './informer';
 
 export const FINALIZER = 'baremetalhost.metal3.io';
@@ -35,6 +44,8 @@ export interface ReconcilerDeps {
   taskQueue: string;
   hostOptions?: Partial<HostWorkflowOptions>;
   get: (key: string) => BareMetalHost | undefined;
+  /** resourceVersion of a Secret as the Secret informer last saw it (metadata only), or undefined. */
+  secretVersion?: (namespace: string, name: string) => string | undefined;
   requeueAfter: (key: string, ms: number) => void;
   log?: (message: string) => void;
 }
@@ -42,6 +53,7 @@ export interface ReconcilerDeps {
 export class Reconciler {
   /** What was last handed to each workflow; only saves repeat updates, so losing it is harmless. */
   private readonly applied = new Map<string, string>();
+  private readonly sentDirectives = new Map<string, string>();
 
   constructor(private readonly deps: ReconcilerDeps) {}
 
@@ -63,6 +75,7 @@ export class Reconciler {
     const obj = this.deps.get(key);
     if (!obj) {
       this.applied.delete(key);
+      this.sentDirectives.delete(key);
       return;
     }
     const ref: HostRef = { namespace: obj.metadata.namespace ?? 'default', name: obj.metadata.name };
@@ -71,8 +84,13 @@ export class Reconciler {
     if (obj.metadata.deletionTimestamp) {
       if (!finalizers.includes(FINALIZER)) return;
       if (await this.workflowRunning(ref)) {
+        // The detached annotation decides how a host is deleted: the workflow must know it first.
+        const annotations = parseAnnotations(obj.metadata.annotations);
+        const valid = validateHostSpec(ref, obj.spec);
+        if (annotations.errors.length === 0 && valid.ok) await this.sendDirectives(key, ref, this.directives(ref, valid.value.spec, annotations.value));
         await this.deps.client.workflow.getHandle(hostWorkflowId(ref)).executeUpdate(deleteHostUpdate);
-        this.deps.requeueAfter(key, 1000);
+        // A detached host with deleteAction "delay" waits for the annotation's removal: look less often.
+        this.deps.requeueAfter(key, annotations.value.detached?.deleteAction === 'delay' ? 10_000 : 1000);
         return;
       }
       // Owner references alone would need a garbage collector, which not every cluster (or test) runs.
@@ -86,6 +104,7 @@ export class Reconciler {
         contentType: MERGE,
       });
       this.applied.delete(key);
+      this.sentDirectives.delete(key);
       return;
     }
 
@@ -110,21 +129,80 @@ export class Reconciler {
       await this.reportInvalid(obj, ref, 'InvalidSpec', valid.errors);
       return;
     }
-    const fingerprint = JSON.stringify(valid.value.spec);
-    if (this.applied.get(key) === fingerprint) return;
-    await this.apply(ref, valid.value.spec);
-    this.applied.set(key, fingerprint);
+    const spec = valid.value.spec;
+    const conflicts = annotationConflicts(spec, annotations.value);
+    if (conflicts.length > 0) {
+      await this.reportInvalid(obj, ref, 'InvalidAnnotation', conflicts);
+      return;
+    }
+    const consumed: string[] = [];
+
+    // Before anything registers the host: a status to restore (new cluster, pivot).
+    const restore = annotations.value.restoreStatus;
+    if (restore) {
+      const st = obj.status?.provisioning;
+      if (!st || (st.state === '' && st.ID === '')) {
+        const result = await this.withStart(ref, restoreStatusUpdate, [restore]);
+        this.deps.log?.(`${ref.namespace}/${ref.name}: status annotation ${result.restored ? 'restored' : `not applied: ${result.reason}`}`);
+      }
+      // Applied, or moot because the host has a status: either way the annotation is done (as in Metal3).
+      consumed.push(ANNOTATIONS.status);
+    }
+
+    const directives = this.directives(ref, spec, annotations.value);
+    await this.sendDirectives(key, ref, directives);
+    if (directives.hardwareDetails) consumed.push(ANNOTATIONS.hardwareDetails);
+
+    const fingerprint = JSON.stringify(spec);
+    if (this.applied.get(key) !== fingerprint) {
+      // A Conflict (a change the running operation depends on) throws: the queue retries with backoff.
+      await this.withStart(ref, applySpecUpdate, [spec]);
+      this.applied.set(key, fingerprint);
+    }
+
+    if (annotations.value.inspect === 'requested') {
+      await this.deps.client.workflow.getHandle(hostWorkflowId(ref)).executeUpdate(requestInspectionUpdate);
+      consumed.push(ANNOTATIONS.inspect);
+    }
+    if (consumed.length > 0) await this.removeAnnotations(ref, consumed);
   }
 
-  private async apply(ref: HostRef, spec: HostSpec): Promise<void> {
+  /** What the workflow needs from the object besides its spec; references and versions only. */
+  private directives(ref: HostRef, spec: HostSpec, a: HostAnnotations): HostDirectives {
+    const d: HostDirectives = {};
+    if (a.detached) d.detached = a.detached;
+    if (a.inspect === 'disabled') d.inspectionDisabled = true;
+    if (a.hardwareDetails) d.hardwareDetails = a.hardwareDetails;
+    const secret = spec.bmc?.credentialsName;
+    const version = secret ? this.deps.secretVersion?.(ref.namespace, secret) : undefined;
+    if (secret && version) d.credentials = { name: secret, namespace: ref.namespace, version };
+    return d;
+  }
+
+  private async sendDirectives(key: string, ref: HostRef, d: HostDirectives): Promise<void> {
+    const fingerprint = JSON.stringify(d);
+    if (this.sentDirectives.get(key) === fingerprint) return;
+    await this.withStart(ref, applyDirectivesUpdate, [d]);
+    this.sentDirectives.set(key, fingerprint);
+  }
+
+  /** Update-with-start of the host's workflow: idempotent, starts it when it does not run. */
+  private async withStart<R, A extends unknown[]>(ref: HostRef, update: UpdateDefinition<R, A>, args: A): Promise<R> {
     const startWorkflowOperation = new WithStartWorkflowOperation<typeof hostWorkflow>('hostWorkflow', {
       workflowId: hostWorkflowId(ref),
       taskQueue: this.deps.taskQueue,
       args: [{ ref, options: { ...this.deps.hostOptions, publishStatus: true } }],
       workflowIdConflictPolicy: 'USE_EXISTING',
     });
-    // A Conflict (a change the running operation depends on) throws: the queue retries with backoff.
-    await this.deps.client.workflow.executeUpdateWithStart(applySpecUpdate, { args: [spec], startWorkflowOperation });
+    return this.deps.client.workflow.executeUpdateWithStart(update, { args, startWorkflowOperation });
+  }
+
+  /** Metal3 removes the one-shot annotations once acted on; a merge patch with null removes a key. */
+  private async removeAnnotations(ref: HostRef, keys: string[]): Promise<void> {
+    await this.deps.rest.call('PATCH', this.objectPath(ref), {
+      body: { metadata: { annotations: Object.fromEntries(keys.map((k) => [k, null])) } },
+      contentType: MERGE,
+    });
   }
 
   /** Puts the problem on the object (status and an Event) once; nothing else about the host changes. */
@@ -140,4 +218,24 @@ export class Reconciler {
     });
     await recordHostEvent(this.deps.rest, { ...ref, uid: obj.metadata.uid }, { type: 'Warning', reason, message }, 'metalflow-controller');
   }
+}
+
+/** Metal3's webhook rules between the inspect annotations and spec.inspectionMode. */
+export function annotationConflicts(spec: HostSpec, a: HostAnnotations): FieldError[] {
+  const field = (name: string) => `metadata.annotations["${name}"]`;
+  const errors: FieldError[] = [];
+  const mode = spec.inspectionMode;
+  if (a.inspect === 'disabled' && mode !== undefined && mode !== 'disabled') {
+    errors.push({ field: field(ANNOTATIONS.inspect), reason: `"disabled" contradicts spec.inspectionMode "${mode}"` });
+  }
+  if (a.inspect === 'requested' && mode === 'disabled') {
+    errors.push({ field: field(ANNOTATIONS.inspect), reason: 'asks for inspection, but spec.inspectionMode is "disabled"' });
+  }
+  if (a.hardwareDetails && a.inspect !== 'disabled' && mode !== 'disabled') {
+    errors.push({
+      field: field(ANNOTATIONS.hardwareDetails),
+      reason: 'is only used when inspection is disabled: add inspect.metal3.io: disabled or set spec.inspectionMode: disabled',
+    });
+  }
+  return errors;
 }

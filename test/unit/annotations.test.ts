@@ -11,11 +11,15 @@ describe('Metal3 annotations', () => {
     expect(parseAnnotations({ [ANNOTATIONS.paused]: 'metal3.io/capm3' }).value.paused).toBe(true);
   });
 
-  it('accepts detached empty or with a deleteAction, and rejects anything else', () => {
-    expect(parseAnnotations({ [ANNOTATIONS.detached]: '' }).value.detached).toEqual({ deleteAction: 'delete' });
-    expect(parseAnnotations({ [ANNOTATIONS.detached]: '{"deleteAction":"detach"}' }).value.detached).toEqual({ deleteAction: 'detach' });
-    const bad = parseAnnotations({ [ANNOTATIONS.detached]: '{"deleteAction":"explode"}' });
-    expect(bad.errors[0]!.reason).toMatch(/"delete" \| "detach"/);
+  it("accepts detached empty or with Metal3's arguments (deleteAction delete|delay, force), and rejects anything else", () => {
+    expect(parseAnnotations({ [ANNOTATIONS.detached]: '' }).value.detached).toEqual({ deleteAction: 'delete', force: false });
+    expect(parseAnnotations({ [ANNOTATIONS.detached]: '{"deleteAction":"delay"}' }).value.detached).toEqual({ deleteAction: 'delay', force: false });
+    expect(parseAnnotations({ [ANNOTATIONS.detached]: '{"force":true}' }).value.detached).toEqual({ deleteAction: 'delete', force: true });
+    for (const raw of ['{"deleteAction":"explode"}', '{"deleteAction":"detach"}', '{"force":"yes"}', '{"deleteActoin":"delay"}', 'true', '[]']) {
+      const bad = parseAnnotations({ [ANNOTATIONS.detached]: raw });
+      expect(bad.value.detached, raw).toBeUndefined();
+      expect(bad.errors[0]!.reason, raw).toMatch(/"delete" \| "delay"/);
+    }
     const notJson = parseAnnotations({ [ANNOTATIONS.detached]: '{oops' });
     expect(notJson.errors[0]!.field).toBe('metadata.annotations["baremetalhost.metal3.io/detached"]');
     expect(notJson.errors[0]!.reason).toMatch(/not valid JSON/);
@@ -35,6 +39,29 @@ describe('Metal3 annotations', () => {
     expect(parseAnnotations({ [ANNOTATIONS.status]: JSON.stringify(status) }).value.restoreStatus?.provisioning.state).toBe('provisioned');
     const bad = parseAnnotations({ [ANNOTATIONS.status]: JSON.stringify({ ...status, provisioning: { state: 'flying', ID: '' } }) });
     expect(bad.errors.some((e) => e.field.endsWith('.provisioning.state'))).toBe(true);
+  });
+
+  it("restores Metal3's own export (user guide example: nulls, an empty image URL) as Metal3 would read it", () => {
+    const guide =
+      '{"errorCount":0,"errorMessage":"","goodCredentials":{"credentials":{"name":"node-0-bmc-secret","namespace":"metal3"},"credentialsVersion":"1775"},"hardwareProfile":"","lastUpdated":"2022-05-31T06:33:05Z","operationHistory":{"deprovision":{"end":null,"start":null},"inspect":{"end":null,"start":"2022-05-31T06:33:05Z"},"provision":{"end":null,"start":null},"register":{"end":"2022-05-31T06:33:05Z","start":"2022-05-31T06:32:54Z"}},"operationalStatus":"OK","poweredOn":false,"provisioning":{"ID":"8d566f5b-a28f-451b-a70f-419507c480cd","bootMode":"legacy","image":{"url":""},"state":"inspecting"},"triedCredentials":{"credentials":{"name":"node-0-bmc-secret","namespace":"metal3"},"credentialsVersion":"1775"}}';
+    const parsed = parseAnnotations({ [ANNOTATIONS.status]: guide });
+    expect(parsed.errors).toEqual([]);
+    const st = parsed.value.restoreStatus!;
+    expect(st.provisioning).toEqual({ ID: '8d566f5b-a28f-451b-a70f-419507c480cd', bootMode: 'legacy', state: 'inspecting' });
+    expect(st.operationHistory.deprovision).toEqual({});
+    expect(st.goodCredentials?.credentialsVersion).toBe('1775');
+    // Metal3 omits operationHistory when empty; it is still a status.
+    const { operationHistory: _h, ...bare } = emptyStatus();
+    expect(parseAnnotations({ [ANNOTATIONS.status]: JSON.stringify(bare) }).errors).toEqual([]);
+  });
+
+  it("accepts the user guide's external inspection example unchanged", () => {
+    const guide =
+      '{"systemVendor":{"manufacturer":"QEMU", "productName":"Standard PC (Q35 + ICH9, 2009)","serialNumber":""}, "firmware":{"bios":{"date":"","vendor":"","version":""}},"ramMebibytes":4096, "nics":[{"name":"eth0","model":"0x1af4 0x0001","mac":"00:b7:8b:bb:3d:f6", "ip":"172.22.0.64","speedGbps":0,"vlanId":0,"pxe":true}], "storage":[{"name":"/dev/sda","rotational":true,"sizeBytes":53687091200, "vendor":"QEMU", "model":"QEMU HARDDISK","serialNumber":"drive-scsi0-0-0-0", "hctl":"6:0:0:0"}],"cpu":{"arch":"x86_64", "model":"Intel Xeon E3-12xx v2 (IvyBridge)","clockMegahertz":2494.224, "flags":["foo"],"count":4},"hostname":"hwdAnnotation-0"}';
+    const parsed = parseAnnotations({ [ANNOTATIONS.inspect]: 'disabled', [ANNOTATIONS.hardwareDetails]: guide });
+    expect(parsed.errors).toEqual([]);
+    expect(parsed.value.hardwareDetails?.cpu?.count).toBe(4);
+    expect(parsed.value.hardwareDetails?.nics?.[0]?.vlanId).toBe(0);
   });
 
   it('validates external hardware details', () => {

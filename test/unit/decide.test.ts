@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { decide, nextStateAfter, registrationFingerprint, specConflict } from '../../workflows/decide';
-import { DEFAULT_HOST_OPTIONS, type HostState } from '../../workflows/definitions';
+import { credentialsChanged, decide, detachPending, inspectionMode, nextStateAfter, registrationFingerprint, specConflict } from '../../workflows/decide';
+import { DEFAULT_HOST_OPTIONS, type HostDirectives, type HostState } from '../../workflows/definitions';
 import { emptyStatus, type HostSpec, type ProvisioningState } from '../../types/host';
 
 const spec = (over: Partial<HostSpec> = {}): HostSpec => ({
@@ -100,5 +100,130 @@ describe('specConflict', () => {
     expect(specConflict(s, spec({ bmc: { address: 'fake://n1', credentialsName: 'x' } }), 'enroll')).toMatch(/registering/);
     expect(specConflict(s, spec(), undefined)).toBeUndefined();
     expect(specConflict({ ...s, deleteRequested: true }, spec(), undefined)).toMatch(/deleted/);
+  });
+});
+
+describe('a host without a BMC', () => {
+  it('becomes unmanaged and does nothing until a BMC is given', () => {
+    const { bmc: _bmc, ...noBmc } = spec();
+    expect(decide(state({ spec: noBmc }))).toEqual({ kind: 'enter', state: 'unmanaged' });
+    expect(decide(state({ spec: noBmc, state: 'unmanaged' }))).toEqual({ kind: 'wait' });
+    expect(decide(state({ spec: spec(), state: 'unmanaged' }))).toEqual({ kind: 'operation', op: 'enroll', state: 'registering' });
+    // Nothing exists outside the workflow: deleting it just ends.
+    expect(decide(state({ spec: noBmc, state: 'unmanaged', deleteRequested: true }))).toEqual({ kind: 'finish' });
+  });
+});
+
+describe('the detached annotation', () => {
+  const image = { url: 'http://x/i.qcow2', checksum: 'a'.repeat(64) };
+  const detached = (over: Parameters<typeof state>[0], d: HostDirectives['detached'] = { deleteAction: 'delete', force: false }) => {
+    const s = state(over);
+    s.directives = { detached: d };
+    return s;
+  };
+
+  it('detaches in provisioned, externally provisioned and available', () => {
+    for (const st of ['provisioned', 'externally provisioned', 'available'] as const) {
+      const s = detached({ spec: spec({ image, externallyProvisioned: st === 'externally provisioned' }), state: st, ID: 'n' });
+      expect(detachPending(s)).toBeUndefined();
+      expect(decide(s)).toEqual({ kind: 'operation', op: 'detach', state: st });
+      expect(nextStateAfter('detach', st, s)).toBe(st);
+    }
+  });
+
+  it('elsewhere lets the running work reach such a state first, and says why', () => {
+    const s = detached({ spec: spec({ image }), state: 'provisioning', ID: 'n' });
+    expect(decide(s)).toEqual({ kind: 'operation', op: 'provision', state: 'provisioning' });
+    expect(detachPending(s)).toMatch(/provisioning; it is detached once it is provisioned/);
+    // force: detached in any state but the delete path
+    const forced = detached({ spec: spec({ image }), state: 'provisioning', ID: 'n' }, { deleteAction: 'delete', force: true });
+    expect(decide(forced)).toEqual({ kind: 'operation', op: 'detach', state: 'provisioning' });
+  });
+
+  it('once detached does nothing (no power, no provisioning) while the annotation stays', () => {
+    const s = detached({ spec: spec({ online: false }), state: 'available', poweredOn: true });
+    s.detached = true;
+    s.needsAttach = true;
+    s.registered = undefined;
+    expect(decide(s)).toEqual({ kind: 'wait' });
+  });
+
+  it('attaches again when it goes: a provisioned host is adopted, never redeployed', () => {
+    const s = state({ spec: spec({ image }), state: 'provisioned' });
+    s.detached = true;
+    s.needsAttach = true;
+    expect(decide(s)).toEqual({ kind: 'operation', op: 'enroll', state: 'provisioned', adopt: true });
+    const available = state({ spec: spec(), state: 'available' });
+    available.detached = true;
+    available.needsAttach = true;
+    expect(decide(available)).toEqual({ kind: 'operation', op: 'enroll', state: 'available' });
+  });
+
+  it("deletes as Metal3 does: without power off or deprovisioning, unless deleteAction is delay", () => {
+    const s = detached({ spec: spec({ image }), state: 'provisioned', deleteRequested: true });
+    s.detached = true;
+    expect(decide(s)).toEqual({ kind: 'operation', op: 'delete', state: 'deleting' });
+    // The annotation alone (not detached yet) already means "do not deprovision".
+    expect(decide(detached({ spec: spec({ image }), state: 'provisioned', ID: 'n', deleteRequested: true }))).toEqual({ kind: 'operation', op: 'delete', state: 'deleting' });
+    const delayed = detached({ spec: spec({ image }), state: 'provisioned', deleteRequested: true }, { deleteAction: 'delay', force: false });
+    delayed.detached = true;
+    expect(decide(delayed)).toEqual({ kind: 'wait' });
+    // Annotation removed: attach first, then the ordinary delete (deprovision).
+    delete delayed.directives;
+    expect(decide(delayed)).toEqual({ kind: 'operation', op: 'enroll', state: 'provisioned', adopt: true });
+    delayed.detached = false;
+    delayed.needsAttach = false;
+    delayed.registered = registrationFingerprint(delayed.spec!);
+    expect(decide(delayed)).toEqual({ kind: 'operation', op: 'deprovision', state: 'deprovisioning' });
+  });
+});
+
+describe('inspection annotations and spec.inspectionMode', () => {
+  it('disabled (annotation or spec) skips inspecting after registration', () => {
+    const s = state({ spec: spec(), state: 'registering' });
+    expect(inspectionMode(s)).toBe('agent');
+    s.directives = { inspectionDisabled: true };
+    expect(inspectionMode(s)).toBe('disabled');
+    expect(nextStateAfter('enroll', 'registering', s)).toBe('preparing');
+    const bySpec = state({ spec: spec({ inspectionMode: 'disabled' }), state: 'registering' });
+    expect(nextStateAfter('enroll', 'registering', bySpec)).toBe('preparing');
+    // `fast` is inspected (another path, same state machine).
+    expect(nextStateAfter('enroll', 'registering', state({ spec: spec({ inspectionMode: 'fast' }), state: 'registering' }))).toBe('inspecting');
+  });
+
+  it('a re-inspection request inspects an available host once', () => {
+    const s = state({ spec: spec(), state: 'available' });
+    s.inspectionRequested = true;
+    expect(decide(s)).toEqual({ kind: 'operation', op: 'inspect', state: 'inspecting' });
+    s.inspectionRequested = false;
+    expect(decide(s)).toEqual({ kind: 'wait' });
+  });
+});
+
+describe('credentials', () => {
+  it('registers again when the Secret has a version that has not worked yet', () => {
+    const s = state({ spec: spec(), state: 'provisioned' });
+    s.spec = spec({ image: { url: 'http://x/i', checksum: 'a'.repeat(32) } });
+    s.registered = registrationFingerprint(s.spec);
+    s.directives = { credentials: { name: 'n0-bmc-secret', namespace: 'ns', version: '7' } };
+    expect(credentialsChanged(s)).toBe(true);
+    expect(decide(s)).toEqual({ kind: 'operation', op: 'enroll', state: 'provisioned' });
+    s.status.goodCredentials = { credentials: { name: 'n0-bmc-secret', namespace: 'ns' }, credentialsVersion: '7' };
+    expect(decide(s)).toEqual({ kind: 'wait' });
+    // A version for another Secret than the spec names says nothing.
+    s.directives = { credentials: { name: 'old-secret', namespace: 'ns', version: '9' } };
+    expect(credentialsChanged(s)).toBe(false);
+  });
+});
+
+describe('restored status', () => {
+  it('registers first in any state; a provisioned host is adopted, not inspected or deployed', () => {
+    const s = state({ spec: spec({ image: { url: 'http://x/i', checksum: 'a'.repeat(32) } }), state: 'provisioned', ID: 'old' });
+    s.needsAttach = true;
+    expect(decide(s)).toEqual({ kind: 'operation', op: 'enroll', state: 'provisioned', adopt: true });
+    const inspecting = state({ spec: spec(), state: 'inspecting', ID: 'old' });
+    inspecting.needsAttach = true;
+    expect(decide(inspecting)).toEqual({ kind: 'operation', op: 'enroll', state: 'inspecting' });
+    expect(nextStateAfter('enroll', 'inspecting', inspecting)).toBe('inspecting');
   });
 });
