@@ -26,8 +26,13 @@ export interface KubeRequest {
   accept?: string;
 }
 
-/** Ask the API server for metadata only (names, resourceVersions): used to watch Secrets without reading their data. */
+/**
+ * Ask the API server for metadata only (names, resourceVersions): used to
+ * watch Secrets without reading their data. A list answers with a
+ * PartialObjectMetadataList, a watch with PartialObjectMetadata events.
+ */
 export const PARTIAL_METADATA = 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1';
+export const PARTIAL_METADATA_LIST = 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1';
 
 export class KubeRest {
   /** Requests made, by verb and path without query: tests read this. */

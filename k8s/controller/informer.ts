@@ -4,7 +4,7 @@
  * backoff when the watch drops (API server restart). One list at start and per
  * re-list, never per event.
  */
-import { PARTIAL_METADATA, type KubeRest } from '../../activities/kubernetes/kube-rest';
+import { PARTIAL_METADATA_LIST, type KubeRest } from '../../activities/kubernetes/kube-rest';
 
 export interface KubeObject {
   apiVersion?: string;
@@ -74,7 +74,7 @@ export class Informer<T extends KubeObject> {
         const list = await this.rest.call<{ items: T[]; metadata: { resourceVersion: string } }>(
           'GET',
           this.path,
-          this.metadataOnly ? { accept: PARTIAL_METADATA } : {},
+          this.metadataOnly ? { accept: PARTIAL_METADATA_LIST } : {},
         );
         const seen = new Set<string>();
         for (const item of list.items) {
