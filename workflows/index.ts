@@ -8,4 +8,5 @@ export {
   deprovisionWorkflow,
   powerWorkflow,
   deleteWorkflow,
+  detachWorkflow,
 } from './operations';
