@@ -354,6 +354,9 @@ command_of() {
       # can lose the last commits) and spares an fsync per history write, which
       # is most of the dev server's cost at fleet scale.
       for p in ${TEMPORAL_SQLITE_PRAGMAS-journal_mode=wal synchronous=normal}; do pragmas+=(--sqlite-pragma "$p"); done
+      # An operation's first activity goes back with the workflow task's reply
+      # to the worker that completed it, skipping a round through matching.
+      pragmas+=(--dynamic-config-value system.enableActivityEagerExecution=true)
       mapfile -t unset_args < <(temporal_env_unset)
       CMD=(env "${unset_args[@]}" "$VENV/bin/temporal" server start-dev
         --db-filename "$STATE/temporal.db" --ip "$HOST"
