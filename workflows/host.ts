@@ -12,6 +12,7 @@ import {
   executeChild,
   log,
   ParentClosePolicy,
+  patched,
   proxyActivities,
   setHandler,
   upsertSearchAttributes,
@@ -87,6 +88,8 @@ export async function hostWorkflow(input: HostWorkflowInput): Promise<HostView> 
     nudges += 1;
     pendingEvents.push(...events);
   };
+  /** Search attributes last upserted by this run (a new run upserts once at start). */
+  let published: string | undefined;
 
   const view = (): HostView => ({
     ref: s.ref,
@@ -108,6 +111,11 @@ export async function hostWorkflow(input: HostWorkflowInput): Promise<HostView> 
       { key: SEARCH_ATTRIBUTES.operationalStatus, value: s.status.operationalStatus },
       { key: SEARCH_ATTRIBUTES.bmcType, value: bmc?.ok ? bmc.value.type : 'unknown' },
     ];
+    // An unchanged upsert still costs a history event and a visibility write;
+    // skipping it is most of what the host workflow saves per operation.
+    const fingerprint = JSON.stringify(pairs);
+    if (fingerprint === published && patched('search-attributes-dedupe')) return;
+    published = fingerprint;
     upsertSearchAttributes(pairs);
   };
 
