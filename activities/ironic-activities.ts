@@ -465,10 +465,7 @@ export function createIronicActivities(deps: IronicActivityDeps) {
         try {
           if (!DELETABLE_STATES.has(node.provision_state) && !node.maintenance) {
             // Ironic refuses to delete from failed states unless the node is in maintenance.
-            await ironic.patchNode(node.uuid, [
-              { op: 'add', path: '/maintenance', value: true },
-              { op: 'add', path: '/maintenance_reason', value: reason },
-            ]);
+            await ironic.setMaintenance(node.uuid, reason);
           }
           await ironic.deleteNode(node.uuid);
           return { deleted: true };

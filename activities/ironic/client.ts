@@ -198,6 +198,11 @@ export class IronicClient {
     return this.send<IronicNode>('PATCH', `/v1/nodes/${nodeId}`, ops);
   }
 
+  /** Maintenance with a reason: Ironic's own endpoint (`maintenance_reason` cannot be patched). */
+  async setMaintenance(nodeId: string, reason: string): Promise<void> {
+    await this.send('PUT', `/v1/nodes/${nodeId}/maintenance`, { reason });
+  }
+
   async deleteNode(nodeId: string): Promise<void> {
     await this.send('DELETE', `/v1/nodes/${nodeId}`);
   }
