@@ -5,6 +5,7 @@
  * (fake-hardware) and, for credentials, its sushy-tools Redfish BMC.
  */
 import { randomBytes } from 'node:crypto';
+import { isDeepStrictEqual } from 'node:util';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
@@ -240,7 +241,10 @@ describe('baremetalhost.metal3.io/status', () => {
       const b = get(name);
       return b.metadata.annotations?.['baremetalhost.metal3.io/status'] === undefined && b.status?.provisioning.state === 'provisioned' ? b : undefined;
     });
-    await waitFor('registered again', async () => (await ops(name)).includes('enroll') && get(name).status?.operationalStatus === 'OK', { timeoutMs: 120_000 });
+    await waitFor('registered again', async () => {
+      const enrolled = (await view(name)).operations.some((o) => o.kind === 'enroll' && o.outcome === 'succeeded');
+      return enrolled && get(name).status?.provisioning.ID !== '';
+    }, { timeoutMs: 120_000 });
     const restored = get(name);
     expect(restored.status!.provisioning.state).toBe('provisioned');
     expect(restored.status!.provisioning.image?.url).toBe(IMAGE.url);
@@ -290,7 +294,8 @@ describe('inspect.metal3.io and inspection modes', () => {
     host(name, fakeSpec(name), { 'inspect.metal3.io': 'disabled', 'inspect.metal3.io/hardwaredetails': GUIDE_HARDWARE });
     waitState(name, 'available');
     const expected = JSON.parse(GUIDE_HARDWARE);
-    await waitFor('hardware from the annotation', async () => JSON.stringify(get(name).status?.hardware) === JSON.stringify(expected));
+    // Deep equality: the API server writes object keys in its own order.
+    await waitFor('hardware from the annotation', async () => isDeepStrictEqual(get(name).status?.hardware, expected));
     const hd = JSON.parse(kubectl(['get', 'hardwaredata', name, '-n', NS, '-o', 'json']).stdout);
     expect(hd.spec.hardware).toEqual(expected);
     expect((await ops(name)).slice(0, 2)).toEqual(['enroll', 'prepare']);
