@@ -21,6 +21,7 @@ import {
   checkBmc,
   isBmcError,
   openBmc,
+  RedfishBmc,
   type BmcClient,
   type BootDevice,
   type PowerState,
@@ -42,6 +43,11 @@ export interface BmcTarget {
   ref: HostRef;
   /** References only: the password is read from `spec.bmc.credentialsName` here. */
   spec: HostSpec;
+}
+
+export interface BmcMediaState {
+  inserted: boolean;
+  image?: string;
 }
 
 export interface BmcPowerResult {
@@ -184,7 +190,16 @@ export function createBmcActivities(deps: BmcActivityDeps) {
     });
   }
 
-  return { preflightBmc, getBmcPower, setBmcPower, inspectBmc, setBmcBootDevice, insertBmcMedia, ejectBmcMedia };
+  /** What the CD slot holds, for checking a virtual-media boot (`undefined` on IPMI: no virtual media). */
+  async function getBmcMedia(input: BmcTarget): Promise<BmcMediaState | undefined> {
+    return withBmc(input, async (bmc) => {
+      if (!(bmc instanceof RedfishBmc)) return undefined;
+      const slot = await bmc.redfish.getVirtualMedia();
+      return { inserted: slot.inserted, image: slot.image };
+    });
+  }
+
+  return { preflightBmc, getBmcPower, setBmcPower, inspectBmc, setBmcBootDevice, insertBmcMedia, ejectBmcMedia, getBmcMedia };
 }
 
 

@@ -120,6 +120,11 @@ export function decide(s: HostState): Decision {
 export function specConflict(s: HostState, next: HostSpec, running: OperationKind | undefined): string | undefined {
   if (s.deleteRequested) return 'the host is being deleted';
   const prev = s.spec;
+  const provisioner = (spec: HostSpec | undefined) => spec?.provisioner ?? 'ironic';
+  // Ironic's node and the BMC's own state belong to one provisioner each; switching would orphan one.
+  if (prev && s.status.provisioning.state !== '' && provisioner(prev) !== provisioner(next)) {
+    return `spec.provisioner cannot change from ${provisioner(prev)} to ${provisioner(next)} once the host is registered; delete the host and create it again`;
+  }
   if (!prev || !running) return undefined;
   if (prev.bootMACAddress && next.bootMACAddress !== prev.bootMACAddress) {
     return `spec.bootMACAddress cannot change while the host is ${s.status.provisioning.state}`;

@@ -17,6 +17,8 @@ export interface OperationRecord {
   endedAt?: string;
   outcome: 'running' | 'succeeded' | 'failed';
   error?: string;
+  /** What a successful step wants known, e.g. that it skipped something (direct inspection of an IPMI host). */
+  note?: string;
 }
 
 export interface HostWorkflowOptions {

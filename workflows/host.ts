@@ -204,6 +204,7 @@ export async function hostWorkflow(input: HostWorkflowInput): Promise<HostView> 
       applyOutcome(op, outcome, spec);
       record.outcome = 'succeeded';
       record.endedAt = now();
+      if (outcome.note) record.note = outcome.note;
       if (metric && s.status.operationHistory[metric].start) s.status.operationHistory[metric].end = record.endedAt;
       s.status.errorType = '';
       s.status.errorMessage = '';
@@ -213,7 +214,8 @@ export async function hostWorkflow(input: HostWorkflowInput): Promise<HostView> 
       setState(next);
       s.status.lastUpdated = record.endedAt;
       publish();
-      await sync({ type: 'Normal', reason: `${reasonOf(op)}Succeeded`, message: `${op} succeeded; provisioning state ${next || 'unmanaged'}` });
+      const note = outcome.note ? ` (${outcome.note})` : '';
+      await sync({ type: 'Normal', reason: `${reasonOf(op)}Succeeded`, message: `${op} succeeded; provisioning state ${next || 'unmanaged'}${note}` });
       return true;
     } catch (err) {
       record.outcome = 'failed';

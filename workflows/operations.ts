@@ -10,6 +10,16 @@ import type { IronicActivities } from '../activities/ironic-activities';
 import type { BmcActivities } from '../activities/bmc-activities';
 import { parseBmcAddress } from '../types/bmc';
 import type { OperationKind } from './definitions';
+import {
+  directDelete,
+  directDeprovision,
+  directEnroll,
+  directInspect,
+  directPower,
+  directPrepare,
+  directProvision,
+  isDirect,
+} from './direct-operations';
 
 export interface OperationInput {
   ref: HostRef;
@@ -24,6 +34,8 @@ export interface OperationOutcome {
   nodeId?: string;
   poweredOn?: boolean;
   hardware?: HardwareDetails;
+  /** Something the host's record and Event should say about a step that succeeded (e.g. what was skipped). */
+  note?: string;
 }
 
 const retry = {
@@ -61,6 +73,8 @@ function required<T>(value: T | undefined, what: string): T {
 const cleaning = (spec: HostSpec | undefined): boolean => (spec?.automatedCleaningMode ?? 'metadata') !== 'disabled';
 
 export async function enrollWorkflow(input: OperationInput): Promise<OperationOutcome> {
+  // spec.provisioner: direct never touches Ironic (direct-operations.ts).
+  if (isDirect(input.spec)) return directEnroll(input);
   const spec = required(input.spec, 'a spec');
   // Pre-flight: a wrong password or an unreachable BMC is named here, before Ironic is touched.
   const bmcType = parseBmcAddress(spec.bmc.address);
@@ -73,18 +87,21 @@ export async function enrollWorkflow(input: OperationInput): Promise<OperationOu
 }
 
 export async function inspectWorkflow(input: OperationInput): Promise<OperationOutcome> {
+  if (isDirect(input.spec)) return directInspect(input);
   const nodeId = required(input.nodeId, 'a node');
   const { hardware } = await waiting.inspectNode({ ref: input.ref, nodeId });
   return { hardware };
 }
 
 export async function prepareWorkflow(input: OperationInput): Promise<OperationOutcome> {
+  if (isDirect(input.spec)) return directPrepare(input);
   const nodeId = required(input.nodeId, 'a node');
   const node = await waiting.provideNode({ ref: input.ref, nodeId, automatedCleaning: cleaning(input.spec) });
   return { poweredOn: node.poweredOn };
 }
 
 export async function provisionWorkflow(input: OperationInput): Promise<OperationOutcome> {
+  if (isDirect(input.spec)) return directProvision(input);
   const spec = required(input.spec, 'a spec');
   const nodeId = required(input.nodeId, 'a node');
   const image = required(spec.image, 'an image');
@@ -102,12 +119,14 @@ export async function provisionWorkflow(input: OperationInput): Promise<Operatio
 }
 
 export async function deprovisionWorkflow(input: OperationInput): Promise<OperationOutcome> {
+  if (isDirect(input.spec)) return directDeprovision(input);
   const nodeId = required(input.nodeId, 'a node');
   const node = await waiting.undeployNode({ ref: input.ref, nodeId, automatedCleaning: cleaning(input.spec) });
   return { poweredOn: node.poweredOn };
 }
 
 export async function powerWorkflow(input: OperationInput): Promise<OperationOutcome> {
+  if (isDirect(input.spec)) return directPower(input);
   const node = await waiting.setPower({
     ref: input.ref,
     nodeId: input.nodeId,
@@ -118,6 +137,7 @@ export async function powerWorkflow(input: OperationInput): Promise<OperationOut
 }
 
 export async function deleteWorkflow(input: OperationInput): Promise<OperationOutcome> {
+  if (isDirect(input.spec)) return directDelete(input);
   await quick.deleteNode({ ref: input.ref, nodeId: input.nodeId, bootMACAddress: input.spec?.bootMACAddress });
   return { nodeId: '', poweredOn: false };
 }
