@@ -63,6 +63,8 @@ export function decide(s: HostState): Decision {
 
   if (s.deleteRequested) {
     if (state === 'deleting') return { kind: 'operation', op: 'delete', state };
+    // A direct host that never enrolled: its enrollment only read the BMC, so there is nothing to undo.
+    if (spec?.provisioner === 'direct' && s.registered === undefined) return { kind: 'finish' };
     if (PROVISIONED_STATES.includes(state) && !spec?.externallyProvisioned) {
       return { kind: 'operation', op: 'deprovision', state: 'deprovisioning' };
     }

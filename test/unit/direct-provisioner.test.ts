@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { validateHostSpec } from '../../types/validate';
-import { registrationFingerprint, specConflict } from '../../workflows/decide';
+import { decide, registrationFingerprint, specConflict } from '../../workflows/decide';
 import { DEFAULT_HOST_OPTIONS, type HostState } from '../../workflows/definitions';
 import { emptyStatus, type HostSpec, type ProvisioningState } from '../../types/host';
 
@@ -96,5 +96,17 @@ describe('provisioner changes', () => {
     expect(specConflict(hostState(d, ''), ironic, undefined)).toBeUndefined();
     expect(specConflict(hostState(ironic, 'available'), { ...ironic, provisioner: 'ironic' }, undefined)).toBeUndefined();
     expect(specConflict(hostState(d, 'available'), { ...d, online: false }, undefined)).toBeUndefined();
+  });
+});
+
+describe('deleting a direct host', () => {
+  it('finishes at once when it never enrolled (nothing was done to the BMC), powers off otherwise', () => {
+    const never = { ...hostState(direct(), 'registering'), registered: undefined, deleteRequested: true };
+    expect(decide(never)).toEqual({ kind: 'finish' });
+    const available = { ...hostState(direct(), 'available'), deleteRequested: true };
+    expect(decide(available)).toEqual({ kind: 'operation', op: 'power', state: 'powering off before delete' });
+    const { provisioner: _p, ...ironic } = direct();
+    const ironicNever = { ...hostState(ironic, 'registering'), registered: undefined, deleteRequested: true };
+    expect(decide(ironicNever)).toEqual({ kind: 'operation', op: 'power', state: 'powering off before delete' });
   });
 });
