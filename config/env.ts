@@ -23,6 +23,39 @@ export interface MetalflowConfig {
   workflowBundle?: string;
   /** Kubernetes mode: secrets come from Kubernetes and hosts' status is written back. */
   kubeconfig?: string;
+  /** Worker capacity; unset fields keep the SDK's defaults. */
+  workerTuning: WorkerTuning;
+}
+
+export interface WorkerTuning {
+  /** Workflows kept in memory between tasks: fewer saves memory with many idle hosts, costs a replay on wake-up. */
+  maxCachedWorkflows?: number;
+  maxConcurrentWorkflowTaskExecutions?: number;
+  maxConcurrentActivityTaskExecutions?: number;
+  maxConcurrentWorkflowTaskPolls?: number;
+  maxConcurrentActivityTaskPolls?: number;
+}
+
+const WORKER_TUNING_ENV: Record<keyof WorkerTuning, string> = {
+  maxCachedWorkflows: 'METALFLOW_WORKER_MAX_CACHED_WORKFLOWS',
+  maxConcurrentWorkflowTaskExecutions: 'METALFLOW_WORKER_WORKFLOW_TASKS',
+  maxConcurrentActivityTaskExecutions: 'METALFLOW_WORKER_ACTIVITY_TASKS',
+  maxConcurrentWorkflowTaskPolls: 'METALFLOW_WORKER_WORKFLOW_POLLERS',
+  maxConcurrentActivityTaskPolls: 'METALFLOW_WORKER_ACTIVITY_POLLERS',
+};
+
+function workerTuning(env: NodeJS.ProcessEnv): WorkerTuning {
+  const out: WorkerTuning = {};
+  for (const [key, name] of Object.entries(WORKER_TUNING_ENV) as [keyof WorkerTuning, string][]) {
+    const raw = env[name];
+    if (raw === undefined || raw === '') continue;
+    const n = Number(raw);
+    // The SDK needs at least 2 pollers per kind; 0 cached workflows is allowed (always replay).
+    const min = key.endsWith('Polls') ? 2 : key === 'maxCachedWorkflows' ? 0 : 1;
+    if (!Number.isInteger(n) || n < min) throw new Error(`${name} must be an integer >= ${min}, got "${raw}"`);
+    out[key] = n;
+  }
+  return out;
 }
 
 function int(name: string, value: string | undefined, fallback: number): number {
@@ -54,5 +87,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): MetalflowConfi
     apiPort: int('METALFLOW_API_PORT', env.METALFLOW_API_PORT, 8080),
     workflowBundle: env.METALFLOW_WORKFLOW_BUNDLE || undefined,
     kubeconfig: env.METALFLOW_KUBECONFIG || undefined,
+    workerTuning: workerTuning(env),
   };
 }
