@@ -92,21 +92,23 @@ describe('direct provisioner, worker killed mid-provisioning', () => {
     const ref = { namespace: 'direct-crash', name: uniq('host') };
     const spec: HostSpec = {
       bmc: { address: `redfish-virtualmedia+${bmcProxy.url}${SYSTEM}`, credentialsName: `${ref.name}-bmc` },
-      online: false,
+      online: true,
       provisioner: 'direct',
     };
     const first = startWorkerProcess();
     await hosts.put(ref, { spec, credentials: { username: 'admin', password: 'password' } });
-    await waitFor('available', async () => {
+    await waitFor('available and on', async () => {
       const v = await hosts.get(ref);
-      return v.status.provisioning.state === 'available' && !v.currentOperation;
+      return v.status.provisioning.state === 'available' && v.status.poweredOn && !v.currentOperation;
     }, { timeoutMs: 90_000 });
-    expect(bmcProxy.count(isReset)).toBe(0); // online: false and already off
+    const resetsBefore = bmcProxy.requests.filter(isReset).length;
 
+    // Provisioning a running host: power off, insert, boot once from CD, power on (held, then the worker dies).
     bmcProxy.hold(isPowerOn, 3000);
     const url = iso.url('crash.iso');
-    await hosts.put(ref, { spec: { ...spec, online: true, image: { url, format: 'live-iso' } } });
-    await waitFor('the power-on request to be in flight', async () => bmcProxy.count(isPowerOn) >= 1, { timeoutMs: 90_000 });
+    await hosts.put(ref, { spec: { ...spec, image: { url, format: 'live-iso' } } });
+    await waitFor('the power-on request to be in flight', async () =>
+      bmcProxy.requests.filter(isReset).slice(resetsBefore).some(isPowerOn), { timeoutMs: 90_000 });
     first.kill('SIGKILL');
     await waitFor('the first worker to die', async () => first.signalCode === 'SIGKILL');
 
@@ -118,8 +120,11 @@ describe('direct provisioner, worker killed mid-provisioning', () => {
     expect(done.status.operationalStatus).toBe('OK');
     expect(done.status.poweredOn).toBe(true);
     expect(bmcProxy.count(isInsert)).toBe(1);
-    // Power went on and was never switched off again: no second cycle.
-    expect(bmcProxy.requests.filter(isReset).map(resetType).filter((t) => t !== 'On')).toEqual([]);
+    // One power cycle: off once, then on, and never off again after the new worker took over.
+    const resets = bmcProxy.requests.filter(isReset).slice(resetsBefore).map(resetType);
+    expect(resets[0]).toBe('ForceOff');
+    expect(resets.filter((t) => t !== 'On')).toEqual(['ForceOff']);
+    expect(resets.slice(1).length).toBeGreaterThanOrEqual(1);
     const provisions = done.operations.filter((o) => o.kind === 'provision');
     expect(provisions.map((o) => o.outcome)).toEqual(['succeeded']);
     // The power-on activity really died with the worker: a later attempt finished it.
