@@ -94,7 +94,9 @@ export async function directPrepare(_input: OperationInput): Promise<OperationOu
  */
 export async function directProvision(input: OperationInput): Promise<OperationOutcome> {
   const t = target(input);
-  const image = required(t.spec.image, 'an image');
+  const image = t.spec.image;
+  // Removed while a failed attempt waited for its retry: nothing to boot; the host deprovisions next.
+  if (!image) return { note: 'the image was removed before it was provisioned; deprovisioning' };
   if (image.format !== 'live-iso' || familyOf(t.spec) !== 'redfish') {
     throw failed('provisioner direct boots only live-iso images, from the virtual media of a Redfish BMC');
   }

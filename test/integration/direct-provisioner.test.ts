@@ -26,6 +26,8 @@ const SUSHY_AUTH = `Basic ${Buffer.from('admin:password').toString('base64')}`;
 
 let h: Harness;
 let iso: FileServer;
+/** Served by `iso`, read at request time: a test can make an ISO appear. */
+const isoFiles: Record<string, Buffer> = {};
 let sim: IpmiSim;
 
 async function redfishGet(path: string): Promise<Record<string, any>> {
@@ -86,7 +88,8 @@ async function rejection(p: Promise<unknown>): Promise<ApiError> {
 
 beforeAll(async () => {
   h = await startHarness();
-  iso = await serveFiles({ 'live.iso': tinyIso() });
+  isoFiles['live.iso'] = tinyIso();
+  iso = await serveFiles(isoFiles);
   sim = await startIpmiSim(IPMI_PORT);
   // The system starts off and empty whatever an earlier run left (setup through our client; assertions read sushy).
   const parsed = parseBmcAddress(REDFISH_ADDRESS);
@@ -158,6 +161,46 @@ describe('direct provisioner, Redfish (sushy-tools) through the host workflow', 
     expect(await sushyState()).toMatchObject({ power: 'Off', inserted: false });
     // No Ironic node was ever made for it.
     expect(await h.ironic.getNode(ironicNodeName(ref))).toBeUndefined();
+  });
+
+  it('records an ISO the BMC cannot fetch as a provisioning error; recovers when the ISO appears, or when the image is removed', async () => {
+    const name = uniq('rf-err');
+    const ref = { namespace: NS, name };
+    const spec: HostSpec = { bmc: { address: REDFISH_ADDRESS, credentialsName: `${name}-bmc` }, online: true, provisioner: 'direct' };
+    await h.hosts.put(ref, { spec, credentials: { username: 'admin', password: 'password' } });
+    await waitState(name, 'available');
+    const provisioningError = () =>
+      waitFor('a provisioning error', async () => {
+        const v = await view(name);
+        return v.status.errorType === 'provisioning error' ? v : undefined;
+      }, { timeoutMs: 90_000 });
+
+    // Removed while failing: the host goes back to available (through deprovisioning), error cleared.
+    await h.hosts.setImage(ref, { url: iso.url('missing.iso'), format: 'live-iso' });
+    const failed = await provisioningError();
+    expect(failed.status.provisioning.state).toBe('provisioning');
+    expect(failed.status.operationalStatus).toBe('error');
+    expect(failed.status.errorMessage).toMatch(/InsertMedia.*404/);
+    expect((await sushyState()).inserted).toBe(false);
+    await h.hosts.setImage(ref, null);
+    const back = await waitFor('available again, on', async () => {
+      const v = await view(name);
+      return v.status.provisioning.state === 'available' && v.status.poweredOn && !v.currentOperation ? v : undefined;
+    }, { timeoutMs: 90_000 });
+    expect(back.status.operationalStatus).toBe('OK');
+    expect(back.operations.map((o) => o.kind).slice(-3)).toEqual(['provision', 'deprovision', 'power']);
+
+    // The cause fixed (the ISO appears on the server): the next retry provisions it.
+    await h.hosts.setImage(ref, { url: iso.url('late.iso'), format: 'live-iso' });
+    await provisioningError();
+    isoFiles['late.iso'] = isoFiles['live.iso']!;
+    const provisioned = await waitState(name, 'provisioned');
+    expect(provisioned.status.operationalStatus).toBe('OK');
+    expect(provisioned.status.errorCount).toBe(0);
+    expect(await sushyState()).toMatchObject({ power: 'On', bootTarget: 'Cd', inserted: true, image: iso.url('late.iso') });
+    await h.hosts.remove(ref);
+    await waitGone(ref);
+    expect(await sushyState()).toMatchObject({ power: 'Off', inserted: false });
   });
 
   it('rejects what direct cannot do, naming the field: a fake:// BMC, a qcow2 image, user data, and switching provisioner', async () => {
