@@ -148,7 +148,11 @@ async function main(): Promise<void> {
   for (const h of directHosts) {
     const v = await api('GET', `/v1/namespaces/${NS}/hosts/${h.name}`);
     console.log(`  ${h.name} (${(h.body.spec.bmc as { address: string }).address}), Ironic node: ${v.status.provisioning.ID || 'none'}`);
-    for (const op of v.operations as { kind: string; outcome: string; workflowId: string; note?: string }[]) {
+    const ops = v.operations as { kind: string; outcome: string; workflowId: string; note?: string }[];
+    // Re-runs of the demo add power runs; the first three steps and the latest few tell the story.
+    const shown = ops.length > 10 ? [...ops.slice(0, 3), ...ops.slice(-6)] : ops;
+    for (const op of shown) {
+      if (ops.length > 10 && op === ops.at(-6)) console.log(`    … ${ops.length - 9} more runs (GET /v1/namespaces/${NS}/hosts/${h.name}/history)`);
       console.log(`    ${op.workflowId.padEnd(34)} ${op.kind.padEnd(8)} ${op.outcome}${op.note ? ` (${op.note})` : ''}`);
     }
   }
