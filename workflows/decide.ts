@@ -89,6 +89,8 @@ export function decide(s: HostState): Decision {
     case 'preparing':
       return { kind: 'operation', op: 'prepare', state };
     case 'provisioning':
+      // The image was removed while a failed provisioning waited to retry: undo it instead.
+      if (!spec.image) return { kind: 'operation', op: 'deprovision', state: 'deprovisioning' };
       return { kind: 'operation', op: 'provision', state };
     case 'deprovisioning':
       return { kind: 'operation', op: 'deprovision', state };

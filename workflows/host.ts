@@ -239,6 +239,9 @@ export async function hostWorkflow(input: HostWorkflowInput): Promise<HostView> 
       s.status.lastUpdated = record.endedAt;
       publish();
       await sync({ type: 'Warning', reason: reasonOf(s.status.errorType ?? 'error'), message: record.error });
+      // Nothing runs while we back off: a spec change that fixes the cause (a new
+      // image, corrected BMC settings) must be accepted, not refused as a conflict.
+      running = undefined;
       await backoff();
       return false;
     } finally {
