@@ -6,7 +6,7 @@
  */
 import { Value } from '@sinclair/typebox/value';
 import type { TSchema } from '@sinclair/typebox';
-import { parseBmcAddress, validateBootMac, type BmcAccess } from './bmc';
+import { BMC_TYPE_TABLE, parseBmcAddress, validateBootMac, type BmcAccess } from './bmc';
 import type { FieldError, Result } from './field-error';
 import { HostSpecSchema, type HostRef, type HostSpec, type Image, type SecretReference } from './host';
 
@@ -149,6 +149,15 @@ export function validateHostSpec(host: HostRef, input: unknown): Result<Validate
         reason: `UEFISecureBoot is not supported by BMC type ${bmc.value.type}; use UEFI or a Redfish-based address`,
       });
     }
+  }
+  if (bmc.ok && spec.inspectionMode === 'fast' && BMC_TYPE_TABLE[bmc.value.type].family !== 'redfish') {
+    errors.push({
+      field: 'spec.inspectionMode',
+      reason: `fast (out-of-band) inspection reads the inventory from a Redfish BMC; BMC type ${bmc.value.type} has none: use "agent" or "disabled", or a Redfish address`,
+    });
+  }
+  if (spec.disablePowerOff && !spec.online) {
+    errors.push({ field: 'spec.online', reason: 'must be true when spec.disablePowerOff is set (the host is never powered off, only rebooted)' });
   }
   if (spec.image) errors.push(...validateImage(spec.image));
   for (const key of ['userData', 'networkData', 'metaData'] as const) {
