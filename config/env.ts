@@ -23,6 +23,15 @@ export interface MetalflowConfig {
   workflowBundle?: string;
   /** Kubernetes mode: secrets come from Kubernetes and hosts' status is written back. */
   kubeconfig?: string;
+  /** Host workflow options set where workflows are started (API, controller). */
+  hostOptions: { powerCheckSeconds?: number; softPowerOffSeconds?: number };
+}
+
+function seconds(name: string, value: string | undefined): number | undefined {
+  if (value === undefined || value === '') return undefined;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0 || n > 86_400) throw new Error(`${name} must be whole seconds from 0 to 86400, got "${value}"`);
+  return n;
 }
 
 function int(name: string, value: string | undefined, fallback: number): number {
@@ -54,5 +63,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): MetalflowConfi
     apiPort: int('METALFLOW_API_PORT', env.METALFLOW_API_PORT, 8080),
     workflowBundle: env.METALFLOW_WORKFLOW_BUNDLE || undefined,
     kubeconfig: env.METALFLOW_KUBECONFIG || undefined,
+    hostOptions: Object.fromEntries(
+      Object.entries({
+        powerCheckSeconds: seconds('METALFLOW_POWER_CHECK_SECONDS', env.METALFLOW_POWER_CHECK_SECONDS),
+        softPowerOffSeconds: seconds('METALFLOW_SOFT_POWER_OFF_SECONDS', env.METALFLOW_SOFT_POWER_OFF_SECONDS),
+      }).filter(([, v]) => v !== undefined),
+    ),
   };
 }
