@@ -12,7 +12,7 @@ import { REPO_ROOT } from '../../config/env';
 import { IronicClient } from '../../activities/ironic/client';
 import { hostWorkflowId } from '../../types/host-ref';
 import { hostViewQuery } from '../../workflows/definitions';
-import { IRONIC_URL, TEMPORAL_ADDRESS, WORKFLOW_BUNDLE_PATH } from '../support/env';
+import { IRONIC_URL, SUSHY_URL, TEMPORAL_ADDRESS, WORKFLOW_BUNDLE_PATH } from '../support/env';
 import { randomMac, uniq, waitFor } from '../support/harness';
 import { KUBE_BUILD_TIMEOUT_MS, KUBECONFIG, kubeSh, kubectl, useKube, type KubeLease } from './kube-harness';
 
@@ -258,6 +258,27 @@ describe('the Kubernetes shim', () => {
     expect(events.items.map((e: { reason: string }) => e.reason)).toContain('InvalidAnnotation');
     expect(await reboots()).toBe(1);
     expect(json(['get', 'bmh', name]).metadata.annotations['reboot.metal3.io']).toBe('{"mode":"sideways"}');
+  });
+
+  it('inspects a Redfish host out of band with inspectionMode fast, filling status.hardware and HardwareData', async () => {
+    const name = 'host-fast';
+    apply(secret(`${name}-bmc-secret`, { username: 'admin', password: 'password' }));
+    apply(host(name, {
+      online: false,
+      inspectionMode: 'fast',
+      automatedCleaningMode: 'disabled',
+      bmc: { address: `redfish+${SUSHY_URL}/redfish/v1/Systems/6d660000-0000-4000-8000-000000000002`, credentialsName: `${name}-bmc-secret` },
+    }));
+    kubectl(['wait', '-n', NS, '--for=jsonpath={.status.provisioning.state}=available', `bmh/${name}`, '--timeout=120s']);
+    const bmh = json(['get', 'bmh', name]);
+    expect(bmh.status.hardware.cpu.count).toBeGreaterThan(0);
+    const hw = json(['get', 'hardwaredata', name]);
+    expect(hw.spec.hardware.cpu.count).toBe(bmh.status.hardware.cpu.count);
+    expect(hw.spec.hardware.ramMebibytes).toBeGreaterThan(0);
+    // An IPMI BMC cannot be inspected that way: a clear error on the field.
+    apply(host('host-fast-ipmi', { online: true, inspectionMode: 'fast', bmc: { address: 'ipmi://127.0.0.1:22699', credentialsName: 'x' } }));
+    await waitFor('an error status', async () => json(['get', 'bmh', 'host-fast-ipmi']).status?.operationalStatus === 'error', { timeoutMs: 30_000 });
+    expect(json(['get', 'bmh', 'host-fast-ipmi']).status.errorMessage).toMatch(/^spec\.inspectionMode: fast \(out-of-band\) inspection/);
   });
 
   it('brings 200 hosts applied at once to available without listing per event', async () => {
