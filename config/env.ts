@@ -25,6 +25,8 @@ export interface MetalflowConfig {
   kubeconfig?: string;
   /** Host workflow options set where workflows are started (API, controller). */
   hostOptions: { powerCheckSeconds?: number; softPowerOffSeconds?: number };
+  /** Worker capacity; unset fields keep the SDK's defaults. */
+  workerTuning: WorkerTuning;
 }
 
 function seconds(name: string, value: string | undefined): number | undefined {
@@ -32,6 +34,37 @@ function seconds(name: string, value: string | undefined): number | undefined {
   const n = Number(value);
   if (!Number.isInteger(n) || n < 0 || n > 86_400) throw new Error(`${name} must be whole seconds from 0 to 86400, got "${value}"`);
   return n;
+}
+
+export interface WorkerTuning {
+  /** Workflows kept in memory between tasks: fewer saves memory with many idle hosts, costs a replay on wake-up. */
+  maxCachedWorkflows?: number;
+  maxConcurrentWorkflowTaskExecutions?: number;
+  maxConcurrentActivityTaskExecutions?: number;
+  maxConcurrentWorkflowTaskPolls?: number;
+  maxConcurrentActivityTaskPolls?: number;
+}
+
+const WORKER_TUNING_ENV: Record<keyof WorkerTuning, string> = {
+  maxCachedWorkflows: 'METALFLOW_WORKER_MAX_CACHED_WORKFLOWS',
+  maxConcurrentWorkflowTaskExecutions: 'METALFLOW_WORKER_WORKFLOW_TASKS',
+  maxConcurrentActivityTaskExecutions: 'METALFLOW_WORKER_ACTIVITY_TASKS',
+  maxConcurrentWorkflowTaskPolls: 'METALFLOW_WORKER_WORKFLOW_POLLERS',
+  maxConcurrentActivityTaskPolls: 'METALFLOW_WORKER_ACTIVITY_POLLERS',
+};
+
+function workerTuning(env: NodeJS.ProcessEnv): WorkerTuning {
+  const out: WorkerTuning = {};
+  for (const [key, name] of Object.entries(WORKER_TUNING_ENV) as [keyof WorkerTuning, string][]) {
+    const raw = env[name];
+    if (raw === undefined || raw === '') continue;
+    const n = Number(raw);
+    // The SDK needs at least 2 pollers per kind; 0 cached workflows is allowed (always replay).
+    const min = key.endsWith('Polls') ? 2 : key === 'maxCachedWorkflows' ? 0 : 1;
+    if (!Number.isInteger(n) || n < min) throw new Error(`${name} must be an integer >= ${min}, got "${raw}"`);
+    out[key] = n;
+  }
+  return out;
 }
 
 function int(name: string, value: string | undefined, fallback: number): number {
@@ -69,5 +102,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): MetalflowConfi
         softPowerOffSeconds: seconds('METALFLOW_SOFT_POWER_OFF_SECONDS', env.METALFLOW_SOFT_POWER_OFF_SECONDS),
       }).filter(([, v]) => v !== undefined),
     ),
+    workerTuning: workerTuning(env),
   };
 }

@@ -31,8 +31,11 @@ const worker = await createWorker(
     inspection: config.inspection,
     kubernetes,
   },
-  // A prebuilt workflow bundle skips bundling at start (tests restart workers often).
-  config.workflowBundle ? { workflowBundle: { codePath: config.workflowBundle }, workflowsPath: undefined } : {},
+  {
+    ...config.workerTuning,
+    // A prebuilt workflow bundle skips bundling at start (tests restart workers often).
+    ...(config.workflowBundle ? { workflowBundle: { codePath: config.workflowBundle }, workflowsPath: undefined } : {}),
+  },
 );
 console.log(`metalflow worker on task queue ${config.taskQueue} at ${config.temporalAddress}, Ironic ${config.ironicUrl}`);
 await worker.run();

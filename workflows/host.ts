@@ -88,6 +88,8 @@ const now = (): string => new Date().toISOString();
 export async function hostWorkflow(input: HostWorkflowInput): Promise<HostView> {
   const s: HostState = input.state ?? initialState(input);
   let running: OperationRecord | undefined;
+  /** Search attributes last upserted by this run (a new run upserts once at start). */
+  let published: string | undefined;
 
   const view = (): HostView => ({
     ref: s.ref,
@@ -110,6 +112,11 @@ export async function hostWorkflow(input: HostWorkflowInput): Promise<HostView> 
       { key: SEARCH_ATTRIBUTES.operationalStatus, value: s.status.operationalStatus },
       { key: SEARCH_ATTRIBUTES.bmcType, value: bmc?.ok ? bmc.value.type : 'unknown' },
     ];
+    // An unchanged upsert still costs a history event and a visibility write;
+    // skipping it is most of what the host workflow saves per operation.
+    const fingerprint = JSON.stringify(pairs);
+    if (fingerprint === published && patched('search-attributes-dedupe')) return;
+    published = fingerprint;
     upsertSearchAttributes(pairs);
   };
 
