@@ -47,7 +47,7 @@ const powerTargets = (nodeId: string, from = 0): string[] =>
     .filter((r: RecordedRequest) => r.method === 'PUT' && r.path === `/v1/nodes/${nodeId}/states/power`)
     .map((r) => (JSON.parse(r.body) as { target: string }).target);
 
-async function provisionedFakeHost(): Promise<{ name: string; ref: { namespace: string; name: string }; nodeId: string }> {
+async function provisionedFakeHost(over: Partial<HostSpec> = {}): Promise<{ name: string; ref: { namespace: string; name: string }; nodeId: string }> {
   const name = uniq('pw');
   const ref = { namespace: NS, name };
   const spec: HostSpec = {
@@ -55,6 +55,7 @@ async function provisionedFakeHost(): Promise<{ name: string; ref: { namespace: 
     bootMACAddress: randomMac(),
     online: true,
     image: { url: 'http://127.0.0.1/img.qcow2', checksum: 'd'.repeat(64), format: 'qcow2' },
+    ...over,
   };
   await h.hosts.put(ref, { spec, credentials: { username: 'admin', password: 'pw' } });
   const v = await until('provisioned and on', async () => {
@@ -150,6 +151,22 @@ describe('an Ironic-managed host (fake-hardware)', () => {
     expect(powerTargets(nodeId, mark)).toEqual(['soft power off']);
     await h.hosts.releasePowerOff(ref, 'maint');
     await until('on', async () => (await view(name)).status.poweredOn);
+  });
+
+  it('with disablePowerOff: reboots through Ironic, refuses keyed power-off, and is not powered off before delete', async () => {
+    const { name, ref, nodeId } = await provisionedFakeHost({ disablePowerOff: true });
+    const mark = proxy.requests.length;
+    await h.hosts.reboot(ref);
+    await until('rebooted', async () => {
+      const v = await view(name);
+      return v.operations.some((o) => o.kind === 'reboot' && o.outcome === 'succeeded') && !v.currentOperation;
+    });
+    const refused = await h.hosts.holdPowerOff(ref, 'k').catch((e: unknown) => e);
+    expect((refused as ApiError).status).toBe(400);
+    expect((refused as ApiError).message).toMatch(/disablePowerOff/);
+    await h.hosts.remove(ref);
+    await until('node deleted', async () => (await ironic.getNode(nodeId)) === undefined, 90_000);
+    expect(powerTargets(nodeId, mark)).toEqual(['soft rebooting']);
   });
 
   it('rejects a bad mode or key with a 400 naming the field, changing nothing', async () => {
