@@ -83,6 +83,34 @@ describe('an Ironic-managed host (fake-hardware)', () => {
     expect(powerTargets(nodeId, mark)).toEqual(['power on']);
   });
 
+  it('an idle check adds only its timer, its workflow task and one local-activity marker to the history', async () => {
+    const { ref } = await provisionedFakeHost();
+    const handle = h.client.workflow.getHandle(hostWorkflowId(ref));
+    /** Each event named by its attributes field, e.g. timerFiredEventAttributes → timerFired. */
+    const kinds = async (): Promise<string[]> =>
+      ((await handle.fetchHistory()).events ?? []).map((e) => {
+        const key = Object.keys(e).find((k) => k.endsWith('EventAttributes') && (e as Record<string, unknown>)[k]);
+        return key ? key.replace(/EventAttributes$/, '') : '?';
+      });
+    const fired = (k: string[]) => k.filter((x) => x === 'timerFired').length;
+    const before = fired(await kinds());
+    const k = await until('three idle checks', async () => {
+      const all = await kinds();
+      return fired(all) >= before + 3 ? all : undefined;
+    });
+    // Between two idle checks: exactly what one check costs, no child workflow, no activity task.
+    const last = k.lastIndexOf('timerFired');
+    const previous = k.lastIndexOf('timerFired', last - 1);
+    expect(k.slice(previous, last)).toEqual([
+      'timerFired',
+      'workflowTaskScheduled',
+      'workflowTaskStarted',
+      'workflowTaskCompleted',
+      'markerRecorded',
+      'timerStarted',
+    ]);
+  });
+
   it('reboots once through Ironic: soft reboot first; hard when asked; hard when the driver refuses soft', async () => {
     const { name, ref, nodeId } = await provisionedFakeHost();
     const reboots = async (n: number) =>
