@@ -16,6 +16,7 @@ import { IronicClient, IronicError, type JsonPatchOp } from './ironic/client';
 import { hardwareFromInventory, hardwareFromProperties } from './ironic/hardware';
 import { bootCapabilities, ironicRootDeviceHints, nodeInterfaces, type InspectionPreference } from './ironic/node-spec';
 import { DELETABLE_STATES, TRANSITIONAL_STATES, type IronicNode } from './ironic/types';
+import { DEFAULT_WATCH, NodeWatcher, type WatchOptions } from './ironic/node-watcher';
 import { readSecretKey, type SecretReader } from './secrets/secret-store';
 
 export interface IronicActivityDeps {
@@ -24,7 +25,15 @@ export interface IronicActivityDeps {
   /** How to inspect hosts whose BMC can be inspected out of band (no agent ramdisk needed). */
   inspection?: InspectionPreference;
   poll?: PollOptions;
+  /** Shared waiting on node state changes; one per worker. */
+  watcher?: NodeWatcher;
+  watch?: WatchOptions;
 }
+
+/** Heartbeat at least this often while a node is unchanged (the SDK throttles what it sends). */
+const WAIT_SLICE_MS = 5000;
+/** Re-read the whole node at least this often even when the watcher saw no change. */
+const REREAD_MS = 60_000;
 
 export interface NodeTarget {
   ref: HostRef;
@@ -76,6 +85,19 @@ export function createIronicActivities(deps: IronicActivityDeps) {
   const { ironic, secrets } = deps;
   const poll = deps.poll ?? DEFAULT_POLL;
   const inspection = deps.inspection ?? 'out-of-band';
+  const watcher = deps.watcher ?? new NodeWatcher(ironic, deps.watch ?? DEFAULT_WATCH);
+
+  /** Waits (heartbeating) until the watcher sees `node` change, vanish, or a re-read is due. */
+  async function waitForChange(node: IronicNode, details: unknown): Promise<void> {
+    const ctx = activityContext();
+    const started = Date.now();
+    for (;;) {
+      ctx?.heartbeat(details);
+      const wait = watcher.wait(node.uuid, node, WAIT_SLICE_MS);
+      const outcome = await (ctx ? Promise.race([wait, ctx.cancelled]) : wait);
+      if (outcome !== 'timeout' || Date.now() - started >= REREAD_MS) return;
+    }
+  }
 
   async function findNode(target: NodeTarget): Promise<IronicNode | undefined> {
     if (target.nodeId) {
@@ -139,8 +161,11 @@ export function createIronicActivities(deps: IronicActivityDeps) {
           }
           if (!(err instanceof IronicError && err.kind === 'conflict')) throw err;
         }
+        // Locked by Ironic: the state may not change, so poll instead of waiting for a change.
+        await polling.wait({ issued });
+        continue;
       }
-      await polling.wait({ issued });
+      await waitForChange(node, { issued });
     }
   }
 
@@ -418,11 +443,15 @@ export function createIronicActivities(deps: IronicActivityDeps) {
         try {
           await ironic.setPowerState(node.uuid, target);
           issued = true;
+          ctx?.heartbeat({ issued });
+          continue;
         } catch (err) {
           if (!(err instanceof IronicError && err.kind === 'conflict')) throw err;
         }
+        await polling.wait({ issued });
+        continue;
       }
-      await polling.wait({ issued });
+      await waitForChange(node, { issued });
     }
   }
 

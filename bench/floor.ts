@@ -1,8 +1,8 @@
 /**
  * The floor: a straight-line driver that makes the same Ironic calls as
  * metalflow's activities (activities/ironic-activities.ts) for the same hosts
- * and the same concurrency, with a tight fixed poll and no Temporal, no API,
- * no secret store. Its time is the best this Ironic on this machine can do.
+ * and the same concurrency, with a tight fixed poll (through the same shared
+ * NodeWatcher the activities use) and no Temporal, no API, no secret store. Its time is the best this Ironic on this machine can do.
  *
  * The sequence mirrors what the host workflow decides (workflows/decide.ts)
  * for create -> available -> provisioned -> available -> gone, including the
@@ -13,6 +13,7 @@ import { ironicDriverInfo, parseBmcAddress } from '../types/bmc';
 import { IronicClient, IronicError } from '../activities/ironic/client';
 import { bootCapabilities, nodeInterfaces } from '../activities/ironic/node-spec';
 import { DELETABLE_STATES, TRANSITIONAL_STATES, type IronicNode } from '../activities/ironic/types';
+import { NodeWatcher, DEFAULT_WATCH } from '../activities/ironic/node-watcher';
 import { CREDENTIALS, IMAGE, pool, sleep, type BenchHost, type Phase } from './common';
 
 export interface FloorOptions {
@@ -36,8 +37,12 @@ export class FloorDriver {
   /** Verbs Ironic answered with 5xx (retried). */
   retries = 0;
 
+  /** The same shared waiting as the activities, at the floor's (tighter) poll interval. */
+  private readonly watcher: NodeWatcher;
+
   constructor(private readonly opts: FloorOptions) {
     this.client = new IronicClient({ url: opts.ironicUrl });
+    this.watcher = new NodeWatcher(this.client, { ...DEFAULT_WATCH, intervalMs: opts.pollMs });
   }
 
   async runPhase(phase: Phase, hosts: BenchHost[]): Promise<void> {
@@ -169,8 +174,10 @@ export class FloorDriver {
           if (!(err instanceof IronicError && (err.kind === 'conflict' || err.kind === 'unavailable'))) throw err;
           this.retries += err.kind === 'unavailable' ? 1 : 0;
         }
+        await sleep(this.opts.pollMs);
+        continue;
       }
-      await sleep(this.opts.pollMs);
+      await this.watcher.wait(node.uuid, node, 60_000);
     }
   }
 
@@ -187,11 +194,14 @@ export class FloorDriver {
       if (!node.target_power_state) {
         try {
           await this.client.setPowerState(n.uuid!, target);
+          continue;
         } catch (err) {
           if (!(err instanceof IronicError && (err.kind === 'conflict' || err.kind === 'unavailable'))) throw err;
         }
+        await sleep(this.opts.pollMs);
+        continue;
       }
-      await sleep(this.opts.pollMs);
+      await this.watcher.wait(node.uuid, node, 60_000);
     }
   }
 

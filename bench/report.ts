@@ -20,7 +20,7 @@ export interface BenchResult {
   date: string;
   commit: string;
   machine: { cpus: number; cpuModel: string; memGiB: number; node: string; os: string };
-  options: { hosts: number; concurrency: number; redfish: boolean; floorPollMs: number; idleSeconds: number; phases: Phase[] };
+  options: { hosts: number; concurrency: number; redfish: boolean; floorPollMs: number; idleSeconds: number; phases: Phase[]; floor?: boolean };
   metalflow: DriverFigures & {
     temporal: TemporalFigures;
     worker: { peakRssMiB: number; cpuSeconds: number; idleRssMiB?: number; idleHosts?: number; idleState?: string };
@@ -28,7 +28,8 @@ export interface BenchResult {
     /** 5xx answers of the API (retried by the driver). */
     apiServerErrors: { count: number; byMessage: Record<string, number> };
   };
-  floor: DriverFigures;
+  /** Absent with --no-floor (scale runs: no target needs it at 1,000 hosts). */
+  floor?: DriverFigures;
   ratio: Partial<Record<Phase, number>>;
   targets: { name: string; target: string; measured: string; met: boolean | null; note?: string }[];
 }
@@ -89,7 +90,7 @@ export function formatTable(r: BenchResult): string {
   const t = m.temporal;
   out.push(
     `metalflow benchmark: ${r.options.hosts} hosts, concurrency ${r.options.concurrency}, ${r.options.redfish ? 'redfish (sushy-tools)' : 'fake-hardware'}; ` +
-      `floor polls every ${r.options.floorPollMs} ms`,
+      (r.floor ? `floor polls every ${r.options.floorPollMs} ms` : 'no floor run (--no-floor)'),
   );
   out.push(`machine: ${r.machine.cpus} cores (${r.machine.cpuModel}), ${r.machine.memGiB} GiB, Node ${r.machine.node}; commit ${r.commit}; ${r.date}`);
   out.push('');
@@ -97,14 +98,14 @@ export function formatTable(r: BenchResult): string {
   for (const p of r.options.phases) {
     const ratio = r.ratio[p];
     const verdict = ratio === undefined ? '' : ratio <= 1.25 ? 'met' : 'MISSED';
-    out.push(`  ${pad(PHASE_LABEL[p], 28)} ${padl(s(m.phaseMs[p]), 10)} ${padl(s(r.floor.phaseMs[p]), 9)} ${padl(ratio?.toFixed(2) ?? '-', 7)}   <= 1.25 ${verdict}`);
+    out.push(`  ${pad(PHASE_LABEL[p], 28)} ${padl(s(m.phaseMs[p]), 10)} ${padl(r.floor ? s(r.floor.phaseMs[p]) : '-', 9)} ${padl(ratio?.toFixed(2) ?? '-', 7)}   <= 1.25 ${verdict}`);
   }
   const cumul = (d: DriverFigures): string =>
     `all-available ${s(d.cumulativeMs.available)}` +
     (r.options.phases.includes('provisioned') ? `, all-provisioned ${s(d.cumulativeMs.provisioned)}` : '') +
     `, all-gone ${s(d.cumulativeMs.gone)}`;
   out.push(`  cumulative metalflow: ${cumul(m)}`);
-  out.push(`  cumulative floor:     ${cumul(r.floor)}`);
+  if (r.floor) out.push(`  cumulative floor:     ${cumul(r.floor)}`);
   out.push('');
   out.push(`  ${pad('step latency ms', 14)} ${padl('p50', 7)} ${padl('p95', 7)} ${padl('p99', 7)} ${padl('max', 7)}   (operation child workflows, start -> close)`);
   for (const kind of ['enroll', 'inspect', 'prepare', 'provision', 'deprovision', 'power', 'delete']) {
@@ -134,10 +135,11 @@ export function formatTable(r: BenchResult): string {
     `  largest host workflow run: ${t.maxHostRunEvents} events (Temporal limit 51,200, warning at 10,240; continue-as-new at 4,000); hosts continued as new: ${t.hostsContinuedAsNew}`,
   );
   out.push('');
-  out.push(`  Ironic requests per host: metalflow ${m.ironicRequestsPerHost.toFixed(1)}, floor ${r.floor.ironicRequestsPerHost.toFixed(1)}`);
-  const kinds = [...new Set([...Object.keys(m.ironicRequestsPerHostByKind), ...Object.keys(r.floor.ironicRequestsPerHostByKind)])].sort();
+  const floorKinds = r.floor?.ironicRequestsPerHostByKind ?? {};
+  out.push(`  Ironic requests per host: metalflow ${m.ironicRequestsPerHost.toFixed(1)}, floor ${r.floor?.ironicRequestsPerHost.toFixed(1) ?? '-'}`);
+  const kinds = [...new Set([...Object.keys(m.ironicRequestsPerHostByKind), ...Object.keys(floorKinds)])].sort();
   for (const k of kinds) {
-    out.push(`    ${pad(k, 44)} ${padl((m.ironicRequestsPerHostByKind[k] ?? 0).toFixed(2), 7)} ${padl((r.floor.ironicRequestsPerHostByKind[k] ?? 0).toFixed(2), 7)}`);
+    out.push(`    ${pad(k, 44)} ${padl((m.ironicRequestsPerHostByKind[k] ?? 0).toFixed(2), 7)} ${padl(r.floor ? (floorKinds[k] ?? 0).toFixed(2) : '-', 7)}`);
   }
   out.push('');
   out.push(
@@ -151,10 +153,7 @@ export function formatTable(r: BenchResult): string {
   );
   out.push('');
   out.push(`  CPU seconds by process and phase   ${['temporal', 'ironic', 'worker', 'api', 'bench'].map((x) => padl(x, 9)).join('')}`);
-  for (const [label, d] of [
-    ['metalflow', m],
-    ['floor', r.floor],
-  ] as const) {
+  for (const [label, d] of [['metalflow', m] as const, ...(r.floor ? [['floor', r.floor] as const] : [])]) {
     for (const p of r.options.phases) {
       const c = d.cpuSecondsByPhase[p];
       out.push(

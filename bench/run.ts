@@ -5,7 +5,7 @@
  * Temporal). Prints a table and writes bench/results/<date>-<commit>.json.
  *
  *   npm run bench -- [--hosts 100] [--concurrency N] [--redfish] [--scale]
- *                    [--floor-poll-ms 100] [--idle-seconds S] [--out FILE] [--keep-stack] [--profile]
+ *                    [--floor-poll-ms 100] [--no-floor] [--idle-seconds S] [--out FILE] [--keep-stack] [--profile]
  *
  * Starts its own stack (scripts/stack.sh; Temporal 21233, UI 21234, Ironic
  * 21385, sushy 21800, state .state/bench-stack) when it is not running, and
@@ -55,6 +55,8 @@ interface Options {
   concurrency: number;
   redfish: boolean;
   floorPollMs: number;
+  /** Skip the floor (scale runs: no target compares with it at 1,000 hosts, and it doubles the run). */
+  floor: boolean;
   idleSeconds: number;
   out?: string;
   keepStack: boolean;
@@ -71,6 +73,7 @@ function parseOptions(argv: string[]): Options {
       redfish: { type: 'boolean', default: false },
       scale: { type: 'boolean', default: false },
       'floor-poll-ms': { type: 'string', default: '100' },
+      'no-floor': { type: 'boolean', default: false },
       'idle-seconds': { type: 'string' },
       out: { type: 'string' },
       'keep-stack': { type: 'boolean', default: false },
@@ -95,6 +98,7 @@ function parseOptions(argv: string[]): Options {
     concurrency: int('concurrency', values.concurrency, hosts),
     redfish: values.redfish ?? false,
     floorPollMs: int('floor-poll-ms', values['floor-poll-ms'], 100),
+    floor: !(values['no-floor'] ?? false),
     idleSeconds: int('idle-seconds', values['idle-seconds'], hosts >= 1000 ? 30 : 5),
     out: values.out,
     keepStack: values['keep-stack'] ?? false,
@@ -369,18 +373,18 @@ async function main(): Promise<void> {
       pollMs: opts.floorPollMs,
       redfish: opts.redfish,
     });
-    const floor = await measure('floor', (p, hs) => floorDriver.runPhase(p, hs));
+    const floor = opts.floor ? await measure('floor', (p, hs) => floorDriver.runPhase(p, hs)) : undefined;
 
     // ---------------------------------------------------------- report ----
     const ratio: BenchResult['ratio'] = {};
-    for (const p of phases) if (floor.phaseMs[p] > 0) ratio[p] = mf.phaseMs[p] / floor.phaseMs[p];
+    for (const p of phases) if (floor && floor.phaseMs[p] > 0) ratio[p] = mf.phaseMs[p] / floor.phaseMs[p];
     const cpuModel = cpus()[0]?.model ?? 'unknown';
     const partial: Omit<BenchResult, 'targets'> = {
       version: 1,
       date: new Date().toISOString(),
       commit: gitCommit(),
       machine: { cpus: cpus().length, cpuModel, memGiB: Math.round(totalmem() / 2 ** 30), node: process.versions.node, os: `${process.platform} ${process.arch}` },
-      options: { hosts: opts.hosts, concurrency: opts.concurrency, redfish: opts.redfish, floorPollMs: opts.floorPollMs, idleSeconds: opts.idleSeconds, phases },
+      options: { hosts: opts.hosts, concurrency: opts.concurrency, redfish: opts.redfish, floorPollMs: opts.floorPollMs, idleSeconds: opts.idleSeconds, phases, floor: opts.floor },
       metalflow: { ...mf, temporal, worker: workerFig, api: apiFig, apiServerErrors },
       floor,
       ratio,

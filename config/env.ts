@@ -43,6 +43,8 @@ export interface WorkerTuning {
   maxConcurrentActivityTaskExecutions?: number;
   maxConcurrentWorkflowTaskPolls?: number;
   maxConcurrentActivityTaskPolls?: number;
+  /** Share of workflow pollers on the shared (non-sticky) queue, where new hosts and new operations arrive. */
+  nonStickyToStickyPollRatio?: number;
 }
 
 const WORKER_TUNING_ENV: Record<keyof WorkerTuning, string> = {
@@ -51,6 +53,7 @@ const WORKER_TUNING_ENV: Record<keyof WorkerTuning, string> = {
   maxConcurrentActivityTaskExecutions: 'METALFLOW_WORKER_ACTIVITY_TASKS',
   maxConcurrentWorkflowTaskPolls: 'METALFLOW_WORKER_WORKFLOW_POLLERS',
   maxConcurrentActivityTaskPolls: 'METALFLOW_WORKER_ACTIVITY_POLLERS',
+  nonStickyToStickyPollRatio: 'METALFLOW_WORKER_NONSTICKY_POLL_RATIO',
 };
 
 function workerTuning(env: NodeJS.ProcessEnv): WorkerTuning {
@@ -59,6 +62,11 @@ function workerTuning(env: NodeJS.ProcessEnv): WorkerTuning {
     const raw = env[name];
     if (raw === undefined || raw === '') continue;
     const n = Number(raw);
+    if (key === 'nonStickyToStickyPollRatio') {
+      if (!(n > 0 && n <= 1)) throw new Error(`${name} must be a number in (0, 1], got "${raw}"`);
+      out[key] = n;
+      continue;
+    }
     // The SDK needs at least 2 pollers per kind; 0 cached workflows is allowed (always replay).
     const min = key.endsWith('Polls') ? 2 : key === 'maxCachedWorkflows' ? 0 : 1;
     if (!Number.isInteger(n) || n < min) throw new Error(`${name} must be an integer >= ${min}, got "${raw}"`);

@@ -37,6 +37,11 @@ export async function createWorker(
       ...createPowerActivities({ ironic: deps.ironic, bmc, poll: deps.poll }),
       ...(deps.kubernetes ? createKubernetesActivities({ rest: deps.kubernetes }) : {}),
     },
+    // New hosts and every operation's child workflow start on the shared
+    // (non-sticky) queue; the SDK's default gives it 2 of 10 pollers, which
+    // caps how fast a fleet-wide change gets its first workflow tasks.
+    maxConcurrentWorkflowTaskPolls: 20,
+    nonStickyToStickyPollRatio: 0.5,
     ...overrides,
   });
 }

@@ -30,6 +30,8 @@ export interface IronicClientOptions {
   basicAuth?: { username: string; password: string };
   requestTimeoutMs?: number;
   dispatcher?: Dispatcher;
+  /** Nodes per page when listing; Ironic's `[api] max_limit` (1000) by default. */
+  listPageSize?: number;
 }
 
 const versionNumber = (v: string): [number, number] => {
@@ -71,10 +73,12 @@ export class IronicClient {
   private readonly dispatcher: Dispatcher;
   private readonly timeout: number;
   private negotiated?: Promise<string>;
+  private readonly pageSize: number;
 
   constructor(opts: IronicClientOptions) {
     this.base = opts.url.replace(/\/+$/, '');
     this.timeout = opts.requestTimeoutMs ?? 30_000;
+    this.pageSize = opts.listPageSize ?? 1000;
     this.dispatcher = opts.dispatcher ?? new Agent({ connections: 32, keepAliveTimeout: 10_000 });
     this.headers = { accept: 'application/json' };
     if (opts.basicAuth) {
@@ -150,6 +154,32 @@ export class IronicClient {
     } catch (err) {
       if (err instanceof IronicError && err.kind === 'not-found') return undefined;
       throw err;
+    }
+  }
+
+  /** A few fields of one node; undefined when it does not exist. */
+  async getNodeState<K extends keyof IronicNode>(ident: string, fields: K[]): Promise<Pick<IronicNode, K> | undefined> {
+    try {
+      return await this.send<Pick<IronicNode, K>>('GET', `/v1/nodes/${encodeURIComponent(ident)}?fields=${fields.join(',')}`);
+    } catch (err) {
+      if (err instanceof IronicError && err.kind === 'not-found') return undefined;
+      throw err;
+    }
+  }
+
+  /** A few fields of every node, following Ironic's pagination. */
+  async listNodeStates<K extends keyof IronicNode>(fields: K[]): Promise<Pick<IronicNode, K | 'uuid'>[]> {
+    const wanted = fields.includes('uuid' as K) ? fields : [...fields, 'uuid'];
+    const out: Pick<IronicNode, K | 'uuid'>[] = [];
+    let marker: string | undefined;
+    for (;;) {
+      const page = await this.send<{ nodes: Pick<IronicNode, K | 'uuid'>[] }>(
+        'GET',
+        `/v1/nodes?fields=${wanted.join(',')}&limit=${this.pageSize}${marker ? `&marker=${marker}` : ''}`,
+      );
+      out.push(...page.nodes);
+      if (page.nodes.length < this.pageSize) return out;
+      marker = page.nodes[page.nodes.length - 1]!.uuid;
     }
   }
 

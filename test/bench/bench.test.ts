@@ -28,11 +28,13 @@ describe('npm run bench', () => {
     expect(run.stdout).toContain('targets');
 
     const r = JSON.parse(readFileSync(out, 'utf8')) as BenchResult;
+    expect(r.floor).toBeDefined();
+    const floor = r.floor!;
     expect(r.options).toMatchObject({ hosts: 3, concurrency: 3, redfish: false });
     expect(r.options.phases).toEqual([...PHASES]);
     for (const p of PHASES) {
       expect(r.metalflow.phaseMs[p]).toBeGreaterThan(0);
-      expect(r.floor.phaseMs[p]).toBeGreaterThan(0);
+      expect(floor.phaseMs[p]).toBeGreaterThan(0);
       expect(r.ratio[p]).toBeGreaterThan(0);
       expect(r.metalflow.cpuSecondsByPhase[p].temporal).toBeGreaterThanOrEqual(0);
     }
@@ -52,12 +54,12 @@ describe('npm run bench', () => {
     expect(t.maxHostRunEvents).toBeGreaterThan(10);
 
     // Same Ironic verbs on both sides; only poll reads may differ.
-    for (const d of [r.metalflow, r.floor]) {
+    for (const d of [r.metalflow, floor]) {
       expect(d.ironicRequestsPerHost).toBeGreaterThan(10);
       expect(d.ironicRequestsPerHostByKind['POST /v1/nodes']).toBe(1);
       expect(d.ironicRequestsPerHostByKind['DELETE /v1/nodes/{node}']).toBe(1);
     }
-    expect(r.floor.ironicRequestsPerHostByKind['PUT /v1/nodes/{node}/states/provision']).toBe(
+    expect(floor.ironicRequestsPerHostByKind['PUT /v1/nodes/{node}/states/provision']).toBe(
       r.metalflow.ironicRequestsPerHostByKind['PUT /v1/nodes/{node}/states/provision'],
     );
 

@@ -1,0 +1,140 @@
+/**
+ * One poller per worker for every activity waiting on an Ironic node.
+ *
+ * Hundreds of activities each polling their own node cost Ironic (a single
+ * Python process) a request per node per tick, and at fleet scale that
+ * polling is most of its work. Here waiters register the state they last saw;
+ * one loop reads the states of all watched nodes (a single fields-limited
+ * list when many are watched, a small GET each when few) and wakes a waiter
+ * only when its node changed, vanished, or its wait ran out.
+ */
+import type { IronicClient } from './client';
+import type { IronicNode } from './types';
+
+export interface WatchOptions {
+  /** Shortest time between two reads. Grows to twice the last read's duration when Ironic is slow. */
+  intervalMs: number;
+  /** From this many watched nodes on, one list request replaces per-node reads. */
+  listThreshold: number;
+}
+
+export const DEFAULT_WATCH: WatchOptions = { intervalMs: 250, listThreshold: 6 };
+
+/** The fields a drive loop's decisions depend on. */
+export const WATCHED_FIELDS = [
+  'uuid',
+  'provision_state',
+  'target_provision_state',
+  'power_state',
+  'target_power_state',
+  'maintenance',
+  'last_error',
+] as const;
+
+export type NodeState = Pick<IronicNode, (typeof WATCHED_FIELDS)[number]>;
+
+export const stateKey = (n: NodeState): string =>
+  JSON.stringify([n.provision_state, n.target_provision_state, n.power_state, n.target_power_state, n.maintenance, n.last_error]);
+
+export type WaitOutcome = 'changed' | 'gone' | 'timeout' | 'error';
+
+interface Waiter {
+  seen: string;
+  deadline: number;
+  resolve: (outcome: WaitOutcome) => void;
+}
+
+export class NodeWatcher {
+  private readonly waiters = new Map<string, Set<Waiter>>();
+  private looping = false;
+  /** Reads Ironic answered, for the benchmark and tests. */
+  reads = 0;
+
+  constructor(
+    private readonly ironic: IronicClient,
+    private readonly opts: WatchOptions = DEFAULT_WATCH,
+  ) {}
+
+  /** Resolves once `node` differs from what the caller saw, is gone, or `maxWaitMs` passed. */
+  wait(nodeId: string, seen: NodeState, maxWaitMs: number): Promise<WaitOutcome> {
+    return new Promise((resolve) => {
+      const waiter: Waiter = { seen: stateKey(seen), deadline: Date.now() + maxWaitMs, resolve };
+      let set = this.waiters.get(nodeId);
+      if (!set) this.waiters.set(nodeId, (set = new Set()));
+      set.add(waiter);
+      if (!this.looping) {
+        this.looping = true;
+        void this.loop();
+      }
+    });
+  }
+
+  /** Releases every waiter (they re-read on their own) and lets the loop end. */
+  close(): void {
+    for (const id of [...this.waiters.keys()]) this.settle(id, () => 'timeout');
+  }
+
+  get watching(): number {
+    return this.waiters.size;
+  }
+
+  private settle(nodeId: string, decide: (w: Waiter) => WaitOutcome | undefined): void {
+    const set = this.waiters.get(nodeId);
+    if (!set) return;
+    for (const w of set) {
+      const outcome = decide(w);
+      if (outcome) {
+        set.delete(w);
+        w.resolve(outcome);
+      }
+    }
+    if (set.size === 0) this.waiters.delete(nodeId);
+  }
+
+  private async read(ids: string[]): Promise<Map<string, NodeState>> {
+    this.reads += 1;
+    if (ids.length >= this.opts.listThreshold) {
+      const all = await this.ironic.listNodeStates([...WATCHED_FIELDS]);
+      return new Map(all.map((n) => [n.uuid, n]));
+    }
+    const found = await Promise.all(ids.map((id) => this.ironic.getNodeState(id, [...WATCHED_FIELDS])));
+    return new Map(found.filter((n): n is NodeState => n !== undefined).map((n) => [n.uuid, n]));
+  }
+
+  private async loop(): Promise<void> {
+    let interval = this.opts.intervalMs;
+    try {
+      while (this.waiters.size > 0) {
+        await new Promise((r) => setTimeout(r, interval));
+        const ids = [...this.waiters.keys()];
+        if (ids.length === 0) break;
+        const started = Date.now();
+        let states: Map<string, NodeState> | undefined;
+        try {
+          states = await this.read(ids);
+        } catch {
+          // Ironic unreachable or failing: let every waiter re-read on its own,
+          // where the error is classified and retried by the activity's policy.
+        }
+        const now = Date.now();
+        for (const id of ids) {
+          this.settle(id, (w) => {
+            if (!states) return 'error';
+            const state = states.get(id);
+            if (!state) return 'gone';
+            if (stateKey(state) !== w.seen) return 'changed';
+            return now >= w.deadline ? 'timeout' : undefined;
+          });
+        }
+        interval = Math.max(this.opts.intervalMs, 2 * (Date.now() - started));
+      }
+    } finally {
+      this.looping = false;
+      // A waiter that registered while the loop was ending starts a new one.
+      if (this.waiters.size > 0) {
+        this.looping = true;
+        void this.loop();
+      }
+    }
+  }
+}

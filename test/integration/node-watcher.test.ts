@@ -1,0 +1,113 @@
+/**
+ * The shared node watcher against the real Ironic (fake-hardware): waiters
+ * wake only for their own node's change, a vanished node, or their deadline;
+ * many watched nodes cost one list request per tick instead of a GET each.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { IronicClient } from '../../activities/ironic/client';
+import { NodeWatcher, type WaitOutcome } from '../../activities/ironic/node-watcher';
+import type { IronicNode } from '../../activities/ironic/types';
+import { IRONIC_URL } from '../support/env';
+import { IronicProxy } from '../support/ironic-proxy';
+import { uniq } from '../support/harness';
+
+const direct = new IronicClient({ url: IRONIC_URL });
+const proxy = new IronicProxy(IRONIC_URL);
+let client: IronicClient;
+const created: string[] = [];
+
+async function makeNodes(n: number): Promise<IronicNode[]> {
+  const nodes: IronicNode[] = [];
+  for (let i = 0; i < n; i++) {
+    const node = await direct.createNode({ name: uniq('watch'), driver: 'fake-hardware' });
+    created.push(node.uuid);
+    nodes.push(node);
+  }
+  return nodes;
+}
+
+/** Tracks which waits have settled, so a test can assert that some have not. */
+function track(p: Promise<WaitOutcome>): { outcome?: WaitOutcome; done: Promise<WaitOutcome> } {
+  const t: { outcome?: WaitOutcome; done: Promise<WaitOutcome> } = { done: p };
+  t.done = p.then((o) => (t.outcome = o));
+  return t;
+}
+
+beforeAll(async () => {
+  await proxy.start();
+  client = new IronicClient({ url: proxy.url });
+});
+
+afterAll(async () => {
+  await proxy.stop();
+  for (const id of created) await direct.deleteNode(id).catch(() => undefined);
+});
+
+describe('NodeWatcher on the real Ironic', () => {
+  it('wakes only the waiter whose node changed, and reads many nodes with one list per tick', async () => {
+    const nodes = await makeNodes(8);
+    const watcher = new NodeWatcher(client, { intervalMs: 100, listThreshold: 4 });
+    proxy.requests.length = 0;
+    const waits = nodes.map((n) => track(watcher.wait(n.uuid, n, 60_000)));
+
+    // Let a few ticks pass with nothing changing: nobody wakes.
+    await new Promise((r) => setTimeout(r, 800));
+    expect(waits.every((w) => w.outcome === undefined)).toBe(true);
+
+    await direct.patchNode(nodes[3]!.uuid, [{ op: 'add', path: '/maintenance', value: true }]);
+    expect(await waits[3]!.done).toBe('changed');
+    await new Promise((r) => setTimeout(r, 300));
+    expect(waits.filter((w) => w.outcome !== undefined)).toHaveLength(1);
+
+    await direct.deleteNode(nodes[5]!.uuid);
+    expect(await waits[5]!.done).toBe('gone');
+
+    const lists = proxy.count((r) => r.method === 'GET' && r.path.startsWith('/v1/nodes?'));
+    const gets = proxy.count((r) => r.method === 'GET' && /^\/v1\/nodes\/[^/?]+/.test(r.path));
+    expect(lists).toBeGreaterThan(2);
+    expect(gets).toBe(0);
+    expect(lists).toBe(watcher.reads);
+
+    await direct.patchNode(nodes[0]!.uuid, [{ op: 'add', path: '/maintenance', value: true }]);
+    expect(await waits[0]!.done).toBe('changed');
+
+    // Closing releases the rest at once and stops reading.
+    watcher.close();
+    expect(await Promise.all(waits.filter((w) => w.outcome === undefined).map((w) => w.done))).toEqual(Array(5).fill('timeout'));
+    expect(watcher.watching).toBe(0);
+    const reads = watcher.reads;
+    await new Promise((r) => setTimeout(r, 400));
+    expect(watcher.reads).toBe(reads);
+  });
+
+  it('reads a few nodes one by one with limited fields, and ends unchanged waits at their deadline', async () => {
+    const [node] = await makeNodes(1);
+    const watcher = new NodeWatcher(client, { intervalMs: 100, listThreshold: 4 });
+    proxy.requests.length = 0;
+    const started = Date.now();
+    expect(await watcher.wait(node!.uuid, node!, 500)).toBe('timeout');
+    expect(Date.now() - started).toBeGreaterThanOrEqual(500);
+    const reads = proxy.requests.filter((r) => r.method === 'GET');
+    expect(reads.length).toBeGreaterThan(0);
+    expect(reads.map((r) => r.path).filter((p) => !p.startsWith(`/v1/nodes/${node!.uuid}?fields=`))).toEqual([]);
+    expect(watcher.watching).toBe(0);
+  });
+
+  it('releases every waiter with "error" when Ironic fails, so each activity re-reads and classifies it', async () => {
+    const [node] = await makeNodes(1);
+    const watcher = new NodeWatcher(client, { intervalMs: 100, listThreshold: 4 });
+    proxy.fail((r) => r.method === 'GET', 1, 503, 'injected');
+    expect(await watcher.wait(node!.uuid, node!, 10_000)).toBe('error');
+  });
+
+  it('lists every node across pages, following the marker', async () => {
+    await makeNodes(7);
+    const paged = new IronicClient({ url: proxy.url, listPageSize: 3 });
+    proxy.requests.length = 0;
+    const all = await paged.listNodeStates(['provision_state']);
+    const whole = await direct.listNodeStates(['provision_state']);
+    expect(new Set(all.map((n) => n.uuid))).toEqual(new Set(whole.map((n) => n.uuid)));
+    expect(all).toHaveLength(whole.length);
+    expect(proxy.count((r) => r.path.includes('marker='))).toBe(Math.floor(whole.length / 3));
+  });
+});

@@ -1,0 +1,37 @@
+/** Worker capacity from the environment: accepted values pass through, bad ones name the variable. */
+import { describe, expect, it } from 'vitest';
+import { loadConfig } from '../../config/env';
+
+describe('worker tuning from the environment', () => {
+  it('leaves the SDK defaults alone when nothing is set', () => {
+    expect(loadConfig({}).workerTuning).toEqual({});
+  });
+
+  it('reads every knob', () => {
+    const t = loadConfig({
+      METALFLOW_WORKER_MAX_CACHED_WORKFLOWS: '0',
+      METALFLOW_WORKER_WORKFLOW_TASKS: '80',
+      METALFLOW_WORKER_ACTIVITY_TASKS: '200',
+      METALFLOW_WORKER_WORKFLOW_POLLERS: '30',
+      METALFLOW_WORKER_ACTIVITY_POLLERS: '4',
+      METALFLOW_WORKER_NONSTICKY_POLL_RATIO: '0.25',
+    }).workerTuning;
+    expect(t).toEqual({
+      maxCachedWorkflows: 0,
+      maxConcurrentWorkflowTaskExecutions: 80,
+      maxConcurrentActivityTaskExecutions: 200,
+      maxConcurrentWorkflowTaskPolls: 30,
+      maxConcurrentActivityTaskPolls: 4,
+      nonStickyToStickyPollRatio: 0.25,
+    });
+  });
+
+  it.each([
+    ['METALFLOW_WORKER_WORKFLOW_POLLERS', '1', /METALFLOW_WORKER_WORKFLOW_POLLERS must be an integer >= 2, got "1"/],
+    ['METALFLOW_WORKER_WORKFLOW_TASKS', '0', /METALFLOW_WORKER_WORKFLOW_TASKS must be an integer >= 1/],
+    ['METALFLOW_WORKER_MAX_CACHED_WORKFLOWS', 'lots', /METALFLOW_WORKER_MAX_CACHED_WORKFLOWS must be an integer >= 0, got "lots"/],
+    ['METALFLOW_WORKER_NONSTICKY_POLL_RATIO', '1.5', /METALFLOW_WORKER_NONSTICKY_POLL_RATIO must be a number in \(0, 1\], got "1.5"/],
+  ])('rejects %s=%s, naming the variable', (name, value, message) => {
+    expect(() => loadConfig({ [name]: value })).toThrow(message);
+  });
+});
