@@ -29,10 +29,10 @@ export interface MetalflowConfig {
   workerTuning: WorkerTuning;
 }
 
-function seconds(name: string, value: string | undefined): number | undefined {
+function seconds(name: string, value: string | undefined, min = 0): number | undefined {
   if (value === undefined || value === '') return undefined;
   const n = Number(value);
-  if (!Number.isInteger(n) || n < 0 || n > 86_400) throw new Error(`${name} must be whole seconds from 0 to 86400, got "${value}"`);
+  if (!Number.isInteger(n) || n < min || n > 86_400) throw new Error(`${name} must be whole seconds from ${min} to 86400, got "${value}"`);
   return n;
 }
 
@@ -107,7 +107,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): MetalflowConfi
     hostOptions: Object.fromEntries(
       Object.entries({
         powerCheckSeconds: seconds('METALFLOW_POWER_CHECK_SECONDS', env.METALFLOW_POWER_CHECK_SECONDS),
-        softPowerOffSeconds: seconds('METALFLOW_SOFT_POWER_OFF_SECONDS', env.METALFLOW_SOFT_POWER_OFF_SECONDS),
+        // Ironic needs a positive timeout for a soft power off.
+        softPowerOffSeconds: seconds('METALFLOW_SOFT_POWER_OFF_SECONDS', env.METALFLOW_SOFT_POWER_OFF_SECONDS, 1),
       }).filter(([, v]) => v !== undefined),
     ),
     workerTuning: workerTuning(env),
