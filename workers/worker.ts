@@ -42,6 +42,10 @@ export async function createWorker(
     // caps how fast a fleet-wide change gets its first workflow tasks.
     maxConcurrentWorkflowTaskPolls: 20,
     nonStickyToStickyPollRatio: 0.5,
+    // Most activities wait on Ironic or a BMC (a promise, no CPU): a fleet-wide
+    // change has one per host in flight, far beyond the SDK's 100 slots.
+    maxConcurrentActivityTaskExecutions: 2000,
+    maxHeartbeatThrottleInterval: '15 seconds',
     ...overrides,
   });
 }

@@ -45,12 +45,13 @@ const quick = proxyActivities<IronicActivities>({ startToCloseTimeout: '2 minute
 /**
  * Provision-state changes wait on Ironic; heartbeats let a new worker take
  * over after a crash. Each heartbeat the server records is a database write:
- * 30 s (the SDK sends at most one per 24 s) keeps 1,000 waiting hosts at about
- * 40 writes a second while a crash is still noticed within half a minute.
+ * the worker sends at most one per 15 s (its maxHeartbeatThrottleInterval),
+ * about 70 writes a second for 1,000 waiting hosts, and a one-minute timeout
+ * leaves room for a slow server while a crash is still noticed within it.
  */
 const waiting = proxyActivities<IronicActivities>({
   startToCloseTimeout: '3 hours',
-  heartbeatTimeout: '30 seconds',
+  heartbeatTimeout: '1 minute',
   retry,
 });
 
