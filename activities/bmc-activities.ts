@@ -128,7 +128,9 @@ export function createBmcActivities(deps: BmcActivityDeps) {
    * OS to shut down and falls back to a hard off when it has not within the
    * power timeout.
    */
-  async function setBmcPower(input: BmcTarget & { on: boolean; mode?: RebootMode }): Promise<BmcPowerResult> {
+  async function setBmcPower(
+    input: BmcTarget & { on: boolean; mode?: RebootMode; /** Soft off: hard after this long; default the power timeout. */ softTimeoutMs?: number },
+  ): Promise<BmcPowerResult> {
     return withBmc(input, async (bmc) => {
       const before = await bmc.getPower();
       if (isOn(before) === input.on && (before === 'on' || before === 'off')) return { poweredOn: input.on, state: before };
@@ -136,7 +138,7 @@ export function createBmcActivities(deps: BmcActivityDeps) {
         await bmc.setPower('on', { ...power, onPoll });
       } else if (input.mode === 'soft') {
         try {
-          await bmc.setPower('soft-off', { ...power, onPoll });
+          await bmc.setPower('soft-off', { ...power, timeoutMs: input.softTimeoutMs ?? power.timeoutMs, onPoll });
         } catch (err) {
           if (!(isBmcError(err) && (err.kind === 'timeout' || err.kind === 'unsupported'))) throw err;
           await bmc.setPower('off', { ...power, onPoll });

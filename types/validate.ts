@@ -194,6 +194,15 @@ export function validateHostSpec(host: HostRef, input: unknown): Result<Validate
       });
     }
   }
+  if (bmc.ok && spec.inspectionMode === 'fast' && BMC_TYPE_TABLE[bmc.value.type].family !== 'redfish') {
+    errors.push({
+      field: 'spec.inspectionMode',
+      reason: `fast (out-of-band) inspection reads the inventory from a Redfish BMC; BMC type ${bmc.value.type} has none: use "agent" or "disabled", or a Redfish address`,
+    });
+  }
+  if (spec.disablePowerOff && !spec.online) {
+    errors.push({ field: 'spec.online', reason: 'must be true when spec.disablePowerOff is set (the host is never powered off, only rebooted)' });
+  }
   if (spec.image) errors.push(...validateImage(spec.image));
   for (const key of ['userData', 'networkData', 'metaData'] as const) {
     const ref = spec[key];

@@ -4,9 +4,17 @@
  */
 import type { ErrorType, HostSpec, ProvisioningState } from '../types/host';
 import type { HostState, OperationKind } from './definitions';
+import { powerGoal, type RebootMode } from './power-requests';
+
+/** Power target of a `power` or `reboot` operation decided in a steady state. */
+export interface PowerStep {
+  on: boolean;
+  /** Soft (shut down, hard if that fails) or hard; absent: hard, as before requests existed. */
+  mode?: RebootMode;
+}
 
 export type Decision =
-  | { kind: 'operation'; op: OperationKind; state: ProvisioningState }
+  | { kind: 'operation'; op: OperationKind; state: ProvisioningState; power?: PowerStep }
   | { kind: 'wait' }
   | { kind: 'finish' };
 
@@ -27,6 +35,8 @@ export function nextStateAfter(op: OperationKind, state: ProvisioningState, s: H
       return s.deleteRequested ? 'powering off before delete' : 'available';
     case 'power':
       return state === 'powering off before delete' ? 'deleting' : state;
+    case 'reboot':
+      return state;
     case 'delete':
       return 'deleting';
   }
@@ -39,6 +49,7 @@ export const ERROR_TYPE_OF: Record<OperationKind, ErrorType> = {
   provision: 'provisioning error',
   deprovision: 'provisioning error',
   power: 'power management error',
+  reboot: 'power management error',
   delete: 'registration error',
 };
 
@@ -77,7 +88,15 @@ export function decide(s: HostState): Decision {
 
   if (!spec) return { kind: 'wait' };
   const needsRegistration = s.registered !== registrationFingerprint(spec);
-  const powerMismatch = s.status.poweredOn !== spec.online;
+  /** Steady states: power follows spec.online, reboot and power-off requests (power-requests.ts). */
+  const power = (): Decision => {
+    const goal = powerGoal(s.status.poweredOn, spec, s.power);
+    if (goal.action === 'reboot') return { kind: 'operation', op: 'reboot', state, power: { on: spec.online, mode: goal.mode } };
+    if (goal.action === 'power') {
+      return { kind: 'operation', op: 'power', state, power: goal.mode ? { on: goal.on, mode: goal.mode } : { on: goal.on } };
+    }
+    return { kind: 'wait' };
+  };
 
   switch (state) {
     case '':
@@ -97,18 +116,15 @@ export function decide(s: HostState): Decision {
     case 'available':
       if (needsRegistration) return { kind: 'operation', op: 'enroll', state };
       if (spec.image) return { kind: 'operation', op: 'provision', state: 'provisioning' };
-      if (powerMismatch) return { kind: 'operation', op: 'power', state };
-      return { kind: 'wait' };
+      return power();
     case 'provisioned':
       if (needsRegistration) return { kind: 'operation', op: 'enroll', state };
       // As in Metal3: removing the image deprovisions; changing it needs a removal first.
       if (!spec.image) return { kind: 'operation', op: 'deprovision', state: 'deprovisioning' };
-      if (powerMismatch) return { kind: 'operation', op: 'power', state };
-      return { kind: 'wait' };
+      return power();
     case 'externally provisioned':
       if (needsRegistration) return { kind: 'operation', op: 'enroll', state };
-      if (powerMismatch) return { kind: 'operation', op: 'power', state };
-      return { kind: 'wait' };
+      return power();
     case 'powering off before delete':
     case 'deleting':
       // Only reachable with a delete request, handled above.

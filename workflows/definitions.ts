@@ -4,8 +4,9 @@
  */
 import { defineQuery, defineUpdate } from '@temporalio/workflow';
 import type { HostRef, HostSpec, HostStatus, Image } from '../types/host';
+import type { PowerRequestChange, PowerRequests, PowerRequestsView } from './power-requests';
 
-export type OperationKind = 'enroll' | 'inspect' | 'prepare' | 'provision' | 'deprovision' | 'power' | 'delete';
+export type OperationKind = 'enroll' | 'inspect' | 'prepare' | 'provision' | 'deprovision' | 'power' | 'reboot' | 'delete';
 
 export interface OperationRecord {
   seq: number;
@@ -30,6 +31,13 @@ export interface HostWorkflowOptions {
   maxHistoryEvents: number;
   /** Write status and Events back to the host's BareMetalHost object (set by the Kubernetes shim). */
   publishStatus: boolean;
+  /**
+   * While idle in a steady state (available, provisioned, externally provisioned), read the
+   * real power state this often and correct a mismatch with spec.online; 0 turns it off.
+   */
+  powerCheckSeconds: number;
+  /** How long a soft power off / soft reboot may take before a hard one is used (Metal3: 180 s). */
+  softPowerOffSeconds: number;
 }
 
 export const DEFAULT_HOST_OPTIONS: HostWorkflowOptions = {
@@ -37,6 +45,8 @@ export const DEFAULT_HOST_OPTIONS: HostWorkflowOptions = {
   maxErrorBackoffSeconds: 600,
   maxHistoryEvents: 4000,
   publishStatus: false,
+  powerCheckSeconds: 300,
+  softPowerOffSeconds: 180,
 };
 
 /** Everything the host workflow carries, and hands to its next run on continue-as-new. */
@@ -53,6 +63,8 @@ export interface HostState {
   operations: OperationRecord[];
   retryAt?: string;
   options: HostWorkflowOptions;
+  /** Reboot and keyed power-off requests (absent in runs started before they existed). */
+  power?: PowerRequests;
 }
 
 export interface HostWorkflowInput {
@@ -71,6 +83,8 @@ export interface HostView {
   currentOperation?: OperationRecord;
   operations: OperationRecord[];
   retryAt?: string;
+  /** Pending reboot, keyed power-off requests, last power mismatch seen by the periodic check. */
+  power: PowerRequestsView;
 }
 
 export interface ApplySpecResult {
@@ -87,3 +101,10 @@ export const setImageUpdate = defineUpdate<ApplySpecResult, [Image | null]>('set
 /** Ask the host to deprovision, power off and leave Ironic; the workflow ends when it is gone. */
 export const deleteHostUpdate = defineUpdate<{ accepted: boolean }, []>('deleteHost');
 export const hostViewQuery = defineQuery<HostView>('host');
+/**
+ * Reboot and power-off requests (Metal3's reboot.metal3.io annotations, and the API): a one-shot
+ * reboot, the state of the one-shot annotation, and keyed power-off requests that keep the host
+ * off until all are released. Rejected (InvalidRequest) for a bad mode or key, or keyed requests
+ * on a host with spec.disablePowerOff.
+ */
+export const powerRequestsUpdate = defineUpdate<PowerRequestsView, [PowerRequestChange]>('powerRequests');

@@ -32,14 +32,25 @@ import {
   type ApplySpecResult,
   deleteHostUpdate,
   hostViewQuery,
+  powerRequestsUpdate,
   type HostState,
   type HostView,
   type HostWorkflowInput,
   type OperationKind,
   type OperationRecord,
 } from './definitions';
-import { decide, ERROR_TYPE_OF, nextStateAfter, registrationFingerprint, specConflict } from './decide';
+import { decide, ERROR_TYPE_OF, nextStateAfter, registrationFingerprint, specConflict, type PowerStep } from './decide';
 import { OPERATION_WORKFLOWS, type OperationOutcome } from './operations';
+import {
+  applyPowerRequestChange,
+  checkPowerRequestChange,
+  powerRequestsView,
+  rebootServed,
+  settlePowerRequests,
+  type PowerRequestChange,
+} from './power-requests';
+import { powerPath } from './power-operations';
+import { powerCheckDelayMs, readPower } from './power-check';
 import type { HostEvent, KubernetesActivities } from '../activities/kubernetes/host-status';
 
 const kube = proxyActivities<KubernetesActivities>({
@@ -89,6 +100,7 @@ export async function hostWorkflow(input: HostWorkflowInput): Promise<HostView> 
     currentOperation: running,
     operations: s.operations,
     retryAt: s.retryAt,
+    power: powerRequestsView(s.power),
   });
 
   const publish = (): void => {
@@ -178,8 +190,26 @@ export async function hostWorkflow(input: HostWorkflowInput): Promise<HostView> 
     return { accepted };
   });
 
+  setHandler(
+    powerRequestsUpdate,
+    (change: PowerRequestChange) => {
+      s.power = applyPowerRequestChange(s.power, change);
+      return powerRequestsView(s.power);
+    },
+    {
+      validator: (change: PowerRequestChange) => {
+        if (!s.spec) throw ApplicationFailure.create({ type: 'NotFound', message: 'the host has no spec yet' });
+        if (s.deleteRequested) throw ApplicationFailure.create({ type: 'Conflict', message: 'the host is being deleted' });
+        const errors = checkPowerRequestChange(change, s.spec);
+        if (errors.length > 0) {
+          throw ApplicationFailure.create({ type: 'InvalidRequest', message: formatFieldErrors(errors), details: [errors] });
+        }
+      },
+    },
+  );
+
   /** Runs one operation as a child workflow; true when it succeeded. */
-  const runOperation = async (op: OperationKind, state: ProvisioningState): Promise<boolean> => {
+  const runOperation = async (op: OperationKind, state: ProvisioningState, power?: PowerStep): Promise<boolean> => {
     const spec = s.spec;
     s.opSeq += 1;
     const record: OperationRecord = {
@@ -205,6 +235,15 @@ export async function hostWorkflow(input: HostWorkflowInput): Promise<HostView> 
             spec,
             nodeId: s.status.provisioning.ID || undefined,
             powerOn: s.deleteRequested ? false : spec?.online,
+            ...(power
+              ? {
+                  power: {
+                    ...power,
+                    via: powerPath(spec, s.status.provisioning.ID || undefined),
+                    softTimeoutSeconds: s.options.softPowerOffSeconds ?? DEFAULT_HOST_OPTIONS.softPowerOffSeconds,
+                  },
+                }
+              : {}),
           },
         ],
         parentClosePolicy: ParentClosePolicy.TERMINATE,
@@ -261,6 +300,8 @@ export async function hostWorkflow(input: HostWorkflowInput): Promise<HostView> 
     if (op === 'provision' && spec?.image) s.status.provisioning.image = spec.image;
     if (op === 'deprovision') delete s.status.provisioning.image;
     if (op === 'delete') s.status.provisioning.ID = '';
+    // As in Metal3, provisioning and deprovisioning power-cycle the host: a waiting reboot is served.
+    if (op === 'reboot' || op === 'provision' || op === 'deprovision') s.power = rebootServed(s.power);
   };
 
   /** Wait before retrying a failed operation, unless the spec changes or a delete arrives first. */
@@ -274,11 +315,25 @@ export async function hostWorkflow(input: HostWorkflowInput): Promise<HostView> 
     s.retryAt = undefined;
   };
 
+  /** Periodic check: a host whose power differs from its status (changed behind our back) is recorded and corrected. */
+  const checkPower = async (): Promise<void> => {
+    const observed = await readPower(s);
+    if (observed === undefined || observed === s.status.poweredOn) return;
+    const at = now();
+    s.power = { ...(s.power ?? { holds: {}, seq: 0 }), lastMismatch: { at, observedOn: observed, recordedOn: s.status.poweredOn } };
+    s.status.poweredOn = observed;
+    s.status.lastUpdated = at;
+    const message = `the host was found powered ${observed ? 'on' : 'off'} (recorded ${observed ? 'off' : 'on'}, spec.online ${String(s.spec?.online)})`;
+    log.warn(message);
+    await sync({ type: 'Warning', reason: 'PowerStateMismatch', message });
+  };
+
   const historyTooLong = (): boolean =>
     workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > s.options.maxHistoryEvents;
 
   publish();
   for (;;) {
+    s.power = settlePowerRequests(s.status.poweredOn, s.spec, s.power);
     const decision = decide(s);
     if (decision.kind === 'finish') break;
     if (decision.kind === 'operation') {
@@ -287,7 +342,7 @@ export async function hostWorkflow(input: HostWorkflowInput): Promise<HostView> 
       if (before !== decision.state) {
         await sync({ type: 'Normal', reason: 'StateChanged', message: `provisioning state ${before || 'unmanaged'} → ${decision.state}` });
       }
-      const succeeded = await runOperation(decision.op, decision.state);
+      const succeeded = await runOperation(decision.op, decision.state, decision.power);
       if (decision.op === 'delete' && succeeded) break;
       continue;
     }
@@ -298,7 +353,15 @@ export async function hostWorkflow(input: HostWorkflowInput): Promise<HostView> 
     }
     const generation = s.generation;
     const deleteRequested = s.deleteRequested;
-    await condition(() => s.generation !== generation || s.deleteRequested !== deleteRequested || historyTooLong());
+    const powerSeq = s.power?.seq;
+    const woken = () =>
+      s.generation !== generation || s.deleteRequested !== deleteRequested || s.power?.seq !== powerSeq || historyTooLong();
+    const checkMs = powerCheckDelayMs(s);
+    if (checkMs !== undefined && patched('power-check')) {
+      if (!(await condition(woken, checkMs))) await checkPower();
+    } else {
+      await condition(woken);
+    }
   }
   await condition(allHandlersFinished);
   return view();

@@ -7,5 +7,6 @@ export {
   provisionWorkflow,
   deprovisionWorkflow,
   powerWorkflow,
+  rebootWorkflow,
   deleteWorkflow,
 } from './operations';

@@ -20,6 +20,7 @@ import {
   directProvision,
   isDirect,
 } from './direct-operations';
+import { changePower, inspectFromBmc, reboot, type PowerOrder } from './power-operations';
 
 export interface OperationInput {
   ref: HostRef;
@@ -28,6 +29,8 @@ export interface OperationInput {
   nodeId?: string;
   /** Power target for the `power` operation. */
   powerOn?: boolean;
+  /** Steady-state power change or reboot: target, soft/hard, Ironic or BMC (power-operations.ts). */
+  power?: PowerOrder;
 }
 
 export interface OperationOutcome {
@@ -94,6 +97,7 @@ export async function enrollWorkflow(input: OperationInput): Promise<OperationOu
 
 export async function inspectWorkflow(input: OperationInput): Promise<OperationOutcome> {
   if (isDirect(input.spec)) return directInspect(input);
+  if (input.spec?.inspectionMode === 'fast') return inspectFromBmc({ ref: input.ref, spec: input.spec });
   const nodeId = required(input.nodeId, 'a node');
   const { hardware } = await waiting.inspectNode({ ref: input.ref, nodeId });
   return { hardware };
@@ -132,6 +136,9 @@ export async function deprovisionWorkflow(input: OperationInput): Promise<Operat
 }
 
 export async function powerWorkflow(input: OperationInput): Promise<OperationOutcome> {
+  // As Metal3: a host whose power must never go off is not powered off before deleting either.
+  if (input.powerOn === false && input.spec?.disablePowerOff) return {};
+  if (input.power && (input.power.via === 'bmc' || input.power.mode)) return changePower({ ...input, power: input.power });
   if (isDirect(input.spec)) return directPower(input);
   const node = await waiting.setPower({
     ref: input.ref,
@@ -140,6 +147,11 @@ export async function powerWorkflow(input: OperationInput): Promise<OperationOut
     on: required(input.powerOn, 'a power target'),
   });
   return { poweredOn: node.poweredOn };
+}
+
+/** One-shot reboot (reboot.metal3.io or the API), through Ironic or the BMC. */
+export async function rebootWorkflow(input: OperationInput): Promise<OperationOutcome> {
+  return reboot({ ...input, power: required(input.power, 'a power order') });
 }
 
 export async function deleteWorkflow(input: OperationInput): Promise<OperationOutcome> {
@@ -155,5 +167,6 @@ export const OPERATION_WORKFLOWS: Record<OperationKind, (input: OperationInput) 
   provision: provisionWorkflow,
   deprovision: deprovisionWorkflow,
   power: powerWorkflow,
+  reboot: rebootWorkflow,
   delete: deleteWorkflow,
 };

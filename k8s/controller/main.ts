@@ -57,6 +57,7 @@ async function lead(): Promise<void> {
       rest,
       client,
       taskQueue: config.taskQueue,
+      hostOptions: config.hostOptions,
       get: (key) => inf.cache.get(key),
       requeueAfter: (key, ms) => q.addAfter(key, ms),
       log,

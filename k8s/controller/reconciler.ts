@@ -11,11 +11,19 @@ import { formatFieldErrors, type FieldError } from '../../types/field-error';
 import { emptyStatus, type HostRef, type HostSpec, type HostStatus } from '../../types/host';
 import { hostWorkflowId } from '../../types/host-ref';
 import { validateHostSpec } from '../../types/validate';
-import { applySpecUpdate, deleteHostUpdate, type HostWorkflowOptions } from '../../workflows/definitions';
+import {
+  applySpecUpdate,
+  deleteHostUpdate,
+  hostViewQuery,
+  powerRequestsUpdate,
+  type ApplySpecResult,
+  type HostWorkflowOptions,
+} from '../../workflows/definitions';
+import type { PowerRequestChange, PowerRequestsView } from '../../workflows/power-requests';
 import type { hostWorkflow } from '../../workflows/host';
 import { KubeError, type KubeRest } from '../../activities/kubernetes/kube-rest';
 import { recordHostEvent } from '../../activities/kubernetes/events';
-import { parseAnnotations } from './annotations';
+import { ANNOTATIONS, annotationSpecErrors, parseAnnotations, type HostAnnotations } from './annotations';
 import type { KubeObject } from './informer';
 
 export const FINALIZER = 'baremetalhost.metal3.io';
@@ -42,6 +50,8 @@ export interface ReconcilerDeps {
 export class Reconciler {
   /** What was last handed to each workflow; only saves repeat updates, so losing it is harmless. */
   private readonly applied = new Map<string, string>();
+  /** Reboot/power-off requests last handed to each workflow (same caveat). */
+  private readonly powerApplied = new Map<string, string>();
 
   constructor(private readonly deps: ReconcilerDeps) {}
 
@@ -63,6 +73,7 @@ export class Reconciler {
     const obj = this.deps.get(key);
     if (!obj) {
       this.applied.delete(key);
+      this.powerApplied.delete(key);
       return;
     }
     const ref: HostRef = { namespace: obj.metadata.namespace ?? 'default', name: obj.metadata.name };
@@ -110,13 +121,68 @@ export class Reconciler {
       await this.reportInvalid(obj, ref, 'InvalidSpec', valid.errors);
       return;
     }
+    const crossErrors = annotationSpecErrors(annotations.value, valid.value.spec);
+    if (crossErrors.length > 0) {
+      await this.reportInvalid(obj, ref, 'InvalidAnnotation', crossErrors);
+      return;
+    }
     const fingerprint = JSON.stringify(valid.value.spec);
-    if (this.applied.get(key) === fingerprint) return;
-    await this.apply(ref, valid.value.spec);
-    this.applied.set(key, fingerprint);
+    let fresh: PowerRequestsView | undefined;
+    if (this.applied.get(key) !== fingerprint) {
+      fresh = (await this.apply(ref, valid.value.spec)).view.power;
+      this.applied.set(key, fingerprint);
+    }
+    await this.syncPowerRequests(obj, ref, key, annotations.value, fresh);
   }
 
-  private async apply(ref: HostRef, spec: HostSpec): Promise<void> {
+  /**
+   * Hands the reboot annotations to the workflow (level-triggered: the full set each time
+   * it changes) and, as Metal3 does, removes the one-shot `reboot.metal3.io` once the
+   * workflow says its reboot has run, so it is served exactly once.
+   */
+  private async syncPowerRequests(
+    obj: BareMetalHost,
+    ref: HostRef,
+    key: string,
+    a: HostAnnotations,
+    /** The workflow's requests as the spec update just returned them, saving a query. */
+    fresh: PowerRequestsView | undefined,
+  ): Promise<void> {
+    const change: PowerRequestChange = { rebootAnnotation: a.reboot ?? null, holdOff: a.powerOff, onlyThese: true };
+    const print = JSON.stringify(change);
+    const handle = this.deps.client.workflow.getHandle(hostWorkflowId(ref));
+    const known = this.powerApplied.get(key);
+    const current = async (): Promise<PowerRequestsView> => fresh ?? (await handle.query(hostViewQuery)).power;
+    let power: PowerRequestsView;
+    if (known === print) {
+      if (!a.reboot) return;
+      // Only the one-shot's progress can have moved: a query adds nothing to the history.
+      power = await current();
+    } else if (known === undefined && !a.reboot && Object.keys(a.powerOff).length === 0) {
+      // First sight without reboot annotations: update only if the workflow holds requests
+      // from annotations removed while no controller was watching.
+      power = await current();
+      if (power && (power.annotation !== undefined || Object.keys(power.holds ?? {}).length > 0)) {
+        power = await handle.executeUpdate(powerRequestsUpdate, { args: [change] });
+      }
+      this.powerApplied.set(key, print);
+    } else {
+      power = await handle.executeUpdate(powerRequestsUpdate, { args: [change] });
+      this.powerApplied.set(key, print);
+    }
+    if (a.reboot && power.annotation === 'done') {
+      await this.deps.rest.call('PATCH', this.objectPath(ref), {
+        body: { metadata: { annotations: { [ANNOTATIONS.reboot]: null }, resourceVersion: obj.metadata.resourceVersion } },
+        contentType: MERGE,
+      });
+      this.deps.log?.(`${ref.namespace}/${ref.name}: reboot done, removed ${ANNOTATIONS.reboot}`);
+    } else if (a.reboot) {
+      // The status write that ends the reboot brings the host back; this is the safety net.
+      this.deps.requeueAfter(key, 5000);
+    }
+  }
+
+  private async apply(ref: HostRef, spec: HostSpec): Promise<ApplySpecResult> {
     const startWorkflowOperation = new WithStartWorkflowOperation<typeof hostWorkflow>('hostWorkflow', {
       workflowId: hostWorkflowId(ref),
       taskQueue: this.deps.taskQueue,
@@ -124,7 +190,7 @@ export class Reconciler {
       workflowIdConflictPolicy: 'USE_EXISTING',
     });
     // A Conflict (a change the running operation depends on) throws: the queue retries with backoff.
-    await this.deps.client.workflow.executeUpdateWithStart(applySpecUpdate, { args: [spec], startWorkflowOperation });
+    return this.deps.client.workflow.executeUpdateWithStart(applySpecUpdate, { args: [spec], startWorkflowOperation });
   }
 
   /** Puts the problem on the object (status and an Event) once; nothing else about the host changes. */
