@@ -18,6 +18,7 @@ stack-up: install
 
 stack-down:
 	@bash scripts/stack.sh stop
+	@bash scripts/ipmi-sim.sh stop
 
 stack-status:
 	@bash scripts/stack.sh status

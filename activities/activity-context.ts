@@ -21,6 +21,31 @@ export function activityContext(): Context | undefined {
   }
 }
 
+/** The details each running activity last reported, so keep-alive beats repeat them instead of erasing them. */
+const lastDetails = new WeakMap<Context, unknown>();
+
+/** Heartbeats with `details` (the progress a retry resumes from) and remembers them. */
+export function heartbeat(details?: unknown): void {
+  const ctx = activityContext();
+  if (!ctx) return;
+  if (details !== undefined) lastDetails.set(ctx, details);
+  ctx.heartbeat(details ?? lastDetails.get(ctx) ?? ctx.info.heartbeatDetails);
+}
+
+/**
+ * Heartbeats every `everyMs` for as long as the activity runs, repeating the
+ * last details. A request queued behind a busy Ironic is still progress: at
+ * fleet scale, without this, slow answers look like a dead worker, the server
+ * times the attempt out, and its retry piles more requests on the same Ironic.
+ * Returns the function that stops it.
+ */
+export function keepAlive(everyMs = 10_000): () => void {
+  const ctx = activityContext();
+  if (!ctx) return () => undefined;
+  const timer = setInterval(() => heartbeat(), everyMs);
+  return () => clearInterval(timer);
+}
+
 /** Sleeps, waking early with a cancellation when Temporal cancels the activity. */
 export function pause(ms: number): Promise<void> {
   const ctx = activityContext();
@@ -32,7 +57,7 @@ export function poller(poll: PollOptions) {
   let delay = poll.initialMs;
   return {
     async wait(details?: unknown): Promise<void> {
-      activityContext()?.heartbeat(details);
+      heartbeat(details);
       await pause(delay);
       delay = Math.min(delay * poll.factor, poll.maxMs);
     },

@@ -21,6 +21,7 @@ import {
   checkBmc,
   isBmcError,
   openBmc,
+  RedfishBmc,
   type BmcClient,
   type BootDevice,
   type PowerState,
@@ -42,6 +43,11 @@ export interface BmcTarget {
   ref: HostRef;
   /** References only: the password is read from `spec.bmc.credentialsName` here. */
   spec: HostSpec;
+}
+
+export interface BmcMediaState {
+  inserted: boolean;
+  image?: string;
 }
 
 export interface BmcPowerResult {
@@ -129,7 +135,9 @@ export function createBmcActivities(deps: BmcActivityDeps) {
    * OS to shut down and falls back to a hard off when it has not within the
    * power timeout.
    */
-  async function setBmcPower(input: BmcTarget & { on: boolean; mode?: RebootMode }): Promise<BmcPowerResult> {
+  async function setBmcPower(
+    input: BmcTarget & { on: boolean; mode?: RebootMode; /** Soft off: hard after this long; default the power timeout. */ softTimeoutMs?: number },
+  ): Promise<BmcPowerResult> {
     return withBmc(input, async (bmc) => {
       const before = await bmc.getPower();
       if (isOn(before) === input.on && (before === 'on' || before === 'off')) return { poweredOn: input.on, state: before };
@@ -137,7 +145,7 @@ export function createBmcActivities(deps: BmcActivityDeps) {
         await bmc.setPower('on', { ...power, onPoll });
       } else if (input.mode === 'soft') {
         try {
-          await bmc.setPower('soft-off', { ...power, onPoll });
+          await bmc.setPower('soft-off', { ...power, timeoutMs: input.softTimeoutMs ?? power.timeoutMs, onPoll });
         } catch (err) {
           if (!(isBmcError(err) && (err.kind === 'timeout' || err.kind === 'unsupported'))) throw err;
           await bmc.setPower('off', { ...power, onPoll });
@@ -191,7 +199,16 @@ export function createBmcActivities(deps: BmcActivityDeps) {
     });
   }
 
-  return { preflightBmc, getBmcPower, setBmcPower, inspectBmc, setBmcBootDevice, insertBmcMedia, ejectBmcMedia };
+  /** What the CD slot holds, for checking a virtual-media boot (`undefined` on IPMI: no virtual media). */
+  async function getBmcMedia(input: BmcTarget): Promise<BmcMediaState | undefined> {
+    return withBmc(input, async (bmc) => {
+      if (!(bmc instanceof RedfishBmc)) return undefined;
+      const slot = await bmc.redfish.getVirtualMedia();
+      return { inserted: slot.inserted, image: slot.image };
+    });
+  }
+
+  return { preflightBmc, getBmcPower, setBmcPower, inspectBmc, setBmcBootDevice, insertBmcMedia, ejectBmcMedia, getBmcMedia };
 }
 
 

@@ -11,7 +11,7 @@ import { parseBmcAddress, ironicDriverInfo } from '../types/bmc';
 import { FAILURE } from '../types/failures';
 import { bmcOf, type HardwareDetails, type HostRef, type HostSpec, type Image, type SecretReference } from '../types/host';
 import { ironicNodeName } from '../types/host-ref';
-import { activityContext, poller, type PollOptions, DEFAULT_POLL } from './activity-context';
+import { activityContext, heartbeat, keepAlive, poller, type PollOptions, DEFAULT_POLL } from './activity-context';
 import { IronicClient, IronicError, type JsonPatchOp } from './ironic/client';
 import { hardwareFromInventory, hardwareFromProperties } from './ironic/hardware';
 import { bootCapabilities, ironicRootDeviceHints, nodeInterfaces, type InspectionPreference } from './ironic/node-spec';
@@ -92,7 +92,7 @@ export function createIronicActivities(deps: IronicActivityDeps) {
     const ctx = activityContext();
     const started = Date.now();
     for (;;) {
-      ctx?.heartbeat(details);
+      heartbeat(details);
       const wait = watcher.wait(node.uuid, node, WAIT_SLICE_MS);
       const outcome = await (ctx ? Promise.race([wait, ctx.cancelled]) : wait);
       if (outcome !== 'timeout' || Date.now() - started >= REREAD_MS) return;
@@ -146,7 +146,7 @@ export function createIronicActivities(deps: IronicActivityDeps) {
           const extra = (await step.prepare?.()) ?? {};
           await ironic.setProvisionState(nodeId, step.verb, extra);
           issued.push(step.verb);
-          ctx?.heartbeat({ issued });
+          heartbeat({ issued });
           polling.reset();
           continue;
         } catch (err) {
@@ -172,10 +172,13 @@ export function createIronicActivities(deps: IronicActivityDeps) {
   const wrap =
     <A extends unknown[], R>(fn: (...args: A) => Promise<R>) =>
     async (...args: A): Promise<R> => {
+      const stop = keepAlive();
       try {
         return await fn(...args);
       } catch (err) {
         return translate(err);
+      } finally {
+        stop();
       }
     };
 
@@ -444,7 +447,7 @@ export function createIronicActivities(deps: IronicActivityDeps) {
         try {
           await ironic.setPowerState(node.uuid, target);
           issued = true;
-          ctx?.heartbeat({ issued });
+          heartbeat({ issued });
           continue;
         } catch (err) {
           if (!(err instanceof IronicError && err.kind === 'conflict')) throw err;

@@ -20,11 +20,13 @@ import {
   applySpecUpdate,
   deleteHostUpdate,
   hostViewQuery,
+  powerRequestsUpdate,
   setImageUpdate,
   type HostView,
   type HostWorkflowOptions,
 } from '../workflows/definitions';
 import type { hostWorkflow } from '../workflows/host';
+import type { PowerRequestChange, RebootMode } from '../workflows/power-requests';
 
 export class ApiError extends Error {
   constructor(
@@ -181,6 +183,31 @@ export class HostService {
     }
   }
 
+  /** One-shot reboot (Metal3's reboot.metal3.io): soft first, hard if that fails; or hard. */
+  reboot(ref: HostRef, mode: RebootMode = 'soft'): Promise<HostView> {
+    return this.changePower(ref, { reboot: { mode } });
+  }
+
+  /** Keyed power-off request (reboot.metal3.io/<key>): the host stays off until every key is released. */
+  holdPowerOff(ref: HostRef, key: string, mode: RebootMode = 'soft'): Promise<HostView> {
+    return this.changePower(ref, { holdOff: { [key]: mode } });
+  }
+
+  releasePowerOff(ref: HostRef, key: string): Promise<HostView> {
+    return this.changePower(ref, { release: [key] });
+  }
+
+  private async changePower(ref: HostRef, change: PowerRequestChange): Promise<HostView> {
+    this.checkRef(ref);
+    await this.running(ref);
+    try {
+      await this.handle(ref).executeUpdate(powerRequestsUpdate, { args: [change] });
+    } catch (err) {
+      throw this.translate(err);
+    }
+    return this.handle(ref).query(hostViewQuery);
+  }
+
   async get(ref: HostRef): Promise<HostView> {
     this.checkRef(ref);
     await this.running(ref);
@@ -240,6 +267,10 @@ export class HostService {
       if (cause.type === 'InvalidSpec') {
         const fields = (cause.details?.[0] as FieldError[] | undefined) ?? [];
         return new ApiError(400, 'InvalidSpec', cause.message, fields);
+      }
+      if (cause.type === 'InvalidRequest') {
+        const fields = (cause.details?.[0] as FieldError[] | undefined) ?? [];
+        return new ApiError(400, 'InvalidRequest', cause.message, fields);
       }
       if (cause.type === 'Conflict') return new ApiError(409, 'Conflict', cause.message);
       if (cause.type === 'NotFound') return new ApiError(404, 'NotFound', cause.message);

@@ -9,7 +9,12 @@ const config = loadConfig();
 const key = loadSecretKey({ key: config.secretKey, keyFile: config.secretKeyFile, createIfMissing: true });
 const connection = await Connection.connect({ address: config.temporalAddress });
 const client = new Client({ connection, namespace: config.temporalNamespace });
-const hosts = new HostService({ client, secrets: new LocalSecretStore(config.secretDir, key), taskQueue: config.taskQueue });
+const hosts = new HostService({
+  client,
+  secrets: new LocalSecretStore(config.secretDir, key),
+  taskQueue: config.taskQueue,
+  hostOptions: config.hostOptions,
+});
 const app = await buildServer(hosts, { logger: true });
 await app.listen({ host: config.apiHost, port: config.apiPort });
 console.log(`metalflow API on http://${config.apiHost}:${config.apiPort} (OpenAPI at /openapi.json)`);

@@ -47,3 +47,25 @@ export const ListQuerySchema = Type.Object(
 export const ImageBodySchema = ImageSchema;
 
 export type HostInputBody = Static<typeof HostInputSchema>;
+
+/** A one-shot reboot or a keyed power-off request: soft (shut down, hard if that fails) or hard. */
+export const RebootBodySchema = Type.Object(
+  {
+    mode: Type.Optional(
+      Type.Union([Type.Literal('soft'), Type.Literal('hard')], {
+        description: 'soft (default): ask the OS to shut down, hard if it has not within the timeout; hard: cut power at once',
+      }),
+    ),
+  },
+  // The body may be left out entirely (server.ts's validator honours x-optional).
+  { additionalProperties: false, 'x-optional': true },
+);
+
+export const PowerOffParamsSchema = Type.Object({
+  namespace: Type.String({ description: 'Host namespace (DNS-1123 label)' }),
+  name: Type.String({ description: 'Host name (DNS-1123 subdomain)' }),
+  key: Type.String({
+    pattern: '^[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$',
+    description: 'Who asks (as in reboot.metal3.io/<key>): 1-63 letters, digits, "-", "_", "."',
+  }),
+});

@@ -10,7 +10,7 @@ import type { TSchema } from '@sinclair/typebox';
 import { schemaErrors } from '../types/validate';
 import type { FieldError } from '../types/field-error';
 import { ApiError, type HostService } from './host-service';
-import { HostInputSchema, HostParamsSchema, ImageBodySchema, ListQuerySchema } from './schemas';
+import { HostInputSchema, HostParamsSchema, ImageBodySchema, ListQuerySchema, PowerOffParamsSchema, RebootBodySchema } from './schemas';
 
 class RequestValidationError extends Error {
   readonly statusCode = 400;
@@ -27,6 +27,8 @@ export async function buildServer(hosts: HostService, opts: { logger?: boolean }
 
   // The same TypeBox checks the workflow runs, so messages name the field the same way everywhere.
   app.setValidatorCompiler(({ schema, httpPart }) => (data: unknown) => {
+    // A body the route marks optional (x-optional) may be left out entirely.
+    if ((data === undefined || data === null) && httpPart === 'body' && (schema as { 'x-optional'?: boolean })['x-optional']) return { value: data };
     const errors = schemaErrors(schema as TSchema, data, PART_PREFIX[httpPart ?? 'body'] ?? '');
     return errors.length > 0 ? { error: new RequestValidationError(errors) } : { value: data };
   });
@@ -101,6 +103,36 @@ export async function buildServer(hosts: HostService, opts: { logger?: boolean }
     '/v1/namespaces/:namespace/hosts/:name',
     { schema: { summary: 'Delete a host: deprovision, power off, remove from Ironic', params: HostParamsSchema } },
     async (req, reply) => reply.status(202).send(await hosts.remove(req.params)),
+  );
+
+  app.post(
+    '/v1/namespaces/:namespace/hosts/:name/reboot',
+    {
+      schema: {
+        summary: 'Reboot once (Metal3 reboot.metal3.io): soft first, hard if the OS has not shut down in time; or hard',
+        params: HostParamsSchema,
+        body: RebootBodySchema,
+      },
+    },
+    async (req, reply) => reply.status(202).send(await hosts.reboot(req.params, req.body?.mode)),
+  );
+
+  app.put(
+    '/v1/namespaces/:namespace/hosts/:name/power-off-requests/:key',
+    {
+      schema: {
+        summary: 'Keep the host powered off until this and every other key is released (Metal3 reboot.metal3.io/<key>)',
+        params: PowerOffParamsSchema,
+        body: RebootBodySchema,
+      },
+    },
+    async (req) => hosts.holdPowerOff(req.params, req.params.key, req.body?.mode),
+  );
+
+  app.delete(
+    '/v1/namespaces/:namespace/hosts/:name/power-off-requests/:key',
+    { schema: { summary: 'Release a power-off request; the host powers on once none is left (and spec.online)', params: PowerOffParamsSchema } },
+    async (req) => hosts.releasePowerOff(req.params, req.params.key),
   );
 
   app.get(

@@ -23,8 +23,17 @@ export interface MetalflowConfig {
   workflowBundle?: string;
   /** Kubernetes mode: secrets come from Kubernetes and hosts' status is written back. */
   kubeconfig?: string;
+  /** Host workflow options set where workflows are started (API, controller). */
+  hostOptions: { powerCheckSeconds?: number; softPowerOffSeconds?: number };
   /** Worker capacity; unset fields keep the SDK's defaults. */
   workerTuning: WorkerTuning;
+}
+
+function seconds(name: string, value: string | undefined, min = 0): number | undefined {
+  if (value === undefined || value === '') return undefined;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < min || n > 86_400) throw new Error(`${name} must be whole seconds from ${min} to 86400, got "${value}"`);
+  return n;
 }
 
 export interface WorkerTuning {
@@ -95,6 +104,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): MetalflowConfi
     apiPort: int('METALFLOW_API_PORT', env.METALFLOW_API_PORT, 8080),
     workflowBundle: env.METALFLOW_WORKFLOW_BUNDLE || undefined,
     kubeconfig: env.METALFLOW_KUBECONFIG || undefined,
+    hostOptions: Object.fromEntries(
+      Object.entries({
+        powerCheckSeconds: seconds('METALFLOW_POWER_CHECK_SECONDS', env.METALFLOW_POWER_CHECK_SECONDS),
+        // Ironic needs a positive timeout for a soft power off.
+        softPowerOffSeconds: seconds('METALFLOW_SOFT_POWER_OFF_SECONDS', env.METALFLOW_SOFT_POWER_OFF_SECONDS, 1),
+      }).filter(([, v]) => v !== undefined),
+    ),
     workerTuning: workerTuning(env),
   };
 }

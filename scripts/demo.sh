@@ -8,6 +8,9 @@ ROOT=$(pwd)
 
 bash scripts/stack.sh start
 eval "$(bash scripts/stack.sh env)"
+# The IPMI BMC of the demo's direct-provisioner host (the stack's sushy is its Redfish one).
+export IPMI_SIM_PORT=${IPMI_SIM_PORT:-6623}
+bash scripts/ipmi-sim.sh start
 export METALFLOW_STATE_DIR=${METALFLOW_STATE_DIR:-$ROOT/.state/stack}
 export METALFLOW_API_PORT=${METALFLOW_API_PORT:-8080}
 export METALFLOW_API_URL=http://127.0.0.1:$METALFLOW_API_PORT

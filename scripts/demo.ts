@@ -1,7 +1,10 @@
 /**
  * The demo, through the public HTTP API only: three fake-hardware hosts
  * enrolled and two of them provisioned, plus one host whose BMC is a real
- * Redfish endpoint (sushy-tools) enrolled and inspected out of band.
+ * Redfish endpoint (sushy-tools) enrolled and inspected out of band. Then two
+ * hosts on the `direct` provisioner (no Ironic): one behind sushy's Redfish,
+ * one behind an IPMI simulator (ipmi_sim, scripts/ipmi-sim.sh), whose power
+ * is switched off and on again through spec.online.
  * Re-running it is harmless: the same specs are applied again.
  */
 import { request } from 'undici';
@@ -9,12 +12,15 @@ import { request } from 'undici';
 const API = process.env.METALFLOW_API_URL ?? 'http://127.0.0.1:8080';
 const UI = process.env.TEMPORAL_UI_URL ?? 'http://127.0.0.1:8233';
 const SUSHY = process.env.SUSHY_URL ?? 'http://127.0.0.1:8000';
+const IPMI_PORT = process.env.IPMI_SIM_PORT ?? '6623';
 const NS = 'demo';
 
 interface Host {
   name: string;
-  body: Record<string, unknown>;
+  body: { spec: Record<string, unknown> } & Record<string, unknown>;
   provision: boolean;
+  /** On the direct provisioner: its power is toggled after it settles. */
+  direct?: boolean;
 }
 
 const image = {
@@ -57,7 +63,23 @@ const redfishHost: Host = {
   },
 };
 
-const hosts = [fakeHost(0, true), fakeHost(1, true), fakeHost(2, false), redfishHost];
+/** metalflow speaks to these BMCs itself: no Ironic node, BMC pre-flight, Redfish inventory, BMC power. */
+const directHost = (name: string, address: string): Host => ({
+  name,
+  provision: false,
+  direct: true,
+  body: {
+    spec: { bmc: { address, credentialsName: `${name}-bmc-secret` }, online: true, provisioner: 'direct' },
+    credentials: { username: 'admin', password: 'password' },
+  },
+});
+
+const directHosts = [
+  directHost('redfish-direct', `redfish-virtualmedia+${SUSHY}/redfish/v1/Systems/6d660000-0000-4000-8000-000000000002`),
+  directHost('ipmi-direct', `ipmi://127.0.0.1:${IPMI_PORT}`),
+];
+
+const hosts = [fakeHost(0, true), fakeHost(1, true), fakeHost(2, false), redfishHost, ...directHosts];
 
 async function api(method: 'GET' | 'PUT', path: string, body?: unknown) {
   const res = await request(`${API}${path}`, {
@@ -72,40 +94,83 @@ async function api(method: 'GET' | 'PUT', path: string, body?: unknown) {
 
 const target = (h: Host) => (h.provision ? 'provisioned' : 'available');
 
+type View = any;
+
+const row = (h: Host, v: View): string => {
+  const s = v.status;
+  const hw = s.hardware?.cpu?.count ? `${s.hardware.cpu.count} CPUs, ${Math.round((s.hardware.ramMebibytes ?? 0) / 1024)} GiB` : '';
+  const via = h.direct ? 'direct' : 'ironic';
+  return `  ${h.name.padEnd(14)} ${via.padEnd(6)} ${(s.provisioning.state || 'unmanaged').padEnd(13)} power=${s.poweredOn ? 'on ' : 'off'} ${s.operationalStatus.padEnd(5)} ${hw}${s.errorMessage ? ` error: ${s.errorMessage}` : ''}`;
+};
+
+let last = '';
+
+/** Prints the hosts' states whenever they change, until `done` holds for every host. */
+async function settle(what: string, done: (h: Host, v: View) => boolean, timeoutMs: number): Promise<View[]> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const views = await Promise.all(hosts.map((h) => api('GET', `/v1/namespaces/${NS}/hosts/${h.name}`)));
+    const table = views.map((v, i) => row(hosts[i]!, v)).join('\n');
+    if (table !== last) {
+      console.log(`\n${new Date().toISOString()}\n${table}`);
+      last = table;
+    }
+    // A host has settled when it shows the target and no operation is still running for it.
+    if (views.every((v, i) => !v.currentOperation && done(hosts[i]!, v))) return views;
+    if (Date.now() > deadline) throw new Error(`${what}: not reached within ${timeoutMs / 1000} s; see the errors above and the Temporal UI`);
+    await new Promise((r) => setTimeout(r, 1000));
+  }
+}
+
+/** Power of the direct hosts through spec.online; each change is a `power` child run of the host in the UI. */
+async function setDirectPower(online: boolean): Promise<void> {
+  console.log(`\n-> direct hosts: spec.online = ${online}`);
+  for (const h of directHosts) {
+    await api('PUT', `/v1/namespaces/${NS}/hosts/${h.name}`, { spec: { ...h.body.spec, online } });
+  }
+  await settle(`direct hosts powered ${online ? 'on' : 'off'}`, (h, v) => !h.direct || v.status.poweredOn === online, 120_000);
+}
+
 async function main(): Promise<void> {
   for (const h of hosts) {
     await api('PUT', `/v1/namespaces/${NS}/hosts/${h.name}`, h.body);
     console.log(`applied ${NS}/${h.name}`);
   }
-  const deadline = Date.now() + 180_000;
-  let last = '';
-  for (;;) {
-    const views = await Promise.all(hosts.map((h) => api('GET', `/v1/namespaces/${NS}/hosts/${h.name}`)));
-    const table = views
-      .map((v, i) => {
-        const s = v.status;
-        const hw = s.hardware?.cpu?.count ? `${s.hardware.cpu.count} CPUs, ${Math.round((s.hardware.ramMebibytes ?? 0) / 1024)} GiB` : '';
-        return `  ${hosts[i]!.name.padEnd(10)} ${(s.provisioning.state || 'unmanaged').padEnd(13)} power=${s.poweredOn ? 'on ' : 'off'} ${s.operationalStatus.padEnd(5)} ${hw}${s.errorMessage ? ` error: ${s.errorMessage}` : ''}`;
-      })
-      .join('\n');
-    if (table !== last) {
-      console.log(`\n${new Date().toISOString()}\n${table}`);
-      last = table;
+  await settle(
+    'hosts settled',
+    (h, v) => v.status.provisioning.state === target(h) && v.status.poweredOn === true,
+    180_000,
+  );
+  await setDirectPower(false);
+  await setDirectPower(true);
+
+  console.log('\nWhat the direct hosts did (each line is a child workflow of the host):');
+  for (const h of directHosts) {
+    const v = await api('GET', `/v1/namespaces/${NS}/hosts/${h.name}`);
+    console.log(`  ${h.name} (${(h.body.spec.bmc as { address: string }).address}), Ironic node: ${v.status.provisioning.ID || 'none'}`);
+    const ops = v.operations as { kind: string; outcome: string; workflowId: string; note?: string }[];
+    // Re-runs of the demo add power runs; the first three steps and the latest few tell the story.
+    const shown = ops.length > 10 ? [...ops.slice(0, 3), ...ops.slice(-6)] : ops;
+    for (const op of shown) {
+      if (ops.length > 10 && op === ops.at(-6)) console.log(`    … ${ops.length - 9} more runs (GET /v1/namespaces/${NS}/hosts/${h.name}/history)`);
+      console.log(`    ${op.workflowId.padEnd(34)} ${op.kind.padEnd(8)} ${op.outcome}${op.note ? ` (${op.note})` : ''}`);
     }
-    const done = views.every((v, i) => v.status.provisioning.state === target(hosts[i]!) && v.status.poweredOn === true);
-    if (done) break;
-    if (Date.now() > deadline) throw new Error('hosts did not settle within 3 minutes; see the errors above and the Temporal UI');
-    await new Promise((r) => setTimeout(r, 1000));
   }
+
   const query = encodeURIComponent(`WorkflowType = "hostWorkflow" AND MetalflowHostNamespace = "${NS}"`);
+  const powerRuns = encodeURIComponent(`WorkflowType = "powerWorkflow" AND WorkflowId STARTS_WITH "host/${NS}/"`);
   console.log(`
 Done: fake-0 and fake-1 are provisioned, fake-2 is available.
 redfish-0 was registered against the sushy-tools Redfish BMC at ${SUSHY} and inspected out of band
 (its CPU and RAM above come from Redfish). It stays available: provisioning a Redfish host needs an
 Ironic agent ramdisk (IPA) booted over virtual media or PXE, which this demo does not ship.
+redfish-direct (sushy) and ipmi-direct (ipmi_sim on 127.0.0.1:${IPMI_PORT}) use the direct provisioner: no
+Ironic node; enrolment is a BMC pre-flight, redfish-direct's hardware was read from Redfish (IPMI has
+no inventory), and their power followed spec.online: on -> off -> on, each change a powerWorkflow run.
 
   API:          ${API}   (OpenAPI: ${API}/openapi.json; try: curl -s ${API}/v1/hosts | jq)
   Temporal UI:  ${UI}/namespaces/default/workflows?query=${query}
+  Power runs:   ${UI}/namespaces/default/workflows?query=${powerRuns}
 `);
 }
 

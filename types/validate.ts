@@ -6,7 +6,7 @@
  */
 import { Value } from '@sinclair/typebox/value';
 import type { TSchema } from '@sinclair/typebox';
-import { parseBmcAddress, validateBootMac, type BmcAccess } from './bmc';
+import { BMC_TYPE_TABLE, parseBmcAddress, validateBootMac, type BmcAccess } from './bmc';
 import type { FieldError, Result } from './field-error';
 import { HostSpecSchema, type HostRef, type HostSpec, type Image, type SecretReference } from './host';
 
@@ -125,6 +125,50 @@ function validateRootDeviceHints(spec: HostSpec): FieldError[] {
   return errors;
 }
 
+const DIRECT_ADDRESSES = 'a Redfish address (redfish://, redfish-virtualmedia://, idrac-…, ilo5-…) or an IPMI address (ipmi://)';
+
+/**
+ * `provisioner: direct` (metalflow's): no Ironic, metalflow speaks to the BMC
+ * itself. So the BMC must be one we can speak to, and an image can only be a
+ * live ISO booted from Redfish virtual media; what it cannot do is refused
+ * here rather than silently skipped.
+ */
+function validateDirect(spec: HostSpec, bmc: BmcAccess): FieldError[] {
+  const family = BMC_TYPE_TABLE[bmc.type].family;
+  if (family === 'fake') {
+    return [
+      {
+        field: 'spec.provisioner',
+        reason: `direct speaks to the BMC itself and needs ${DIRECT_ADDRESSES}; ${bmc.address} is a fake BMC that exists only in Ironic's fake-hardware driver (use provisioner ironic)`,
+      },
+    ];
+  }
+  const errors: FieldError[] = [];
+  if (spec.image && family === 'ipmi') {
+    errors.push({
+      field: 'spec.image',
+      reason: `provisioner direct boots images from virtual media, which an IPMI BMC (${bmc.address}) does not have; remove the image, use a Redfish address, or use provisioner ironic`,
+    });
+  } else if (spec.image && spec.image.format !== 'live-iso') {
+    errors.push({
+      field: 'spec.image.format',
+      reason: `provisioner direct accepts only format "live-iso" (an ISO booted from virtual media, nothing written to disk), not ${spec.image.format === undefined ? 'an unset format' : `"${spec.image.format}"`}; use provisioner ironic to write disk images`,
+    });
+  }
+  if (spec.bootMode === 'UEFISecureBoot') {
+    errors.push({ field: 'spec.bootMode', reason: 'provisioner direct sets UEFI or legacy boot only, not UEFISecureBoot; use UEFI or provisioner ironic' });
+  }
+  for (const key of ['userData', 'networkData', 'metaData'] as const) {
+    if (spec[key]) {
+      errors.push({
+        field: `spec.${key}`,
+        reason: `provisioner direct boots the live ISO as it is and cannot hand it ${key}; build it into the ISO, remove spec.${key}, or use provisioner ironic`,
+      });
+    }
+  }
+  return errors;
+}
+
 export function validateHostSpec(host: HostRef, input: unknown): Result<ValidatedSpec> {
   const structural = schemaErrors(HostSpecSchema, input, 'spec');
   if (structural.length > 0) return { ok: false, errors: structural };
@@ -151,12 +195,14 @@ export function validateHostSpec(host: HostRef, input: unknown): Result<Validate
       });
     }
   }
-  // Metal3's webhook rule: a host that may never be powered off cannot be asked to be off.
-  if (spec.disablePowerOff === true && spec.online === false) {
+  if (bmc?.ok && spec.inspectionMode === 'fast' && BMC_TYPE_TABLE[bmc.value.type].family !== 'redfish') {
     errors.push({
-      field: 'spec.disablePowerOff',
-      reason: 'cannot be true while spec.online is false: a host whose power-off is disabled must stay online (set online: true or drop disablePowerOff)',
+      field: 'spec.inspectionMode',
+      reason: `fast (out-of-band) inspection reads the inventory from a Redfish BMC; BMC type ${bmc.value.type} has none: use "agent" or "disabled", or a Redfish address`,
     });
+  }
+  if (spec.disablePowerOff && !spec.online) {
+    errors.push({ field: 'spec.online', reason: 'must be true when spec.disablePowerOff is set (the host is never powered off, only rebooted)' });
   }
   const oci = spec.image?.ociAuthSecretName;
   if (oci !== undefined && !SECRET_NAME.test(oci)) {
@@ -168,6 +214,7 @@ export function validateHostSpec(host: HostRef, input: unknown): Result<Validate
     if (ref) errors.push(...validateSecretRef(`spec.${key}`, ref, host));
   }
   errors.push(...validateRootDeviceHints(spec));
+  if (spec.provisioner === 'direct' && bmc?.ok) errors.push(...validateDirect(spec, bmc.value));
 
   if (errors.length > 0 || (bmc && !bmc.ok)) return { ok: false, errors };
   return { ok: true, value: { spec, bmc: bmc?.ok ? bmc.value : undefined } };

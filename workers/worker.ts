@@ -9,6 +9,7 @@ import { createIronicActivities, type IronicActivityDeps } from '../activities/i
 import { createKubernetesActivities } from '../activities/kubernetes/host-status';
 import { createBmcActivities } from '../activities/bmc-activities';
 import type { KubeRest } from '../activities/kubernetes/kube-rest';
+import { createPowerActivities } from '../activities/power-activities';
 
 export const WORKFLOWS_PATH = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
 
@@ -24,6 +25,7 @@ export async function createWorker(
   deps: WorkerDeps,
   overrides: Partial<WorkerOptions> = {},
 ): Promise<Worker> {
+  const bmc = createBmcActivities({ secrets: deps.secrets });
   return Worker.create({
     connection: deps.connection,
     namespace: deps.namespace,
@@ -31,7 +33,8 @@ export async function createWorker(
     workflowsPath: WORKFLOWS_PATH,
     activities: {
       ...createIronicActivities(deps),
-      ...createBmcActivities({ secrets: deps.secrets }),
+      ...bmc,
+      ...createPowerActivities({ ironic: deps.ironic, bmc, poll: deps.poll }),
       ...(deps.kubernetes ? createKubernetesActivities({ rest: deps.kubernetes }) : {}),
     },
     // New hosts and every operation's child workflow start on the shared
@@ -39,6 +42,10 @@ export async function createWorker(
     // caps how fast a fleet-wide change gets its first workflow tasks.
     maxConcurrentWorkflowTaskPolls: 20,
     nonStickyToStickyPollRatio: 0.5,
+    // Most activities wait on Ironic or a BMC (a promise, no CPU): a fleet-wide
+    // change has one per host in flight, far beyond the SDK's 100 slots.
+    maxConcurrentActivityTaskExecutions: 2000,
+    maxHeartbeatThrottleInterval: '15 seconds',
     ...overrides,
   });
 }

@@ -4,10 +4,18 @@
  */
 import type { ErrorType, HostSpec, InspectionMode, ProvisioningState } from '../types/host';
 import type { HostState, OperationKind } from './definitions';
+import { powerGoal, type RebootMode } from './power-requests';
+
+/** Power target of a `power` or `reboot` operation decided in a steady state. */
+export interface PowerStep {
+  on: boolean;
+  /** Soft (shut down, hard if that fails) or hard; absent: hard, as before requests existed. */
+  mode?: RebootMode;
+}
 
 export type Decision =
   /** `adopt`: the enroll must adopt the node (Ironic `adopt`: active without a deploy). */
-  | { kind: 'operation'; op: OperationKind; state: ProvisioningState; adopt?: true }
+  | { kind: 'operation'; op: OperationKind; state: ProvisioningState; power?: PowerStep; adopt?: true }
   /** Enter a state that needs no operation (a host without a BMC is `unmanaged`). */
   | { kind: 'enter'; state: ProvisioningState }
   | { kind: 'wait' }
@@ -66,6 +74,8 @@ export function nextStateAfter(op: OperationKind, state: ProvisioningState, s: H
       return s.deleteRequested ? 'powering off before delete' : 'available';
     case 'power':
       return state === 'powering off before delete' ? 'deleting' : state;
+    case 'reboot':
+      return state;
     case 'delete':
       return 'deleting';
     case 'detach':
@@ -80,6 +90,7 @@ export const ERROR_TYPE_OF: Record<OperationKind, ErrorType> = {
   provision: 'provisioning error',
   deprovision: 'provisioning error',
   power: 'power management error',
+  reboot: 'power management error',
   delete: 'registration error',
   detach: 'detach error',
 };
@@ -111,6 +122,8 @@ export function decide(s: HostState): Decision {
     // delete waits until the annotation is removed and the host attached again.
     const delayed = detach ? detach.deleteAction === 'delay' : s.detached === true;
     if (!delayed) {
+      // A direct host that never enrolled: its enrollment only read the BMC, so there is nothing to undo.
+      if (spec?.provisioner === 'direct' && s.registered === undefined) return { kind: 'finish' };
       if (detach || s.detached) return { kind: 'operation', op: 'delete', state: 'deleting' };
       if (PROVISIONED_STATES.includes(state) && !spec?.externallyProvisioned) {
         return { kind: 'operation', op: 'deprovision', state: 'deprovisioning' };
@@ -137,7 +150,15 @@ export function decide(s: HostState): Decision {
   }
 
   const needsRegistration = s.registered !== registrationFingerprint(spec) || credentialsChanged(s);
-  const powerMismatch = s.status.poweredOn !== spec.online;
+  /** Steady states: power follows spec.online, reboot and power-off requests (power-requests.ts). */
+  const power = (): Decision => {
+    const goal = powerGoal(s.status.poweredOn, spec, s.power);
+    if (goal.action === 'reboot') return { kind: 'operation', op: 'reboot', state, power: { on: spec.online, mode: goal.mode } };
+    if (goal.action === 'power') {
+      return { kind: 'operation', op: 'power', state, power: goal.mode ? { on: goal.on, mode: goal.mode } : { on: goal.on } };
+    }
+    return { kind: 'wait' };
+  };
 
   switch (state) {
     case '':
@@ -149,6 +170,8 @@ export function decide(s: HostState): Decision {
     case 'preparing':
       return { kind: 'operation', op: 'prepare', state };
     case 'provisioning':
+      // The image was removed while a failed provisioning waited to retry: undo it instead.
+      if (!spec.image) return { kind: 'operation', op: 'deprovision', state: 'deprovisioning' };
       return { kind: 'operation', op: 'provision', state };
     case 'deprovisioning':
       return { kind: 'operation', op: 'deprovision', state };
@@ -156,18 +179,15 @@ export function decide(s: HostState): Decision {
       if (needsRegistration) return { kind: 'operation', op: 'enroll', state };
       if (s.inspectionRequested && inspectionMode(s) !== 'disabled') return { kind: 'operation', op: 'inspect', state: 'inspecting' };
       if (spec.image) return { kind: 'operation', op: 'provision', state: 'provisioning' };
-      if (powerMismatch) return { kind: 'operation', op: 'power', state };
-      return { kind: 'wait' };
+      return power();
     case 'provisioned':
       if (needsRegistration) return { kind: 'operation', op: 'enroll', state };
       // As in Metal3: removing the image deprovisions; changing it needs a removal first.
       if (!spec.image) return { kind: 'operation', op: 'deprovision', state: 'deprovisioning' };
-      if (powerMismatch) return { kind: 'operation', op: 'power', state };
-      return { kind: 'wait' };
+      return power();
     case 'externally provisioned':
       if (needsRegistration) return { kind: 'operation', op: 'enroll', state };
-      if (powerMismatch) return { kind: 'operation', op: 'power', state };
-      return { kind: 'wait' };
+      return power();
     case 'powering off before delete':
     case 'deleting':
       // Only reachable with a delete request, handled above.
@@ -183,6 +203,11 @@ export function decide(s: HostState): Decision {
 export function specConflict(s: HostState, next: HostSpec, running: OperationKind | undefined): string | undefined {
   if (s.deleteRequested) return 'the host is being deleted';
   const prev = s.spec;
+  const provisioner = (spec: HostSpec | undefined) => spec?.provisioner ?? 'ironic';
+  // Ironic's node and the BMC's own state belong to one provisioner each; switching would orphan one.
+  if (prev && s.status.provisioning.state !== '' && provisioner(prev) !== provisioner(next)) {
+    return `spec.provisioner cannot change from ${provisioner(prev)} to ${provisioner(next)} once the host is registered; delete the host and create it again`;
+  }
   if (!prev || !running) return undefined;
   if (prev.bootMACAddress && next.bootMACAddress !== prev.bootMACAddress) {
     return `spec.bootMACAddress cannot change while the host is ${s.status.provisioning.state}`;

@@ -4,8 +4,9 @@
  */
 import { defineQuery, defineUpdate } from '@temporalio/workflow';
 import type { HardwareDetails, HostRef, HostSpec, HostStatus, Image } from '../types/host';
+import type { PowerRequestChange, PowerRequests, PowerRequestsView } from './power-requests';
 
-export type OperationKind = 'enroll' | 'inspect' | 'prepare' | 'provision' | 'deprovision' | 'power' | 'delete' | 'detach';
+export type OperationKind = 'enroll' | 'inspect' | 'prepare' | 'provision' | 'deprovision' | 'power' | 'reboot' | 'delete' | 'detach';
 
 /** Which version of the credentials Secret the controller saw: references only, never the data. */
 export interface CredentialsVersion {
@@ -40,6 +41,8 @@ export interface OperationRecord {
   endedAt?: string;
   outcome: 'running' | 'succeeded' | 'failed';
   error?: string;
+  /** What a successful step wants known, e.g. that it skipped something (direct inspection of an IPMI host). */
+  note?: string;
 }
 
 export interface HostWorkflowOptions {
@@ -51,6 +54,13 @@ export interface HostWorkflowOptions {
   maxHistoryEvents: number;
   /** Write status and Events back to the host's BareMetalHost object (set by the Kubernetes shim). */
   publishStatus: boolean;
+  /**
+   * While idle in a steady state (available, provisioned, externally provisioned), read the
+   * real power state this often and correct a mismatch with spec.online; 0 turns it off.
+   */
+  powerCheckSeconds: number;
+  /** How long a soft power off / soft reboot may take before a hard one is used (Metal3: 180 s). */
+  softPowerOffSeconds: number;
 }
 
 export const DEFAULT_HOST_OPTIONS: HostWorkflowOptions = {
@@ -58,6 +68,8 @@ export const DEFAULT_HOST_OPTIONS: HostWorkflowOptions = {
   maxErrorBackoffSeconds: 600,
   maxHistoryEvents: 4000,
   publishStatus: false,
+  powerCheckSeconds: 300,
+  softPowerOffSeconds: 180,
 };
 
 /** Everything the host workflow carries, and hands to its next run on continue-as-new. */
@@ -82,6 +94,8 @@ export interface HostState {
   needsAttach?: boolean;
   /** `inspect.metal3.io` asked to re-inspect; done once the host is available. */
   inspectionRequested?: boolean;
+  /** Reboot and keyed power-off requests (absent in runs started before they existed). */
+  power?: PowerRequests;
 }
 
 export interface HostWorkflowInput {
@@ -100,6 +114,8 @@ export interface HostView {
   currentOperation?: OperationRecord;
   operations: OperationRecord[];
   retryAt?: string;
+  /** Pending reboot, keyed power-off requests, last power mismatch seen by the periodic check. */
+  power: PowerRequestsView;
 }
 
 export interface ApplySpecResult {
@@ -132,3 +148,10 @@ export const applyDirectivesUpdate = defineUpdate<DirectivesResult, [HostDirecti
 export const restoreStatusUpdate = defineUpdate<{ restored: boolean; reason?: string }, [HostStatus]>('restoreStatus');
 /** `inspect.metal3.io` with an empty value: inspect again once the host is available. */
 export const requestInspectionUpdate = defineUpdate<{ accepted: boolean; pending: boolean }, []>('requestInspection');
+/**
+ * Reboot and power-off requests (Metal3's reboot.metal3.io annotations, and the API): a one-shot
+ * reboot, the state of the one-shot annotation, and keyed power-off requests that keep the host
+ * off until all are released. Rejected (InvalidRequest) for a bad mode or key, or keyed requests
+ * on a host with spec.disablePowerOff.
+ */
+export const powerRequestsUpdate = defineUpdate<PowerRequestsView, [PowerRequestChange]>('powerRequests');

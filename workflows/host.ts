@@ -35,15 +35,26 @@ import {
   applyDirectivesUpdate,
   restoreStatusUpdate,
   requestInspectionUpdate,
+  powerRequestsUpdate,
   type HostState,
   type HostView,
   type HostWorkflowInput,
   type OperationKind,
   type OperationRecord,
 } from './definitions';
-import { decide, ERROR_TYPE_OF, nextStateAfter, registrationFingerprint, specConflict } from './decide';
+import { decide, ERROR_TYPE_OF, nextStateAfter, registrationFingerprint, specConflict, type PowerStep } from './decide';
 import { OPERATION_WORKFLOWS, type OperationOutcome } from './operations';
 import { applyDirectives, checkRestoredStatus, credentialsAttempt, requestInspection, restoreStatus } from './host-directives';
+import {
+  applyPowerRequestChange,
+  checkPowerRequestChange,
+  powerRequestsView,
+  rebootServed,
+  settlePowerRequests,
+  type PowerRequestChange,
+} from './power-requests';
+import { powerPath } from './power-operations';
+import { powerCheckDelayMs, readPower } from './power-check';
 import type { HostEvent, KubernetesActivities } from '../activities/kubernetes/host-status';
 
 const kube = proxyActivities<KubernetesActivities>({
@@ -100,6 +111,7 @@ export async function hostWorkflow(input: HostWorkflowInput): Promise<HostView> 
     currentOperation: running,
     operations: s.operations,
     retryAt: s.retryAt,
+    power: powerRequestsView(s.power),
   });
 
   const publish = (): void => {
@@ -214,8 +226,27 @@ export async function hostWorkflow(input: HostWorkflowInput): Promise<HostView> 
     return { accepted };
   });
 
+  setHandler(
+    powerRequestsUpdate,
+    (change: PowerRequestChange) => {
+      s.power = applyPowerRequestChange(s.power, change);
+      return powerRequestsView(s.power);
+    },
+    {
+      validator: (change: PowerRequestChange) => {
+        if (!s.spec) throw ApplicationFailure.create({ type: 'NotFound', message: 'the host has no spec yet' });
+        if (s.deleteRequested) throw ApplicationFailure.create({ type: 'Conflict', message: 'the host is being deleted' });
+        const errors = checkPowerRequestChange(change, s.spec);
+        if (errors.length > 0) {
+          throw ApplicationFailure.create({ type: 'InvalidRequest', message: formatFieldErrors(errors), details: [errors] });
+        }
+      },
+    },
+  );
+
   /** Runs one operation as a child workflow; true when it succeeded. */
-  const runOperation = async (op: OperationKind, state: ProvisioningState, adopt?: true): Promise<boolean> => {
+  const runOperation = async (op: OperationKind, state: ProvisioningState, extra: { adopt?: true; power?: PowerStep } = {}): Promise<boolean> => {
+    const { adopt, power } = extra;
     const spec = s.spec;
     const tried = op === 'enroll' ? credentialsAttempt(s) : undefined;
     if (tried) s.status.triedCredentials = tried;
@@ -244,6 +275,15 @@ export async function hostWorkflow(input: HostWorkflowInput): Promise<HostView> 
             nodeId: s.status.provisioning.ID || undefined,
             powerOn: s.deleteRequested ? false : spec?.online,
             ...(adopt ? { adopt: { image: s.status.provisioning.image } } : {}),
+            ...(power
+              ? {
+                  power: {
+                    ...power,
+                    via: powerPath(spec, s.status.provisioning.ID || undefined),
+                    softTimeoutSeconds: s.options.softPowerOffSeconds ?? DEFAULT_HOST_OPTIONS.softPowerOffSeconds,
+                  },
+                }
+              : {}),
           },
         ],
         parentClosePolicy: ParentClosePolicy.TERMINATE,
@@ -251,6 +291,7 @@ export async function hostWorkflow(input: HostWorkflowInput): Promise<HostView> 
       applyOutcome(op, outcome, spec);
       record.outcome = 'succeeded';
       record.endedAt = now();
+      if (outcome.note) record.note = outcome.note;
       if (metric && s.status.operationHistory[metric].start) s.status.operationHistory[metric].end = record.endedAt;
       s.status.errorType = '';
       s.status.errorMessage = '';
@@ -261,7 +302,8 @@ export async function hostWorkflow(input: HostWorkflowInput): Promise<HostView> 
       setState(next);
       s.status.lastUpdated = record.endedAt;
       publish();
-      await sync({ type: 'Normal', reason: `${reasonOf(op)}Succeeded`, message: `${op} succeeded; provisioning state ${next || 'unmanaged'}` });
+      const note = outcome.note ? ` (${outcome.note})` : '';
+      await sync({ type: 'Normal', reason: `${reasonOf(op)}Succeeded`, message: `${op} succeeded; provisioning state ${next || 'unmanaged'}${note}` });
       return true;
     } catch (err) {
       record.outcome = 'failed';
@@ -277,6 +319,9 @@ export async function hostWorkflow(input: HostWorkflowInput): Promise<HostView> 
       s.status.lastUpdated = record.endedAt;
       publish();
       await sync({ type: 'Warning', reason: reasonOf(s.status.errorType ?? 'error'), message: record.error });
+      // Nothing runs while we back off: a spec change that fixes the cause (a new
+      // image, corrected BMC settings) must be accepted, not refused as a conflict.
+      running = undefined;
       await backoff();
       return false;
     } finally {
@@ -307,6 +352,8 @@ export async function hostWorkflow(input: HostWorkflowInput): Promise<HostView> 
       s.registered = undefined;
     }
     if (op === 'inspect' && s.inspectionRequested) s.inspectionRequested = false;
+    // As in Metal3, provisioning and deprovisioning power-cycle the host: a waiting reboot is served.
+    if (op === 'reboot' || op === 'provision' || op === 'deprovision') s.power = rebootServed(s.power);
   };
 
   /** Wait before retrying a failed operation, unless the spec changes or a delete arrives first. */
@@ -321,6 +368,19 @@ export async function hostWorkflow(input: HostWorkflowInput): Promise<HostView> 
     s.retryAt = undefined;
   };
 
+  /** Periodic check: a host whose power differs from its status (changed behind our back) is recorded and corrected. */
+  const checkPower = async (): Promise<void> => {
+    const observed = await readPower(s);
+    if (observed === undefined || observed === s.status.poweredOn) return;
+    const at = now();
+    s.power = { ...(s.power ?? { holds: {}, seq: 0 }), lastMismatch: { at, observedOn: observed, recordedOn: s.status.poweredOn } };
+    s.status.poweredOn = observed;
+    s.status.lastUpdated = at;
+    const message = `the host was found powered ${observed ? 'on' : 'off'} (recorded ${observed ? 'off' : 'on'}, spec.online ${String(s.spec?.online)})`;
+    log.warn(message);
+    await sync({ type: 'Warning', reason: 'PowerStateMismatch', message });
+  };
+
   const historyTooLong = (): boolean =>
     workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > s.options.maxHistoryEvents;
 
@@ -328,6 +388,7 @@ export async function hostWorkflow(input: HostWorkflowInput): Promise<HostView> 
   for (;;) {
     // Events from the shim's updates, with the status they changed.
     for (const event of pendingEvents.splice(0)) await sync(event);
+    s.power = settlePowerRequests(s.status.poweredOn, s.spec, s.power);
     const decision = decide(s);
     if (decision.kind === 'finish') break;
     if (decision.kind === 'enter') {
@@ -342,7 +403,7 @@ export async function hostWorkflow(input: HostWorkflowInput): Promise<HostView> 
       if (before !== decision.state) {
         await sync({ type: 'Normal', reason: 'StateChanged', message: `provisioning state ${before || 'unmanaged'} → ${decision.state}` });
       }
-      const succeeded = await runOperation(decision.op, decision.state, decision.adopt);
+      const succeeded = await runOperation(decision.op, decision.state, { adopt: decision.adopt, power: decision.power });
       if (decision.op === 'delete' && succeeded) break;
       continue;
     }
@@ -353,8 +414,16 @@ export async function hostWorkflow(input: HostWorkflowInput): Promise<HostView> 
     }
     const generation = s.generation;
     const deleteRequested = s.deleteRequested;
+    const powerSeq = s.power?.seq;
     const nudged = nudges;
-    await condition(() => s.generation !== generation || s.deleteRequested !== deleteRequested || nudges !== nudged || historyTooLong());
+    const woken = () =>
+      s.generation !== generation || s.deleteRequested !== deleteRequested || s.power?.seq !== powerSeq || nudges !== nudged || historyTooLong();
+    const checkMs = powerCheckDelayMs(s);
+    if (checkMs !== undefined && patched('power-check')) {
+      if (!(await condition(woken, checkMs))) await checkPower();
+    } else {
+      await condition(woken);
+    }
   }
   await condition(allHandlersFinished);
   return view();

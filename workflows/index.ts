@@ -7,6 +7,7 @@ export {
   provisionWorkflow,
   deprovisionWorkflow,
   powerWorkflow,
+  rebootWorkflow,
   deleteWorkflow,
   detachWorkflow,
 } from './operations';

@@ -10,6 +10,17 @@ import type { IronicActivities } from '../activities/ironic-activities';
 import type { BmcActivities } from '../activities/bmc-activities';
 import { parseBmcAddress } from '../types/bmc';
 import type { OperationKind } from './definitions';
+import {
+  directDelete,
+  directDeprovision,
+  directEnroll,
+  directInspect,
+  directPower,
+  directPrepare,
+  directProvision,
+  isDirect,
+} from './direct-operations';
+import { changePower, inspectFromBmc, reboot, type PowerOrder } from './power-operations';
 
 export interface OperationInput {
   ref: HostRef;
@@ -23,12 +34,16 @@ export interface OperationInput {
    * detach or a status restore): adopt it as active, with this image, instead of deploying.
    */
   adopt?: { image?: Image };
+  /** Steady-state power change or reboot: target, soft/hard, Ironic or BMC (power-operations.ts). */
+  power?: PowerOrder;
 }
 
 export interface OperationOutcome {
   nodeId?: string;
   poweredOn?: boolean;
   hardware?: HardwareDetails;
+  /** Something the host's record and Event should say about a step that succeeded (e.g. what was skipped). */
+  note?: string;
 }
 
 const retry = {
@@ -47,12 +62,13 @@ const quick = proxyActivities<IronicActivities>({ startToCloseTimeout: '2 minute
 /**
  * Provision-state changes wait on Ironic; heartbeats let a new worker take
  * over after a crash. Each heartbeat the server records is a database write:
- * 30 s (the SDK sends at most one per 24 s) keeps 1,000 waiting hosts at about
- * 40 writes a second while a crash is still noticed within half a minute.
+ * the worker sends at most one per 15 s (its maxHeartbeatThrottleInterval),
+ * about 70 writes a second for 1,000 waiting hosts, and a one-minute timeout
+ * leaves room for a slow server while a crash is still noticed within it.
  */
 const waiting = proxyActivities<IronicActivities>({
   startToCloseTimeout: '3 hours',
-  heartbeatTimeout: '30 seconds',
+  heartbeatTimeout: '1 minute',
   retry,
 });
 
@@ -71,6 +87,8 @@ function required<T>(value: T | undefined, what: string): T {
 const cleaning = (spec: HostSpec | undefined): boolean => (spec?.automatedCleaningMode ?? 'metadata') !== 'disabled';
 
 export async function enrollWorkflow(input: OperationInput): Promise<OperationOutcome> {
+  // spec.provisioner: direct never touches Ironic (direct-operations.ts).
+  if (isDirect(input.spec)) return directEnroll(input);
   const spec = required(input.spec, 'a spec');
   // Pre-flight: a wrong password or an unreachable BMC is named here, before Ironic is touched.
   const bmcType = parseBmcAddress(bmcOf(spec).address);
@@ -87,18 +105,22 @@ export async function enrollWorkflow(input: OperationInput): Promise<OperationOu
 }
 
 export async function inspectWorkflow(input: OperationInput): Promise<OperationOutcome> {
+  if (isDirect(input.spec)) return directInspect(input);
+  if (input.spec?.inspectionMode === 'fast') return inspectFromBmc({ ref: input.ref, spec: input.spec });
   const nodeId = required(input.nodeId, 'a node');
   const { hardware } = await waiting.inspectNode({ ref: input.ref, nodeId });
   return { hardware };
 }
 
 export async function prepareWorkflow(input: OperationInput): Promise<OperationOutcome> {
+  if (isDirect(input.spec)) return directPrepare(input);
   const nodeId = required(input.nodeId, 'a node');
   const node = await waiting.provideNode({ ref: input.ref, nodeId, automatedCleaning: cleaning(input.spec) });
   return { poweredOn: node.poweredOn };
 }
 
 export async function provisionWorkflow(input: OperationInput): Promise<OperationOutcome> {
+  if (isDirect(input.spec)) return directProvision(input);
   const spec = required(input.spec, 'a spec');
   const nodeId = required(input.nodeId, 'a node');
   const image = required(spec.image, 'an image');
@@ -116,12 +138,17 @@ export async function provisionWorkflow(input: OperationInput): Promise<Operatio
 }
 
 export async function deprovisionWorkflow(input: OperationInput): Promise<OperationOutcome> {
+  if (isDirect(input.spec)) return directDeprovision(input);
   const nodeId = required(input.nodeId, 'a node');
   const node = await waiting.undeployNode({ ref: input.ref, nodeId, automatedCleaning: cleaning(input.spec) });
   return { poweredOn: node.poweredOn };
 }
 
 export async function powerWorkflow(input: OperationInput): Promise<OperationOutcome> {
+  // As Metal3: a host whose power must never go off is not powered off before deleting either.
+  if (input.powerOn === false && input.spec?.disablePowerOff) return {};
+  if (input.power && (input.power.via === 'bmc' || input.power.mode)) return changePower({ ...input, power: input.power });
+  if (isDirect(input.spec)) return directPower(input);
   const node = await waiting.setPower({
     ref: input.ref,
     nodeId: input.nodeId,
@@ -131,7 +158,13 @@ export async function powerWorkflow(input: OperationInput): Promise<OperationOut
   return { poweredOn: node.poweredOn };
 }
 
+/** One-shot reboot (reboot.metal3.io or the API), through Ironic or the BMC. */
+export async function rebootWorkflow(input: OperationInput): Promise<OperationOutcome> {
+  return reboot({ ...input, power: required(input.power, 'a power order') });
+}
+
 export async function deleteWorkflow(input: OperationInput): Promise<OperationOutcome> {
+  if (isDirect(input.spec)) return directDelete(input);
   await quick.deleteNode({ ref: input.ref, nodeId: input.nodeId, bootMACAddress: input.spec?.bootMACAddress });
   return { nodeId: '', poweredOn: false };
 }
@@ -149,6 +182,7 @@ export const OPERATION_WORKFLOWS: Record<OperationKind, (input: OperationInput) 
   provision: provisionWorkflow,
   deprovision: deprovisionWorkflow,
   power: powerWorkflow,
+  reboot: rebootWorkflow,
   delete: deleteWorkflow,
   detach: detachWorkflow,
 };

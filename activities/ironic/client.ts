@@ -9,6 +9,8 @@ import type { IronicNode, IronicPort } from './types';
 /** Everything metalflow sends needs 1.81 (node inventory); newer servers are asked for the same. */
 export const REQUIRED_MICROVERSION = '1.81';
 
+export type IronicPowerTarget = 'power on' | 'power off' | 'soft power off' | 'rebooting' | 'soft rebooting';
+
 export type IronicErrorKind = 'not-found' | 'conflict' | 'rejected' | 'too-old' | 'unavailable';
 
 export class IronicError extends Error {
@@ -223,8 +225,9 @@ export class IronicClient {
     await this.send('PUT', `/v1/nodes/${nodeId}/states/provision`, { target, ...extra });
   }
 
-  async setPowerState(nodeId: string, target: 'power on' | 'power off'): Promise<void> {
-    await this.send('PUT', `/v1/nodes/${nodeId}/states/power`, { target });
+  /** `timeout` (seconds) bounds a soft power off / soft reboot; Ironic records a last_error when it passes. */
+  async setPowerState(nodeId: string, target: IronicPowerTarget, timeout?: number): Promise<void> {
+    await this.send('PUT', `/v1/nodes/${nodeId}/states/power`, timeout === undefined ? { target } : { target, timeout });
   }
 
   /** Interfaces this Ironic has enabled for a hardware type, e.g. `enabled_boot_interfaces`. */

@@ -40,7 +40,8 @@ export type WaitOutcome = 'changed' | 'gone' | 'timeout' | 'error';
 
 interface Waiter {
   seen: string;
-  deadline: number;
+  /** Fires the deadline on its own: a slow list must never delay a heartbeat past its timeout. */
+  timer: NodeJS.Timeout;
   resolve: (outcome: WaitOutcome) => void;
 }
 
@@ -58,9 +59,13 @@ export class NodeWatcher {
   /** Resolves once `node` differs from what the caller saw, is gone, or `maxWaitMs` passed. */
   wait(nodeId: string, seen: NodeState, maxWaitMs: number): Promise<WaitOutcome> {
     return new Promise((resolve) => {
-      const waiter: Waiter = { seen: stateKey(seen), deadline: Date.now() + maxWaitMs, resolve };
       let set = this.waiters.get(nodeId);
       if (!set) this.waiters.set(nodeId, (set = new Set()));
+      const waiter: Waiter = {
+        seen: stateKey(seen),
+        timer: setTimeout(() => this.settle(nodeId, (w) => (w === waiter ? 'timeout' : undefined)), maxWaitMs),
+        resolve,
+      };
       set.add(waiter);
       if (!this.looping) {
         this.looping = true;
@@ -85,6 +90,7 @@ export class NodeWatcher {
       const outcome = decide(w);
       if (outcome) {
         set.delete(w);
+        clearTimeout(w.timer);
         w.resolve(outcome);
       }
     }
@@ -116,14 +122,12 @@ export class NodeWatcher {
           // Ironic unreachable or failing: let every waiter re-read on its own,
           // where the error is classified and retried by the activity's policy.
         }
-        const now = Date.now();
         for (const id of ids) {
           this.settle(id, (w) => {
             if (!states) return 'error';
             const state = states.get(id);
             if (!state) return 'gone';
-            if (stateKey(state) !== w.seen) return 'changed';
-            return now >= w.deadline ? 'timeout' : undefined;
+            return stateKey(state) !== w.seen ? 'changed' : undefined;
           });
         }
         interval = Math.max(this.opts.intervalMs, 2 * (Date.now() - started));

@@ -6,6 +6,7 @@
 import { HardwareDetailsSchema, HostStatusSchema, type HardwareDetails, type HostStatus } from '../../types/host';
 import { schemaErrors } from '../../types/validate';
 import type { FieldError } from '../../types/field-error';
+import type { RebootMode } from '../../workflows/power-requests';
 
 export const ANNOTATIONS = {
   paused: 'baremetalhost.metal3.io/paused',
@@ -13,6 +14,8 @@ export const ANNOTATIONS = {
   status: 'baremetalhost.metal3.io/status',
   inspect: 'inspect.metal3.io',
   hardwareDetails: 'inspect.metal3.io/hardwaredetails',
+  /** One-shot reboot; `reboot.metal3.io/<key>` keeps the host off until removed. */
+  reboot: 'reboot.metal3.io',
 } as const;
 
 export interface HostAnnotations {
@@ -24,6 +27,42 @@ export interface HostAnnotations {
   /** `disabled` skips inspection; `requested` asks to re-inspect an available host. */
   inspect?: 'disabled' | 'requested';
   hardwareDetails?: HardwareDetails;
+  /** `reboot.metal3.io`: one reboot, soft first unless hard. */
+  reboot?: { mode: RebootMode };
+  /** `reboot.metal3.io/<key>`: keyed power-off requests and their mode. */
+  powerOff: Record<string, RebootMode>;
+}
+
+/**
+ * A reboot annotation's value, as Metal3 reads it (RebootAnnotationArguments): empty, or JSON
+ * `{"mode": "hard" | "soft", "force": bool}`. Unlike Metal3, which reads a value it cannot
+ * parse as soft, a bad value is an error: a hard reboot request must never become a soft one.
+ */
+function parseRebootValue(field: string, raw: string, errors: FieldError[]): RebootMode | undefined {
+  if (raw.trim() === '') return 'soft';
+  const parsed = parseJson(field, raw, errors);
+  if (parsed === undefined) return undefined;
+  const accepted = 'must be empty or {"mode": "hard" | "soft"} (optionally with "force": true|false)';
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+    errors.push({ field, reason: accepted });
+    return undefined;
+  }
+  const o = parsed as Record<string, unknown>;
+  const unknown = Object.keys(o).filter((k) => k !== 'mode' && k !== 'force');
+  if (unknown.length > 0) {
+    errors.push({ field, reason: `unknown field ${unknown.map((k) => JSON.stringify(k)).join(', ')}: ${accepted}` });
+    return undefined;
+  }
+  if (o.force !== undefined && typeof o.force !== 'boolean') {
+    errors.push({ field, reason: `"force" must be true or false: ${accepted}` });
+    return undefined;
+  }
+  if (o.mode === undefined) return 'soft';
+  if (o.mode !== 'hard' && o.mode !== 'soft') {
+    errors.push({ field, reason: `mode ${JSON.stringify(o.mode)} is not accepted: use "hard" or "soft"` });
+    return undefined;
+  }
+  return o.mode;
 }
 
 function parseJson(field: string, raw: string, errors: FieldError[]): unknown {
@@ -69,7 +108,7 @@ function asGoDecodes(json: unknown): unknown {
 export function parseAnnotations(annotations: Record<string, string> | undefined): { value: HostAnnotations; errors: FieldError[] } {
   const a = annotations ?? {};
   const errors: FieldError[] = [];
-  const value: HostAnnotations = { paused: ANNOTATIONS.paused in a };
+  const value: HostAnnotations = { paused: ANNOTATIONS.paused in a, powerOff: {} };
   const field = (name: string) => `metadata.annotations["${name}"]`;
 
   if (ANNOTATIONS.detached in a) {
@@ -121,5 +160,23 @@ export function parseAnnotations(annotations: Record<string, string> | undefined
       else value.hardwareDetails = parsed as HardwareDetails;
     }
   }
+  for (const [name, raw] of Object.entries(a)) {
+    if (name === ANNOTATIONS.reboot) {
+      const mode = parseRebootValue(field(name), raw, errors);
+      if (mode) value.reboot = { mode };
+    } else if (name.startsWith(`${ANNOTATIONS.reboot}/`)) {
+      const mode = parseRebootValue(field(name), raw, errors);
+      if (mode) value.powerOff[name.slice(ANNOTATIONS.reboot.length + 1)] = mode;
+    }
+  }
   return { value, errors };
+}
+
+/** Rules that need the spec too: keyed power-off requests cannot hold a host whose power must never go off. */
+export function annotationSpecErrors(value: HostAnnotations, spec: { disablePowerOff?: boolean }): FieldError[] {
+  if (!spec.disablePowerOff) return [];
+  return Object.keys(value.powerOff).map((key) => ({
+    field: `metadata.annotations["${ANNOTATIONS.reboot}/${key}"]`,
+    reason: 'spec.disablePowerOff is set: this host is never powered off, so it cannot be held off; use reboot.metal3.io (one reboot) instead',
+  }));
 }

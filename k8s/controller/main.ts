@@ -67,6 +67,7 @@ async function lead(): Promise<void> {
       rest,
       client,
       taskQueue: config.taskQueue,
+      hostOptions: config.hostOptions,
       get: (key) => inf.cache.get(key),
       secretVersion: (namespace, name) => sec.cache.get(`${namespace}/${name}`)?.metadata.resourceVersion,
       requeueAfter: (key, ms) => q.addAfter(key, ms),

@@ -16,15 +16,18 @@ import {
   applyDirectivesUpdate,
   applySpecUpdate,
   deleteHostUpdate,
+  hostViewQuery,
+  powerRequestsUpdate,
   requestInspectionUpdate,
   restoreStatusUpdate,
   type HostDirectives,
   type HostWorkflowOptions,
 } from '../../workflows/definitions';
+import type { PowerRequestChange, PowerRequestsView } from '../../workflows/power-requests';
 import type { hostWorkflow } from '../../workflows/host';
 import { KubeError, type KubeRest } from '../../activities/kubernetes/kube-rest';
 import { recordHostEvent } from '../../activities/kubernetes/events';
-import { ANNOTATIONS, parseAnnotations, type HostAnnotations } from './annotations';
+import { ANNOTATIONS, annotationSpecErrors, parseAnnotations, type HostAnnotations } from './annotations';
 import type { KubeObject } from './informer';
 
 export const FINALIZER = 'baremetalhost.metal3.io';
@@ -54,6 +57,8 @@ export class Reconciler {
   /** What was last handed to each workflow; only saves repeat updates, so losing it is harmless. */
   private readonly applied = new Map<string, string>();
   private readonly sentDirectives = new Map<string, string>();
+  /** Reboot/power-off requests last handed to each workflow (same caveat). */
+  private readonly powerApplied = new Map<string, string>();
 
   constructor(private readonly deps: ReconcilerDeps) {}
 
@@ -76,6 +81,7 @@ export class Reconciler {
     if (!obj) {
       this.applied.delete(key);
       this.sentDirectives.delete(key);
+      this.powerApplied.delete(key);
       return;
     }
     const ref: HostRef = { namespace: obj.metadata.namespace ?? 'default', name: obj.metadata.name };
@@ -130,7 +136,7 @@ export class Reconciler {
       return;
     }
     const spec = valid.value.spec;
-    const conflicts = annotationConflicts(spec, annotations.value);
+    const conflicts = [...annotationSpecErrors(annotations.value, spec), ...annotationConflicts(spec, annotations.value)];
     if (conflicts.length > 0) {
       await this.reportInvalid(obj, ref, 'InvalidAnnotation', conflicts);
       return;
@@ -154,11 +160,13 @@ export class Reconciler {
     if (directives.hardwareDetails) consumed.push(ANNOTATIONS.hardwareDetails);
 
     const fingerprint = JSON.stringify(spec);
+    let fresh: PowerRequestsView | undefined;
     if (this.applied.get(key) !== fingerprint) {
       // A Conflict (a change the running operation depends on) throws: the queue retries with backoff.
-      await this.withStart(ref, applySpecUpdate, [spec]);
+      fresh = (await this.withStart(ref, applySpecUpdate, [spec])).view.power;
       this.applied.set(key, fingerprint);
     }
+    await this.syncPowerRequests(obj, ref, key, annotations.value, fresh);
 
     if (annotations.value.inspect === 'requested') {
       await this.deps.client.workflow.getHandle(hostWorkflowId(ref)).executeUpdate(requestInspectionUpdate);
@@ -184,6 +192,53 @@ export class Reconciler {
     if (this.sentDirectives.get(key) === fingerprint) return;
     await this.withStart(ref, applyDirectivesUpdate, [d]);
     this.sentDirectives.set(key, fingerprint);
+  }
+
+  /**
+   * Hands the reboot annotations to the workflow (level-triggered: the full set each time
+   * it changes) and, as Metal3 does, removes the one-shot `reboot.metal3.io` once the
+   * workflow says its reboot has run, so it is served exactly once.
+   */
+  private async syncPowerRequests(
+    obj: BareMetalHost,
+    ref: HostRef,
+    key: string,
+    a: HostAnnotations,
+    /** The workflow's requests as the spec update just returned them, saving a query. */
+    fresh: PowerRequestsView | undefined,
+  ): Promise<void> {
+    const change: PowerRequestChange = { rebootAnnotation: a.reboot ?? null, holdOff: a.powerOff, onlyThese: true };
+    const print = JSON.stringify(change);
+    const handle = this.deps.client.workflow.getHandle(hostWorkflowId(ref));
+    const known = this.powerApplied.get(key);
+    const current = async (): Promise<PowerRequestsView> => fresh ?? (await handle.query(hostViewQuery)).power;
+    let power: PowerRequestsView;
+    if (known === print) {
+      if (!a.reboot) return;
+      // Only the one-shot's progress can have moved: a query adds nothing to the history.
+      power = await current();
+    } else if (known === undefined && !a.reboot && Object.keys(a.powerOff).length === 0) {
+      // First sight without reboot annotations: update only if the workflow holds requests
+      // from annotations removed while no controller was watching.
+      power = await current();
+      if (power && (power.annotation !== undefined || Object.keys(power.holds ?? {}).length > 0)) {
+        power = await handle.executeUpdate(powerRequestsUpdate, { args: [change] });
+      }
+      this.powerApplied.set(key, print);
+    } else {
+      power = await handle.executeUpdate(powerRequestsUpdate, { args: [change] });
+      this.powerApplied.set(key, print);
+    }
+    if (a.reboot && power.annotation === 'done') {
+      await this.deps.rest.call('PATCH', this.objectPath(ref), {
+        body: { metadata: { annotations: { [ANNOTATIONS.reboot]: null }, resourceVersion: obj.metadata.resourceVersion } },
+        contentType: MERGE,
+      });
+      this.deps.log?.(`${ref.namespace}/${ref.name}: reboot done, removed ${ANNOTATIONS.reboot}`);
+    } else if (a.reboot) {
+      // The status write that ends the reboot brings the host back; this is the safety net.
+      this.deps.requeueAfter(key, 5000);
+    }
   }
 
   /** Update-with-start of the host's workflow: idempotent, starts it when it does not run. */

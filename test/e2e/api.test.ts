@@ -47,7 +47,7 @@ afterAll(async () => {
   await h?.close();
 });
 
-async function call(method: 'GET' | 'PUT' | 'DELETE', path: string, body?: unknown, at = base) {
+async function call(method: 'GET' | 'PUT' | 'DELETE' | 'POST', path: string, body?: unknown, at = base) {
   const res = await request(`${at}${path}`, {
     method,
     headers: body === undefined ? {} : { 'content-type': 'application/json' },
@@ -162,6 +162,35 @@ describe('HTTP API', () => {
 
     expect((await call('GET', `/v1/namespaces/${NS}/hosts/${name}`)).status).toBe(404);
     expect(await h.secrets.read(NS, `${name}-bmc-secret`)).toBeUndefined();
+  });
+
+  it('reboots and holds power off over HTTP; 400 for a bad mode or key', async () => {
+    const name = uniq('api-pw');
+    const path = `/v1/namespaces/${NS}/hosts/${name}`;
+    expect((await call('PUT', path, hostBody(name))).status).toBe(201);
+    await waitFor('available and on', async () => {
+      const v = (await call('GET', path)).json;
+      return v.status.provisioning.state === 'available' && v.status.poweredOn && !v.currentOperation;
+    });
+    const bad = await call('POST', `${path}/reboot`, { mode: 'sideways' });
+    expect(bad.status).toBe(400);
+    expect(bad.json.fields).toEqual([{ field: 'mode', reason: 'must be one of "soft", "hard"' }]);
+    expect((await call('PUT', `${path}/power-off-requests/not%20a%20key`, {})).status).toBe(400);
+    expect((await call('POST', `/v1/namespaces/${NS}/hosts/${uniq('nobody')}/reboot`)).status).toBe(404);
+
+    const rebooted = await call('POST', `${path}/reboot`);
+    expect(rebooted.status).toBe(202);
+    await waitFor('a reboot operation', async () => {
+      const v = (await call('GET', path)).json;
+      return v.operations.some((o: { kind: string; outcome: string }) => o.kind === 'reboot' && o.outcome === 'succeeded');
+    });
+    const held = await call('PUT', `${path}/power-off-requests/maintenance`, { mode: 'hard' });
+    expect(held.status).toBe(200);
+    expect(held.json.power.holds).toEqual({ maintenance: 'hard' });
+    await waitFor('off', async () => (await call('GET', path)).json.status.poweredOn === false);
+    const released = await call('DELETE', `${path}/power-off-requests/maintenance`);
+    expect(released.json.power.holds).toEqual({});
+    await waitFor('on', async () => (await call('GET', path)).json.status.poweredOn === true);
   });
 
   it('answers 404 for unknown hosts', async () => {

@@ -18,6 +18,9 @@ describe('replay of recorded histories', () => {
     for (const op of ['enroll', 'inspect', 'prepare', 'provision', 'deprovision', 'power', 'delete']) {
       expect(files).toContain(`operation-${op}.json`);
     }
+    // Power checks, a mismatch corrected, a reboot, a keyed power-off (test/support/record-power-histories.ts).
+    expect(files).toContain('host-power.json');
+    expect(files).toContain('operation-reboot.json');
   });
 
   it.each(files)('%s replays without nondeterminism', async (file) => {

@@ -11,7 +11,8 @@ import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { REPO_ROOT } from '../../config/env';
 import { IronicClient } from '../../activities/ironic/client';
 import { hostWorkflowId } from '../../types/host-ref';
-import { IRONIC_URL, TEMPORAL_ADDRESS, WORKFLOW_BUNDLE_PATH } from '../support/env';
+import { hostViewQuery } from '../../workflows/definitions';
+import { IRONIC_URL, SUSHY_URL, TEMPORAL_ADDRESS, WORKFLOW_BUNDLE_PATH } from '../support/env';
 import { randomMac, uniq, waitFor } from '../support/harness';
 import { KUBE_BUILD_TIMEOUT_MS, KUBECONFIG, kubeSh, kubectl, useKube, type KubeLease } from './kube-harness';
 
@@ -215,6 +216,69 @@ describe('the Kubernetes shim', () => {
     // The watch came back: a change after the restart is still acted on.
     kubectl(['patch', 'bmh', name, '-n', NS, '--type=json', '-p', '[{"op":"remove","path":"/spec/image"}]']);
     kubectl(['wait', '-n', NS, '--for=jsonpath={.status.provisioning.state}=available', `bmh/${name}`, '--timeout=120s']);
+  });
+
+  it('acts on Metal3 reboot annotations: one-shot reboot removed when done, keyed power off held until removed, invalid values rejected', async () => {
+    const name = 'host-reboot';
+    apply(secret(`${name}-bmc-secret`, { username: 'admin', password: 'x' }));
+    apply(host(name, guideSpec(name, randomMac())));
+    kubectl(['wait', '-n', NS, '--for=jsonpath={.status.provisioning.state}=available', `bmh/${name}`, '--timeout=90s']);
+    await waitFor('powered on', async () => json(['get', 'bmh', name]).status.poweredOn === true, { timeoutMs: 60_000 });
+    const handle = env.client.workflow.getHandle(hostWorkflowId({ namespace: NS, name }));
+    const reboots = async () =>
+      (await handle.query(hostViewQuery)).operations.filter((o) => o.kind === 'reboot' && o.outcome === 'succeeded').length;
+
+    // One-shot: rebooted once, then the controller removes the annotation (as Metal3 does).
+    kubectl(['annotate', 'bmh', name, '-n', NS, 'reboot.metal3.io={"mode":"hard"}']);
+    await waitFor('the annotation removed after the reboot', async () => {
+      const annotations = json(['get', 'bmh', name]).metadata.annotations ?? {};
+      return !('reboot.metal3.io' in annotations);
+    }, { timeoutMs: 60_000 });
+    expect(await reboots()).toBe(1);
+    const nodeId = json(['get', 'bmh', name]).status.provisioning.ID;
+    expect((await ironic.getNode(nodeId))?.power_state).toBe('power on');
+
+    // Keyed: off until every key is gone.
+    kubectl(['annotate', 'bmh', name, '-n', NS, 'reboot.metal3.io/remediation=', 'reboot.metal3.io/upgrade={"mode":"soft"}']);
+    await waitFor('held off', async () => json(['get', 'bmh', name]).status.poweredOn === false, { timeoutMs: 60_000 });
+    expect((await ironic.getNode(nodeId))?.power_state).toBe('power off');
+    kubectl(['annotate', 'bmh', name, '-n', NS, 'reboot.metal3.io/remediation-']);
+    expect((await handle.query(hostViewQuery)).status.poweredOn).toBe(false);
+    kubectl(['annotate', 'bmh', name, '-n', NS, 'reboot.metal3.io/upgrade-']);
+    await waitFor('on again', async () => json(['get', 'bmh', name]).status.poweredOn === true, { timeoutMs: 60_000 });
+    expect(await reboots()).toBe(1);
+
+    // Invalid JSON and an unknown mode: an error on the object and an Event, never read as a soft reboot.
+    kubectl(['annotate', 'bmh', name, '-n', NS, 'reboot.metal3.io={mode: hard}']);
+    await waitFor('an error status', async () => json(['get', 'bmh', name]).status.operationalStatus === 'error', { timeoutMs: 30_000 });
+    expect(json(['get', 'bmh', name]).status.errorMessage).toMatch(/^metadata\.annotations\["reboot\.metal3\.io"\]: is not valid JSON/);
+    kubectl(['annotate', 'bmh', name, '-n', NS, '--overwrite', 'reboot.metal3.io={"mode":"sideways"}']);
+    await waitFor('the mode named', async () => /mode "sideways" is not accepted/.test(json(['get', 'bmh', name]).status.errorMessage), { timeoutMs: 30_000 });
+    const events = JSON.parse(kubectl(['get', 'events', '-n', NS, '--field-selector', `involvedObject.name=${name}`, '-o', 'json']).stdout);
+    expect(events.items.map((e: { reason: string }) => e.reason)).toContain('InvalidAnnotation');
+    expect(await reboots()).toBe(1);
+    expect(json(['get', 'bmh', name]).metadata.annotations['reboot.metal3.io']).toBe('{"mode":"sideways"}');
+  });
+
+  it('inspects a Redfish host out of band with inspectionMode fast, filling status.hardware and HardwareData', async () => {
+    const name = 'host-fast';
+    apply(secret(`${name}-bmc-secret`, { username: 'admin', password: 'password' }));
+    apply(host(name, {
+      online: false,
+      inspectionMode: 'fast',
+      automatedCleaningMode: 'disabled',
+      bmc: { address: `redfish+${SUSHY_URL}/redfish/v1/Systems/6d660000-0000-4000-8000-000000000002`, credentialsName: `${name}-bmc-secret` },
+    }));
+    kubectl(['wait', '-n', NS, '--for=jsonpath={.status.provisioning.state}=available', `bmh/${name}`, '--timeout=120s']);
+    const bmh = json(['get', 'bmh', name]);
+    expect(bmh.status.hardware.cpu.count).toBeGreaterThan(0);
+    const hw = json(['get', 'hardwaredata', name]);
+    expect(hw.spec.hardware.cpu.count).toBe(bmh.status.hardware.cpu.count);
+    expect(hw.spec.hardware.ramMebibytes).toBeGreaterThan(0);
+    // An IPMI BMC cannot be inspected that way: a clear error on the field.
+    apply(host('host-fast-ipmi', { online: true, inspectionMode: 'fast', bmc: { address: 'ipmi://127.0.0.1:22699', credentialsName: 'x' } }));
+    await waitFor('an error status', async () => json(['get', 'bmh', 'host-fast-ipmi']).status?.operationalStatus === 'error', { timeoutMs: 30_000 });
+    expect(json(['get', 'bmh', 'host-fast-ipmi']).status.errorMessage).toMatch(/^spec\.inspectionMode: fast \(out-of-band\) inspection/);
   });
 
   it('brings 200 hosts applied at once to available without listing per event', async () => {

@@ -35,3 +35,15 @@ describe('worker tuning from the environment', () => {
     expect(() => loadConfig({ [name]: value })).toThrow(message);
   });
 });
+
+describe('host workflow options from the environment', () => {
+  it('reads the power check interval and soft power off timeout, leaving unset ones to the workflow defaults', () => {
+    expect(loadConfig({}).hostOptions).toEqual({});
+    expect(loadConfig({ METALFLOW_POWER_CHECK_SECONDS: '0', METALFLOW_SOFT_POWER_OFF_SECONDS: '60' }).hostOptions).toEqual({
+      powerCheckSeconds: 0,
+      softPowerOffSeconds: 60,
+    });
+    expect(() => loadConfig({ METALFLOW_SOFT_POWER_OFF_SECONDS: '0' })).toThrow(/METALFLOW_SOFT_POWER_OFF_SECONDS must be whole seconds from 1 to 86400, got "0"/);
+    expect(() => loadConfig({ METALFLOW_POWER_CHECK_SECONDS: '5m' })).toThrow(/METALFLOW_POWER_CHECK_SECONDS must be whole seconds from 0 to 86400, got "5m"/);
+  });
+});

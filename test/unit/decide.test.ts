@@ -56,6 +56,12 @@ describe('decide', () => {
     expect(decide(state({ spec: spec(), state: 'provisioned' }))).toEqual({ kind: 'operation', op: 'deprovision', state: 'deprovisioning' });
   });
 
+  it('undoes a provisioning whose image was removed while it waited to retry', () => {
+    const image = { url: 'http://x/i.qcow2', checksum: 'a'.repeat(64) };
+    expect(decide(state({ spec: spec({ image }), state: 'provisioning' }))).toEqual({ kind: 'operation', op: 'provision', state: 'provisioning' });
+    expect(decide(state({ spec: spec(), state: 'provisioning' }))).toEqual({ kind: 'operation', op: 'deprovision', state: 'deprovisioning' });
+  });
+
   it('follows spec.online in steady states', () => {
     expect(decide(state({ spec: spec({ online: false }), state: 'available', poweredOn: true }))).toMatchObject({ op: 'power', state: 'available' });
     expect(decide(state({ spec: spec({ online: true }), state: 'available', poweredOn: true }))).toEqual({ kind: 'wait' });

@@ -46,7 +46,7 @@ describe('validateHostSpec', () => {
 
   // One case per spec field: [what, mutation, field, words the reason must contain]
   const cases: [string, (s: Record<string, any>) => void, string, RegExp][] = [
-    ['disablePowerOff with online: false', (s) => { s.disablePowerOff = true; s.online = false; }, 'spec.disablePowerOff', /online: false|must stay online/],
+    ['disablePowerOff with online: false', (s) => { s.disablePowerOff = true; s.online = false; }, 'spec.online', /must be true when spec.disablePowerOff/],
     ['ociAuthSecretName not a name', (s) => (s.image = { url: 'http://x/i.qcow2', checksum: 'a'.repeat(64), ociAuthSecretName: 'Bad Name' }), 'spec.image.ociAuthSecretName', /Secret name/],
     ['unknown BMC scheme', (s) => (s.bmc.address = 'foo://host'), 'spec.bmc.address', /redfish-virtualmedia/],
     ['bad BMC port', (s) => (s.bmc.address = 'ipmi://10.0.0.1:70000'), 'spec.bmc.address', /port/i],

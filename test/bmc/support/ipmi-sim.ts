@@ -2,7 +2,7 @@
  * IPMI peers for the tests, on 127.0.0.1:
  * - OpenIPMI's `ipmi_sim` (Debian `openipmi`) with a lan.conf (user
  *   admin/password, lanplus) whose `chassis_control` program
- *   (chassis-control.sh) keeps power and boot state in files we can read;
+ *   (scripts/ipmi-chassis-control.sh) keeps power and boot state in files we can read;
  * - pyghmi's server-side BMC (Debian `python3-pyghmi`) that records the raw
  *   boot-flags bytes ipmi_sim's chassis_control never sees.
  */
@@ -13,7 +13,8 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
-export const CHASSIS_CONTROL = join(HERE, 'chassis-control.sh');
+// Shared with the demo's simulator (scripts/ipmi-sim.sh).
+export const CHASSIS_CONTROL = join(HERE, '..', '..', '..', 'scripts', 'ipmi-chassis-control.sh');
 export const PYGHMI_RECORDER = join(HERE, 'pyghmi-boot-recorder.py');
 
 export const IPMI_USER = 'admin';
@@ -46,7 +47,7 @@ export interface IpmiSim {
   port: number;
   dir: string;
   pid: number;
-  /** Contents of a state file written by chassis-control.sh, trimmed ('' when absent). */
+  /** Contents of a state file written by ipmi-chassis-control.sh, trimmed ('' when absent). */
   file(name: 'power' | 'boot' | 'reset' | 'shutdown' | 'calls.log'): string;
   /** The `set`/`get` calls ipmi_sim made to the chassis_control program. */
   calls(): string[];

@@ -1,5 +1,6 @@
 #!/bin/sh
-# chassis_control program for OpenIPMI's ipmi_sim in the BMC tests.
+# chassis_control program for OpenIPMI's ipmi_sim: the BMC tests (test/bmc/support/ipmi-sim.ts)
+# and the demo's simulator (scripts/ipmi-sim.sh).
 #
 # lan.conf names it as:  chassis_control "/bin/sh <this file> <state dir>"
 # ipmi_sim then runs:    ... <state dir> get power|boot ...

@@ -1,0 +1,150 @@
+/**
+ * Power reads and changes on the path that owns the host's power: Ironic when
+ * it manages the node, the BMC itself otherwise (spec.provisioner direct, or
+ * no Ironic node), so the two never fight over a host.
+ *
+ * Ironic changes are level-triggered like drive(): the power targets already
+ * sent are carried in heartbeat details, so a retried attempt never sends a
+ * second reboot. A soft power off / soft reboot that Ironic refuses (the
+ * driver cannot) or that fails within its timeout is followed by a hard one,
+ * as Metal3 does.
+ */
+import { ApplicationFailure } from '@temporalio/activity';
+import { FAILURE } from '../types/failures';
+import type { HostRef, HostSpec } from '../types/host';
+import { activityContext, poller, DEFAULT_POLL, type PollOptions } from './activity-context';
+import { IronicError, type IronicClient, type IronicPowerTarget } from './ironic/client';
+import type { IronicNode } from './ironic/types';
+import type { BmcActivities } from './bmc-activities';
+
+export type PowerPath = 'ironic' | 'bmc';
+export type PowerMode = 'soft' | 'hard';
+
+export interface PowerActivityDeps {
+  ironic: IronicClient;
+  bmc: Pick<BmcActivities, 'getBmcPower'>;
+  poll?: PollOptions;
+}
+
+export interface ReadPowerInput {
+  ref: HostRef;
+  /** References only; the BMC password is read by the BMC activity at the moment of use. */
+  spec: HostSpec;
+  nodeId?: string;
+  via: PowerPath;
+}
+
+export interface NodePowerInput {
+  ref: HostRef;
+  nodeId: string;
+  /** `reboot` ends powered on (a host that is off is only powered on). */
+  action: 'on' | 'off' | 'reboot';
+  mode?: PowerMode;
+  /** Bound of a soft power off / soft reboot before the hard one. */
+  softTimeoutSeconds: number;
+}
+
+const failed = (message: string): ApplicationFailure => ApplicationFailure.nonRetryable(message, FAILURE.operationFailed);
+
+function translate(err: unknown): never {
+  if (err instanceof IronicError) {
+    if (err.kind === 'rejected' || err.kind === 'too-old') throw ApplicationFailure.nonRetryable(err.message, FAILURE.ironicRejected);
+    throw ApplicationFailure.retryable(err.message, FAILURE.transient);
+  }
+  throw err;
+}
+
+export function createPowerActivities(deps: PowerActivityDeps) {
+  const { ironic } = deps;
+  const poll = deps.poll ?? DEFAULT_POLL;
+
+  /**
+   * The host's real power state, from whoever owns it. `undefined` when it cannot be
+   * told (no node, or Ironic has not read the BMC yet); a BMC that cannot be reached fails.
+   */
+  async function readHostPower(input: ReadPowerInput): Promise<{ poweredOn?: boolean }> {
+    if (input.via === 'bmc') return { poweredOn: (await deps.bmc.getBmcPower({ ref: input.ref, spec: input.spec })).poweredOn };
+    if (!input.nodeId) return {};
+    try {
+      const node = await ironic.getNode(input.nodeId);
+      if (!node || node.target_power_state) return {};
+      if (node.power_state === 'power on') return { poweredOn: true };
+      if (node.power_state === 'power off') return { poweredOn: false };
+      return {};
+    } catch (err) {
+      return translate(err);
+    }
+  }
+
+  async function mustGet(nodeId: string): Promise<IronicNode> {
+    const node = await ironic.getNode(nodeId);
+    if (!node) throw failed(`Ironic node ${nodeId} no longer exists; the host must register again`);
+    return node;
+  }
+
+  /**
+   * Power on, off (soft first when asked) or reboot an Ironic node through Ironic's power
+   * targets (`soft power off`, `power off`, `soft rebooting`, `rebooting`, `power on`).
+   */
+  async function changeNodePower(input: NodePowerInput): Promise<{ poweredOn: boolean; sent: string[] }> {
+    const ctx = activityContext();
+    const sent = [...((ctx?.info.heartbeatDetails as { sent?: string[] } | undefined)?.sent ?? [])];
+    const polling = poller(poll);
+    const soft: IronicPowerTarget = input.action === 'reboot' ? 'soft rebooting' : 'soft power off';
+    const hard: IronicPowerTarget = input.action === 'reboot' ? 'rebooting' : 'power off';
+    const send = async (target: IronicPowerTarget): Promise<boolean> => {
+      try {
+        await ironic.setPowerState(input.nodeId, target, target.startsWith('soft') ? input.softTimeoutSeconds : undefined);
+        sent.push(target);
+        ctx?.heartbeat({ sent });
+        polling.reset();
+        return true;
+      } catch (err) {
+        if (err instanceof IronicError && err.kind === 'conflict') return false; // locked: read again
+        // A soft target the driver cannot do is answered 400: go hard, as Metal3 does.
+        if (target === soft && err instanceof IronicError && err.kind === 'rejected') {
+          sent.push(`${soft} refused`);
+          ctx?.heartbeat({ sent });
+          return send(hard);
+        }
+        throw err;
+      }
+    };
+    try {
+      for (;;) {
+        const node = await mustGet(input.nodeId);
+        if (!node.target_power_state) {
+          const on = node.power_state === 'power on';
+          const lastSent = sent.filter((t) => !t.endsWith('refused')).at(-1);
+          if (lastSent && node.last_error) {
+            if (lastSent !== soft) throw failed(`${lastSent} failed: ${node.last_error}`);
+            await send(hard); // soft did not finish within its timeout
+            continue;
+          }
+          if (input.action === 'on') {
+            if (on) return { poweredOn: true, sent };
+            if (!sent.includes('power on')) await send('power on');
+          } else if (input.action === 'off') {
+            if (node.power_state === 'power off') return { poweredOn: false, sent };
+            if (!lastSent) await send(input.mode === 'soft' ? soft : hard);
+          } else {
+            // Reboot: done once a reboot target has been carried out and the node is on.
+            if (lastSent && on) return { poweredOn: true, sent };
+            if (!on) {
+              if (!sent.includes('power on')) await send('power on');
+            } else if (!lastSent) {
+              await send(input.mode === 'hard' ? hard : soft);
+            }
+          }
+        }
+        await polling.wait({ sent });
+      }
+    } catch (err) {
+      return translate(err);
+    }
+  }
+
+  return { readHostPower, changeNodePower };
+}
+
+export type PowerActivities = ReturnType<typeof createPowerActivities>;

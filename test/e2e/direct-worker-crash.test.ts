@@ -1,0 +1,140 @@
+/**
+ * The direct provisioner with its worker killed (SIGKILL) while the BMC's
+ * power-on request of a live-ISO provisioning is in flight: a new worker
+ * finishes, the ISO was inserted once, and the host was never powered off
+ * again (no second power cycle). The BMC is sushy-tools (system mf-bm-06 of
+ * the test stack) behind a counting proxy that holds the power-on request.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Client, Connection } from '@temporalio/client';
+import { HostService } from '../../api/host-service';
+import { openBmc } from '../../activities/bmc/bmc-client';
+import { LocalSecretStore } from '../../activities/secrets/local-store';
+import { REPO_ROOT } from '../../config/env';
+import { parseBmcAddress } from '../../types/bmc';
+import type { HostSpec } from '../../types/host';
+import { IRONIC_URL, SUSHY_URL, TEMPORAL_ADDRESS, WORKFLOW_BUNDLE_PATH } from '../support/env';
+import { IronicProxy, type RecordedRequest } from '../support/ironic-proxy';
+import { FAST_HOST_OPTIONS, uniq, waitFor } from '../support/harness';
+import { serveFiles, tinyIso, type FileServer } from '../bmc/support/files';
+
+const SYSTEM = '/redfish/v1/Systems/6d660000-0000-4000-8000-000000000006';
+const key = randomBytes(32);
+const secretDir = mkdtempSync(join(tmpdir(), 'mf-direct-crash-'));
+const taskQueue = uniq('tq-direct-crash');
+let bmcProxy: IronicProxy; // generic HTTP proxy: here in front of the Redfish BMC
+let iso: FileServer;
+let connection: Connection;
+let hosts: HostService;
+const workers: ChildProcess[] = [];
+
+const isReset = (r: RecordedRequest) => r.method === 'POST' && r.path.endsWith('/Actions/ComputerSystem.Reset');
+const resetType = (r: RecordedRequest) => (JSON.parse(r.body) as { ResetType: string }).ResetType;
+const isPowerOn = (r: RecordedRequest) => isReset(r) && resetType(r) === 'On';
+const isInsert = (r: RecordedRequest) => r.method === 'POST' && r.path.endsWith('VirtualMedia.InsertMedia');
+
+function startWorkerProcess(): ChildProcess {
+  const child = spawn(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'workers', 'main.ts')], {
+    cwd: REPO_ROOT,
+    env: {
+      ...process.env,
+      TEMPORAL_ADDRESS,
+      IRONIC_URL,
+      METALFLOW_TASK_QUEUE: taskQueue,
+      METALFLOW_SECRET_DIR: secretDir,
+      METALFLOW_SECRET_KEY: key.toString('base64'),
+      METALFLOW_WORKFLOW_BUNDLE: WORKFLOW_BUNDLE_PATH,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  child.stderr?.on('data', (d: Buffer) => process.stderr.write(`[worker ${child.pid}] ${d.toString()}`));
+  workers.push(child);
+  return child;
+}
+
+beforeAll(async () => {
+  bmcProxy = new IronicProxy(SUSHY_URL);
+  await bmcProxy.start();
+  iso = await serveFiles({ 'crash.iso': tinyIso() });
+  connection = await Connection.connect({ address: TEMPORAL_ADDRESS });
+  hosts = new HostService({
+    client: new Client({ connection }),
+    secrets: new LocalSecretStore(secretDir, key),
+    taskQueue,
+    hostOptions: FAST_HOST_OPTIONS,
+  });
+  // Start off and empty, whatever an earlier run left.
+  const parsed = parseBmcAddress(`redfish+${SUSHY_URL}${SYSTEM}`);
+  if (!parsed.ok) throw new Error('bad test address');
+  const bmc = await openBmc(parsed.value, { username: 'admin', password: 'password' });
+  try {
+    await bmc.ejectMedia!();
+    await bmc.setPower('off', { timeoutMs: 30_000, pollIntervalMs: 200 });
+  } finally {
+    await bmc.close();
+  }
+});
+
+afterAll(async () => {
+  for (const w of workers) if (w.exitCode === null && w.signalCode === null) w.kill('SIGKILL');
+  await bmcProxy?.stop();
+  await iso?.close();
+  await connection?.close();
+});
+
+describe('direct provisioner, worker killed mid-provisioning', () => {
+  it('finishes on a new worker with one ISO insert and no second power cycle', async () => {
+    const ref = { namespace: 'direct-crash', name: uniq('host') };
+    const spec: HostSpec = {
+      bmc: { address: `redfish-virtualmedia+${bmcProxy.url}${SYSTEM}`, credentialsName: `${ref.name}-bmc` },
+      online: true,
+      provisioner: 'direct',
+    };
+    const first = startWorkerProcess();
+    await hosts.put(ref, { spec, credentials: { username: 'admin', password: 'password' } });
+    await waitFor('available and on', async () => {
+      const v = await hosts.get(ref);
+      return v.status.provisioning.state === 'available' && v.status.poweredOn && !v.currentOperation;
+    }, { timeoutMs: 90_000 });
+    const resetsBefore = bmcProxy.requests.filter(isReset).length;
+
+    // Provisioning a running host: power off, insert, boot once from CD, power on (held, then the worker dies).
+    bmcProxy.hold(isPowerOn, 3000);
+    const url = iso.url('crash.iso');
+    await hosts.put(ref, { spec: { ...spec, image: { url, format: 'live-iso' } } });
+    await waitFor('the power-on request to be in flight', async () =>
+      bmcProxy.requests.filter(isReset).slice(resetsBefore).some(isPowerOn), { timeoutMs: 90_000 });
+    first.kill('SIGKILL');
+    await waitFor('the first worker to die', async () => first.signalCode === 'SIGKILL');
+
+    startWorkerProcess();
+    const done = await waitFor('provisioned after the crash', async () => {
+      const v = await hosts.get(ref);
+      return v.status.provisioning.state === 'provisioned' ? v : undefined;
+    }, { timeoutMs: 120_000 });
+    expect(done.status.operationalStatus).toBe('OK');
+    expect(done.status.poweredOn).toBe(true);
+    expect(bmcProxy.count(isInsert)).toBe(1);
+    // One power cycle: off once, then on, and never off again after the new worker took over.
+    const resets = bmcProxy.requests.filter(isReset).slice(resetsBefore).map(resetType);
+    expect(resets[0]).toBe('ForceOff');
+    expect(resets.filter((t) => t !== 'On')).toEqual(['ForceOff']);
+    expect(resets.slice(1).length).toBeGreaterThanOrEqual(1);
+    const provisions = done.operations.filter((o) => o.kind === 'provision');
+    expect(provisions.map((o) => o.outcome)).toEqual(['succeeded']);
+    // The power-on activity really died with the worker: a later attempt finished it.
+    const history = await hosts.client.workflow.getHandle(provisions[0]!.workflowId).fetchHistory();
+    const attempts = (history.events ?? [])
+      .filter((e) => e.activityTaskStartedEventAttributes)
+      .map((e) => Number(e.activityTaskStartedEventAttributes!.attempt));
+    expect(Math.max(...attempts)).toBeGreaterThan(1);
+
+    await hosts.remove(ref);
+    await waitFor('gone', async () => hosts.get(ref).then(() => undefined, () => true), { timeoutMs: 90_000 });
+  });
+});

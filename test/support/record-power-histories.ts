@@ -1,0 +1,64 @@
+/**
+ * Records histories of the power paths for the replay test, on the running
+ * test stack: a host idling in `available` with periodic power checks, a
+ * power mismatch found and corrected, a one-shot reboot and a keyed power-off
+ * request (host-power.json, operation-reboot.json). Run it after an intended,
+ * versioned change to those paths:
+ * `node --import tsx test/support/record-power-histories.ts` (with the test
+ * stack up, e.g. after a test run with METALFLOW_KEEP_TEST_STACK=1).
+ */
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { execFileSync } from 'node:child_process';
+import { IronicClient } from '../../activities/ironic/client';
+import { hostWorkflowId } from '../../types/host-ref';
+import { hostViewQuery, type HostView } from '../../workflows/definitions';
+import { REPO_ROOT } from '../../config/env';
+import { randomMac, startHarness, waitFor } from './harness';
+import { IRONIC_URL, TEMPORAL_ADDRESS } from './env';
+
+const OUT = join(REPO_ROOT, 'test', 'fixtures', 'histories');
+const h = await startHarness({ hostOptions: { errorBackoffSeconds: 1, maxErrorBackoffSeconds: 4, powerCheckSeconds: 1, softPowerOffSeconds: 5 } });
+const ironic = new IronicClient({ url: IRONIC_URL });
+try {
+  const ref = { namespace: 'replay', name: `power-${Date.now()}` };
+  const handle = h.client.workflow.getHandle(hostWorkflowId(ref));
+  const view = (): Promise<HostView> => handle.query(hostViewQuery);
+  await h.hosts.put(ref, {
+    spec: { bmc: { address: 'fake://replay-power', credentialsName: 'replay-power-bmc' }, bootMACAddress: randomMac(), online: true },
+    credentials: { username: 'admin', password: 'recorded-password' },
+  });
+  await waitFor('available and on', async () => {
+    const v = await view();
+    return v.status.provisioning.state === 'available' && v.status.poweredOn && !v.currentOperation;
+  });
+  const nodeId = (await view()).status.provisioning.ID;
+  await ironic.setPowerState(nodeId, 'power off');
+  await waitFor('mismatch corrected', async () => {
+    const v = await view();
+    return v.power.lastMismatch !== undefined && v.status.poweredOn && !v.currentOperation;
+  });
+  await h.hosts.reboot(ref, 'soft');
+  await waitFor('rebooted', async () => {
+    const v = await view();
+    return v.operations.some((o) => o.kind === 'reboot' && o.outcome === 'succeeded') && !v.currentOperation;
+  });
+  await h.hosts.holdPowerOff(ref, 'replay', 'hard');
+  await waitFor('held off', async () => !(await view()).status.poweredOn);
+  await h.hosts.releasePowerOff(ref, 'replay');
+  await waitFor('on again', async () => (await view()).status.poweredOn && !(await view()).currentOperation);
+  await h.hosts.remove(ref);
+  const { operations: ops } = (await handle.result()) as HostView;
+
+  const save = (workflowId: string, file: string) => {
+    const temporal = join(REPO_ROOT, '.venv', 'bin', 'temporal');
+    const json = execFileSync(temporal, ['workflow', 'show', '--address', TEMPORAL_ADDRESS, '-w', workflowId, '-o', 'json']);
+    writeFileSync(join(OUT, file), json);
+    console.log(`recorded ${workflowId} → ${file}`);
+  };
+  save(hostWorkflowId(ref), 'host-power.json');
+  const rebootOp = ops.find((o) => o.kind === 'reboot');
+  if (rebootOp) save(rebootOp.workflowId, 'operation-reboot.json');
+} finally {
+  await h.close();
+}

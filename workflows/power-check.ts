@@ -1,0 +1,47 @@
+/**
+ * The host workflow's periodic power check: while idle in a steady state it
+ * wakes every `powerCheckSeconds` and reads the real power state from whoever
+ * owns it (Ironic's node, or the BMC). Cheap on purpose, so 1,000 idle hosts
+ * stay light: one local activity straight from the host workflow (a marker in
+ * history, no child workflow, no activity task), and nothing else is recorded
+ * unless the state differs from the host's status.
+ */
+import { log, proxyLocalActivities } from '@temporalio/workflow';
+import { parseBmcAddress } from '../types/bmc';
+import type { PowerActivities } from '../activities/power-activities';
+import { DEFAULT_HOST_OPTIONS, type HostState } from './definitions';
+import { failureMessage } from './failure-message';
+import { isSteadyState } from './power-requests';
+import { powerPath } from './power-operations';
+
+const local = proxyLocalActivities<PowerActivities>({
+  startToCloseTimeout: '30 seconds',
+  // A BMC that does not answer is tried again at the next check, not hammered now.
+  retry: { initialInterval: '1 second', maximumAttempts: 2 },
+});
+
+/** Milliseconds until the next check, or undefined when the host is not checked now. */
+export function powerCheckDelayMs(s: HostState): number | undefined {
+  const seconds = s.options.powerCheckSeconds ?? DEFAULT_HOST_OPTIONS.powerCheckSeconds;
+  if (!s.spec?.bmc || s.deleteRequested || seconds <= 0 || !isSteadyState(s.status.provisioning.state)) return undefined;
+  const nodeId = s.status.provisioning.ID || undefined;
+  if (powerPath(s.spec, nodeId) === 'bmc') {
+    // A fake:// BMC exists only inside Ironic's fake-hardware driver: nothing to ask.
+    const bmc = parseBmcAddress(s.spec.bmc!.address);
+    if (!bmc.ok || bmc.value.type === 'fake') return undefined;
+  }
+  return seconds * 1000;
+}
+
+/** The host's real power state, or undefined when it cannot be told now (logged, retried at the next check). */
+export async function readPower(s: HostState): Promise<boolean | undefined> {
+  if (!s.spec) return undefined;
+  const nodeId = s.status.provisioning.ID || undefined;
+  try {
+    const { poweredOn } = await local.readHostPower({ ref: s.ref, spec: s.spec, nodeId, via: powerPath(s.spec, nodeId) });
+    return poweredOn;
+  } catch (err) {
+    log.warn('power check failed', { error: failureMessage(err) });
+    return undefined;
+  }
+}

@@ -1,0 +1,180 @@
+/**
+ * Reboot and power-off requests, with Metal3's reboot annotation semantics
+ * (BMO's manageHostPower): a one-shot reboot (`reboot.metal3.io`, or the API)
+ * and keyed power-off requests (`reboot.metal3.io/<key>`) that keep the host
+ * off until every key is released; hard wins when several ask. Pure: the host
+ * workflow applies changes here and `decide()` reads the goal from here.
+ */
+import type { FieldError } from '../types/field-error';
+import type { HostSpec, ProvisioningState } from '../types/host';
+
+export type RebootMode = 'soft' | 'hard';
+export const REBOOT_MODES: readonly RebootMode[] = ['soft', 'hard'];
+
+export interface PowerRequests {
+  /** A one-shot reboot waiting to run; `api` and `annotation` say who asked (both may). */
+  reboot?: { mode: RebootMode; api: boolean; annotation: boolean };
+  /**
+   * The one-shot annotation's progress: `pending` until its reboot has run, then `done`
+   * until the controller has removed the annotation (so it is never served twice).
+   */
+  annotation?: 'pending' | 'done';
+  /** Keyed power-off requests and their mode. */
+  holds: Record<string, RebootMode>;
+  /** Bumped on every change, so an idle wait wakes up. */
+  seq: number;
+  /** Last time the periodic check found the host's power differing from what was recorded. */
+  lastMismatch?: { at: string; observedOn: boolean; recordedOn: boolean };
+}
+
+export type PowerRequestsView = Omit<PowerRequests, 'seq'>;
+
+export interface PowerRequestChange {
+  /** One-shot reboot (API): merged into one already waiting (hard wins). Default soft. */
+  reboot?: { mode?: RebootMode };
+  /** The `reboot.metal3.io` annotation as it stands now: present with its mode, or gone (null). */
+  rebootAnnotation?: { mode?: RebootMode } | null;
+  /** Keyed power-off requests to add or change. */
+  holdOff?: Record<string, RebootMode>;
+  /** Keys to release. */
+  release?: string[];
+  /** With holdOff: release every key not in it (the controller sends the annotations' full set). */
+  onlyThese?: boolean;
+}
+
+export const emptyPowerRequests = (): PowerRequests => ({ holds: {}, seq: 0 });
+
+export const powerRequestsView = (p: PowerRequests | undefined): PowerRequestsView => {
+  const { seq: _seq, ...view } = p ?? emptyPowerRequests();
+  return view;
+};
+
+/** Kubernetes' annotation name part: what may follow `reboot.metal3.io/`. */
+const KEY = /^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/;
+
+/** Field errors of a change; the change is applied only when there are none. */
+export function checkPowerRequestChange(change: unknown, spec: HostSpec | undefined): FieldError[] {
+  const errors: FieldError[] = [];
+  if (typeof change !== 'object' || change === null || Array.isArray(change)) {
+    return [{ field: '(root)', reason: 'must be an object' }];
+  }
+  const c = change as Record<string, unknown>;
+  const known = ['reboot', 'rebootAnnotation', 'holdOff', 'release', 'onlyThese'];
+  for (const k of Object.keys(c)) if (!known.includes(k)) errors.push({ field: k, reason: `is not accepted (accepted: ${known.join(', ')})` });
+  const mode = (field: string, v: unknown): void => {
+    if (v !== undefined && !REBOOT_MODES.includes(v as RebootMode)) {
+      errors.push({ field, reason: `${JSON.stringify(v)} is not a reboot mode: use "soft" (shut down, hard if that fails) or "hard"` });
+    }
+  };
+  const key = (field: string, k: string): void => {
+    if (k.length > 63 || !KEY.test(k)) {
+      errors.push({ field, reason: `${JSON.stringify(k)} is not a valid key: 1-63 letters, digits, "-", "_" or ".", starting and ending with a letter or digit` });
+    }
+  };
+  for (const name of ['reboot', 'rebootAnnotation'] as const) {
+    const v = c[name];
+    if (v === undefined || (v === null && name === 'rebootAnnotation')) continue;
+    if (typeof v !== 'object' || v === null || Array.isArray(v)) errors.push({ field: name, reason: 'must be an object {"mode": "soft" | "hard"}' });
+    else mode(`${name}.mode`, (v as { mode?: unknown }).mode);
+  }
+  if (c.holdOff !== undefined) {
+    if (typeof c.holdOff !== 'object' || c.holdOff === null || Array.isArray(c.holdOff)) {
+      errors.push({ field: 'holdOff', reason: 'must map keys to "soft" or "hard"' });
+    } else {
+      for (const [k, v] of Object.entries(c.holdOff)) {
+        key(`holdOff["${k}"]`, k);
+        if (!REBOOT_MODES.includes(v as RebootMode)) mode(`holdOff["${k}"]`, v);
+      }
+      if (Object.keys(c.holdOff).length > 0 && spec?.disablePowerOff) {
+        errors.push({
+          field: 'holdOff',
+          reason: 'spec.disablePowerOff is set: this host is never powered off, so it cannot be held off; ask for a one-shot reboot instead',
+        });
+      }
+    }
+  }
+  if (c.release !== undefined) {
+    if (!Array.isArray(c.release) || c.release.some((k) => typeof k !== 'string')) errors.push({ field: 'release', reason: 'must be a list of keys' });
+    else c.release.forEach((k: string, i) => key(`release[${i}]`, k));
+  }
+  if (c.onlyThese !== undefined && typeof c.onlyThese !== 'boolean') errors.push({ field: 'onlyThese', reason: 'must be true or false' });
+  return errors;
+}
+
+const harder = (a: RebootMode | undefined, b: RebootMode): RebootMode => (a === 'hard' || b === 'hard' ? 'hard' : 'soft');
+
+/** The requests after a (checked) change; `seq` moves only when something changed. */
+export function applyPowerRequestChange(current: PowerRequests | undefined, change: PowerRequestChange): PowerRequests {
+  const p: PowerRequests = JSON.parse(JSON.stringify(current ?? emptyPowerRequests())) as PowerRequests;
+  const before = JSON.stringify(p);
+  if (change.reboot) {
+    const mode = harder(p.reboot?.mode, change.reboot.mode ?? 'soft');
+    p.reboot = { mode, api: true, annotation: p.reboot?.annotation ?? false };
+  }
+  if (change.rebootAnnotation) {
+    if (p.annotation === undefined) {
+      p.annotation = 'pending';
+      p.reboot = { mode: harder(p.reboot?.mode, change.rebootAnnotation.mode ?? 'soft'), api: p.reboot?.api ?? false, annotation: true };
+    } else if (p.annotation === 'pending' && p.reboot) {
+      p.reboot.mode = harder(p.reboot.mode, change.rebootAnnotation.mode ?? 'soft');
+    }
+  } else if (change.rebootAnnotation === null && p.annotation !== undefined) {
+    // Removed before its reboot ran: the reboot is no longer wanted (unless the API asked too).
+    if (p.reboot?.annotation && !p.reboot.api) delete p.reboot;
+    else if (p.reboot) p.reboot.annotation = false;
+    delete p.annotation;
+  }
+  if (change.holdOff) {
+    if (change.onlyThese) p.holds = {};
+    for (const [k, mode] of Object.entries(change.holdOff)) p.holds[k] = mode;
+  }
+  for (const k of change.release ?? []) delete p.holds[k];
+  if (JSON.stringify(p) !== before) p.seq += 1;
+  return p;
+}
+
+/** The one-shot reboot has run (or an operation power-cycled the host anyway). */
+export function rebootServed(current: PowerRequests | undefined): PowerRequests | undefined {
+  if (!current?.reboot) return current;
+  const p: PowerRequests = { ...current, seq: current.seq + 1 };
+  delete p.reboot;
+  if (p.annotation === 'pending') p.annotation = 'done';
+  return p;
+}
+
+const STEADY: ProvisioningState[] = ['available', 'provisioned', 'externally provisioned'];
+export const isSteadyState = (state: ProvisioningState): boolean => STEADY.includes(state);
+
+/** Keyed requests that count: none on a host whose power must never go off. */
+export function activeHolds(p: PowerRequests | undefined, spec: HostSpec): RebootMode[] {
+  if (!p || spec.disablePowerOff) return [];
+  return Object.values(p.holds);
+}
+
+export type PowerGoal =
+  | { action: 'none' }
+  /** A power operation: to `on`, soft or hard (hard when mode is absent, as before requests existed). */
+  | { action: 'power'; on: boolean; mode?: RebootMode }
+  /** A reboot operation: off (soft first unless hard) and back to spec.online. */
+  | { action: 'reboot'; mode: RebootMode };
+
+/**
+ * What the host's power should do now, in a steady state: keyed requests keep it off (hard
+ * if any asks hard); otherwise a waiting one-shot reboot runs; otherwise power follows
+ * spec.online. As in Metal3, a one-shot reboot of a host held off is served by its being off.
+ */
+export function powerGoal(poweredOn: boolean, spec: HostSpec, p: PowerRequests | undefined): PowerGoal {
+  const holds = activeHolds(p, spec);
+  if (holds.length > 0) {
+    return poweredOn ? { action: 'power', on: false, mode: holds.includes('hard') ? 'hard' : 'soft' } : { action: 'none' };
+  }
+  if (p?.reboot) return { action: 'reboot', mode: p.reboot.mode };
+  if (poweredOn !== spec.online) return { action: 'power', on: spec.online };
+  return { action: 'none' };
+}
+
+/** Requests after looking at the host: a one-shot reboot of a host that is held off is served. */
+export function settlePowerRequests(poweredOn: boolean, spec: HostSpec | undefined, p: PowerRequests | undefined): PowerRequests | undefined {
+  if (!spec || !p?.reboot || poweredOn) return p;
+  return activeHolds(p, spec).length > 0 ? rebootServed(p) : p;
+}
