@@ -82,8 +82,15 @@ export class MetalflowDriver {
   private async call(host: BenchHost, phase: Phase, method: 'PUT' | 'DELETE', path: string, body?: unknown): Promise<void> {
     let firstSentAt: number | undefined;
     for (let attempt = 1; ; attempt++) {
-      const r = await this.api(method, path, body);
-      firstSentAt ??= r.sentAt;
+      const sentAt = Date.now();
+      const r = await this.api(method, path, body).catch((err: unknown) => {
+        // No answer in time (an overloaded API or server): retried like a 5xx, the calls are idempotent.
+        if (attempt >= 5) throw err;
+        this.serverErrors.push({ host: host.name, phase, method, status: 0, message: String(err) });
+        return undefined;
+      });
+      firstSentAt ??= r?.sentAt ?? sentAt;
+      if (!r) continue;
       if (r.status >= 500 && attempt < 5) {
         this.serverErrors.push({ host: host.name, phase, method, status: r.status, message: String(r.json?.message ?? '') });
         await sleep(500 * attempt);
