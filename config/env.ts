@@ -24,7 +24,7 @@ export interface MetalflowConfig {
   /** Kubernetes mode: secrets come from Kubernetes and hosts' status is written back. */
   kubeconfig?: string;
   /** Host workflow options set where workflows are started (API, controller). */
-  hostOptions: { powerCheckSeconds?: number; softPowerOffSeconds?: number };
+  hostOptions: { powerCheckSeconds?: number; softPowerOffSeconds?: number; maxHistoryEvents?: number };
   /** Worker capacity; unset fields keep the SDK's defaults. */
   workerTuning: WorkerTuning;
 }
@@ -33,6 +33,19 @@ function seconds(name: string, value: string | undefined, min = 0): number | und
   if (value === undefined || value === '') return undefined;
   const n = Number(value);
   if (!Number.isInteger(n) || n < min || n > 86_400) throw new Error(`${name} must be whole seconds from ${min} to 86400, got "${value}"`);
+  return n;
+}
+
+/**
+ * Below 20 a host would continue as new after nearly every operation; above
+ * Temporal's warning (10,240 events) the server starts complaining first.
+ */
+function historyEvents(value: string | undefined): number | undefined {
+  if (value === undefined || value === '') return undefined;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 20 || n > 10_240) {
+    throw new Error(`METALFLOW_MAX_HISTORY_EVENTS must be a whole number of events from 20 to 10240, got "${value}"`);
+  }
   return n;
 }
 
@@ -109,6 +122,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): MetalflowConfi
         powerCheckSeconds: seconds('METALFLOW_POWER_CHECK_SECONDS', env.METALFLOW_POWER_CHECK_SECONDS),
         // Ironic needs a positive timeout for a soft power off.
         softPowerOffSeconds: seconds('METALFLOW_SOFT_POWER_OFF_SECONDS', env.METALFLOW_SOFT_POWER_OFF_SECONDS, 1),
+        maxHistoryEvents: historyEvents(env.METALFLOW_MAX_HISTORY_EVENTS),
       }).filter(([, v]) => v !== undefined),
     ),
     workerTuning: workerTuning(env),

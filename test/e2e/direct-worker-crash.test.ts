@@ -5,69 +5,36 @@
  * again (no second power cycle). The BMC is sushy-tools (system mf-bm-06 of
  * the test stack) behind a counting proxy that holds the power-on request.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Client, Connection } from '@temporalio/client';
-import { HostService } from '../../api/host-service';
+import { Connection } from '@temporalio/client';
+import type { HostService } from '../../api/host-service';
 import { openBmc } from '../../activities/bmc/bmc-client';
-import { LocalSecretStore } from '../../activities/secrets/local-store';
-import { REPO_ROOT } from '../../config/env';
 import { parseBmcAddress } from '../../types/bmc';
 import type { HostSpec } from '../../types/host';
-import { IRONIC_URL, SUSHY_URL, TEMPORAL_ADDRESS, WORKFLOW_BUNDLE_PATH } from '../support/env';
+import { IRONIC_URL, SUSHY_URL, TEMPORAL_ADDRESS } from '../support/env';
 import { IronicProxy, type RecordedRequest } from '../support/ironic-proxy';
-import { FAST_HOST_OPTIONS, uniq, waitFor } from '../support/harness';
+import { uniq, waitFor } from '../support/harness';
+import { WorkerProcesses } from '../support/worker-process';
 import { serveFiles, tinyIso, type FileServer } from '../bmc/support/files';
 
 const SYSTEM = '/redfish/v1/Systems/6d660000-0000-4000-8000-000000000006';
-const key = randomBytes(32);
-const secretDir = mkdtempSync(join(tmpdir(), 'mf-direct-crash-'));
-const taskQueue = uniq('tq-direct-crash');
 let bmcProxy: IronicProxy; // generic HTTP proxy: here in front of the Redfish BMC
 let iso: FileServer;
 let connection: Connection;
 let hosts: HostService;
-const workers: ChildProcess[] = [];
+const workers = new WorkerProcesses('direct-crash', () => IRONIC_URL);
 
 const isReset = (r: RecordedRequest) => r.method === 'POST' && r.path.endsWith('/Actions/ComputerSystem.Reset');
 const resetType = (r: RecordedRequest) => (JSON.parse(r.body) as { ResetType: string }).ResetType;
 const isPowerOn = (r: RecordedRequest) => isReset(r) && resetType(r) === 'On';
 const isInsert = (r: RecordedRequest) => r.method === 'POST' && r.path.endsWith('VirtualMedia.InsertMedia');
 
-function startWorkerProcess(): ChildProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'workers', 'main.ts')], {
-    cwd: REPO_ROOT,
-    env: {
-      ...process.env,
-      TEMPORAL_ADDRESS,
-      IRONIC_URL,
-      METALFLOW_TASK_QUEUE: taskQueue,
-      METALFLOW_SECRET_DIR: secretDir,
-      METALFLOW_SECRET_KEY: key.toString('base64'),
-      METALFLOW_WORKFLOW_BUNDLE: WORKFLOW_BUNDLE_PATH,
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  child.stderr?.on('data', (d: Buffer) => process.stderr.write(`[worker ${child.pid}] ${d.toString()}`));
-  workers.push(child);
-  return child;
-}
-
 beforeAll(async () => {
   bmcProxy = new IronicProxy(SUSHY_URL);
   await bmcProxy.start();
   iso = await serveFiles({ 'crash.iso': tinyIso() });
   connection = await Connection.connect({ address: TEMPORAL_ADDRESS });
-  hosts = new HostService({
-    client: new Client({ connection }),
-    secrets: new LocalSecretStore(secretDir, key),
-    taskQueue,
-    hostOptions: FAST_HOST_OPTIONS,
-  });
+  hosts = workers.hostService(connection);
   // Start off and empty, whatever an earlier run left.
   const parsed = parseBmcAddress(`redfish+${SUSHY_URL}${SYSTEM}`);
   if (!parsed.ok) throw new Error('bad test address');
@@ -81,7 +48,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  for (const w of workers) if (w.exitCode === null && w.signalCode === null) w.kill('SIGKILL');
+  workers.killAll();
   await bmcProxy?.stop();
   await iso?.close();
   await connection?.close();
@@ -95,7 +62,7 @@ describe('direct provisioner, worker killed mid-provisioning', () => {
       online: true,
       provisioner: 'direct',
     };
-    const first = startWorkerProcess();
+    const first = workers.start();
     await hosts.put(ref, { spec, credentials: { username: 'admin', password: 'password' } });
     await waitFor('available and on', async () => {
       const v = await hosts.get(ref);
@@ -112,7 +79,7 @@ describe('direct provisioner, worker killed mid-provisioning', () => {
     first.kill('SIGKILL');
     await waitFor('the first worker to die', async () => first.signalCode === 'SIGKILL');
 
-    startWorkerProcess();
+    workers.start();
     const done = await waitFor('provisioned after the crash', async () => {
       const v = await hosts.get(ref);
       return v.status.provisioning.state === 'provisioned' ? v : undefined;

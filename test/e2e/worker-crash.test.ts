@@ -2,62 +2,28 @@
  * A worker process killed with SIGKILL in the middle of provisioning: a new
  * worker finishes the job, and Ironic sees exactly one deploy.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Client, Connection } from '@temporalio/client';
-import { HostService } from '../../api/host-service';
-import { LocalSecretStore } from '../../activities/secrets/local-store';
-import { REPO_ROOT } from '../../config/env';
-import { IRONIC_URL, TEMPORAL_ADDRESS, WORKFLOW_BUNDLE_PATH } from '../support/env';
+import { Connection } from '@temporalio/client';
+import type { HostService } from '../../api/host-service';
+import { IRONIC_URL, TEMPORAL_ADDRESS } from '../support/env';
 import { IronicProxy, isDeploy } from '../support/ironic-proxy';
-import { FAST_HOST_OPTIONS, randomMac, uniq, waitFor } from '../support/harness';
+import { randomMac, uniq, waitFor } from '../support/harness';
+import { WorkerProcesses } from '../support/worker-process';
 
-const key = randomBytes(32);
-const secretDir = mkdtempSync(join(tmpdir(), 'mf-crash-'));
-const taskQueue = uniq('tq-crash');
 let proxy: IronicProxy;
 let connection: Connection;
 let hosts: HostService;
-const workers: ChildProcess[] = [];
-
-function startWorkerProcess(): ChildProcess {
-  // One process (tsx as a loader, not its CLI, which forks): SIGKILL must hit the worker itself.
-  const child = spawn(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'workers', 'main.ts')], {
-    cwd: REPO_ROOT,
-    env: {
-      ...process.env,
-      TEMPORAL_ADDRESS,
-      IRONIC_URL: proxy.url,
-      METALFLOW_TASK_QUEUE: taskQueue,
-      METALFLOW_SECRET_DIR: secretDir,
-      METALFLOW_SECRET_KEY: key.toString('base64'),
-      METALFLOW_WORKFLOW_BUNDLE: WORKFLOW_BUNDLE_PATH,
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  child.stderr?.on('data', (d: Buffer) => process.stderr.write(`[worker ${child.pid}] ${d.toString()}`));
-  workers.push(child);
-  return child;
-}
+const workers = new WorkerProcesses('crash', () => proxy.url);
 
 beforeAll(async () => {
   proxy = new IronicProxy(IRONIC_URL);
   await proxy.start();
   connection = await Connection.connect({ address: TEMPORAL_ADDRESS });
-  hosts = new HostService({
-    client: new Client({ connection }),
-    secrets: new LocalSecretStore(secretDir, key),
-    taskQueue,
-    hostOptions: FAST_HOST_OPTIONS,
-  });
+  hosts = workers.hostService(connection);
 });
 
 afterAll(async () => {
-  for (const w of workers) if (w.exitCode === null && w.signalCode === null) w.kill('SIGKILL');
+  workers.killAll();
   await proxy?.stop();
   await connection?.close();
 });
@@ -67,7 +33,7 @@ describe('worker killed during provisioning', () => {
     const ref = { namespace: 'crash', name: uniq('host') };
     // Hold the deploy request in the proxy so the worker dies with it in flight.
     proxy.hold(isDeploy, 3000);
-    const first = startWorkerProcess();
+    const first = workers.start();
     await hosts.put(ref, {
       spec: {
         bmc: { address: `fake://${ref.name}`, credentialsName: `${ref.name}-bmc-secret` },
@@ -83,7 +49,7 @@ describe('worker killed during provisioning', () => {
     await waitFor('the first worker to die', async () => first.signalCode === 'SIGKILL');
     const deploysBeforeRestart = proxy.count(isDeploy);
 
-    startWorkerProcess();
+    workers.start();
     const done = await waitFor(
       'provisioned after the crash',
       async () => {

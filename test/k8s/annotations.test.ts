@@ -6,17 +6,15 @@
  */
 import { randomBytes } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
-import { REPO_ROOT } from '../../config/env';
 import { IronicClient } from '../../activities/ironic/client';
 import { hostWorkflowId } from '../../types/host-ref';
 import { hostViewQuery, type HostView, type OperationKind } from '../../workflows/definitions';
 import { IRONIC_URL, SUSHY_URL, TEMPORAL_ADDRESS } from '../support/env';
 import { randomMac, uniq, waitFor } from '../support/harness';
 import { KUBE_BUILD_TIMEOUT_MS, kubectl, useKube, type KubeLease } from './kube-harness';
-import { cleanNamespace, shim, type Shim } from './shim-harness';
+import { cleanNamespace, prepareNamespace, shim, type Shim } from './shim-harness';
 
 const NS = uniq('mf-ann');
 let kube: KubeLease | undefined;
@@ -87,9 +85,7 @@ async function readyHost(name: string, state: 'available' | 'provisioned', over:
 
 beforeAll(async () => {
   kube = useKube();
-  kubectl(['apply', '-f', join(REPO_ROOT, 'k8s', 'crds')]);
-  kubectl(['wait', '--for=condition=Established', '--timeout=60s', 'crd/baremetalhosts.metal3.io', 'crd/hardwaredata.metal3.io']);
-  kubectl(['create', 'namespace', NS]);
+  prepareNamespace(NS);
   env = await TestWorkflowEnvironment.createFromExistingServer({ address: TEMPORAL_ADDRESS });
   processes = shim({ namespace: NS, taskQueue: uniq('tq-ann') });
   processes.startWorker();

@@ -3,70 +3,24 @@
  * controller as its own process, a worker in Kubernetes mode, and the real
  * Temporal and Ironic of the test stack.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
-import { REPO_ROOT } from '../../config/env';
 import { IronicClient } from '../../activities/ironic/client';
 import { hostWorkflowId } from '../../types/host-ref';
 import { hostViewQuery } from '../../workflows/definitions';
-import { IRONIC_URL, SUSHY_URL, TEMPORAL_ADDRESS, WORKFLOW_BUNDLE_PATH } from '../support/env';
+import { IRONIC_URL, SUSHY_URL, TEMPORAL_ADDRESS } from '../support/env';
 import { randomMac, uniq, waitFor } from '../support/harness';
-import { KUBE_BUILD_TIMEOUT_MS, KUBECONFIG, kubeSh, kubectl, useKube, type KubeLease } from './kube-harness';
+import { KUBE_BUILD_TIMEOUT_MS, kubeSh, kubectl, useKube, type KubeLease } from './kube-harness';
+import { cleanNamespace, prepareNamespace, shim, type Shim } from './shim-harness';
 
 const NS = uniq('mf-ctl');
 const taskQueue = uniq('tq-k8s');
 let kube: KubeLease | undefined;
 let env: TestWorkflowEnvironment;
-const controllers: ChildProcess[] = [];
-const workers: ChildProcess[] = [];
+let processes: Shim | undefined;
 const ironic = new IronicClient({ url: IRONIC_URL });
 const PASSWORD = `pw-${randomBytes(6).toString('hex')}`;
-
-/**
- * The worker in Kubernetes mode, in a process of its own: this test blocks its
- * own event loop in kubectl calls, which would starve an in-process worker.
- */
-function startWorker(): ChildProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'workers', 'main.ts')], {
-    cwd: REPO_ROOT,
-    env: {
-      ...process.env,
-      TEMPORAL_ADDRESS,
-      IRONIC_URL,
-      METALFLOW_TASK_QUEUE: taskQueue,
-      METALFLOW_KUBECONFIG: KUBECONFIG,
-      METALFLOW_WORKFLOW_BUNDLE: WORKFLOW_BUNDLE_PATH,
-      METALFLOW_SECRET_KEY: randomBytes(32).toString('base64'),
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  child.stderr?.on('data', (d: Buffer) => process.stderr.write(`[worker ${child.pid}] ${d.toString()}`));
-  workers.push(child);
-  return child;
-}
-
-function startController(): ChildProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'k8s', 'controller', 'main.ts')], {
-    cwd: REPO_ROOT,
-    env: {
-      ...process.env,
-      TEMPORAL_ADDRESS,
-      METALFLOW_TASK_QUEUE: taskQueue,
-      METALFLOW_KUBECONFIG: KUBECONFIG,
-      METALFLOW_WATCH_NAMESPACE: NS,
-      METALFLOW_LEASE_NAMESPACE: NS,
-      METALFLOW_LEASE_SECONDS: '4',
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  child.stderr?.on('data', (d: Buffer) => process.stderr.write(`[controller ${child.pid}] ${d.toString()}`));
-  child.stdout?.on('data', (d: Buffer) => process.stderr.write(`[controller ${child.pid}] ${d.toString()}`));
-  controllers.push(child);
-  return child;
-}
 
 const json = (args: string[]) => JSON.parse(kubectl([...args, '-n', NS, '-o', 'json']).stdout);
 const state = (name: string): string | undefined => {
@@ -90,23 +44,16 @@ const guideSpec = (name: string, mac: string) => ({
 
 beforeAll(async () => {
   kube = useKube();
-  kubectl(['apply', '-f', join(REPO_ROOT, 'k8s', 'crds')]);
-  kubectl(['wait', '--for=condition=Established', '--timeout=60s', 'crd/baremetalhosts.metal3.io', 'crd/hardwaredata.metal3.io']);
-  kubectl(['create', 'namespace', NS]);
+  prepareNamespace(NS);
   env = await TestWorkflowEnvironment.createFromExistingServer({ address: TEMPORAL_ADDRESS });
-  startWorker();
-  startController();
+  processes = shim({ namespace: NS, taskQueue });
+  processes.startWorker();
+  processes.startController();
 }, KUBE_BUILD_TIMEOUT_MS);
 
 afterAll(async () => {
-  for (const c of [...controllers, ...workers]) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
-  if (kube) {
-    kubectl(['delete', 'bmh', '--all', '-n', NS, '--wait=false'], { check: false });
-    // Nothing else removes our finalizers once the controller is gone.
-    for (const name of kubectl(['get', 'bmh', '-n', NS, '-o', 'name'], { check: false }).stdout.split('\n').filter(Boolean)) {
-      kubectl(['patch', name, '-n', NS, '--type=merge', '-p', '{"metadata":{"finalizers":null}}'], { check: false });
-    }
-  }
+  processes?.stop();
+  if (kube) cleanNamespace(NS);
   await env?.teardown();
   kube?.release();
 });
@@ -190,7 +137,7 @@ describe('the Kubernetes shim', () => {
     apply(secret(`${name}-bmc-secret`, { username: 'admin', password: 'x' }));
     apply(host(name, guideSpec(name, randomMac())));
     kubectl(['wait', '-n', NS, '--for=jsonpath={.status.provisioning.state}=available', `bmh/${name}`, '--timeout=90s']);
-    const [controller] = controllers.filter((c) => c.exitCode === null && c.signalCode === null);
+    const controller = processes!.running('controller');
     kubectl(['patch', 'bmh', name, '-n', NS, '--type=merge', '-p', JSON.stringify({
       spec: { image: { url: 'http://127.0.0.1/images/a.qcow2', checksum: 'b'.repeat(64), checksumType: 'sha256', format: 'qcow2' } },
     })]);
@@ -198,7 +145,7 @@ describe('the Kubernetes shim', () => {
     // A change made while no controller runs must be picked up by the next one's list.
     kubectl(['annotate', 'bmh', name, '-n', NS, 'example.com/touched=yes']);
     kubectl(['patch', 'bmh', name, '-n', NS, '--type=merge', '-p', '{"spec":{"online":false}}']);
-    startController();
+    processes!.startController();
     kubectl(['wait', '-n', NS, '--for=jsonpath={.status.provisioning.state}=provisioned', `bmh/${name}`, '--timeout=120s']);
     await waitFor('powered off as the spec now says', async () => json(['get', 'bmh', name]).status.poweredOn === false, { timeoutMs: 60_000 });
     const runs: string[] = [];

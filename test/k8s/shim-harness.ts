@@ -14,13 +14,16 @@ import { KUBECONFIG, kubectl } from './kube-harness';
 export interface Shim {
   startWorker(): ChildProcess;
   startController(): ChildProcess;
+  /** A process of that kind still running (the first started), to kill it. */
+  running(kind: 'worker' | 'controller'): ChildProcess | undefined;
   /** SIGKILLs every process it started. */
   stop(): void;
 }
 
 export function shim(opts: { namespace: string; taskQueue: string }): Shim {
-  const children: ChildProcess[] = [];
-  const run = (label: string, script: string, env: Record<string, string>): ChildProcess => {
+  const children: { label: string; child: ChildProcess }[] = [];
+  const alive = (c: ChildProcess): boolean => c.exitCode === null && c.signalCode === null;
+  const run = (label: 'worker' | 'controller', script: string, env: Record<string, string>): ChildProcess => {
     const child = spawn(process.execPath, ['--import', 'tsx', join(REPO_ROOT, script)], {
       cwd: REPO_ROOT,
       env: { ...process.env, TEMPORAL_ADDRESS, METALFLOW_TASK_QUEUE: opts.taskQueue, METALFLOW_KUBECONFIG: KUBECONFIG, ...env },
@@ -29,7 +32,7 @@ export function shim(opts: { namespace: string; taskQueue: string }): Shim {
     const echo = (d: Buffer) => process.stderr.write(`[${label} ${child.pid}] ${d.toString()}`);
     child.stderr?.on('data', echo);
     if (label === 'controller') child.stdout?.on('data', echo);
-    children.push(child);
+    children.push({ label, child });
     return child;
   };
   return {
@@ -45,10 +48,18 @@ export function shim(opts: { namespace: string; taskQueue: string }): Shim {
         METALFLOW_LEASE_NAMESPACE: opts.namespace,
         METALFLOW_LEASE_SECONDS: '4',
       }),
+    running: (kind) => children.find((c) => c.label === kind && alive(c.child))?.child,
     stop: () => {
-      for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+      for (const { child } of children) if (alive(child)) child.kill('SIGKILL');
     },
   };
+}
+
+/** The CRDs installed and established, and a fresh namespace for this file's hosts. */
+export function prepareNamespace(ns: string): void {
+  kubectl(['apply', '-f', join(REPO_ROOT, 'k8s', 'crds')]);
+  kubectl(['wait', '--for=condition=Established', '--timeout=60s', 'crd/baremetalhosts.metal3.io', 'crd/hardwaredata.metal3.io']);
+  kubectl(['create', 'namespace', ns]);
 }
 
 /** Removes what a test namespace left: hosts (finalizers dropped, nothing else removes them once the controller is gone). */

@@ -46,4 +46,13 @@ describe('host workflow options from the environment', () => {
     expect(() => loadConfig({ METALFLOW_SOFT_POWER_OFF_SECONDS: '0' })).toThrow(/METALFLOW_SOFT_POWER_OFF_SECONDS must be whole seconds from 1 to 86400, got "0"/);
     expect(() => loadConfig({ METALFLOW_POWER_CHECK_SECONDS: '5m' })).toThrow(/METALFLOW_POWER_CHECK_SECONDS must be whole seconds from 0 to 86400, got "5m"/);
   });
+
+  it('reads the continue-as-new threshold, refusing values outside 20..10240 events', () => {
+    expect(loadConfig({ METALFLOW_MAX_HISTORY_EVENTS: '60' }).hostOptions).toEqual({ maxHistoryEvents: 60 });
+    for (const bad of ['19', '10241', '4e3x', '100.5']) {
+      expect(() => loadConfig({ METALFLOW_MAX_HISTORY_EVENTS: bad })).toThrow(
+        `METALFLOW_MAX_HISTORY_EVENTS must be a whole number of events from 20 to 10240, got "${bad}"`,
+      );
+    }
+  });
 });

@@ -1,33 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { credentialsChanged, decide, detachPending, inspectionMode, nextStateAfter, registrationFingerprint, specConflict } from '../../workflows/decide';
-import { DEFAULT_HOST_OPTIONS, type HostDirectives, type HostState } from '../../workflows/definitions';
-import { emptyStatus, type HostSpec, type ProvisioningState } from '../../types/host';
+import type { HostDirectives } from '../../workflows/definitions';
+import { hostState, testSpec } from '../support/host-state';
 
-const spec = (over: Partial<HostSpec> = {}): HostSpec => ({
-  bmc: { address: 'fake://n0', credentialsName: 'n0-bmc-secret' },
-  bootMACAddress: '52:54:00:00:00:01',
-  online: true,
-  ...over,
-});
-
-function state(over: { state?: ProvisioningState; spec?: HostSpec; poweredOn?: boolean; deleteRequested?: boolean; ID?: string } = {}): HostState {
-  const status = emptyStatus();
-  status.provisioning.state = over.state ?? '';
-  status.provisioning.ID = over.ID ?? '';
-  status.poweredOn = over.poweredOn ?? true;
-  const s = over.spec;
-  return {
-    ref: { namespace: 'ns', name: 'n0' },
-    spec: s,
-    generation: 1,
-    registered: s ? registrationFingerprint(s) : undefined,
-    status,
-    deleteRequested: over.deleteRequested ?? false,
-    opSeq: 0,
-    operations: [],
-    options: DEFAULT_HOST_OPTIONS,
-  };
-}
+const spec = testSpec;
+const state = hostState;
 
 describe('decide', () => {
   it('waits without a spec and enrolls once one arrives', () => {

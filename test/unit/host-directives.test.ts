@@ -1,31 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { applyDirectives, credentialsAttempt, requestInspection, restoreStatus } from '../../workflows/host-directives';
-import { registrationFingerprint } from '../../workflows/decide';
-import { DEFAULT_HOST_OPTIONS, type HostState } from '../../workflows/definitions';
+import type { HostState } from '../../workflows/definitions';
 import { emptyStatus, type HostSpec, type ProvisioningState } from '../../types/host';
+import { hostState, testSpec } from '../support/host-state';
 
-const spec = (over: Partial<HostSpec> = {}): HostSpec => ({
-  bmc: { address: 'fake://n0', credentialsName: 'n0-bmc-secret' },
-  bootMACAddress: '52:54:00:00:00:01',
-  online: true,
-  ...over,
-});
-
-function host(state: ProvisioningState = '', s: HostSpec | undefined = spec()): HostState {
-  const status = emptyStatus();
-  status.provisioning.state = state;
-  return {
-    ref: { namespace: 'ns', name: 'n0' },
-    spec: s,
-    generation: 1,
-    registered: s ? registrationFingerprint(s) : undefined,
-    status,
-    deleteRequested: false,
-    opSeq: state === '' ? 0 : 3,
-    operations: [],
-    options: DEFAULT_HOST_OPTIONS,
-  };
-}
+const spec = testSpec;
+/** Past enrollment (opSeq 3) unless new; powered off as a fresh status is. */
+const host = (state: ProvisioningState = '', s: HostSpec | undefined = spec()): HostState =>
+  hostState({ state, spec: s, poweredOn: false, opSeq: state === '' ? 0 : 3 });
 
 describe('applyDirectives', () => {
   it('is idempotent: the same directives twice change nothing the second time', () => {

@@ -1,0 +1,65 @@
+/**
+ * Real worker processes for crash tests, and a HostService that shares their
+ * task queue and secret store. Each worker is one Node process (tsx as a
+ * loader, not its CLI, which forks), so SIGKILL hits the worker itself.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Client, type Connection } from '@temporalio/client';
+import { HostService } from '../../api/host-service';
+import { LocalSecretStore } from '../../activities/secrets/local-store';
+import { REPO_ROOT } from '../../config/env';
+import { TEMPORAL_ADDRESS, WORKFLOW_BUNDLE_PATH } from './env';
+import { FAST_HOST_OPTIONS, uniq } from './harness';
+
+export class WorkerProcesses {
+  readonly taskQueue: string;
+  private readonly key = randomBytes(32);
+  private readonly secretDir: string;
+  private readonly children: ChildProcess[] = [];
+
+  constructor(
+    label: string,
+    /** Where the workers reach Ironic (often a proxy in front of the test stack's). */
+    private readonly ironicUrl: () => string,
+  ) {
+    this.taskQueue = uniq(`tq-${label}`);
+    this.secretDir = mkdtempSync(join(tmpdir(), `mf-${label}-`));
+  }
+
+  start(): ChildProcess {
+    const child = spawn(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'workers', 'main.ts')], {
+      cwd: REPO_ROOT,
+      env: {
+        ...process.env,
+        TEMPORAL_ADDRESS,
+        IRONIC_URL: this.ironicUrl(),
+        METALFLOW_TASK_QUEUE: this.taskQueue,
+        METALFLOW_SECRET_DIR: this.secretDir,
+        METALFLOW_SECRET_KEY: this.key.toString('base64'),
+        METALFLOW_WORKFLOW_BUNDLE: WORKFLOW_BUNDLE_PATH,
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    child.stderr?.on('data', (d: Buffer) => process.stderr.write(`[worker ${child.pid}] ${d.toString()}`));
+    this.children.push(child);
+    return child;
+  }
+
+  /** The API's host service on the workers' task queue, with the secret store they read. */
+  hostService(connection: Connection): HostService {
+    return new HostService({
+      client: new Client({ connection }),
+      secrets: new LocalSecretStore(this.secretDir, this.key),
+      taskQueue: this.taskQueue,
+      hostOptions: FAST_HOST_OPTIONS,
+    });
+  }
+
+  killAll(): void {
+    for (const w of this.children) if (w.exitCode === null && w.signalCode === null) w.kill('SIGKILL');
+  }
+}
