@@ -1,6 +1,7 @@
 /** The benchmark's result document and its table on stdout, with the targets of issue 5 beside the figures. */
 import { PHASES, PHASE_LABEL, type Percentiles, type Phase } from './common';
 import type { TemporalFigures } from './temporal';
+import { DEFAULT_HOST_OPTIONS } from '../workflows/definitions';
 
 export type CpuByProcess = Record<'temporal' | 'ironic' | 'worker' | 'api' | 'bench', number>;
 
@@ -20,10 +21,28 @@ export interface BenchResult {
   date: string;
   commit: string;
   machine: { cpus: number; cpuModel: string; memGiB: number; node: string; os: string };
-  options: { hosts: number; concurrency: number; redfish: boolean; floorPollMs: number; idleSeconds: number; phases: Phase[]; floor?: boolean };
+  options: {
+    hosts: number;
+    concurrency: number;
+    redfish: boolean;
+    floorPollMs: number;
+    idleSeconds: number;
+    phases: Phase[];
+    floor?: boolean;
+    maxHistoryEvents?: number;
+    workerEnv?: Record<string, string>;
+  };
   metalflow: DriverFigures & {
     temporal: TemporalFigures;
-    worker: { peakRssMiB: number; cpuSeconds: number; idleRssMiB?: number; idleHosts?: number; idleState?: string };
+    worker: {
+      peakRssMiB: number;
+      cpuSeconds: number;
+      idleRssMiB?: number;
+      idleHosts?: number;
+      idleState?: string;
+      /** CPU seconds per second of each process while all hosts sat idle. */
+      idleCpuShare?: CpuByProcess;
+    };
     api: { peakRssMiB: number; cpuSeconds: number };
     /** 5xx answers of the API (retried by the driver). */
     apiServerErrors: { count: number; byMessage: Record<string, number> };
@@ -93,6 +112,8 @@ export function formatTable(r: BenchResult): string {
       (r.floor ? `floor polls every ${r.options.floorPollMs} ms` : 'no floor run (--no-floor)'),
   );
   out.push(`machine: ${r.machine.cpus} cores (${r.machine.cpuModel}), ${r.machine.memGiB} GiB, Node ${r.machine.node}; commit ${r.commit}; ${r.date}`);
+  const workerEnv = Object.entries(r.options.workerEnv ?? {});
+  if (workerEnv.length > 0) out.push(`worker settings: ${workerEnv.map(([k, v]) => `${k}=${v}`).join(' ')}`);
   out.push('');
   out.push(`  ${pad('phase (wall time)', 28)} ${padl('metalflow', 10)} ${padl('floor', 9)} ${padl('ratio', 7)}   target`);
   for (const p of r.options.phases) {
@@ -132,7 +153,9 @@ export function formatTable(r: BenchResult): string {
   );
   out.push(`  operations per host: ${ops}; failed operations: ${t.failedOperations}`);
   out.push(
-    `  largest host workflow run: ${t.maxHostRunEvents} events (Temporal limit 51,200, warning at 10,240; continue-as-new at 4,000); hosts continued as new: ${t.hostsContinuedAsNew}`,
+    `  largest host workflow run: ${t.maxHostRunEvents} events (Temporal limit 51,200, warning at 10,240; ` +
+      `continue-as-new at ${(r.options.maxHistoryEvents ?? DEFAULT_HOST_OPTIONS.maxHistoryEvents).toLocaleString('en')}` +
+      `${r.options.maxHistoryEvents !== undefined ? ' (--max-history-events)' : ''}); hosts continued as new: ${t.hostsContinuedAsNew}`,
   );
   out.push('');
   const floorKinds = r.floor?.ironicRequestsPerHostByKind ?? {};
@@ -146,6 +169,12 @@ export function formatTable(r: BenchResult): string {
     `  worker: peak RSS ${m.worker.peakRssMiB.toFixed(0)} MiB, CPU ${m.worker.cpuSeconds.toFixed(1)} s` +
       (m.worker.idleRssMiB !== undefined ? `; RSS with ${m.worker.idleHosts} hosts idle in ${m.worker.idleState ?? 'provisioned'}: ${m.worker.idleRssMiB.toFixed(0)} MiB (target < 512 MiB at 1,000)` : ''),
   );
+  const idleCpu = m.worker.idleCpuShare;
+  if (idleCpu) {
+    out.push(
+      `  CPU share with all hosts idle: ${(['temporal', 'ironic', 'worker', 'api'] as const).map((x) => `${x} ${(idleCpu[x] * 100).toFixed(1)}%`).join(', ')} of one core`,
+    );
+  }
   out.push(`  API:    peak RSS ${m.api.peakRssMiB.toFixed(0)} MiB, CPU ${m.api.cpuSeconds.toFixed(1)} s`);
   out.push(
     `  API 5xx answers (retried): ${m.apiServerErrors.count}` +

@@ -5,7 +5,14 @@
  * Temporal). Prints a table and writes bench/results/<date>-<commit>.json.
  *
  *   npm run bench -- [--hosts 100] [--concurrency N] [--redfish] [--scale]
- *                    [--floor-poll-ms 100] [--no-floor] [--idle-seconds S] [--out FILE] [--keep-stack] [--profile]
+ *                    [--floor-poll-ms 100] [--no-floor] [--idle-seconds S] [--max-history-events N]
+ *                    [--out FILE] [--keep-stack] [--profile]
+ *
+ * --max-history-events lowers the host workflows' continue-as-new threshold
+ * (METALFLOW_MAX_HISTORY_EVENTS) so that a run shows continue-as-new at
+ * fleet scale; a lifecycle is ~110 events, far below the default 4,000.
+ * METALFLOW_WORKER_* variables in the environment reach the worker and are
+ * recorded in the result.
  *
  * Starts its own stack (scripts/stack.sh; Temporal 21233, UI 21234, Ironic
  * 21385, sushy 21800, state .state/bench-stack) when it is not running, and
@@ -22,7 +29,7 @@ import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
 import { Client, Connection } from '@temporalio/client';
 import { IronicClient } from '../activities/ironic/client';
 import { REPO_ROOT } from '../config/env';
-import { WORKFLOWS_PATH } from '../workers/worker';
+import { WORKFLOW_BUNDLE_OPTIONS } from '../workers/worker';
 import { IronicProxy, type RecordedRequest } from '../test/support/ironic-proxy';
 import { makeHosts, PHASES, sleep, type BenchHost, type Phase } from './common';
 import { FloorDriver } from './floor';
@@ -62,6 +69,7 @@ interface Options {
   keepStack: boolean;
   /** CPU profiles of the worker and the API (node --cpu-prof) in the run's folder. */
   profile: boolean;
+  maxHistoryEvents?: number;
 }
 
 function parseOptions(argv: string[]): Options {
@@ -78,6 +86,7 @@ function parseOptions(argv: string[]): Options {
       out: { type: 'string' },
       'keep-stack': { type: 'boolean', default: false },
       profile: { type: 'boolean', default: false },
+      'max-history-events': { type: 'string' },
       help: { type: 'boolean', default: false },
     },
     strict: true,
@@ -103,6 +112,7 @@ function parseOptions(argv: string[]): Options {
     out: values.out,
     keepStack: values['keep-stack'] ?? false,
     profile: values.profile ?? false,
+    maxHistoryEvents: values['max-history-events'] === undefined ? undefined : int('max-history-events', values['max-history-events'], 0),
   };
 }
 
@@ -226,7 +236,7 @@ async function main(): Promise<void> {
     // --------------------------------------------- worker, API, proxy ----
     log('bundling workflows');
     const bundlePath = join(BENCH_STATE_DIR, 'workflow-bundle.js');
-    const { code } = await bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: new DefaultLogger('WARN') });
+    const { code } = await bundleWorkflowCode({ ...WORKFLOW_BUNDLE_OPTIONS, logger: new DefaultLogger('WARN') });
     writeFileSync(bundlePath, code);
     await proxy.start();
     const childEnv = {
@@ -240,6 +250,7 @@ async function main(): Promise<void> {
       METALFLOW_WORKFLOW_BUNDLE: bundlePath,
       METALFLOW_API_HOST: '127.0.0.1',
       METALFLOW_API_PORT: String(BENCH_PORTS.api),
+      ...(opts.maxHistoryEvents !== undefined ? { METALFLOW_MAX_HISTORY_EVENTS: String(opts.maxHistoryEvents) } : {}),
     };
     const prof = (name: string): string[] => (opts.profile ? ['--cpu-prof', '--cpu-prof-dir', join(runDir, `${name}-profile`)] : []);
     const worker = startNodeChild('worker', 'workers/main.ts', childEnv, join(runDir, 'worker.log'), prof('worker'));
@@ -332,6 +343,7 @@ async function main(): Promise<void> {
     });
     let idleRssMiB: number | undefined;
     let idleHosts: number | undefined;
+    let idleCpuShare: CpuByProcess | undefined;
     const idlePhase: Phase = opts.redfish ? 'available' : 'provisioned';
     const mf = await measure(
       'metalflow',
@@ -340,10 +352,16 @@ async function main(): Promise<void> {
         if (p !== idlePhase) return;
         log(`all hosts idle in ${p === 'available' ? 'available' : 'provisioned'}; sampling worker RSS for ${opts.idleSeconds} s`);
         let peak = 0;
+        const cpu0 = cpuNow();
+        const t0 = Date.now();
         for (let i = 0; i < opts.idleSeconds; i++) {
           await sleep(1000);
           peak = Math.max(peak, watches.worker.sample()?.rssMiB ?? 0);
         }
+        const d = cpuDelta(cpu0, cpuNow());
+        const secs = (Date.now() - t0) / 1000;
+        // What a fleet at rest costs: Ironic's periodic tasks, the dev server, the hosts' power checks.
+        idleCpuShare = { temporal: d.temporal / secs, ironic: d.ironic / secs, worker: d.worker / secs, api: d.api / secs, bench: d.bench / secs };
         idleRssMiB = peak;
         idleHosts = opts.hosts;
       },
@@ -361,7 +379,7 @@ async function main(): Promise<void> {
     const temporal = await temporalFigures(TEMPORAL_ADDRESS, namespace, calls, opts.hosts);
     watches.worker.stop();
     watches.api.stop();
-    const workerFig = { peakRssMiB: watches.worker.peakRssMiB, cpuSeconds: watches.worker.last?.cpuSeconds ?? 0, idleRssMiB, idleHosts, idleState: idlePhase };
+    const workerFig = { peakRssMiB: watches.worker.peakRssMiB, cpuSeconds: watches.worker.last?.cpuSeconds ?? 0, idleRssMiB, idleHosts, idleState: idlePhase, idleCpuShare };
     const apiFig = { peakRssMiB: watches.api.peakRssMiB, cpuSeconds: watches.api.last?.cpuSeconds ?? 0 };
     for (const c of children) await c.stop();
 
@@ -384,7 +402,17 @@ async function main(): Promise<void> {
       date: new Date().toISOString(),
       commit: gitCommit(),
       machine: { cpus: cpus().length, cpuModel, memGiB: Math.round(totalmem() / 2 ** 30), node: process.versions.node, os: `${process.platform} ${process.arch}` },
-      options: { hosts: opts.hosts, concurrency: opts.concurrency, redfish: opts.redfish, floorPollMs: opts.floorPollMs, idleSeconds: opts.idleSeconds, phases, floor: opts.floor },
+      options: {
+        hosts: opts.hosts,
+        concurrency: opts.concurrency,
+        redfish: opts.redfish,
+        floorPollMs: opts.floorPollMs,
+        idleSeconds: opts.idleSeconds,
+        phases,
+        floor: opts.floor,
+        maxHistoryEvents: opts.maxHistoryEvents,
+        workerEnv: Object.fromEntries(Object.entries(process.env).filter(([k]) => k.startsWith('METALFLOW_WORKER_')) as [string, string][]),
+      },
       metalflow: { ...mf, temporal, worker: workerFig, api: apiFig, apiServerErrors },
       floor,
       ratio,

@@ -13,6 +13,25 @@ import { createPowerActivities } from '../activities/power-activities';
 
 export const WORKFLOWS_PATH = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
 
+/**
+ * Modules evaluated once and shared by every workflow in the worker's V8
+ * context. Without this, each cached workflow (a host and every operation
+ * child) evaluates its own copy of the bundle's modules, typebox's hundreds of
+ * them included: that copy is most of a cached workflow's memory. Only pure
+ * modules belong here (no per-workflow state, no @temporalio/workflow); the SDK
+ * deep-freezes them. typebox comes along as their import (naming it here does
+ * nothing: webpack drops an unused require of a side-effect-free package).
+ */
+export const WORKFLOW_PRELOAD_MODULES: string[] = ['bmc', 'failures', 'field-error', 'host-ref', 'host', 'search-attributes', 'validate'].map((m) =>
+  fileURLToPath(new URL(`../types/${m}.ts`, import.meta.url)),
+);
+
+/** Workflows kept in the worker's memory unless METALFLOW_WORKER_MAX_CACHED_WORKFLOWS says otherwise. */
+export const DEFAULT_MAX_CACHED_WORKFLOWS = 400;
+
+/** What `bundleWorkflowCode` needs to build the same bundle the worker would (tests and the bench prebuild it). */
+export const WORKFLOW_BUNDLE_OPTIONS = { workflowsPath: WORKFLOWS_PATH, preloadModules: WORKFLOW_PRELOAD_MODULES };
+
 export interface WorkerDeps extends IronicActivityDeps {
   connection: NativeConnection;
   namespace: string;
@@ -31,6 +50,7 @@ export async function createWorker(
     namespace: deps.namespace,
     taskQueue: deps.taskQueue,
     workflowsPath: WORKFLOWS_PATH,
+    bundlerOptions: { preloadModules: WORKFLOW_PRELOAD_MODULES },
     activities: {
       ...createIronicActivities(deps),
       ...bmc,
@@ -46,6 +66,13 @@ export async function createWorker(
     // change has one per host in flight, far beyond the SDK's 100 slots.
     maxConcurrentActivityTaskExecutions: 2000,
     maxHeartbeatThrottleInterval: '15 seconds',
+    // The SDK sizes the cache from the heap limit (about 2,300 workflows on a
+    // 24 GiB machine), so every host of a fleet would stay in memory for good,
+    // at about 0.3 MiB each (npm run bench:memory). A host at rest wakes once
+    // per power check and replays ~100 events in milliseconds, so the cache
+    // need only hold what is active: a host and its operation child for each
+    // host an operation is driving (200 at the benchmark's concurrency).
+    maxCachedWorkflows: DEFAULT_MAX_CACHED_WORKFLOWS,
     ...overrides,
   });
 }

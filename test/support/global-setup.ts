@@ -8,7 +8,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
 import { REPO_ROOT } from '../../config/env';
-import { WORKFLOWS_PATH } from '../../workers/worker';
+import { WORKFLOW_BUNDLE_OPTIONS } from '../../workers/worker';
 import { TEST_ENV, TEST_STATE_DIR, WORKFLOW_BUNDLE_PATH } from './env';
 
 const stack = (command: string): void => {
@@ -23,7 +23,7 @@ export default async function setup(): Promise<() => void> {
   if (process.env.METALFLOW_TEST_NO_STACK === '1') return () => undefined;
   mkdirSync(TEST_STATE_DIR, { recursive: true });
   stack('start');
-  const { code } = await bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: new DefaultLogger('WARN') });
+  const { code } = await bundleWorkflowCode({ ...WORKFLOW_BUNDLE_OPTIONS, logger: new DefaultLogger('WARN') });
   writeFileSync(WORKFLOW_BUNDLE_PATH, code);
   return () => {
     if (process.env.METALFLOW_KEEP_TEST_STACK !== '1') stack('stop');
