@@ -85,15 +85,16 @@ export class MetalflowDriver {
       const sentAt = Date.now();
       const r = await this.api(method, path, body).catch((err: unknown) => {
         // No answer in time (an overloaded API or server): retried like a 5xx, the calls are idempotent.
-        if (attempt >= 5) throw err;
+        if (attempt >= 12) throw err;
         this.serverErrors.push({ host: host.name, phase, method, status: 0, message: String(err) });
         return undefined;
       });
       firstSentAt ??= r?.sentAt ?? sentAt;
       if (!r) continue;
-      if (r.status >= 500 && attempt < 5) {
+      // Patient as a controller requeueing with backoff: about two minutes in all.
+      if (r.status >= 500 && attempt < 12) {
         this.serverErrors.push({ host: host.name, phase, method, status: r.status, message: String(r.json?.message ?? '') });
-        await sleep(500 * attempt);
+        await sleep(Math.min(500 * 2 ** (attempt - 1), 20_000));
         continue;
       }
       // The first attempt's send time is when the user asked; keep it for the latency figures.

@@ -10,7 +10,9 @@
  *
  * --max-history-events lowers the host workflows' continue-as-new threshold
  * (METALFLOW_MAX_HISTORY_EVENTS) so that a run shows continue-as-new at
- * fleet scale; a lifecycle is ~110 events, far below the default 4,000.
+ * fleet scale; a lifecycle is ~115 events, far below the default 4,000.
+ * --scale is the 1,000-host run: --hosts 1000 --concurrency 200 --no-floor
+ * --idle-seconds 60 --max-history-events 60, each overridable.
  * METALFLOW_WORKER_* variables in the environment reach the worker and are
  * recorded in the result.
  *
@@ -81,7 +83,7 @@ function parseOptions(argv: string[]): Options {
       redfish: { type: 'boolean', default: false },
       scale: { type: 'boolean', default: false },
       'floor-poll-ms': { type: 'string', default: '100' },
-      'no-floor': { type: 'boolean', default: false },
+      'no-floor': { type: 'boolean' },
       'idle-seconds': { type: 'string' },
       out: { type: 'string' },
       'keep-stack': { type: 'boolean', default: false },
@@ -101,18 +103,21 @@ function parseOptions(argv: string[]): Options {
     if (!Number.isInteger(n) || n < 1) throw new Error(`--${name} must be a positive integer, got "${v}"`);
     return n;
   };
-  const hosts = int('hosts', values.hosts, values.scale ? 1000 : 100);
+  // --scale: the issue's 1,000-host run, each default overridable.
+  const scale = values.scale ?? false;
+  const hosts = int('hosts', values.hosts, scale ? 1000 : 100);
+  const maxHistory = values['max-history-events'] ?? (scale ? '60' : undefined);
   return {
     hosts,
-    concurrency: int('concurrency', values.concurrency, hosts),
+    concurrency: int('concurrency', values.concurrency, scale ? Math.min(hosts, 200) : hosts),
     redfish: values.redfish ?? false,
     floorPollMs: int('floor-poll-ms', values['floor-poll-ms'], 100),
-    floor: !(values['no-floor'] ?? false),
-    idleSeconds: int('idle-seconds', values['idle-seconds'], hosts >= 1000 ? 30 : 5),
+    floor: !(values['no-floor'] ?? scale),
+    idleSeconds: int('idle-seconds', values['idle-seconds'], hosts >= 1000 ? 60 : 5),
     out: values.out,
     keepStack: values['keep-stack'] ?? false,
     profile: values.profile ?? false,
-    maxHistoryEvents: values['max-history-events'] === undefined ? undefined : int('max-history-events', values['max-history-events'], 0),
+    maxHistoryEvents: maxHistory === undefined ? undefined : int('max-history-events', maxHistory, 0),
   };
 }
 

@@ -420,7 +420,14 @@ export async function hostWorkflow(input: HostWorkflowInput): Promise<HostView> 
       s.generation !== generation || s.deleteRequested !== deleteRequested || s.power?.seq !== powerSeq || nudges !== nudged || historyTooLong();
     const checkMs = powerCheckDelayMs(s);
     if (checkMs !== undefined && patched('power-check')) {
-      if (!(await condition(woken, checkMs))) await checkPower();
+      // Whether the check is due is read from the clock, not from what ended the wait:
+      // an update delivered in the timer's workflow task while the check's local
+      // activity runs is replayed in the timer's activation, so "woken by the update"
+      // on replay would skip a check the history holds (nondeterminism).
+      const byClock = patched('power-check-by-clock');
+      const dueAt = Date.now() + checkMs;
+      const changed = await condition(woken, checkMs);
+      if (byClock ? Date.now() >= dueAt : !changed) await checkPower();
     } else {
       await condition(woken);
     }

@@ -15,10 +15,10 @@ import type { BenchResult } from '../../bench/report';
 const PHASES = ['available', 'provisioned', 'deprovisioned', 'gone'] as const;
 
 describe('npm run bench', () => {
-  it('drives 3 hosts through the lifecycle with metalflow and the floor and writes the report', () => {
+  it('drives 3 hosts through the lifecycle with metalflow and the floor, continuing each host as new once, and writes the report', () => {
     const out = join(mkdtempSync(join(tmpdir(), 'mf-bench-')), 'result.json');
     // bench/run.ts starts the bench stack (21233/21385/...) if it is not running and stops what it started.
-    const run = spawnSync(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'bench', 'run.ts'), '--hosts', '3', '--idle-seconds', '1', '--out', out], {
+    const run = spawnSync(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'bench', 'run.ts'), '--hosts', '3', '--idle-seconds', '1', '--max-history-events', '40', '--out', out], {
       cwd: REPO_ROOT,
       encoding: 'utf8',
       timeout: 540_000,
@@ -51,7 +51,12 @@ describe('npm run bench', () => {
     expect(t.apiToFirstActivityMs.create.fromRequest?.n).toBe(3);
     expect(t.apiToFirstActivityMs.create.fromRequest!.p99).toBeGreaterThan(0);
     expect(t.historyEventsPerHost!.mean).toBeGreaterThan(t.hostWorkflowEventsPerHost!.mean);
+    // A lifecycle is ~115 host-workflow events: with the threshold at 40 every host continues as new
+    // at an idle point, and its state goes with it (each operation above ran exactly once).
+    expect(t.hostsContinuedAsNew).toBe(3);
+    expect(t.hostWorkflowEventsPerHost!.mean).toBeGreaterThan(t.maxHostRunEvents);
     expect(t.maxHostRunEvents).toBeGreaterThan(10);
+    expect(r.options.maxHistoryEvents).toBe(40);
 
     // Same Ironic verbs on both sides; only poll reads may differ.
     for (const d of [r.metalflow, floor]) {
@@ -64,9 +69,26 @@ describe('npm run bench', () => {
     );
 
     expect(r.metalflow.worker.peakRssMiB).toBeGreaterThan(20);
+    expect(r.metalflow.worker.idleRssMiB).toBeGreaterThan(20);
+    expect(r.metalflow.worker.idleCpuShare?.ironic).toBeGreaterThanOrEqual(0);
     expect(r.metalflow.worker.cpuSeconds).toBeGreaterThan(0);
     expect(r.metalflow.api.peakRssMiB).toBeGreaterThan(20);
     expect(r.metalflow.api.cpuSeconds).toBeGreaterThan(0);
     expect(r.targets.map((x) => x.name)).toContain('API call -> first activity p99');
   }, 600_000);
+
+  it('bench:memory measures the worker with idle host workflows in three set-ups', () => {
+    const run = spawnSync(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'bench', 'cache-memory.ts'), '--workflows', '5'], {
+      cwd: REPO_ROOT,
+      encoding: 'utf8',
+      timeout: 300_000,
+    });
+    if (run.status !== 0) throw new Error(`bench:memory exited ${run.status ?? run.signal}:\n${run.stdout}\n${run.stderr}`);
+    const rows = run.stdout.split('\n').filter((l) => /idle worker +\d+ MiB, with 5 hosts +\d+ MiB: -?\d+ KiB per host/.test(l));
+    expect(rows.map((l) => l.trim().split(/ {2,}/)[0])).toEqual([
+      'as shipped (cache 400)',
+      'every host cached, shared modules',
+      'every host cached, SDK default bundle',
+    ]);
+  }, 330_000);
 });
