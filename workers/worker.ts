@@ -50,7 +50,8 @@ export async function createWorker(
     namespace: deps.namespace,
     taskQueue: deps.taskQueue,
     workflowsPath: WORKFLOWS_PATH,
-    bundlerOptions: { preloadModules: WORKFLOW_PRELOAD_MODULES },
+    // A prebuilt bundle (overrides.workflowBundle) was built with WORKFLOW_BUNDLE_OPTIONS already.
+    ...(overrides.workflowBundle ? {} : { bundlerOptions: { preloadModules: WORKFLOW_PRELOAD_MODULES } }),
     activities: {
       ...createIronicActivities(deps),
       ...bmc,

@@ -71,7 +71,13 @@ const image = { url: 'http://127.0.0.1/images/ubuntu.qcow2', checksum: 'd'.repea
 
 const stateOf = async (name: string, at = base) => (await call('GET', `/v1/namespaces/${NS}/hosts/${name}`, undefined, at)).json?.status?.provisioning?.state;
 
-describe('HTTP API', () => {
+/**
+ * Generous: in the full suite this file can run beside the 200-host
+ * Kubernetes test, which keeps Ironic busy for minutes on 2 cores.
+ */
+const settle = <T>(what: string, probe: () => Promise<T | undefined | false>) => waitFor(what, probe, { timeoutMs: 240_000 });
+
+describe('HTTP API', { timeout: 600_000 }, () => {
   it('serves its OpenAPI document', async () => {
     const res = await call('GET', '/openapi.json');
     expect(res.status).toBe(200);
@@ -87,8 +93,8 @@ describe('HTTP API', () => {
     expect(created.status).toBe(201);
     expect(created.text).not.toContain(`pw-${name}`);
 
-    await waitFor('available', async () => (await stateOf(name)) === 'available');
-    const listed = await waitFor('listed as available', async () => {
+    await settle('available', async () => (await stateOf(name)) === 'available');
+    const listed = await settle('listed as available', async () => {
       const r = await call('GET', `/v1/hosts?namespace=${NS}&state=available`);
       return r.json.items.some((i: { name: string }) => i.name === name) ? r.json.items : undefined;
     });
@@ -97,12 +103,12 @@ describe('HTTP API', () => {
     const set = await call('PUT', `/v1/namespaces/${NS}/hosts/${name}/image`, image);
     expect(set.status).toBe(200);
     expect(set.json.spec.image.url).toBe(image.url);
-    await waitFor('provisioned', async () => (await stateOf(name)) === 'provisioned');
+    await settle('provisioned', async () => (await stateOf(name)) === 'provisioned');
 
     const cleared = await call('DELETE', `/v1/namespaces/${NS}/hosts/${name}/image`);
     expect(cleared.status).toBe(200);
     expect(cleared.json.spec.image).toBeUndefined();
-    await waitFor('available again', async () => (await stateOf(name)) === 'available');
+    await settle('available again', async () => (await stateOf(name)) === 'available');
 
     const history = await call('GET', `/v1/namespaces/${NS}/hosts/${name}/history`);
     expect(history.json.operations.map((o: { kind: string }) => o.kind)).toEqual(
@@ -114,17 +120,17 @@ describe('HTTP API', () => {
     const nodeId = (await call('GET', `/v1/namespaces/${NS}/hosts/${name}`)).json.status.provisioning.ID;
     const deleted = await call('DELETE', `/v1/namespaces/${NS}/hosts/${name}`);
     expect(deleted.status).toBe(202);
-    await waitFor('gone', async () => (await call('GET', `/v1/namespaces/${NS}/hosts/${name}`)).status === 404);
+    await settle('gone', async () => (await call('GET', `/v1/namespaces/${NS}/hosts/${name}`)).status === 404);
     expect(await h.ironic.getNode(nodeId)).toBeUndefined();
   });
 
   it('deletes a provisioned host: deprovisions, powers off, removes the node', async () => {
     const name = uniq('e2e-del');
     await call('PUT', `/v1/namespaces/${NS}/hosts/${name}`, hostBody(name, { image }));
-    await waitFor('provisioned', async () => (await stateOf(name)) === 'provisioned');
+    await settle('provisioned', async () => (await stateOf(name)) === 'provisioned');
     const nodeId = (await call('GET', `/v1/namespaces/${NS}/hosts/${name}`)).json.status.provisioning.ID;
     expect((await call('DELETE', `/v1/namespaces/${NS}/hosts/${name}`)).status).toBe(202);
-    await waitFor('gone', async () => (await call('GET', `/v1/namespaces/${NS}/hosts/${name}`)).status === 404);
+    await settle('gone', async () => (await call('GET', `/v1/namespaces/${NS}/hosts/${name}`)).status === 404);
     expect(await h.ironic.getNode(nodeId)).toBeUndefined();
     const runs = h.client.workflow.list({ query: `WorkflowId STARTS_WITH 'host/${NS}/${name}/' AND WorkflowType = 'powerWorkflow'` });
     const powerRuns: string[] = [];
@@ -168,7 +174,7 @@ describe('HTTP API', () => {
     const name = uniq('api-pw');
     const path = `/v1/namespaces/${NS}/hosts/${name}`;
     expect((await call('PUT', path, hostBody(name))).status).toBe(201);
-    await waitFor('available and on', async () => {
+    await settle('available and on', async () => {
       const v = (await call('GET', path)).json;
       return v.status.provisioning.state === 'available' && v.status.poweredOn && !v.currentOperation;
     });
@@ -180,17 +186,17 @@ describe('HTTP API', () => {
 
     const rebooted = await call('POST', `${path}/reboot`);
     expect(rebooted.status).toBe(202);
-    await waitFor('a reboot operation', async () => {
+    await settle('a reboot operation', async () => {
       const v = (await call('GET', path)).json;
       return v.operations.some((o: { kind: string; outcome: string }) => o.kind === 'reboot' && o.outcome === 'succeeded');
     });
     const held = await call('PUT', `${path}/power-off-requests/maintenance`, { mode: 'hard' });
     expect(held.status).toBe(200);
     expect(held.json.power.holds).toEqual({ maintenance: 'hard' });
-    await waitFor('off', async () => (await call('GET', path)).json.status.poweredOn === false);
+    await settle('off', async () => (await call('GET', path)).json.status.poweredOn === false);
     const released = await call('DELETE', `${path}/power-off-requests/maintenance`);
     expect(released.json.power.holds).toEqual({});
-    await waitFor('on', async () => (await call('GET', path)).json.status.poweredOn === true);
+    await settle('on', async () => (await call('GET', path)).json.status.poweredOn === true);
   });
 
   it('answers 404 for unknown hosts', async () => {
@@ -217,7 +223,7 @@ describe('HTTP API', () => {
     try {
       const body = hostBody(name, { image });
       expect((await call('PUT', path, body, at)).status).toBe(201);
-      await waitFor('deploy in flight', async () => proxy.count(isDeploy) >= 1);
+      await settle('deploy in flight', async () => proxy.count(isDeploy) >= 1);
       expect(await stateOf(name, at)).toBe('provisioning');
 
       const conflicting = {
@@ -231,7 +237,7 @@ describe('HTTP API', () => {
       expect(await h.secrets.read(NS, `${name}-bmc-secret`)).toEqual(body.credentials);
       expect((await call('PUT', `${path}/image`, conflicting.spec.image, at)).status).toBe(409);
 
-      await waitFor('provisioned', async () => (await stateOf(name, at)) === 'provisioned');
+      await settle('provisioned', async () => (await stateOf(name, at)) === 'provisioned');
       const host = (await call('GET', path, undefined, at)).json;
       expect(host.spec.image.url).toBe(image.url);
       expect(proxy.count(isDeploy)).toBe(1);
