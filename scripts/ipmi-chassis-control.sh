@@ -18,6 +18,9 @@
 dir=$1
 op=$2
 shift 2
+# State files are replaced, never rewritten in place: a `get` running beside a
+# `set` (the detached soft-off below) must not read a truncated, empty file.
+put() { echo "$2" >"$dir/$1.$$" && mv -f "$dir/$1.$$" "$dir/$1"; }
 echo "$(date +%s.%N) $op $*" >>"$dir/calls.log"
 case $op in
   get)
@@ -35,15 +38,15 @@ case $op in
       v=$2
       shift 2
       case $p in
-        power) echo "$v" >"$dir/power" ;;
-        boot) echo "$v" >"$dir/boot" ;;
+        power) put power "$v" ;;
+        boot) put boot "$v" ;;
         reset) echo "$v" >>"$dir/reset" ;;
         shutdown)
           echo "$v" >>"$dir/shutdown"
           delay=$(cat "$dir/soft_delay" 2>/dev/null || echo 0)
           if [ "$delay" != ignore ]; then
             # detached: ipmi_sim waits for our output to end
-            (sleep "$delay"; echo 0 >"$dir/power") </dev/null >/dev/null 2>&1 &
+            (sleep "$delay"; put power 0) </dev/null >/dev/null 2>&1 &
           fi
           ;;
         identify) shift ;;
