@@ -70,11 +70,15 @@ describe('a power check and an update in the same workflow task', () => {
     }, { timeoutMs: 120_000 });
 
     // No worker: the idle wait's timer fires, and the update waits in the server with it.
+    const firedTimers = async () => ((await handle.fetchHistory()).events ?? []).map(kindOf).filter((k) => k === 'timerFired').length;
     await worker!.stop();
     worker = undefined;
-    await new Promise((r) => setTimeout(r, (POWER_CHECK_SECONDS + 2) * 1000));
+    const firedBefore = await firedTimers();
+    await waitFor('the idle timer to fire with no worker', async () => (await firedTimers()) > firedBefore, { timeoutMs: 30_000 });
     const image = { url: 'http://127.0.0.1/images/pcr.qcow2', checksum: 'c'.repeat(64), format: 'qcow2' as const };
     const update = handle.executeUpdate(setImageUpdate, { args: [image] });
+    // The update must be in the server, beside the fired timer, before a worker polls; the client
+    // offers no wait for "admitted" without a worker, so this one short pause stays.
     await new Promise((r) => setTimeout(r, 1500));
     worker = await startWorker();
     await update;

@@ -6,20 +6,17 @@
  */
 import { randomBytes } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { describe, expect, it } from 'vitest';
 import { IronicClient } from '../../activities/ironic/client';
 import { hostWorkflowId } from '../../types/host-ref';
 import { hostViewQuery, type HostView, type OperationKind } from '../../workflows/definitions';
-import { IRONIC_URL, SUSHY_URL, TEMPORAL_ADDRESS } from '../support/env';
+import { IRONIC_URL, SUSHY_URL } from '../support/env';
 import { randomMac, uniq, waitFor } from '../support/harness';
-import { KUBE_BUILD_TIMEOUT_MS, kubectl, useKube, type KubeLease } from './kube-harness';
-import { cleanNamespace, prepareNamespace, shim, type Shim } from './shim-harness';
+import { kubectl } from './kube-harness';
+import { useShimSuite } from './shim-harness';
 
 const NS = uniq('mf-ann');
-let kube: KubeLease | undefined;
-let env: TestWorkflowEnvironment;
-let processes: Shim | undefined;
+const suite = useShimSuite(NS, uniq('tq-ann'));
 const ironic = new IronicClient({ url: IRONIC_URL });
 const IMAGE = { url: 'http://127.0.0.1/images/ann.qcow2', checksum: 'd'.repeat(64), checksumType: 'sha256', format: 'qcow2' };
 /** The Metal3 user guide's external inspection example (docs/user-guide/src/bmo/external_inspection.md), unchanged. */
@@ -59,7 +56,7 @@ const annotate = (name: string, ...kv: string[]) => kubectl(['annotate', 'bmh', 
 const waitState = (name: string, state: string, timeout = '120s') =>
   kubectl(['wait', '-n', NS, `--for=jsonpath={.status.provisioning.state}=${state}`, `bmh/${name}`, `--timeout=${timeout}`]);
 const view = (name: string): Promise<HostView> =>
-  env.client.workflow.getHandle(hostWorkflowId({ namespace: NS, name })).query(hostViewQuery);
+  suite.client.workflow.getHandle(hostWorkflowId({ namespace: NS, name })).query(hostViewQuery);
 const ops = async (name: string): Promise<OperationKind[]> => (await view(name)).operations.map((o) => o.kind);
 const events = (name: string): { reason: string; message: string; type: string }[] =>
   JSON.parse(kubectl(['get', 'events', '-n', NS, '--field-selector', `involvedObject.name=${name}`, '-o', 'json']).stdout).items;
@@ -83,21 +80,6 @@ async function readyHost(name: string, state: 'available' | 'provisioned', over:
   return get(name);
 }
 
-beforeAll(async () => {
-  kube = useKube();
-  prepareNamespace(NS);
-  env = await TestWorkflowEnvironment.createFromExistingServer({ address: TEMPORAL_ADDRESS });
-  processes = shim({ namespace: NS, taskQueue: uniq('tq-ann') });
-  processes.startWorker();
-  processes.startController();
-}, KUBE_BUILD_TIMEOUT_MS);
-
-afterAll(async () => {
-  processes?.stop();
-  if (kube) cleanNamespace(NS);
-  await env?.teardown();
-  kube?.release();
-});
 
 describe('invalid annotation values', () => {
   const cases: [string, Record<string, string>, RegExp][] = [
@@ -119,7 +101,7 @@ describe('invalid annotation values', () => {
     expect(bmh.status!.errorMessage).toMatch(message);
     expect(bmh.status!.provisioning).toEqual({ state: '', ID: '' });
     await waitFor('an InvalidAnnotation Event', async () => events(name).some((e) => e.reason === 'InvalidAnnotation' && e.type === 'Warning'));
-    expect(await env.client.workflow.getHandle(hostWorkflowId({ namespace: NS, name })).describe().catch(() => undefined)).toBeUndefined();
+    expect(await suite.client.workflow.getHandle(hostWorkflowId({ namespace: NS, name })).describe().catch(() => undefined)).toBeUndefined();
   });
 
   it('a corrected value is acted on', async () => {
@@ -192,7 +174,7 @@ describe('baremetalhost.metal3.io/detached', () => {
     annotate(name, 'baremetalhost.metal3.io/detached={"deleteAction":"delete"}');
     await waitFor('detached', async () => get(name).status?.operationalStatus === 'detached');
     const detachedOps = await ops(name);
-    const handle = env.client.workflow.getHandle(hostWorkflowId({ namespace: NS, name }));
+    const handle = suite.client.workflow.getHandle(hostWorkflowId({ namespace: NS, name }));
     kubectl(['delete', 'bmh', name, '-n', NS, '--timeout=90s']);
     expect(exists(name)).toBe(false);
     const final = (await handle.result()) as HostView;
@@ -211,7 +193,7 @@ describe('baremetalhost.metal3.io/detached', () => {
     expect((await ops(name)).slice(-1)).toEqual(['detach']);
     kubectl(['annotate', 'bmh', name, '-n', NS, 'baremetalhost.metal3.io/detached-']);
     await waitFor('deleted', async () => !exists(name), { timeoutMs: 120_000 });
-    const final = (await env.client.workflow.getHandle(hostWorkflowId({ namespace: NS, name })).result()) as HostView;
+    const final = (await suite.client.workflow.getHandle(hostWorkflowId({ namespace: NS, name })).result()) as HostView;
     const tail = final.operations.map((o) => o.kind);
     expect(tail.slice(tail.lastIndexOf('detach') + 1)).toEqual(['enroll', 'power', 'delete']);
   });
@@ -364,7 +346,7 @@ describe('credentials Secrets', () => {
     // Only names and versions entered the history (the host's and its operations'), never a password.
     const v = await view(name);
     const ids = [hostWorkflowId({ namespace: NS, name }), ...v.operations.map((o) => o.workflowId)];
-    const history = (await Promise.all(ids.map(async (id) => historyText(await env.client.workflow.getHandle(id).fetchHistory())))).join('\n');
+    const history = (await Promise.all(ids.map(async (id) => historyText(await suite.client.workflow.getHandle(id).fetchHistory())))).join('\n');
     // Payloads are JSON inside the JSON text, so their quotes show escaped.
     expect(history).toContain(`\\"version\\":\\"${v3}\\"`);
     expect(history).not.toContain(wrong);

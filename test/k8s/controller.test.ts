@@ -4,21 +4,18 @@
  * Temporal and Ironic of the test stack.
  */
 import { randomBytes } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { describe, expect, it } from 'vitest';
 import { IronicClient } from '../../activities/ironic/client';
 import { hostWorkflowId } from '../../types/host-ref';
 import { hostViewQuery } from '../../workflows/definitions';
-import { IRONIC_URL, SUSHY_URL, TEMPORAL_ADDRESS } from '../support/env';
+import { IRONIC_URL, SUSHY_URL } from '../support/env';
 import { randomMac, uniq, waitFor } from '../support/harness';
-import { KUBE_BUILD_TIMEOUT_MS, kubeSh, kubectl, useKube, type KubeLease } from './kube-harness';
-import { cleanNamespace, prepareNamespace, shim, type Shim } from './shim-harness';
+import { kubeSh, kubectl } from './kube-harness';
+import { useShimSuite } from './shim-harness';
 
 const NS = uniq('mf-ctl');
 const taskQueue = uniq('tq-k8s');
-let kube: KubeLease | undefined;
-let env: TestWorkflowEnvironment;
-let processes: Shim | undefined;
+const suite = useShimSuite(NS, taskQueue);
 const ironic = new IronicClient({ url: IRONIC_URL });
 const PASSWORD = `pw-${randomBytes(6).toString('hex')}`;
 
@@ -42,21 +39,6 @@ const guideSpec = (name: string, mac: string) => ({
   bmc: { address: `fake://${name}`, credentialsName: `${name}-bmc-secret` },
 });
 
-beforeAll(async () => {
-  kube = useKube();
-  prepareNamespace(NS);
-  env = await TestWorkflowEnvironment.createFromExistingServer({ address: TEMPORAL_ADDRESS });
-  processes = shim({ namespace: NS, taskQueue });
-  processes.startWorker();
-  processes.startController();
-}, KUBE_BUILD_TIMEOUT_MS);
-
-afterAll(async () => {
-  processes?.stop();
-  if (kube) cleanNamespace(NS);
-  await env?.teardown();
-  kube?.release();
-});
 
 describe('the Kubernetes shim', () => {
   it('takes a Metal3 host from apply to available, provisioned, back to available, and deletes it', async () => {
@@ -102,7 +84,7 @@ describe('the Kubernetes shim', () => {
     expect(await ironic.getNode(nodeId)).toBeUndefined();
 
     // The password was read from the Secret at the moment of use, never carried in history.
-    const history = await env.client.workflow.getHandle(hostWorkflowId({ namespace: NS, name })).fetchHistory();
+    const history = await suite.client.workflow.getHandle(hostWorkflowId({ namespace: NS, name })).fetchHistory();
     expect(JSON.stringify(history)).toContain(name);
     expect(JSON.stringify(history)).not.toContain(PASSWORD);
   });
@@ -119,7 +101,7 @@ describe('the Kubernetes shim', () => {
     const described = kubectl(['describe', 'bmh', name, '-n', NS]).stdout;
     expect(described).toMatch(/InvalidSpec/);
     // No workflow was started for it.
-    const d = await env.client.workflow.getHandle(hostWorkflowId({ namespace: NS, name })).describe().catch(() => undefined);
+    const d = await suite.client.workflow.getHandle(hostWorkflowId({ namespace: NS, name })).describe().catch(() => undefined);
     expect(d).toBeUndefined();
   });
 
@@ -137,7 +119,7 @@ describe('the Kubernetes shim', () => {
     apply(secret(`${name}-bmc-secret`, { username: 'admin', password: 'x' }));
     apply(host(name, guideSpec(name, randomMac())));
     kubectl(['wait', '-n', NS, '--for=jsonpath={.status.provisioning.state}=available', `bmh/${name}`, '--timeout=90s']);
-    const controller = processes!.running('controller');
+    const controller = suite.shim.running('controller');
     kubectl(['patch', 'bmh', name, '-n', NS, '--type=merge', '-p', JSON.stringify({
       spec: { image: { url: 'http://127.0.0.1/images/a.qcow2', checksum: 'b'.repeat(64), checksumType: 'sha256', format: 'qcow2' } },
     })]);
@@ -145,11 +127,11 @@ describe('the Kubernetes shim', () => {
     // A change made while no controller runs must be picked up by the next one's list.
     kubectl(['annotate', 'bmh', name, '-n', NS, 'example.com/touched=yes']);
     kubectl(['patch', 'bmh', name, '-n', NS, '--type=merge', '-p', '{"spec":{"online":false}}']);
-    processes!.startController();
+    suite.shim.startController();
     kubectl(['wait', '-n', NS, '--for=jsonpath={.status.provisioning.state}=provisioned', `bmh/${name}`, '--timeout=120s']);
     await waitFor('powered off as the spec now says', async () => json(['get', 'bmh', name]).status.poweredOn === false, { timeoutMs: 60_000 });
     const runs: string[] = [];
-    for await (const wf of env.client.workflow.list({ query: `WorkflowId = '${hostWorkflowId({ namespace: NS, name })}'` })) runs.push(wf.runId);
+    for await (const wf of suite.client.workflow.list({ query: `WorkflowId = '${hostWorkflowId({ namespace: NS, name })}'` })) runs.push(wf.runId);
     expect(runs).toHaveLength(1);
   });
 
@@ -171,7 +153,7 @@ describe('the Kubernetes shim', () => {
     apply(host(name, guideSpec(name, randomMac())));
     kubectl(['wait', '-n', NS, '--for=jsonpath={.status.provisioning.state}=available', `bmh/${name}`, '--timeout=90s']);
     await waitFor('powered on', async () => json(['get', 'bmh', name]).status.poweredOn === true, { timeoutMs: 60_000 });
-    const handle = env.client.workflow.getHandle(hostWorkflowId({ namespace: NS, name }));
+    const handle = suite.client.workflow.getHandle(hostWorkflowId({ namespace: NS, name }));
     const reboots = async () =>
       (await handle.query(hostViewQuery)).operations.filter((o) => o.kind === 'reboot' && o.outcome === 'succeeded').length;
 

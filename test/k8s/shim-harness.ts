@@ -5,11 +5,14 @@
  * namespace of the shared test API server.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { afterAll, beforeAll } from 'vitest';
+import type { Client } from '@temporalio/client';
+import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { REPO_ROOT } from '../../config/env';
 import { IRONIC_URL, TEMPORAL_ADDRESS, WORKFLOW_BUNDLE_PATH } from '../support/env';
-import { KUBECONFIG, kubectl } from './kube-harness';
+import { KUBE_BUILD_TIMEOUT_MS, KUBECONFIG, kubectl, useKube, type KubeLease } from './kube-harness';
 
 export interface Shim {
   startWorker(): ChildProcess;
@@ -68,4 +71,45 @@ export function cleanNamespace(ns: string): void {
   for (const name of kubectl(['get', 'bmh', '-n', ns, '-o', 'name'], { check: false }).stdout.split('\n').filter(Boolean)) {
     kubectl(['patch', name, '-n', ns, '--type=merge', '-p', '{"metadata":{"finalizers":null}}'], { check: false });
   }
+}
+
+export interface ShimSuite {
+  /** A Temporal client on the test stack. */
+  readonly client: Client;
+  readonly shim: Shim;
+}
+
+/**
+ * A test file's whole setting, as hooks: the shared API server with the CRDs,
+ * a fresh namespace, a worker and a controller on `taskQueue`; afterwards the
+ * processes stopped, the namespace's hosts cleared and the API server released.
+ */
+export function useShimSuite(namespace: string, taskQueue: string): ShimSuite {
+  let kube: KubeLease | undefined;
+  let env: TestWorkflowEnvironment | undefined;
+  let processes: Shim | undefined;
+  beforeAll(async () => {
+    kube = useKube();
+    prepareNamespace(namespace);
+    env = await TestWorkflowEnvironment.createFromExistingServer({ address: TEMPORAL_ADDRESS });
+    processes = shim({ namespace, taskQueue });
+    processes.startWorker();
+    processes.startController();
+  }, KUBE_BUILD_TIMEOUT_MS);
+  afterAll(async () => {
+    processes?.stop();
+    if (kube) cleanNamespace(namespace);
+    await env?.teardown();
+    kube?.release();
+  });
+  return {
+    get client() {
+      if (!env) throw new Error('the shim suite is not set up yet');
+      return env.client;
+    },
+    get shim() {
+      if (!processes) throw new Error('the shim suite is not set up yet');
+      return processes;
+    },
+  };
 }
