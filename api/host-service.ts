@@ -15,6 +15,7 @@ import type { HostRef, HostSpec, Image, ProvisioningState } from '../types/host'
 import { defaultSecretNames, hostWorkflowId, validateHostRef } from '../types/host-ref';
 import { SEARCH_ATTRIBUTES } from '../types/search-attributes';
 import { validateHostSpec } from '../types/validate';
+import { temporalBusy } from './temporal-errors';
 import type { SecretData, SecretStore } from '../activities/secrets/secret-store';
 import {
   applySpecUpdate,
@@ -34,9 +35,17 @@ export class ApiError extends Error {
     readonly type: string,
     message: string,
     readonly fields: FieldError[] = [],
+    /** Sent as Retry-After with a 503. */
+    readonly retryAfterSeconds?: number,
   ) {
     super(message);
   }
+}
+
+/** A transient Temporal failure as a 503 the caller retries; undefined for anything else. */
+export function busyError(err: unknown): ApiError | undefined {
+  const busy = temporalBusy(err);
+  return busy && new ApiError(503, 'Unavailable', busy.message, [], busy.retryAfterSeconds);
 }
 
 export interface HostInput {
@@ -66,7 +75,14 @@ export interface HostServiceDeps {
   taskQueue: string;
   /** Host workflow tuning, e.g. shorter error backoff in tests. */
   hostOptions?: Partial<HostWorkflowOptions>;
+  /**
+   * How long a change may wait for Temporal. Without a bound an update to a
+   * host no worker serves is re-sent forever and the HTTP call never ends.
+   */
+  updateTimeoutMs?: number;
 }
+
+const DEFAULT_UPDATE_TIMEOUT_MS = 60_000;
 
 const invalid = (errors: FieldError[]): ApiError =>
   new ApiError(400, 'InvalidSpec', errors.map((e) => `${e.field}: ${e.reason}`).join('; '), errors);
@@ -150,14 +166,15 @@ export class HostService {
         args: [{ ref, options: this.deps.hostOptions }],
         workflowIdConflictPolicy: 'USE_EXISTING',
       });
-      const result = await this.deps.client.workflow.executeUpdateWithStart(applySpecUpdate, {
-        args: [valid.value.spec],
-        startWorkflowOperation,
-      });
+      const result = await this.bounded(() =>
+        this.deps.client.workflow.executeUpdateWithStart(applySpecUpdate, { args: [valid.value.spec], startWorkflowOperation }),
+      );
       // The update's own result: a read after it could fail and wrongly undo the secrets below.
       return { created: result.generation === 1 && result.changed, view: result.view };
     } catch (err) {
       // Put the secrets back as they were, so a rejected change leaves nothing behind.
+      // Not after a timeout: the server may still apply the spec, which then needs them.
+      if (temporalBusy(err)?.nothingApplied === false) throw this.translate(err);
       for (const p of previous) {
         if (p.data) await this.deps.secrets.write(ref.namespace, p.name, p.data);
         else await this.deps.secrets.remove(ref.namespace, p.name);
@@ -177,7 +194,7 @@ export class HostService {
     }
     await this.running(ref);
     try {
-      return (await this.handle(ref).executeUpdate(setImageUpdate, { args: [image] })).view;
+      return (await this.bounded(() => this.handle(ref).executeUpdate(setImageUpdate, { args: [image] }))).view;
     } catch (err) {
       throw this.translate(err);
     }
@@ -201,7 +218,7 @@ export class HostService {
     this.checkRef(ref);
     await this.running(ref);
     try {
-      await this.handle(ref).executeUpdate(powerRequestsUpdate, { args: [change] });
+      await this.bounded(() => this.handle(ref).executeUpdate(powerRequestsUpdate, { args: [change] }));
     } catch (err) {
       throw this.translate(err);
     }
@@ -218,7 +235,7 @@ export class HostService {
     this.checkRef(ref);
     await this.running(ref);
     try {
-      await this.handle(ref).executeUpdate(deleteHostUpdate);
+      await this.bounded(() => this.handle(ref).executeUpdate(deleteHostUpdate));
     } catch (err) {
       throw this.translate(err);
     }
@@ -244,6 +261,10 @@ export class HostService {
       });
     }
     return items.sort((a, b) => `${a.namespace}/${a.name}`.localeCompare(`${b.namespace}/${b.name}`));
+  }
+
+  private bounded<T>(call: () => Promise<T>): Promise<T> {
+    return this.deps.client.withDeadline(Date.now() + (this.deps.updateTimeoutMs ?? DEFAULT_UPDATE_TIMEOUT_MS), call);
   }
 
   private handle(ref: HostRef) {
@@ -275,6 +296,6 @@ export class HostService {
       if (cause.type === 'Conflict') return new ApiError(409, 'Conflict', cause.message);
       if (cause.type === 'NotFound') return new ApiError(404, 'NotFound', cause.message);
     }
-    return err;
+    return busyError(err) ?? err;
   }
 }

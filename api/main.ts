@@ -14,6 +14,7 @@ const hosts = new HostService({
   secrets: new LocalSecretStore(config.secretDir, key),
   taskQueue: config.taskQueue,
   hostOptions: config.hostOptions,
+  updateTimeoutMs: config.apiUpdateTimeoutSeconds * 1000,
 });
 const app = await buildServer(hosts, { logger: true });
 await app.listen({ host: config.apiHost, port: config.apiPort });

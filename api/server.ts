@@ -9,7 +9,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { TSchema } from '@sinclair/typebox';
 import { schemaErrors } from '../types/validate';
 import type { FieldError } from '../types/field-error';
-import { ApiError, type HostService } from './host-service';
+import { ApiError, busyError, type HostService } from './host-service';
 import { HostInputSchema, HostParamsSchema, ImageBodySchema, ListQuerySchema, PowerOffParamsSchema, RebootBodySchema } from './schemas';
 
 class RequestValidationError extends Error {
@@ -33,8 +33,14 @@ export async function buildServer(hosts: HostService, opts: { logger?: boolean }
     return errors.length > 0 ? { error: new RequestValidationError(errors) } : { value: data };
   });
 
-  app.setErrorHandler((err: FastifyError | ApiError | RequestValidationError, _req, reply) => {
+  app.setErrorHandler((thrown: FastifyError | ApiError | RequestValidationError, _req, reply) => {
+    // Reads (describe, query, list) reach Temporal too; a busy or unreachable server is a 503 there as well.
+    const err = busyError(thrown) ?? thrown;
     if (err instanceof ApiError) {
+      if (err.retryAfterSeconds !== undefined) {
+        app.log.warn({ err: { message: err.message } }, 'temporal busy; asked the caller to retry');
+        void reply.header('retry-after', String(err.retryAfterSeconds));
+      }
       return reply.status(err.status).send({ error: err.type, message: err.message, fields: err.fields });
     }
     if (err instanceof RequestValidationError) {

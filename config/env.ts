@@ -20,6 +20,8 @@ export interface MetalflowConfig {
   secretKeyFile: string;
   apiHost: string;
   apiPort: number;
+  /** How long an API call waits for Temporal to take a change before answering 503. */
+  apiUpdateTimeoutSeconds: number;
   workflowBundle?: string;
   /** Kubernetes mode: secrets come from Kubernetes and hosts' status is written back. */
   kubeconfig?: string;
@@ -115,6 +117,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): MetalflowConfi
     secretKeyFile: env.METALFLOW_SECRET_KEY_FILE ?? join(stateDir, 'secret.key'),
     apiHost: env.METALFLOW_API_HOST ?? '127.0.0.1',
     apiPort: int('METALFLOW_API_PORT', env.METALFLOW_API_PORT, 8080),
+    apiUpdateTimeoutSeconds: seconds('METALFLOW_API_UPDATE_TIMEOUT_SECONDS', env.METALFLOW_API_UPDATE_TIMEOUT_SECONDS, 1) ?? 60,
     workflowBundle: env.METALFLOW_WORKFLOW_BUNDLE || undefined,
     kubeconfig: env.METALFLOW_KUBECONFIG || undefined,
     hostOptions: Object.fromEntries(

@@ -55,4 +55,14 @@ describe('host workflow options from the environment', () => {
       );
     }
   });
+
+  it('reads how long an API change waits for Temporal: 60 s unless set, at least 1 s', () => {
+    expect(loadConfig({}).apiUpdateTimeoutSeconds).toBe(60);
+    expect(loadConfig({ METALFLOW_API_UPDATE_TIMEOUT_SECONDS: '5' }).apiUpdateTimeoutSeconds).toBe(5);
+    for (const bad of ['0', '-1', '1.5', 'soon']) {
+      expect(() => loadConfig({ METALFLOW_API_UPDATE_TIMEOUT_SECONDS: bad })).toThrow(
+        `METALFLOW_API_UPDATE_TIMEOUT_SECONDS must be whole seconds from 1 to 86400, got "${bad}"`,
+      );
+    }
+  });
 });

@@ -1,0 +1,59 @@
+/**
+ * Temporal failures a caller should simply retry, turned into 503 with
+ * Retry-After instead of a bare 500.
+ *
+ * Under load the server can abort an update it had not yet handed to the
+ * workflow (its workflow task failed or timed out, or the registry was
+ * cleared) and, once its own retries run out, answer UNAVAILABLE; the
+ * update's docs say the caller should send it again. A server that is down
+ * or shedding load answers the same way. Nothing was applied in those
+ * cases. A call that timed out is different: the server may still apply it,
+ * so the caller is told the outcome is unknown and that repeating the same
+ * request is safe (every host change is a whole desired state, so applying
+ * it twice is applying it once).
+ */
+import { ServiceError, WorkflowUpdateRPCTimeoutOrCancelledError } from '@temporalio/client';
+
+export interface TemporalBusy {
+  /** False when the request may still take effect (the call timed out). */
+  nothingApplied: boolean;
+  retryAfterSeconds: number;
+  message: string;
+}
+
+const RETRY_AFTER_SECONDS = 2;
+
+/** gRPC status codes (the wire values; @grpc/grpc-js is not our dependency). */
+const CODE_NAMES: Record<number, string> = { 1: 'CANCELLED', 4: 'DEADLINE_EXCEEDED', 8: 'RESOURCE_EXHAUSTED', 10: 'ABORTED', 14: 'UNAVAILABLE' };
+/** The codes under which the server did not apply the request. */
+const NOT_APPLIED = new Set<number>([14, 8, 10]);
+const OUTCOME_UNKNOWN = new Set<number>([4, 1]);
+
+function grpcCode(err: unknown): number | undefined {
+  for (let e: unknown = err, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'number') return code;
+  }
+  return undefined;
+}
+
+/** Classifies `err` when it is a transient Temporal failure; undefined for everything else. */
+export function temporalBusy(err: unknown): TemporalBusy | undefined {
+  if (!(err instanceof ServiceError || err instanceof WorkflowUpdateRPCTimeoutOrCancelledError)) return undefined;
+  const code = grpcCode(err);
+  if (err instanceof WorkflowUpdateRPCTimeoutOrCancelledError || (code !== undefined && OUTCOME_UNKNOWN.has(code))) {
+    return {
+      nothingApplied: false,
+      retryAfterSeconds: RETRY_AFTER_SECONDS,
+      message: 'Temporal did not answer in time; the change may or may not have been applied. Repeat the same request: it is safe to apply twice',
+    };
+  }
+  if (code !== undefined && NOT_APPLIED.has(code)) {
+    return {
+      nothingApplied: true,
+      retryAfterSeconds: RETRY_AFTER_SECONDS,
+      message: `Temporal is busy or unreachable (${CODE_NAMES[code]}: ${err.message}); nothing was changed. Retry the request`,
+    };
+  }
+  return undefined;
+}
