@@ -4,8 +4,7 @@ import { loadConfig } from '../config/env';
 import { IronicClient } from '../activities/ironic/client';
 import { LocalSecretStore, loadSecretKey } from '../activities/secrets/local-store';
 import { createWorker } from './worker';
-import { KubeConfig } from '@kubernetes/client-node';
-import { KubeRest } from '../activities/kubernetes/kube-rest';
+import type { KubeRest } from '../activities/kubernetes/kube-rest';
 import { KubernetesSecretReader } from '../activities/kubernetes/secrets';
 
 const config = loadConfig();
@@ -15,6 +14,9 @@ const ironic = new IronicClient({ url: config.ironicUrl, basicAuth: config.ironi
 await ironic.microversion();
 let kubernetes: KubeRest | undefined;
 if (config.kubeconfig) {
+  // Loaded only in Kubernetes mode: the client library is a sizeable share of an idle worker's memory.
+  const { KubeConfig } = await import('@kubernetes/client-node');
+  const { KubeRest } = await import('../activities/kubernetes/kube-rest');
   const kc = new KubeConfig();
   kc.loadFromFile(config.kubeconfig);
   kubernetes = await KubeRest.create(kc);

@@ -6,7 +6,8 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import type { HostRef, HostStatus } from '../../types/host';
 import { FAILURE } from '../../types/failures';
-import { KubeError, type KubeRest } from './kube-rest';
+import { KubeError } from './kube-error';
+import type { KubeRest } from './kube-rest';
 import { recordHostEvent, type HostEvent } from './events';
 
 export type { HostEvent } from './events';

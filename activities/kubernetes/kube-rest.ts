@@ -5,17 +5,9 @@
  */
 import { KubeConfig, Watch } from '@kubernetes/client-node';
 import { Agent, request, type Dispatcher } from 'undici';
+import { KubeError } from './kube-error';
 
-export class KubeError extends Error {
-  constructor(
-    readonly status: number,
-    message: string,
-    readonly reason?: string,
-  ) {
-    super(message);
-    this.name = 'KubeError';
-  }
-}
+export { KubeError };
 
 export interface KubeRequest {
   query?: Record<string, string | number | boolean | undefined>;

@@ -1,5 +1,6 @@
 /** Secrets read from Kubernetes at the moment of use (Metal3's credentialsName, userData, ...). */
-import { KubeError, type KubeRest } from './kube-rest';
+import { KubeError } from './kube-error';
+import type { KubeRest } from './kube-rest';
 import type { SecretData, SecretReader } from '../secrets/secret-store';
 
 export class KubernetesSecretReader implements SecretReader {
