@@ -14,18 +14,10 @@
 import { ApplicationFailure, proxyActivities } from '@temporalio/workflow';
 import type { BmcActivities, BmcTarget } from '../activities/bmc-activities';
 import { BMC_TYPE_TABLE, parseBmcAddress, type BmcFamily } from '../types/bmc';
-import { FAILURE, NON_RETRYABLE_FAILURES } from '../types/failures';
+import { FAILURE } from '../types/failures';
+import { BMC_RETRY as retry, required } from './activity-retry';
 import { bmcOf, type HostSpec } from '../types/host';
 import type { OperationInput, OperationOutcome } from './operations';
-
-/** A BMC error is recorded at once (a few quick retries for the kinds that may pass on their own). */
-const retry = {
-  initialInterval: '1 second',
-  backoffCoefficient: 2,
-  maximumInterval: '30 seconds',
-  maximumAttempts: 3,
-  nonRetryableErrorTypes: NON_RETRYABLE_FAILURES,
-} as const;
 
 /** Short requests: pre-flight, inventory, boot override, eject, reads. */
 const quick = proxyActivities<BmcActivities>({ startToCloseTimeout: '2 minutes', retry });
@@ -41,11 +33,6 @@ const power = proxyActivities<BmcActivities>({
 const media = proxyActivities<BmcActivities>({ startToCloseTimeout: '15 minutes', retry });
 
 export const isDirect = (spec: HostSpec | undefined): boolean => spec?.provisioner === 'direct';
-
-function required<T>(value: T | undefined, what: string): T {
-  if (value === undefined) throw new Error(`operation started without ${what}`);
-  return value;
-}
 
 function familyOf(spec: HostSpec): BmcFamily {
   const parsed = parseBmcAddress(bmcOf(spec).address);

@@ -5,7 +5,7 @@
  */
 import { patched, proxyActivities } from '@temporalio/workflow';
 import { bmcOf, type HardwareDetails, type HostRef, type HostSpec, type Image } from '../types/host';
-import { NON_RETRYABLE_FAILURES } from '../types/failures';
+import { BMC_RETRY, QUIET_RETRY as retry, required } from './activity-retry';
 import type { IronicActivities } from '../activities/ironic-activities';
 import type { BmcActivities } from '../activities/bmc-activities';
 import { parseBmcAddress } from '../types/bmc';
@@ -46,16 +46,6 @@ export interface OperationOutcome {
   note?: string;
 }
 
-const retry = {
-  initialInterval: '1 second',
-  backoffCoefficient: 2,
-  maximumInterval: '30 seconds',
-  // Transient faults are retried quietly for about five minutes, then the
-  // operation fails and the host records it.
-  maximumAttempts: 12,
-  nonRetryableErrorTypes: NON_RETRYABLE_FAILURES,
-} as const;
-
 /** Node record changes: quick, one or two requests. */
 const quick = proxyActivities<IronicActivities>({ startToCloseTimeout: '2 minutes', retry });
 
@@ -76,13 +66,8 @@ const waiting = proxyActivities<IronicActivities>({
 const bmc = proxyActivities<BmcActivities>({
   startToCloseTimeout: '2 minutes',
   heartbeatTimeout: '30 seconds',
-  retry: { ...retry, maximumAttempts: 3 },
+  retry: BMC_RETRY,
 });
-
-function required<T>(value: T | undefined, what: string): T {
-  if (value === undefined) throw new Error(`operation started without ${what}`);
-  return value;
-}
 
 const cleaning = (spec: HostSpec | undefined): boolean => (spec?.automatedCleaningMode ?? 'metadata') !== 'disabled';
 

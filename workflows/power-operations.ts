@@ -5,7 +5,7 @@
  */
 import { proxyActivities } from '@temporalio/workflow';
 import type { HardwareDetails, HostRef, HostSpec } from '../types/host';
-import { NON_RETRYABLE_FAILURES } from '../types/failures';
+import { BMC_RETRY } from './activity-retry';
 import type { BmcActivities } from '../activities/bmc-activities';
 import type { PowerActivities, PowerPath } from '../activities/power-activities';
 import type { RebootMode } from './power-requests';
@@ -26,13 +26,8 @@ export function powerPath(spec: HostSpec | undefined, nodeId: string | undefined
   return spec?.provisioner === 'direct' || !nodeId ? 'bmc' : 'ironic';
 }
 
-const retry = {
-  initialInterval: '1 second',
-  backoffCoefficient: 2,
-  maximumInterval: '30 seconds',
-  maximumAttempts: 5,
-  nonRetryableErrorTypes: NON_RETRYABLE_FAILURES,
-} as const;
+/** Power changes, through Ironic or the BMC: five attempts before the host records the failure. */
+const retry = { ...BMC_RETRY, maximumAttempts: 5 } as const;
 
 /** A soft power off may take its whole timeout before the hard one: room for both, heartbeats while waiting. */
 const slowPower = (softTimeoutSeconds: number) => ({
@@ -45,7 +40,7 @@ const ironicPower = (o: PowerOrder) => proxyActivities<PowerActivities>(slowPowe
 const bmcPower = (o: PowerOrder) => proxyActivities<BmcActivities>(slowPower(o.softTimeoutSeconds));
 
 /** Out-of-band inventory: a few requests to the BMC. */
-const inventory = proxyActivities<BmcActivities>({ startToCloseTimeout: '2 minutes', heartbeatTimeout: '30 seconds', retry: { ...retry, maximumAttempts: 3 } });
+const inventory = proxyActivities<BmcActivities>({ startToCloseTimeout: '2 minutes', heartbeatTimeout: '30 seconds', retry: BMC_RETRY });
 
 export interface PowerStepInput {
   ref: HostRef;
