@@ -62,6 +62,8 @@ export async function temporalFigures(address: string, namespace: string, calls:
     const opCounts: Record<string, number> = {};
     let failedOperations = 0;
     const firstChild = new Map<string, { enroll?: string; provision?: string }>();
+    /** Each host workflow's first run: it holds the create; a run after continue-as-new does not. */
+    const firstRun = new Map<string, { runId: string; start: number }>();
     for (const wf of all) {
       const rest = wf.workflowId.slice(hostPrefix.length);
       const [name, op] = rest.split('/');
@@ -73,6 +75,8 @@ export async function temporalFigures(address: string, namespace: string, calls:
         h.hostEvents += events;
         h.runs += 1;
         h.maxRun = Math.max(h.maxRun, events);
+        const first = firstRun.get(name);
+        if (!first || wf.startTime.getTime() < first.start) firstRun.set(name, { runId: wf.runId, start: wf.startTime.getTime() });
         continue;
       }
       h.childEvents += events;
@@ -89,15 +93,15 @@ export async function temporalFigures(address: string, namespace: string, calls:
     }
 
     type Ev = { eventTime?: unknown; [k: string]: unknown };
-    const events = async (workflowId: string): Promise<Ev[]> =>
-      ((await client.workflow.getHandle(workflowId).fetchHistory()).events ?? []) as unknown as Ev[];
+    const events = async (workflowId: string, runId?: string): Promise<Ev[]> =>
+      ((await client.workflow.getHandle(workflowId, runId).fetchHistory()).events ?? []) as unknown as Ev[];
     const timeOf = (evs: Ev[], attr: string): number | undefined => tsMs(evs.find((e) => e[attr])?.eventTime as never);
     const firstActivity = async (workflowId: string): Promise<number | undefined> =>
       timeOf(await events(workflowId), 'activityTaskStartedEventAttributes');
     const segments = ['sent->hostStarted', 'hostStarted->wftStarted', 'wftStarted->wftCompleted', 'wftCompleted->childStarted', 'childStarted->childWftStarted', 'childWftStarted->activityScheduled', 'activityScheduled->activityStarted'];
     const breakdown: Record<string, number[]> = Object.fromEntries(segments.map((k) => [k, []]));
     const breakdownOf = async (host: string, enrollId: string, call: ApiCall): Promise<void> => {
-      const hostEvs = await events(`${hostPrefix}${host}`).catch(() => [] as Ev[]);
+      const hostEvs = await events(`${hostPrefix}${host}`, firstRun.get(host)?.runId).catch(() => [] as Ev[]);
       const child = await events(enrollId);
       const marks = [
         call.sentAt,
@@ -122,7 +126,6 @@ export async function temporalFigures(address: string, namespace: string, calls:
       if (f.enroll && create) jobs.push({ host, kind: 'create', wf: f.enroll, call: create });
       if (f.provision && image) jobs.push({ host, kind: 'setImage', wf: f.provision, call: image });
     }
-    // The host workflow's first run holds the create; later runs (continue-as-new) do not.
     const sample = jobs.filter((j) => j.kind === 'create').slice(0, 200);
     await pool(sample, 8, (j) => breakdownOf(j.host, j.wf, j.call));
     await pool(jobs, 8, async (j) => {

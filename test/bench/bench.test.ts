@@ -57,6 +57,15 @@ describe('npm run bench', () => {
     expect(t.hostWorkflowEventsPerHost!.mean).toBeGreaterThan(t.maxHostRunEvents);
     expect(t.maxHostRunEvents).toBeGreaterThan(10);
     expect(r.options.maxHistoryEvents).toBe(40);
+    // The create's breakdown reads each host's first run, not the run it continued into:
+    // every segment is a forward step in time (the 1,000-host run once printed negative ones).
+    const segments = Object.entries(t.createBreakdownMs);
+    expect(segments.length).toBeGreaterThan(0);
+    for (const [segment, p] of segments) {
+      expect(p?.n, segment).toBe(3);
+      expect(p!.p50, segment).toBeGreaterThanOrEqual(0);
+      expect(p!.max, segment).toBeLessThan(r.metalflow.phaseMs.available);
+    }
 
     // Same Ironic verbs on both sides; only poll reads may differ.
     for (const d of [r.metalflow, floor]) {
