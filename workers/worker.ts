@@ -19,8 +19,9 @@ export const WORKFLOWS_PATH = fileURLToPath(new URL('../workflows/index.ts', imp
  * child) evaluates its own copy of the bundle's modules, typebox's hundreds
  * of them included: that copy was 44% of a cached host's memory
  * (npm run bench:memory). Only pure modules belong here (no per-workflow
- * state, no @temporalio/workflow); the SDK deep-freezes them. typebox comes along as their import (naming it here does
- * nothing: webpack drops an unused require of a side-effect-free package).
+ * state, no @temporalio/workflow); the SDK deep-freezes them. typebox comes
+ * along as their import (naming it here does nothing: webpack drops an
+ * unused require of a side-effect-free package).
  */
 export const WORKFLOW_PRELOAD_MODULES: string[] = ['bmc', 'failures', 'field-error', 'host-ref', 'host', 'search-attributes', 'validate'].map((m) =>
   fileURLToPath(new URL(`../types/${m}.ts`, import.meta.url)),

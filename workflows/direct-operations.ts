@@ -15,7 +15,7 @@ import { ApplicationFailure, proxyActivities } from '@temporalio/workflow';
 import type { BmcActivities, BmcTarget } from '../activities/bmc-activities';
 import { BMC_TYPE_TABLE, parseBmcAddress, type BmcFamily } from '../types/bmc';
 import { FAILURE } from '../types/failures';
-import { BMC_RETRY as retry, required } from './activity-retry';
+import { BMC_RETRY as retry, required } from './operation-common';
 import { bmcOf, type HostSpec } from '../types/host';
 import type { OperationInput, OperationOutcome } from './operations';
 

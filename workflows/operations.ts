@@ -5,7 +5,7 @@
  */
 import { patched, proxyActivities } from '@temporalio/workflow';
 import { bmcOf, type HardwareDetails, type HostRef, type HostSpec, type Image } from '../types/host';
-import { BMC_RETRY, QUIET_RETRY as retry, required } from './activity-retry';
+import { BMC_RETRY, QUIET_RETRY as retry, required } from './operation-common';
 import type { IronicActivities } from '../activities/ironic-activities';
 import type { BmcActivities } from '../activities/bmc-activities';
 import { parseBmcAddress } from '../types/bmc';

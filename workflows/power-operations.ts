@@ -5,7 +5,7 @@
  */
 import { proxyActivities } from '@temporalio/workflow';
 import type { HardwareDetails, HostRef, HostSpec } from '../types/host';
-import { BMC_RETRY } from './activity-retry';
+import { BMC_RETRY } from './operation-common';
 import type { BmcActivities } from '../activities/bmc-activities';
 import type { PowerActivities, PowerPath } from '../activities/power-activities';
 import type { RebootMode } from './power-requests';

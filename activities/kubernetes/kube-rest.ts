@@ -7,8 +7,6 @@ import { KubeConfig, Watch } from '@kubernetes/client-node';
 import { Agent, request, type Dispatcher } from 'undici';
 import { KubeError } from './kube-error';
 
-export { KubeError };
-
 export interface KubeRequest {
   query?: Record<string, string | number | boolean | undefined>;
   body?: unknown;

@@ -25,7 +25,8 @@ import {
 } from '../../workflows/definitions';
 import type { PowerRequestChange, PowerRequestsView } from '../../workflows/power-requests';
 import type { hostWorkflow } from '../../workflows/host';
-import { KubeError, type KubeRest } from '../../activities/kubernetes/kube-rest';
+import { KubeError } from '../../activities/kubernetes/kube-error';
+import type { KubeRest } from '../../activities/kubernetes/kube-rest';
 import { recordHostEvent } from '../../activities/kubernetes/events';
 import { ANNOTATIONS, annotationSpecErrors, parseAnnotations, type HostAnnotations } from './annotations';
 import type { KubeObject } from './informer';

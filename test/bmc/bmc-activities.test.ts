@@ -16,7 +16,8 @@ import { LocalSecretStore } from '../../activities/secrets/local-store';
 import { RedfishClient } from '../../activities/bmc/redfish/client';
 import type { HostSpec } from '../../types/host';
 import { SUSHY_URL, TEST_PORTS } from '../support/env';
-import { serveFiles, tinyIso, unusedPort, type FileServer } from './support/files';
+import { serveFiles, tinyIso, type FileServer } from './support/files';
+import { unusedPort } from '../support/ports';
 import { IPMI_PASSWORD, IPMI_USER, startIpmiSim, type IpmiSim } from './support/ipmi-sim';
 
 const NS = 'bmc-activities';

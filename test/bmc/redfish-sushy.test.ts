@@ -19,7 +19,8 @@ import { RedfishClient, type RedfishClientOptions } from '../../activities/bmc/r
 import { Value } from '@sinclair/typebox/value';
 import { HardwareDetailsSchema } from '../../types/host';
 import { parseBmcAddress, type BmcAccess } from '../../types/bmc';
-import { serveFiles, tinyIso, unusedPort, type FileServer } from './support/files';
+import { serveFiles, tinyIso, type FileServer } from './support/files';
+import { unusedPort } from '../support/ports';
 import { SUSHY_PASSWORD, SUSHY_PORT, SUSHY_SYSTEMS, SUSHY_URL, SUSHY_USER, startSushy, stopSushy } from './support/sushy';
 
 function access(address: string): BmcAccess {

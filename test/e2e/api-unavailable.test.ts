@@ -5,12 +5,11 @@
  * address nothing listens on.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createServer } from 'node:net';
-import { request } from 'undici';
 import type { FastifyInstance } from 'fastify';
 import { Client, Connection, defaultGrpcRetryOptions, makeGrpcRetryInterceptor } from '@temporalio/client';
-import { buildServer } from '../../api/server';
 import { HostService } from '../../api/host-service';
+import { callApi, serveApi } from '../support/api-client';
+import { unusedPort } from '../support/ports';
 import { FAST_HOST_OPTIONS, randomMac, startHarness, uniq, waitFor, type Harness } from '../support/harness';
 
 const NS = 'api-busy';
@@ -20,36 +19,15 @@ const apps: FastifyInstance[] = [];
 const connections: Connection[] = [];
 
 async function serve(hosts: HostService): Promise<string> {
-  const app = await buildServer(hosts);
-  await app.listen({ host: '127.0.0.1', port: 0 });
+  const { app, base } = await serveApi(hosts);
   apps.push(app);
-  const addr = app.server.address();
-  return `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}`;
-}
-
-async function call(base: string, method: 'GET' | 'PUT', path: string, body?: unknown) {
-  const res = await request(`${base}${path}`, {
-    method,
-    headers: body === undefined ? {} : { 'content-type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await res.body.text();
-  return { status: res.statusCode, retryAfter: res.headers['retry-after'], text, json: text ? (JSON.parse(text) as Record<string, unknown>) : undefined };
+  return base;
 }
 
 const hostBody = (name: string, password: string) => ({
   spec: { bmc: { address: `fake://${name}`, credentialsName: `${name}-bmc-secret` }, bootMACAddress: randomMac(), online: true },
   credentials: { username: 'admin', password },
 });
-
-/** A loopback port that was free a moment ago: a Temporal server that is down. */
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const addr = server.address();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return typeof addr === 'object' && addr ? addr.port : 0;
-}
 
 beforeAll(async () => {
   // The harness's worker is built but not run: nothing serves its task queue until a test says so.
@@ -74,7 +52,7 @@ describe('HTTP API when Temporal cannot take a change', { timeout: 240_000 }, ()
     const body = hostBody(name, password);
 
     const started = Date.now();
-    const first = await call(base, 'PUT', `/v1/namespaces/${NS}/hosts/${name}`, body);
+    const first = await callApi(base, 'PUT', `/v1/namespaces/${NS}/hosts/${name}`, body);
     expect(first.status).toBe(503);
     expect(first.retryAfter).toBe('2');
     expect(first.json).toMatchObject({ error: 'Unavailable', message: expect.stringMatching(/may or may not have been applied.*Repeat the same request/) });
@@ -86,18 +64,19 @@ describe('HTTP API when Temporal cannot take a change', { timeout: 240_000 }, ()
 
     running = h.worker.run();
     const again = await waitFor('the repeated PUT is taken', async () => {
-      const r = await call(base, 'PUT', `/v1/namespaces/${NS}/hosts/${name}`, body);
+      const r = await callApi(base, 'PUT', `/v1/namespaces/${NS}/hosts/${name}`, body);
       return r.status !== 503 && r;
     }, { timeoutMs: 120_000, intervalMs: 1_000 });
     expect([200, 201]).toContain(again.status);
-    const view = await call(base, 'GET', `/v1/namespaces/${NS}/hosts/${name}`);
+    const view = await callApi(base, 'GET', `/v1/namespaces/${NS}/hosts/${name}`);
     expect(view.json).toMatchObject({ spec: { bootMACAddress: body.spec.bootMACAddress, bmc: { address: `fake://${name}` } } });
     await h.hosts.remove({ namespace: NS, name });
   });
 
   it('answers 503 and leaves no secret behind when Temporal is unreachable', async () => {
     const connection = Connection.lazy({
-      address: `127.0.0.1:${await closedPort()}`,
+      // Nothing listens there: a Temporal server that is down.
+      address: `127.0.0.1:${await unusedPort()}`,
       // Few quick retries, so the test does not sit through the SDK's default backoff.
       interceptors: [makeGrpcRetryInterceptor(defaultGrpcRetryOptions({ maxAttempts: 2, initialIntervalMs: () => 50 }))],
     });
@@ -107,14 +86,14 @@ describe('HTTP API when Temporal cannot take a change', { timeout: 240_000 }, ()
     const name = uniq('down');
     const password = `pw-${name}`;
 
-    const put = await call(base, 'PUT', `/v1/namespaces/${NS}/hosts/${name}`, hostBody(name, password));
+    const put = await callApi(base, 'PUT', `/v1/namespaces/${NS}/hosts/${name}`, hostBody(name, password));
     expect(put.status).toBe(503);
     expect(put.retryAfter).toBe('2');
     expect(put.json).toMatchObject({ error: 'Unavailable', message: expect.stringMatching(/UNAVAILABLE.*nothing was changed/) });
     expect(put.text).not.toContain(password);
     expect(await h.secrets.read(NS, `${name}-bmc-secret`)).toBeUndefined();
 
-    const get = await call(base, 'GET', `/v1/namespaces/${NS}/hosts/${name}`);
+    const get = await callApi(base, 'GET', `/v1/namespaces/${NS}/hosts/${name}`);
     expect(get.status).toBe(503);
     expect(get.json).toMatchObject({ error: 'Unavailable' });
   });

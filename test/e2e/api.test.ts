@@ -2,10 +2,9 @@
  * The HTTP API end to end: real HTTP, real Temporal, real Ironic.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { request } from 'undici';
 import type { FastifyInstance } from 'fastify';
-import { buildServer } from '../../api/server';
 import { HostService } from '../../api/host-service';
+import { callApi, serveApi } from '../support/api-client';
 import { IronicClient } from '../../activities/ironic/client';
 import { createWorker } from '../../workers/worker';
 import { IRONIC_URL, WORKFLOW_BUNDLE_PATH } from '../support/env';
@@ -22,10 +21,7 @@ const NS = 'api';
 
 beforeAll(async () => {
   h = await startHarness();
-  app = await buildServer(h.hosts);
-  await app.listen({ host: '127.0.0.1', port: 0 });
-  const addr = app.server.address();
-  base = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}`;
+  ({ app, base } = await serveApi(h.hosts));
 
   // A second worker and task queue whose Ironic sits behind a proxy, to slow deploys down on demand.
   proxy = new IronicProxy(IRONIC_URL);
@@ -47,15 +43,7 @@ afterAll(async () => {
   await h?.close();
 });
 
-async function call(method: 'GET' | 'PUT' | 'DELETE' | 'POST', path: string, body?: unknown, at = base) {
-  const res = await request(`${at}${path}`, {
-    method,
-    headers: body === undefined ? {} : { 'content-type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await res.body.text();
-  return { status: res.statusCode, text, json: text ? (JSON.parse(text) as any) : undefined };
-}
+const call = (method: 'GET' | 'PUT' | 'DELETE' | 'POST', path: string, body?: unknown, at = base) => callApi(at, method, path, body);
 
 const hostBody = (name: string, over: Record<string, unknown> = {}) => ({
   spec: {
@@ -216,10 +204,7 @@ describe('HTTP API', { timeout: 600_000 }, () => {
     const name = uniq('e2e-409');
     const path = `/v1/namespaces/${NS}/hosts/${name}`;
     proxy.hold(isDeploy, 4000);
-    const app2 = await buildServer(proxyHosts);
-    await app2.listen({ host: '127.0.0.1', port: 0 });
-    const addr = app2.server.address();
-    const at = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}`;
+    const { app: app2, base: at } = await serveApi(proxyHosts);
     try {
       const body = hostBody(name, { image });
       expect((await call('PUT', path, body, at)).status).toBe(201);

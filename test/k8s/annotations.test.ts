@@ -80,7 +80,6 @@ async function readyHost(name: string, state: 'available' | 'provisioned', over:
   return get(name);
 }
 
-
 describe('invalid annotation values', () => {
   const cases: [string, Record<string, string>, RegExp][] = [
     ['detached with an unknown deleteAction', { 'baremetalhost.metal3.io/detached': '{"deleteAction":"explode"}' }, /^metadata\.annotations\["baremetalhost\.metal3\.io\/detached"\]: must be empty or a JSON object/],

@@ -39,7 +39,6 @@ const guideSpec = (name: string, mac: string) => ({
   bmc: { address: `fake://${name}`, credentialsName: `${name}-bmc-secret` },
 });
 
-
 describe('the Kubernetes shim', () => {
   it('takes a Metal3 host from apply to available, provisioned, back to available, and deletes it', async () => {
     const name = 'host-0';

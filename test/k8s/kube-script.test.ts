@@ -11,17 +11,10 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REPO_ROOT } from '../../config/env';
 import { buildKube, KUBE_BUILD_TIMEOUT_MS, kubePaths } from './kube-harness';
+import { unusedPort } from '../support/ports';
 
 const KUBE_SH = join(REPO_ROOT, 'scripts', 'kube.sh');
 const KUBE_BUILD_SH = join(REPO_ROOT, 'scripts', 'kube-build.sh');
-
-async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const { port } = s.address() as { port: number };
-  await new Promise((r) => s.close(r));
-  return port;
-}
 
 let state: string;
 let env: Record<string, string>;
@@ -31,7 +24,7 @@ const run = (...args: string[]) =>
 beforeAll(async () => {
   buildKube();
   state = mkdtempSync(join(tmpdir(), 'mf-kube-'));
-  const [etcd, peer, api] = [await freePort(), await freePort(), await freePort()];
+  const [etcd, peer, api] = [await unusedPort(), await unusedPort(), await unusedPort()];
   env = { METALFLOW_KUBE_STATE_DIR: state, ETCD_PORT: String(etcd), ETCD_PEER_PORT: String(peer), KUBE_API_PORT: String(api) };
 }, KUBE_BUILD_TIMEOUT_MS);
 

@@ -70,12 +70,3 @@ export function selfSignedCert(): { key: string; cert: string } {
     rmSync(dir, { recursive: true, force: true });
   }
 }
-
-/** A TCP port on 127.0.0.1 that nothing listens on (bound, then released). */
-export async function unusedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const port = (server.address() as { port: number }).port;
-  await new Promise<void>((r) => server.close(() => r()));
-  return port;
-}
