@@ -60,8 +60,8 @@ const image = { url: 'http://127.0.0.1/images/ubuntu.qcow2', checksum: 'd'.repea
 const stateOf = async (name: string, at = base) => (await call('GET', `/v1/namespaces/${NS}/hosts/${name}`, undefined, at)).json?.status?.provisioning?.state;
 
 /**
- * Generous: in the full suite this file can run beside the 200-host
- * Kubernetes test, which keeps Ironic busy for minutes on 2 cores.
+ * Generous: in the full suite this file runs beside another that shares the
+ * one test Ironic, on 2 cores.
  */
 const settle = <T>(what: string, probe: () => Promise<T | undefined | false>) => waitFor(what, probe, { timeoutMs: 240_000 });
 

@@ -13,6 +13,7 @@ import { hostViewQuery, type HostView, type OperationKind } from '../../workflow
 import { IRONIC_URL, SUSHY_URL } from '../support/env';
 import { randomMac, uniq, waitFor } from '../support/harness';
 import { kubectl } from './kube-harness';
+import { fakeHostSpec, hostDoc, secretDoc } from './manifests';
 import { useShimSuite } from './shim-harness';
 
 const NS = uniq('mf-ann');
@@ -42,16 +43,9 @@ interface Bmh {
 const get = (name: string): Bmh => JSON.parse(kubectl(['get', 'bmh', name, '-n', NS, '-o', 'json']).stdout) as Bmh;
 const exists = (name: string): boolean => kubectl(['get', 'bmh', name, '-n', NS], { check: false }).status === 0;
 const apply = (doc: Record<string, unknown>) => kubectl(['apply', '-n', NS, '-f', '-'], { input: JSON.stringify(doc) });
-const secret = (name: string, data: Record<string, string>) =>
-  apply({ apiVersion: 'v1', kind: 'Secret', metadata: { name }, type: 'Opaque', stringData: data });
+const secret = (name: string, data: Record<string, string>) => apply(secretDoc(name, data));
 const host = (name: string, spec: Record<string, unknown>, annotations: Record<string, string> = {}) =>
-  apply({ apiVersion: 'metal3.io/v1alpha1', kind: 'BareMetalHost', metadata: { name, annotations }, spec });
-const fakeSpec = (name: string, over: Record<string, unknown> = {}) => ({
-  online: true,
-  bootMACAddress: randomMac(),
-  bmc: { address: `fake://${name}`, credentialsName: `${name}-bmc-secret` },
-  ...over,
-});
+  apply(hostDoc(name, spec, annotations));
 const annotate = (name: string, ...kv: string[]) => kubectl(['annotate', 'bmh', name, '-n', NS, '--overwrite', ...kv]);
 const waitState = (name: string, state: string, timeout = '120s') =>
   kubectl(['wait', '-n', NS, `--for=jsonpath={.status.provisioning.state}=${state}`, `bmh/${name}`, `--timeout=${timeout}`]);
@@ -75,7 +69,7 @@ function historyText(history: unknown): string {
 /** A fake-hardware host with its Secret, brought to `state`. */
 async function readyHost(name: string, state: 'available' | 'provisioned', over: Record<string, unknown> = {}): Promise<Bmh> {
   secret(`${name}-bmc-secret`, { username: 'admin', password: 'x' });
-  host(name, fakeSpec(name, state === 'provisioned' ? { image: IMAGE, ...over } : over));
+  host(name, fakeHostSpec(name, state === 'provisioned' ? { image: IMAGE, ...over } : over));
   waitState(name, state);
   return get(name);
 }
@@ -92,7 +86,7 @@ describe('invalid annotation values', () => {
   it.each(cases)('%s: an Event and a status error, nothing registered', async (_what, annotations, message) => {
     const name = uniq('bad-ann');
     secret(`${name}-bmc-secret`, { username: 'admin', password: 'x' });
-    host(name, fakeSpec(name), annotations);
+    host(name, fakeHostSpec(name), annotations);
     const bmh = await waitFor('an error status', async () => {
       const b = get(name);
       return b.status?.operationalStatus === 'error' ? b : undefined;
@@ -106,7 +100,7 @@ describe('invalid annotation values', () => {
   it('a corrected value is acted on', async () => {
     const name = uniq('fixed-ann');
     secret(`${name}-bmc-secret`, { username: 'admin', password: 'x' });
-    host(name, fakeSpec(name), { 'inspect.metal3.io': 'Disabled' });
+    host(name, fakeHostSpec(name), { 'inspect.metal3.io': 'Disabled' });
     await waitFor('an error status', async () => get(name).status?.operationalStatus === 'error');
     annotate(name, 'inspect.metal3.io=disabled');
     waitState(name, 'available');
@@ -160,7 +154,7 @@ describe('baremetalhost.metal3.io/detached', () => {
     const name = uniq('detach-wait');
     secret(`${name}-bmc-secret`, { username: 'admin', password: 'x' });
     // Detached from the start: it registers, inspects and prepares first, then detaches once available.
-    host(name, fakeSpec(name), { 'baremetalhost.metal3.io/detached': '' });
+    host(name, fakeHostSpec(name), { 'baremetalhost.metal3.io/detached': '' });
     await waitFor('detached once available', async () => get(name).status?.operationalStatus === 'detached', { timeoutMs: 120_000 });
     expect(get(name).status!.provisioning.state).toBe('available');
     expect(await ops(name)).toEqual(['enroll', 'inspect', 'prepare', 'detach']);
@@ -268,7 +262,7 @@ describe('inspect.metal3.io and inspection modes', () => {
   it('disabled with hardwaredetails: no inspection, the details become status.hardware and HardwareData', async () => {
     const name = uniq('extinspect');
     secret(`${name}-bmc-secret`, { username: 'admin', password: 'x' });
-    host(name, fakeSpec(name), { 'inspect.metal3.io': 'disabled', 'inspect.metal3.io/hardwaredetails': GUIDE_HARDWARE });
+    host(name, fakeHostSpec(name), { 'inspect.metal3.io': 'disabled', 'inspect.metal3.io/hardwaredetails': GUIDE_HARDWARE });
     waitState(name, 'available');
     const expected = JSON.parse(GUIDE_HARDWARE);
     // Deep equality: the API server writes object keys in its own order.

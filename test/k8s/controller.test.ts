@@ -9,8 +9,9 @@ import { IronicClient } from '../../activities/ironic/client';
 import { hostWorkflowId } from '../../types/host-ref';
 import { hostViewQuery } from '../../workflows/definitions';
 import { IRONIC_URL, SUSHY_URL } from '../support/env';
-import { randomMac, uniq, waitFor } from '../support/harness';
+import { uniq, waitFor } from '../support/harness';
 import { kubeSh, kubectl } from './kube-harness';
+import { fakeHostSpec, hostDoc, secretDoc } from './manifests';
 import { useShimSuite } from './shim-harness';
 
 const NS = uniq('mf-ctl');
@@ -24,27 +25,14 @@ const state = (name: string): string | undefined => {
   const r = kubectl(['get', 'bmh', name, '-n', NS, '-o', 'jsonpath={.status.provisioning.state}'], { check: false });
   return r.status === 0 ? r.stdout : undefined;
 };
-const apply = (manifest: string) => kubectl(['apply', '-n', NS, '-f', '-'], { input: manifest });
-
-const secret = (name: string, data: Record<string, string>) =>
-  JSON.stringify({ apiVersion: 'v1', kind: 'Secret', metadata: { name }, type: 'Opaque', stringData: data });
-
-const host = (name: string, spec: Record<string, unknown>) =>
-  JSON.stringify({ apiVersion: 'metal3.io/v1alpha1', kind: 'BareMetalHost', metadata: { name }, spec });
-
-/** The Metal3 user guide's host, with a BMC address a test may reach (fake-hardware on loopback Ironic). */
-const guideSpec = (name: string, mac: string) => ({
-  online: true,
-  bootMACAddress: mac,
-  bmc: { address: `fake://${name}`, credentialsName: `${name}-bmc-secret` },
-});
+const apply = (doc: Record<string, unknown>) => kubectl(['apply', '-n', NS, '-f', '-'], { input: JSON.stringify(doc) });
 
 describe('the Kubernetes shim', () => {
   it('takes a Metal3 host from apply to available, provisioned, back to available, and deletes it', async () => {
     const name = 'host-0';
-    apply(secret(`${name}-bmc-secret`, { username: 'admin', password: PASSWORD }));
-    apply(secret(`${name}-user-data`, { userData: '#cloud-config\nhostname: host-0\n' }));
-    apply(host(name, guideSpec(name, randomMac())));
+    apply(secretDoc(`${name}-bmc-secret`, { username: 'admin', password: PASSWORD }));
+    apply(secretDoc(`${name}-user-data`, { userData: '#cloud-config\nhostname: host-0\n' }));
+    apply(hostDoc(name, fakeHostSpec(name)));
 
     const waited = kubectl(['wait', '-n', NS, '--for=jsonpath={.status.provisioning.state}=available', `bmh/${name}`, '--timeout=90s']);
     expect(waited.stdout).toMatch(/condition met/);
@@ -90,8 +78,8 @@ describe('the Kubernetes shim', () => {
 
   it('reports an invalid spec on the object and changes nothing else', async () => {
     const name = 'host-bad';
-    apply(secret(`${name}-bmc-secret`, { username: 'admin', password: 'x' }));
-    apply(host(name, { ...guideSpec(name, randomMac()), bmc: { address: 'telnet://10.0.0.1', credentialsName: `${name}-bmc-secret` } }));
+    apply(secretDoc(`${name}-bmc-secret`, { username: 'admin', password: 'x' }));
+    apply(hostDoc(name, { ...fakeHostSpec(name), bmc: { address: 'telnet://10.0.0.1', credentialsName: `${name}-bmc-secret` } }));
     await waitFor('an error status', async () => json(['get', 'bmh', name]).status?.operationalStatus === 'error', { timeoutMs: 30_000 });
     const bmh = json(['get', 'bmh', name]);
     expect(bmh.status.errorMessage).toMatch(/^spec\.bmc\.address: /);
@@ -106,17 +94,17 @@ describe('the Kubernetes shim', () => {
 
   it('reports a missing credentials Secret as a registration error naming the Secret', async () => {
     const name = 'host-nosecret';
-    apply(host(name, guideSpec(name, randomMac())));
+    apply(hostDoc(name, fakeHostSpec(name)));
     await waitFor('a registration error', async () => json(['get', 'bmh', name]).status?.errorType === 'registration error', { timeoutMs: 60_000 });
     expect(json(['get', 'bmh', name]).status.errorMessage).toBe(`Secret ${NS}/${name}-bmc-secret not found`);
-    apply(secret(`${name}-bmc-secret`, { username: 'admin', password: 'x' }));
+    apply(secretDoc(`${name}-bmc-secret`, { username: 'admin', password: 'x' }));
     kubectl(['wait', '-n', NS, '--for=jsonpath={.status.provisioning.state}=available', `bmh/${name}`, '--timeout=90s']);
   });
 
   it('survives the controller being killed during provisioning: one workflow, nothing lost', async () => {
     const name = 'host-crash';
-    apply(secret(`${name}-bmc-secret`, { username: 'admin', password: 'x' }));
-    apply(host(name, guideSpec(name, randomMac())));
+    apply(secretDoc(`${name}-bmc-secret`, { username: 'admin', password: 'x' }));
+    apply(hostDoc(name, fakeHostSpec(name)));
     kubectl(['wait', '-n', NS, '--for=jsonpath={.status.provisioning.state}=available', `bmh/${name}`, '--timeout=90s']);
     const controller = suite.shim.running('controller');
     kubectl(['patch', 'bmh', name, '-n', NS, '--type=merge', '-p', JSON.stringify({
@@ -136,8 +124,8 @@ describe('the Kubernetes shim', () => {
 
   it('catches up after the API server restarts while hosts are provisioning', async () => {
     const name = 'host-restart';
-    apply(secret(`${name}-bmc-secret`, { username: 'admin', password: 'x' }));
-    apply(host(name, { ...guideSpec(name, randomMac()), image: { url: 'http://127.0.0.1/images/r.qcow2', checksum: 'c'.repeat(64), checksumType: 'sha256', format: 'qcow2' } }));
+    apply(secretDoc(`${name}-bmc-secret`, { username: 'admin', password: 'x' }));
+    apply(hostDoc(name, { ...fakeHostSpec(name), image: { url: 'http://127.0.0.1/images/r.qcow2', checksum: 'c'.repeat(64), checksumType: 'sha256', format: 'qcow2' } }));
     await waitFor('registration under way', async () => (json(['get', 'bmh', name]).status?.provisioning?.state ?? '') !== '', { timeoutMs: 60_000 });
     kubeSh('restart', 'apiserver');
     kubectl(['wait', '-n', NS, '--for=jsonpath={.status.provisioning.state}=provisioned', `bmh/${name}`, '--timeout=180s']);
@@ -148,8 +136,8 @@ describe('the Kubernetes shim', () => {
 
   it('acts on Metal3 reboot annotations: one-shot reboot removed when done, keyed power off held until removed, invalid values rejected', async () => {
     const name = 'host-reboot';
-    apply(secret(`${name}-bmc-secret`, { username: 'admin', password: 'x' }));
-    apply(host(name, guideSpec(name, randomMac())));
+    apply(secretDoc(`${name}-bmc-secret`, { username: 'admin', password: 'x' }));
+    apply(hostDoc(name, fakeHostSpec(name)));
     kubectl(['wait', '-n', NS, '--for=jsonpath={.status.provisioning.state}=available', `bmh/${name}`, '--timeout=90s']);
     await waitFor('powered on', async () => json(['get', 'bmh', name]).status.poweredOn === true, { timeoutMs: 60_000 });
     const handle = suite.client.workflow.getHandle(hostWorkflowId({ namespace: NS, name }));
@@ -190,8 +178,8 @@ describe('the Kubernetes shim', () => {
 
   it('inspects a Redfish host out of band with inspectionMode fast, filling status.hardware and HardwareData', async () => {
     const name = 'host-fast';
-    apply(secret(`${name}-bmc-secret`, { username: 'admin', password: 'password' }));
-    apply(host(name, {
+    apply(secretDoc(`${name}-bmc-secret`, { username: 'admin', password: 'password' }));
+    apply(hostDoc(name, {
       online: false,
       inspectionMode: 'fast',
       automatedCleaningMode: 'disabled',
@@ -204,43 +192,8 @@ describe('the Kubernetes shim', () => {
     expect(hw.spec.hardware.cpu.count).toBe(bmh.status.hardware.cpu.count);
     expect(hw.spec.hardware.ramMebibytes).toBeGreaterThan(0);
     // An IPMI BMC cannot be inspected that way: a clear error on the field.
-    apply(host('host-fast-ipmi', { online: true, inspectionMode: 'fast', bmc: { address: 'ipmi://127.0.0.1:22699', credentialsName: 'x' } }));
+    apply(hostDoc('host-fast-ipmi', { online: true, inspectionMode: 'fast', bmc: { address: 'ipmi://127.0.0.1:22699', credentialsName: 'x' } }));
     await waitFor('an error status', async () => json(['get', 'bmh', 'host-fast-ipmi']).status?.operationalStatus === 'error', { timeoutMs: 30_000 });
     expect(json(['get', 'bmh', 'host-fast-ipmi']).status.errorMessage).toMatch(/^spec\.inspectionMode: fast \(out-of-band\) inspection/);
   });
-
-  it('brings 200 hosts applied at once to available without listing per event', async () => {
-    const listsBefore = listCount();
-    const docs: string[] = [];
-    for (let i = 0; i < 200; i++) {
-      const name = `fleet-${i}`;
-      docs.push(secret(`${name}-bmc-secret`, { username: 'admin', password: 'x' }));
-      docs.push(host(name, guideSpec(name, randomMac())));
-    }
-    kubectl(['apply', '-n', NS, '-f', '-'], { input: JSON.stringify({ apiVersion: 'v1', kind: 'List', items: docs.map((d) => JSON.parse(d)) }) });
-    let ownLists = 0;
-    await waitFor(
-      '200 hosts available',
-      async () => {
-        ownLists += 1; // this poll is a LIST too
-        const items = json(['get', 'bmh']).items as { metadata: { name: string }; status?: { provisioning?: { state?: string } } }[];
-        return items.filter((i) => i.metadata.name.startsWith('fleet-') && i.status?.provisioning?.state === 'available').length === 200;
-      },
-      { timeoutMs: 900_000, intervalMs: 5000 },
-    );
-    // One list at start and one per re-list; hundreds of events must not cause hundreds of lists.
-    expect(listCount() - listsBefore - ownLists).toBeLessThanOrEqual(3);
-  }, 1_000_000);
 });
-
-/** LIST requests for baremetalhosts the API server has answered (its own metrics). */
-function listCount(): number {
-  const metrics = kubectl(['get', '--raw', '/metrics']).stdout;
-  let total = 0;
-  for (const line of metrics.split('\n')) {
-    if (line.startsWith('apiserver_request_total{') && line.includes('resource="baremetalhosts"') && line.includes('verb="LIST"')) {
-      total += Number(line.slice(line.lastIndexOf(' ') + 1));
-    }
-  }
-  return total;
-}
