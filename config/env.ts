@@ -29,6 +29,24 @@ export interface MetalflowConfig {
   hostOptions: { powerCheckSeconds?: number; softPowerOffSeconds?: number; maxHistoryEvents?: number };
   /** Worker capacity; unset fields keep the SDK's defaults. */
   workerTuning: WorkerTuning;
+  controller: ControllerConfig;
+}
+
+/** The Kubernetes shim's controller (k8s/controller). */
+export interface ControllerConfig {
+  /** One namespace to watch; all when unset. */
+  watchNamespace?: string;
+  leaseNamespace: string;
+  leaseSeconds: number;
+  /** Hosts reconciled at the same time. */
+  concurrency: number;
+  /**
+   * How long one reconcile may wait on Temporal. A host whose workflow no
+   * worker serves would otherwise hold a reconcile slot for good; past the
+   * deadline the reconcile fails and the host is retried with backoff.
+   */
+  reconcileTimeoutSeconds: number;
+  id?: string;
 }
 
 function seconds(name: string, value: string | undefined, min = 0): number | undefined {
@@ -129,5 +147,22 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): MetalflowConfi
       }).filter(([, v]) => v !== undefined),
     ),
     workerTuning: workerTuning(env),
+    controller: {
+      watchNamespace: env.METALFLOW_WATCH_NAMESPACE || undefined,
+      leaseNamespace: env.METALFLOW_LEASE_NAMESPACE || 'default',
+      // At least 2 s: the holder renews it every third of it.
+      leaseSeconds: seconds('METALFLOW_LEASE_SECONDS', env.METALFLOW_LEASE_SECONDS, 2) ?? 15,
+      concurrency: count('METALFLOW_CONTROLLER_CONCURRENCY', env.METALFLOW_CONTROLLER_CONCURRENCY, 16),
+      reconcileTimeoutSeconds:
+        seconds('METALFLOW_CONTROLLER_RECONCILE_TIMEOUT_SECONDS', env.METALFLOW_CONTROLLER_RECONCILE_TIMEOUT_SECONDS, 1) ?? 60,
+      id: env.METALFLOW_CONTROLLER_ID || undefined,
+    },
   };
+}
+
+function count(name: string, value: string | undefined, fallback: number): number {
+  if (value === undefined || value === '') return fallback;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1 || n > 10_000) throw new Error(`${name} must be a whole number from 1 to 10000, got "${value}"`);
+  return n;
 }

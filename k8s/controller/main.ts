@@ -22,16 +22,17 @@ const rest = await KubeRest.create(kc);
 const connection = await Connection.connect({ address: config.temporalAddress });
 const client = new Client({ connection, namespace: config.temporalNamespace });
 
-const identity = process.env.METALFLOW_CONTROLLER_ID ?? `${hostname()}-${process.pid}`;
+const settings = config.controller;
+const identity = settings.id ?? `${hostname()}-${process.pid}`;
 const elector = new LeaderElector(rest, {
-  namespace: process.env.METALFLOW_LEASE_NAMESPACE ?? 'default',
+  namespace: settings.leaseNamespace,
   name: 'metalflow-controller',
   identity,
-  leaseSeconds: Number(process.env.METALFLOW_LEASE_SECONDS ?? 15),
+  leaseSeconds: settings.leaseSeconds,
 });
 let informer: Informer<BareMetalHost> | undefined;
 let secrets: Informer<KubeObject> | undefined;
-const watchNamespace = process.env.METALFLOW_WATCH_NAMESPACE || undefined;
+const watchNamespace = settings.watchNamespace;
 let queue: WorkQueue | undefined;
 
 /** Drives hosts while holding the lease; stops at once when it is lost, then campaigns again. */
@@ -49,9 +50,9 @@ async function lead(): Promise<void> {
     });
     await elector.held();
     log(`${identity} holds the lease`);
-    const q = new WorkQueue((key) => reconciler.reconcile(key), {
+    const q = new WorkQueue((key) => reconcileWithDeadline(reconciler, key), {
       maxQueued: 10_000,
-      concurrency: Number(process.env.METALFLOW_CONTROLLER_CONCURRENCY ?? 16),
+      concurrency: settings.concurrency,
       baseBackoffMs: 500,
       maxBackoffMs: 60_000,
     });
@@ -84,6 +85,26 @@ async function lead(): Promise<void> {
   }
 }
 void lead();
+
+/**
+ * Every Temporal call of one reconcile shares a deadline, so a host whose
+ * workflow no worker serves gives its slot back and is retried with backoff
+ * (the SDK would otherwise re-send the update for good). The failure is
+ * logged: the queue's retry alone would leave an operator nothing to read.
+ */
+async function reconcileWithDeadline(reconciler: Reconciler, key: string): Promise<void> {
+  const deadline = Date.now() + settings.reconcileTimeoutSeconds * 1000;
+  try {
+    await client.withDeadline(deadline, () => reconciler.reconcile(key));
+  } catch (err) {
+    const hint =
+      Date.now() >= deadline
+        ? ` (no answer from Temporal within ${settings.reconcileTimeoutSeconds} s: is a worker polling task queue "${config.taskQueue}"?)`
+        : '';
+    log(`${key}: reconcile failed, retrying with backoff: ${err instanceof Error ? err.message : String(err)}${hint}`);
+    throw err;
+  }
+}
 
 function secretsPath(namespace?: string): string {
   return namespace ? `/api/v1/namespaces/${namespace}/secrets` : '/api/v1/secrets';

@@ -196,4 +196,32 @@ describe('the Kubernetes shim', () => {
     await waitFor('an error status', async () => json(['get', 'bmh', 'host-fast-ipmi']).status?.operationalStatus === 'error', { timeoutMs: 30_000 });
     expect(json(['get', 'bmh', 'host-fast-ipmi']).status.errorMessage).toMatch(/^spec\.inspectionMode: fast \(out-of-band\) inspection/);
   });
+
+  it('gives a reconcile slot back when a host\'s workflow does not answer, and retries that host later', async () => {
+    // One slot and a 3 s deadline: without the deadline the stuck host would hold the only slot for good.
+    suite.shim.running('controller')!.kill('SIGKILL');
+    const controller = suite.shim.startController({ METALFLOW_CONTROLLER_CONCURRENCY: '1', METALFLOW_CONTROLLER_RECONCILE_TIMEOUT_SECONDS: '3' });
+    const stuck = 'host-stuck';
+    const other = 'host-other';
+    const ref = { namespace: NS, name: stuck };
+    // Its workflow waits on a task queue no worker polls, so no update to it is ever answered.
+    const unserved = await suite.client.workflow.start('hostWorkflow', {
+      workflowId: hostWorkflowId(ref),
+      taskQueue: uniq('tq-nobody'),
+      args: [{ ref, options: { publishStatus: true } }],
+    });
+    apply(secretDoc(`${stuck}-bmc-secret`, { username: 'admin', password: 'x' }));
+    apply(hostDoc(stuck, fakeHostSpec(stuck)));
+    await waitFor('the stuck host\'s reconcile to fail', async () => suite.shim.output(controller).includes(`${NS}/${stuck}: reconcile failed`), { timeoutMs: 60_000 });
+    expect(suite.shim.output(controller)).toContain(`no answer from Temporal within 3 s: is a worker polling task queue "${taskQueue}"?`);
+
+    apply(secretDoc(`${other}-bmc-secret`, { username: 'admin', password: 'x' }));
+    apply(hostDoc(other, fakeHostSpec(other)));
+    kubectl(['wait', '-n', NS, '--for=jsonpath={.status.provisioning.state}=available', `bmh/${other}`, '--timeout=120s']);
+    expect(state(stuck)).toBe('');
+
+    // Once its workflow can run again, the retries bring the stuck host along too.
+    await unserved.terminate('test: the run no worker serves');
+    kubectl(['wait', '-n', NS, '--for=jsonpath={.status.provisioning.state}=available', `bmh/${stuck}`, '--timeout=150s']);
+  });
 });

@@ -16,7 +16,10 @@ import { KUBE_BUILD_TIMEOUT_MS, KUBECONFIG, kubectl, useKube, type KubeLease } f
 
 export interface Shim {
   startWorker(): ChildProcess;
-  startController(): ChildProcess;
+  /** `env` overrides the controller's settings (e.g. METALFLOW_CONTROLLER_CONCURRENCY). */
+  startController(env?: Record<string, string>): ChildProcess;
+  /** What a started process has printed so far (stdout and stderr). */
+  output(child: ChildProcess): string;
   /** A process of that kind still running (the first started), to kill it. */
   running(kind: 'worker' | 'controller'): ChildProcess | undefined;
   /** SIGKILLs every process it started. */
@@ -24,7 +27,7 @@ export interface Shim {
 }
 
 export function shim(opts: { namespace: string; taskQueue: string }): Shim {
-  const children: { label: string; child: ChildProcess }[] = [];
+  const children: { label: string; child: ChildProcess; output: string[] }[] = [];
   const alive = (c: ChildProcess): boolean => c.exitCode === null && c.signalCode === null;
   const run = (label: 'worker' | 'controller', script: string, env: Record<string, string>): ChildProcess => {
     const child = spawn(process.execPath, ['--import', 'tsx', join(REPO_ROOT, script)], {
@@ -32,10 +35,17 @@ export function shim(opts: { namespace: string; taskQueue: string }): Shim {
       env: { ...process.env, TEMPORAL_ADDRESS, METALFLOW_TASK_QUEUE: opts.taskQueue, METALFLOW_KUBECONFIG: KUBECONFIG, ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
+    const output: string[] = [];
     const echo = (d: Buffer) => process.stderr.write(`[${label} ${child.pid}] ${d.toString()}`);
-    child.stderr?.on('data', echo);
-    if (label === 'controller') child.stdout?.on('data', echo);
-    children.push({ label, child });
+    child.stderr?.on('data', (d: Buffer) => {
+      output.push(d.toString());
+      echo(d);
+    });
+    child.stdout?.on('data', (d: Buffer) => {
+      output.push(d.toString());
+      if (label === 'controller') echo(d);
+    });
+    children.push({ label, child, output });
     return child;
   };
   return {
@@ -45,12 +55,14 @@ export function shim(opts: { namespace: string; taskQueue: string }): Shim {
         METALFLOW_WORKFLOW_BUNDLE: WORKFLOW_BUNDLE_PATH,
         METALFLOW_SECRET_KEY: randomBytes(32).toString('base64'),
       }),
-    startController: () =>
+    startController: (env = {}) =>
       run('controller', join('k8s', 'controller', 'main.ts'), {
         METALFLOW_WATCH_NAMESPACE: opts.namespace,
         METALFLOW_LEASE_NAMESPACE: opts.namespace,
         METALFLOW_LEASE_SECONDS: '4',
+        ...env,
       }),
+    output: (child) => children.find((c) => c.child === child)?.output.join('') ?? '',
     running: (kind) => children.find((c) => c.label === kind && alive(c.child))?.child,
     stop: () => {
       for (const { child } of children) if (alive(child)) child.kill('SIGKILL');

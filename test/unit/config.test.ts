@@ -65,4 +65,28 @@ describe('host workflow options from the environment', () => {
       );
     }
   });
+
+  it('reads the controller settings, refusing a concurrency or timeout it could not use', () => {
+    expect(loadConfig({}).controller).toEqual({ leaseNamespace: 'default', leaseSeconds: 15, concurrency: 16, reconcileTimeoutSeconds: 60 });
+    expect(
+      loadConfig({
+        METALFLOW_WATCH_NAMESPACE: 'racks',
+        METALFLOW_CONTROLLER_CONCURRENCY: '4',
+        METALFLOW_CONTROLLER_RECONCILE_TIMEOUT_SECONDS: '5',
+        METALFLOW_LEASE_SECONDS: '4',
+      }).controller,
+    ).toMatchObject({ watchNamespace: 'racks', concurrency: 4, reconcileTimeoutSeconds: 5, leaseSeconds: 4 });
+    // Number('sixteen') would be NaN: a queue that never runs anything, with no error.
+    for (const bad of ['0', 'sixteen', '2.5', '10001']) {
+      expect(() => loadConfig({ METALFLOW_CONTROLLER_CONCURRENCY: bad })).toThrow(
+        `METALFLOW_CONTROLLER_CONCURRENCY must be a whole number from 1 to 10000, got "${bad}"`,
+      );
+    }
+    for (const bad of ['0', 'soon']) {
+      expect(() => loadConfig({ METALFLOW_CONTROLLER_RECONCILE_TIMEOUT_SECONDS: bad })).toThrow(
+        `METALFLOW_CONTROLLER_RECONCILE_TIMEOUT_SECONDS must be whole seconds from 1 to 86400, got "${bad}"`,
+      );
+    }
+    expect(() => loadConfig({ METALFLOW_LEASE_SECONDS: '1' })).toThrow('METALFLOW_LEASE_SECONDS must be whole seconds from 2 to 86400, got "1"');
+  });
 });
