@@ -49,25 +49,23 @@ export interface ControllerConfig {
   id?: string;
 }
 
-function seconds(name: string, value: string | undefined, min = 0): number | undefined {
+/** A whole number in [min, max] from the environment, undefined when unset; `what` completes "must be ...". */
+function whole(name: string, value: string | undefined, min: number, max: number, what: string): number | undefined {
   if (value === undefined || value === '') return undefined;
   const n = Number(value);
-  if (!Number.isInteger(n) || n < min || n > 86_400) throw new Error(`${name} must be whole seconds from ${min} to 86400, got "${value}"`);
+  if (!Number.isInteger(n) || n < min || n > max) throw new Error(`${name} must be ${what}, got "${value}"`);
   return n;
 }
+
+const seconds = (name: string, value: string | undefined, min = 0): number | undefined =>
+  whole(name, value, min, 86_400, `whole seconds from ${min} to 86400`);
 
 /**
  * Below 20 a host would continue as new after nearly every operation; above
  * Temporal's warning (10,240 events) the server starts complaining first.
  */
-function historyEvents(value: string | undefined): number | undefined {
-  if (value === undefined || value === '') return undefined;
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 20 || n > 10_240) {
-    throw new Error(`METALFLOW_MAX_HISTORY_EVENTS must be a whole number of events from 20 to 10240, got "${value}"`);
-  }
-  return n;
-}
+const historyEvents = (value: string | undefined): number | undefined =>
+  whole('METALFLOW_MAX_HISTORY_EVENTS', value, 20, 10_240, 'a whole number of events from 20 to 10240');
 
 export interface WorkerTuning {
   /** Workflows kept in memory between tasks: fewer saves memory with many idle hosts, costs a replay on wake-up. */
@@ -102,18 +100,12 @@ function workerTuning(env: NodeJS.ProcessEnv): WorkerTuning {
     }
     // The SDK needs at least 2 pollers per kind; 0 cached workflows is allowed (always replay).
     const min = key.endsWith('Polls') ? 2 : key === 'maxCachedWorkflows' ? 0 : 1;
-    if (!Number.isInteger(n) || n < min) throw new Error(`${name} must be an integer >= ${min}, got "${raw}"`);
-    out[key] = n;
+    out[key] = whole(name, raw, min, Number.MAX_SAFE_INTEGER, `an integer >= ${min}`);
   }
   return out;
 }
 
-function int(name: string, value: string | undefined, fallback: number): number {
-  if (value === undefined || value === '') return fallback;
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 0 || n > 65535) throw new Error(`${name} must be a port number, got "${value}"`);
-  return n;
-}
+const port = (name: string, value: string | undefined, fallback: number): number => whole(name, value, 0, 65_535, 'a port number') ?? fallback;
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): MetalflowConfig {
   const stateDir = env.METALFLOW_STATE_DIR ?? join(REPO_ROOT, '.state', 'stack');
@@ -134,7 +126,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): MetalflowConfi
     secretKey: env.METALFLOW_SECRET_KEY,
     secretKeyFile: env.METALFLOW_SECRET_KEY_FILE ?? join(stateDir, 'secret.key'),
     apiHost: env.METALFLOW_API_HOST ?? '127.0.0.1',
-    apiPort: int('METALFLOW_API_PORT', env.METALFLOW_API_PORT, 8080),
+    apiPort: port('METALFLOW_API_PORT', env.METALFLOW_API_PORT, 8080),
     apiUpdateTimeoutSeconds: seconds('METALFLOW_API_UPDATE_TIMEOUT_SECONDS', env.METALFLOW_API_UPDATE_TIMEOUT_SECONDS, 1) ?? 60,
     workflowBundle: env.METALFLOW_WORKFLOW_BUNDLE || undefined,
     kubeconfig: env.METALFLOW_KUBECONFIG || undefined,
@@ -152,17 +144,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): MetalflowConfi
       leaseNamespace: env.METALFLOW_LEASE_NAMESPACE || 'default',
       // At least 2 s: the holder renews it every third of it.
       leaseSeconds: seconds('METALFLOW_LEASE_SECONDS', env.METALFLOW_LEASE_SECONDS, 2) ?? 15,
-      concurrency: count('METALFLOW_CONTROLLER_CONCURRENCY', env.METALFLOW_CONTROLLER_CONCURRENCY, 16),
+      concurrency: whole('METALFLOW_CONTROLLER_CONCURRENCY', env.METALFLOW_CONTROLLER_CONCURRENCY, 1, 10_000, 'a whole number from 1 to 10000') ?? 16,
       reconcileTimeoutSeconds:
         seconds('METALFLOW_CONTROLLER_RECONCILE_TIMEOUT_SECONDS', env.METALFLOW_CONTROLLER_RECONCILE_TIMEOUT_SECONDS, 1) ?? 60,
       id: env.METALFLOW_CONTROLLER_ID || undefined,
     },
   };
-}
-
-function count(name: string, value: string | undefined, fallback: number): number {
-  if (value === undefined || value === '') return fallback;
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 1 || n > 10_000) throw new Error(`${name} must be a whole number from 1 to 10000, got "${value}"`);
-  return n;
 }
