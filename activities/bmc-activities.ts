@@ -26,8 +26,8 @@ import {
   type BootDevice,
   type PowerState,
   type RebootMode,
-} from './bmc/bmc-client';
-import { readSecretKey, type SecretReader } from './secrets/secret-store';
+} from '../clients/bmc/bmc-client';
+import { readSecretKey, type SecretReader } from '../clients/secrets/secret-store';
 
 export interface BmcActivityDeps {
   secrets: SecretReader;

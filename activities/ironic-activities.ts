@@ -7,17 +7,18 @@
  * reported, not re-tried behind the workflow's back.
  */
 import { ApplicationFailure } from '@temporalio/activity';
-import { parseBmcAddress, ironicDriverInfo } from '../types/bmc';
+import { parseBmcAddress } from '../types/bmc';
+import { ironicDriverInfo } from '../clients/ironic/driver-info';
 import { FAILURE } from '../types/failures';
 import { bmcOf, type HardwareDetails, type HostRef, type HostSpec, type Image, type SecretReference } from '../types/host';
 import { ironicNodeName } from '../types/host-ref';
 import { activityContext, heartbeat, keepAlive, poller, type PollOptions, DEFAULT_POLL } from './activity-context';
-import { IronicClient, IronicError, type JsonPatchOp } from './ironic/client';
-import { hardwareFromInventory, hardwareFromProperties } from './ironic/hardware';
-import { bootCapabilities, ironicRootDeviceHints, nodeInterfaces, type InspectionPreference } from './ironic/node-spec';
-import { DELETABLE_STATES, TRANSITIONAL_STATES, type IronicNode } from './ironic/types';
-import { DEFAULT_WATCH, NodeWatcher, type WatchOptions } from './ironic/node-watcher';
-import { readSecretKey, type SecretReader } from './secrets/secret-store';
+import { IronicClient, IronicError, type JsonPatchOp } from '../clients/ironic/client';
+import { hardwareFromInventory, hardwareFromProperties } from '../clients/ironic/hardware';
+import { bootCapabilities, ironicRootDeviceHints, nodeInterfaces, type InspectionPreference } from '../clients/ironic/node-spec';
+import { DELETABLE_STATES, TRANSITIONAL_STATES, type IronicNode } from '../clients/ironic/types';
+import { DEFAULT_WATCH, NodeWatcher, type WatchOptions } from '../clients/ironic/node-watcher';
+import { readSecretKey, type SecretReader } from '../clients/secrets/secret-store';
 
 export interface IronicActivityDeps {
   ironic: IronicClient;

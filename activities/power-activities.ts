@@ -13,8 +13,8 @@ import { ApplicationFailure } from '@temporalio/activity';
 import { FAILURE } from '../types/failures';
 import type { HostRef, HostSpec } from '../types/host';
 import { activityContext, poller, DEFAULT_POLL, type PollOptions } from './activity-context';
-import { IronicError, type IronicClient, type IronicPowerTarget } from './ironic/client';
-import type { IronicNode } from './ironic/types';
+import { IronicError, type IronicClient, type IronicPowerTarget } from '../clients/ironic/client';
+import type { IronicNode } from '../clients/ironic/types';
 import type { BmcActivities } from './bmc-activities';
 
 export type PowerPath = 'ironic' | 'bmc';

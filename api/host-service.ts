@@ -16,7 +16,7 @@ import { defaultSecretNames, hostWorkflowId, validateHostRef } from '../types/ho
 import { SEARCH_ATTRIBUTES } from '../types/search-attributes';
 import { validateHostSpec } from '../types/validate';
 import { temporalBusy } from './temporal-errors';
-import type { SecretData, SecretStore } from '../activities/secrets/secret-store';
+import type { SecretData, SecretStore } from '../clients/secrets/secret-store';
 import {
   applySpecUpdate,
   deleteHostUpdate,

@@ -1,7 +1,7 @@
 /** The API process: `npm run api`. Configuration comes from the environment (see README). */
 import { Client, Connection } from '@temporalio/client';
 import { loadConfig } from '../config/env';
-import { LocalSecretStore, loadSecretKey } from '../activities/secrets/local-store';
+import { LocalSecretStore, loadSecretKey } from '../clients/secrets/local-store';
 import { HostService } from './host-service';
 import { buildServer } from './server';
 

@@ -9,11 +9,12 @@
  * power operation the workflow runs when Ironic reports a power state other
  * than spec.online. Poll reads are the only requests allowed to differ.
  */
-import { ironicDriverInfo, parseBmcAddress } from '../types/bmc';
-import { IronicClient, IronicError } from '../activities/ironic/client';
-import { bootCapabilities, nodeInterfaces } from '../activities/ironic/node-spec';
-import { DELETABLE_STATES, TRANSITIONAL_STATES, type IronicNode } from '../activities/ironic/types';
-import { NodeWatcher, DEFAULT_WATCH } from '../activities/ironic/node-watcher';
+import { parseBmcAddress } from '../types/bmc';
+import { ironicDriverInfo } from '../clients/ironic/driver-info';
+import { IronicClient, IronicError } from '../clients/ironic/client';
+import { bootCapabilities, nodeInterfaces } from '../clients/ironic/node-spec';
+import { DELETABLE_STATES, TRANSITIONAL_STATES, type IronicNode } from '../clients/ironic/types';
+import { NodeWatcher, DEFAULT_WATCH } from '../clients/ironic/node-watcher';
 import { CREDENTIALS, IMAGE, pool, sleep, type BenchHost, type Phase } from './common';
 
 export interface FloorOptions {

@@ -29,7 +29,7 @@ import { parseArgs } from 'node:util';
 import { request } from 'undici';
 import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
 import { Client, Connection } from '@temporalio/client';
-import { IronicClient } from '../activities/ironic/client';
+import { IronicClient } from '../clients/ironic/client';
 import { REPO_ROOT } from '../config/env';
 import { WORKFLOW_BUNDLE_OPTIONS } from '../workers/worker';
 import { IronicProxy, type RecordedRequest } from '../test/support/ironic-proxy';

@@ -1,11 +1,11 @@
 /** The worker process: `npm run worker`. Configuration comes from the environment (see README). */
 import { NativeConnection } from '@temporalio/worker';
 import { loadConfig } from '../config/env';
-import { IronicClient } from '../activities/ironic/client';
-import { LocalSecretStore, loadSecretKey } from '../activities/secrets/local-store';
+import { IronicClient } from '../clients/ironic/client';
+import { LocalSecretStore, loadSecretKey } from '../clients/secrets/local-store';
 import { createWorker } from './worker';
-import type { KubeRest } from '../activities/kubernetes/kube-rest';
-import { KubernetesSecretReader } from '../activities/kubernetes/secrets';
+import type { KubeRest } from '../clients/kubernetes/kube-rest';
+import { KubernetesSecretReader } from '../clients/secrets/kube-store';
 
 const config = loadConfig();
 const key = loadSecretKey({ key: config.secretKey, keyFile: config.secretKeyFile, createIfMissing: true });
@@ -16,7 +16,7 @@ let kubernetes: KubeRest | undefined;
 if (config.kubeconfig) {
   // Loaded only in Kubernetes mode: the client library is a sizeable share of an idle worker's memory.
   const { KubeConfig } = await import('@kubernetes/client-node');
-  const { KubeRest } = await import('../activities/kubernetes/kube-rest');
+  const { KubeRest } = await import('../clients/kubernetes/kube-rest');
   const kc = new KubeConfig();
   kc.loadFromFile(config.kubeconfig);
   kubernetes = await KubeRest.create(kc);

@@ -6,9 +6,9 @@
 import { fileURLToPath } from 'node:url';
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import { createIronicActivities, type IronicActivityDeps } from '../activities/ironic-activities';
-import { createKubernetesActivities } from '../activities/kubernetes/host-status';
+import { createKubernetesActivities } from '../activities/host-status-activities';
 import { createBmcActivities } from '../activities/bmc-activities';
-import type { KubeRest } from '../activities/kubernetes/kube-rest';
+import type { KubeRest } from '../clients/kubernetes/kube-rest';
 import { createPowerActivities } from '../activities/power-activities';
 
 export const WORKFLOWS_PATH = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));

@@ -17,7 +17,7 @@ import { BMC_TYPE_TABLE, parseBmcAddress, type BmcFamily } from '../types/bmc';
 import { FAILURE } from '../types/failures';
 import { BMC_RETRY as retry, required } from './operation-common';
 import { bmcOf, type HostSpec } from '../types/host';
-import type { OperationInput, OperationOutcome } from './operations';
+import type { OperationInput, OperationOutcome } from './operation-types';
 
 /** Short requests: pre-flight, inventory, boot override, eject, reads. */
 const quick = proxyActivities<BmcActivities>({ startToCloseTimeout: '2 minutes', retry });

@@ -8,7 +8,7 @@ import { ApplicationFailure } from '@temporalio/workflow';
 import { HostStatusSchema, type CredentialsStatus, type HostStatus } from '../types/host';
 import { formatFieldErrors } from '../types/field-error';
 import { schemaErrors } from '../types/validate';
-import type { HostEvent } from '../activities/kubernetes/events';
+import type { HostEvent } from '../clients/kubernetes/events';
 import type { DirectivesResult, HostDirectives, HostState } from './definitions';
 import { detachPending, inspectionMode } from './decide';
 

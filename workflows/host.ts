@@ -43,7 +43,8 @@ import {
   type OperationRecord,
 } from './definitions';
 import { decide, ERROR_TYPE_OF, nextStateAfter, registrationFingerprint, specConflict, type PowerStep } from './decide';
-import { OPERATION_WORKFLOWS, type OperationOutcome } from './operations';
+import { OPERATION_WORKFLOWS } from './operations';
+import type { OperationOutcome } from './operation-types';
 import { applyDirectives, checkRestoredStatus, credentialsAttempt, requestInspection, restoreStatus } from './host-directives';
 import {
   applyPowerRequestChange,
@@ -55,7 +56,7 @@ import {
 } from './power-requests';
 import { powerPath } from './power-operations';
 import { powerCheckDelayMs, readPower } from './power-check';
-import type { HostEvent, KubernetesActivities } from '../activities/kubernetes/host-status';
+import type { HostEvent, KubernetesActivities } from '../activities/host-status-activities';
 
 const kube = proxyActivities<KubernetesActivities>({
   startToCloseTimeout: '1 minute',

@@ -20,31 +20,8 @@ import {
   directProvision,
   isDirect,
 } from './direct-operations';
-import { changePower, inspectFromBmc, reboot, type PowerOrder } from './power-operations';
-
-export interface OperationInput {
-  ref: HostRef;
-  /** References only (secret names), never secret values. */
-  spec?: HostSpec;
-  nodeId?: string;
-  /** Power target for the `power` operation. */
-  powerOn?: boolean;
-  /**
-   * Enroll only: the host is provisioned but Ironic's node may be new (after a
-   * detach or a status restore): adopt it as active, with this image, instead of deploying.
-   */
-  adopt?: { image?: Image };
-  /** Steady-state power change or reboot: target, soft/hard, Ironic or BMC (power-operations.ts). */
-  power?: PowerOrder;
-}
-
-export interface OperationOutcome {
-  nodeId?: string;
-  poweredOn?: boolean;
-  hardware?: HardwareDetails;
-  /** Something the host's record and Event should say about a step that succeeded (e.g. what was skipped). */
-  note?: string;
-}
+import { changePower, inspectFromBmc, reboot } from './power-operations';
+import type { OperationInput, OperationOutcome } from './operation-types';
 
 /** Node record changes: quick, one or two requests. */
 const quick = proxyActivities<IronicActivities>({ startToCloseTimeout: '2 minutes', retry });

@@ -4,7 +4,7 @@
  * backoff when the watch drops (API server restart). One list at start and per
  * re-list, never per event.
  */
-import { PARTIAL_METADATA_LIST, type KubeRest } from '../../activities/kubernetes/kube-rest';
+import { PARTIAL_METADATA_LIST, type KubeRest } from '../../clients/kubernetes/kube-rest';
 
 export interface KubeObject {
   apiVersion?: string;

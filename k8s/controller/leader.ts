@@ -3,8 +3,8 @@
  * controller replicas only one drives hosts. Updates are optimistic
  * (resourceVersion), so two candidates can never both win a round.
  */
-import { KubeError } from '../../activities/kubernetes/kube-error';
-import type { KubeRest } from '../../activities/kubernetes/kube-rest';
+import { KubeError } from '../../clients/kubernetes/kube-error';
+import type { KubeRest } from '../../clients/kubernetes/kube-rest';
 
 interface Lease {
   metadata: { name: string; namespace: string; resourceVersion?: string };

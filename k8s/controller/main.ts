@@ -7,7 +7,7 @@ import { hostname } from 'node:os';
 import { KubeConfig } from '@kubernetes/client-node';
 import { Client, Connection } from '@temporalio/client';
 import { loadConfig } from '../../config/env';
-import { KubeRest } from '../../activities/kubernetes/kube-rest';
+import { KubeRest } from '../../clients/kubernetes/kube-rest';
 import { Informer, type KubeObject } from './informer';
 import { LeaderElector } from './leader';
 import { bmhPath, Reconciler, type BareMetalHost } from './reconciler';

@@ -25,9 +25,9 @@ import {
 } from '../../workflows/definitions';
 import type { PowerRequestChange, PowerRequestsView } from '../../workflows/power-requests';
 import type { hostWorkflow } from '../../workflows/host';
-import { KubeError } from '../../activities/kubernetes/kube-error';
-import type { KubeRest } from '../../activities/kubernetes/kube-rest';
-import { recordHostEvent } from '../../activities/kubernetes/events';
+import { KubeError } from '../../clients/kubernetes/kube-error';
+import type { KubeRest } from '../../clients/kubernetes/kube-rest';
+import { recordHostEvent } from '../../clients/kubernetes/events';
 import { ANNOTATIONS, annotationSpecErrors, parseAnnotations, type HostAnnotations } from './annotations';
 import type { KubeObject } from './informer';
 

@@ -10,9 +10,9 @@
 import { readFileSync, statSync, existsSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openBmc } from '../../activities/bmc/bmc-client';
-import { IpmiError, type BmcError } from '../../activities/bmc/errors';
-import { IpmiClient, parseBootParameter, parsePowerStatus, type IpmiClientOptions } from '../../activities/bmc/ipmi/client';
+import { openBmc } from '../../clients/bmc/bmc-client';
+import { IpmiError, type BmcError } from '../../clients/bmc/errors';
+import { IpmiClient, parseBootParameter, parsePowerStatus, type IpmiClientOptions } from '../../clients/ipmi/client';
 import { parseBmcAddress, type BmcAccess } from '../../types/bmc';
 import { IPMI_PASSWORD, IPMI_USER, startBootRecorder, startIpmiSim, type BootRecorder, type IpmiSim } from './support/ipmi-sim';
 

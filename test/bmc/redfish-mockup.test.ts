@@ -26,9 +26,9 @@
  */
 import { request } from 'undici';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { openBmc } from '../../activities/bmc/bmc-client';
-import { RedfishError, type BmcError } from '../../activities/bmc/errors';
-import { RedfishClient, type RedfishClientOptions } from '../../activities/bmc/redfish/client';
+import { openBmc } from '../../clients/bmc/bmc-client';
+import { RedfishError, type BmcError } from '../../clients/bmc/errors';
+import { RedfishClient, type RedfishClientOptions } from '../../clients/redfish/client';
 import { Value } from '@sinclair/typebox/value';
 import { HardwareDetailsSchema } from '../../types/host';
 import { parseBmcAddress } from '../../types/bmc';

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { HostService } from '../../api/host-service';
 import { callApi, serveApi } from '../support/api-client';
-import { IronicClient } from '../../activities/ironic/client';
+import { IronicClient } from '../../clients/ironic/client';
 import { createWorker } from '../../workers/worker';
 import { IRONIC_URL, WORKFLOW_BUNDLE_PATH } from '../support/env';
 import { IronicProxy, isDeploy } from '../support/ironic-proxy';

@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Connection } from '@temporalio/client';
 import type { HostService } from '../../api/host-service';
-import { openBmc } from '../../activities/bmc/bmc-client';
+import { openBmc } from '../../clients/bmc/bmc-client';
 import { parseBmcAddress } from '../../types/bmc';
 import type { HostSpec } from '../../types/host';
 import { IRONIC_URL, SUSHY_URL, TEMPORAL_ADDRESS } from '../support/env';

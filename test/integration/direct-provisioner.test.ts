@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { request } from 'undici';
 import { ApiError } from '../../api/host-service';
-import { openBmc } from '../../activities/bmc/bmc-client';
+import { openBmc } from '../../clients/bmc/bmc-client';
 import { parseBmcAddress } from '../../types/bmc';
 import type { HostRef, HostSpec } from '../../types/host';
 import { ironicNodeName } from '../../types/host-ref';

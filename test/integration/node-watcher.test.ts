@@ -4,9 +4,9 @@
  * many watched nodes cost one list request per tick instead of a GET each.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { IronicClient } from '../../activities/ironic/client';
-import { NodeWatcher, type WaitOutcome } from '../../activities/ironic/node-watcher';
-import type { IronicNode } from '../../activities/ironic/types';
+import { IronicClient } from '../../clients/ironic/client';
+import { NodeWatcher, type WaitOutcome } from '../../clients/ironic/node-watcher';
+import type { IronicNode } from '../../clients/ironic/types';
 import { IRONIC_URL } from '../support/env';
 import { IronicProxy } from '../support/ironic-proxy';
 import { uniq, waitFor } from '../support/harness';

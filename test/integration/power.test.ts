@@ -9,7 +9,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApiError } from '../../api/host-service';
-import { IronicClient } from '../../activities/ironic/client';
+import { IronicClient } from '../../clients/ironic/client';
 import { emptyStatus, type HostSpec } from '../../types/host';
 import { hostWorkflowId } from '../../types/host-ref';
 import { registrationFingerprint } from '../../workflows/decide';

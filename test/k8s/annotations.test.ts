@@ -7,7 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { IronicClient } from '../../activities/ironic/client';
+import { IronicClient } from '../../clients/ironic/client';
 import { hostWorkflowId } from '../../types/host-ref';
 import { hostViewQuery, type HostView, type OperationKind } from '../../workflows/definitions';
 import { IRONIC_URL, SUSHY_URL } from '../support/env';

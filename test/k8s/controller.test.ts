@@ -5,7 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { IronicClient } from '../../activities/ironic/client';
+import { IronicClient } from '../../clients/ironic/client';
 import { hostWorkflowId } from '../../types/host-ref';
 import { hostViewQuery } from '../../workflows/definitions';
 import { IRONIC_URL, SUSHY_URL } from '../support/env';

@@ -10,7 +10,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { execFileSync } from 'node:child_process';
-import { IronicClient } from '../../activities/ironic/client';
+import { IronicClient } from '../../clients/ironic/client';
 import { hostWorkflowId } from '../../types/host-ref';
 import { hostViewQuery, type HostView } from '../../workflows/definitions';
 import { REPO_ROOT } from '../../config/env';

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client, type Connection } from '@temporalio/client';
 import { HostService } from '../../api/host-service';
-import { LocalSecretStore } from '../../activities/secrets/local-store';
+import { LocalSecretStore } from '../../clients/secrets/local-store';
 import { REPO_ROOT } from '../../config/env';
 import { TEMPORAL_ADDRESS, WORKFLOW_BUNDLE_PATH } from './env';
 import { FAST_HOST_OPTIONS, uniq } from './harness';

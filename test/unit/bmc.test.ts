@@ -4,7 +4,6 @@ import {
   BMC_SCHEMES,
   BMC_TYPES,
   BMC_TYPE_TABLE,
-  ironicDriverInfo,
   isIPv6,
   normalizeMac,
   parseBmcAddress,
@@ -12,6 +11,7 @@ import {
   type BmcAccess,
   type BmcType,
 } from '../../types/bmc';
+import { ironicDriverInfo } from '../../clients/ironic/driver-info';
 import type { FieldError, Result } from '../../types/field-error';
 
 function mustParse(address: string): BmcAccess {

@@ -3,8 +3,8 @@ import { mkdtempSync, readFileSync, readdirSync, renameSync, statSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { LocalSecretStore } from '../../activities/secrets/local-store';
-import { readSecretKey } from '../../activities/secrets/secret-store';
+import { LocalSecretStore } from '../../clients/secrets/local-store';
+import { readSecretKey } from '../../clients/secrets/secret-store';
 
 const fresh = () => {
   const dir = mkdtempSync(join(tmpdir(), 'mf-secrets-'));

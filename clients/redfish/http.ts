@@ -3,7 +3,7 @@
  * and the translation of network failures and HTTP error statuses into
  * `RedfishError`s whose messages say what happened (and never the password).
  */
-import { RedfishError, type BmcErrorKind } from '../errors';
+import { RedfishError, type BmcErrorKind } from '../bmc/errors';
 
 export type Json = Record<string, unknown>;
 

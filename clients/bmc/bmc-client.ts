@@ -13,8 +13,8 @@
 import { BMC_TYPE_TABLE, type BmcAccess } from '../../types/bmc';
 import type { HardwareDetails } from '../../types/host';
 import { BmcError, IpmiError, RedfishError, type BmcProtocol } from './errors';
-import { IpmiClient, type IpmitoolOptions } from './ipmi/client';
-import { RedfishClient, type BootTarget, type RedfishClientOptions, type ResetType } from './redfish/client';
+import { IpmiClient, type IpmitoolOptions } from '../ipmi/client';
+import { RedfishClient, type BootTarget, type RedfishClientOptions, type ResetType } from '../redfish/client';
 
 export { BmcError, IpmiError, RedfishError, isBmcError, RETRYABLE_BMC_ERROR_KINDS, type BmcErrorKind, type BmcProtocol } from './errors';
 

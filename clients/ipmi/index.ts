@@ -1,3 +1,3 @@
 export * from './client';
 export { runIpmitool, ipmitoolArgs, classifyIpmitoolFailure, type IpmitoolResult, type IpmiPrivilege } from './ipmitool';
-export { IpmiError } from '../errors';
+export { IpmiError } from '../bmc/errors';

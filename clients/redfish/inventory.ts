@@ -1,10 +1,10 @@
 /**
  * Maps Redfish resources (ComputerSystem, Processors, Memory,
  * EthernetInterfaces, Storage drives or SimpleStorage devices) onto Metal3's
- * `status.hardware`, the same shape `activities/ironic/hardware.ts` fills
+ * `status.hardware`, the same shape `clients/ironic/hardware.ts` fills
  * from an Ironic inventory. Pure: the client fetches, this only maps.
  */
-import type { HardwareDetails } from '../../../types/host';
+import type { HardwareDetails } from '../../types/host';
 import { arr, obj, str, type Json } from './http';
 
 export interface RedfishInventorySources {

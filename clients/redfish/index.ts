@@ -1,3 +1,3 @@
 export * from './client';
 export { hardwareFromRedfish, cpuArch, type RedfishInventorySources } from './inventory';
-export { RedfishError } from '../errors';
+export { RedfishError } from '../bmc/errors';

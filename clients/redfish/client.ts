@@ -15,10 +15,10 @@
  *   BMC, which request and what went wrong, never with the password.
  */
 import { Agent, request, type Dispatcher } from 'undici';
-import type { BmcAccess } from '../../../types/bmc';
-import { hostForUrl } from '../../../types/bmc';
-import type { HardwareDetails } from '../../../types/host';
-import { RedfishError, redact } from '../errors';
+import type { BmcAccess } from '../../types/bmc';
+import { hostForUrl } from '../../types/bmc';
+import type { HardwareDetails } from '../../types/host';
+import { RedfishError, redact } from '../bmc/errors';
 import {
   arr,
   header,

@@ -16,7 +16,7 @@ import { spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { IpmiError, redact } from '../errors';
+import { IpmiError, redact } from '../bmc/errors';
 
 export type IpmiPrivilege = 'ADMINISTRATOR' | 'OPERATOR' | 'USER';
 

@@ -3,7 +3,7 @@
  * answers parsed and failures typed (see ./ipmitool.ts for how ipmitool is
  * run and how the password is kept off its command line).
  */
-import { IpmiError } from '../errors';
+import { IpmiError } from '../bmc/errors';
 import { classifyIpmitoolFailure, runIpmitool, type IpmitoolOptions, type IpmitoolResult } from './ipmitool';
 
 export type { IpmitoolOptions } from './ipmitool';

@@ -1,7 +1,7 @@
 /** Secrets read from Kubernetes at the moment of use (Metal3's credentialsName, userData, ...). */
-import { KubeError } from './kube-error';
-import type { KubeRest } from './kube-rest';
-import type { SecretData, SecretReader } from '../secrets/secret-store';
+import { KubeError } from '../kubernetes/kube-error';
+import type { KubeRest } from '../kubernetes/kube-rest';
+import type { SecretData, SecretReader } from './secret-store';
 
 export class KubernetesSecretReader implements SecretReader {
   constructor(private readonly rest: KubeRest) {}

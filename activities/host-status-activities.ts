@@ -4,13 +4,13 @@
  * HardwareData object named like the host in step with inspection results.
  */
 import { ApplicationFailure } from '@temporalio/activity';
-import type { HostRef, HostStatus } from '../../types/host';
-import { FAILURE } from '../../types/failures';
-import { KubeError } from './kube-error';
-import type { KubeRest } from './kube-rest';
-import { recordHostEvent, type HostEvent } from './events';
+import type { HostRef, HostStatus } from '../types/host';
+import { FAILURE } from '../types/failures';
+import { KubeError } from '../clients/kubernetes/kube-error';
+import type { KubeRest } from '../clients/kubernetes/kube-rest';
+import { recordHostEvent, type HostEvent } from '../clients/kubernetes/events';
 
-export type { HostEvent } from './events';
+export type { HostEvent } from '../clients/kubernetes/events';
 
 const GROUP = '/apis/metal3.io/v1alpha1';
 
