@@ -4,6 +4,7 @@
  * mode as their own processes, the test stack's Temporal and Ironic
  * (fake-hardware) and, for credentials, its sushy-tools Redfish BMC.
  */
+import { decodedHistoryTexts, findSecrets } from '../support/history-secrets';
 import { randomBytes } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import { describe, expect, it } from 'vitest';
@@ -54,17 +55,6 @@ const view = (name: string): Promise<HostView> =>
 const ops = async (name: string): Promise<OperationKind[]> => (await view(name)).operations.map((o) => o.kind);
 const events = (name: string): { reason: string; message: string; type: string }[] =>
   JSON.parse(kubectl(['get', 'events', '-n', NS, '--field-selector', `involvedObject.name=${name}`, '-o', 'json']).stdout).items;
-
-/** A history with its payloads decoded to text (JSON.stringify alone shows payload bytes as numbers). */
-function historyText(history: unknown): string {
-  const decode = (v: unknown): unknown => {
-    if (v instanceof Uint8Array) return Buffer.from(v).toString('utf8');
-    if (Array.isArray(v)) return v.map(decode);
-    if (v && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, decode(x)]));
-    return v;
-  };
-  return JSON.stringify(decode(history));
-}
 
 /** A fake-hardware host with its Secret, brought to `state`. */
 async function readyHost(name: string, state: 'available' | 'provisioned', over: Record<string, unknown> = {}): Promise<Bmh> {
@@ -337,11 +327,9 @@ describe('credentials Secrets', () => {
     expect(fixed.status!.provisioning.state).toBe('available');
 
     // Only names and versions entered the history (the host's and its operations'), never a password.
-    const v = await view(name);
-    const ids = [hostWorkflowId({ namespace: NS, name }), ...v.operations.map((o) => o.workflowId)];
-    const history = (await Promise.all(ids.map(async (id) => historyText(await suite.client.workflow.getHandle(id).fetchHistory())))).join('\n');
-    // Payloads are JSON inside the JSON text, so their quotes show escaped.
-    expect(history).toContain(`\\"version\\":\\"${v3}\\"`);
-    expect(history).not.toContain(wrong);
+    // The host's runs and every operation child they started, payloads decoded.
+    const texts = await decodedHistoryTexts(suite.client, hostWorkflowId({ namespace: NS, name }));
+    expect(texts.some((t) => t.text.includes(`"version":"${v3}"`))).toBe(true);
+    expect(findSecrets(texts, [wrong])).toEqual([]);
   });
 });
