@@ -1,5 +1,6 @@
 /** The API process: `npm run api`. Configuration comes from the environment (see README). */
 import { Client, Connection } from '@temporalio/client';
+import { metalflowDataConverter } from '../clients/temporal/payload-keys';
 import { loadConfig } from '../config/env';
 import { LocalSecretStore, loadSecretKey } from '../clients/secrets/local-store';
 import { HostService } from './host-service';
@@ -8,7 +9,7 @@ import { buildServer } from './server';
 const config = loadConfig();
 const key = loadSecretKey({ key: config.secretKey, keyFile: config.secretKeyFile, createIfMissing: true });
 const connection = await Connection.connect({ address: config.temporalAddress });
-const client = new Client({ connection, namespace: config.temporalNamespace });
+const client = new Client({ connection, namespace: config.temporalNamespace, dataConverter: metalflowDataConverter(config.payloadKeysFile) });
 const hosts = new HostService({
   client,
   secrets: new LocalSecretStore(config.secretDir, key),

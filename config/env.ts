@@ -18,6 +18,8 @@ export interface MetalflowConfig {
   secretDir: string;
   secretKey?: string;
   secretKeyFile: string;
+  /** Payload encryption key ring (clients/temporal/payload-keys.ts); unset: payloads are not encrypted. */
+  payloadKeysFile?: string;
   apiHost: string;
   apiPort: number;
   /** How long an API call waits for Temporal to take a change before answering 503. */
@@ -125,6 +127,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): MetalflowConfi
     secretDir: env.METALFLOW_SECRET_DIR ?? join(stateDir, 'secrets'),
     secretKey: env.METALFLOW_SECRET_KEY,
     secretKeyFile: env.METALFLOW_SECRET_KEY_FILE ?? join(stateDir, 'secret.key'),
+    payloadKeysFile: env.METALFLOW_PAYLOAD_KEYS_FILE || undefined,
     apiHost: env.METALFLOW_API_HOST ?? '127.0.0.1',
     apiPort: port('METALFLOW_API_PORT', env.METALFLOW_API_PORT, 8080),
     apiUpdateTimeoutSeconds: seconds('METALFLOW_API_UPDATE_TIMEOUT_SECONDS', env.METALFLOW_API_UPDATE_TIMEOUT_SECONDS, 1) ?? 60,

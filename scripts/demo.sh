@@ -16,6 +16,11 @@ export METALFLOW_API_PORT=${METALFLOW_API_PORT:-8080}
 export METALFLOW_API_URL=http://127.0.0.1:$METALFLOW_API_PORT
 RUN=$METALFLOW_STATE_DIR/run
 mkdir -p "$RUN"
+# Payload encryption: the worker and the API share one key ring (README, Security); made once, 0600.
+export METALFLOW_PAYLOAD_KEYS_FILE=${METALFLOW_PAYLOAD_KEYS_FILE:-$METALFLOW_STATE_DIR/payload.keys}
+if [ ! -f "$METALFLOW_PAYLOAD_KEYS_FILE" ]; then
+  (umask 077 && echo "demo-$(date +%Y%m%d):$(head -c 32 /dev/urandom | base64 -w0)" >"$METALFLOW_PAYLOAD_KEYS_FILE")
+fi
 
 alive() { [ -f "$RUN/$1.pid" ] && kill -0 "$(cat "$RUN/$1.pid")" 2>/dev/null; }
 

@@ -4,6 +4,7 @@ import { loadConfig } from '../config/env';
 import { IronicClient } from '../clients/ironic/client';
 import { LocalSecretStore, loadSecretKey } from '../clients/secrets/local-store';
 import { createWorker } from './worker';
+import { metalflowDataConverter } from '../clients/temporal/payload-keys';
 import type { KubeRest } from '../clients/kubernetes/kube-rest';
 import { KubernetesSecretReader } from '../clients/secrets/kube-store';
 
@@ -32,6 +33,7 @@ const worker = await createWorker(
     secrets: kubernetes ? new KubernetesSecretReader(kubernetes) : new LocalSecretStore(config.secretDir, key),
     inspection: config.inspection,
     kubernetes,
+    dataConverter: metalflowDataConverter(config.payloadKeysFile),
   },
   {
     ...config.workerTuning,

@@ -5,6 +5,7 @@
  */
 import { fileURLToPath } from 'node:url';
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
+import type { DataConverter } from '@temporalio/common';
 import { createIronicActivities, type IronicActivityDeps } from '../activities/ironic-activities';
 import { createKubernetesActivities } from '../activities/host-status-activities';
 import { createBmcActivities } from '../activities/bmc-activities';
@@ -39,6 +40,8 @@ export interface WorkerDeps extends IronicActivityDeps {
   taskQueue: string;
   /** When set, hosts driven by the Kubernetes shim get their status written back. */
   kubernetes?: KubeRest;
+  /** Payload encryption (clients/temporal/payload-keys.ts); the same on every client and worker. */
+  dataConverter?: DataConverter;
 }
 
 export async function createWorker(
@@ -50,6 +53,7 @@ export async function createWorker(
     connection: deps.connection,
     namespace: deps.namespace,
     taskQueue: deps.taskQueue,
+    ...(deps.dataConverter ? { dataConverter: deps.dataConverter } : {}),
     workflowsPath: WORKFLOWS_PATH,
     // A prebuilt bundle (overrides.workflowBundle) was built with WORKFLOW_BUNDLE_OPTIONS already.
     ...(overrides.workflowBundle ? {} : { bundlerOptions: { preloadModules: WORKFLOW_PRELOAD_MODULES } }),

@@ -4,6 +4,7 @@
  * Temporal settings as the worker. Only the lease holder drives hosts.
  */
 import { hostname } from 'node:os';
+import { metalflowDataConverter } from '../../clients/temporal/payload-keys';
 import { KubeConfig } from '@kubernetes/client-node';
 import { Client, Connection } from '@temporalio/client';
 import { loadConfig } from '../../config/env';
@@ -20,7 +21,7 @@ if (config.kubeconfig) kc.loadFromFile(config.kubeconfig);
 else kc.loadFromCluster();
 const rest = await KubeRest.create(kc);
 const connection = await Connection.connect({ address: config.temporalAddress });
-const client = new Client({ connection, namespace: config.temporalNamespace });
+const client = new Client({ connection, namespace: config.temporalNamespace, dataConverter: metalflowDataConverter(config.payloadKeysFile) });
 
 const settings = config.controller;
 const identity = settings.id ?? `${hostname()}-${process.pid}`;

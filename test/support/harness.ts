@@ -7,7 +7,8 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Client } from '@temporalio/client';
+import { Client } from '@temporalio/client';
+import type { DataConverter } from '@temporalio/common';
 import type { NativeConnection, Worker } from '@temporalio/worker';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { IronicClient } from '../../clients/ironic/client';
@@ -63,17 +64,19 @@ export interface Harness {
 export const FAST_HOST_OPTIONS: Partial<HostWorkflowOptions> = { errorBackoffSeconds: 1, maxErrorBackoffSeconds: 4 };
 
 export async function startHarness(
-  opts: { ironicUrl?: string; hostOptions?: Partial<HostWorkflowOptions>; startWorker?: boolean } = {},
+  opts: { ironicUrl?: string; hostOptions?: Partial<HostWorkflowOptions>; startWorker?: boolean; dataConverter?: DataConverter } = {},
 ): Promise<Harness> {
   // @temporalio/testing pointed at the real dev server the stack script started (never a downloaded one).
   const env = await TestWorkflowEnvironment.createFromExistingServer({ address: TEMPORAL_ADDRESS, namespace: 'default' });
-  const { client, nativeConnection } = env;
+  const { nativeConnection } = env;
+  // With a data converter (payload encryption), the client and the worker both use it.
+  const client = opts.dataConverter ? new Client({ connection: env.connection, namespace: 'default', dataConverter: opts.dataConverter }) : env.client;
   const ironic = new IronicClient({ url: opts.ironicUrl ?? IRONIC_URL });
   const secretDir = mkdtempSync(join(tmpdir(), 'metalflow-secrets-'));
   const secrets = new LocalSecretStore(secretDir, randomBytes(32));
   const taskQueue = uniq('tq');
   const worker = await createWorker(
-    { connection: nativeConnection, namespace: 'default', taskQueue, ironic, secrets, poll: { initialMs: 100, factor: 1.5, maxMs: 1000 } },
+    { connection: nativeConnection, namespace: 'default', taskQueue, ironic, secrets, poll: { initialMs: 100, factor: 1.5, maxMs: 1000 }, dataConverter: opts.dataConverter },
     { workflowBundle: { codePath: WORKFLOW_BUNDLE_PATH }, workflowsPath: undefined },
   );
   const running = opts.startWorker === false ? undefined : worker.run();
