@@ -67,8 +67,13 @@ export async function buildServer(hosts: HostService, opts: { logger?: boolean; 
         title: 'metalflow',
         version: '0.1.0',
         description:
-          'Bare-metal hosts (Metal3 BareMetalHost spec) whose lifecycle runs as Temporal workflows. Secret values are write-only.',
+          'Bare-metal hosts (Metal3 BareMetalHost spec) whose lifecycle runs as Temporal workflows. Secret values are write-only. ' +
+          'Every /v1 call needs a bearer token (or a mapped client certificate): 401 Unauthorized without a known one, ' +
+          '403 Forbidden when its role (viewer, operator, admin per namespace) may not do it there, 415 UnsupportedMediaType ' +
+          'for a PUT or POST without content-type application/json.',
       },
+      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
+      security: [{ bearer: [] }],
     },
   });
 
