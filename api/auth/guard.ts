@@ -33,18 +33,19 @@ function hostName(header: string | undefined): string | undefined {
   return m?.[1];
 }
 
-function identify(req: FastifyRequest, opts: AuthOptions): Principal | 'bad' | undefined {
-  if (!opts.tokens) return ANONYMOUS_ADMIN;
+async function identify(req: FastifyRequest, opts: AuthOptions): Promise<Principal | 'bad' | undefined> {
+  if (!opts.tokens && !opts.kube) return ANONYMOUS_ADMIN;
   const auth = req.headers.authorization;
   if (auth !== undefined) {
     const m = /^Bearer\s+(\S+)\s*$/i.exec(auth);
-    return (m && opts.tokens.byToken(m[1]!)) || 'bad';
+    if (!m) return 'bad';
+    return opts.tokens?.byToken(m[1]!) ?? (await opts.kube?.review(m[1]!)) ?? 'bad';
   }
   const socket = req.raw.socket as Partial<TLSSocket>;
   if (socket.authorized && socket.getPeerCertificate) {
     const cn = socket.getPeerCertificate().subject?.CN;
     const name = Array.isArray(cn) ? cn[0] : cn;
-    return (name && opts.tokens.byCertificate(name)) || 'bad';
+    return (name && opts.tokens?.byCertificate(name)) || 'bad';
   }
   return undefined;
 }
@@ -72,7 +73,7 @@ export function installGuard(app: FastifyInstance, opts: AuthOptions): void {
     if (NEEDS_JSON.has(method) && !/^application\/json\s*(;|$)/i.test(req.headers['content-type'] ?? '')) {
       return refuse(reply, 415, 'UnsupportedMediaType', `${method} needs "content-type: application/json" (send {} when there is nothing to say)`);
     }
-    const who = identify(req, opts);
+    const who = await identify(req, opts);
     if (who === undefined) return refuse(reply, 401, 'Unauthorized', 'no credentials: send "Authorization: Bearer <token>"');
     if (who === 'bad') return refuse(reply, 401, 'Unauthorized', 'the token or client certificate is not known');
     req.principal = who;

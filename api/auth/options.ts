@@ -6,6 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { TokenFile } from './token-file';
 import type { AuditSink } from './audit';
+import type { TokenReviewer } from './token-review';
 
 export interface ApiTls {
   key: Buffer;
@@ -15,8 +16,10 @@ export interface ApiTls {
 }
 
 export interface AuthOptions {
-  /** undefined only with METALFLOW_API_AUTH=none: every caller is admin everywhere. */
+  /** undefined with METALFLOW_API_AUTH=none (every caller is admin everywhere) or with Kubernetes only. */
   tokens: TokenFile | undefined;
+  /** Kubernetes TokenReview for tokens the file does not know. */
+  kube?: TokenReviewer;
   /** Host header names accepted (without port); lower case. */
   allowedHosts: string[];
   /** Origins accepted when a request carries Origin (scheme://host[:port]). */
@@ -42,7 +45,7 @@ export function defaultHosts(listenHost: string): string[] {
   return [...new Set([listenHost, bracketed, ...LOOPBACK].map((h) => h.toLowerCase()))];
 }
 
-export function loadAuthOptions(env: NodeJS.ProcessEnv, listenHost: string, audit: AuditSink): AuthOptions {
+export function loadAuthOptions(env: NodeJS.ProcessEnv, listenHost: string, audit: AuditSink, kube?: TokenReviewer): AuthOptions {
   const mode = env.METALFLOW_API_AUTH ?? 'tokens';
   if (mode !== 'tokens' && mode !== 'none') throw new Error(`METALFLOW_API_AUTH must be "tokens" or "none", got "${mode}"`);
   let tokens: TokenFile | undefined;
@@ -52,8 +55,10 @@ export function loadAuthOptions(env: NodeJS.ProcessEnv, listenHost: string, audi
     }
   } else {
     const file = env.METALFLOW_API_TOKENS_FILE;
-    if (!file) throw new Error('METALFLOW_API_TOKENS_FILE is not set: the API needs a token file (or METALFLOW_API_AUTH=none on loopback)');
-    tokens = TokenFile.load(file);
+    if (!file && !kube) {
+      throw new Error('METALFLOW_API_TOKENS_FILE is not set: the API needs a token file, METALFLOW_API_KUBE_ROLES, or METALFLOW_API_AUTH=none on loopback');
+    }
+    if (file) tokens = TokenFile.load(file);
   }
   const cert = env.METALFLOW_API_TLS_CERT_FILE;
   const key = env.METALFLOW_API_TLS_KEY_FILE;
@@ -63,6 +68,7 @@ export function loadAuthOptions(env: NodeJS.ProcessEnv, listenHost: string, audi
   const hosts = list(env.METALFLOW_API_ALLOWED_HOSTS).map((h) => h.toLowerCase());
   return {
     tokens,
+    kube: mode === 'none' ? undefined : kube,
     allowedHosts: hosts.length > 0 ? hosts : defaultHosts(listenHost),
     allowedOrigins: list(env.METALFLOW_API_ALLOWED_ORIGINS),
     audit,

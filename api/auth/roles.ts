@@ -15,7 +15,7 @@ export interface Principal {
   subject: string;
   grants: Grant[];
   /** How the caller proved who it is; the audit log records it. */
-  via: 'token' | 'certificate' | 'none';
+  via: 'token' | 'kubernetes' | 'certificate' | 'none';
 }
 
 const RANK: Record<Role, number> = { viewer: 1, operator: 2, admin: 3 };
