@@ -5,8 +5,28 @@ import { loadConfig } from '../config/env';
 import { LocalSecretStore, loadSecretKey } from '../clients/secrets/local-store';
 import { HostService } from './host-service';
 import { buildServer } from './server';
+import { loadAuthOptions } from './auth/options';
+import { auditSink } from './auth/audit';
+import { parseKubeRoles, TokenReviewer } from './auth/token-review';
+import { loadKubeConfig } from '../clients/kubernetes/kube-config';
 
 const config = loadConfig();
+// Before connecting anywhere: no token source (and no explicit METALFLOW_API_AUTH=none on loopback) is a refusal to start.
+const auth = loadAuthOptions(process.env, config.apiHost, auditSink(process.env.METALFLOW_API_AUDIT_LOG || undefined), await kubeReviewer());
+
+/** With METALFLOW_API_KUBE_ROLES, Kubernetes tokens are reviewed by the API server of the kubeconfig or the pod. */
+async function kubeReviewer(): Promise<TokenReviewer | undefined> {
+  const roles = process.env.METALFLOW_API_KUBE_ROLES;
+  if (!roles) return undefined;
+  const mappings = parseKubeRoles(roles);
+  const { KubeConfig } = await import('@kubernetes/client-node');
+  const { KubeRest } = await import('../clients/kubernetes/kube-rest');
+  const kc = new KubeConfig();
+  if (!loadKubeConfig(kc, config.kubeconfig)) {
+    throw new Error('METALFLOW_API_KUBE_ROLES needs METALFLOW_KUBECONFIG or an in-cluster service account');
+  }
+  return new TokenReviewer(await KubeRest.create(kc), mappings);
+}
 const key = loadSecretKey({ key: config.secretKey, keyFile: config.secretKeyFile, createIfMissing: true });
 const connection = await Connection.connect({ address: config.temporalAddress });
 const client = new Client({ connection, namespace: config.temporalNamespace, dataConverter: metalflowDataConverter(config.payloadKeysFile) });
@@ -17,9 +37,9 @@ const hosts = new HostService({
   hostOptions: config.hostOptions,
   updateTimeoutMs: config.apiUpdateTimeoutSeconds * 1000,
 });
-const app = await buildServer(hosts, { logger: true });
+const app = await buildServer(hosts, { logger: true, auth });
 await app.listen({ host: config.apiHost, port: config.apiPort });
-console.log(`metalflow API on http://${config.apiHost}:${config.apiPort} (OpenAPI at /openapi.json)`);
+console.log(`metalflow API on ${auth.tls ? 'https' : 'http'}://${config.apiHost}:${config.apiPort} (OpenAPI at /openapi.json)`);
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.once(signal, () => {
     void app.close().then(() => connection.close()).then(() => process.exit(0));

@@ -11,6 +11,8 @@ import { schemaErrors } from '../types/validate';
 import type { FieldError } from '../types/field-error';
 import { ApiError, busyError, type HostService } from './host-service';
 import { HostInputSchema, HostParamsSchema, ImageBodySchema, ListQuerySchema, PowerOffParamsSchema, RebootBodySchema } from './schemas';
+import { canView, installGuard } from './auth/guard';
+import type { AuthOptions } from './auth/options';
 
 class RequestValidationError extends Error {
   readonly statusCode = 400;
@@ -21,9 +23,16 @@ class RequestValidationError extends Error {
 
 const PART_PREFIX: Record<string, string> = { body: '', params: 'path', querystring: 'query', headers: 'header' };
 
-export async function buildServer(hosts: HostService, opts: { logger?: boolean } = {}): Promise<FastifyInstance> {
+export async function buildServer(hosts: HostService, opts: { logger?: boolean; auth: AuthOptions }): Promise<FastifyInstance> {
   // Fastify logs method and URL only, never bodies (they carry BMC passwords and user data).
-  const app = Fastify({ logger: opts.logger ?? false }).withTypeProvider<TypeBoxTypeProvider>();
+  const logger = opts.logger ?? false;
+  const tls = opts.auth.tls;
+  // With a CA, a client certificate is asked for but not required: token callers connect without one.
+  const base = tls
+    ? (Fastify({ logger, https: { key: tls.key, cert: tls.cert, ca: tls.ca, requestCert: tls.ca !== undefined, rejectUnauthorized: false } }) as unknown as FastifyInstance)
+    : Fastify({ logger });
+  const app = base.withTypeProvider<TypeBoxTypeProvider>();
+  installGuard(app, opts.auth);
 
   // The same TypeBox checks the workflow runs, so messages name the field the same way everywhere.
   app.setValidatorCompiler(({ schema, httpPart }) => (data: unknown) => {
@@ -58,8 +67,13 @@ export async function buildServer(hosts: HostService, opts: { logger?: boolean }
         title: 'metalflow',
         version: '0.1.0',
         description:
-          'Bare-metal hosts (Metal3 BareMetalHost spec) whose lifecycle runs as Temporal workflows. Secret values are write-only.',
+          'Bare-metal hosts (Metal3 BareMetalHost spec) whose lifecycle runs as Temporal workflows. Secret values are write-only. ' +
+          'Every /v1 call needs a bearer token (or a mapped client certificate): 401 Unauthorized without a known one, ' +
+          '403 Forbidden when its role (viewer, operator, admin per namespace) may not do it there, 415 UnsupportedMediaType ' +
+          'for a PUT or POST without content-type application/json.',
       },
+      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
+      security: [{ bearer: [] }],
     },
   });
 
@@ -90,7 +104,7 @@ export async function buildServer(hosts: HostService, opts: { logger?: boolean }
   app.get(
     '/v1/hosts',
     { schema: { summary: 'List hosts, optionally by namespace and provisioning state', querystring: ListQuerySchema } },
-    async (req) => ({ items: await hosts.list(req.query) }),
+    async (req) => ({ items: (await hosts.list(req.query)).filter((h) => canView(req, h.namespace)) }),
   );
 
   app.put(

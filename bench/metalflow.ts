@@ -22,6 +22,8 @@ export interface ApiCall {
 
 export interface MetalflowOptions {
   apiUrl: string;
+  /** Bearer token the API was given (its hash) in METALFLOW_API_TOKENS_FILE. */
+  apiToken: string;
   temporalAddress: string;
   namespace: string;
   concurrency: number;
@@ -59,7 +61,7 @@ export class MetalflowDriver {
     const sentAt = Date.now();
     const res = await request(`${this.opts.apiUrl}${path}`, {
       method,
-      headers: body !== undefined ? { 'content-type': 'application/json' } : {},
+      headers: { ...(body !== undefined ? { 'content-type': 'application/json' } : {}), authorization: `Bearer ${this.opts.apiToken}` },
       body: body !== undefined ? JSON.stringify(body) : undefined,
       dispatcher: this.agent,
       headersTimeout: 120_000,

@@ -32,6 +32,7 @@ import { Client, Connection } from '@temporalio/client';
 import { IronicClient } from '../clients/ironic/client';
 import { REPO_ROOT } from '../config/env';
 import { WORKFLOW_BUNDLE_OPTIONS } from '../workers/worker';
+import { tokenHash } from '../api/auth/token-file';
 import { IronicProxy, type RecordedRequest } from '../test/support/ironic-proxy';
 import { makeHosts, PHASES, sleep, type BenchHost, type Phase } from './common';
 import { FloorDriver } from './floor';
@@ -244,6 +245,9 @@ async function main(): Promise<void> {
     const { code } = await bundleWorkflowCode({ ...WORKFLOW_BUNDLE_OPTIONS, logger: new DefaultLogger('WARN') });
     writeFileSync(bundlePath, code);
     await proxy.start();
+    const apiToken = randomBytes(24).toString('base64url');
+    const tokensFile = join(runDir, 'api-tokens');
+    writeFileSync(tokensFile, `${tokenHash(apiToken)} bench admin:*\n`, { mode: 0o600 });
     const childEnv = {
       TEMPORAL_ADDRESS,
       TEMPORAL_NAMESPACE: 'default',
@@ -255,6 +259,9 @@ async function main(): Promise<void> {
       METALFLOW_WORKFLOW_BUNDLE: bundlePath,
       METALFLOW_API_HOST: '127.0.0.1',
       METALFLOW_API_PORT: String(BENCH_PORTS.api),
+      METALFLOW_API_TOKENS_FILE: tokensFile,
+      // The audit log is a line per change: kept beside the API's log, off its stdout.
+      METALFLOW_API_AUDIT_LOG: join(runDir, 'api-audit.log'),
       ...(opts.maxHistoryEvents !== undefined ? { METALFLOW_MAX_HISTORY_EVENTS: String(opts.maxHistoryEvents) } : {}),
     };
     const prof = (name: string): string[] => (opts.profile ? ['--cpu-prof', '--cpu-prof-dir', join(runDir, `${name}-profile`)] : []);
@@ -339,6 +346,7 @@ async function main(): Promise<void> {
     // ------------------------------------------------------- metalflow ----
     metalflow = new MetalflowDriver({
       apiUrl: API_URL,
+      apiToken,
       temporalAddress: TEMPORAL_ADDRESS,
       namespace,
       concurrency: opts.concurrency,

@@ -22,6 +22,14 @@ if [ ! -f "$METALFLOW_PAYLOAD_KEYS_FILE" ]; then
   (umask 077 && echo "demo-$(date +%Y%m%d):$(head -c 32 /dev/urandom | base64 -w0)" >"$METALFLOW_PAYLOAD_KEYS_FILE")
 fi
 
+# The API refuses to start without credentials: one admin token for the demo, its hash in the tokens file.
+export METALFLOW_API_TOKEN_FILE=$METALFLOW_STATE_DIR/api-token
+export METALFLOW_API_TOKENS_FILE=$METALFLOW_STATE_DIR/api-tokens
+if [ ! -s "$METALFLOW_API_TOKEN_FILE" ]; then
+  (umask 077; head -c 32 /dev/urandom | base64 | tr -d '/+=\n' >"$METALFLOW_API_TOKEN_FILE")
+fi
+(umask 077; printf 'sha256:%s demo admin:*\n' "$(tr -d '\n' <"$METALFLOW_API_TOKEN_FILE" | sha256sum | cut -d' ' -f1)" >"$METALFLOW_API_TOKENS_FILE")
+
 alive() { [ -f "$RUN/$1.pid" ] && kill -0 "$(cat "$RUN/$1.pid")" 2>/dev/null; }
 
 start_bg() {

@@ -8,8 +8,12 @@
  * Re-running it is harmless: the same specs are applied again.
  */
 import { request } from 'undici';
+import { readFileSync } from 'node:fs';
 
 const API = process.env.METALFLOW_API_URL ?? 'http://127.0.0.1:8080';
+// scripts/demo.sh makes an admin token for the demo (METALFLOW_API_TOKEN_FILE); the API needs one.
+const TOKEN_FILE = process.env.METALFLOW_API_TOKEN_FILE;
+const TOKEN = process.env.METALFLOW_API_TOKEN ?? (TOKEN_FILE ? readFileSync(TOKEN_FILE, 'utf8').trim() : undefined);
 const UI = process.env.TEMPORAL_UI_URL ?? 'http://127.0.0.1:8233';
 const SUSHY = process.env.SUSHY_URL ?? 'http://127.0.0.1:8000';
 const IPMI_PORT = process.env.IPMI_SIM_PORT ?? '6623';
@@ -84,7 +88,7 @@ const hosts = [fakeHost(0, true), fakeHost(1, true), fakeHost(2, false), redfish
 async function api(method: 'GET' | 'PUT', path: string, body?: unknown) {
   const res = await request(`${API}${path}`, {
     method,
-    headers: body ? { 'content-type': 'application/json' } : {},
+    headers: { ...(body ? { 'content-type': 'application/json' } : {}), ...(TOKEN ? { authorization: `Bearer ${TOKEN}` } : {}) },
     body: body ? JSON.stringify(body) : undefined,
   });
   const json = (await res.body.json()) as any;
@@ -168,7 +172,7 @@ redfish-direct (sushy) and ipmi-direct (ipmi_sim on 127.0.0.1:${IPMI_PORT}) use 
 Ironic node; enrolment is a BMC pre-flight, redfish-direct's hardware was read from Redfish (IPMI has
 no inventory), and their power followed spec.online: on -> off -> on, each change a powerWorkflow run.
 
-  API:          ${API}   (OpenAPI: ${API}/openapi.json; try: curl -s ${API}/v1/hosts | jq)
+  API:          ${API}   (OpenAPI: ${API}/openapi.json; try: curl -s -H "Authorization: Bearer $(cat ${TOKEN_FILE ?? '<token file>'})" ${API}/v1/hosts | jq)
   Temporal UI:  ${UI}/namespaces/default/workflows?query=${query}
   Power runs:   ${UI}/namespaces/default/workflows?query=${powerRuns}
 `);

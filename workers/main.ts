@@ -7,6 +7,7 @@ import { createWorker } from './worker';
 import { metalflowDataConverter } from '../clients/temporal/payload-keys';
 import type { KubeRest } from '../clients/kubernetes/kube-rest';
 import { KubernetesSecretReader } from '../clients/secrets/kube-store';
+import { inClusterSettings, loadKubeConfig } from '../clients/kubernetes/kube-config';
 
 const config = loadConfig();
 const key = loadSecretKey({ key: config.secretKey, keyFile: config.secretKeyFile, createIfMissing: true });
@@ -14,12 +15,13 @@ const ironic = new IronicClient({ url: config.ironicUrl, basicAuth: config.ironi
 // Fail at start, not at the first host, when Ironic is missing or too old.
 await ironic.microversion();
 let kubernetes: KubeRest | undefined;
-if (config.kubeconfig) {
+// Kubernetes mode with a kubeconfig, or in a pod with its service account (KUBERNETES_SERVICE_HOST and the token file).
+if (config.kubeconfig || inClusterSettings(process.env)) {
   // Loaded only in Kubernetes mode: the client library is a sizeable share of an idle worker's memory.
   const { KubeConfig } = await import('@kubernetes/client-node');
   const { KubeRest } = await import('../clients/kubernetes/kube-rest');
   const kc = new KubeConfig();
-  kc.loadFromFile(config.kubeconfig);
+  loadKubeConfig(kc, config.kubeconfig);
   kubernetes = await KubeRest.create(kc);
 }
 const connection = await NativeConnection.connect({ address: config.temporalAddress });

@@ -4,6 +4,7 @@
  * every request counted so tests can check the controller does not list per event.
  */
 import { KubeConfig, Watch } from '@kubernetes/client-node';
+import { readFileSync } from 'node:fs';
 import { Agent, request, type Dispatcher } from 'undici';
 import { KubeError } from './kube-error';
 
@@ -24,6 +25,41 @@ export interface KubeRequest {
 export const PARTIAL_METADATA = 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1';
 export const PARTIAL_METADATA_LIST = 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1';
 
+/**
+ * A bearer token kept in a file that something else rotates (a projected
+ * service-account token is replaced hourly): re-read when older than
+ * `refreshMs`, as client-go does, and at once after the server answers 401.
+ */
+class TokenFileSource {
+  private token = '';
+  private readAt = Number.NEGATIVE_INFINITY;
+
+  constructor(
+    readonly path: string,
+    private readonly refreshMs: number,
+    private readonly now: () => number,
+  ) {}
+
+  current(): string {
+    if (this.now() - this.readAt >= this.refreshMs) {
+      this.token = readFileSync(this.path, 'utf8').trim();
+      this.readAt = this.now();
+    }
+    return this.token;
+  }
+
+  expire(): void {
+    this.readAt = Number.NEGATIVE_INFINITY;
+  }
+}
+
+export interface KubeRestOptions {
+  /** How long a token read from a token file is used before the file is read again; 60 s like client-go. */
+  tokenRefreshMs?: number;
+  /** The clock, for tests. */
+  now?: () => number;
+}
+
 export class KubeRest {
   /** Requests made, by verb and path without query: tests read this. */
   readonly counts = new Map<string, number>();
@@ -36,6 +72,7 @@ export class KubeRest {
     private readonly server: string,
     private readonly headers: Record<string, string>,
     private readonly dispatcher: Dispatcher,
+    private readonly tokenFile?: TokenFileSource,
   ) {
     this.watch = new Watch(kc);
     // Watch builds its request from the KubeConfig alone; a config that adds the header is the one seam it offers.
@@ -51,7 +88,7 @@ export class KubeRest {
     this.metadataWatch = new Watch(withAccept);
   }
 
-  static async create(kc: KubeConfig): Promise<KubeRest> {
+  static async create(kc: KubeConfig, options: KubeRestOptions = {}): Promise<KubeRest> {
     const cluster = kc.getCurrentCluster();
     if (!cluster) throw new Error('the kubeconfig has no current cluster');
     const opts: { ca?: Buffer | string; cert?: Buffer | string; key?: Buffer | string; headers?: Record<string, string>; rejectUnauthorized?: boolean } = {};
@@ -60,7 +97,13 @@ export class KubeRest {
       connect: { ca: opts.ca, cert: opts.cert, key: opts.key, rejectUnauthorized: !cluster.skipTLSVerify },
       connections: 16,
     });
-    return new KubeRest(kc, cluster.server.replace(/\/+$/, ''), { ...(opts.headers ?? {}) }, dispatcher);
+    const user = kc.getCurrentUser() as ({ tokenFile?: string; authProvider?: { config?: Record<string, string> } } | null);
+    const path = user?.authProvider?.config?.tokenFile ?? user?.tokenFile;
+    const tokenFile = path ? new TokenFileSource(path, options.tokenRefreshMs ?? 60_000, options.now ?? Date.now) : undefined;
+    const headers = { ...(opts.headers ?? {}) };
+    // Taken per request from the file instead, so a rotated token is used.
+    if (tokenFile) delete headers.Authorization;
+    return new KubeRest(kc, cluster.server.replace(/\/+$/, ''), headers, dispatcher, tokenFile);
   }
 
   count(key: string): number {
@@ -75,6 +118,7 @@ export class KubeRest {
       .map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(String(v))}`)
       .join('&');
     const headers: Record<string, string> = { ...this.headers, accept: req.accept ?? 'application/json' };
+    if (this.tokenFile) headers.authorization = `Bearer ${this.tokenFile.current()}`;
     if (req.body !== undefined) headers['content-type'] = req.contentType ?? 'application/json';
     const res = await request(`${this.server}${path}${qs ? `?${qs}` : ''}`, {
       method,
@@ -94,6 +138,11 @@ export class KubeRest {
         reason = status.reason;
       } catch {
         // not a Status object
+      }
+      if (res.statusCode === 401 && this.tokenFile) {
+        // The next call reads the file again: the rotation may have landed since.
+        this.tokenFile.expire();
+        message = `${message} (the token from ${this.tokenFile.path} was refused: expired or not valid for this API server)`;
       }
       throw new KubeError(res.statusCode, `${method} ${path}: ${res.statusCode} ${message}`, reason);
     }

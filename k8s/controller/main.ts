@@ -9,6 +9,7 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { Client, Connection } from '@temporalio/client';
 import { loadConfig } from '../../config/env';
 import { KubeRest } from '../../clients/kubernetes/kube-rest';
+import { loadKubeConfig } from '../../clients/kubernetes/kube-config';
 import { Informer, type KubeObject } from './informer';
 import { LeaderElector } from './leader';
 import { bmhPath, Reconciler, type BareMetalHost } from './reconciler';
@@ -17,8 +18,9 @@ import { WorkQueue } from './work-queue';
 const config = loadConfig();
 const log = (m: string): void => console.log(`[controller] ${m}`);
 const kc = new KubeConfig();
-if (config.kubeconfig) kc.loadFromFile(config.kubeconfig);
-else kc.loadFromCluster();
+if (!loadKubeConfig(kc, config.kubeconfig)) {
+  throw new Error('no Kubernetes API: set METALFLOW_KUBECONFIG, or run in a pod with a service account (KUBERNETES_SERVICE_HOST/PORT and its token file)');
+}
 const rest = await KubeRest.create(kc);
 const connection = await Connection.connect({ address: config.temporalAddress });
 const client = new Client({ connection, namespace: config.temporalNamespace, dataConverter: metalflowDataConverter(config.payloadKeysFile) });

@@ -1,0 +1,27 @@
+/**
+ * The action each route needs, in one table so a reviewer sees every
+ * permission at once. A route missing here needs view for GET and admin for
+ * anything else: a new route is closed until it is listed.
+ */
+import type { Action } from './roles';
+
+const HOST = '/v1/namespaces/:namespace/hosts/:name';
+
+const ACTIONS: Record<string, Action> = {
+  [`PUT ${HOST}`]: 'admin',
+  [`DELETE ${HOST}`]: 'admin',
+  [`PUT ${HOST}/image`]: 'operate',
+  [`DELETE ${HOST}/image`]: 'operate',
+  [`POST ${HOST}/reboot`]: 'operate',
+  [`PUT ${HOST}/power-off-requests/:key`]: 'operate',
+  [`DELETE ${HOST}/power-off-requests/:key`]: 'operate',
+  [`PUT ${HOST}/paused`]: 'operate',
+  [`DELETE ${HOST}/paused`]: 'operate',
+};
+
+/** Routes anyone may read: probes and the API description hold nothing about hosts. */
+export const PUBLIC_ROUTES = new Set(['GET /healthz', 'GET /openapi.json']);
+
+export function actionFor(method: string, route: string): Action {
+  return ACTIONS[`${method} ${route}`] ?? (method === 'GET' || method === 'HEAD' ? 'view' : 'admin');
+}
