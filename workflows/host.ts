@@ -362,11 +362,38 @@ export async function hostWorkflow(input: HostWorkflowInput): Promise<HostView> 
     const { errorBackoffSeconds, maxErrorBackoffSeconds } = s.options;
     const seconds = Math.min(errorBackoffSeconds * 2 ** (s.status.errorCount - 1), maxErrorBackoffSeconds);
     s.retryAt = new Date(Date.now() + seconds * 1000).toISOString();
+    await waitForRetry();
+  };
+
+  /**
+   * Waits until `s.retryAt`. A host that keeps failing loops backoff → same
+   * operation for as long as the cause lasts (a dead BMC: weeks), so its
+   * history must be handed to a fresh run from here too, not only when idle:
+   * the new run carries the error state and waits only what is left.
+   */
+  const waitForRetry = async (): Promise<void> => {
     const generation = s.generation;
     const deleteRequested = s.deleteRequested;
     const nudged = nudges;
-    await condition(() => s.generation !== generation || s.deleteRequested !== deleteRequested || nudges !== nudged, seconds * 1000);
+    const changed = (): boolean => s.generation !== generation || s.deleteRequested !== deleteRequested || nudges !== nudged;
+    const retryAt = Date.parse(s.retryAt ?? '');
+    if (patched('continue-as-new-from-backoff')) {
+      for (;;) {
+        if (historyTooLong() && !changed()) await continueAsNewWithState();
+        const remaining = retryAt - Date.now();
+        if (remaining <= 0) break;
+        const woken = await condition(() => changed() || historyTooLong(), remaining);
+        if (!woken || changed()) break;
+      }
+    } else {
+      await condition(changed, retryAt - Date.now());
+    }
     s.retryAt = undefined;
+  };
+
+  const continueAsNewWithState = async (): Promise<never> => {
+    await condition(allHandlersFinished);
+    return continueAsNew<typeof hostWorkflow>({ ref: s.ref, state: s });
   };
 
   /** Periodic check: a host whose power differs from its status (changed behind our back) is recorded and corrected. */
@@ -386,6 +413,8 @@ export async function hostWorkflow(input: HostWorkflowInput): Promise<HostView> 
     workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > s.options.maxHistoryEvents;
 
   publish();
+  // A run continued from a backoff waits out what was left of it before retrying.
+  if (s.retryAt !== undefined && patched('continue-as-new-from-backoff')) await waitForRetry();
   for (;;) {
     // Events from the shim's updates, with the status they changed.
     for (const event of pendingEvents.splice(0)) await sync(event);
@@ -409,10 +438,7 @@ export async function hostWorkflow(input: HostWorkflowInput): Promise<HostView> 
       continue;
     }
     // Idle: the only time it is safe to hand our state to a fresh run.
-    if (historyTooLong()) {
-      await condition(allHandlersFinished);
-      await continueAsNew<typeof hostWorkflow>({ ref: s.ref, state: s });
-    }
+    if (historyTooLong()) await continueAsNewWithState();
     const generation = s.generation;
     const deleteRequested = s.deleteRequested;
     const powerSeq = s.power?.seq;

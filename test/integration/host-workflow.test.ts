@@ -123,6 +123,42 @@ describe('host workflow', () => {
     expect(ok.status.operationalStatus).toBe('OK');
   });
 
+  it('continues as new while an operation keeps failing, keeping the error, its count and the backoff', async () => {
+    const name = uniq('wf-can-err');
+    const ref = { namespace: NS, name };
+    const handle = h.client.workflow.getHandle(hostWorkflowId(ref));
+    // No Secret: enroll fails every time. A tiny history limit makes the failure loop hand over to new runs.
+    const start = new WithStartWorkflowOperation<typeof hostWorkflow>('hostWorkflow', {
+      workflowId: hostWorkflowId(ref),
+      taskQueue: h.taskQueue,
+      args: [{ ref, options: { errorBackoffSeconds: 1, maxErrorBackoffSeconds: 1, maxHistoryEvents: 20 } }],
+      workflowIdConflictPolicy: 'USE_EXISTING',
+    });
+    await h.client.workflow.executeUpdateWithStart(applySpecUpdate, { args: [fakeSpec(name)], startWorkflowOperation: start });
+    const firstRun = (await handle.describe()).runId;
+    const before = await waitFor('a recorded failure', async () => {
+      const v = await view(name);
+      return v.status.errorCount >= 1 ? v : undefined;
+    });
+    // A later run (continued as new from the backoff), still failing, with the count carried on.
+    const later = await waitFor('a new run that carried the error on', async () => {
+      const d = await handle.describe();
+      if (d.runId === firstRun) return undefined;
+      const v = await view(name);
+      return v.status.errorCount > before.status.errorCount ? { runId: d.runId, v } : undefined;
+    }, { timeoutMs: 90_000 });
+    expect(later.v.status.errorType).toBe('registration error');
+    expect(later.v.status.errorMessage).toBe(`Secret ${NS}/${name}-bmc-secret not found`);
+    expect(later.v.status.operationalStatus).toBe('error');
+    // Every run stays small.
+    const history = await h.client.workflow.getHandle(hostWorkflowId(ref), firstRun).fetchHistory();
+    expect(history.events!.length).toBeLessThan(60);
+
+    await h.secrets.write(NS, `${name}-bmc-secret`, { username: 'admin', password: 'pw' });
+    const ok = await waitState(name, 'available', 90_000);
+    expect(ok.status.errorCount).toBe(0);
+  });
+
   it('accepts a spec that fixes a failing operation while it backs off, instead of refusing it as a conflict', async () => {
     const name = uniq('wf-fix');
     const ref = { namespace: NS, name };

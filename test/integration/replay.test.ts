@@ -21,6 +21,9 @@ describe('replay of recorded histories', () => {
     // Power checks, a mismatch corrected, a reboot, a keyed power-off (test/support/record-power-histories.ts).
     expect(files).toContain('host-power.json');
     expect(files).toContain('operation-reboot.json');
+    // A failing host continued as new from its backoff, and the run after it (test/support/record-failure-histories.ts).
+    expect(files).toContain('host-failure-continue-as-new-run1.json');
+    expect(files).toContain('host-failure-continue-as-new-run2.json');
   });
 
   it.each(files)('%s replays without nondeterminism', async (file) => {
