@@ -10,7 +10,8 @@
  */
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import type { Payload, PayloadCodec } from '@temporalio/common';
-import { temporal } from '@temporalio/proto';
+// A CommonJS package: under Node's ESM loader only its default export is there.
+import proto from '@temporalio/proto';
 
 export const ENCRYPTED_ENCODING = 'binary/encrypted';
 export const KEY_ID_METADATA = 'encryption-key-id';
@@ -26,6 +27,7 @@ export class PayloadDecryptError extends Error {
   readonly type = 'PayloadDecryptError';
 }
 
+const { Payload: PayloadProto } = proto.temporal.api.common.v1;
 const IV_BYTES = 12;
 const TAG_BYTES = 16;
 const text = (b: Uint8Array | null | undefined): string | undefined => (b ? Buffer.from(b).toString('utf8') : undefined);
@@ -48,7 +50,7 @@ export class EncryptionCodec implements PayloadCodec {
       const cipher = createCipheriv('aes-256-gcm', this.current.key, iv);
       // The key id is authenticated too: a payload relabelled to another key fails.
       cipher.setAAD(Buffer.from(this.current.id));
-      const plain = temporal.api.common.v1.Payload.encode(p).finish();
+      const plain = PayloadProto.encode(p).finish();
       const sealed = Buffer.concat([iv, cipher.update(plain), cipher.final(), cipher.getAuthTag()]);
       return {
         metadata: { encoding: Buffer.from(ENCRYPTED_ENCODING), [KEY_ID_METADATA]: Buffer.from(this.current.id) },
@@ -78,7 +80,7 @@ export class EncryptionCodec implements PayloadCodec {
       } catch {
         throw new PayloadDecryptError(`encrypted payload (key "${id}") failed authentication: tampered or the wrong key`);
       }
-      return temporal.api.common.v1.Payload.decode(plain);
+      return PayloadProto.decode(plain);
     });
   }
 }
