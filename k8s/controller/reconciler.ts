@@ -95,7 +95,10 @@ export class Reconciler {
         const annotations = parseAnnotations(obj.metadata.annotations);
         const valid = validateHostSpec(ref, obj.spec);
         if (annotations.errors.length === 0 && valid.ok) await this.sendDirectives(key, ref, this.directives(ref, valid.value.spec, annotations.value));
-        await this.deps.client.workflow.getHandle(hostWorkflowId(ref)).executeUpdate(deleteHostUpdate);
+        const handle = this.deps.client.workflow.getHandle(hostWorkflowId(ref));
+        // Every accepted update is history: sent on each requeue it cost ~5 events a second for the
+        // whole delete. A query costs none, so the update goes once (again only if a run lost it).
+        if (!(await handle.query(hostViewQuery)).deleteRequested) await handle.executeUpdate(deleteHostUpdate);
         // A detached host with deleteAction "delay" waits for the annotation's removal: look less often.
         this.deps.requeueAfter(key, annotations.value.detached?.deleteAction === 'delay' ? 10_000 : 1000);
         return;

@@ -77,6 +77,22 @@ describe('the Kubernetes shim', () => {
     expect(findSecrets(texts, [PASSWORD])).toEqual([]);
   });
 
+  it('asks the workflow to delete once, however long the delete runs', async () => {
+    const name = 'host-del-once';
+    apply(secretDoc(`${name}-bmc-secret`, { username: 'admin', password: PASSWORD }));
+    apply(hostDoc(name, {
+      ...fakeHostSpec(name),
+      image: { url: 'http://127.0.0.1/images/once.qcow2', checksum: 'b'.repeat(64), checksumType: 'sha256', format: 'qcow2' },
+    }));
+    kubectl(['wait', '-n', NS, '--for=jsonpath={.status.provisioning.state}=provisioned', `bmh/${name}`, '--timeout=120s']);
+    // Deprovisioning (with cleaning), power off and removal take several of the controller's 1 s requeues.
+    kubectl(['delete', 'bmh', name, '-n', NS, '--timeout=120s']);
+    const history = await suite.client.workflow.getHandle(hostWorkflowId({ namespace: NS, name })).fetchHistory();
+    const kinds = (history.events ?? []).map((e) => e.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.input?.name);
+    expect(kinds.filter((k) => k === 'deleteHost')).toHaveLength(1);
+    expect(kinds).toContain('applySpec'); // the count reads real update events
+  });
+
   it('reports an invalid spec on the object and changes nothing else', async () => {
     const name = 'host-bad';
     apply(secretDoc(`${name}-bmc-secret`, { username: 'admin', password: 'x' }));
