@@ -23,6 +23,7 @@ import {
   hostViewQuery,
   powerRequestsUpdate,
   setImageUpdate,
+  setPausedUpdate,
   type HostView,
   type HostWorkflowOptions,
 } from '../workflows/definitions';
@@ -212,6 +213,18 @@ export class HostService {
 
   releasePowerOff(ref: HostRef, key: string): Promise<HostView> {
     return this.changePower(ref, { release: [key] });
+  }
+
+  /** Pause (nothing touches the hardware; a running operation is cancelled) or resume the host. */
+  async setPaused(ref: HostRef, paused: boolean, reason?: string): Promise<HostView> {
+    this.checkRef(ref);
+    await this.running(ref);
+    try {
+      await this.bounded(() => this.handle(ref).executeUpdate(setPausedUpdate, { args: [{ paused, ...(reason ? { reason } : {}) }] }));
+    } catch (err) {
+      throw this.translate(err);
+    }
+    return this.handle(ref).query(hostViewQuery);
   }
 
   private async changePower(ref: HostRef, change: PowerRequestChange): Promise<HostView> {

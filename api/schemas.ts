@@ -61,6 +61,12 @@ export const RebootBodySchema = Type.Object(
   { additionalProperties: false, 'x-optional': true },
 );
 
+/** Why the host is paused, shown in its view (`paused.reason`); the body may be left out. */
+export const PauseBodySchema = Type.Object(
+  { reason: Type.Optional(Type.String({ minLength: 1, maxLength: 256, description: 'Who paused the host and why (at most 256 characters)' })) },
+  { additionalProperties: false, 'x-optional': true },
+);
+
 export const PowerOffParamsSchema = Type.Object({
   namespace: Type.String({ description: 'Host namespace (DNS-1123 label)' }),
   name: Type.String({ description: 'Host name (DNS-1123 subdomain)' }),

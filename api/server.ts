@@ -10,7 +10,7 @@ import type { TSchema } from '@sinclair/typebox';
 import { schemaErrors } from '../types/validate';
 import type { FieldError } from '../types/field-error';
 import { ApiError, busyError, type HostService } from './host-service';
-import { HostInputSchema, HostParamsSchema, ImageBodySchema, ListQuerySchema, PowerOffParamsSchema, RebootBodySchema } from './schemas';
+import { HostInputSchema, HostParamsSchema, ImageBodySchema, ListQuerySchema, PauseBodySchema, PowerOffParamsSchema, RebootBodySchema } from './schemas';
 import { canView, installGuard } from './auth/guard';
 import type { AuthOptions } from './auth/options';
 
@@ -153,6 +153,24 @@ export async function buildServer(hosts: HostService, opts: { logger?: boolean; 
     '/v1/namespaces/:namespace/hosts/:name/power-off-requests/:key',
     { schema: { summary: 'Release a power-off request; the host powers on once none is left (and spec.online)', params: PowerOffParamsSchema } },
     async (req) => hosts.releasePowerOff(req.params, req.params.key),
+  );
+
+  app.put(
+    '/v1/namespaces/:namespace/hosts/:name/paused',
+    {
+      schema: {
+        summary: 'Pause the host: a running inspect, prepare, provision or power change is cancelled; nothing else runs (not even a delete) until resumed',
+        params: HostParamsSchema,
+        body: PauseBodySchema,
+      },
+    },
+    async (req) => hosts.setPaused(req.params, true, req.body?.reason),
+  );
+
+  app.delete(
+    '/v1/namespaces/:namespace/hosts/:name/paused',
+    { schema: { summary: 'Resume a paused host: what it was asked to do meanwhile runs now', params: HostParamsSchema } },
+    async (req) => hosts.setPaused(req.params, false),
   );
 
   app.get(

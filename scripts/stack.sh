@@ -301,6 +301,12 @@ tftp_root = $d/tftpboot
 [dhcp]
 dhcp_provider = none
 
+# Where an agent would call back: a deploy or inspection with the agent interfaces
+# (the cancellation tests use them) then waits for a ramdisk that never comes,
+# as a real stuck deploy does, instead of failing at once on a missing URL.
+[service_catalog]
+endpoint_override = http://$HOST:$IRONIC_PORT
+
 [redfish]
 connection_attempts = 3
 connection_retry_interval = 2

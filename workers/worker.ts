@@ -9,6 +9,7 @@ import type { DataConverter } from '@temporalio/common';
 import { createIronicActivities, type IronicActivityDeps } from '../activities/ironic-activities';
 import { createKubernetesActivities } from '../activities/host-status-activities';
 import { createBmcActivities } from '../activities/bmc-activities';
+import { createSettleActivities } from '../activities/ironic-settle';
 import type { KubeRest } from '../clients/kubernetes/kube-rest';
 import { createPowerActivities } from '../activities/power-activities';
 
@@ -61,6 +62,7 @@ export async function createWorker(
       ...createIronicActivities(deps),
       ...bmc,
       ...createPowerActivities({ ironic: deps.ironic, bmc, poll: deps.poll }),
+      ...createSettleActivities({ ironic: deps.ironic, poll: deps.poll }),
       ...(deps.kubernetes ? createKubernetesActivities({ rest: deps.kubernetes }) : {}),
     },
     // New hosts and every operation's child workflow start on the shared

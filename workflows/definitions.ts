@@ -39,8 +39,11 @@ export interface OperationRecord {
   state: string;
   startedAt: string;
   endedAt?: string;
-  outcome: 'running' | 'succeeded' | 'failed';
+  /** `cancelled`: stopped by the host (a delete, a pause, a new desired state); never an error. */
+  outcome: 'running' | 'succeeded' | 'failed' | 'cancelled';
   error?: string;
+  /** Why the host is cancelling (shown while the operation winds down) or cancelled it. */
+  cancelReason?: string;
   /** What a successful step wants known, e.g. that it skipped something (direct inspection of an IPMI host). */
   note?: string;
 }
@@ -96,6 +99,14 @@ export interface HostState {
   inspectionRequested?: boolean;
   /** Reboot and keyed power-off requests (absent in runs started before they existed). */
   power?: PowerRequests;
+  /** Nothing touches the hardware (no operation, retry or power check) until unpaused. */
+  paused?: PauseState;
+}
+
+/** Who paused the host: Metal3's `baremetalhost.metal3.io/paused` value, or the API caller's reason. */
+export interface PauseState {
+  reason: string;
+  since: string;
 }
 
 export interface HostWorkflowInput {
@@ -116,6 +127,7 @@ export interface HostView {
   retryAt?: string;
   /** Pending reboot, keyed power-off requests, last power mismatch seen by the periodic check. */
   power: PowerRequestsView;
+  paused?: PauseState;
 }
 
 export interface ApplySpecResult {
@@ -155,3 +167,22 @@ export const requestInspectionUpdate = defineUpdate<{ accepted: boolean; pending
  * on a host with spec.disablePowerOff.
  */
 export const powerRequestsUpdate = defineUpdate<PowerRequestsView, [PowerRequestChange]>('powerRequests');
+
+export interface PauseRequest {
+  paused: boolean;
+  /** Shown in the host's view and Event (the annotation's value, or the API caller's words); at most 256 characters. */
+  reason?: string;
+}
+export interface PauseResult {
+  paused?: PauseState;
+  changed: boolean;
+  /** No operation runs (a running one was cancelled and has ended): nothing touches the hardware now. */
+  idle: boolean;
+}
+/**
+ * `baremetalhost.metal3.io/paused` and `PUT/DELETE …/paused`: pausing cancels a
+ * running operation that can be interrupted (inspect, prepare, provision, power,
+ * reboot) and stops everything else, deletion included, until unpaused.
+ */
+export const setPausedUpdate = defineUpdate<PauseResult, [PauseRequest]>('setPaused');
+export const MAX_PAUSE_REASON = 256;

@@ -7,9 +7,11 @@
 import {
   ApplicationFailure,
   allHandlersFinished,
+  CancellationScope,
   condition,
   continueAsNew,
   executeChild,
+  isCancellation,
   log,
   ParentClosePolicy,
   patched,
@@ -36,6 +38,7 @@ import {
   restoreStatusUpdate,
   requestInspectionUpdate,
   powerRequestsUpdate,
+  setPausedUpdate,
   type HostState,
   type HostView,
   type HostWorkflowInput,
@@ -56,6 +59,8 @@ import {
 } from './power-requests';
 import { powerPath } from './power-operations';
 import { powerCheckDelayMs, readPower } from './power-check';
+import { interruptReason, INTERRUPTIBLE } from './interrupt';
+import { applyPause, checkPauseRequest } from './host-pause';
 import type { HostEvent, KubernetesActivities } from '../activities/host-status-activities';
 
 const kube = proxyActivities<KubernetesActivities>({
@@ -113,6 +118,7 @@ export async function hostWorkflow(input: HostWorkflowInput): Promise<HostView> 
     operations: s.operations,
     retryAt: s.retryAt,
     power: powerRequestsView(s.power),
+    ...(s.paused ? { paused: s.paused } : {}),
   });
 
   const publish = (): void => {
@@ -228,6 +234,16 @@ export async function hostWorkflow(input: HostWorkflowInput): Promise<HostView> 
   });
 
   setHandler(
+    setPausedUpdate,
+    (req) => {
+      const { result, events } = applyPause(s, req, now());
+      if (result.changed) nudge(events);
+      return { ...result, idle: running === undefined };
+    },
+    { validator: checkPauseRequest },
+  );
+
+  setHandler(
     powerRequestsUpdate,
     (change: PowerRequestChange) => {
       s.power = applyPowerRequestChange(s.power, change);
@@ -266,8 +282,22 @@ export async function hostWorkflow(input: HostWorkflowInput): Promise<HostView> 
     if (metric && state !== 'available' && state !== 'provisioned' && state !== 'externally provisioned') {
       s.status.operationHistory[metric] = { start: record.startedAt };
     }
+    // A delete, a pause or a new desired state cancels an operation that is no longer wanted.
+    const scope = new CancellationScope();
+    let settled = false;
+    if (INTERRUPTIBLE.has(op) && patched('interruptible-operations')) {
+      condition(() => settled || interruptReason(s, op) !== undefined)
+        .then(() => {
+          if (settled) return;
+          record.cancelReason = interruptReason(s, op);
+          log.info('cancelling the running operation', { op, reason: record.cancelReason });
+          scope.cancel();
+        })
+        // Only the host workflow's own cancellation ends this wait early; runOperation handles that.
+        .catch(() => undefined);
+    }
     try {
-      const outcome: OperationOutcome = await executeChild(OPERATION_WORKFLOWS[op], {
+      const outcome: OperationOutcome = await scope.run(() => executeChild(OPERATION_WORKFLOWS[op], {
         workflowId: record.workflowId,
         args: [
           {
@@ -288,7 +318,7 @@ export async function hostWorkflow(input: HostWorkflowInput): Promise<HostView> 
           },
         ],
         parentClosePolicy: ParentClosePolicy.TERMINATE,
-      });
+      }));
       applyOutcome(op, outcome, spec);
       record.outcome = 'succeeded';
       record.endedAt = now();
@@ -307,6 +337,15 @@ export async function hostWorkflow(input: HostWorkflowInput): Promise<HostView> 
       await sync({ type: 'Normal', reason: `${reasonOf(op)}Succeeded`, message: `${op} succeeded; provisioning state ${next || 'unmanaged'}${note}` });
       return true;
     } catch (err) {
+      // An operator cancelling the host workflow itself ends it, without an error on the host.
+      if (isCancellation(err) && CancellationScope.current().consideredCancelled && patched('cancelled-host-not-failed')) throw err;
+      if (isCancellation(err) && record.cancelReason !== undefined) {
+        record.outcome = 'cancelled';
+        record.endedAt = now();
+        s.status.lastUpdated = record.endedAt;
+        await sync({ type: 'Normal', reason: `${reasonOf(op)}Cancelled`, message: `${op} cancelled: ${record.cancelReason}` });
+        return false;
+      }
       record.outcome = 'failed';
       record.endedAt = now();
       record.error = failureMessage(err);
@@ -326,6 +365,7 @@ export async function hostWorkflow(input: HostWorkflowInput): Promise<HostView> 
       await backoff();
       return false;
     } finally {
+      settled = true;
       running = undefined;
     }
   };
@@ -418,6 +458,13 @@ export async function hostWorkflow(input: HostWorkflowInput): Promise<HostView> 
   for (;;) {
     // Events from the shim's updates, with the status they changed.
     for (const event of pendingEvents.splice(0)) await sync(event);
+    if (s.paused && patched('paused')) {
+      // Paused: nothing touches the hardware, deletion included (as in Metal3), until unpaused.
+      if (historyTooLong()) await continueAsNewWithState();
+      const nudged = nudges;
+      await condition(() => !s.paused || nudges !== nudged || historyTooLong());
+      continue;
+    }
     s.power = settlePowerRequests(s.status.poweredOn, s.spec, s.power);
     const decision = decide(s);
     if (decision.kind === 'finish') break;

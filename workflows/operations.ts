@@ -22,6 +22,7 @@ import {
 } from './direct-operations';
 import { changePower, inspectFromBmc, reboot } from './power-operations';
 import type { OperationInput, OperationOutcome } from './operation-types';
+import { abortingOnCancel } from './operation-cancel';
 
 /** Node record changes: quick, one or two requests. */
 const quick = proxyActivities<IronicActivities>({ startToCloseTimeout: '2 minutes', retry });
@@ -70,14 +71,16 @@ export async function inspectWorkflow(input: OperationInput): Promise<OperationO
   if (isDirect(input.spec)) return directInspect(input);
   if (input.spec?.inspectionMode === 'fast') return inspectFromBmc({ ref: input.ref, spec: input.spec });
   const nodeId = required(input.nodeId, 'a node');
-  const { hardware } = await waiting.inspectNode({ ref: input.ref, nodeId });
+  const { hardware } = await abortingOnCancel(input, () => waiting.inspectNode({ ref: input.ref, nodeId }));
   return { hardware };
 }
 
 export async function prepareWorkflow(input: OperationInput): Promise<OperationOutcome> {
   if (isDirect(input.spec)) return directPrepare(input);
   const nodeId = required(input.nodeId, 'a node');
-  const node = await waiting.provideNode({ ref: input.ref, nodeId, automatedCleaning: cleaning(input.spec) });
+  const node = await abortingOnCancel(input, () =>
+    waiting.provideNode({ ref: input.ref, nodeId, automatedCleaning: cleaning(input.spec) }),
+  );
   return { poweredOn: node.poweredOn };
 }
 
@@ -86,17 +89,19 @@ export async function provisionWorkflow(input: OperationInput): Promise<Operatio
   const spec = required(input.spec, 'a spec');
   const nodeId = required(input.nodeId, 'a node');
   const image = required(spec.image, 'an image');
-  let node = await waiting.deployNode({
-    ref: input.ref,
-    nodeId,
-    image,
-    userData: spec.userData,
-    networkData: spec.networkData,
-    metaData: spec.metaData,
+  return abortingOnCancel(input, async () => {
+    let node = await waiting.deployNode({
+      ref: input.ref,
+      nodeId,
+      image,
+      userData: spec.userData,
+      networkData: spec.networkData,
+      metaData: spec.metaData,
+    });
+    // Drivers differ in the power state a deploy leaves behind; the spec decides.
+    if (node.poweredOn !== spec.online) node = await waiting.setPower({ ref: input.ref, nodeId, on: spec.online });
+    return { poweredOn: node.poweredOn };
   });
-  // Drivers differ in the power state a deploy leaves behind; the spec decides.
-  if (node.poweredOn !== spec.online) node = await waiting.setPower({ ref: input.ref, nodeId, on: spec.online });
-  return { poweredOn: node.poweredOn };
 }
 
 export async function deprovisionWorkflow(input: OperationInput): Promise<OperationOutcome> {

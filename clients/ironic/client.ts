@@ -8,6 +8,8 @@ import type { IronicNode, IronicPort } from './types';
 
 /** Everything metalflow sends needs 1.81 (node inventory); newer servers are asked for the same. */
 export const REQUIRED_MICROVERSION = '1.81';
+/** Ironic accepts `abort` in `wait call-back` (a deploy waiting for its agent) from this version (Ironic 2025.2). */
+export const DEPLOY_ABORT_MICROVERSION = '1.110';
 
 export type IronicPowerTarget = 'power on' | 'power off' | 'soft power off' | 'rebooting' | 'soft rebooting';
 
@@ -73,6 +75,8 @@ export class IronicClient {
   private readonly dispatcher: Dispatcher;
   private readonly timeout: number;
   private negotiated?: Promise<string>;
+  /** The newest API version the server speaks, read with the negotiation. */
+  private serverMax?: string;
   private readonly pageSize: number;
 
   constructor(opts: IronicClientOptions) {
@@ -106,12 +110,26 @@ export class IronicClient {
         `Ironic at ${this.base} supports API up to ${max}; metalflow needs ${REQUIRED_MICROVERSION} or newer (Ironic 2023.1 / 21.4 or later)`,
       );
     }
+    this.serverMax = max;
     return REQUIRED_MICROVERSION;
   }
 
-  private async send<T>(method: Dispatcher.HttpMethod, path: string, body?: unknown, versioned = true): Promise<T> {
+  /**
+   * Ironic's `abort` verb, which stops a wait state (clean, inspect, deploy,
+   * service, rescue). Sent at the version that also allows a deploy wait to be
+   * aborted when the server has it; an older one refuses that state (rejected).
+   */
+  async abortProvisioning(nodeId: string): Promise<void> {
+    await this.microversion();
+    const deployAbort = this.serverMax !== undefined && compareMicroversions(this.serverMax, DEPLOY_ABORT_MICROVERSION) >= 0;
+    await this.send('PUT', `/v1/nodes/${nodeId}/states/provision`, { target: 'abort' }, deployAbort ? DEPLOY_ABORT_MICROVERSION : true);
+  }
+
+  /** `version`: false for the unversioned root, true for the negotiated microversion, or a newer one a call needs. */
+  private async send<T>(method: Dispatcher.HttpMethod, path: string, body?: unknown, version: boolean | string = true): Promise<T> {
     const headers: Record<string, string> = { ...this.headers };
-    if (versioned) headers['x-openstack-ironic-api-version'] = await this.microversion();
+    if (typeof version === 'string') headers['x-openstack-ironic-api-version'] = version;
+    else if (version) headers['x-openstack-ironic-api-version'] = await this.microversion();
     if (body !== undefined) headers['content-type'] = 'application/json';
     let res: Dispatcher.ResponseData;
     try {

@@ -20,6 +20,8 @@ export const ANNOTATIONS = {
 
 export interface HostAnnotations {
   paused: boolean;
+  /** The paused annotation's value (who paused it, e.g. CAPM3 or a pivot), shown as the reason. */
+  pausedBy?: string;
   /** Metal3's DetachedAnnotationArguments: deleteAction `delete` (default) or `delay`; `force` detaches in any state. */
   detached?: { deleteAction: 'delay' | 'delete'; force: boolean };
   /** Status to restore instead of registering and inspecting from scratch. */
@@ -109,6 +111,7 @@ export function parseAnnotations(annotations: Record<string, string> | undefined
   const a = annotations ?? {};
   const errors: FieldError[] = [];
   const value: HostAnnotations = { paused: ANNOTATIONS.paused in a, powerOff: {} };
+  if (a[ANNOTATIONS.paused]) value.pausedBy = a[ANNOTATIONS.paused];
   const field = (name: string) => `metadata.annotations["${name}"]`;
 
   if (ANNOTATIONS.detached in a) {

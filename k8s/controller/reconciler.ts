@@ -22,6 +22,8 @@ import {
   restoreStatusUpdate,
   type HostDirectives,
   type HostWorkflowOptions,
+  setPausedUpdate,
+  MAX_PAUSE_REASON,
 } from '../../workflows/definitions';
 import type { PowerRequestChange, PowerRequestsView } from '../../workflows/power-requests';
 import type { hostWorkflow } from '../../workflows/host';
@@ -60,6 +62,8 @@ export class Reconciler {
   private readonly sentDirectives = new Map<string, string>();
   /** Reboot/power-off requests last handed to each workflow (same caveat). */
   private readonly powerApplied = new Map<string, string>();
+  /** The pause reason last handed to each workflow ('' for none); same caveat. */
+  private readonly pausedApplied = new Map<string, string>();
 
   constructor(private readonly deps: ReconcilerDeps) {}
 
@@ -83,6 +87,7 @@ export class Reconciler {
       this.applied.delete(key);
       this.sentDirectives.delete(key);
       this.powerApplied.delete(key);
+      this.pausedApplied.delete(key);
       return;
     }
     const ref: HostRef = { namespace: obj.metadata.namespace ?? 'default', name: obj.metadata.name };
@@ -93,6 +98,8 @@ export class Reconciler {
       if (await this.workflowRunning(ref)) {
         // The detached annotation decides how a host is deleted: the workflow must know it first.
         const annotations = parseAnnotations(obj.metadata.annotations);
+        // A paused host is not deleted until unpaused (as in Metal3): the workflow holds the delete.
+        await this.syncPaused(key, ref, annotations.value);
         const valid = validateHostSpec(ref, obj.spec);
         if (annotations.errors.length === 0 && valid.ok) await this.sendDirectives(key, ref, this.directives(ref, valid.value.spec, annotations.value));
         const handle = this.deps.client.workflow.getHandle(hostWorkflowId(ref));
@@ -128,11 +135,12 @@ export class Reconciler {
     }
 
     const annotations = parseAnnotations(obj.metadata.annotations);
+    // Paused: the workflow is told (it cancels what runs and starts nothing), and nothing else is read.
+    if (await this.syncPaused(key, ref, annotations.value)) return;
     if (annotations.errors.length > 0) {
       await this.reportInvalid(obj, ref, 'InvalidAnnotation', annotations.errors);
       return;
     }
-    if (annotations.value.paused) return;
 
     const valid = validateHostSpec(ref, obj.spec);
     if (!valid.ok) {
@@ -177,6 +185,25 @@ export class Reconciler {
       consumed.push(ANNOTATIONS.inspect);
     }
     if (consumed.length > 0) await this.removeAnnotations(ref, consumed);
+  }
+
+  /**
+   * Hands `baremetalhost.metal3.io/paused` to a running workflow (level-triggered, once per change);
+   * true when the host is paused. A paused host without a workflow is not started, as Metal3 does nothing with it.
+   */
+  private async syncPaused(key: string, ref: HostRef, a: HostAnnotations): Promise<boolean> {
+    const want = a.paused ? (a.pausedBy ?? `the ${ANNOTATIONS.paused} annotation`).slice(0, MAX_PAUSE_REASON) : '';
+    if (this.pausedApplied.get(key) === want) return a.paused;
+    if (await this.workflowRunning(ref)) {
+      const handle = this.deps.client.workflow.getHandle(hostWorkflowId(ref));
+      // A query first: an update that changes nothing would still be history.
+      if (((await handle.query(hostViewQuery)).paused?.reason ?? '') !== want) {
+        await handle.executeUpdate(setPausedUpdate, { args: [a.paused ? { paused: true, reason: want } : { paused: false }] });
+        this.deps.log?.(`${ref.namespace}/${ref.name}: ${a.paused ? `paused (${want})` : 'unpaused'}`);
+      }
+    }
+    this.pausedApplied.set(key, want);
+    return a.paused;
   }
 
   /** What the workflow needs from the object besides its spec; references and versions only. */

@@ -93,6 +93,23 @@ describe('the Kubernetes shim', () => {
     expect(kinds).toContain('applySpec'); // the count reads real update events
   });
 
+  it('hands the paused annotation to the workflow: a delete is held while paused and runs once the annotation goes', async () => {
+    const name = 'host-paused';
+    apply(secretDoc(`${name}-bmc-secret`, { username: 'admin', password: PASSWORD }));
+    apply(hostDoc(name, fakeHostSpec(name)));
+    kubectl(['wait', '-n', NS, '--for=jsonpath={.status.provisioning.state}=available', `bmh/${name}`, '--timeout=120s']);
+    const handle = suite.client.workflow.getHandle(hostWorkflowId({ namespace: NS, name }));
+    kubectl(['annotate', 'bmh', name, '-n', NS, 'baremetalhost.metal3.io/paused=metal3.io/capm3']);
+    await waitFor('the workflow paused', async () => (await handle.query(hostViewQuery)).paused?.reason === 'metal3.io/capm3');
+    kubectl(['delete', 'bmh', name, '-n', NS, '--wait=false']);
+    await waitFor('the delete handed over', async () => (await handle.query(hostViewQuery)).deleteRequested);
+    expect((await handle.describe()).status.name).toBe('RUNNING');
+    expect(state(name)).toBe('available');
+    kubectl(['annotate', 'bmh', name, '-n', NS, 'baremetalhost.metal3.io/paused-']);
+    kubectl(['wait', '-n', NS, '--for=delete', `bmh/${name}`, '--timeout=120s']);
+    expect((await handle.describe()).status.name).toBe('COMPLETED');
+  });
+
   it('reports an invalid spec on the object and changes nothing else', async () => {
     const name = 'host-bad';
     apply(secretDoc(`${name}-bmc-secret`, { username: 'admin', password: 'x' }));

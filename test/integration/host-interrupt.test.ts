@@ -1,0 +1,162 @@
+/**
+ * Interrupting a running operation, on the real dev server and the real
+ * Ironic. A stuck deploy is real too: a fake-hardware node switched to
+ * Ironic's `direct` (agent) deploy boots nothing and waits in `wait call-back`
+ * for an agent that never calls, exactly as a server whose ramdisk hangs.
+ */
+import { createHash } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { HostSpec, Image } from '../../types/host';
+import { hostWorkflowId } from '../../types/host-ref';
+import { hostViewQuery, type HostView } from '../../workflows/definitions';
+import type { hostWorkflow } from '../../workflows/host';
+import { FAST_HOST_OPTIONS, randomMac, startHarness, uniq, waitFor, type Harness } from '../support/harness';
+
+let h: Harness;
+let images: Server;
+let image: Image;
+beforeAll(async () => {
+  h = await startHarness({ hostOptions: { ...FAST_HOST_OPTIONS, powerCheckSeconds: 1 } });
+  // Ironic's direct deploy checks that the image URL answers before it boots the agent.
+  const body = Buffer.from(`metalflow test image ${uniq('img')}`);
+  images = createServer((req, res) => {
+    res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': body.length });
+    res.end(req.method === 'HEAD' ? undefined : body);
+  });
+  await new Promise<void>((resolve) => images.listen(0, '127.0.0.1', resolve));
+  const { port } = images.address() as AddressInfo;
+  image = {
+    url: `http://127.0.0.1:${port}/stuck.qcow2`,
+    checksum: createHash('sha256').update(body).digest('hex'),
+    checksumType: 'sha256',
+    format: 'qcow2',
+  };
+}, 120_000);
+afterAll(async () => {
+  await h?.close();
+  await new Promise((resolve) => images?.close(resolve));
+});
+
+const NS = 'interrupt';
+const ref = (name: string) => ({ namespace: NS, name });
+const fakeSpec = (name: string, over: Partial<HostSpec> = {}): HostSpec => ({
+  bmc: { address: `fake://${name}`, credentialsName: `${name}-bmc-secret` },
+  bootMACAddress: randomMac(),
+  online: true,
+  ...over,
+});
+const handle = (name: string) => h.client.workflow.getHandle<typeof hostWorkflow>(hostWorkflowId(ref(name)));
+const view = (name: string): Promise<HostView> => handle(name).query(hostViewQuery);
+
+async function available(name: string, over: Partial<HostSpec> = {}): Promise<HostView> {
+  await h.hosts.put(ref(name), { spec: fakeSpec(name, over), credentials: { username: 'admin', password: 'pw' } });
+  return waitFor(`${name} available`, async () => {
+    const v = await view(name);
+    return v.status.provisioning.state === 'available' && v.currentOperation === undefined ? v : undefined;
+  });
+}
+
+/** An available host whose deploy then hangs in Ironic's `wait call-back`. */
+async function stuckDeploy(name: string): Promise<string> {
+  // Cleaning would wait for the agent too: the node is torn down without it.
+  const nodeId = (await available(name, { automatedCleaningMode: 'disabled' })).status.provisioning.ID;
+  await h.ironic.patchNode(nodeId, [{ op: 'replace', path: '/deploy_interface', value: 'direct' }]);
+  await h.hosts.setImage(ref(name), image);
+  await waitFor(`${name}'s deploy waiting for its agent`, async () => (await h.ironic.getNode(nodeId))?.provision_state === 'wait call-back');
+  expect((await view(name)).currentOperation?.kind).toBe('provision');
+  return nodeId;
+}
+
+const lastOf = (v: HostView, kind: string) => [...v.operations].reverse().find((o) => o.kind === kind);
+
+describe('interrupting operations', () => {
+  it('a delete cancels a stuck deploy: aborted in Ironic, deprovisioned, deleted, and no error recorded', async () => {
+    const name = uniq('del');
+    const nodeId = await stuckDeploy(name);
+    await h.hosts.remove(ref(name));
+    // Without cancellation the delete waits for Ironic's callback timeout (10 minutes here, hours by default).
+    const final = await handle(name).result();
+    const provision = lastOf(final, 'provision');
+    expect(provision?.outcome).toBe('cancelled');
+    expect(provision?.cancelReason).toBe('the host is being deleted');
+    expect(final.operations.map((o) => `${o.kind}:${o.outcome}`).slice(-4)).toEqual([
+      'provision:cancelled',
+      'deprovision:succeeded',
+      'power:succeeded',
+      'delete:succeeded',
+    ]);
+    expect(final.status.errorCount).toBe(0);
+    expect(final.status.errorMessage).toBe('');
+    expect(await h.ironic.getNode(nodeId)).toBeUndefined();
+    // The child ended cancelled (not failed) once Ironic had been told to stop.
+    const child = await h.client.workflow.getHandle(provision!.workflowId).describe();
+    expect(child.status.name).toBe('CANCELLED');
+  });
+
+  it('removing the image cancels a stuck deploy, which Ironic aborts, and the host deprovisions to available', async () => {
+    const name = uniq('img');
+    const nodeId = await stuckDeploy(name);
+    await h.hosts.setImage(ref(name), null);
+    const back = await waitFor(`${name} available again`, async () => {
+      const v = await view(name);
+      return v.status.provisioning.state === 'available' && v.currentOperation === undefined ? v : undefined;
+    });
+    const provision = lastOf(back, 'provision');
+    expect(provision?.outcome).toBe('cancelled');
+    expect(provision?.cancelReason).toBe('the desired state changed');
+    expect(lastOf(back, 'deprovision')?.outcome).toBe('succeeded');
+    expect(back.status.errorCount).toBe(0);
+    expect(back.status.provisioning.image).toBeUndefined();
+    const node = await h.ironic.getNode(nodeId);
+    expect(node?.provision_state).toBe('available');
+    await h.hosts.remove(ref(name));
+    await handle(name).result();
+  });
+
+  it('pausing cancels a stuck deploy and holds everything, a delete included, until resumed', async () => {
+    const name = uniq('pause');
+    const nodeId = await stuckDeploy(name);
+    const paused = await h.hosts.setPaused(ref(name), true, 'maintenance window 42');
+    expect(paused.paused?.reason).toBe('maintenance window 42');
+    const idle = await waitFor(`${name} idle`, async () => {
+      const v = await view(name);
+      return v.currentOperation === undefined ? v : undefined;
+    });
+    expect(lastOf(idle, 'provision')?.outcome).toBe('cancelled');
+    expect(lastOf(idle, 'provision')?.cancelReason).toBe('the host was paused (maintenance window 42)');
+    expect(idle.status.errorCount).toBe(0);
+    expect((await h.ironic.getNode(nodeId))?.provision_state).toBe('deploy failed');
+
+    // A delete is held while paused (as in Metal3); resuming runs it.
+    await h.hosts.remove(ref(name));
+    expect((await handle(name).describe()).status.name).toBe('RUNNING');
+    await h.hosts.setPaused(ref(name), false);
+    const final = await handle(name).result();
+    expect(final.operations.map((o) => `${o.kind}:${o.outcome}`).slice(-3)).toEqual(['deprovision:succeeded', 'power:succeeded', 'delete:succeeded']);
+    expect(await h.ironic.getNode(nodeId)).toBeUndefined();
+  });
+
+  it('a paused host is not power-checked or corrected, while an unpaused one beside it is', async () => {
+    const watched = uniq('watched');
+    const held = uniq('held');
+    const [a, b] = await Promise.all([available(watched), available(held)]);
+    await waitFor('both powered on', async () => (await view(watched)).status.poweredOn && (await view(held)).status.poweredOn);
+    await h.hosts.setPaused(ref(held), true);
+    // Powered off behind metalflow's back, both at once.
+    await Promise.all([h.ironic.setPowerState(a.status.provisioning.ID, 'power off'), h.ironic.setPowerState(b.status.provisioning.ID, 'power off')]);
+    await waitFor(`${watched}'s power check to notice`, async () => (await view(watched)).power.lastMismatch);
+    // The check runs every second: by now the paused host has had the same chances, and took none.
+    await waitFor(`${watched} powered on again`, async () => (await h.ironic.getNode(a.status.provisioning.ID))?.power_state === 'power on');
+    const stillHeld = await view(held);
+    expect(stillHeld.power.lastMismatch).toBeUndefined();
+    expect((await h.ironic.getNode(b.status.provisioning.ID))?.power_state).toBe('power off');
+    expect(stillHeld.operations.filter((o) => o.kind === 'power')).toHaveLength(b.operations.filter((o) => o.kind === 'power').length);
+
+    await h.hosts.setPaused(ref(held), false);
+    await waitFor(`${held} corrected once resumed`, async () => (await h.ironic.getNode(b.status.provisioning.ID))?.power_state === 'power on');
+    for (const name of [watched, held]) await h.hosts.remove(ref(name));
+    await Promise.all([handle(watched).result(), handle(held).result()]);
+  });
+});
