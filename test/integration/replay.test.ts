@@ -24,6 +24,9 @@ describe('replay of recorded histories', () => {
     // A failing host continued as new from its backoff, and the run after it (test/support/record-failure-histories.ts).
     expect(files).toContain('host-failure-continue-as-new-run1.json');
     expect(files).toContain('host-failure-continue-as-new-run2.json');
+    // A stuck deploy cancelled by a pause, then a delete held until resumed (test/support/record-interrupt-histories.ts).
+    expect(files).toContain('host-paused-cancel-delete.json');
+    expect(files).toContain('operation-provision-cancelled.json');
   });
 
   it.each(files)('%s replays without nondeterminism', async (file) => {
