@@ -66,14 +66,22 @@ export function createKubernetesActivities(deps: { rest: KubeRest; component?: s
   }
 
   /** Publishes the status; a host whose object is gone is not an error (it is being deleted). */
-  async function publishHostStatus(input: { ref: HostRef; status: HostStatus; event?: HostEvent }): Promise<{ published: boolean }> {
+  async function publishHostStatus(input: {
+    ref: HostRef;
+    status: HostStatus;
+    /** Runs before `background-status-publish` send one event; later ones send what gathered meanwhile. */
+    event?: HostEvent;
+    events?: HostEvent[];
+  }): Promise<{ published: boolean }> {
     const path = `${GROUP}/namespaces/${input.ref.namespace}/baremetalhosts/${input.ref.name}`;
     try {
       const owner = await rest.call<Owner>('GET', path);
       const status = mergePatchFor(owner.status, input.status as unknown as Json);
       await rest.call('PATCH', `${path}/status`, { body: { status }, contentType: 'application/merge-patch+json' });
       await upsertHardwareData(owner, input.status);
-      if (input.event) await recordHostEvent(rest, owner.metadata, input.event, component);
+      for (const event of [...(input.event ? [input.event] : []), ...(input.events ?? [])]) {
+        await recordHostEvent(rest, owner.metadata, event, component);
+      }
       return { published: true };
     } catch (err) {
       if (err instanceof KubeError && err.status === 404) return { published: false };

@@ -68,6 +68,19 @@ const kube = proxyActivities<KubernetesActivities>({
   retry: { initialInterval: '1 second', maximumInterval: '30 seconds', maximumAttempts: 10 },
 });
 
+/**
+ * Status publishing in the background: retried for as long as the API server
+ * is away (the server retries; no history per attempt), while the host's own
+ * work goes on. A rejected write (4xx) is not retried.
+ */
+const kubeBackground = proxyActivities<KubernetesActivities>({
+  startToCloseTimeout: '1 minute',
+  retry: { initialInterval: '1 second', maximumInterval: '1 minute' },
+});
+
+/** Events kept for a status write still waiting on the API server; the oldest go first. */
+const MAX_QUEUED_EVENTS = 50;
+
 const reasonOf = (text: string): string =>
   text.replace(/(^|\s)(\w)/g, (_m, _sp: string, c: string) => c.toUpperCase()).replace(/\s/g, '');
 
@@ -145,9 +158,35 @@ export async function hostWorkflow(input: HostWorkflowInput): Promise<HostView> 
     publish();
   };
 
+  /** One status write at a time; what changes meanwhile goes out with the next one. */
+  const outbox = { busy: false, dirty: false, events: [] as HostEvent[] };
+  const drainOutbox = async (): Promise<void> => {
+    outbox.busy = true;
+    try {
+      while (outbox.dirty) {
+        outbox.dirty = false;
+        const events = outbox.events.splice(0);
+        try {
+          await kubeBackground.publishHostStatus({ ref: s.ref, status: s.status, events });
+        } catch (err) {
+          log.warn('could not publish host status', { error: failureMessage(err) });
+        }
+      }
+    } finally {
+      outbox.busy = false;
+    }
+  };
+
   /** Writes the status (and an Event) back to Kubernetes when this host is driven by the shim. */
   const sync = async (event?: HostEvent): Promise<void> => {
     if (!s.options.publishStatus) return;
+    if (patched('background-status-publish')) {
+      // Never awaited: an API server outage must not hold the host's state machine.
+      if (event) outbox.events = [...outbox.events, event].slice(-MAX_QUEUED_EVENTS);
+      outbox.dirty = true;
+      if (!outbox.busy) void drainOutbox();
+      return;
+    }
     try {
       await kube.publishHostStatus({ ref: s.ref, status: s.status, event });
     } catch (err) {
@@ -432,7 +471,8 @@ export async function hostWorkflow(input: HostWorkflowInput): Promise<HostView> 
   };
 
   const continueAsNewWithState = async (): Promise<never> => {
-    await condition(allHandlersFinished);
+    // The status write in flight finishes first: the next run starts from a published status.
+    await condition(() => !outbox.busy && allHandlersFinished());
     return continueAsNew<typeof hostWorkflow>({ ref: s.ref, state: s });
   };
 

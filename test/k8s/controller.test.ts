@@ -168,6 +168,26 @@ describe('the Kubernetes shim', () => {
     kubectl(['wait', '-n', NS, '--for=jsonpath={.status.provisioning.state}=available', `bmh/${name}`, '--timeout=120s']);
   });
 
+  it('keeps working while the API server is down: the host provisions, and its status catches up when the server returns', async () => {
+    const name = 'host-outage';
+    apply(secretDoc(`${name}-bmc-secret`, { username: 'admin', password: 'x' }));
+    apply(hostDoc(name, fakeHostSpec(name)));
+    kubectl(['wait', '-n', NS, '--for=jsonpath={.status.provisioning.state}=available', `bmh/${name}`, '--timeout=120s']);
+    const handle = suite.client.workflow.getHandle(hostWorkflowId({ namespace: NS, name }));
+    kubectl(['patch', 'bmh', name, '-n', NS, '--type=merge', '-p', JSON.stringify({
+      spec: { image: { url: 'http://127.0.0.1/images/outage.qcow2', checksum: 'd'.repeat(64), checksumType: 'sha256', format: 'qcow2' } },
+    })]);
+    await waitFor('the workflow has the image', async () => (await handle.query(hostViewQuery)).spec?.image !== undefined);
+    kubeSh('stop', 'apiserver');
+    try {
+      // Each status write now waits for the API server; the deploy must not.
+      await waitFor('provisioned with the API server down', async () => (await handle.query(hostViewQuery)).status.provisioning.state === 'provisioned');
+    } finally {
+      kubeSh('start', 'apiserver');
+    }
+    kubectl(['wait', '-n', NS, '--for=jsonpath={.status.provisioning.state}=provisioned', `bmh/${name}`, '--timeout=150s']);
+  });
+
   it('acts on Metal3 reboot annotations: one-shot reboot removed when done, keyed power off held until removed, invalid values rejected', async () => {
     const name = 'host-reboot';
     apply(secretDoc(`${name}-bmc-secret`, { username: 'admin', password: 'x' }));
