@@ -13,6 +13,7 @@ import { FAILURE } from '../types/failures';
 import { bmcOf, type HardwareDetails, type HostRef, type HostSpec, type Image, type SecretReference } from '../types/host';
 import { ironicNodeName } from '../types/host-ref';
 import { activityContext, heartbeat, keepAlive, poller, type PollOptions, DEFAULT_POLL } from './activity-context';
+import { markerKey, ownMarker, provisionMoment, writeMarker } from './sent-marker';
 import { IronicClient, IronicError, type JsonPatchOp } from '../clients/ironic/client';
 import { hardwareFromInventory, hardwareFromProperties } from '../clients/ironic/hardware';
 import { bootCapabilities, ironicRootDeviceHints, nodeInterfaces, type InspectionPreference } from '../clients/ironic/node-spec';
@@ -134,8 +135,16 @@ export function createIronicActivities(deps: IronicActivityDeps) {
     const previous = ctx?.info.heartbeatDetails as { issued?: string[] } | undefined;
     const issued = [...(previous?.issued ?? [])];
     const polling = poller(poll);
+    const key = markerKey();
+    let first = true;
     for (;;) {
       const node = await mustGetNode(nodeId);
+      if (first) {
+        first = false;
+        // A verb an earlier attempt sent, whose record died with its worker: the node moved since.
+        const marked = ownMarker(node, key);
+        if (marked && !issued.includes(marked.verb) && marked.before !== provisionMoment(node)) issued.push(marked.verb);
+      }
       const step = TRANSITIONAL_STATES.has(node.provision_state) ? { wait: node.provision_state } : plan(node, issued);
       if ('done' in step) return node;
       if ('fail' in step) throw operationFailed(step.fail);
@@ -145,6 +154,7 @@ export function createIronicActivities(deps: IronicActivityDeps) {
         }
         try {
           const extra = (await step.prepare?.()) ?? {};
+          if (key) await writeMarker(ironic, nodeId, { key, verb: step.verb, before: provisionMoment(node) });
           await ironic.setProvisionState(nodeId, step.verb, extra);
           issued.push(step.verb);
           heartbeat({ issued });

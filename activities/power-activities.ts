@@ -16,6 +16,7 @@ import { activityContext, poller, DEFAULT_POLL, type PollOptions } from './activ
 import { IronicError, type IronicClient, type IronicPowerTarget } from '../clients/ironic/client';
 import type { IronicNode } from '../clients/ironic/types';
 import type { BmcActivities } from './bmc-activities';
+import { markerKey, ownMarker, provisionMoment, writeMarker } from './sent-marker';
 
 export type PowerPath = 'ironic' | 'bmc';
 export type PowerMode = 'soft' | 'hard';
@@ -42,6 +43,8 @@ export interface NodePowerInput {
   mode?: PowerMode;
   /** Bound of a soft power off / soft reboot before the hard one. */
   softTimeoutSeconds: number;
+  /** Reboot with Ironic's `rebooting` targets, never through off (spec.disablePowerOff). */
+  inPlace?: boolean;
 }
 
 const failed = (message: string): ApplicationFailure => ApplicationFailure.nonRetryable(message, FAILURE.operationFailed);
@@ -90,8 +93,25 @@ export function createPowerActivities(deps: PowerActivityDeps) {
     const ctx = activityContext();
     const sent = [...((ctx?.info.heartbeatDetails as { sent?: string[] } | undefined)?.sent ?? [])];
     const polling = poller(poll);
-    const soft: IronicPowerTarget = input.action === 'reboot' ? 'soft rebooting' : 'soft power off';
-    const hard: IronicPowerTarget = input.action === 'reboot' ? 'rebooting' : 'power off';
+    // A reboot is a power off, then on (as Metal3 does it): each step shows on the node, so
+    // with the step marked on the node before it is sent, a retry after a crash can tell
+    // "not off yet" from "off and on again" on a node that is on. Ironic's own `rebooting`
+    // leaves nothing to tell them apart, and a lost record meant a second reboot.
+    // With disablePowerOff the host must never be seen off: Ironic's reboot it is, and a
+    // worker killed right after sending it may send it twice (see README, Reliability).
+    const inPlace = input.action === 'reboot' && input.inPlace === true;
+    const soft: IronicPowerTarget = inPlace ? 'soft rebooting' : 'soft power off';
+    const hard: IronicPowerTarget = inPlace ? 'rebooting' : 'power off';
+    const key = markerKey();
+    const phase = (node: IronicNode): string | undefined => {
+      const marked = ownMarker(node, key)?.verb;
+      if (marked) return marked;
+      if (sent.includes('power on')) return 'reboot-on';
+      return sent.some((t) => t === soft || t === hard) ? 'reboot-off' : undefined;
+    };
+    const mark = async (node: IronicNode, verb: string): Promise<void> => {
+      if (key && ownMarker(node, key)?.verb !== verb) await writeMarker(ironic, input.nodeId, { key, verb, before: provisionMoment(node) });
+    };
     const send = async (target: IronicPowerTarget): Promise<boolean> => {
       try {
         await ironic.setPowerState(input.nodeId, target, target.startsWith('soft') ? input.softTimeoutSeconds : undefined);
@@ -127,14 +147,23 @@ export function createPowerActivities(deps: PowerActivityDeps) {
           } else if (input.action === 'off') {
             if (node.power_state === 'power off') return { poweredOn: false, sent };
             if (!lastSent) await send(input.mode === 'soft' ? soft : hard);
-          } else {
-            // Reboot: done once a reboot target has been carried out and the node is on.
+          } else if (inPlace) {
             if (lastSent && on) return { poweredOn: true, sent };
             if (!on) {
               if (!sent.includes('power on')) await send('power on');
             } else if (!lastSent) {
               await send(input.mode === 'hard' ? hard : soft);
             }
+          } else if (on) {
+            // Reboot: done once it was on again after the off; a host that was off is only powered on.
+            if (phase(node) === 'reboot-on') return { poweredOn: true, sent };
+            if (!lastSent) {
+              await mark(node, 'reboot-off');
+              await send(input.mode === 'hard' ? hard : soft);
+            }
+          } else {
+            await mark(node, 'reboot-on');
+            if (!sent.includes('power on')) await send('power on');
           }
         }
         await polling.wait({ sent });

@@ -88,6 +88,7 @@ export async function reboot(input: PowerStepInput): Promise<{ poweredOn: boolea
       action: 'reboot',
       mode,
       softTimeoutSeconds: o.softTimeoutSeconds,
+      ...(input.spec?.disablePowerOff ? { inPlace: true } : {}),
     });
     return { poweredOn: r.poweredOn };
   }

@@ -8,6 +8,8 @@ export interface IronicNode {
   power_state: string | null;
   target_power_state: string | null;
   last_error: string | null;
+  /** When the provision state last changed (Ironic's clock). */
+  provision_updated_at?: string | null;
   maintenance: boolean;
   reservation: string | null;
   driver_info: Record<string, unknown>;

@@ -112,7 +112,7 @@ describe('an Ironic-managed host (fake-hardware)', { timeout: 360_000 }, () => {
     ]);
   });
 
-  it('reboots once through Ironic: soft reboot first; hard when asked; hard when the driver refuses soft', async () => {
+  it('reboots once through Ironic as off then on: soft off first; hard when asked; hard when the driver refuses soft', async () => {
     const { name, ref, nodeId } = await provisionedFakeHost();
     const reboots = async (n: number) =>
       until(`${n} reboot operations`, async () => {
@@ -125,24 +125,24 @@ describe('an Ironic-managed host (fake-hardware)', { timeout: 360_000 }, () => {
     const accepted = await h.hosts.reboot(ref);
     expect(accepted.power.reboot).toBeDefined();
     let v = await reboots(1);
-    expect(powerTargets(nodeId, mark)).toEqual(['soft rebooting']);
-    const soft = proxy.requests.slice(mark).find((r) => r.body.includes('soft rebooting'))!;
-    expect(JSON.parse(soft.body)).toEqual({ target: 'soft rebooting', timeout: OPTIONS.softPowerOffSeconds });
+    expect(powerTargets(nodeId, mark)).toEqual(['soft power off', 'power on']);
+    const soft = proxy.requests.slice(mark).find((r) => r.body.includes('soft power off'))!;
+    expect(JSON.parse(soft.body)).toEqual({ target: 'soft power off', timeout: OPTIONS.softPowerOffSeconds });
     expect(v.power.reboot).toBeUndefined();
     expect(v.status.poweredOn).toBe(true);
 
     mark = proxy.requests.length;
     await h.hosts.reboot(ref, 'hard');
     await reboots(2);
-    expect(powerTargets(nodeId, mark)).toEqual(['rebooting']);
+    expect(powerTargets(nodeId, mark)).toEqual(['power off', 'power on']);
 
     // Ironic answers 400 for a power state the driver cannot do: the hard reboot follows.
     mark = proxy.requests.length;
-    proxy.fail((r) => r.method === 'PUT' && r.path.endsWith('/states/power') && r.body.includes('soft rebooting'), 1, 400,
-      'The driver fake-hardware does not support the power state, soft rebooting');
+    proxy.fail((r) => r.method === 'PUT' && r.path.endsWith('/states/power') && r.body.includes('soft power off'), 1, 400,
+      'The driver fake-hardware does not support the power state, soft power off');
     await h.hosts.reboot(ref);
     v = await reboots(3);
-    expect(powerTargets(nodeId, mark)).toEqual(['soft rebooting', 'rebooting']);
+    expect(powerTargets(nodeId, mark)).toEqual(['soft power off', 'power off', 'power on']);
     expect(v.status.errorCount).toBe(0);
     expect(await ironicPower(nodeId)).toBe('power on');
   });

@@ -26,6 +26,7 @@ export class IronicProxy {
   readonly requests: RecordedRequest[] = [];
   private faults: Fault[] = [];
   private holds: { match: Match; ms: number }[] = [];
+  private answered: { match: Match; then: () => Promise<void> | void }[] = [];
   private server?: Server;
 
   constructor(private readonly target: string) {}
@@ -44,6 +45,15 @@ export class IronicProxy {
   /** Forward matching requests only after `ms`, so a test can act while one is in flight. */
   hold(match: Match, ms: number): void {
     this.holds.push({ match, ms });
+  }
+
+  /**
+   * Once: forward the next matching request and, when Ironic has answered it, run `then`
+   * before the answer is passed on. Killing the caller there leaves a request that reached
+   * Ironic and an answer that never reached the caller: the crash window itself.
+   */
+  onceAnswered(match: Match, then: () => Promise<void> | void): void {
+    this.answered.push({ match, then });
   }
 
   count(match: Match): number {
@@ -74,13 +84,18 @@ export class IronicProxy {
     }
     const hold = this.holds.find((h) => h.match(rec));
     if (hold) await new Promise((r) => setTimeout(r, hold.ms));
+    const at = this.answered.findIndex((a) => a.match(rec));
+    const after = at >= 0 ? this.answered.splice(at, 1)[0] : undefined;
     const target = new URL(rec.path, this.target);
     const upstream = request(
       target,
       { method: rec.method, headers: { ...req.headers, host: target.host } },
       (up) => {
-        res.writeHead(up.statusCode ?? 502, up.headers);
-        up.pipe(res);
+        void (async () => {
+          if (after) await after.then();
+          res.writeHead(up.statusCode ?? 502, up.headers);
+          up.pipe(res);
+        })();
       },
     );
     upstream.on('error', (err) => {
@@ -89,6 +104,9 @@ export class IronicProxy {
     upstream.end(body);
   }
 }
+
+/** A power change: a PUT to the power-state endpoint (any target). */
+export const isPowerChange = (r: RecordedRequest): boolean => r.method === 'PUT' && /\/states\/power$/.test(r.path);
 
 /** A deploy is a PUT to the provision-state endpoint with target "active". */
 export const isDeploy = (r: RecordedRequest): boolean =>

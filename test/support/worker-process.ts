@@ -14,6 +14,7 @@ import { LocalSecretStore } from '../../clients/secrets/local-store';
 import { REPO_ROOT } from '../../config/env';
 import { TEMPORAL_ADDRESS, WORKFLOW_BUNDLE_PATH } from './env';
 import { FAST_HOST_OPTIONS, uniq } from './harness';
+import type { HostWorkflowOptions } from '../../workflows/definitions';
 
 export class WorkerProcesses {
   readonly taskQueue: string;
@@ -50,12 +51,12 @@ export class WorkerProcesses {
   }
 
   /** The API's host service on the workers' task queue, with the secret store they read. */
-  hostService(connection: Connection): HostService {
+  hostService(connection: Connection, hostOptions: Partial<HostWorkflowOptions> = FAST_HOST_OPTIONS): HostService {
     return new HostService({
       client: new Client({ connection }),
       secrets: new LocalSecretStore(this.secretDir, this.key),
       taskQueue: this.taskQueue,
-      hostOptions: FAST_HOST_OPTIONS,
+      hostOptions,
     });
   }
 
