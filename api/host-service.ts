@@ -3,20 +3,17 @@
  * host's workflow, query it, list hosts through search attributes. Secret
  * values are written to the secret store here and never passed on.
  */
-import {
-  WithStartWorkflowOperation,
-  WorkflowNotFoundError,
-  WorkflowUpdateFailedError,
-  type Client,
-} from '@temporalio/client';
+import { WorkflowUpdateFailedError, type Client } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import type { FieldError } from '../types/field-error';
 import type { HostRef, HostSpec, Image, ProvisioningState } from '../types/host';
-import { defaultSecretNames, hostWorkflowId, validateHostRef } from '../types/host-ref';
+import { hostWorkflowId, validateHostRef } from '../types/host-ref';
+import { hostRun, hostWorkflowStart, lastHostView, readoptHost, readoptMessage, type HostRun } from '../clients/temporal/host-run';
 import { SEARCH_ATTRIBUTES } from '../types/search-attributes';
 import { validateHostSpec } from '../types/validate';
 import { temporalBusy } from './temporal-errors';
-import type { SecretData, SecretStore } from '../clients/secrets/secret-store';
+import type { SecretStore } from '../clients/secrets/secret-store';
+import { HostSecrets } from './host-secrets';
 import {
   applySpecUpdate,
   deleteHostUpdate,
@@ -27,7 +24,6 @@ import {
   type HostView,
   type HostWorkflowOptions,
 } from '../workflows/definitions';
-import type { hostWorkflow } from '../workflows/host';
 import type { PowerRequestChange, RebootMode } from '../workflows/power-requests';
 
 export class ApiError extends Error {
@@ -63,11 +59,22 @@ export interface HostListItem {
   provisioningState: string;
   operationalStatus: string;
   bmcType: string;
+  /** How the host's workflow ended, when it ended abnormally (see GET's `workflowEnded`). */
+  workflowEnded?: string;
 }
 
-interface SecretWrite {
-  name: string;
-  data: SecretData;
+function listItem(attributes: Record<string, unknown> | undefined): HostListItem {
+  const attr = (key: { name: string }): string => {
+    const value = attributes?.[key.name];
+    return Array.isArray(value) && typeof value[0] === 'string' ? value[0] : '';
+  };
+  return {
+    namespace: attr(SEARCH_ATTRIBUTES.hostNamespace),
+    name: attr(SEARCH_ATTRIBUTES.hostName),
+    provisioningState: attr(SEARCH_ATTRIBUTES.provisioningState),
+    operationalStatus: attr(SEARCH_ATTRIBUTES.operationalStatus),
+    bmcType: attr(SEARCH_ATTRIBUTES.bmcType),
+  };
 }
 
 export interface HostServiceDeps {
@@ -81,6 +88,13 @@ export interface HostServiceDeps {
    * host no worker serves is re-sent forever and the HTTP call never ends.
    */
   updateTimeoutMs?: number;
+  /** Where re-adoptions are reported (default: stderr). */
+  log?: (message: string) => void;
+}
+
+/** A host whose workflow ended abnormally, as a read shows it: its last known state and how the run ended. */
+export interface EndedHostView extends HostView {
+  workflowEnded: { status: string; closedAt?: string; message: string };
 }
 
 const DEFAULT_UPDATE_TIMEOUT_MS = 60_000;
@@ -89,7 +103,16 @@ const invalid = (errors: FieldError[]): ApiError =>
   new ApiError(400, 'InvalidSpec', errors.map((e) => `${e.field}: ${e.reason}`).join('; '), errors);
 
 export class HostService {
-  constructor(private readonly deps: HostServiceDeps) {}
+  private readonly secrets: HostSecrets;
+  private readonly locks = new Map<string, Promise<void>>();
+
+  constructor(private readonly deps: HostServiceDeps) {
+    this.secrets = new HostSecrets(deps.secrets);
+  }
+
+  private log(message: string): void {
+    (this.deps.log ?? ((m: string) => console.warn(m)))(message);
+  }
 
   get client(): Client {
     return this.deps.client;
@@ -100,88 +123,71 @@ export class HostService {
     if (!valid.ok) throw invalid(valid.errors);
   }
 
-  /** Fills secret references the request's inline values will be stored under. */
-  private secretWrites(ref: HostRef, input: HostInput): { spec: HostSpec; writes: SecretWrite[] } {
-    const names = defaultSecretNames(ref);
-    const spec: HostSpec = structuredClone(input.spec);
-    const writes: SecretWrite[] = [];
-    if (input.credentials) {
-      if (!spec.bmc) throw invalid([{ field: 'credentials', reason: 'are only accepted with spec.bmc, which names the Secret to store them in' }]);
-      writes.push({ name: spec.bmc.credentialsName, data: { ...input.credentials } });
-    }
-    const inline = [
-      ['userData', input.userData, names.userData],
-      ['networkData', input.networkData, names.networkData],
-      ['metaData', input.metaData, names.metaData],
-    ] as const;
-    for (const [key, value, defaultName] of inline) {
-      if (value === undefined) continue;
-      spec[key] ??= { name: defaultName };
-      writes.push({ name: spec[key].name, data: { [key]: value } });
-    }
-    return { spec, writes };
-  }
-
-  /** Every secret the spec references must exist or be written by this request. */
-  private async checkSecrets(ref: HostRef, spec: HostSpec, writes: SecretWrite[]): Promise<void> {
-    const errors: FieldError[] = [];
-    const written = new Set(writes.map((w) => w.name));
-    const refs: [string, string | undefined, string][] = [
-      ['spec.bmc.credentialsName', spec.bmc?.credentialsName, 'credentials'],
-      ['spec.userData.name', spec.userData?.name, 'userData'],
-      ['spec.networkData.name', spec.networkData?.name, 'networkData'],
-      ['spec.metaData.name', spec.metaData?.name, 'metaData'],
-    ];
-    for (const [field, name, inlineKey] of refs) {
-      if (!name || written.has(name)) continue;
-      if (!(await this.deps.secrets.read(ref.namespace, name))) {
-        errors.push({
-          field,
-          reason: `Secret ${ref.namespace}/${name} does not exist; send "${inlineKey}" in the request to create it`,
-        });
-      }
-    }
-    const creds = writes.find((w) => w.name === spec.bmc?.credentialsName)?.data;
-    if (creds && (!creds.username || !creds.password)) {
-      errors.push({ field: 'credentials', reason: 'username and password must both be non-empty' });
-    }
-    if (errors.length > 0) throw invalid(errors);
-  }
-
   /** Creates the host or replaces its spec. Either everything is applied or nothing is. */
-  async put(ref: HostRef, input: HostInput): Promise<{ created: boolean; view: HostView }> {
+  put(ref: HostRef, input: HostInput): Promise<{ created: boolean; view: HostView }> {
     this.checkRef(ref);
-    const { spec, writes } = this.secretWrites(ref, input);
-    const valid = validateHostSpec(ref, spec);
-    if (!valid.ok) throw invalid(valid.errors);
-    await this.checkSecrets(ref, valid.value.spec, writes);
+    return this.serialized(ref, () => this.putNow(ref, input));
+  }
 
-    const previous = await Promise.all(
-      writes.map(async (w) => ({ name: w.name, data: await this.deps.secrets.read(ref.namespace, w.name) })),
-    );
-    for (const w of writes) await this.deps.secrets.write(ref.namespace, w.name, w.data);
+  private async putNow(ref: HostRef, input: HostInput): Promise<{ created: boolean; view: HostView }> {
+    const prepared = this.secrets.writesFor(ref, input);
+    if ('errors' in prepared) throw invalid(prepared.errors);
+    const { writes } = prepared;
+    const valid = validateHostSpec(ref, prepared.spec);
+    if (!valid.ok) throw invalid(valid.errors);
+    const run = await hostRun(this.deps.client, ref);
+    // A create: what an earlier host of this name left behind is not this host's.
+    if (run.kind === 'absent' || run.kind === 'deleted') await this.secrets.removeOwned(ref);
+    const errors = await this.secrets.check(ref, valid.value.spec, writes, async () => {
+      if (run.kind === 'running') return (await this.handle(ref).query(hostViewQuery)).spec;
+      return run.kind === 'ended' ? (await this.lastView(ref)).spec : undefined;
+    });
+    if (errors.length > 0) throw invalid(errors);
+
+    const previous = await this.secrets.write(ref, writes);
     try {
-      const startWorkflowOperation = new WithStartWorkflowOperation<typeof hostWorkflow>('hostWorkflow', {
-        workflowId: hostWorkflowId(ref),
-        taskQueue: this.deps.taskQueue,
-        args: [{ ref, options: this.deps.hostOptions }],
-        workflowIdConflictPolicy: 'USE_EXISTING',
-      });
+      // A host whose workflow ended abnormally comes back with its last status and takes the new spec.
+      const readopted = await this.readoptIfEnded(ref, { mustExist: false, spec: valid.value.spec });
+      const startWorkflowOperation = hostWorkflowStart(ref, this.deps.taskQueue, this.deps.hostOptions);
       const result = await this.bounded(() =>
         this.deps.client.workflow.executeUpdateWithStart(applySpecUpdate, { args: [valid.value.spec], startWorkflowOperation }),
       );
       // The update's own result: a read after it could fail and wrongly undo the secrets below.
-      return { created: result.generation === 1 && result.changed, view: result.view };
+      return { created: !readopted && result.generation === 1 && result.changed, view: result.view };
     } catch (err) {
       // Put the secrets back as they were, so a rejected change leaves nothing behind.
       // Not after a timeout: the server may still apply the spec, which then needs them.
       if (temporalBusy(err)?.nothingApplied === false) throw this.translate(err);
-      for (const p of previous) {
-        if (p.data) await this.deps.secrets.write(ref.namespace, p.name, p.data);
-        else await this.deps.secrets.remove(ref.namespace, p.name);
-      }
+      await this.secrets.restore(ref, previous);
       throw this.translate(err);
     }
+  }
+
+  /**
+   * One change of a host's secrets at a time (in this process): two PUTs interleaving
+   * their writes and put-backs would leave one's secrets under the other's spec.
+   */
+  private serialized<T>(ref: HostRef, fn: () => Promise<T>): Promise<T> {
+    const key = hostWorkflowId(ref);
+    const run = (this.locks.get(key) ?? Promise.resolve()).then(fn);
+    const tail = run.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.locks.set(key, tail);
+    void tail.then(() => {
+      if (this.locks.get(key) === tail) this.locks.delete(key);
+    });
+    return run;
+  }
+
+  /** Removes a deleted host's secrets; checked again in turn with PUTs, so a create racing it keeps its own. */
+  private sweepIfDeleted(ref: HostRef): Promise<void> {
+    return this.serialized(ref, async () => {
+      if ((await hostRun(this.deps.client, ref)).kind !== 'deleted') return;
+      const removed = await this.secrets.removeOwned(ref);
+      if (removed.length > 0) this.log(`host ${ref.namespace}/${ref.name}: deleted; removed its secrets ${removed.join(', ')}`);
+    });
   }
 
   async setImage(ref: HostRef, image: Image | null): Promise<HostView> {
@@ -193,7 +199,7 @@ export class HostService {
         if (!valid.ok) throw invalid(valid.errors);
       }
     }
-    await this.running(ref);
+    await this.readoptIfEnded(ref);
     try {
       return (await this.bounded(() => this.handle(ref).executeUpdate(setImageUpdate, { args: [image] }))).view;
     } catch (err) {
@@ -218,7 +224,7 @@ export class HostService {
   /** Pause (nothing touches the hardware; a running operation is cancelled) or resume the host. */
   async setPaused(ref: HostRef, paused: boolean, reason?: string): Promise<HostView> {
     this.checkRef(ref);
-    await this.running(ref);
+    await this.readoptIfEnded(ref);
     try {
       await this.bounded(() => this.handle(ref).executeUpdate(setPausedUpdate, { args: [{ paused, ...(reason ? { reason } : {}) }] }));
     } catch (err) {
@@ -229,7 +235,7 @@ export class HostService {
 
   private async changePower(ref: HostRef, change: PowerRequestChange): Promise<HostView> {
     this.checkRef(ref);
-    await this.running(ref);
+    await this.readoptIfEnded(ref);
     try {
       await this.bounded(() => this.handle(ref).executeUpdate(powerRequestsUpdate, { args: [change] }));
     } catch (err) {
@@ -238,42 +244,63 @@ export class HostService {
     return this.handle(ref).query(hostViewQuery);
   }
 
-  async get(ref: HostRef): Promise<HostView> {
+  /** A host whose workflow ended abnormally reads as its last state with `workflowEnded`; nothing is started. */
+  async get(ref: HostRef): Promise<HostView | EndedHostView> {
     this.checkRef(ref);
-    await this.running(ref);
+    const found = await hostRun(this.deps.client, ref);
+    if (found.kind === 'deleted') await this.sweepIfDeleted(ref);
+    const run = this.exists(ref, found);
+    if (run.kind === 'running') return this.handle(ref).query(hostViewQuery);
+    const view = await this.lastView(ref);
+    return { ...view, workflowEnded: this.ended(run) };
+  }
+
+  /** Re-adopts a host whose workflow ended abnormally (any change does too); a running host is left as it is. */
+  async adopt(ref: HostRef): Promise<HostView> {
+    this.checkRef(ref);
+    await this.readoptIfEnded(ref);
     return this.handle(ref).query(hostViewQuery);
   }
 
   async remove(ref: HostRef): Promise<HostView> {
     this.checkRef(ref);
-    await this.running(ref);
+    // Re-adopted first, so the delete deprovisions and removes its node instead of forgetting it.
+    await this.readoptIfEnded(ref);
     try {
       await this.bounded(() => this.handle(ref).executeUpdate(deleteHostUpdate));
     } catch (err) {
       throw this.translate(err);
     }
+    // Once the delete is done its secrets go too (a read or create after it also removes them,
+    // should this process not live that long).
+    void this.handle(ref)
+      .result()
+      .then(() => this.sweepIfDeleted(ref))
+      .catch(() => undefined);
     return this.handle(ref).query(hostViewQuery);
   }
 
+  /**
+   * Running hosts, and hosts whose workflow ended abnormally (with `workflowEnded`): those
+   * still exist. Visibility keeps every closed run, so an ended run counts only while it
+   * is its host's newest one.
+   */
   async list(filter: { namespace?: string; state?: ProvisioningState }): Promise<HostListItem[]> {
-    const clauses = [`WorkflowType = 'hostWorkflow'`, `ExecutionStatus = 'Running'`];
+    const clauses = [`WorkflowType = 'hostWorkflow'`];
     if (filter.namespace) clauses.push(`${SEARCH_ATTRIBUTES.hostNamespace.name} = '${filter.namespace}'`);
     if (filter.state) clauses.push(`${SEARCH_ATTRIBUTES.provisioningState.name} = '${filter.state}'`);
-    const items: HostListItem[] = [];
-    for await (const wf of this.deps.client.workflow.list({ query: clauses.join(' AND ') })) {
-      const attr = (key: { name: string }): string => {
-        const value = wf.searchAttributes?.[key.name];
-        return Array.isArray(value) && typeof value[0] === 'string' ? value[0] : '';
-      };
-      items.push({
-        namespace: attr(SEARCH_ATTRIBUTES.hostNamespace),
-        name: attr(SEARCH_ATTRIBUTES.hostName),
-        provisioningState: attr(SEARCH_ATTRIBUTES.provisioningState),
-        operationalStatus: attr(SEARCH_ATTRIBUTES.operationalStatus),
-        bmcType: attr(SEARCH_ATTRIBUTES.bmcType),
-      });
+    const ended = ['Running', 'Completed', 'ContinuedAsNew'].map((s) => `ExecutionStatus != '${s}'`);
+    const items = new Map<string, HostListItem>();
+    for await (const wf of this.deps.client.workflow.list({ query: [...clauses, `ExecutionStatus = 'Running'`].join(' AND ') })) {
+      items.set(wf.workflowId, listItem(wf.searchAttributes));
     }
-    return items.sort((a, b) => `${a.namespace}/${a.name}`.localeCompare(`${b.namespace}/${b.name}`));
+    for await (const wf of this.deps.client.workflow.list({ query: [...clauses, ...ended].join(' AND ') })) {
+      if (items.has(wf.workflowId)) continue;
+      const newest = await this.deps.client.workflow.getHandle(wf.workflowId).describe();
+      if (newest.runId !== wf.runId) continue;
+      items.set(wf.workflowId, { ...listItem(wf.searchAttributes), workflowEnded: wf.status.name });
+    }
+    return [...items.values()].sort((a, b) => `${a.namespace}/${a.name}`.localeCompare(`${b.namespace}/${b.name}`));
   }
 
   private bounded<T>(call: () => Promise<T>): Promise<T> {
@@ -284,15 +311,51 @@ export class HostService {
     return this.deps.client.workflow.getHandle(hostWorkflowId(ref));
   }
 
-  /** A host exists while its workflow runs; a finished run is a deleted host. */
-  private async running(ref: HostRef): Promise<void> {
+  /** A host exists while its workflow runs or ended abnormally; only a completed run is a deleted host. */
+  private exists<R extends HostRun>(ref: HostRef, run: R): Exclude<R, { kind: 'absent' | 'deleted' }> {
+    if (run.kind === 'absent' || run.kind === 'deleted') throw new ApiError(404, 'NotFound', `host ${ref.namespace}/${ref.name} does not exist`);
+    return run as Exclude<R, { kind: 'absent' | 'deleted' }>;
+  }
+
+  private async lastView(ref: HostRef): Promise<HostView> {
     try {
-      const description = await this.handle(ref).describe();
-      if (description.status.name === 'RUNNING') return;
+      return await this.bounded(() => lastHostView(this.deps.client, ref));
     } catch (err) {
-      if (!(err instanceof WorkflowNotFoundError)) throw err;
+      throw busyError(err) ?? new ApiError(503, 'Unavailable', `the workflow of host ${ref.namespace}/${ref.name} ended and its last state cannot be read now (is a worker running?)`, [], 5);
     }
-    throw new ApiError(404, 'NotFound', `host ${ref.namespace}/${ref.name} does not exist`);
+  }
+
+  private ended(run: Extract<HostRun, { kind: 'ended' }>): EndedHostView['workflowEnded'] {
+    return {
+      status: run.status,
+      closedAt: run.closedAt?.toISOString(),
+      message: `the host workflow ended abnormally (${run.status}); this is its last known state. Any change, or POST .../adopt, re-adopts it`,
+    };
+  }
+
+  /**
+   * Re-adopts a host whose workflow ended abnormally (its last status, spec, power-off
+   * requests and pending delete) and returns what it had; throws 404 for a host that
+   * does not exist, unless the caller may create it. `spec`: the one to re-adopt with instead of the last.
+   */
+  private async readoptIfEnded(ref: HostRef, opts: { mustExist: boolean; spec?: HostSpec } = { mustExist: true }): Promise<HostView | undefined> {
+    const run = await hostRun(this.deps.client, ref);
+    if (opts.mustExist) this.exists(ref, run);
+    if (run.kind !== 'ended') return undefined;
+    const last = await this.lastView(ref);
+    await this.bounded(() =>
+      readoptHost(this.deps.client, {
+        ref,
+        taskQueue: this.deps.taskQueue,
+        options: this.deps.hostOptions,
+        status: last.status,
+        spec: opts.spec ?? last.spec,
+        holds: last.power.holds,
+        deleteRequested: last.deleteRequested,
+      }),
+    );
+    this.log(`host ${ref.namespace}/${ref.name}: ${readoptMessage(run, last.status, 'its last state')}`);
+    return last;
   }
 
   private translate(err: unknown): unknown {

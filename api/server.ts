@@ -126,6 +126,17 @@ export async function buildServer(hosts: HostService, opts: { logger?: boolean; 
   );
 
   app.post(
+    '/v1/namespaces/:namespace/hosts/:name/adopt',
+    {
+      schema: {
+        summary: 'Re-adopt a host whose workflow ended abnormally (terminated, failed, timed out): a new workflow takes its last state and its Ironic node as they are',
+        params: HostParamsSchema,
+      },
+    },
+    async (req) => hosts.adopt(req.params),
+  );
+
+  app.post(
     '/v1/namespaces/:namespace/hosts/:name/reboot',
     {
       schema: {

@@ -48,6 +48,8 @@ export interface ControllerConfig {
    * deadline the reconcile fails and the host is retried with backoff.
    */
   reconcileTimeoutSeconds: number;
+  /** How often Temporal is asked which host workflows ended abnormally, to re-adopt those hosts. */
+  endedScanSeconds: number;
   id?: string;
 }
 
@@ -150,6 +152,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): MetalflowConfi
       concurrency: whole('METALFLOW_CONTROLLER_CONCURRENCY', env.METALFLOW_CONTROLLER_CONCURRENCY, 1, 10_000, 'a whole number from 1 to 10000') ?? 16,
       reconcileTimeoutSeconds:
         seconds('METALFLOW_CONTROLLER_RECONCILE_TIMEOUT_SECONDS', env.METALFLOW_CONTROLLER_RECONCILE_TIMEOUT_SECONDS, 1) ?? 60,
+      endedScanSeconds: seconds('METALFLOW_CONTROLLER_ENDED_SCAN_SECONDS', env.METALFLOW_CONTROLLER_ENDED_SCAN_SECONDS, 1) ?? 30,
       id: env.METALFLOW_CONTROLLER_ID || undefined,
     },
   };

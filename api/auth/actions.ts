@@ -13,6 +13,7 @@ const ACTIONS: Record<string, Action> = {
   [`PUT ${HOST}/image`]: 'operate',
   [`DELETE ${HOST}/image`]: 'operate',
   [`POST ${HOST}/reboot`]: 'operate',
+  [`POST ${HOST}/adopt`]: 'operate',
   [`PUT ${HOST}/power-off-requests/:key`]: 'operate',
   [`DELETE ${HOST}/power-off-requests/:key`]: 'operate',
   [`PUT ${HOST}/paused`]: 'operate',

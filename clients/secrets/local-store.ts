@@ -3,10 +3,12 @@
  * secret, mode 0600, AES-256-GCM with a configured key and the secret's
  * namespace/name as associated data (so a file copied under another name will
  * not decrypt). Writes are atomic (temp file + rename), so the API and workers
- * can share the folder.
+ * can share the folder. The host a secret was written for is recorded beside
+ * the ciphertext and bound to it through the associated data, so an edited
+ * owner does not decrypt either.
  */
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
-import { chmod, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { SecretData, SecretStore } from './secret-store';
@@ -16,7 +18,13 @@ interface Envelope {
   iv: string;
   tag: string;
   data: string;
+  /** Absent in files written before owners were recorded. */
+  owner?: string;
 }
+
+const SUFFIX = '.secret';
+const aad = (namespace: string, name: string, owner: string | undefined): Buffer =>
+  Buffer.from(owner === undefined ? `${namespace}/${name}` : `${namespace}/${name}\0owner=${owner}`);
 
 const NAME = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
 
@@ -35,20 +43,23 @@ export class LocalSecretStore implements SecretStore {
     if (!NAME.test(namespace) || !NAME.test(name)) {
       throw new Error(`invalid secret reference ${namespace}/${name}: lower-case DNS names only`);
     }
-    return join(this.dir, namespace, `${name}.secret`);
+    return join(this.dir, namespace, `${name}${SUFFIX}`);
   }
 
-  async read(namespace: string, name: string): Promise<SecretData | undefined> {
-    let raw: string;
+  private async envelope(namespace: string, name: string): Promise<Envelope | undefined> {
     try {
-      raw = await readFile(this.path(namespace, name), 'utf8');
+      return JSON.parse(await readFile(this.path(namespace, name), 'utf8')) as Envelope;
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
       throw err;
     }
-    const env = JSON.parse(raw) as Envelope;
+  }
+
+  async read(namespace: string, name: string): Promise<SecretData | undefined> {
+    const env = await this.envelope(namespace, name);
+    if (!env) return undefined;
     const decipher = createDecipheriv('aes-256-gcm', this.key, Buffer.from(env.iv, 'base64'));
-    decipher.setAAD(Buffer.from(`${namespace}/${name}`));
+    decipher.setAAD(aad(namespace, name, env.owner));
     decipher.setAuthTag(Buffer.from(env.tag, 'base64'));
     try {
       const plain = Buffer.concat([decipher.update(Buffer.from(env.data, 'base64')), decipher.final()]);
@@ -58,14 +69,14 @@ export class LocalSecretStore implements SecretStore {
     }
   }
 
-  async write(namespace: string, name: string, data: SecretData): Promise<void> {
+  async write(namespace: string, name: string, data: SecretData, owner?: string): Promise<void> {
     const file = this.path(namespace, name);
     await mkdir(dirname(file), { recursive: true, mode: 0o700 });
     const iv = randomBytes(12);
     const cipher = createCipheriv('aes-256-gcm', this.key, iv);
-    cipher.setAAD(Buffer.from(`${namespace}/${name}`));
+    cipher.setAAD(aad(namespace, name, owner));
     const data64 = Buffer.concat([cipher.update(JSON.stringify(data), 'utf8'), cipher.final()]).toString('base64');
-    const env: Envelope = { v: 1, iv: iv.toString('base64'), tag: cipher.getAuthTag().toString('base64'), data: data64 };
+    const env: Envelope = { v: 1, iv: iv.toString('base64'), tag: cipher.getAuthTag().toString('base64'), data: data64, ...(owner === undefined ? {} : { owner }) };
     const tmp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
     await writeFile(tmp, JSON.stringify(env), { mode: 0o600 });
     await chmod(tmp, 0o600);
@@ -74,6 +85,25 @@ export class LocalSecretStore implements SecretStore {
 
   async remove(namespace: string, name: string): Promise<void> {
     await rm(this.path(namespace, name), { force: true });
+  }
+
+  async ownerOf(namespace: string, name: string): Promise<string | null | undefined> {
+    const env = await this.envelope(namespace, name);
+    return env ? (env.owner ?? null) : undefined;
+  }
+
+  async ownedBy(namespace: string, owner: string): Promise<string[]> {
+    if (!NAME.test(namespace)) throw new Error(`invalid namespace ${namespace}: lower-case DNS names only`);
+    let files: string[];
+    try {
+      files = await readdir(join(this.dir, namespace));
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
+      throw err;
+    }
+    const names = files.filter((f) => f.endsWith(SUFFIX)).map((f) => f.slice(0, -SUFFIX.length));
+    const owners = await Promise.all(names.map(async (n) => ((await this.ownerOf(namespace, n).catch(() => null)) === owner ? n : undefined)));
+    return owners.filter((n): n is string => n !== undefined);
   }
 }
 

@@ -12,8 +12,13 @@ export interface SecretReader {
 }
 
 export interface SecretStore extends SecretReader {
-  write(namespace: string, name: string, data: SecretData): Promise<void>;
+  /** `owner`: the host (`namespace/name`) the secret was written for, recorded with it. */
+  write(namespace: string, name: string, data: SecretData, owner?: string): Promise<void>;
   remove(namespace: string, name: string): Promise<void>;
+  /** The recorded owner; null for a secret stored without one, undefined when there is no such secret. */
+  ownerOf(namespace: string, name: string): Promise<string | null | undefined>;
+  /** Names of the namespace's secrets recorded as `owner`'s. */
+  ownedBy(namespace: string, owner: string): Promise<string[]>;
 }
 
 /**

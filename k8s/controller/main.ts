@@ -14,6 +14,7 @@ import { Informer, type KubeObject } from './informer';
 import { LeaderElector } from './leader';
 import { bmhPath, Reconciler, type BareMetalHost } from './reconciler';
 import { WorkQueue } from './work-queue';
+import { scanEndedWorkflows } from './ended-scan';
 
 const config = loadConfig();
 const log = (m: string): void => console.log(`[controller] ${m}`);
@@ -37,6 +38,7 @@ let informer: Informer<BareMetalHost> | undefined;
 let secrets: Informer<KubeObject> | undefined;
 const watchNamespace = settings.watchNamespace;
 let queue: WorkQueue | undefined;
+let stopScan: (() => void) | undefined;
 
 /** Drives hosts while holding the lease; stops at once when it is lost, then campaigns again. */
 async function lead(): Promise<void> {
@@ -48,6 +50,7 @@ async function lead(): Promise<void> {
         informer?.stop();
         secrets?.stop();
         queue?.stop();
+        stopScan?.();
         resolve();
       });
     });
@@ -84,6 +87,14 @@ async function lead(): Promise<void> {
     await sec.start();
     await inf.start();
     log(`watching ${inf.cache.size} BareMetalHosts`);
+    // Hosts whose workflow ends abnormally from now on; the first list above queued every host once.
+    stopScan = scanEndedWorkflows({
+      client,
+      periodMs: settings.endedScanSeconds * 1000,
+      watchNamespace,
+      enqueue: (key) => inf.cache.has(key) && q.add(key),
+      log,
+    });
     await lost;
   }
 }
@@ -123,6 +134,7 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     informer?.stop();
     secrets?.stop();
     queue?.stop();
+    stopScan?.();
     elector.stop();
     void connection.close().then(() => process.exit(0));
   });

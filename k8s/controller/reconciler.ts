@@ -6,8 +6,7 @@
  * nothing else. No durable state lives here: everything is re-derived from
  * the object and the workflow.
  */
-import { WithStartWorkflowOperation, WorkflowNotFoundError, type Client } from '@temporalio/client';
-import type { UpdateDefinition } from '@temporalio/client';
+import type { Client, UpdateDefinition } from '@temporalio/client';
 import { formatFieldErrors, type FieldError } from '../../types/field-error';
 import { emptyStatus, type HostRef, type HostSpec, type HostStatus } from '../../types/host';
 import { hostWorkflowId } from '../../types/host-ref';
@@ -26,7 +25,7 @@ import {
   MAX_PAUSE_REASON,
 } from '../../workflows/definitions';
 import type { PowerRequestChange, PowerRequestsView } from '../../workflows/power-requests';
-import type { hostWorkflow } from '../../workflows/host';
+import { hostRun, hostWorkflowStart, lastHostView, readoptHost, readoptMessage, type HostRun } from '../../clients/temporal/host-run';
 import { KubeError } from '../../clients/kubernetes/kube-error';
 import type { KubeRest } from '../../clients/kubernetes/kube-rest';
 import { recordHostEvent } from '../../clients/kubernetes/events';
@@ -71,23 +70,66 @@ export class Reconciler {
     return `/apis/metal3.io/v1alpha1/namespaces/${ref.namespace}/baremetalhosts/${ref.name}`;
   }
 
-  private async workflowRunning(ref: HostRef): Promise<boolean> {
-    try {
-      const d = await this.deps.client.workflow.getHandle(hostWorkflowId(ref)).describe();
-      return d.status.name === 'RUNNING';
-    } catch (err) {
-      if (err instanceof WorkflowNotFoundError) return false;
-      throw err;
-    }
+  private forget(key: string): void {
+    this.applied.delete(key);
+    this.sentDirectives.delete(key);
+    this.powerApplied.delete(key);
+    this.pausedApplied.delete(key);
+  }
+
+  /**
+   * The host's workflow ended abnormally (terminated, failed, timed out), or is gone
+   * from Temporal (past retention, a new Temporal) while the object's status says the
+   * host was registered: the host still exists, and so may its Ironic node.
+   */
+  private lost(obj: BareMetalHost, run: HostRun): run is Extract<HostRun, { kind: 'ended' | 'absent' }> {
+    if (run.kind === 'ended') return true;
+    const p = obj.status?.provisioning;
+    // A host deleted from Ironic (state deleting, no node) has nothing left to re-adopt.
+    return run.kind === 'absent' && p !== undefined && (p.ID !== '' || !['', 'unmanaged', 'deleting'].includes(p.state));
+  }
+
+  /**
+   * A new run takes the last status (the ended run's, else the object's) and
+   * re-attaches to the node, a provisioned one adopted as it is. Then the host
+   * is reconciled like any other, deletion included.
+   */
+  private async readopt(obj: BareMetalHost, key: string, ref: HostRef, run: Extract<HostRun, { kind: 'ended' | 'absent' }>): Promise<void> {
+    const last =
+      run.kind === 'ended'
+        ? await lastHostView(this.deps.client, ref).catch((err: unknown) => {
+            this.deps.log?.(`${ref.namespace}/${ref.name}: the ended workflow's last state cannot be read (${err instanceof Error ? err.message : String(err)}); using the object's status`);
+            return undefined;
+          })
+        : undefined;
+    const status = last?.status ?? (obj.status?.provisioning ? (obj.status as HostStatus) : undefined);
+    if (!status) throw new Error(`${ref.namespace}/${ref.name}: the host workflow ended and neither it nor the object holds a status to re-adopt from`);
+    const annotations = parseAnnotations(obj.metadata.annotations);
+    const valid = validateHostSpec(ref, obj.spec);
+    const spec = valid.ok ? valid.value.spec : last?.spec;
+    await readoptHost(this.deps.client, {
+      ref,
+      taskQueue: this.deps.taskQueue,
+      options: this.options(),
+      status,
+      spec,
+      directives: annotations.errors.length === 0 && spec ? this.directives(ref, spec, annotations.value) : undefined,
+    });
+    // Everything handed to the ended run is sent to the new one again.
+    this.forget(key);
+    const message = readoptMessage(run, status, last ? 'its last state' : "the object's status");
+    this.deps.log?.(`${ref.namespace}/${ref.name}: ${message}`);
+    await recordHostEvent(this.deps.rest, { ...ref, uid: obj.metadata.uid }, { type: 'Warning', reason: 'WorkflowReadopted', message }, 'metalflow-controller');
+  }
+
+  private options() {
+    return { ...this.deps.hostOptions, publishStatus: true };
   }
 
   async reconcile(key: string): Promise<void> {
     const obj = this.deps.get(key);
     if (!obj) {
-      this.applied.delete(key);
-      this.sentDirectives.delete(key);
-      this.powerApplied.delete(key);
-      this.pausedApplied.delete(key);
+      this.forget(key);
       return;
     }
     const ref: HostRef = { namespace: obj.metadata.namespace ?? 'default', name: obj.metadata.name };
@@ -95,7 +137,13 @@ export class Reconciler {
 
     if (obj.metadata.deletionTimestamp) {
       if (!finalizers.includes(FINALIZER)) return;
-      if (await this.workflowRunning(ref)) {
+      let run = await hostRun(this.deps.client, ref);
+      // Only a completed run has deleted the host: any other ending is re-adopted, then deleted properly.
+      if (this.lost(obj, run)) {
+        await this.readopt(obj, key, ref, run);
+        run = { kind: 'running' };
+      }
+      if (run.kind === 'running') {
         // The detached annotation decides how a host is deleted: the workflow must know it first.
         const annotations = parseAnnotations(obj.metadata.annotations);
         // A paused host is not deleted until unpaused (as in Metal3): the workflow holds the delete.
@@ -120,8 +168,7 @@ export class Reconciler {
         body: { metadata: { finalizers: finalizers.filter((f) => f !== FINALIZER), resourceVersion: obj.metadata.resourceVersion } },
         contentType: MERGE,
       });
-      this.applied.delete(key);
-      this.sentDirectives.delete(key);
+      this.forget(key);
       return;
     }
 
@@ -154,6 +201,9 @@ export class Reconciler {
       return;
     }
     const consumed: string[] = [];
+
+    const run = await hostRun(this.deps.client, ref);
+    if (this.lost(obj, run)) await this.readopt(obj, key, ref, run);
 
     // Before anything registers the host: a status to restore (new cluster, pivot).
     const restore = annotations.value.restoreStatus;
@@ -194,7 +244,7 @@ export class Reconciler {
   private async syncPaused(key: string, ref: HostRef, a: HostAnnotations): Promise<boolean> {
     const want = a.paused ? (a.pausedBy ?? `the ${ANNOTATIONS.paused} annotation`).slice(0, MAX_PAUSE_REASON) : '';
     if (this.pausedApplied.get(key) === want) return a.paused;
-    if (await this.workflowRunning(ref)) {
+    if ((await hostRun(this.deps.client, ref)).kind === 'running') {
       const handle = this.deps.client.workflow.getHandle(hostWorkflowId(ref));
       // A query first: an update that changes nothing would still be history.
       if (((await handle.query(hostViewQuery)).paused?.reason ?? '') !== want) {
@@ -274,12 +324,7 @@ export class Reconciler {
 
   /** Update-with-start of the host's workflow: idempotent, starts it when it does not run. */
   private async withStart<R, A extends unknown[]>(ref: HostRef, update: UpdateDefinition<R, A>, args: A): Promise<R> {
-    const startWorkflowOperation = new WithStartWorkflowOperation<typeof hostWorkflow>('hostWorkflow', {
-      workflowId: hostWorkflowId(ref),
-      taskQueue: this.deps.taskQueue,
-      args: [{ ref, options: { ...this.deps.hostOptions, publishStatus: true } }],
-      workflowIdConflictPolicy: 'USE_EXISTING',
-    });
+    const startWorkflowOperation = hostWorkflowStart(ref, this.deps.taskQueue, this.options());
     return this.deps.client.workflow.executeUpdateWithStart(update, { args, startWorkflowOperation });
   }
 

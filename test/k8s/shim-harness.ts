@@ -96,7 +96,7 @@ export interface ShimSuite {
  * a fresh namespace, a worker and a controller on `taskQueue`; afterwards the
  * processes stopped, the namespace's hosts cleared and the API server released.
  */
-export function useShimSuite(namespace: string, taskQueue: string): ShimSuite {
+export function useShimSuite(namespace: string, taskQueue: string, controllerEnv: Record<string, string> = {}): ShimSuite {
   let kube: KubeLease | undefined;
   let env: TestWorkflowEnvironment | undefined;
   let processes: Shim | undefined;
@@ -106,7 +106,7 @@ export function useShimSuite(namespace: string, taskQueue: string): ShimSuite {
     env = await TestWorkflowEnvironment.createFromExistingServer({ address: TEMPORAL_ADDRESS });
     processes = shim({ namespace, taskQueue });
     processes.startWorker();
-    processes.startController();
+    processes.startController(controllerEnv);
   }, KUBE_BUILD_TIMEOUT_MS);
   afterAll(async () => {
     processes?.stop();

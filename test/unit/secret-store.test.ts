@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, readdirSync, renameSync, statSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -38,6 +38,23 @@ describe('LocalSecretStore', () => {
     await store.remove('ns', 'x');
     await store.remove('ns', 'x');
     expect(await store.read('ns', 'x')).toBeUndefined();
+  });
+
+  it('records the owning host, bound to the ciphertext, and lists what a host owns', async () => {
+    const { dir, store } = fresh();
+    await store.write('ns', 'a-bmc', { password: 'p' }, 'ns/a');
+    await store.write('ns', 'a-user-data', { userData: 'u' }, 'ns/a');
+    await store.write('ns', 'b-bmc', { password: 'q' }, 'ns/b');
+    await store.write('ns', 'operator', { password: 'r' });
+    expect(await store.ownerOf('ns', 'a-bmc')).toBe('ns/a');
+    expect(await store.ownerOf('ns', 'operator')).toBeNull();
+    expect(await store.ownerOf('ns', 'missing')).toBeUndefined();
+    expect((await store.ownedBy('ns', 'ns/a')).sort()).toEqual(['a-bmc', 'a-user-data']);
+    expect(await store.ownedBy('empty', 'empty/a')).toEqual([]);
+    // An owner edited on disk does not decrypt: ownership cannot be moved to another host by hand.
+    const file = join(dir, 'ns', 'b-bmc.secret');
+    writeFileSync(file, readFileSync(file, 'utf8').replace('"ns/b"', '"ns/a"'));
+    await expect(store.read('ns', 'b-bmc')).rejects.toThrow(/cannot be decrypted/);
   });
 
   it('names the secret and key, never the value, when a key is missing', async () => {

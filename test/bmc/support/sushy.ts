@@ -7,7 +7,8 @@ import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { REPO_ROOT } from '../../../config/env';
 
-export const SUSHY_PORT = 22800;
+// Overridable so two checkouts can run the BMC tests at once.
+export const SUSHY_PORT = Number(process.env.TEST_BMC_SUSHY_PORT ?? 22800);
 export const SUSHY_URL = `http://127.0.0.1:${SUSHY_PORT}`;
 export const SUSHY_USER = 'admin';
 export const SUSHY_PASSWORD = 'password';
@@ -23,9 +24,9 @@ export const SUSHY_SYSTEMS = {
 const ENV = {
   METALFLOW_STATE_DIR: join(REPO_ROOT, '.state', 'bmc-test-stack'),
   SUSHY_PORT: String(SUSHY_PORT),
-  TEMPORAL_PORT: '22233',
-  TEMPORAL_UI_PORT: '22234',
-  IRONIC_PORT: '22385',
+  TEMPORAL_PORT: String(SUSHY_PORT + 1),
+  TEMPORAL_UI_PORT: String(SUSHY_PORT + 2),
+  IRONIC_PORT: String(SUSHY_PORT + 3),
   // fake power changes land 0-0.5 s after the request (upstream: 1-11 s)
   SUSHY_POWER_DELAY: '0-0.5',
 };

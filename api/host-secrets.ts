@@ -1,0 +1,124 @@
+/**
+ * The secrets the API stores for a host (BMC credentials, user/network/meta
+ * data sent inline). Each is recorded as the host's own: the API overwrites
+ * only a host's own Secrets, never one another host (or an operator) wrote,
+ * and removes them when the host is deleted, so a host created again under
+ * the same name starts without its predecessor's password.
+ */
+import type { FieldError } from '../types/field-error';
+import type { HostRef, HostSpec } from '../types/host';
+import { defaultSecretNames } from '../types/host-ref';
+import type { SecretData, SecretStore } from '../clients/secrets/secret-store';
+
+export interface SecretWrite {
+  name: string;
+  data: SecretData;
+  /** The spec field naming the Secret, for errors. */
+  field: string;
+}
+
+interface Previous {
+  name: string;
+  data?: SecretData;
+  owner?: string | null;
+}
+
+export const ownerOf = (ref: HostRef): string => `${ref.namespace}/${ref.name}`;
+
+/** The Secrets a spec names, with the spec field and the request key that creates each. */
+export function secretRefs(spec: HostSpec): [field: string, name: string | undefined, inlineKey: string][] {
+  return [
+    ['spec.bmc.credentialsName', spec.bmc?.credentialsName, 'credentials'],
+    ['spec.userData.name', spec.userData?.name, 'userData'],
+    ['spec.networkData.name', spec.networkData?.name, 'networkData'],
+    ['spec.metaData.name', spec.metaData?.name, 'metaData'],
+  ];
+}
+
+export class HostSecrets {
+  constructor(private readonly store: SecretStore) {}
+
+  /** Fills secret references the request's inline values will be stored under. */
+  writesFor(
+    ref: HostRef,
+    input: { spec: HostSpec; credentials?: { username: string; password: string }; userData?: string; networkData?: string; metaData?: string },
+  ): { spec: HostSpec; writes: SecretWrite[] } | { errors: FieldError[] } {
+    const names = defaultSecretNames(ref);
+    const spec: HostSpec = structuredClone(input.spec);
+    const writes: SecretWrite[] = [];
+    if (input.credentials) {
+      if (!spec.bmc) return { errors: [{ field: 'credentials', reason: 'are only accepted with spec.bmc, which names the Secret to store them in' }] };
+      writes.push({ name: spec.bmc.credentialsName, data: { ...input.credentials }, field: 'spec.bmc.credentialsName' });
+    }
+    const inline = [
+      ['userData', input.userData, names.userData],
+      ['networkData', input.networkData, names.networkData],
+      ['metaData', input.metaData, names.metaData],
+    ] as const;
+    for (const [key, value, defaultName] of inline) {
+      if (value === undefined) continue;
+      spec[key] ??= { name: defaultName };
+      writes.push({ name: spec[key].name, data: { [key]: value }, field: `spec.${key}.name` });
+    }
+    return { spec, writes };
+  }
+
+  /**
+   * Every secret the spec references must exist or be written by this request, and
+   * every secret written must be this host's own. A Secret stored before owners were
+   * recorded is taken over only by a host whose current spec already names it.
+   */
+  async check(ref: HostRef, spec: HostSpec, writes: SecretWrite[], currentSpec: () => Promise<HostSpec | undefined>): Promise<FieldError[]> {
+    const errors: FieldError[] = [];
+    const written = new Set(writes.map((w) => w.name));
+    for (const [field, name, inlineKey] of secretRefs(spec)) {
+      if (!name || written.has(name)) continue;
+      if (!(await this.store.read(ref.namespace, name))) {
+        errors.push({ field, reason: `Secret ${ref.namespace}/${name} does not exist; send "${inlineKey}" in the request to create it` });
+      }
+    }
+    const creds = writes.find((w) => w.name === spec.bmc?.credentialsName)?.data;
+    if (creds && (!creds.username || !creds.password)) {
+      errors.push({ field: 'credentials', reason: 'username and password must both be non-empty' });
+    }
+    let current: HostSpec | undefined | null = null;
+    for (const w of writes) {
+      const owner = await this.store.ownerOf(ref.namespace, w.name);
+      if (owner === undefined || owner === ownerOf(ref)) continue;
+      if (owner === null) {
+        if (current === null) current = await currentSpec();
+        if (current && secretRefs(current).some(([, name]) => name === w.name)) continue;
+      }
+      const whose = owner === null ? 'was not written for this host' : `belongs to host ${owner}`;
+      errors.push({ field: w.field, reason: `Secret ${ref.namespace}/${w.name} ${whose}; the API only writes a host's own Secrets: name another one` });
+    }
+    return errors;
+  }
+
+  /** Writes the request's secrets as the host's own; returns what they replaced, to put back. */
+  async write(ref: HostRef, writes: SecretWrite[]): Promise<Previous[]> {
+    const previous = await Promise.all(
+      writes.map(async (w) => ({
+        name: w.name,
+        data: await this.store.read(ref.namespace, w.name),
+        owner: await this.store.ownerOf(ref.namespace, w.name),
+      })),
+    );
+    for (const w of writes) await this.store.write(ref.namespace, w.name, w.data, ownerOf(ref));
+    return previous;
+  }
+
+  async restore(ref: HostRef, previous: Previous[]): Promise<void> {
+    for (const p of previous) {
+      if (p.data) await this.store.write(ref.namespace, p.name, p.data, p.owner ?? undefined);
+      else await this.store.remove(ref.namespace, p.name);
+    }
+  }
+
+  /** Removes every secret recorded as the host's (it was deleted); returns their names. */
+  async removeOwned(ref: HostRef): Promise<string[]> {
+    const names = await this.store.ownedBy(ref.namespace, ownerOf(ref));
+    for (const name of names) await this.store.remove(ref.namespace, name);
+    return names;
+  }
+}

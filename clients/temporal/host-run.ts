@@ -1,0 +1,118 @@
+/**
+ * Whether a host's workflow runs, and bringing back a host whose workflow
+ * ended without deleting it. The host workflow returns only once a delete is
+ * done, so COMPLETED is the one ending that means "deleted"; a terminated,
+ * failed, timed-out or cancelled run left the host (and its Ironic node)
+ * behind, and forgetting it would orphan the node or, on a re-create,
+ * register and inspect a provisioned machine from nothing.
+ */
+import { WithStartWorkflowOperation, WorkflowNotFoundError, type Client, type WorkflowExecutionStatusName } from '@temporalio/client';
+import type { HostRef, HostSpec, HostStatus } from '../../types/host';
+import { hostWorkflowId } from '../../types/host-ref';
+import {
+  applyDirectivesUpdate,
+  applySpecUpdate,
+  deleteHostUpdate,
+  hostViewQuery,
+  powerRequestsUpdate,
+  restoreStatusUpdate,
+  type HostDirectives,
+  type HostView,
+  type HostWorkflowOptions,
+} from '../../workflows/definitions';
+import type { hostWorkflow } from '../../workflows/host';
+
+export type HostRun =
+  | { kind: 'running' }
+  /** No workflow by that id (never created, or past Temporal's retention). */
+  | { kind: 'absent' }
+  /** The workflow completed: a delete finished, the host is gone. */
+  | { kind: 'deleted' }
+  /** The workflow ended any other way: the host still exists and must be re-adopted. */
+  | { kind: 'ended'; status: WorkflowExecutionStatusName; closedAt?: Date };
+
+export async function hostRun(client: Client, ref: HostRef): Promise<HostRun> {
+  try {
+    const d = await client.workflow.getHandle(hostWorkflowId(ref)).describe();
+    switch (d.status.name) {
+      // Describe without a run id reads the newest run: continued-as-new only in a race, the new run runs.
+      case 'RUNNING':
+      case 'CONTINUED_AS_NEW':
+        return { kind: 'running' };
+      case 'COMPLETED':
+        return { kind: 'deleted' };
+      default:
+        return { kind: 'ended', status: d.status.name, closedAt: d.closeTime };
+    }
+  } catch (err) {
+    if (err instanceof WorkflowNotFoundError) return { kind: 'absent' };
+    throw err;
+  }
+}
+
+/**
+ * The host as its last run left it. A closed run still answers queries (a
+ * worker replays its history), so nothing is copied anywhere new: the status
+ * and spec hold references to Secrets, never their values.
+ */
+export function lastHostView(client: Client, ref: HostRef): Promise<HostView> {
+  return client.workflow.getHandle(hostWorkflowId(ref)).query(hostViewQuery);
+}
+
+/** Update-with-start of a host workflow: starts it when none runs, else updates the running one. */
+export function hostWorkflowStart(ref: HostRef, taskQueue: string, options: Partial<HostWorkflowOptions> | undefined): WithStartWorkflowOperation<typeof hostWorkflow> {
+  return new WithStartWorkflowOperation<typeof hostWorkflow>('hostWorkflow', {
+    workflowId: hostWorkflowId(ref),
+    taskQueue,
+    args: [{ ref, options }],
+    workflowIdConflictPolicy: 'USE_EXISTING',
+  });
+}
+
+export interface ReadoptInput {
+  ref: HostRef;
+  taskQueue: string;
+  options: Partial<HostWorkflowOptions> | undefined;
+  /** The last known status: the ended run's, or (Kubernetes) the object's. */
+  status: HostStatus;
+  spec?: HostSpec;
+  /** Kubernetes mode: sent before the spec, so a detached host is not attached again first. */
+  directives?: HostDirectives;
+  /** Keyed power-off requests to keep (API mode; the controller re-sends its annotations). */
+  holds?: Record<string, 'soft' | 'hard'>;
+  /** The ended run had been asked to delete the host: ask the new one. */
+  deleteRequested?: boolean;
+}
+
+/**
+ * Starts a new run that takes the last known status the way Metal3's status
+ * annotation does (restoreStatus): the host registers with Ironic again,
+ * finding its node by stored id or name, and a provisioned node is adopted as
+ * it is: no inspection, no deploy. The status goes first: until a spec
+ * arrives the new run does nothing.
+ */
+export async function readoptHost(client: Client, input: ReadoptInput): Promise<{ restored: boolean; reason?: string }> {
+  const { ref } = input;
+  const result = await client.workflow.executeUpdateWithStart(restoreStatusUpdate, {
+    args: [input.status],
+    startWorkflowOperation: hostWorkflowStart(ref, input.taskQueue, input.options),
+  });
+  const handle = client.workflow.getHandle(hostWorkflowId(ref));
+  if (input.directives) await handle.executeUpdate(applyDirectivesUpdate, { args: [input.directives] });
+  if (input.spec) await handle.executeUpdate(applySpecUpdate, { args: [input.spec] });
+  if (input.spec && input.holds && Object.keys(input.holds).length > 0) {
+    await handle.executeUpdate(powerRequestsUpdate, { args: [{ holdOff: input.holds }] });
+  }
+  if (input.deleteRequested) await handle.executeUpdate(deleteHostUpdate);
+  return result;
+}
+
+/** The log line / Event message for a re-adoption. */
+export function readoptMessage(run: Extract<HostRun, { kind: 'ended' | 'absent' }>, status: HostStatus, source: string): string {
+  const node = status.provisioning.ID ? `, Ironic node ${status.provisioning.ID}` : '';
+  const what =
+    run.kind === 'absent'
+      ? 'the host workflow is gone from Temporal (no run by its id)'
+      : `the host workflow ended abnormally (${run.status}${run.closedAt ? ` at ${run.closedAt.toISOString()}` : ''})`;
+  return `${what}; re-adopted from ${source} (provisioning state ${status.provisioning.state || 'unmanaged'}${node})`;
+}

@@ -1,0 +1,55 @@
+/**
+ * Nothing about a BareMetalHost changes when its workflow is terminated or
+ * fails, so no watch event would bring it to the reconciler: this asks
+ * Temporal's visibility, every so often, which host workflows ended other
+ * than by completing since the last look, and queues those hosts, which the
+ * reconciler then re-adopts. One list call per period, whatever the fleet's size.
+ */
+import type { Client } from '@temporalio/client';
+import { parseHostWorkflowId } from '../../types/host-ref';
+import { SEARCH_ATTRIBUTES } from '../../types/search-attributes';
+
+export interface EndedScanOptions {
+  client: Client;
+  periodMs: number;
+  watchNamespace?: string;
+  /** Queues a host by its informer key (`namespace/name`). */
+  enqueue: (key: string) => void;
+  log?: (message: string) => void;
+}
+
+/** Starts scanning; returns a stop function. Hosts closed before the start were queued by the informer's first list. */
+export function scanEndedWorkflows(opts: EndedScanOptions): () => void {
+  // Visibility is written shortly after a close: look back over a whole period more than the last one.
+  let since = Date.now() - opts.periodMs;
+  let stopped = false;
+  let timer: NodeJS.Timeout | undefined;
+  const scan = async (): Promise<void> => {
+    const started = Date.now();
+    const clauses = [
+      `WorkflowType = 'hostWorkflow'`,
+      `ExecutionStatus != 'Running'`,
+      `ExecutionStatus != 'Completed'`,
+      `ExecutionStatus != 'ContinuedAsNew'`,
+      `CloseTime > '${new Date(since - opts.periodMs).toISOString()}'`,
+    ];
+    if (opts.watchNamespace) clauses.push(`${SEARCH_ATTRIBUTES.hostNamespace.name} = '${opts.watchNamespace}'`);
+    try {
+      for await (const wf of opts.client.workflow.list({ query: clauses.join(' AND ') })) {
+        const ref = parseHostWorkflowId(wf.workflowId);
+        if (ref) opts.enqueue(`${ref.namespace}/${ref.name}`);
+      }
+      since = started;
+    } catch (err) {
+      opts.log?.(`could not list ended host workflows (retrying next period): ${err instanceof Error ? err.message : String(err)}`);
+    }
+  };
+  const loop = (): void => {
+    timer = setTimeout(() => void scan().finally(() => !stopped && loop()), opts.periodMs);
+  };
+  loop();
+  return () => {
+    stopped = true;
+    clearTimeout(timer);
+  };
+}
