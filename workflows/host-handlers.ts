@@ -5,10 +5,11 @@
  * power requests. Each handler changes the host's state only; the main loop
  * notices and acts.
  */
-import { ApplicationFailure, setHandler } from '@temporalio/workflow';
+import { ApplicationFailure, patched, setHandler } from '@temporalio/workflow';
 import { formatFieldErrors } from '../types/field-error';
 import type { HostSpec, Image } from '../types/host';
 import { validateHostSpec } from '../types/validate';
+import { normalizeHostSpec } from '../types/spec-normal-form';
 import {
   applySpecUpdate,
   setImageUpdate,
@@ -45,12 +46,24 @@ export function setHostHandlers(ctx: HostContext): void {
     if (conflict) throw ApplicationFailure.create({ type: 'Conflict', message: conflict });
   };
 
-  const acceptSpec = (spec: HostSpec): ApplySpecResult => {
+  /**
+   * The spec as stored. Only the validator validates: it runs when the update
+   * arrives, the handler on every replay as well, so a rule tightened since
+   * must not decide what the handler of an old history does.
+   */
+  const normalForm = (spec: HostSpec): HostSpec => {
+    if (patched('spec-stored-without-revalidation')) return normalizeHostSpec(spec);
+    // Before the patch the handler stored validateHostSpec's normal form, the same one
+    // for every spec its validator accepted; a spec today's rules refuse keeps it too.
     const valid = validateHostSpec(s.ref, spec);
-    if (!valid.ok) throw new Error('unreachable: the validator accepted an invalid spec');
-    const changed = JSON.stringify(valid.value.spec) !== JSON.stringify(s.spec);
+    return valid.ok ? valid.value.spec : normalizeHostSpec(spec);
+  };
+
+  const acceptSpec = (input: HostSpec): ApplySpecResult => {
+    const spec = normalForm(input);
+    const changed = JSON.stringify(spec) !== JSON.stringify(s.spec);
     if (changed) {
-      s.spec = valid.value.spec;
+      s.spec = spec;
       s.generation += 1;
       s.retryAt = undefined;
       ctx.publish();

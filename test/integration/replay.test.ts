@@ -24,6 +24,8 @@ describe('replay of recorded histories', () => {
     // A failing host continued as new from its backoff, and the run after it (test/support/record-failure-histories.ts).
     expect(files).toContain('host-failure-continue-as-new-run1.json');
     expect(files).toContain('host-failure-continue-as-new-run2.json');
+    // A failing host that backs off and recovers within one run (test/support/record-recovery-histories.ts).
+    expect(files).toContain('host-failure-backoff-recovery.json');
     // A stuck deploy cancelled by a pause, then a delete held until resumed (test/support/record-interrupt-histories.ts).
     expect(files).toContain('host-paused-cancel-delete.json');
     expect(files).toContain('operation-provision-cancelled.json');
