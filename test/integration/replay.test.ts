@@ -29,6 +29,20 @@ describe('replay of recorded histories', () => {
     // A stuck deploy cancelled by a pause, then a delete held until resumed (test/support/record-interrupt-histories.ts).
     expect(files).toContain('host-paused-cancel-delete.json');
     expect(files).toContain('operation-provision-cancelled.json');
+    // Status written to its BareMetalHost in the background (test/support/record-kube-status-histories.ts).
+    expect(files).toContain('host-kubernetes-status.json');
+    // A `provisioner: direct` host and each direct operation (test/support/record-direct-histories.ts).
+    expect(files).toContain('host-direct-provisioner.json');
+    for (const op of ['enroll', 'inspect', 'prepare', 'power', 'provision', 'deprovision', 'delete']) {
+      expect(files).toContain(`operation-direct-${op}.json`);
+    }
+    // Detached, then attached again by adoption (test/support/record-detach-histories.ts).
+    expect(files).toContain('host-detach-reattach-adopt.json');
+    expect(files).toContain('operation-detach.json');
+    expect(files).toContain('operation-enroll-adopt.json');
+    // A delete refused once by Ironic, then retried (test/support/record-delete-failure-histories.ts).
+    expect(files).toContain('host-delete-failed-then-deleted.json');
+    expect(files).toContain('operation-delete-failed.json');
   });
 
   it.each(files)('%s replays without nondeterminism', async (file) => {
