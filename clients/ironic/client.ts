@@ -4,6 +4,8 @@
  * activities can tell "busy, try again" from "refused" from "gone".
  */
 import { Agent, request, type Dispatcher } from 'undici';
+import type { TlsMaterial } from '../tls/files';
+import { tlsFailure } from '../tls/tls-error';
 import type { IronicNode, IronicPort } from './types';
 
 /** Everything metalflow sends needs 1.81 (node inventory); newer servers are asked for the same. */
@@ -13,7 +15,8 @@ export const DEPLOY_ABORT_MICROVERSION = '1.110';
 
 export type IronicPowerTarget = 'power on' | 'power off' | 'soft power off' | 'rebooting' | 'soft rebooting';
 
-export type IronicErrorKind = 'not-found' | 'conflict' | 'rejected' | 'too-old' | 'unavailable';
+/** `tls`: the handshake failed (untrusted certificate, a client certificate wanted, not TLS at all); retried like `unavailable`. */
+export type IronicErrorKind = 'not-found' | 'conflict' | 'rejected' | 'too-old' | 'unavailable' | 'tls';
 
 export class IronicError extends Error {
   constructor(
@@ -31,6 +34,9 @@ export interface IronicClientOptions {
   /** For `auth_strategy = http_basic`; omit for noauth. */
   basicAuth?: { username: string; password: string };
   requestTimeoutMs?: number;
+  /** An https Ironic: the CA bundle it is verified against (else the system's), and a client certificate for mTLS. */
+  tls?: TlsMaterial;
+  /** Overrides the client's own undici Agent (then `tls` is ignored). */
   dispatcher?: Dispatcher;
   /** Nodes per page when listing; Ironic's `[api] max_limit` (1000) by default. */
   listPageSize?: number;
@@ -83,7 +89,7 @@ export class IronicClient {
     this.base = opts.url.replace(/\/+$/, '');
     this.timeout = opts.requestTimeoutMs ?? 30_000;
     this.pageSize = opts.listPageSize ?? 1000;
-    this.dispatcher = opts.dispatcher ?? new Agent({ connections: 32, keepAliveTimeout: 10_000 });
+    this.dispatcher = opts.dispatcher ?? new Agent({ connections: 32, keepAliveTimeout: 10_000, ...(opts.tls ? { connect: { ...opts.tls } } : {}) });
     this.headers = { accept: 'application/json' };
     if (opts.basicAuth) {
       const token = Buffer.from(`${opts.basicAuth.username}:${opts.basicAuth.password}`).toString('base64');
@@ -142,8 +148,7 @@ export class IronicClient {
         bodyTimeout: this.timeout,
       });
     } catch (err) {
-      const reason = err instanceof Error ? err.message : String(err);
-      throw new IronicError('unavailable', `cannot reach Ironic at ${this.base}: ${reason}`);
+      throw this.unreachable(err);
     }
     const text = await res.body.text();
     if (res.statusCode < 300) return (text ? JSON.parse(text) : undefined) as T;
@@ -164,6 +169,20 @@ export class IronicClient {
       default:
         throw new IronicError('unavailable', message, res.statusCode);
     }
+  }
+
+  private unreachable(err: unknown): IronicError {
+    const tls = tlsFailure(err);
+    if (!tls) return new IronicError('unavailable', `cannot reach Ironic at ${this.base}: ${err instanceof Error ? err.message : String(err)}`);
+    const said = `${tls.reason} (${tls.code})`;
+    const hint = tls.notTls
+      ? 'the port does not speak TLS: use an http:// IRONIC_URL, or Ironic\'s TLS port'
+      : tls.clientCertificateRefused
+        ? 'Ironic (or its proxy) wants a client certificate it trusts: IRONIC_CLIENT_CERT_FILE and IRONIC_CLIENT_PRIVATE_KEY_FILE'
+        : tls.untrusted
+          ? 'its certificate is not signed by a trusted CA: IRONIC_CACERT_FILE names the CA bundle that signed it'
+          : 'see the reason';
+    return new IronicError('tls', `TLS with Ironic at ${this.base} failed: ${said}; ${hint}`);
   }
 
   async getNode(ident: string): Promise<IronicNode | undefined> {
