@@ -5,6 +5,7 @@
  */
 import { Agent, request, type Dispatcher } from 'undici';
 import type { TlsMaterial } from '../tls/files';
+import { probeTls } from '../tls/probe';
 import { tlsFailure } from '../tls/tls-error';
 import type { IronicNode, IronicPort } from './types';
 
@@ -84,11 +85,13 @@ export class IronicClient {
   /** The newest API version the server speaks, read with the negotiation. */
   private serverMax?: string;
   private readonly pageSize: number;
+  private readonly tls?: TlsMaterial;
 
   constructor(opts: IronicClientOptions) {
     this.base = opts.url.replace(/\/+$/, '');
     this.timeout = opts.requestTimeoutMs ?? 30_000;
     this.pageSize = opts.listPageSize ?? 1000;
+    this.tls = opts.tls;
     this.dispatcher = opts.dispatcher ?? new Agent({ connections: 32, keepAliveTimeout: 10_000, ...(opts.tls ? { connect: { ...opts.tls } } : {}) });
     this.headers = { accept: 'application/json' };
     if (opts.basicAuth) {
@@ -148,7 +151,7 @@ export class IronicClient {
         bodyTimeout: this.timeout,
       });
     } catch (err) {
-      throw this.unreachable(err);
+      throw await this.unreachable(err);
     }
     const text = await res.body.text();
     if (res.statusCode < 300) return (text ? JSON.parse(text) : undefined) as T;
@@ -171,18 +174,34 @@ export class IronicClient {
     }
   }
 
-  private unreachable(err: unknown): IronicError {
-    const tls = tlsFailure(err);
-    if (!tls) return new IronicError('unavailable', `cannot reach Ironic at ${this.base}: ${err instanceof Error ? err.message : String(err)}`);
-    const said = `${tls.reason} (${tls.code})`;
-    const hint = tls.notTls
+  /**
+   * A request that never got an HTTP answer. A TLS reason undici names is
+   * said at once; a connection closed right after the handshake (what a TLS
+   * 1.3 server that refuses the client certificate does) is probed once to
+   * find out why.
+   */
+  private async unreachable(err: unknown): Promise<IronicError> {
+    let failure = tlsFailure(err);
+    const url = new URL(this.base);
+    const code = (err as { code?: unknown }).code;
+    if (!failure && url.protocol === 'https:' && (code === 'UND_ERR_SOCKET' || code === 'ECONNRESET')) {
+      const host = url.hostname.replace(/^\[|\]$/g, '');
+      const hello = Buffer.from(`GET / HTTP/1.1\r\nHost: ${url.host}\r\nConnection: close\r\n\r\n`);
+      const probe = await probeTls({ host, port: Number(url.port || 443), hello }, this.tls ?? {}).catch(() => undefined);
+      if (probe?.kind === 'tls') failure = probe.failure;
+      if (probe?.kind === 'closed') {
+        return new IronicError('tls', `TLS with Ironic at ${this.base}: the server closed the connection after the handshake; it most likely wants a client certificate it trusts (IRONIC_CLIENT_CERT_FILE and IRONIC_CLIENT_PRIVATE_KEY_FILE)`);
+      }
+    }
+    if (!failure) return new IronicError('unavailable', `cannot reach Ironic at ${this.base}: ${err instanceof Error ? err.message : String(err)}`);
+    const hint = failure.notTls
       ? 'the port does not speak TLS: use an http:// IRONIC_URL, or Ironic\'s TLS port'
-      : tls.clientCertificateRefused
+      : failure.clientCertificateRefused
         ? 'Ironic (or its proxy) wants a client certificate it trusts: IRONIC_CLIENT_CERT_FILE and IRONIC_CLIENT_PRIVATE_KEY_FILE'
-        : tls.untrusted
+        : failure.untrusted
           ? 'its certificate is not signed by a trusted CA: IRONIC_CACERT_FILE names the CA bundle that signed it'
           : 'see the reason';
-    return new IronicError('tls', `TLS with Ironic at ${this.base} failed: ${said}; ${hint}`);
+    return new IronicError('tls', `TLS with Ironic at ${this.base} failed: ${failure.reason} (${failure.code}); ${hint}`);
   }
 
   async getNode(ident: string): Promise<IronicNode | undefined> {
