@@ -8,7 +8,8 @@
 #        scripts/stack.sh stop    [temporal|ironic|sushy ...]
 #        scripts/stack.sh restart [temporal|ironic|sushy ...]
 #        scripts/stack.sh status        (exit 0 only when all are running and healthy)
-#        scripts/stack.sh env           (prints `export NAME=value` lines)
+#        scripts/stack.sh env           (prints `export NAME=value` lines, and `unset`s
+#                                        the TLS client settings the plain services do not use)
 #        scripts/stack.sh logs SERVICE  (path of the service's log file)
 #
 # Environment (defaults):
@@ -562,6 +563,9 @@ export SUSHY_URL=$(scheme_of sushy)://$HOST:$SUSHY_PORT
 export SUSHY_USERNAME=$SUSHY_USERNAME
 export SUSHY_PASSWORD=$SUSHY_PASSWORD
 EOF
+  # The dev server speaks plain gRPC: TLS settings meant for another Temporal (or a plain Ironic) would break the demo's processes.
+  echo "unset TEMPORAL_TLS TEMPORAL_TLS_SERVER_CA_CERT_PATH TEMPORAL_TLS_CLIENT_CERT_PATH TEMPORAL_TLS_CLIENT_KEY_PATH TEMPORAL_TLS_SERVER_NAME TEMPORAL_API_KEY"
+  if [[ "$(scheme_of ironic)" == http ]]; then echo "unset IRONIC_CACERT_FILE IRONIC_CLIENT_CERT_FILE IRONIC_CLIENT_PRIVATE_KEY_FILE"; fi
 }
 
 select_services() {
