@@ -7,7 +7,8 @@
  * for the whole fleet: no per-host queries, which would load the worker.
  */
 import { Agent, request } from 'undici';
-import { Client, Connection } from '@temporalio/client';
+import { Client, type Connection } from '@temporalio/client';
+import { connectTemporalClient } from '../clients/temporal/connection';
 import { CREDENTIALS, IMAGE, pool, sleep, type BenchHost, type Phase } from './common';
 
 export interface ApiCall {
@@ -114,7 +115,7 @@ export class MetalflowDriver {
   private startTicker(): void {
     if (this.ticker) return;
     this.ticker = (async () => {
-      this.connection = await Connection.connect({ address: this.opts.temporalAddress });
+      this.connection = await connectTemporalClient({ address: this.opts.temporalAddress });
       const client = new Client({ connection: this.connection });
       const prefix = `host/${this.opts.namespace}/`;
       while (!this.stopped) {

@@ -28,7 +28,8 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { request } from 'undici';
 import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
-import { Client, Connection } from '@temporalio/client';
+import { Client } from '@temporalio/client';
+import { connectTemporalClient } from '../clients/temporal/connection';
 import { IronicClient } from '../clients/ironic/client';
 import { REPO_ROOT } from '../config/env';
 import { WORKFLOW_BUNDLE_OPTIONS } from '../workers/worker';
@@ -173,7 +174,7 @@ async function sushySystemCount(): Promise<number> {
 }
 
 async function cleanup(...namespaces: string[]): Promise<void> {
-  const connection = await Connection.connect({ address: TEMPORAL_ADDRESS });
+  const connection = await connectTemporalClient({ address: TEMPORAL_ADDRESS });
   try {
     const client = new Client({ connection });
     for (const ns of namespaces) {
