@@ -8,9 +8,10 @@
  * Temporal workflows.
  *
  * Deliberate differences from BMO (stricter, so mistakes surface at admission):
- * - Redfish-family addresses must name the system (`/redfish/v1/Systems/<id>`);
- *   BMO today also accepts an empty path or bare `/redfish/v1` and lets Ironic
- *   pick the only system.
+ * - Redfish-family addresses must name one system, `/redfish/v1/Systems/<id>`
+ *   and nothing else (not the service root, the collection, a resource below
+ *   the system, '.'/'..' segments or percent-encoding); BMO today also accepts
+ *   an empty path or bare `/redfish/v1` and lets Ironic pick the only system.
  * - Query strings are rejected (BMO reads `?privilegelevel=` for IPMI; here the
  *   privilege level is always ADMINISTRATOR) and so is the opaque
  *   `ipmi:host` form (write `ipmi://host`).
@@ -89,6 +90,35 @@ const BMC_WORDING: AuthorityWording = { acceptedForms: ACCEPTED_FORMS, userInfo:
 // ---------------------------------------------------------------------------
 // parseBmcAddress
 // ---------------------------------------------------------------------------
+
+const SYSTEM_ID = /^[A-Za-z0-9._~-]+$/;
+
+/**
+ * Why a Redfish path is not one system's (`/redfish/v1/Systems/<id>`, one
+ * trailing '/' allowed), or undefined. The id is one segment of RFC 3986
+ * unreserved characters, as Redfish ids are: no '.' or '..' segments, no
+ * percent-encoding (an encoded '/' or '.' could name another resource once a
+ * client or proxy decodes it), nothing below the system.
+ */
+function systemPathProblem(rawPath: string, example: string, scheme: string): string | undefined {
+  const accepted = `give the Redfish system path /redfish/v1/Systems/<id> (the id: letters, digits, '-', '.', '_', '~'), e.g. ${example}`;
+  if (rawPath === '' || rawPath === '/') return `${scheme} addresses need the Redfish system path, e.g. ${example}`;
+  const segments = (rawPath.endsWith('/') ? rawPath.slice(0, -1) : rawPath).split('/').slice(1);
+  if (segments.some((s) => s === '')) return `path "${rawPath}" has an empty segment ('//'); ${accepted}`;
+  if (segments.some((s) => s === '.' || s === '..')) return `path "${rawPath}" has a '.' or '..' segment; ${accepted}`;
+  if (rawPath.includes('%')) return `path "${rawPath}" is percent-encoded; Redfish system paths are plain, ${accepted}`;
+  const lower = segments.map((s) => s.toLowerCase());
+  if (lower[0] === 'redfish' && segments.length <= 2 && (lower[1] ?? 'v1') === 'v1') {
+    return `"${rawPath}" is the Redfish service root, not a system; ${accepted}`;
+  }
+  if (segments[0] !== 'redfish' || segments[1] !== 'v1' || segments[2] !== 'Systems') {
+    return `path "${rawPath}" is not a Redfish system; ${accepted}`;
+  }
+  if (segments.length === 3) return `"${rawPath}" is the Systems collection, not a system; ${accepted}`;
+  if (segments.length > 4) return `path "${rawPath}" names something below a system; ${accepted}`;
+  if (!SYSTEM_ID.test(segments[3]!)) return `system id "${segments[3]}" has characters Redfish ids do not use; ${accepted}`;
+  return undefined;
+}
 
 /**
  * Parses a BMC address (`spec.bmc.address`) into its access details: type,
@@ -188,17 +218,8 @@ export function parseBmcAddress(address: string, field: string = DEFAULT_BMC_FIE
       path = '';
       break;
     case 'redfish': {
-      const trimmed = rawPath.replace(/^\/+/, '').replace(/\/+$/, '');
-      const example = `${scheme}://${authorityText}/redfish/v1/Systems/1`;
-      if (trimmed === '') {
-        return fail(field, `${scheme} addresses need the Redfish system path, e.g. ${example}`);
-      }
-      if (trimmed.toLowerCase() === 'redfish/v1') {
-        return fail(
-          field,
-          `"${rawPath}" is the Redfish service root, not a system; give the system path, e.g. ${example}`,
-        );
-      }
+      const problem = systemPathProblem(rawPath, `${scheme}://${authorityText}/redfish/v1/Systems/1`, scheme);
+      if (problem) return fail(field, problem);
       path = rawPath;
       break;
     }
