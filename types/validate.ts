@@ -8,7 +8,8 @@ import { Value } from '@sinclair/typebox/value';
 import type { TSchema } from '@sinclair/typebox';
 import { BMC_TYPE_TABLE, parseBmcAddress, validateBootMac, type BmcAccess } from './bmc';
 import type { FieldError, Result } from './field-error';
-import { HostSpecSchema, type HostRef, type HostSpec, type Image, type SecretReference } from './host';
+import { HostSpecSchema, type HostRef, type HostSpec, type SecretReference } from './host';
+import { validateImage } from './image';
 
 export interface ValidatedSpec {
   /** The spec with normalised values (lower-case MAC). */
@@ -17,8 +18,6 @@ export interface ValidatedSpec {
   bmc?: BmcAccess;
 }
 
-const HEX_LENGTH = { md5: 32, sha256: 64, sha512: 128 } as const;
-const HTTP_URL = /^https?:\/\/[^\s/?#@]+(\/[^\s]*)?$/i;
 const SECRET_NAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 
 function describeSchemaError(schema: TSchema, message: string): string {
@@ -45,55 +44,6 @@ export function schemaErrors(schema: TSchema, value: unknown, prefix: string): F
     out.push({ field, reason: describeSchemaError(e.schema, e.message) });
   }
   return out;
-}
-
-function validateImage(image: Image): FieldError[] {
-  const errors: FieldError[] = [];
-  if (!HTTP_URL.test(image.url)) {
-    errors.push({
-      field: 'spec.image.url',
-      reason: `"${image.url}" is not an http:// or https:// URL with a host (credentials in the URL are not accepted)`,
-    });
-  }
-  const isLiveIso = image.format === 'live-iso';
-  const checksum = image.checksum ?? '';
-  if (checksum === '') {
-    if (!isLiveIso) {
-      errors.push({
-        field: 'spec.image.checksum',
-        reason: 'is required unless format is live-iso: give the hex digest of the image or the URL of a checksum file',
-      });
-    }
-    return errors;
-  }
-  if (/^https?:\/\//i.test(checksum)) {
-    if (!HTTP_URL.test(checksum)) {
-      errors.push({ field: 'spec.image.checksum', reason: `"${checksum}" is not a valid http(s) checksum-file URL` });
-    }
-    return errors;
-  }
-  if (!/^[0-9a-fA-F]+$/.test(checksum)) {
-    errors.push({
-      field: 'spec.image.checksum',
-      reason: 'must be a hexadecimal digest (md5: 32, sha256: 64, sha512: 128 characters) or an http(s) URL of a checksum file',
-    });
-    return errors;
-  }
-  const type = image.checksumType ?? 'auto';
-  if (type === 'auto') {
-    if (!Object.values(HEX_LENGTH).includes(checksum.length as 32 | 64 | 128)) {
-      errors.push({
-        field: 'spec.image.checksum',
-        reason: `a ${checksum.length}-character digest matches no supported algorithm (md5: 32, sha256: 64, sha512: 128)`,
-      });
-    }
-  } else if (checksum.length !== HEX_LENGTH[type]) {
-    errors.push({
-      field: 'spec.image.checksum',
-      reason: `a ${type} digest has ${HEX_LENGTH[type]} hex characters, this one has ${checksum.length}`,
-    });
-  }
-  return errors;
 }
 
 function validateSecretRef(field: string, ref: SecretReference, host: HostRef): FieldError[] {
