@@ -38,6 +38,11 @@ export function secretRefs(spec: HostSpec): [field: string, name: string | undef
 export class HostSecrets {
   constructor(private readonly store: SecretStore) {}
 
+  /** Kubernetes' limit, or the store's when shorter. */
+  private get maxNameLength(): number {
+    return Math.min(253, this.store.maxNameLength ?? 253);
+  }
+
   /** Fills secret references the request's inline values will be stored under. */
   writesFor(
     ref: HostRef,
@@ -57,6 +62,11 @@ export class HostSecrets {
     ] as const;
     for (const [key, value, defaultName] of inline) {
       if (value === undefined) continue;
+      if (!spec[key] && defaultName.length > this.maxNameLength) {
+        return {
+          errors: [{ field: key, reason: `would be stored as the Secret "${ref.name}-…" of ${defaultName.length} characters, longer than the ${this.maxNameLength} a Secret name may have here; name a shorter Secret in spec.${key}.name` }],
+        };
+      }
       spec[key] ??= { name: defaultName };
       writes.push({ name: spec[key].name, data: { [key]: value }, field: `spec.${key}.name` });
     }
@@ -71,6 +81,12 @@ export class HostSecrets {
   async check(ref: HostRef, spec: HostSpec, writes: SecretWrite[], currentSpec: () => Promise<HostSpec | undefined>): Promise<FieldError[]> {
     const errors: FieldError[] = [];
     const written = new Set(writes.map((w) => w.name));
+    for (const [field, name] of secretRefs(spec)) {
+      if (name && name.length > this.maxNameLength) {
+        errors.push({ field, reason: `is ${name.length} characters; Secrets stored by this API have names of at most ${this.maxNameLength}` });
+      }
+    }
+    if (errors.length > 0) return errors;
     for (const [field, name, inlineKey] of secretRefs(spec)) {
       if (!name || written.has(name)) continue;
       if (!(await this.store.read(ref.namespace, name))) {

@@ -28,9 +28,11 @@ export async function buildServer(hosts: HostService, opts: { logger?: boolean; 
   const logger = opts.logger ?? false;
   const tls = opts.auth.tls;
   // With a CA, a client certificate is asked for but not required: token callers connect without one.
+  // Host names are Kubernetes names, up to 253 characters (Fastify's default cut is 100: a longer one was a 404).
+  const limits = { maxParamLength: 253 };
   const base = tls
-    ? (Fastify({ logger, https: { key: tls.key, cert: tls.cert, ca: tls.ca, requestCert: tls.ca !== undefined, rejectUnauthorized: false } }) as unknown as FastifyInstance)
-    : Fastify({ logger });
+    ? (Fastify({ logger, ...limits, https: { key: tls.key, cert: tls.cert, ca: tls.ca, requestCert: tls.ca !== undefined, rejectUnauthorized: false } }) as unknown as FastifyInstance)
+    : Fastify({ logger, ...limits });
   const app = base.withTypeProvider<TypeBoxTypeProvider>();
   installGuard(app, opts.auth);
 

@@ -10,6 +10,7 @@ import { BMC_TYPE_TABLE, parseBmcAddress, validateBootMac, type BmcAccess } from
 import type { FieldError, Result } from './field-error';
 import { HostSpecSchema, type HostRef, type HostSpec, type SecretReference } from './host';
 import { validateImage } from './image';
+import { nodeNameErrors } from './host-ref';
 
 export interface ValidatedSpec {
   /** The spec with normalised values (lower-case MAC). */
@@ -124,7 +125,7 @@ export function validateHostSpec(host: HostRef, input: unknown): Result<Validate
   if (structural.length > 0) return { ok: false, errors: structural };
   // JSON copy: structuredClone does not exist in the workflow sandbox, and a spec is plain JSON.
   const spec = JSON.parse(JSON.stringify(input)) as HostSpec;
-  const errors: FieldError[] = [];
+  const errors: FieldError[] = [...nodeNameErrors(host)];
 
   const bmc = spec.bmc ? parseBmcAddress(spec.bmc.address) : undefined;
   if (bmc && !bmc.ok) errors.push(...bmc.errors);

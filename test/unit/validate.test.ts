@@ -125,6 +125,33 @@ describe('validateHostSpec', () => {
   });
 });
 
+describe('Ironic node name length', () => {
+  const ns = 'metal3-fleet-a';
+  const longest = 'n'.repeat(255 - ns.length - 1);
+  const spec = () => ({ ...good(), userData: { name: 'node-0-user-data' } });
+
+  it('accepts a name whose node name namespace~name is exactly 255 characters', () => {
+    expect(validateHostRef({ namespace: ns, name: longest }).ok).toBe(true);
+    expect(validateHostSpec({ namespace: ns, name: longest }, spec()).ok).toBe(true);
+  });
+
+  it('refuses one character more, on metadata.name, saying the limit (API and CRD paths)', () => {
+    const ref = { namespace: ns, name: `${longest}n` };
+    for (const result of [validateHostRef(ref), validateHostSpec(ref, spec())]) {
+      expect(result.ok).toBe(false);
+      if (result.ok) continue;
+      const error = result.errors.find((e) => e.field === 'metadata.name');
+      expect(error?.reason).toMatch(/Ironic allows 255/);
+      expect(error?.reason).toContain(`at most ${255 - ns.length - 1} characters`);
+    }
+  });
+
+  it('a Kubernetes-valid name (253) in a 63-character namespace is refused', () => {
+    const result = validateHostRef({ namespace: 'a'.repeat(63), name: 'b'.repeat(253) });
+    expect(!result.ok && result.errors[0]!.reason).toMatch(/would be 317, and Ironic allows 255/);
+  });
+});
+
 describe('validateHostRef', () => {
   it('accepts Kubernetes names and rejects others with the field', () => {
     expect(validateHostRef({ namespace: 'metal3', name: 'worker-0.rack1' }).ok).toBe(true);
