@@ -15,6 +15,7 @@
  *   - an object with no properties that allows any (`passThrough`) becomes
  *     `x-kubernetes-preserve-unknown-fields: true`;
  *   - a union of literals (`anyOf` of `const`) becomes `enum`;
+ *   - a union of one schema and null becomes that schema with `nullable: true`;
  *   - integers get `format: int64`, as Go's int64 fields do in Metal3's CRDs;
  *   - any other keyword is an error, so a schema change this converter cannot
  *     express fails here instead of silently loosening the CRD.

@@ -107,6 +107,12 @@ export const ObjectReferenceSchema = Type.Object(
 /** Fields Metal3 accepts that metalflow stores but does not act on yet. */
 const passThrough = Type.Object({}, { additionalProperties: true });
 
+/**
+ * Metal3 features metalflow does not implement yet: any shape (so a Metal3 manifest still
+ * fits the CRD), null as Go clients may send it, and validate.ts refuses all but an empty value.
+ */
+const notImplemented = (description: string) => Type.Union([passThrough, Type.Null()], { description });
+
 export const HostSpecSchema = Type.Object(
   {
     /** Optional as in Metal3: a host without a BMC is `unmanaged` and does nothing until one is given. */
@@ -133,9 +139,9 @@ export const HostSpecSchema = Type.Object(
     architecture: Type.Optional(Type.String()),
     hardwareProfile: Type.Optional(Type.String()),
     preprovisioningNetworkDataName: Type.Optional(Type.String()),
-    customDeploy: Type.Optional(passThrough),
-    firmware: Type.Optional(passThrough),
-    raid: Type.Optional(passThrough),
+    customDeploy: Type.Optional(notImplemented('Metal3 custom deploy step: not implemented in metalflow, only an empty value ({} or {"method": ""}) is accepted')),
+    firmware: Type.Optional(notImplemented('Metal3 firmware settings (deprecated in Metal3): not implemented in metalflow, only an empty value is accepted')),
+    raid: Type.Optional(notImplemented('Metal3 RAID configuration: not implemented in metalflow, only an empty value (no volumes) is accepted')),
   },
   open,
 );

@@ -6,7 +6,7 @@
  */
 import { Value } from '@sinclair/typebox/value';
 import type { TSchema } from '@sinclair/typebox';
-import { BMC_TYPE_TABLE, parseBmcAddress, validateBootMac, type BmcAccess } from './bmc';
+import { BMC_TYPE_TABLE, normalizeMac, parseBmcAddress, validateBootMac, type BmcAccess } from './bmc';
 import type { FieldError, Result } from './field-error';
 import { HostSpecSchema, type HostRef, type HostSpec, type SecretReference } from './host';
 import { validateImage } from './image';
@@ -21,9 +21,13 @@ export interface ValidatedSpec {
 
 const SECRET_NAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 
+const A_TYPE: Record<string, string> = { object: 'an object', null: 'null', string: 'a string', array: 'an array', boolean: 'true or false', integer: 'an integer', number: 'a number' };
+
 function describeSchemaError(schema: TSchema, message: string): string {
   const options = (schema.anyOf as TSchema[] | undefined)?.map((s) => s.const).filter((c) => typeof c === 'string');
   if (options && options.length > 0) return `must be one of ${options.map((o) => JSON.stringify(o)).join(', ')}`;
+  const kinds = (schema.anyOf as TSchema[] | undefined)?.map((s) => A_TYPE[String(s.type)]).filter(Boolean);
+  if (kinds && kinds.length > 0) return `must be ${kinds.join(' or ')}`;
   if (/^expected required property/i.test(message)) return 'is required';
   return message.charAt(0).toLowerCase() + message.slice(1);
 }
@@ -74,6 +78,26 @@ function validateRootDeviceHints(spec: HostSpec): FieldError[] {
     errors.push({ field: 'spec.rootDeviceHints.hctl', reason: `"${hints.hctl}" must be four numbers H:C:T:L, e.g. 0:0:0:0` });
   }
   return errors;
+}
+
+const NOT_IMPLEMENTED = {
+  raid: 'RAID configuration is not implemented in metalflow yet (nothing would build the volumes)',
+  firmware: 'firmware settings are not implemented in metalflow (Metal3 replaced this field with HostFirmwareSettings)',
+  customDeploy: 'custom deploy steps are not implemented in metalflow yet (the host would never provision); use spec.image',
+} as const;
+
+/** null, '', [] or an object of such: how Metal3's Go types serialise "nothing asked" (e.g. raid: {hardwareRAIDVolumes: null}). */
+function isEmptyValue(v: unknown): boolean {
+  if (v === null || v === undefined || v === '') return true;
+  if (Array.isArray(v)) return v.length === 0;
+  return typeof v === 'object' && Object.values(v).every(isEmptyValue);
+}
+
+/** Refused rather than stored and silently ignored; an empty value (Metal3 manifests carry them) still applies. */
+function notImplementedErrors(spec: HostSpec): FieldError[] {
+  return (Object.keys(NOT_IMPLEMENTED) as (keyof typeof NOT_IMPLEMENTED)[])
+    .filter((key) => !isEmptyValue(spec[key]))
+    .map((key) => ({ field: `spec.${key}`, reason: `${NOT_IMPLEMENTED[key]}; remove it (an empty value such as {} or null is accepted)` }));
 }
 
 const DIRECT_ADDRESSES = 'a Redfish address (redfish://, redfish-virtualmedia://, idrac-…, ilo5-…) or an IPMI address (ipmi://)';
@@ -165,8 +189,24 @@ export function validateHostSpec(host: HostRef, input: unknown): Result<Validate
     if (ref) errors.push(...validateSecretRef(`spec.${key}`, ref, host));
   }
   errors.push(...validateRootDeviceHints(spec));
+  errors.push(...notImplementedErrors(spec));
   if (spec.provisioner === 'direct' && bmc?.ok) errors.push(...validateDirect(spec, bmc.value));
 
   if (errors.length > 0 || (bmc && !bmc.ok)) return { ok: false, errors };
   return { ok: true, value: { spec, bmc: bmc?.ok ? bmc.value : undefined } };
+}
+
+/**
+ * The spec as validateHostSpec normalises it (a JSON copy, the MAC in lower-case colon
+ * form), without judging it. For the update handlers: their validator already judged the
+ * spec, and a handler that validated again would fail the replay of every host whose
+ * accepted spec a later, stricter rule refuses.
+ */
+export function normalizeHostSpec(input: HostSpec): HostSpec {
+  const spec = JSON.parse(JSON.stringify(input)) as HostSpec;
+  if (spec.bootMACAddress) {
+    const mac = normalizeMac(spec.bootMACAddress);
+    if (mac.ok) spec.bootMACAddress = mac.value;
+  }
+  return spec;
 }

@@ -26,6 +26,7 @@ export interface JSONSchemaProps {
   minItems?: number;
   maxItems?: number;
   default?: unknown;
+  nullable?: boolean;
   'x-kubernetes-preserve-unknown-fields'?: boolean;
   'x-kubernetes-map-type'?: 'atomic' | 'granular';
   'x-kubernetes-validations'?: ValidationRule[];
@@ -70,6 +71,15 @@ export function toStructural(schema: TSchema, path = ''): JSONSchemaProps {
   }
   const out: JSONSchemaProps = {};
 
+  // A schema or null → that schema, nullable (kept as null instead of pruned).
+  if (Array.isArray(s.anyOf)) {
+    const others = (s.anyOf as TSchema[]).filter((m) => plain(m).type !== 'null');
+    if (others.length === 1 && s.anyOf.length === 2) {
+      const inner = toStructural(others[0]!, path);
+      copyCommon(s, inner);
+      return { ...inner, nullable: true };
+    }
+  }
   // Union of literals → enum (the only union a structural schema can express).
   if (Array.isArray(s.anyOf)) {
     const members = (s.anyOf as TSchema[]).map(plain);

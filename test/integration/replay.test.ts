@@ -27,6 +27,8 @@ describe('replay of recorded histories', () => {
     // A stuck deploy cancelled by a pause, then a delete held until resumed (test/support/record-interrupt-histories.ts).
     expect(files).toContain('host-paused-cancel-delete.json');
     expect(files).toContain('operation-provision-cancelled.json');
+    // Specs accepted before stricter input rules (raid, firmware, customDeploy, a 10,000-character description), test/support/record-input-histories.ts.
+    expect(files).toContain('host-spec-refused-by-later-rules.json');
   });
 
   it.each(files)('%s replays without nondeterminism', async (file) => {

@@ -89,6 +89,12 @@ describe('validateHostSpec', () => {
     ['automatedCleaningMode unknown', (s) => (s.automatedCleaningMode = 'always'), 'spec.automatedCleaningMode', /"metadata", "disabled"/],
     ['externallyProvisioned not bool', (s) => (s.externallyProvisioned = 1), 'spec.externallyProvisioned', /boolean/i],
     ['consumerRef unknown field', (s) => (s.consumerRef = { foo: 'x' }), 'spec.consumerRef.foo', /unexpected property/i],
+    ['raid with hardware volumes', (s) => (s.raid = { hardwareRAIDVolumes: [{ level: '1' }] }), 'spec.raid', /RAID configuration is not implemented in metalflow yet/],
+    ['raid with software volumes', (s) => (s.raid = { hardwareRAIDVolumes: null, softwareRAIDVolumes: [{ level: '1' }] }), 'spec.raid', /empty value such as \{\} or null is accepted/],
+    ['firmware settings', (s) => (s.firmware = { sriovEnabled: true }), 'spec.firmware', /firmware settings are not implemented/],
+    ['firmware setting false', (s) => (s.firmware = { virtualizationEnabled: false }), 'spec.firmware', /HostFirmwareSettings/],
+    ['customDeploy with a method', (s) => (s.customDeploy = { method: 'install_coreos' }), 'spec.customDeploy', /custom deploy steps are not implemented.*use spec.image/],
+    ['raid not an object', (s) => (s.raid = 'raid1'), 'spec.raid', /object|null/i],
     ['unknown top-level field', (s) => (s.bmcAddress = 'x'), 'spec.bmcAddress', /unexpected property/i],
   ];
 
@@ -105,6 +111,21 @@ describe('validateHostSpec', () => {
     expect(result.ok).toBe(true);
     if (result.ok) expect(result.value.bmc).toBeUndefined();
     expect(validateHostSpec(ref, { ...good(), disablePowerOff: true, online: true }).ok).toBe(true);
+  });
+
+  it('accepts the empty raid, firmware and customDeploy values Metal3 manifests and Go clients carry', () => {
+    const empties: Record<string, unknown>[] = [
+      { raid: null, firmware: null, customDeploy: null },
+      { raid: {}, firmware: {}, customDeploy: {} },
+      { raid: { hardwareRAIDVolumes: null, softwareRAIDVolumes: null } },
+      { raid: { hardwareRAIDVolumes: [], softwareRAIDVolumes: [] } },
+      { customDeploy: { method: '' } },
+      { firmware: { sriovEnabled: null } },
+    ];
+    for (const extra of empties) {
+      const result = validateHostSpec(ref, { ...good(), ...extra });
+      expect(result.ok, JSON.stringify(extra)).toBe(true);
+    }
   });
 
   it('accepts a live-iso without checksum and a checksum-file URL', () => {
