@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { validateHostSpec } from '../../types/validate';
 import { validateHostRef } from '../../types/host-ref';
-import type { HostSpec } from '../../types/host';
+import { HardwareDetailsSchema, HostSpecSchema, HostStatusSchema, type HostSpec } from '../../types/host';
+import { HostInputSchema, ListQuerySchema, PauseBodySchema, PowerOffParamsSchema } from '../../api/schemas';
 
 const ref = { namespace: 'metal3', name: 'node-0' };
 
@@ -180,5 +181,34 @@ describe('validateHostRef', () => {
     expect(!ns.ok && ns.errors[0]!.field).toBe('metadata.namespace');
     const name = validateHostRef({ namespace: 'ok', name: 'a/b' });
     expect(!name.ok && name.errors[0]!.field).toBe('metadata.name');
+  });
+});
+
+describe('string limits', () => {
+  /** Paths of every string in a schema that has no maxLength. */
+  function unbounded(schema: Record<string, any>, path: string): string[] {
+    if (schema.type === 'string') return schema.maxLength === undefined ? [path] : [];
+    const out: string[] = [];
+    for (const [k, v] of Object.entries(schema.properties ?? {})) out.push(...unbounded(v as Record<string, any>, `${path}.${k}`));
+    if (schema.items) out.push(...unbounded(schema.items, `${path}[]`));
+    for (const m of schema.anyOf ?? []) if (m.const === undefined) out.push(...unbounded(m, path));
+    return out;
+  }
+
+  it('every string of the spec, the status, the hardware details and the API requests has a maxLength', () => {
+    const schemas = { spec: HostSpecSchema, status: HostStatusSchema, hardware: HardwareDetailsSchema, body: HostInputSchema, query: ListQuerySchema, path: PowerOffParamsSchema, pause: PauseBodySchema };
+    for (const [name, schema] of Object.entries(schemas)) expect(unbounded(schema, name)).toEqual([]);
+  });
+
+  const cases: [string, (s: Record<string, any>) => void, string, number][] = [
+    ['description', (s) => (s.description = 'd'.repeat(4097)), 'spec.description', 4096],
+    ['architecture', (s) => (s.architecture = 'a'.repeat(65)), 'spec.architecture', 64],
+    ['consumerRef.name', (s) => (s.consumerRef = { name: 'n'.repeat(254) }), 'spec.consumerRef.name', 253],
+    ['rootDeviceHints.model', (s) => (s.rootDeviceHints.model = 'm'.repeat(256)), 'spec.rootDeviceHints.model', 255],
+    ['preprovisioningNetworkDataName', (s) => (s.preprovisioningNetworkDataName = 'p'.repeat(254)), 'spec.preprovisioningNetworkDataName', 253],
+  ];
+  it.each(cases)('refuses a %s longer than its limit, saying the limit', (_what, mutate, field, limit) => {
+    const error = errorsFor(mutate).find((e) => e.field === field);
+    expect(error?.reason).toMatch(new RegExp(`less or equal to ${limit}`));
   });
 });
