@@ -8,6 +8,7 @@
 import type { FieldError } from '../types/field-error';
 import type { HostRef, HostSpec } from '../types/host';
 import { defaultSecretNames } from '../types/host-ref';
+import { inlineConfigDataErrors } from '../types/config-data';
 import type { SecretData, SecretStore } from '../clients/secrets/secret-store';
 
 export interface SecretWrite {
@@ -48,6 +49,9 @@ export class HostSecrets {
     ref: HostRef,
     input: { spec: HostSpec; credentials?: { username: string; password: string }; userData?: string; networkData?: string; metaData?: string },
   ): { spec: HostSpec; writes: SecretWrite[] } | { errors: FieldError[] } {
+    // Refused here, before anything is stored: the worker would only find out at deploy.
+    const dataErrors = inlineConfigDataErrors(input);
+    if (dataErrors.length > 0) return { errors: dataErrors };
     const names = defaultSecretNames(ref);
     const spec: HostSpec = structuredClone(input.spec);
     const writes: SecretWrite[] = [];
