@@ -40,8 +40,9 @@ export async function buildServer(hosts: HostService, opts: { logger?: boolean; 
   const logger = opts.logger ?? false;
   const tls = opts.auth.tls;
   // With a CA, a client certificate is asked for but not required: token callers connect without one.
-  // Host names are Kubernetes names, up to 253 characters (Fastify's default cut is 100: a longer one was a 404).
-  const limits = { maxParamLength: 253, bodyLimit: API_BODY_LIMIT_BYTES };
+  // Host names are Kubernetes names, up to 253 characters (Fastify's default cut is 100: a longer one was a 404);
+  // up to 1024 reach the route, whose schema names path.name when too long.
+  const limits = { routerOptions: { maxParamLength: 1024 }, bodyLimit: API_BODY_LIMIT_BYTES };
   const base = tls
     ? (Fastify({ logger, ...limits, https: { key: tls.key, cert: tls.cert, ca: tls.ca, requestCert: tls.ca !== undefined, rejectUnauthorized: false } }) as unknown as FastifyInstance)
     : Fastify({ logger, ...limits });
@@ -52,7 +53,9 @@ export async function buildServer(hosts: HostService, opts: { logger?: boolean; 
   app.setValidatorCompiler(({ schema, httpPart }) => (data: unknown) => {
     // A body the route marks optional (x-optional) may be left out entirely.
     if ((data === undefined || data === null) && httpPart === 'body' && (schema as { 'x-optional'?: boolean })['x-optional']) return { value: data };
-    const errors = schemaErrors(schema as TSchema, data, PART_PREFIX[httpPart ?? 'body'] ?? '');
+    const part = httpPart ?? 'body';
+    // A whole part of the wrong kind (e.g. a body that is a list) is named as that part.
+    const errors = schemaErrors(schema as TSchema, data, PART_PREFIX[part] ?? '').map((e) => (e.field === '(root)' ? { ...e, field: part } : e));
     return errors.length > 0 ? { error: new RequestValidationError(errors) } : { value: data };
   });
 
