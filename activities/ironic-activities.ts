@@ -12,6 +12,7 @@ import { ironicDriverInfo } from '../clients/ironic/driver-info';
 import { FAILURE } from '../types/failures';
 import { bmcOf, type HardwareDetails, type HostRef, type HostSpec, type Image, type SecretReference } from '../types/host';
 import { ironicNodeName } from '../types/host-ref';
+import { parseConfigMapping } from '../types/config-data';
 import { activityContext, heartbeat, keepAlive, poller, type PollOptions, DEFAULT_POLL } from './activity-context';
 import { markerKey, ownMarker, provisionMoment, writeMarker } from './sent-marker';
 import { IronicClient, IronicError, type JsonPatchOp } from '../clients/ironic/client';
@@ -349,12 +350,11 @@ export function createIronicActivities(deps: IronicActivityDeps) {
     const userData = await read(input.userData, ['userData', 'value']);
     const networkData = await read(input.networkData, ['networkData', 'value']);
     const metaData = await read(input.metaData, ['metaData', 'value']);
+    // JSON or YAML, as Metal3 reads them (CAPM3's Metal3Data writes YAML); the reason never quotes the data.
     const parseJson = (what: string, text: string): Record<string, unknown> => {
-      try {
-        return JSON.parse(text) as Record<string, unknown>;
-      } catch {
-        throw operationFailed(`the ${what} secret must hold a JSON document`);
-      }
+      const parsed = parseConfigMapping(text);
+      if ('reason' in parsed) throw operationFailed(`the ${what} secret must hold a JSON object or YAML mapping: it ${parsed.reason}`);
+      return parsed.value;
     };
     const meta: Record<string, unknown> = {
       uuid: input.nodeId,

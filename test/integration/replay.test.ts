@@ -43,6 +43,8 @@ describe('replay of recorded histories', () => {
     // A delete refused once by Ironic, then retried (test/support/record-delete-failure-histories.ts).
     expect(files).toContain('host-delete-failed-then-deleted.json');
     expect(files).toContain('operation-delete-failed.json');
+    // Specs accepted before stricter input rules (raid, firmware, customDeploy, a 10,000-character description), test/support/record-input-histories.ts.
+    expect(files).toContain('host-spec-refused-by-later-rules.json');
   });
 
   it.each(files)('%s replays without nondeterminism', async (file) => {
