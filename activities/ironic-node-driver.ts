@@ -28,6 +28,17 @@ export interface NodeTarget {
   bootMACAddress?: string;
 }
 
+/** metalflow's ownership mark on a node it registered: `extra.metalflow_host` = `<namespace>/<name>`. */
+export const OWNER_KEY = 'metalflow_host';
+export const ownerMark = (ref: HostRef): string => `${ref.namespace}/${ref.name}`;
+
+/** What a lookup found: the host's own node, a node that is not the host's (with why), or nothing. */
+export interface NodeLookup {
+  node?: IronicNode;
+  foreign?: IronicNode;
+  reason?: string;
+}
+
 export interface NodeSummary {
   nodeId: string;
   provisionState: string;
@@ -103,23 +114,47 @@ export function createNodeDriver(deps: NodeDriverDeps) {
     }
   }
 
-  async function findNode(target: NodeTarget): Promise<IronicNode | undefined> {
+  /**
+   * The host's node: by the id metalflow stored, then by the host's own name
+   * (`namespace~name`, Metal3's convention), then by boot MAC. A node found by
+   * id or name is the host's unless its ownership mark names another host; a
+   * node found only by MAC is the host's only with its mark: otherwise it is
+   * an operator's own node (or another host's) and never touched.
+   */
+  async function lookupNode(target: NodeTarget): Promise<NodeLookup> {
+    const mine = ownerMark(target.ref);
+    const judge = (node: IronicNode, how: string): NodeLookup => {
+      const owner = node.extra?.[OWNER_KEY];
+      if (owner === mine) return { node };
+      const label = node.name ? `${node.name} (${node.uuid})` : node.uuid;
+      if (owner !== undefined) return { foreign: node, reason: `Ironic node ${label}, found by ${how}, belongs to host ${String(owner)} (extra.${OWNER_KEY})` };
+      if (how !== 'boot MAC') return { node };
+      return {
+        foreign: node,
+        reason: `Ironic node ${label} has boot MAC ${target.bootMACAddress} but no metalflow ownership mark (extra.${OWNER_KEY}): it is not this host's node`,
+      };
+    };
     if (target.nodeId) {
       const byId = await ironic.getNode(target.nodeId);
-      if (byId) return byId;
+      if (byId) return judge(byId, 'its stored id');
     }
-    const name = ironicNodeName(target.ref);
-    const byName = await ironic.getNode(name);
-    if (byName) return byName;
-    if (!target.bootMACAddress) return undefined;
+    const byName = await ironic.getNode(ironicNodeName(target.ref));
+    if (byName) return judge(byName, 'name');
+    if (!target.bootMACAddress) return {};
     const byMac = await ironic.findNodeByMac(target.bootMACAddress);
-    // Adopt a node found by MAC only if no other host owns it.
-    const owner = byMac?.extra.metalflow_host;
-    const otherName = byMac?.name && byMac.name.includes('~') && byMac.name !== name;
-    if (byMac && ((owner !== undefined && owner !== `${target.ref.namespace}/${target.ref.name}`) || otherName)) {
-      throw operationFailed(`boot MAC ${target.bootMACAddress} is already registered to Ironic node ${byMac.name ?? byMac.uuid}`);
+    return byMac ? judge(byMac, 'boot MAC') : {};
+  }
+
+  /** For registration: the host's node, none, or a failure naming the node that holds its boot MAC. */
+  async function findNode(target: NodeTarget): Promise<IronicNode | undefined> {
+    const found = await lookupNode(target);
+    if (found.foreign) {
+      throw operationFailed(
+        `boot MAC ${target.bootMACAddress} is already registered to Ironic node ${found.foreign.name ?? found.foreign.uuid}: ${found.reason}; ` +
+          `metalflow neither takes it over nor changes it (remove that node or its port, or set its extra.${OWNER_KEY} to "${ownerMark(target.ref)}" to hand it to this host)`,
+      );
     }
-    return byMac;
+    return found.node;
   }
 
   async function mustGetNode(nodeId: string): Promise<IronicNode> {
@@ -190,7 +225,7 @@ export function createNodeDriver(deps: NodeDriverDeps) {
     }
   }
 
-  return { waitForChange, findNode, mustGetNode, drive, setAutomatedClean };
+  return { waitForChange, lookupNode, findNode, mustGetNode, drive, setAutomatedClean };
 }
 
 export type NodeDriver = ReturnType<typeof createNodeDriver>;

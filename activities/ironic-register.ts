@@ -12,7 +12,7 @@ import { hardwareFromInventory, hardwareFromProperties } from '../clients/ironic
 import { bootCapabilities, ironicRootDeviceHints, nodeInterfaces, type InspectionPreference } from '../clients/ironic/node-spec';
 import type { IronicNode } from '../clients/ironic/types';
 import { readSecretKey, type SecretReader } from '../clients/secrets/secret-store';
-import { lastError, operationFailed, summary, type NodeDriver, type NodeSummary, type NodeTarget } from './ironic-node-driver';
+import { lastError, operationFailed, OWNER_KEY, ownerMark, summary, type NodeDriver, type NodeSummary, type NodeTarget } from './ironic-node-driver';
 
 export interface RegisterDeps {
   ironic: IronicClient;
@@ -80,7 +80,7 @@ export function createRegisterActivities(deps: RegisterDeps) {
           ...interfaces,
           properties: { capabilities, ...(rootDevice ? { root_device: rootDevice } : {}) },
           automated_clean: automatedClean,
-          extra: { metalflow_host: `${ref.namespace}/${ref.name}` },
+          extra: { [OWNER_KEY]: ownerMark(ref) },
         });
       } catch (err) {
         // Another attempt created it first (duplicate name): adopt that one.
@@ -91,6 +91,9 @@ export function createRegisterActivities(deps: RegisterDeps) {
     } else {
       const ops: JsonPatchOp[] = [{ op: 'add', path: '/driver_info', value: driverInfo }];
       if (node.name !== name) ops.push({ op: 'add', path: '/name', value: name });
+      // A node found by id or name that lacks the mark (Metal3's, or registered before marks were
+      // checked) is the host's from now on: only marked nodes are ever powered off or deleted.
+      if (node.extra?.[OWNER_KEY] !== ownerMark(ref)) ops.push({ op: 'add', path: `/extra/${OWNER_KEY}`, value: ownerMark(ref) });
       if (node.driver !== access.value.driver) ops.push({ op: 'add', path: '/driver', value: access.value.driver });
       const current = node as unknown as Record<string, unknown>;
       for (const [key, value] of Object.entries(interfaces)) {

@@ -27,6 +27,9 @@ describe('replay of recorded histories', () => {
     // A stuck deploy cancelled by a pause, then a delete held until resumed (test/support/record-interrupt-histories.ts).
     expect(files).toContain('host-paused-cancel-delete.json');
     expect(files).toContain('operation-provision-cancelled.json');
+    // A direct host's detach before and after patch direct-detach-without-ironic (test/support/record-detach-histories.ts).
+    expect(files).toContain('operation-detach-direct-v1.json');
+    expect(files).toContain('operation-detach-direct-without-ironic.json');
   });
 
   it.each(files)('%s replays without nondeterminism', async (file) => {
