@@ -40,9 +40,9 @@ const waiting = proxyActivities<IronicActivities>({
   retry,
 });
 
-/** Talks to the BMC itself: short requests, a BMC error is recorded at once (no quiet retries). */
+/** Talks to the BMC itself: short requests (a slow BMC's whole session fits), a BMC error is recorded at once (no quiet retries). */
 const bmc = proxyActivities<BmcActivities>({
-  startToCloseTimeout: '2 minutes',
+  startToCloseTimeout: '5 minutes',
   heartbeatTimeout: '30 seconds',
   retry: BMC_RETRY,
 });

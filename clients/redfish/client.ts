@@ -18,6 +18,7 @@ import { Agent, request, type Dispatcher } from 'undici';
 import type { BmcAccess } from '../../types/bmc';
 import { hostForUrl } from '../../types/bmc';
 import type { HardwareDetails } from '../../types/host';
+import { abortReason, sleep } from '../bmc/abort';
 import { RedfishError, redact } from '../bmc/errors';
 import {
   arr,
@@ -59,6 +60,8 @@ export interface RedfishClientOptions {
   taskPollIntervalMs?: number;
   /** Overrides the client's own undici Agent (then TLS options above are ignored). */
   dispatcher?: Dispatcher;
+  /** Cancels every request and wait of this client (a cancelled activity); they throw its reason. */
+  signal?: AbortSignal;
 }
 
 export type RedfishPowerState = 'On' | 'Off' | 'PoweringOn' | 'PoweringOff' | 'Paused';
@@ -101,7 +104,6 @@ export interface PowerWaitOptions {
 const TASK_RUNNING = new Set(['New', 'Starting', 'Running', 'Suspended', 'Interrupted', 'Pending', 'Stopping', 'Service']);
 const TASK_FAILED = new Set(['Exception', 'Killed', 'Cancelled']);
 
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 function normalizePath(path: string): string {
   let p = path.trim();
@@ -124,6 +126,7 @@ export class RedfishClient {
   private readonly dispatcher: Dispatcher;
   private readonly ownDispatcher: boolean;
   private readonly requestedPath: string;
+  private readonly signal?: AbortSignal;
 
   private auth: { kind: 'none' } | { kind: 'basic'; header: string } | { kind: 'session'; token: string; uri?: string } = { kind: 'none' };
   private closed = false;
@@ -144,6 +147,7 @@ export class RedfishClient {
     this.taskTimeoutMs = opts.taskTimeoutMs ?? 600_000;
     this.taskPollMs = opts.taskPollIntervalMs ?? 1_000;
     this.authMode = opts.auth ?? 'auto';
+    this.signal = opts.signal;
     if (opts.dispatcher) {
       this.dispatcher = opts.dispatcher;
       this.ownDispatcher = false;
@@ -229,9 +233,11 @@ export class RedfishClient {
   private async raw(
     method: Dispatcher.HttpMethod,
     path: string,
-    opts: { body?: unknown; headers?: Record<string, string>; anonymous?: boolean } = {},
+    opts: { body?: unknown; headers?: Record<string, string>; anonymous?: boolean; uncancellable?: boolean } = {},
   ): Promise<RedfishResponse> {
     if (this.closed) throw this.fail('bmc-fault', `the Redfish client for ${this.origin} is closed`);
+    const cancel = opts.uncancellable ? undefined : this.signal;
+    if (cancel?.aborted) throw abortReason(cancel);
     const url = this.url(path);
     const headers: Record<string, string> = {
       accept: 'application/json',
@@ -248,11 +254,12 @@ export class RedfishClient {
         dispatcher: this.dispatcher,
         headersTimeout: this.timeoutMs,
         bodyTimeout: this.timeoutMs,
-        signal: AbortSignal.timeout(this.timeoutMs),
+        signal: cancel ? AbortSignal.any([AbortSignal.timeout(this.timeoutMs), cancel]) : AbortSignal.timeout(this.timeoutMs),
       });
       const text = await res.body.text();
       return { status: res.statusCode, headers: res.headers, body: parseJson(text), text };
     } catch (err) {
+      if (cancel?.aborted) throw abortReason(cancel);
       if (err instanceof RedfishError) throw err;
       throw this.redacted(networkError(err, this.origin, this.timeoutMs));
     }
@@ -343,7 +350,7 @@ export class RedfishClient {
         const stateNow = str(last.body.TaskState);
         throw this.fail('timeout', `Redfish ${what}: task ${monitor} still ${stateNow ?? 'running'} after ${Math.round(this.taskTimeoutMs / 1000)} s`);
       }
-      await sleep(wait);
+      await sleep(wait, this.signal);
       let res = await this.raw('GET', monitor);
       if (res.status === 401 && this.auth.kind === 'session') {
         await this.createSession();
@@ -495,7 +502,8 @@ export class RedfishClient {
     const auth = this.auth;
     if (auth.kind === 'session' && auth.uri) {
       try {
-        await this.raw('DELETE', auth.uri);
+        // Ends the session even for a cancelled call: BMCs allow only a few at once.
+        await this.raw('DELETE', auth.uri, { uncancellable: true });
       } catch {
         // the session expires on its own
       }
@@ -560,7 +568,7 @@ export class RedfishClient {
       if (Date.now() + pollMs > deadline) {
         throw this.fail('timeout', `system ${this.systemPath} on ${this.origin} is still ${state ?? 'in an unknown power state'} ${Math.round(timeoutMs / 1000)} s after asking for ${target}`);
       }
-      await sleep(pollMs);
+      await sleep(pollMs, this.signal);
     }
   }
 
