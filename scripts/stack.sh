@@ -6,7 +6,11 @@
 #
 # Usage: scripts/stack.sh start   [temporal|ironic|sushy ...]
 #        scripts/stack.sh stop    [temporal|ironic|sushy ...]
-#        scripts/stack.sh restart [temporal|ironic|sushy ...]
+#        scripts/stack.sh restart [temporal|ironic|sushy ...] [--empty-db]
+#                       --empty-db: Ironic comes back with an EMPTY database
+#                       (its SQLite file is deleted while it is stopped), as a
+#                       Metal3 Ironic pod does on restart (ephemeral SQLite);
+#                       only with ironic among the services (or none named)
 #        scripts/stack.sh status        (exit 0 only when all are running and healthy)
 #        scripts/stack.sh env           (prints `export NAME=value` lines, and `unset`s
 #                                        the TLS client settings the plain services do not use)
@@ -420,6 +424,16 @@ command_of() {
 }
 
 # ------------------------------------------------------------ actions ----
+# Ironic must be stopped. Its next start creates the schema again (every node,
+# port and allocation is gone), as when Metal3's Ironic pod restarts with its
+# default ephemeral SQLite database.
+empty_ironic_db() {
+  [[ -z "$(running_pid ironic)" ]] || die "ironic: still running; cannot empty its database"
+  local db="$STATE/ironic/ironic.sqlite"
+  rm -f "$db" "$db-journal" "$db-wal" "$db-shm"
+  log "ironic: database emptied ($db removed); nodes are gone"
+}
+
 wait_healthy() {
   local svc="$1" pid="$2" since="$3" deadline=$((SECONDS + HEALTH_TIMEOUT))
   while ((SECONDS < deadline)); do
@@ -608,11 +622,19 @@ case "$cmd" in
       if [[ " ${SELECTED[*]} " == *" $s "* ]]; then stop_one "$s"; fi
     done ;;
   restart)
-    select_services "$@"; lock
+    empty_db=0; names=()
+    for a in "$@"; do
+      if [[ "$a" == --empty-db ]]; then empty_db=1; else names+=("$a"); fi
+    done
+    select_services "${names[@]}"; lock
     [[ -x "$VENV/bin/python" ]] || die "python venv $VENV not found; run scripts/install.sh"
+    if ((empty_db)) && [[ " ${SELECTED[*]} " != *" ironic "* ]]; then
+      die "--empty-db empties Ironic's database: name ironic among the services (restart ironic --empty-db)"
+    fi
     for s in $(reverse "${SERVICES[@]}"); do
       if [[ " ${SELECTED[*]} " == *" $s "* ]]; then stop_one "$s"; fi
     done
+    if ((empty_db)); then empty_ironic_db; fi
     for s in "${SERVICES[@]}"; do
       if [[ " ${SELECTED[*]} " == *" $s "* ]]; then start_one "$s"; fi
     done ;;
