@@ -71,7 +71,9 @@ async function stuckDeploy(name: string): Promise<string> {
 
 const lastOf = (v: HostView, kind: string) => [...v.operations].reverse().find((o) => o.kind === kind);
 
-describe('interrupting operations', () => {
+// Each test walks a host to available, then into a stuck deploy, then out: several 60 s waits
+// in a row, which a loaded 2-core machine can need (the default 120 s cut one short).
+describe('interrupting operations', { timeout: 300_000 }, () => {
   it('a delete cancels a stuck deploy: aborted in Ironic, deprovisioned, deleted, and no error recorded', async () => {
     const name = uniq('del');
     const nodeId = await stuckDeploy(name);
