@@ -27,19 +27,28 @@ export const API_URL = `http://127.0.0.1:${BENCH_PORTS.api}`;
 
 export type StackService = 'temporal' | 'ironic' | 'sushy';
 
-export function stack(args: string[], extraEnv: Record<string, string> = {}): string {
+/** One instance of scripts/stack.sh: its state dir and the environment naming its ports. */
+export interface StackTarget {
+  stateDir: string;
+  env: Record<string, string>;
+}
+
+const BENCH_STACK: StackTarget = { stateDir: BENCH_STATE_DIR, env: BENCH_STACK_ENV };
+
+/** scripts/stack.sh ARGS on `target`; its output (stderr goes to ours). */
+export function stackAt(target: StackTarget, args: string[], extraEnv: Record<string, string> = {}): string {
   return execFileSync('bash', [join(REPO_ROOT, 'scripts', 'stack.sh'), ...args], {
-    env: { ...process.env, ...BENCH_STACK_ENV, ...extraEnv },
+    env: { ...process.env, ...target.env, ...extraEnv },
     encoding: 'utf8',
     stdio: ['ignore', 'pipe', 'inherit'],
   });
 }
 
-/** Services of the bench stack that are running and healthy. */
-export function stackRunning(): Set<StackService> {
+/** Services of `target` that are running and healthy. */
+export function stackRunningAt(target: StackTarget): Set<StackService> {
   let out = '';
   try {
-    out = stack(['status']);
+    out = stackAt(target, ['status']);
   } catch (err) {
     out = String((err as { stdout?: string }).stdout ?? '');
   }
@@ -51,12 +60,40 @@ export function stackRunning(): Set<StackService> {
   return up;
 }
 
-export function servicePid(svc: StackService): number | undefined {
-  const file = join(BENCH_STATE_DIR, 'run', `${svc}.pid`);
+/** The pid (and process group) stack.sh recorded for a service of `target`. */
+export function servicePidAt(target: StackTarget, svc: StackService): number | undefined {
+  const file = join(target.stateDir, 'run', `${svc}.pid`);
   if (!existsSync(file)) return undefined;
   const pid = Number(readFileSync(file, 'utf8').trim());
   return Number.isInteger(pid) && pid > 0 ? pid : undefined;
 }
+
+/**
+ * A script run without blocking the event loop (the chaos suite's proxies live
+ * in the calling process and must keep answering while a service restarts).
+ * Resolves with its stdout; rejects with its exit code and stderr's tail.
+ */
+export function runScript(file: string, args: string[], env: Record<string, string>): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('bash', [file, ...args], { cwd: REPO_ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString('utf8')));
+    child.stderr.on('data', (d: Buffer) => (err = (err + d.toString('utf8')).slice(-4000)));
+    child.on('error', reject);
+    child.on('exit', (code) =>
+      code === 0 ? resolve(out) : reject(new Error(`${file} ${args.join(' ')} exited ${code}: ${err.trim() || out.trim().slice(-2000)}`)),
+    );
+  });
+}
+
+/** stackAt without blocking: scripts/stack.sh ARGS on `target`. */
+export const stackAtAsync = (target: StackTarget, args: string[], extraEnv: Record<string, string> = {}): Promise<string> =>
+  runScript(join(REPO_ROOT, 'scripts', 'stack.sh'), args, { ...target.env, ...extraEnv });
+
+export const stack = (args: string[], extraEnv: Record<string, string> = {}): string => stackAt(BENCH_STACK, args, extraEnv);
+export const stackRunning = (): Set<StackService> => stackRunningAt(BENCH_STACK);
+export const servicePid = (svc: StackService): number | undefined => servicePidAt(BENCH_STACK, svc);
 
 // ---------------------------------------------------------------- /proc ----
 

@@ -34,7 +34,7 @@ import { REPO_ROOT } from '../config/env';
 import { WORKFLOW_BUNDLE_OPTIONS } from '../workers/worker';
 import { tokenHash } from '../api/auth/token-file';
 import { IronicProxy, type RecordedRequest } from '../test/support/ironic-proxy';
-import { makeHosts, PHASES, sleep, type BenchHost, type Phase } from './common';
+import { makeHosts, PHASES, sleep, writeSushySystems, type BenchHost, type Phase, type SushySystem } from './common';
 import { FloorDriver } from './floor';
 import { MetalflowDriver } from './metalflow';
 import {
@@ -139,29 +139,9 @@ function requestKind(r: RecordedRequest): string {
 }
 
 /** A sushy systems file with one fake system per host (redfish mode). */
-function redfishSystems(n: number): { file: string; systems: { id: string; mac: string }[] } {
-  const hex = (x: number): string => x.toString(16).padStart(2, '0');
-  const systems = Array.from({ length: n }, (_, i) => ({
-    id: `be4c0000-0000-4000-8000-${String(i).padStart(12, '0')}`,
-    mac: `52:54:01:be:${hex(i >> 8)}:${hex(i & 0xff)}`,
-  }));
+function redfishSystems(n: number): { file: string; systems: SushySystem[] } {
   const file = join(BENCH_STATE_DIR, `sushy-systems-${n}.json`);
-  writeFileSync(
-    file,
-    JSON.stringify(
-      systems.map((s, i) => ({
-        uuid: s.id,
-        name: `bench-bm-${i}`,
-        power_state: 'Off',
-        external_notifier: false,
-        nics: [{ mac: s.mac, ip: `192.0.2.${(i % 250) + 1}` }],
-        memory_gb: 32,
-        processors: { sockets: 1, model: 'Bench CPU', vendor: 'Bench', cores: 8, threads: 16 },
-        disks: [{ id: 'Disk0', name: 'sda', capacity_bytes: 480103981056, protocol: 'SATA' }],
-      })),
-    ),
-  );
-  return { file, systems };
+  return { file, systems: writeSushySystems(file, n, { uuidPrefix: 'be4c0000', macPrefix: '52:54:01:be', namePrefix: 'bench-bm' }) };
 }
 
 async function sushySystemCount(): Promise<number> {
