@@ -8,7 +8,8 @@
  */
 import { Client, Connection } from '@temporalio/client';
 import { ApiClient } from './api-client';
-import { CREDENTIALS, IMAGE, pool, sleep, type BenchHost, type Phase } from './common';
+import { CREDENTIALS, IMAGE, pool, type BenchHost, type Phase } from './common';
+import { Ticker } from './ticker';
 
 export interface ApiCall {
   host: string;
@@ -62,10 +63,7 @@ export class MetalflowDriver {
   private busy = new Set<string>();
   private connection?: Connection;
   private listedAt = 0;
-  private ticker?: Promise<void>;
-  private stopped = false;
-  private tickWaiters: (() => void)[] = [];
-  lastError?: string;
+  private ticker?: Ticker;
 
   constructor(private readonly opts: MetalflowOptions) {
     this.api = new ApiClient(opts.apiUrl, opts.apiToken, Math.max(16, opts.concurrency + 8));
@@ -90,41 +88,29 @@ export class MetalflowDriver {
 
   /** One list request per tick for all hosts (cheap on visibility), instead of one query per host. */
   private startTicker(): void {
-    if (this.ticker) return;
-    this.ticker = (async () => {
-      this.connection = await Connection.connect({ address: this.opts.temporalAddress });
+    const ns = this.opts.namespace;
+    this.ticker ??= new Ticker(async () => {
+      this.connection ??= await Connection.connect({ address: this.opts.temporalAddress });
       const client = new Client({ connection: this.connection });
-      const ns = this.opts.namespace;
-      while (!this.stopped) {
-        try {
-          const at = Date.now();
-          const busy = new Set([...(await hostsWithRunningOperation(client, `host/${ns}/`))].map((key) => key.slice(ns.length + 1)));
-          const r = await this.api.request('GET', `/v1/hosts?namespace=${this.opts.namespace}`);
-          if (r.status === 200) {
-            const m = new Map<string, string>();
-            for (const item of r.json.items as { name: string; provisioningState: string }[]) m.set(item.name, item.provisioningState);
-            this.listed = m;
-            this.busy = busy;
-            this.listedAt = at;
-          }
-        } catch (err) {
-          this.lastError = String(err);
-        }
-        const waiters = this.tickWaiters;
-        this.tickWaiters = [];
-        for (const w of waiters) w();
-        await sleep(this.opts.pollMs);
-      }
-    })();
+      const at = Date.now();
+      const busy = new Set([...(await hostsWithRunningOperation(client, `host/${ns}/`))].map((key) => key.slice(ns.length + 1)));
+      const r = await this.api.request('GET', `/v1/hosts?namespace=${ns}`);
+      if (r.status !== 200) return;
+      const m = new Map<string, string>();
+      for (const item of r.json.items as { name: string; provisioningState: string }[]) m.set(item.name, item.provisioningState);
+      this.listed = m;
+      this.busy = busy;
+      this.listedAt = at;
+    }, this.opts.pollMs);
+    this.ticker.start();
   }
 
   private nextTick(): Promise<void> {
-    return new Promise((resolve) => this.tickWaiters.push(resolve));
+    return this.ticker!.next();
   }
 
   async stop(): Promise<void> {
-    this.stopped = true;
-    await this.ticker;
+    await this.ticker?.stop();
     await this.connection?.close();
     await this.api.close();
   }

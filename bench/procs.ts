@@ -25,6 +25,15 @@ export const IRONIC_URL = `http://127.0.0.1:${BENCH_PORTS.ironic}`;
 export const SUSHY_URL = `http://127.0.0.1:${BENCH_PORTS.sushy}`;
 export const API_URL = `http://127.0.0.1:${BENCH_PORTS.api}`;
 
+/** The short commit of the checkout, for result files. */
+export function gitCommit(): string {
+  try {
+    return execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: REPO_ROOT, encoding: 'utf8' }).trim();
+  } catch {
+    return 'unknown';
+  }
+}
+
 export type StackService = 'temporal' | 'ironic' | 'sushy';
 
 /** One instance of scripts/stack.sh: its state dir and the environment naming its ports. */
@@ -73,23 +82,23 @@ export function servicePidAt(target: StackTarget, svc: StackService): number | u
  * in the calling process and must keep answering while a service restarts).
  * Resolves with its stdout; rejects with its exit code and stderr's tail.
  */
-export function runScript(file: string, args: string[], env: Record<string, string>): Promise<string> {
+export function runCommand(command: string, args: string[], env: Record<string, string>): Promise<string> {
   return new Promise((resolve, reject) => {
-    const child = spawn('bash', [file, ...args], { cwd: REPO_ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(command, args, { cwd: REPO_ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     let err = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString('utf8')));
     child.stderr.on('data', (d: Buffer) => (err = (err + d.toString('utf8')).slice(-4000)));
     child.on('error', reject);
     child.on('exit', (code) =>
-      code === 0 ? resolve(out) : reject(new Error(`${file} ${args.join(' ')} exited ${code}: ${err.trim() || out.trim().slice(-2000)}`)),
+      code === 0 ? resolve(out) : reject(new Error(`${command} ${args.join(' ')} exited ${code}: ${err.trim() || out.trim().slice(-2000)}`)),
     );
   });
 }
 
 /** stackAt without blocking: scripts/stack.sh ARGS on `target`. */
 export const stackAtAsync = (target: StackTarget, args: string[], extraEnv: Record<string, string> = {}): Promise<string> =>
-  runScript(join(REPO_ROOT, 'scripts', 'stack.sh'), args, { ...target.env, ...extraEnv });
+  runCommand('bash', [join(REPO_ROOT, 'scripts', 'stack.sh'), ...args], { ...target.env, ...extraEnv });
 
 export const stack = (args: string[], extraEnv: Record<string, string> = {}): string => stackAt(BENCH_STACK, args, extraEnv);
 export const stackRunning = (): Set<StackService> => stackRunningAt(BENCH_STACK);
@@ -149,6 +158,16 @@ export function readProcGroup(pgid: number): ProcSample | undefined {
       : s;
   }
   return total;
+}
+
+/** Is any process of the group still running? (A zombie leader nobody reaped does not count.) */
+export function groupAlive(pgid: number): boolean {
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const f = statFields(Number(entry));
+    if (f && Number(f[2]) === pgid && f[0] !== 'Z') return true;
+  }
+  return false;
 }
 
 /** Samples a process's RSS every `intervalMs`, keeping the peak (VmHWM is read as well). */

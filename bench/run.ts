@@ -20,7 +20,6 @@
  * 21385, sushy 21800, state .state/bench-stack) when it is not running, and
  * stops what it started unless --keep-stack.
  */
-import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, rmSync, writeFileSync, readFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
@@ -28,18 +27,18 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { request } from 'undici';
 import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
-import { Client, Connection } from '@temporalio/client';
-import { IronicClient } from '../clients/ironic/client';
 import { REPO_ROOT } from '../config/env';
 import { WORKFLOW_BUNDLE_OPTIONS } from '../workers/worker';
 import { tokenHash } from '../api/auth/token-file';
 import { IronicProxy, type RecordedRequest } from '../test/support/ironic-proxy';
+import { cleanupNamespaces } from './cleanup';
 import { makeHosts, PHASES, sleep, writeSushySystems, type BenchHost, type Phase, type SushySystem } from './common';
 import { FloorDriver } from './floor';
 import { MetalflowDriver } from './metalflow';
 import {
   API_URL,
   BENCH_PORTS,
+  gitCommit,
   BENCH_STATE_DIR,
   IRONIC_URL,
   SUSHY_URL,
@@ -122,14 +121,6 @@ function parseOptions(argv: string[]): Options {
   };
 }
 
-function gitCommit(): string {
-  try {
-    return execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: REPO_ROOT, encoding: 'utf8' }).trim();
-  } catch {
-    return 'unknown';
-  }
-}
-
 /** Normalised request kind: node IDs and names become {node}, query values are dropped. */
 function requestKind(r: RecordedRequest): string {
   const [path = '', query] = r.path.split('?');
@@ -152,27 +143,7 @@ async function sushySystemCount(): Promise<number> {
   return body['Members@odata.count'] ?? 0;
 }
 
-async function cleanup(...namespaces: string[]): Promise<void> {
-  const connection = await Connection.connect({ address: TEMPORAL_ADDRESS });
-  try {
-    const client = new Client({ connection });
-    for (const ns of namespaces) {
-      for await (const wf of client.workflow.list({ query: `WorkflowId STARTS_WITH "host/${ns}/" AND ExecutionStatus = "Running"` })) {
-        await client.workflow.getHandle(wf.workflowId, wf.runId).terminate('benchmark run failed').catch(() => undefined);
-      }
-    }
-  } finally {
-    await connection.close();
-  }
-  const ironic = new IronicClient({ url: IRONIC_URL });
-  const res = await request(`${IRONIC_URL}/v1/nodes?fields=uuid,name`, { headers: { 'x-openstack-ironic-api-version': '1.81' } });
-  const { nodes } = (await res.body.json()) as { nodes: { uuid: string; name: string | null }[] };
-  for (const n of nodes) {
-    if (!namespaces.some((ns) => n.name?.startsWith(`${ns}~`))) continue;
-    await ironic.patchNode(n.uuid, [{ op: 'add', path: '/maintenance', value: true }]).catch(() => undefined);
-    await ironic.deleteNode(n.uuid).catch(() => undefined);
-  }
-}
+const cleanup = (...namespaces: string[]): Promise<void> => cleanupNamespaces(TEMPORAL_ADDRESS, IRONIC_URL, namespaces, 'benchmark run failed');
 
 async function main(): Promise<void> {
   if (process.argv[2] === 'cleanup') {
