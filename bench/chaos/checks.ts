@@ -54,6 +54,20 @@ interface CountInput {
   bmcRequests: RecordedRequest[][];
   ironic: IronicWatch;
   endedAt: number;
+  /** Every workflow id of the run's hosts and their operations (`host/<ns>/<name>/<seq>-<kind>`). */
+  workflowIds: string[];
+  /** Per host, the API requests the driver sent again (and why). */
+  resent: Map<string, string[]>;
+}
+
+const clock = (ms: number): string => new Date(ms).toISOString().slice(11, 23);
+
+/** What stands behind a duplicate: the requests themselves, the host's operations of that kind, requests sent again. */
+function evidence(input: CountInput, h: ChaosHost, nodes: Map<string, RecordedRequest[]>, kind: string): string {
+  const reqs = [...nodes.values()].flat().map((r) => `${clock(r.at)} ${/"(?:target|ResetType)":\s*"([^"]+)"/.exec(r.body)?.[1] ?? r.path.split('/').pop()}${r.injected ? ` (${r.injected})` : ''}`);
+  const ops = input.workflowIds.filter((id) => id.startsWith(`host/${h.key}/`) && id.endsWith(`-${kind}`)).map((id) => id.split('/').pop());
+  const resent = (input.resent.get(h.key) ?? []).filter((r) => r.includes(kind === 'provision' ? '/image' : `/${kind}`));
+  return `requests ${reqs.join(', ')}; ${kind} operations ${ops.join(', ') || 'none'}${resent.length ? `; ${resent.join('; ')}` : ''}`;
 }
 
 /** Requests that reached the peer, per node of each host (Ironic) or per BMC (direct hosts). */
@@ -88,7 +102,7 @@ function countDeploys(input: CountInput): Counted {
         else duplicate = true;
       }
     }
-    if (duplicate) c.twice.push(`${h.key}: ${total} deploys on ${nodes.size} node(s)`);
+    if (duplicate) c.twice.push(`${h.key}: ${total} deploys on ${nodes.size} node(s): ${evidence(input, h, nodes, 'provision')}`);
     else if (retried) c.retriedAfterFailure.push(h.key);
     else if (total === 0 && rec.steps.provisioned?.reachedAt) c.missing.push(h.key);
     else if (total > 0) c.once += 1;
@@ -103,7 +117,7 @@ function countReboots(input: CountInput): Counted {
     if (!step) continue;
     const nodes = byNode(input, h, isPowerDown, step.requestedAt, step.reachedAt ?? input.endedAt);
     const counts = [...nodes.values()].map((r) => r.length);
-    if (counts.some((n) => n > 1)) c.twice.push(`${h.key}: ${counts.join('+')} power-off requests during its reboot`);
+    if (counts.some((n) => n > 1)) c.twice.push(`${h.key}: ${counts.join('+')} power-off requests during its reboot: ${evidence(input, h, nodes, 'reboot')}`);
     else if (counts.length === 0 && step.reachedAt) c.missing.push(h.key);
     else if (counts.length > 0) c.once += 1;
   }

@@ -45,6 +45,8 @@ export class ApiModeDriver implements ModeDriver {
   readonly mode = 'api' as const;
   /** 5xx answers and unanswered requests, each sent again. */
   retries = 0;
+  /** Per host, each request sent again and why: a non-idempotent one sent twice explains a duplicate. */
+  readonly resent = new Map<string, string[]>();
 
   constructor(
     private readonly api: ApiClient,
@@ -55,14 +57,22 @@ export class ApiModeDriver implements ModeDriver {
     return `/v1/namespaces/${h.namespace}/hosts/${h.name}${rest}`;
   }
 
-  private async change(method: 'PUT' | 'POST' | 'DELETE', path: string, body?: unknown): Promise<void> {
-    // Patient through a Temporal restart and a killed API: about five minutes of attempts.
-    const r = await this.api.send(method, path, body, { attempts: 25, onRetry: () => (this.retries += 1) });
-    if (r.status >= 300) throw new RefusedError(`${method} ${path}: HTTP ${r.status} ${r.json?.message ?? ''}`);
+  /** Patient through a Temporal restart and a killed API: about five minutes of attempts. */
+  private async send(h: ChaosHost, method: 'PUT' | 'POST' | 'DELETE', path: string, body?: unknown, ok: number[] = []): Promise<void> {
+    const r = await this.api.send(method, path, body, {
+      attempts: 25,
+      onRetry: (status, message) => {
+        this.retries += 1;
+        const list = this.resent.get(h.key) ?? [];
+        list.push(`${new Date().toISOString().slice(11, 23)} ${method} ${path.slice(path.lastIndexOf(h.name))} sent again after ${status ? `HTTP ${status}` : `no answer (${message.slice(0, 80)})`}`);
+        this.resent.set(h.key, list);
+      },
+    });
+    if (r.status >= 300 && !ok.includes(r.status)) throw new RefusedError(`${method} ${path}: HTTP ${r.status} ${r.json?.message ?? ''}`);
   }
 
   create(h: ChaosHost): Promise<void> {
-    return this.change('PUT', this.path(h), {
+    return this.send(h, 'PUT', this.path(h), {
       spec: h.spec,
       credentials: { username: 'admin', password: h.password },
       ...(h.userData ? { userData: h.userData } : {}),
@@ -71,21 +81,20 @@ export class ApiModeDriver implements ModeDriver {
   }
 
   setImage(h: ChaosHost): Promise<void> {
-    return this.change('PUT', this.path(h, '/image'), h.image);
+    return this.send(h, 'PUT', this.path(h, '/image'), h.image);
   }
 
   reboot(h: ChaosHost): Promise<void> {
-    return this.change('POST', this.path(h, '/reboot'), { mode: 'hard' });
+    return this.send(h, 'POST', this.path(h, '/reboot'), { mode: 'hard' });
   }
 
   clearImage(h: ChaosHost): Promise<void> {
-    return this.change('DELETE', this.path(h, '/image'));
+    return this.send(h, 'DELETE', this.path(h, '/image'));
   }
 
-  async remove(h: ChaosHost): Promise<void> {
-    const r = await this.api.send('DELETE', this.path(h), undefined, { attempts: 25, onRetry: () => (this.retries += 1) });
+  remove(h: ChaosHost): Promise<void> {
     // A retried delete may find the host already gone.
-    if (r.status >= 300 && r.status !== 404) throw new RefusedError(`DELETE ${this.path(h)}: HTTP ${r.status} ${r.json?.message ?? ''}`);
+    return this.send(h, 'DELETE', this.path(h), undefined, [404]);
   }
 
   async list(): Promise<Map<string, Seen>> {

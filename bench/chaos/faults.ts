@@ -86,6 +86,8 @@ export interface FaultContext {
   blackholes: Blackhole[];
   ironic: IronicWatch;
   progress: () => number;
+  /** BMC proxies whose direct host is in the middle of a step now (talking to its BMC). */
+  busyBmcs: () => number[];
   rng: Random;
   log: (line: string) => void;
 }
@@ -170,11 +172,14 @@ export class FaultRunner {
         return `Ironic restarted with an empty database; ${active.length} hosts' nodes were active`;
       }
       case 'bmc': {
-        const n = Math.max(1, Math.ceil(this.ctx.blackholes.length / 2));
-        const chosen = this.ctx.rng.shuffle(this.ctx.blackholes.map((_, i) => i)).slice(0, n);
+        // A BMC nobody talks to can be silent unnoticed: wait (up to 5 min) for direct hosts in the middle of a step.
+        const deadline = Date.now() + 300_000;
+        while (this.ctx.busyBmcs().length === 0 && Date.now() < deadline && !this.finished) await sleep(100);
+        const busy = this.ctx.busyBmcs();
+        const chosen = busy.length > 0 ? busy : this.ctx.rng.shuffle(this.ctx.blackholes.map((_, i) => i)).slice(0, Math.ceil(this.ctx.blackholes.length / 2));
         for (const i of chosen) this.ctx.blackholes[i]!.for(f.ms);
         await sleep(f.ms);
-        return `BMCs ${chosen.join(', ')} of ${this.ctx.blackholes.length} did not answer for ${(f.ms / 1000).toFixed(1)} s`;
+        return `BMCs ${chosen.join(', ')} of ${this.ctx.blackholes.length} did not answer for ${(f.ms / 1000).toFixed(1)} s${busy.length ? ' (their hosts mid-step)' : ''}`;
       }
     }
   }

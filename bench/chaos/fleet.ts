@@ -58,6 +58,14 @@ export class Fleet {
     return this.done / (this.hosts.length * STEPS.length);
   }
 
+  /** The BMC indexes of direct hosts with a step asked for and not reached yet. */
+  busyBmcs(): number[] {
+    return this.hosts
+      .filter((h) => h.kind === 'direct' && this.records.get(h.key)!.outcome === 'running')
+      .filter((h) => Object.values(this.records.get(h.key)!.steps).some((s) => s.reachedAt === undefined))
+      .map((h) => h.bmc!);
+  }
+
   async run(): Promise<void> {
     // Temporal or the API away (a fault): that tick has no look; hosts wait for the next.
     const ticker = new Ticker(() => this.lookOnce(), this.opts.tickMs);

@@ -72,6 +72,7 @@ export function formatTable(r: ChaosResult): string {
   const no = (inj['no answer, forwarded'] ?? 0) + (inj['no answer, not forwarded'] ?? 0);
   const status = Object.entries(inj).filter(([k]) => k.startsWith('status')).map(([k, v]) => `${v} × ${k.slice(7)}`);
   lines.push(
+    !r.options.faults.includes('ironic-proxy') ? `  ${'ironic-proxy'.padEnd(16)} off` :
     `  ${'ironic-proxy'.padEnd(16)} ${Object.values(inj).reduce((a: number, b) => a + (b ?? 0), 0)} of ${r.ironicProxy.requests} worker requests to Ironic: ` +
       `${status.join(', ') || 'no error answers'}; ${no} unanswered (${inj['no answer, forwarded'] ?? 0} after Ironic acted)`,
     `  BMC proxies: ${r.bmcProxies.unanswered} of ${r.bmcProxies.requests} Redfish requests unanswered`,

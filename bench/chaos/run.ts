@@ -109,7 +109,7 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosResult> {
     });
     const plan = planFaults(opts, rng.fork('plan'));
     log(`fault plan: ${plan.map((f) => `${f.kind}@${f.at.toFixed(2)}`).join(', ') || 'none'}`);
-    const faults = new FaultRunner(plan, { processes, stack: stack.services, blackholes, ironic: watch, progress: () => fleet.progress, rng: rng.fork('bmc'), log });
+    const faults = new FaultRunner(plan, { processes, stack: stack.services, blackholes, ironic: watch, progress: () => fleet.progress, busyBmcs: () => fleet.busyBmcs(), rng: rng.fork('bmc'), log });
     const injecting = faults.run();
     await fleet.run();
     faults.finish();
@@ -124,6 +124,8 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosResult> {
     const leftNodes = [...new Set(nodesLeft.map((n) => n.host))].filter((key) => records.get(key)?.outcome === 'done');
     const secrets = [...plantedSecrets(hosts), stack.apiToken];
     const codecs = metalflowDataConverter(join(names.runDir, 'payload.keys'))?.payloadCodecs ?? [];
+    const workflowIds: string[] = [];
+    for await (const wf of temporal.workflow.list({ query: `WorkflowId STARTS_WITH "host/chaos-${runId}-"` })) workflowIds.push(wf.workflowId);
     const checks = await runChecks({
       hosts,
       records,
@@ -131,6 +133,8 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosResult> {
       bmcRequests: bmcProxies.map((p) => p.requests),
       ironic: watch,
       endedAt,
+      workflowIds,
+      resent: drivers.api instanceof ApiModeDriver ? drivers.api.resent : new Map(),
       wipes: faults.wipes,
       temporal,
       codecs,
