@@ -24,6 +24,7 @@ import {
   RedfishBmc,
   type BmcClient,
   type BootDevice,
+  type OpenBmcOptions,
   type PowerState,
   type RebootMode,
 } from '../clients/bmc/bmc-client';
@@ -37,6 +38,8 @@ export interface BmcActivityDeps {
   powerTimeoutMs?: number;
   /** Poll interval while waiting for a power state; default 1 s. */
   pollIntervalMs?: number;
+  /** CA bundle (PEM) https Redfish BMCs are verified against instead of the system's (METALFLOW_BMC_CACERT_FILE). */
+  ca?: Buffer;
 }
 
 export interface BmcTarget {
@@ -84,14 +87,17 @@ export function createBmcActivities(deps: BmcActivityDeps) {
     };
   }
 
+  const openOptions = (t: BmcTarget): OpenBmcOptions => ({
+    disableCertificateVerification: bmcOf(t.spec).disableCertificateVerification,
+    timeoutMs,
+    ...(deps.ca ? { redfish: { ca: deps.ca } } : {}),
+  });
+
   /** Opens the BMC, runs `fn`, closes (ends the Redfish session) whatever happens. */
   async function withBmc<T>(t: BmcTarget, fn: (bmc: BmcClient) => Promise<T>): Promise<T> {
     let bmc: BmcClient | undefined;
     try {
-      bmc = await openBmc(access(t.spec), await credentials(t), {
-        disableCertificateVerification: bmcOf(t.spec).disableCertificateVerification,
-        timeoutMs,
-      });
+      bmc = await openBmc(access(t.spec), await credentials(t), openOptions(t));
       return await fn(bmc);
     } catch (err) {
       return translate(err);
@@ -105,10 +111,7 @@ export function createBmcActivities(deps: BmcActivityDeps) {
   /** Reachable, credentials accepted, system exists: before Ironic is touched. */
   async function preflightBmc(t: BmcTarget): Promise<{ power: PowerState }> {
     try {
-      const state = await checkBmc(access(t.spec), await credentials(t), {
-        disableCertificateVerification: bmcOf(t.spec).disableCertificateVerification,
-        timeoutMs,
-      });
+      const state = await checkBmc(access(t.spec), await credentials(t), openOptions(t));
       return { power: state };
     } catch (err) {
       // Name the Secret, so a user who just changed it knows where to look (never its content).

@@ -24,6 +24,12 @@ import { readSecretKey, type SecretReader } from '../clients/secrets/secret-stor
 export interface IronicActivityDeps {
   ironic: IronicClient;
   secrets: SecretReader;
+  /**
+   * `driver_info.redfish_verify_ca` of https Redfish nodes: a CA bundle path on
+   * the Ironic conductor (METALFLOW_IRONIC_REDFISH_VERIFY_CA); unset leaves
+   * Ironic's default (`[redfish] verify_ca`, else the system's CAs).
+   */
+  redfishVerifyCa?: string;
   /** How to inspect hosts whose BMC can be inspected out of band (no agent ramdisk needed). */
   inspection?: InspectionPreference;
   poll?: PollOptions;
@@ -225,6 +231,7 @@ export function createIronicActivities(deps: IronicActivityDeps) {
     const creds = await credentials(ref, spec);
     const driverInfo = ironicDriverInfo(access.value, creds, {
       disableCertificateVerification: bmc.disableCertificateVerification,
+      redfishVerifyCa: deps.redfishVerifyCa,
     });
     const enabled = await ironic.getDriver(access.value.driver).catch((err: unknown) => {
       if (err instanceof IronicError && err.kind === 'not-found') {

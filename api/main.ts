@@ -1,7 +1,8 @@
 /** The API process: `npm run api`. Configuration comes from the environment (see README). */
-import { Client, Connection } from '@temporalio/client';
+import { Client } from '@temporalio/client';
 import { metalflowDataConverter } from '../clients/temporal/payload-keys';
-import { loadConfig } from '../config/env';
+import { loadConfig, temporalConnection } from '../config/env';
+import { connectTemporalClient } from '../clients/temporal/connection';
 import { LocalSecretStore, loadSecretKey } from '../clients/secrets/local-store';
 import { HostService } from './host-service';
 import { buildServer } from './server';
@@ -28,7 +29,7 @@ async function kubeReviewer(): Promise<TokenReviewer | undefined> {
   return new TokenReviewer(await KubeRest.create(kc), mappings);
 }
 const key = loadSecretKey({ key: config.secretKey, keyFile: config.secretKeyFile, createIfMissing: true });
-const connection = await Connection.connect({ address: config.temporalAddress });
+const connection = await connectTemporalClient(temporalConnection(config));
 const client = new Client({ connection, namespace: config.temporalNamespace, dataConverter: metalflowDataConverter(config.payloadKeysFile) });
 const hosts = new HostService({
   client,

@@ -15,7 +15,8 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
-import { Client, Connection } from '@temporalio/client';
+import { Client } from '@temporalio/client';
+import { connectTemporalClient } from '../clients/temporal/connection';
 import { DEFAULT_MAX_CACHED_WORKFLOWS, WORKFLOW_BUNDLE_OPTIONS } from '../workers/worker';
 import { hostViewQuery, type HostWorkflowInput } from '../workflows/definitions';
 import { hostWorkflowId } from '../types/host-ref';
@@ -87,7 +88,7 @@ async function main(): Promise<void> {
   const running = stackRunning();
   const started = (['temporal', 'ironic'] as StackService[]).filter((s) => !running.has(s));
   if (started.length > 0) stack(['start', ...started]);
-  const connection = await Connection.connect({ address: TEMPORAL_ADDRESS });
+  const connection = await connectTemporalClient({ address: TEMPORAL_ADDRESS });
   try {
     const client = new Client({ connection });
     const bundles: Record<'preload' | 'plain', string> = { preload: '', plain: '' };

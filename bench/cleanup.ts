@@ -4,11 +4,12 @@
  * Ironic nodes (maintenance, then deleted). Only names of the given
  * namespaces are touched.
  */
-import { Client, Connection } from '@temporalio/client';
+import { Client } from '@temporalio/client';
+import { connectTemporalClient } from '../clients/temporal/connection';
 import { IronicClient } from '../clients/ironic/client';
 
 export async function cleanupNamespaces(temporalAddress: string, ironicUrl: string, namespaces: string[], reason: string): Promise<void> {
-  const connection = await Connection.connect({ address: temporalAddress });
+  const connection = await connectTemporalClient({ address: temporalAddress });
   try {
     const client = new Client({ connection });
     for (const ns of namespaces) {

@@ -6,7 +6,8 @@
  * is the first); "gone" is absent from the list. Two list requests per tick
  * for the whole fleet: no per-host queries, which would load the worker.
  */
-import { Client, Connection } from '@temporalio/client';
+import { Client, type Connection } from '@temporalio/client';
+import { connectTemporalClient } from '../clients/temporal/connection';
 import { ApiClient } from './api-client';
 import { CREDENTIALS, IMAGE, pool, type BenchHost, type Phase } from './common';
 import { Ticker } from './ticker';
@@ -90,7 +91,7 @@ export class MetalflowDriver {
   private startTicker(): void {
     const ns = this.opts.namespace;
     this.ticker ??= new Ticker(async () => {
-      this.connection ??= await Connection.connect({ address: this.opts.temporalAddress });
+      this.connection ??= await connectTemporalClient({ address: this.opts.temporalAddress });
       const client = new Client({ connection: this.connection });
       const at = Date.now();
       const busy = new Set([...(await hostsWithRunningOperation(client, `host/${ns}/`))].map((key) => key.slice(ns.length + 1)));

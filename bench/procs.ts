@@ -7,6 +7,7 @@ import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import { createWriteStream, existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { REPO_ROOT } from '../config/env';
+import { TLS_ENV_NAMES } from '../config/tls';
 
 /** Ports and state dir of the bench stack: apart from the demo (7233) and the test stack (17233). */
 export const BENCH_STATE_DIR = process.env.METALFLOW_BENCH_STATE_DIR ?? join(REPO_ROOT, '.state', 'bench-stack');
@@ -216,7 +217,8 @@ export interface Child {
 export function startNodeChild(name: string, file: string, env: Record<string, string>, logFile?: string, nodeArgs: string[] = []): Child {
   const proc = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', join(REPO_ROOT, file)], {
     cwd: REPO_ROOT,
-    env: { ...process.env, ...env },
+    // The bench stack is plain: TLS settings meant for another Temporal or Ironic stay out.
+    env: { ...process.env, ...Object.fromEntries(TLS_ENV_NAMES.map((n) => [n, ''])), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const output: string[] = [];

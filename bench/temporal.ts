@@ -4,7 +4,8 @@
  * with start/close times and history lengths; and the enroll and provision
  * children's histories for the first ActivityTaskStarted event.
  */
-import { Connection, Client, type WorkflowExecutionInfo } from '@temporalio/client';
+import { Client, type WorkflowExecutionInfo } from '@temporalio/client';
+import { connectTemporalClient } from '../clients/temporal/connection';
 import { pool, percentiles, type Percentiles } from './common';
 import type { ApiCall } from './metalflow';
 
@@ -52,7 +53,7 @@ export async function listExecutions(client: Client, namespace: string): Promise
 }
 
 export async function temporalFigures(address: string, namespace: string, calls: ApiCall[], hostCount: number): Promise<TemporalFigures> {
-  const connection = await Connection.connect({ address });
+  const connection = await connectTemporalClient({ address });
   const client = new Client({ connection });
   try {
     const all = await listExecutions(client, namespace);

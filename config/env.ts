@@ -4,10 +4,14 @@
  */
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { loadTlsConfig, type TemporalConnectionSettings, type TlsConfig } from './tls';
+
+export type { TemporalConnectionSettings, TemporalTls, TlsConfig, TlsFiles } from './tls';
 
 export const REPO_ROOT = resolve(fileURLToPath(new URL('..', import.meta.url)));
 
-export interface MetalflowConfig {
+/** TLS of each peer (config/tls.ts): Temporal (and its API key), Ironic's API, the BMCs. */
+export interface MetalflowConfig extends TlsConfig {
   temporalAddress: string;
   temporalNamespace: string;
   taskQueue: string;
@@ -119,6 +123,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): MetalflowConfi
   }
   const ironicUser = env.IRONIC_USERNAME;
   return {
+    ...loadTlsConfig(env),
     temporalAddress: env.TEMPORAL_ADDRESS ?? '127.0.0.1:7233',
     temporalNamespace: env.TEMPORAL_NAMESPACE ?? 'default',
     taskQueue: env.METALFLOW_TASK_QUEUE ?? 'metalflow-hosts',
@@ -156,4 +161,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): MetalflowConfi
       id: env.METALFLOW_CONTROLLER_ID || undefined,
     },
   };
+}
+
+/** How every process that talks to Temporal connects (clients/temporal/connection.ts builds the SDK's options). */
+export function temporalConnection(config: Pick<MetalflowConfig, 'temporalAddress' | 'temporalTls' | 'temporalApiKey'>): TemporalConnectionSettings {
+  return { address: config.temporalAddress, tls: config.temporalTls, apiKey: config.temporalApiKey };
 }

@@ -12,7 +12,8 @@
 #                       Metal3 Ironic pod does on restart (ephemeral SQLite);
 #                       only with ironic among the services (or none named)
 #        scripts/stack.sh status        (exit 0 only when all are running and healthy)
-#        scripts/stack.sh env           (prints `export NAME=value` lines)
+#        scripts/stack.sh env           (prints `export NAME=value` lines, and `unset`s
+#                                        the TLS client settings the plain services do not use)
 #        scripts/stack.sh logs SERVICE  (path of the service's log file)
 #
 # Environment (defaults):
@@ -29,6 +30,10 @@
 #   METALFLOW_VENV       <repo>/.venv
 #   TEMPORAL_SQLITE_PRAGMAS  "journal_mode=wal synchronous=normal"  pragmas
 #                        for the dev server's SQLite file (empty: SQLite's own)
+#   IRONIC_CERT_FILE / IRONIC_KEY_FILE   unset   Ironic's API over HTTPS
+#                        ([api] enable_ssl_api, as ironic-image names them)
+#   SUSHY_EMULATOR_SSL_CERT / SUSHY_EMULATOR_SSL_KEY   unset   sushy over HTTPS
+#                        (sushy-tools' own setting names)
 # Pick ports below 32768: temporal start-dev also binds a few random ports in
 # the kernel's ephemeral range.
 set -euo pipefail
@@ -54,11 +59,29 @@ log() { printf '[stack] %s\n' "$*"; }
 err() { printf '[stack] ERROR: %s\n' "$*" >&2; }
 die() { err "$*"; exit 1; }
 
+IRONIC_CERT_FILE="${IRONIC_CERT_FILE:-}"
+IRONIC_KEY_FILE="${IRONIC_KEY_FILE:-}"
+SUSHY_SSL_CERT="${SUSHY_EMULATOR_SSL_CERT:-}"
+SUSHY_SSL_KEY="${SUSHY_EMULATOR_SSL_KEY:-}"
+
 [[ "$SUSHY_POWER_DELAY" =~ ^([0-9]+(\.[0-9]+)?)-([0-9]+(\.[0-9]+)?)$ ]] \
   || die "SUSHY_POWER_DELAY must be MIN-MAX seconds (e.g. 1-11 or 0-0.5), got '$SUSHY_POWER_DELAY'"
 for v in TEMPORAL_PORT TEMPORAL_UI_PORT IRONIC_PORT SUSHY_PORT HEALTH_TIMEOUT; do
   [[ "${!v}" =~ ^[0-9]+$ ]] || die "$v must be a number, got '${!v}'"
 done
+# A certificate and its key: both or neither, and both readable files.
+tls_pair() {
+  local what="$1" cert_var="$2" key_var="$3" cert="$4" key="$5" f
+  if [[ -n "$cert" && -z "$key" ]]; then die "$what: $cert_var is set but $key_var is not"; fi
+  if [[ -z "$cert" && -n "$key" ]]; then die "$what: $key_var is set but $cert_var is not"; fi
+  for f in "$cert" "$key"; do
+    if [[ -n "$f" && ! -r "$f" ]]; then die "$what: cannot read $f"; fi
+  done
+  return 0
+}
+tls_pair ironic IRONIC_CERT_FILE IRONIC_KEY_FILE "$IRONIC_CERT_FILE" "$IRONIC_KEY_FILE"
+tls_pair sushy SUSHY_EMULATOR_SSL_CERT SUSHY_EMULATOR_SSL_KEY "$SUSHY_SSL_CERT" "$SUSHY_SSL_KEY"
+
 if [[ $(printf '%s\n' "$TEMPORAL_PORT" "$TEMPORAL_UI_PORT" "$IRONIC_PORT" "$SUSHY_PORT" | sort -u | wc -l) -ne 4 ]]; then
   die "TEMPORAL_PORT, TEMPORAL_UI_PORT, IRONIC_PORT and SUSHY_PORT must differ ($TEMPORAL_PORT $TEMPORAL_UI_PORT $IRONIC_PORT $SUSHY_PORT)"
 fi
@@ -68,6 +91,15 @@ STATE="$(cd "$STATE" && pwd)"
 RUN="$STATE/run"
 LOGS="$STATE/logs"
 mkdir -p "$RUN" "$LOGS"
+
+# http or https, as the service was started (recorded in run/<svc>.scheme).
+scheme_of() {
+  case "$1" in
+    ironic) [[ -n "$IRONIC_CERT_FILE" ]] && echo https || echo http ;;
+    sushy) [[ -n "$SUSHY_SSL_CERT" ]] && echo https || echo http ;;
+    *) echo http ;;
+  esac
+}
 
 port_of() {
   case "$1" in
@@ -101,7 +133,7 @@ running_pid() {
     fi
   fi
   log "$svc: removing stale pid file ($pidfile, pid '${pid}')" >&2
-  rm -f "$pidfile" "$RUN/$svc.port"
+  rm -f "$pidfile" "$RUN/$svc.port" "$RUN/$svc.scheme"
 }
 
 # Is 127.0.0.1:PORT free to listen on? (same SO_REUSEADDR semantics as servers)
@@ -141,13 +173,15 @@ require_bin() {
 # over `status` (int) and `body` (str); exit 0 when it is true.
 http_check() {
   "$VENV/bin/python" - "$@" <<'EOF' 2>/dev/null
-import base64, json, sys, urllib.request, urllib.error
+import base64, json, ssl, sys, urllib.request, urllib.error
 url, auth, check = sys.argv[1], sys.argv[2], sys.argv[3]
 req = urllib.request.Request(url, headers={"X-OpenStack-Ironic-API-Version": "1.1"})
 if auth:
     req.add_header("Authorization", "Basic " + base64.b64encode(auth.encode()).decode())
+# Health only: the stack's own HTTPS services may use a CA this python does not know.
+context = ssl._create_unverified_context() if url.startswith("https:") else None
 try:
-    with urllib.request.urlopen(req, timeout=5) as r:
+    with urllib.request.urlopen(req, timeout=5, context=context) as r:
         status, body = r.status, r.read().decode()
 except urllib.error.HTTPError as e:
     status, body = e.code, e.read().decode()
@@ -170,16 +204,18 @@ temporal_cli() {
 }
 
 healthy() {
-  local svc="$1" port; port="$(cat "$RUN/$svc.port" 2>/dev/null || port_of "$svc")"
+  local svc="$1" port scheme
+  port="$(cat "$RUN/$svc.port" 2>/dev/null || port_of "$svc")"
+  scheme="$(cat "$RUN/$svc.scheme" 2>/dev/null || scheme_of "$svc")"
   case "$svc" in
     temporal)
       temporal_cli operator cluster health --address "$HOST:$port" >/dev/null 2>&1 &&
         temporal_cli operator namespace describe --address "$HOST:$port" --namespace default >/dev/null 2>&1 ;;
     ironic)
-      http_check "http://$HOST:$port/v1/drivers" "" \
+      http_check "$scheme://$HOST:$port/v1/drivers" "" \
         "status == 200 and {'fake-hardware', 'redfish'} <= {d['name'] for d in json.loads(body)['drivers']}" ;;
     sushy)
-      http_check "http://$HOST:$port/redfish/v1/Systems" "$SUSHY_USERNAME:$SUSHY_PASSWORD" \
+      http_check "$scheme://$HOST:$port/redfish/v1/Systems" "$SUSHY_USERNAME:$SUSHY_PASSWORD" \
         "status == 200 and json.loads(body)['Members@odata.count'] > 0" ;;
   esac
 }
@@ -273,6 +309,7 @@ enabled_vendor_interfaces = fake,no-vendor,redfish
 [api]
 host_ip = $HOST
 port = $IRONIC_PORT
+$(if [[ -n "$IRONIC_CERT_FILE" ]]; then printf 'enable_ssl_api = true\ncert_file = %s\nkey_file = %s\n' "$IRONIC_CERT_FILE" "$IRONIC_KEY_FILE"; fi)
 
 [conductor]
 automated_clean = true
@@ -309,7 +346,7 @@ dhcp_provider = none
 # (the cancellation tests use them) then waits for a ramdisk that never comes,
 # as a real stuck deploy does, instead of failing at once on a missing URL.
 [service_catalog]
-endpoint_override = http://$HOST:$IRONIC_PORT
+endpoint_override = $(scheme_of ironic)://$HOST:$IRONIC_PORT
 
 [redfish]
 connection_attempts = 3
@@ -356,6 +393,7 @@ SUSHY_EMULATOR_AUTH_FILE = '$d/htpasswd'
 # Power/boot/vmedia state of the fake systems; default would be shared /tmp.
 SUSHY_EMULATOR_STATE_DIR = '$d/state'
 SUSHY_EMULATOR_FAKE_POWER_DELAY = (${SUSHY_POWER_DELAY%-*}, ${SUSHY_POWER_DELAY#*-})
+$(if [[ -n "$SUSHY_SSL_CERT" ]]; then printf "SUSHY_EMULATOR_SSL_CERT = '%s'\nSUSHY_EMULATOR_SSL_KEY = '%s'\n" "$SUSHY_SSL_CERT" "$SUSHY_SSL_KEY"; fi)
 with open('$SUSHY_SYSTEMS_FILE') as _f:
     SUSHY_EMULATOR_FAKE_SYSTEMS = _json.load(_f)
 EOF
@@ -438,6 +476,10 @@ start_one() {
     if [[ -n "$recorded" && "$recorded" != "$port" ]]; then
       die "$svc: already running (pid $pid) on port $recorded, not $port; run 'scripts/stack.sh stop $svc' first"
     fi
+    recorded="$(cat "$RUN/$svc.scheme" 2>/dev/null || echo http)"
+    if [[ "$recorded" != "$(scheme_of "$svc")" ]]; then
+      die "$svc: already running (pid $pid) over $recorded, not $(scheme_of "$svc"); run 'scripts/stack.sh stop $svc' first"
+    fi
     if [[ "$svc" == temporal && -f "$RUN/temporal.uiport" && "$(cat "$RUN/temporal.uiport")" != "$TEMPORAL_UI_PORT" ]]; then
       die "temporal: already running (pid $pid) with UI port $(cat "$RUN/temporal.uiport"), not $TEMPORAL_UI_PORT; stop it first"
     fi
@@ -467,6 +509,7 @@ start_one() {
   pid=$!
   echo "$pid" >"$RUN/$svc.pid"
   echo "$port" >"$RUN/$svc.port"
+  scheme_of "$svc" >"$RUN/$svc.scheme"
   if [[ "$svc" == temporal ]]; then echo "$TEMPORAL_UI_PORT" >"$RUN/temporal.uiport"; fi
   log "$svc: started pid $pid on $HOST:$port; waiting for health (max ${HEALTH_TIMEOUT}s)"
   wait_healthy "$svc" "$pid" "$since"
@@ -498,7 +541,7 @@ stop_one() {
     kill -KILL -- "-$pid" 2>/dev/null || true
     sleep 0.5
   fi
-  rm -f "$RUN/$svc.pid" "$RUN/$svc.port"
+  rm -f "$RUN/$svc.pid" "$RUN/$svc.port" "$RUN/$svc.scheme"
   if [[ "$svc" == temporal ]]; then rm -f "$RUN/temporal.uiport"; fi
   log "$svc: stopped"
 }
@@ -528,12 +571,15 @@ export METALFLOW_STATE_DIR=$STATE
 export TEMPORAL_ADDRESS=$HOST:$TEMPORAL_PORT
 export TEMPORAL_NAMESPACE=default
 export TEMPORAL_UI_URL=http://$HOST:$TEMPORAL_UI_PORT
-export IRONIC_URL=http://$HOST:$IRONIC_PORT
+export IRONIC_URL=$(scheme_of ironic)://$HOST:$IRONIC_PORT
 export IRONIC_API_VERSION=$IRONIC_API_VERSION
-export SUSHY_URL=http://$HOST:$SUSHY_PORT
+export SUSHY_URL=$(scheme_of sushy)://$HOST:$SUSHY_PORT
 export SUSHY_USERNAME=$SUSHY_USERNAME
 export SUSHY_PASSWORD=$SUSHY_PASSWORD
 EOF
+  # The dev server speaks plain gRPC: TLS settings meant for another Temporal (or a plain Ironic) would break the demo's processes.
+  echo "unset TEMPORAL_TLS TEMPORAL_TLS_SERVER_CA_CERT_PATH TEMPORAL_TLS_CLIENT_CERT_PATH TEMPORAL_TLS_CLIENT_KEY_PATH TEMPORAL_TLS_SERVER_NAME TEMPORAL_API_KEY"
+  if [[ "$(scheme_of ironic)" == http ]]; then echo "unset IRONIC_CACERT_FILE IRONIC_CLIENT_CERT_FILE IRONIC_CLIENT_PRIVATE_KEY_FILE"; fi
 }
 
 select_services() {

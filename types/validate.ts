@@ -9,9 +9,10 @@ import type { TSchema } from '@sinclair/typebox';
 import { BMC_TYPE_TABLE, parseBmcAddress, validateBootMac, type BmcAccess } from './bmc';
 import type { FieldError, Result } from './field-error';
 import { HostSpecSchema, type HostRef, type HostSpec, type Image, type SecretReference } from './host';
+import { normalizeHostSpec } from './spec-normal-form';
 
 export interface ValidatedSpec {
-  /** The spec with normalised values (lower-case MAC). */
+  /** The spec in its normal form (spec-normal-form.ts: lower-case MAC). */
   spec: HostSpec;
   /** Absent for a host without a BMC (Metal3's `unmanaged`). */
   bmc?: BmcAccess;
@@ -187,7 +188,6 @@ export function validateHostSpec(host: HostRef, input: unknown): Result<Validate
   if (bmc?.ok) {
     const mac = validateBootMac(bmc.value, spec.bootMACAddress);
     if (!mac.ok) errors.push(...mac.errors);
-    else if (mac.value !== undefined) spec.bootMACAddress = mac.value;
     if (spec.bootMode === 'UEFISecureBoot' && !bmc.value.capabilities.supportsSecureBoot) {
       errors.push({
         field: 'spec.bootMode',
@@ -217,5 +217,5 @@ export function validateHostSpec(host: HostRef, input: unknown): Result<Validate
   if (spec.provisioner === 'direct' && bmc?.ok) errors.push(...validateDirect(spec, bmc.value));
 
   if (errors.length > 0 || (bmc && !bmc.ok)) return { ok: false, errors };
-  return { ok: true, value: { spec, bmc: bmc?.ok ? bmc.value : undefined } };
+  return { ok: true, value: { spec: normalizeHostSpec(spec), bmc: bmc?.ok ? bmc.value : undefined } };
 }

@@ -1,6 +1,7 @@
 /** The worker process: `npm run worker`. Configuration comes from the environment (see README). */
-import { NativeConnection } from '@temporalio/worker';
-import { loadConfig } from '../config/env';
+import { loadConfig, temporalConnection } from '../config/env';
+import { readTlsFiles } from '../clients/tls/files';
+import { connectTemporalWorker } from '../clients/temporal/native-connection';
 import { IronicClient } from '../clients/ironic/client';
 import { LocalSecretStore, loadSecretKey } from '../clients/secrets/local-store';
 import { createWorker } from './worker';
@@ -11,7 +12,11 @@ import { inClusterSettings, loadKubeConfig } from '../clients/kubernetes/kube-co
 
 const config = loadConfig();
 const key = loadSecretKey({ key: config.secretKey, keyFile: config.secretKeyFile, createIfMissing: true });
-const ironic = new IronicClient({ url: config.ironicUrl, basicAuth: config.ironicBasicAuth });
+const ironic = new IronicClient({
+  url: config.ironicUrl,
+  basicAuth: config.ironicBasicAuth,
+  ...(config.ironicTls ? { tls: readTlsFiles(config.ironicTls) } : {}),
+});
 // Fail at start, not at the first host, when Ironic is missing or too old.
 await ironic.microversion();
 let kubernetes: KubeRest | undefined;
@@ -24,7 +29,7 @@ if (config.kubeconfig || inClusterSettings(process.env)) {
   loadKubeConfig(kc, config.kubeconfig);
   kubernetes = await KubeRest.create(kc);
 }
-const connection = await NativeConnection.connect({ address: config.temporalAddress });
+const connection = await connectTemporalWorker(temporalConnection(config));
 const worker = await createWorker(
   {
     connection,
@@ -34,6 +39,8 @@ const worker = await createWorker(
     // In Kubernetes mode Metal3's Secrets are the only source of credentials and user data.
     secrets: kubernetes ? new KubernetesSecretReader(kubernetes) : new LocalSecretStore(config.secretDir, key),
     inspection: config.inspection,
+    redfishVerifyCa: config.ironicRedfishVerifyCa,
+    ...(config.bmcCaFile ? { bmcCa: readTlsFiles({ caFile: config.bmcCaFile }).ca } : {}),
     kubernetes,
     dataConverter: metalflowDataConverter(config.payloadKeysFile),
   },
@@ -43,6 +50,8 @@ const worker = await createWorker(
     ...(config.workflowBundle ? { workflowBundle: { codePath: config.workflowBundle }, workflowsPath: undefined } : {}),
   },
 );
-console.log(`metalflow worker on task queue ${config.taskQueue} at ${config.temporalAddress}, Ironic ${config.ironicUrl}`);
+console.log(
+  `metalflow worker on task queue ${config.taskQueue} at ${config.temporalAddress}${config.temporalTls ? ' (TLS)' : ''}, Ironic ${config.ironicUrl}`,
+);
 await worker.run();
 await connection.close();

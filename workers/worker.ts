@@ -43,13 +43,15 @@ export interface WorkerDeps extends IronicActivityDeps {
   kubernetes?: KubeRest;
   /** Payload encryption (clients/temporal/payload-keys.ts); the same on every client and worker. */
   dataConverter?: DataConverter;
+  /** CA bundle (PEM) for https Redfish BMCs spoken to directly (METALFLOW_BMC_CACERT_FILE). */
+  bmcCa?: Buffer;
 }
 
 export async function createWorker(
   deps: WorkerDeps,
   overrides: Partial<WorkerOptions> = {},
 ): Promise<Worker> {
-  const bmc = createBmcActivities({ secrets: deps.secrets });
+  const bmc = createBmcActivities({ secrets: deps.secrets, ...(deps.bmcCa ? { ca: deps.bmcCa } : {}) });
   return Worker.create({
     connection: deps.connection,
     namespace: deps.namespace,

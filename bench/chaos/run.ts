@@ -7,7 +7,8 @@
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Client, Connection } from '@temporalio/client';
+import { Client, type Connection } from '@temporalio/client';
+import { connectTemporalClient } from '../../clients/temporal/connection';
 import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
 import { metalflowDataConverter } from '../../clients/temporal/payload-keys';
 import { REPO_ROOT } from '../../config/env';
@@ -100,7 +101,7 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosResult> {
     const blackholes = bmcProxies.map((p) => new Blackhole(p));
     watch = new IronicWatch(stack.ironicUrl, Object.values(names.namespaces));
     watch.start();
-    connection = await Connection.connect({ address: stack.temporalAddress });
+    connection = await connectTemporalClient({ address: stack.temporalAddress });
     const temporal = new Client({ connection });
     const fleet = new Fleet(hosts, drivers, temporal, `host/chaos-${runId}-`, {
       stepTimeoutMs: opts.stepTimeoutSeconds * 1000,

@@ -4,6 +4,9 @@
  * activities can tell "busy, try again" from "refused" from "gone".
  */
 import { Agent, request, type Dispatcher } from 'undici';
+import type { TlsMaterial } from '../tls/files';
+import { probeTls } from '../tls/probe';
+import { tlsFailure } from '../tls/tls-error';
 import type { IronicNode, IronicPort } from './types';
 
 /** Everything metalflow sends needs 1.81 (node inventory); newer servers are asked for the same. */
@@ -13,7 +16,8 @@ export const DEPLOY_ABORT_MICROVERSION = '1.110';
 
 export type IronicPowerTarget = 'power on' | 'power off' | 'soft power off' | 'rebooting' | 'soft rebooting';
 
-export type IronicErrorKind = 'not-found' | 'conflict' | 'rejected' | 'too-old' | 'unavailable';
+/** `tls`: the handshake failed (untrusted certificate, a client certificate wanted, not TLS at all); retried like `unavailable`. */
+export type IronicErrorKind = 'not-found' | 'conflict' | 'rejected' | 'too-old' | 'unavailable' | 'tls';
 
 export class IronicError extends Error {
   constructor(
@@ -31,6 +35,9 @@ export interface IronicClientOptions {
   /** For `auth_strategy = http_basic`; omit for noauth. */
   basicAuth?: { username: string; password: string };
   requestTimeoutMs?: number;
+  /** An https Ironic: the CA bundle it is verified against (else the system's), and a client certificate for mTLS. */
+  tls?: TlsMaterial;
+  /** Overrides the client's own undici Agent (then `tls` is ignored). */
   dispatcher?: Dispatcher;
   /** Nodes per page when listing; Ironic's `[api] max_limit` (1000) by default. */
   listPageSize?: number;
@@ -78,12 +85,14 @@ export class IronicClient {
   /** The newest API version the server speaks, read with the negotiation. */
   private serverMax?: string;
   private readonly pageSize: number;
+  private readonly tls?: TlsMaterial;
 
   constructor(opts: IronicClientOptions) {
     this.base = opts.url.replace(/\/+$/, '');
     this.timeout = opts.requestTimeoutMs ?? 30_000;
     this.pageSize = opts.listPageSize ?? 1000;
-    this.dispatcher = opts.dispatcher ?? new Agent({ connections: 32, keepAliveTimeout: 10_000 });
+    this.tls = opts.tls;
+    this.dispatcher = opts.dispatcher ?? new Agent({ connections: 32, keepAliveTimeout: 10_000, ...(opts.tls ? { connect: { ...opts.tls } } : {}) });
     this.headers = { accept: 'application/json' };
     if (opts.basicAuth) {
       const token = Buffer.from(`${opts.basicAuth.username}:${opts.basicAuth.password}`).toString('base64');
@@ -142,8 +151,7 @@ export class IronicClient {
         bodyTimeout: this.timeout,
       });
     } catch (err) {
-      const reason = err instanceof Error ? err.message : String(err);
-      throw new IronicError('unavailable', `cannot reach Ironic at ${this.base}: ${reason}`);
+      throw await this.unreachable(err);
     }
     const text = await res.body.text();
     if (res.statusCode < 300) return (text ? JSON.parse(text) : undefined) as T;
@@ -164,6 +172,36 @@ export class IronicClient {
       default:
         throw new IronicError('unavailable', message, res.statusCode);
     }
+  }
+
+  /**
+   * A request that never got an HTTP answer. A TLS reason undici names is
+   * said at once; a connection closed right after the handshake (what a TLS
+   * 1.3 server that refuses the client certificate does) is probed once to
+   * find out why.
+   */
+  private async unreachable(err: unknown): Promise<IronicError> {
+    let failure = tlsFailure(err);
+    const url = new URL(this.base);
+    const code = (err as { code?: unknown }).code;
+    if (!failure && url.protocol === 'https:' && (code === 'UND_ERR_SOCKET' || code === 'ECONNRESET')) {
+      const host = url.hostname.replace(/^\[|\]$/g, '');
+      const hello = Buffer.from(`GET / HTTP/1.1\r\nHost: ${url.host}\r\nConnection: close\r\n\r\n`);
+      const probe = await probeTls({ host, port: Number(url.port || 443), hello }, this.tls ?? {}).catch(() => undefined);
+      if (probe?.kind === 'tls') failure = probe.failure;
+      if (probe?.kind === 'closed') {
+        return new IronicError('tls', `TLS with Ironic at ${this.base}: the server closed the connection after the handshake; it most likely wants a client certificate it trusts (IRONIC_CLIENT_CERT_FILE and IRONIC_CLIENT_PRIVATE_KEY_FILE)`);
+      }
+    }
+    if (!failure) return new IronicError('unavailable', `cannot reach Ironic at ${this.base}: ${err instanceof Error ? err.message : String(err)}`);
+    const hint = failure.notTls
+      ? 'the port does not speak TLS: use an http:// IRONIC_URL, or Ironic\'s TLS port'
+      : failure.clientCertificateRefused
+        ? 'Ironic (or its proxy) wants a client certificate it trusts: IRONIC_CLIENT_CERT_FILE and IRONIC_CLIENT_PRIVATE_KEY_FILE'
+        : failure.untrusted
+          ? 'its certificate is not signed by a trusted CA: IRONIC_CACERT_FILE names the CA bundle that signed it'
+          : 'see the reason';
+    return new IronicError('tls', `TLS with Ironic at ${this.base} failed: ${failure.reason} (${failure.code}); ${hint}`);
   }
 
   async getNode(ident: string): Promise<IronicNode | undefined> {

@@ -12,7 +12,11 @@ import { BMC_TYPE_TABLE, IPMI_DEFAULT_PORT, hostForUrl, type BmcAccess } from '.
 export function ironicDriverInfo(
   access: BmcAccess,
   creds: { username: string; password: string },
-  opts: { disableCertificateVerification?: boolean } = {},
+  opts: {
+    disableCertificateVerification?: boolean;
+    /** For https Redfish BMCs: a CA bundle path on the Ironic conductor, Ironic's `redfish_verify_ca`. */
+    redfishVerifyCa?: string;
+  } = {},
 ): Record<string, string | number | boolean> {
   const family = BMC_TYPE_TABLE[access.type].family;
   switch (family) {
@@ -38,6 +42,7 @@ export function ironicDriverInfo(
         redfish_password: creds.password,
       };
       if (opts.disableCertificateVerification) info.redfish_verify_ca = false;
+      else if (opts.redfishVerifyCa && scheme === 'https') info.redfish_verify_ca = opts.redfishVerifyCa;
       return info;
     }
     case 'fake':

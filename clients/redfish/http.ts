@@ -4,6 +4,7 @@
  * `RedfishError`s whose messages say what happened (and never the password).
  */
 import { RedfishError, type BmcErrorKind } from '../bmc/errors';
+import { tlsFailure } from '../tls/tls-error';
 
 export type Json = Record<string, unknown>;
 
@@ -71,25 +72,6 @@ export function redfishMessageIds(body: Json): string[] {
   return ids.filter((x): x is string => x !== undefined);
 }
 
-const TLS_CODES = new Set([
-  'DEPTH_ZERO_SELF_SIGNED_CERT',
-  'SELF_SIGNED_CERT_IN_CHAIN',
-  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
-  'UNABLE_TO_GET_ISSUER_CERT',
-  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
-  'UNABLE_TO_DECRYPT_CERT_SIGNATURE',
-  'CERT_SIGNATURE_FAILURE',
-  'CERT_NOT_YET_VALID',
-  'CERT_HAS_EXPIRED',
-  'CERT_REVOKED',
-  'CERT_UNTRUSTED',
-  'CERT_REJECTED',
-  'INVALID_CA',
-  'HOSTNAME_MISMATCH',
-  'ERR_TLS_CERT_ALTNAME_INVALID',
-  'EPROTO',
-]);
-
 const DNS_CODES = new Set(['ENOTFOUND', 'EAI_AGAIN', 'EAI_NONAME', 'EAI_FAIL', 'EAI_NODATA']);
 
 /** A network-level failure (no HTTP status) as a typed error. */
@@ -100,13 +82,12 @@ export function networkError(err: unknown, target: string, timeoutMs: number): R
   const name = typeof e.name === 'string' ? e.name : '';
   const message = typeof e.message === 'string' ? e.message : String(err);
   const make = (kind: BmcErrorKind, text: string) => new RedfishError(kind, `cannot reach Redfish BMC at ${target}: ${text}`);
-  if (TLS_CODES.has(code) || code.startsWith('ERR_SSL_') || code.startsWith('ERR_TLS_') || /SSL routines|certificate/i.test(message)) {
-    const hint = /wrong version number|packet length too long|WRONG_VERSION_NUMBER/i.test(message + code)
+  const tls = tlsFailure(err);
+  if (tls) {
+    const hint = tls.notTls
       ? ' (the port does not speak TLS: use a redfish+http:// address if the BMC serves plain HTTP)'
-      : ' (set disableCertificateVerification to skip verification, or give the CA)';
-    // OpenSSL messages look like "8070...:error:0A00010B:SSL routines:ssl3_get_record:wrong version number:../deps/..."
-    const reason = /SSL routines:[^:]*:([^:]+)/.exec(message)?.[1] ?? message.replace(/\s+/g, ' ').trim();
-    return new RedfishError('tls', `TLS with Redfish BMC at ${target} failed: ${reason} (${code || 'TLS error'})${hint}`);
+      : ' (set disableCertificateVerification to skip verification, or give the CA: METALFLOW_BMC_CACERT_FILE)';
+    return new RedfishError('tls', `TLS with Redfish BMC at ${target} failed: ${tls.reason} (${tls.code})${hint}`);
   }
   if (DNS_CODES.has(code)) return make('unreachable', `DNS lookup of the BMC host failed (${code})`);
   if (code === 'ECONNREFUSED') return make('unreachable', 'connection refused (ECONNREFUSED): nothing listens on that port');

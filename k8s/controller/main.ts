@@ -6,8 +6,9 @@
 import { hostname } from 'node:os';
 import { metalflowDataConverter } from '../../clients/temporal/payload-keys';
 import { KubeConfig } from '@kubernetes/client-node';
-import { Client, Connection } from '@temporalio/client';
-import { loadConfig } from '../../config/env';
+import { Client } from '@temporalio/client';
+import { loadConfig, temporalConnection } from '../../config/env';
+import { connectTemporalClient } from '../../clients/temporal/connection';
 import { KubeRest } from '../../clients/kubernetes/kube-rest';
 import { loadKubeConfig } from '../../clients/kubernetes/kube-config';
 import { Informer, type KubeObject } from './informer';
@@ -23,7 +24,7 @@ if (!loadKubeConfig(kc, config.kubeconfig)) {
   throw new Error('no Kubernetes API: set METALFLOW_KUBECONFIG, or run in a pod with a service account (KUBERNETES_SERVICE_HOST/PORT and its token file)');
 }
 const rest = await KubeRest.create(kc);
-const connection = await Connection.connect({ address: config.temporalAddress });
+const connection = await connectTemporalClient(temporalConnection(config));
 const client = new Client({ connection, namespace: config.temporalNamespace, dataConverter: metalflowDataConverter(config.payloadKeysFile) });
 
 const settings = config.controller;

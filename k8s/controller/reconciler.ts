@@ -103,10 +103,19 @@ export class Reconciler {
           })
         : undefined;
     const status = last?.status ?? (obj.status?.provisioning ? (obj.status as HostStatus) : undefined);
-    if (!status) throw new Error(`${ref.namespace}/${ref.name}: the host workflow ended and neither it nor the object holds a status to re-adopt from`);
     const annotations = parseAnnotations(obj.metadata.annotations);
     const valid = validateHostSpec(ref, obj.spec);
     const spec = valid.ok ? valid.value.spec : last?.spec;
+    if (!status) {
+      // Neither the ended run (unreadable: e.g. it never ran on a served task queue) nor the object
+      // holds a status: nothing was ever published as registered. A new run starts from the spec;
+      // its registration finds a node left behind by name, as for any new host.
+      if (!spec) throw new Error(`${ref.namespace}/${ref.name}: the host workflow ended, no status is left to re-adopt from and the spec is invalid`);
+      await this.withStart(ref, applySpecUpdate, [spec]);
+      this.forget(key);
+      this.deps.log?.(`${ref.namespace}/${ref.name}: the host workflow ended (${run.kind === 'ended' ? run.status : 'gone'}) with no status to re-adopt from; started again from the spec`);
+      return;
+    }
     await readoptHost(this.deps.client, {
       ref,
       taskQueue: this.deps.taskQueue,

@@ -8,13 +8,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { request } from 'undici';
 import { ApiError } from '../../api/host-service';
-import { openBmc } from '../../clients/bmc/bmc-client';
-import { parseBmcAddress } from '../../types/bmc';
 import type { HostRef, HostSpec } from '../../types/host';
 import { ironicNodeName } from '../../types/host-ref';
 import type { HostView } from '../../workflows/definitions';
 import { startHarness, uniq, waitFor, type Harness } from '../support/harness';
 import { SUSHY_URL } from '../support/env';
+import { resetRedfishSystem } from '../support/redfish-system';
 import { serveFiles, tinyIso, type FileServer } from '../bmc/support/files';
 import { IPMI_PASSWORD, IPMI_USER, startIpmiSim, type IpmiSim } from '../bmc/support/ipmi-sim';
 
@@ -91,17 +90,8 @@ beforeAll(async () => {
   isoFiles['live.iso'] = tinyIso();
   iso = await serveFiles(isoFiles);
   sim = await startIpmiSim(IPMI_PORT);
-  // The system starts off and empty whatever an earlier run left (setup through our client; assertions read sushy).
-  const parsed = parseBmcAddress(REDFISH_ADDRESS);
-  if (!parsed.ok) throw new Error('bad test address');
-  const bmc = await openBmc(parsed.value, { username: 'admin', password: 'password' });
-  try {
-    await bmc.ejectMedia!();
-    await bmc.setBootDevice('disk', { mode: 'UEFI' }); // so that Cd afterwards is the workflow's doing
-    await bmc.setPower('off', { timeoutMs: 30_000, pollIntervalMs: 200 });
-  } finally {
-    await bmc.close();
-  }
+  // Setup through our client; assertions read sushy.
+  await resetRedfishSystem(REDFISH_ADDRESS);
 });
 
 afterAll(async () => {

@@ -24,9 +24,25 @@ describe('replay of recorded histories', () => {
     // A failing host continued as new from its backoff, and the run after it (test/support/record-failure-histories.ts).
     expect(files).toContain('host-failure-continue-as-new-run1.json');
     expect(files).toContain('host-failure-continue-as-new-run2.json');
+    // A failing host that backs off and recovers within one run (test/support/record-recovery-histories.ts).
+    expect(files).toContain('host-failure-backoff-recovery.json');
     // A stuck deploy cancelled by a pause, then a delete held until resumed (test/support/record-interrupt-histories.ts).
     expect(files).toContain('host-paused-cancel-delete.json');
     expect(files).toContain('operation-provision-cancelled.json');
+    // Status written to its BareMetalHost in the background (test/support/record-kube-status-histories.ts).
+    expect(files).toContain('host-kubernetes-status.json');
+    // A `provisioner: direct` host and each direct operation (test/support/record-direct-histories.ts).
+    expect(files).toContain('host-direct-provisioner.json');
+    for (const op of ['enroll', 'inspect', 'prepare', 'power', 'provision', 'deprovision', 'delete']) {
+      expect(files).toContain(`operation-direct-${op}.json`);
+    }
+    // Detached, then attached again by adoption (test/support/record-detach-histories.ts).
+    expect(files).toContain('host-detach-reattach-adopt.json');
+    expect(files).toContain('operation-detach.json');
+    expect(files).toContain('operation-enroll-adopt.json');
+    // A delete refused once by Ironic, then retried (test/support/record-delete-failure-histories.ts).
+    expect(files).toContain('host-delete-failed-then-deleted.json');
+    expect(files).toContain('operation-delete-failed.json');
   });
 
   it.each(files)('%s replays without nondeterminism', async (file) => {

@@ -12,6 +12,7 @@ import type { DataConverter } from '@temporalio/common';
 import type { NativeConnection, Worker } from '@temporalio/worker';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { IronicClient } from '../../clients/ironic/client';
+import type { KubeRest } from '../../clients/kubernetes/kube-rest';
 import { LocalSecretStore } from '../../clients/secrets/local-store';
 import { createWorker } from '../../workers/worker';
 import { HostService } from '../../api/host-service';
@@ -64,7 +65,16 @@ export interface Harness {
 export const FAST_HOST_OPTIONS: Partial<HostWorkflowOptions> = { errorBackoffSeconds: 1, maxErrorBackoffSeconds: 4 };
 
 export async function startHarness(
-  opts: { ironicUrl?: string; hostOptions?: Partial<HostWorkflowOptions>; startWorker?: boolean; dataConverter?: DataConverter } = {},
+  opts: {
+    ironicUrl?: string;
+    hostOptions?: Partial<HostWorkflowOptions>;
+    startWorker?: boolean;
+    dataConverter?: DataConverter;
+    /** Workflow code other than the test stack's bundle (e.g. test/support/tightened-bundle.ts). */
+    workflowCode?: string;
+    /** The worker's Kubernetes client: hosts with options.publishStatus write their status to their BareMetalHost. */
+    kubernetes?: KubeRest;
+  } = {},
 ): Promise<Harness> {
   // @temporalio/testing pointed at the real dev server the stack script started (never a downloaded one).
   const env = await TestWorkflowEnvironment.createFromExistingServer({ address: TEMPORAL_ADDRESS, namespace: 'default' });
@@ -76,8 +86,8 @@ export async function startHarness(
   const secrets = new LocalSecretStore(secretDir, randomBytes(32));
   const taskQueue = uniq('tq');
   const worker = await createWorker(
-    { connection: nativeConnection, namespace: 'default', taskQueue, ironic, secrets, poll: { initialMs: 100, factor: 1.5, maxMs: 1000 }, dataConverter: opts.dataConverter },
-    { workflowBundle: { codePath: WORKFLOW_BUNDLE_PATH }, workflowsPath: undefined },
+    { connection: nativeConnection, namespace: 'default', taskQueue, ironic, secrets, poll: { initialMs: 100, factor: 1.5, maxMs: 1000 }, dataConverter: opts.dataConverter, kubernetes: opts.kubernetes },
+    { workflowBundle: opts.workflowCode ? { code: opts.workflowCode } : { codePath: WORKFLOW_BUNDLE_PATH }, workflowsPath: undefined },
   );
   const running = opts.startWorker === false ? undefined : worker.run();
   const hosts = new HostService({ client, secrets, taskQueue, hostOptions: opts.hostOptions ?? FAST_HOST_OPTIONS });

@@ -1,20 +1,17 @@
 /**
  * Records real histories for the replay test: one host through its whole
- * lifecycle (create → provisioned → deprovisioned → deleted) plus a failing
- * registration that recovers, on the running test stack. Run it after an
- * intended, versioned workflow change: `npm run record-histories`.
+ * lifecycle (create → provisioned → deprovisioned → deleted) and each
+ * operation it ran, on the running test stack (`npm run record-histories`).
+ * It refuses to overwrite the fixtures it made: they hold the first
+ * version's shape; a new shape is recorded into new files.
  */
-import { writeFileSync, mkdirSync } from 'node:fs';
-import { join } from 'node:path';
-import { execFileSync } from 'node:child_process';
 import { hostWorkflowId } from '../../types/host-ref';
 import { hostViewQuery, type HostView } from '../../workflows/definitions';
-import { REPO_ROOT } from '../../config/env';
 import { randomMac, startHarness, waitFor } from './harness';
-import { TEMPORAL_ADDRESS } from './env';
+import { assertNewFixtures, saveHistory } from './record-fixture';
 
-const OUT = join(REPO_ROOT, 'test', 'fixtures', 'histories');
-mkdirSync(OUT, { recursive: true });
+const KINDS = ['enroll', 'inspect', 'prepare', 'provision', 'deprovision', 'power', 'delete'];
+assertNewFixtures('host-lifecycle.json', ...KINDS.map((k) => `operation-${k}.json`));
 const h = await startHarness();
 try {
   const ref = { namespace: 'replay', name: `lifecycle-${Date.now()}` };
@@ -32,19 +29,12 @@ try {
   await h.hosts.remove(ref);
   const { operations: ops } = (await handle.result()) as HostView;
 
-  // The CLI writes the canonical proto-JSON that historyFromJSON reads back.
-  const save = async (workflowId: string, file: string) => {
-    const temporal = join(REPO_ROOT, '.venv', 'bin', 'temporal');
-    const json = execFileSync(temporal, ['workflow', 'show', '--address', TEMPORAL_ADDRESS, '-w', workflowId, '-o', 'json']);
-    writeFileSync(join(OUT, file), json);
-    console.log(`recorded ${workflowId} → ${file}`);
-  };
-  await save(hostWorkflowId(ref), 'host-lifecycle.json');
+  saveHistory(hostWorkflowId(ref), 'host-lifecycle.json');
   const seen = new Set<string>();
   for (const op of ops) {
-    if (seen.has(op.kind)) continue;
+    if (seen.has(op.kind) || !KINDS.includes(op.kind)) continue;
     seen.add(op.kind);
-    await save(op.workflowId, `operation-${op.kind}.json`);
+    saveHistory(op.workflowId, `operation-${op.kind}.json`);
   }
 } finally {
   await h.close();

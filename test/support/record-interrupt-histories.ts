@@ -7,20 +7,16 @@
  * fixture. `node --import tsx test/support/record-interrupt-histories.ts` on a
  * running test stack.
  */
-import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { join } from 'node:path';
-import { REPO_ROOT } from '../../config/env';
 import { hostWorkflowId } from '../../types/host-ref';
 import { hostViewQuery } from '../../workflows/definitions';
 import type { hostWorkflow } from '../../workflows/host';
-import { TEMPORAL_ADDRESS } from './env';
 import { FAST_HOST_OPTIONS, randomMac, startHarness, waitFor } from './harness';
+import { assertNewFixtures, saveHistory } from './record-fixture';
 
-const OUT = join(REPO_ROOT, 'test', 'fixtures', 'histories');
+assertNewFixtures('host-paused-cancel-delete.json', 'operation-provision-cancelled.json');
 const body = Buffer.from('metalflow replay image');
 const images = createServer((req, res) => {
   res.writeHead(200, { 'content-length': body.length });
@@ -62,14 +58,8 @@ try {
   await h.hosts.remove(ref);
   await h.hosts.setPaused(ref, false);
   await handle.result();
-  const temporal = join(REPO_ROOT, '.venv', 'bin', 'temporal');
-  const save = (workflowId: string, file: string) => {
-    const json = execFileSync(temporal, ['workflow', 'show', '--address', TEMPORAL_ADDRESS, '-w', workflowId, '-o', 'json']);
-    writeFileSync(join(OUT, file), json, { flag: 'wx' });
-    console.log(`recorded ${workflowId} → ${file}`);
-  };
-  save(hostWorkflowId(ref), 'host-paused-cancel-delete.json');
-  save(provision.workflowId, 'operation-provision-cancelled.json');
+  saveHistory(hostWorkflowId(ref), 'host-paused-cancel-delete.json');
+  saveHistory(provision.workflowId, 'operation-provision-cancelled.json');
 } finally {
   await h.close();
   images.close();

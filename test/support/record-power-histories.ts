@@ -7,17 +7,14 @@
  * `node --import tsx test/support/record-power-histories.ts` (with the test
  * stack up, e.g. after a test run with METALFLOW_KEEP_TEST_STACK=1).
  */
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { execFileSync } from 'node:child_process';
 import { IronicClient } from '../../clients/ironic/client';
 import { hostWorkflowId } from '../../types/host-ref';
 import { hostViewQuery, type HostView } from '../../workflows/definitions';
-import { REPO_ROOT } from '../../config/env';
 import { randomMac, startHarness, waitFor } from './harness';
-import { IRONIC_URL, TEMPORAL_ADDRESS } from './env';
+import { IRONIC_URL } from './env';
+import { assertNewFixtures, saveHistory } from './record-fixture';
 
-const OUT = join(REPO_ROOT, 'test', 'fixtures', 'histories');
+assertNewFixtures('host-power.json', 'operation-reboot.json');
 const h = await startHarness({ hostOptions: { errorBackoffSeconds: 1, maxErrorBackoffSeconds: 4, powerCheckSeconds: 1, softPowerOffSeconds: 5 } });
 const ironic = new IronicClient({ url: IRONIC_URL });
 try {
@@ -50,15 +47,9 @@ try {
   await h.hosts.remove(ref);
   const { operations: ops } = (await handle.result()) as HostView;
 
-  const save = (workflowId: string, file: string) => {
-    const temporal = join(REPO_ROOT, '.venv', 'bin', 'temporal');
-    const json = execFileSync(temporal, ['workflow', 'show', '--address', TEMPORAL_ADDRESS, '-w', workflowId, '-o', 'json']);
-    writeFileSync(join(OUT, file), json);
-    console.log(`recorded ${workflowId} → ${file}`);
-  };
-  save(hostWorkflowId(ref), 'host-power.json');
+  saveHistory(hostWorkflowId(ref), 'host-power.json');
   const rebootOp = ops.find((o) => o.kind === 'reboot');
-  if (rebootOp) save(rebootOp.workflowId, 'operation-reboot.json');
+  if (rebootOp) saveHistory(rebootOp.workflowId, 'operation-reboot.json');
 } finally {
   await h.close();
 }

@@ -1,6 +1,12 @@
-/** Worker capacity from the environment: accepted values pass through, bad ones name the variable. */
+/** Settings from the environment: accepted values pass through, bad ones name the variable. */
+import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { loadConfig } from '../../config/env';
+import { loadConfig, temporalConnection } from '../../config/env';
+import { temporalConnectionOptions } from '../../clients/temporal/connection';
+import { ironicDriverInfo } from '../../clients/ironic/driver-info';
+import { parseBmcAddress } from '../../types/bmc';
 
 describe('worker tuning from the environment', () => {
   it('leaves the SDK defaults alone when nothing is set', () => {
@@ -88,5 +94,118 @@ describe('host workflow options from the environment', () => {
       );
     }
     expect(() => loadConfig({ METALFLOW_LEASE_SECONDS: '1' })).toThrow('METALFLOW_LEASE_SECONDS must be whole seconds from 2 to 86400, got "1"');
+  });
+});
+
+describe('TLS settings from the environment', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'metalflow-tls-config-'));
+  const pem = (name: string, body = `-----BEGIN CERTIFICATE-----\n${name}\n-----END CERTIFICATE-----\n`): string => {
+    const path = join(dir, name);
+    writeFileSync(path, body);
+    return path;
+  };
+  const ca = pem('ca.crt');
+  const cert = pem('client.crt');
+  const key = pem('client.key');
+  const missing = join(dir, 'nope.pem');
+
+  it('nothing set: plain Temporal, no Ironic or BMC TLS settings', () => {
+    const c = loadConfig({});
+    expect(c.temporalTls).toBeUndefined();
+    expect(c.temporalApiKey).toBeUndefined();
+    expect(c.ironicTls).toBeUndefined();
+    expect(c.bmcCaFile).toBeUndefined();
+    expect(c.ironicRedfishVerifyCa).toBeUndefined();
+    expect(temporalConnectionOptions(temporalConnection(c))).toEqual({ address: '127.0.0.1:7233', tls: false });
+  });
+
+  it('Temporal over mTLS, with Temporal\'s variable names, builds the SDK options from the files', () => {
+    const c = loadConfig({
+      TEMPORAL_ADDRESS: 'temporal.example:7233',
+      TEMPORAL_TLS_SERVER_CA_CERT_PATH: ca,
+      TEMPORAL_TLS_CLIENT_CERT_PATH: cert,
+      TEMPORAL_TLS_CLIENT_KEY_PATH: key,
+      TEMPORAL_TLS_SERVER_NAME: 'frontend.temporal.internal',
+    });
+    expect(c.temporalTls).toEqual({ caFile: ca, certFile: cert, keyFile: key, serverName: 'frontend.temporal.internal' });
+    const opts = temporalConnectionOptions(temporalConnection(c));
+    expect(opts.address).toBe('temporal.example:7233');
+    expect(opts.tls).not.toBe(false);
+    const tls = opts.tls as Exclude<typeof opts.tls, false>;
+    expect(Buffer.from(tls.serverRootCACertificate!).toString()).toContain('ca.crt');
+    expect(Buffer.from(tls.clientCertPair!.crt).toString()).toContain('client.crt');
+    expect(Buffer.from(tls.clientCertPair!.key).toString()).toContain('client.key');
+    expect(tls.serverNameOverride).toBe('frontend.temporal.internal');
+    expect(opts.apiKey).toBeUndefined();
+  });
+
+  it('TEMPORAL_TLS=true alone: TLS against the system CAs; an API key turns TLS on unless TEMPORAL_TLS=false', () => {
+    expect(loadConfig({ TEMPORAL_TLS: 'true' }).temporalTls).toEqual({});
+    expect(temporalConnectionOptions(temporalConnection(loadConfig({ TEMPORAL_TLS: 'TRUE' })))).toEqual({ address: '127.0.0.1:7233', tls: {} });
+    const cloud = loadConfig({ TEMPORAL_API_KEY: 'k-123' });
+    expect(cloud.temporalTls).toEqual({});
+    expect(temporalConnectionOptions(temporalConnection(cloud))).toEqual({ address: '127.0.0.1:7233', tls: {}, apiKey: 'k-123' });
+    const plainKey = loadConfig({ TEMPORAL_API_KEY: 'k-123', TEMPORAL_TLS: 'false' });
+    expect(plainKey.temporalTls).toBeUndefined();
+    // Explicit: the SDK would otherwise turn TLS on for an API key.
+    expect(temporalConnectionOptions(temporalConnection(plainKey))).toEqual({ address: '127.0.0.1:7233', tls: false, apiKey: 'k-123' });
+  });
+
+  it.each([
+    [{ TEMPORAL_TLS_SERVER_CA_CERT_PATH: missing }, `TEMPORAL_TLS_SERVER_CA_CERT_PATH: no such file: ${missing}`],
+    [{ TEMPORAL_TLS_SERVER_CA_CERT_PATH: dir }, `TEMPORAL_TLS_SERVER_CA_CERT_PATH: ${dir} is not a file`],
+    [{ TEMPORAL_TLS_CLIENT_CERT_PATH: cert }, 'TEMPORAL_TLS_CLIENT_CERT_PATH is set but TEMPORAL_TLS_CLIENT_KEY_PATH is not: a client certificate needs its private key'],
+    [{ TEMPORAL_TLS_CLIENT_KEY_PATH: key }, 'TEMPORAL_TLS_CLIENT_KEY_PATH is set but TEMPORAL_TLS_CLIENT_CERT_PATH is not'],
+    [{ TEMPORAL_TLS_CLIENT_CERT_PATH: cert, TEMPORAL_TLS_CLIENT_KEY_PATH: missing }, `TEMPORAL_TLS_CLIENT_KEY_PATH: no such file: ${missing}`],
+    [{ TEMPORAL_TLS: 'yes' }, 'TEMPORAL_TLS must be "true" or "false", got "yes"'],
+    [{ TEMPORAL_TLS: 'false', TEMPORAL_TLS_SERVER_CA_CERT_PATH: ca }, 'TEMPORAL_TLS=false contradicts TEMPORAL_TLS_SERVER_CA_CERT_PATH'],
+    [{ TEMPORAL_TLS_DISABLE_HOST_VERIFICATION: 'true' }, 'TEMPORAL_TLS_DISABLE_HOST_VERIFICATION=true is not supported'],
+    [{ TEMPORAL_TLS_SERVER_CA_CERT_DATA: '-----BEGIN' }, 'TEMPORAL_TLS_SERVER_CA_CERT_DATA is not supported by metalflow: give the CA as a file in TEMPORAL_TLS_SERVER_CA_CERT_PATH'],
+    [{ IRONIC_URL: 'https://ironic:6385', IRONIC_CACERT_FILE: missing }, `IRONIC_CACERT_FILE: no such file: ${missing}`],
+    [{ IRONIC_URL: 'https://ironic:6385', IRONIC_CLIENT_CERT_FILE: cert }, 'IRONIC_CLIENT_CERT_FILE is set but IRONIC_CLIENT_PRIVATE_KEY_FILE is not'],
+    [{ IRONIC_URL: 'http://ironic:6385', IRONIC_CACERT_FILE: ca }, 'IRONIC_CACERT_FILE is set but IRONIC_URL (http://ironic:6385) is not https://'],
+    [{ IRONIC_CACERT_FILE: ca }, 'IRONIC_CACERT_FILE is set but IRONIC_URL (unset: http://127.0.0.1:6385) is not https://'],
+    [{ METALFLOW_BMC_CACERT_FILE: missing }, `METALFLOW_BMC_CACERT_FILE: no such file: ${missing}`],
+    [{ METALFLOW_IRONIC_REDFISH_VERIFY_CA: 'certs/bmc.pem' }, 'METALFLOW_IRONIC_REDFISH_VERIFY_CA must be an absolute path on the Ironic conductor'],
+  ])('refuses %o', (env, message) => {
+    expect(() => loadConfig(env)).toThrow(message);
+  });
+
+  it('a file this process cannot read is refused by name', () => {
+    if (process.getuid?.() === 0) return; // root reads anything
+    const locked = pem('locked.pem');
+    chmodSync(locked, 0);
+    expect(() => loadConfig({ METALFLOW_BMC_CACERT_FILE: locked })).toThrow(`METALFLOW_BMC_CACERT_FILE: ${locked} cannot be read by this process`);
+  });
+
+  it('Ironic over HTTPS (BMO\'s names) and the BMC CA settings pass through', () => {
+    const c = loadConfig({
+      IRONIC_URL: 'https://ironic.example:6385',
+      IRONIC_CACERT_FILE: ca,
+      IRONIC_CLIENT_CERT_FILE: cert,
+      IRONIC_CLIENT_PRIVATE_KEY_FILE: key,
+      METALFLOW_BMC_CACERT_FILE: ca,
+      // Not checked here: it is a path on the conductor (a file or a folder, as Ironic accepts).
+      METALFLOW_IRONIC_REDFISH_VERIFY_CA: '/etc/ironic/bmc-ca.pem',
+    });
+    expect(c.ironicTls).toEqual({ caFile: ca, certFile: cert, keyFile: key });
+    expect(c.bmcCaFile).toBe(ca);
+    expect(c.ironicRedfishVerifyCa).toBe('/etc/ironic/bmc-ca.pem');
+  });
+
+  it('redfish_verify_ca in driver_info: the conductor path for https Redfish, false when verification is disabled, absent otherwise', () => {
+    const creds = { username: 'admin', password: 'pw' };
+    const https = parseBmcAddress('redfish://10.0.0.5/redfish/v1/Systems/1');
+    const http = parseBmcAddress('redfish+http://10.0.0.5/redfish/v1/Systems/1');
+    const idrac = parseBmcAddress('idrac-virtualmedia://10.0.0.7/redfish/v1/Systems/System.Embedded.1');
+    const ipmi = parseBmcAddress('ipmi://10.0.0.6');
+    if (!https.ok || !http.ok || !idrac.ok || !ipmi.ok) throw new Error('test addresses must parse');
+    const path = '/etc/ironic/bmc-ca.pem';
+    expect(ironicDriverInfo(https.value, creds, { redfishVerifyCa: path }).redfish_verify_ca).toBe(path);
+    expect(ironicDriverInfo(idrac.value, creds, { redfishVerifyCa: path }).redfish_verify_ca).toBe(path);
+    expect(ironicDriverInfo(https.value, creds, { redfishVerifyCa: path, disableCertificateVerification: true }).redfish_verify_ca).toBe(false);
+    expect(ironicDriverInfo(https.value, creds, {})).not.toHaveProperty('redfish_verify_ca');
+    expect(ironicDriverInfo(http.value, creds, { redfishVerifyCa: path })).not.toHaveProperty('redfish_verify_ca');
+    expect(ironicDriverInfo(ipmi.value, creds, { redfishVerifyCa: path })).not.toHaveProperty('redfish_verify_ca');
   });
 });

@@ -1,0 +1,57 @@
+/**
+ * Saving recorded histories as replay fixtures (test/fixtures/histories, all
+ * replayed by test/integration/replay.test.ts). A fixture holds the shape one
+ * version of the workflow code wrote, for as long as a run of that shape may
+ * still exist: a new shape gets a new file named for what it holds, and an
+ * existing file is never overwritten (written with `wx`).
+ */
+import { execFileSync } from 'node:child_process';
+import { existsSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { WithStartWorkflowOperation } from '@temporalio/client';
+import { REPO_ROOT } from '../../config/env';
+import type { HostRef, HostSpec } from '../../types/host';
+import { hostWorkflowId } from '../../types/host-ref';
+import { applySpecUpdate, type HostWorkflowOptions } from '../../workflows/definitions';
+import type { hostWorkflow } from '../../workflows/host';
+import { TEMPORAL_ADDRESS } from './env';
+import type { Harness } from './harness';
+
+export const FIXTURE_DIR = join(REPO_ROOT, 'test', 'fixtures', 'histories');
+
+/** Call before recording: refuses at once, not after minutes of recording, when a fixture already exists. */
+export function assertNewFixtures(...files: string[]): void {
+  const taken = files.filter((f) => existsSync(join(FIXTURE_DIR, f)));
+  if (taken.length > 0) {
+    throw new Error(`${taken.join(', ')} exist: fixtures are never re-recorded; give a new shape a new file name`);
+  }
+}
+
+/** The CLI's canonical proto-JSON of one run (the latest without runId), as runReplayHistory reads it. */
+export function saveHistory(workflowId: string, file: string, runId?: string): void {
+  const temporal = join(REPO_ROOT, '.venv', 'bin', 'temporal');
+  const args = ['workflow', 'show', '--address', TEMPORAL_ADDRESS, '-w', workflowId, ...(runId ? ['-r', runId] : []), '-o', 'json'];
+  writeFileSync(join(FIXTURE_DIR, file), execFileSync(temporal, args), { flag: 'wx' });
+  console.log(`recorded ${workflowId}${runId ? ` run ${runId}` : ''} → ${file}`);
+}
+
+/**
+ * Starts a host workflow with `spec` straight through the client (unlike the
+ * API, it needs no credentials Secret to exist); returns its id and first run.
+ */
+export async function startHost(
+  h: Harness,
+  ref: HostRef,
+  spec: HostSpec,
+  options: Partial<HostWorkflowOptions>,
+): Promise<{ id: string; firstRun: string }> {
+  const id = hostWorkflowId(ref);
+  const start = new WithStartWorkflowOperation<typeof hostWorkflow>('hostWorkflow', {
+    workflowId: id,
+    taskQueue: h.taskQueue,
+    args: [{ ref, options }],
+    workflowIdConflictPolicy: 'USE_EXISTING',
+  });
+  await h.client.workflow.executeUpdateWithStart(applySpecUpdate, { args: [spec], startWorkflowOperation: start });
+  return { id, firstRun: (await h.client.workflow.getHandle(id).describe()).runId };
+}

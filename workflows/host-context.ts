@@ -1,0 +1,94 @@
+/**
+ * What one run of the host workflow shares between its main loop, its update
+ * handlers and its operation runner: the host's state, the running operation,
+ * the shim's nudges, the view, search attributes, status publishing and the
+ * hand-over to a fresh run.
+ */
+import { allHandlersFinished, condition, continueAsNew, patched, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import type { ProvisioningState } from '../types/host';
+import { SEARCH_ATTRIBUTES } from '../types/search-attributes';
+import { parseBmcAddress } from '../types/bmc';
+import type { HostState, HostView, HostWorkflowInput, OperationRecord } from './definitions';
+import { powerRequestsView } from './power-requests';
+import { statusPublisher } from './host-status-publish';
+import type { HostEvent } from '../activities/host-status-activities';
+
+export const now = (): string => new Date().toISOString();
+
+export interface HostContext {
+  readonly s: HostState;
+  /** The operation running now (none while backing off). */
+  running: OperationRecord | undefined;
+  /** Bumped by the shim's updates (directives, restore, inspect, pause) so waits notice them. */
+  nudges: number;
+  /** Events those updates produced, published by the main loop. */
+  readonly pendingEvents: HostEvent[];
+  nudge(events: HostEvent[]): void;
+  view(): HostView;
+  /** Upserts the search attributes (skipped when unchanged). */
+  publish(): void;
+  setState(state: ProvisioningState): void;
+  /** Writes the status (and an Event) back to Kubernetes when this host is driven by the shim. */
+  sync(event?: HostEvent): Promise<void>;
+  historyTooLong(): boolean;
+  continueAsNewWithState(): Promise<never>;
+}
+
+export function hostContext(s: HostState): HostContext {
+  /** Search attributes last upserted by this run (a new run upserts once at start). */
+  let published: string | undefined;
+  const status = statusPublisher(s);
+
+  const ctx: HostContext = {
+    s,
+    running: undefined,
+    nudges: 0,
+    pendingEvents: [],
+    nudge: (events) => {
+      ctx.nudges += 1;
+      ctx.pendingEvents.push(...events);
+    },
+    view: () => ({
+      ref: s.ref,
+      spec: s.spec,
+      status: s.status,
+      generation: s.generation,
+      deleteRequested: s.deleteRequested,
+      currentOperation: ctx.running,
+      operations: s.operations,
+      retryAt: s.retryAt,
+      power: powerRequestsView(s.power),
+      ...(s.paused ? { paused: s.paused } : {}),
+    }),
+    publish: () => {
+      const bmc = s.spec?.bmc ? parseBmcAddress(s.spec.bmc.address) : undefined;
+      const pairs: Extract<Parameters<typeof upsertSearchAttributes>[0], unknown[]> = [
+        { key: SEARCH_ATTRIBUTES.hostName, value: s.ref.name },
+        { key: SEARCH_ATTRIBUTES.hostNamespace, value: s.ref.namespace },
+        { key: SEARCH_ATTRIBUTES.provisioningState, value: s.status.provisioning.state || 'unmanaged' },
+        { key: SEARCH_ATTRIBUTES.operationalStatus, value: s.status.operationalStatus },
+        { key: SEARCH_ATTRIBUTES.bmcType, value: bmc?.ok ? bmc.value.type : 'unknown' },
+      ];
+      // An unchanged upsert still costs a history event and a visibility write;
+      // skipping it is most of what the host workflow saves per operation.
+      const fingerprint = JSON.stringify(pairs);
+      if (fingerprint === published && patched('search-attributes-dedupe')) return;
+      published = fingerprint;
+      upsertSearchAttributes(pairs);
+    },
+    setState: (state) => {
+      if (s.status.provisioning.state === state) return;
+      s.status.provisioning.state = state;
+      s.status.lastUpdated = now();
+      ctx.publish();
+    },
+    sync: status.sync,
+    historyTooLong: () => workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > s.options.maxHistoryEvents,
+    continueAsNewWithState: async () => {
+      // The status write in flight finishes first: the next run starts from a published status.
+      await condition(() => !status.busy() && allHandlersFinished());
+      return continueAsNew<(input: HostWorkflowInput) => Promise<HostView>>({ ref: s.ref, state: s });
+    },
+  };
+  return ctx;
+}

@@ -1,0 +1,149 @@
+/**
+ * The host workflow's query and updates: the desired spec (validated, and
+ * refused while it conflicts with the running operation), the image, the
+ * shim's directives, a restored status, inspection, deletion, pausing and
+ * power requests. Each handler changes the host's state only; the main loop
+ * notices and acts.
+ */
+import { ApplicationFailure, patched, setHandler } from '@temporalio/workflow';
+import { formatFieldErrors } from '../types/field-error';
+import type { HostSpec, Image } from '../types/host';
+import { validateHostSpec } from '../types/validate';
+import { normalizeHostSpec } from '../types/spec-normal-form';
+import {
+  applySpecUpdate,
+  setImageUpdate,
+  type ApplySpecResult,
+  deleteHostUpdate,
+  hostViewQuery,
+  applyDirectivesUpdate,
+  restoreStatusUpdate,
+  requestInspectionUpdate,
+  powerRequestsUpdate,
+  setPausedUpdate,
+} from './definitions';
+import { specConflict } from './decide';
+import { applyDirectives, checkRestoredStatus, requestInspection, restoreStatus } from './host-directives';
+import { applyPowerRequestChange, checkPowerRequestChange, powerRequestsView, type PowerRequestChange } from './power-requests';
+import { applyPause, checkPauseRequest } from './host-pause';
+import { now, type HostContext } from './host-context';
+
+export function setHostHandlers(ctx: HostContext): void {
+  const { s } = ctx;
+  setHandler(hostViewQuery, ctx.view);
+
+  /** Throws (rejecting the update, nothing applied) when the spec is invalid or conflicts with the running operation. */
+  const checkSpec = (spec: HostSpec): void => {
+    const valid = validateHostSpec(s.ref, spec);
+    if (!valid.ok) {
+      throw ApplicationFailure.create({
+        type: 'InvalidSpec',
+        message: formatFieldErrors(valid.errors),
+        details: [valid.errors],
+      });
+    }
+    const conflict = specConflict(s, valid.value.spec, ctx.running?.kind);
+    if (conflict) throw ApplicationFailure.create({ type: 'Conflict', message: conflict });
+  };
+
+  /**
+   * The spec as stored. Only the validator validates: it runs when the update
+   * arrives, the handler on every replay as well, so a rule tightened since
+   * must not decide what the handler of an old history does.
+   */
+  const normalForm = (spec: HostSpec): HostSpec => {
+    if (patched('spec-stored-without-revalidation')) return normalizeHostSpec(spec);
+    // Before the patch the handler stored validateHostSpec's normal form, the same one
+    // for every spec its validator accepted; a spec today's rules refuse keeps it too.
+    const valid = validateHostSpec(s.ref, spec);
+    return valid.ok ? valid.value.spec : normalizeHostSpec(spec);
+  };
+
+  const acceptSpec = (input: HostSpec): ApplySpecResult => {
+    const spec = normalForm(input);
+    const changed = JSON.stringify(spec) !== JSON.stringify(s.spec);
+    if (changed) {
+      s.spec = spec;
+      s.generation += 1;
+      s.retryAt = undefined;
+      ctx.publish();
+    }
+    return { generation: s.generation, changed, view: ctx.view() };
+  };
+
+  setHandler(applySpecUpdate, acceptSpec, { validator: checkSpec });
+
+  const withImage = (image: Image | null): HostSpec => {
+    if (!s.spec) throw ApplicationFailure.create({ type: 'NotFound', message: 'the host has no spec yet' });
+    const spec: HostSpec = { ...s.spec };
+    if (image) spec.image = image;
+    else delete spec.image;
+    return spec;
+  };
+
+  setHandler(
+    setImageUpdate,
+    (image: Image | null) => acceptSpec(withImage(image)),
+    { validator: (image: Image | null) => checkSpec(withImage(image)) },
+  );
+
+  setHandler(applyDirectivesUpdate, (d) => {
+    const { result, events } = applyDirectives(s, d);
+    if (result.changed || events.length > 0) ctx.nudge(events);
+    return result;
+  });
+
+  setHandler(
+    restoreStatusUpdate,
+    (status) => {
+      const { events, ...result } = restoreStatus(s, status, now());
+      if (result.restored) {
+        ctx.publish();
+        ctx.nudge(events);
+      }
+      return result;
+    },
+    { validator: checkRestoredStatus },
+  );
+
+  setHandler(requestInspectionUpdate, () => {
+    const { events, ...result } = requestInspection(s);
+    if (events.length > 0) ctx.nudge(events);
+    return result;
+  });
+
+  setHandler(deleteHostUpdate, () => {
+    const accepted = !s.deleteRequested;
+    s.deleteRequested = true;
+    s.retryAt = undefined;
+    return { accepted };
+  });
+
+  setHandler(
+    setPausedUpdate,
+    (req) => {
+      const { result, events } = applyPause(s, req, now());
+      if (result.changed) ctx.nudge(events);
+      return { ...result, idle: ctx.running === undefined };
+    },
+    { validator: checkPauseRequest },
+  );
+
+  setHandler(
+    powerRequestsUpdate,
+    (change: PowerRequestChange) => {
+      s.power = applyPowerRequestChange(s.power, change);
+      return powerRequestsView(s.power);
+    },
+    {
+      validator: (change: PowerRequestChange) => {
+        if (!s.spec) throw ApplicationFailure.create({ type: 'NotFound', message: 'the host has no spec yet' });
+        if (s.deleteRequested) throw ApplicationFailure.create({ type: 'Conflict', message: 'the host is being deleted' });
+        const errors = checkPowerRequestChange(change, s.spec);
+        if (errors.length > 0) {
+          throw ApplicationFailure.create({ type: 'InvalidRequest', message: formatFieldErrors(errors), details: [errors] });
+        }
+      },
+    },
+  );
+}

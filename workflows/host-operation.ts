@@ -1,0 +1,222 @@
+/**
+ * Runs one of the host's operations as a child workflow and records how it
+ * ended: the outcome on the host's status on success, the error, a visible,
+ * bounded backoff and the retry on failure, nothing held against the host when
+ * the host itself cancelled it (a delete, a pause, a new desired state).
+ */
+import {
+  CancellationScope,
+  condition,
+  executeChild,
+  isCancellation,
+  log,
+  ParentClosePolicy,
+  patched,
+} from '@temporalio/workflow';
+import type { HostSpec, OperationName, ProvisioningState } from '../types/host';
+import { hostWorkflowId } from '../types/host-ref';
+import { failureMessage } from './failure-message';
+import { DEFAULT_HOST_OPTIONS, type OperationKind, type OperationRecord } from './definitions';
+import { ERROR_TYPE_OF, nextStateAfter, registrationFingerprint, type PowerStep } from './decide';
+import { OPERATION_WORKFLOWS } from './operations';
+import type { OperationOutcome } from './operation-types';
+import { credentialsAttempt } from './host-directives';
+import { rebootServed } from './power-requests';
+import { powerPath } from './power-operations';
+import { interruptReason, INTERRUPTIBLE } from './interrupt';
+import { now, type HostContext } from './host-context';
+
+const reasonOf = (text: string): string =>
+  text.replace(/(^|\s)(\w)/g, (_m, _sp: string, c: string) => c.toUpperCase()).replace(/\s/g, '');
+
+const MAX_OPERATION_RECORDS = 50;
+
+/** operationHistory keys, as Metal3 names them, for the operations it times. */
+const HISTORY_KEY: Partial<Record<OperationKind, OperationName>> = {
+  enroll: 'register',
+  inspect: 'inspect',
+  provision: 'provision',
+  deprovision: 'deprovision',
+};
+
+export interface OperationRunner {
+  /** Runs one operation as a child workflow; true when it succeeded. */
+  runOperation(op: OperationKind, state: ProvisioningState, extra?: { adopt?: true; power?: PowerStep }): Promise<boolean>;
+  /** Waits until `s.retryAt` (or a change that makes the wait moot). */
+  waitForRetry(): Promise<void>;
+}
+
+export function operationRunner(ctx: HostContext): OperationRunner {
+  const { s } = ctx;
+
+  const runOperation = async (op: OperationKind, state: ProvisioningState, extra: { adopt?: true; power?: PowerStep } = {}): Promise<boolean> => {
+    const { adopt, power } = extra;
+    const spec = s.spec;
+    const tried = op === 'enroll' ? credentialsAttempt(s) : undefined;
+    if (tried) s.status.triedCredentials = tried;
+    s.opSeq += 1;
+    const record: OperationRecord = {
+      seq: s.opSeq,
+      kind: op,
+      workflowId: `${hostWorkflowId(s.ref)}/${s.opSeq}-${op}`,
+      state,
+      startedAt: now(),
+      outcome: 'running',
+    };
+    ctx.running = record;
+    s.operations = [...s.operations, record].slice(-MAX_OPERATION_RECORDS);
+    const metric = HISTORY_KEY[op];
+    if (metric && state !== 'available' && state !== 'provisioned' && state !== 'externally provisioned') {
+      s.status.operationHistory[metric] = { start: record.startedAt };
+    }
+    // A delete, a pause or a new desired state cancels an operation that is no longer wanted.
+    const scope = new CancellationScope();
+    let settled = false;
+    if (INTERRUPTIBLE.has(op) && patched('interruptible-operations')) {
+      condition(() => settled || interruptReason(s, op) !== undefined)
+        .then(() => {
+          if (settled) return;
+          record.cancelReason = interruptReason(s, op);
+          log.info('cancelling the running operation', { op, reason: record.cancelReason });
+          scope.cancel();
+        })
+        // Only the host workflow's own cancellation ends this wait early; runOperation handles that.
+        .catch(() => undefined);
+    }
+    try {
+      const outcome: OperationOutcome = await scope.run(() => executeChild(OPERATION_WORKFLOWS[op], {
+        workflowId: record.workflowId,
+        args: [
+          {
+            ref: s.ref,
+            spec,
+            nodeId: s.status.provisioning.ID || undefined,
+            powerOn: s.deleteRequested ? false : spec?.online,
+            ...(adopt ? { adopt: { image: s.status.provisioning.image } } : {}),
+            ...(power
+              ? {
+                  power: {
+                    ...power,
+                    via: powerPath(spec, s.status.provisioning.ID || undefined),
+                    softTimeoutSeconds: s.options.softPowerOffSeconds ?? DEFAULT_HOST_OPTIONS.softPowerOffSeconds,
+                  },
+                }
+              : {}),
+          },
+        ],
+        parentClosePolicy: ParentClosePolicy.TERMINATE,
+      }));
+      applyOutcome(op, outcome, spec);
+      record.outcome = 'succeeded';
+      record.endedAt = now();
+      if (outcome.note) record.note = outcome.note;
+      if (metric && s.status.operationHistory[metric].start) s.status.operationHistory[metric].end = record.endedAt;
+      s.status.errorType = '';
+      s.status.errorMessage = '';
+      s.status.errorCount = 0;
+      s.status.operationalStatus = s.detached ? 'detached' : 'OK';
+      if (tried) s.status.goodCredentials = tried;
+      const next = nextStateAfter(op, state, s);
+      ctx.setState(next);
+      s.status.lastUpdated = record.endedAt;
+      ctx.publish();
+      const note = outcome.note ? ` (${outcome.note})` : '';
+      await ctx.sync({ type: 'Normal', reason: `${reasonOf(op)}Succeeded`, message: `${op} succeeded; provisioning state ${next || 'unmanaged'}${note}` });
+      return true;
+    } catch (err) {
+      // An operator cancelling the host workflow itself ends it, without an error on the host.
+      if (isCancellation(err) && CancellationScope.current().consideredCancelled && patched('cancelled-host-not-failed')) throw err;
+      if (isCancellation(err) && record.cancelReason !== undefined) {
+        record.outcome = 'cancelled';
+        record.endedAt = now();
+        s.status.lastUpdated = record.endedAt;
+        await ctx.sync({ type: 'Normal', reason: `${reasonOf(op)}Cancelled`, message: `${op} cancelled: ${record.cancelReason}` });
+        return false;
+      }
+      record.outcome = 'failed';
+      record.endedAt = now();
+      record.error = failureMessage(err);
+      s.status.errorType =
+        op === 'enroll' && (state === 'provisioned' || state === 'externally provisioned')
+          ? 'provisioned registration error'
+          : ERROR_TYPE_OF[op];
+      s.status.errorMessage = record.error;
+      s.status.errorCount += 1;
+      s.status.operationalStatus = 'error';
+      s.status.lastUpdated = record.endedAt;
+      ctx.publish();
+      await ctx.sync({ type: 'Warning', reason: reasonOf(s.status.errorType ?? 'error'), message: record.error });
+      // Nothing runs while we back off: a spec change that fixes the cause (a new
+      // image, corrected BMC settings) must be accepted, not refused as a conflict.
+      ctx.running = undefined;
+      await backoff();
+      return false;
+    } finally {
+      settled = true;
+      ctx.running = undefined;
+    }
+  };
+
+  const applyOutcome = (op: OperationKind, outcome: OperationOutcome, spec: HostSpec | undefined): void => {
+    if (outcome.nodeId !== undefined) s.status.provisioning.ID = outcome.nodeId;
+    if (outcome.poweredOn !== undefined) s.status.poweredOn = outcome.poweredOn;
+    if (outcome.hardware) s.status.hardware = outcome.hardware;
+    if (op === 'enroll' && spec) {
+      s.registered = registrationFingerprint(spec);
+      s.status.provisioning.bootMode = spec.bootMode ?? 'UEFI';
+      s.status.provisioning.rootDeviceHints = spec.rootDeviceHints;
+    }
+    if (op === 'provision' && spec?.image) s.status.provisioning.image = spec.image;
+    if (op === 'deprovision') delete s.status.provisioning.image;
+    if (op === 'delete') s.status.provisioning.ID = '';
+    // Attached (again) / detached: see decide() and host-directives.ts.
+    if (op === 'enroll' && (s.needsAttach || s.detached)) {
+      s.needsAttach = false;
+      s.detached = false;
+    }
+    if (op === 'detach') {
+      s.detached = true;
+      s.needsAttach = true;
+      s.registered = undefined;
+    }
+    if (op === 'inspect' && s.inspectionRequested) s.inspectionRequested = false;
+    // As in Metal3, provisioning and deprovisioning power-cycle the host: a waiting reboot is served.
+    if (op === 'reboot' || op === 'provision' || op === 'deprovision') s.power = rebootServed(s.power);
+  };
+
+  /** Wait before retrying a failed operation, unless the spec changes or a delete arrives first. */
+  const backoff = async (): Promise<void> => {
+    const { errorBackoffSeconds, maxErrorBackoffSeconds } = s.options;
+    const seconds = Math.min(errorBackoffSeconds * 2 ** (s.status.errorCount - 1), maxErrorBackoffSeconds);
+    s.retryAt = new Date(Date.now() + seconds * 1000).toISOString();
+    await waitForRetry();
+  };
+
+  /**
+   * Waits until `s.retryAt`. A host that keeps failing loops backoff → same
+   * operation for as long as the cause lasts (a dead BMC: weeks), so its
+   * history must be handed to a fresh run from here too, not only when idle:
+   * the new run carries the error state and waits only what is left.
+   */
+  const waitForRetry = async (): Promise<void> => {
+    const generation = s.generation;
+    const deleteRequested = s.deleteRequested;
+    const nudged = ctx.nudges;
+    const changed = (): boolean => s.generation !== generation || s.deleteRequested !== deleteRequested || ctx.nudges !== nudged;
+    const retryAt = Date.parse(s.retryAt ?? '');
+    if (patched('continue-as-new-from-backoff')) {
+      for (;;) {
+        if (ctx.historyTooLong() && !changed()) await ctx.continueAsNewWithState();
+        const remaining = retryAt - Date.now();
+        if (remaining <= 0) break;
+        const woken = await condition(() => changed() || ctx.historyTooLong(), remaining);
+        if (!woken || changed()) break;
+      }
+    } else {
+      await condition(changed, retryAt - Date.now());
+    }
+    s.retryAt = undefined;
+  };
+
+  return { runOperation, waitForRetry };
+}
