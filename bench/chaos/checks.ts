@@ -46,7 +46,7 @@ const isPowerDown = (r: RecordedRequest): boolean => {
   return r.method === 'POST' && r.path.endsWith('ComputerSystem.Reset') && !/"ResetType":\s*"(On|ForceOn)"/.test(r.body);
 };
 
-interface CountInput {
+export interface CountInput {
   hosts: ChaosHost[];
   records: Map<string, HostRecord>;
   ironicRequests: RecordedRequest[];
@@ -86,7 +86,7 @@ function byNode(input: CountInput, h: ChaosHost, match: (r: RecordedRequest) => 
   return out;
 }
 
-function countDeploys(input: CountInput): Counted {
+export function countDeploys(input: CountInput): Counted {
   const c: Counted = { once: 0, twice: [], missing: [], retriedAfterFailure: [] };
   for (const h of input.hosts) {
     const rec = input.records.get(h.key)!;
@@ -110,7 +110,7 @@ function countDeploys(input: CountInput): Counted {
   return c;
 }
 
-function countReboots(input: CountInput): Counted {
+export function countReboots(input: CountInput): Counted {
   const c: Counted = { once: 0, twice: [], missing: [], retriedAfterFailure: [] };
   for (const h of input.hosts) {
     const step = input.records.get(h.key)!.steps.rebooted;

@@ -4,7 +4,7 @@
  * lifecycle as a fast one) and what each does. The fault proxy in front of
  * Ironic is on all along.
  */
-import type { IronicProxy, Intercept } from '../../test/support/ironic-proxy';
+import type { IronicProxy, Intercept, RecordedRequest } from '../../test/support/ironic-proxy';
 import { sleep } from '../common';
 import type { IronicWatch } from './ironic-watch';
 import type { ChaosOptions, ScheduledFault } from './options';
@@ -52,12 +52,16 @@ export function planFaults(opts: Pick<ChaosOptions, 'faults' | 'faultsPerKind' |
   return plan.sort((a, b) => a.at - b.at);
 }
 
-/** The fault proxy's choice for one request: most pass; of the rest a third each 5xx, 409 "locked", no answer. */
-export function ironicFaults(share: number, noAnswerMs: number, rng: Random): (r: unknown) => Intercept | undefined {
-  return () => {
+/**
+ * The fault proxy's choice for one request: most pass; of the rest a third
+ * each 5xx, 409 "node locked" (only on changes: Ironic never answers a read
+ * so; a read gets a 5xx instead), no answer.
+ */
+export function ironicFaults(share: number, noAnswerMs: number, rng: Random): (r: RecordedRequest) => Intercept | undefined {
+  return (r) => {
     if (rng.next() >= share) return undefined;
     const x = rng.next();
-    if (x < 1 / 3) return { kind: 'answer', status: rng.pick([500, 502, 503]), faultstring: 'chaos: injected server error' };
+    if (x < 1 / 3 || (x < 2 / 3 && r.method === 'GET')) return { kind: 'answer', status: rng.pick([500, 502, 503]), faultstring: 'chaos: injected server error' };
     if (x < 2 / 3) return { kind: 'answer', status: 409, faultstring: 'Node is locked by host chaos-proxy, please retry after the current operation is completed.' };
     // Half never reach Ironic, half reach it and lose their answer.
     return { kind: 'no-answer', ms: noAnswerMs, forward: rng.next() < 0.5 };
@@ -85,7 +89,8 @@ export interface FaultContext {
   stack: StackServices;
   blackholes: Blackhole[];
   ironic: IronicWatch;
-  progress: () => number;
+  /** Run progress as placed for this kind of fault (the BMC fault follows the direct hosts' own). */
+  progress: (kind: ScheduledFault) => number;
   /** BMC proxies whose direct host is in the middle of a step now (talking to its BMC). */
   busyBmcs: () => number[];
   rng: Random;
@@ -113,7 +118,7 @@ export class FaultRunner {
   async run(): Promise<void> {
     const chains = new Map<string, Promise<void>>();
     for (const f of this.records) {
-      while (!this.finished && this.ctx.progress() < f.at) await sleep(250);
+      while (!this.finished && this.ctx.progress(f.kind) < f.at) await sleep(250);
       if (this.finished) break;
       const target = f.kind === 'ironic-empty-db' ? 'ironic' : f.kind;
       chains.set(target, (chains.get(target) ?? Promise.resolve()).then(() => this.injectOne(f)));
@@ -125,7 +130,7 @@ export class FaultRunner {
     // Queued behind a fault on the same target while the run ended: nothing left to disturb.
     if (this.finished) return;
     f.startedAt = Date.now();
-    this.ctx.log(`fault ${f.kind} at progress ${this.ctx.progress().toFixed(2)} (planned ${f.at.toFixed(2)})`);
+    this.ctx.log(`fault ${f.kind} at progress ${this.ctx.progress(f.kind).toFixed(2)} (planned ${f.at.toFixed(2)})`);
     try {
       f.detail = await this.inject(f);
     } catch (err) {
