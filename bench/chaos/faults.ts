@@ -117,13 +117,17 @@ export class FaultRunner {
    */
   async run(): Promise<void> {
     const chains = new Map<string, Promise<void>>();
-    for (const f of this.records) {
-      while (!this.finished && this.ctx.progress(f.kind) < f.at) await sleep(250);
-      if (this.finished) break;
-      const target = f.kind === 'ironic-empty-db' ? 'ironic' : f.kind;
-      chains.set(target, (chains.get(target) ?? Promise.resolve()).then(() => this.injectOne(f)));
-    }
-    await Promise.all(chains.values());
+    // Each fault waits for its own point (the BMC fault's is on another measure, so plan order is not firing order).
+    await Promise.all(
+      this.records.map(async (f) => {
+        while (!this.finished && this.ctx.progress(f.kind) < f.at) await sleep(250);
+        if (this.finished) return;
+        const target = f.kind === 'ironic-empty-db' ? 'ironic' : f.kind;
+        const mine = (chains.get(target) ?? Promise.resolve()).then(() => this.injectOne(f));
+        chains.set(target, mine);
+        await mine;
+      }),
+    );
   }
 
   private async injectOne(f: FaultRecord): Promise<void> {
