@@ -41,7 +41,8 @@ export function heartbeat(details?: unknown): void {
  */
 export function keepAlive(everyMs = 10_000): () => void {
   const ctx = activityContext();
-  if (!ctx) return () => undefined;
+  // A local activity has no heartbeat: it is bounded by its start-to-close timeout alone.
+  if (!ctx || ctx.info.isLocal) return () => undefined;
   const timer = setInterval(() => heartbeat(), everyMs);
   return () => clearInterval(timer);
 }

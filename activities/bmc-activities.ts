@@ -11,12 +11,18 @@
  * cause (DNS, refused, TLS, 401, unknown system); kinds that may pass on their
  * own (unreachable, BMC fault, timeout) are retryable, the rest end the
  * operation at once.
+ *
+ * A slow BMC is bounded by its own request timeouts, never by the activity's
+ * heartbeat timeout: every call heartbeats while it connects, reads the
+ * inventory, follows a Redfish task or waits for power, and the activity's
+ * cancellation reaches the client (the request is aborted, ipmitool killed,
+ * the wait ended) so a cancelled call stops at once and reports cancelled.
  */
 import { ApplicationFailure } from '@temporalio/activity';
 import { parseBmcAddress, type BmcAccess } from '../types/bmc';
 import { FAILURE } from '../types/failures';
 import { bmcOf, type HardwareDetails, type HostRef, type HostSpec } from '../types/host';
-import { activityContext } from './activity-context';
+import { activityContext, heartbeat, keepAlive } from './activity-context';
 import {
   checkBmc,
   isBmcError,
@@ -32,8 +38,10 @@ import { readSecretKey, type SecretReader } from '../clients/secrets/secret-stor
 
 export interface BmcActivityDeps {
   secrets: SecretReader;
-  /** Per BMC request; default 10 s. */
+  /** Per BMC request; default 30 s (real BMCs answer a session or inventory read in seconds, sometimes tens). */
   timeoutMs?: number;
+  /** Heartbeat period while a BMC call runs; default 5 s (the workflows' heartbeat timeouts are 30 s and more). */
+  heartbeatMs?: number;
   /** How long a power change may take to show; default 120 s. */
   powerTimeoutMs?: number;
   /** Poll interval while waiting for a power state; default 1 s. */
@@ -75,8 +83,27 @@ function translate(err: unknown): never {
 
 const isOn = (state: PowerState): boolean => state === 'on' || state === 'powering-on';
 
+/**
+ * Runs one BMC call as an activity: heartbeats until it ends, hands it the
+ * activity's cancellation signal, and reports a cancellation as such (the
+ * SDK's CancelledFailure), every other error as a typed BMC failure.
+ */
+async function bmcCall<T>(heartbeatMs: number, fn: (signal: AbortSignal | undefined) => Promise<T>, onError: (err: unknown) => never = translate): Promise<T> {
+  const ctx = activityContext();
+  const stop = keepAlive(heartbeatMs);
+  try {
+    return await fn(ctx?.cancellationSignal);
+  } catch (err) {
+    if (ctx?.cancellationSignal.aborted) throw err;
+    return onError(err);
+  } finally {
+    stop();
+  }
+}
+
 export function createBmcActivities(deps: BmcActivityDeps) {
-  const timeoutMs = deps.timeoutMs ?? 10_000;
+  const timeoutMs = deps.timeoutMs ?? 30_000;
+  const heartbeatMs = deps.heartbeatMs ?? 5_000;
   const power = { timeoutMs: deps.powerTimeoutMs ?? 120_000, pollIntervalMs: deps.pollIntervalMs ?? 1000 };
 
   async function credentials(t: BmcTarget) {
@@ -87,33 +114,33 @@ export function createBmcActivities(deps: BmcActivityDeps) {
     };
   }
 
-  const openOptions = (t: BmcTarget): OpenBmcOptions => ({
+  const options = (t: BmcTarget, signal: AbortSignal | undefined): OpenBmcOptions => ({
     disableCertificateVerification: bmcOf(t.spec).disableCertificateVerification,
     timeoutMs,
     ...(deps.ca ? { redfish: { ca: deps.ca } } : {}),
+    ...(signal ? { signal } : {}),
   });
 
   /** Opens the BMC, runs `fn`, closes (ends the Redfish session) whatever happens. */
+
   async function withBmc<T>(t: BmcTarget, fn: (bmc: BmcClient) => Promise<T>): Promise<T> {
-    let bmc: BmcClient | undefined;
-    try {
-      bmc = await openBmc(access(t.spec), await credentials(t), openOptions(t));
-      return await fn(bmc);
-    } catch (err) {
-      return translate(err);
-    } finally {
-      await bmc?.close().catch(() => undefined);
-    }
+    return bmcCall(heartbeatMs, async (signal) => {
+      let bmc: BmcClient | undefined;
+      try {
+        bmc = await openBmc(access(t.spec), await credentials(t), options(t, signal));
+        return await fn(bmc);
+      } finally {
+        await bmc?.close().catch(() => undefined);
+      }
+    });
   }
 
-  const onPoll = (state: string | undefined): void => activityContext()?.heartbeat({ state });
+  /** Power polls are progress worth a retry's knowing: the keep-alive beats repeat the last one. */
+  const onPoll = (state: string | undefined): void => heartbeat({ state });
 
   /** Reachable, credentials accepted, system exists: before Ironic is touched. */
   async function preflightBmc(t: BmcTarget): Promise<{ power: PowerState }> {
-    try {
-      const state = await checkBmc(access(t.spec), await credentials(t), openOptions(t));
-      return { power: state };
-    } catch (err) {
+    const badCredentials = (err: unknown): never => {
       // Name the Secret, so a user who just changed it knows where to look (never its content).
       if (isBmcError(err) && err.kind === 'bad-credentials') {
         const secret = `${t.ref.namespace}/${bmcOf(t.spec).credentialsName}`;
@@ -122,7 +149,8 @@ export function createBmcActivities(deps: BmcActivityDeps) {
         });
       }
       return translate(err);
-    }
+    };
+    return bmcCall(heartbeatMs, async (signal) => ({ power: await checkBmc(access(t.spec), await credentials(t), options(t, signal)) }), badCredentials);
   }
 
   async function getBmcPower(t: BmcTarget): Promise<BmcPowerResult> {
@@ -213,6 +241,5 @@ export function createBmcActivities(deps: BmcActivityDeps) {
 
   return { preflightBmc, getBmcPower, setBmcPower, inspectBmc, setBmcBootDevice, insertBmcMedia, ejectBmcMedia, getBmcMedia };
 }
-
 
 export type BmcActivities = ReturnType<typeof createBmcActivities>;

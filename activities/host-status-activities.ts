@@ -4,7 +4,8 @@
  * HardwareData object named like the host in step with inspection results.
  */
 import { ApplicationFailure } from '@temporalio/activity';
-import type { HostRef, HostStatus } from '../types/host';
+import { HostStatusSchema, type HostRef, type HostStatus } from '../types/host';
+import { fitStrings } from '../types/fit-schema';
 import { FAILURE } from '../types/failures';
 import { KubeError } from '../clients/kubernetes/kube-error';
 import type { KubeRest } from '../clients/kubernetes/kube-rest';
@@ -74,11 +75,13 @@ export function createKubernetesActivities(deps: { rest: KubeRest; component?: s
     events?: HostEvent[];
   }): Promise<{ published: boolean }> {
     const path = `${GROUP}/namespaces/${input.ref.namespace}/baremetalhosts/${input.ref.name}`;
+    // The CRD enforces the schema's string limits; a BMC's inventory or Ironic's error text may be longer.
+    const fitted = fitStrings(HostStatusSchema, input.status);
     try {
       const owner = await rest.call<Owner>('GET', path);
-      const status = mergePatchFor(owner.status, input.status as unknown as Json);
+      const status = mergePatchFor(owner.status, fitted as unknown as Json);
       await rest.call('PATCH', `${path}/status`, { body: { status }, contentType: 'application/merge-patch+json' });
-      await upsertHardwareData(owner, input.status);
+      await upsertHardwareData(owner, fitted);
       for (const event of [...(input.event ? [input.event] : []), ...(input.events ?? [])]) {
         await recordHostEvent(rest, owner.metadata, event, component);
       }

@@ -8,6 +8,7 @@
 import type { FieldError } from '../types/field-error';
 import type { HostRef, HostSpec } from '../types/host';
 import { defaultSecretNames } from '../types/host-ref';
+import { inlineConfigDataErrors } from '../types/config-data';
 import type { SecretData, SecretStore } from '../clients/secrets/secret-store';
 
 export interface SecretWrite {
@@ -38,11 +39,19 @@ export function secretRefs(spec: HostSpec): [field: string, name: string | undef
 export class HostSecrets {
   constructor(private readonly store: SecretStore) {}
 
+  /** Kubernetes' limit, or the store's when shorter. */
+  private get maxNameLength(): number {
+    return Math.min(253, this.store.maxNameLength ?? 253);
+  }
+
   /** Fills secret references the request's inline values will be stored under. */
   writesFor(
     ref: HostRef,
     input: { spec: HostSpec; credentials?: { username: string; password: string }; userData?: string; networkData?: string; metaData?: string },
   ): { spec: HostSpec; writes: SecretWrite[] } | { errors: FieldError[] } {
+    // Refused here, before anything is stored: the worker would only find out at deploy.
+    const dataErrors = inlineConfigDataErrors(input);
+    if (dataErrors.length > 0) return { errors: dataErrors };
     const names = defaultSecretNames(ref);
     const spec: HostSpec = structuredClone(input.spec);
     const writes: SecretWrite[] = [];
@@ -57,6 +66,11 @@ export class HostSecrets {
     ] as const;
     for (const [key, value, defaultName] of inline) {
       if (value === undefined) continue;
+      if (!spec[key] && defaultName.length > this.maxNameLength) {
+        return {
+          errors: [{ field: key, reason: `would be stored as the Secret "${ref.name}-…" of ${defaultName.length} characters, longer than the ${this.maxNameLength} a Secret name may have here; name a shorter Secret in spec.${key}.name` }],
+        };
+      }
       spec[key] ??= { name: defaultName };
       writes.push({ name: spec[key].name, data: { [key]: value }, field: `spec.${key}.name` });
     }
@@ -71,6 +85,12 @@ export class HostSecrets {
   async check(ref: HostRef, spec: HostSpec, writes: SecretWrite[], currentSpec: () => Promise<HostSpec | undefined>): Promise<FieldError[]> {
     const errors: FieldError[] = [];
     const written = new Set(writes.map((w) => w.name));
+    for (const [field, name] of secretRefs(spec)) {
+      if (name && name.length > this.maxNameLength) {
+        errors.push({ field, reason: `is ${name.length} characters; Secrets stored by this API have names of at most ${this.maxNameLength}` });
+      }
+    }
+    if (errors.length > 0) return errors;
     for (const [field, name, inlineKey] of secretRefs(spec)) {
       if (!name || written.has(name)) continue;
       if (!(await this.store.read(ref.namespace, name))) {

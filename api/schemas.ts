@@ -1,11 +1,23 @@
 /** Request schemas of the HTTP API, built from the host model's schemas. */
 import { Type, type Static } from '@sinclair/typebox';
-import { HostSpecSchema, ImageSchema, PROVISIONING_STATES } from '../types/host';
+import { HostSpecSchema, ImageSchema, MAX_LENGTH, PROVISIONING_STATES } from '../types/host';
 
-export const HostParamsSchema = Type.Object({
-  namespace: Type.String({ description: 'Host namespace (DNS-1123 label)' }),
-  name: Type.String({ description: 'Host name (DNS-1123 subdomain)' }),
-});
+/** What the API takes inline and stores as Secrets; the whole body is limited too (server.ts). */
+export const INLINE_MAX_LENGTH = {
+  username: 255,
+  password: 1024,
+  /** Cloud-init, Ignition: half of the 1 MiB a Kubernetes Secret may hold. */
+  userData: 512 * 1024,
+  networkData: 64 * 1024,
+  metaData: 64 * 1024,
+} as const;
+
+const hostParams = {
+  namespace: Type.String({ maxLength: MAX_LENGTH.label, description: 'Host namespace (DNS-1123 label)' }),
+  name: Type.String({ maxLength: MAX_LENGTH.name, description: 'Host name (DNS-1123 subdomain)' }),
+};
+
+export const HostParamsSchema = Type.Object(hostParams);
 
 export const HostInputSchema = Type.Object(
   {
@@ -13,8 +25,8 @@ export const HostInputSchema = Type.Object(
     credentials: Type.Optional(
       Type.Object(
         {
-          username: Type.String({ minLength: 1 }),
-          password: Type.String({ minLength: 1, writeOnly: true }),
+          username: Type.String({ minLength: 1, maxLength: INLINE_MAX_LENGTH.username }),
+          password: Type.String({ minLength: 1, maxLength: INLINE_MAX_LENGTH.password, writeOnly: true }),
         },
         {
           additionalProperties: false,
@@ -23,17 +35,25 @@ export const HostInputSchema = Type.Object(
       ),
     ),
     userData: Type.Optional(
-      Type.String({ writeOnly: true, description: 'Cloud-init user data, stored as a Secret (spec.userData or <name>-user-data)' }),
+      Type.String({
+        maxLength: INLINE_MAX_LENGTH.userData,
+        writeOnly: true,
+        description: 'Cloud-init user data (any format cloud-init or Ignition reads; #cloud-config must be YAML, a JSON document must parse), stored as a Secret (spec.userData or <name>-user-data)',
+      }),
     ),
-    networkData: Type.Optional(Type.String({ writeOnly: true, description: 'Network data (JSON), stored as a Secret' })),
-    metaData: Type.Optional(Type.String({ writeOnly: true, description: 'Extra meta data (JSON), stored as a Secret' })),
+    networkData: Type.Optional(
+      Type.String({ maxLength: INLINE_MAX_LENGTH.networkData, writeOnly: true, description: 'Network data: a JSON or YAML mapping (OpenStack network_data), stored as a Secret' }),
+    ),
+    metaData: Type.Optional(
+      Type.String({ maxLength: INLINE_MAX_LENGTH.metaData, writeOnly: true, description: 'Extra meta data: a JSON or YAML mapping, stored as a Secret' }),
+    ),
   },
   { additionalProperties: false },
 );
 
 export const ListQuerySchema = Type.Object(
   {
-    namespace: Type.Optional(Type.String({ pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$' })),
+    namespace: Type.Optional(Type.String({ maxLength: MAX_LENGTH.label, pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$' })),
     state: Type.Optional(
       Type.Union(
         PROVISIONING_STATES.filter((s) => s !== '').map((s) => Type.Literal(s)),
@@ -68,9 +88,9 @@ export const PauseBodySchema = Type.Object(
 );
 
 export const PowerOffParamsSchema = Type.Object({
-  namespace: Type.String({ description: 'Host namespace (DNS-1123 label)' }),
-  name: Type.String({ description: 'Host name (DNS-1123 subdomain)' }),
+  ...hostParams,
   key: Type.String({
+    maxLength: 63,
     pattern: '^[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$',
     description: 'Who asks (as in reboot.metal3.io/<key>): 1-63 letters, digits, "-", "_", "."',
   }),

@@ -23,14 +23,29 @@ class RequestValidationError extends Error {
 
 const PART_PREFIX: Record<string, string> = { body: '', params: 'path', querystring: 'query', headers: 'header' };
 
+/** The largest request body: the inline user data (512 KiB) and the rest of a spec, JSON-escaped, fit. */
+export const API_BODY_LIMIT_BYTES = 1024 * 1024;
+
+/** Fastify's body-parser refusals, said as a field error on `body`. */
+const BODY_ERRORS: Record<string, string> = {
+  FST_ERR_CTP_BODY_TOO_LARGE: `is larger than the ${API_BODY_LIMIT_BYTES} bytes (1 MiB) the API accepts`,
+  FST_ERR_CTP_INVALID_JSON_BODY: 'is not valid JSON (or sets __proto__ or constructor.prototype, which is refused)',
+  FST_ERR_CTP_EMPTY_JSON_BODY: 'is empty; send {} when there is nothing to say',
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: 'does not match its Content-Length',
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: 'must be application/json',
+};
+
 export async function buildServer(hosts: HostService, opts: { logger?: boolean; auth: AuthOptions }): Promise<FastifyInstance> {
   // Fastify logs method and URL only, never bodies (they carry BMC passwords and user data).
   const logger = opts.logger ?? false;
   const tls = opts.auth.tls;
   // With a CA, a client certificate is asked for but not required: token callers connect without one.
+  // Host names are Kubernetes names, up to 253 characters (Fastify's default cut is 100: a longer one was a 404);
+  // up to 1024 reach the route, whose schema names path.name when too long.
+  const limits = { routerOptions: { maxParamLength: 1024 }, bodyLimit: API_BODY_LIMIT_BYTES };
   const base = tls
-    ? (Fastify({ logger, https: { key: tls.key, cert: tls.cert, ca: tls.ca, requestCert: tls.ca !== undefined, rejectUnauthorized: false } }) as unknown as FastifyInstance)
-    : Fastify({ logger });
+    ? (Fastify({ logger, ...limits, https: { key: tls.key, cert: tls.cert, ca: tls.ca, requestCert: tls.ca !== undefined, rejectUnauthorized: false } }) as unknown as FastifyInstance)
+    : Fastify({ logger, ...limits });
   const app = base.withTypeProvider<TypeBoxTypeProvider>();
   installGuard(app, opts.auth);
 
@@ -38,7 +53,9 @@ export async function buildServer(hosts: HostService, opts: { logger?: boolean; 
   app.setValidatorCompiler(({ schema, httpPart }) => (data: unknown) => {
     // A body the route marks optional (x-optional) may be left out entirely.
     if ((data === undefined || data === null) && httpPart === 'body' && (schema as { 'x-optional'?: boolean })['x-optional']) return { value: data };
-    const errors = schemaErrors(schema as TSchema, data, PART_PREFIX[httpPart ?? 'body'] ?? '');
+    const part = httpPart ?? 'body';
+    // A whole part of the wrong kind (e.g. a body that is a list) is named as that part.
+    const errors = schemaErrors(schema as TSchema, data, PART_PREFIX[part] ?? '').map((e) => (e.field === '(root)' ? { ...e, field: part } : e));
     return errors.length > 0 ? { error: new RequestValidationError(errors) } : { value: data };
   });
 
@@ -54,6 +71,11 @@ export async function buildServer(hosts: HostService, opts: { logger?: boolean; 
     }
     if (err instanceof RequestValidationError) {
       return reply.status(400).send({ error: 'InvalidRequest', message: err.message, fields: err.fields });
+    }
+    const bodyReason = 'code' in err && typeof err.code === 'string' ? BODY_ERRORS[err.code] : undefined;
+    if (bodyReason && 'statusCode' in err && typeof err.statusCode === 'number') {
+      const error = err.statusCode === 413 ? 'PayloadTooLarge' : err.statusCode === 415 ? 'UnsupportedMediaType' : 'InvalidRequest';
+      return reply.status(err.statusCode).send({ error, message: `body: ${bodyReason}`, fields: [{ field: 'body', reason: bodyReason }] });
     }
     const status = 'statusCode' in err && typeof err.statusCode === 'number' ? err.statusCode : 500;
     if (status >= 500) app.log.error({ err: { message: err.message, name: err.name } }, 'request failed');

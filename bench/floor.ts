@@ -1,6 +1,6 @@
 /**
  * The floor: a straight-line driver that makes the same Ironic calls as
- * metalflow's activities (activities/ironic-activities.ts) for the same hosts
+ * metalflow's activities (activities/ironic-*.ts) for the same hosts
  * and the same concurrency, with a tight fixed poll (through the same shared
  * NodeWatcher the activities use) and no Temporal, no API, no secret store. Its time is the best this Ironic on this machine can do.
  *

@@ -1,56 +1,31 @@
 /**
- * BMC address parsing and the per-BMC-type capability table.
+ * BMC address parsing: scheme → BMC type (types/bmc-types.ts), host, port and
+ * Redfish system path (checked with types/uri-syntax.ts).
  *
- * Modelled on Metal3 Bare Metal Operator's `pkg/hardwareutils/bmc` package
- * (AccessDetails per scheme: driver, interfaces, NeedsMAC, SupportsSecureBoot,
- * SupportsISOPreprovisioningImage, RequiresProvisioningNetwork, DriverInfo),
+ * Modelled on Metal3 Bare Metal Operator's `pkg/hardwareutils/bmc` package,
  * re-implemented here as a pure, deterministic module: no Node APIs, no I/O,
  * no third-party imports and no `URL` global, so it can be bundled into
  * Temporal workflows.
  *
  * Deliberate differences from BMO (stricter, so mistakes surface at admission):
- * - Redfish-family addresses must name the system (`/redfish/v1/Systems/<id>`);
- *   BMO today also accepts an empty path or bare `/redfish/v1` and lets Ironic
- *   pick the only system.
+ * - Redfish-family addresses must name one system, `/redfish/v1/Systems/<id>`
+ *   and nothing else (not the service root, the collection, a resource below
+ *   the system, '.'/'..' segments or percent-encoding); BMO today also accepts
+ *   an empty path or bare `/redfish/v1` and lets Ironic pick the only system.
  * - Query strings are rejected (BMO reads `?privilegelevel=` for IPMI; here the
  *   privilege level is always ADMINISTRATOR) and so is the opaque
  *   `ipmi:host` form (write `ipmi://host`).
  * - `libvirt://` is not supported; `fake://<name>` is a metalflow extension.
- * - Boot MAC addresses must be 6-octet unicast addresses.
+ * - Boot MAC addresses must be 6-octet unicast addresses (types/mac.ts).
  */
 import { fail, ok, type Result } from './field-error';
+import { BMC_TYPE_TABLE, BMC_TYPES, type BmcCapabilities, type BmcType, type IronicInterfaces } from './bmc-types';
+import { checkPathChars, describeCodePoint, parseAuthority, type AuthorityWording } from './uri-syntax';
 
-export type BmcType =
-  | 'ipmi'
-  | 'redfish'
-  | 'redfish-virtualmedia'
-  | 'redfish-uefihttp'
-  | 'idrac-redfish'
-  | 'idrac-virtualmedia'
-  | 'ilo5-redfish'
-  | 'ilo5-virtualmedia'
-  | 'fake';
-
-export interface IronicInterfaces {
-  boot: string;
-  deploy: string;
-  inspect: string;
-  management: string;
-  power: string;
-  bios?: string;
-  raid?: string;
-  firmware?: string;
-  vendor?: string;
-}
-
-export interface BmcCapabilities {
-  /** A boot MAC address is required even when inspection is enabled. */
-  needsMAC: boolean;
-  supportsSecureBoot: boolean;
-  /** Virtual media: the preprovisioning (IPA) image can be booted as an ISO. */
-  supportsISOPreprovisioningImage: boolean;
-  requiresProvisioningNetwork: boolean;
-}
+// Importers take the whole BMC vocabulary from here.
+export * from './bmc-types';
+export { DEFAULT_MAC_FIELD, normalizeMac, validateBootMac } from './mac';
+export { hostForUrl, isIPv4, isIPv6 } from './uri-syntax';
 
 export interface BmcAccess {
   type: BmcType;
@@ -69,159 +44,6 @@ export interface BmcAccess {
   driver: string;
   interfaces: IronicInterfaces;
   capabilities: BmcCapabilities;
-}
-
-export type BmcFamily = 'ipmi' | 'redfish' | 'fake';
-
-export interface BmcTypeInfo {
-  family: BmcFamily;
-  /** Ironic hardware type (node `driver`). */
-  driver: string;
-  /**
-   * Interfaces the node ends up with. Where BMO leaves an interface empty (so
-   * Ironic picks the hardware type's default) the default is recorded here:
-   * deploy `direct`, inspect `agent` (BMO's default inspection), and the
-   * hardware type's own management/power interfaces.
-   */
-  interfaces: Readonly<IronicInterfaces>;
-  /** Out-of-band inspect interface for BMO's "fast" inspection mode, if any. */
-  outOfBandInspect?: string;
-  capabilities: Readonly<BmcCapabilities>;
-}
-
-const REDFISH_BASE: Readonly<IronicInterfaces> = {
-  boot: 'ipxe',
-  deploy: 'direct',
-  inspect: 'agent',
-  management: 'redfish',
-  power: 'redfish',
-  raid: 'redfish',
-  firmware: 'redfish',
-};
-
-const IDRAC_BASE: Readonly<IronicInterfaces> = {
-  boot: 'ipxe',
-  deploy: 'direct',
-  inspect: 'agent',
-  management: 'idrac-redfish',
-  power: 'idrac-redfish',
-  bios: 'idrac-redfish',
-  raid: 'idrac-redfish',
-  firmware: 'redfish',
-  vendor: 'idrac-redfish',
-};
-
-const PXE_CAPS: Readonly<BmcCapabilities> = {
-  needsMAC: false,
-  supportsSecureBoot: true,
-  supportsISOPreprovisioningImage: false,
-  requiresProvisioningNetwork: true,
-};
-
-const VMEDIA_CAPS: Readonly<BmcCapabilities> = {
-  needsMAC: false,
-  supportsSecureBoot: true,
-  supportsISOPreprovisioningImage: true,
-  requiresProvisioningNetwork: false,
-};
-
-function freezeInfo(info: BmcTypeInfo): Readonly<BmcTypeInfo> {
-  Object.freeze(info.interfaces);
-  Object.freeze(info.capabilities);
-  return Object.freeze(info);
-}
-
-/** The capability table: one row per BMC type. */
-export const BMC_TYPE_TABLE: Readonly<Record<BmcType, Readonly<BmcTypeInfo>>> = Object.freeze({
-  ipmi: freezeInfo({
-    family: 'ipmi',
-    driver: 'ipmi',
-    interfaces: { boot: 'ipxe', deploy: 'direct', inspect: 'agent', management: 'ipmitool', power: 'ipmitool', raid: 'no-raid' },
-    capabilities: {
-      needsMAC: false,
-      supportsSecureBoot: false,
-      supportsISOPreprovisioningImage: false,
-      requiresProvisioningNetwork: true,
-    },
-  }),
-  redfish: freezeInfo({
-    family: 'redfish',
-    driver: 'redfish',
-    interfaces: { ...REDFISH_BASE },
-    outOfBandInspect: 'redfish',
-    capabilities: { ...PXE_CAPS },
-  }),
-  'redfish-virtualmedia': freezeInfo({
-    family: 'redfish',
-    driver: 'redfish',
-    interfaces: { ...REDFISH_BASE, boot: 'redfish-virtual-media' },
-    outOfBandInspect: 'redfish',
-    capabilities: { ...VMEDIA_CAPS },
-  }),
-  'redfish-uefihttp': freezeInfo({
-    family: 'redfish',
-    driver: 'redfish',
-    interfaces: { ...REDFISH_BASE, boot: 'redfish-https' },
-    outOfBandInspect: 'redfish',
-    capabilities: { ...VMEDIA_CAPS },
-  }),
-  'idrac-redfish': freezeInfo({
-    family: 'redfish',
-    driver: 'idrac',
-    interfaces: { ...IDRAC_BASE },
-    outOfBandInspect: 'redfish',
-    capabilities: { ...PXE_CAPS },
-  }),
-  'idrac-virtualmedia': freezeInfo({
-    family: 'redfish',
-    driver: 'idrac',
-    interfaces: { ...IDRAC_BASE, boot: 'idrac-redfish-virtual-media' },
-    outOfBandInspect: 'redfish',
-    capabilities: { ...VMEDIA_CAPS },
-  }),
-  // BMO dropped the proliantutils-based `ilo5` hardware type; iLO 5 is driven
-  // through the generic Redfish hardware type.
-  'ilo5-redfish': freezeInfo({
-    family: 'redfish',
-    driver: 'redfish',
-    interfaces: { ...REDFISH_BASE },
-    outOfBandInspect: 'redfish',
-    capabilities: { ...PXE_CAPS },
-  }),
-  'ilo5-virtualmedia': freezeInfo({
-    family: 'redfish',
-    driver: 'redfish',
-    interfaces: { ...REDFISH_BASE, boot: 'redfish-virtual-media' },
-    outOfBandInspect: 'redfish',
-    capabilities: { ...VMEDIA_CAPS },
-  }),
-  fake: freezeInfo({
-    family: 'fake',
-    driver: 'fake-hardware',
-    interfaces: { boot: 'fake', deploy: 'fake', inspect: 'fake', management: 'fake', power: 'fake' },
-    capabilities: {
-      needsMAC: true,
-      supportsSecureBoot: false,
-      supportsISOPreprovisioningImage: false,
-      requiresProvisioningNetwork: false,
-    },
-  }),
-});
-
-export const BMC_TYPES: readonly BmcType[] = Object.freeze([
-  'ipmi',
-  'redfish',
-  'redfish-virtualmedia',
-  'redfish-uefihttp',
-  'idrac-redfish',
-  'idrac-virtualmedia',
-  'ilo5-redfish',
-  'ilo5-virtualmedia',
-  'fake',
-] as const);
-
-export function isBmcType(value: unknown): value is BmcType {
-  return typeof value === 'string' && (BMC_TYPES as readonly string[]).includes(value);
 }
 
 interface SchemeEntry {
@@ -251,7 +73,6 @@ const SCHEME_TABLE = buildSchemeTable();
 export const BMC_SCHEMES: readonly string[] = Object.freeze([...SCHEME_TABLE.keys()]);
 
 export const DEFAULT_BMC_FIELD = 'spec.bmc.address';
-export const DEFAULT_MAC_FIELD = 'spec.bootMACAddress';
 export const IPMI_DEFAULT_PORT = 623;
 
 const ACCEPTED_FORMS =
@@ -260,199 +81,44 @@ const ACCEPTED_FORMS =
 
 const SCHEME_LIST = `accepted schemes: ${BMC_SCHEMES.join(', ')}`;
 
-// ---------------------------------------------------------------------------
-// Host / port / path validation
-// ---------------------------------------------------------------------------
+const USER_INFO =
+  'the address must not contain user information (user:password@); ' +
+  'put the BMC username and password in the credentials secret referenced by spec.bmc.credentialsName';
 
-function isDigits(s: string): boolean {
-  if (s.length === 0) return false;
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i);
-    if (c < 48 || c > 57) return false;
-  }
-  return true;
-}
-
-function isHexDigit(c: number): boolean {
-  return (c >= 48 && c <= 57) || (c >= 65 && c <= 70) || (c >= 97 && c <= 102);
-}
-
-function isAlnum(c: number): boolean {
-  return (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122);
-}
-
-/** Dotted-quad IPv4, each octet 0-255 without leading zeros. */
-export function isIPv4(s: string): boolean {
-  const parts = s.split('.');
-  if (parts.length !== 4) return false;
-  for (const p of parts) {
-    if (!isDigits(p) || p.length > 3) return false;
-    if (p.length > 1 && p.charCodeAt(0) === 48) return false;
-    if (Number(p) > 255) return false;
-  }
-  return true;
-}
-
-function isHexGroup(s: string): boolean {
-  if (s.length < 1 || s.length > 4) return false;
-  for (let i = 0; i < s.length; i++) if (!isHexDigit(s.charCodeAt(i))) return false;
-  return true;
-}
-
-/** IPv6 text form (RFC 4291 §2.2), with `::` compression and a trailing dotted quad; no zone. */
-export function isIPv6(s: string): boolean {
-  if (s.length < 2 || s.length > 45) return false;
-  const dbl = s.indexOf('::');
-  if (dbl !== -1 && s.indexOf('::', dbl + 1) !== -1) return false;
-  const parts = dbl === -1 ? [s] : [s.slice(0, dbl), s.slice(dbl + 2)];
-  let groups = 0;
-  for (let i = 0; i < parts.length; i++) {
-    const part = parts[i] ?? '';
-    if (part === '') continue;
-    const fields = part.split(':');
-    for (let j = 0; j < fields.length; j++) {
-      const f = fields[j] ?? '';
-      const last = i === parts.length - 1 && j === fields.length - 1;
-      if (last && f.includes('.')) {
-        if (!isIPv4(f)) return false;
-        groups += 2;
-      } else if (isHexGroup(f)) {
-        groups += 1;
-      } else {
-        return false;
-      }
-    }
-  }
-  return dbl === -1 ? groups === 8 : groups <= 7;
-}
-
-/** Returns a reason when `host` is not an RFC 1123 DNS name or IPv4 address, else undefined. */
-function checkHostname(host: string): string | undefined {
-  let numericOnly = true;
-  for (let i = 0; i < host.length; i++) {
-    const c = host.charCodeAt(i);
-    if (c !== 46 && (c < 48 || c > 57)) {
-      numericOnly = false;
-      break;
-    }
-  }
-  if (numericOnly) {
-    return isIPv4(host)
-      ? undefined
-      : `host "${host}" is not a valid IPv4 address: expected four dot-separated octets 0-255 without leading zeros`;
-  }
-  if (host.length > 253) {
-    return `host name is ${host.length} characters long; DNS names are limited to 253`;
-  }
-  const labels = host.split('.');
-  for (const label of labels) {
-    if (label.length === 0) {
-      return `host "${host}" has an empty DNS label (leading, trailing or doubled '.')`;
-    }
-    if (label.length > 63) {
-      return `host "${host}" has a DNS label longer than 63 characters`;
-    }
-    for (let i = 0; i < label.length; i++) {
-      const c = label.charCodeAt(i);
-      if (!isAlnum(c) && c !== 45) {
-        return (
-          `host "${host}" contains '${label[i]}'; DNS names may only contain letters, digits, ` +
-          `'-' and '.' (RFC 1123), IPv4 addresses are dotted quads and IPv6 addresses go in brackets`
-        );
-      }
-    }
-    if (label.charCodeAt(0) === 45 || label.charCodeAt(label.length - 1) === 45) {
-      return `host "${host}" has a DNS label that starts or ends with '-' (RFC 1123)`;
-    }
-  }
-  return undefined;
-}
-
-/** RFC 3986 pchar plus '/', with well-formed percent-encoding. */
-function checkPathChars(path: string): string | undefined {
-  for (let i = 0; i < path.length; i++) {
-    const c = path.charCodeAt(i);
-    if (c === 37) {
-      if (!(isHexDigit(path.charCodeAt(i + 1)) && isHexDigit(path.charCodeAt(i + 2)))) {
-        return `path "${path}" has a '%' that is not followed by two hex digits`;
-      }
-      i += 2;
-      continue;
-    }
-    // unreserved: ALPHA DIGIT - . _ ~ ; sub-delims: ! $ & ' ( ) * + , ; = ; plus : @ /
-    if (isAlnum(c) || "-._~!$&'()*+,;=:@/".includes(path[i] ?? '')) continue;
-    return `path "${path}" contains '${path[i]}', which is not allowed in a URL path`;
-  }
-  return undefined;
-}
-
-interface Authority {
-  host: string;
-  port?: number;
-}
-
-function parseAuthority(authority: string): Result<Authority> | string {
-  if (authority.includes('@')) {
-    return (
-      'the address must not contain user information (user:password@); ' +
-      'put the BMC username and password in the credentials secret referenced by spec.bmc.credentialsName'
-    );
-  }
-  if (authority.length === 0) {
-    return `host is empty; ${ACCEPTED_FORMS}`;
-  }
-  let host: string;
-  let portText: string | undefined;
-  if (authority.startsWith('[')) {
-    const close = authority.indexOf(']');
-    if (close === -1) return `'[' without a matching ']'; IPv6 addresses are written as [fe80::1] or [fe80::1]:623`;
-    host = authority.slice(1, close);
-    const after = authority.slice(close + 1);
-    if (after.length > 0) {
-      if (!after.startsWith(':')) {
-        return `unexpected "${after}" after ']'; expected ':<port>' or nothing`;
-      }
-      portText = after.slice(1);
-    }
-    if (host.length === 0) return 'host is empty between [ and ]';
-    if (host.includes('%')) return `IPv6 zone identifiers ("${host}") are not supported; use an address without a zone`;
-    if (!isIPv6(host)) return `"${host}" inside brackets is not a valid IPv6 address`;
-  } else {
-    if (authority.includes('[') || authority.includes(']')) {
-      return `brackets are only allowed around a whole IPv6 address, e.g. [fe80::1]:623`;
-    }
-    const first = authority.indexOf(':');
-    if (first !== -1 && authority.indexOf(':', first + 1) !== -1) {
-      return isIPv6(authority)
-        ? `IPv6 addresses must be enclosed in brackets, e.g. [${authority}] or [${authority}]:623`
-        : `"${authority}" has more than one ':'; expected host[:port] (IPv6 addresses go in brackets)`;
-    }
-    if (first === -1) {
-      host = authority;
-    } else {
-      host = authority.slice(0, first);
-      portText = authority.slice(first + 1);
-    }
-    if (host.length === 0) return `host is empty; ${ACCEPTED_FORMS}`;
-    const hostProblem = checkHostname(host);
-    if (hostProblem) return hostProblem;
-  }
-  if (portText === undefined) return ok({ host });
-  if (portText.length === 0) return `port is empty after ':'; give a port 1-65535 or drop the ':'`;
-  if (!isDigits(portText)) return `port "${portText}" must be a decimal number 1-65535 (digits only)`;
-  const port = portText.length > 5 ? Infinity : Number(portText);
-  if (port < 1 || port > 65535) return `port ${portText} is out of range; ports are 1-65535`;
-  return ok({ host, port });
-}
-
-function describeCodePoint(s: string, index: number): string {
-  const cp = s.codePointAt(index) ?? 0;
-  return `U+${cp.toString(16).toUpperCase().padStart(4, '0')}`;
-}
+const BMC_WORDING: AuthorityWording = { acceptedForms: ACCEPTED_FORMS, userInfo: USER_INFO };
 
 // ---------------------------------------------------------------------------
 // parseBmcAddress
 // ---------------------------------------------------------------------------
+
+const SYSTEM_ID = /^[A-Za-z0-9._~-]+$/;
+
+/**
+ * Why a Redfish path is not one system's (`/redfish/v1/Systems/<id>`, one
+ * trailing '/' allowed), or undefined. The id is one segment of RFC 3986
+ * unreserved characters, as Redfish ids are: no '.' or '..' segments, no
+ * percent-encoding (an encoded '/' or '.' could name another resource once a
+ * client or proxy decodes it), nothing below the system.
+ */
+function systemPathProblem(rawPath: string, example: string, scheme: string): string | undefined {
+  const accepted = `give the Redfish system path /redfish/v1/Systems/<id> (the id: letters, digits, '-', '.', '_', '~'), e.g. ${example}`;
+  if (rawPath === '' || rawPath === '/') return `${scheme} addresses need the Redfish system path, e.g. ${example}`;
+  const segments = (rawPath.endsWith('/') ? rawPath.slice(0, -1) : rawPath).split('/').slice(1);
+  if (segments.some((s) => s === '')) return `path "${rawPath}" has an empty segment ('//'); ${accepted}`;
+  if (segments.some((s) => s === '.' || s === '..')) return `path "${rawPath}" has a '.' or '..' segment; ${accepted}`;
+  if (rawPath.includes('%')) return `path "${rawPath}" is percent-encoded; Redfish system paths are plain, ${accepted}`;
+  const lower = segments.map((s) => s.toLowerCase());
+  if (lower[0] === 'redfish' && segments.length <= 2 && (lower[1] ?? 'v1') === 'v1') {
+    return `"${rawPath}" is the Redfish service root, not a system; ${accepted}`;
+  }
+  if (segments[0] !== 'redfish' || segments[1] !== 'v1' || segments[2] !== 'Systems') {
+    return `path "${rawPath}" is not a Redfish system; ${accepted}`;
+  }
+  if (segments.length === 3) return `"${rawPath}" is the Systems collection, not a system; ${accepted}`;
+  if (segments.length > 4) return `path "${rawPath}" names something below a system; ${accepted}`;
+  if (!SYSTEM_ID.test(segments[3]!)) return `system id "${segments[3]}" has characters Redfish ids do not use; ${accepted}`;
+  return undefined;
+}
 
 /**
  * Parses a BMC address (`spec.bmc.address`) into its access details: type,
@@ -495,7 +161,7 @@ export function parseBmcAddress(address: string, field: string = DEFAULT_BMC_FIE
     }
     if (!/^[A-Za-z][A-Za-z0-9+.-]*$/.test(rawScheme)) {
       if (rawScheme.includes('@')) {
-        return fail(field, 'the address must not contain user information (user:password@); put the BMC username and password in the credentials secret referenced by spec.bmc.credentialsName');
+        return fail(field, USER_INFO);
       }
       return fail(field, `"${rawScheme}" is not a valid URL scheme; ${SCHEME_LIST}`);
     }
@@ -524,7 +190,7 @@ export function parseBmcAddress(address: string, field: string = DEFAULT_BMC_FIE
   const authorityText = slash === -1 ? rest : rest.slice(0, slash);
   const rawPath = slash === -1 ? '' : rest.slice(slash);
 
-  const authority = parseAuthority(authorityText);
+  const authority = parseAuthority(authorityText, BMC_WORDING);
   if (typeof authority === 'string') return fail(field, authority);
   if (!authority.ok) return authority;
   const { host } = authority.value;
@@ -552,17 +218,8 @@ export function parseBmcAddress(address: string, field: string = DEFAULT_BMC_FIE
       path = '';
       break;
     case 'redfish': {
-      const trimmed = rawPath.replace(/^\/+/, '').replace(/\/+$/, '');
-      const example = `${scheme}://${authorityText}/redfish/v1/Systems/1`;
-      if (trimmed === '') {
-        return fail(field, `${scheme} addresses need the Redfish system path, e.g. ${example}`);
-      }
-      if (trimmed.toLowerCase() === 'redfish/v1') {
-        return fail(
-          field,
-          `"${rawPath}" is the Redfish service root, not a system; give the system path, e.g. ${example}`,
-        );
-      }
+      const problem = systemPathProblem(rawPath, `${scheme}://${authorityText}/redfish/v1/Systems/1`, scheme);
+      if (problem) return fail(field, problem);
       path = rawPath;
       break;
     }
@@ -581,82 +238,4 @@ export function parseBmcAddress(address: string, field: string = DEFAULT_BMC_FIE
   };
   if (port !== undefined) access.port = port;
   return ok(access);
-}
-
-// ---------------------------------------------------------------------------
-// MAC addresses
-// ---------------------------------------------------------------------------
-
-const MAC_FORM = "six two-digit hex octets separated consistently by ':' or '-', e.g. 52:54:00:12:34:56";
-
-/**
- * Validates a boot NIC MAC address and returns it in lower-case colon form.
- * Accepts exactly 6 octets (aa:bb:cc:dd:ee:ff or AA-BB-CC-DD-EE-FF). Rejects
- * the all-zero address and multicast addresses (I/G bit set, which includes
- * broadcast): no NIC boots from those, so they are typos.
- */
-export function normalizeMac(mac: string, field: string = DEFAULT_MAC_FIELD): Result<string> {
-  if (typeof mac !== 'string' || mac.length === 0) {
-    return fail(field, `MAC address is required: ${MAC_FORM}`);
-  }
-  if (mac.length !== 17) {
-    return fail(field, `"${mac}" is not a 6-octet MAC address; expected ${MAC_FORM} (EUI-64 and 20-octet InfiniBand addresses are not accepted)`);
-  }
-  const sep = mac[2];
-  if (sep !== ':' && sep !== '-') {
-    return fail(field, `"${mac}" is not a MAC address; expected ${MAC_FORM}`);
-  }
-  const octets: number[] = [];
-  for (let i = 0; i < 6; i++) {
-    const a = mac.charCodeAt(i * 3);
-    const b = mac.charCodeAt(i * 3 + 1);
-    if (!isHexDigit(a) || !isHexDigit(b)) {
-      return fail(field, `"${mac}" is not a MAC address; expected ${MAC_FORM}`);
-    }
-    if (i < 5 && mac[i * 3 + 2] !== sep) {
-      return fail(field, `"${mac}" mixes or misplaces separators; expected ${MAC_FORM}`);
-    }
-    octets.push(parseInt(mac.slice(i * 3, i * 3 + 2), 16));
-  }
-  const normalized = octets.map((o) => o.toString(16).padStart(2, '0')).join(':');
-  if (octets.every((o) => o === 0)) {
-    return fail(field, `${normalized} is the all-zero MAC address, not a real NIC address`);
-  }
-  if (octets.every((o) => o === 0xff)) {
-    return fail(field, `${normalized} is the broadcast address, not a NIC's address`);
-  }
-  if (((octets[0] ?? 0) & 1) === 1) {
-    return fail(
-      field,
-      `${normalized} is a multicast address (lowest bit of the first octet is set); a boot NIC has a unicast address, check for a typo`,
-    );
-  }
-  return ok(normalized);
-}
-
-/**
- * Checks `spec.bootMACAddress` against the BMC type: required when the type
- * needs a MAC (it cannot be discovered by inspection), otherwise optional;
- * when given it must be a valid unicast MAC and is returned normalized.
- */
-export function validateBootMac(
-  access: BmcAccess,
-  mac: string | undefined,
-  field: string = DEFAULT_MAC_FIELD,
-): Result<string | undefined> {
-  if (mac === undefined || mac === '') {
-    if (access.capabilities.needsMAC) {
-      return fail(
-        field,
-        `BMC type ${access.type} (driver ${access.driver}) requires a boot MAC address because it cannot be discovered by inspection; set ${field} to ${MAC_FORM}`,
-      );
-    }
-    return ok(undefined);
-  }
-  return normalizeMac(mac, field);
-}
-
-/** Host as it appears inside a URL: IPv6 addresses are bracketed. */
-export function hostForUrl(host: string): string {
-  return host.includes(':') ? `[${host}]` : host;
 }

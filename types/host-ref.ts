@@ -3,12 +3,29 @@
  * derives them here so the workflow ID, the Ironic node name and the secret
  * names can never drift apart.
  */
-import { fail, ok, type Result } from './field-error';
+import { fail, ok, type FieldError, type Result } from './field-error';
 import type { HostRef } from './host';
 
 // Kubernetes object names (DNS-1123 subdomain) and namespaces (DNS-1123 label).
 const SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 const LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+
+/** Ironic's node name column (and API limit); metalflow names nodes `namespace~name`. */
+export const IRONIC_NODE_NAME_MAX = 255;
+
+/** A host whose Ironic node name would be too long for Ironic; checked with the spec, so every path refuses it. */
+export function nodeNameErrors(ref: HostRef): FieldError[] {
+  const length = ironicNodeName(ref).length;
+  if (length <= IRONIC_NODE_NAME_MAX) return [];
+  return [
+    {
+      field: 'metadata.name',
+      reason:
+        `is ${ref.name.length} characters; its Ironic node name "<namespace>~<name>" would be ${length}, and Ironic allows ${IRONIC_NODE_NAME_MAX}: ` +
+        `in namespace "${ref.namespace}" a host name may have at most ${IRONIC_NODE_NAME_MAX - ref.namespace.length - 1} characters`,
+    },
+  ];
+}
 
 export function validateHostRef(ref: HostRef): Result<HostRef> {
   if (!LABEL.test(ref.namespace) || ref.namespace.length > 63) {
@@ -23,6 +40,8 @@ export function validateHostRef(ref: HostRef): Result<HostRef> {
       `"${ref.name}" is not a valid host name: use at most 253 lower-case letters, digits, '-' and '.', starting and ending with a letter or digit`,
     );
   }
+  const tooLong = nodeNameErrors(ref);
+  if (tooLong.length > 0) return { ok: false, errors: tooLong };
   return ok(ref);
 }
 

@@ -11,6 +11,34 @@ import { Type, type Static, type TLiteral, type TUnion } from '@sinclair/typebox
 
 const open = { additionalProperties: false } as const;
 
+/**
+ * String limits. Kubernetes' where a value is a Kubernetes name, Ironic's where Ironic
+ * keeps it, otherwise what such a value needs with room to spare; every string has one,
+ * so no field of a spec, a status annotation or an API body is unbounded.
+ */
+export const MAX_LENGTH = {
+  /** Kubernetes object names (DNS-1123 subdomain), host names. */
+  name: 253,
+  /** Namespaces, kinds (DNS-1123 label). */
+  label: 63,
+  /** A group (253) '/' a version (63). */
+  apiVersion: 317,
+  /** UIDs, resourceVersions, Ironic UUIDs, timestamps. */
+  id: 128,
+  /** Short tokens: architecture, profile, HCTL, MAC and IP addresses, PCI addresses, CPU flags. */
+  word: 64,
+  /** Inventory strings (vendor, model, serial number, WWN): Ironic's column size. */
+  text: 255,
+  /** Device paths (/dev/disk/by-path/...), Kubernetes field paths. */
+  path: 1024,
+  /** Ironic's node description limit. */
+  description: 4096,
+  /** The last error: Metal3's condition message limit. */
+  message: 32768,
+} as const;
+
+const str = (maxLength: number, extra: Record<string, unknown> = {}) => Type.String({ maxLength, ...extra });
+
 export const BOOT_MODES = ['UEFI', 'UEFISecureBoot', 'legacy'] as const;
 export const CLEANING_MODES = ['metadata', 'disabled'] as const;
 export const CHECKSUM_TYPES = ['md5', 'sha256', 'sha512', 'auto'] as const;
@@ -77,15 +105,15 @@ export const ImageSchema = Type.Object(
 
 export const RootDeviceHintsSchema = Type.Object(
   {
-    deviceName: Type.Optional(Type.String({ minLength: 1 })),
-    hctl: Type.Optional(Type.String({ minLength: 1 })),
-    model: Type.Optional(Type.String({ minLength: 1 })),
-    vendor: Type.Optional(Type.String({ minLength: 1 })),
-    serialNumber: Type.Optional(Type.String({ minLength: 1 })),
+    deviceName: Type.Optional(str(MAX_LENGTH.path, { minLength: 1 })),
+    hctl: Type.Optional(str(MAX_LENGTH.word, { minLength: 1 })),
+    model: Type.Optional(str(MAX_LENGTH.text, { minLength: 1 })),
+    vendor: Type.Optional(str(MAX_LENGTH.text, { minLength: 1 })),
+    serialNumber: Type.Optional(str(MAX_LENGTH.text, { minLength: 1 })),
     minSizeGigabytes: Type.Optional(Type.Integer({ minimum: 0 })),
-    wwn: Type.Optional(Type.String({ minLength: 1 })),
-    wwnWithExtension: Type.Optional(Type.String({ minLength: 1 })),
-    wwnVendorExtension: Type.Optional(Type.String({ minLength: 1 })),
+    wwn: Type.Optional(str(MAX_LENGTH.text, { minLength: 1 })),
+    wwnWithExtension: Type.Optional(str(MAX_LENGTH.text, { minLength: 1 })),
+    wwnVendorExtension: Type.Optional(str(MAX_LENGTH.text, { minLength: 1 })),
     rotational: Type.Optional(Type.Boolean()),
   },
   open,
@@ -93,19 +121,25 @@ export const RootDeviceHintsSchema = Type.Object(
 
 export const ObjectReferenceSchema = Type.Object(
   {
-    apiVersion: Type.Optional(Type.String()),
-    kind: Type.Optional(Type.String()),
-    name: Type.Optional(Type.String()),
-    namespace: Type.Optional(Type.String()),
-    uid: Type.Optional(Type.String()),
-    resourceVersion: Type.Optional(Type.String()),
-    fieldPath: Type.Optional(Type.String()),
+    apiVersion: Type.Optional(str(MAX_LENGTH.apiVersion)),
+    kind: Type.Optional(str(MAX_LENGTH.label)),
+    name: Type.Optional(str(MAX_LENGTH.name)),
+    namespace: Type.Optional(str(MAX_LENGTH.label)),
+    uid: Type.Optional(str(MAX_LENGTH.id)),
+    resourceVersion: Type.Optional(str(MAX_LENGTH.id)),
+    fieldPath: Type.Optional(str(MAX_LENGTH.path)),
   },
   open,
 );
 
 /** Fields Metal3 accepts that metalflow stores but does not act on yet. */
 const passThrough = Type.Object({}, { additionalProperties: true });
+
+/**
+ * Metal3 features metalflow does not implement yet: any shape (so a Metal3 manifest still
+ * fits the CRD), null as Go clients may send it, and validate.ts refuses all but an empty value.
+ */
+const notImplemented = (description: string) => Type.Union([passThrough, Type.Null()], { description });
 
 export const HostSpecSchema = Type.Object(
   {
@@ -129,13 +163,13 @@ export const HostSpecSchema = Type.Object(
       literalUnion(PROVISIONERS, 'metalflow extension: ironic (default) or direct (no Ironic; needs a Redfish or IPMI BMC)'),
     ),
     consumerRef: Type.Optional(ObjectReferenceSchema),
-    description: Type.Optional(Type.String()),
-    architecture: Type.Optional(Type.String()),
-    hardwareProfile: Type.Optional(Type.String()),
-    preprovisioningNetworkDataName: Type.Optional(Type.String()),
-    customDeploy: Type.Optional(passThrough),
-    firmware: Type.Optional(passThrough),
-    raid: Type.Optional(passThrough),
+    description: Type.Optional(str(MAX_LENGTH.description)),
+    architecture: Type.Optional(str(MAX_LENGTH.word)),
+    hardwareProfile: Type.Optional(str(MAX_LENGTH.word)),
+    preprovisioningNetworkDataName: Type.Optional(str(MAX_LENGTH.name)),
+    customDeploy: Type.Optional(notImplemented('Metal3 custom deploy step: not implemented in metalflow, only an empty value ({} or {"method": ""}) is accepted')),
+    firmware: Type.Optional(notImplemented('Metal3 firmware settings (deprecated in Metal3): not implemented in metalflow, only an empty value is accepted')),
+    raid: Type.Optional(notImplemented('Metal3 RAID configuration: not implemented in metalflow, only an empty value (no volumes) is accepted')),
   },
   open,
 );
@@ -167,7 +201,7 @@ export const ERROR_TYPES = [
 ] as const;
 
 const OperationMetricSchema = Type.Object(
-  { start: Type.Optional(Type.String()), end: Type.Optional(Type.String()) },
+  { start: Type.Optional(str(MAX_LENGTH.id)), end: Type.Optional(str(MAX_LENGTH.id)) },
   open,
 );
 
@@ -176,9 +210,9 @@ export const HardwareDetailsSchema = Type.Object(
     systemVendor: Type.Optional(
       Type.Object(
         {
-          manufacturer: Type.Optional(Type.String()),
-          productName: Type.Optional(Type.String()),
-          serialNumber: Type.Optional(Type.String()),
+          manufacturer: Type.Optional(str(MAX_LENGTH.text)),
+          productName: Type.Optional(str(MAX_LENGTH.text)),
+          serialNumber: Type.Optional(str(MAX_LENGTH.text)),
         },
         open,
       ),
@@ -189,9 +223,9 @@ export const HardwareDetailsSchema = Type.Object(
           bios: Type.Optional(
             Type.Object(
               {
-                date: Type.Optional(Type.String()),
-                vendor: Type.Optional(Type.String()),
-                version: Type.Optional(Type.String()),
+                date: Type.Optional(str(MAX_LENGTH.word)),
+                vendor: Type.Optional(str(MAX_LENGTH.text)),
+                version: Type.Optional(str(MAX_LENGTH.text)),
               },
               open,
             ),
@@ -205,18 +239,18 @@ export const HardwareDetailsSchema = Type.Object(
       Type.Array(
         Type.Object(
           {
-            name: Type.Optional(Type.String()),
-            model: Type.Optional(Type.String()),
-            mac: Type.Optional(Type.String()),
-            ip: Type.Optional(Type.String()),
+            name: Type.Optional(str(MAX_LENGTH.text)),
+            model: Type.Optional(str(MAX_LENGTH.text)),
+            mac: Type.Optional(str(MAX_LENGTH.word)),
+            ip: Type.Optional(str(MAX_LENGTH.word)),
             speedGbps: Type.Optional(Type.Integer()),
             vlans: Type.Optional(
-              Type.Array(Type.Object({ id: Type.Optional(Type.Integer()), name: Type.Optional(Type.String()) }, open)),
+              Type.Array(Type.Object({ id: Type.Optional(Type.Integer()), name: Type.Optional(str(MAX_LENGTH.text)) }, open)),
             ),
             vlanId: Type.Optional(Type.Integer()),
             pxe: Type.Optional(Type.Boolean()),
             lldp: Type.Optional(passThrough),
-            pciAddress: Type.Optional(Type.String()),
+            pciAddress: Type.Optional(str(MAX_LENGTH.word)),
           },
           open,
         ),
@@ -226,18 +260,18 @@ export const HardwareDetailsSchema = Type.Object(
       Type.Array(
         Type.Object(
           {
-            name: Type.Optional(Type.String()),
-            alternateNames: Type.Optional(Type.Array(Type.String())),
+            name: Type.Optional(str(MAX_LENGTH.text)),
+            alternateNames: Type.Optional(Type.Array(str(MAX_LENGTH.path))),
             rotational: Type.Optional(Type.Boolean()),
-            type: Type.Optional(Type.String()),
+            type: Type.Optional(str(MAX_LENGTH.word)),
             sizeBytes: Type.Optional(Type.Integer({ minimum: 0 })),
-            vendor: Type.Optional(Type.String()),
-            model: Type.Optional(Type.String()),
-            serialNumber: Type.Optional(Type.String()),
-            wwn: Type.Optional(Type.String()),
-            wwnVendorExtension: Type.Optional(Type.String()),
-            wwnWithExtension: Type.Optional(Type.String()),
-            hctl: Type.Optional(Type.String()),
+            vendor: Type.Optional(str(MAX_LENGTH.text)),
+            model: Type.Optional(str(MAX_LENGTH.text)),
+            serialNumber: Type.Optional(str(MAX_LENGTH.text)),
+            wwn: Type.Optional(str(MAX_LENGTH.text)),
+            wwnVendorExtension: Type.Optional(str(MAX_LENGTH.text)),
+            wwnWithExtension: Type.Optional(str(MAX_LENGTH.text)),
+            hctl: Type.Optional(str(MAX_LENGTH.word)),
           },
           open,
         ),
@@ -246,16 +280,16 @@ export const HardwareDetailsSchema = Type.Object(
     cpu: Type.Optional(
       Type.Object(
         {
-          arch: Type.Optional(Type.String()),
-          model: Type.Optional(Type.String()),
+          arch: Type.Optional(str(MAX_LENGTH.word)),
+          model: Type.Optional(str(MAX_LENGTH.text)),
           clockMegahertz: Type.Optional(Type.Number()),
-          flags: Type.Optional(Type.Array(Type.String())),
+          flags: Type.Optional(Type.Array(str(MAX_LENGTH.word))),
           count: Type.Optional(Type.Integer({ minimum: 0 })),
         },
         open,
       ),
     ),
-    hostname: Type.Optional(Type.String()),
+    hostname: Type.Optional(str(MAX_LENGTH.name)),
   },
   open,
 );
@@ -263,7 +297,7 @@ export const HardwareDetailsSchema = Type.Object(
 export const ProvisionStatusSchema = Type.Object(
   {
     state: literalUnion(PROVISIONING_STATES, 'Provisioning state, as Metal3 names it'),
-    ID: Type.String({ description: 'Ironic node UUID' }),
+    ID: str(MAX_LENGTH.id, { description: 'Ironic node UUID' }),
     image: Type.Optional(ImageSchema),
     bootMode: Type.Optional(literalUnion(BOOT_MODES, 'Boot mode in use')),
     rootDeviceHints: Type.Optional(RootDeviceHintsSchema),
@@ -279,7 +313,7 @@ export const ProvisionStatusSchema = Type.Object(
 export const CredentialsStatusSchema = Type.Object(
   {
     credentials: Type.Optional(SecretReferenceSchema),
-    credentialsVersion: Type.Optional(Type.String({ description: 'resourceVersion of the Secret' })),
+    credentialsVersion: Type.Optional(str(MAX_LENGTH.id, { description: 'resourceVersion of the Secret' })),
   },
   open,
 );
@@ -288,11 +322,11 @@ export const HostStatusSchema = Type.Object(
   {
     operationalStatus: literalUnion(OPERATIONAL_STATUSES, 'Health of the host as a whole'),
     errorType: Type.Optional(literalUnion(ERROR_TYPES, 'Which kind of operation last failed')),
-    errorMessage: Type.String(),
+    errorMessage: str(MAX_LENGTH.message),
     errorCount: Type.Integer({ minimum: 0 }),
     poweredOn: Type.Boolean(),
     hardware: Type.Optional(HardwareDetailsSchema),
-    hardwareProfile: Type.Optional(Type.String({ description: 'Deprecated in Metal3; kept for compatibility' })),
+    hardwareProfile: Type.Optional(str(MAX_LENGTH.word, { description: 'Deprecated in Metal3; kept for compatibility' })),
     goodCredentials: Type.Optional(CredentialsStatusSchema),
     triedCredentials: Type.Optional(CredentialsStatusSchema),
     operationHistory: Type.Object(
@@ -305,7 +339,7 @@ export const HostStatusSchema = Type.Object(
       open,
     ),
     provisioning: ProvisionStatusSchema,
-    lastUpdated: Type.Optional(Type.String()),
+    lastUpdated: Type.Optional(str(MAX_LENGTH.id)),
     // Metal3's, stored as given (a status restored from Metal3 carries them).
     provisioningFailCount: Type.Optional(Type.Integer({ minimum: 0 })),
     lastAttemptedImage: Type.Optional(passThrough),

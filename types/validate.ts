@@ -8,7 +8,9 @@ import { Value } from '@sinclair/typebox/value';
 import type { TSchema } from '@sinclair/typebox';
 import { BMC_TYPE_TABLE, parseBmcAddress, validateBootMac, type BmcAccess } from './bmc';
 import type { FieldError, Result } from './field-error';
-import { HostSpecSchema, type HostRef, type HostSpec, type Image, type SecretReference } from './host';
+import { HostSpecSchema, type HostRef, type HostSpec, type SecretReference } from './host';
+import { validateImage } from './image';
+import { nodeNameErrors } from './host-ref';
 import { normalizeHostSpec } from './spec-normal-form';
 
 export interface ValidatedSpec {
@@ -18,13 +20,15 @@ export interface ValidatedSpec {
   bmc?: BmcAccess;
 }
 
-const HEX_LENGTH = { md5: 32, sha256: 64, sha512: 128 } as const;
-const HTTP_URL = /^https?:\/\/[^\s/?#@]+(\/[^\s]*)?$/i;
 const SECRET_NAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+
+const A_TYPE: Record<string, string> = { object: 'an object', null: 'null', string: 'a string', array: 'an array', boolean: 'true or false', integer: 'an integer', number: 'a number' };
 
 function describeSchemaError(schema: TSchema, message: string): string {
   const options = (schema.anyOf as TSchema[] | undefined)?.map((s) => s.const).filter((c) => typeof c === 'string');
   if (options && options.length > 0) return `must be one of ${options.map((o) => JSON.stringify(o)).join(', ')}`;
+  const kinds = (schema.anyOf as TSchema[] | undefined)?.map((s) => A_TYPE[String(s.type)]).filter(Boolean);
+  if (kinds && kinds.length > 0) return `must be ${kinds.join(' or ')}`;
   if (/^expected required property/i.test(message)) return 'is required';
   return message.charAt(0).toLowerCase() + message.slice(1);
 }
@@ -46,55 +50,6 @@ export function schemaErrors(schema: TSchema, value: unknown, prefix: string): F
     out.push({ field, reason: describeSchemaError(e.schema, e.message) });
   }
   return out;
-}
-
-function validateImage(image: Image): FieldError[] {
-  const errors: FieldError[] = [];
-  if (!HTTP_URL.test(image.url)) {
-    errors.push({
-      field: 'spec.image.url',
-      reason: `"${image.url}" is not an http:// or https:// URL with a host (credentials in the URL are not accepted)`,
-    });
-  }
-  const isLiveIso = image.format === 'live-iso';
-  const checksum = image.checksum ?? '';
-  if (checksum === '') {
-    if (!isLiveIso) {
-      errors.push({
-        field: 'spec.image.checksum',
-        reason: 'is required unless format is live-iso: give the hex digest of the image or the URL of a checksum file',
-      });
-    }
-    return errors;
-  }
-  if (/^https?:\/\//i.test(checksum)) {
-    if (!HTTP_URL.test(checksum)) {
-      errors.push({ field: 'spec.image.checksum', reason: `"${checksum}" is not a valid http(s) checksum-file URL` });
-    }
-    return errors;
-  }
-  if (!/^[0-9a-fA-F]+$/.test(checksum)) {
-    errors.push({
-      field: 'spec.image.checksum',
-      reason: 'must be a hexadecimal digest (md5: 32, sha256: 64, sha512: 128 characters) or an http(s) URL of a checksum file',
-    });
-    return errors;
-  }
-  const type = image.checksumType ?? 'auto';
-  if (type === 'auto') {
-    if (!Object.values(HEX_LENGTH).includes(checksum.length as 32 | 64 | 128)) {
-      errors.push({
-        field: 'spec.image.checksum',
-        reason: `a ${checksum.length}-character digest matches no supported algorithm (md5: 32, sha256: 64, sha512: 128)`,
-      });
-    }
-  } else if (checksum.length !== HEX_LENGTH[type]) {
-    errors.push({
-      field: 'spec.image.checksum',
-      reason: `a ${type} digest has ${HEX_LENGTH[type]} hex characters, this one has ${checksum.length}`,
-    });
-  }
-  return errors;
 }
 
 function validateSecretRef(field: string, ref: SecretReference, host: HostRef): FieldError[] {
@@ -124,6 +79,26 @@ function validateRootDeviceHints(spec: HostSpec): FieldError[] {
     errors.push({ field: 'spec.rootDeviceHints.hctl', reason: `"${hints.hctl}" must be four numbers H:C:T:L, e.g. 0:0:0:0` });
   }
   return errors;
+}
+
+const NOT_IMPLEMENTED = {
+  raid: 'RAID configuration is not implemented in metalflow yet (nothing would build the volumes)',
+  firmware: 'firmware settings are not implemented in metalflow (Metal3 replaced this field with HostFirmwareSettings)',
+  customDeploy: 'custom deploy steps are not implemented in metalflow yet (the host would never provision); use spec.image',
+} as const;
+
+/** null, '', [] or an object of such: how Metal3's Go types serialise "nothing asked" (e.g. raid: {hardwareRAIDVolumes: null}). */
+function isEmptyValue(v: unknown): boolean {
+  if (v === null || v === undefined || v === '') return true;
+  if (Array.isArray(v)) return v.length === 0;
+  return typeof v === 'object' && Object.values(v).every(isEmptyValue);
+}
+
+/** Refused rather than stored and silently ignored; an empty value (Metal3 manifests carry them) still applies. */
+function notImplementedErrors(spec: HostSpec): FieldError[] {
+  return (Object.keys(NOT_IMPLEMENTED) as (keyof typeof NOT_IMPLEMENTED)[])
+    .filter((key) => !isEmptyValue(spec[key]))
+    .map((key) => ({ field: `spec.${key}`, reason: `${NOT_IMPLEMENTED[key]}; remove it (an empty value such as {} or null is accepted)` }));
 }
 
 const DIRECT_ADDRESSES = 'a Redfish address (redfish://, redfish-virtualmedia://, idrac-…, ilo5-…) or an IPMI address (ipmi://)';
@@ -175,7 +150,7 @@ export function validateHostSpec(host: HostRef, input: unknown): Result<Validate
   if (structural.length > 0) return { ok: false, errors: structural };
   // JSON copy: structuredClone does not exist in the workflow sandbox, and a spec is plain JSON.
   const spec = JSON.parse(JSON.stringify(input)) as HostSpec;
-  const errors: FieldError[] = [];
+  const errors: FieldError[] = [...nodeNameErrors(host)];
 
   const bmc = spec.bmc ? parseBmcAddress(spec.bmc.address) : undefined;
   if (bmc && !bmc.ok) errors.push(...bmc.errors);
@@ -214,8 +189,10 @@ export function validateHostSpec(host: HostRef, input: unknown): Result<Validate
     if (ref) errors.push(...validateSecretRef(`spec.${key}`, ref, host));
   }
   errors.push(...validateRootDeviceHints(spec));
+  errors.push(...notImplementedErrors(spec));
   if (spec.provisioner === 'direct' && bmc?.ok) errors.push(...validateDirect(spec, bmc.value));
 
   if (errors.length > 0 || (bmc && !bmc.ok)) return { ok: false, errors };
   return { ok: true, value: { spec: normalizeHostSpec(spec), bmc: bmc?.ok ? bmc.value : undefined } };
 }
+

@@ -19,8 +19,11 @@ import { BMC_RETRY as retry, required } from './operation-common';
 import { bmcOf, type HostSpec } from '../types/host';
 import type { OperationInput, OperationOutcome } from './operation-types';
 
-/** Short requests: pre-flight, inventory, boot override, eject, reads. */
-const quick = proxyActivities<BmcActivities>({ startToCloseTimeout: '2 minutes', retry });
+/**
+ * Short requests: pre-flight, inventory, boot override, eject, reads. A whole
+ * session on a slow BMC (each request up to 30 s) fits; they heartbeat.
+ */
+const quick = proxyActivities<BmcActivities>({ startToCloseTimeout: '5 minutes', heartbeatTimeout: '30 seconds', retry });
 
 /** Power changes wait (up to 2 minutes) for the BMC to report the new state, heartbeating each poll. */
 const power = proxyActivities<BmcActivities>({

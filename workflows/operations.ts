@@ -40,14 +40,17 @@ const waiting = proxyActivities<IronicActivities>({
   retry,
 });
 
-/** Talks to the BMC itself: short requests, a BMC error is recorded at once (no quiet retries). */
+/** Talks to the BMC itself: short requests (a slow BMC's whole session fits), a BMC error is recorded at once (no quiet retries). */
 const bmc = proxyActivities<BmcActivities>({
-  startToCloseTimeout: '2 minutes',
+  startToCloseTimeout: '5 minutes',
   heartbeatTimeout: '30 seconds',
   retry: BMC_RETRY,
 });
 
 const cleaning = (spec: HostSpec | undefined): boolean => (spec?.automatedCleaningMode ?? 'metadata') !== 'disabled';
+
+/** A node holding the host's boot MAC that is not the host's was left alone: the host's record and Event say so. */
+const untouchedNote = (result: { untouched?: string }): { note?: string } => (result.untouched ? { note: result.untouched } : {});
 
 export async function enrollWorkflow(input: OperationInput): Promise<OperationOutcome> {
   // spec.provisioner: direct never touches Ironic (direct-operations.ts).
@@ -122,7 +125,7 @@ export async function powerWorkflow(input: OperationInput): Promise<OperationOut
     bootMACAddress: input.spec?.bootMACAddress,
     on: required(input.powerOn, 'a power target'),
   });
-  return { poweredOn: node.poweredOn };
+  return { poweredOn: node.poweredOn, ...untouchedNote(node) };
 }
 
 /** One-shot reboot (reboot.metal3.io or the API), through Ironic or the BMC. */
@@ -132,14 +135,16 @@ export async function rebootWorkflow(input: OperationInput): Promise<OperationOu
 
 export async function deleteWorkflow(input: OperationInput): Promise<OperationOutcome> {
   if (isDirect(input.spec)) return directDelete(input);
-  await quick.deleteNode({ ref: input.ref, nodeId: input.nodeId, bootMACAddress: input.spec?.bootMACAddress });
-  return { nodeId: '', poweredOn: false };
+  const deleted = await quick.deleteNode({ ref: input.ref, nodeId: input.nodeId, bootMACAddress: input.spec?.bootMACAddress });
+  return { nodeId: '', poweredOn: false, ...untouchedNote(deleted) };
 }
 
 /** Leaves Ironic without deprovisioning or powering off: the node record is deleted, the machine keeps running. */
 export async function detachWorkflow(input: OperationInput): Promise<OperationOutcome> {
-  await quick.detachNode({ ref: input.ref, nodeId: input.nodeId, bootMACAddress: input.spec?.bootMACAddress });
-  return { nodeId: '' };
+  // A direct host has no node: detaching it must not ask Ironic anything (there may be no Ironic at all).
+  if (isDirect(input.spec) && patched('direct-detach-without-ironic')) return { nodeId: '' };
+  const detached = await quick.detachNode({ ref: input.ref, nodeId: input.nodeId, bootMACAddress: input.spec?.bootMACAddress });
+  return { nodeId: '', ...untouchedNote(detached) };
 }
 
 export const OPERATION_WORKFLOWS: Record<OperationKind, (input: OperationInput) => Promise<OperationOutcome>> = {

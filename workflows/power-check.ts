@@ -4,11 +4,14 @@
  * owns it (Ironic's node, or the BMC). Cheap on purpose, so 1,000 idle hosts
  * stay light: one local activity straight from the host workflow (a marker in
  * history, no child workflow, no activity task), and nothing else is recorded
- * unless the state differs from the host's status.
+ * unless the state differs from the host's status. A read from the BMC itself
+ * (direct provisioner, no Ironic node) is a regular activity instead: a BMC
+ * session can take longer than a workflow task may stay open.
  */
-import { log, proxyLocalActivities } from '@temporalio/workflow';
+import { log, patched, proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
 import { parseBmcAddress } from '../types/bmc';
 import type { PowerActivities } from '../activities/power-activities';
+import type { BmcActivities } from '../activities/bmc-activities';
 import { DEFAULT_HOST_OPTIONS, type HostState } from './definitions';
 import { failureMessage } from './failure-message';
 import { isSteadyState } from './power-requests';
@@ -21,6 +24,18 @@ const local = proxyLocalActivities<PowerActivities>({
   startToCloseTimeout: '4 seconds',
   // A BMC that does not answer is tried again at the next check, not hammered now.
   retry: { initialInterval: '1 second', maximumAttempts: 2 },
+});
+
+/**
+ * A BMC read is a whole session (Redfish: service root, system, power, session
+ * end), tens of seconds on a slow real BMC: an activity that heartbeats, so it
+ * never holds the host's workflow task open, bounded by the BMC's own request
+ * timeouts (30 s each). One attempt: the next check is the retry.
+ */
+const bmcRead = proxyActivities<BmcActivities>({
+  startToCloseTimeout: '3 minutes',
+  heartbeatTimeout: '30 seconds',
+  retry: { maximumAttempts: 1 },
 });
 
 /** Milliseconds until the next check, or undefined when the host is not checked now. */
@@ -40,8 +55,11 @@ export function powerCheckDelayMs(s: HostState): number | undefined {
 export async function readPower(s: HostState): Promise<boolean | undefined> {
   if (!s.spec) return undefined;
   const nodeId = s.status.provisioning.ID || undefined;
+  const via = powerPath(s.spec, nodeId);
   try {
-    const { poweredOn } = await local.readHostPower({ ref: s.ref, spec: s.spec, nodeId, via: powerPath(s.spec, nodeId) });
+    // Before this patch the BMC read was the 4 s local activity too: a slow BMC never answered in time.
+    if (via === 'bmc' && patched('bmc-power-check-activity')) return (await bmcRead.getBmcPower({ ref: s.ref, spec: s.spec })).poweredOn;
+    const { poweredOn } = await local.readHostPower({ ref: s.ref, spec: s.spec, nodeId, via });
     return poweredOn;
   } catch (err) {
     log.warn('power check failed', { error: failureMessage(err) });

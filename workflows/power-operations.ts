@@ -39,8 +39,8 @@ const slowPower = (softTimeoutSeconds: number) => ({
 const ironicPower = (o: PowerOrder) => proxyActivities<PowerActivities>(slowPower(o.softTimeoutSeconds));
 const bmcPower = (o: PowerOrder) => proxyActivities<BmcActivities>(slowPower(o.softTimeoutSeconds));
 
-/** Out-of-band inventory: a few requests to the BMC. */
-const inventory = proxyActivities<BmcActivities>({ startToCloseTimeout: '2 minutes', heartbeatTimeout: '30 seconds', retry: BMC_RETRY });
+/** Out-of-band inventory: a dozen or more requests to the BMC (each up to 30 s on a slow one), heartbeating. */
+const inventory = proxyActivities<BmcActivities>({ startToCloseTimeout: '5 minutes', heartbeatTimeout: '30 seconds', retry: BMC_RETRY });
 
 export interface PowerStepInput {
   ref: HostRef;

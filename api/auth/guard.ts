@@ -22,9 +22,9 @@ const ANONYMOUS_ADMIN: Principal = { subject: 'anonymous', grants: [{ role: 'adm
 const CHANGES = new Set(['PUT', 'POST', 'PATCH', 'DELETE']);
 const NEEDS_JSON = new Set(['PUT', 'POST', 'PATCH']);
 
-function refuse(reply: FastifyReply, status: number, error: string, message: string): FastifyReply {
+function refuse(reply: FastifyReply, status: number, error: string, message: string, field?: string): FastifyReply {
   if (status === 401) void reply.header('www-authenticate', 'Bearer realm="metalflow"');
-  return reply.status(status).send({ error, message, fields: [] });
+  return reply.status(status).send({ error, message, fields: field ? [{ field, reason: message }] : [] });
 }
 
 function hostName(header: string | undefined): string | undefined {
@@ -71,7 +71,7 @@ export function installGuard(app: FastifyInstance, opts: AuthOptions): void {
       return refuse(reply, 403, 'Forbidden', `Origin "${origin}" is not allowed (METALFLOW_API_ALLOWED_ORIGINS)`);
     }
     if (NEEDS_JSON.has(method) && !/^application\/json\s*(;|$)/i.test(req.headers['content-type'] ?? '')) {
-      return refuse(reply, 415, 'UnsupportedMediaType', `${method} needs "content-type: application/json" (send {} when there is nothing to say)`);
+      return refuse(reply, 415, 'UnsupportedMediaType', `${method} needs "content-type: application/json" (send {} when there is nothing to say)`, 'header.content-type');
     }
     const who = await identify(req, opts);
     if (who === undefined) return refuse(reply, 401, 'Unauthorized', 'no credentials: send "Authorization: Bearer <token>"');

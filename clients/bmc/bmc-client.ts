@@ -73,6 +73,8 @@ export interface OpenBmcOptions {
   disableCertificateVerification?: boolean;
   /** Per HTTP request (Redfish) or per ipmitool run (IPMI). */
   timeoutMs?: number;
+  /** Cancels every request and wait (a cancelled activity): they throw the signal's reason. */
+  signal?: AbortSignal;
   redfish?: Partial<Omit<RedfishClientOptions, 'endpoint' | 'username' | 'password'>>;
   ipmi?: Partial<Omit<IpmitoolOptions, 'host' | 'port' | 'username' | 'password'>>;
 }
@@ -206,6 +208,7 @@ export async function openBmc(access: BmcAccess, creds: BmcCredentials, opts: Op
         password: creds.password,
         disableCertificateVerification: opts.disableCertificateVerification ?? opts.redfish?.disableCertificateVerification,
         timeoutMs: opts.timeoutMs ?? opts.redfish?.timeoutMs,
+        signal: opts.signal ?? opts.redfish?.signal,
       });
       return new RedfishBmc(client);
     }
@@ -218,6 +221,7 @@ export async function openBmc(access: BmcAccess, creds: BmcCredentials, opts: Op
           username: creds.username,
           password: creds.password,
           timeoutMs: opts.timeoutMs ?? opts.ipmi?.timeoutMs,
+          signal: opts.signal ?? opts.ipmi?.signal,
         }),
       );
     case 'fake':

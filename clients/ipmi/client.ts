@@ -3,6 +3,7 @@
  * answers parsed and failures typed (see ./ipmitool.ts for how ipmitool is
  * run and how the password is kept off its command line).
  */
+import { sleep } from '../bmc/abort';
 import { IpmiError } from '../bmc/errors';
 import { classifyIpmitoolFailure, runIpmitool, type IpmitoolOptions, type IpmitoolResult } from './ipmitool';
 
@@ -38,7 +39,6 @@ export interface IpmiWaitOptions {
 
 export type IpmiClientOptions = IpmitoolOptions;
 
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 export function parsePowerStatus(stdout: string): IpmiPowerState | undefined {
   const m = /Chassis Power is (on|off)/i.exec(stdout);
@@ -109,7 +109,7 @@ export class IpmiClient {
       if (Date.now() + pollMs > deadline) {
         throw new IpmiError('timeout', `IPMI BMC at ${this.where}: chassis power still ${state} ${Math.round(timeoutMs / 1000)} s after asking for ${target}`);
       }
-      await sleep(pollMs);
+      await sleep(pollMs, this.opts.signal);
     }
   }
 

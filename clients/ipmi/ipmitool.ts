@@ -16,6 +16,7 @@ import { spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { abortReason } from '../bmc/abort';
 import { IpmiError, redact } from '../bmc/errors';
 
 export type IpmiPrivilege = 'ADMINISTRATOR' | 'OPERATOR' | 'USER';
@@ -42,6 +43,8 @@ export interface IpmitoolOptions {
   ipmitoolPath?: string;
   /** Called with the child's pid and argv right after it starts (tests use it to look at /proc). */
   onSpawn?: (child: { pid: number; argv: string[] }) => void;
+  /** Kills a running ipmitool and rejects with the signal's reason (a cancelled activity). */
+  signal?: AbortSignal;
 }
 
 export interface IpmitoolResult {
@@ -135,9 +138,13 @@ export async function runIpmitool(opts: IpmitoolOptions, command: readonly strin
     env.IPMI_PASSWORD = opts.password;
   }
   const argv = ipmitoolArgs(opts, command, passwordFile);
+  const cancel = opts.signal;
   try {
+    if (cancel?.aborted) throw abortReason(cancel);
     return await new Promise<IpmitoolResult>((resolve, reject) => {
       const child = spawn(bin, argv, { env, stdio: ['ignore', 'pipe', 'pipe'] });
+      const onAbort = () => child.kill('SIGKILL');
+      cancel?.addEventListener('abort', onAbort, { once: true });
       let stdout = '';
       let stderr = '';
       let timedOut = false;
@@ -152,11 +159,17 @@ export async function runIpmitool(opts: IpmitoolOptions, command: readonly strin
       });
       child.once('error', (err: NodeJS.ErrnoException) => {
         clearTimeout(timer);
+        cancel?.removeEventListener('abort', onAbort);
         const why = err.code === 'ENOENT' ? `${bin} is not installed (install the Debian package ipmitool)` : err.message;
         reject(new IpmiError('unsupported', `cannot run ipmitool for ${where}: ${why}`));
       });
       child.once('close', (code, signal) => {
         clearTimeout(timer);
+        cancel?.removeEventListener('abort', onAbort);
+        if (cancel?.aborted) {
+          reject(abortReason(cancel));
+          return;
+        }
         if (timedOut) {
           reject(new IpmiError('unreachable', `cannot reach IPMI BMC at ${where}: no answer to "${commandText}" within ${timeoutMs} ms (timeout)`));
           return;

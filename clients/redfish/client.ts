@@ -104,7 +104,7 @@ export class RedfishClient extends RedfishSession {
       if (Date.now() + pollMs > deadline) {
         throw this.fail('timeout', `system ${this.systemPath} on ${this.origin} is still ${state ?? 'in an unknown power state'} ${Math.round(timeoutMs / 1000)} s after asking for ${target}`);
       }
-      await sleep(pollMs);
+      await sleep(pollMs, this.signal);
     }
   }
 

@@ -158,7 +158,8 @@ export abstract class RedfishSession extends RedfishTransport {
     const auth = this.auth;
     if (auth.kind === 'session' && auth.uri) {
       try {
-        await this.raw('DELETE', auth.uri);
+        // Ends the session even for a cancelled call: BMCs allow only a few at once.
+        await this.raw('DELETE', auth.uri, { uncancellable: true });
       } catch {
         // the session expires on its own
       }

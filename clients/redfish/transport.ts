@@ -8,6 +8,7 @@
  */
 import { Agent, request, type Dispatcher } from 'undici';
 import { hostForUrl } from '../../types/bmc';
+import { abortReason, sleep } from '../bmc/abort';
 import { RedfishError, redact } from '../bmc/errors';
 import { header, httpError, networkError, odataId, parseJson, redfishErrorDetail, str, type Json, type RedfishResponse } from './http';
 import type { RedfishAuthMode, RedfishClientOptions } from './types';
@@ -15,7 +16,7 @@ import type { RedfishAuthMode, RedfishClientOptions } from './types';
 const TASK_RUNNING = new Set(['New', 'Starting', 'Running', 'Suspended', 'Interrupted', 'Pending', 'Stopping', 'Service']);
 const TASK_FAILED = new Set(['Exception', 'Killed', 'Cancelled']);
 
-export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+export { sleep };
 
 export function normalizePath(path: string): string {
   let p = path.trim();
@@ -36,6 +37,8 @@ export abstract class RedfishTransport {
   protected readonly dispatcher: Dispatcher;
   protected readonly ownDispatcher: boolean;
   protected readonly requestedPath: string;
+  /** Cancels every request and wait of this client (a cancelled activity). */
+  protected readonly signal?: AbortSignal;
 
   protected auth: { kind: 'none' } | { kind: 'basic'; header: string } | { kind: 'session'; token: string; uri?: string } = { kind: 'none' };
   protected closed = false;
@@ -54,6 +57,7 @@ export abstract class RedfishTransport {
     this.taskTimeoutMs = opts.taskTimeoutMs ?? 600_000;
     this.taskPollMs = opts.taskPollIntervalMs ?? 1_000;
     this.authMode = opts.auth ?? 'auto';
+    this.signal = opts.signal;
     if (opts.dispatcher) {
       this.dispatcher = opts.dispatcher;
       this.ownDispatcher = false;
@@ -108,9 +112,11 @@ export abstract class RedfishTransport {
   protected async raw(
     method: Dispatcher.HttpMethod,
     path: string,
-    opts: { body?: unknown; headers?: Record<string, string>; anonymous?: boolean } = {},
+    opts: { body?: unknown; headers?: Record<string, string>; anonymous?: boolean; uncancellable?: boolean } = {},
   ): Promise<RedfishResponse> {
     if (this.closed) throw this.fail('bmc-fault', `the Redfish client for ${this.origin} is closed`);
+    const cancel = opts.uncancellable ? undefined : this.signal;
+    if (cancel?.aborted) throw abortReason(cancel);
     const url = this.url(path);
     const headers: Record<string, string> = {
       accept: 'application/json',
@@ -127,11 +133,12 @@ export abstract class RedfishTransport {
         dispatcher: this.dispatcher,
         headersTimeout: this.timeoutMs,
         bodyTimeout: this.timeoutMs,
-        signal: AbortSignal.timeout(this.timeoutMs),
+        signal: cancel ? AbortSignal.any([AbortSignal.timeout(this.timeoutMs), cancel]) : AbortSignal.timeout(this.timeoutMs),
       });
       const text = await res.body.text();
       return { status: res.statusCode, headers: res.headers, body: parseJson(text), text };
     } catch (err) {
+      if (cancel?.aborted) throw abortReason(cancel);
       if (err instanceof RedfishError) throw err;
       throw this.redacted(networkError(err, this.origin, this.timeoutMs));
     }
@@ -222,7 +229,7 @@ export abstract class RedfishTransport {
         const stateNow = str(last.body.TaskState);
         throw this.fail('timeout', `Redfish ${what}: task ${monitor} still ${stateNow ?? 'running'} after ${Math.round(this.taskTimeoutMs / 1000)} s`);
       }
-      await sleep(wait);
+      await sleep(wait, this.signal);
       let res = await this.raw('GET', monitor);
       if (res.status === 401 && this.auth.kind === 'session') {
         await this.createSession();

@@ -29,6 +29,8 @@ export interface RedfishClientOptions {
   taskPollIntervalMs?: number;
   /** Overrides the client's own undici Agent (then TLS options above are ignored). */
   dispatcher?: Dispatcher;
+  /** Cancels every request and wait of this client (a cancelled activity); they throw its reason. */
+  signal?: AbortSignal;
 }
 
 export type RedfishPowerState = 'On' | 'Off' | 'PoweringOn' | 'PoweringOff' | 'Paused';

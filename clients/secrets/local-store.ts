@@ -27,9 +27,12 @@ const aad = (namespace: string, name: string, owner: string | undefined): Buffer
   Buffer.from(owner === undefined ? `${namespace}/${name}` : `${namespace}/${name}\0owner=${owner}`);
 
 const NAME = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
+/** `<name>.secret` must fit a file name (255 bytes on Linux file systems). */
+export const LOCAL_SECRET_NAME_MAX = 255 - SUFFIX.length;
 
 export class LocalSecretStore implements SecretStore {
   private readonly key: Buffer;
+  readonly maxNameLength = LOCAL_SECRET_NAME_MAX;
 
   constructor(
     private readonly dir: string,
@@ -42,6 +45,9 @@ export class LocalSecretStore implements SecretStore {
   private path(namespace: string, name: string): string {
     if (!NAME.test(namespace) || !NAME.test(name)) {
       throw new Error(`invalid secret reference ${namespace}/${name}: lower-case DNS names only`);
+    }
+    if (name.length > LOCAL_SECRET_NAME_MAX) {
+      throw new Error(`secret name ${namespace}/${name.slice(0, 40)}… is ${name.length} characters; the local store holds names of at most ${LOCAL_SECRET_NAME_MAX}`);
     }
     return join(this.dir, namespace, `${name}${SUFFIX}`);
   }
@@ -77,7 +83,8 @@ export class LocalSecretStore implements SecretStore {
     cipher.setAAD(aad(namespace, name, owner));
     const data64 = Buffer.concat([cipher.update(JSON.stringify(data), 'utf8'), cipher.final()]).toString('base64');
     const env: Envelope = { v: 1, iv: iv.toString('base64'), tag: cipher.getAuthTag().toString('base64'), data: data64, ...(owner === undefined ? {} : { owner }) };
-    const tmp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
+    // Not `${file}.…`: the longest names leave no room in a file name for a suffix.
+    const tmp = join(dirname(file), `.${process.pid}.${randomBytes(8).toString('hex')}.tmp`);
     await writeFile(tmp, JSON.stringify(env), { mode: 0o600 });
     await chmod(tmp, 0o600);
     await rename(tmp, file);

@@ -12,6 +12,8 @@ export interface SecretReader {
 }
 
 export interface SecretStore extends SecretReader {
+  /** The longest secret name it can hold, when shorter than Kubernetes' 253. */
+  readonly maxNameLength?: number;
   /** `owner`: the host (`namespace/name`) the secret was written for, recorded with it. */
   write(namespace: string, name: string, data: SecretData, owner?: string): Promise<void>;
   remove(namespace: string, name: string): Promise<void>;

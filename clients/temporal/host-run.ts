@@ -7,7 +7,8 @@
  * register and inspect a provisioned machine from nothing.
  */
 import { WithStartWorkflowOperation, WorkflowNotFoundError, type Client, type WorkflowExecutionStatusName } from '@temporalio/client';
-import type { HostRef, HostSpec, HostStatus } from '../../types/host';
+import { HostStatusSchema, type HostRef, type HostSpec, type HostStatus } from '../../types/host';
+import { fitStrings } from '../../types/fit-schema';
 import { hostWorkflowId } from '../../types/host-ref';
 import {
   applyDirectivesUpdate,
@@ -94,7 +95,8 @@ export interface ReadoptInput {
 export async function readoptHost(client: Client, input: ReadoptInput): Promise<{ restored: boolean; reason?: string }> {
   const { ref } = input;
   const result = await client.workflow.executeUpdateWithStart(restoreStatusUpdate, {
-    args: [input.status],
+    // The restore validator holds a status to the schema's limits; what the old run observed may be longer.
+    args: [fitStrings(HostStatusSchema, input.status)],
     startWorkflowOperation: hostWorkflowStart(ref, input.taskQueue, input.options),
   });
   const handle = client.workflow.getHandle(hostWorkflowId(ref));

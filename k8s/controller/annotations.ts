@@ -3,7 +3,7 @@
  * parse is an error to report (Event and status message), never a silent
  * default.
  */
-import { HardwareDetailsSchema, HostStatusSchema, type HardwareDetails, type HostStatus } from '../../types/host';
+import { HardwareDetailsSchema, HostStatusSchema, type HardwareDetails, type HostSpec, type HostStatus } from '../../types/host';
 import { schemaErrors } from '../../types/validate';
 import type { FieldError } from '../../types/field-error';
 import type { RebootMode } from '../../workflows/power-requests';
@@ -42,9 +42,9 @@ export interface HostAnnotations {
  */
 function parseRebootValue(field: string, raw: string, errors: FieldError[]): RebootMode | undefined {
   if (raw.trim() === '') return 'soft';
-  const parsed = parseJson(field, raw, errors);
-  if (parsed === undefined) return undefined;
   const accepted = 'must be empty or {"mode": "hard" | "soft"} (optionally with "force": true|false)';
+  const parsed = parseJson(field, raw, errors, accepted);
+  if (parsed === undefined) return undefined;
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
     errors.push({ field, reason: accepted });
     return undefined;
@@ -67,14 +67,19 @@ function parseRebootValue(field: string, raw: string, errors: FieldError[]): Reb
   return o.mode;
 }
 
-function parseJson(field: string, raw: string, errors: FieldError[]): unknown {
+/** JSON or an error that says what the annotation takes (`accepted`). */
+function parseJson(field: string, raw: string, errors: FieldError[], accepted: string): unknown {
   try {
     return JSON.parse(raw);
   } catch (err) {
-    errors.push({ field, reason: `is not valid JSON (${(err as Error).message})` });
+    errors.push({ field, reason: `is not valid JSON (${(err as Error).message}): ${accepted}` });
     return undefined;
   }
 }
+
+const ACCEPTED_STATUS = "must be a BareMetalHost status as JSON (Metal3's export of .status)";
+const ACCEPTED_HARDWARE = 'must be status.hardware as JSON (systemVendor, firmware, ramMebibytes, nics, storage, cpu, hostname)';
+const ACCEPTED_DETACHED = 'must be empty or a JSON object {"deleteAction": "delete" | "delay", "force": true | false} (both optional)';
 
 /** JSON null is Go's zero value: drop it, as Metal3's decoding does (its exported statuses carry `"end": null`). */
 function withoutNulls(v: unknown): unknown {
@@ -119,7 +124,7 @@ export function parseAnnotations(annotations: Record<string, string> | undefined
     if (raw.trim() === '') {
       value.detached = { deleteAction: 'delete', force: false };
     } else {
-      const parsed = parseJson(field(ANNOTATIONS.detached), raw, errors);
+      const parsed = parseJson(field(ANNOTATIONS.detached), raw, errors, ACCEPTED_DETACHED);
       if (parsed !== undefined) {
         const args = parsed as { deleteAction?: unknown; force?: unknown };
         const isObject = typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed);
@@ -127,10 +132,7 @@ export function parseAnnotations(annotations: Record<string, string> | undefined
         const action = isObject ? (args.deleteAction ?? 'delete') : undefined;
         const force = isObject ? (args.force ?? false) : undefined;
         if (!isObject || unknown.length > 0 || (action !== 'delete' && action !== 'delay') || typeof force !== 'boolean') {
-          errors.push({
-            field: field(ANNOTATIONS.detached),
-            reason: 'must be empty or a JSON object {"deleteAction": "delete" | "delay", "force": true | false} (both optional)',
-          });
+          errors.push({ field: field(ANNOTATIONS.detached), reason: ACCEPTED_DETACHED });
         } else {
           value.detached = { deleteAction: action, force };
         }
@@ -139,7 +141,7 @@ export function parseAnnotations(annotations: Record<string, string> | undefined
   }
 
   if (ANNOTATIONS.status in a) {
-    const json = parseJson(field(ANNOTATIONS.status), a[ANNOTATIONS.status]!, errors);
+    const json = parseJson(field(ANNOTATIONS.status), a[ANNOTATIONS.status]!, errors, ACCEPTED_STATUS);
     if (json !== undefined) {
       const parsed = asGoDecodes(json);
       const problems = schemaErrors(HostStatusSchema, parsed, field(ANNOTATIONS.status));
@@ -156,7 +158,7 @@ export function parseAnnotations(annotations: Record<string, string> | undefined
   }
 
   if (ANNOTATIONS.hardwareDetails in a) {
-    const parsed = parseJson(field(ANNOTATIONS.hardwareDetails), a[ANNOTATIONS.hardwareDetails]!, errors);
+    const parsed = parseJson(field(ANNOTATIONS.hardwareDetails), a[ANNOTATIONS.hardwareDetails]!, errors, ACCEPTED_HARDWARE);
     if (parsed !== undefined) {
       const problems = schemaErrors(HardwareDetailsSchema, parsed, field(ANNOTATIONS.hardwareDetails));
       if (problems.length > 0) errors.push(...problems);
@@ -182,4 +184,24 @@ export function annotationSpecErrors(value: HostAnnotations, spec: { disablePowe
     field: `metadata.annotations["${ANNOTATIONS.reboot}/${key}"]`,
     reason: 'spec.disablePowerOff is set: this host is never powered off, so it cannot be held off; use reboot.metal3.io (one reboot) instead',
   }));
+}
+
+/** Metal3's webhook rules between the inspect annotations and spec.inspectionMode. */
+export function annotationConflicts(spec: HostSpec, a: HostAnnotations): FieldError[] {
+  const field = (name: string) => `metadata.annotations["${name}"]`;
+  const errors: FieldError[] = [];
+  const mode = spec.inspectionMode;
+  if (a.inspect === 'disabled' && mode !== undefined && mode !== 'disabled') {
+    errors.push({ field: field(ANNOTATIONS.inspect), reason: `"disabled" contradicts spec.inspectionMode "${mode}"` });
+  }
+  if (a.inspect === 'requested' && mode === 'disabled') {
+    errors.push({ field: field(ANNOTATIONS.inspect), reason: 'asks for inspection, but spec.inspectionMode is "disabled"' });
+  }
+  if (a.hardwareDetails && a.inspect !== 'disabled' && mode !== 'disabled') {
+    errors.push({
+      field: field(ANNOTATIONS.hardwareDetails),
+      reason: 'is only used when inspection is disabled: add inspect.metal3.io: disabled or set spec.inspectionMode: disabled',
+    });
+  }
+  return errors;
 }

@@ -8,7 +8,8 @@
  */
 import type { Client, UpdateDefinition } from '@temporalio/client';
 import { formatFieldErrors, type FieldError } from '../../types/field-error';
-import { emptyStatus, type HostRef, type HostSpec, type HostStatus } from '../../types/host';
+import { emptyStatus, HostStatusSchema, type HostRef, type HostSpec, type HostStatus } from '../../types/host';
+import { fitStrings } from '../../types/fit-schema';
 import { hostWorkflowId } from '../../types/host-ref';
 import { validateHostSpec } from '../../types/validate';
 import {
@@ -29,7 +30,7 @@ import { hostRun, hostWorkflowStart, lastHostView, readoptHost, readoptMessage, 
 import { KubeError } from '../../clients/kubernetes/kube-error';
 import type { KubeRest } from '../../clients/kubernetes/kube-rest';
 import { recordHostEvent } from '../../clients/kubernetes/events';
-import { ANNOTATIONS, annotationSpecErrors, parseAnnotations, type HostAnnotations } from './annotations';
+import { ANNOTATIONS, annotationConflicts, annotationSpecErrors, parseAnnotations, type HostAnnotations } from './annotations';
 import type { KubeObject } from './informer';
 
 export const FINALIZER = 'baremetalhost.metal3.io';
@@ -347,7 +348,8 @@ export class Reconciler {
 
   /** Puts the problem on the object (status and an Event) once; nothing else about the host changes. */
   private async reportInvalid(obj: BareMetalHost, ref: HostRef, reason: string, errors: FieldError[]): Promise<void> {
-    const message = formatFieldErrors(errors);
+    // Cut to the CRD's limit: reasons may quote what was given.
+    const message = fitStrings(HostStatusSchema.properties.errorMessage, formatFieldErrors(errors));
     if (obj.status?.operationalStatus === 'error' && obj.status.errorMessage === message) return;
     this.deps.log?.(`${ref.namespace}/${ref.name}: ${message}`);
     // The CRD requires a whole status: start from an empty one when the host has none yet.
@@ -358,24 +360,4 @@ export class Reconciler {
     });
     await recordHostEvent(this.deps.rest, { ...ref, uid: obj.metadata.uid }, { type: 'Warning', reason, message }, 'metalflow-controller');
   }
-}
-
-/** Metal3's webhook rules between the inspect annotations and spec.inspectionMode. */
-export function annotationConflicts(spec: HostSpec, a: HostAnnotations): FieldError[] {
-  const field = (name: string) => `metadata.annotations["${name}"]`;
-  const errors: FieldError[] = [];
-  const mode = spec.inspectionMode;
-  if (a.inspect === 'disabled' && mode !== undefined && mode !== 'disabled') {
-    errors.push({ field: field(ANNOTATIONS.inspect), reason: `"disabled" contradicts spec.inspectionMode "${mode}"` });
-  }
-  if (a.inspect === 'requested' && mode === 'disabled') {
-    errors.push({ field: field(ANNOTATIONS.inspect), reason: 'asks for inspection, but spec.inspectionMode is "disabled"' });
-  }
-  if (a.hardwareDetails && a.inspect !== 'disabled' && mode !== 'disabled') {
-    errors.push({
-      field: field(ANNOTATIONS.hardwareDetails),
-      reason: 'is only used when inspection is disabled: add inspect.metal3.io: disabled or set spec.inspectionMode: disabled',
-    });
-  }
-  return errors;
 }

@@ -91,13 +91,20 @@ describe('ensureNode', () => {
     expect(ports.map((p) => p.address)).toEqual([spec.bootMACAddress]);
   });
 
-  it('finds an existing node by MAC and adopts it under the host name', async () => {
+  it('adopts a node found by MAC only when it carries the host\'s ownership mark', async () => {
     const { ref, spec } = await fakeHost();
-    const stray = await ironic.createNode({ name: uniq('stray'), driver: 'fake-hardware' });
-    await ironic.createPort(stray.uuid, spec.bootMACAddress!);
+    const marked = await ironic.createNode({ name: uniq('handed-over'), driver: 'fake-hardware', extra: { metalflow_host: `${NS}/${ref.name}` } });
+    await ironic.createPort(marked.uuid, spec.bootMACAddress!);
     const result = await acts.ensureNode({ ref, spec });
-    expect(result.nodeId).toBe(stray.uuid);
-    expect((await ironic.getNode(stray.uuid))?.name).toBe(`${NS}~${ref.name}`);
+    expect(result.nodeId).toBe(marked.uuid);
+    expect((await ironic.getNode(marked.uuid))?.name).toBe(`${NS}~${ref.name}`);
+  });
+
+  it('marks a node found by name that has no mark (Metal3\'s, or one registered before marks were checked)', async () => {
+    const { ref, spec } = await fakeHost();
+    const bmo = await ironic.createNode({ name: `${NS}~${ref.name}`, driver: 'fake-hardware' });
+    expect((await acts.ensureNode({ ref, spec })).nodeId).toBe(bmo.uuid);
+    expect((await ironic.getNode(bmo.uuid))?.extra.metalflow_host).toBe(`${NS}/${ref.name}`);
   });
 
   it('fails with the secret and key named when credentials are missing, creating nothing', async () => {

@@ -43,6 +43,14 @@ describe('replay of recorded histories', () => {
     // A delete refused once by Ironic, then retried (test/support/record-delete-failure-histories.ts).
     expect(files).toContain('host-delete-failed-then-deleted.json');
     expect(files).toContain('operation-delete-failed.json');
+    // Specs accepted before stricter input rules (raid, firmware, customDeploy, a 10,000-character description), test/support/record-input-histories.ts.
+    expect(files).toContain('host-spec-refused-by-later-rules.json');
+    // A direct host's detach before and after patch direct-detach-without-ironic (test/support/record-direct-detach-histories.ts).
+    expect(files).toContain('operation-detach-direct-v1.json');
+    expect(files).toContain('operation-detach-direct-without-ironic.json');
+    // A BMC-owned host's power checks before and after patch bmc-power-check-activity (test/support/record-bmc-power-check-histories.ts).
+    expect(files).toContain('host-bmc-power-check-v1.json');
+    expect(files).toContain('host-bmc-power-check-activity.json');
   });
 
   it.each(files)('%s replays without nondeterminism', async (file) => {

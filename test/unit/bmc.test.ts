@@ -197,8 +197,41 @@ describe('parseBmcAddress: Redfish family', () => {
     expect(a.path).toBe('/redfish/v1/Systems/System.Embedded.1');
   });
 
-  it('keeps the path as given, including percent-encoding and trailing slash', () => {
-    expect(mustParse('redfish://h/redfish/v1/Systems/a%20b/').path).toBe('/redfish/v1/Systems/a%20b/');
+  it('keeps the path as given, with its trailing slash', () => {
+    expect(mustParse('redfish://h/redfish/v1/Systems/a-b.c_d~e/').path).toBe('/redfish/v1/Systems/a-b.c_d~e/');
+  });
+
+  // Paths that name no system, or could name another resource once decoded, with the reason's words.
+  const notASystem: [string, RegExp][] = [
+    ['/redfish', /service root, not a system/],
+    ['/redfish/', /service root, not a system/],
+    ['/redfish/v1', /service root, not a system/],
+    ['/REDFISH/V1/', /service root, not a system/],
+    ['/redfish/v1/Systems', /Systems collection, not a system/],
+    ['/redfish/v1/Systems/', /Systems collection, not a system/],
+    ['/redfish/v1/Systems/..', /'\.' or '\.\.' segment/],
+    ['/redfish/v1/Systems/.', /'\.' or '\.\.' segment/],
+    ['/redfish/v1/Systems/1/../2', /'\.' or '\.\.' segment/],
+    ['/redfish/v1/../v1/Systems/1', /'\.' or '\.\.' segment/],
+    ['/redfish/v1/Systems/%2e%2e', /percent-encoded/],
+    ['/redfish/v1/Systems/1%2F..%2F2', /percent-encoded/],
+    ['/redfish/v1/%53ystems/1', /percent-encoded/],
+    ['/redfish/v1/Systems/a%20b', /percent-encoded/],
+    ['/redfish/v1//Systems/1', /empty segment/],
+    ['//redfish/v1/Systems/1', /empty segment/],
+    ['/redfish/v1/Systems/1//', /empty segment/],
+    ['/redfish/v1/Managers/1', /not a Redfish system/],
+    ['/redfish/v1/systems/1', /not a Redfish system/],
+    ['/bmc/redfish/v1/Systems/1', /not a Redfish system/],
+    ['/redfish/v2/Systems/1', /not a Redfish system/],
+    ['/redfish/v1/Systems/1/Bios', /below a system/],
+    ['/redfish/v1/Systems/a:b', /characters Redfish ids do not use/],
+    ['/redfish/v1/Systems/a@b', /characters Redfish ids do not use/],
+  ];
+  it.each(notASystem)('rejects %s as not a system, with the accepted form', (path, reason) => {
+    const message = reasonOf(`redfish://10.0.0.1${path}`);
+    expect(message).toMatch(reason);
+    expect(message).toContain('/redfish/v1/Systems/<id>');
   });
 
   it('rejects bad characters and bad percent-encoding in the path', () => {
@@ -486,8 +519,8 @@ const hostArb: fc.Arbitrary<{ host: string; inUrl: string }> = fc.oneof(
 const portArb = fc.option(fc.integer({ min: 1, max: 65535 }), { nil: undefined });
 const segmentArb = fc.stringMatching(/^[A-Za-z0-9._~-]{1,12}$/);
 const systemPathArb = fc
-  .tuple(fc.array(segmentArb, { minLength: 1, maxLength: 3 }), fc.boolean())
-  .map(([segs, trailing]) => `/redfish/v1/Systems/${segs.join('/')}${trailing ? '/' : ''}`);
+  .tuple(segmentArb.filter((s) => s !== '.' && s !== '..'), fc.boolean())
+  .map(([id, trailing]) => `/redfish/v1/Systems/${id}${trailing ? '/' : ''}`);
 
 const urlishArb = fc.oneof(
   fc.webUrl({ withQueryParameters: true, withFragments: true }),
@@ -593,6 +626,22 @@ describe('properties', () => {
         const r = parseBmcAddress(`${scheme}://${h.inUrl}${port === undefined ? '' : `:${port}`}${path}`);
         const errors = mustFail(r);
         expect(errors[0]!.reason).toMatch(/system path|not a system/);
+      }),
+    );
+  });
+
+  it('a system path with a dot segment, percent-encoding or an extra segment anywhere is rejected', () => {
+    const trick = fc.oneof(
+      fc.constantFrom('.', '..', '%2e', '%2E%2E', '%2f', '%2F', '%5c', '%25'),
+      segmentArb.map((s) => `${s}%${'2F'}${s}`),
+      segmentArb, // one segment too many
+    );
+    fc.assert(
+      fc.property(hostArb, fc.integer({ min: 0, max: 4 }), trick, (h, at, inserted) => {
+        const segments = ['redfish', 'v1', 'Systems', '1'];
+        segments.splice(at, 0, inserted);
+        const errors = mustFail(parseBmcAddress(`redfish://${h.inUrl}/${segments.join('/')}`));
+        expect(errors[0]!.reason).toContain('/redfish/v1/Systems/<id>');
       }),
     );
   });

@@ -23,6 +23,17 @@ describe('LocalSecretStore', () => {
     expect(readdirSync(join(dir, 'ns'))).toEqual(['bmc.secret']);
   });
 
+  it('holds names up to the longest file name allows, and says so for longer ones', async () => {
+    const { dir, store } = fresh();
+    const longest = 'n'.repeat(store.maxNameLength);
+    // Before, the temporary file was named after the secret plus a suffix: ENAMETOOLONG for names of ~230 characters and more.
+    await store.write('ns', longest, { userData: 'x' }, 'ns/h');
+    expect(await store.read('ns', longest)).toEqual({ userData: 'x' });
+    expect(await store.ownedBy('ns', 'ns/h')).toEqual([longest]);
+    expect(readdirSync(join(dir, 'ns'))).toEqual([`${longest}.secret`]);
+    await expect(store.read('ns', `${longest}n`)).rejects.toThrow(/at most 248/);
+  });
+
   it('refuses to decrypt with another key or under another name', async () => {
     const { dir, store } = fresh();
     await store.write('ns', 'a', { password: 'p' });

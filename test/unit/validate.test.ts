@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { validateHostSpec } from '../../types/validate';
 import { validateHostRef } from '../../types/host-ref';
-import type { HostSpec } from '../../types/host';
+import { HardwareDetailsSchema, HostSpecSchema, HostStatusSchema, type HostSpec } from '../../types/host';
+import { HostInputSchema, ListQuerySchema, PauseBodySchema, PowerOffParamsSchema } from '../../api/schemas';
 
 const ref = { namespace: 'metal3', name: 'node-0' };
 
@@ -64,6 +65,13 @@ describe('validateHostSpec', () => {
     ['online not bool', (s) => (s.online = 'true'), 'spec.online', /boolean/i],
     ['image url not http', (s) => (s.image.url = 'ftp://x/y.img'), 'spec.image.url', /http/],
     ['image url with credentials', (s) => (s.image.url = 'http://u:p@x/y.img'), 'spec.image.url', /credentials/],
+    ['image url with port 0', (s) => (s.image.url = 'http://images.example:0/y.img'), 'spec.image.url', /port 0 is out of range/],
+    ['image url with port > 65535', (s) => (s.image.url = 'https://images.example:70000/y.img'), 'spec.image.url', /out of range/],
+    ['image url with an empty host', (s) => (s.image.url = 'http://:8080/y.img'), 'spec.image.url', /host is empty/],
+    ['image url with a bad IPv4 host', (s) => (s.image.url = 'http://300.1.1.1/y.img'), 'spec.image.url', /not a valid IPv4/],
+    ['image url oci://', (s) => (s.image.url = 'oci://quay.example/os:1'), 'spec.image.url', /oci:\/\/ images are not supported yet/],
+    ['image url file://', (s) => (s.image.url = 'file:///images/y.img'), 'spec.image.url', /conductor/],
+    ['checksum URL with port 0', (s) => (s.image.checksum = 'http://images.example:0/y.sha256'), 'spec.image.checksum', /out of range/],
     ['image checksum missing', (s) => delete s.image.checksum, 'spec.image.checksum', /required unless format is live-iso/],
     ['image checksum not hex', (s) => (s.image.checksum = 'z'.repeat(64)), 'spec.image.checksum', /hexadecimal/],
     ['image checksum wrong length', (s) => (s.image.checksum = 'a'.repeat(40)), 'spec.image.checksum', /sha256 digest has 64/],
@@ -82,6 +90,12 @@ describe('validateHostSpec', () => {
     ['automatedCleaningMode unknown', (s) => (s.automatedCleaningMode = 'always'), 'spec.automatedCleaningMode', /"metadata", "disabled"/],
     ['externallyProvisioned not bool', (s) => (s.externallyProvisioned = 1), 'spec.externallyProvisioned', /boolean/i],
     ['consumerRef unknown field', (s) => (s.consumerRef = { foo: 'x' }), 'spec.consumerRef.foo', /unexpected property/i],
+    ['raid with hardware volumes', (s) => (s.raid = { hardwareRAIDVolumes: [{ level: '1' }] }), 'spec.raid', /RAID configuration is not implemented in metalflow yet/],
+    ['raid with software volumes', (s) => (s.raid = { hardwareRAIDVolumes: null, softwareRAIDVolumes: [{ level: '1' }] }), 'spec.raid', /empty value such as \{\} or null is accepted/],
+    ['firmware settings', (s) => (s.firmware = { sriovEnabled: true }), 'spec.firmware', /firmware settings are not implemented/],
+    ['firmware setting false', (s) => (s.firmware = { virtualizationEnabled: false }), 'spec.firmware', /HostFirmwareSettings/],
+    ['customDeploy with a method', (s) => (s.customDeploy = { method: 'install_coreos' }), 'spec.customDeploy', /custom deploy steps are not implemented.*use spec.image/],
+    ['raid not an object', (s) => (s.raid = 'raid1'), 'spec.raid', /object|null/i],
     ['unknown top-level field', (s) => (s.bmcAddress = 'x'), 'spec.bmcAddress', /unexpected property/i],
   ];
 
@@ -98,6 +112,21 @@ describe('validateHostSpec', () => {
     expect(result.ok).toBe(true);
     if (result.ok) expect(result.value.bmc).toBeUndefined();
     expect(validateHostSpec(ref, { ...good(), disablePowerOff: true, online: true }).ok).toBe(true);
+  });
+
+  it('accepts the empty raid, firmware and customDeploy values Metal3 manifests and Go clients carry', () => {
+    const empties: Record<string, unknown>[] = [
+      { raid: null, firmware: null, customDeploy: null },
+      { raid: {}, firmware: {}, customDeploy: {} },
+      { raid: { hardwareRAIDVolumes: null, softwareRAIDVolumes: null } },
+      { raid: { hardwareRAIDVolumes: [], softwareRAIDVolumes: [] } },
+      { customDeploy: { method: '' } },
+      { firmware: { sriovEnabled: null } },
+    ];
+    for (const extra of empties) {
+      const result = validateHostSpec(ref, { ...good(), ...extra });
+      expect(result.ok, JSON.stringify(extra)).toBe(true);
+    }
   });
 
   it('accepts a live-iso without checksum and a checksum-file URL', () => {
@@ -118,6 +147,33 @@ describe('validateHostSpec', () => {
   });
 });
 
+describe('Ironic node name length', () => {
+  const ns = 'metal3-fleet-a';
+  const longest = 'n'.repeat(255 - ns.length - 1);
+  const spec = () => ({ ...good(), userData: { name: 'node-0-user-data' } });
+
+  it('accepts a name whose node name namespace~name is exactly 255 characters', () => {
+    expect(validateHostRef({ namespace: ns, name: longest }).ok).toBe(true);
+    expect(validateHostSpec({ namespace: ns, name: longest }, spec()).ok).toBe(true);
+  });
+
+  it('refuses one character more, on metadata.name, saying the limit (API and CRD paths)', () => {
+    const ref = { namespace: ns, name: `${longest}n` };
+    for (const result of [validateHostRef(ref), validateHostSpec(ref, spec())]) {
+      expect(result.ok).toBe(false);
+      if (result.ok) continue;
+      const error = result.errors.find((e) => e.field === 'metadata.name');
+      expect(error?.reason).toMatch(/Ironic allows 255/);
+      expect(error?.reason).toContain(`at most ${255 - ns.length - 1} characters`);
+    }
+  });
+
+  it('a Kubernetes-valid name (253) in a 63-character namespace is refused', () => {
+    const result = validateHostRef({ namespace: 'a'.repeat(63), name: 'b'.repeat(253) });
+    expect(!result.ok && result.errors[0]!.reason).toMatch(/would be 317, and Ironic allows 255/);
+  });
+});
+
 describe('validateHostRef', () => {
   it('accepts Kubernetes names and rejects others with the field', () => {
     expect(validateHostRef({ namespace: 'metal3', name: 'worker-0.rack1' }).ok).toBe(true);
@@ -125,5 +181,34 @@ describe('validateHostRef', () => {
     expect(!ns.ok && ns.errors[0]!.field).toBe('metadata.namespace');
     const name = validateHostRef({ namespace: 'ok', name: 'a/b' });
     expect(!name.ok && name.errors[0]!.field).toBe('metadata.name');
+  });
+});
+
+describe('string limits', () => {
+  /** Paths of every string in a schema that has no maxLength. */
+  function unbounded(schema: Record<string, any>, path: string): string[] {
+    if (schema.type === 'string') return schema.maxLength === undefined ? [path] : [];
+    const out: string[] = [];
+    for (const [k, v] of Object.entries(schema.properties ?? {})) out.push(...unbounded(v as Record<string, any>, `${path}.${k}`));
+    if (schema.items) out.push(...unbounded(schema.items, `${path}[]`));
+    for (const m of schema.anyOf ?? []) if (m.const === undefined) out.push(...unbounded(m, path));
+    return out;
+  }
+
+  it('every string of the spec, the status, the hardware details and the API requests has a maxLength', () => {
+    const schemas = { spec: HostSpecSchema, status: HostStatusSchema, hardware: HardwareDetailsSchema, body: HostInputSchema, query: ListQuerySchema, path: PowerOffParamsSchema, pause: PauseBodySchema };
+    for (const [name, schema] of Object.entries(schemas)) expect(unbounded(schema, name)).toEqual([]);
+  });
+
+  const cases: [string, (s: Record<string, any>) => void, string, number][] = [
+    ['description', (s) => (s.description = 'd'.repeat(4097)), 'spec.description', 4096],
+    ['architecture', (s) => (s.architecture = 'a'.repeat(65)), 'spec.architecture', 64],
+    ['consumerRef.name', (s) => (s.consumerRef = { name: 'n'.repeat(254) }), 'spec.consumerRef.name', 253],
+    ['rootDeviceHints.model', (s) => (s.rootDeviceHints.model = 'm'.repeat(256)), 'spec.rootDeviceHints.model', 255],
+    ['preprovisioningNetworkDataName', (s) => (s.preprovisioningNetworkDataName = 'p'.repeat(254)), 'spec.preprovisioningNetworkDataName', 253],
+  ];
+  it.each(cases)('refuses a %s longer than its limit, saying the limit', (_what, mutate, field, limit) => {
+    const error = errorsFor(mutate).find((e) => e.field === field);
+    expect(error?.reason).toMatch(new RegExp(`less or equal to ${limit}`));
   });
 });

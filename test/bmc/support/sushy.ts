@@ -21,20 +21,21 @@ export const SUSHY_SYSTEMS = {
   bm04: '/redfish/v1/Systems/6d660000-0000-4000-8000-000000000004',
 };
 
-const ENV = {
-  METALFLOW_STATE_DIR: join(REPO_ROOT, '.state', 'bmc-test-stack'),
-  SUSHY_PORT: String(SUSHY_PORT),
-  TEMPORAL_PORT: String(SUSHY_PORT + 1),
-  TEMPORAL_UI_PORT: String(SUSHY_PORT + 2),
-  IRONIC_PORT: String(SUSHY_PORT + 3),
+/** The script's env for an emulator with its own state folder and port (the other ports only need to differ). */
+const envOf = (stateName: string, port: number) => ({
+  METALFLOW_STATE_DIR: join(REPO_ROOT, '.state', stateName),
+  SUSHY_PORT: String(port),
+  TEMPORAL_PORT: String(port + 1),
+  TEMPORAL_UI_PORT: String(port + 2),
+  IRONIC_PORT: String(port + 3),
   // fake power changes land 0-0.5 s after the request (upstream: 1-11 s)
   SUSHY_POWER_DELAY: '0-0.5',
-};
+});
 
-function stack(command: 'start' | 'stop'): void {
+function stack(command: 'start' | 'stop', env: Record<string, string>): void {
   try {
     execFileSync('bash', [join(REPO_ROOT, 'scripts', 'stack.sh'), command, 'sushy'], {
-      env: { ...process.env, ...ENV },
+      env: { ...process.env, ...env },
       stdio: 'pipe',
       encoding: 'utf8',
     });
@@ -44,5 +45,15 @@ function stack(command: 'start' | 'stop'): void {
   }
 }
 
-export const startSushy = (): void => stack('start');
-export const stopSushy = (): void => stack('stop');
+const ENV = envOf('bmc-test-stack', SUSHY_PORT);
+export const startSushy = (): void => stack('start', ENV);
+export const stopSushy = (): void => stack('stop', ENV);
+
+/**
+ * One more emulator, for a test file that changes its systems' power: its own
+ * state folder (`.state/<stateName>`) and port, so no other file shares it.
+ */
+export function ownSushy(stateName: string, port: number): { url: string; start(): void; stop(): void } {
+  const env = envOf(stateName, port);
+  return { url: `http://127.0.0.1:${port}`, start: () => stack('start', env), stop: () => stack('stop', env) };
+}

@@ -1,0 +1,157 @@
+/**
+ * The provisioned side of a node: deploy (image in instance_info, config
+ * drive from the host's Secrets), undeploy, and adopt (active without a
+ * deploy, for a node registered again under a host that is provisioned).
+ */
+import type { HostRef, Image, SecretReference } from '../types/host';
+import type { IronicClient, JsonPatchOp } from '../clients/ironic/client';
+import { readSecretKey, type SecretReader } from '../clients/secrets/secret-store';
+import { parseConfigMapping } from '../types/config-data';
+import { lastError, operationFailed, summary, type NodeDriver, type NodeSummary, type NodeTarget } from './ironic-node-driver';
+
+export interface DeployDeps {
+  ironic: IronicClient;
+  secrets: SecretReader;
+  driver: NodeDriver;
+}
+
+interface DeployInput extends NodeTarget {
+  nodeId: string;
+  image: Image;
+  userData?: SecretReference;
+  networkData?: SecretReference;
+  metaData?: SecretReference;
+}
+
+/** The image as Ironic's instance_info wants it (a checksum URL, or the hash with its algorithm). */
+export function instanceInfo(image: Image): JsonPatchOp[] {
+  const ops: JsonPatchOp[] = [
+    { op: 'add', path: '/instance_info/image_source', value: image.url },
+    { op: 'add', path: '/instance_info/image_disk_format', value: image.format ?? 'qcow2' },
+  ];
+  const checksum = image.checksum;
+  if (checksum && /^https?:\/\//i.test(checksum)) {
+    ops.push({ op: 'add', path: '/instance_info/image_checksum', value: checksum });
+  } else if (checksum) {
+    const algo =
+      image.checksumType && image.checksumType !== 'auto'
+        ? image.checksumType
+        : ({ 32: 'md5', 64: 'sha256', 128: 'sha512' } as Record<number, string>)[checksum.length];
+    ops.push(
+      { op: 'add', path: '/instance_info/image_os_hash_algo', value: algo },
+      { op: 'add', path: '/instance_info/image_os_hash_value', value: checksum.toLowerCase() },
+    );
+  }
+  return ops;
+}
+
+export function createDeployActivities(deps: DeployDeps) {
+  const { ironic, secrets } = deps;
+  const { drive, setAutomatedClean } = deps.driver;
+
+  async function configDrive(ref: HostRef, input: DeployInput): Promise<Record<string, unknown> | undefined> {
+    const read = (sref: SecretReference | undefined, keys: string[]) =>
+      sref ? readSecretKey(secrets, ref.namespace, sref.name, keys) : Promise.resolve(undefined);
+    const userData = await read(input.userData, ['userData', 'value']);
+    const networkData = await read(input.networkData, ['networkData', 'value']);
+    const metaData = await read(input.metaData, ['metaData', 'value']);
+    // JSON or YAML, as Metal3 reads them (CAPM3's Metal3Data writes YAML); the reason never quotes the data.
+    const parseJson = (what: string, text: string): Record<string, unknown> => {
+      const parsed = parseConfigMapping(text);
+      if ('reason' in parsed) throw operationFailed(`the ${what} secret must hold a JSON object or YAML mapping: it ${parsed.reason}`);
+      return parsed.value;
+    };
+    const meta: Record<string, unknown> = {
+      uuid: input.nodeId,
+      'metal3-namespace': ref.namespace,
+      'metal3-name': ref.name,
+      'local-hostname': ref.name,
+      local_hostname: ref.name,
+      name: ref.name,
+      ...(metaData ? parseJson('metaData', metaData) : {}),
+    };
+    return {
+      meta_data: meta,
+      ...(userData ? { user_data: userData } : {}),
+      ...(networkData ? { network_data: parseJson('networkData', networkData) } : {}),
+    };
+  }
+
+  async function deployNode(input: DeployInput): Promise<NodeSummary> {
+    const start = async (): Promise<Record<string, unknown>> => {
+      await ironic.patchNode(input.nodeId, instanceInfo(input.image));
+      const configdrive = await configDrive(input.ref, input);
+      return configdrive ? { configdrive } : {};
+    };
+    const node = await drive(input.nodeId, (n, issued) => {
+      switch (n.provision_state) {
+        case 'active':
+          return { done: true };
+        case 'available':
+          return { verb: 'active', prepare: start };
+        case 'deploy failed':
+          return issued.includes('active') ? { fail: `deploy failed: ${lastError(n)}` } : { verb: 'active', prepare: start };
+        case 'manageable':
+          return { verb: 'provide' };
+        case 'clean failed':
+          return issued.includes('provide') ? { fail: `cleaning before deploy failed: ${lastError(n)}` } : { verb: 'manage' };
+        default:
+          return { fail: `cannot provision a node in Ironic state "${n.provision_state}"` };
+      }
+    });
+    return summary(node);
+  }
+
+  async function undeployNode(input: NodeTarget & { nodeId: string; automatedCleaning: boolean }): Promise<NodeSummary> {
+    const setCleaning = () => setAutomatedClean(input.nodeId, input.automatedCleaning);
+    const node = await drive(input.nodeId, (n, issued) => {
+      switch (n.provision_state) {
+        case 'available':
+          return { done: true };
+        case 'active':
+        case 'deploy failed':
+          return { verb: 'deleted', prepare: setCleaning };
+        case 'clean failed':
+          return issued.includes('deleted') || issued.includes('provide')
+            ? { fail: `cleaning after deprovisioning failed: ${lastError(n)}` }
+            : { verb: 'manage' };
+        case 'manageable':
+          return { verb: 'provide' };
+        case 'error':
+          return issued.includes('deleted') ? { fail: `deprovisioning failed: ${lastError(n)}` } : { verb: 'deleted' };
+        default:
+          return { fail: `cannot deprovision a node in Ironic state "${n.provision_state}"` };
+      }
+    });
+    return summary(node);
+  }
+
+  /**
+   * Makes a registered (manageable) node active without deploying: Ironic's
+   * `adopt`, with the image the host was provisioned with in instance_info so
+   * Ironic can later tear it down and clean as for any deployed node.
+   */
+  async function adoptNode(input: NodeTarget & { nodeId: string; image?: Image }): Promise<NodeSummary> {
+    const setImage = async (): Promise<void> => {
+      if (input.image) await ironic.patchNode(input.nodeId, instanceInfo(input.image));
+    };
+    const node = await drive(input.nodeId, (n, issued) => {
+      switch (n.provision_state) {
+        case 'active':
+          return { done: true };
+        case 'manageable':
+          return { verb: 'adopt', prepare: setImage };
+        case 'adopt failed':
+          return issued.includes('adopt') ? { fail: `adoption failed: ${lastError(n)}` } : { verb: 'adopt', prepare: setImage };
+        case 'enroll':
+        case 'available':
+          return { verb: 'manage' };
+        default:
+          return { fail: `cannot adopt a node in Ironic state "${n.provision_state}"` };
+      }
+    });
+    return summary(node);
+  }
+
+  return { deployNode, undeployNode, adoptNode };
+}

@@ -1,0 +1,170 @@
+/**
+ * Registration: the host's Ironic node created or brought in line with the
+ * spec (driver, BMC access, interfaces, boot MAC port), then managed,
+ * inspected and made available.
+ */
+import { parseBmcAddress } from '../types/bmc';
+import { ironicDriverInfo } from '../clients/ironic/driver-info';
+import { bmcOf, type HardwareDetails, type HostRef, type HostSpec } from '../types/host';
+import { ironicNodeName } from '../types/host-ref';
+import { IronicError, type IronicClient, type JsonPatchOp } from '../clients/ironic/client';
+import { hardwareFromInventory, hardwareFromProperties } from '../clients/ironic/hardware';
+import { bootCapabilities, ironicRootDeviceHints, nodeInterfaces, type InspectionPreference } from '../clients/ironic/node-spec';
+import type { IronicNode } from '../clients/ironic/types';
+import { readSecretKey, type SecretReader } from '../clients/secrets/secret-store';
+import { lastError, operationFailed, OWNER_KEY, ownerMark, summary, type NodeDriver, type NodeSummary, type NodeTarget } from './ironic-node-driver';
+
+export interface RegisterDeps {
+  ironic: IronicClient;
+  secrets: SecretReader;
+  inspection: InspectionPreference;
+  /** `driver_info.redfish_verify_ca` for https Redfish nodes: a path on the conductor. */
+  redfishVerifyCa?: string;
+  driver: NodeDriver;
+}
+
+export function createRegisterActivities(deps: RegisterDeps) {
+  const { ironic, secrets, inspection } = deps;
+  const { drive, findNode, setAutomatedClean } = deps.driver;
+
+  async function credentials(ref: HostRef, spec: HostSpec) {
+    const name = bmcOf(spec).credentialsName;
+    const username = await readSecretKey(secrets, ref.namespace, name, ['username']);
+    const password = await readSecretKey(secrets, ref.namespace, name, ['password']);
+    return { username, password };
+  }
+
+  async function ensurePort(node: IronicNode, mac: string | undefined): Promise<void> {
+    if (!mac) return;
+    const ports = await ironic.listPorts(node.uuid);
+    if (ports.some((p) => p.address.toLowerCase() === mac)) return;
+    try {
+      await ironic.createPort(node.uuid, mac);
+    } catch (err) {
+      if (!(err instanceof IronicError && err.kind === 'conflict')) throw err;
+      const owner = await ironic.findNodeByMac(mac);
+      if (owner && owner.uuid !== node.uuid) {
+        throw operationFailed(`boot MAC ${mac} is already registered to Ironic node ${owner.name ?? owner.uuid}`);
+      }
+      throw err; // our own port raced in, or the node is locked: retry
+    }
+  }
+
+  /** Creates or updates the host's node so it matches the spec; returns its UUID. */
+  async function ensureNode(input: { ref: HostRef; spec: HostSpec; nodeId?: string }): Promise<NodeSummary> {
+    const { ref, spec } = input;
+    const bmc = bmcOf(spec);
+    const access = parseBmcAddress(bmc.address);
+    if (!access.ok) throw operationFailed(access.errors.map((e) => `${e.field}: ${e.reason}`).join('; '));
+    const creds = await credentials(ref, spec);
+    const driverInfo = ironicDriverInfo(access.value, creds, {
+      disableCertificateVerification: bmc.disableCertificateVerification,
+      redfishVerifyCa: deps.redfishVerifyCa,
+    });
+    const enabled = await ironic.getDriver(access.value.driver).catch((err: unknown) => {
+      if (err instanceof IronicError && err.kind === 'not-found') {
+        throw operationFailed(`this Ironic does not enable hardware type ${access.value.driver} (BMC type ${access.value.type})`);
+      }
+      throw err;
+    });
+    const interfaces = nodeInterfaces(access.value, enabled, inspection);
+    const rootDevice = ironicRootDeviceHints(spec.rootDeviceHints);
+    const capabilities = bootCapabilities(spec);
+    const automatedClean = (spec.automatedCleaningMode ?? 'metadata') !== 'disabled';
+    const name = ironicNodeName(ref);
+
+    let node = await findNode({ ref, nodeId: input.nodeId, bootMACAddress: spec.bootMACAddress });
+    if (!node) {
+      try {
+        node = await ironic.createNode({
+          name,
+          driver: access.value.driver,
+          driver_info: driverInfo,
+          ...interfaces,
+          properties: { capabilities, ...(rootDevice ? { root_device: rootDevice } : {}) },
+          automated_clean: automatedClean,
+          extra: { [OWNER_KEY]: ownerMark(ref) },
+        });
+      } catch (err) {
+        // Another attempt created it first (duplicate name): adopt that one.
+        if (!(err instanceof IronicError && err.kind === 'conflict')) throw err;
+        node = await ironic.getNode(name);
+        if (!node) throw err;
+      }
+    } else {
+      const ops: JsonPatchOp[] = [{ op: 'add', path: '/driver_info', value: driverInfo }];
+      if (node.name !== name) ops.push({ op: 'add', path: '/name', value: name });
+      // A node found by id or name that lacks the mark (Metal3's, or registered before marks were
+      // checked) is the host's from now on: only marked nodes are ever powered off or deleted.
+      if (node.extra?.[OWNER_KEY] !== ownerMark(ref)) ops.push({ op: 'add', path: `/extra/${OWNER_KEY}`, value: ownerMark(ref) });
+      if (node.driver !== access.value.driver) ops.push({ op: 'add', path: '/driver', value: access.value.driver });
+      const current = node as unknown as Record<string, unknown>;
+      for (const [key, value] of Object.entries(interfaces)) {
+        if (current[key] !== value) ops.push({ op: 'add', path: `/${key}`, value });
+      }
+      if (node.properties.capabilities !== capabilities) {
+        ops.push({ op: 'add', path: '/properties/capabilities', value: capabilities });
+      }
+      if (rootDevice && JSON.stringify(node.properties.root_device) !== JSON.stringify(rootDevice)) {
+        ops.push({ op: 'add', path: '/properties/root_device', value: rootDevice });
+      } else if (!rootDevice && node.properties.root_device !== undefined) {
+        ops.push({ op: 'remove', path: '/properties/root_device' });
+      }
+      if (node.automated_clean !== automatedClean) {
+        ops.push({ op: 'add', path: '/automated_clean', value: automatedClean });
+      }
+      node = await ironic.patchNode(node.uuid, ops);
+    }
+    await ensurePort(node, spec.bootMACAddress);
+    return summary(node);
+  }
+
+  async function manageNode(input: NodeTarget & { nodeId: string }): Promise<NodeSummary> {
+    const node = await drive(input.nodeId, (n, issued) => {
+      if (n.provision_state !== 'enroll') return { done: true };
+      if (issued.includes('manage')) return { fail: `registration failed: ${lastError(n)}` };
+      return { verb: 'manage' };
+    });
+    return summary(node);
+  }
+
+  async function inspectNode(input: NodeTarget & { nodeId: string }): Promise<{ hardware: HardwareDetails }> {
+    const node = await drive(input.nodeId, (n, issued) => {
+      switch (n.provision_state) {
+        case 'manageable':
+          return issued.includes('inspect') ? { done: true } : { verb: 'inspect' };
+        case 'inspect failed':
+          return issued.includes('inspect') ? { fail: `inspection failed: ${lastError(n)}` } : { verb: 'inspect' };
+        case 'enroll':
+        case 'available':
+          return { verb: 'manage' };
+        default:
+          return { fail: `cannot inspect a node in Ironic state "${n.provision_state}"` };
+      }
+    });
+    const inventory = await ironic.getInventory(node.uuid);
+    return { hardware: inventory ? hardwareFromInventory(inventory) : hardwareFromProperties(node.properties) };
+  }
+
+  async function provideNode(input: NodeTarget & { nodeId: string; automatedCleaning: boolean }): Promise<NodeSummary> {
+    const setCleaning = () => setAutomatedClean(input.nodeId, input.automatedCleaning);
+    const node = await drive(input.nodeId, (n, issued) => {
+      switch (n.provision_state) {
+        case 'available':
+          return { done: true };
+        case 'manageable':
+          return { verb: 'provide', prepare: setCleaning };
+        case 'clean failed':
+          return issued.includes('provide') ? { fail: `cleaning failed: ${lastError(n)}` } : { verb: 'manage' };
+        case 'enroll':
+        case 'inspect failed':
+          return { verb: 'manage' };
+        default:
+          return { fail: `cannot prepare a node in Ironic state "${n.provision_state}"` };
+      }
+    });
+    return summary(node);
+  }
+
+  return { ensureNode, manageNode, inspectNode, provideNode };
+}

@@ -1,0 +1,223 @@
+/**
+ * The objects k8s/generate-crds.ts writes: the BareMetalHost and HardwareData
+ * CRDs (schemas converted from types/host.ts, plus the CEL rules the schema
+ * cannot say) and the ValidatingAdmissionPolicy for what CEL on a CRD cannot see.
+ */
+import { HardwareDetailsSchema, HostSpecSchema, HostStatusSchema, SecretReferenceSchema } from '../../types/host';
+import { toStructural, type JSONSchemaProps, type ValidationRule } from './structural';
+
+export const GROUP = 'metal3.io';
+export const VERSION = 'v1alpha1';
+export const GENERATED_BY = 'metalflow k8s/generate-crds.ts from types/host.ts';
+
+// ------------------------------------------------- rules the schema lacks ----
+
+/** Spec fields that name a Secret (found by schema identity, not by name). */
+export function secretRefFields(): string[] {
+  return Object.entries(HostSpecSchema.properties)
+    .filter(([, schema]) => schema === SecretReferenceSchema || JSON.stringify(schema) === JSON.stringify(SecretReferenceSchema))
+    .map(([name]) => name);
+}
+
+/** CEL rules added to the BareMetalHost schema, by path ('' = root). */
+export const RULES: Record<string, ValidationRule[]> = {
+  spec: [
+    {
+      // A transition rule: only evaluated on update. Metal3's webhook refuses
+      // the same change ("bootMACAddress can not be changed once it is set").
+      rule: '!has(oldSelf.bootMACAddress) || (has(self.bootMACAddress) && self.bootMACAddress == oldSelf.bootMACAddress)',
+      message: 'bootMACAddress cannot be changed or removed once set',
+      fieldPath: '.bootMACAddress',
+      reason: 'FieldValueForbidden',
+    },
+    {
+      // Metal3's webhook rule (validatePowerStatus); types/validate.ts says the same.
+      rule: '!(has(self.disablePowerOff) && self.disablePowerOff) || self.online',
+      message: 'disablePowerOff: true cannot be combined with online: false (a host whose power-off is disabled must stay online)',
+      fieldPath: '.disablePowerOff',
+      reason: 'FieldValueForbidden',
+    },
+  ],
+};
+
+/** x-kubernetes-map-type: atomic, as Metal3's CRD marks references. */
+const ATOMIC = ['spec.consumerRef', ...secretRefFields().map((f) => `spec.${f}`)];
+
+function at(root: JSONSchemaProps, path: string): JSONSchemaProps {
+  let node = root;
+  for (const part of path ? path.split('.') : []) {
+    const next = node.properties?.[part];
+    if (!next) throw new Error(`generate-crds: no property ${path} in the schema (rule or overlay out of date)`);
+    node = next;
+  }
+  return node;
+}
+
+// ------------------------------------------------------------- objects ----
+
+const META_PROPS: Record<string, JSONSchemaProps> = {
+  apiVersion: {
+    type: 'string',
+    description:
+      'APIVersion defines the versioned schema of this representation of an object. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources',
+  },
+  kind: {
+    type: 'string',
+    description:
+      'Kind is a string value representing the REST resource this object represents. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds',
+  },
+  metadata: { type: 'object' },
+};
+
+export function bareMetalHostSchema(): JSONSchemaProps {
+  const spec = toStructural(HostSpecSchema, 'spec');
+  spec.description ??= 'BareMetalHostSpec defines the desired state of BareMetalHost (Metal3 field-compatible).';
+  const status = toStructural(HostStatusSchema, 'status');
+  status.description ??= 'BareMetalHostStatus defines the observed state of BareMetalHost; written by metalflow.';
+  const root: JSONSchemaProps = {
+    type: 'object',
+    description: 'BareMetalHost is the Schema for the baremetalhosts API',
+    properties: { ...META_PROPS, spec, status },
+  };
+  for (const path of ATOMIC) at(root, path)['x-kubernetes-map-type'] = 'atomic';
+  for (const [path, rules] of Object.entries(RULES)) {
+    const node = at(root, path);
+    node['x-kubernetes-validations'] = [...(node['x-kubernetes-validations'] ?? []), ...rules];
+  }
+  return root;
+}
+
+export function hardwareDataSchema(): JSONSchemaProps {
+  const hardware = toStructural(HardwareDetailsSchema, 'spec.hardware');
+  hardware.description ??= 'The discovered Hardware.';
+  return {
+    type: 'object',
+    description: 'HardwareData is the Schema for the hardwaredata API',
+    properties: {
+      ...META_PROPS,
+      spec: {
+        type: 'object',
+        description: 'HardwareDataSpec defines the desired state of HardwareData.',
+        properties: { hardware },
+      },
+    },
+  };
+}
+
+
+function crd(opts: {
+  kind: string;
+  plural: string;
+  singular: string;
+  shortNames: string[];
+  schema: JSONSchemaProps;
+  status: boolean;
+  columns: unknown[];
+}): Record<string, unknown> {
+  const version: Record<string, unknown> = {
+    name: VERSION,
+    served: true,
+    storage: true,
+  };
+  if (opts.columns.length > 0) version.additionalPrinterColumns = opts.columns;
+  version.schema = { openAPIV3Schema: opts.schema };
+  if (opts.status) version.subresources = { status: {} };
+  return {
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'CustomResourceDefinition',
+    metadata: {
+      name: `${opts.plural}.${GROUP}`,
+      annotations: { 'metalflow.io/generated-by': GENERATED_BY },
+    },
+    spec: {
+      group: GROUP,
+      names: {
+        kind: opts.kind,
+        listKind: `${opts.kind}List`,
+        plural: opts.plural,
+        singular: opts.singular,
+        ...(opts.shortNames.length > 0 ? { shortNames: opts.shortNames } : {}),
+      },
+      scope: 'Namespaced',
+      versions: [version],
+    },
+  };
+}
+
+export function bareMetalHostCrd(): Record<string, unknown> {
+  return crd({
+    kind: 'BareMetalHost',
+    plural: 'baremetalhosts',
+    singular: 'baremetalhost',
+    shortNames: ['bmh', 'bmhost'],
+    schema: bareMetalHostSchema(),
+    status: true,
+    // Metal3's columns: `kubectl get bmh` shows STATE CONSUMER ONLINE ERROR AGE
+    // (STATUS and BMC with -o wide).
+    columns: [
+      { name: 'Status', type: 'string', description: 'Operational status', jsonPath: '.status.operationalStatus', priority: 1 },
+      { name: 'State', type: 'string', description: 'Provisioning status', jsonPath: '.status.provisioning.state' },
+      { name: 'Consumer', type: 'string', description: 'Consumer using this host', jsonPath: '.spec.consumerRef.name' },
+      { name: 'BMC', type: 'string', description: 'Address of management controller', jsonPath: '.spec.bmc.address', priority: 1 },
+      { name: 'Online', type: 'string', description: 'Whether the host is online or not', jsonPath: '.spec.online' },
+      { name: 'Error', type: 'string', description: 'Type of the most recent error', jsonPath: '.status.errorType' },
+      { name: 'Age', type: 'date', description: 'Time duration since creation of BaremetalHost', jsonPath: '.metadata.creationTimestamp' },
+    ],
+  });
+}
+
+export function hardwareDataCrd(): Record<string, unknown> {
+  return crd({
+    kind: 'HardwareData',
+    plural: 'hardwaredata',
+    singular: 'hardwaredata',
+    shortNames: ['hd'],
+    schema: hardwareDataSchema(),
+    status: false,
+    columns: [{ name: 'Age', type: 'date', description: 'Time duration since creation of HardwareData', jsonPath: '.metadata.creationTimestamp' }],
+  });
+}
+
+export const POLICY_NAME = 'baremetalhost-secret-namespace.metalflow.io';
+
+/**
+ * "A userData/networkData/metaData Secret must be in the host's namespace."
+ * CEL inside a CRD schema sees only metadata.name and metadata.generateName
+ * (the API server rejects a rule using self.metadata.namespace: "undefined
+ * field 'namespace'"), so this rule is a ValidatingAdmissionPolicy, which
+ * is CEL too and sees the request's namespace. Requires the API server's
+ * ValidatingAdmissionPolicy admission plugin (on by default since 1.30).
+ */
+export function secretNamespacePolicy(): Record<string, unknown>[] {
+  const fields = secretRefFields();
+  return [
+    {
+      apiVersion: 'admissionregistration.k8s.io/v1',
+      kind: 'ValidatingAdmissionPolicy',
+      metadata: { name: POLICY_NAME, annotations: { 'metalflow.io/generated-by': GENERATED_BY } },
+      spec: {
+        failurePolicy: 'Fail',
+        matchConstraints: {
+          resourceRules: [
+            { apiGroups: [GROUP], apiVersions: [VERSION], operations: ['CREATE', 'UPDATE'], resources: ['baremetalhosts'] },
+          ],
+        },
+        validations: fields.map((f) => ({
+          expression:
+            `!has(object.spec.${f}) || !has(object.spec.${f}.namespace) || ` +
+            `object.spec.${f}.namespace == '' || object.spec.${f}.namespace == request.namespace`,
+          messageExpression:
+            `'spec.${f}.namespace: the Secret must be in the host\\'s namespace "' + request.namespace + ` +
+            `'", not "' + object.spec.${f}.namespace + '"'`,
+          reason: 'Invalid',
+        })),
+      },
+    },
+    {
+      apiVersion: 'admissionregistration.k8s.io/v1',
+      kind: 'ValidatingAdmissionPolicyBinding',
+      metadata: { name: POLICY_NAME, annotations: { 'metalflow.io/generated-by': GENERATED_BY } },
+      spec: { policyName: POLICY_NAME, validationActions: ['Deny'] },
+    },
+  ];
+}
