@@ -9,11 +9,13 @@ import { STEPS } from './hosts';
 import type { ChaosOptions } from './options';
 import type { Crash } from './supervisor';
 
-/** What the malformed-input corpus reports (wt-input's module), when it ran. */
+/** What the malformed-input corpus (test/support/malformed-run.ts) found, when the run had an API to send it to. */
 export interface MalformedInputs {
   sent: number;
   rejectedWithFieldError: number;
   changedAnything: number;
+  /** Cases answered otherwise than expected, or that changed something. */
+  failures: { name: string; problem: string }[];
 }
 
 export interface ChaosResult {
@@ -90,6 +92,7 @@ export function formatTable(r: ChaosResult): string {
   if (r.malformedInputs) {
     const m = r.malformedInputs;
     lines.push(`malformed inputs: ${m.sent} sent, ${m.rejectedWithFieldError} rejected with a field error, ${m.changedAnything} changed anything`);
+    for (const f of m.failures.slice(0, 10)) lines.push(`  ${f.name}: ${f.problem.slice(0, 300)}`);
   }
   lines.push(`processes that exited by themselves (restarted): ${r.crashes.length}${r.crashes.length ? ` (${r.crashes.map((x) => `${x.process} ${x.exit}`).join(', ')})` : ''}`);
   lines.push(`API requests sent again after a 5xx or no answer: ${r.apiRetries}`);

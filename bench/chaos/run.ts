@@ -22,6 +22,7 @@ import { passed, runChecks } from './checks';
 import { ApiModeDriver, KubeModeDriver, type ModeDriver } from './drivers';
 import { Blackhole, FaultRunner, ironicFaults, planFaults } from './faults';
 import { Fleet } from './fleet';
+import { malformedInputs } from './malformed';
 import { makeChaosHosts, plantedSecrets, type ChaosHost, type HostMode } from './hosts';
 import { IronicWatch } from './ironic-watch';
 import type { ChaosOptions } from './options';
@@ -54,6 +55,7 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosResult> {
     taskQueues: { api: `chaos-${runId}-api`, k8s: `chaos-${runId}-k8s` },
   };
   mkdirSync(names.runDir, { recursive: true });
+  const corpusNamespace = `chaos-${runId}-corpus`;
   const modes: HostMode[] = opts.mode === 'both' ? ['api', 'k8s'] : [opts.mode];
   log(`seed ${opts.seed}, run ${runId}: ${opts.hosts} hosts (${opts.mode}), faults ${opts.faults.join(', ') || 'none'}; logs in ${names.runDir}`);
 
@@ -119,6 +121,21 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosResult> {
     const endedAt = Date.now();
     log('every host done, stuck or lost; checking');
 
+    let malformed: ChaosResult['malformedInputs'];
+    if (processes.api) {
+      log('sending the malformed-input corpus to the API');
+      malformed = await malformedInputs({
+        api: processes.api,
+        apiUrl: stack.apiUrl,
+        token: stack.apiToken,
+        namespace: corpusNamespace,
+        secretDir: join(names.runDir, 'secrets'),
+        secretKey: stack.secretKey,
+        temporal,
+        seed: opts.seed,
+      }).catch((err: unknown) => ({ sent: 0, rejectedWithFieldError: 0, changedAnything: 0, failures: [{ name: 'the corpus run', problem: String(err) }] }));
+    }
+
     const nodesLeft = await watch.read();
     await watch.stop();
     const records = fleet.records;
@@ -167,8 +184,12 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosResult> {
       bmcProxies: { requests: bmcRequests.length, unanswered: bmcRequests.filter((r) => r.injected).length },
       apiRetries: drivers.api instanceof ApiModeDriver ? drivers.api.retries : 0,
       crashes,
+      ...(malformed ? { malformedInputs: malformed } : {}),
       checks,
-      passed: passed(checks) && faults.records.every((f) => f.startedAt !== undefined && !f.error),
+      passed:
+        passed(checks) &&
+        faults.records.every((f) => f.startedAt !== undefined && !f.error) &&
+        (!malformed || (malformed.failures.length === 0 && malformed.changedAnything === 0 && malformed.rejectedWithFieldError === malformed.sent)),
       stepSeconds: stepSeconds([...records.values()]),
       hostRecords: [...records.values()],
     };
@@ -184,7 +205,7 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosResult> {
     for (const p of Object.values(processes)) await p?.stop().catch(() => undefined);
     if (!opts.keepStack) {
       // A stuck host's workflow and node would load the next run.
-      await cleanupNamespaces(stack.temporalAddress, stack.ironicUrl, Object.values(names.namespaces), 'chaos run over').catch((e: unknown) => log(`cleanup: ${String(e)}`));
+      await cleanupNamespaces(stack.temporalAddress, stack.ironicUrl, [...Object.values(names.namespaces), corpusNamespace], 'chaos run over').catch((e: unknown) => log(`cleanup: ${String(e)}`));
       if (drivers.k8s instanceof KubeModeDriver) await drivers.k8s.clear().catch((e: unknown) => log(`cleanup: ${String(e)}`));
     }
     await connection?.close().catch(() => undefined);

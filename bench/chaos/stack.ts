@@ -32,6 +32,8 @@ export class ChaosStack {
   readonly services: StackServices;
   readonly sushyPassword = `chaos-sushy-${randomBytes(10).toString('hex')}`;
   readonly apiToken = randomBytes(24).toString('base64url');
+  /** The API's local secret store key (the malformed-input corpus reads the store to see nothing changed). */
+  readonly secretKey = randomBytes(32);
   systems: SushySystem[] = [];
   kubeconfig?: string;
   private started: StackService[] = [];
@@ -139,7 +141,6 @@ export class ChaosStack {
     writeFileSync(keys, `chaos:${randomBytes(32).toString('base64')}\n`, { mode: 0o600 });
     const tokens = join(runDir, 'api-tokens');
     writeFileSync(tokens, `${tokenHash(this.apiToken)} chaos admin:*\n`, { mode: 0o600 });
-    const secretKey = randomBytes(32).toString('base64');
     const common = {
       TEMPORAL_ADDRESS: this.temporalAddress,
       TEMPORAL_NAMESPACE: 'default',
@@ -148,7 +149,7 @@ export class ChaosStack {
       METALFLOW_PAYLOAD_KEYS_FILE: keys,
       METALFLOW_WORKFLOW_BUNDLE: bundle,
       METALFLOW_MAX_HISTORY_EVENTS: String(this.opts.maxHistoryEvents),
-      METALFLOW_SECRET_KEY: secretKey,
+      METALFLOW_SECRET_KEY: this.secretKey.toString('base64'),
       // Whatever the caller's shell has: API-mode processes must not find a kubeconfig.
       METALFLOW_KUBECONFIG: '',
     };

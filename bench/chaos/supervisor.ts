@@ -89,6 +89,15 @@ export class Supervised {
     this.stopping = true;
     await this.child?.stop();
   }
+
+  /** Stopped gracefully and started again with `env` added, then ready. */
+  async restartWith(env: Record<string, string>): Promise<void> {
+    await this.stop();
+    this.stopping = false;
+    Object.assign(this.spec.env, env);
+    this.start();
+    await this.waitReady();
+  }
 }
 
 /** Temporal and Ironic of the chaos stack, killed and brought back the way an operator's restart would. */

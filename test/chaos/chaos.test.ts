@@ -4,7 +4,8 @@
  * sushy), one fault of each kind at the points a fixed seed places them, on
  * a chaos stack of its own (Temporal, Ironic and sushy are killed and
  * emptied, so not the test stack) and the test kube-apiserver. Every check
- * must hold. Unanswered Ironic requests are held 3 s here instead of past the
+ * must hold, and the malformed-input corpus sent to the same API afterwards
+ * must be refused field by field with nothing changed. Unanswered Ironic requests are held 3 s here instead of past the
  * client's 30 s timeout (the caller sees a dropped connection instead of its
  * own timeout) to keep the round to a few minutes; `npm run chaos` holds them
  * 35 s. It runs alone, after every other file (vitest.config.ts): it kills
@@ -62,6 +63,12 @@ describe('a small chaos round', () => {
     expect(c.reboots.missing).toEqual([]);
     expect(c.reprovisioned).toEqual([]);
     expect(c.secrets).toEqual([]);
+    // The malformed-input corpus, sent to the same API after the faults.
+    const m = result.malformedInputs!;
+    expect(m.failures).toEqual([]);
+    expect(m.sent).toBeGreaterThanOrEqual(100);
+    expect(m.rejectedWithFieldError).toBe(m.sent);
+    expect(m.changedAnything).toBe(0);
     expect(result.passed).toBe(true);
   }, 1_500_000);
 });
