@@ -5,10 +5,9 @@
  * nothing. The API is restarted first with power checks off, so the corpus
  * host's history stays still while the corpus reads it.
  */
-import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
 import { LocalSecretStore } from '../../clients/secrets/local-store';
-import { hostWorkflowId } from '../../types/host-ref';
-import { runMalformedCorpus, setUpCorpusHost, type CorpusResult, type CorpusTarget } from '../../test/support/malformed-run';
+import { historyLengthOf, runMalformedCorpus, setUpCorpusHost, type CorpusResult, type CorpusTarget } from '../../test/support/malformed-run';
 import type { MalformedInputs } from './report';
 import type { Supervised } from './supervisor';
 
@@ -28,15 +27,7 @@ export async function malformedInputs(opts: {
     token: opts.token,
     namespace: opts.namespace,
     secrets: new LocalSecretStore(opts.secretDir, opts.secretKey),
-    historyLength: async (ref) => {
-      try {
-        return (await opts.temporal.workflow.getHandle(hostWorkflowId(ref)).fetchHistory()).events?.length;
-      } catch (err) {
-        // fetchHistory reports an unknown workflow as gRPC NOT_FOUND (5).
-        if (err instanceof WorkflowNotFoundError || (err as { code?: number }).code === 5) return undefined;
-        throw err;
-      }
-    },
+    historyLength: historyLengthOf(opts.temporal),
   };
   const host = await setUpCorpusHost(target);
   const r = await runMalformedCorpus(target, host, { seed: opts.seed, generated: 40 });
