@@ -56,6 +56,14 @@ export const operationFailed = (message: string): ApplicationFailure =>
 
 export const lastError = (node: IronicNode): string => node.last_error ?? 'no reason given by Ironic';
 
+/** The host's node is gone from Ironic: a typed failure the host workflow answers by registering again. */
+export const nodeGone = (nodeId: string): ApplicationFailure =>
+  ApplicationFailure.nonRetryable(
+    `Ironic node ${nodeId} no longer exists (Ironic lost it, e.g. its database was emptied, or it was deleted behind metalflow's back)`,
+    FAILURE.nodeGone,
+    { nodeId },
+  );
+
 /** Ironic's errors as failures the workflow can branch on; secrets never reach the message. */
 function translate(err: unknown): never {
   if (err instanceof IronicError) {
@@ -159,7 +167,7 @@ export function createNodeDriver(deps: NodeDriverDeps) {
 
   async function mustGetNode(nodeId: string): Promise<IronicNode> {
     const node = await ironic.getNode(nodeId);
-    if (!node) throw operationFailed(`Ironic node ${nodeId} no longer exists; the host must register again`);
+    if (!node) throw nodeGone(nodeId);
     return node;
   }
 

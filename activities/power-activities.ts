@@ -17,6 +17,7 @@ import { IronicError, type IronicClient, type IronicPowerTarget } from '../clien
 import type { IronicNode } from '../clients/ironic/types';
 import type { BmcActivities } from './bmc-activities';
 import { markerKey, ownMarker, provisionMoment, writeMarker } from './sent-marker';
+import { nodeGone } from './ironic-node-driver';
 
 export type PowerPath = 'ironic' | 'bmc';
 export type PowerMode = 'soft' | 'hard';
@@ -64,13 +65,16 @@ export function createPowerActivities(deps: PowerActivityDeps) {
   /**
    * The host's real power state, from whoever owns it. `undefined` when it cannot be
    * told (no node, or Ironic has not read the BMC yet); a BMC that cannot be reached fails.
+   * `nodeGone`: Ironic no longer has the node the host registered (its database was
+   * emptied, or the node deleted): the host registers again.
    */
-  async function readHostPower(input: ReadPowerInput): Promise<{ poweredOn?: boolean }> {
+  async function readHostPower(input: ReadPowerInput): Promise<{ poweredOn?: boolean; nodeGone?: true }> {
     if (input.via === 'bmc') return { poweredOn: (await deps.bmc.getBmcPower({ ref: input.ref, spec: input.spec })).poweredOn };
     if (!input.nodeId) return {};
     try {
       const node = await ironic.getNode(input.nodeId);
-      if (!node || node.target_power_state) return {};
+      if (!node) return { nodeGone: true };
+      if (node.target_power_state) return {};
       if (node.power_state === 'power on') return { poweredOn: true };
       if (node.power_state === 'power off') return { poweredOn: false };
       return {};
@@ -81,7 +85,7 @@ export function createPowerActivities(deps: PowerActivityDeps) {
 
   async function mustGet(nodeId: string): Promise<IronicNode> {
     const node = await ironic.getNode(nodeId);
-    if (!node) throw failed(`Ironic node ${nodeId} no longer exists; the host must register again`);
+    if (!node) throw nodeGone(nodeId);
     return node;
   }
 

@@ -14,6 +14,11 @@ export const FAILURE = {
   ironicRejected: 'IronicRejected',
   /** Ironic or the network failed in a way that may pass (5xx, 409 locked, timeouts). */
   transient: 'Transient',
+  /**
+   * The host's Ironic node no longer exists (Ironic lost it, e.g. its database
+   * was emptied): the host registers again in place, adopting a provisioned node.
+   */
+  nodeGone: 'IronicNodeGone',
 } as const;
 
 export type FailureType = (typeof FAILURE)[keyof typeof FAILURE];
@@ -24,4 +29,5 @@ export const NON_RETRYABLE_FAILURES: string[] = [
   FAILURE.secretMissing,
   FAILURE.ironicTooOld,
   FAILURE.ironicRejected,
+  FAILURE.nodeGone,
 ];

@@ -2,7 +2,7 @@
  * The host state machine: given what is desired and what is, decide the next
  * step. Pure, like BMO's host state machine; the host workflow carries it out.
  */
-import type { ErrorType, HostSpec, InspectionMode, ProvisioningState } from '../types/host';
+import { PROVISIONING_STATES, type ErrorType, type HostSpec, type InspectionMode, type ProvisioningState } from '../types/host';
 import type { HostState, OperationKind } from './definitions';
 import { powerGoal, type RebootMode } from './power-requests';
 
@@ -30,6 +30,10 @@ export function inspectionMode(s: HostState): InspectionMode {
   if (s.directives?.inspectionDisabled) return 'disabled';
   return s.spec?.inspectionMode ?? 'agent';
 }
+
+/** States in which a node Ironic lost is registered again in place: all but those that register anyway and those leaving Ironic. */
+const NOT_REREGISTERED: readonly ProvisioningState[] = ['', 'unmanaged', 'registering', 'powering off before delete', 'deleting'];
+export const REREGISTER_STATES: readonly ProvisioningState[] = PROVISIONING_STATES.filter((st) => !NOT_REREGISTERED.includes(st));
 
 /** States in which Metal3 detaches a host (others wait for the running work to get there). */
 export const DETACHABLE_STATES: readonly ProvisioningState[] = ['provisioned', 'externally provisioned', 'available'];
@@ -114,6 +118,12 @@ export function decide(s: HostState): Decision {
   const state = s.status.provisioning.state;
   const spec = s.spec;
   const detach = s.directives?.detached;
+
+  // Ironic lost the node (node-lost.ts): register again where the host stands, before
+  // anything else, a delete's deprovisioning included (its cleaning needs the node).
+  if (s.nodeLost && !s.detached && spec?.bmc && REREGISTER_STATES.includes(state)) {
+    return { kind: 'operation', op: 'enroll', state, ...(state === 'provisioned' ? { adopt: true as const } : {}) };
+  }
 
   if (s.deleteRequested) {
     if (state === 'deleting') return { kind: 'operation', op: 'delete', state };

@@ -95,6 +95,8 @@ export interface HostState {
   detached?: boolean;
   /** Ironic may not know this host (detached, or status restored): register, and adopt a provisioned host, first. */
   needsAttach?: boolean;
+  /** Ironic lost the host's node (node-lost.ts): register again in place before anything else. */
+  nodeLost?: { nodeId: string; at: string };
   /** `inspect.metal3.io` asked to re-inspect; done once the host is available. */
   inspectionRequested?: boolean;
   /** Reboot and keyed power-off requests (absent in runs started before they existed). */

@@ -25,6 +25,7 @@ import { rebootServed } from './power-requests';
 import { powerPath } from './power-operations';
 import { interruptReason, INTERRUPTIBLE } from './interrupt';
 import { now, type HostContext } from './host-context';
+import { markNodeLost, nodeGoneIn } from './node-lost';
 
 const reasonOf = (text: string): string =>
   text.replace(/(^|\s)(\w)/g, (_m, _sp: string, c: string) => c.toUpperCase()).replace(/\s/g, '');
@@ -133,6 +134,16 @@ export function operationRunner(ctx: HostContext): OperationRunner {
         await ctx.sync({ type: 'Normal', reason: `${reasonOf(op)}Cancelled`, message: `${op} cancelled: ${record.cancelReason}` });
         return false;
       }
+      // Ironic lost the node: not the host's failure. It registers again where it stands
+      // (decide) and carries on at once: no error recorded, no backoff.
+      if (op !== 'enroll' && nodeGoneIn(err) && patched('reregister-lost-node')) {
+        record.outcome = 'failed';
+        record.endedAt = now();
+        record.error = failureMessage(err);
+        s.status.lastUpdated = record.endedAt;
+        await ctx.sync(markNodeLost(s, `${op} stopped: ${record.error}`, record.endedAt));
+        return false;
+      }
       record.outcome = 'failed';
       record.endedAt = now();
       record.error = failureMessage(err);
@@ -174,6 +185,7 @@ export function operationRunner(ctx: HostContext): OperationRunner {
       s.needsAttach = false;
       s.detached = false;
     }
+    if (op === 'enroll') delete s.nodeLost;
     if (op === 'detach') {
       s.detached = true;
       s.needsAttach = true;

@@ -15,6 +15,7 @@ import { powerCheckDelayMs, readPower } from './power-check';
 import { hostContext, now, type HostContext } from './host-context';
 import { setHostHandlers } from './host-handlers';
 import { operationRunner } from './host-operation';
+import { markNodeLost } from './node-lost';
 
 function initialState(input: HostWorkflowInput): HostState {
   return {
@@ -31,7 +32,12 @@ function initialState(input: HostWorkflowInput): HostState {
 /** Periodic check: a host whose power differs from its status (changed behind our back) is recorded and corrected. */
 async function checkPower(ctx: HostContext): Promise<void> {
   const { s } = ctx;
-  const observed = await readPower(s);
+  const { poweredOn: observed, nodeGone } = await readPower(s);
+  if (nodeGone && patched('reregister-lost-node')) {
+    // The next decision registers the host again (node-lost.ts).
+    await ctx.sync(markNodeLost(s, `the power check found no Ironic node ${s.status.provisioning.ID}`, now()));
+    return;
+  }
   if (observed === undefined || observed === s.status.poweredOn) return;
   const at = now();
   s.power = { ...(s.power ?? { holds: {}, seq: 0 }), lastMismatch: { at, observedOn: observed, recordedOn: s.status.poweredOn } };

@@ -51,18 +51,20 @@ export function powerCheckDelayMs(s: HostState): number | undefined {
   return seconds * 1000;
 }
 
-/** The host's real power state, or undefined when it cannot be told now (logged, retried at the next check). */
-export async function readPower(s: HostState): Promise<boolean | undefined> {
-  if (!s.spec) return undefined;
+/**
+ * The host's real power state (undefined when it cannot be told now: logged,
+ * retried at the next check), or that Ironic no longer has the host's node.
+ */
+export async function readPower(s: HostState): Promise<{ poweredOn?: boolean; nodeGone?: true }> {
+  if (!s.spec) return {};
   const nodeId = s.status.provisioning.ID || undefined;
   const via = powerPath(s.spec, nodeId);
   try {
     // Before this patch the BMC read was the 4 s local activity too: a slow BMC never answered in time.
-    if (via === 'bmc' && patched('bmc-power-check-activity')) return (await bmcRead.getBmcPower({ ref: s.ref, spec: s.spec })).poweredOn;
-    const { poweredOn } = await local.readHostPower({ ref: s.ref, spec: s.spec, nodeId, via });
-    return poweredOn;
+    if (via === 'bmc' && patched('bmc-power-check-activity')) return { poweredOn: (await bmcRead.getBmcPower({ ref: s.ref, spec: s.spec })).poweredOn };
+    return await local.readHostPower({ ref: s.ref, spec: s.spec, nodeId, via });
   } catch (err) {
     log.warn('power check failed', { error: failureMessage(err) });
-    return undefined;
+    return {};
   }
 }

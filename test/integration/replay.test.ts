@@ -51,6 +51,9 @@ describe('replay of recorded histories', () => {
     // A BMC-owned host's power checks before and after patch bmc-power-check-activity (test/support/record-bmc-power-check-histories.ts).
     expect(files).toContain('host-bmc-power-check-v1.json');
     expect(files).toContain('host-bmc-power-check-activity.json');
+    // Ironic lost the node: noticed by an operation and by the power check (test/support/record-node-lost-histories.ts).
+    expect(files).toContain('host-node-lost-operation.json');
+    expect(files).toContain('host-node-lost-power-check.json');
   });
 
   it.each(files)('%s replays without nondeterminism', async (file) => {

@@ -69,6 +69,19 @@ describe('decide', () => {
     const s = state({ spec: spec({ externallyProvisioned: true }), state: 'externally provisioned', deleteRequested: true });
     expect(decide(s)).toMatchObject({ op: 'power' });
   });
+
+  it('registers a host whose node Ironic lost again where it stands, adopting a provisioned one, before a delete\'s deprovisioning', () => {
+    const image = { url: 'http://x/i.qcow2', checksum: 'a'.repeat(64) };
+    const lost = (st: Parameters<typeof state>[0]) => Object.assign(state(st), { nodeLost: { nodeId: 'n', at: 't' } });
+    expect(decide(lost({ spec: spec({ image }), state: 'provisioned' }))).toEqual({ kind: 'operation', op: 'enroll', state: 'provisioned', adopt: true });
+    expect(decide(lost({ spec: spec(), state: 'available' }))).toEqual({ kind: 'operation', op: 'enroll', state: 'available' });
+    expect(decide(lost({ spec: spec({ image }), state: 'provisioning' }))).toEqual({ kind: 'operation', op: 'enroll', state: 'provisioning' });
+    expect(decide(lost({ spec: spec({ image }), state: 'provisioned', deleteRequested: true }))).toEqual({ kind: 'operation', op: 'enroll', state: 'provisioned', adopt: true });
+    expect(decide(lost({ spec: spec(), state: 'deprovisioning', deleteRequested: true }))).toEqual({ kind: 'operation', op: 'enroll', state: 'deprovisioning' });
+    // Leaving Ironic anyway: nothing to register.
+    expect(decide(lost({ spec: spec(), state: 'powering off before delete', deleteRequested: true }))).toMatchObject({ op: 'power' });
+    expect(nextStateAfter('enroll', 'provisioning', lost({ spec: spec({ image }), state: 'provisioning' }))).toBe('provisioning');
+  });
 });
 
 describe('specConflict', () => {
