@@ -25,6 +25,12 @@ export interface Counted {
   missing: string[];
   /** A second one after the first failed in Ironic (not a duplicate): `<host>`. */
   retriedAfterFailure: string[];
+  /**
+   * Reboots: none sent because the host's node was lost during the reboot and
+   * the node it registered again came up off (a reboot of a host that is off
+   * is its power on, as in Metal3).
+   */
+  servedByNewNode: string[];
 }
 
 export interface Checks {
@@ -36,6 +42,8 @@ export interface Checks {
   reprovisioned: string[];
   /** How many hosts were provisioned at an empty-database restart (what the check above covers). */
   activeAtWipe: number;
+  /** Hosts whose node was active while their provisioning still ran at the restart, deployed again after it (allowed). */
+  redeployedMidProvisioning: string[];
   /** Where a planted secret was found: `history <where>` or `log <file>`; the secret itself is never printed. */
   secrets: string[];
 }
@@ -87,7 +95,7 @@ function byNode(input: CountInput, h: ChaosHost, match: (r: RecordedRequest) => 
 }
 
 export function countDeploys(input: CountInput): Counted {
-  const c: Counted = { once: 0, twice: [], missing: [], retriedAfterFailure: [] };
+  const c: Counted = { once: 0, twice: [], missing: [], retriedAfterFailure: [], servedByNewNode: [] };
   for (const h of input.hosts) {
     const rec = input.records.get(h.key)!;
     const nodes = byNode(input, h, h.kind === 'direct' ? isInsertMedia : isDeploy);
@@ -111,24 +119,27 @@ export function countDeploys(input: CountInput): Counted {
 }
 
 export function countReboots(input: CountInput): Counted {
-  const c: Counted = { once: 0, twice: [], missing: [], retriedAfterFailure: [] };
+  const c: Counted = { once: 0, twice: [], missing: [], retriedAfterFailure: [], servedByNewNode: [] };
   for (const h of input.hosts) {
     const step = input.records.get(h.key)!.steps.rebooted;
     if (!step) continue;
     const nodes = byNode(input, h, isPowerDown, step.requestedAt, step.reachedAt ?? input.endedAt);
     const counts = [...nodes.values()].map((r) => r.length);
+    const end = step.reachedAt ?? input.endedAt;
+    const newNode = [...input.ironic.nodes.values()].some((n) => n.host === h.key && (n.states[0]?.at ?? 0) >= step.requestedAt && (n.states[0]?.at ?? 0) <= end);
     if (counts.some((n) => n > 1)) c.twice.push(`${h.key}: ${counts.join('+')} power-off requests during its reboot: ${evidence(input, h, nodes, 'reboot')}`);
+    else if (counts.length === 0 && step.reachedAt && newNode) c.servedByNewNode.push(h.key);
     else if (counts.length === 0 && step.reachedAt) c.missing.push(h.key);
     else if (counts.length > 0) c.once += 1;
   }
   return c;
 }
 
-/** Hosts active at an empty-database restart that got a deploy after it. */
-function reprovisioned(input: CountInput, wipes: Wipe[]): string[] {
+/** Hosts of a kind at an empty-database restart (provisioned, or mid-provisioning) that got a deploy after it. */
+function reprovisioned(input: CountInput, wipes: Wipe[], which: 'active' | 'midProvisioning'): string[] {
   const out = new Set<string>();
   for (const w of wipes) {
-    for (const key of w.active) {
+    for (const key of w[which]) {
       const h = input.hosts.find((x) => x.key === key);
       if (h && byNode(input, h, isDeploy, w.at).size > 0) out.add(key);
     }
@@ -189,7 +200,8 @@ export async function runChecks(
     stuck: records.filter((r) => r.outcome === 'stuck' || r.outcome === 'running').map((r) => `${r.key}: ${r.detail ?? 'still running'}`),
     deploys: countDeploys(input),
     reboots: countReboots(input),
-    reprovisioned: reprovisioned(input, input.wipes),
+    reprovisioned: reprovisioned(input, input.wipes, 'active'),
+    redeployedMidProvisioning: reprovisioned(input, input.wipes, 'midProvisioning'),
     activeAtWipe: input.wipes.reduce((n, w) => n + w.active.length, 0),
     secrets: [
       ...[...new Set(history.hits.map((h) => `history ${h.where}: ${input.owner(h.secret)}`))],

@@ -27,10 +27,17 @@ export interface FaultRecord extends PlannedFault {
   error?: string;
 }
 
-/** Ironic lost its database: when, and which hosts' nodes were active (provisioned) just before. */
+/**
+ * Ironic lost its database: when, which hosts were provisioned just before
+ * (their node active and the host listed provisioned or deprovisioning: these
+ * must be adopted, never deployed again), and which had an active node while
+ * their provisioning was still running (metalflow had not seen the deploy end:
+ * deploying again is allowed).
+ */
 export interface Wipe {
   at: number;
   active: string[];
+  midProvisioning: string[];
 }
 
 /**
@@ -91,6 +98,8 @@ export interface FaultContext {
   ironic: IronicWatch;
   /** Run progress as placed for this kind of fault (the BMC fault follows the direct hosts' own). */
   progress: (kind: ScheduledFault) => number;
+  /** Each host's provisioning state as the fleet last listed it. */
+  listedStates: () => Map<string, string>;
   /** BMC proxies whose direct host is in the middle of a step now (talking to its BMC). */
   busyBmcs: () => number[];
   rng: Random;
@@ -174,11 +183,13 @@ export class FaultRunner {
         return `SIGKILL ${f.kind} (process group); started again after ${(f.ms / 1000).toFixed(1)} s`;
       }
       case 'ironic-empty-db': {
-        const active = (await this.ctx.ironic.read()).filter((n) => n.state === 'active').map((n) => n.host);
-        const wipe: Wipe = { at: Date.now(), active };
+        const nodes = (await this.ctx.ironic.read()).filter((n) => n.state === 'active').map((n) => n.host);
+        const listed = this.ctx.listedStates();
+        const settled = (host: string): boolean => ['provisioned', 'deprovisioning'].includes(listed.get(host) ?? '');
+        const wipe: Wipe = { at: Date.now(), active: nodes.filter(settled), midProvisioning: nodes.filter((h) => !settled(h)) };
         this.wipes.push(wipe);
         await stack.restartIronicEmpty();
-        return `Ironic restarted with an empty database; ${active.length} hosts' nodes were active`;
+        return `Ironic restarted with an empty database; ${wipe.active.length} hosts were provisioned, ${wipe.midProvisioning.length} more had an active node mid-provisioning`;
       }
       case 'bmc': {
         // A BMC nobody talks to can be silent unnoticed: wait (up to 5 min) for direct hosts in the middle of a step.

@@ -70,6 +70,11 @@ export class Fleet {
     if (h.kind === 'direct') this.doneDirect += steps;
   }
 
+  /** Each host's provisioning state as the last look listed it. */
+  listedStates(): Map<string, string> {
+    return new Map([...(this.look?.seen ?? new Map<string, Seen>())].map(([key, seen]) => [key, seen.state]));
+  }
+
   /** The BMC indexes of direct hosts with a step asked for and not reached yet. */
   busyBmcs(): number[] {
     return this.hosts
@@ -114,7 +119,8 @@ export class Fleet {
       let result: 'reached' | 'timeout' | 'lost';
       try {
         await actions[step]();
-        result = await this.until(h, step, requestedAt, driver);
+        // Only looks begun after the change was taken count: one begun before it (the reboot annotation not yet there) would pass at once.
+        result = await this.until(h, step, requestedAt, Date.now(), driver);
       } catch (err) {
         rec.outcome = 'stuck';
         rec.detail = `${step}: the change was not taken: ${err instanceof Error ? err.message : String(err)}`;
@@ -135,7 +141,7 @@ export class Fleet {
     rec.outcome = 'done';
   }
 
-  private async until(h: ChaosHost, step: Step, requestedAt: number, driver: ModeDriver): Promise<'reached' | 'timeout' | 'lost'> {
+  private async until(h: ChaosHost, step: Step, requestedAt: number, takenAt: number, driver: ModeDriver): Promise<'reached' | 'timeout' | 'lost'> {
     const deadline = requestedAt + this.opts.stepTimeoutMs;
     let confirmations = 0;
     let absent = 0;
@@ -143,7 +149,7 @@ export class Fleet {
       await this.nextLook();
       const look = this.look;
       if (Date.now() > deadline) return 'timeout';
-      if (!look || look.at < requestedAt) continue;
+      if (!look || look.at < takenAt) continue;
       const seen = look.seen.get(h.key);
       if (step !== 'gone') {
         // Absent from three looks in a row, before its delete was asked: gone without being deleted.

@@ -85,8 +85,8 @@ export function formatTable(r: ChaosResult): string {
     row('deploys sent twice (per node, at the proxy)', c.deploys.twice.length, '0', `${c.deploys.once} hosts exactly once${c.deploys.retriedAfterFailure.length ? `, ${c.deploys.retriedAfterFailure.length} deployed again after Ironic failed the first` : ''}`),
     row('deploys missing (provisioned without one)', c.deploys.missing.length, '0'),
     row('reboots sent twice (power-off requests per node)', c.reboots.twice.length, '0', `${c.reboots.once} hosts exactly once`),
-    row('reboots missing', c.reboots.missing.length, '0'),
-    row('provisioned hosts re-provisioned after the empty-DB restart', c.reprovisioned.length, '0', `of ${c.activeAtWipe} provisioned then`),
+    row('reboots missing', c.reboots.missing.length, '0', c.reboots.servedByNewNode.length ? `${c.reboots.servedByNewNode.length} served by powering on the node registered again after a loss` : ''),
+    row('provisioned hosts re-provisioned after the empty-DB restart', c.reprovisioned.length, '0', `of ${c.activeAtWipe} provisioned then${c.redeployedMidProvisioning.length ? `; ${c.redeployedMidProvisioning.length} caught mid-provisioning deployed again` : ''}`),
     row('secrets in decoded histories and logs', c.secrets.length, '0'),
   );
   if (r.malformedInputs) {

@@ -112,7 +112,7 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosResult> {
     });
     const plan = planFaults(opts, rng.fork('plan'));
     log(`fault plan: ${plan.map((f) => `${f.kind}@${f.at.toFixed(2)}`).join(', ') || 'none'}`);
-    const faults = new FaultRunner(plan, { processes, stack: stack.services, blackholes, ironic: watch, progress: (kind) => (kind === 'bmc' ? fleet.directProgress : fleet.progress), busyBmcs: () => fleet.busyBmcs(), rng: rng.fork('bmc'), log });
+    const faults = new FaultRunner(plan, { processes, stack: stack.services, blackholes, ironic: watch, progress: (kind) => (kind === 'bmc' ? fleet.directProgress : fleet.progress), busyBmcs: () => fleet.busyBmcs(), listedStates: () => fleet.listedStates(), rng: rng.fork('bmc'), log });
     const injecting = faults.run();
     await fleet.run();
     faults.finish();

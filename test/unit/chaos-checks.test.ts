@@ -1,7 +1,8 @@
 /**
  * The chaos suite's own logic, shown able to fail: a second deploy or reboot
  * on one node is a duplicate unless Ironic failed the first in between; a
- * node re-created after a database loss counts apart; a planted secret is
+ * node re-created after a database loss counts apart (a reboot served by
+ * powering such a node on is not missing); a planted secret is
  * found in a log (across read chunks) and only in the run's part of it; the
  * fault plan is the same for a seed and places the database loss mid-run.
  */
@@ -82,6 +83,11 @@ describe('reboots counted per node during the reboot step', () => {
     const twice = [power('n1', 'power off', 120), power('n1', 'power on', 130), power('n1', 'power off', 140)];
     expect(countReboots(input(twice, states, step)).twice).toHaveLength(1);
     expect(countReboots(input([power('n1', 'power on', 130)], states, step)).missing).toEqual([host.key]);
+  });
+
+  it('counts no power-off as served when the node was lost and the one registered again came up off', () => {
+    const relost = { n1: [{ state: 'active', at: 0 }], n2: [{ state: 'enroll', at: 150 }, { state: 'active', at: 160 }] };
+    expect(countReboots(input([power('n2', 'power on', 170)], relost, step))).toMatchObject({ missing: [], servedByNewNode: [host.key] });
   });
 });
 
