@@ -1,11 +1,12 @@
 import { defineConfig, type TestProjectInlineConfiguration } from 'vitest/config';
 
 /**
- * Files that load the one shared Ironic for minutes. They run alone, after
- * every other file: beside them, the others' waits starve (CI saw 60 s waits
- * for a single host expire while 200 hosts enrolled).
+ * Files that load the one shared Ironic (or both cores) for minutes. They run
+ * alone, after every other file: beside them, the others' waits starve (CI
+ * saw 60 s waits for a single host expire while 200 hosts enrolled). The chaos
+ * round kills and restarts processes of its own stack for minutes.
  */
-const ALONE = ['test/k8s/fleet.test.ts'];
+const ALONE = ['test/k8s/fleet.test.ts', 'test/chaos/chaos.test.ts'];
 
 /** What both groups share. Not `extends: true`: a project inheriting globalSetup would start the stack and bundle the workflows again. */
 const common: TestProjectInlineConfiguration['test'] = {

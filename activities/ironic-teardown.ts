@@ -13,7 +13,7 @@ import { log } from '@temporalio/activity';
 import { activityContext, heartbeat, poller, type PollOptions } from './activity-context';
 import { IronicError, type IronicClient } from '../clients/ironic/client';
 import { DELETABLE_STATES, TRANSITIONAL_STATES, type IronicNode } from '../clients/ironic/types';
-import { operationFailed, summary, type NodeDriver, type NodeSummary, type NodeTarget } from './ironic-node-driver';
+import { nodeGone, operationFailed, summary, type NodeDriver, type NodeSummary, type NodeTarget } from './ironic-node-driver';
 
 export interface TeardownDeps {
   ironic: IronicClient;
@@ -41,6 +41,9 @@ export function createTeardownActivities(deps: TeardownDeps) {
 
   async function setPower(input: NodeTarget & { on: boolean }): Promise<NodeSummary & { found: boolean } & Untouched> {
     const { node: found, untouched } = await ownNode(input, input.on ? 'powered on' : 'powered off');
+    // A node the host registered that is gone cannot be powered on: the host must register
+    // again (it did loop, "powered off" every time). Powering off a node that is gone is done.
+    if (!found && input.on && input.nodeId && !untouched) throw nodeGone(input.nodeId);
     if (!found) return { nodeId: '', provisionState: '', poweredOn: false, found: false, ...(untouched ? { untouched } : {}) };
     const target = input.on ? 'power on' : 'power off';
     const ctx = activityContext();

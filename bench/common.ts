@@ -1,5 +1,6 @@
 /** What both drivers share: the hosts, the phases, a bounded pool and percentiles. */
 import { randomBytes } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
 
 export const PHASES = ['available', 'provisioned', 'deprovisioned', 'gone'] as const;
 export type Phase = (typeof PHASES)[number];
@@ -43,6 +44,39 @@ export function makeHosts(n: number, opts: { redfishSystems?: { id: string; mac:
       userData: `#cloud-config\nhostname: ${name}\n`,
     };
   });
+}
+
+export interface SushySystem {
+  id: string;
+  mac: string;
+}
+
+/**
+ * A sushy-tools fake systems file (scripts/stack.sh's SUSHY_SYSTEMS_FILE) with
+ * `n` systems, off, one NIC each; ids `<uuidPrefix>-0000-4000-8000-<index>`.
+ */
+export function writeSushySystems(file: string, n: number, names: { uuidPrefix: string; macPrefix: string; namePrefix: string }): SushySystem[] {
+  const hex = (x: number): string => x.toString(16).padStart(2, '0');
+  const systems = Array.from({ length: n }, (_, i) => ({
+    id: `${names.uuidPrefix}-0000-4000-8000-${String(i).padStart(12, '0')}`,
+    mac: `${names.macPrefix}:${hex(i >> 8)}:${hex(i & 0xff)}`,
+  }));
+  writeFileSync(
+    file,
+    JSON.stringify(
+      systems.map((s, i) => ({
+        uuid: s.id,
+        name: `${names.namePrefix}-${i}`,
+        power_state: 'Off',
+        external_notifier: false,
+        nics: [{ mac: s.mac, ip: `192.0.2.${(i % 250) + 1}` }],
+        memory_gb: 32,
+        processors: { sockets: 1, model: 'Bench CPU', vendor: 'Bench', cores: 8, threads: 16 },
+        disks: [{ id: 'Disk0', name: 'sda', capacity_bytes: 480103981056, protocol: 'SATA' }],
+      })),
+    ),
+  );
+  return systems;
 }
 
 /** Runs `fn` over every item with at most `concurrency` in flight. */

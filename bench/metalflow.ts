@@ -6,10 +6,11 @@
  * is the first); "gone" is absent from the list. Two list requests per tick
  * for the whole fleet: no per-host queries, which would load the worker.
  */
-import { Agent, request } from 'undici';
 import { Client, type Connection } from '@temporalio/client';
 import { connectTemporalClient } from '../clients/temporal/connection';
-import { CREDENTIALS, IMAGE, pool, sleep, type BenchHost, type Phase } from './common';
+import { ApiClient } from './api-client';
+import { CREDENTIALS, IMAGE, pool, type BenchHost, type Phase } from './common';
+import { Ticker } from './ticker';
 
 export interface ApiCall {
   host: string;
@@ -39,72 +40,47 @@ interface HostView {
   currentOperation?: { kind: string };
 }
 
+/**
+ * Hosts (`<namespace>/<name>`) with an operation child running, from one
+ * visibility list of the workflows whose id starts with `prefix` (a host's is
+ * `host/<namespace>/<name>`, its operations' `host/<namespace>/<name>/<seq>-<kind>`).
+ */
+export async function hostsWithRunningOperation(client: Client, prefix: string): Promise<Set<string>> {
+  const busy = new Set<string>();
+  for await (const wf of client.workflow.list({ query: `WorkflowId STARTS_WITH "${prefix}" AND ExecutionStatus = "Running"` })) {
+    const [, namespace, name, op] = wf.workflowId.split('/');
+    if (namespace && name && op) busy.add(`${namespace}/${name}`);
+  }
+  return busy;
+}
+
 export class MetalflowDriver {
   readonly calls: ApiCall[] = [];
   /** Per host, when it reached each phase (ms since epoch, as seen by the driver). */
   readonly reached = new Map<string, Partial<Record<Phase, number>>>();
-  private readonly agent: Agent;
+  private readonly api: ApiClient;
   private listed = new Map<string, string>();
   /** Hosts with an operation child running, as of the last tick. */
   private busy = new Set<string>();
   private connection?: Connection;
   private listedAt = 0;
-  private ticker?: Promise<void>;
-  private stopped = false;
-  private tickWaiters: (() => void)[] = [];
-  lastError?: string;
+  private ticker?: Ticker;
 
   constructor(private readonly opts: MetalflowOptions) {
-    this.agent = new Agent({ connections: Math.max(16, opts.concurrency + 8), keepAliveTimeout: 30_000 });
+    this.api = new ApiClient(opts.apiUrl, opts.apiToken, Math.max(16, opts.concurrency + 8));
   }
 
-  private async api(method: 'GET' | 'PUT' | 'DELETE', path: string, body?: unknown): Promise<{ status: number; json: any; sentAt: number; respondedAt: number }> {
-    const sentAt = Date.now();
-    const res = await request(`${this.opts.apiUrl}${path}`, {
-      method,
-      headers: { ...(body !== undefined ? { 'content-type': 'application/json' } : {}), authorization: `Bearer ${this.opts.apiToken}` },
-      body: body !== undefined ? JSON.stringify(body) : undefined,
-      dispatcher: this.agent,
-      headersTimeout: 120_000,
-      bodyTimeout: 120_000,
-    });
-    const text = await res.body.text();
-    const respondedAt = Date.now();
-    let json: any;
-    try {
-      json = text ? JSON.parse(text) : undefined;
-    } catch {
-      json = { message: text };
-    }
-    return { status: res.statusCode, json, sentAt, respondedAt };
-  }
-
-  /** API answers of 5xx (each retried: the calls are idempotent, as a controller would retry them). */
+  /** API answers of 5xx, and requests with no answer (status 0); each was sent again. */
   readonly serverErrors: { host: string; phase: Phase; method: string; status: number; message: string }[] = [];
 
   private async call(host: BenchHost, phase: Phase, method: 'PUT' | 'DELETE', path: string, body?: unknown): Promise<void> {
-    let firstSentAt: number | undefined;
-    for (let attempt = 1; ; attempt++) {
-      const sentAt = Date.now();
-      const r = await this.api(method, path, body).catch((err: unknown) => {
-        // No answer in time (an overloaded API or server): retried like a 5xx, the calls are idempotent.
-        if (attempt >= 12) throw err;
-        this.serverErrors.push({ host: host.name, phase, method, status: 0, message: String(err) });
-        return undefined;
-      });
-      firstSentAt ??= r?.sentAt ?? sentAt;
-      if (!r) continue;
-      // Patient as a controller requeueing with backoff: about two minutes in all.
-      if (r.status >= 500 && attempt < 12) {
-        this.serverErrors.push({ host: host.name, phase, method, status: r.status, message: String(r.json?.message ?? '') });
-        await sleep(Math.min(500 * 2 ** (attempt - 1), 20_000));
-        continue;
-      }
-      // The first attempt's send time is when the user asked; keep it for the latency figures.
-      this.calls.push({ host: host.name, phase, method, path, status: r.status, sentAt: firstSentAt, respondedAt: r.respondedAt });
-      if (r.status >= 300) throw new Error(`${method} ${path}: HTTP ${r.status} ${r.json?.message ?? ''}`);
-      return;
-    }
+    // The first attempt's send time is when the user asked; kept for the latency figures.
+    const sentAt = Date.now();
+    const r = await this.api.send(method, path, body, {
+      onRetry: (status, message) => this.serverErrors.push({ host: host.name, phase, method, status, message }),
+    });
+    this.calls.push({ host: host.name, phase, method, path, status: r.status, sentAt, respondedAt: r.respondedAt });
+    if (r.status >= 300) throw new Error(`${method} ${path}: HTTP ${r.status} ${r.json?.message ?? ''}`);
   }
 
   private hostPath(host: BenchHost): string {
@@ -113,47 +89,31 @@ export class MetalflowDriver {
 
   /** One list request per tick for all hosts (cheap on visibility), instead of one query per host. */
   private startTicker(): void {
-    if (this.ticker) return;
-    this.ticker = (async () => {
-      this.connection = await connectTemporalClient({ address: this.opts.temporalAddress });
+    const ns = this.opts.namespace;
+    this.ticker ??= new Ticker(async () => {
+      this.connection ??= await connectTemporalClient({ address: this.opts.temporalAddress });
       const client = new Client({ connection: this.connection });
-      const prefix = `host/${this.opts.namespace}/`;
-      while (!this.stopped) {
-        try {
-          const at = Date.now();
-          const busy = new Set<string>();
-          for await (const wf of client.workflow.list({ query: `WorkflowId STARTS_WITH "${prefix}" AND ExecutionStatus = "Running"` })) {
-            const [name, op] = wf.workflowId.slice(prefix.length).split('/');
-            if (name && op) busy.add(name);
-          }
-          const r = await this.api('GET', `/v1/hosts?namespace=${this.opts.namespace}`);
-          if (r.status === 200) {
-            const m = new Map<string, string>();
-            for (const item of r.json.items as { name: string; provisioningState: string }[]) m.set(item.name, item.provisioningState);
-            this.listed = m;
-            this.busy = busy;
-            this.listedAt = at;
-          }
-        } catch (err) {
-          this.lastError = String(err);
-        }
-        const waiters = this.tickWaiters;
-        this.tickWaiters = [];
-        for (const w of waiters) w();
-        await sleep(this.opts.pollMs);
-      }
-    })();
+      const at = Date.now();
+      const busy = new Set([...(await hostsWithRunningOperation(client, `host/${ns}/`))].map((key) => key.slice(ns.length + 1)));
+      const r = await this.api.request('GET', `/v1/hosts?namespace=${ns}`);
+      if (r.status !== 200) return;
+      const m = new Map<string, string>();
+      for (const item of r.json.items as { name: string; provisioningState: string }[]) m.set(item.name, item.provisioningState);
+      this.listed = m;
+      this.busy = busy;
+      this.listedAt = at;
+    }, this.opts.pollMs);
+    this.ticker.start();
   }
 
   private nextTick(): Promise<void> {
-    return new Promise((resolve) => this.tickWaiters.push(resolve));
+    return this.ticker!.next();
   }
 
   async stop(): Promise<void> {
-    this.stopped = true;
-    await this.ticker;
+    await this.ticker?.stop();
     await this.connection?.close();
-    await this.agent.close();
+    await this.api.close();
   }
 
   private async until(host: BenchHost, phase: Phase, target: string | 'gone'): Promise<void> {
@@ -173,7 +133,7 @@ export class MetalflowDriver {
       }
       seenAt = there ? this.listedAt : undefined;
       if (Date.now() > deadline) {
-        const r = await this.api('GET', this.hostPath(host)).catch(() => undefined);
+        const r = await this.api.request('GET', this.hostPath(host)).catch(() => undefined);
         const v = r?.json as HostView | undefined;
         throw new Error(
           `host ${host.name} did not reach ${target} within ${this.opts.phaseTimeoutMs / 1000} s: listed "${listed}", ` +

@@ -26,21 +26,39 @@ export const IRONIC_URL = `http://127.0.0.1:${BENCH_PORTS.ironic}`;
 export const SUSHY_URL = `http://127.0.0.1:${BENCH_PORTS.sushy}`;
 export const API_URL = `http://127.0.0.1:${BENCH_PORTS.api}`;
 
+/** The short commit of the checkout, for result files. */
+export function gitCommit(): string {
+  try {
+    return execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: REPO_ROOT, encoding: 'utf8' }).trim();
+  } catch {
+    return 'unknown';
+  }
+}
+
 export type StackService = 'temporal' | 'ironic' | 'sushy';
 
-export function stack(args: string[], extraEnv: Record<string, string> = {}): string {
+/** One instance of scripts/stack.sh: its state dir and the environment naming its ports. */
+export interface StackTarget {
+  stateDir: string;
+  env: Record<string, string>;
+}
+
+const BENCH_STACK: StackTarget = { stateDir: BENCH_STATE_DIR, env: BENCH_STACK_ENV };
+
+/** scripts/stack.sh ARGS on `target`; its output (stderr goes to ours). */
+export function stackAt(target: StackTarget, args: string[], extraEnv: Record<string, string> = {}): string {
   return execFileSync('bash', [join(REPO_ROOT, 'scripts', 'stack.sh'), ...args], {
-    env: { ...process.env, ...BENCH_STACK_ENV, ...extraEnv },
+    env: { ...process.env, ...target.env, ...extraEnv },
     encoding: 'utf8',
     stdio: ['ignore', 'pipe', 'inherit'],
   });
 }
 
-/** Services of the bench stack that are running and healthy. */
-export function stackRunning(): Set<StackService> {
+/** Services of `target` that are running and healthy. */
+export function stackRunningAt(target: StackTarget): Set<StackService> {
   let out = '';
   try {
-    out = stack(['status']);
+    out = stackAt(target, ['status']);
   } catch (err) {
     out = String((err as { stdout?: string }).stdout ?? '');
   }
@@ -52,12 +70,40 @@ export function stackRunning(): Set<StackService> {
   return up;
 }
 
-export function servicePid(svc: StackService): number | undefined {
-  const file = join(BENCH_STATE_DIR, 'run', `${svc}.pid`);
+/** The pid (and process group) stack.sh recorded for a service of `target`. */
+export function servicePidAt(target: StackTarget, svc: StackService): number | undefined {
+  const file = join(target.stateDir, 'run', `${svc}.pid`);
   if (!existsSync(file)) return undefined;
   const pid = Number(readFileSync(file, 'utf8').trim());
   return Number.isInteger(pid) && pid > 0 ? pid : undefined;
 }
+
+/**
+ * A script run without blocking the event loop (the chaos suite's proxies live
+ * in the calling process and must keep answering while a service restarts).
+ * Resolves with its stdout; rejects with its exit code and stderr's tail.
+ */
+export function runCommand(command: string, args: string[], env: Record<string, string>): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { cwd: REPO_ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString('utf8')));
+    child.stderr.on('data', (d: Buffer) => (err = (err + d.toString('utf8')).slice(-4000)));
+    child.on('error', reject);
+    child.on('exit', (code) =>
+      code === 0 ? resolve(out) : reject(new Error(`${command} ${args.join(' ')} exited ${code}: ${err.trim() || out.trim().slice(-2000)}`)),
+    );
+  });
+}
+
+/** stackAt without blocking: scripts/stack.sh ARGS on `target`. */
+export const stackAtAsync = (target: StackTarget, args: string[], extraEnv: Record<string, string> = {}): Promise<string> =>
+  runCommand('bash', [join(REPO_ROOT, 'scripts', 'stack.sh'), ...args], { ...target.env, ...extraEnv });
+
+export const stack = (args: string[], extraEnv: Record<string, string> = {}): string => stackAt(BENCH_STACK, args, extraEnv);
+export const stackRunning = (): Set<StackService> => stackRunningAt(BENCH_STACK);
+export const servicePid = (svc: StackService): number | undefined => servicePidAt(BENCH_STACK, svc);
 
 // ---------------------------------------------------------------- /proc ----
 
@@ -113,6 +159,16 @@ export function readProcGroup(pgid: number): ProcSample | undefined {
       : s;
   }
   return total;
+}
+
+/** Is any process of the group still running? (A zombie leader nobody reaped does not count.) */
+export function groupAlive(pgid: number): boolean {
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const f = statFields(Number(entry));
+    if (f && Number(f[2]) === pgid && f[0] !== 'Z') return true;
+  }
+  return false;
 }
 
 /** Samples a process's RSS every `intervalMs`, keeping the peak (VmHWM is read as well). */

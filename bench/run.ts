@@ -20,7 +20,6 @@
  * 21385, sushy 21800, state .state/bench-stack) when it is not running, and
  * stops what it started unless --keep-stack.
  */
-import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, rmSync, writeFileSync, readFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
@@ -28,19 +27,18 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { request } from 'undici';
 import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
-import { Client } from '@temporalio/client';
-import { connectTemporalClient } from '../clients/temporal/connection';
-import { IronicClient } from '../clients/ironic/client';
 import { REPO_ROOT } from '../config/env';
 import { WORKFLOW_BUNDLE_OPTIONS } from '../workers/worker';
 import { tokenHash } from '../api/auth/token-file';
 import { IronicProxy, type RecordedRequest } from '../test/support/ironic-proxy';
-import { makeHosts, PHASES, sleep, type BenchHost, type Phase } from './common';
+import { cleanupNamespaces } from './cleanup';
+import { makeHosts, PHASES, sleep, writeSushySystems, type BenchHost, type Phase, type SushySystem } from './common';
 import { FloorDriver } from './floor';
 import { MetalflowDriver } from './metalflow';
 import {
   API_URL,
   BENCH_PORTS,
+  gitCommit,
   BENCH_STATE_DIR,
   IRONIC_URL,
   SUSHY_URL,
@@ -123,14 +121,6 @@ function parseOptions(argv: string[]): Options {
   };
 }
 
-function gitCommit(): string {
-  try {
-    return execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: REPO_ROOT, encoding: 'utf8' }).trim();
-  } catch {
-    return 'unknown';
-  }
-}
-
 /** Normalised request kind: node IDs and names become {node}, query values are dropped. */
 function requestKind(r: RecordedRequest): string {
   const [path = '', query] = r.path.split('?');
@@ -140,29 +130,9 @@ function requestKind(r: RecordedRequest): string {
 }
 
 /** A sushy systems file with one fake system per host (redfish mode). */
-function redfishSystems(n: number): { file: string; systems: { id: string; mac: string }[] } {
-  const hex = (x: number): string => x.toString(16).padStart(2, '0');
-  const systems = Array.from({ length: n }, (_, i) => ({
-    id: `be4c0000-0000-4000-8000-${String(i).padStart(12, '0')}`,
-    mac: `52:54:01:be:${hex(i >> 8)}:${hex(i & 0xff)}`,
-  }));
+function redfishSystems(n: number): { file: string; systems: SushySystem[] } {
   const file = join(BENCH_STATE_DIR, `sushy-systems-${n}.json`);
-  writeFileSync(
-    file,
-    JSON.stringify(
-      systems.map((s, i) => ({
-        uuid: s.id,
-        name: `bench-bm-${i}`,
-        power_state: 'Off',
-        external_notifier: false,
-        nics: [{ mac: s.mac, ip: `192.0.2.${(i % 250) + 1}` }],
-        memory_gb: 32,
-        processors: { sockets: 1, model: 'Bench CPU', vendor: 'Bench', cores: 8, threads: 16 },
-        disks: [{ id: 'Disk0', name: 'sda', capacity_bytes: 480103981056, protocol: 'SATA' }],
-      })),
-    ),
-  );
-  return { file, systems };
+  return { file, systems: writeSushySystems(file, n, { uuidPrefix: 'be4c0000', macPrefix: '52:54:01:be', namePrefix: 'bench-bm' }) };
 }
 
 async function sushySystemCount(): Promise<number> {
@@ -173,27 +143,7 @@ async function sushySystemCount(): Promise<number> {
   return body['Members@odata.count'] ?? 0;
 }
 
-async function cleanup(...namespaces: string[]): Promise<void> {
-  const connection = await connectTemporalClient({ address: TEMPORAL_ADDRESS });
-  try {
-    const client = new Client({ connection });
-    for (const ns of namespaces) {
-      for await (const wf of client.workflow.list({ query: `WorkflowId STARTS_WITH "host/${ns}/" AND ExecutionStatus = "Running"` })) {
-        await client.workflow.getHandle(wf.workflowId, wf.runId).terminate('benchmark run failed').catch(() => undefined);
-      }
-    }
-  } finally {
-    await connection.close();
-  }
-  const ironic = new IronicClient({ url: IRONIC_URL });
-  const res = await request(`${IRONIC_URL}/v1/nodes?fields=uuid,name`, { headers: { 'x-openstack-ironic-api-version': '1.81' } });
-  const { nodes } = (await res.body.json()) as { nodes: { uuid: string; name: string | null }[] };
-  for (const n of nodes) {
-    if (!namespaces.some((ns) => n.name?.startsWith(`${ns}~`))) continue;
-    await ironic.patchNode(n.uuid, [{ op: 'add', path: '/maintenance', value: true }]).catch(() => undefined);
-    await ironic.deleteNode(n.uuid).catch(() => undefined);
-  }
-}
+const cleanup = (...namespaces: string[]): Promise<void> => cleanupNamespaces(TEMPORAL_ADDRESS, IRONIC_URL, namespaces, 'benchmark run failed');
 
 async function main(): Promise<void> {
   if (process.argv[2] === 'cleanup') {

@@ -71,13 +71,14 @@ export class Informer<T extends KubeObject> {
   private async relist(): Promise<void> {
     for (;;) {
       try {
-        const list = await this.rest.call<{ items: T[]; metadata: { resourceVersion: string } }>(
+        const list = await this.rest.call<{ items: T[] | null; metadata: { resourceVersion: string } }>(
           'GET',
           this.path,
           this.metadataOnly ? { accept: PARTIAL_METADATA_LIST } : {},
         );
         const seen = new Set<string>();
-        for (const item of list.items) {
+        // A metadata-only list with nothing in it says `"items": null`, not [].
+        for (const item of list.items ?? []) {
           const key = keyOf(item);
           seen.add(key);
           const old = this.cache.get(key);

@@ -7,12 +7,10 @@
  * Secret written. Annotations go through the controller's parser.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { WorkflowNotFoundError } from '@temporalio/client';
 import type { FastifyInstance } from 'fastify';
-import { hostWorkflowId } from '../../types/host-ref';
 import { FAST_HOST_OPTIONS, startHarness, uniq, type Harness } from '../support/harness';
 import { serveApi, writeTokenFile } from '../support/api-client';
-import { malformedSummary, runMalformedCorpus, sendCase, setUpCorpusHost, type CorpusTarget } from '../support/malformed-run';
+import { historyLengthOf, malformedSummary, runMalformedCorpus, sendCase, setUpCorpusHost, type CorpusTarget } from '../support/malformed-run';
 
 let h: Harness;
 let app: FastifyInstance;
@@ -29,15 +27,7 @@ beforeAll(async () => {
     token: tokens.corpus,
     namespace: uniq('corpus'),
     secrets: h.secrets,
-    historyLength: async (ref) => {
-      try {
-        return (await h.client.workflow.getHandle(hostWorkflowId(ref)).fetchHistory()).events?.length;
-      } catch (err) {
-        // fetchHistory reports an unknown workflow as gRPC NOT_FOUND (5).
-        if (err instanceof WorkflowNotFoundError || (err as { code?: number }).code === 5) return undefined;
-        throw err;
-      }
-    },
+    historyLength: historyLengthOf(h.client),
   };
 });
 

@@ -59,7 +59,8 @@ async function decodePayloads(items: Walked['payloads'], codecs: PayloadCodec[])
     for (const codec of [...codecs].reverse()) decoded = (await codec.decode([decoded]))[0] ?? decoded;
     let text: string;
     try {
-      text = JSON.stringify(defaultPayloadConverter.fromPayload(decoded));
+      // A payload holding `undefined` stringifies to undefined: no text.
+      text = JSON.stringify(defaultPayloadConverter.fromPayload(decoded)) ?? '';
     } catch {
       // An encoding the converter does not know (e.g. encrypted, no codec given): its bytes as text.
       text = Buffer.from(decoded.data ?? new Uint8Array()).toString('utf8');

@@ -1,17 +1,38 @@
 /**
- * A counting, fault-injecting HTTP proxy in front of the real Ironic: it
- * records every request (to count deploys) and can answer some requests
- * itself (409 "node locked") or hold them, to show behaviour no healthy
- * Ironic would show on demand. Everything else goes to Ironic untouched.
+ * A counting, fault-injecting HTTP proxy in front of the real Ironic (or any
+ * HTTP peer, e.g. a Redfish BMC): it records every request (to count deploys)
+ * and can answer some requests itself (409 "node locked") or hold them, to
+ * show behaviour no healthy peer would show on demand. An interceptor (the
+ * chaos suite's) may answer any request itself or leave it unanswered.
+ * Everything else goes to the peer untouched.
  */
-import { createServer, request, type IncomingMessage, type Server } from 'node:http';
+import { createServer, request, type ClientRequest, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 export interface RecordedRequest {
   method: string;
   path: string;
   body: string;
+  /** When it arrived (ms since epoch). */
+  at: number;
+  /** Set when an interceptor handled it: what the caller got instead of the peer's answer. */
+  injected?: InjectedFault;
 }
+
+/**
+ * What an interceptor does with a request: answer it itself (the peer never
+ * sees it), or leave the caller without an answer for `ms` and then drop the
+ * connection, either before the peer saw the request or after the peer acted
+ * on it (the answer is lost: the crash window without a crash).
+ */
+export type Intercept =
+  | { kind: 'answer'; status: number; faultstring: string }
+  | { kind: 'no-answer'; ms: number; forward: boolean };
+
+export type InjectedFault = `status ${number}` | 'no answer, not forwarded' | 'no answer, forwarded';
+
+/** Did the peer see this request? (Answered by the peer, or forwarded and its answer dropped.) */
+export const reachedPeer = (r: RecordedRequest): boolean => r.injected === undefined || r.injected === 'no answer, forwarded';
 
 type Match = (r: RecordedRequest) => boolean;
 
@@ -28,6 +49,8 @@ export class IronicProxy {
   private holds: { match: Match; ms: number }[] = [];
   private answered: { match: Match; then: () => Promise<void> | void }[] = [];
   private server?: Server;
+  /** Consulted for every request no fail() fault took; undefined lets it through. */
+  interceptor?: (r: RecordedRequest) => Intercept | undefined;
 
   constructor(private readonly target: string) {}
 
@@ -38,8 +61,7 @@ export class IronicProxy {
 
   /** Answer the next `times` matching requests with `status` instead of forwarding them. */
   fail(match: Match, times: number, status = 409, faultstring = 'Node is locked by host metalflow-test-proxy, please retry after the current operation is completed.'): void {
-    const body = JSON.stringify({ error_message: JSON.stringify({ faultstring, debuginfo: null }) });
-    this.faults.push({ match, remaining: times, status, body });
+    this.faults.push({ match, remaining: times, status, body: ironicErrorBody(faultstring) });
   }
 
   /** Forward matching requests only after `ms`, so a test can act while one is in flight. */
@@ -74,7 +96,7 @@ export class IronicProxy {
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
     const body = Buffer.concat(chunks);
-    const rec: RecordedRequest = { method: req.method ?? 'GET', path: req.url ?? '/', body: body.toString('utf8') };
+    const rec: RecordedRequest = { method: req.method ?? 'GET', path: req.url ?? '/', body: body.toString('utf8'), at: Date.now() };
     this.requests.push(rec);
     const fault = this.faults.find((f) => f.remaining > 0 && f.match(rec));
     if (fault) {
@@ -82,27 +104,49 @@ export class IronicProxy {
       res.writeHead(fault.status, { 'content-type': 'application/json' }).end(fault.body);
       return;
     }
+    const intercept = this.interceptor?.(rec);
+    if (intercept?.kind === 'answer') {
+      rec.injected = `status ${intercept.status}`;
+      res.writeHead(intercept.status, { 'content-type': 'application/json' }).end(ironicErrorBody(intercept.faultstring));
+      return;
+    }
+    if (intercept?.kind === 'no-answer') {
+      rec.injected = intercept.forward ? 'no answer, forwarded' : 'no answer, not forwarded';
+      if (intercept.forward) this.forwardAndDrop(rec, req, body);
+      setTimeout(() => res.destroy(), intercept.ms).unref();
+      return;
+    }
     const hold = this.holds.find((h) => h.match(rec));
     if (hold) await new Promise((r) => setTimeout(r, hold.ms));
     const at = this.answered.findIndex((a) => a.match(rec));
     const after = at >= 0 ? this.answered.splice(at, 1)[0] : undefined;
-    const target = new URL(rec.path, this.target);
-    const upstream = request(
-      target,
-      { method: rec.method, headers: { ...req.headers, host: target.host } },
-      (up) => {
-        void (async () => {
-          if (after) await after.then();
-          res.writeHead(up.statusCode ?? 502, up.headers);
-          up.pipe(res);
-        })();
-      },
-    );
+    const upstream = this.forward(rec, req, body, (up) => {
+      void (async () => {
+        if (after) await after.then();
+        res.writeHead(up.statusCode ?? 502, up.headers);
+        up.pipe(res);
+      })();
+    });
     upstream.on('error', (err) => {
       if (!res.headersSent) res.writeHead(502).end(String(err));
     });
-    upstream.end(body);
   }
+
+  /** The peer gets the request and acts on it; its answer goes nowhere. */
+  private forwardAndDrop(rec: RecordedRequest, req: IncomingMessage, body: Buffer): void {
+    this.forward(rec, req, body, (up) => up.resume()).on('error', () => undefined);
+  }
+
+  private forward(rec: RecordedRequest, req: IncomingMessage, body: Buffer, onAnswer: (up: IncomingMessage) => void): ClientRequest {
+    const target = new URL(rec.path, this.target);
+    const upstream = request(target, { method: rec.method, headers: { ...req.headers, host: target.host } }, onAnswer);
+    upstream.end(body);
+    return upstream;
+  }
+}
+
+function ironicErrorBody(faultstring: string): string {
+  return JSON.stringify({ error_message: JSON.stringify({ faultstring, debuginfo: null }) });
 }
 
 /** A power change: a PUT to the power-state endpoint (any target). */

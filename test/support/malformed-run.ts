@@ -10,7 +10,8 @@ import { randomBytes } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import { request } from 'undici';
 import type { HostRef, HostSpec } from '../../types/host';
-import { defaultSecretNames } from '../../types/host-ref';
+import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import { defaultSecretNames, hostWorkflowId } from '../../types/host-ref';
 import { validateHostSpec } from '../../types/validate';
 import type { SecretStore } from '../../clients/secrets/secret-store';
 import { annotationConflicts, annotationSpecErrors, parseAnnotations } from '../../k8s/controller/annotations';
@@ -25,6 +26,19 @@ export interface CorpusTarget {
   secrets: Pick<SecretStore, 'read' | 'ownedBy'>;
   /** Events in a host workflow's history (undefined: no workflow); must not move while the host is idle. */
   historyLength?: (ref: HostRef) => Promise<number | undefined>;
+}
+
+/** CorpusTarget.historyLength from a Temporal client: events in the host workflow's history, undefined when it has none. */
+export function historyLengthOf(client: Client): NonNullable<CorpusTarget['historyLength']> {
+  return async (ref) => {
+    try {
+      return (await client.workflow.getHandle(hostWorkflowId(ref)).fetchHistory()).events?.length;
+    } catch (err) {
+      // fetchHistory reports an unknown workflow as gRPC NOT_FOUND (5).
+      if (err instanceof WorkflowNotFoundError || (err as { code?: number }).code === 5) return undefined;
+      throw err;
+    }
+  };
 }
 
 export interface CorpusHost {
