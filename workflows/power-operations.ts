@@ -3,9 +3,9 @@
  * whoever owns the host's power (Ironic for nodes it manages, the BMC
  * otherwise), and fast out-of-band inspection from the BMC.
  */
-import { proxyActivities } from '@temporalio/workflow';
+import { patched, proxyActivities } from '@temporalio/workflow';
 import type { HardwareDetails, HostRef, HostSpec } from '../types/host';
-import { BMC_RETRY } from './operation-common';
+import { BMC_RETRY, QUIET_RETRY } from './operation-common';
 import type { BmcActivities } from '../activities/bmc-activities';
 import type { PowerActivities, PowerPath } from '../activities/power-activities';
 import type { RebootMode } from './power-requests';
@@ -30,13 +30,20 @@ export function powerPath(spec: HostSpec | undefined, nodeId: string | undefined
 const retry = { ...BMC_RETRY, maximumAttempts: 5 } as const;
 
 /** A soft power off may take its whole timeout before the hard one: room for both, heartbeats while waiting. */
-const slowPower = (softTimeoutSeconds: number) => ({
+const slowPower = (softTimeoutSeconds: number, policy: typeof retry | typeof QUIET_RETRY = retry) => ({
   startToCloseTimeout: `${softTimeoutSeconds + 300} seconds`,
   heartbeatTimeout: '60 seconds',
-  retry,
+  retry: policy,
 });
 
-const ironicPower = (o: PowerOrder) => proxyActivities<PowerActivities>(slowPower(o.softTimeoutSeconds));
+/**
+ * Through Ironic, transient faults (Ironic restarting, 5xx, 409) are retried
+ * quietly like every other Ironic call, about five minutes. With the BMC's five
+ * attempts (~15 s) an Ironic restart failed a reboot half done, and the next
+ * reboot operation powered the host off a second time (the chaos suite).
+ */
+const ironicPower = (o: PowerOrder) =>
+  proxyActivities<PowerActivities>(slowPower(o.softTimeoutSeconds, patched('ironic-power-quiet-retry') ? QUIET_RETRY : retry));
 const bmcPower = (o: PowerOrder) => proxyActivities<BmcActivities>(slowPower(o.softTimeoutSeconds));
 
 /** Out-of-band inventory: a dozen or more requests to the BMC (each up to 30 s on a slow one), heartbeating. */

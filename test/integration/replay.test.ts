@@ -54,6 +54,8 @@ describe('replay of recorded histories', () => {
     // Ironic lost the node: noticed by an operation and by the power check (test/support/record-node-lost-histories.ts).
     expect(files).toContain('host-node-lost-operation.json');
     expect(files).toContain('host-node-lost-power-check.json');
+    // Power changes and reboots through Ironic after patch ironic-power-quiet-retry (record-power-histories.ts -ironic-power-quiet-retry).
+    for (const f of ['host-power', 'operation-reboot', 'operation-power']) expect(files).toContain(`${f}-ironic-power-quiet-retry.json`);
   });
 
   it.each(files)('%s replays without nondeterminism', async (file) => {

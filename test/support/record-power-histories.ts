@@ -2,10 +2,11 @@
  * Records histories of the power paths for the replay test, on the running
  * test stack: a host idling in `available` with periodic power checks, a
  * power mismatch found and corrected, a one-shot reboot and a keyed power-off
- * request (host-power.json, operation-reboot.json). Run it after an intended,
- * versioned change to those paths:
- * `node --import tsx test/support/record-power-histories.ts` (with the test
- * stack up, e.g. after a test run with METALFLOW_KEEP_TEST_STACK=1).
+ * request (host-power<suffix>.json, operation-reboot<suffix>.json). Run it
+ * after an intended, versioned change to those paths, with a suffix naming it:
+ * `node --import tsx test/support/record-power-histories.ts -<patch id>` (with
+ * the test stack up and its workflow bundle built from the current code, e.g.
+ * after a test run with METALFLOW_KEEP_TEST_STACK=1). No suffix: the first shape.
  */
 import { IronicClient } from '../../clients/ironic/client';
 import { hostWorkflowId } from '../../types/host-ref';
@@ -14,7 +15,10 @@ import { randomMac, startHarness, waitFor } from './harness';
 import { IRONIC_URL } from './env';
 import { assertNewFixtures, saveHistory } from './record-fixture';
 
-assertNewFixtures('host-power.json', 'operation-reboot.json');
+const suffix = process.argv[2] ?? '';
+// With a suffix also the power operation that held the host off (a power change with a mode, through
+// the same path as a reboot; the first shape of a power operation came from record-histories.ts).
+assertNewFixtures(`host-power${suffix}.json`, `operation-reboot${suffix}.json`, ...(suffix ? [`operation-power${suffix}.json`] : []));
 const h = await startHarness({ hostOptions: { errorBackoffSeconds: 1, maxErrorBackoffSeconds: 4, powerCheckSeconds: 1, softPowerOffSeconds: 5 } });
 const ironic = new IronicClient({ url: IRONIC_URL });
 try {
@@ -47,9 +51,11 @@ try {
   await h.hosts.remove(ref);
   const { operations: ops } = (await handle.result()) as HostView;
 
-  saveHistory(hostWorkflowId(ref), 'host-power.json');
+  saveHistory(hostWorkflowId(ref), `host-power${suffix}.json`);
   const rebootOp = ops.find((o) => o.kind === 'reboot');
-  if (rebootOp) saveHistory(rebootOp.workflowId, 'operation-reboot.json');
+  if (rebootOp) saveHistory(rebootOp.workflowId, `operation-reboot${suffix}.json`);
+  const powerOp = ops.find((o) => o.kind === 'power' && rebootOp !== undefined && o.seq > rebootOp.seq);
+  if (suffix && powerOp) saveHistory(powerOp.workflowId, `operation-power${suffix}.json`);
 } finally {
   await h.close();
 }
