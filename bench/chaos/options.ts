@@ -85,7 +85,7 @@ export function defaultOptions(over: Partial<ChaosOptions> = {}): ChaosOptions {
     bmcHosts,
     pauseSeconds: [2, 20],
     blackholeSeconds: [20, 60],
-    stepTimeoutSeconds: 900,
+    stepTimeoutSeconds: 1800,
     maxHistoryEvents: 80,
     portBase: DEFAULT_PORT_BASE,
     stateDir: join(REPO_ROOT, '.state', 'chaos-stack'),
@@ -126,7 +126,7 @@ export const USAGE = `npm run chaos -- [options]
   --bmc-hosts N             direct-provisioner Redfish hosts among --hosts (10%, at least 2)
   --pause-seconds A-B       pause before a killed process is restarted (2-20)
   --blackhole-seconds A-B   how long the BMCs stop answering (20-60)
-  --step-timeout-seconds N  a host not at a step's state by then is stuck (900)
+  --step-timeout-seconds N  a host not at a step's state by then is stuck (1800)
   --max-history-events N    host workflows continue as new past this (80)
   --keep-stack              leave the chaos stack running afterwards
   --out FILE                the JSON result (bench/results/chaos-<date>-<commit>-<seed>.json)
