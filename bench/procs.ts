@@ -9,9 +9,22 @@ import { join } from 'node:path';
 import { REPO_ROOT } from '../config/env';
 import { TLS_ENV_NAMES } from '../config/tls';
 
-/** Ports and state dir of the bench stack: apart from the demo (7233) and the test stack (17233). */
+/**
+ * Ports and state dir of the bench stack: apart from the demo (7233) and the test stack (17233).
+ * METALFLOW_BENCH_PORT_OFFSET moves every port, so that two checkouts can benchmark side by side.
+ */
 export const BENCH_STATE_DIR = process.env.METALFLOW_BENCH_STATE_DIR ?? join(REPO_ROOT, '.state', 'bench-stack');
-export const BENCH_PORTS = { temporal: 21233, temporalUi: 21234, ironic: 21385, sushy: 21800, api: 21080 };
+const PORT_OFFSET = Number(process.env.METALFLOW_BENCH_PORT_OFFSET ?? 0);
+if (!Number.isInteger(PORT_OFFSET) || PORT_OFFSET < 0 || PORT_OFFSET > 40_000) {
+  throw new Error(`METALFLOW_BENCH_PORT_OFFSET: must be an integer from 0 to 40000, got ${JSON.stringify(process.env.METALFLOW_BENCH_PORT_OFFSET)}`);
+}
+export const BENCH_PORTS = {
+  temporal: 21233 + PORT_OFFSET,
+  temporalUi: 21234 + PORT_OFFSET,
+  ironic: 21385 + PORT_OFFSET,
+  sushy: 21800 + PORT_OFFSET,
+  api: 21080 + PORT_OFFSET,
+};
 
 export const BENCH_STACK_ENV: Record<string, string> = {
   METALFLOW_STATE_DIR: BENCH_STATE_DIR,
