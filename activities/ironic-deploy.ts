@@ -88,7 +88,11 @@ export function createDeployActivities(deps: DeployDeps) {
         case 'active':
           return { done: true };
         case 'available':
-          return { verb: 'active', prepare: start };
+          // Deploying only ever leaves `available` for good: back there, someone tore the node down (the host's
+          // deprovision after it cancelled this deploy); deploying it again would undo that.
+          return issued.includes('active')
+            ? { fail: 'the node was torn down (available again) while it deployed; not deploying it a second time' }
+            : { verb: 'active', prepare: start };
         case 'deploy failed':
           return issued.includes('active') ? { fail: `deploy failed: ${lastError(n)}` } : { verb: 'active', prepare: start };
         case 'manageable':

@@ -7,7 +7,7 @@
  * in the node's sent marker), so a failure Ironic reports for them is
  * reported, not re-tried behind the workflow's back.
  */
-import { ApplicationFailure } from '@temporalio/activity';
+import { ApplicationFailure, CancelledFailure } from '@temporalio/activity';
 import { FAILURE } from '../types/failures';
 import type { HostRef } from '../types/host';
 import { ironicNodeName } from '../types/host-ref';
@@ -194,6 +194,8 @@ export function createNodeDriver(deps: NodeDriverDeps) {
       if ('done' in step) return node;
       if ('fail' in step) throw operationFailed(step.fail);
       if ('verb' in step) {
+        // A cancelled activity never starts anything new in Ironic: the host has moved on.
+        if (ctx?.cancellationSignal.aborted) throw new CancelledFailure('the activity was cancelled before it sent ' + step.verb);
         if (node.maintenance) {
           throw operationFailed(`Ironic node ${nodeId} is in maintenance: ${node.last_error ?? 'no reason'}`);
         }

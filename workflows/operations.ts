@@ -3,7 +3,7 @@
  * Temporal UI. They sequence activities and make no decisions about the host;
  * the host workflow decides what runs next.
  */
-import { patched, proxyActivities } from '@temporalio/workflow';
+import { ActivityCancellationType, patched, proxyActivities, type ActivityOptions } from '@temporalio/workflow';
 import { bmcOf, type HardwareDetails, type HostRef, type HostSpec, type Image } from '../types/host';
 import { BMC_RETRY, QUIET_RETRY as retry, required } from './operation-common';
 import type { IronicActivities } from '../activities/ironic-activities';
@@ -34,11 +34,20 @@ const quick = proxyActivities<IronicActivities>({ startToCloseTimeout: '2 minute
  * about 70 writes a second for 1,000 waiting hosts, and a one-minute timeout
  * leaves room for a slow server while a crash is still noticed within it.
  */
-const waiting = proxyActivities<IronicActivities>({
-  startToCloseTimeout: '3 hours',
-  heartbeatTimeout: '1 minute',
-  retry,
-});
+const WAITING: ActivityOptions = { startToCloseTimeout: '3 hours', heartbeatTimeout: '1 minute', retry };
+const waiting = proxyActivities<IronicActivities>(WAITING);
+
+/**
+ * The same waits where the host may cancel them (abortingOnCancel): the
+ * cancellation is over only once the activity has stopped. Cancelled the
+ * SDK's default way, the child went on to settle the node while the wait
+ * still ran; the host deprovisioned the node to `available` within a
+ * second, and the deploy wait, which had not yet heard of its cancellation
+ * (that comes with a heartbeat's answer), saw an available node and
+ * deployed it again.
+ */
+const waitingToTheEnd = proxyActivities<IronicActivities>({ ...WAITING, cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED });
+const interruptible = (): typeof waiting => (patched('settle-after-wait-stopped') ? waitingToTheEnd : waiting);
 
 /** Talks to the BMC itself: short requests (a slow BMC's whole session fits), a BMC error is recorded at once (no quiet retries). */
 const bmc = proxyActivities<BmcActivities>({
@@ -74,7 +83,7 @@ export async function inspectWorkflow(input: OperationInput): Promise<OperationO
   if (isDirect(input.spec)) return directInspect(input);
   if (input.spec?.inspectionMode === 'fast') return inspectFromBmc({ ref: input.ref, spec: input.spec });
   const nodeId = required(input.nodeId, 'a node');
-  const { hardware } = await abortingOnCancel(input, () => waiting.inspectNode({ ref: input.ref, nodeId }));
+  const { hardware } = await abortingOnCancel(input, () => interruptible().inspectNode({ ref: input.ref, nodeId }));
   return { hardware };
 }
 
@@ -82,7 +91,7 @@ export async function prepareWorkflow(input: OperationInput): Promise<OperationO
   if (isDirect(input.spec)) return directPrepare(input);
   const nodeId = required(input.nodeId, 'a node');
   const node = await abortingOnCancel(input, () =>
-    waiting.provideNode({ ref: input.ref, nodeId, automatedCleaning: cleaning(input.spec) }),
+    interruptible().provideNode({ ref: input.ref, nodeId, automatedCleaning: cleaning(input.spec) }),
   );
   return { poweredOn: node.poweredOn };
 }
@@ -92,8 +101,9 @@ export async function provisionWorkflow(input: OperationInput): Promise<Operatio
   const spec = required(input.spec, 'a spec');
   const nodeId = required(input.nodeId, 'a node');
   const image = required(spec.image, 'an image');
+  const acts = interruptible();
   return abortingOnCancel(input, async () => {
-    let node = await waiting.deployNode({
+    let node = await acts.deployNode({
       ref: input.ref,
       nodeId,
       image,
@@ -102,7 +112,7 @@ export async function provisionWorkflow(input: OperationInput): Promise<Operatio
       metaData: spec.metaData,
     });
     // Drivers differ in the power state a deploy leaves behind; the spec decides.
-    if (node.poweredOn !== spec.online) node = await waiting.setPower({ ref: input.ref, nodeId, on: spec.online });
+    if (node.poweredOn !== spec.online) node = await acts.setPower({ ref: input.ref, nodeId, on: spec.online });
     return { poweredOn: node.poweredOn };
   });
 }

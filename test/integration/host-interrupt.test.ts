@@ -69,6 +69,24 @@ async function stuckDeploy(name: string): Promise<string> {
   return nodeId;
 }
 
+/** The order, in an operation child's history, of its wait's end and the settle that follows a cancellation. */
+async function settleOrder(workflowId: string): Promise<string[]> {
+  const history = await h.client.workflow.getHandle(workflowId).fetchHistory();
+  const names = new Map<string, string>();
+  const seen: string[] = [];
+  for (const e of history.events ?? []) {
+    const scheduled = e.activityTaskScheduledEventAttributes;
+    if (scheduled) {
+      const name = scheduled.activityType?.name ?? '';
+      names.set(String(e.eventId), name);
+      if (name === 'settleNode') seen.push('settleNode scheduled');
+    }
+    const ended = e.activityTaskCanceledEventAttributes ?? e.activityTaskFailedEventAttributes ?? e.activityTaskCompletedEventAttributes;
+    if (ended && names.get(String(ended.scheduledEventId)) === 'deployNode') seen.push('deployNode stopped');
+  }
+  return seen;
+}
+
 const lastOf = (v: HostView, kind: string) => [...v.operations].reverse().find((o) => o.kind === kind);
 
 // Each test walks a host to available, then into a stuck deploy, then out: several 60 s waits
@@ -95,6 +113,10 @@ describe('interrupting operations', { timeout: 300_000 }, () => {
     // The child ended cancelled (not failed) once Ironic had been told to stop.
     const child = await h.client.workflow.getHandle(provision!.workflowId).describe();
     expect(child.status.name).toBe('CANCELLED');
+    // ... and told Ironic only after the deploy wait had stopped: a wait still running when the host
+    // deprovisioned the node saw it available and deployed it again (a CI run: the delete then waited
+    // out Ironic's 10-minute callback timeout).
+    expect(await settleOrder(provision!.workflowId)).toEqual(['deployNode stopped', 'settleNode scheduled']);
   });
 
   it('removing the image cancels a stuck deploy, which Ironic aborts, and the host deprovisions to available', async () => {

@@ -29,6 +29,9 @@ describe('replay of recorded histories', () => {
     // A stuck deploy cancelled by a pause, then a delete held until resumed (test/support/record-interrupt-histories.ts).
     expect(files).toContain('host-paused-cancel-delete.json');
     expect(files).toContain('operation-provision-cancelled.json');
+    // The same once the cancelled wait must have stopped before Ironic is settled (patch settle-after-wait-stopped).
+    expect(files).toContain('host-paused-cancel-delete-settle-after-wait-stopped.json');
+    expect(files).toContain('operation-provision-cancelled-settle-after-wait-stopped.json');
     // Status written to its BareMetalHost in the background (test/support/record-kube-status-histories.ts).
     expect(files).toContain('host-kubernetes-status.json');
     // A `provisioner: direct` host and each direct operation (test/support/record-direct-histories.ts).

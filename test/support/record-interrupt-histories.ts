@@ -4,8 +4,9 @@
  * hangs in Ironic's `wait call-back` (fake-hardware with the agent deploy) is
  * cancelled by a pause, a delete arrives while paused and runs once resumed.
  * Saves the host's run and the cancelled provision child. Never overwrites a
- * fixture. `node --import tsx test/support/record-interrupt-histories.ts` on a
- * running test stack.
+ * fixture. `node --import tsx test/support/record-interrupt-histories.ts [suffix]`
+ * on a running test stack; after a versioned change to these paths, a suffix
+ * naming it records the new shape beside the old (no suffix: the first shape).
  */
 import { createHash } from 'node:crypto';
 import { createServer } from 'node:http';
@@ -16,7 +17,8 @@ import type { hostWorkflow } from '../../workflows/host';
 import { FAST_HOST_OPTIONS, randomMac, startHarness, waitFor } from './harness';
 import { assertNewFixtures, saveHistory } from './record-fixture';
 
-assertNewFixtures('host-paused-cancel-delete.json', 'operation-provision-cancelled.json');
+const suffix = process.argv[2] ?? '';
+assertNewFixtures(`host-paused-cancel-delete${suffix}.json`, `operation-provision-cancelled${suffix}.json`);
 const body = Buffer.from('metalflow replay image');
 const images = createServer((req, res) => {
   res.writeHead(200, { 'content-length': body.length });
@@ -58,8 +60,8 @@ try {
   await h.hosts.remove(ref);
   await h.hosts.setPaused(ref, false);
   await handle.result();
-  saveHistory(hostWorkflowId(ref), 'host-paused-cancel-delete.json');
-  saveHistory(provision.workflowId, 'operation-provision-cancelled.json');
+  saveHistory(hostWorkflowId(ref), `host-paused-cancel-delete${suffix}.json`);
+  saveHistory(provision.workflowId, `operation-provision-cancelled${suffix}.json`);
 } finally {
   await h.close();
   images.close();
