@@ -7,12 +7,7 @@ import { defineConfig, type TestProjectInlineConfiguration } from 'vitest/config
  * round kills and restarts processes of its own stack for minutes.
  */
 const CHAOS = 'test/chaos/chaos.test.ts';
-/**
- * The chaos round is out of `make test` until it passes: at bc5edab it found a reboot's power-off
- * sent twice (the first one unanswered, forwarded, then a second reboot operation). Run it with
- * METALFLOW_CHAOS_ROUND=1 npx vitest run test/chaos.
- */
-const ALONE = ['test/k8s/fleet.test.ts', ...(process.env.METALFLOW_CHAOS_ROUND === '1' ? [CHAOS] : [])];
+const ALONE = ['test/k8s/fleet.test.ts', CHAOS];
 
 /** What both groups share. Not `extends: true`: a project inheriting globalSetup would start the stack and bundle the workflows again. */
 const common: TestProjectInlineConfiguration['test'] = {
