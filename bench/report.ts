@@ -1,6 +1,7 @@
 /** The benchmark's result document and its table on stdout, with the targets of issue 5 beside the figures. */
 import { PHASES, PHASE_LABEL, type Percentiles, type Phase } from './common';
 import type { TemporalFigures } from './temporal';
+import type { TemporalProfileName, TemporalServerInfo } from './temporal-profile';
 import { DEFAULT_HOST_OPTIONS } from '../workflows/definitions';
 
 export type CpuByProcess = Record<'temporal' | 'ironic' | 'worker' | 'api' | 'bench', number>;
@@ -21,6 +22,8 @@ export interface BenchResult {
   date: string;
   commit: string;
   machine: { cpus: number; cpuModel: string; memGiB: number; node: string; os: string };
+  /** Which Temporal ran the workflows (absent in older results: the dev server). */
+  temporalServer?: TemporalServerInfo;
   options: {
     hosts: number;
     concurrency: number;
@@ -30,6 +33,8 @@ export interface BenchResult {
     phases: Phase[];
     floor?: boolean;
     maxHistoryEvents?: number;
+    /** Absent in results from before --temporal: the dev server. */
+    temporal?: TemporalProfileName;
     workerEnv?: Record<string, string>;
   };
   metalflow: DriverFigures & {
@@ -113,6 +118,7 @@ export function formatTable(r: BenchResult): string {
   );
   out.push(`machine: ${r.machine.cpus} cores (${r.machine.cpuModel}), ${r.machine.memGiB} GiB, Node ${r.machine.node}; commit ${r.commit}; ${r.date}`);
   const workerEnv = Object.entries(r.options.workerEnv ?? {});
+  if (r.temporalServer) out.push(`temporal: ${r.temporalServer.server} on ${r.temporalServer.persistence}, ${r.temporalServer.address}`);
   if (workerEnv.length > 0) out.push(`worker settings: ${workerEnv.map(([k, v]) => `${k}=${v}`).join(' ')}`);
   out.push('');
   out.push(`  ${pad('phase (wall time)', 28)} ${padl('metalflow', 10)} ${padl('floor', 9)} ${padl('ratio', 7)}   target`);

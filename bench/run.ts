@@ -6,7 +6,7 @@
  *
  *   npm run bench -- [--hosts 100] [--concurrency N] [--redfish] [--scale]
  *                    [--floor-poll-ms 100] [--no-floor] [--idle-seconds S] [--max-history-events N]
- *                    [--out FILE] [--keep-stack] [--profile]
+ *                    [--out FILE] [--keep-stack] [--profile] [--temporal dev|postgres]
  *
  * --max-history-events lowers the host workflows' continue-as-new threshold
  * (METALFLOW_MAX_HISTORY_EVENTS) so that a run shows continue-as-new at
@@ -18,7 +18,9 @@
  *
  * Starts its own stack (scripts/stack.sh; Temporal 21233, UI 21234, Ironic
  * 21385, sushy 21800, state .state/bench-stack) when it is not running, and
- * stops what it started unless --keep-stack.
+ * stops what it started unless --keep-stack. --temporal postgres runs the
+ * workflows on Temporal server on PostgreSQL (scripts/temporal-pg.sh, see
+ * bench/temporal-profile.ts) instead of the dev server.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, rmSync, writeFileSync, readFileSync } from 'node:fs';
@@ -56,6 +58,7 @@ import {
 } from './procs';
 import { evaluateTargets, formatTable, type BenchResult, type CpuByProcess, type DriverFigures } from './report';
 import { temporalFigures } from './temporal';
+import { parseTemporalProfile, temporalProfile, totalCpu, type TemporalProfileName } from './temporal-profile';
 
 const log = (msg: string): void => console.error(`[bench ${new Date().toISOString().slice(11, 19)}] ${msg}`);
 
@@ -72,6 +75,7 @@ interface Options {
   /** CPU profiles of the worker and the API (node --cpu-prof) in the run's folder. */
   profile: boolean;
   maxHistoryEvents?: number;
+  temporal: TemporalProfileName;
 }
 
 function parseOptions(argv: string[]): Options {
@@ -89,6 +93,7 @@ function parseOptions(argv: string[]): Options {
       'keep-stack': { type: 'boolean', default: false },
       profile: { type: 'boolean', default: false },
       'max-history-events': { type: 'string' },
+      temporal: { type: 'string' },
       help: { type: 'boolean', default: false },
     },
     strict: true,
@@ -118,6 +123,7 @@ function parseOptions(argv: string[]): Options {
     keepStack: values['keep-stack'] ?? false,
     profile: values.profile ?? false,
     maxHistoryEvents: maxHistory === undefined ? undefined : int('max-history-events', maxHistory, 0),
+    temporal: parseTemporalProfile(values.temporal),
   };
 }
 
@@ -143,12 +149,13 @@ async function sushySystemCount(): Promise<number> {
   return body['Members@odata.count'] ?? 0;
 }
 
-const cleanup = (...namespaces: string[]): Promise<void> => cleanupNamespaces(TEMPORAL_ADDRESS, IRONIC_URL, namespaces, 'benchmark run failed');
+const cleanup = (temporalAddress: string, ...namespaces: string[]): Promise<void> =>
+  cleanupNamespaces(temporalAddress, IRONIC_URL, namespaces, 'benchmark run failed');
 
 async function main(): Promise<void> {
   if (process.argv[2] === 'cleanup') {
     // npm run bench -- cleanup <namespace>...: what a failed run left behind (host namespaces bench-<id>, floor-<id>).
-    await cleanup(...process.argv.slice(3));
+    await cleanup(TEMPORAL_ADDRESS, ...process.argv.slice(3));
     return;
   }
   const opts = parseOptions(process.argv.slice(2));
@@ -162,7 +169,9 @@ async function main(): Promise<void> {
   log(`run ${runId}: ${opts.hosts} hosts, concurrency ${opts.concurrency}${opts.redfish ? ', redfish' : ''}; logs in ${runDir}`);
 
   // ---------------------------------------------------------- the stack ----
-  const services: StackService[] = ['temporal', 'ironic', 'sushy'];
+  const tprofile = temporalProfile(opts.temporal);
+  const temporalAddress = tprofile.address;
+  const services: StackService[] = ['ironic', 'sushy'];
   const before = stackRunning();
   const started: StackService[] = services.filter((s) => !before.has(s));
   const stackEnv: Record<string, string> = {};
@@ -178,6 +187,8 @@ async function main(): Promise<void> {
   } else {
     log('bench stack already running');
   }
+  const temporalStarted = tprofile.ensureRunning();
+  log(`Temporal: ${opts.temporal} at ${temporalAddress}${temporalStarted ? ' (started)' : ' (already running)'}`);
   if (opts.redfish && (await sushySystemCount()) !== opts.hosts) {
     // Other systems than ours: restart sushy on a file with one system per host.
     log(`restarting sushy with ${opts.hosts} fake systems`);
@@ -200,7 +211,7 @@ async function main(): Promise<void> {
     const tokensFile = join(runDir, 'api-tokens');
     writeFileSync(tokensFile, `${tokenHash(apiToken)} bench admin:*\n`, { mode: 0o600 });
     const childEnv = {
-      TEMPORAL_ADDRESS,
+      TEMPORAL_ADDRESS: temporalAddress,
       TEMPORAL_NAMESPACE: 'default',
       IRONIC_URL: proxy.url,
       METALFLOW_TASK_QUEUE: taskQueue,
@@ -232,7 +243,7 @@ async function main(): Promise<void> {
     const cpuNow = (): CpuByProcess => {
       const self = process.cpuUsage();
       return {
-        temporal: readProcGroup(pgid('temporal'))?.cpuSeconds ?? 0,
+        temporal: totalCpu(tprofile.cpuByPart()),
         ironic: readProcGroup(pgid('ironic'))?.cpuSeconds ?? 0,
         worker: watches.worker.sample()?.cpuSeconds ?? 0,
         api: watches.api.sample()?.cpuSeconds ?? 0,
@@ -298,7 +309,7 @@ async function main(): Promise<void> {
     metalflow = new MetalflowDriver({
       apiUrl: API_URL,
       apiToken,
-      temporalAddress: TEMPORAL_ADDRESS,
+      temporalAddress,
       namespace,
       concurrency: opts.concurrency,
       pollMs: opts.hosts > 300 ? 1000 : 250,
@@ -309,6 +320,7 @@ async function main(): Promise<void> {
     let idleHosts: number | undefined;
     let idleCpuShare: CpuByProcess | undefined;
     const idlePhase: Phase = opts.redfish ? 'available' : 'provisioned';
+    const temporalCpu0 = tprofile.cpuByPart();
     const mf = await measure(
       'metalflow',
       (p, hs) => metalflow!.runPhase(p, hs),
@@ -339,8 +351,13 @@ async function main(): Promise<void> {
       apiServerErrors.byMessage[k] = (apiServerErrors.byMessage[k] ?? 0) + 1;
     }
     metalflow = undefined;
+    const temporalCpu1 = tprofile.cpuByPart();
+    const temporalServer = {
+      ...tprofile.info(),
+      cpuSecondsByPart: Object.fromEntries(Object.entries(temporalCpu1).map(([k, v]) => [k, v - (temporalCpu0[k] ?? 0)])),
+    };
     log('reading Temporal histories');
-    const temporal = await temporalFigures(TEMPORAL_ADDRESS, namespace, calls, opts.hosts);
+    const temporal = await temporalFigures(temporalAddress, namespace, calls, opts.hosts);
     watches.worker.stop();
     watches.api.stop();
     const workerFig = { peakRssMiB: watches.worker.peakRssMiB, cpuSeconds: watches.worker.last?.cpuSeconds ?? 0, idleRssMiB, idleHosts, idleState: idlePhase, idleCpuShare };
@@ -375,8 +392,10 @@ async function main(): Promise<void> {
         phases,
         floor: opts.floor,
         maxHistoryEvents: opts.maxHistoryEvents,
+        temporal: opts.temporal,
         workerEnv: Object.fromEntries(Object.entries(process.env).filter(([k]) => k.startsWith('METALFLOW_WORKER_')) as [string, string][]),
       },
+      temporalServer,
       metalflow: { ...mf, temporal, worker: workerFig, api: apiFig, apiServerErrors },
       floor,
       ratio,
@@ -390,7 +409,7 @@ async function main(): Promise<void> {
   } catch (err) {
     // Leave nothing behind that would load the next run: this run's host workflows and Ironic nodes.
     log('run failed; terminating its host workflows and deleting its Ironic nodes');
-    await cleanup(namespace, `floor-${runId}`).catch((e: unknown) => log(`cleanup failed: ${String(e)}`));
+    await cleanup(temporalAddress, namespace, `floor-${runId}`).catch((e: unknown) => log(`cleanup failed: ${String(e)}`));
     throw err;
   } finally {
     await metalflow?.stop().catch(() => undefined);
@@ -403,6 +422,14 @@ async function main(): Promise<void> {
         stack(['stop', ...started]);
       } catch (err) {
         log(`stack stop failed: ${String(err)}`);
+      }
+    }
+    if (temporalStarted && !opts.keepStack) {
+      log(`stopping Temporal (${opts.temporal}), started by this run`);
+      try {
+        tprofile.stop();
+      } catch (err) {
+        log(`Temporal stop failed: ${String(err)}`);
       }
     }
   }
