@@ -4,13 +4,13 @@
  * go.temporal.io/server module on PostgreSQL (scripts/temporal-pg.sh, ports
  * 21500.. plus METALFLOW_BENCH_PORT_OFFSET). Either way: its address, whether
  * this run started it, its CPU seconds (the PostgreSQL profile counts the
- * server and PostgreSQL with its backends) and what to record in the result.
+ * server's process group and PostgreSQL's postmaster with its children) and what to record in the result.
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { REPO_ROOT } from '../config/env';
-import { BENCH_PORTS, BENCH_STATE_DIR, TEMPORAL_ADDRESS, readProcGroup, servicePid, stack, stackRunning } from './procs';
+import { BENCH_PORTS, BENCH_STATE_DIR, TEMPORAL_ADDRESS, readProcGroup, readProcTree, servicePid, stack, stackRunning } from './procs';
 
 export const TEMPORAL_PROFILES = ['dev', 'postgres'] as const;
 export type TemporalProfileName = (typeof TEMPORAL_PROFILES)[number];
@@ -106,7 +106,7 @@ function postgresProfile(): TemporalProfile {
     stop: () => void run('stop'),
     cpuByPart: () => ({
       server: cpuOfGroup(pidOf(join(stateDir, 'run', 'temporal.pid'))),
-      postgres: cpuOfGroup(pidOf(join(stateDir, 'run', 'postgres.pid'))),
+      postgres: ((pid) => (pid === undefined ? 0 : (readProcTree(pid)?.cpuSeconds ?? 0)))(pidOf(join(stateDir, 'run', 'postgres.pid'))),
     }),
     info: () => {
       const bin = firstLine('bash', [script, 'version']);
