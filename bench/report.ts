@@ -196,6 +196,12 @@ export function formatTable(r: BenchResult): string {
       );
     }
   }
+  const temporalCpu = r.options.phases.reduce((a, p) => a + m.cpuSecondsByPhase[p].temporal, 0);
+  const parts = Object.entries(r.temporalServer?.cpuSecondsByPart ?? {});
+  out.push(
+    `  Temporal CPU per host lifecycle: ${(temporalCpu / r.options.hosts).toFixed(2)} s` +
+      (parts.length > 1 ? ` (whole run with idle sampling: ${parts.map(([k, v]) => `${k} ${v.toFixed(1)} s`).join(', ')})` : ''),
+  );
   out.push('');
   out.push('  targets');
   for (const x of r.targets) {

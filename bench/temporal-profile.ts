@@ -22,7 +22,7 @@ export interface TemporalServerInfo {
   server: string;
   persistence: string;
   address: string;
-  /** CPU seconds of each counted process group over the metalflow phases (postgres: server, postgres). */
+  /** CPU seconds of each counted part from the first create to the end of the last phase, idle sampling included (postgres: server, postgres). */
   cpuSecondsByPart?: Record<string, number>;
 }
 
