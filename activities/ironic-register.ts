@@ -12,6 +12,8 @@ import { hardwareFromInventory, hardwareFromProperties } from '../clients/ironic
 import { bootCapabilities, ironicRootDeviceHints, nodeInterfaces, type InspectionPreference } from '../clients/ironic/node-spec';
 import type { IronicNode } from '../clients/ironic/types';
 import { readSecretKey, type SecretReader } from '../clients/secrets/secret-store';
+import { pause } from './activity-context';
+import { resendDelayMs, TRANSIENT_RESENDS, transientIronicError } from './ironic-transient';
 import { lastError, operationFailed, OWNER_KEY, ownerMark, summary, type NodeDriver, type NodeSummary, type NodeTarget } from './ironic-node-driver';
 
 export interface RegisterDeps {
@@ -133,8 +135,13 @@ export function createRegisterActivities(deps: RegisterDeps) {
       switch (n.provision_state) {
         case 'manageable':
           return issued.includes('inspect') ? { done: true } : { verb: 'inspect' };
-        case 'inspect failed':
-          return issued.includes('inspect') ? { fail: `inspection failed: ${lastError(n)}` } : { verb: 'inspect' };
+        case 'inspect failed': {
+          const sent = issued.filter((v) => v === 'inspect').length;
+          if (sent === 0) return { verb: 'inspect' };
+          // Ironic too busy to inspect (its database locked under load): inspect again, quietly.
+          if (transientIronicError(n.last_error) && sent <= TRANSIENT_RESENDS) return { verb: 'inspect', prepare: () => pause(resendDelayMs(sent)) };
+          return { fail: `inspection failed: ${lastError(n)}` };
+        }
         case 'enroll':
         case 'available':
           return { verb: 'manage' };

@@ -23,10 +23,9 @@
  * bench/temporal-profile.ts) instead of the dev server.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, rmSync, writeFileSync, readFileSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 import { request } from 'undici';
 import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
 import { REPO_ROOT } from '../config/env';
@@ -58,74 +57,10 @@ import {
 } from './procs';
 import { evaluateTargets, formatTable, type BenchResult, type CpuByProcess, type DriverFigures } from './report';
 import { temporalFigures } from './temporal';
-import { parseTemporalProfile, temporalProfile, totalCpu, type TemporalProfileName } from './temporal-profile';
+import { parseOptions } from './options';
+import { temporalProfile, totalCpu } from './temporal-profile';
 
 const log = (msg: string): void => console.error(`[bench ${new Date().toISOString().slice(11, 19)}] ${msg}`);
-
-interface Options {
-  hosts: number;
-  concurrency: number;
-  redfish: boolean;
-  floorPollMs: number;
-  /** Skip the floor (scale runs: no target compares with it at 1,000 hosts, and it doubles the run). */
-  floor: boolean;
-  idleSeconds: number;
-  out?: string;
-  keepStack: boolean;
-  /** CPU profiles of the worker and the API (node --cpu-prof) in the run's folder. */
-  profile: boolean;
-  maxHistoryEvents?: number;
-  temporal: TemporalProfileName;
-}
-
-function parseOptions(argv: string[]): Options {
-  const { values } = parseArgs({
-    args: argv,
-    options: {
-      hosts: { type: 'string' },
-      concurrency: { type: 'string' },
-      redfish: { type: 'boolean', default: false },
-      scale: { type: 'boolean', default: false },
-      'floor-poll-ms': { type: 'string', default: '100' },
-      'no-floor': { type: 'boolean' },
-      'idle-seconds': { type: 'string' },
-      out: { type: 'string' },
-      'keep-stack': { type: 'boolean', default: false },
-      profile: { type: 'boolean', default: false },
-      'max-history-events': { type: 'string' },
-      temporal: { type: 'string' },
-      help: { type: 'boolean', default: false },
-    },
-    strict: true,
-  });
-  if (values.help) {
-    console.log(readFileSync(new URL(import.meta.url), 'utf8').split('*/')[0]!.replace(/^\/\*\*?|^ \* ?/gm, ''));
-    process.exit(0);
-  }
-  const int = (name: string, v: string | undefined, fallback: number): number => {
-    if (v === undefined) return fallback;
-    const n = Number(v);
-    if (!Number.isInteger(n) || n < 1) throw new Error(`--${name} must be a positive integer, got "${v}"`);
-    return n;
-  };
-  // --scale: the issue's 1,000-host run, each default overridable.
-  const scale = values.scale ?? false;
-  const hosts = int('hosts', values.hosts, scale ? 1000 : 100);
-  const maxHistory = values['max-history-events'] ?? (scale ? '60' : undefined);
-  return {
-    hosts,
-    concurrency: int('concurrency', values.concurrency, scale ? Math.min(hosts, 200) : hosts),
-    redfish: values.redfish ?? false,
-    floorPollMs: int('floor-poll-ms', values['floor-poll-ms'], 100),
-    floor: !(values['no-floor'] ?? scale),
-    idleSeconds: int('idle-seconds', values['idle-seconds'], hosts >= 1000 ? 60 : 5),
-    out: values.out,
-    keepStack: values['keep-stack'] ?? false,
-    profile: values.profile ?? false,
-    maxHistoryEvents: maxHistory === undefined ? undefined : int('max-history-events', maxHistory, 0),
-    temporal: parseTemporalProfile(values.temporal),
-  };
-}
 
 /** Normalised request kind: node IDs and names become {node}, query values are dropped. */
 function requestKind(r: RecordedRequest): string {
@@ -158,7 +93,7 @@ async function main(): Promise<void> {
     await cleanup(TEMPORAL_ADDRESS, ...process.argv.slice(3));
     return;
   }
-  const opts = parseOptions(process.argv.slice(2));
+  const opts = parseOptions(process.argv.slice(2), new URL(import.meta.url));
   const runId = randomBytes(3).toString('hex');
   const namespace = `bench-${runId}`;
   const taskQueue = `bench-${runId}`;

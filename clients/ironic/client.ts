@@ -76,6 +76,12 @@ export function ironicErrorMessage(body: string): string {
   return body.slice(0, 500);
 }
 
+/** The connection closed under a request before any answer (a keep-alive connection the server had just dropped). */
+const droppedConnection = (err: unknown): boolean => {
+  const code = (err as { code?: unknown } | null)?.code;
+  return code === 'UND_ERR_SOCKET' || code === 'ECONNRESET';
+};
+
 export class IronicClient {
   private readonly base: string;
   private readonly headers: Record<string, string>;
@@ -140,15 +146,22 @@ export class IronicClient {
     if (typeof version === 'string') headers['x-openstack-ironic-api-version'] = version;
     else if (version) headers['x-openstack-ironic-api-version'] = await this.microversion();
     if (body !== undefined) headers['content-type'] = 'application/json';
-    let res: Dispatcher.ResponseData;
-    try {
-      res = await request(`${this.base}${path}`, {
+    const send = () =>
+      request(`${this.base}${path}`, {
         method,
         headers,
         body: body === undefined ? undefined : JSON.stringify(body),
         dispatcher: this.dispatcher,
         headersTimeout: this.timeout,
         bodyTimeout: this.timeout,
+      });
+    let res: Dispatcher.ResponseData;
+    try {
+      res = await send().catch((err: unknown) => {
+        // Ironic may close an idle keep-alive connection just as a request goes out on it
+        // ("other side closed", seen in a test run): a read is sent once more, on a new one.
+        if (method === 'GET' && droppedConnection(err)) return send();
+        throw err;
       });
     } catch (err) {
       throw await this.unreachable(err);

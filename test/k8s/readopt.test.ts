@@ -22,9 +22,14 @@ const image = { url: 'http://127.0.0.1/images/readopt.qcow2', checksum: 'c'.repe
 
 /** Ironic's own record of the node's last provision-state change: a deploy, an adopt or an inspection moves it. */
 async function ironicNode(id: string): Promise<{ provision_state: string; provision_updated_at: string | null } | undefined> {
-  const res = await fetch(`${IRONIC_URL}/v1/nodes/${id}`, { headers: { 'X-OpenStack-Ironic-API-Version': '1.81' } });
-  if (res.status === 404) return undefined;
-  return (await res.json()) as { provision_state: string; provision_updated_at: string | null };
+  // The shared Ironic, busy with the other files, may drop a connection (a run saw "fetch failed"): read again.
+  const read = await waitFor(`Ironic's answer for node ${id}`, async () => {
+    const res = await fetch(`${IRONIC_URL}/v1/nodes/${id}`, { headers: { 'X-OpenStack-Ironic-API-Version': '1.81' } });
+    if (res.status === 404) return { node: undefined };
+    if (!res.ok) throw new Error(`HTTP ${res.status}`);
+    return { node: (await res.json()) as { provision_state: string; provision_updated_at: string | null } };
+  });
+  return read.node;
 }
 
 async function childRuns(name: string, type: string): Promise<number> {
