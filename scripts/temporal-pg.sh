@@ -22,6 +22,11 @@
 #   TEMPORAL_PG_PORT_BASE   21500    PostgreSQL on BASE, Temporal frontend gRPC on
 #                           BASE+1 (HTTP BASE+2), history/matching/worker gRPC on
 #                           BASE+3..5, membership (ringpop) on BASE+6..9
+#   TEMPORAL_PG_MEMBERSHIP_PORT_BASE  the four membership ports from here instead.
+#                           Temporal stores them in a SMALLINT column
+#                           (cluster_membership.rpc_port), so they must be below
+#                           32768: when BASE+9 is not, four free ports below
+#                           32768 are picked at start (and logged).
 #   TEMPORAL_PG_HISTORY_SHARDS  4    fixed when the cluster is first created
 #   TEMPORAL_PG_CACHE       <repo>/.cache/temporal-pg   binaries and schema files
 #   METALFLOW_HEALTH_TIMEOUT 90      seconds to wait for Temporal
@@ -59,7 +64,27 @@ FRONTEND_HTTP_PORT=$((BASE + 2))
 HISTORY_PORT=$((BASE + 3))
 MATCHING_PORT=$((BASE + 4))
 WORKER_PORT=$((BASE + 5))
-MEMBERSHIP_BASE=$((BASE + 6))
+MEMBERSHIP_BASE="${TEMPORAL_PG_MEMBERSHIP_PORT_BASE:-}"
+MEMBERSHIP_MAX=32767
+
+if [[ -n "$MEMBERSHIP_BASE" ]]; then
+  [[ "$MEMBERSHIP_BASE" =~ ^[0-9]+$ ]] && ((MEMBERSHIP_BASE >= 1024 && MEMBERSHIP_BASE + 3 <= MEMBERSHIP_MAX)) \
+    || die "TEMPORAL_PG_MEMBERSHIP_PORT_BASE must be a number from 1024 to $((MEMBERSHIP_MAX - 3)) (Temporal stores membership ports as SMALLINT), got '$MEMBERSHIP_BASE'"
+fi
+
+# The membership ports: the configured ones, BASE+6..9 when below 32768, else
+# four consecutive ports nothing listens on, searched down from 32764.
+membership_base() {
+  if [[ -n "$MEMBERSHIP_BASE" ]]; then echo "$MEMBERSHIP_BASE"; return; fi
+  if ((BASE + 9 <= MEMBERSHIP_MAX)); then echo $((BASE + 6)); return; fi
+  local listening p
+  listening="$(ss -Hltn 2>/dev/null | awk '{ n = split($4, a, ":"); print a[n] }')" \
+    || die "ss (iproute2) is needed to pick membership ports; or set TEMPORAL_PG_MEMBERSHIP_PORT_BASE"
+  for ((p = MEMBERSHIP_MAX - 3; p >= 20000; p -= 4)); do
+    if ! grep -qxE "$p|$((p + 1))|$((p + 2))|$((p + 3))" <<<"$listening"; then echo "$p"; return; fi
+  done
+  die "no four free ports below 32768 for Temporal's membership; set TEMPORAL_PG_MEMBERSHIP_PORT_BASE"
+}
 
 # ------------------------------------------------------------- install ----
 go_bin() {
@@ -69,10 +94,18 @@ go_bin() {
 installed() { [[ -x "$BIN_DIR/temporal-server" && -x "$BIN_DIR/temporal-sql-tool" && -d "$BIN_DIR/schema/postgresql/v12" ]]; }
 
 install() {
+  # Checked before the lock: PostgreSQL and Temporal started later must not
+  # inherit the lock's descriptor (they would hold it for their lifetime).
+  if installed; then log "Temporal server $TEMPORAL_SERVER_VERSION: ok ($BIN_DIR)"; return 0; fi
   mkdir -p "$CACHE"
   exec 9>"$CACHE/.lock"
   if command -v flock >/dev/null 2>&1; then flock -w 3600 9 || die "another install holds $CACHE/.lock"; fi
-  if installed; then log "Temporal server $TEMPORAL_SERVER_VERSION: ok ($BIN_DIR)"; return 0; fi
+  if installed; then exec 9>&-; log "Temporal server $TEMPORAL_SERVER_VERSION: ok ($BIN_DIR)"; return 0; fi
+  build
+  exec 9>&-
+}
+
+build() {
   local go start secs tmp moddir
   go="$(go_bin)"
   log "building Temporal server $TEMPORAL_SERVER_VERSION (cmd/server, cmd/tools/sql) with $("$go" env GOVERSION); the first build downloads modules and takes minutes"
@@ -94,6 +127,7 @@ install() {
   chmod -R u+w "$tmp/schema"
   mv "$tmp/server" "$tmp/temporal-server"
   mv "$tmp/sql" "$tmp/temporal-sql-tool"
+  chmod 755 "$tmp"
   secs=$((SECONDS - start))
   printf 'version=%s\ngo=%s\nbuilt_at=%s\nbuild_seconds=%s\nhost_cpus=%s\n' "$TEMPORAL_SERVER_VERSION" \
     "$("$go" env GOVERSION)" "$(date -u +%Y-%m-%dT%H:%M:%SZ)" "$secs" "$(nproc 2>/dev/null || echo '?')" >"$tmp/build-info"
@@ -295,8 +329,9 @@ temporal_healthy() {
 
 temporal_start() {
   if temporal_running; then log "temporal: running (pid $(temporal_pid), $HOST:$FRONTEND_PORT)"; return 0; fi
+  MEMBERSHIP_BASE="$(membership_base)"
   write_config
-  log "temporal: starting server $TEMPORAL_SERVER_VERSION on $HOST:$FRONTEND_PORT"
+  log "temporal: starting server $TEMPORAL_SERVER_VERSION on $HOST:$FRONTEND_PORT (membership ports $MEMBERSHIP_BASE..$((MEMBERSHIP_BASE + 3)))"
   setsid "$BIN_DIR/temporal-server" --config-file "$STATE/temporal.yaml" --allow-no-auth start \
     </dev/null >>"$LOGS/temporal.log" 2>&1 &
   echo $! >"$RUN/temporal.pid"
@@ -350,6 +385,13 @@ cmd_stop() {
   rm -f "$RUN/postgres.pid"
 }
 
+undo_start() {
+  local pg_was="$1" temporal_was="$2"
+  log "start failed; stopping what it started"
+  if [[ "$temporal_was" == 0 ]] && temporal_running; then stop_pid temporal "$(temporal_pid)"; rm -f "$RUN/temporal.pid"; fi
+  if [[ "$pg_was" == 0 ]] && pg_running; then as_pg "$PG_BIN/pg_ctl" -D "$DATA" -m fast -w stop >/dev/null || true; rm -f "$RUN/postgres.pid"; fi
+}
+
 cmd_status() {
   local rc=0
   if pg_running; then echo "postgres  running  pid $(head -1 "$DATA/postmaster.pid")  $HOST:$PG_PORT"; else echo "postgres  stopped"; rc=1; fi
@@ -375,10 +417,16 @@ main() {
   case "$cmd" in
     start)
       install
+      # A start that fails half-way stops what it started itself (not what was already running).
+      local pg_was_running=0 temporal_was_running=0
+      pg_running && pg_was_running=1
+      temporal_running && temporal_was_running=1
+      trap 'rc=$?; if ((rc != 0)); then undo_start "$pg_was_running" "$temporal_was_running"; fi' EXIT
       pg_init
       pg_start
       pg_schema
       temporal_start
+      trap - EXIT
       cmd_status ;;
     stop) cmd_stop ;;
     status) cmd_status ;;
