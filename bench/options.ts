@@ -18,6 +18,8 @@ export interface Options {
   maxHistoryEvents?: number;
   /** Which Temporal runs the workflows: the dev server (SQLite) or Temporal server on PostgreSQL. */
   temporal: TemporalProfileName;
+  /** Worker processes on the run's task queue: 1, or 2 with --temporal postgres (issue 17's profile). */
+  workers: number;
 }
 
 export function parseOptions(argv: string[], helpFrom: URL): Options {
@@ -36,6 +38,7 @@ export function parseOptions(argv: string[], helpFrom: URL): Options {
       profile: { type: 'boolean', default: false },
       'max-history-events': { type: 'string' },
       temporal: { type: 'string' },
+      workers: { type: 'string' },
       help: { type: 'boolean', default: false },
     },
     strict: true,
@@ -54,6 +57,7 @@ export function parseOptions(argv: string[], helpFrom: URL): Options {
   const scale = values.scale ?? false;
   const hosts = int('hosts', values.hosts, scale ? 1000 : 100);
   const maxHistory = values['max-history-events'] ?? (scale ? '60' : undefined);
+  const temporal = parseTemporalProfile(values.temporal);
   return {
     hosts,
     concurrency: int('concurrency', values.concurrency, scale ? Math.min(hosts, 200) : hosts),
@@ -65,6 +69,7 @@ export function parseOptions(argv: string[], helpFrom: URL): Options {
     keepStack: values['keep-stack'] ?? false,
     profile: values.profile ?? false,
     maxHistoryEvents: maxHistory === undefined ? undefined : int('max-history-events', maxHistory, 0),
-    temporal: parseTemporalProfile(values.temporal),
+    temporal,
+    workers: int('workers', values.workers, temporal === 'postgres' ? 2 : 1),
   };
 }

@@ -2,6 +2,7 @@
 import { PHASES, PHASE_LABEL, type Percentiles, type Phase } from './common';
 import type { TemporalFigures } from './temporal';
 import type { TemporalProfileName, TemporalServerInfo } from './temporal-profile';
+import type { WorkerFigures } from './worker-watch';
 import { DEFAULT_HOST_OPTIONS } from '../workflows/definitions';
 
 export type CpuByProcess = Record<'temporal' | 'ironic' | 'worker' | 'api' | 'bench', number>;
@@ -35,13 +36,14 @@ export interface BenchResult {
     maxHistoryEvents?: number;
     /** Absent in results from before --temporal: the dev server. */
     temporal?: TemporalProfileName;
+    /** Worker processes (absent in older results: one). */
+    workers?: number;
     workerEnv?: Record<string, string>;
   };
   metalflow: DriverFigures & {
     temporal: TemporalFigures;
-    worker: {
-      peakRssMiB: number;
-      cpuSeconds: number;
+    /** RSS figures are the largest worker's, CPU the sum over workers (--workers). */
+    worker: WorkerFigures & {
       idleRssMiB?: number;
       idleHosts?: number;
       idleState?: string;
@@ -172,7 +174,8 @@ export function formatTable(r: BenchResult): string {
   }
   out.push('');
   out.push(
-    `  worker: peak RSS ${m.worker.peakRssMiB.toFixed(0)} MiB, CPU ${m.worker.cpuSeconds.toFixed(1)} s` +
+    `  worker${(m.worker.processes ?? 1) > 1 ? ` (${m.worker.processes} processes: RSS of the largest, CPU summed)` : ''}: ` +
+      `peak RSS ${m.worker.peakRssMiB.toFixed(0)} MiB, CPU ${m.worker.cpuSeconds.toFixed(1)} s` +
       (m.worker.idleRssMiB !== undefined ? `; RSS with ${m.worker.idleHosts} hosts idle in ${m.worker.idleState ?? 'provisioned'}: ${m.worker.idleRssMiB.toFixed(0)} MiB (target < 512 MiB at 1,000)` : ''),
   );
   const idleCpu = m.worker.idleCpuShare;

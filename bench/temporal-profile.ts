@@ -112,7 +112,8 @@ function postgresProfile(): TemporalProfile {
       const bin = firstLine('bash', [script, 'version']);
       return {
         profile: 'postgres',
-        server: `temporal-server ${firstLine(join(REPO_ROOT, '.cache', 'temporal-pg', bin, 'temporal-server'), ['--version'])} (go.temporal.io/server ${bin})`,
+        // `temporal-server --version` prints "temporal version 1.32.0".
+        server: `Temporal server ${firstLine(join(REPO_ROOT, '.cache', 'temporal-pg', bin, 'temporal-server'), ['--version']).replace(/^temporal version /, '')} (go.temporal.io/server ${bin})`,
         persistence: `PostgreSQL (${firstLine('postgres', ['--version'])}), temporal + temporal_visibility databases`,
         address,
       };
