@@ -31,8 +31,14 @@
 #   TEMPORAL_PG_CACHE       <repo>/.cache/temporal-pg   binaries and schema files
 #   METALFLOW_HEALTH_TIMEOUT 90      seconds to wait for Temporal
 #   GO (go binary, default: what scripts/kube-build.sh --go picks), GOPROXY as usual.
-# PostgreSQL binaries: /usr/local/bin or Debian's /usr/lib/postgresql/*/bin.
-# As root, PostgreSQL runs as the `postgres` user (initdb refuses root).
+# PostgreSQL binaries: /usr/local/bin or Debian's /usr/lib/postgresql/*/bin;
+# `start` installs Debian's postgresql package when neither exists (root or
+# sudo). As root, PostgreSQL runs as the `postgres` user (initdb refuses root).
+# Also needed: Go (scripts/kube-build.sh --go finds or fetches one), the
+# temporal CLI of .venv (scripts/install.sh), setpriv (util-linux) and, with a
+# port base above 32758, ss (iproute2). The first build takes about 12 minutes
+# on 2 busy cores (module download and compile; go's caches make later ones
+# seconds), then `start` takes a few seconds.
 set -euo pipefail
 
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -144,7 +150,23 @@ pg_bindir() {
     [[ -x "$d/pg_ctl" ]] && { echo "$d"; return; }
   done
   command -v pg_ctl >/dev/null 2>&1 && { dirname "$(command -v pg_ctl)"; return; }
-  die "PostgreSQL not found (/usr/local/bin/pg_ctl, /usr/lib/postgresql/*/bin); apt-get install postgresql"
+  return 1
+}
+
+# Debian's postgresql package when no PostgreSQL is found (root or sudo). Its
+# own `main` cluster (port 5432) is not used here; where the package starts
+# it, `pg_ctlcluster <version> main stop` stops it.
+pg_install() {
+  local sudo=()
+  command -v apt-get >/dev/null 2>&1 || die "PostgreSQL not found (/usr/local/bin/pg_ctl, /usr/lib/postgresql/*/bin) and no apt-get: install PostgreSQL 12 or newer"
+  if [[ "$(id -u)" != 0 ]]; then
+    command -v sudo >/dev/null 2>&1 || die "PostgreSQL not found; need root or sudo to apt-get install postgresql"
+    sudo=(sudo)
+  fi
+  log "PostgreSQL not found: apt-get install postgresql" >&2
+  DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get update -qq >&2 || die "apt-get update failed (is the Debian mirror reachable?)"
+  DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends postgresql >&2 \
+    || die "apt-get install postgresql failed"
 }
 PG_BIN=""
 
@@ -412,7 +434,11 @@ main() {
     -h|--help|"") awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "${BASH_SOURCE[0]}"; [[ -n "$cmd" ]]; return ;;
     *) die "unknown command '$cmd' (install, start, stop, status, env, version)" ;;
   esac
-  PG_BIN="$(pg_bindir)"
+  if ! PG_BIN="$(pg_bindir)"; then
+    [[ "$cmd" == start ]] || die "PostgreSQL not found (/usr/local/bin/pg_ctl, /usr/lib/postgresql/*/bin); scripts/temporal-pg.sh start installs it"
+    pg_install
+    PG_BIN="$(pg_bindir)" || die "PostgreSQL still not found after apt-get install postgresql"
+  fi
   mkdir -p "$RUN" "$LOGS"
   case "$cmd" in
     start)
