@@ -329,7 +329,7 @@ dynamicConfigClient:
   pollInterval: 60s
 EOF
   )
-  # What the dev server allows beyond a plain server's defaults that metalflow's IDs need.
+  # Server v1.32.0's default, written out: metalflow's workflow IDs (host namespace/name) need long IDs.
   cat >"$STATE/dynamicconfig.yaml" <<EOF
 limit.maxIDLength:
   - value: 1000
