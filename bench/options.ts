@@ -1,6 +1,7 @@
 /** Command-line options of `npm run bench` (the help text is the opening comment of bench/run.ts). */
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
+import { parseTemporalProfile, type TemporalProfileName } from './temporal-profile';
 
 export interface Options {
   hosts: number;
@@ -15,6 +16,10 @@ export interface Options {
   /** CPU profiles of the worker and the API (node --cpu-prof) in the run's folder. */
   profile: boolean;
   maxHistoryEvents?: number;
+  /** Which Temporal runs the workflows: the dev server (SQLite) or Temporal server on PostgreSQL. */
+  temporal: TemporalProfileName;
+  /** Worker processes on the run's task queue: 1, or 2 with --temporal postgres (issue 17's profile). */
+  workers: number;
 }
 
 export function parseOptions(argv: string[], helpFrom: URL): Options {
@@ -32,6 +37,8 @@ export function parseOptions(argv: string[], helpFrom: URL): Options {
       'keep-stack': { type: 'boolean', default: false },
       profile: { type: 'boolean', default: false },
       'max-history-events': { type: 'string' },
+      temporal: { type: 'string' },
+      workers: { type: 'string' },
       help: { type: 'boolean', default: false },
     },
     strict: true,
@@ -50,6 +57,7 @@ export function parseOptions(argv: string[], helpFrom: URL): Options {
   const scale = values.scale ?? false;
   const hosts = int('hosts', values.hosts, scale ? 1000 : 100);
   const maxHistory = values['max-history-events'] ?? (scale ? '60' : undefined);
+  const temporal = parseTemporalProfile(values.temporal);
   return {
     hosts,
     concurrency: int('concurrency', values.concurrency, scale ? Math.min(hosts, 200) : hosts),
@@ -61,5 +69,7 @@ export function parseOptions(argv: string[], helpFrom: URL): Options {
     keepStack: values['keep-stack'] ?? false,
     profile: values.profile ?? false,
     maxHistoryEvents: maxHistory === undefined ? undefined : int('max-history-events', maxHistory, 0),
+    temporal,
+    workers: int('workers', values.workers, temporal === 'postgres' ? 2 : 1),
   };
 }

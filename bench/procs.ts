@@ -159,12 +159,17 @@ export function readProc(pid: number): ProcSample | undefined {
 }
 
 /** Sum over a process group (Ironic forks a worker; Temporal's CLI may exec the server). */
-export function readProcGroup(pgid: number): ProcSample | undefined {
+export const readProcGroup = (pgid: number): ProcSample | undefined => sumProcs((_pid, f) => Number(f[2]) === pgid);
+
+/** A process and its children (PostgreSQL's backends each start a session of their own). */
+export const readProcTree = (root: number): ProcSample | undefined => sumProcs((pid, f) => pid === root || Number(f[1]) === root);
+
+function sumProcs(match: (pid: number, statFields: string[]) => boolean): ProcSample | undefined {
   let total: ProcSample | undefined;
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     const f = statFields(Number(entry));
-    if (!f || Number(f[2]) !== pgid) continue;
+    if (!f || !match(Number(entry), f)) continue;
     const s = readProc(Number(entry));
     if (!s) continue;
     total = total

@@ -1,6 +1,8 @@
 /** The benchmark's result document and its table on stdout, with the targets of issue 5 beside the figures. */
 import { PHASES, PHASE_LABEL, type Percentiles, type Phase } from './common';
 import type { TemporalFigures } from './temporal';
+import type { TemporalProfileName, TemporalServerInfo } from './temporal-profile';
+import type { WorkerFigures } from './worker-watch';
 import { DEFAULT_HOST_OPTIONS } from '../workflows/definitions';
 
 export type CpuByProcess = Record<'temporal' | 'ironic' | 'worker' | 'api' | 'bench', number>;
@@ -21,6 +23,8 @@ export interface BenchResult {
   date: string;
   commit: string;
   machine: { cpus: number; cpuModel: string; memGiB: number; node: string; os: string };
+  /** Which Temporal ran the workflows (absent in older results: the dev server). */
+  temporalServer?: TemporalServerInfo;
   options: {
     hosts: number;
     concurrency: number;
@@ -30,13 +34,16 @@ export interface BenchResult {
     phases: Phase[];
     floor?: boolean;
     maxHistoryEvents?: number;
+    /** Absent in results from before --temporal: the dev server. */
+    temporal?: TemporalProfileName;
+    /** Worker processes (absent in older results: one). */
+    workers?: number;
     workerEnv?: Record<string, string>;
   };
   metalflow: DriverFigures & {
     temporal: TemporalFigures;
-    worker: {
-      peakRssMiB: number;
-      cpuSeconds: number;
+    /** RSS figures are the largest worker's, CPU the sum over workers (--workers). */
+    worker: WorkerFigures & {
       idleRssMiB?: number;
       idleHosts?: number;
       idleState?: string;
@@ -113,6 +120,7 @@ export function formatTable(r: BenchResult): string {
   );
   out.push(`machine: ${r.machine.cpus} cores (${r.machine.cpuModel}), ${r.machine.memGiB} GiB, Node ${r.machine.node}; commit ${r.commit}; ${r.date}`);
   const workerEnv = Object.entries(r.options.workerEnv ?? {});
+  if (r.temporalServer) out.push(`temporal: ${r.temporalServer.server} on ${r.temporalServer.persistence}, ${r.temporalServer.address}`);
   if (workerEnv.length > 0) out.push(`worker settings: ${workerEnv.map(([k, v]) => `${k}=${v}`).join(' ')}`);
   out.push('');
   out.push(`  ${pad('phase (wall time)', 28)} ${padl('metalflow', 10)} ${padl('floor', 9)} ${padl('ratio', 7)}   target`);
@@ -166,7 +174,8 @@ export function formatTable(r: BenchResult): string {
   }
   out.push('');
   out.push(
-    `  worker: peak RSS ${m.worker.peakRssMiB.toFixed(0)} MiB, CPU ${m.worker.cpuSeconds.toFixed(1)} s` +
+    `  worker${(m.worker.processes ?? 1) > 1 ? ` (${m.worker.processes} processes: RSS of the largest, CPU summed)` : ''}: ` +
+      `peak RSS ${m.worker.peakRssMiB.toFixed(0)} MiB, CPU ${m.worker.cpuSeconds.toFixed(1)} s` +
       (m.worker.idleRssMiB !== undefined ? `; RSS with ${m.worker.idleHosts} hosts idle in ${m.worker.idleState ?? 'provisioned'}: ${m.worker.idleRssMiB.toFixed(0)} MiB (target < 512 MiB at 1,000)` : ''),
   );
   const idleCpu = m.worker.idleCpuShare;
@@ -190,6 +199,12 @@ export function formatTable(r: BenchResult): string {
       );
     }
   }
+  const temporalCpu = r.options.phases.reduce((a, p) => a + m.cpuSecondsByPhase[p].temporal, 0);
+  const parts = Object.entries(r.temporalServer?.cpuSecondsByPart ?? {});
+  out.push(
+    `  Temporal CPU per host lifecycle: ${(temporalCpu / r.options.hosts).toFixed(2)} s` +
+      (parts.length > 1 ? ` (whole run with idle sampling: ${parts.map(([k, v]) => `${k} ${v.toFixed(1)} s`).join(', ')})` : ''),
+  );
   out.push('');
   out.push('  targets');
   for (const x of r.targets) {

@@ -6,7 +6,7 @@
  *
  *   npm run bench -- [--hosts 100] [--concurrency N] [--redfish] [--scale]
  *                    [--floor-poll-ms 100] [--no-floor] [--idle-seconds S] [--max-history-events N]
- *                    [--out FILE] [--keep-stack] [--profile]
+ *                    [--out FILE] [--keep-stack] [--profile] [--temporal dev|postgres] [--workers N]
  *
  * --max-history-events lowers the host workflows' continue-as-new threshold
  * (METALFLOW_MAX_HISTORY_EVENTS) so that a run shows continue-as-new at
@@ -18,7 +18,13 @@
  *
  * Starts its own stack (scripts/stack.sh; Temporal 21233, UI 21234, Ironic
  * 21385, sushy 21800, state .state/bench-stack) when it is not running, and
- * stops what it started unless --keep-stack.
+ * stops what it started unless --keep-stack (also when the run fails or is
+ * interrupted). --temporal postgres runs the workflows on Temporal server on
+ * PostgreSQL (scripts/temporal-pg.sh, ports 21500.., see
+ * bench/temporal-profile.ts) instead of the dev server, with --workers 2 (two
+ * worker processes on the run's task queue) unless --workers says otherwise.
+ * `npm run bench -- cleanup [--temporal postgres] <namespace>...` removes what
+ * a failed run left behind.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -47,7 +53,6 @@ import {
   readProcGroup,
   servicePid,
   stack,
-  stackRunning,
   startNodeChild,
   waitUntil,
   type Child,
@@ -56,6 +61,9 @@ import {
 import { evaluateTargets, formatTable, type BenchResult, type CpuByProcess, type DriverFigures } from './report';
 import { temporalFigures } from './temporal';
 import { parseOptions } from './options';
+import { RunStack } from './run-stack';
+import { parseTemporalProfile, temporalProfile, totalCpu } from './temporal-profile';
+import { WorkerWatch } from './worker-watch';
 
 const log = (msg: string): void => console.error(`[bench ${new Date().toISOString().slice(11, 19)}] ${msg}`);
 
@@ -81,12 +89,15 @@ async function sushySystemCount(): Promise<number> {
   return body['Members@odata.count'] ?? 0;
 }
 
-const cleanup = (...namespaces: string[]): Promise<void> => cleanupNamespaces(TEMPORAL_ADDRESS, IRONIC_URL, namespaces, 'benchmark run failed');
+const cleanup = (temporalAddress: string, ...namespaces: string[]): Promise<void> =>
+  cleanupNamespaces(temporalAddress, IRONIC_URL, namespaces, 'benchmark run failed');
 
 async function main(): Promise<void> {
   if (process.argv[2] === 'cleanup') {
     // npm run bench -- cleanup <namespace>...: what a failed run left behind (host namespaces bench-<id>, floor-<id>).
-    await cleanup(...process.argv.slice(3));
+    const args = process.argv.slice(3);
+    const pg = args[0] === '--temporal' ? parseTemporalProfile(args[1]) : 'dev';
+    await cleanup(pg === 'dev' ? TEMPORAL_ADDRESS : temporalProfile(pg).address, ...args.slice(args[0] === '--temporal' ? 2 : 0));
     return;
   }
   const opts = parseOptions(process.argv.slice(2), new URL(import.meta.url));
@@ -100,9 +111,9 @@ async function main(): Promise<void> {
   log(`run ${runId}: ${opts.hosts} hosts, concurrency ${opts.concurrency}${opts.redfish ? ', redfish' : ''}; logs in ${runDir}`);
 
   // ---------------------------------------------------------- the stack ----
-  const services: StackService[] = ['temporal', 'ironic', 'sushy'];
-  const before = stackRunning();
-  const started: StackService[] = services.filter((s) => !before.has(s));
+  const tprofile = temporalProfile(opts.temporal);
+  const temporalAddress = tprofile.address;
+  const runStack = new RunStack(tprofile, opts.keepStack, log);
   const stackEnv: Record<string, string> = {};
   let systems: { id: string; mac: string }[] | undefined;
   if (opts.redfish) {
@@ -110,24 +121,19 @@ async function main(): Promise<void> {
     systems = gen.systems;
     Object.assign(stackEnv, { SUSHY_SYSTEMS_FILE: gen.file, SUSHY_POWER_DELAY: '0-0.5' });
   }
-  if (started.length > 0) {
-    log(`starting the bench stack (${started.join(', ')}) on ports ${JSON.stringify(BENCH_PORTS)}`);
-    stack(['start', ...started], stackEnv);
-  } else {
-    log('bench stack already running');
-  }
-  if (opts.redfish && (await sushySystemCount()) !== opts.hosts) {
-    // Other systems than ours: restart sushy on a file with one system per host.
-    log(`restarting sushy with ${opts.hosts} fake systems`);
-    stack(['restart', 'sushy'], stackEnv);
-    if (!started.includes('sushy')) started.push('sushy');
-  }
+  runStack.start(['ironic', 'sushy'], stackEnv, JSON.stringify(BENCH_PORTS));
 
   const children: Child[] = [];
   const secretDir = join(runDir, 'secrets');
   const proxy = new IronicProxy(IRONIC_URL);
   let metalflow: MetalflowDriver | undefined;
   try {
+    if (opts.redfish && (await sushySystemCount()) !== opts.hosts) {
+      // Other systems than ours: restart sushy on a file with one system per host.
+      log(`restarting sushy with ${opts.hosts} fake systems`);
+      runStack.markStarted('sushy');
+      stack(['restart', 'sushy'], stackEnv);
+    }
     // --------------------------------------------- worker, API, proxy ----
     log('bundling workflows');
     const bundlePath = join(BENCH_STATE_DIR, 'workflow-bundle.js');
@@ -138,7 +144,7 @@ async function main(): Promise<void> {
     const tokensFile = join(runDir, 'api-tokens');
     writeFileSync(tokensFile, `${tokenHash(apiToken)} bench admin:*\n`, { mode: 0o600 });
     const childEnv = {
-      TEMPORAL_ADDRESS,
+      TEMPORAL_ADDRESS: temporalAddress,
       TEMPORAL_NAMESPACE: 'default',
       IRONIC_URL: proxy.url,
       METALFLOW_TASK_QUEUE: taskQueue,
@@ -154,25 +160,29 @@ async function main(): Promise<void> {
       ...(opts.maxHistoryEvents !== undefined ? { METALFLOW_MAX_HISTORY_EVENTS: String(opts.maxHistoryEvents) } : {}),
     };
     const prof = (name: string): string[] => (opts.profile ? ['--cpu-prof', '--cpu-prof-dir', join(runDir, `${name}-profile`)] : []);
-    const worker = startNodeChild('worker', 'workers/main.ts', childEnv, join(runDir, 'worker.log'), prof('worker'));
-    children.push(worker);
-    const api = startNodeChild('api', 'api/main.ts', childEnv, join(runDir, 'api.log'), prof('api'));
+    // --workers N: N worker processes polling the same task queue (the PostgreSQL profile's default is 2).
+    const workers = Array.from({ length: opts.workers }, (_, i) => {
+      const name = opts.workers === 1 ? 'worker' : `worker-${i + 1}`;
+      return runStack.track(startNodeChild(name, 'workers/main.ts', childEnv, join(runDir, `${name}.log`), prof(name)));
+    });
+    children.push(...workers);
+    const api = runStack.track(startNodeChild('api', 'api/main.ts', childEnv, join(runDir, 'api.log'), prof('api')));
     children.push(api);
-    await waitUntil('the worker', () => worker.output.some((l) => l.includes('metalflow worker on task queue')), 120_000, worker);
+    for (const w of workers) await waitUntil('the worker', () => w.output.some((l) => l.includes('metalflow worker on task queue')), 120_000, w);
     await waitUntil('the API', async () => (await request(`${API_URL}/healthz`)).statusCode === 200, 120_000, api);
-    log(`worker pid ${worker.pid}, API pid ${api.pid} on ${API_URL}, Ironic proxy ${proxy.url}`);
+    log(`worker pid ${workers.map((w) => w.pid).join(', ')}, API pid ${api.pid} on ${API_URL}, Ironic proxy ${proxy.url}`);
 
     const watches = {
-      worker: new ProcWatch('worker', () => readProc(worker.pid)).start(),
+      worker: new WorkerWatch(workers.map((w) => new ProcWatch('worker', () => readProc(w.pid)).start())),
       api: new ProcWatch('api', () => readProc(api.pid)).start(),
     };
     const pgid = (svc: StackService): number => servicePid(svc) ?? -1;
     const cpuNow = (): CpuByProcess => {
       const self = process.cpuUsage();
       return {
-        temporal: readProcGroup(pgid('temporal'))?.cpuSeconds ?? 0,
+        temporal: totalCpu(tprofile.cpuByPart()),
         ironic: readProcGroup(pgid('ironic'))?.cpuSeconds ?? 0,
-        worker: watches.worker.sample()?.cpuSeconds ?? 0,
+        worker: watches.worker.cpuSeconds(),
         api: watches.api.sample()?.cpuSeconds ?? 0,
         bench: (self.user + self.system) / 1e6,
       };
@@ -236,7 +246,7 @@ async function main(): Promise<void> {
     metalflow = new MetalflowDriver({
       apiUrl: API_URL,
       apiToken,
-      temporalAddress: TEMPORAL_ADDRESS,
+      temporalAddress,
       namespace,
       concurrency: opts.concurrency,
       pollMs: opts.hosts > 300 ? 1000 : 250,
@@ -247,6 +257,7 @@ async function main(): Promise<void> {
     let idleHosts: number | undefined;
     let idleCpuShare: CpuByProcess | undefined;
     const idlePhase: Phase = opts.redfish ? 'available' : 'provisioned';
+    const temporalCpu0 = tprofile.cpuByPart();
     const mf = await measure(
       'metalflow',
       (p, hs) => metalflow!.runPhase(p, hs),
@@ -258,7 +269,7 @@ async function main(): Promise<void> {
         const t0 = Date.now();
         for (let i = 0; i < opts.idleSeconds; i++) {
           await sleep(1000);
-          peak = Math.max(peak, watches.worker.sample()?.rssMiB ?? 0);
+          peak = Math.max(peak, watches.worker.rssMiB());
         }
         const d = cpuDelta(cpu0, cpuNow());
         const secs = (Date.now() - t0) / 1000;
@@ -277,11 +288,16 @@ async function main(): Promise<void> {
       apiServerErrors.byMessage[k] = (apiServerErrors.byMessage[k] ?? 0) + 1;
     }
     metalflow = undefined;
+    const temporalCpu1 = tprofile.cpuByPart();
+    const temporalServer = {
+      ...tprofile.info(),
+      cpuSecondsByPart: Object.fromEntries(Object.entries(temporalCpu1).map(([k, v]) => [k, v - (temporalCpu0[k] ?? 0)])),
+    };
     log('reading Temporal histories');
-    const temporal = await temporalFigures(TEMPORAL_ADDRESS, namespace, calls, opts.hosts);
+    const temporal = await temporalFigures(temporalAddress, namespace, calls, opts.hosts);
     watches.worker.stop();
     watches.api.stop();
-    const workerFig = { peakRssMiB: watches.worker.peakRssMiB, cpuSeconds: watches.worker.last?.cpuSeconds ?? 0, idleRssMiB, idleHosts, idleState: idlePhase, idleCpuShare };
+    const workerFig = { ...watches.worker.figures(), idleRssMiB, idleHosts, idleState: idlePhase, idleCpuShare };
     const apiFig = { peakRssMiB: watches.api.peakRssMiB, cpuSeconds: watches.api.last?.cpuSeconds ?? 0 };
     for (const c of children) await c.stop();
 
@@ -313,8 +329,11 @@ async function main(): Promise<void> {
         phases,
         floor: opts.floor,
         maxHistoryEvents: opts.maxHistoryEvents,
+        temporal: opts.temporal,
+        workers: opts.workers,
         workerEnv: Object.fromEntries(Object.entries(process.env).filter(([k]) => k.startsWith('METALFLOW_WORKER_')) as [string, string][]),
       },
+      temporalServer,
       metalflow: { ...mf, temporal, worker: workerFig, api: apiFig, apiServerErrors },
       floor,
       ratio,
@@ -328,21 +347,14 @@ async function main(): Promise<void> {
   } catch (err) {
     // Leave nothing behind that would load the next run: this run's host workflows and Ironic nodes.
     log('run failed; terminating its host workflows and deleting its Ironic nodes');
-    await cleanup(namespace, `floor-${runId}`).catch((e: unknown) => log(`cleanup failed: ${String(e)}`));
+    await cleanup(temporalAddress, namespace, `floor-${runId}`).catch((e: unknown) => log(`cleanup failed: ${String(e)}`));
     throw err;
   } finally {
     await metalflow?.stop().catch(() => undefined);
     for (const c of children) await c.stop().catch(() => undefined);
     await proxy.stop().catch(() => undefined);
     rmSync(secretDir, { recursive: true, force: true });
-    if (started.length > 0 && !opts.keepStack) {
-      log(`stopping the bench stack services this run started (${started.join(', ')})`);
-      try {
-        stack(['stop', ...started]);
-      } catch (err) {
-        log(`stack stop failed: ${String(err)}`);
-      }
-    }
+    runStack.stop();
   }
 }
 
