@@ -59,6 +59,7 @@ export function hostContext(s: HostState): HostContext {
       retryAt: s.retryAt,
       power: powerRequestsView(s.power),
       ...(s.paused ? { paused: s.paused } : {}),
+      ...(s.labels ? { labels: s.labels } : {}),
     }),
     publish: () => {
       const bmc = s.spec?.bmc ? parseBmcAddress(s.spec.bmc.address) : undefined;
