@@ -30,7 +30,7 @@ import type { PowerRequestChange, RebootMode } from '../workflows/power-requests
 
 export class ApiError extends Error {
   constructor(
-    readonly status: 400 | 404 | 409 | 503,
+    readonly status: 400 | 403 | 404 | 409 | 503,
     readonly type: string,
     message: string,
     readonly fields: FieldError[] = [],
@@ -95,6 +95,11 @@ export class HostService {
 
   get client(): Client {
     return this.deps.client;
+  }
+
+  /** Where host workflows run (and fleet operations, on the same worker). */
+  get taskQueue(): string {
+    return this.deps.taskQueue;
   }
 
   private checkRef(ref: HostRef): void {
