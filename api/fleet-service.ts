@@ -137,14 +137,14 @@ export class FleetService {
   }
 
   private translate(name: string, err: unknown): unknown {
+    // An update to a run that has ended: the server answers "workflow execution already completed" (a not-found).
+    if (err instanceof Error && /already completed/i.test(err.message)) return new ApiError(409, 'Conflict', `fleet operation ${name} has ended`);
     if (err instanceof WorkflowNotFoundError) return new ApiError(404, 'NotFound', `fleet operation ${name} does not exist`);
     if (err instanceof WorkflowUpdateFailedError && err.cause instanceof ApplicationFailure) {
       const fields = (err.cause.details?.[0] as FieldError[] | undefined) ?? [];
       if (err.cause.type === 'InvalidRequest') return new ApiError(400, 'InvalidRequest', err.cause.message, fields);
       if (err.cause.type === 'Conflict') return new ApiError(409, 'Conflict', err.cause.message);
     }
-    // An update to a run that has ended: the server answers "workflow execution already completed".
-    if (err instanceof Error && /already completed/i.test(err.message)) return new ApiError(409, 'Conflict', `fleet operation ${name} has ended`);
     return busyError(err) ?? err;
   }
 }
