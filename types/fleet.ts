@@ -116,9 +116,11 @@ export function validateFleetInput(input: unknown): Result<FleetInput> {
   const { operation, ...rest } = input as Record<string, unknown>;
   const withoutOperation = Type.Omit(FleetInputSchema, ['operation']);
   const errors = [...fieldsOf(withoutOperation, rest, ''), ...(operation === undefined ? [{ field: 'operation', reason: 'is required' }] : operationErrors(operation))];
+  const selector = rest.selector;
+  // The selector's own rules are checked along with the rest when it is well formed, so one answer names every field.
+  if (!errors.some((e) => e.field.startsWith('selector'))) errors.push(...selectorErrors(selector as FleetSelector));
   if (errors.length > 0) return { ok: false, errors };
   const value = input as FleetInput;
-  errors.push(...selectorErrors(value.selector));
   if (value.maxConcurrent === 0) errors.push({ field: 'maxConcurrent', reason: 'must be at least 1 (or a percentage)' });
   if (value.maxConcurrent === '0%') errors.push({ field: 'maxConcurrent', reason: 'must be more than 0%' });
   return errors.length > 0 ? { ok: false, errors } : { ok: true, value };

@@ -114,7 +114,7 @@ describe('fleet operations', { timeout: 600_000 }, () => {
       maxConcurrent: '250%',
     });
     expect(bad.status).toBe(400);
-    expect(bad.json.fields.map((f: { field: string }) => f.field).sort()).toEqual(['maxConcurrent', 'name', 'operation.mode']);
+    expect(bad.json.fields.map((f: { field: string }) => f.field).sort()).toEqual(['maxConcurrent', 'name', 'operation.mode', 'selector']);
     const noSelector = await callApi(api.base, 'POST', '/v1/fleet-operations', { name: 'x', operation: { kind: 'reboot' }, selector: {} });
     expect(noSelector.json.fields.map((f: { field: string }) => f.field)).toEqual(['selector']);
     const ns = uniq('fleet');
