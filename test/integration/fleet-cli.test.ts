@@ -7,29 +7,18 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { FastifyInstance } from 'fastify';
+import { describe, expect, it } from 'vitest';
 import { WorkflowFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { REPO_ROOT } from '../../config/env';
-import { startHarness, uniq, waitFor, type Harness } from '../support/harness';
+import { uniq, waitFor } from '../support/harness';
 import { callApi, serveApi, writeTokenFile } from '../support/api-client';
 import { TEMPORAL_ADDRESS } from '../support/env';
-import { availableHosts } from '../support/fleet-hosts';
+import { availableHosts, useFleetStack } from '../support/fleet-hosts';
 import { fleetProgressQuery, fleetWorkflowId, type FleetProgress } from '../../workflows/fleet-definitions';
 import type { fleetWorkflow } from '../../workflows/fleet';
 
-let h: Harness;
-let api: { app: FastifyInstance; base: string };
-
-beforeAll(async () => {
-  h = await startHarness();
-  api = await serveApi(h.hosts);
-}, 120_000);
-afterAll(async () => {
-  await api?.app.close();
-  await h?.close();
-});
+const stack = useFleetStack();
 
 /** The real CLI, run without blocking: the worker serving the fleet runs in this process. */
 const temporal = async (...args: string[]): Promise<string> =>
@@ -38,10 +27,10 @@ const temporal = async (...args: string[]): Promise<string> =>
 describe('fleet operations from the temporal CLI', { timeout: 600_000 }, () => {
   it('starts one with a JSON input, queries its progress, pauses and resumes it with updates', async () => {
     const ns = uniq('fleet');
-    await availableHosts(api.base, h, ns, ['cli-a', 'cli-b', 'cli-c'], { via: 'cli' });
+    await availableHosts(stack.base, stack.h, ns, ['cli-a', 'cli-b', 'cli-c'], { via: 'cli' });
     const name = uniq('cli');
     const input = { name, operation: { kind: 'reboot' }, selector: { namespace: ns, labelSelector: { matchLabels: { via: 'cli' } } }, maxConcurrent: 1 };
-    await temporal('workflow', 'start', '--type', 'fleetWorkflow', '--task-queue', h.taskQueue, '--workflow-id', `fleet/${name}`, '--input', JSON.stringify(input));
+    await temporal('workflow', 'start', '--type', 'fleetWorkflow', '--task-queue', stack.h.taskQueue, '--workflow-id', `fleet/${name}`, '--input', JSON.stringify(input));
     const update = (...args: string[]): Promise<string> => temporal('workflow', 'update', 'execute', '--workflow-id', `fleet/${name}`, ...args);
     const paused = JSON.parse(await update('--name', 'pause', '--input', '{"reason":"from the CLI"}', '-o', 'json')) as { result: FleetProgress };
     expect(paused.result.paused?.reason).toBe('from the CLI');
@@ -52,13 +41,13 @@ describe('fleet operations from the temporal CLI', { timeout: 600_000 }, () => {
     const done = await waitFor('completed', async () => { const p = await query(); return p.phase === 'completed' ? p : undefined; }, { timeoutMs: 300_000, intervalMs: 1000 });
     expect(done.counts).toMatchObject({ succeeded: 3, failed: 0 });
     // The API reads a fleet the CLI started (no scope memo: every namespace).
-    expect((await callApi(api.base, 'GET', `/v1/fleet-operations/${name}`)).json.phase).toBe('completed');
+    expect((await callApi(stack.base, 'GET', `/v1/fleet-operations/${name}`)).json.phase).toBe('completed');
   });
 
   it('a bad CLI input fails the run at once, naming the field', async () => {
     const name = uniq('bad');
-    await temporal('workflow', 'start', '--type', 'fleetWorkflow', '--task-queue', h.taskQueue, '--workflow-id', `fleet/${name}`, '--input', JSON.stringify({ name, operation: { kind: 'reboot', mode: 'gentle' }, selector: {} }));
-    const err = await h.client.workflow.getHandle(fleetWorkflowId(name)).result().catch((e: unknown) => e);
+    await temporal('workflow', 'start', '--type', 'fleetWorkflow', '--task-queue', stack.h.taskQueue, '--workflow-id', `fleet/${name}`, '--input', JSON.stringify({ name, operation: { kind: 'reboot', mode: 'gentle' }, selector: {} }));
+    const err = await stack.h.client.workflow.getHandle(fleetWorkflowId(name)).result().catch((e: unknown) => e);
     expect(err).toBeInstanceOf(WorkflowFailedError);
     const cause = (err as WorkflowFailedError).cause as ApplicationFailure;
     expect(cause.type).toBe('InvalidFleetInput');
@@ -71,21 +60,21 @@ describe('fleet operations from the temporal CLI', { timeout: 600_000 }, () => {
 describe('a long fleet operation', { timeout: 600_000 }, () => {
   it('continues as new with hosts in flight and acts on every host exactly once', async () => {
     const ns = uniq('fleet');
-    const hosts = await availableHosts(api.base, h, ns, ['cn-a', 'cn-b', 'cn-c', 'cn-d', 'cn-e'], { set: 'cn' });
+    const hosts = await availableHosts(stack.base, stack.h, ns, ['cn-a', 'cn-b', 'cn-c', 'cn-d', 'cn-e'], { set: 'cn' });
     const name = uniq('long');
-    const handle = await h.client.workflow.start<typeof fleetWorkflow>('fleetWorkflow', {
+    const handle = await stack.h.client.workflow.start<typeof fleetWorkflow>('fleetWorkflow', {
       workflowId: fleetWorkflowId(name),
-      taskQueue: h.taskQueue,
+      taskQueue: stack.h.taskQueue,
       args: [{ name, operation: { kind: 'reboot', mode: 'hard' }, selector: { namespace: ns }, maxConcurrent: 2 }, { options: { maxHistoryEvents: 40 } }],
     });
     const done = await handle.result();
     expect(done.phase).toBe('completed');
     expect(done.runs).toBeGreaterThan(1);
     expect(done.counts).toMatchObject({ succeeded: 5, failed: 0 });
-    for (const x of hosts) expect((await h.hosts.get(x)).operations.filter((o) => o.kind === 'reboot'), x.name).toHaveLength(1);
+    for (const x of hosts) expect((await stack.h.hosts.get(x)).operations.filter((o) => o.kind === 'reboot'), x.name).toHaveLength(1);
     // Every run stayed near the limit (a run may pass it by what one workflow task adds).
     const runs: number[] = [];
-    for await (const wf of h.client.workflow.list({ query: `WorkflowId = '${fleetWorkflowId(name)}'` })) runs.push(wf.historyLength);
+    for await (const wf of stack.h.client.workflow.list({ query: `WorkflowId = '${fleetWorkflowId(name)}'` })) runs.push(wf.historyLength);
     expect(Math.max(...runs)).toBeLessThan(80);
     expect((await handle.query(fleetProgressQuery)).runs).toBe(done.runs);
   });
@@ -94,7 +83,7 @@ describe('a long fleet operation', { timeout: 600_000 }, () => {
 describe('fleet operation roles', { timeout: 120_000 }, () => {
   it('needs the role in every namespace the selector allows: operator for most, admin to delete', async () => {
     const { file, tokens } = writeTokenFile([['op', 'operator:lab'], ['viewer', 'viewer:*']]);
-    const guarded = await serveApi(h.hosts, { env: { METALFLOW_API_TOKENS_FILE: file } });
+    const guarded = await serveApi(stack.h.hosts, { env: { METALFLOW_API_TOKENS_FILE: file } });
     try {
       const post = (token: string, body: unknown) => callApi(guarded.base, 'POST', '/v1/fleet-operations', body, { token });
       const base = { name: uniq('roles'), operation: { kind: 'reboot' }, dryRun: true };

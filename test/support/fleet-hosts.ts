@@ -3,11 +3,34 @@
  * API with labels and waited for, fleet operations started and read through
  * the API, and the peak number of intervals open at once.
  */
-import { expect } from 'vitest';
+import { afterAll, beforeAll, expect } from 'vitest';
+import type { FastifyInstance } from 'fastify';
 import type { HostView } from '../../workflows/definitions';
 import type { FleetProgress } from '../../workflows/fleet-definitions';
-import { callApi } from './api-client';
-import { randomMac, waitFor, type Harness } from './harness';
+import { callApi, serveApi } from './api-client';
+import { randomMac, startHarness, waitFor, type Harness } from './harness';
+
+/** A harness and the API on it for the file's tests, started before them and stopped after. */
+export function useFleetStack(): { readonly h: Harness; readonly base: string } {
+  let h: Harness | undefined;
+  let api: { app: FastifyInstance; base: string } | undefined;
+  beforeAll(async () => {
+    h = await startHarness();
+    api = await serveApi(h.hosts);
+  }, 120_000);
+  afterAll(async () => {
+    await api?.app.close();
+    await h?.close();
+  });
+  return {
+    get h() {
+      return h!;
+    },
+    get base() {
+      return api!.base;
+    },
+  };
+}
 
 export interface FleetTestHost {
   namespace: string;
