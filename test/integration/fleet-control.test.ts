@@ -8,7 +8,9 @@ import { describe, expect, it } from 'vitest';
 import { uniq } from '../support/harness';
 import { callApi } from '../support/api-client';
 import { useFleetStack, availableHosts, fleetEnded, fleetProgress, startFleet, waitForFleet, waitForHost } from '../support/fleet-hosts';
-import { fleetPowerKey } from '../../workflows/fleet-definitions';
+import { WorkflowFailedError } from '@temporalio/client';
+import { CancelledFailure } from '@temporalio/common';
+import { fleetPowerKey, fleetWorkflowId } from '../../workflows/fleet-definitions';
 
 const stack = useFleetStack();
 
@@ -61,5 +63,28 @@ describe('fleet pause, resume and cancel', { timeout: 600_000 }, () => {
     // Hosts never started were never held.
     for (const x of done.hosts.filter((y) => y.outcome === 'notStarted')) expect((await stack.h.hosts.get(x.ref)).operations.filter((o) => o.kind === 'power' && o.startedAt > done.cancelled!.at)).toEqual([]);
     expect((await fleetProgress(stack.base, name)).phase).toBe('cancelled');
+  });
+});
+
+describe('a fleet operation cancelled from Temporal', { timeout: 600_000 }, () => {
+  it('ends Canceled, records no failure, and a powerOff releases its holds', async () => {
+    const ns = uniq('fleet');
+    await availableHosts(stack.base, stack.h, ns, ['tc-a', 'tc-b', 'tc-c'], { set: 't' });
+    const name = uniq('tcancel');
+    const key = fleetPowerKey(name);
+    await startFleet(stack.base, { name, operation: { kind: 'powerOff', mode: 'hard' }, selector: { namespace: ns }, maxConcurrent: 1 });
+    await waitForFleet(stack.base, name, (p) => p.counts.succeeded >= 1, 'one host off');
+    const handle = stack.h.client.workflow.getHandle(fleetWorkflowId(name));
+    await handle.cancel();
+    const err = await handle.result().catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(WorkflowFailedError);
+    expect((err as WorkflowFailedError).cause).toBeInstanceOf(CancelledFailure);
+    const p = await fleetProgress(stack.base, name);
+    expect(p.phase).toBe('cancelled');
+    expect(p.counts.failed).toBe(0);
+    expect(p.counts.inFlight + p.counts.pending).toBe(0);
+    for (const x of p.hosts.filter((y) => y.startedAt)) {
+      await waitForHost(stack.h, x.ref, (v) => !(key in v.power.holds) && v.status.poweredOn && !v.currentOperation, 'released and on');
+    }
   });
 });
