@@ -125,5 +125,17 @@ describe('fleet operations', { timeout: 600_000 }, () => {
     expect((await callApi(api.base, 'POST', '/v1/fleet-operations', { ...input, maxConcurrent: 3 })).status).toBe(409);
     expect((await callApi(api.base, 'GET', `/v1/fleet-operations/${uniq('nope')}`)).status).toBe(404);
   });
+
+  it('refuses host labels Kubernetes would refuse, naming the label, and creates nothing', async () => {
+    const ns = uniq('fleet');
+    const res = await callApi(api.base, 'PUT', `/v1/namespaces/${ns}/hosts/lbl`, {
+      metadata: { labels: { 'bad key!': 'x', rack: 'has space', 'Example.COM/role': 'w' } },
+      spec: { bmc: { address: 'fake://lbl', credentialsName: 'lbl-bmc' }, bootMACAddress: '52:54:00:00:00:01', online: true },
+      credentials: { username: 'admin', password: 'pw' },
+    });
+    expect(res.status).toBe(400);
+    expect(res.json.fields.map((f: { field: string }) => f.field).sort()).toEqual(['metadata.labels.Example.COM/role', 'metadata.labels.bad key!', 'metadata.labels.rack']);
+    expect((await callApi(api.base, 'GET', `/v1/namespaces/${ns}/hosts/lbl`)).status).toBe(404);
+  });
 });
 
