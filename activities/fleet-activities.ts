@@ -73,7 +73,8 @@ export function createFleetActivities(deps: { client?: Client } = {}) {
       const needsView = selector.labelSelector !== undefined;
       const refs: HostRef[] = [];
       if (selector.hosts) {
-        refs.push(...selector.hosts);
+        // A host named twice is one host.
+        refs.push(...new Map(selector.hosts.map((r) => [`${r.namespace}/${r.name}`, r])).values());
       } else {
         const filter = { namespace: selector.namespace, states: selector.states };
         for await (const { item } of runningHosts(c, filter)) {
