@@ -20,6 +20,7 @@ import {
   type FleetProgress,
 } from '../workflows/fleet-definitions';
 import type { fleetWorkflow } from '../workflows/fleet';
+import { countOutcomes } from '../workflows/fleet-plan';
 import { ApiError, busyError } from './host-service';
 
 export interface FleetServiceDeps {
@@ -41,6 +42,11 @@ export interface FleetListItem {
 }
 
 const MEMO_SCOPE = 'scope';
+
+/** What a fleet operation that has not run its first step yet reports. */
+function startingProgress(input: FleetInput): FleetProgress {
+  return { name: input.name, input, phase: 'selecting', counts: countOutcomes([]), selected: 0, limits: { maxConcurrent: 0, maxFailures: 0 }, hosts: [], failures: [], runs: 0 };
+}
 
 export class FleetService {
   constructor(private readonly deps: FleetServiceDeps) {}
@@ -76,7 +82,12 @@ export class FleetService {
       if (JSON.stringify(existing.input) === JSON.stringify(input)) return { created: false, progress: existing };
       throw new ApiError(409, 'Conflict', `fleet operation ${input.name} exists with another input; choose another name`);
     }
-    return { created: true, progress: await this.get(input.name) };
+    try {
+      return { created: true, progress: await this.get(input.name) };
+    } catch {
+      // Started, but its first progress is not readable yet (a busy worker): the caller reads it with GET.
+      return { created: true, progress: startingProgress(input) };
+    }
   }
 
   async get(name: string): Promise<FleetProgress> {
