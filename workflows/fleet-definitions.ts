@@ -69,6 +69,8 @@ export interface FleetProgress {
   cancelled?: FleetState['cancelled'];
   halted?: FleetState['halted'];
   runs: number;
+  /** At the pace of the hosts finished so far (absent until one has, and once nothing more will start). */
+  estimatedEnd?: string;
 }
 
 export const fleetProgressQuery = defineQuery<FleetProgress>('progress');

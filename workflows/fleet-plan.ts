@@ -50,3 +50,22 @@ export function phaseOf(s: FleetState, dryRun: boolean, done: boolean): FleetPha
   if (done) return 'completed';
   return s.paused ? 'paused' : 'running';
 }
+
+/**
+ * When the run should end at this pace: the finished hosts' mean duration,
+ * times the rounds of `limit` hosts still to go. Undefined until a host has
+ * finished, and when nothing is left or the run will start no more.
+ */
+export function estimatedEnd(s: FleetState, counts: FleetCounts, limit: number, nowMs: number): string | undefined {
+  const remaining = counts.pending + counts.inFlight;
+  if (remaining === 0 || s.paused || s.cancelled || s.halted) return undefined;
+  let total = 0;
+  let finishedHosts = 0;
+  for (const h of s.hosts) {
+    if ((h.outcome !== 'succeeded' && h.outcome !== 'failed') || !h.startedAt || !h.endedAt) continue;
+    total += Date.parse(h.endedAt) - Date.parse(h.startedAt);
+    finishedHosts += 1;
+  }
+  if (finishedHosts === 0) return undefined;
+  return new Date(nowMs + Math.ceil(remaining / limit) * (total / finishedHosts)).toISOString();
+}

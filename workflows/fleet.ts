@@ -35,7 +35,7 @@ import {
   type FleetProgress,
   type FleetState,
 } from './fleet-definitions';
-import { budgetSpent, concurrencyLimit, countOutcomes, failureBudget, finished, mayStartMore, phaseOf } from './fleet-plan';
+import { budgetSpent, concurrencyLimit, countOutcomes, estimatedEnd, failureBudget, finished, mayStartMore, phaseOf } from './fleet-plan';
 import type { FleetHostResult } from './fleet-goals';
 import { fleetCalls, runFleetHost } from './fleet-host';
 
@@ -87,6 +87,7 @@ export async function fleetWorkflow(input: FleetInput, carry: FleetCarry = {}): 
     ...(s.cancelled ? { cancelled: s.cancelled } : {}),
     ...(s.halted ? { halted: s.halted } : {}),
     runs: s.runs,
+    ...(done ? {} : { estimatedEnd: estimatedEnd(s, counts, limit, Date.now()) }),
   });
 
   let published: string | undefined;

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { fleetScope, validateFleetInput } from '../../types/fleet';
 import { matchesLabelSelector, validateLabels } from '../../types/labels';
 import { selectionMatches } from '../../workflows/fleet-selection';
-import { budgetSpent, concurrencyLimit, countOutcomes, failureBudget, finished, mayStartMore } from '../../workflows/fleet-plan';
+import { budgetSpent, concurrencyLimit, countOutcomes, estimatedEnd, failureBudget, finished, mayStartMore } from '../../workflows/fleet-plan';
 import type { FleetHost, FleetState } from '../../workflows/fleet-definitions';
 
 const good = { name: 'rack-1-reboot', operation: { kind: 'reboot' }, selector: { namespace: 'lab' } };
@@ -114,5 +114,20 @@ describe('fleet arithmetic', () => {
     expect(mayStartMore(state({}, running), countOutcomes(running), 3)).toBe(true);
     expect(mayStartMore(state({ paused: { since: 't' } }, running), countOutcomes(running), 3)).toBe(false);
     expect(finished(state({}, running), countOutcomes(running))).toBe(false);
+  });
+
+  it('estimates the end from the finished hosts\' pace and the rounds left', () => {
+    const at = (s: number) => new Date(Date.UTC(2026, 0, 1, 0, 0, s)).toISOString();
+    const hosts: FleetHost[] = [
+      { ref: { namespace: 'n', name: 'a' }, outcome: 'succeeded', startedAt: at(0), endedAt: at(10) },
+      { ref: { namespace: 'n', name: 'b' }, outcome: 'failed', startedAt: at(0), endedAt: at(30) },
+      { ref: { namespace: 'n', name: 'c' }, outcome: 'inFlight', startedAt: at(30) },
+      ...['d', 'e', 'f'].map((name): FleetHost => ({ ref: { namespace: 'n', name }, outcome: 'pending' })),
+    ];
+    const s: FleetState = { hosts, runs: 1 };
+    // 4 hosts left, 2 at a time: 2 rounds of the mean 20 s.
+    expect(estimatedEnd(s, countOutcomes(hosts), 2, Date.parse(at(30)))).toBe(at(70));
+    expect(estimatedEnd({ ...s, paused: { since: at(30) } }, countOutcomes(hosts), 2, 0)).toBeUndefined();
+    expect(estimatedEnd({ hosts: hosts.slice(2), runs: 1 }, countOutcomes(hosts.slice(2)), 2, 0)).toBeUndefined();
   });
 });
