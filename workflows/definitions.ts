@@ -133,6 +133,8 @@ export interface HostView {
   power: PowerRequestsView;
   paused?: PauseState;
   labels?: Record<string, string>;
+  /** Kubernetes mode: the BareMetalHost is the source of truth, so changes belong there (fleet operations leave the host alone). */
+  managedBy?: 'kubernetes';
 }
 
 export interface ApplySpecResult {

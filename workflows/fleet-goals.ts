@@ -39,6 +39,8 @@ export function whyNotActionable(op: FleetOperation, found: HostFinding): string
   if (found.kind === 'absent' || found.kind === 'deleted') return op.kind === 'delete' ? undefined : 'the host does not exist (deleted)';
   if (found.kind === 'ended') return `the host's workflow ended abnormally (${found.status}); re-adopt it first (POST …/adopt)`;
   const { view } = found;
+  // The controller would hand the host its BareMetalHost's spec again: the fleet must not fight it.
+  if (view.managedBy === 'kubernetes') return 'the host is driven by its BareMetalHost (Kubernetes mode): change it there';
   if (view.paused) return `the host is paused (${view.paused.reason})`;
   if (view.status.operationalStatus === 'detached') return 'the host is detached';
   if (view.deleteRequested && op.kind !== 'delete') return 'the host is being deleted';

@@ -60,6 +60,7 @@ export function hostContext(s: HostState): HostContext {
       power: powerRequestsView(s.power),
       ...(s.paused ? { paused: s.paused } : {}),
       ...(s.labels ? { labels: s.labels } : {}),
+      ...(s.options.publishStatus ? { managedBy: 'kubernetes' as const } : {}),
     }),
     publish: () => {
       const bmc = s.spec?.bmc ? parseBmcAddress(s.spec.bmc.address) : undefined;

@@ -58,6 +58,7 @@ describe('fleet host goals', () => {
     expect(fleetHostResult({ kind: 'reboot' }, { kind: 'deleted' }, SINCE, 'f')).toMatchObject({ outcome: 'skipped' });
     expect(fleetHostResult({ kind: 'reboot' }, { kind: 'ended', status: 'TERMINATED' }, SINCE, 'f')).toMatchObject({ outcome: 'skipped', reason: expect.stringMatching(/TERMINATED/) });
     expect(fleetHostResult({ kind: 'reboot' }, running({ deleteRequested: true }), SINCE, 'f')).toMatchObject({ outcome: 'skipped' });
+    expect(fleetHostResult({ kind: 'reboot' }, running({ managedBy: 'kubernetes' }), SINCE, 'f')).toMatchObject({ outcome: 'skipped', reason: expect.stringMatching(/BareMetalHost/) });
     expect(fleetHostResult({ kind: 'delete' }, { kind: 'deleted' }, SINCE, 'f')).toEqual({ outcome: 'succeeded' });
     expect(fleetHostResult({ kind: 'delete' }, running({ deleteRequested: true }), SINCE, 'f')).toBeUndefined();
   });
