@@ -9,8 +9,9 @@ import type { FieldError } from '../types/field-error';
 import type { HostRef, HostSpec, Image, ProvisioningState } from '../types/host';
 import { hostWorkflowId, validateHostRef } from '../types/host-ref';
 import { hostRun, hostWorkflowStart, lastHostView, readoptHost, readoptMessage, type HostRun } from '../clients/temporal/host-run';
-import { SEARCH_ATTRIBUTES } from '../types/search-attributes';
+import { hostListClauses, hostListItem, runningHosts, type HostListItem } from '../clients/temporal/host-list';
 import { validateHostSpec } from '../types/validate';
+import { validateLabels } from '../types/labels';
 import { temporalBusy } from './temporal-errors';
 import type { SecretStore } from '../clients/secrets/secret-store';
 import { HostSecrets } from './host-secrets';
@@ -21,6 +22,7 @@ import {
   powerRequestsUpdate,
   setImageUpdate,
   setPausedUpdate,
+  type HostMetadata,
   type HostView,
   type HostWorkflowOptions,
 } from '../workflows/definitions';
@@ -28,7 +30,7 @@ import type { PowerRequestChange, RebootMode } from '../workflows/power-requests
 
 export class ApiError extends Error {
   constructor(
-    readonly status: 400 | 404 | 409 | 503,
+    readonly status: 400 | 403 | 404 | 409 | 503,
     readonly type: string,
     message: string,
     readonly fields: FieldError[] = [],
@@ -46,35 +48,12 @@ export function busyError(err: unknown): ApiError | undefined {
 }
 
 export interface HostInput {
+  metadata?: HostMetadata;
   spec: HostSpec;
   credentials?: { username: string; password: string };
   userData?: string;
   networkData?: string;
   metaData?: string;
-}
-
-export interface HostListItem {
-  namespace: string;
-  name: string;
-  provisioningState: string;
-  operationalStatus: string;
-  bmcType: string;
-  /** How the host's workflow ended, when it ended abnormally (see GET's `workflowEnded`). */
-  workflowEnded?: string;
-}
-
-function listItem(attributes: Record<string, unknown> | undefined): HostListItem {
-  const attr = (key: { name: string }): string => {
-    const value = attributes?.[key.name];
-    return Array.isArray(value) && typeof value[0] === 'string' ? value[0] : '';
-  };
-  return {
-    namespace: attr(SEARCH_ATTRIBUTES.hostNamespace),
-    name: attr(SEARCH_ATTRIBUTES.hostName),
-    provisioningState: attr(SEARCH_ATTRIBUTES.provisioningState),
-    operationalStatus: attr(SEARCH_ATTRIBUTES.operationalStatus),
-    bmcType: attr(SEARCH_ATTRIBUTES.bmcType),
-  };
 }
 
 export interface HostServiceDeps {
@@ -118,6 +97,11 @@ export class HostService {
     return this.deps.client;
   }
 
+  /** Where host workflows run (and fleet operations, on the same worker). */
+  get taskQueue(): string {
+    return this.deps.taskQueue;
+  }
+
   private checkRef(ref: HostRef): void {
     const valid = validateHostRef(ref);
     if (!valid.ok) throw invalid(valid.errors);
@@ -134,7 +118,8 @@ export class HostService {
     if ('errors' in prepared) throw invalid(prepared.errors);
     const { writes } = prepared;
     const valid = validateHostSpec(ref, prepared.spec);
-    if (!valid.ok) throw invalid(valid.errors);
+    const labelErrors = input.metadata?.labels ? validateLabels(input.metadata.labels, 'metadata.labels') : [];
+    if (!valid.ok || labelErrors.length > 0) throw invalid([...(valid.ok ? [] : valid.errors), ...labelErrors]);
     const run = await hostRun(this.deps.client, ref);
     // A create: what an earlier host of this name left behind is not this host's.
     if (run.kind === 'absent' || run.kind === 'deleted') await this.secrets.removeOwned(ref);
@@ -147,10 +132,10 @@ export class HostService {
     const previous = await this.secrets.write(ref, writes);
     try {
       // A host whose workflow ended abnormally comes back with its last status and takes the new spec.
-      const readopted = await this.readoptIfEnded(ref, { mustExist: false, spec: valid.value.spec });
+      const readopted = await this.readoptIfEnded(ref, { mustExist: false, spec: valid.value.spec, labels: input.metadata?.labels });
       const startWorkflowOperation = hostWorkflowStart(ref, this.deps.taskQueue, this.deps.hostOptions);
       const result = await this.bounded(() =>
-        this.deps.client.workflow.executeUpdateWithStart(applySpecUpdate, { args: [valid.value.spec], startWorkflowOperation }),
+        this.deps.client.workflow.executeUpdateWithStart(applySpecUpdate, { args: input.metadata ? [valid.value.spec, input.metadata] : [valid.value.spec], startWorkflowOperation }),
       );
       // The update's own result: a read after it could fail and wrongly undo the secrets below.
       return { created: !readopted && result.generation === 1 && result.changed, view: result.view };
@@ -291,19 +276,16 @@ export class HostService {
    * is its host's newest one.
    */
   async list(filter: { namespace?: string; state?: ProvisioningState }): Promise<HostListItem[]> {
-    const clauses = [`WorkflowType = 'hostWorkflow'`];
-    if (filter.namespace) clauses.push(`${SEARCH_ATTRIBUTES.hostNamespace.name} = '${filter.namespace}'`);
-    if (filter.state) clauses.push(`${SEARCH_ATTRIBUTES.provisioningState.name} = '${filter.state}'`);
+    const selection = { namespace: filter.namespace, states: filter.state ? [filter.state] : undefined };
+    const clauses = hostListClauses(selection);
     const ended = ['Running', 'Completed', 'ContinuedAsNew'].map((s) => `ExecutionStatus != '${s}'`);
     const items = new Map<string, HostListItem>();
-    for await (const wf of this.deps.client.workflow.list({ query: [...clauses, `ExecutionStatus = 'Running'`].join(' AND ') })) {
-      items.set(wf.workflowId, listItem(wf.searchAttributes));
-    }
+    for await (const { workflowId, item } of runningHosts(this.deps.client, selection)) items.set(workflowId, item);
     for await (const wf of this.deps.client.workflow.list({ query: [...clauses, ...ended].join(' AND ') })) {
       if (items.has(wf.workflowId)) continue;
       const newest = await this.deps.client.workflow.getHandle(wf.workflowId).describe();
       if (newest.runId !== wf.runId) continue;
-      items.set(wf.workflowId, { ...listItem(wf.searchAttributes), workflowEnded: wf.status.name });
+      items.set(wf.workflowId, { ...hostListItem(wf.searchAttributes), workflowEnded: wf.status.name });
     }
     return [...items.values()].sort((a, b) => `${a.namespace}/${a.name}`.localeCompare(`${b.namespace}/${b.name}`));
   }
@@ -343,7 +325,7 @@ export class HostService {
    * requests and pending delete) and returns what it had; throws 404 for a host that
    * does not exist, unless the caller may create it. `spec`: the one to re-adopt with instead of the last.
    */
-  private async readoptIfEnded(ref: HostRef, opts: { mustExist: boolean; spec?: HostSpec } = { mustExist: true }): Promise<HostView | undefined> {
+  private async readoptIfEnded(ref: HostRef, opts: { mustExist: boolean; spec?: HostSpec; labels?: Record<string, string> } = { mustExist: true }): Promise<HostView | undefined> {
     const run = await hostRun(this.deps.client, ref);
     if (opts.mustExist) this.exists(ref, run);
     if (run.kind !== 'ended') return undefined;
@@ -355,6 +337,7 @@ export class HostService {
         options: this.deps.hostOptions,
         status: last.status,
         spec: opts.spec ?? last.spec,
+        labels: opts.labels ?? last.labels,
         holds: last.power.holds,
         deleteRequested: last.deleteRequested,
       }),

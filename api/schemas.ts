@@ -1,6 +1,7 @@
 /** Request schemas of the HTTP API, built from the host model's schemas. */
 import { Type, type Static } from '@sinclair/typebox';
 import { HostSpecSchema, ImageSchema, MAX_LENGTH, PROVISIONING_STATES } from '../types/host';
+import { LabelsSchema } from '../types/labels';
 
 /** What the API takes inline and stores as Secrets; the whole body is limited too (server.ts). */
 export const INLINE_MAX_LENGTH = {
@@ -21,6 +22,12 @@ export const HostParamsSchema = Type.Object(hostParams);
 
 export const HostInputSchema = Type.Object(
   {
+    metadata: Type.Optional(
+      Type.Object(
+        { labels: Type.Optional(LabelsSchema) },
+        { additionalProperties: false, description: 'metadata.labels replaces the host\'s labels (fleet operations select by them); without it the labels stay as they are' },
+      ),
+    ),
     spec: HostSpecSchema,
     credentials: Type.Optional(
       Type.Object(

@@ -10,4 +10,9 @@ export const SEARCH_ATTRIBUTES = {
   provisioningState: { name: 'MetalflowProvisioningState', type: 'KEYWORD' },
   bmcType: { name: 'MetalflowBmcType', type: 'KEYWORD' },
   operationalStatus: { name: 'MetalflowOperationalStatus', type: 'KEYWORD' },
+  /** Fleet operations (workflows/fleet.ts): what they do, where they are, how many hosts succeeded and failed. */
+  fleetOperation: { name: 'MetalflowFleetOperation', type: 'KEYWORD' },
+  fleetPhase: { name: 'MetalflowFleetPhase', type: 'KEYWORD' },
+  fleetSucceeded: { name: 'MetalflowFleetSucceeded', type: 'INT' },
+  fleetFailed: { name: 'MetalflowFleetFailed', type: 'INT' },
 } as const;

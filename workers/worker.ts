@@ -12,6 +12,7 @@ import { createBmcActivities } from '../activities/bmc-activities';
 import { createSettleActivities } from '../activities/ironic-settle';
 import type { KubeRest } from '../clients/kubernetes/kube-rest';
 import { createPowerActivities } from '../activities/power-activities';
+import { createFleetActivities } from '../activities/fleet-activities';
 
 export const WORKFLOWS_PATH = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
 
@@ -65,6 +66,8 @@ export async function createWorker(
       ...bmc,
       ...createPowerActivities({ ironic: deps.ironic, bmc, poll: deps.poll }),
       ...createSettleActivities({ ironic: deps.ironic, poll: deps.poll }),
+      // Fleet operations act through the host workflows, with the worker's own Temporal client.
+      ...createFleetActivities(),
       ...(deps.kubernetes ? createKubernetesActivities({ rest: deps.kubernetes }) : {}),
     },
     // New hosts and every operation's child workflow start on the shared

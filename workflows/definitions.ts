@@ -103,6 +103,8 @@ export interface HostState {
   power?: PowerRequests;
   /** Nothing touches the hardware (no operation, retry or power check) until unpaused. */
   paused?: PauseState;
+  /** The API host's `metadata.labels` (fleet operations select by them); absent until some are set. */
+  labels?: Record<string, string>;
 }
 
 /** Who paused the host: Metal3's `baremetalhost.metal3.io/paused` value, or the API caller's reason. */
@@ -130,6 +132,9 @@ export interface HostView {
   /** Pending reboot, keyed power-off requests, last power mismatch seen by the periodic check. */
   power: PowerRequestsView;
   paused?: PauseState;
+  labels?: Record<string, string>;
+  /** Kubernetes mode: the BareMetalHost is the source of truth, so changes belong there (fleet operations leave the host alone). */
+  managedBy?: 'kubernetes';
 }
 
 export interface ApplySpecResult {
@@ -139,8 +144,13 @@ export interface ApplySpecResult {
   view: HostView;
 }
 
-/** Desired spec; rejected (nothing applied) when invalid or when it conflicts with a running operation. */
-export const applySpecUpdate = defineUpdate<ApplySpecResult, [HostSpec]>('applySpec');
+/** What an API host has besides its spec. `labels` replaces the host's labels; absent leaves them as they are. */
+export interface HostMetadata {
+  labels?: Record<string, string>;
+}
+
+/** Desired spec (and metadata); rejected (nothing applied) when invalid or when it conflicts with a running operation. */
+export const applySpecUpdate = defineUpdate<ApplySpecResult, [HostSpec, HostMetadata?]>('applySpec');
 /** Set (provision) or clear (deprovision) the image without resending the spec; validated like applySpec. */
 export const setImageUpdate = defineUpdate<ApplySpecResult, [Image | null]>('setImage');
 /** Ask the host to deprovision, power off and leave Ironic; the workflow ends when it is gone. */

@@ -59,6 +59,8 @@ export function hostContext(s: HostState): HostContext {
       retryAt: s.retryAt,
       power: powerRequestsView(s.power),
       ...(s.paused ? { paused: s.paused } : {}),
+      ...(s.labels ? { labels: s.labels } : {}),
+      ...(s.options.publishStatus ? { managedBy: 'kubernetes' as const } : {}),
     }),
     publish: () => {
       const bmc = s.spec?.bmc ? parseBmcAddress(s.spec.bmc.address) : undefined;

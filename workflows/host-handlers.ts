@@ -9,11 +9,13 @@ import { ApplicationFailure, patched, setHandler } from '@temporalio/workflow';
 import { formatFieldErrors } from '../types/field-error';
 import type { HostSpec, Image } from '../types/host';
 import { validateHostSpec } from '../types/validate';
+import { validateLabels } from '../types/labels';
 import { normalizeHostSpec } from '../types/spec-normal-form';
 import {
   applySpecUpdate,
   setImageUpdate,
   type ApplySpecResult,
+  type HostMetadata,
   deleteHostUpdate,
   hostViewQuery,
   applyDirectivesUpdate,
@@ -33,13 +35,14 @@ export function setHostHandlers(ctx: HostContext): void {
   setHandler(hostViewQuery, ctx.view);
 
   /** Throws (rejecting the update, nothing applied) when the spec is invalid or conflicts with the running operation. */
-  const checkSpec = (spec: HostSpec): void => {
+  const checkSpec = (spec: HostSpec, meta?: HostMetadata): void => {
     const valid = validateHostSpec(s.ref, spec);
-    if (!valid.ok) {
+    const errors = [...(valid.ok ? [] : valid.errors), ...(meta?.labels ? validateLabels(meta.labels, 'metadata.labels') : [])];
+    if (!valid.ok || errors.length > 0) {
       throw ApplicationFailure.create({
         type: 'InvalidSpec',
-        message: formatFieldErrors(valid.errors),
-        details: [valid.errors],
+        message: formatFieldErrors(errors),
+        details: [errors],
       });
     }
     const conflict = specConflict(s, valid.value.spec, ctx.running?.kind);
@@ -59,7 +62,9 @@ export function setHostHandlers(ctx: HostContext): void {
     return valid.ok ? valid.value.spec : normalizeHostSpec(spec);
   };
 
-  const acceptSpec = (input: HostSpec): ApplySpecResult => {
+  const acceptSpec = (input: HostSpec, meta?: HostMetadata): ApplySpecResult => {
+    // Labels change no decision; the marker tells runs that carry them from older ones.
+    if (meta?.labels !== undefined && patched('host-labels')) s.labels = { ...meta.labels };
     const spec = normalForm(input);
     const changed = JSON.stringify(spec) !== JSON.stringify(s.spec);
     if (changed) {

@@ -11,3 +11,4 @@ export {
   deleteWorkflow,
   detachWorkflow,
 } from './operations';
+export { fleetWorkflow } from './fleet';

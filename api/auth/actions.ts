@@ -20,6 +20,19 @@ const ACTIONS: Record<string, Action> = {
   [`DELETE ${HOST}/paused`]: 'operate',
 };
 
+/**
+ * Fleet operations touch hosts in several namespaces: the guard lets a known
+ * caller through and the handler checks the role in each of them (api/fleet-routes.ts).
+ */
+export const SCOPED_BY_HANDLER = new Set([
+  'POST /v1/fleet-operations',
+  'GET /v1/fleet-operations',
+  'GET /v1/fleet-operations/:name',
+  'POST /v1/fleet-operations/:name/pause',
+  'POST /v1/fleet-operations/:name/resume',
+  'POST /v1/fleet-operations/:name/cancel',
+]);
+
 /** Routes anyone may read: probes and the API description hold nothing about hosts. */
 export const PUBLIC_ROUTES = new Set(['GET /healthz', 'GET /openapi.json']);
 

@@ -8,7 +8,7 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { TLSSocket } from 'node:tls';
-import { actionFor, PUBLIC_ROUTES } from './actions';
+import { actionFor, PUBLIC_ROUTES, SCOPED_BY_HANDLER } from './actions';
 import type { AuthOptions } from './options';
 import { allows, roleFor, type Principal } from './roles';
 
@@ -77,6 +77,7 @@ export function installGuard(app: FastifyInstance, opts: AuthOptions): void {
     if (who === undefined) return refuse(reply, 401, 'Unauthorized', 'no credentials: send "Authorization: Bearer <token>"');
     if (who === 'bad') return refuse(reply, 401, 'Unauthorized', 'the token or client certificate is not known');
     req.principal = who;
+    if (SCOPED_BY_HANDLER.has(`${method} ${route}`)) return;
     const action = actionFor(method, route);
     const namespace = (req.params as { namespace?: string }).namespace ?? (req.query as { namespace?: string }).namespace;
     // A list without a namespace is filtered by the handler (canView); with one, it must be viewable.

@@ -81,6 +81,8 @@ export interface ReadoptInput {
   directives?: HostDirectives;
   /** Keyed power-off requests to keep (API mode; the controller re-sends its annotations). */
   holds?: Record<string, 'soft' | 'hard'>;
+  /** The API host's labels. */
+  labels?: Record<string, string>;
   /** The ended run had been asked to delete the host: ask the new one. */
   deleteRequested?: boolean;
 }
@@ -101,7 +103,7 @@ export async function readoptHost(client: Client, input: ReadoptInput): Promise<
   });
   const handle = client.workflow.getHandle(hostWorkflowId(ref));
   if (input.directives) await handle.executeUpdate(applyDirectivesUpdate, { args: [input.directives] });
-  if (input.spec) await handle.executeUpdate(applySpecUpdate, { args: [input.spec] });
+  if (input.spec) await handle.executeUpdate(applySpecUpdate, { args: input.labels ? [input.spec, { labels: input.labels }] : [input.spec] });
   if (input.spec && input.holds && Object.keys(input.holds).length > 0) {
     await handle.executeUpdate(powerRequestsUpdate, { args: [{ holdOff: input.holds }] });
   }

@@ -61,6 +61,8 @@ describe('replay of recorded histories', () => {
     for (const f of ['host-power', 'operation-reboot', 'operation-power']) expect(files).toContain(`${f}-ironic-power-quiet-retry.json`);
     // A reboot with a request id, sent again after it ran (patch reboot-request-ids; record-power-histories.ts -reboot-request-ids).
     for (const f of ['host-power', 'operation-reboot', 'operation-power']) expect(files).toContain(`${f}-reboot-request-ids.json`);
+    // A host with metadata.labels (patch host-labels), and fleet operations: continued as new with hosts in flight, and cancelled (test/support/record-fleet-histories.ts).
+    for (const f of ['host-labels-v1', 'fleet-reboot-continued-v1-run1', 'fleet-reboot-continued-v1-last', 'fleet-poweroff-cancelled-v1']) expect(files).toContain(`${f}.json`);
   });
 
   it.each(files)('%s replays without nondeterminism', async (file) => {

@@ -11,19 +11,20 @@ import { SEARCH_ATTRIBUTES } from '../../types/search-attributes';
 import { TEMPORAL_ADDRESS } from '../support/env';
 
 describe('local stack', () => {
-  it('registers every custom search attribute the workflows use, as Keyword', async () => {
+  it('registers every custom search attribute the workflows use, with its type', async () => {
     const listed = readFileSync(join(REPO_ROOT, 'scripts', 'search-attributes.txt'), 'utf8')
       .split('\n')
       .map((l) => l.trim())
       .filter((l) => l !== '' && !l.startsWith('#'));
-    expect(listed.sort()).toEqual(Object.values(SEARCH_ATTRIBUTES).map((a) => `${a.name}=Keyword`).sort());
+    const fileType = { KEYWORD: 'Keyword', INT: 'Int' } as const;
+    expect(listed.sort()).toEqual(Object.values(SEARCH_ATTRIBUTES).map((a) => `${a.name}=${fileType[a.type]}`).sort());
 
     const connection = await Connection.connect({ address: TEMPORAL_ADDRESS });
     try {
       const res = await connection.operatorService.listSearchAttributes({ namespace: 'default' });
       for (const attr of Object.values(SEARCH_ATTRIBUTES)) {
-        // IndexedValueType 2 is KEYWORD.
-        expect(res.customAttributes?.[attr.name], attr.name).toBe(2);
+        // IndexedValueType 2 is KEYWORD, 3 INT.
+        expect(res.customAttributes?.[attr.name], attr.name).toBe(attr.type === 'INT' ? 3 : 2);
       }
     } finally {
       await connection.close();

@@ -1,0 +1,187 @@
+/**
+ * A fleet operation's I/O, all of it through Temporal and the host workflows
+ * (never Ironic or a BMC): select the hosts, hand each its change through
+ * the host workflow's own updates (as the API does), and watch the host's
+ * view until it reached the goal. Every call is idempotent: a retry, a
+ * restarted worker or a new run never asks a host for the change twice.
+ */
+import { Context } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/common';
+import { WorkflowUpdateFailedError, type Client } from '@temporalio/client';
+import type { HostRef } from '../types/host';
+import type { FleetOperation, FleetSelector } from '../types/fleet';
+import { hostWorkflowId } from '../types/host-ref';
+import { parseBmcAddress } from '../types/bmc';
+import { hostRun } from '../clients/temporal/host-run';
+import { runningHosts } from '../clients/temporal/host-list';
+import { deleteHostUpdate, hostViewQuery, powerRequestsUpdate, setImageUpdate } from '../workflows/definitions';
+import { fleetPowerKey, type FleetSelection } from '../workflows/fleet-definitions';
+import { fleetHostResult, keysToRelease, type FleetHostResult, type HostFinding } from '../workflows/fleet-goals';
+import { selectionMatches, type SelectionCandidate } from '../workflows/fleet-selection';
+import { heartbeat, pause } from './activity-context';
+
+export interface FleetHostCall {
+  ref: HostRef;
+  operation: FleetOperation;
+  fleet: string;
+  /** When the fleet started the host (workflow time). */
+  since: string;
+}
+
+export type StartResult = { sent: true } | { result: FleetHostResult };
+export type AwaitResult = { result: FleetHostResult } | { waiting: string };
+
+/** How many hosts are read at once while selecting by labels. */
+const READ_CONCURRENCY = 16;
+
+async function findHost(client: Client, ref: HostRef): Promise<HostFinding> {
+  const run = await hostRun(client, ref);
+  if (run.kind !== 'running') return run.kind === 'ended' ? { kind: 'ended', status: run.status } : { kind: run.kind };
+  return { kind: 'running', view: await client.workflow.getHandle(hostWorkflowId(ref)).query(hostViewQuery) };
+}
+
+/** Runs `fn` over `items`, `limit` at a time, heartbeating as it goes. */
+async function eachBounded<T>(items: readonly T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < items.length) {
+      const item = items[next++]!;
+      await fn(item);
+      heartbeat({ done: next });
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+}
+
+/** A host workflow's refusal (invalid, conflict, no spec) as the host's failure; anything else is retried. */
+function refusal(err: unknown): FleetHostResult | undefined {
+  if (err instanceof WorkflowUpdateFailedError && err.cause instanceof ApplicationFailure) {
+    return { outcome: 'failed', error: `the host refused the change (${err.cause.type ?? 'error'}): ${err.cause.message}` };
+  }
+  return undefined;
+}
+
+export function createFleetActivities(deps: { client?: Client } = {}) {
+  const client = (): Client => deps.client ?? Context.current().client;
+
+  return {
+    /** The hosts the selector names, read once at the fleet's start. Labels are read from each host's view. */
+    async selectFleetHosts(selector: FleetSelector): Promise<FleetSelection> {
+      const c = client();
+      const candidates: SelectionCandidate[] = [];
+      const missing: HostRef[] = [];
+      const needsView = selector.labelSelector !== undefined;
+      const refs: HostRef[] = [];
+      if (selector.hosts) {
+        // A host named twice is one host.
+        refs.push(...new Map(selector.hosts.map((r) => [`${r.namespace}/${r.name}`, r])).values());
+      } else {
+        const filter = { namespace: selector.namespace, states: selector.states };
+        for await (const { item } of runningHosts(c, filter)) {
+          if (needsView) refs.push({ namespace: item.namespace, name: item.name });
+          else candidates.push({ ref: { namespace: item.namespace, name: item.name }, provisioningState: item.provisioningState, bmcType: item.bmcType });
+        }
+      }
+      await eachBounded(refs, READ_CONCURRENCY, async (ref) => {
+        const found = await findHost(c, ref);
+        if (found.kind === 'absent' || found.kind === 'deleted') {
+          missing.push(ref);
+          return;
+        }
+        const view = found.kind === 'running' ? found.view : undefined;
+        const bmc = view?.spec?.bmc?.address;
+        candidates.push({
+          ref,
+          provisioningState: view ? view.status.provisioning.state || 'unmanaged' : `workflow ${found.kind === 'ended' ? found.status : ''}`,
+          bmcType: bmc ? bmcTypeOf(bmc) : 'unknown',
+          labels: view?.labels,
+        });
+      });
+      const key = (r: HostRef) => `${r.namespace}/${r.name}`;
+      const hosts = candidates
+        .filter((h) => selectionMatches(h, selector))
+        .sort((a, b) => key(a.ref).localeCompare(key(b.ref)))
+        .map(({ ref, provisioningState, bmcType }) => ({ ref, provisioningState, bmcType }));
+      return { at: new Date().toISOString(), hosts, missing: missing.sort((a, b) => key(a).localeCompare(key(b))) };
+    },
+
+    /** Hands the host its change, unless it is already done, already asked for, or cannot be done. */
+    async startFleetChange(call: FleetHostCall): Promise<StartResult> {
+      const c = client();
+      const found = await findHost(c, call.ref);
+      const settled = fleetHostResult(call.operation, found, call.since, call.fleet);
+      if (settled) return { result: settled };
+      if (found.kind !== 'running') return { sent: true };
+      const { view } = found;
+      const handle = c.workflow.getHandle(hostWorkflowId(call.ref));
+      const op = call.operation;
+      try {
+        switch (op.kind) {
+          case 'reboot':
+            // A reboot waiting, or one run since the fleet started the host, is this one (a retried call).
+            if (view.power.reboot || view.operations.some((o) => o.kind === 'reboot' && o.startedAt >= call.since)) return { sent: true };
+            await handle.executeUpdate(powerRequestsUpdate, { args: [{ reboot: { mode: op.mode ?? 'soft' } }] });
+            break;
+          case 'powerOff':
+            await handle.executeUpdate(powerRequestsUpdate, { args: [{ holdOff: { [fleetPowerKey(call.fleet)]: op.mode ?? 'soft' } }] });
+            break;
+          case 'powerOn': {
+            const keys = keysToRelease(op, view.power.holds);
+            if (keys.length > 0) await handle.executeUpdate(powerRequestsUpdate, { args: [{ release: keys }] });
+            break;
+          }
+          case 'provision':
+            await handle.executeUpdate(setImageUpdate, { args: [op.image] });
+            break;
+          case 'deprovision':
+            await handle.executeUpdate(setImageUpdate, { args: [null] });
+            break;
+          case 'delete':
+            await handle.executeUpdate(deleteHostUpdate);
+            break;
+        }
+      } catch (err) {
+        const refused = refusal(err);
+        if (refused) return { result: refused };
+        throw err;
+      }
+      return { sent: true };
+    },
+
+    /** Watches the host until it reached the goal, failed or cannot go on, or until `windowMs` has passed. */
+    async awaitFleetHost(call: FleetHostCall & { windowMs: number }): Promise<AwaitResult> {
+      const c = client();
+      const until = Date.now() + call.windowMs;
+      let delay = 500;
+      for (;;) {
+        const found = await findHost(c, call.ref);
+        const result = fleetHostResult(call.operation, found, call.since, call.fleet);
+        if (result) return { result };
+        const state = found.kind === 'running' ? found.view.status.provisioning.state || 'unmanaged' : found.kind;
+        if (Date.now() + delay > until) return { waiting: state };
+        heartbeat({ state });
+        await pause(delay);
+        delay = Math.min(delay * 1.5, 5000);
+      }
+    },
+
+    /** A cancelled powerOff fleet lets its hosts power on again: its key is released wherever it is held. */
+    async releaseFleetHolds(input: { refs: HostRef[]; fleet: string }): Promise<number> {
+      const c = client();
+      const key = fleetPowerKey(input.fleet);
+      let released = 0;
+      await eachBounded(input.refs, READ_CONCURRENCY, async (ref) => {
+        const found = await findHost(c, ref);
+        if (found.kind !== 'running' || !(key in found.view.power.holds)) return;
+        await c.workflow.getHandle(hostWorkflowId(ref)).executeUpdate(powerRequestsUpdate, { args: [{ release: [key] }] });
+        released += 1;
+      });
+      return released;
+    },
+  };
+}
+
+function bmcTypeOf(address: string): string {
+  const parsed = parseBmcAddress(address);
+  return parsed.ok ? parsed.value.type : 'unknown';
+}

@@ -1,0 +1,65 @@
+/** When a host has done what a fleet operation asked, read from its view (workflows/fleet-goals.ts). */
+import { describe, expect, it } from 'vitest';
+import { emptyStatus } from '../../types/host';
+import type { HostView, OperationRecord } from '../../workflows/definitions';
+import { fleetHostResult, keysToRelease, type HostFinding } from '../../workflows/fleet-goals';
+
+const SINCE = '2026-01-01T00:00:10.000Z';
+const op = (kind: OperationRecord['kind'], outcome: OperationRecord['outcome'], startedAt = '2026-01-01T00:00:20.000Z', error?: string): OperationRecord => ({
+  seq: 1, kind, workflowId: 'w', state: 'available', startedAt, outcome, ...(error ? { error } : {}),
+});
+
+function running(over: Partial<HostView> = {}, status: Partial<HostView['status']> = {}): HostFinding {
+  const base = emptyStatus();
+  return {
+    kind: 'running',
+    view: {
+      ref: { namespace: 'n', name: 'h' },
+      spec: { online: true },
+      status: { ...base, ...status, provisioning: { ...base.provisioning, state: 'available', ...status.provisioning } },
+      generation: 1,
+      deleteRequested: false,
+      operations: [],
+      power: { holds: {} },
+      ...over,
+    },
+  };
+}
+
+describe('fleet host goals', () => {
+  it('reboot: succeeded only by a reboot started since the fleet started the host', () => {
+    const reboot = { kind: 'reboot' } as const;
+    expect(fleetHostResult(reboot, running(), SINCE, 'f')).toBeUndefined();
+    expect(fleetHostResult(reboot, running({ operations: [op('reboot', 'succeeded', '2026-01-01T00:00:05.000Z')] }), SINCE, 'f')).toBeUndefined();
+    expect(fleetHostResult(reboot, running({ operations: [op('reboot', 'succeeded')] }), SINCE, 'f')).toEqual({ outcome: 'succeeded' });
+    expect(fleetHostResult(reboot, running({ operations: [op('reboot', 'failed', undefined, 'BMC said no')] }), SINCE, 'f')).toEqual({ outcome: 'failed', error: 'reboot failed: BMC said no' });
+  });
+
+  it('powerOff holds the fleet key until off; powerOn releases fleet keys only', () => {
+    const held = running({ power: { holds: { 'fleet-f': 'soft' } } }, { poweredOn: false });
+    expect(fleetHostResult({ kind: 'powerOff' }, held, SINCE, 'f')).toEqual({ outcome: 'succeeded' });
+    expect(fleetHostResult({ kind: 'powerOff' }, running({ power: { holds: { 'fleet-f': 'soft' } } }, { poweredOn: true }), SINCE, 'f')).toBeUndefined();
+    expect(keysToRelease({ kind: 'powerOn' }, { 'fleet-a': 'soft', 'fleet-b': 'hard', maintenance: 'soft' })).toEqual(['fleet-a', 'fleet-b']);
+    expect(keysToRelease({ kind: 'powerOn', fromFleet: 'a' }, { 'fleet-a': 'soft' })).toEqual(['fleet-a']);
+    // Another key keeps it off: what the fleet asked is done.
+    expect(fleetHostResult({ kind: 'powerOn' }, running({ power: { holds: { maintenance: 'soft' } } }, { poweredOn: false }), SINCE, 'g')).toEqual({ outcome: 'succeeded' });
+  });
+
+  it('provision needs the image, provisioned and OK; a failed deploy is the host error', () => {
+    const image = { url: 'http://i/a.qcow2' };
+    const provisioned = running({ spec: { online: true, image } }, { operationalStatus: 'OK', provisioning: { ...emptyStatus().provisioning, state: 'provisioned' } });
+    expect(fleetHostResult({ kind: 'provision', image }, provisioned, SINCE, 'f')).toEqual({ outcome: 'succeeded' });
+    expect(fleetHostResult({ kind: 'provision', image: { url: 'http://i/b.qcow2' } }, provisioned, SINCE, 'f')).toBeUndefined();
+    expect(fleetHostResult({ kind: 'provision', image }, running({ operations: [op('provision', 'failed', undefined, 'deploy failed')] }), SINCE, 'f')).toMatchObject({ outcome: 'failed' });
+  });
+
+  it('skips hosts that cannot act, and a delete of a gone host succeeded', () => {
+    expect(fleetHostResult({ kind: 'reboot' }, running({ paused: { reason: 'maint', since: SINCE } }), SINCE, 'f')).toEqual({ outcome: 'skipped', reason: 'the host is paused (maint)' });
+    expect(fleetHostResult({ kind: 'reboot' }, { kind: 'deleted' }, SINCE, 'f')).toMatchObject({ outcome: 'skipped' });
+    expect(fleetHostResult({ kind: 'reboot' }, { kind: 'ended', status: 'TERMINATED' }, SINCE, 'f')).toMatchObject({ outcome: 'skipped', reason: expect.stringMatching(/TERMINATED/) });
+    expect(fleetHostResult({ kind: 'reboot' }, running({ deleteRequested: true }), SINCE, 'f')).toMatchObject({ outcome: 'skipped' });
+    expect(fleetHostResult({ kind: 'reboot' }, running({ managedBy: 'kubernetes' }), SINCE, 'f')).toMatchObject({ outcome: 'skipped', reason: expect.stringMatching(/BareMetalHost/) });
+    expect(fleetHostResult({ kind: 'delete' }, { kind: 'deleted' }, SINCE, 'f')).toEqual({ outcome: 'succeeded' });
+    expect(fleetHostResult({ kind: 'delete' }, running({ deleteRequested: true }), SINCE, 'f')).toBeUndefined();
+  });
+});

@@ -1,0 +1,138 @@
+/**
+ * A fleet operation's input: which hosts, what to do to each, how many at
+ * once and how many may fail. One TypeBox schema serves the API's body, the
+ * OpenAPI document and the workflow's own check of a `temporal workflow
+ * start` input, so a bad input names its field wherever it comes from.
+ */
+import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import type { FieldError, Result } from './field-error';
+import { ImageSchema, MAX_LENGTH, PROVISIONING_STATES } from './host';
+import { validateImage } from './image';
+import { LabelSelectorSchema, validateLabelSelector } from './labels';
+import { BMC_TYPES } from './bmc';
+import { schemaErrors } from './validate';
+import { validateHostRef } from './host-ref';
+
+const closed = { additionalProperties: false } as const;
+const DNS_LABEL = '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$';
+/** The fleet's name is a power-off key too (`fleet-<name>`: 63 characters at most), so 57 characters. */
+export const MAX_FLEET_NAME = 57;
+const FleetName = Type.String({ minLength: 1, maxLength: MAX_FLEET_NAME, pattern: DNS_LABEL, description: 'DNS-1123 label, at most 57 characters' });
+const RebootMode = Type.Union([Type.Literal('soft'), Type.Literal('hard')], { description: 'soft (default) or hard' });
+
+/** What is done to each host, always through its host workflow's own updates. */
+export const FLEET_OPERATIONS = {
+  reboot: Type.Object({ kind: Type.Literal('reboot'), mode: Type.Optional(RebootMode) }, closed),
+  powerOff: Type.Object({ kind: Type.Literal('powerOff'), mode: Type.Optional(RebootMode) }, closed),
+  powerOn: Type.Object(
+    {
+      kind: Type.Literal('powerOn'),
+      fromFleet: Type.Optional({ ...FleetName, description: "Release only this powerOff fleet's hold; default: every fleet's" }),
+    },
+    closed,
+  ),
+  provision: Type.Object({ kind: Type.Literal('provision'), image: ImageSchema }, closed),
+  deprovision: Type.Object({ kind: Type.Literal('deprovision') }, closed),
+  delete: Type.Object({ kind: Type.Literal('delete') }, closed),
+} as const;
+export type FleetOperationKind = keyof typeof FLEET_OPERATIONS;
+export const FLEET_OPERATION_KINDS = Object.keys(FLEET_OPERATIONS) as FleetOperationKind[];
+export const FleetOperationSchema = Type.Union(Object.values(FLEET_OPERATIONS));
+export type FleetOperation = Static<typeof FleetOperationSchema>;
+
+const HostRefSchema = Type.Object(
+  { namespace: Type.String({ maxLength: MAX_LENGTH.label }), name: Type.String({ maxLength: MAX_LENGTH.name }) },
+  closed,
+);
+
+export const FleetSelectorSchema = Type.Object(
+  {
+    namespace: Type.Optional(Type.String({ maxLength: MAX_LENGTH.label, pattern: DNS_LABEL })),
+    labelSelector: Type.Optional(LabelSelectorSchema),
+    states: Type.Optional(Type.Array(Type.Union(PROVISIONING_STATES.filter((s) => s !== '').map((s) => Type.Literal(s))), { minItems: 1, maxItems: 16 })),
+    bmcTypes: Type.Optional(Type.Array(Type.Union(BMC_TYPES.map((t) => Type.Literal(t))), { minItems: 1, maxItems: 16 })),
+    hosts: Type.Optional(Type.Array(HostRefSchema, { minItems: 1, maxItems: 10_000 })),
+  },
+  { ...closed, description: 'Hosts that match every criterion given (at least one is required)' },
+);
+export type FleetSelector = Static<typeof FleetSelectorSchema>;
+
+/** A count, or a percentage of the selected hosts ("10%"). */
+const Amount = (description: string) =>
+  Type.Union([Type.Integer({ minimum: 0, maximum: 100_000 }), Type.String({ pattern: '^(100|[1-9]?[0-9])%$' })], { description });
+
+export const FleetInputSchema = Type.Object(
+  {
+    name: { ...FleetName, description: 'The fleet operation; its workflow id is fleet/<name>' },
+    operation: FleetOperationSchema,
+    selector: FleetSelectorSchema,
+    maxConcurrent: Type.Optional(Amount('Hosts in flight at once: a count (at least 1) or a percentage of the selected hosts, rounded up (default 1)')),
+    maxFailures: Type.Optional(Amount('Failures tolerated: one more halts the run (default 0); a count or a percentage of the selected hosts, rounded down')),
+    hostTimeoutSeconds: Type.Optional(Type.Integer({ minimum: 10, maximum: 7 * 24 * 3600, description: 'How long one host may take (default 3600)' })),
+    dryRun: Type.Optional(Type.Boolean({ description: 'Only report what would be selected and done' })),
+  },
+  closed,
+);
+export type FleetInput = Static<typeof FleetInputSchema>;
+export type FleetAmount = NonNullable<FleetInput['maxConcurrent']>;
+
+export const DEFAULT_HOST_TIMEOUT_SECONDS = 3600;
+
+function fieldsOf(schema: TSchema, value: unknown, prefix: string): FieldError[] {
+  return schemaErrors(schema, value, prefix).map((e) => (e.field === '(root)' ? { ...e, field: prefix || 'body' } : e));
+}
+
+/** The operation checked against its own variant, so a reason names the field, not "no union member matched". */
+function operationErrors(op: unknown): FieldError[] {
+  if (typeof op !== 'object' || op === null || Array.isArray(op)) return [{ field: 'operation', reason: 'must be an object with a kind' }];
+  const kind = (op as { kind?: unknown }).kind;
+  if (typeof kind !== 'string' || !(kind in FLEET_OPERATIONS)) {
+    return [{ field: 'operation.kind', reason: `must be one of ${FLEET_OPERATION_KINDS.join(', ')}` }];
+  }
+  const errors = fieldsOf(FLEET_OPERATIONS[kind as FleetOperationKind], op, 'operation');
+  if (errors.length === 0 && kind === 'provision') {
+    errors.push(...validateImage((op as { image: Static<typeof ImageSchema> }).image).map((e) => ({ ...e, field: e.field.replace(/^spec\.image/, 'operation.image') })));
+  }
+  return errors;
+}
+
+function selectorErrors(selector: FleetSelector): FieldError[] {
+  const errors: FieldError[] = [];
+  const criteria = ['namespace', 'labelSelector', 'states', 'bmcTypes', 'hosts'] as const;
+  if (!criteria.some((c) => selector[c] !== undefined)) {
+    errors.push({ field: 'selector', reason: `must give at least one of ${criteria.join(', ')} (a fleet operation never means "every host" by omission)` });
+  }
+  if (selector.labelSelector) errors.push(...validateLabelSelector(selector.labelSelector, 'selector.labelSelector'));
+  (selector.hosts ?? []).forEach((ref, i) => {
+    const valid = validateHostRef(ref);
+    if (!valid.ok) errors.push(...valid.errors.map((e) => ({ ...e, field: `selector.hosts[${i}].${e.field.replace(/^metadata\./, '')}` })));
+  });
+  return errors;
+}
+
+/** Every field error of a fleet operation's input; the value typed when there is none. */
+export function validateFleetInput(input: unknown): Result<FleetInput> {
+  if (typeof input !== 'object' || input === null || Array.isArray(input)) return { ok: false, errors: [{ field: 'body', reason: 'must be an object' }] };
+  const { operation, ...rest } = input as Record<string, unknown>;
+  const withoutOperation = Type.Omit(FleetInputSchema, ['operation']);
+  const errors = [...fieldsOf(withoutOperation, rest, ''), ...(operation === undefined ? [{ field: 'operation', reason: 'is required' }] : operationErrors(operation))];
+  const selector = rest.selector;
+  // The selector's own rules are checked along with the rest when it is well formed, so one answer names every field.
+  if (!errors.some((e) => e.field.startsWith('selector'))) errors.push(...selectorErrors(selector as FleetSelector));
+  if (errors.length > 0) return { ok: false, errors };
+  const value = input as FleetInput;
+  if (value.maxConcurrent === 0) errors.push({ field: 'maxConcurrent', reason: 'must be at least 1 (or a percentage)' });
+  if (value.maxConcurrent === '0%') errors.push({ field: 'maxConcurrent', reason: 'must be more than 0%' });
+  return errors.length > 0 ? { ok: false, errors } : { ok: true, value };
+}
+
+/**
+ * The namespaces a fleet operation may touch, for permissions: the selector's
+ * namespace, else those of its explicit hosts, else every namespace (`*`).
+ */
+export function fleetScope(input: Pick<FleetInput, 'selector'>): string[] {
+  const { selector } = input;
+  if (selector.namespace) return [selector.namespace];
+  if (selector.hosts) return [...new Set(selector.hosts.map((h) => h.namespace))].sort();
+  return ['*'];
+}

@@ -1,0 +1,90 @@
+/**
+ * The fleet workflow's contract, defined once and imported by the workflow,
+ * its activities, the API and the tests: what it records per host, the
+ * progress it answers, and its pause / resume / cancel updates.
+ */
+import { defineQuery, defineUpdate } from '@temporalio/workflow';
+import type { HostRef } from '../types/host';
+import type { FleetInput } from '../types/fleet';
+
+/** pending: not started yet; notStarted: the run ended (cancelled or halted) before it was. */
+export type FleetHostOutcome = 'pending' | 'inFlight' | 'succeeded' | 'failed' | 'skipped' | 'notStarted';
+export const FLEET_HOST_OUTCOMES: readonly FleetHostOutcome[] = ['pending', 'inFlight', 'succeeded', 'failed', 'skipped', 'notStarted'];
+
+export interface FleetHost {
+  ref: HostRef;
+  outcome: FleetHostOutcome;
+  /** When the fleet started the host; the host's own records from then on are this change's. */
+  startedAt?: string;
+  endedAt?: string;
+  /** The host workflow accepted the change: it is never asked for again (a retry, a new run). */
+  changeSent?: boolean;
+  /** failed: the host's error; skipped: why the host was left alone. */
+  error?: string;
+  reason?: string;
+}
+
+/** What the selection activity found, recorded once at start. */
+export interface FleetSelection {
+  at: string;
+  hosts: Array<{ ref: HostRef; provisioningState: string; bmcType: string }>;
+  /** Hosts the explicit list named that do not exist. */
+  missing: HostRef[];
+}
+
+export type FleetPhase = 'selecting' | 'running' | 'paused' | 'completed' | 'halted' | 'cancelled' | 'dryRun';
+
+export interface FleetState {
+  selection?: FleetSelection;
+  hosts: FleetHost[];
+  paused?: { reason?: string; since: string };
+  cancelled?: { reason?: string; at: string };
+  halted?: { at: string; reason: string };
+  /** Runs so far (continue-as-new carries this state to the next). */
+  runs: number;
+}
+
+export interface FleetOptions {
+  /** Continue as new after this many history events (Temporal suggests it earlier on its own). */
+  maxHistoryEvents: number;
+  /** How long one wait on a host lasts before the workflow records progress and waits again. */
+  pollWindowSeconds: number;
+}
+export const DEFAULT_FLEET_OPTIONS: FleetOptions = { maxHistoryEvents: 5000, pollWindowSeconds: 300 };
+
+export type FleetCounts = Record<FleetHostOutcome, number>;
+
+export interface FleetProgress {
+  name: string;
+  input: FleetInput;
+  phase: FleetPhase;
+  counts: FleetCounts;
+  selected: number;
+  /** maxConcurrent and maxFailures as counts of this selection. */
+  limits: { maxConcurrent: number; maxFailures: number };
+  selection?: FleetSelection;
+  hosts: FleetHost[];
+  failures: Array<{ ref: HostRef; error: string }>;
+  paused?: FleetState['paused'];
+  cancelled?: FleetState['cancelled'];
+  halted?: FleetState['halted'];
+  runs: number;
+  /** At the pace of the hosts finished so far (absent until one has, and once nothing more will start). */
+  estimatedEnd?: string;
+}
+
+export const fleetProgressQuery = defineQuery<FleetProgress>('progress');
+
+export interface FleetControlRequest {
+  /** Shown in the progress (at most 256 characters). */
+  reason?: string;
+}
+/** Start no new host until resumed; hosts in flight finish. */
+export const pauseFleetUpdate = defineUpdate<FleetProgress, [FleetControlRequest]>('pause');
+export const resumeFleetUpdate = defineUpdate<FleetProgress, []>('resume');
+/** Start no new host; hosts in flight finish; a powerOff fleet releases its holds. Never a failure. */
+export const cancelFleetUpdate = defineUpdate<FleetProgress, [FleetControlRequest]>('cancel');
+
+export const fleetWorkflowId = (name: string): string => `fleet/${name}`;
+/** The keyed power-off request a powerOff fleet holds on its hosts. */
+export const fleetPowerKey = (name: string): string => `fleet-${name}`;

@@ -1,0 +1,86 @@
+/**
+ * When a host has done what a fleet operation asked, read from the host's own
+ * view, pure: the fleet's activities call it on every poll. `since` is when
+ * the fleet started the host: only the host's operations from then on count.
+ * A host that cannot do the operation (gone, paused, detached, being deleted,
+ * its workflow ended) is skipped with the reason, never counted as failed.
+ */
+import type { FleetOperation } from '../types/fleet';
+import type { HostView, OperationKind, OperationRecord } from './definitions';
+import { fleetPowerKey } from './fleet-definitions';
+
+export type HostFinding =
+  | { kind: 'running'; view: HostView }
+  /** The host workflow completed: the host was deleted. */
+  | { kind: 'deleted' }
+  | { kind: 'absent' }
+  | { kind: 'ended'; status: string };
+
+export type FleetHostResult = { outcome: 'succeeded'; note?: string } | { outcome: 'failed'; error: string } | { outcome: 'skipped'; reason: string };
+
+/** The host operation a fleet operation makes the host run (its failure is the host's failure). */
+const HOST_OPERATION: Record<FleetOperation['kind'], OperationKind> = {
+  reboot: 'reboot',
+  powerOff: 'power',
+  powerOn: 'power',
+  provision: 'provision',
+  deprovision: 'deprovision',
+  delete: 'delete',
+};
+
+/** Keys a powerOn releases: one fleet's, or every fleet's hold the host has. */
+export function keysToRelease(op: Extract<FleetOperation, { kind: 'powerOn' }>, holds: Record<string, unknown>): string[] {
+  if (op.fromFleet) return [fleetPowerKey(op.fromFleet)];
+  return Object.keys(holds).filter((k) => k.startsWith('fleet-'));
+}
+
+/** Why the host cannot take the operation now, or undefined. */
+export function whyNotActionable(op: FleetOperation, found: HostFinding): string | undefined {
+  if (found.kind === 'absent' || found.kind === 'deleted') return op.kind === 'delete' ? undefined : 'the host does not exist (deleted)';
+  if (found.kind === 'ended') return `the host's workflow ended abnormally (${found.status}); re-adopt it first (POST …/adopt)`;
+  const { view } = found;
+  // The controller would hand the host its BareMetalHost's spec again: the fleet must not fight it.
+  if (view.managedBy === 'kubernetes') return 'the host is driven by its BareMetalHost (Kubernetes mode): change it there';
+  if (view.paused) return `the host is paused (${view.paused.reason})`;
+  if (view.status.operationalStatus === 'detached') return 'the host is detached';
+  if (view.deleteRequested && op.kind !== 'delete') return 'the host is being deleted';
+  if (!view.spec) return 'the host has no spec yet';
+  return undefined;
+}
+
+function failedSince(view: HostView, kind: OperationKind, since: string): OperationRecord | undefined {
+  const ops = [...view.operations, ...(view.currentOperation ? [view.currentOperation] : [])];
+  return ops.find((o) => o.kind === kind && o.startedAt >= since && o.outcome === 'failed');
+}
+
+function reached(op: FleetOperation, view: HostView, since: string, fleet: string): boolean {
+  const { status, spec, power } = view;
+  const ok = status.operationalStatus === 'OK';
+  switch (op.kind) {
+    case 'reboot':
+      return !power.reboot && view.operations.some((o) => o.kind === 'reboot' && o.startedAt >= since && o.outcome === 'succeeded');
+    case 'powerOff':
+      return fleetPowerKey(fleet) in power.holds && !status.poweredOn && !view.currentOperation;
+    case 'powerOn':
+      // Another key still held keeps it off, and spec.online false too: what the fleet asked is done.
+      return keysToRelease(op, power.holds).length === 0 && !view.currentOperation && (status.poweredOn || Object.keys(power.holds).length > 0 || !spec?.online);
+    case 'provision':
+      return status.provisioning.state === 'provisioned' && spec?.image?.url === op.image.url && ok && !view.currentOperation;
+    case 'deprovision':
+      return status.provisioning.state === 'available' && !spec?.image && !view.currentOperation;
+    case 'delete':
+      return false;
+  }
+}
+
+/** The host's result for this operation, or undefined while it is still on its way. */
+export function fleetHostResult(op: FleetOperation, found: HostFinding, since: string, fleet: string): FleetHostResult | undefined {
+  if (op.kind === 'delete' && (found.kind === 'deleted' || found.kind === 'absent')) return { outcome: 'succeeded' };
+  if (found.kind === 'running' && reached(op, found.view, since, fleet)) return { outcome: 'succeeded' };
+  const why = whyNotActionable(op, found);
+  if (why) return { outcome: 'skipped', reason: why };
+  if (found.kind !== 'running') return undefined;
+  const failed = failedSince(found.view, HOST_OPERATION[op.kind], since);
+  if (failed) return { outcome: 'failed', error: `${failed.kind} failed: ${failed.error ?? found.view.status.errorMessage ?? 'no error given'}` };
+  return undefined;
+}

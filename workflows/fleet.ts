@@ -1,0 +1,228 @@
+/**
+ * One fleet operation (workflow id `fleet/<name>`): selects hosts once, then
+ * hands each its change through its own host workflow, at most
+ * `maxConcurrent` at a time, until every host has a result, the failure
+ * budget is spent (`halted`) or it is cancelled. Pause, resume and cancel
+ * are updates; progress is a query and a few search attributes. Its state
+ * goes to a fresh run (continue-as-new) before the history grows long, hosts
+ * in flight included, so thousands of hosts fit.
+ */
+import {
+  ApplicationFailure,
+  CancellationScope,
+  allHandlersFinished,
+  condition,
+  continueAsNew,
+  isCancellation,
+  log,
+  setHandler,
+  upsertSearchAttributes,
+  workflowInfo,
+} from '@temporalio/workflow';
+import { formatFieldErrors } from '../types/field-error';
+import { validateFleetInput, type FleetInput } from '../types/fleet';
+import { SEARCH_ATTRIBUTES } from '../types/search-attributes';
+import {
+  DEFAULT_FLEET_OPTIONS,
+  cancelFleetUpdate,
+  fleetProgressQuery,
+  pauseFleetUpdate,
+  resumeFleetUpdate,
+  type FleetControlRequest,
+  type FleetHost,
+  type FleetHostOutcome,
+  type FleetOptions,
+  type FleetProgress,
+  type FleetState,
+} from './fleet-definitions';
+import { budgetSpent, concurrencyLimit, countOutcomes, estimatedEnd, failureBudget, finished, mayStartMore, phaseOf } from './fleet-plan';
+import type { FleetHostResult } from './fleet-goals';
+import { fleetCalls, runFleetHost } from './fleet-host';
+
+/** Besides the input: what a previous run hands over, and tuning (tests shorten the poll window). */
+export interface FleetCarry {
+  state?: FleetState;
+  options?: Partial<FleetOptions>;
+}
+
+const now = (): string => new Date().toISOString();
+const MAX_REASON = 256;
+
+function checkReason(req: FleetControlRequest): void {
+  if (req?.reason !== undefined && (typeof req.reason !== 'string' || req.reason.length > MAX_REASON)) {
+    throw ApplicationFailure.create({ type: 'InvalidRequest', message: `reason: must be a string of at most ${MAX_REASON} characters`, details: [[{ field: 'reason', reason: `must be a string of at most ${MAX_REASON} characters` }]] });
+  }
+}
+
+export async function fleetWorkflow(input: FleetInput, carry: FleetCarry = {}): Promise<FleetProgress> {
+  if (!carry.state) {
+    // A `temporal workflow start` input is checked like the API's body: a bad one fails at once, naming the field.
+    const valid = validateFleetInput(input);
+    if (!valid.ok) {
+      throw ApplicationFailure.create({ type: 'InvalidFleetInput', nonRetryable: true, message: formatFieldErrors(valid.errors), details: [valid.errors] });
+    }
+  }
+  const options: FleetOptions = { ...DEFAULT_FLEET_OPTIONS, ...carry.options };
+  const s: FleetState = carry.state ?? { hosts: [], runs: 0 };
+  s.runs += 1;
+  const dryRun = input.dryRun === true;
+  let counts = countOutcomes(s.hosts);
+  let limit = 1;
+  let budget = 0;
+  let done = false;
+  /** Bumped on every change the main loop must notice. */
+  let changes = 0;
+
+  const progress = (): FleetProgress => ({
+    name: input.name,
+    input,
+    phase: phaseOf(s, dryRun, done),
+    counts,
+    selected: s.hosts.length,
+    limits: { maxConcurrent: limit, maxFailures: budget },
+    ...(s.selection ? { selection: s.selection } : {}),
+    hosts: s.hosts,
+    failures: s.hosts.filter((h) => h.outcome === 'failed').map((h) => ({ ref: h.ref, error: h.error ?? '' })),
+    ...(s.paused ? { paused: s.paused } : {}),
+    ...(s.cancelled ? { cancelled: s.cancelled } : {}),
+    ...(s.halted ? { halted: s.halted } : {}),
+    runs: s.runs,
+    ...(done ? {} : { estimatedEnd: estimatedEnd(s, counts, limit, Date.now()) }),
+  });
+
+  let published: string | undefined;
+  const publish = (): void => {
+    const pairs: Extract<Parameters<typeof upsertSearchAttributes>[0], unknown[]> = [
+      { key: SEARCH_ATTRIBUTES.fleetOperation, value: input.operation.kind },
+      { key: SEARCH_ATTRIBUTES.fleetPhase, value: phaseOf(s, dryRun, done) },
+      { key: SEARCH_ATTRIBUTES.fleetSucceeded, value: counts.succeeded },
+      { key: SEARCH_ATTRIBUTES.fleetFailed, value: counts.failed },
+    ];
+    const fingerprint = JSON.stringify(pairs);
+    if (fingerprint === published) return;
+    published = fingerprint;
+    upsertSearchAttributes(pairs);
+  };
+
+  const setOutcome = (h: FleetHost, outcome: FleetHostOutcome): void => {
+    counts[h.outcome] -= 1;
+    counts[outcome] += 1;
+    h.outcome = outcome;
+    changes += 1;
+  };
+
+  const settle = (h: FleetHost, result: FleetHostResult): void => {
+    h.endedAt = now();
+    if (result.outcome === 'failed') h.error = result.error;
+    if (result.outcome === 'skipped') h.reason = result.reason;
+    setOutcome(h, result.outcome);
+    if (result.outcome === 'failed') log.warn(`fleet ${input.name}: ${h.ref.namespace}/${h.ref.name} failed: ${result.error}`);
+    if (!s.halted && budgetSpent(counts, budget)) {
+      s.halted = { at: now(), reason: `${counts.failed} hosts failed; maxFailures allows ${budget}` };
+    }
+    publish();
+  };
+
+  const ended = (): boolean => done;
+  const refuseWhenEnded = (): void => {
+    if (ended()) throw ApplicationFailure.create({ type: 'Conflict', message: `fleet operation ${input.name} has ended (${phaseOf(s, dryRun, done)})` });
+  };
+  setHandler(fleetProgressQuery, progress);
+  setHandler(
+    pauseFleetUpdate,
+    (req: FleetControlRequest) => {
+      if (!s.paused && !s.cancelled) s.paused = { ...(req?.reason ? { reason: req.reason } : {}), since: now() };
+      changes += 1;
+      publish();
+      return progress();
+    },
+    { validator: (req: FleetControlRequest) => (checkReason(req), refuseWhenEnded()) },
+  );
+  setHandler(
+    resumeFleetUpdate,
+    () => {
+      s.paused = undefined;
+      changes += 1;
+      publish();
+      return progress();
+    },
+    { validator: refuseWhenEnded },
+  );
+  setHandler(
+    cancelFleetUpdate,
+    (req: FleetControlRequest) => {
+      if (!s.cancelled) s.cancelled = { ...(req?.reason ? { reason: req.reason } : {}), at: now() };
+      s.paused = undefined;
+      changes += 1;
+      publish();
+      return progress();
+    },
+    { validator: (req: FleetControlRequest) => (checkReason(req), refuseWhenEnded()) },
+  );
+
+  publish();
+  if (!s.selection) {
+    s.selection = await fleetCalls.selectFleetHosts(input.selector);
+    s.hosts = s.selection.hosts.map((h) => ({ ref: h.ref, outcome: 'pending' }));
+    counts = countOutcomes(s.hosts);
+  }
+  limit = concurrencyLimit(input.maxConcurrent, s.hosts.length);
+  budget = failureBudget(input.maxFailures, s.hosts.length);
+  if (dryRun) return finish();
+
+  const historyTooLong = (): boolean => workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > options.maxHistoryEvents;
+  const launch = (h: FleetHost): void => {
+    if (h.outcome === 'pending') {
+      h.startedAt = now();
+      setOutcome(h, 'inFlight');
+    }
+    void runFleetHost(h, input, options, settle).catch((err: unknown) => {
+      if (!isCancellation(err)) throw err;
+    });
+  };
+
+  try {
+    // Hosts a previous run had in flight go on where they were (a change already sent is not sent again).
+    for (const h of s.hosts) if (h.outcome === 'inFlight') launch(h);
+    let cursor = 0;
+    for (;;) {
+      if (finished(s, counts)) break;
+      while (mayStartMore(s, counts, limit)) {
+        while (s.hosts[cursor]!.outcome !== 'pending') cursor += 1;
+        launch(s.hosts[cursor]!);
+      }
+      publish();
+      if (historyTooLong()) {
+        await condition(allHandlersFinished);
+        return await continueAsNew<typeof fleetWorkflow>(input, { ...carry, state: s });
+      }
+      const seen = changes;
+      await condition(() => changes !== seen || historyTooLong());
+    }
+  } catch (err) {
+    if (!isCancellation(err)) throw err;
+    // Cancelled from Temporal (the UI, `temporal workflow cancel`): the same as the cancel update, then the run ends cancelled.
+    s.cancelled ??= { reason: 'the workflow was cancelled', at: now() };
+    for (const h of s.hosts) {
+      if (h.outcome !== 'inFlight') continue;
+      h.reason = 'the fleet operation was cancelled before the host finished';
+      setOutcome(h, 'skipped');
+    }
+    await CancellationScope.nonCancellable(() => finish());
+    throw err;
+  }
+  return finish();
+
+  async function finish(): Promise<FleetProgress> {
+    if (s.cancelled && input.operation.kind === 'powerOff') {
+      // A cancelled powerOff lets its hosts power on again: its holds go.
+      const refs = s.hosts.filter((h) => h.startedAt !== undefined).map((h) => h.ref);
+      if (refs.length > 0) await fleetCalls.releaseFleetHolds({ refs, fleet: input.name });
+    }
+    if (!dryRun) for (const h of s.hosts) if (h.outcome === 'pending') setOutcome(h, 'notStarted');
+    done = true;
+    publish();
+    await condition(allHandlersFinished);
+    return progress();
+  }
+}
