@@ -21,6 +21,8 @@ interface DeployInput extends NodeTarget {
   userData?: SecretReference;
   networkData?: SecretReference;
   metaData?: SecretReference;
+  /** meta_data.uuid: the BareMetalHost's uid (or the API host's); the node's UUID only for runs recorded before it. */
+  uid?: string;
 }
 
 /** The image as Ironic's instance_info wants it (a checksum URL, or the hash with its algorithm). */
@@ -62,7 +64,7 @@ export function createDeployActivities(deps: DeployDeps) {
       return parsed.value;
     };
     const meta: Record<string, unknown> = {
-      uuid: input.nodeId,
+      uuid: input.uid ?? input.nodeId,
       'metal3-namespace': ref.namespace,
       'metal3-name': ref.name,
       'local-hostname': ref.name,

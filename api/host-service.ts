@@ -357,6 +357,7 @@ export class HostService {
         spec: opts.spec ?? last.spec,
         holds: last.power.holds,
         deleteRequested: last.deleteRequested,
+        uid: last.uid,
       }),
     );
     this.log(`host ${ref.namespace}/${ref.name}: ${readoptMessage(run, last.status, 'its last state')}`);

@@ -26,6 +26,7 @@ import { powerPath } from './power-operations';
 import { interruptReason, INTERRUPTIBLE } from './interrupt';
 import { now, type HostContext } from './host-context';
 import { markNodeLost, nodeGoneIn } from './node-lost';
+import { hostUid, recordHostUid } from './host-uid';
 
 const reasonOf = (text: string): string =>
   text.replace(/(^|\s)(\w)/g, (_m, _sp: string, c: string) => c.toUpperCase()).replace(/\s/g, '');
@@ -54,6 +55,9 @@ export function operationRunner(ctx: HostContext): OperationRunner {
     const { adopt, power } = extra;
     const spec = s.spec;
     const tried = op === 'enroll' ? credentialsAttempt(s) : undefined;
+    // A host whose run began before hosts had a uid draws it before its first deploy.
+    if (op === 'provision') recordHostUid(s);
+    const uid = op === 'provision' ? hostUid(s) : undefined;
     if (tried) s.status.triedCredentials = tried;
     s.opSeq += 1;
     const record: OperationRecord = {
@@ -93,6 +97,7 @@ export function operationRunner(ctx: HostContext): OperationRunner {
             spec,
             nodeId: s.status.provisioning.ID || undefined,
             powerOn: s.deleteRequested ? false : spec?.online,
+            ...(uid ? { uid } : {}),
             ...(adopt ? { adopt: { image: s.status.provisioning.image } } : {}),
             ...(power
               ? {

@@ -123,7 +123,7 @@ export class Reconciler {
       options: this.options(),
       status,
       spec,
-      directives: annotations.errors.length === 0 && spec ? this.directives(ref, spec, annotations.value) : undefined,
+      directives: annotations.errors.length === 0 && spec ? this.directives(obj, ref, spec, annotations.value) : undefined,
     });
     // Everything handed to the ended run is sent to the new one again.
     this.forget(key);
@@ -159,7 +159,7 @@ export class Reconciler {
         // A paused host is not deleted until unpaused (as in Metal3): the workflow holds the delete.
         await this.syncPaused(key, ref, annotations.value);
         const valid = validateHostSpec(ref, obj.spec);
-        if (annotations.errors.length === 0 && valid.ok) await this.sendDirectives(key, ref, this.directives(ref, valid.value.spec, annotations.value));
+        if (annotations.errors.length === 0 && valid.ok) await this.sendDirectives(key, ref, this.directives(obj, ref, valid.value.spec, annotations.value));
         const handle = this.deps.client.workflow.getHandle(hostWorkflowId(ref));
         // Every accepted update is history: sent on each requeue it cost ~5 events a second for the
         // whole delete. A query costs none, so the update goes once (again only if a run lost it).
@@ -227,7 +227,7 @@ export class Reconciler {
       consumed.push(ANNOTATIONS.status);
     }
 
-    const directives = this.directives(ref, spec, annotations.value);
+    const directives = this.directives(obj, ref, spec, annotations.value);
     await this.sendDirectives(key, ref, directives);
     if (directives.hardwareDetails) consumed.push(ANNOTATIONS.hardwareDetails);
 
@@ -267,8 +267,9 @@ export class Reconciler {
   }
 
   /** What the workflow needs from the object besides its spec; references and versions only. */
-  private directives(ref: HostRef, spec: HostSpec, a: HostAnnotations): HostDirectives {
-    const d: HostDirectives = {};
+  private directives(obj: BareMetalHost, ref: HostRef, spec: HostSpec, a: HostAnnotations): HostDirectives {
+    // The config drive's meta_data.uuid, as Metal3 writes it.
+    const d: HostDirectives = obj.metadata.uid ? { uid: obj.metadata.uid } : {};
     if (a.detached) d.detached = a.detached;
     if (a.inspect === 'disabled') d.inspectionDisabled = true;
     if (a.hardwareDetails) d.hardwareDetails = a.hardwareDetails;

@@ -61,6 +61,8 @@ describe('replay of recorded histories', () => {
     for (const f of ['host-power', 'operation-reboot', 'operation-power']) expect(files).toContain(`${f}-ironic-power-quiet-retry.json`);
     // A reboot with a request id, sent again after it ran (patch reboot-request-ids; record-power-histories.ts -reboot-request-ids).
     for (const f of ['host-power', 'operation-reboot', 'operation-power']) expect(files).toContain(`${f}-reboot-request-ids.json`);
+    // A host with its uid, the config drive's meta_data.uuid (patch host-uid; record-histories.ts -host-uid).
+    for (const f of ['host-lifecycle', 'operation-provision']) expect(files).toContain(`${f}-host-uid.json`);
   });
 
   it.each(files)('%s replays without nondeterminism', async (file) => {

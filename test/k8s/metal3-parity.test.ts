@@ -1,0 +1,54 @@
+/**
+ * Metal3 parity in Kubernetes mode (issue 16), on the real kube-apiserver,
+ * Temporal and Ironic: what Ironic received from a worker whose Ironic
+ * traffic goes through the recording proxy, and the Events on the object.
+ */
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { IRONIC_URL } from '../support/env';
+import { uniq } from '../support/harness';
+import { isDeploy } from '../support/ironic-proxy';
+import { startProxyProcess } from '../support/ironic-proxy-process';
+import { kubectl } from './kube-harness';
+import { fakeHostSpec, hostDoc, secretDoc } from './manifests';
+import { useShimSuite } from './shim-harness';
+
+const NS = uniq('mf-parity');
+/** In a process of its own: this file's event loop stops in every kubectl call. */
+let proxy: Awaited<ReturnType<typeof startProxyProcess>> | undefined;
+beforeAll(async () => {
+  proxy = await startProxyProcess(IRONIC_URL, join(mkdtempSync(join(tmpdir(), 'mf-parity-')), 'ironic-requests.jsonl'));
+});
+afterAll(() => proxy?.stop());
+useShimSuite(NS, uniq('tq-parity'), {}, () => ({ IRONIC_URL: proxy!.url }));
+
+const json = (args: string[]) => JSON.parse(kubectl([...args, '-n', NS, '-o', 'json']).stdout);
+const apply = (doc: Record<string, unknown>) => kubectl(['apply', '-n', NS, '-f', '-'], { input: JSON.stringify(doc) });
+const waitState = (name: string, state: string) =>
+  kubectl(['wait', '-n', NS, `--for=jsonpath={.status.provisioning.state}=${state}`, `bmh/${name}`, '--timeout=120s']);
+const IMAGE = { url: 'http://127.0.0.1/images/ubuntu.qcow2', checksum: 'a'.repeat(64), checksumType: 'sha256', format: 'qcow2' };
+
+/** The config drive the worker sent with the node's deploy. */
+function deployedConfigDrive(nodeId: string): { meta_data: Record<string, unknown> } {
+  const deploys = proxy!.requests().filter((r) => isDeploy(r) && r.path === `/v1/nodes/${nodeId}/states/provision`);
+  expect(deploys).toHaveLength(1);
+  return (JSON.parse(deploys[0]!.body) as { configdrive: { meta_data: Record<string, unknown> } }).configdrive;
+}
+
+describe('Metal3 parity in Kubernetes mode', () => {
+  it("writes the BareMetalHost's metadata.uid as the config drive's meta_data.uuid, as BMO does", async () => {
+    const name = 'uid-host';
+    apply(secretDoc(`${name}-bmc-secret`, { username: 'admin', password: 'pw' }));
+    apply(hostDoc(name, fakeHostSpec(name, { image: IMAGE })));
+    waitState(name, 'provisioned');
+    const bmh = json(['get', 'bmh', name]);
+    const nodeId: string = bmh.status.provisioning.ID;
+    const meta = deployedConfigDrive(nodeId).meta_data;
+    // CAPM3 labels the Node metal3.io/uuid={{ ds.meta_data.uuid }} and looks it up by the BMH's uid.
+    expect(meta.uuid).toBe(bmh.metadata.uid);
+    expect(meta.uuid).not.toBe(nodeId);
+    expect(meta).toMatchObject({ 'metal3-namespace': NS, 'metal3-name': name, 'local-hostname': name });
+  });
+});
