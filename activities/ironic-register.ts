@@ -7,6 +7,7 @@ import { parseBmcAddress } from '../types/bmc';
 import { ironicDriverInfo } from '../clients/ironic/driver-info';
 import { bmcOf, type HardwareDetails, type HostRef, type HostSpec } from '../types/host';
 import { ironicNodeName } from '../types/host-ref';
+import { effectiveRootDeviceHints } from '../types/hardware-profile';
 import { IronicError, type IronicClient, type JsonPatchOp } from '../clients/ironic/client';
 import { hardwareFromInventory, hardwareFromProperties } from '../clients/ironic/hardware';
 import { bootCapabilities, ironicRootDeviceHints, nodeInterfaces, type InspectionPreference } from '../clients/ironic/node-spec';
@@ -70,7 +71,9 @@ export function createRegisterActivities(deps: RegisterDeps) {
       throw err;
     });
     const interfaces = nodeInterfaces(access.value, enabled, inspection);
-    const rootDevice = ironicRootDeviceHints(spec.rootDeviceHints);
+    const hints = effectiveRootDeviceHints(spec);
+    if ('error' in hints) throw operationFailed(hints.error);
+    const rootDevice = ironicRootDeviceHints(hints.hints);
     const capabilities = bootCapabilities(spec);
     const automatedClean = (spec.automatedCleaningMode ?? 'metadata') !== 'disabled';
     const name = ironicNodeName(ref);

@@ -3,7 +3,14 @@
  * Temporal and Ironic, with the worker's Ironic traffic recorded by the proxy:
  * what Ironic received (the config drive, node properties, instance_info).
  */
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { ApplicationFailure } from '@temporalio/common';
+import { createIronicActivities } from '../../activities/ironic-activities';
+import { LocalSecretStore } from '../../clients/secrets/local-store';
 import { IronicClient } from '../../clients/ironic/client';
 import type { HostSpec } from '../../types/host';
 import { hostWorkflowId } from '../../types/host-ref';
@@ -16,8 +23,10 @@ const NS = 'parity';
 const suite = useProxiedHarness();
 let h: Harness;
 let proxy: IronicProxy;
-/** The test's own view of Ironic, beside the proxy. */
+/** The test's own view of Ironic, beside the proxy, and the activities on it. */
 const ironic = new IronicClient({ url: IRONIC_URL });
+const activitySecrets = new LocalSecretStore(mkdtempSync(join(tmpdir(), 'mf-parity-')), randomBytes(32));
+const acts = createIronicActivities({ ironic, secrets: activitySecrets, poll: { initialMs: 100, factor: 1.5, maxMs: 1000 } });
 
 beforeAll(() => {
   ({ h, proxy } = suite);
@@ -67,5 +76,45 @@ describe('the config drive meta_data.uuid of an API host', { timeout: 600_000 },
     });
     expect(again.uid).toBe(view.uid);
     await h.hosts.remove(ref);
+  });
+});
+
+/** Registers a node for a fake host with `over` in its spec; returns the node as Ironic holds it, and removes it. */
+async function registeredNode(over: Partial<HostSpec>) {
+  const ref = { namespace: NS, name: uniq('reg') };
+  await activitySecrets.write(NS, `${ref.name}-bmc`, { username: 'admin', password: 'pw' });
+  const { nodeId } = await acts.ensureNode({ ref, spec: fakeSpec(ref.name, over) });
+  const node = await ironic.getNode(nodeId);
+  await acts.deleteNode({ ref, nodeId });
+  return node!;
+}
+
+const failureOf = (p: Promise<unknown>) => p.then(() => undefined, (e: unknown) => e);
+
+describe('root device hints on the Ironic node, as Metal3 sets them', () => {
+  it('defaults to the hardware profile: /dev/sda with none given, the named profile otherwise', async () => {
+    expect((await registeredNode({})).properties.root_device).toEqual({ name: 's== /dev/sda' });
+    expect((await registeredNode({ hardwareProfile: 'unknown' })).properties.root_device).toEqual({ name: 's== /dev/sda' });
+    expect((await registeredNode({ hardwareProfile: 'libvirt' })).properties.root_device).toEqual({ name: 's== /dev/vda' });
+    expect((await registeredNode({ hardwareProfile: 'openstack' })).properties.root_device).toEqual({ name: 's== /dev/vdb' });
+    expect((await registeredNode({ hardwareProfile: 'dell' })).properties.root_device).toEqual({ hctl: 's== 0:0:0:0' });
+    expect((await registeredNode({ hardwareProfile: 'dell-raid' })).properties.root_device).toEqual({ hctl: 's== 0:2:0:0' });
+    expect((await registeredNode({ hardwareProfile: 'empty' })).properties.root_device).toBeUndefined();
+  });
+
+  it("uses the spec's hints over the profile's, and sends a /dev/disk/by-path name as Ironic's by_path", async () => {
+    expect((await registeredNode({ hardwareProfile: 'libvirt', rootDeviceHints: { minSizeGigabytes: 100 } })).properties.root_device).toEqual({ size: '>= 100' });
+    const byPath = '/dev/disk/by-path/pci-0000:00:1f.2-ata-1';
+    expect((await registeredNode({ rootDeviceHints: { deviceName: byPath } })).properties.root_device).toEqual({ by_path: `s== ${byPath}` });
+    expect((await registeredNode({ rootDeviceHints: { deviceName: '/dev/nvme0n1' } })).properties.root_device).toEqual({ name: 's== /dev/nvme0n1' });
+  });
+
+  it('refuses to register with a hardware profile Metal3 does not know, naming the field and the known ones', async () => {
+    const ref = { namespace: NS, name: uniq('reg') };
+    await activitySecrets.write(NS, `${ref.name}-bmc`, { username: 'admin', password: 'pw' });
+    const err = await failureOf(acts.ensureNode({ ref, spec: fakeSpec(ref.name, { hardwareProfile: 'hp-moonshot' }) }));
+    expect(err).toBeInstanceOf(ApplicationFailure);
+    expect((err as ApplicationFailure).message).toMatch(/spec\.hardwareProfile: no hardware profile named "hp-moonshot" \(known: unknown, libvirt, dell, dell-raid, openstack, empty\)/);
+    expect(await ironic.getNode(`${NS}~${ref.name}`)).toBeUndefined();
   });
 });
