@@ -86,7 +86,7 @@ export function createRegisterActivities(deps: RegisterDeps) {
           driver: access.value.driver,
           driver_info: driverInfo,
           ...interfaces,
-          properties: { capabilities, ...(rootDevice ? { root_device: rootDevice } : {}) },
+          properties: { capabilities, ...(rootDevice ? { root_device: rootDevice } : {}), ...(spec.architecture ? { cpu_arch: spec.architecture } : {}) },
           automated_clean: automatedClean,
           extra: { [OWNER_KEY]: ownerMark(ref) },
         });
@@ -114,6 +114,10 @@ export function createRegisterActivities(deps: RegisterDeps) {
         ops.push({ op: 'add', path: '/properties/root_device', value: rootDevice });
       } else if (!rootDevice && node.properties.root_device !== undefined) {
         ops.push({ op: 'remove', path: '/properties/root_device' });
+      }
+      // As Metal3: set when given; unset leaves what inspection found.
+      if (spec.architecture && node.properties.cpu_arch !== spec.architecture) {
+        ops.push({ op: 'add', path: '/properties/cpu_arch', value: spec.architecture });
       }
       if (node.automated_clean !== automatedClean) {
         ops.push({ op: 'add', path: '/automated_clean', value: automatedClean });

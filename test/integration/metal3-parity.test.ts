@@ -12,7 +12,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { createIronicActivities } from '../../activities/ironic-activities';
 import { LocalSecretStore } from '../../clients/secrets/local-store';
 import { IronicClient } from '../../clients/ironic/client';
-import type { HostSpec } from '../../types/host';
+import type { HostSpec, Image } from '../../types/host';
 import { hostWorkflowId } from '../../types/host-ref';
 import { IRONIC_URL } from '../support/env';
 import { isDeploy, type IronicProxy } from '../support/ironic-proxy';
@@ -116,5 +116,33 @@ describe('root device hints on the Ironic node, as Metal3 sets them', () => {
     expect(err).toBeInstanceOf(ApplicationFailure);
     expect((err as ApplicationFailure).message).toMatch(/spec\.hardwareProfile: no hardware profile named "hp-moonshot" \(known: unknown, libvirt, dell, dell-raid, openstack, empty\)/);
     expect(await ironic.getNode(`${NS}~${ref.name}`)).toBeUndefined();
+  });
+});
+
+/** Deploys `image` on an available fake node; returns its instance_info while active, then removes the node. */
+async function deployedInstanceInfo(image: Image): Promise<Record<string, unknown>> {
+  const ref = { namespace: NS, name: uniq('img') };
+  await activitySecrets.write(NS, `${ref.name}-bmc`, { username: 'admin', password: 'pw' });
+  const { nodeId } = await acts.ensureNode({ ref, spec: fakeSpec(ref.name) });
+  await acts.manageNode({ ref, nodeId });
+  await acts.provideNode({ ref, nodeId, automatedCleaning: false });
+  expect((await acts.deployNode({ ref, nodeId, image })).provisionState).toBe('active');
+  const info = (await ironic.getNode(nodeId))!.instance_info;
+  await acts.undeployNode({ ref, nodeId, automatedCleaning: false });
+  await acts.deleteNode({ ref, nodeId });
+  return info;
+}
+
+describe('images and architecture on the Ironic node, as Metal3 sets them', () => {
+  it('leaves an unset format for Ironic to detect (no image_disk_format), and sends a given one', async () => {
+    const unset = await deployedInstanceInfo({ url: 'http://127.0.0.1/images/any.img', checksum: 'a'.repeat(64) });
+    expect(unset).toMatchObject({ image_source: 'http://127.0.0.1/images/any.img', image_os_hash_algo: 'sha256' });
+    expect(unset).not.toHaveProperty('image_disk_format');
+    expect(await deployedInstanceInfo({ ...IMAGE, format: 'raw' })).toMatchObject({ image_disk_format: 'raw' });
+  });
+
+  it('sets spec.architecture as the node\'s cpu_arch, and leaves cpu_arch alone when unset', async () => {
+    expect((await registeredNode({ architecture: 'aarch64' })).properties.cpu_arch).toBe('aarch64');
+    expect((await registeredNode({})).properties.cpu_arch).toBeUndefined();
   });
 });
