@@ -32,7 +32,8 @@ const IMAGE_KEYS = ['image_source', 'image_disk_format', 'image_checksum', 'imag
  * The image as Ironic's instance_info wants it, as Metal3 writes it: an unset
  * format is left for Ironic to detect from the image; a checksum with its
  * algorithm (given, or a digest's length) goes to image_os_hash_*, a
- * checksum-file URL to image_checksum. Keys left from an
+ * checksum-file URL too when its checksumType is given, else to
+ * image_checksum. Keys left from an
  * earlier image (`current`) that this one does not set are removed.
  */
 export function instanceInfo(image: Image, current: Record<string, unknown> = {}): JsonPatchOp[] {
@@ -41,7 +42,9 @@ export function instanceInfo(image: Image, current: Record<string, unknown> = {}
   const checksum = image.checksum;
   const given = image.checksumType && image.checksumType !== 'auto' ? image.checksumType : undefined;
   if (checksum && /^https?:\/\//i.test(checksum)) {
-    want.image_checksum = checksum;
+    // The agent reads the checksum file; a given algorithm goes with it, as Metal3 sends it.
+    if (given) Object.assign(want, { image_os_hash_algo: given, image_os_hash_value: checksum });
+    else want.image_checksum = checksum;
   } else if (checksum) {
     const algo = given ?? ({ 32: 'md5', 64: 'sha256', 128: 'sha512' } as Record<number, string>)[checksum.length];
     Object.assign(want, { image_os_hash_algo: algo, image_os_hash_value: checksum.toLowerCase() });

@@ -88,6 +88,9 @@ export function operationRunner(ctx: HostContext): OperationRunner {
         // Only the host workflow's own cancellation ends this wait early; runOperation handles that.
         .catch(() => undefined);
     }
+    // Registering again in a steady state for a changed spec (BMC settings, cleaning mode, hints) only updates
+    // the node: not a second enrollment (attaching again after a detach or a lost node still is one).
+    const refresh = op === 'enroll' && state !== 'registering' && !s.needsAttach && !s.detached && !s.nodeLost;
     try {
       const outcome: OperationOutcome = await scope.run(() => executeChild(OPERATION_WORKFLOWS[op], {
         workflowId: record.workflowId,
@@ -127,7 +130,11 @@ export function operationRunner(ctx: HostContext): OperationRunner {
       s.status.lastUpdated = record.endedAt;
       ctx.publish();
       const note = outcome.note ? ` (${outcome.note})` : '';
-      await ctx.sync({ type: 'Normal', reason: `${reasonOf(op)}Succeeded`, message: `${op} succeeded; provisioning state ${next || 'unmanaged'}${note}` });
+      if (refresh && patched('registration-events')) {
+        await ctx.sync({ type: 'Normal', reason: 'RegistrationUpdated', message: `registration updated: the Ironic node now matches the spec and credentials; provisioning state ${next}${note}` });
+      } else {
+        await ctx.sync({ type: 'Normal', reason: `${reasonOf(op)}Succeeded`, message: `${op} succeeded; provisioning state ${next || 'unmanaged'}${note}` });
+      }
       return true;
     } catch (err) {
       // An operator cancelling the host workflow itself ends it, without an error on the host.

@@ -84,7 +84,9 @@ export async function hostWorkflow(input: HostWorkflowInput): Promise<HostView> 
       const before = s.status.provisioning.state;
       ctx.setState(decision.state);
       if (before !== decision.state) {
-        await ctx.sync({ type: 'Normal', reason: 'StateChanged', message: `provisioning state ${before || 'unmanaged'} → ${decision.state}` });
+        // A new host has no state yet; "unmanaged" is a state of its own (a host without a BMC).
+        const from = before || (patched('registration-events') ? 'none' : 'unmanaged');
+        await ctx.sync({ type: 'Normal', reason: 'StateChanged', message: `provisioning state ${from} → ${decision.state}` });
       }
       const succeeded = await runOperation(decision.op, decision.state, { adopt: decision.adopt, power: decision.power });
       if (decision.op === 'delete' && succeeded) break;

@@ -146,3 +146,15 @@ describe('images and architecture on the Ironic node, as Metal3 sets them', () =
     expect((await registeredNode({})).properties.cpu_arch).toBeUndefined();
   });
 });
+
+describe('a checksum-file URL', () => {
+  it('keeps its checksumType (image_os_hash_algo, the URL as image_os_hash_value); with auto it is image_checksum', async () => {
+    const url = 'http://127.0.0.1/images/SHA512SUMS';
+    const typed = await deployedInstanceInfo({ ...IMAGE, checksum: url, checksumType: 'sha512' });
+    expect(typed).toMatchObject({ image_os_hash_algo: 'sha512', image_os_hash_value: url });
+    expect(typed).not.toHaveProperty('image_checksum');
+    const auto = await deployedInstanceInfo({ ...IMAGE, checksum: url, checksumType: 'auto' });
+    expect(auto).toMatchObject({ image_checksum: url });
+    expect(auto).not.toHaveProperty('image_os_hash_algo');
+  });
+});

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { IRONIC_URL } from '../support/env';
-import { uniq } from '../support/harness';
+import { uniq, waitFor } from '../support/harness';
 import { isDeploy } from '../support/ironic-proxy';
 import { startProxyProcess } from '../support/ironic-proxy-process';
 import { kubectl } from './kube-harness';
@@ -50,5 +50,31 @@ describe('Metal3 parity in Kubernetes mode', () => {
     expect(meta.uuid).toBe(bmh.metadata.uid);
     expect(meta.uuid).not.toBe(nodeId);
     expect(meta).toMatchObject({ 'metal3-namespace': NS, 'metal3-name': name, 'local-hostname': name });
+  });
+});
+
+const events = (name: string): { reason: string; message: string }[] =>
+  JSON.parse(kubectl(['get', 'events', '-n', NS, '--field-selector', `involvedObject.name=${name}`, '-o', 'json']).stdout).items;
+
+describe('Events of a host that is registered once', () => {
+  it('has no "unmanaged → registering" for a host never unmanaged, and one EnrollSucceeded through spec changes', { timeout: 400_000 }, async () => {
+    const name = 'events-host';
+    apply(secretDoc(`${name}-bmc-secret`, { username: 'admin', password: 'pw' }));
+    apply(hostDoc(name, fakeHostSpec(name)));
+    waitState(name, 'available');
+    kubectl(['patch', 'bmh', name, '-n', NS, '--type=merge', '-p', JSON.stringify({ spec: { image: IMAGE, description: 'changed' } })]);
+    waitState(name, 'provisioned');
+    kubectl(['patch', 'bmh', name, '-n', NS, '--type=merge', '-p', JSON.stringify({ spec: { online: false } })]);
+    kubectl(['wait', '-n', NS, '--for=jsonpath={.status.poweredOn}=false', `bmh/${name}`, '--timeout=120s']);
+    // A change the node's registration depends on (CAPM3 sets the cleaning mode on a host it provisions).
+    kubectl(['patch', 'bmh', name, '-n', NS, '--type=merge', '-p', JSON.stringify({ spec: { automatedCleaningMode: 'disabled' } })]);
+    // The registration's Event, whatever it is called: before, a second EnrollSucceeded.
+    const registeredAgain = (e: { reason: string; message: string }) => /^(RegistrationUpdated|EnrollSucceeded)$/.test(e.reason) && /state provisioned/.test(e.message);
+    const updated = await waitFor('registered again', async () => events(name).find(registeredAgain), { timeoutMs: 120_000 });
+    expect(updated.reason).toBe('RegistrationUpdated');
+    const all = events(name);
+    expect(all.filter((e) => /unmanaged/.test(e.message))).toEqual([]);
+    expect(all.filter((e) => e.reason === 'StateChanged').map((e) => e.message)).toContain('provisioning state none → registering');
+    expect(all.filter((e) => e.reason === 'EnrollSucceeded')).toHaveLength(1);
   });
 });
