@@ -78,3 +78,22 @@ describe('Events of a host that is registered once', () => {
     expect(all.filter((e) => e.reason === 'EnrollSucceeded')).toHaveLength(1);
   });
 });
+
+describe('Metal3 manifests as Go clients write them', () => {
+  it('applies (strict field validation) with taints, networkInterfaces and an empty bmc, and the host is unmanaged', async () => {
+    const name = 'go-client-host';
+    const spec = {
+      online: false,
+      bmc: { address: '', credentialsName: '' },
+      taints: [{ key: 'example.com/dedicated', value: 'db', effect: 'NoSchedule' }],
+      networkInterfaces: [{ macAddress: '52:54:00:00:00:01', switchPort: 'eth1/1' }],
+    };
+    const applied = kubectl(['apply', '--validate=strict', '-n', NS, '-f', '-'], { input: JSON.stringify(hostDoc(name, spec)) });
+    expect(applied.stdout).toMatch(/created/);
+    waitState(name, 'unmanaged');
+    const bmh = json(['get', 'bmh', name]);
+    expect(bmh.spec.taints).toEqual(spec.taints);
+    expect(bmh.status.operationalStatus).toBe('OK');
+    expect(events(name).filter((e) => e.reason === 'InvalidSpec')).toEqual([]);
+  });
+});
