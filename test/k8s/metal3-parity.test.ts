@@ -95,5 +95,7 @@ describe('Metal3 manifests as Go clients write them', () => {
     expect(bmh.spec.taints).toEqual(spec.taints);
     expect(bmh.status.operationalStatus).toBe('OK');
     expect(events(name).filter((e) => e.reason === 'InvalidSpec')).toEqual([]);
+    const ignored = await waitFor('the FieldIgnored Event', async () => events(name).find((e) => e.reason === 'FieldIgnored'), { timeoutMs: 60_000 });
+    expect(ignored.message).toMatch(/spec\.taints is accepted but ignored: .*; spec\.networkInterfaces is accepted but ignored/);
   });
 });
