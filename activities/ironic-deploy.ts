@@ -21,26 +21,39 @@ interface DeployInput extends NodeTarget {
   userData?: SecretReference;
   networkData?: SecretReference;
   metaData?: SecretReference;
+  /** meta_data.uuid: the BareMetalHost's uid (or the API host's); the node's UUID only for runs recorded before it. */
+  uid?: string;
 }
 
-/** The image as Ironic's instance_info wants it (a checksum URL, or the hash with its algorithm). */
-export function instanceInfo(image: Image): JsonPatchOp[] {
-  const ops: JsonPatchOp[] = [
-    { op: 'add', path: '/instance_info/image_source', value: image.url },
-    { op: 'add', path: '/instance_info/image_disk_format', value: image.format ?? 'qcow2' },
-  ];
+/** The instance_info keys the image sets; any of them the image does not set is removed. */
+const IMAGE_KEYS = ['image_source', 'image_disk_format', 'image_checksum', 'image_os_hash_algo', 'image_os_hash_value'] as const;
+
+/**
+ * The image as Ironic's instance_info wants it, as Metal3 writes it: an unset
+ * format is left for Ironic to detect from the image; a checksum with its
+ * algorithm (given, or a digest's length) goes to image_os_hash_*, a
+ * checksum-file URL too when its checksumType is given, else to
+ * image_checksum. Keys left from an
+ * earlier image (`current`) that this one does not set are removed.
+ */
+export function instanceInfo(image: Image, current: Record<string, unknown> = {}): JsonPatchOp[] {
+  const want: Partial<Record<(typeof IMAGE_KEYS)[number], string>> = { image_source: image.url };
+  if (image.format) want.image_disk_format = image.format;
   const checksum = image.checksum;
+  const given = image.checksumType && image.checksumType !== 'auto' ? image.checksumType : undefined;
   if (checksum && /^https?:\/\//i.test(checksum)) {
-    ops.push({ op: 'add', path: '/instance_info/image_checksum', value: checksum });
+    // The agent reads the checksum file; a given algorithm goes with it, as Metal3 sends it.
+    if (given) Object.assign(want, { image_os_hash_algo: given, image_os_hash_value: checksum });
+    else want.image_checksum = checksum;
   } else if (checksum) {
-    const algo =
-      image.checksumType && image.checksumType !== 'auto'
-        ? image.checksumType
-        : ({ 32: 'md5', 64: 'sha256', 128: 'sha512' } as Record<number, string>)[checksum.length];
-    ops.push(
-      { op: 'add', path: '/instance_info/image_os_hash_algo', value: algo },
-      { op: 'add', path: '/instance_info/image_os_hash_value', value: checksum.toLowerCase() },
-    );
+    const algo = given ?? ({ 32: 'md5', 64: 'sha256', 128: 'sha512' } as Record<number, string>)[checksum.length];
+    Object.assign(want, { image_os_hash_algo: algo, image_os_hash_value: checksum.toLowerCase() });
+  }
+  const ops: JsonPatchOp[] = [];
+  for (const key of IMAGE_KEYS) {
+    const value = want[key];
+    if (value !== undefined) ops.push({ op: 'add', path: `/instance_info/${key}`, value });
+    else if (key in (current ?? {})) ops.push({ op: 'remove', path: `/instance_info/${key}` });
   }
   return ops;
 }
@@ -62,7 +75,7 @@ export function createDeployActivities(deps: DeployDeps) {
       return parsed.value;
     };
     const meta: Record<string, unknown> = {
-      uuid: input.nodeId,
+      uuid: input.uid ?? input.nodeId,
       'metal3-namespace': ref.namespace,
       'metal3-name': ref.name,
       'local-hostname': ref.name,
@@ -78,8 +91,8 @@ export function createDeployActivities(deps: DeployDeps) {
   }
 
   async function deployNode(input: DeployInput): Promise<NodeSummary> {
-    const start = async (): Promise<Record<string, unknown>> => {
-      await ironic.patchNode(input.nodeId, instanceInfo(input.image));
+    const start = async (current: Record<string, unknown>): Promise<Record<string, unknown>> => {
+      await ironic.patchNode(input.nodeId, instanceInfo(input.image, current));
       const configdrive = await configDrive(input.ref, input);
       return configdrive ? { configdrive } : {};
     };
@@ -92,9 +105,9 @@ export function createDeployActivities(deps: DeployDeps) {
           // deprovision after it cancelled this deploy); deploying it again would undo that.
           return issued.includes('active')
             ? { fail: 'the node was torn down (available again) while it deployed; not deploying it a second time' }
-            : { verb: 'active', prepare: start };
+            : { verb: 'active', prepare: () => start(n.instance_info) };
         case 'deploy failed':
-          return issued.includes('active') ? { fail: `deploy failed: ${lastError(n)}` } : { verb: 'active', prepare: start };
+          return issued.includes('active') ? { fail: `deploy failed: ${lastError(n)}` } : { verb: 'active', prepare: () => start(n.instance_info) };
         case 'manageable':
           return { verb: 'provide' };
         case 'clean failed':
@@ -136,17 +149,17 @@ export function createDeployActivities(deps: DeployDeps) {
    * Ironic can later tear it down and clean as for any deployed node.
    */
   async function adoptNode(input: NodeTarget & { nodeId: string; image?: Image }): Promise<NodeSummary> {
-    const setImage = async (): Promise<void> => {
-      if (input.image) await ironic.patchNode(input.nodeId, instanceInfo(input.image));
+    const setImage = async (current: Record<string, unknown>): Promise<void> => {
+      if (input.image) await ironic.patchNode(input.nodeId, instanceInfo(input.image, current));
     };
     const node = await drive(input.nodeId, (n, issued) => {
       switch (n.provision_state) {
         case 'active':
           return { done: true };
         case 'manageable':
-          return { verb: 'adopt', prepare: setImage };
+          return { verb: 'adopt', prepare: () => setImage(n.instance_info) };
         case 'adopt failed':
-          return issued.includes('adopt') ? { fail: `adoption failed: ${lastError(n)}` } : { verb: 'adopt', prepare: setImage };
+          return issued.includes('adopt') ? { fail: `adoption failed: ${lastError(n)}` } : { verb: 'adopt', prepare: () => setImage(n.instance_info) };
         case 'enroll':
         case 'available':
           return { verb: 'manage' };

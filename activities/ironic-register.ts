@@ -7,6 +7,7 @@ import { parseBmcAddress } from '../types/bmc';
 import { ironicDriverInfo } from '../clients/ironic/driver-info';
 import { bmcOf, type HardwareDetails, type HostRef, type HostSpec } from '../types/host';
 import { ironicNodeName } from '../types/host-ref';
+import { effectiveRootDeviceHints } from '../types/hardware-profile';
 import { IronicError, type IronicClient, type JsonPatchOp } from '../clients/ironic/client';
 import { hardwareFromInventory, hardwareFromProperties } from '../clients/ironic/hardware';
 import { bootCapabilities, ironicRootDeviceHints, nodeInterfaces, type InspectionPreference } from '../clients/ironic/node-spec';
@@ -70,7 +71,9 @@ export function createRegisterActivities(deps: RegisterDeps) {
       throw err;
     });
     const interfaces = nodeInterfaces(access.value, enabled, inspection);
-    const rootDevice = ironicRootDeviceHints(spec.rootDeviceHints);
+    const hints = effectiveRootDeviceHints(spec);
+    if ('error' in hints) throw operationFailed(hints.error);
+    const rootDevice = ironicRootDeviceHints(hints.hints);
     const capabilities = bootCapabilities(spec);
     const automatedClean = (spec.automatedCleaningMode ?? 'metadata') !== 'disabled';
     const name = ironicNodeName(ref);
@@ -83,7 +86,7 @@ export function createRegisterActivities(deps: RegisterDeps) {
           driver: access.value.driver,
           driver_info: driverInfo,
           ...interfaces,
-          properties: { capabilities, ...(rootDevice ? { root_device: rootDevice } : {}) },
+          properties: { capabilities, ...(rootDevice ? { root_device: rootDevice } : {}), ...(spec.architecture ? { cpu_arch: spec.architecture } : {}) },
           automated_clean: automatedClean,
           extra: { [OWNER_KEY]: ownerMark(ref) },
         });
@@ -111,6 +114,10 @@ export function createRegisterActivities(deps: RegisterDeps) {
         ops.push({ op: 'add', path: '/properties/root_device', value: rootDevice });
       } else if (!rootDevice && node.properties.root_device !== undefined) {
         ops.push({ op: 'remove', path: '/properties/root_device' });
+      }
+      // As Metal3: set when given; unset leaves what inspection found.
+      if (spec.architecture && node.properties.cpu_arch !== spec.architecture) {
+        ops.push({ op: 'add', path: '/properties/cpu_arch', value: spec.architecture });
       }
       if (node.automated_clean !== automatedClean) {
         ops.push({ op: 'add', path: '/automated_clean', value: automatedClean });

@@ -340,6 +340,7 @@ export class HostService {
         labels: opts.labels ?? last.labels,
         holds: last.power.holds,
         deleteRequested: last.deleteRequested,
+        uid: last.uid,
       }),
     );
     this.log(`host ${ref.namespace}/${ref.name}: ${readoptMessage(run, last.status, 'its last state')}`);

@@ -69,13 +69,12 @@ export const SecretReferenceSchema = Type.Object(
 
 export const BmcDetailsSchema = Type.Object(
   {
+    // Empty (both fields) is how Go clients serialise a host without a BMC: unmanaged (validate.ts).
     address: Type.String({
-      minLength: 1,
       maxLength: 2048,
       description: 'How to reach the BMC, e.g. ipmi://10.0.0.5 or redfish://bmc.example/redfish/v1/Systems/1',
     }),
     credentialsName: Type.String({
-      minLength: 1,
       maxLength: 253,
       description: 'Secret in the host namespace holding `username` and `password`',
     }),
@@ -141,6 +140,9 @@ const passThrough = Type.Object({}, { additionalProperties: true });
  */
 const notImplemented = (description: string) => Type.Union([passThrough, Type.Null()], { description });
 
+/** A list Metal3 defines and metalflow accepts (so a Metal3 manifest applies unchanged) without acting on it. */
+const deprecatedList = (description: string) => Type.Union([Type.Array(passThrough, { maxItems: 256 }), Type.Null()], { description });
+
 export const HostSpecSchema = Type.Object(
   {
     /** Optional as in Metal3: a host without a BMC is `unmanaged` and does nothing until one is given. */
@@ -170,6 +172,8 @@ export const HostSpecSchema = Type.Object(
     customDeploy: Type.Optional(notImplemented('Metal3 custom deploy step: not implemented in metalflow, only an empty value ({} or {"method": ""}) is accepted')),
     firmware: Type.Optional(notImplemented('Metal3 firmware settings (deprecated in Metal3): not implemented in metalflow, only an empty value is accepted')),
     raid: Type.Optional(notImplemented('Metal3 RAID configuration: not implemented in metalflow, only an empty value (no volumes) is accepted')),
+    taints: Type.Optional(deprecatedList('Deprecated in Metal3 and never implemented there: accepted and ignored')),
+    networkInterfaces: Type.Optional(deprecatedList('Metal3 switch-port configuration: accepted and ignored by metalflow')),
   },
   open,
 );
@@ -188,7 +192,8 @@ export const PROVISIONING_STATES = [
   'powering off before delete',
   'deleting',
 ] as const;
-export const OPERATIONAL_STATUSES = ['OK', 'discovered', 'error', 'delayed', 'detached'] as const;
+/** Metal3's values; metalflow sets OK, error and detached, the others come with a status restored from Metal3. */
+export const OPERATIONAL_STATUSES = ['', 'OK', 'discovered', 'error', 'delayed', 'detached', 'servicing'] as const;
 export const ERROR_TYPES = [
   '',
   'registration error',
@@ -198,6 +203,7 @@ export const ERROR_TYPES = [
   'power management error',
   'provisioned registration error',
   'detach error',
+  'servicing error',
 ] as const;
 
 const OperationMetricSchema = Type.Object(

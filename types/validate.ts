@@ -151,10 +151,17 @@ export function validateHostSpec(host: HostRef, input: unknown): Result<Validate
   // JSON copy: structuredClone does not exist in the workflow sandbox, and a spec is plain JSON.
   const spec = JSON.parse(JSON.stringify(input)) as HostSpec;
   const errors: FieldError[] = [...nodeNameErrors(host)];
+  // Go clients serialise a host without a BMC as bmc: {address: "", credentialsName: ""}: Metal3's unmanaged host.
+  if (spec.bmc && spec.bmc.address === '' && spec.bmc.credentialsName === '') delete spec.bmc;
+  for (const [key, other] of [['address', 'credentialsName'], ['credentialsName', 'address']] as const) {
+    if (spec.bmc && spec.bmc[key] === '') {
+      errors.push({ field: `spec.bmc.${key}`, reason: `is empty while spec.bmc.${other} is set: give both, or neither for a host without a BMC (unmanaged)` });
+    }
+  }
 
-  const bmc = spec.bmc ? parseBmcAddress(spec.bmc.address) : undefined;
+  const bmc = spec.bmc && spec.bmc.address !== '' ? parseBmcAddress(spec.bmc.address) : undefined;
   if (bmc && !bmc.ok) errors.push(...bmc.errors);
-  if (spec.bmc && !SECRET_NAME.test(spec.bmc.credentialsName)) {
+  if (spec.bmc && spec.bmc.credentialsName !== '' && !SECRET_NAME.test(spec.bmc.credentialsName)) {
     errors.push({
       field: 'spec.bmc.credentialsName',
       reason: `"${spec.bmc.credentialsName}" is not a valid Secret name (lower-case DNS subdomain)`,

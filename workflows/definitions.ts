@@ -29,6 +29,11 @@ export interface HostDirectives {
   /** `inspect.metal3.io/hardwaredetails` (only with inspection disabled): becomes status.hardware. */
   hardwareDetails?: HardwareDetails;
   credentials?: CredentialsVersion;
+  /**
+   * The BareMetalHost's `metadata.uid`: the config drive's `meta_data.uuid`, as
+   * Metal3 writes it (CAPM3 finds the Node by its `metal3.io/uuid` label).
+   */
+  uid?: string;
 }
 
 export interface OperationRecord {
@@ -78,6 +83,11 @@ export const DEFAULT_HOST_OPTIONS: HostWorkflowOptions = {
 /** Everything the host workflow carries, and hands to its next run on continue-as-new. */
 export interface HostState {
   ref: HostRef;
+  /**
+   * The host's own id outside Kubernetes mode, drawn when the host is created
+   * (host-uid.ts); Kubernetes mode uses the object's uid (directives.uid).
+   */
+  uid?: string;
   spec?: HostSpec;
   /** Bumped for every accepted spec, so waits can notice a change. */
   generation: number;
@@ -115,6 +125,8 @@ export interface PauseState {
 
 export interface HostWorkflowInput {
   ref: HostRef;
+  /** A re-adopted host keeps the uid its ended run had. */
+  uid?: string;
   /** Present on continue-as-new: the previous run's state. */
   state?: HostState;
   options?: Partial<HostWorkflowOptions>;
@@ -122,6 +134,8 @@ export interface HostWorkflowInput {
 
 export interface HostView {
   ref: HostRef;
+  /** The config drive's `meta_data.uuid` (host-uid.ts); absent on a host created before it existed, until it provisions. */
+  uid?: string;
   spec?: HostSpec;
   status: HostStatus;
   generation: number;

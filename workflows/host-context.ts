@@ -11,6 +11,7 @@ import { parseBmcAddress } from '../types/bmc';
 import type { HostState, HostView, HostWorkflowInput, OperationRecord } from './definitions';
 import { powerRequestsView } from './power-requests';
 import { statusPublisher } from './host-status-publish';
+import { hostUid } from './host-uid';
 import type { HostEvent } from '../activities/host-status-activities';
 
 export const now = (): string => new Date().toISOString();
@@ -50,6 +51,7 @@ export function hostContext(s: HostState): HostContext {
     },
     view: () => ({
       ref: s.ref,
+      ...(hostUid(s) ? { uid: hostUid(s) } : {}),
       spec: s.spec,
       status: s.status,
       generation: s.generation,

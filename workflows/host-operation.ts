@@ -26,6 +26,7 @@ import { powerPath } from './power-operations';
 import { interruptReason, INTERRUPTIBLE } from './interrupt';
 import { now, type HostContext } from './host-context';
 import { markNodeLost, nodeGoneIn } from './node-lost';
+import { hostUid, recordHostUid } from './host-uid';
 
 const reasonOf = (text: string): string =>
   text.replace(/(^|\s)(\w)/g, (_m, _sp: string, c: string) => c.toUpperCase()).replace(/\s/g, '');
@@ -54,6 +55,9 @@ export function operationRunner(ctx: HostContext): OperationRunner {
     const { adopt, power } = extra;
     const spec = s.spec;
     const tried = op === 'enroll' ? credentialsAttempt(s) : undefined;
+    // A host whose run began before hosts had a uid draws it before its first deploy.
+    if (op === 'provision') recordHostUid(s);
+    const uid = op === 'provision' ? hostUid(s) : undefined;
     if (tried) s.status.triedCredentials = tried;
     s.opSeq += 1;
     const record: OperationRecord = {
@@ -84,6 +88,9 @@ export function operationRunner(ctx: HostContext): OperationRunner {
         // Only the host workflow's own cancellation ends this wait early; runOperation handles that.
         .catch(() => undefined);
     }
+    // Registering again in a steady state for a changed spec (BMC settings, cleaning mode, hints) only updates
+    // the node: not a second enrollment (attaching again after a detach or a lost node still is one).
+    const refresh = op === 'enroll' && state !== 'registering' && !s.needsAttach && !s.detached && !s.nodeLost;
     try {
       const outcome: OperationOutcome = await scope.run(() => executeChild(OPERATION_WORKFLOWS[op], {
         workflowId: record.workflowId,
@@ -93,6 +100,7 @@ export function operationRunner(ctx: HostContext): OperationRunner {
             spec,
             nodeId: s.status.provisioning.ID || undefined,
             powerOn: s.deleteRequested ? false : spec?.online,
+            ...(uid ? { uid } : {}),
             ...(adopt ? { adopt: { image: s.status.provisioning.image } } : {}),
             ...(power
               ? {
@@ -122,7 +130,11 @@ export function operationRunner(ctx: HostContext): OperationRunner {
       s.status.lastUpdated = record.endedAt;
       ctx.publish();
       const note = outcome.note ? ` (${outcome.note})` : '';
-      await ctx.sync({ type: 'Normal', reason: `${reasonOf(op)}Succeeded`, message: `${op} succeeded; provisioning state ${next || 'unmanaged'}${note}` });
+      if (refresh && patched('registration-events')) {
+        await ctx.sync({ type: 'Normal', reason: 'RegistrationUpdated', message: `registration updated: the Ironic node now matches the spec and credentials; provisioning state ${next}${note}` });
+      } else {
+        await ctx.sync({ type: 'Normal', reason: `${reasonOf(op)}Succeeded`, message: `${op} succeeded; provisioning state ${next || 'unmanaged'}${note}` });
+      }
       return true;
     } catch (err) {
       // An operator cancelling the host workflow itself ends it, without an error on the host.

@@ -16,10 +16,12 @@ import { hostContext, now, type HostContext } from './host-context';
 import { setHostHandlers } from './host-handlers';
 import { operationRunner } from './host-operation';
 import { markNodeLost } from './node-lost';
+import { recordHostUid } from './host-uid';
 
 function initialState(input: HostWorkflowInput): HostState {
   return {
     ref: input.ref,
+    ...(input.uid ? { uid: input.uid } : {}),
     generation: 0,
     status: emptyStatus(),
     deleteRequested: false,
@@ -54,6 +56,7 @@ export async function hostWorkflow(input: HostWorkflowInput): Promise<HostView> 
   const { historyTooLong, continueAsNewWithState } = ctx;
   setHostHandlers(ctx);
   const { runOperation, waitForRetry } = operationRunner(ctx);
+  recordHostUid(s);
 
   ctx.publish();
   // A run continued from a backoff waits out what was left of it before retrying.
@@ -81,7 +84,9 @@ export async function hostWorkflow(input: HostWorkflowInput): Promise<HostView> 
       const before = s.status.provisioning.state;
       ctx.setState(decision.state);
       if (before !== decision.state) {
-        await ctx.sync({ type: 'Normal', reason: 'StateChanged', message: `provisioning state ${before || 'unmanaged'} → ${decision.state}` });
+        // A new host has no state yet; "unmanaged" is a state of its own (a host without a BMC).
+        const from = before || (patched('registration-events') ? 'none' : 'unmanaged');
+        await ctx.sync({ type: 'Normal', reason: 'StateChanged', message: `provisioning state ${from} → ${decision.state}` });
       }
       const succeeded = await runOperation(decision.op, decision.state, { adopt: decision.adopt, power: decision.power });
       if (decision.op === 'delete' && succeeded) break;

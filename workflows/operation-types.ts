@@ -7,6 +7,8 @@ export interface OperationInput {
   /** References only (secret names), never secret values. */
   spec?: HostSpec;
   nodeId?: string;
+  /** Provision only: the config drive's meta_data.uuid (host-uid.ts); absent in runs recorded before it. */
+  uid?: string;
   /** Power target for the `power` operation. */
   powerOn?: boolean;
   /**

@@ -110,6 +110,7 @@ export async function provisionWorkflow(input: OperationInput): Promise<Operatio
       userData: spec.userData,
       networkData: spec.networkData,
       metaData: spec.metaData,
+      ...(input.uid ? { uid: input.uid } : {}),
     });
     // Drivers differ in the power state a deploy leaves behind; the spec decides.
     if (node.poweredOn !== spec.online) node = await acts.setPower({ ref: input.ref, nodeId, on: spec.online });

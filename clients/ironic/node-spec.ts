@@ -9,7 +9,8 @@ import type { HostSpec, RootDeviceHints } from '../../types/host';
 export function ironicRootDeviceHints(hints: RootDeviceHints | undefined): Record<string, unknown> | undefined {
   if (!hints) return undefined;
   const out: Record<string, unknown> = {};
-  if (hints.deviceName !== undefined) out.name = `s== ${hints.deviceName}`;
+  // A by-path link is matched by Ironic's own by_path hint (as Metal3 sends it), not as a device name.
+  if (hints.deviceName !== undefined) out[hints.deviceName.startsWith('/dev/disk/by-path/') ? 'by_path' : 'name'] = `s== ${hints.deviceName}`;
   if (hints.hctl !== undefined) out.hctl = `s== ${hints.hctl}`;
   if (hints.model !== undefined) out.model = `<in> ${hints.model}`;
   if (hints.vendor !== undefined) out.vendor = `<in> ${hints.vendor}`;

@@ -61,11 +61,16 @@ export function lastHostView(client: Client, ref: HostRef): Promise<HostView> {
 }
 
 /** Update-with-start of a host workflow: starts it when none runs, else updates the running one. */
-export function hostWorkflowStart(ref: HostRef, taskQueue: string, options: Partial<HostWorkflowOptions> | undefined): WithStartWorkflowOperation<typeof hostWorkflow> {
+export function hostWorkflowStart(
+  ref: HostRef,
+  taskQueue: string,
+  options: Partial<HostWorkflowOptions> | undefined,
+  uid?: string,
+): WithStartWorkflowOperation<typeof hostWorkflow> {
   return new WithStartWorkflowOperation<typeof hostWorkflow>('hostWorkflow', {
     workflowId: hostWorkflowId(ref),
     taskQueue,
-    args: [{ ref, options }],
+    args: [{ ref, options, ...(uid ? { uid } : {}) }],
     workflowIdConflictPolicy: 'USE_EXISTING',
   });
 }
@@ -85,6 +90,8 @@ export interface ReadoptInput {
   labels?: Record<string, string>;
   /** The ended run had been asked to delete the host: ask the new one. */
   deleteRequested?: boolean;
+  /** The API host's uid (the config drive's meta_data.uuid), kept by the new run. */
+  uid?: string;
 }
 
 /**
@@ -99,7 +106,7 @@ export async function readoptHost(client: Client, input: ReadoptInput): Promise<
   const result = await client.workflow.executeUpdateWithStart(restoreStatusUpdate, {
     // The restore validator holds a status to the schema's limits; what the old run observed may be longer.
     args: [fitStrings(HostStatusSchema, input.status)],
-    startWorkflowOperation: hostWorkflowStart(ref, input.taskQueue, input.options),
+    startWorkflowOperation: hostWorkflowStart(ref, input.taskQueue, input.options, input.uid),
   });
   const handle = client.workflow.getHandle(hostWorkflowId(ref));
   if (input.directives) await handle.executeUpdate(applyDirectivesUpdate, { args: [input.directives] });

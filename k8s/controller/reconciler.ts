@@ -34,6 +34,11 @@ import { ANNOTATIONS, annotationConflicts, annotationSpecErrors, parseAnnotation
 import type { KubeObject } from './informer';
 
 export const FINALIZER = 'baremetalhost.metal3.io';
+/** Metal3 fields metalflow accepts without acting on them, and why. */
+const IGNORED_FIELDS = {
+  taints: 'deprecated in Metal3, which never implemented it either',
+  networkInterfaces: 'switch-port configuration is not implemented in metalflow',
+} as const;
 /** All namespaces, or one (METALFLOW_WATCH_NAMESPACE) for a namespaced install. */
 export const bmhPath = (namespace?: string): string =>
   namespace ? `/apis/metal3.io/v1alpha1/namespaces/${namespace}/baremetalhosts` : '/apis/metal3.io/v1alpha1/baremetalhosts';
@@ -123,7 +128,7 @@ export class Reconciler {
       options: this.options(),
       status,
       spec,
-      directives: annotations.errors.length === 0 && spec ? this.directives(ref, spec, annotations.value) : undefined,
+      directives: annotations.errors.length === 0 && spec ? this.directives(obj, ref, spec, annotations.value) : undefined,
     });
     // Everything handed to the ended run is sent to the new one again.
     this.forget(key);
@@ -159,7 +164,7 @@ export class Reconciler {
         // A paused host is not deleted until unpaused (as in Metal3): the workflow holds the delete.
         await this.syncPaused(key, ref, annotations.value);
         const valid = validateHostSpec(ref, obj.spec);
-        if (annotations.errors.length === 0 && valid.ok) await this.sendDirectives(key, ref, this.directives(ref, valid.value.spec, annotations.value));
+        if (annotations.errors.length === 0 && valid.ok) await this.sendDirectives(key, ref, this.directives(obj, ref, valid.value.spec, annotations.value));
         const handle = this.deps.client.workflow.getHandle(hostWorkflowId(ref));
         // Every accepted update is history: sent on each requeue it cost ~5 events a second for the
         // whole delete. A query costs none, so the update goes once (again only if a run lost it).
@@ -227,7 +232,7 @@ export class Reconciler {
       consumed.push(ANNOTATIONS.status);
     }
 
-    const directives = this.directives(ref, spec, annotations.value);
+    const directives = this.directives(obj, ref, spec, annotations.value);
     await this.sendDirectives(key, ref, directives);
     if (directives.hardwareDetails) consumed.push(ANNOTATIONS.hardwareDetails);
 
@@ -237,6 +242,7 @@ export class Reconciler {
       // A Conflict (a change the running operation depends on) throws: the queue retries with backoff.
       fresh = (await this.withStart(ref, applySpecUpdate, [spec])).view.power;
       this.applied.set(key, fingerprint);
+      await this.warnIgnored(obj, ref, spec);
     }
     await this.syncPowerRequests(obj, ref, key, annotations.value, fresh);
 
@@ -267,8 +273,9 @@ export class Reconciler {
   }
 
   /** What the workflow needs from the object besides its spec; references and versions only. */
-  private directives(ref: HostRef, spec: HostSpec, a: HostAnnotations): HostDirectives {
-    const d: HostDirectives = {};
+  private directives(obj: BareMetalHost, ref: HostRef, spec: HostSpec, a: HostAnnotations): HostDirectives {
+    // The config drive's meta_data.uuid, as Metal3 writes it.
+    const d: HostDirectives = obj.metadata.uid ? { uid: obj.metadata.uid } : {};
     if (a.detached) d.detached = a.detached;
     if (a.inspect === 'disabled') d.inspectionDisabled = true;
     if (a.hardwareDetails) d.hardwareDetails = a.hardwareDetails;
@@ -336,6 +343,17 @@ export class Reconciler {
   private async withStart<R, A extends unknown[]>(ref: HostRef, update: UpdateDefinition<R, A>, args: A): Promise<R> {
     const startWorkflowOperation = hostWorkflowStart(ref, this.deps.taskQueue, this.options());
     return this.deps.client.workflow.executeUpdateWithStart(update, { args, startWorkflowOperation });
+  }
+
+  /**
+   * Metal3 fields accepted so that its manifests apply, with nothing behind them here: said once per
+   * spec handed over (again after a controller restart), so the user knows they do nothing.
+   */
+  private async warnIgnored(obj: BareMetalHost, ref: HostRef, spec: HostSpec): Promise<void> {
+    const ignored = Object.entries(IGNORED_FIELDS).filter(([key]) => (spec[key as keyof typeof IGNORED_FIELDS]?.length ?? 0) > 0);
+    if (ignored.length === 0) return;
+    const message = ignored.map(([key, why]) => `spec.${key} is accepted but ignored: ${why}`).join('; ');
+    await recordHostEvent(this.deps.rest, { ...ref, uid: obj.metadata.uid }, { type: 'Warning', reason: 'FieldIgnored', message }, 'metalflow-controller');
   }
 
   /** Metal3 removes the one-shot annotations once acted on; a merge patch with null removes a key. */

@@ -15,26 +15,22 @@ import { hostWorkflowId } from '../../types/host-ref';
 import { registrationFingerprint } from '../../workflows/decide';
 import { DEFAULT_HOST_OPTIONS, hostViewQuery, powerRequestsUpdate, type HostState, type HostView } from '../../workflows/definitions';
 import type { hostWorkflow } from '../../workflows/host';
-import { IronicProxy, type RecordedRequest } from '../support/ironic-proxy';
-import { FAST_HOST_OPTIONS, randomMac, startHarness, uniq, waitFor, type Harness } from '../support/harness';
+import type { IronicProxy, RecordedRequest } from '../support/ironic-proxy';
+import { useProxiedHarness } from '../support/proxied-harness';
+import { FAST_HOST_OPTIONS, randomMac, uniq, waitFor, type Harness } from '../support/harness';
 import { IRONIC_URL, SUSHY_URL } from '../support/env';
 import { IPMI_PASSWORD, IPMI_USER, startIpmiSim, type IpmiSim } from '../bmc/support/ipmi-sim';
 
 const NS = 'power';
 const OPTIONS = { ...FAST_HOST_OPTIONS, powerCheckSeconds: 2, softPowerOffSeconds: 5 };
+const suite = useProxiedHarness({ hostOptions: OPTIONS });
 let h: Harness;
 let proxy: IronicProxy;
 /** The test's own view of Ironic, around the proxy (only the worker's requests are recorded). */
 const ironic = new IronicClient({ url: IRONIC_URL });
 
-beforeAll(async () => {
-  proxy = new IronicProxy(IRONIC_URL);
-  await proxy.start();
-  h = await startHarness({ ironicUrl: proxy.url, hostOptions: OPTIONS });
-});
-afterAll(async () => {
-  await h?.close();
-  await proxy?.stop();
+beforeAll(() => {
+  ({ h, proxy } = suite);
 });
 
 const view = (name: string): Promise<HostView> => h.client.workflow.getHandle(hostWorkflowId({ namespace: NS, name })).query(hostViewQuery);

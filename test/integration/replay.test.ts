@@ -63,6 +63,10 @@ describe('replay of recorded histories', () => {
     for (const f of ['host-power', 'operation-reboot', 'operation-power']) expect(files).toContain(`${f}-reboot-request-ids.json`);
     // A host with metadata.labels (patch host-labels), and fleet operations: continued as new with hosts in flight, and cancelled (test/support/record-fleet-histories.ts).
     for (const f of ['host-labels-v1', 'fleet-reboot-continued-v1-run1', 'fleet-reboot-continued-v1-last', 'fleet-poweroff-cancelled-v1']) expect(files).toContain(`${f}.json`);
+    // A host with its uid, the config drive's meta_data.uuid (patch host-uid; record-histories.ts -host-uid).
+    for (const f of ['host-lifecycle', 'operation-provision']) expect(files).toContain(`${f}-host-uid.json`);
+    // A host registered again while available, with its Events (patch registration-events; record-kube-status-histories.ts -registration-events).
+    expect(files).toContain('host-kubernetes-status-registration-events.json');
   });
 
   it.each(files)('%s replays without nondeterminism', async (file) => {

@@ -15,7 +15,8 @@ import { IRONIC_URL, TEMPORAL_ADDRESS, WORKFLOW_BUNDLE_PATH } from '../support/e
 import { KUBE_BUILD_TIMEOUT_MS, KUBECONFIG, kubectl, useKube, type KubeLease } from './kube-harness';
 
 export interface Shim {
-  startWorker(): ChildProcess;
+  /** `env` overrides the worker's settings (e.g. IRONIC_URL through a recording proxy). */
+  startWorker(env?: Record<string, string>): ChildProcess;
   /** `env` overrides the controller's settings (e.g. METALFLOW_CONTROLLER_CONCURRENCY). */
   startController(env?: Record<string, string>): ChildProcess;
   /** What a started process has printed so far (stdout and stderr). */
@@ -49,11 +50,12 @@ export function shim(opts: { namespace: string; taskQueue: string }): Shim {
     return child;
   };
   return {
-    startWorker: () =>
+    startWorker: (env = {}) =>
       run('worker', join('workers', 'main.ts'), {
         IRONIC_URL,
         METALFLOW_WORKFLOW_BUNDLE: WORKFLOW_BUNDLE_PATH,
         METALFLOW_SECRET_KEY: randomBytes(32).toString('base64'),
+        ...env,
       }),
     startController: (env = {}) =>
       run('controller', join('k8s', 'controller', 'main.ts'), {
@@ -96,7 +98,13 @@ export interface ShimSuite {
  * a fresh namespace, a worker and a controller on `taskQueue`; afterwards the
  * processes stopped, the namespace's hosts cleared and the API server released.
  */
-export function useShimSuite(namespace: string, taskQueue: string, controllerEnv: Record<string, string> = {}): ShimSuite {
+export function useShimSuite(
+  namespace: string,
+  taskQueue: string,
+  controllerEnv: Record<string, string> = {},
+  /** The worker's settings, read once the file's own beforeAll hooks (registered first) have run. */
+  workerEnv: () => Record<string, string> = () => ({}),
+): ShimSuite {
   let kube: KubeLease | undefined;
   let env: TestWorkflowEnvironment | undefined;
   let processes: Shim | undefined;
@@ -105,7 +113,7 @@ export function useShimSuite(namespace: string, taskQueue: string, controllerEnv
     prepareNamespace(namespace);
     env = await TestWorkflowEnvironment.createFromExistingServer({ address: TEMPORAL_ADDRESS });
     processes = shim({ namespace, taskQueue });
-    processes.startWorker();
+    processes.startWorker(workerEnv());
     processes.startController(controllerEnv);
   }, KUBE_BUILD_TIMEOUT_MS);
   afterAll(async () => {

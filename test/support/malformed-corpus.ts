@@ -149,7 +149,7 @@ export const ANNOTATION_CASES: AnnotationCase[] = [
   { name: 'status: not JSON', annotations: { [STATUS]: '{oops' }, annotation: STATUS, accepted: /BareMetalHost status as JSON/ },
   { name: 'status: a list', annotations: { [STATUS]: '[]' }, annotation: STATUS, accepted: /object/ },
   { name: 'status: unknown provisioning state', annotations: { [STATUS]: status({ provisioning: { state: 'ready-ish', ID: '' } }) }, annotation: STATUS, accepted: /must be one of .*"provisioned"/ },
-  { name: 'status: unknown operationalStatus', annotations: { [STATUS]: status({ operationalStatus: 'fine' }) }, annotation: STATUS, accepted: /must be one of "OK"/ },
+  { name: 'status: unknown operationalStatus', annotations: { [STATUS]: status({ operationalStatus: 'fine' }) }, annotation: STATUS, accepted: /must be one of "", "OK", .*"servicing"/ },
   { name: 'status: unknown field', annotations: { [STATUS]: status({ verdict: 'ok' }) }, annotation: STATUS, accepted: /unexpected property/i },
   { name: 'status: errorCount negative', annotations: { [STATUS]: status({ errorCount: -1 }) }, annotation: STATUS, accepted: /greater or equal to 0/ },
   { name: 'status: errorMessage past 32768', annotations: { [STATUS]: status({ errorMessage: 'e'.repeat(40_000) }) }, annotation: STATUS, accepted: /less or equal to 32768/ },

@@ -6,8 +6,11 @@
  * transition writes status and Events in the background while the host goes
  * available → provisioned → available → deleted. No controller runs: the
  * host is driven through the API, which keeps the recording to the status
- * path. Saves host-kubernetes-status.json. Never overwrites a fixture.
- * `node --import tsx test/support/record-kube-status-histories.ts` on a running
+ * path. Saves host-kubernetes-status<suffix>.json (argument: the suffix; none
+ * for the first shape); with a suffix the host is also registered again while
+ * available, for a changed cleaning mode (patch `registration-events`:
+ * `-registration-events`). Never overwrites a fixture.
+ * `node --import tsx test/support/record-kube-status-histories.ts [suffix]` on a running
  * test stack (it starts the test kube-apiserver itself, and stops it unless
  * another user holds it or METALFLOW_KEEP_KUBE=1).
  */
@@ -24,7 +27,8 @@ import { fakeHostSpec, hostDoc } from '../k8s/manifests';
 import { FAST_HOST_OPTIONS, startHarness, uniq, waitFor } from './harness';
 import { assertNewFixtures, saveHistory } from './record-fixture';
 
-const FILE = 'host-kubernetes-status.json';
+const suffix = process.argv[2] ?? '';
+const FILE = `host-kubernetes-status${suffix}.json`;
 assertNewFixtures(FILE);
 const lease = useKube();
 const ns = uniq('replay-kube');
@@ -50,6 +54,14 @@ try {
     };
     await h.hosts.put(ref, { spec, credentials: { username: 'admin', password: 'recorded-password' } });
     await waitFor('available on the BareMetalHost', published('available'), { timeoutMs: 120_000 });
+    if (suffix) {
+      // A registration in a steady state: the node updated for a changed spec.
+      await h.hosts.put(ref, { spec: { ...spec, automatedCleaningMode: 'disabled' } });
+      await waitFor('registered again', async () => {
+        const v = await handle.query(hostViewQuery);
+        return !v.currentOperation && v.operations.filter((o) => o.kind === 'enroll' && o.outcome === 'succeeded').length === 2;
+      }, { timeoutMs: 120_000 });
+    }
     await h.hosts.setImage(ref, { url: 'http://127.0.0.1/replay.qcow2', checksum: 'f'.repeat(64), format: 'qcow2' });
     await waitFor('provisioned on the BareMetalHost', published('provisioned'), { timeoutMs: 120_000 });
     await h.hosts.setImage(ref, null);

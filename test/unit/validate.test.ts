@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { validateHostSpec } from '../../types/validate';
+import { schemaErrors, validateHostSpec } from '../../types/validate';
 import { validateHostRef } from '../../types/host-ref';
-import { HardwareDetailsSchema, HostSpecSchema, HostStatusSchema, type HostSpec } from '../../types/host';
+import { emptyStatus, HardwareDetailsSchema, HostSpecSchema, HostStatusSchema, type HostSpec } from '../../types/host';
 import { HostInputSchema, ListQuerySchema, PauseBodySchema, PowerOffParamsSchema } from '../../api/schemas';
 
 const ref = { namespace: 'metal3', name: 'node-0' };
@@ -114,6 +114,27 @@ describe('validateHostSpec', () => {
     expect(validateHostSpec(ref, { ...good(), disablePowerOff: true, online: true }).ok).toBe(true);
   });
 
+  it('reads bmc {address: "", credentialsName: ""} (a Go client\'s host without a BMC) as unmanaged, and one empty field as an error', () => {
+    const result = validateHostSpec(ref, { ...good(), bmc: { address: '', credentialsName: '' } });
+    expect(result.ok).toBe(true);
+    if (result.ok) {
+      expect(result.value.spec.bmc).toBeUndefined();
+      expect(result.value.bmc).toBeUndefined();
+    }
+    expect(errorsFor((s) => (s.bmc.address = ''))).toEqual([
+      { field: 'spec.bmc.address', reason: expect.stringMatching(/is empty while spec\.bmc\.credentialsName is set: give both, or neither/) },
+    ]);
+    expect(errorsFor((s) => (s.bmc.credentialsName = ''))).toEqual([
+      { field: 'spec.bmc.credentialsName', reason: expect.stringMatching(/is empty while spec\.bmc\.address is set/) },
+    ]);
+  });
+
+  it('accepts every BareMetalHost field of Metal3, deprecated taints and networkInterfaces included', () => {
+    const extra = { taints: [{ key: 'k', value: 'v', effect: 'NoSchedule' }], networkInterfaces: [{ macAddress: '52:54:00:00:00:01' }] };
+    expect(validateHostSpec(ref, { ...good(), ...extra }).ok).toBe(true);
+    expect(validateHostSpec(ref, { ...good(), taints: null, networkInterfaces: null }).ok).toBe(true);
+  });
+
   it('accepts the empty raid, firmware and customDeploy values Metal3 manifests and Go clients carry', () => {
     const empties: Record<string, unknown>[] = [
       { raid: null, firmware: null, customDeploy: null },
@@ -210,5 +231,14 @@ describe('string limits', () => {
   it.each(cases)('refuses a %s longer than its limit, saying the limit', (_what, mutate, field, limit) => {
     const error = errorsFor(mutate).find((e) => e.field === field);
     expect(error?.reason).toMatch(new RegExp(`less or equal to ${limit}`));
+  });
+});
+
+describe('status values of Metal3', () => {
+  it('accepts the operational statuses and error types Metal3 writes ("", servicing, servicing error, discovered, delayed)', () => {
+    for (const [operationalStatus, errorType] of [['', ''], ['servicing', ''], ['error', 'servicing error'], ['discovered', ''], ['delayed', '']]) {
+      const status = { ...emptyStatus(), operationalStatus, errorType };
+      expect(schemaErrors(HostStatusSchema, status, 'status'), `${operationalStatus}/${errorType}`).toEqual([]);
+    }
   });
 });

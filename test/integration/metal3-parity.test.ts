@@ -1,0 +1,160 @@
+/**
+ * Metal3 parity through the HTTP API's host service (issue 16), on the real
+ * Temporal and Ironic, with the worker's Ironic traffic recorded by the proxy:
+ * what Ironic received (the config drive, node properties, instance_info).
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { ApplicationFailure } from '@temporalio/common';
+import { createIronicActivities } from '../../activities/ironic-activities';
+import { LocalSecretStore } from '../../clients/secrets/local-store';
+import { IronicClient } from '../../clients/ironic/client';
+import type { HostSpec, Image } from '../../types/host';
+import { hostWorkflowId } from '../../types/host-ref';
+import { IRONIC_URL } from '../support/env';
+import { isDeploy, type IronicProxy } from '../support/ironic-proxy';
+import { randomMac, uniq, waitFor, type Harness } from '../support/harness';
+import { useProxiedHarness } from '../support/proxied-harness';
+
+const NS = 'parity';
+const suite = useProxiedHarness();
+let h: Harness;
+let proxy: IronicProxy;
+/** The test's own view of Ironic, beside the proxy, and the activities on it. */
+const ironic = new IronicClient({ url: IRONIC_URL });
+const activitySecrets = new LocalSecretStore(mkdtempSync(join(tmpdir(), 'mf-parity-')), randomBytes(32));
+const acts = createIronicActivities({ ironic, secrets: activitySecrets, poll: { initialMs: 100, factor: 1.5, maxMs: 1000 } });
+
+beforeAll(() => {
+  ({ h, proxy } = suite);
+});
+
+const IMAGE = { url: 'http://127.0.0.1/images/parity.qcow2', checksum: 'c'.repeat(64), checksumType: 'sha256' as const, format: 'qcow2' as const };
+const settle = <T>(what: string, probe: () => Promise<T | undefined | false>) => waitFor(what, probe, { timeoutMs: 180_000 });
+const fakeSpec = (name: string, over: Partial<HostSpec> = {}): HostSpec => ({
+  bmc: { address: `fake://${name}`, credentialsName: `${name}-bmc` },
+  bootMACAddress: randomMac(),
+  online: true,
+  ...over,
+});
+
+async function hostIn(state: string, over: Partial<HostSpec> = {}) {
+  const ref = { namespace: NS, name: uniq('par') };
+  const spec = fakeSpec(ref.name, over);
+  await h.hosts.put(ref, { spec, credentials: { username: 'admin', password: 'pw' } });
+  const view = await settle(state, async () => {
+    const v = await h.hosts.get(ref);
+    return v.status.provisioning.state === state && !v.currentOperation ? v : undefined;
+  });
+  return { ref, spec, view, nodeId: view.status.provisioning.ID };
+}
+
+/** The config drive the worker sent with the node's (only) deploy. */
+function deployedMetaData(nodeId: string): Record<string, unknown> {
+  const deploys = proxy.requests.filter((r) => isDeploy(r) && r.path === `/v1/nodes/${nodeId}/states/provision`);
+  expect(deploys).toHaveLength(1);
+  return (JSON.parse(deploys[0]!.body) as { configdrive: { meta_data: Record<string, unknown> } }).configdrive.meta_data;
+}
+
+describe('the config drive meta_data.uuid of an API host', { timeout: 600_000 }, () => {
+  it('is the uid the host got when it was created, shown in its view, and kept when it is re-adopted', async () => {
+    const { ref, spec, view, nodeId } = await hostIn('provisioned', { image: IMAGE });
+    expect(view.uid).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    const meta = deployedMetaData(nodeId);
+    expect(meta.uuid).toBe(view.uid);
+    expect(meta.uuid).not.toBe(nodeId);
+
+    // A workflow that ended abnormally is re-adopted with the same uid.
+    await h.client.workflow.getHandle(hostWorkflowId(ref)).terminate('test: the host workflow ends abnormally');
+    await h.hosts.put(ref, { spec });
+    const again = await settle('re-adopted', async () => {
+      const v = await h.hosts.get(ref);
+      return v.operations.some((o) => o.kind === 'enroll' && o.outcome === 'succeeded') && !v.currentOperation ? v : undefined;
+    });
+    expect(again.uid).toBe(view.uid);
+    await h.hosts.remove(ref);
+  });
+});
+
+/** Registers a node for a fake host with `over` in its spec; returns the node as Ironic holds it, and removes it. */
+async function registeredNode(over: Partial<HostSpec>) {
+  const ref = { namespace: NS, name: uniq('reg') };
+  await activitySecrets.write(NS, `${ref.name}-bmc`, { username: 'admin', password: 'pw' });
+  const { nodeId } = await acts.ensureNode({ ref, spec: fakeSpec(ref.name, over) });
+  const node = await ironic.getNode(nodeId);
+  await acts.deleteNode({ ref, nodeId });
+  return node!;
+}
+
+const failureOf = (p: Promise<unknown>) => p.then(() => undefined, (e: unknown) => e);
+
+describe('root device hints on the Ironic node, as Metal3 sets them', () => {
+  it('defaults to the hardware profile: /dev/sda with none given, the named profile otherwise', async () => {
+    expect((await registeredNode({})).properties.root_device).toEqual({ name: 's== /dev/sda' });
+    expect((await registeredNode({ hardwareProfile: 'unknown' })).properties.root_device).toEqual({ name: 's== /dev/sda' });
+    expect((await registeredNode({ hardwareProfile: 'libvirt' })).properties.root_device).toEqual({ name: 's== /dev/vda' });
+    expect((await registeredNode({ hardwareProfile: 'openstack' })).properties.root_device).toEqual({ name: 's== /dev/vdb' });
+    expect((await registeredNode({ hardwareProfile: 'dell' })).properties.root_device).toEqual({ hctl: 's== 0:0:0:0' });
+    expect((await registeredNode({ hardwareProfile: 'dell-raid' })).properties.root_device).toEqual({ hctl: 's== 0:2:0:0' });
+    expect((await registeredNode({ hardwareProfile: 'empty' })).properties.root_device).toBeUndefined();
+  });
+
+  it("uses the spec's hints over the profile's, and sends a /dev/disk/by-path name as Ironic's by_path", async () => {
+    expect((await registeredNode({ hardwareProfile: 'libvirt', rootDeviceHints: { minSizeGigabytes: 100 } })).properties.root_device).toEqual({ size: '>= 100' });
+    const byPath = '/dev/disk/by-path/pci-0000:00:1f.2-ata-1';
+    expect((await registeredNode({ rootDeviceHints: { deviceName: byPath } })).properties.root_device).toEqual({ by_path: `s== ${byPath}` });
+    expect((await registeredNode({ rootDeviceHints: { deviceName: '/dev/nvme0n1' } })).properties.root_device).toEqual({ name: 's== /dev/nvme0n1' });
+  });
+
+  it('refuses to register with a hardware profile Metal3 does not know, naming the field and the known ones', async () => {
+    const ref = { namespace: NS, name: uniq('reg') };
+    await activitySecrets.write(NS, `${ref.name}-bmc`, { username: 'admin', password: 'pw' });
+    const err = await failureOf(acts.ensureNode({ ref, spec: fakeSpec(ref.name, { hardwareProfile: 'hp-moonshot' }) }));
+    expect(err).toBeInstanceOf(ApplicationFailure);
+    expect((err as ApplicationFailure).message).toMatch(/spec\.hardwareProfile: no hardware profile named "hp-moonshot" \(known: unknown, libvirt, dell, dell-raid, openstack, empty\)/);
+    expect(await ironic.getNode(`${NS}~${ref.name}`)).toBeUndefined();
+  });
+});
+
+/** Deploys `image` on an available fake node; returns its instance_info while active, then removes the node. */
+async function deployedInstanceInfo(image: Image): Promise<Record<string, unknown>> {
+  const ref = { namespace: NS, name: uniq('img') };
+  await activitySecrets.write(NS, `${ref.name}-bmc`, { username: 'admin', password: 'pw' });
+  const { nodeId } = await acts.ensureNode({ ref, spec: fakeSpec(ref.name) });
+  await acts.manageNode({ ref, nodeId });
+  await acts.provideNode({ ref, nodeId, automatedCleaning: false });
+  expect((await acts.deployNode({ ref, nodeId, image })).provisionState).toBe('active');
+  const info = (await ironic.getNode(nodeId))!.instance_info;
+  await acts.undeployNode({ ref, nodeId, automatedCleaning: false });
+  await acts.deleteNode({ ref, nodeId });
+  return info;
+}
+
+describe('images and architecture on the Ironic node, as Metal3 sets them', () => {
+  it('leaves an unset format for Ironic to detect (no image_disk_format), and sends a given one', async () => {
+    const unset = await deployedInstanceInfo({ url: 'http://127.0.0.1/images/any.img', checksum: 'a'.repeat(64) });
+    expect(unset).toMatchObject({ image_source: 'http://127.0.0.1/images/any.img', image_os_hash_algo: 'sha256' });
+    expect(unset).not.toHaveProperty('image_disk_format');
+    expect(await deployedInstanceInfo({ ...IMAGE, format: 'raw' })).toMatchObject({ image_disk_format: 'raw' });
+  });
+
+  it('sets spec.architecture as the node\'s cpu_arch, and leaves cpu_arch alone when unset', async () => {
+    expect((await registeredNode({ architecture: 'aarch64' })).properties.cpu_arch).toBe('aarch64');
+    expect((await registeredNode({})).properties.cpu_arch).toBeUndefined();
+  });
+});
+
+describe('a checksum-file URL', () => {
+  it('keeps its checksumType (image_os_hash_algo, the URL as image_os_hash_value); with auto it is image_checksum', async () => {
+    const url = 'http://127.0.0.1/images/SHA512SUMS';
+    const typed = await deployedInstanceInfo({ ...IMAGE, checksum: url, checksumType: 'sha512' });
+    expect(typed).toMatchObject({ image_os_hash_algo: 'sha512', image_os_hash_value: url });
+    expect(typed).not.toHaveProperty('image_checksum');
+    const auto = await deployedInstanceInfo({ ...IMAGE, checksum: url, checksumType: 'auto' });
+    expect(auto).toMatchObject({ image_checksum: url });
+    expect(auto).not.toHaveProperty('image_os_hash_algo');
+  });
+});

@@ -1,0 +1,101 @@
+/**
+ * Metal3 parity in Kubernetes mode (issue 16), on the real kube-apiserver,
+ * Temporal and Ironic: what Ironic received from a worker whose Ironic
+ * traffic goes through the recording proxy, and the Events on the object.
+ */
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { IRONIC_URL } from '../support/env';
+import { uniq, waitFor } from '../support/harness';
+import { isDeploy } from '../support/ironic-proxy';
+import { startProxyProcess } from '../support/ironic-proxy-process';
+import { kubectl } from './kube-harness';
+import { fakeHostSpec, hostDoc, secretDoc } from './manifests';
+import { useShimSuite } from './shim-harness';
+
+const NS = uniq('mf-parity');
+/** In a process of its own: this file's event loop stops in every kubectl call. */
+let proxy: Awaited<ReturnType<typeof startProxyProcess>> | undefined;
+beforeAll(async () => {
+  proxy = await startProxyProcess(IRONIC_URL, join(mkdtempSync(join(tmpdir(), 'mf-parity-')), 'ironic-requests.jsonl'));
+});
+afterAll(() => proxy?.stop());
+useShimSuite(NS, uniq('tq-parity'), {}, () => ({ IRONIC_URL: proxy!.url }));
+
+const json = (args: string[]) => JSON.parse(kubectl([...args, '-n', NS, '-o', 'json']).stdout);
+const apply = (doc: Record<string, unknown>) => kubectl(['apply', '-n', NS, '-f', '-'], { input: JSON.stringify(doc) });
+const waitState = (name: string, state: string) =>
+  kubectl(['wait', '-n', NS, `--for=jsonpath={.status.provisioning.state}=${state}`, `bmh/${name}`, '--timeout=120s']);
+const IMAGE = { url: 'http://127.0.0.1/images/ubuntu.qcow2', checksum: 'a'.repeat(64), checksumType: 'sha256', format: 'qcow2' };
+
+/** The config drive the worker sent with the node's deploy. */
+function deployedConfigDrive(nodeId: string): { meta_data: Record<string, unknown> } {
+  const deploys = proxy!.requests().filter((r) => isDeploy(r) && r.path === `/v1/nodes/${nodeId}/states/provision`);
+  expect(deploys).toHaveLength(1);
+  return (JSON.parse(deploys[0]!.body) as { configdrive: { meta_data: Record<string, unknown> } }).configdrive;
+}
+
+describe('Metal3 parity in Kubernetes mode', () => {
+  it("writes the BareMetalHost's metadata.uid as the config drive's meta_data.uuid, as BMO does", async () => {
+    const name = 'uid-host';
+    apply(secretDoc(`${name}-bmc-secret`, { username: 'admin', password: 'pw' }));
+    apply(hostDoc(name, fakeHostSpec(name, { image: IMAGE })));
+    waitState(name, 'provisioned');
+    const bmh = json(['get', 'bmh', name]);
+    const nodeId: string = bmh.status.provisioning.ID;
+    const meta = deployedConfigDrive(nodeId).meta_data;
+    // CAPM3 labels the Node metal3.io/uuid={{ ds.meta_data.uuid }} and looks it up by the BMH's uid.
+    expect(meta.uuid).toBe(bmh.metadata.uid);
+    expect(meta.uuid).not.toBe(nodeId);
+    expect(meta).toMatchObject({ 'metal3-namespace': NS, 'metal3-name': name, 'local-hostname': name });
+  });
+});
+
+const events = (name: string): { reason: string; message: string }[] =>
+  JSON.parse(kubectl(['get', 'events', '-n', NS, '--field-selector', `involvedObject.name=${name}`, '-o', 'json']).stdout).items;
+
+describe('Events of a host that is registered once', () => {
+  it('has no "unmanaged → registering" for a host never unmanaged, and one EnrollSucceeded through spec changes', { timeout: 400_000 }, async () => {
+    const name = 'events-host';
+    apply(secretDoc(`${name}-bmc-secret`, { username: 'admin', password: 'pw' }));
+    apply(hostDoc(name, fakeHostSpec(name)));
+    waitState(name, 'available');
+    kubectl(['patch', 'bmh', name, '-n', NS, '--type=merge', '-p', JSON.stringify({ spec: { image: IMAGE, description: 'changed' } })]);
+    waitState(name, 'provisioned');
+    kubectl(['patch', 'bmh', name, '-n', NS, '--type=merge', '-p', JSON.stringify({ spec: { online: false } })]);
+    kubectl(['wait', '-n', NS, '--for=jsonpath={.status.poweredOn}=false', `bmh/${name}`, '--timeout=120s']);
+    // A change the node's registration depends on (CAPM3 sets the cleaning mode on a host it provisions).
+    kubectl(['patch', 'bmh', name, '-n', NS, '--type=merge', '-p', JSON.stringify({ spec: { automatedCleaningMode: 'disabled' } })]);
+    // The registration's Event, whatever it is called: before, a second EnrollSucceeded.
+    const registeredAgain = (e: { reason: string; message: string }) => /^(RegistrationUpdated|EnrollSucceeded)$/.test(e.reason) && /state provisioned/.test(e.message);
+    const updated = await waitFor('registered again', async () => events(name).find(registeredAgain), { timeoutMs: 120_000 });
+    expect(updated.reason).toBe('RegistrationUpdated');
+    const all = events(name);
+    expect(all.filter((e) => /unmanaged/.test(e.message))).toEqual([]);
+    expect(all.filter((e) => e.reason === 'StateChanged').map((e) => e.message)).toContain('provisioning state none → registering');
+    expect(all.filter((e) => e.reason === 'EnrollSucceeded')).toHaveLength(1);
+  });
+});
+
+describe('Metal3 manifests as Go clients write them', () => {
+  it('applies (strict field validation) with taints, networkInterfaces and an empty bmc, and the host is unmanaged', async () => {
+    const name = 'go-client-host';
+    const spec = {
+      online: false,
+      bmc: { address: '', credentialsName: '' },
+      taints: [{ key: 'example.com/dedicated', value: 'db', effect: 'NoSchedule' }],
+      networkInterfaces: [{ macAddress: '52:54:00:00:00:01', switchPort: 'eth1/1' }],
+    };
+    const applied = kubectl(['apply', '--validate=strict', '-n', NS, '-f', '-'], { input: JSON.stringify(hostDoc(name, spec)) });
+    expect(applied.stdout).toMatch(/created/);
+    waitState(name, 'unmanaged');
+    const bmh = json(['get', 'bmh', name]);
+    expect(bmh.spec.taints).toEqual(spec.taints);
+    expect(bmh.status.operationalStatus).toBe('OK');
+    expect(events(name).filter((e) => e.reason === 'InvalidSpec')).toEqual([]);
+    const ignored = await waitFor('the FieldIgnored Event', async () => events(name).find((e) => e.reason === 'FieldIgnored'), { timeoutMs: 60_000 });
+    expect(ignored.message).toMatch(/spec\.taints is accepted but ignored: .*; spec\.networkInterfaces is accepted but ignored/);
+  });
+});
