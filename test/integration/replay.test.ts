@@ -61,6 +61,9 @@ describe('replay of recorded histories', () => {
     for (const f of ['host-power', 'operation-reboot', 'operation-power']) expect(files).toContain(`${f}-ironic-power-quiet-retry.json`);
     // A reboot with a request id, sent again after it ran (patch reboot-request-ids; record-power-histories.ts -reboot-request-ids).
     for (const f of ['host-power', 'operation-reboot', 'operation-power']) expect(files).toContain(`${f}-reboot-request-ids.json`);
+    // Operations inside the host workflow (patch operations-inline, taken first in a run; every older patch without a marker):
+    // the lifecycle, a pause cancelling a stuck deploy, the power paths, a direct host (record-*-histories.ts -operations-inline).
+    for (const f of ['host-lifecycle', 'host-paused-cancel-delete', 'host-power', 'host-direct-provisioner']) expect(files).toContain(`${f}-operations-inline.json`);
   });
 
   it.each(files)('%s replays without nondeterminism', async (file) => {

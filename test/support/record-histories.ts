@@ -3,15 +3,19 @@
  * lifecycle (create → provisioned → deprovisioned → deleted) and each
  * operation it ran, on the running test stack (`npm run record-histories`).
  * It refuses to overwrite the fixtures it made: they hold the first
- * version's shape; a new shape is recorded into new files.
+ * version's shape; a new shape is recorded into new files, named with the
+ * suffix given as its argument (e.g. `-operations-inline`, where the
+ * operations ran inside the host workflow and only the host's history is
+ * recorded).
  */
 import { hostWorkflowId } from '../../types/host-ref';
 import { hostViewQuery, type HostView } from '../../workflows/definitions';
 import { randomMac, startHarness, waitFor } from './harness';
-import { assertNewFixtures, saveHistory } from './record-fixture';
+import { assertNewFixtures, saveHistory, saveOperationHistory } from './record-fixture';
 
 const KINDS = ['enroll', 'inspect', 'prepare', 'provision', 'deprovision', 'power', 'delete'];
-assertNewFixtures('host-lifecycle.json', ...KINDS.map((k) => `operation-${k}.json`));
+const suffix = process.argv[2] ?? '';
+assertNewFixtures(`host-lifecycle${suffix}.json`, ...KINDS.map((k) => `operation-${k}${suffix}.json`));
 const h = await startHarness();
 try {
   const ref = { namespace: 'replay', name: `lifecycle-${Date.now()}` };
@@ -29,12 +33,12 @@ try {
   await h.hosts.remove(ref);
   const { operations: ops } = (await handle.result()) as HostView;
 
-  saveHistory(hostWorkflowId(ref), 'host-lifecycle.json');
+  saveHistory(hostWorkflowId(ref), `host-lifecycle${suffix}.json`);
   const seen = new Set<string>();
   for (const op of ops) {
     if (seen.has(op.kind) || !KINDS.includes(op.kind)) continue;
     seen.add(op.kind);
-    saveHistory(op.workflowId, `operation-${op.kind}.json`);
+    saveOperationHistory(op, `operation-${op.kind}${suffix}.json`);
   }
 } finally {
   await h.close();
