@@ -98,36 +98,53 @@ export async function temporalFigures(address: string, namespace: string, calls:
     const events = async (workflowId: string, runId?: string): Promise<Ev[]> =>
       ((await client.workflow.getHandle(workflowId, runId).fetchHistory()).events ?? []) as unknown as Ev[];
     const timeOf = (evs: Ev[], attr: string): number | undefined => tsMs(evs.find((e) => e[attr])?.eventTime as never);
-    /** The first activity started: a child's first, or (operations-inline) the host run's first labelled `<seq>-<kind>`. */
-    const firstActivity = async (workflowId: string, inlineKind?: string): Promise<number | undefined> => {
-      if (!inlineKind) return timeOf(await events(workflowId), 'activityTaskStartedEventAttributes');
-      const evs = (await client.workflow.getHandle(workflowId, firstRun.get(workflowId.slice(hostPrefix.length))?.runId).fetchHistory()).events ?? [];
-      const ours = new Set<string>();
-      for (const e of evs) {
-        const summary = e.activityTaskScheduledEventAttributes && e.userMetadata?.summary?.data;
-        if (summary && new RegExp(`^"\\d+-${inlineKind}:`).test(Buffer.from(summary).toString())) ours.add(String(e.eventId));
+    /** The host run's first activity labelled `<seq>-<kind>` (operations-inline): when it was scheduled and started. */
+    const labelled = (evs: Ev[], kind: string): { scheduled?: number; started?: number } => {
+      const ours = new Map<string, number | undefined>();
+      for (const e of evs as unknown as { eventId?: unknown; eventTime?: unknown; userMetadata?: { summary?: { data?: Uint8Array | null } | null } | null; activityTaskScheduledEventAttributes?: unknown; activityTaskStartedEventAttributes?: { scheduledEventId?: unknown } | null }[]) {
+        const summary = e.activityTaskScheduledEventAttributes ? e.userMetadata?.summary?.data : undefined;
+        if (summary && new RegExp(`^"\\d+-${kind}:`).test(Buffer.from(summary).toString())) ours.set(String(e.eventId), tsMs(e.eventTime as never));
         const started = e.activityTaskStartedEventAttributes;
-        if (started && ours.has(String(started.scheduledEventId))) return tsMs(e.eventTime as never);
+        if (started && ours.has(String(started.scheduledEventId))) return { scheduled: ours.get(String(started.scheduledEventId)), started: tsMs(e.eventTime as never) };
       }
-      return undefined;
+      return {};
     };
-    const segments = ['sent->hostStarted', 'hostStarted->wftStarted', 'wftStarted->wftCompleted', 'wftCompleted->childStarted', 'childStarted->childWftStarted', 'childWftStarted->activityScheduled', 'activityScheduled->activityStarted'];
-    const breakdown: Record<string, number[]> = Object.fromEntries(segments.map((k) => [k, []]));
-    const breakdownOf = async (host: string, enrollId: string, call: ApiCall): Promise<void> => {
+    /** The first activity started: a child's first, or (operations-inline) the host's first run's first of that operation. */
+    const firstActivity = async (workflowId: string, inlineKind?: string): Promise<number | undefined> =>
+      inlineKind
+        ? labelled(await events(workflowId, firstRun.get(workflowId.slice(hostPrefix.length))?.runId), inlineKind).started
+        : timeOf(await events(workflowId), 'activityTaskStartedEventAttributes');
+    // Operations as children, or (operations-inline) inside the host workflow: no child steps between.
+    const childSegments = ['sent->hostStarted', 'hostStarted->wftStarted', 'wftStarted->wftCompleted', 'wftCompleted->childStarted', 'childStarted->childWftStarted', 'childWftStarted->activityScheduled', 'activityScheduled->activityStarted'];
+    const inlineSegments = ['sent->hostStarted', 'hostStarted->wftStarted', 'wftStarted->wftCompleted', 'wftCompleted->activityScheduled', 'activityScheduled->activityStarted'];
+    const breakdown: Record<string, number[]> = {};
+    const breakdownOf = async (host: string, enrollId: string | undefined, call: ApiCall): Promise<void> => {
       const hostEvs = await events(`${hostPrefix}${host}`, firstRun.get(host)?.runId).catch(() => [] as Ev[]);
-      const child = await events(enrollId);
-      const marks = [
+      const hostMarks = [
         call.sentAt,
         timeOf(hostEvs, 'workflowExecutionStartedEventAttributes'),
         timeOf(hostEvs, 'workflowTaskStartedEventAttributes'),
         timeOf(hostEvs, 'workflowTaskCompletedEventAttributes'),
-        timeOf(child, 'workflowExecutionStartedEventAttributes'),
-        timeOf(child, 'workflowTaskStartedEventAttributes'),
-        timeOf(child, 'activityTaskScheduledEventAttributes'),
-        timeOf(child, 'activityTaskStartedEventAttributes'),
       ];
+      let marks: (number | undefined)[];
+      let segments: string[];
+      if (enrollId) {
+        const child = await events(enrollId);
+        segments = childSegments;
+        marks = [
+          ...hostMarks,
+          timeOf(child, 'workflowExecutionStartedEventAttributes'),
+          timeOf(child, 'workflowTaskStartedEventAttributes'),
+          timeOf(child, 'activityTaskScheduledEventAttributes'),
+          timeOf(child, 'activityTaskStartedEventAttributes'),
+        ];
+      } else {
+        const first = labelled(hostEvs, 'enroll');
+        segments = inlineSegments;
+        marks = [...hostMarks, first.scheduled, first.started];
+      }
       if (marks.some((m) => m === undefined)) return;
-      for (let i = 0; i < segments.length; i++) breakdown[segments[i]!]!.push(marks[i + 1]! - marks[i]!);
+      for (let i = 0; i < segments.length; i++) (breakdown[segments[i]!] ??= []).push(marks[i + 1]! - marks[i]!);
     };
     const fromReq: Record<'create' | 'setImage', number[]> = { create: [], setImage: [] };
     const fromRes: Record<'create' | 'setImage', number[]> = { create: [], setImage: [] };
@@ -146,8 +163,8 @@ export async function temporalFigures(address: string, namespace: string, calls:
       if (create) jobs.push({ host, kind: 'create', wf: `${hostPrefix}${host}`, call: create, inline: 'enroll' });
       if (image) jobs.push({ host, kind: 'setImage', wf: `${hostPrefix}${host}`, call: image, inline: 'provision' });
     }
-    const sample = jobs.filter((j) => j.kind === 'create' && !j.inline).slice(0, 200);
-    await pool(sample, 8, (j) => breakdownOf(j.host, j.wf, j.call));
+    const sample = jobs.filter((j) => j.kind === 'create').slice(0, 200);
+    await pool(sample, 8, (j) => breakdownOf(j.host, j.inline ? undefined : j.wf, j.call));
     await pool(jobs, 8, async (j) => {
       const t = await firstActivity(j.wf, j.inline);
       if (t === undefined) return;
