@@ -14,7 +14,7 @@ import { activityContext } from './activity-context';
 export const SENT_MARKER = 'metalflow_sent';
 
 export interface SentMarker {
-  /** The operation's child workflow and the activity within it (stable across retries of one call). */
+  /** The operation's child workflow (or the host workflow's run) and the activity within it (stable across retries of one call). */
   key: string;
   verb: string;
   /** The node's provision state and its time as Ironic recorded them before the verb. */
@@ -23,8 +23,12 @@ export interface SentMarker {
 
 /** This activity call's key, or undefined outside a Temporal activity (direct calls in tests). */
 export function markerKey(): string | undefined {
-  const workflowId = activityContext()?.info.workflowExecution?.workflowId;
-  return workflowId ? `${workflowId}#${activityContext()!.info.activityId}` : undefined;
+  const info = activityContext()?.info;
+  const execution = info?.workflowExecution;
+  if (!info || !execution?.workflowId) return undefined;
+  // An operation inside the host workflow (operations-inline): activity ids start again on each run of the
+  // host (continue-as-new), so the run is part of the key. A child's workflow id is its operation's own.
+  return info.workflowType === 'hostWorkflow' ? `${execution.workflowId}@${execution.runId}#${info.activityId}` : `${execution.workflowId}#${info.activityId}`;
 }
 
 export const provisionMoment = (node: IronicNode): string => `${node.provision_state}@${node.provision_updated_at ?? ''}`;

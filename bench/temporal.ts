@@ -7,6 +7,7 @@
 import { Client, type WorkflowExecutionInfo } from '@temporalio/client';
 import { connectTemporalClient } from '../clients/temporal/connection';
 import { pool, percentiles, type Percentiles } from './common';
+import { inlineOperations } from './inline-operations';
 import type { ApiCall } from './metalflow';
 
 /** Temporal's default per-execution history limits (events). */
@@ -97,44 +98,86 @@ export async function temporalFigures(address: string, namespace: string, calls:
     const events = async (workflowId: string, runId?: string): Promise<Ev[]> =>
       ((await client.workflow.getHandle(workflowId, runId).fetchHistory()).events ?? []) as unknown as Ev[];
     const timeOf = (evs: Ev[], attr: string): number | undefined => tsMs(evs.find((e) => e[attr])?.eventTime as never);
-    const firstActivity = async (workflowId: string): Promise<number | undefined> =>
-      timeOf(await events(workflowId), 'activityTaskStartedEventAttributes');
-    const segments = ['sent->hostStarted', 'hostStarted->wftStarted', 'wftStarted->wftCompleted', 'wftCompleted->childStarted', 'childStarted->childWftStarted', 'childWftStarted->activityScheduled', 'activityScheduled->activityStarted'];
-    const breakdown: Record<string, number[]> = Object.fromEntries(segments.map((k) => [k, []]));
-    const breakdownOf = async (host: string, enrollId: string, call: ApiCall): Promise<void> => {
+    /** The host run's first activity labelled `<seq>-<kind>` (operations-inline): when it was scheduled and started. */
+    const labelled = (evs: Ev[], kind: string): { scheduled?: number; started?: number } => {
+      const ours = new Map<string, number | undefined>();
+      for (const e of evs as unknown as { eventId?: unknown; eventTime?: unknown; userMetadata?: { summary?: { data?: Uint8Array | null } | null } | null; activityTaskScheduledEventAttributes?: unknown; activityTaskStartedEventAttributes?: { scheduledEventId?: unknown } | null }[]) {
+        const summary = e.activityTaskScheduledEventAttributes ? e.userMetadata?.summary?.data : undefined;
+        if (summary && new RegExp(`^"\\d+-${kind}:`).test(Buffer.from(summary).toString())) ours.set(String(e.eventId), tsMs(e.eventTime as never));
+        const started = e.activityTaskStartedEventAttributes;
+        if (started && ours.has(String(started.scheduledEventId))) return { scheduled: ours.get(String(started.scheduledEventId)), started: tsMs(e.eventTime as never) };
+      }
+      return {};
+    };
+    /** The first activity started: a child's first, or (operations-inline) the host's first run's first of that operation. */
+    const firstActivity = async (workflowId: string, inlineKind?: string): Promise<number | undefined> =>
+      inlineKind
+        ? labelled(await events(workflowId, firstRun.get(workflowId.slice(hostPrefix.length))?.runId), inlineKind).started
+        : timeOf(await events(workflowId), 'activityTaskStartedEventAttributes');
+    // Operations as children, or (operations-inline) inside the host workflow: no child steps between.
+    const childSegments = ['sent->hostStarted', 'hostStarted->wftStarted', 'wftStarted->wftCompleted', 'wftCompleted->childStarted', 'childStarted->childWftStarted', 'childWftStarted->activityScheduled', 'activityScheduled->activityStarted'];
+    const inlineSegments = ['sent->hostStarted', 'hostStarted->wftStarted', 'wftStarted->wftCompleted', 'wftCompleted->activityScheduled', 'activityScheduled->activityStarted'];
+    const breakdown: Record<string, number[]> = {};
+    const breakdownOf = async (host: string, enrollId: string | undefined, call: ApiCall): Promise<void> => {
       const hostEvs = await events(`${hostPrefix}${host}`, firstRun.get(host)?.runId).catch(() => [] as Ev[]);
-      const child = await events(enrollId);
-      const marks = [
+      const hostMarks = [
         call.sentAt,
         timeOf(hostEvs, 'workflowExecutionStartedEventAttributes'),
         timeOf(hostEvs, 'workflowTaskStartedEventAttributes'),
         timeOf(hostEvs, 'workflowTaskCompletedEventAttributes'),
-        timeOf(child, 'workflowExecutionStartedEventAttributes'),
-        timeOf(child, 'workflowTaskStartedEventAttributes'),
-        timeOf(child, 'activityTaskScheduledEventAttributes'),
-        timeOf(child, 'activityTaskStartedEventAttributes'),
       ];
+      let marks: (number | undefined)[];
+      let segments: string[];
+      if (enrollId) {
+        const child = await events(enrollId);
+        segments = childSegments;
+        marks = [
+          ...hostMarks,
+          timeOf(child, 'workflowExecutionStartedEventAttributes'),
+          timeOf(child, 'workflowTaskStartedEventAttributes'),
+          timeOf(child, 'activityTaskScheduledEventAttributes'),
+          timeOf(child, 'activityTaskStartedEventAttributes'),
+        ];
+      } else {
+        const first = labelled(hostEvs, 'enroll');
+        segments = inlineSegments;
+        marks = [...hostMarks, first.scheduled, first.started];
+      }
       if (marks.some((m) => m === undefined)) return;
-      for (let i = 0; i < segments.length; i++) breakdown[segments[i]!]!.push(marks[i + 1]! - marks[i]!);
+      for (let i = 0; i < segments.length; i++) (breakdown[segments[i]!] ??= []).push(marks[i + 1]! - marks[i]!);
     };
     const fromReq: Record<'create' | 'setImage', number[]> = { create: [], setImage: [] };
     const fromRes: Record<'create' | 'setImage', number[]> = { create: [], setImage: [] };
     const callOf = (host: string, phase: ApiCall['phase']): ApiCall | undefined => calls.find((c) => c.host === host && c.phase === phase);
-    const jobs: { host: string; kind: 'create' | 'setImage'; wf: string; call: ApiCall }[] = [];
+    const jobs: { host: string; kind: 'create' | 'setImage'; wf: string; call: ApiCall; inline?: string }[] = [];
     for (const [host, f] of firstChild) {
       const create = callOf(host, 'available');
       const image = callOf(host, 'provisioned');
       if (f.enroll && create) jobs.push({ host, kind: 'create', wf: f.enroll, call: create });
       if (f.provision && image) jobs.push({ host, kind: 'setImage', wf: f.provision, call: image });
     }
+    for (const host of firstRun.keys()) {
+      if (firstChild.has(host)) continue;
+      const create = callOf(host, 'available');
+      const image = callOf(host, 'provisioned');
+      if (create) jobs.push({ host, kind: 'create', wf: `${hostPrefix}${host}`, call: create, inline: 'enroll' });
+      if (image) jobs.push({ host, kind: 'setImage', wf: `${hostPrefix}${host}`, call: image, inline: 'provision' });
+    }
     const sample = jobs.filter((j) => j.kind === 'create').slice(0, 200);
-    await pool(sample, 8, (j) => breakdownOf(j.host, j.wf, j.call));
+    await pool(sample, 8, (j) => breakdownOf(j.host, j.inline ? undefined : j.wf, j.call));
     await pool(jobs, 8, async (j) => {
-      const t = await firstActivity(j.wf);
+      const t = await firstActivity(j.wf, j.inline);
       if (t === undefined) return;
       fromReq[j.kind].push(t - j.call.sentAt);
       fromRes[j.kind].push(t - j.call.respondedAt);
     });
+
+    // Hosts whose operations ran inside their workflow (operations-inline): from each deleted host's final view.
+    const completed = new Map(all.filter((wf) => !wf.workflowId.slice(hostPrefix.length).includes('/') && wf.status.name === 'COMPLETED').map((wf) => [wf.workflowId.slice(hostPrefix.length), wf.runId]));
+    const inline = await inlineOperations(client, hostPrefix, completed);
+    for (const [k, n] of Object.entries(inline.counts)) opCounts[k] = (opCounts[k] ?? 0) + n;
+    for (const [k, v] of Object.entries(inline.latenciesMs)) (latencies[k] ??= []).push(...v);
+    failedOperations += inline.failed;
 
     const hosts = [...byHost.values()];
     const stepLatencyMs: Record<string, Percentiles | undefined> = {};

@@ -34,7 +34,8 @@ export const WORKFLOW_PRELOAD_MODULES: string[] = ['bmc', 'failures', 'field-err
 export const DEFAULT_MAX_CACHED_WORKFLOWS = 400;
 
 /** What `bundleWorkflowCode` needs to build the same bundle the worker would (tests and the bench prebuild it). */
-export const WORKFLOW_BUNDLE_OPTIONS = { workflowsPath: WORKFLOWS_PATH, preloadModules: WORKFLOW_PRELOAD_MODULES };
+export const WORKFLOW_INTERCEPTOR_MODULES = [fileURLToPath(new URL('../workflows/interceptors.ts', import.meta.url))];
+export const WORKFLOW_BUNDLE_OPTIONS = { workflowsPath: WORKFLOWS_PATH, preloadModules: WORKFLOW_PRELOAD_MODULES, workflowInterceptorModules: WORKFLOW_INTERCEPTOR_MODULES };
 
 export interface WorkerDeps extends IronicActivityDeps {
   connection: NativeConnection;
@@ -60,7 +61,7 @@ export async function createWorker(
     ...(deps.dataConverter ? { dataConverter: deps.dataConverter } : {}),
     workflowsPath: WORKFLOWS_PATH,
     // A prebuilt bundle (overrides.workflowBundle) was built with WORKFLOW_BUNDLE_OPTIONS already.
-    ...(overrides.workflowBundle ? {} : { bundlerOptions: { preloadModules: WORKFLOW_PRELOAD_MODULES } }),
+    ...(overrides.workflowBundle ? {} : { bundlerOptions: { preloadModules: WORKFLOW_PRELOAD_MODULES }, interceptors: { workflowModules: WORKFLOW_INTERCEPTOR_MODULES } }),
     activities: {
       ...createIronicActivities(deps),
       ...bmc,

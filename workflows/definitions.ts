@@ -39,7 +39,10 @@ export interface HostDirectives {
 export interface OperationRecord {
   seq: number;
   kind: OperationKind;
-  workflowId: string;
+  /** The operation's child workflow; absent when it ran inside the host workflow (`inline`). */
+  workflowId?: string;
+  /** Ran inside the host workflow (patch operations-inline): its activities carry `<seq>-<kind>` as their summary. */
+  inline?: true;
   /** Provisioning state the host showed while the operation ran. */
   state: string;
   startedAt: string;

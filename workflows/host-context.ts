@@ -4,7 +4,8 @@
  * the shim's nudges, the view, search attributes, status publishing and the
  * hand-over to a fresh run.
  */
-import { allHandlersFinished, condition, continueAsNew, patched, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import { allHandlersFinished, condition, continueAsNew, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import { since } from './versions';
 import type { ProvisioningState } from '../types/host';
 import { SEARCH_ATTRIBUTES } from '../types/search-attributes';
 import { parseBmcAddress } from '../types/bmc';
@@ -76,7 +77,7 @@ export function hostContext(s: HostState): HostContext {
       // An unchanged upsert still costs a history event and a visibility write;
       // skipping it is most of what the host workflow saves per operation.
       const fingerprint = JSON.stringify(pairs);
-      if (fingerprint === published && patched('search-attributes-dedupe')) return;
+      if (fingerprint === published && since('search-attributes-dedupe')) return;
       published = fingerprint;
       upsertSearchAttributes(pairs);
     },

@@ -6,6 +6,7 @@
  * notices and acts.
  */
 import { ApplicationFailure, patched, setHandler } from '@temporalio/workflow';
+import { since } from './versions';
 import { formatFieldErrors } from '../types/field-error';
 import type { HostSpec, Image } from '../types/host';
 import { validateHostSpec } from '../types/validate';
@@ -55,7 +56,7 @@ export function setHostHandlers(ctx: HostContext): void {
    * must not decide what the handler of an old history does.
    */
   const normalForm = (spec: HostSpec): HostSpec => {
-    if (patched('spec-stored-without-revalidation')) return normalizeHostSpec(spec);
+    if (since('spec-stored-without-revalidation')) return normalizeHostSpec(spec);
     // Before the patch the handler stored validateHostSpec's normal form, the same one
     // for every spec its validator accepted; a spec today's rules refuse keeps it too.
     const valid = validateHostSpec(s.ref, spec);
@@ -138,7 +139,7 @@ export function setHostHandlers(ctx: HostContext): void {
     powerRequestsUpdate,
     (change: PowerRequestChange) => {
       // Only a change carrying a request id takes the new path: hosts recorded before it replay as they ran.
-      const rememberIds = change.reboot?.requestId !== undefined && patched('reboot-request-ids');
+      const rememberIds = change.reboot?.requestId !== undefined && since('reboot-request-ids');
       s.power = applyPowerRequestChange(s.power, change, rememberIds);
       return powerRequestsView(s.power);
     },

@@ -4,7 +4,8 @@
  * runs beside the host's work: an API server outage must not hold the host's
  * state machine, and status catches up when it returns.
  */
-import { log, patched, proxyActivities } from '@temporalio/workflow';
+import { log, proxyActivities } from '@temporalio/workflow';
+import { since } from './versions';
 import { failureMessage } from './failure-message';
 import type { HostState } from './definitions';
 import type { HostEvent, KubernetesActivities } from '../activities/host-status-activities';
@@ -56,7 +57,7 @@ export function statusPublisher(s: HostState): StatusPublisher {
 
   const sync = async (event?: HostEvent): Promise<void> => {
     if (!s.options.publishStatus) return;
-    if (patched('background-status-publish')) {
+    if (since('background-status-publish')) {
       // Never awaited: an API server outage must not hold the host's state machine.
       if (event) outbox.events = [...outbox.events, event].slice(-MAX_QUEUED_EVENTS);
       outbox.dirty = true;

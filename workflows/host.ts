@@ -7,6 +7,7 @@
  * before its history grows too long (host-context.ts).
  */
 import { condition, allHandlersFinished, log, patched } from '@temporalio/workflow';
+import { since, startHostRun } from './versions';
 import { emptyStatus } from '../types/host';
 import { DEFAULT_HOST_OPTIONS, type HostState, type HostView, type HostWorkflowInput } from './definitions';
 import { decide } from './decide';
@@ -35,7 +36,7 @@ function initialState(input: HostWorkflowInput): HostState {
 async function checkPower(ctx: HostContext): Promise<void> {
   const { s } = ctx;
   const { poweredOn: observed, nodeGone } = await readPower(s);
-  if (nodeGone && patched('reregister-lost-node')) {
+  if (nodeGone && since('reregister-lost-node')) {
     // The next decision registers the host again (node-lost.ts).
     await ctx.sync(markNodeLost(s, `the power check found no Ironic node ${s.status.provisioning.ID}`, now()));
     return;
@@ -51,6 +52,7 @@ async function checkPower(ctx: HostContext): Promise<void> {
 }
 
 export async function hostWorkflow(input: HostWorkflowInput): Promise<HostView> {
+  startHostRun();
   const s: HostState = input.state ?? initialState(input);
   const ctx = hostContext(s);
   const { historyTooLong, continueAsNewWithState } = ctx;
@@ -60,11 +62,11 @@ export async function hostWorkflow(input: HostWorkflowInput): Promise<HostView> 
 
   ctx.publish();
   // A run continued from a backoff waits out what was left of it before retrying.
-  if (s.retryAt !== undefined && patched('continue-as-new-from-backoff')) await waitForRetry();
+  if (s.retryAt !== undefined && since('continue-as-new-from-backoff')) await waitForRetry();
   for (;;) {
     // Events from the shim's updates, with the status they changed.
     for (const event of ctx.pendingEvents.splice(0)) await ctx.sync(event);
-    if (s.paused && patched('paused')) {
+    if (s.paused && since('paused')) {
       // Paused: nothing touches the hardware, deletion included (as in Metal3), until unpaused.
       if (historyTooLong()) await continueAsNewWithState();
       const nudged = ctx.nudges;
@@ -101,12 +103,12 @@ export async function hostWorkflow(input: HostWorkflowInput): Promise<HostView> 
     const woken = () =>
       s.generation !== generation || s.deleteRequested !== deleteRequested || s.power?.seq !== powerSeq || ctx.nudges !== nudged || historyTooLong();
     const checkMs = powerCheckDelayMs(s);
-    if (checkMs !== undefined && patched('power-check')) {
+    if (checkMs !== undefined && since('power-check')) {
       // Whether the check is due is read from the clock, not from what ended the wait:
       // an update delivered in the timer's workflow task while the check's local
       // activity runs is replayed in the timer's activation, so "woken by the update"
       // on replay would skip a check the history holds (nondeterminism).
-      const byClock = patched('power-check-by-clock');
+      const byClock = since('power-check-by-clock');
       const dueAt = Date.now() + checkMs;
       const changed = await condition(woken, checkMs);
       if (byClock ? Date.now() >= dueAt : !changed) await checkPower(ctx);

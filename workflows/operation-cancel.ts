@@ -4,7 +4,8 @@
  * Ironic stops, and Ironic is then asked to stop as well before the child
  * reports the cancellation, so the host's next step finds the node at rest.
  */
-import { CancellationScope, isCancellation, patched, proxyActivities } from '@temporalio/workflow';
+import { CancellationScope, isCancellation, proxyActivities } from '@temporalio/workflow';
+import { since } from './versions';
 import type { SettleActivities } from '../activities/ironic-settle';
 import { QUIET_RETRY } from './operation-common';
 import type { OperationInput } from './operation-types';
@@ -20,7 +21,7 @@ export async function abortingOnCancel<T>(input: OperationInput, step: () => Pro
   try {
     return await step();
   } catch (err) {
-    if (!isCancellation(err) || !input.nodeId || !patched('settle-node-on-cancel')) throw err;
+    if (!isCancellation(err) || !input.nodeId || !since('settle-node-on-cancel')) throw err;
     const nodeId = input.nodeId;
     // The cancellation is already delivered: this scope must not be cancelled with it.
     await CancellationScope.nonCancellable(() => settle.settleNode({ ref: input.ref, nodeId }));

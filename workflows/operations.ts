@@ -3,7 +3,8 @@
  * Temporal UI. They sequence activities and make no decisions about the host;
  * the host workflow decides what runs next.
  */
-import { ActivityCancellationType, patched, proxyActivities, type ActivityOptions } from '@temporalio/workflow';
+import { ActivityCancellationType, proxyActivities, type ActivityOptions } from '@temporalio/workflow';
+import { since } from './versions';
 import { bmcOf, type HardwareDetails, type HostRef, type HostSpec, type Image } from '../types/host';
 import { BMC_RETRY, QUIET_RETRY as retry, required } from './operation-common';
 import type { IronicActivities } from '../activities/ironic-activities';
@@ -47,7 +48,7 @@ const waiting = proxyActivities<IronicActivities>(WAITING);
  * deployed it again.
  */
 const waitingToTheEnd = proxyActivities<IronicActivities>({ ...WAITING, cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED });
-const interruptible = (): typeof waiting => (patched('settle-after-wait-stopped') ? waitingToTheEnd : waiting);
+const interruptible = (): typeof waiting => (since('settle-after-wait-stopped') ? waitingToTheEnd : waiting);
 
 /** Talks to the BMC itself: short requests (a slow BMC's whole session fits), a BMC error is recorded at once (no quiet retries). */
 const bmc = proxyActivities<BmcActivities>({
@@ -67,7 +68,7 @@ export async function enrollWorkflow(input: OperationInput): Promise<OperationOu
   const spec = required(input.spec, 'a spec');
   // Pre-flight: a wrong password or an unreachable BMC is named here, before Ironic is touched.
   const bmcType = parseBmcAddress(bmcOf(spec).address);
-  if (patched('bmc-preflight') && bmcType.ok && bmcType.value.type !== 'fake') {
+  if (since('bmc-preflight') && bmcType.ok && bmcType.value.type !== 'fake') {
     await bmc.preflightBmc({ ref: input.ref, spec });
   }
   const { nodeId } = await quick.ensureNode({ ref: input.ref, spec, nodeId: input.nodeId });
@@ -153,7 +154,7 @@ export async function deleteWorkflow(input: OperationInput): Promise<OperationOu
 /** Leaves Ironic without deprovisioning or powering off: the node record is deleted, the machine keeps running. */
 export async function detachWorkflow(input: OperationInput): Promise<OperationOutcome> {
   // A direct host has no node: detaching it must not ask Ironic anything (there may be no Ironic at all).
-  if (isDirect(input.spec) && patched('direct-detach-without-ironic')) return { nodeId: '' };
+  if (isDirect(input.spec) && since('direct-detach-without-ironic')) return { nodeId: '' };
   const detached = await quick.detachNode({ ref: input.ref, nodeId: input.nodeId, bootMACAddress: input.spec?.bootMACAddress });
   return { nodeId: '', ...untouchedNote(detached) };
 }

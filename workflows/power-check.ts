@@ -8,7 +8,8 @@
  * (direct provisioner, no Ironic node) is a regular activity instead: a BMC
  * session can take longer than a workflow task may stay open.
  */
-import { log, patched, proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
+import { log, proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
+import { since } from './versions';
 import { parseBmcAddress } from '../types/bmc';
 import type { PowerActivities } from '../activities/power-activities';
 import type { BmcActivities } from '../activities/bmc-activities';
@@ -61,7 +62,7 @@ export async function readPower(s: HostState): Promise<{ poweredOn?: boolean; no
   const via = powerPath(s.spec, nodeId);
   try {
     // Before this patch the BMC read was the 4 s local activity too: a slow BMC never answered in time.
-    if (via === 'bmc' && patched('bmc-power-check-activity')) return { poweredOn: (await bmcRead.getBmcPower({ ref: s.ref, spec: s.spec })).poweredOn };
+    if (via === 'bmc' && since('bmc-power-check-activity')) return { poweredOn: (await bmcRead.getBmcPower({ ref: s.ref, spec: s.spec })).poweredOn };
     return await local.readHostPower({ ref: s.ref, spec: s.spec, nodeId, via });
   } catch (err) {
     log.warn('power check failed', { error: failureMessage(err) });

@@ -1,6 +1,7 @@
 /**
  * The HTTP API end to end: real HTTP, real Temporal, real Ironic.
  */
+import { operationRuns } from '../support/operation-history';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { HostService } from '../../api/host-service';
@@ -120,10 +121,7 @@ describe('HTTP API', { timeout: 600_000 }, () => {
     expect((await call('DELETE', `/v1/namespaces/${NS}/hosts/${name}`)).status).toBe(202);
     await settle('gone', async () => (await call('GET', `/v1/namespaces/${NS}/hosts/${name}`)).status === 404);
     expect(await h.ironic.getNode(nodeId)).toBeUndefined();
-    const runs = h.client.workflow.list({ query: `WorkflowId STARTS_WITH 'host/${NS}/${name}/' AND WorkflowType = 'powerWorkflow'` });
-    const powerRuns: string[] = [];
-    for await (const r of runs) powerRuns.push(r.workflowId);
-    expect(powerRuns.length).toBe(1);
+    expect(await operationRuns(h.client, { namespace: NS, name }, 'power')).toBe(1);
   });
 
   it('answers 400 with the field path and reason, and creates nothing', async () => {

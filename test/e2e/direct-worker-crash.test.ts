@@ -5,6 +5,7 @@
  * again (no second power cycle). The BMC is sushy-tools (system mf-bm-06 of
  * the test stack) behind a counting proxy that holds the power-on request.
  */
+import { operationEvents } from '../support/operation-history';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Connection } from '@temporalio/client';
 import type { HostService } from '../../api/host-service';
@@ -95,8 +96,7 @@ describe('direct provisioner, worker killed mid-provisioning', () => {
     const provisions = done.operations.filter((o) => o.kind === 'provision');
     expect(provisions.map((o) => o.outcome)).toEqual(['succeeded']);
     // The power-on activity really died with the worker: a later attempt finished it.
-    const history = await hosts.client.workflow.getHandle(provisions[0]!.workflowId).fetchHistory();
-    const attempts = (history.events ?? [])
+    const attempts = (await operationEvents(hosts.client, ref, provisions[0]!))
       .filter((e) => e.activityTaskStartedEventAttributes)
       .map((e) => Number(e.activityTaskStartedEventAttributes!.attempt));
     expect(Math.max(...attempts)).toBeGreaterThan(1);

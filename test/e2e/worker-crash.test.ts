@@ -2,6 +2,7 @@
  * A worker process killed with SIGKILL in the middle of provisioning: a new
  * worker finishes the job, and Ironic sees exactly one deploy.
  */
+import { operationEvents } from '../support/operation-history';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Connection } from '@temporalio/client';
 import type { HostService } from '../../api/host-service';
@@ -65,8 +66,7 @@ describe('worker killed during provisioning', () => {
     expect(provisions[0]!.outcome).toBe('succeeded');
     expect(deploysBeforeRestart).toBe(1);
     // The deploy activity really died with the worker: a later attempt finished it.
-    const history = await hosts.client.workflow.getHandle(provisions[0]!.workflowId).fetchHistory();
-    const attempts = (history.events ?? [])
+    const attempts = (await operationEvents(hosts.client, ref, provisions[0]!))
       .filter((e) => e.activityTaskStartedEventAttributes)
       .map((e) => e.activityTaskStartedEventAttributes!.attempt);
     expect(Math.max(...attempts.map(Number))).toBeGreaterThan(1);

@@ -90,8 +90,9 @@ describe('host workflow', () => {
     expect(desc.searchAttributes.MetalflowHostNamespace).toEqual([NS]);
 
     const histories = await allHistories(name);
-    // The check reads real, decoded history: the host's name is in the operations' inputs.
-    expect(histories.some((t) => t.where.includes('/1-enroll') && t.text.includes(`"name":"${name}"`))).toBe(true);
+    // The check reads real, decoded history: the host's name is in the enroll's activity input
+    // (in the host's own history: operations run inside it, patch operations-inline).
+    expect(histories.some((t) => t.text.includes('ensureNode') && t.text.includes(`"name":"${name}"`))).toBe(true);
     expect(findSecrets(histories, [PASSWORD, 'marker userdata'])).toEqual([]);
   });
 

@@ -17,8 +17,10 @@ const NS = 'reboot-ids';
 let h: Harness;
 
 beforeAll(async () => {
-  // A short history limit: the host continues as new each time it is idle after an operation.
-  h = await startHarness({ hostOptions: { ...FAST_HOST_OPTIONS, maxHistoryEvents: 20 } });
+  // A short history limit: the host continues as new each time it is idle after an operation. A fresh
+  // run idles with about 8 events (start, one workflow task, a patch marker, search attributes), under
+  // it; a reboot adds about 15 (its update, workflow tasks, two power activities), past it.
+  h = await startHarness({ hostOptions: { ...FAST_HOST_OPTIONS, maxHistoryEvents: 12 } });
 });
 afterAll(async () => {
   await h?.close();
@@ -64,7 +66,7 @@ describe('reboot request ids', () => {
     await send(name, 'client-42');
     const once = await idle(name, (v) => reboots(v).some((o) => o.outcome === 'succeeded'));
     expect(reboots(once)).toHaveLength(1);
-    // The operation pushed the history past 20 events: the host is on a new run now.
+    // The operation pushed the history past 12 events: the host is on a new run now.
     await waitFor(`${name} continued as new`, async () => (await handle(name).describe()).runId !== firstRun);
 
     const answer = await send(name, 'client-42');

@@ -67,6 +67,9 @@ describe('replay of recorded histories', () => {
     for (const f of ['host-lifecycle', 'operation-provision']) expect(files).toContain(`${f}-host-uid.json`);
     // A host registered again while available, with its Events (patch registration-events; record-kube-status-histories.ts -registration-events).
     expect(files).toContain('host-kubernetes-status-registration-events.json');
+    // Operations inside the host workflow (patch operations-inline, taken first in a run; every older patch without a marker):
+    // the lifecycle, a pause cancelling a stuck deploy, the power paths, a direct host (record-*-histories.ts -operations-inline).
+    for (const f of ['host-lifecycle', 'host-paused-cancel-delete', 'host-power', 'host-direct-provisioner']) expect(files).toContain(`${f}-operations-inline.json`);
   });
 
   it.each(files)('%s replays without nondeterminism', async (file) => {

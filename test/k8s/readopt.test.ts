@@ -5,6 +5,7 @@
  * instead of dropping the finalizer and orphaning the node.
  */
 import { describe, expect, it } from 'vitest';
+import { operationRuns } from '../support/operation-history';
 import { hostWorkflowId } from '../../types/host-ref';
 import { hostViewQuery } from '../../workflows/definitions';
 import { IRONIC_URL } from '../support/env';
@@ -32,11 +33,8 @@ async function ironicNode(id: string): Promise<{ provision_state: string; provis
   return read.node;
 }
 
-async function childRuns(name: string, type: string): Promise<number> {
-  let n = 0;
-  for await (const _ of suite.client.workflow.list({ query: `WorkflowId STARTS_WITH 'host/${NS}/${name}/' AND WorkflowType = '${type}'` })) n += 1;
-  return n;
-}
+/** Operations of a kind the host ran, as children or inside its workflow (test/support/operation-history.ts). */
+const childRuns = (name: string, type: string): Promise<number> => operationRuns(suite.client, { namespace: NS, name }, type.replace(/Workflow$/, ''));
 
 async function provisionedThenTerminated(name: string): Promise<string> {
   apply(secretDoc(`${name}-bmc-secret`, { username: 'admin', password: 'pw' }));

@@ -13,7 +13,7 @@ import type { hostWorkflow } from '../../workflows/host';
 import { IRONIC_URL } from './env';
 import { FAST_HOST_OPTIONS, randomMac, startHarness, waitFor } from './harness';
 import { IronicProxy } from './ironic-proxy';
-import { assertNewFixtures, saveHistory } from './record-fixture';
+import { assertNewFixtures, saveHistory, saveOperationHistory } from './record-fixture';
 
 const FILES = { host: 'host-delete-failed-then-deleted.json', failed: 'operation-delete-failed.json' };
 assertNewFixtures(...Object.values(FILES));
@@ -39,7 +39,7 @@ try {
   const failed = operations.find((o) => o.kind === 'delete' && o.outcome === 'failed');
   if (!failed || operations.at(-1)?.kind !== 'delete') throw new Error('no failed delete followed by a successful one');
   saveHistory(hostWorkflowId(ref), FILES.host);
-  saveHistory(failed.workflowId, FILES.failed);
+  saveOperationHistory(failed, FILES.failed);
 } finally {
   await h.close();
   await proxy.stop();

@@ -11,7 +11,7 @@ import { hostWorkflowId } from '../../types/host-ref';
 import { applyDirectivesUpdate, hostViewQuery, type HostView } from '../../workflows/definitions';
 import type { hostWorkflow } from '../../workflows/host';
 import { FAST_HOST_OPTIONS, randomMac, startHarness, waitFor } from './harness';
-import { assertNewFixtures, saveHistory } from './record-fixture';
+import { assertNewFixtures, saveHistory, saveOperationHistory } from './record-fixture';
 
 const FILES = { host: 'host-detach-reattach-adopt.json', detach: 'operation-detach.json', adopt: 'operation-enroll-adopt.json' };
 assertNewFixtures(...Object.values(FILES));
@@ -42,8 +42,8 @@ try {
   const adopt = operations.filter((o) => o.kind === 'enroll').at(-1);
   if (!detach || !adopt) throw new Error('no detach or no re-attaching enroll in the host’s operations');
   saveHistory(hostWorkflowId(ref), FILES.host);
-  saveHistory(detach.workflowId, FILES.detach);
-  saveHistory(adopt.workflowId, FILES.adopt);
+  saveOperationHistory(detach, FILES.detach);
+  saveOperationHistory(adopt, FILES.adopt);
 } finally {
   await h.close();
 }

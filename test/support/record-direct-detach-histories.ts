@@ -48,6 +48,7 @@ try {
   });
   await h.hosts.remove(ref);
   await handle.result();
+  if (!detached.workflowId) throw new Error('the detach ran inside the host workflow (patch operations-inline): there is no child history to record');
   const json = execFileSync(join(REPO_ROOT, '.venv', 'bin', 'temporal'), [
     'workflow', 'show', '--address', TEMPORAL_ADDRESS, '-w', detached.workflowId, '-o', 'json',
   ]);

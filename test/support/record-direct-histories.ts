@@ -14,13 +14,15 @@ import type { hostWorkflow } from '../../workflows/host';
 import { serveFiles, tinyIso } from '../bmc/support/files';
 import { SUSHY_URL } from './env';
 import { FAST_HOST_OPTIONS, startHarness, waitFor } from './harness';
-import { assertNewFixtures, saveHistory } from './record-fixture';
+import { assertNewFixtures, saveHistory, saveOperationHistory } from './record-fixture';
 import { resetRedfishSystem } from './redfish-system';
 
 const ADDRESS = `redfish-virtualmedia+${SUSHY_URL}/redfish/v1/Systems/6d660000-0000-4000-8000-000000000005`;
 const KINDS: OperationKind[] = ['enroll', 'inspect', 'prepare', 'power', 'provision', 'deprovision', 'delete'];
-const HOST_FILE = 'host-direct-provisioner.json';
-const opFile = (kind: OperationKind) => `operation-direct-${kind}.json`;
+// A suffix (e.g. -operations-inline) records a later shape into new files.
+const suffix = process.argv[2] ?? '';
+const HOST_FILE = `host-direct-provisioner${suffix}.json`;
+const opFile = (kind: OperationKind) => `operation-direct-${kind}${suffix}.json`;
 assertNewFixtures(HOST_FILE, ...KINDS.map(opFile));
 
 await resetRedfishSystem(ADDRESS);
@@ -46,7 +48,7 @@ try {
   for (const kind of KINDS) {
     const op = operations.find((o) => o.kind === kind && o.outcome === 'succeeded');
     if (!op) throw new Error(`the direct host ran no successful ${kind}`);
-    saveHistory(op.workflowId, opFile(kind));
+    saveOperationHistory(op, opFile(kind));
   }
 } finally {
   await h.close();

@@ -55,3 +55,12 @@ export async function startHost(
   await h.client.workflow.executeUpdateWithStart(applySpecUpdate, { args: [spec], startWorkflowOperation: start });
   return { id, firstRun: (await h.client.workflow.getHandle(id).describe()).runId };
 }
+
+/** An operation's child workflow history; an operation that ran inside the host workflow (operations-inline) has none. */
+export function saveOperationHistory(op: { workflowId?: string; seq: number; kind: string }, file: string): void {
+  if (!op.workflowId) {
+    console.log(`operation ${op.seq}-${op.kind} ran inside the host workflow (patch operations-inline): no child history for ${file}`);
+    return;
+  }
+  saveHistory(op.workflowId, file);
+}

@@ -5,12 +5,13 @@
  * It refuses to overwrite the fixtures it made: they hold the first
  * version's shape; a new shape is recorded into new files, named by the
  * suffix given as argument (`… record-histories.ts -host-uid`: the shape
- * after patch `host-uid`); no suffix: the first shape.
+ * after patch `host-uid`; `-operations-inline`: operations inside the host
+ * workflow, whose children there are none to record); no suffix: the first shape.
  */
 import { hostWorkflowId } from '../../types/host-ref';
 import { hostViewQuery, type HostView } from '../../workflows/definitions';
 import { randomMac, startHarness, waitFor } from './harness';
-import { assertNewFixtures, saveHistory } from './record-fixture';
+import { assertNewFixtures, saveHistory, saveOperationHistory } from './record-fixture';
 
 const KINDS = ['enroll', 'inspect', 'prepare', 'provision', 'deprovision', 'power', 'delete'];
 const suffix = process.argv[2] ?? '';
@@ -37,7 +38,7 @@ try {
   for (const op of ops) {
     if (seen.has(op.kind) || !KINDS.includes(op.kind)) continue;
     seen.add(op.kind);
-    saveHistory(op.workflowId, `operation-${op.kind}${suffix}.json`);
+    saveOperationHistory(op, `operation-${op.kind}${suffix}.json`);
   }
 } finally {
   await h.close();

@@ -15,7 +15,7 @@ import { hostWorkflowId } from '../../types/host-ref';
 import { hostViewQuery } from '../../workflows/definitions';
 import type { hostWorkflow } from '../../workflows/host';
 import { FAST_HOST_OPTIONS, randomMac, startHarness, waitFor } from './harness';
-import { assertNewFixtures, saveHistory } from './record-fixture';
+import { assertNewFixtures, saveHistory, saveOperationHistory } from './record-fixture';
 
 const suffix = process.argv[2] ?? '';
 assertNewFixtures(`host-paused-cancel-delete${suffix}.json`, `operation-provision-cancelled${suffix}.json`);
@@ -61,7 +61,7 @@ try {
   await h.hosts.setPaused(ref, false);
   await handle.result();
   saveHistory(hostWorkflowId(ref), `host-paused-cancel-delete${suffix}.json`);
-  saveHistory(provision.workflowId, `operation-provision-cancelled${suffix}.json`);
+  saveOperationHistory(provision, `operation-provision-cancelled${suffix}.json`);
 } finally {
   await h.close();
   images.close();

@@ -13,7 +13,7 @@ import { hostWorkflowId } from '../../types/host-ref';
 import { hostViewQuery, powerRequestsUpdate, type HostView } from '../../workflows/definitions';
 import { randomMac, startHarness, waitFor } from './harness';
 import { IRONIC_URL } from './env';
-import { assertNewFixtures, saveHistory } from './record-fixture';
+import { assertNewFixtures, saveHistory, saveOperationHistory } from './record-fixture';
 
 const suffix = process.argv[2] ?? '';
 // With a suffix also the power operation that held the host off (a power change with a mode, through
@@ -56,9 +56,9 @@ try {
 
   saveHistory(hostWorkflowId(ref), `host-power${suffix}.json`);
   const rebootOp = ops.find((o) => o.kind === 'reboot');
-  if (rebootOp) saveHistory(rebootOp.workflowId, `operation-reboot${suffix}.json`);
+  if (rebootOp) saveOperationHistory(rebootOp, `operation-reboot${suffix}.json`);
   const powerOp = ops.find((o) => o.kind === 'power' && rebootOp !== undefined && o.seq > rebootOp.seq);
-  if (suffix && powerOp) saveHistory(powerOp.workflowId, `operation-power${suffix}.json`);
+  if (suffix && powerOp) saveOperationHistory(powerOp, `operation-power${suffix}.json`);
 } finally {
   await h.close();
 }
