@@ -90,9 +90,9 @@ describe('host workflow', () => {
     expect(desc.searchAttributes.MetalflowHostNamespace).toEqual([NS]);
 
     const histories = await allHistories(name);
-    // The check reads real, decoded history: the host's name is in the enroll's activity input
+    // The check reads real, decoded history: the host's name is in the activities' decoded inputs
     // (in the host's own history: operations run inside it, patch operations-inline).
-    expect(histories.some((t) => t.text.includes('ensureNode') && t.text.includes(`"name":"${name}"`))).toBe(true);
+    expect(histories.some((t) => t.where.includes('activityTaskScheduledEventAttributes.input') && t.text.includes(`"name":"${name}"`))).toBe(true);
     expect(findSecrets(histories, [PASSWORD, 'marker userdata'])).toEqual([]);
   });
 
