@@ -10,12 +10,11 @@ const CHAOS = 'test/chaos/chaos.test.ts';
 /** Holds a write lock on the shared Ironic's database for 20 s: beside it, other files' Ironic writes would fail. */
 const LOCKS_IRONIC = 'test/integration/inspection-ironic-busy.test.ts';
 /**
- * The chaos round is out of `make test` again: at 571ce42 it found a reboot sent twice through the HTTP API
- * (the API was killed after it had started the reboot and before it answered; the client's retry of
- * POST …/reboot started a second one: the endpoint has no idempotency key yet). Run it with
- * METALFLOW_CHAOS_ROUND=1 npx vitest run test/chaos.
+ * The chaos round runs in `make test` (alone, last). It was out for a while: at 571ce42 it found a reboot sent
+ * twice through the HTTP API (the API killed after it had started the reboot, before it answered; the client's
+ * retry started a second one), fixed by the reboot's Idempotency-Key. METALFLOW_CHAOS_ROUND=0 leaves it out of a local run.
  */
-const ALONE = ['test/k8s/fleet.test.ts', LOCKS_IRONIC, ...(process.env.METALFLOW_CHAOS_ROUND === '1' ? [CHAOS] : [])];
+const ALONE = ['test/k8s/fleet.test.ts', LOCKS_IRONIC, ...(process.env.METALFLOW_CHAOS_ROUND === '0' ? [] : [CHAOS])];
 
 /** What both groups share. Not `extends: true`: a project inheriting globalSetup would start the stack and bundle the workflows again. */
 const common: TestProjectInlineConfiguration['test'] = {

@@ -207,9 +207,14 @@ export class HostService {
     }
   }
 
-  /** One-shot reboot (Metal3's reboot.metal3.io): soft first, hard if that fails; or hard. */
-  reboot(ref: HostRef, mode: RebootMode = 'soft'): Promise<HostView> {
-    return this.changePower(ref, { reboot: { mode } });
+  /**
+   * One-shot reboot (Metal3's reboot.metal3.io): soft first, hard if that fails; or hard.
+   * With `requestId` (the Idempotency-Key header) a request sent again is the same reboot:
+   * Temporal answers a repeated update id from the first one's outcome, and the host
+   * remembers its last ids beyond that (across continue-as-new).
+   */
+  reboot(ref: HostRef, mode: RebootMode = 'soft', requestId?: string): Promise<HostView> {
+    return this.changePower(ref, { reboot: { mode, ...(requestId !== undefined ? { requestId } : {}) } }, requestId && `reboot/${requestId}`);
   }
 
   /** Keyed power-off request (reboot.metal3.io/<key>): the host stays off until every key is released. */
@@ -233,11 +238,11 @@ export class HostService {
     return this.handle(ref).query(hostViewQuery);
   }
 
-  private async changePower(ref: HostRef, change: PowerRequestChange): Promise<HostView> {
+  private async changePower(ref: HostRef, change: PowerRequestChange, updateId?: string): Promise<HostView> {
     this.checkRef(ref);
     await this.readoptIfEnded(ref);
     try {
-      await this.bounded(() => this.handle(ref).executeUpdate(powerRequestsUpdate, { args: [change] }));
+      await this.bounded(() => this.handle(ref).executeUpdate(powerRequestsUpdate, { args: [change], ...(updateId ? { updateId } : {}) }));
     } catch (err) {
       throw this.translate(err);
     }

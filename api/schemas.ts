@@ -81,6 +81,20 @@ export const RebootBodySchema = Type.Object(
   { additionalProperties: false, 'x-optional': true },
 );
 
+/** A reboot's optional idempotency key: a request sent again with the same key is the same reboot. */
+export const RebootHeadersSchema = Type.Object({
+  'idempotency-key': Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: 255,
+      pattern: '^[\\x21-\\x7e]+$',
+      description:
+        'Optional. 1-255 visible ASCII characters, no spaces. A POST sent again with the same key (e.g. after a timeout or a dropped ' +
+        'connection) does not reboot again: it answers for the first. The host remembers its last 32 keys.',
+    }),
+  ),
+});
+
 /** Why the host is paused, shown in its view (`paused.reason`); the body may be left out. */
 export const PauseBodySchema = Type.Object(
   { reason: Type.Optional(Type.String({ minLength: 1, maxLength: 256, description: 'Who paused the host and why (at most 256 characters)' })) },

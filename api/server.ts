@@ -10,7 +10,7 @@ import type { TSchema } from '@sinclair/typebox';
 import { schemaErrors } from '../types/validate';
 import type { FieldError } from '../types/field-error';
 import { ApiError, busyError, type HostService } from './host-service';
-import { HostInputSchema, HostParamsSchema, ImageBodySchema, ListQuerySchema, PauseBodySchema, PowerOffParamsSchema, RebootBodySchema } from './schemas';
+import { HostInputSchema, HostParamsSchema, ImageBodySchema, ListQuerySchema, PauseBodySchema, PowerOffParamsSchema, RebootBodySchema, RebootHeadersSchema } from './schemas';
 import { canView, installGuard } from './auth/guard';
 import type { AuthOptions } from './auth/options';
 
@@ -165,9 +165,10 @@ export async function buildServer(hosts: HostService, opts: { logger?: boolean; 
         summary: 'Reboot once (Metal3 reboot.metal3.io): soft first, hard if the OS has not shut down in time; or hard',
         params: HostParamsSchema,
         body: RebootBodySchema,
+        headers: RebootHeadersSchema,
       },
     },
-    async (req, reply) => reply.status(202).send(await hosts.reboot(req.params, req.body?.mode)),
+    async (req, reply) => reply.status(202).send(await hosts.reboot(req.params, req.body?.mode, req.headers['idempotency-key'])),
   );
 
   app.put(

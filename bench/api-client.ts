@@ -3,7 +3,8 @@
  * bodies, a bearer token, and patience with a server that is busy or away
  * (5xx answers and no answer at all are sent again with backoff, as a
  * controller requeueing would: every call is a whole desired state, so
- * sending it twice is sending it once).
+ * sending it twice is sending it once; the one exception, a reboot, carries
+ * an Idempotency-Key that makes a resend the same reboot).
  */
 import { Agent, request } from 'undici';
 import { sleep } from './common';
@@ -25,6 +26,8 @@ export interface RetryOptions {
   maxDelayMs?: number;
   /** Told of each answer or failure that will be retried. */
   onRetry?: (status: number, message: string) => void;
+  /** Extra headers sent with every attempt (e.g. a reboot's Idempotency-Key). */
+  headers?: Record<string, string>;
 }
 
 export class ApiClient {
@@ -39,13 +42,13 @@ export class ApiClient {
   }
 
   /** One request, no retry. */
-  async request(method: ApiMethod, path: string, body?: unknown): Promise<ApiAnswer> {
+  async request(method: ApiMethod, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<ApiAnswer> {
     const sentAt = Date.now();
     // PUT and POST always carry JSON (the API refuses them otherwise).
     const sendBody = body !== undefined ? body : method === 'POST' ? {} : undefined;
     const res = await request(`${this.url}${path}`, {
       method,
-      headers: { ...(sendBody !== undefined ? { 'content-type': 'application/json' } : {}), authorization: `Bearer ${this.token}` },
+      headers: { ...headers, ...(sendBody !== undefined ? { 'content-type': 'application/json' } : {}), authorization: `Bearer ${this.token}` },
       body: sendBody !== undefined ? JSON.stringify(sendBody) : undefined,
       dispatcher: this.agent,
       headersTimeout: 120_000,
@@ -69,7 +72,7 @@ export class ApiClient {
       const delay = Math.min(500 * 2 ** (attempt - 1), opts.maxDelayMs ?? 20_000);
       let answer: ApiAnswer;
       try {
-        answer = await this.request(method, path, body);
+        answer = await this.request(method, path, body, opts.headers);
       } catch (err) {
         if (attempt >= attempts) throw err;
         opts.onRetry?.(0, String(err));

@@ -5,6 +5,7 @@ import { connectTemporalWorker } from '../clients/temporal/native-connection';
 import { IronicClient } from '../clients/ironic/client';
 import { LocalSecretStore, loadSecretKey } from '../clients/secrets/local-store';
 import { createWorker } from './worker';
+import { waitForIronic } from './ironic-ready';
 import { metalflowDataConverter } from '../clients/temporal/payload-keys';
 import type { KubeRest } from '../clients/kubernetes/kube-rest';
 import { KubernetesSecretReader } from '../clients/secrets/kube-store';
@@ -17,8 +18,8 @@ const ironic = new IronicClient({
   basicAuth: config.ironicBasicAuth,
   ...(config.ironicTls ? { tls: readTlsFiles(config.ironicTls) } : {}),
 });
-// Fail at start, not at the first host, when Ironic is missing or too old.
-await ironic.microversion();
+// Fail at start, not at the first host, when Ironic is too old; wait for one that does not answer yet.
+await waitForIronic(ironic, { log: (line) => console.warn(`[worker] ${line}`) });
 let kubernetes: KubeRest | undefined;
 // Kubernetes mode with a kubeconfig, or in a pod with its service account (KUBERNETES_SERVICE_HOST and the token file).
 if (config.kubeconfig || inClusterSettings(process.env)) {

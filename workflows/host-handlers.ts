@@ -132,7 +132,9 @@ export function setHostHandlers(ctx: HostContext): void {
   setHandler(
     powerRequestsUpdate,
     (change: PowerRequestChange) => {
-      s.power = applyPowerRequestChange(s.power, change);
+      // Only a change carrying a request id takes the new path: hosts recorded before it replay as they ran.
+      const rememberIds = change.reboot?.requestId !== undefined && patched('reboot-request-ids');
+      s.power = applyPowerRequestChange(s.power, change, rememberIds);
       return powerRequestsView(s.power);
     },
     {

@@ -25,13 +25,24 @@ export interface PowerRequests {
   seq: number;
   /** Last time the periodic check found the host's power differing from what was recorded. */
   lastMismatch?: { at: string; observedOn: boolean; recordedOn: boolean };
+  /**
+   * The last REMEMBERED_REQUESTS one-shot reboot request ids (the API's Idempotency-Key): a
+   * request sent again with one of them (a client retrying after the API died before it
+   * answered) changes nothing. Carried across continue-as-new with the rest of the state.
+   */
+  requestIds?: string[];
 }
 
-export type PowerRequestsView = Omit<PowerRequests, 'seq'>;
+export const REMEMBERED_REQUESTS = 32;
+
+export type PowerRequestsView = Omit<PowerRequests, 'seq' | 'requestIds'>;
 
 export interface PowerRequestChange {
-  /** One-shot reboot (API): merged into one already waiting (hard wins). Default soft. */
-  reboot?: { mode?: RebootMode };
+  /**
+   * One-shot reboot (API): merged into one already waiting (hard wins). Default soft.
+   * `requestId`: the client's idempotency key; a reboot with a remembered id is not asked again.
+   */
+  reboot?: { mode?: RebootMode; requestId?: string };
   /** The `reboot.metal3.io` annotation as it stands now: present with its mode, or gone (null). */
   rebootAnnotation?: { mode?: RebootMode } | null;
   /** Keyed power-off requests to add or change. */
@@ -45,12 +56,15 @@ export interface PowerRequestChange {
 export const emptyPowerRequests = (): PowerRequests => ({ holds: {}, seq: 0 });
 
 export const powerRequestsView = (p: PowerRequests | undefined): PowerRequestsView => {
-  const { seq: _seq, ...view } = p ?? emptyPowerRequests();
+  const { seq: _seq, requestIds: _ids, ...view } = p ?? emptyPowerRequests();
   return view;
 };
 
 /** Kubernetes' annotation name part: what may follow `reboot.metal3.io/`. */
 const KEY = /^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/;
+/** An idempotency key: 1-255 visible ASCII characters (no spaces), as HTTP header values carry them. */
+export const REQUEST_ID = /^[\x21-\x7e]{1,255}$/;
+export const REQUEST_ID_RULE = '1-255 visible ASCII characters, no spaces';
 
 /** Field errors of a change; the change is applied only when there are none. */
 export function checkPowerRequestChange(change: unknown, spec: HostSpec | undefined): FieldError[] {
@@ -74,8 +88,17 @@ export function checkPowerRequestChange(change: unknown, spec: HostSpec | undefi
   for (const name of ['reboot', 'rebootAnnotation'] as const) {
     const v = c[name];
     if (v === undefined || (v === null && name === 'rebootAnnotation')) continue;
-    if (typeof v !== 'object' || v === null || Array.isArray(v)) errors.push({ field: name, reason: 'must be an object {"mode": "soft" | "hard"}' });
-    else mode(`${name}.mode`, (v as { mode?: unknown }).mode);
+    if (typeof v !== 'object' || v === null || Array.isArray(v)) {
+      errors.push({ field: name, reason: 'must be an object {"mode": "soft" | "hard"}' });
+      continue;
+    }
+    mode(`${name}.mode`, (v as { mode?: unknown }).mode);
+    const accepted = name === 'reboot' ? ['mode', 'requestId'] : ['mode'];
+    for (const k of Object.keys(v)) if (!accepted.includes(k)) errors.push({ field: `${name}.${k}`, reason: `is not accepted (accepted: ${accepted.join(', ')})` });
+    const id = (v as { requestId?: unknown }).requestId;
+    if (name === 'reboot' && id !== undefined && (typeof id !== 'string' || !REQUEST_ID.test(id))) {
+      errors.push({ field: 'reboot.requestId', reason: `must be ${REQUEST_ID_RULE}` });
+    }
   }
   if (c.holdOff !== undefined) {
     if (typeof c.holdOff !== 'object' || c.holdOff === null || Array.isArray(c.holdOff)) {
@@ -103,11 +126,18 @@ export function checkPowerRequestChange(change: unknown, spec: HostSpec | undefi
 
 const harder = (a: RebootMode | undefined, b: RebootMode): RebootMode => (a === 'hard' || b === 'hard' ? 'hard' : 'soft');
 
-/** The requests after a (checked) change; `seq` moves only when something changed. */
-export function applyPowerRequestChange(current: PowerRequests | undefined, change: PowerRequestChange): PowerRequests {
+/**
+ * The requests after a (checked) change; `seq` moves only when something changed.
+ * `rememberIds`: a reboot's requestId is remembered and a repeat of one is ignored
+ * (false replays hosts recorded before request ids existed).
+ */
+export function applyPowerRequestChange(current: PowerRequests | undefined, change: PowerRequestChange, rememberIds = false): PowerRequests {
   const p: PowerRequests = JSON.parse(JSON.stringify(current ?? emptyPowerRequests())) as PowerRequests;
   const before = JSON.stringify(p);
-  if (change.reboot) {
+  const id = rememberIds ? change.reboot?.requestId : undefined;
+  const repeated = id !== undefined && (p.requestIds ?? []).includes(id);
+  if (id !== undefined && !repeated) p.requestIds = [...(p.requestIds ?? []), id].slice(-REMEMBERED_REQUESTS);
+  if (change.reboot && !repeated) {
     const mode = harder(p.reboot?.mode, change.reboot.mode ?? 'soft');
     p.reboot = { mode, api: true, annotation: p.reboot?.annotation ?? false };
   }

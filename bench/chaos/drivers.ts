@@ -58,9 +58,10 @@ export class ApiModeDriver implements ModeDriver {
   }
 
   /** Patient through a Temporal restart and a killed API: about five minutes of attempts. */
-  private async send(h: ChaosHost, method: 'PUT' | 'POST' | 'DELETE', path: string, body?: unknown, ok: number[] = []): Promise<void> {
+  private async send(h: ChaosHost, method: 'PUT' | 'POST' | 'DELETE', path: string, body?: unknown, ok: number[] = [], headers: Record<string, string> = {}): Promise<void> {
     const r = await this.api.send(method, path, body, {
       attempts: 25,
+      headers,
       onRetry: (status, message) => {
         this.retries += 1;
         const list = this.resent.get(h.key) ?? [];
@@ -84,8 +85,9 @@ export class ApiModeDriver implements ModeDriver {
     return this.send(h, 'PUT', this.path(h, '/image'), h.image);
   }
 
+  /** The one request that is not a desired state: its key makes a resend (the API died before it answered) the same reboot. */
   reboot(h: ChaosHost): Promise<void> {
-    return this.send(h, 'POST', this.path(h, '/reboot'), { mode: 'hard' });
+    return this.send(h, 'POST', this.path(h, '/reboot'), { mode: 'hard' }, [], { 'idempotency-key': `chaos-${h.key}-reboot` });
   }
 
   clearImage(h: ChaosHost): Promise<void> {

@@ -172,12 +172,21 @@ describe('HTTP API', { timeout: 600_000 }, () => {
     expect((await call('PUT', `${path}/power-off-requests/not%20a%20key`, {})).status).toBe(400);
     expect((await call('POST', `/v1/namespaces/${NS}/hosts/${uniq('nobody')}/reboot`)).status).toBe(404);
 
-    const rebooted = await call('POST', `${path}/reboot`);
+    const badKey = await callApi(base, 'POST', `${path}/reboot`, {}, { headers: { 'idempotency-key': 'two words' } });
+    expect(badKey.status).toBe(400);
+    expect(badKey.json.fields[0].field).toBe('header.idempotency-key');
+
+    // Sent twice with one Idempotency-Key (a client resending after a dropped answer): one reboot.
+    const key = { headers: { 'idempotency-key': `${name}-reboot-1` } };
+    const rebooted = await callApi(base, 'POST', `${path}/reboot`, {}, key);
     expect(rebooted.status).toBe(202);
-    await settle('a reboot operation', async () => {
+    expect((await callApi(base, 'POST', `${path}/reboot`, {}, key)).status).toBe(202);
+    type Op = { kind: string; outcome: string };
+    const afterReboot = await settle('a reboot operation', async () => {
       const v = (await call('GET', path)).json;
-      return v.operations.some((o: { kind: string; outcome: string }) => o.kind === 'reboot' && o.outcome === 'succeeded');
+      return !v.currentOperation && !v.power.reboot && v.operations.some((o: Op) => o.kind === 'reboot' && o.outcome === 'succeeded') ? v : undefined;
     });
+    expect(afterReboot.operations.filter((o: Op) => o.kind === 'reboot')).toHaveLength(1);
     const held = await call('PUT', `${path}/power-off-requests/maintenance`, { mode: 'hard' });
     expect(held.status).toBe(200);
     expect(held.json.power.holds).toEqual({ maintenance: 'hard' });

@@ -59,6 +59,8 @@ describe('replay of recorded histories', () => {
     expect(files).toContain('host-node-lost-power-check.json');
     // Power changes and reboots through Ironic after patch ironic-power-quiet-retry (record-power-histories.ts -ironic-power-quiet-retry).
     for (const f of ['host-power', 'operation-reboot', 'operation-power']) expect(files).toContain(`${f}-ironic-power-quiet-retry.json`);
+    // A reboot with a request id, sent again after it ran (patch reboot-request-ids; record-power-histories.ts -reboot-request-ids).
+    for (const f of ['host-power', 'operation-reboot', 'operation-power']) expect(files).toContain(`${f}-reboot-request-ids.json`);
   });
 
   it.each(files)('%s replays without nondeterminism', async (file) => {

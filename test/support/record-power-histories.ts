@@ -10,7 +10,7 @@
  */
 import { IronicClient } from '../../clients/ironic/client';
 import { hostWorkflowId } from '../../types/host-ref';
-import { hostViewQuery, type HostView } from '../../workflows/definitions';
+import { hostViewQuery, powerRequestsUpdate, type HostView } from '../../workflows/definitions';
 import { randomMac, startHarness, waitFor } from './harness';
 import { IRONIC_URL } from './env';
 import { assertNewFixtures, saveHistory } from './record-fixture';
@@ -39,11 +39,14 @@ try {
     const v = await view();
     return v.power.lastMismatch !== undefined && v.status.poweredOn && !v.currentOperation;
   });
-  await h.hosts.reboot(ref, 'soft');
+  // From patch reboot-request-ids on: the reboot carries an id, and is sent again under a new update id (nothing runs).
+  const requestId = suffix === '' || suffix === '-ironic-power-quiet-retry' ? undefined : 'replay-reboot';
+  await h.hosts.reboot(ref, 'soft', requestId);
   await waitFor('rebooted', async () => {
     const v = await view();
     return v.operations.some((o) => o.kind === 'reboot' && o.outcome === 'succeeded') && !v.currentOperation;
   });
+  if (requestId) await handle.executeUpdate(powerRequestsUpdate, { args: [{ reboot: { mode: 'soft', requestId } }], updateId: `again-${Date.now()}` });
   await h.hosts.holdPowerOff(ref, 'replay', 'hard');
   await waitFor('held off', async () => !(await view()).status.poweredOn);
   await h.hosts.releasePowerOff(ref, 'replay');

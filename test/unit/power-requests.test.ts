@@ -174,3 +174,30 @@ describe('spec rules for the power fields', () => {
     if (!r.ok) expect(r.errors[0]).toMatchObject({ field: 'spec.online' });
   });
 });
+
+describe('reboot request ids', () => {
+  it('a remembered id is not a new reboot; ids are bounded; without remembering, ids change nothing', () => {
+    let p = applyPowerRequestChange(undefined, { reboot: { mode: 'soft', requestId: 'a' } }, true);
+    expect(p.reboot?.mode).toBe('soft');
+    p = rebootServed(p)!;
+    const served = applyPowerRequestChange(p, { reboot: { mode: 'hard', requestId: 'a' } }, true);
+    expect(served.reboot).toBeUndefined();
+    expect(served.seq).toBe(p.seq);
+    expect(applyPowerRequestChange(p, { reboot: { requestId: 'b' } }, true).reboot).toBeDefined();
+    // Hosts recorded before ids existed replay without them: every reboot is new.
+    expect(applyPowerRequestChange(p, { reboot: { requestId: 'a' } }, false).reboot).toBeDefined();
+    expect(applyPowerRequestChange(p, { reboot: { requestId: 'a' } }, false).requestIds).toEqual(['a']);
+    let many = p;
+    for (let i = 0; i < 40; i++) many = rebootServed(applyPowerRequestChange(many, { reboot: { requestId: `k${i}` } }, true))!;
+    expect(many.requestIds).toHaveLength(32);
+    expect(many.requestIds?.[0]).toBe('k8');
+    expect(applyPowerRequestChange(many, { reboot: { requestId: 'k7' } }, true).reboot).toBeDefined();
+  });
+
+  it('checks the id and the reboot object', () => {
+    expect(checkPowerRequestChange({ reboot: { requestId: 'ok-1/2' } }, spec())).toEqual([]);
+    expect(checkPowerRequestChange({ reboot: { requestId: '' } }, spec())).toEqual([{ field: 'reboot.requestId', reason: 'must be 1-255 visible ASCII characters, no spaces' }]);
+    expect(checkPowerRequestChange({ reboot: { requestId: 7 } }, spec())[0]?.field).toBe('reboot.requestId');
+    expect(checkPowerRequestChange({ rebootAnnotation: { requestId: 'x' } }, spec())).toEqual([{ field: 'rebootAnnotation.requestId', reason: 'is not accepted (accepted: mode)' }]);
+  });
+});
