@@ -136,7 +136,7 @@ export function formatTable(r: BenchResult): string {
   out.push(`  cumulative metalflow: ${cumul(m)}`);
   if (r.floor) out.push(`  cumulative floor:     ${cumul(r.floor)}`);
   out.push('');
-  out.push(`  ${pad('step latency ms', 14)} ${padl('p50', 7)} ${padl('p95', 7)} ${padl('p99', 7)} ${padl('max', 7)}   (operation child workflows, start -> close)`);
+  out.push(`  ${pad('step latency ms', 14)} ${padl('p50', 7)} ${padl('p95', 7)} ${padl('p99', 7)} ${padl('max', 7)}   (each operation, start -> end: inside the host workflow, or a child from before operations-inline)`);
   for (const kind of ['enroll', 'inspect', 'prepare', 'provision', 'deprovision', 'power', 'delete']) {
     if (t.stepLatencyMs[kind]) out.push(pctRow(kind, t.stepLatencyMs[kind]));
   }
@@ -157,7 +157,7 @@ export function formatTable(r: BenchResult): string {
     .join(', ');
   out.push(
     `  Temporal history events per host lifecycle: ${ms(t.historyEventsPerHost?.mean)} mean, ${ms(t.historyEventsPerHost?.max)} max ` +
-      `(host workflow ${ms(t.hostWorkflowEventsPerHost?.mean)}, the rest in operation children); ${t.executions} executions`,
+      `(host workflow ${ms(t.hostWorkflowEventsPerHost?.mean)}, the rest in operation children from before operations-inline); ${t.executions} executions`,
   );
   out.push(`  operations per host: ${ops}; failed operations: ${t.failedOperations}`);
   out.push(
