@@ -63,10 +63,13 @@ export function operationRunner(ctx: HostContext): OperationRunner {
     const uid = op === 'provision' ? hostUid(s) : undefined;
     if (tried) s.status.triedCredentials = tried;
     s.opSeq += 1;
+    // From patch operations-inline on, an operation runs inside the host workflow (its activities labelled
+    // with it) instead of as a child: a child cost ~12 events of its own and 3 more here, per operation.
+    const inline = operationsInline();
     const record: OperationRecord = {
       seq: s.opSeq,
       kind: op,
-      workflowId: `${hostWorkflowId(s.ref)}/${s.opSeq}-${op}`,
+      ...(inline ? { inline: true as const } : { workflowId: `${hostWorkflowId(s.ref)}/${s.opSeq}-${op}` }),
       state,
       startedAt: now(),
       outcome: 'running',
@@ -94,14 +97,7 @@ export function operationRunner(ctx: HostContext): OperationRunner {
     // Registering again in a steady state for a changed spec (BMC settings, cleaning mode, hints) only updates
     // the node: not a second enrollment (attaching again after a detach or a lost node still is one).
     const refresh = op === 'enroll' && state !== 'registering' && !s.needsAttach && !s.detached && !s.nodeLost;
-    // From patch operations-inline on, an operation runs inside the host workflow (its activities labelled
-    // with it) instead of as a child: a child cost ~12 events of its own and 3 more here, per operation.
-    const inline = operationsInline();
-    if (inline) {
-      delete record.workflowId;
-      record.inline = true;
-      setCurrentDetails(`**${op}** (operation ${record.seq}) since ${record.startedAt}`);
-    }
+    if (inline) setCurrentDetails(`**${op}** (operation ${record.seq}) since ${record.startedAt}`);
     try {
       const input: OperationInput = {
             ref: s.ref,
