@@ -129,17 +129,37 @@ export interface RunResult {
 
 let cachedKubectl: string | undefined;
 
+/**
+ * A kubectl failure that says nothing about what the test checks: the API server (or etcd) was slow or
+ * briefly unreachable. CI once saw `kubectl apply` of a Secret fail this way beside a busy suite.
+ */
+const TRANSIENT =
+  /\b(Timeout|timed out|etcdserver|connection refused|connection reset|TLS handshake|unexpected EOF|ServiceUnavailable|InternalError|TooManyRequests|too many requests|i\/o timeout|the object has been modified)\b/i;
+/** Commands safe to repeat as they are: a retried create could meet its own first attempt, a retried wait doubles its timeout. */
+const RETRYABLE = new Set(['apply', 'get', 'patch', 'annotate', 'label']);
+
 /** Runs the built kubectl against the test API server as admin. */
 export function kubectl(args: string[], opts: { input?: string; check?: boolean } = {}): RunResult {
   cachedKubectl ??= kubePaths().kubectl;
-  const r = spawnSync(cachedKubectl, ['--kubeconfig', KUBECONFIG, ...args], {
-    input: opts.input,
-    encoding: 'utf8',
-    env: { ...process.env, KUBECACHEDIR: join(KUBE_STATE_DIR, 'kubectl-cache') },
-    timeout: 120_000,
-    maxBuffer: 256 * 1024 * 1024, // /metrics and large lists exceed the 1 MiB default
-  });
-  const result = { status: r.status ?? -1, stdout: r.stdout ?? '', stderr: r.stderr ?? String(r.error ?? '') };
+  const once = (): RunResult => {
+    const r = spawnSync(cachedKubectl!, ['--kubeconfig', KUBECONFIG, ...args], {
+      input: opts.input,
+      encoding: 'utf8',
+      env: { ...process.env, KUBECACHEDIR: join(KUBE_STATE_DIR, 'kubectl-cache') },
+      timeout: 120_000,
+      maxBuffer: 256 * 1024 * 1024, // /metrics and large lists exceed the 1 MiB default
+    });
+    return { status: r.status ?? -1, stdout: r.stdout ?? '', stderr: r.stderr ?? String(r.error ?? '') };
+  };
+  let result = once();
+  for (let attempt = 1; attempt <= 3 && result.status !== 0 && RETRYABLE.has(args[0] ?? ''); attempt++) {
+    const why = result.stderr || result.stdout || `exit ${result.status}`;
+    if (result.status !== -1 && !TRANSIENT.test(why)) break;
+    // Printed so a run shows what the API server did, not only that a retry passed.
+    process.stderr.write(`[kubectl] ${args.slice(0, 3).join(' ')}: transient failure (attempt ${attempt}), retrying: ${why.trim().slice(0, 400)}\n`);
+    spawnSync('sleep', [String(attempt)]);
+    result = once();
+  }
   if (opts.check !== false && result.status !== 0) {
     throw new Error(`kubectl ${args.join(' ')} failed (${result.status}): ${result.stderr || result.stdout}`);
   }
