@@ -6,6 +6,7 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import { HostStatusSchema, type HostRef, type HostStatus } from '../types/host';
 import { fitStrings } from '../types/fit-schema';
+import { computeConditions, kubeTimestamp } from '../types/conditions';
 import { FAILURE } from '../types/failures';
 import { KubeError } from '../clients/kubernetes/kube-error';
 import type { KubeRest } from '../clients/kubernetes/kube-rest';
@@ -16,7 +17,7 @@ export type { HostEvent } from '../clients/kubernetes/events';
 const GROUP = '/apis/metal3.io/v1alpha1';
 
 interface Owner {
-  metadata: { uid: string; name: string; namespace: string };
+  metadata: { uid: string; name: string; namespace: string; generation?: number };
   status?: Record<string, unknown>;
 }
 
@@ -79,7 +80,13 @@ export function createKubernetesActivities(deps: { rest: KubeRest; component?: s
     const fitted = fitStrings(HostStatusSchema, input.status);
     try {
       const owner = await rest.call<Owner>('GET', path);
-      const status = mergePatchFor(owner.status, fitted as unknown as Json);
+      // Computed here, from what is published, against what the object holds: a condition keeps its
+      // lastTransitionTime until its status changes, and nothing of it enters workflow history.
+      const conditions = computeConditions(fitted, owner.status?.conditions, {
+        now: kubeTimestamp(new Date()),
+        generation: owner.metadata.generation,
+      });
+      const status = mergePatchFor(owner.status, { ...(fitted as unknown as Json), conditions });
       await rest.call('PATCH', `${path}/status`, { body: { status }, contentType: 'application/merge-patch+json' });
       await upsertHardwareData(owner, fitted);
       for (const event of [...(input.event ? [input.event] : []), ...(input.events ?? [])]) {

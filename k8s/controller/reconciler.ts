@@ -10,6 +10,7 @@ import type { Client, UpdateDefinition } from '@temporalio/client';
 import { formatFieldErrors, type FieldError } from '../../types/field-error';
 import { emptyStatus, HostStatusSchema, type HostRef, type HostSpec, type HostStatus } from '../../types/host';
 import { fitStrings } from '../../types/fit-schema';
+import { computeConditions, kubeTimestamp } from '../../types/conditions';
 import { hostWorkflowId } from '../../types/host-ref';
 import { validateHostSpec } from '../../types/validate';
 import {
@@ -372,8 +373,13 @@ export class Reconciler {
     this.deps.log?.(`${ref.namespace}/${ref.name}: ${message}`);
     // The CRD requires a whole status: start from an empty one when the host has none yet.
     const status = obj.status?.provisioning ? {} : emptyStatus();
+    const conditions = computeConditions(
+      { provisioning: obj.status?.provisioning ?? emptyStatus().provisioning, operationalStatus: 'error' },
+      obj.status?.conditions,
+      { now: kubeTimestamp(new Date()), generation: obj.metadata.generation },
+    );
     await this.deps.rest.call('PATCH', `${this.objectPath(ref)}/status`, {
-      body: { status: { ...status, operationalStatus: 'error', errorMessage: message } },
+      body: { status: { ...status, operationalStatus: 'error', errorMessage: message, conditions } },
       contentType: MERGE,
     });
     await recordHostEvent(this.deps.rest, { ...ref, uid: obj.metadata.uid }, { type: 'Warning', reason, message }, 'metalflow-controller');

@@ -53,6 +53,38 @@ describe('Metal3 parity in Kubernetes mode', () => {
   });
 });
 
+interface Condition { type: string; status: string; reason: string; lastTransitionTime: string; observedGeneration: number }
+const conditions = (name: string): Record<string, Condition> =>
+  Object.fromEntries((json(['get', 'bmh', name]).status.conditions as Condition[]).map((c) => [c.type, c]));
+
+describe('Conditions as BMO computes them', () => {
+  it('lets `kubectl wait --for=condition=Ready` see a provisioned host, and a power change keeps the transition times', async () => {
+    const name = 'cond-host';
+    apply(secretDoc(`${name}-bmc-secret`, { username: 'admin', password: 'pw' }));
+    apply(hostDoc(name, fakeHostSpec(name, { image: IMAGE })));
+    kubectl(['wait', '-n', NS, '--for=condition=Ready', `bmh/${name}`, '--timeout=180s']);
+    const provisioned = conditions(name);
+    expect(Object.fromEntries(Object.values(provisioned).map((c) => [c.type, `${c.status}/${c.reason}`]))).toEqual({
+      Manageable: 'True/Manageable',
+      AvailableForProvisioning: 'False/NotAvailable',
+      Provisioned: 'True/Provisioned',
+      Ready: 'True/Provisioned',
+      Progressing: 'False/NotProgressing',
+      Healthy: 'Unknown/Unknown',
+    });
+    // Manageable turned True while the host was inspected, before Ready did.
+    expect(provisioned.Manageable!.lastTransitionTime <= provisioned.Ready!.lastTransitionTime).toBe(true);
+
+    kubectl(['patch', 'bmh', name, '-n', NS, '--type=merge', '-p', JSON.stringify({ spec: { online: false } })]);
+    kubectl(['wait', '-n', NS, '--for=jsonpath={.status.poweredOn}=false', `bmh/${name}`, '--timeout=120s']);
+    const off = conditions(name);
+    expect(off.Ready).toMatchObject({ status: 'True', reason: 'Provisioned', lastTransitionTime: provisioned.Ready!.lastTransitionTime });
+    // Written again after the spec change (online: false bumped the object's generation).
+    expect(off.Ready!.observedGeneration).toBeGreaterThan(provisioned.Ready!.observedGeneration);
+    expect(off.Manageable).toMatchObject({ status: 'True', lastTransitionTime: provisioned.Manageable!.lastTransitionTime });
+  });
+});
+
 const events = (name: string): { reason: string; message: string }[] =>
   JSON.parse(kubectl(['get', 'events', '-n', NS, '--field-selector', `involvedObject.name=${name}`, '-o', 'json']).stdout).items;
 

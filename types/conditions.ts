@@ -1,0 +1,148 @@
+/**
+ * A BareMetalHost's `status.conditions`, computed from its provisioning state
+ * and operational status the way BMO's `computeConditions` does, so
+ * `kubectl wait --for=condition=Ready bmh/x` and alerts on these conditions
+ * keep working when metalflow takes over from Metal3.
+ *
+ * Differences from BMO, because metalflow has no reading for them yet:
+ * `Healthy` is always `Unknown` (BMO reads Ironic's node health, API ≥ 1.109),
+ * and `Manageable` never has reason `PowerFailure` (Ironic's node `fault`).
+ */
+import type { HostStatus } from './host';
+
+export type ConditionStatus = 'True' | 'False' | 'Unknown';
+
+/** metav1.Condition, as the API server stores it. */
+export interface HostCondition {
+  type: string;
+  status: ConditionStatus;
+  reason: string;
+  message: string;
+  lastTransitionTime: string;
+  observedGeneration?: number;
+}
+
+/** Metal3's condition types (apis/metal3.io/v1alpha1/baremetalhost_types.go). */
+export const CONDITION = {
+  manageable: 'Manageable',
+  availableForProvisioning: 'AvailableForProvisioning',
+  provisioned: 'Provisioned',
+  ready: 'Ready',
+  progressing: 'Progressing',
+  healthy: 'Healthy',
+} as const;
+
+/** metav1.Time's wire form: RFC 3339 in whole seconds. */
+export const kubeTimestamp = (d: Date): string => d.toISOString().replace(/\.\d+Z$/, 'Z');
+
+type Wanted = [type: string, status: ConditionStatus, reason: string];
+
+/** What BMO's setConditionsProgressing sets: manageable, busy, neither available nor provisioned. */
+const progressing = (reason: string): Wanted[] => [
+  [CONDITION.manageable, 'True', 'Manageable'],
+  [CONDITION.availableForProvisioning, 'False', 'NotAvailable'],
+  [CONDITION.provisioned, 'False', 'NotProvisioned'],
+  [CONDITION.ready, 'False', 'NotProvisioned'],
+  [CONDITION.progressing, 'True', reason],
+];
+
+const PROGRESSING_REASON: Record<string, string> = {
+  preparing: 'Preparing',
+  provisioning: 'Provisioning',
+  deprovisioning: 'Deprovisioning',
+  inspecting: 'Inspecting',
+  'match profile': 'Inspecting',
+  'powering off before delete': 'PoweringOffBeforeDelete',
+  deleting: 'Deleting',
+};
+
+/** The conditions a state and operational status call for, in BMO's order of precedence. */
+function wanted(state: string, operationalStatus: string): Wanted[] {
+  const out = new Map<string, Wanted>();
+  const set = (w: Wanted[]) => w.forEach((c) => out.set(c[0], c));
+  switch (state) {
+    case '':
+    case 'unmanaged':
+      set([
+        [CONDITION.manageable, 'False', 'NotManaged'],
+        [CONDITION.availableForProvisioning, 'False', 'NotAvailable'],
+        [CONDITION.provisioned, 'False', 'NotProvisioned'],
+        [CONDITION.ready, 'False', 'NotProvisioned'],
+        [CONDITION.progressing, 'False', 'NotProgressing'],
+      ]);
+      break;
+    case 'registering':
+      set([
+        [CONDITION.manageable, 'False', operationalStatus === 'error' ? 'RegistrationFailed' : 'Registering'],
+        [CONDITION.availableForProvisioning, 'False', 'NotAvailable'],
+        [CONDITION.provisioned, 'False', 'NotProvisioned'],
+        [CONDITION.ready, 'False', 'NotProvisioned'],
+        [CONDITION.progressing, 'True', 'Registering'],
+      ]);
+      break;
+    case 'ready':
+    case 'available':
+      set([
+        [CONDITION.manageable, 'True', 'Manageable'],
+        [CONDITION.availableForProvisioning, 'True', 'Available'],
+        [CONDITION.provisioned, 'False', 'NotProvisioned'],
+        [CONDITION.ready, 'False', 'NotProvisioned'],
+        [CONDITION.progressing, 'False', 'NotProgressing'],
+      ]);
+      break;
+    case 'provisioned':
+    case 'externally provisioned':
+      set([
+        [CONDITION.manageable, 'True', 'Manageable'],
+        [CONDITION.availableForProvisioning, 'False', 'NotAvailable'],
+        [CONDITION.provisioned, 'True', 'Provisioned'],
+        [CONDITION.ready, 'True', 'Provisioned'],
+        [CONDITION.progressing, 'False', 'NotProgressing'],
+      ]);
+      break;
+    default: {
+      const reason = PROGRESSING_REASON[state];
+      // BMO sets nothing for a state it does not list; neither do we.
+      if (reason) set(progressing(reason));
+    }
+  }
+  if (operationalStatus === 'error') set([[CONDITION.ready, 'False', 'Error']]);
+  else if (operationalStatus === 'servicing') set([[CONDITION.ready, 'False', 'Servicing']]);
+  else if (operationalStatus === 'detached') {
+    set([
+      [CONDITION.ready, 'False', 'Detached'],
+      [CONDITION.progressing, 'False', 'Detached'],
+    ]);
+  }
+  set([[CONDITION.healthy, 'Unknown', 'Unknown']]);
+  return [...out.values()];
+}
+
+const isCondition = (v: unknown): v is HostCondition =>
+  typeof v === 'object' && v !== null && typeof (v as HostCondition).type === 'string' && typeof (v as HostCondition).status === 'string';
+
+/**
+ * The host's conditions after this status: a condition whose status does not change keeps its
+ * lastTransitionTime (as cluster-api's conditions.Set does); conditions of other types that were
+ * there (another controller's) are kept as they were.
+ */
+export function computeConditions(
+  status: Pick<HostStatus, 'provisioning' | 'operationalStatus'>,
+  previous: unknown,
+  opts: { now: string; generation?: number },
+): HostCondition[] {
+  const before = Array.isArray(previous) ? previous.filter(isCondition) : [];
+  const byType = new Map(before.map((c) => [c.type, c]));
+  for (const [type, st, reason] of wanted(status.provisioning?.state ?? '', status.operationalStatus ?? '')) {
+    const old = byType.get(type);
+    byType.set(type, {
+      type,
+      status: st,
+      reason,
+      message: old?.status === st && old.reason === reason ? (old.message ?? '') : '',
+      lastTransitionTime: old?.status === st && old.lastTransitionTime ? old.lastTransitionTime : opts.now,
+      ...(opts.generation !== undefined ? { observedGeneration: opts.generation } : {}),
+    });
+  }
+  return [...byType.values()];
+}
