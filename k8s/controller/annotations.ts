@@ -1,7 +1,9 @@
 /**
- * Metal3's BareMetalHost annotations, parsed strictly: a value that does not
- * parse is an error to report (Event and status message), never a silent
- * default.
+ * Metal3's BareMetalHost annotations. Where Metal3 refuses a value (its
+ * webhook, a status or hardware details that do not decode), it is an error to
+ * report (Event and status message) and the host is not touched. Where Metal3
+ * reads a value it cannot parse as a default (detached, reboot), it is read the
+ * same way, never silently: a warning says how it was read.
  */
 import { HardwareDetailsSchema, HostStatusSchema, type HardwareDetails, type HostSpec, type HostStatus } from '../../types/host';
 import { schemaErrors } from '../../types/validate';
@@ -35,51 +37,78 @@ export interface HostAnnotations {
   powerOff: Record<string, RebootMode>;
 }
 
+/** Where Metal3 reads a value it cannot parse as a default, so do we, and say so (`InvalidAnnotationValue`). */
+const decodeJson = (raw: string): { value?: unknown; error?: string } => {
+  try {
+    return { value: JSON.parse(raw) };
+  } catch (err) {
+    return { error: `is not valid JSON (${(err as Error).message})` };
+  }
+};
+const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const unknownKeys = (o: Record<string, unknown>, known: string[]) => Object.keys(o).filter((k) => !known.includes(k));
+
 /**
  * A reboot annotation's value, as Metal3 reads it (RebootAnnotationArguments): empty, or JSON
- * `{"mode": "hard" | "soft", "force": bool}`. Unlike Metal3, which reads a value it cannot
- * parse as soft, a bad value is an error: a hard reboot request must never become a soft one.
+ * `{"mode": "hard" | "soft", "force": bool}`. What does not parse is a soft reboot, as in Metal3
+ * (getRebootAnnotationArguments), with a warning: the request is served, never dropped.
  */
-function parseRebootValue(field: string, raw: string, errors: FieldError[]): RebootMode | undefined {
+function parseRebootValue(field: string, raw: string, warnings: FieldError[]): RebootMode {
   if (raw.trim() === '') return 'soft';
-  const accepted = 'must be empty or {"mode": "hard" | "soft"} (optionally with "force": true|false)';
-  const parsed = parseJson(field, raw, errors, accepted);
-  if (parsed === undefined) return undefined;
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
-    errors.push({ field, reason: accepted });
-    return undefined;
+  const accepted = 'the accepted value is empty or {"mode": "hard" | "soft", "force": true | false}';
+  const softly = (why: string): RebootMode => {
+    warnings.push({ field, reason: `${why}: read as a soft reboot, as Metal3 reads it (${accepted})` });
+    return 'soft';
+  };
+  const { value, error } = decodeJson(raw);
+  if (error) return softly(error);
+  if (!isPlainObject(value)) return softly('is not a JSON object');
+  const extra = unknownKeys(value, ['mode', 'force']);
+  if (extra.length > 0) warnings.push({ field, reason: `unknown field ${extra.map((k) => JSON.stringify(k)).join(', ')} ignored (${accepted})` });
+  if (value.force !== undefined && typeof value.force !== 'boolean') {
+    warnings.push({ field, reason: `"force" must be true or false: ignored (${accepted})` });
   }
-  const o = parsed as Record<string, unknown>;
-  const unknown = Object.keys(o).filter((k) => k !== 'mode' && k !== 'force');
-  if (unknown.length > 0) {
-    errors.push({ field, reason: `unknown field ${unknown.map((k) => JSON.stringify(k)).join(', ')}: ${accepted}` });
-    return undefined;
-  }
-  if (o.force !== undefined && typeof o.force !== 'boolean') {
-    errors.push({ field, reason: `"force" must be true or false: ${accepted}` });
-    return undefined;
-  }
-  if (o.mode === undefined) return 'soft';
-  if (o.mode !== 'hard' && o.mode !== 'soft') {
-    errors.push({ field, reason: `mode ${JSON.stringify(o.mode)} is not accepted: use "hard" or "soft"` });
-    return undefined;
-  }
-  return o.mode;
+  if (value.mode === undefined || value.mode === 'soft') return 'soft';
+  if (value.mode === 'hard') return 'hard';
+  return softly(`mode ${JSON.stringify(value.mode)} is neither "hard" nor "soft"`);
 }
 
-/** JSON or an error that says what the annotation takes (`accepted`). */
-function parseJson(field: string, raw: string, errors: FieldError[], accepted: string): unknown {
-  try {
-    return JSON.parse(raw);
-  } catch (err) {
-    errors.push({ field, reason: `is not valid JSON (${(err as Error).message}): ${accepted}` });
-    return undefined;
+/**
+ * The detached annotation's arguments as Metal3 reads them (getDetachedAnnotation): present means
+ * detached whatever the value (Metal3's docs: the value can be anything); arguments that do not
+ * decode mean the default (deleteAction `delete`, no force), with a warning.
+ */
+function parseDetachedValue(field: string, raw: string, warnings: FieldError[]): NonNullable<HostAnnotations['detached']> {
+  const byDefault = { deleteAction: 'delete' as const, force: false };
+  if (raw.trim() === '') return byDefault;
+  const accepted = 'arguments are empty or {"deleteAction": "delete" | "delay", "force": true | false}';
+  const defaulted = (why: string) => {
+    warnings.push({ field, reason: `${why}: the host is detached with deleteAction "delete" and no force, as Metal3 reads it (${accepted})` });
+    return byDefault;
+  };
+  const { value, error } = decodeJson(raw);
+  if (error) return defaulted(error);
+  if (!isPlainObject(value)) return defaulted('is not a JSON object');
+  if (value.force !== undefined && typeof value.force !== 'boolean') return defaulted('"force" is not true or false');
+  if (value.deleteAction !== undefined && typeof value.deleteAction !== 'string') return defaulted('"deleteAction" is not a string');
+  const extra = unknownKeys(value, ['deleteAction', 'force']);
+  if (extra.length > 0) warnings.push({ field, reason: `unknown field ${extra.map((k) => JSON.stringify(k)).join(', ')} ignored (${accepted})` });
+  const force = value.force === true;
+  if (value.deleteAction === undefined || value.deleteAction === 'delete' || value.deleteAction === 'delay') {
+    return { deleteAction: value.deleteAction ?? 'delete', force };
   }
+  warnings.push({ field, reason: `deleteAction ${JSON.stringify(value.deleteAction)} is not "delay": read as "delete", as Metal3 reads it (${accepted})` });
+  return { deleteAction: 'delete', force };
+}
+
+function parseJson(field: string, raw: string, errors: FieldError[], accepted: string): unknown {
+  const { value, error } = decodeJson(raw);
+  if (error) errors.push({ field, reason: `${error}: ${accepted}` });
+  return value;
 }
 
 const ACCEPTED_STATUS = "must be a BareMetalHost status as JSON (Metal3's export of .status)";
 const ACCEPTED_HARDWARE = 'must be status.hardware as JSON (systemVendor, firmware, ramMebibytes, nics, storage, cpu, hostname)';
-const ACCEPTED_DETACHED = 'must be empty or a JSON object {"deleteAction": "delete" | "delay", "force": true | false} (both optional)';
 
 /** JSON null is Go's zero value: drop it, as Metal3's decoding does (its exported statuses carry `"end": null`). */
 function withoutNulls(v: unknown): unknown {
@@ -112,32 +141,22 @@ function asGoDecodes(json: unknown): unknown {
   return out;
 }
 
-export function parseAnnotations(annotations: Record<string, string> | undefined): { value: HostAnnotations; errors: FieldError[] } {
+export function parseAnnotations(annotations: Record<string, string> | undefined): {
+  value: HostAnnotations;
+  /** Values refused (Metal3's webhook or schema would refuse them too): the host is not touched. */
+  errors: FieldError[];
+  /** Values Metal3 reads as a default: read the same way, and said in a Warning Event. */
+  warnings: FieldError[];
+} {
   const a = annotations ?? {};
   const errors: FieldError[] = [];
+  const warnings: FieldError[] = [];
   const value: HostAnnotations = { paused: ANNOTATIONS.paused in a, powerOff: {} };
   if (a[ANNOTATIONS.paused]) value.pausedBy = a[ANNOTATIONS.paused];
   const field = (name: string) => `metadata.annotations["${name}"]`;
 
   if (ANNOTATIONS.detached in a) {
-    const raw = a[ANNOTATIONS.detached]!;
-    if (raw.trim() === '') {
-      value.detached = { deleteAction: 'delete', force: false };
-    } else {
-      const parsed = parseJson(field(ANNOTATIONS.detached), raw, errors, ACCEPTED_DETACHED);
-      if (parsed !== undefined) {
-        const args = parsed as { deleteAction?: unknown; force?: unknown };
-        const isObject = typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed);
-        const unknown = isObject ? Object.keys(parsed).filter((k) => k !== 'deleteAction' && k !== 'force') : [];
-        const action = isObject ? (args.deleteAction ?? 'delete') : undefined;
-        const force = isObject ? (args.force ?? false) : undefined;
-        if (!isObject || unknown.length > 0 || (action !== 'delete' && action !== 'delay') || typeof force !== 'boolean') {
-          errors.push({ field: field(ANNOTATIONS.detached), reason: ACCEPTED_DETACHED });
-        } else {
-          value.detached = { deleteAction: action, force };
-        }
-      }
-    }
+    value.detached = parseDetachedValue(field(ANNOTATIONS.detached), a[ANNOTATIONS.detached]!, warnings);
   }
 
   if (ANNOTATIONS.status in a) {
@@ -167,14 +186,12 @@ export function parseAnnotations(annotations: Record<string, string> | undefined
   }
   for (const [name, raw] of Object.entries(a)) {
     if (name === ANNOTATIONS.reboot) {
-      const mode = parseRebootValue(field(name), raw, errors);
-      if (mode) value.reboot = { mode };
+      value.reboot = { mode: parseRebootValue(field(name), raw, warnings) };
     } else if (name.startsWith(`${ANNOTATIONS.reboot}/`)) {
-      const mode = parseRebootValue(field(name), raw, errors);
-      if (mode) value.powerOff[name.slice(ANNOTATIONS.reboot.length + 1)] = mode;
+      value.powerOff[name.slice(ANNOTATIONS.reboot.length + 1)] = parseRebootValue(field(name), raw, warnings);
     }
   }
-  return { value, errors };
+  return { value, errors, warnings };
 }
 
 /** Rules that need the spec too: keyed power-off requests cannot hold a host whose power must never go off. */

@@ -70,6 +70,8 @@ export class Reconciler {
   private readonly powerApplied = new Map<string, string>();
   /** The pause reason last handed to each workflow ('' for none); same caveat. */
   private readonly pausedApplied = new Map<string, string>();
+  /** Annotation values last said to be read as Metal3's default; said again after a restart. */
+  private readonly annotationWarned = new Map<string, string>();
 
   constructor(private readonly deps: ReconcilerDeps) {}
 
@@ -82,6 +84,7 @@ export class Reconciler {
     this.sentDirectives.delete(key);
     this.powerApplied.delete(key);
     this.pausedApplied.delete(key);
+    this.annotationWarned.delete(key);
   }
 
   /**
@@ -204,6 +207,7 @@ export class Reconciler {
       await this.reportInvalid(obj, ref, 'InvalidAnnotation', annotations.errors);
       return;
     }
+    await this.warnAnnotationValues(obj, key, ref, annotations.warnings);
 
     const valid = validateHostSpec(ref, obj.spec);
     if (!valid.ok) {
@@ -355,6 +359,21 @@ export class Reconciler {
     if (ignored.length === 0) return;
     const message = ignored.map(([key, why]) => `spec.${key} is accepted but ignored: ${why}`).join('; ');
     await recordHostEvent(this.deps.rest, { ...ref, uid: obj.metadata.uid }, { type: 'Warning', reason: 'FieldIgnored', message }, 'metalflow-controller');
+  }
+
+  /**
+   * Values Metal3 reads as its default (a reboot that does not parse is soft, detached arguments
+   * that do not decode are "delete"): read the same way here, and said once per distinct set in a
+   * Warning Event with BMO's reason, so a typo in a hard reboot does not pass unnoticed.
+   */
+  private async warnAnnotationValues(obj: BareMetalHost, key: string, ref: HostRef, warnings: FieldError[]): Promise<void> {
+    const message = warnings.length > 0 ? fitStrings(HostStatusSchema.properties.errorMessage, formatFieldErrors(warnings)) : '';
+    if ((this.annotationWarned.get(key) ?? '') === message) return;
+    if (message) {
+      this.deps.log?.(`${ref.namespace}/${ref.name}: ${message}`);
+      await recordHostEvent(this.deps.rest, { ...ref, uid: obj.metadata.uid }, { type: 'Warning', reason: 'InvalidAnnotationValue', message }, 'metalflow-controller');
+    }
+    this.annotationWarned.set(key, message);
   }
 
   /** Metal3 removes the one-shot annotations once acted on; a merge patch with null removes a key. */

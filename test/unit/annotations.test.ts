@@ -4,25 +4,38 @@ import { emptyStatus } from '../../types/host';
 
 describe('Metal3 annotations', () => {
   it('reads absent annotations as no request', () => {
-    expect(parseAnnotations(undefined)).toEqual({ value: { paused: false, powerOff: {} }, errors: [] });
+    expect(parseAnnotations(undefined)).toEqual({ value: { paused: false, powerOff: {} }, errors: [], warnings: [] });
   });
 
   it('pauses on presence, whatever the value (CAPM3 writes its own)', () => {
     expect(parseAnnotations({ [ANNOTATIONS.paused]: 'metal3.io/capm3' }).value.paused).toBe(true);
   });
 
-  it("accepts detached empty or with Metal3's arguments (deleteAction delete|delay, force), and rejects anything else", () => {
-    expect(parseAnnotations({ [ANNOTATIONS.detached]: '' }).value.detached).toEqual({ deleteAction: 'delete', force: false });
-    expect(parseAnnotations({ [ANNOTATIONS.detached]: '{"deleteAction":"delay"}' }).value.detached).toEqual({ deleteAction: 'delay', force: false });
-    expect(parseAnnotations({ [ANNOTATIONS.detached]: '{"force":true}' }).value.detached).toEqual({ deleteAction: 'delete', force: true });
-    for (const raw of ['{"deleteAction":"explode"}', '{"deleteAction":"detach"}', '{"force":"yes"}', '{"deleteActoin":"delay"}', 'true', '[]']) {
-      const bad = parseAnnotations({ [ANNOTATIONS.detached]: raw });
-      expect(bad.value.detached, raw).toBeUndefined();
-      expect(bad.errors[0]!.reason, raw).toMatch(/"delete" \| "delay"/);
+  it("reads detached as Metal3 does: present means detached; arguments that do not decode mean delete, with a warning", () => {
+    const FIELD = 'metadata.annotations["baremetalhost.metal3.io/detached"]';
+    const read = (raw: string) => parseAnnotations({ [ANNOTATIONS.detached]: raw });
+    expect(read('')).toMatchObject({ value: { detached: { deleteAction: 'delete', force: false } }, errors: [], warnings: [] });
+    expect(read('{"deleteAction":"delay"}')).toMatchObject({ value: { detached: { deleteAction: 'delay', force: false } }, warnings: [] });
+    expect(read('{"force":true}')).toMatchObject({ value: { detached: { deleteAction: 'delete', force: true } }, warnings: [] });
+    // Metal3's docs: "the value can be anything"; Go's decoder fails on these and BMO does not delay the delete.
+    for (const [raw, why] of [
+      ['true', /is not a JSON object/],
+      ['yes', /is not valid JSON/],
+      ['[]', /is not a JSON object/],
+      ['{"force":"yes"}', /"force" is not true or false/],
+      ['{"deleteAction":"delay","force":1}', /"force" is not true or false/],
+      ['{"deleteAction":"explode"}', /deleteAction "explode" is not "delay": read as "delete"/],
+    ] as const) {
+      const r = read(raw);
+      expect(r.errors, raw).toEqual([]);
+      expect(r.value.detached, raw).toEqual({ deleteAction: 'delete', force: false });
+      expect(r.warnings[0]?.field, raw).toBe(FIELD);
+      expect(r.warnings[0]?.reason, raw).toMatch(why);
     }
-    const notJson = parseAnnotations({ [ANNOTATIONS.detached]: '{oops' });
-    expect(notJson.errors[0]!.field).toBe('metadata.annotations["baremetalhost.metal3.io/detached"]');
-    expect(notJson.errors[0]!.reason).toMatch(/not valid JSON/);
+    // Go ignores an unknown field; we keep what decoded and say what was ignored.
+    const typo = read('{"deleteAction":"delay","when":1}');
+    expect(typo.value.detached).toEqual({ deleteAction: 'delay', force: false });
+    expect(typo.warnings[0]!.reason).toMatch(/unknown field "when" ignored/);
   });
 
   it('accepts inspect "disabled" or empty, never a silent default', () => {
@@ -83,16 +96,23 @@ describe('Metal3 annotations', () => {
     expect(parseAnnotations({ [ANNOTATIONS.reboot]: '{"mode":"hard"}' }).value.reboot).toEqual({ mode: 'hard' });
   });
 
-  it('rejects invalid JSON, an unknown mode and unknown fields: never read as soft', () => {
-    const notJson = parseAnnotations({ [ANNOTATIONS.reboot]: '{mode: hard}' });
-    expect(notJson.value.reboot).toBeUndefined();
-    expect(notJson.errors[0]!.field).toBe('metadata.annotations["reboot.metal3.io"]');
-    expect(notJson.errors[0]!.reason).toMatch(/not valid JSON/);
+  it('reads a reboot value that does not parse as soft, as Metal3 does, and says so', () => {
+    const notJson = parseAnnotations({ [ANNOTATIONS.reboot]: 'hard' });
+    expect(notJson.errors).toEqual([]);
+    expect(notJson.value.reboot).toEqual({ mode: 'soft' });
+    expect(notJson.warnings).toEqual([{ field: 'metadata.annotations["reboot.metal3.io"]', reason: expect.stringMatching(/^is not valid JSON .*: read as a soft reboot, as Metal3 reads it/) }]);
     const mode = parseAnnotations({ 'reboot.metal3.io/x': '{"mode":"Hard"}' });
-    expect(mode.value.powerOff).toEqual({});
-    expect(mode.errors[0]!.reason).toMatch(/mode "Hard" is not accepted: use "hard" or "soft"/);
-    expect(parseAnnotations({ [ANNOTATIONS.reboot]: '"hard"' }).errors[0]!.reason).toMatch(/must be empty or \{"mode"/);
-    expect(parseAnnotations({ [ANNOTATIONS.reboot]: '{"mod":"hard"}' }).errors[0]!.reason).toMatch(/unknown field "mod"/);
+    expect(mode.value.powerOff).toEqual({ x: 'soft' });
+    expect(mode.warnings[0]!.reason).toMatch(/mode "Hard" is neither "hard" nor "soft": read as a soft reboot/);
+    expect(parseAnnotations({ [ANNOTATIONS.reboot]: '["hard"]' }).warnings[0]!.reason).toMatch(/is not a JSON object/);
+    expect(parseAnnotations({ 'reboot.metal3.io/x': '{"mode": 1}' }).value.powerOff).toEqual({ x: 'soft' });
+    // Go decodes the mode and ignores the unknown field or fails only on "force": the hard reboot stands.
+    const extra = parseAnnotations({ [ANNOTATIONS.reboot]: '{"mode":"hard","when":"now"}' });
+    expect(extra.value.reboot).toEqual({ mode: 'hard' });
+    expect(extra.warnings[0]!.reason).toMatch(/unknown field "when" ignored/);
+    const force = parseAnnotations({ [ANNOTATIONS.reboot]: '{"mode":"hard","force":"yes"}' });
+    expect(force.value.reboot).toEqual({ mode: 'hard' });
+    expect(force.warnings[0]!.reason).toMatch(/"force" must be true or false: ignored/);
   });
 
   it('keyed power-off requests cannot hold a host with disablePowerOff', () => {
