@@ -8,9 +8,8 @@
  */
 import type { Client, UpdateDefinition } from '@temporalio/client';
 import { formatFieldErrors, type FieldError } from '../../types/field-error';
-import { emptyStatus, HostStatusSchema, type HostRef, type HostSpec, type HostStatus } from '../../types/host';
+import { HostStatusSchema, type HostRef, type HostSpec, type HostStatus } from '../../types/host';
 import { fitStrings } from '../../types/fit-schema';
-import { computeConditions, kubeTimestamp } from '../../types/conditions';
 import { hostWorkflowId } from '../../types/host-ref';
 import { validateHostSpec } from '../../types/validate';
 import {
@@ -31,6 +30,7 @@ import { hostRun, hostWorkflowStart, lastHostView, readoptHost, readoptMessage, 
 import { KubeError } from '../../clients/kubernetes/kube-error';
 import type { KubeRest } from '../../clients/kubernetes/kube-rest';
 import { recordHostEvent } from '../../clients/kubernetes/events';
+import { invalidStatus } from './invalid-status';
 import { ANNOTATIONS, annotationConflicts, annotationSpecErrors, parseAnnotations, type HostAnnotations } from './annotations';
 import type { KubeObject } from './informer';
 
@@ -96,7 +96,8 @@ export class Reconciler {
     if (run.kind === 'ended') return true;
     const p = obj.status?.provisioning;
     // A host deleted from Ironic (state deleting, no node) has nothing left to re-adopt.
-    return run.kind === 'absent' && p !== undefined && (p.ID !== '' || !['', 'unmanaged', 'deleting'].includes(p.state));
+    // Registering without a node: nothing to re-adopt either (an invalid spec reported before any run shows so).
+    return run.kind === 'absent' && p !== undefined && (p.ID !== '' || !['', 'unmanaged', 'deleting', 'registering'].includes(p.state));
   }
 
   /**
@@ -390,17 +391,11 @@ export class Reconciler {
     const message = fitStrings(HostStatusSchema.properties.errorMessage, formatFieldErrors(errors));
     if (obj.status?.operationalStatus === 'error' && obj.status.errorMessage === message) return;
     this.deps.log?.(`${ref.namespace}/${ref.name}: ${message}`);
-    // The CRD requires a whole status: start from an empty one when the host has none yet.
-    const status = obj.status?.provisioning ? {} : emptyStatus();
-    const conditions = computeConditions(
-      { provisioning: obj.status?.provisioning ?? emptyStatus().provisioning, operationalStatus: 'error' },
-      obj.status?.conditions,
-      { now: kubeTimestamp(new Date()), generation: obj.metadata.generation },
-    );
     await this.deps.rest.call('PATCH', `${this.objectPath(ref)}/status`, {
-      body: { status: { ...status, operationalStatus: 'error', errorMessage: message, conditions } },
+      body: { status: invalidStatus(obj, errors, message) },
       contentType: MERGE,
     });
     await recordHostEvent(this.deps.rest, { ...ref, uid: obj.metadata.uid }, { type: 'Warning', reason, message }, 'metalflow-controller');
   }
 }
+

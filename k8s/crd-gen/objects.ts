@@ -3,6 +3,7 @@
  * CRDs (schemas converted from types/host.ts, plus the CEL rules the schema
  * cannot say) and the ValidatingAdmissionPolicy for what CEL on a CRD cannot see.
  */
+import { BMC_SCHEMES } from '../../types/bmc';
 import { HardwareDetailsSchema, HostSpecSchema, HostStatusSchema, SecretReferenceSchema } from '../../types/host';
 import { toStructural, type JSONSchemaProps, type ValidationRule } from './structural';
 
@@ -37,8 +38,28 @@ export const RULES: Record<string, ValidationRule[]> = {
       fieldPath: '.disablePowerOff',
       reason: 'FieldValueForbidden',
     },
+    {
+      // Metal3's webhook parses the MAC at admission; this is the syntax part of types/mac.ts
+      // (unicast and non-zero stay with the controller, which reports them on the object).
+      rule: `!has(self.bootMACAddress) || self.bootMACAddress == '' || self.bootMACAddress.matches('^([0-9a-fA-F]{2}:){5}[0-9a-fA-F]{2}$') || self.bootMACAddress.matches('^([0-9a-fA-F]{2}-){5}[0-9a-fA-F]{2}$')`,
+      message: "bootMACAddress must be six two-digit hex octets separated consistently by ':' or '-', e.g. 52:54:00:12:34:56",
+      fieldPath: '.bootMACAddress',
+      reason: 'FieldValueInvalid',
+    },
+    {
+      // Metal3's webhook refuses a BMC type it does not know; a bare host[:port] is IPMI, as in Metal3.
+      rule: `!has(self.bmc) || !self.bmc.address.contains('://') || self.bmc.address.lowerAscii().matches('^(${BMC_SCHEMES.map(reEscape).join('|')})://')`,
+      message: `bmc.address has an unknown BMC scheme; accepted schemes: ${BMC_SCHEMES.join(', ')}`,
+      fieldPath: '.bmc.address',
+      reason: 'FieldValueInvalid',
+    },
   ],
 };
+
+/** A regex literal for a scheme inside a CEL string: character classes, since CEL strings refuse `\+`. */
+function reEscape(s: string): string {
+  return s.replace(/[^a-z0-9-]/g, (c) => `[${c}]`);
+}
 
 /** x-kubernetes-map-type: atomic, as Metal3's CRD marks references. */
 const ATOMIC = ['spec.consumerRef', ...secretRefFields().map((f) => `spec.${f}`)];

@@ -81,7 +81,8 @@ describe('invalid annotation values', () => {
       return b.status?.operationalStatus === 'error' ? b : undefined;
     });
     expect(bmh.status!.errorMessage).toMatch(message);
-    expect(bmh.status!.provisioning).toEqual({ state: '', ID: '' });
+    expect(bmh.status!.provisioning).toEqual({ state: 'registering', ID: '' });
+    expect(bmh.status!.errorType).toBe('registration error');
     await waitFor('an InvalidAnnotation Event', async () => events(name).some((e) => e.reason === 'InvalidAnnotation' && e.type === 'Warning'));
     expect(await suite.client.workflow.getHandle(hostWorkflowId({ namespace: NS, name })).describe().catch(() => undefined)).toBeUndefined();
   });

@@ -26,7 +26,7 @@ const state = (name: string): string | undefined => {
   const r = kubectl(['get', 'bmh', name, '-n', NS, '-o', 'jsonpath={.status.provisioning.state}'], { check: false });
   return r.status === 0 ? r.stdout : undefined;
 };
-const apply = (doc: Record<string, unknown>) => kubectl(['apply', '-n', NS, '-f', '-'], { input: JSON.stringify(doc) });
+const apply = (doc: Record<string, unknown>, check = true) => kubectl(['apply', '-n', NS, '-f', '-'], { input: JSON.stringify(doc), check });
 
 describe('the Kubernetes shim', () => {
   it('takes a Metal3 host from apply to available, provisioned, back to available, and deletes it', async () => {
@@ -110,15 +110,29 @@ describe('the Kubernetes shim', () => {
     expect((await handle.describe()).status.name).toBe('COMPLETED');
   });
 
-  it('reports an invalid spec on the object and changes nothing else', async () => {
+  it("refuses at admission what Metal3's webhook refuses (unknown BMC scheme, malformed MAC)", () => {
+    const name = 'host-refused';
+    const scheme = apply(hostDoc(name, { ...fakeHostSpec(name), bmc: { address: 'telnet://10.0.0.1', credentialsName: `${name}-bmc-secret` } }), false);
+    expect(scheme.status).not.toBe(0);
+    expect(scheme.stderr).toMatch(/spec\.bmc\.address: Invalid value: .*unknown BMC scheme; accepted schemes: ipmi, redfish/);
+    const mac = apply(hostDoc(name, { ...fakeHostSpec(name), bootMACAddress: '52:54:00:12:34' }), false);
+    expect(mac.status).not.toBe(0);
+    expect(mac.stderr).toMatch(/spec\.bootMACAddress: Invalid value: .*six two-digit hex octets/);
+    expect(kubectl(['get', 'bmh', name, '-n', NS], { check: false }).status).not.toBe(0);
+  });
+
+  it('reports an invalid spec on the object (registering, registration error in kubectl get bmh) and starts nothing', async () => {
     const name = 'host-bad';
     apply(secretDoc(`${name}-bmc-secret`, { username: 'admin', password: 'x' }));
-    apply(hostDoc(name, { ...fakeHostSpec(name), bmc: { address: 'telnet://10.0.0.1', credentialsName: `${name}-bmc-secret` } }));
+    // Past admission, refused by the controller: a Redfish address naming the Systems collection, not one system.
+    apply(hostDoc(name, { ...fakeHostSpec(name), bmc: { address: 'redfish://127.0.0.1/redfish/v1/Systems', credentialsName: `${name}-bmc-secret` } }));
     await waitFor('an error status', async () => json(['get', 'bmh', name]).status?.operationalStatus === 'error', { timeoutMs: 30_000 });
     const bmh = json(['get', 'bmh', name]);
     expect(bmh.status.errorMessage).toMatch(/^spec\.bmc\.address: /);
-    // Nothing was registered: the status says only what is wrong.
-    expect(bmh.status.provisioning).toEqual({ state: '', ID: '' });
+    // Nothing was registered: the status says what is wrong, in Metal3's terms.
+    expect(bmh.status.provisioning).toEqual({ state: 'registering', ID: '' });
+    expect(bmh.status.errorType).toBe('registration error');
+    expect(kubectl(['get', 'bmh', name, '-n', NS]).stdout.split('\n')[1]).toMatch(/^host-bad\s+registering\s+true\s+registration error\s/);
     const described = kubectl(['describe', 'bmh', name, '-n', NS]).stdout;
     expect(described).toMatch(/InvalidSpec/);
     // No workflow was started for it.
