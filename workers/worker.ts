@@ -13,6 +13,7 @@ import { createSettleActivities } from '../activities/ironic-settle';
 import type { KubeRest } from '../clients/kubernetes/kube-rest';
 import { createPowerActivities } from '../activities/power-activities';
 import { createFleetActivities } from '../activities/fleet-activities';
+import { createImageActivities } from '../activities/image-activities';
 
 export const WORKFLOWS_PATH = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
 
@@ -67,6 +68,8 @@ export async function createWorker(
       ...bmc,
       ...createPowerActivities({ ironic: deps.ironic, bmc, poll: deps.poll }),
       ...createSettleActivities({ ironic: deps.ironic, poll: deps.poll }),
+      // Image probe and checksum files (patch image-probe): the system's CAs, 30 s per request.
+      ...createImageActivities(),
       // Fleet operations act through the host workflows, with the worker's own Temporal client.
       ...createFleetActivities(),
       ...(deps.kubernetes ? createKubernetesActivities({ rest: deps.kubernetes }) : {}),
