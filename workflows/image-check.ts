@@ -21,8 +21,6 @@ const images = proxyActivities<ImageActivities>({
   retry: { ...QUIET_RETRY, maximumAttempts: 4 },
 });
 
-const same = (a: Image | undefined, b: Image | undefined): boolean => JSON.stringify(a) === JSON.stringify(b);
-
 /**
  * The image to deploy (a checksum-file URL resolved to its hash), undefined
  * when no check runs, or `again` when the host must decide again: the check
@@ -32,14 +30,19 @@ export async function imageToDeploy(ctx: HostContext, waitForRetry: () => Promis
   const { s } = ctx;
   const image = s.spec?.image;
   if (!image || s.options.probeImages !== true || !patched('image-probe')) return undefined;
+  // A new spec, a delete or a pause while the check ran: its answer may be moot, so the host decides again.
+  const generation = s.generation;
+  const deleteRequested = s.deleteRequested;
+  const nudged = ctx.nudges;
+  const moved = (): boolean => s.generation !== generation || s.deleteRequested !== deleteRequested || ctx.nudges !== nudged;
   try {
     const checked = await images.checkImage({ image });
-    if (!same(image, s.spec?.image) || s.deleteRequested) return 'again';
+    if (moved()) return 'again';
     for (const message of checked.warnings) await ctx.sync({ type: 'Warning', reason: 'ImageChecksumDeprecated', message });
     return checked.image;
   } catch (err) {
     if (isCancellation(err)) throw err;
-    if (!same(image, s.spec?.image) || s.deleteRequested) return 'again';
+    if (moved()) return 'again';
     s.status.errorType = 'provisioning error';
     s.status.errorMessage = `image check failed: ${failureMessage(err)}`;
     s.status.errorCount += 1;
