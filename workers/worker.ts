@@ -48,6 +48,8 @@ export interface WorkerDeps extends IronicActivityDeps {
   dataConverter?: DataConverter;
   /** CA bundle (PEM) for https Redfish BMCs spoken to directly (METALFLOW_BMC_CACERT_FILE). */
   bmcCa?: Buffer;
+  /** CA bundle (PEM) for https image and checksum-file URLs the image check reads (METALFLOW_IMAGE_CACERT_FILE). */
+  imageCa?: Buffer;
 }
 
 export async function createWorker(
@@ -68,8 +70,8 @@ export async function createWorker(
       ...bmc,
       ...createPowerActivities({ ironic: deps.ironic, bmc, poll: deps.poll }),
       ...createSettleActivities({ ironic: deps.ironic, poll: deps.poll }),
-      // Image probe and checksum files (patch image-probe): the system's CAs, 30 s per request.
-      ...createImageActivities(),
+      // Image probe and checksum files (patch image-probe): 30 s per request.
+      ...createImageActivities(deps.imageCa ? { http: { ca: deps.imageCa } } : {}),
       // Fleet operations act through the host workflows, with the worker's own Temporal client.
       ...createFleetActivities(),
       ...(deps.kubernetes ? createKubernetesActivities({ rest: deps.kubernetes }) : {}),

@@ -60,7 +60,7 @@ export function statusError(what: string, url: string, status: number): ImageErr
 export function networkError(what: string, url: string, err: unknown): ImageError {
   const tls = tlsFailure(err);
   if (tls) {
-    const hint = tls.notTls ? 'the port does not speak TLS (an http:// URL?)' : tls.untrusted ? 'its certificate is not signed by a CA the worker trusts' : 'see the reason';
+    const hint = tls.notTls ? 'the port does not speak TLS (an http:// URL?)' : tls.untrusted ? 'its certificate is not signed by a CA the worker trusts (METALFLOW_IMAGE_CACERT_FILE)' : 'see the reason';
     return new ImageError('tls', `${what} at ${where(url)}: TLS failed: ${tls.reason} (${tls.code}); ${hint}`);
   }
   const e = (err ?? {}) as { code?: unknown; cause?: { code?: unknown } };

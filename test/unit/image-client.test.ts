@@ -4,6 +4,7 @@
  * followed, and each failure has its type (the activity's Temporal failure
  * type and retryability with it).
  */
+import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -14,6 +15,7 @@ import { MAX_CHECKSUM_FILE_BYTES, MD5_WARNING, resolveChecksumUrl } from '../../
 import { ImageError } from '../../clients/images/errors';
 import { createImageActivities } from '../../activities/image-activities';
 import { imageBytes } from '../support/image-bytes';
+import { makePki } from '../support/certs';
 import { startImageServer, type ImageServer } from '../support/image-server';
 
 const HUGE = 256 * 1024 * 1024;
@@ -95,6 +97,20 @@ describe('image probe over HTTP', () => {
       expect(probe).toMatchObject({ sniffed: 'qcow2', size: 65_536, ranged: true });
     } finally {
       server.close();
+    }
+  });
+
+  it('trusts an https image server whose CA it is given, and only then', async () => {
+    const pki = makePki({ 'image-server': 'server' });
+    const tls = await startImageServer({ '/disk.qcow2': { body: imageBytes.qcow2() } }, { cert: readFileSync(pki.crt('image-server')), key: readFileSync(pki.key('image-server')) });
+    try {
+      const untrusted = await imageError(probeImage(dispatcher, { url: tls.url('/disk.qcow2') }));
+      expect(untrusted.type).toBe('tls');
+      expect(untrusted.message).toMatch(/not signed by a CA the worker trusts \(METALFLOW_IMAGE_CACERT_FILE\)$/);
+      const trusting = imageDispatcher({ ca: readFileSync(pki.caFile), timeoutMs: 10_000 });
+      expect((await probeImage(trusting, { url: tls.url('/disk.qcow2'), format: 'qcow2' })).sniffed).toBe('qcow2');
+    } finally {
+      await tls.close();
     }
   });
 
