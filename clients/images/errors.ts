@@ -51,7 +51,12 @@ export function where(url: string): string {
 /** An HTTP error status as an ImageError; 5xx and 429 may pass. */
 export function statusError(what: string, url: string, status: number): ImageError {
   if (status === 404 || status === 410) return new ImageError('not-found', `${what} at ${where(url)}: HTTP ${status}, no such file`, status);
-  const hint = status === 401 || status === 403 ? ' (metalflow and Ironic send no credentials: use a pre-signed URL or a server that needs none)' : '';
+  const hint =
+    status === 401 || status === 403
+      ? ' (metalflow and Ironic send no credentials: use a pre-signed URL or a server that needs none)'
+      : status === 416
+        ? ' (not even its first byte could be read: the file is most likely empty)'
+        : '';
   const transient = status >= 500 || status === 429;
   return new ImageError(transient ? 'unreachable' : 'http-error', `${what} at ${where(url)}: HTTP ${status}${hint}`, status);
 }
