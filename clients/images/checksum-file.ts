@@ -52,6 +52,7 @@ const sameFile = (listed: string, file: string): boolean => listed === file || l
  */
 export function parseChecksumFile(text: string, fileName: string, source: string, declared?: Image['checksumType']): ResolvedChecksum {
   const lines = text
+    .replace(/^\uFEFF/, '')
     .split(/\r?\n/)
     .map((l) => l.trim())
     .filter((l) => l !== '' && !l.startsWith('#'));

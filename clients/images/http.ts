@@ -6,7 +6,7 @@
  * nothing beyond that is read or held.
  */
 import { Agent, interceptors, request, type Dispatcher } from 'undici';
-import { networkError, statusError } from './errors';
+import { ImageError, networkError, statusError, where } from './errors';
 
 export interface ImageHttpOptions {
   /** CA bundle (PEM) the image servers' certificates are checked against; the system's CAs when unset. */
@@ -55,6 +55,9 @@ export async function fetchStart(
   try {
     res = await request(url, { method: init.method, headers: init.headers ?? {}, dispatcher });
   } catch (err) {
+    if (err instanceof Error && /redirect loop/i.test(err.message)) {
+      throw new ImageError('http-error', `the ${what} at ${where(url)}: a redirect loop (a redirect back to a URL already visited)`);
+    }
     throw networkError(`the ${what}`, url, err);
   }
   const headers = Object.fromEntries(Object.entries(res.headers).map(([k, v]) => [k.toLowerCase(), one(v)]));
@@ -62,6 +65,11 @@ export async function fetchStart(
     await res.body.dump().catch(() => undefined);
     if (init.refusedOk?.(res.statusCode)) return { status: res.statusCode, headers, body: Buffer.alloc(0), truncated: false };
     throw statusError(`the ${what}`, url, res.statusCode);
+  }
+  if (res.statusCode >= 300) {
+    // What the redirect interceptor hands back: a sixth redirect, or one without a Location.
+    await res.body.dump().catch(() => undefined);
+    throw new ImageError('http-error', `the ${what} at ${where(url)}: HTTP ${res.statusCode}: more than 5 redirects, or a redirect without a Location`, res.statusCode);
   }
   if (init.method === 'HEAD') {
     await res.body.dump().catch(() => undefined);

@@ -25,6 +25,7 @@ describe('checksum files', () => {
 
   it('reads a bare single hash, BSD-style lines, ./ prefixes, CRLF and comments', () => {
     expect(parseChecksumFile(`${A}\r\n`, 'anything.img', SRC)).toEqual({ value: A, algorithm: 'sha256' });
+    expect(parseChecksumFile(`\uFEFF${A}  anything.img\n`, 'anything.img', SRC).value).toBe(A);
     expect(parseChecksumFile(`# made by hand\nSHA512 (disk.raw) = ${'c'.repeat(128)}\n`, 'disk.raw', SRC)).toEqual({ value: 'c'.repeat(128), algorithm: 'sha512' });
     expect(parseChecksumFile(`${A}  ./disk.raw\r\n${B}  other.raw\r\n`, 'disk.raw', SRC).value).toBe(A);
   });

@@ -95,6 +95,16 @@ describe('image probe over HTTP', () => {
     try {
       const probe = await probeImage(dispatcher, { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/latest.qcow2`, format: 'qcow2' });
       expect(probe).toMatchObject({ sniffed: 'qcow2', size: 65_536, ranged: true });
+      // Endless redirects are an HTTP error (final, not retried), never an image made of a redirect page.
+      const looping = createServer((req, res) => res.writeHead(302, { location: req.url === '/loop' ? '/loop' : `${req.url ?? ''}x` }).end('<html>moved</html>'));
+      await new Promise<void>((resolve) => looping.listen(0, '127.0.0.1', resolve));
+      const base = `http://127.0.0.1:${(looping.address() as AddressInfo).port}`;
+      const hops = await imageError(probeImage(dispatcher, { url: `${base}/hop` }));
+      const loop = await imageError(probeImage(dispatcher, { url: `${base}/loop` }));
+      looping.close();
+      expect([hops.type, loop.type]).toEqual(['http-error', 'http-error']);
+      expect(hops.message).toMatch(/HTTP 302: more than 5 redirects/);
+      expect(loop.message).toMatch(/a redirect loop/);
     } finally {
       server.close();
     }
