@@ -7,7 +7,7 @@
  * the BMC, and is checked again after the backoff, or at once when the spec
  * changes (a new image URL), as for any failed operation.
  */
-import { isCancellation, patched, proxyActivities } from '@temporalio/workflow';
+import { isCancellation, log, patched, proxyActivities } from '@temporalio/workflow';
 import type { ImageActivities } from '../activities/image-activities';
 import type { Image } from '../types/host';
 import { QUIET_RETRY } from './operation-common';
@@ -38,7 +38,10 @@ export async function imageToDeploy(ctx: HostContext, waitForRetry: () => Promis
   try {
     const checked = await images.checkImage({ image });
     if (moved()) return 'again';
-    for (const message of checked.warnings) await ctx.sync({ type: 'Warning', reason: 'ImageChecksumDeprecated', message });
+    for (const message of checked.warnings) {
+      log.warn(message);
+      await ctx.sync({ type: 'Warning', reason: 'ImageChecksumDeprecated', message });
+    }
     return checked.image;
   } catch (err) {
     if (isCancellation(err)) throw err;
