@@ -32,7 +32,7 @@ export interface MetalflowConfig extends TlsConfig {
   /** Kubernetes mode: secrets come from Kubernetes and hosts' status is written back. */
   kubeconfig?: string;
   /** Host workflow options set where workflows are started (API, controller). */
-  hostOptions: { powerCheckSeconds?: number; softPowerOffSeconds?: number; maxHistoryEvents?: number };
+  hostOptions: { powerCheckSeconds?: number; softPowerOffSeconds?: number; maxHistoryEvents?: number; probeImages?: boolean };
   /** Worker capacity; unset fields keep the SDK's defaults. */
   workerTuning: WorkerTuning;
   controller: ControllerConfig;
@@ -146,6 +146,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): MetalflowConfi
         // Ironic needs a positive timeout for a soft power off.
         softPowerOffSeconds: seconds('METALFLOW_SOFT_POWER_OFF_SECONDS', env.METALFLOW_SOFT_POWER_OFF_SECONDS, 1),
         maxHistoryEvents: historyEvents(env.METALFLOW_MAX_HISTORY_EVENTS),
+        // Probe the image (and read a checksum-file URL) before each deploy: README "Images".
+        probeImages: ((n) => (n === undefined ? undefined : n === 1))(whole('METALFLOW_PROBE_IMAGES', env.METALFLOW_PROBE_IMAGES, 0, 1, '0 or 1')),
       }).filter(([, v]) => v !== undefined),
     ),
     workerTuning: workerTuning(env),

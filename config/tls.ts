@@ -22,6 +22,8 @@ export interface TlsConfig {
   ironicTls?: TlsFiles;
   /** CA bundle metalflow's own Redfish client trusts (pre-flight, fast inspection, the direct provisioner). */
   bmcCaFile?: string;
+  /** CA bundle the image check trusts for https image and checksum-file URLs (README "Images"). */
+  imageCaFile?: string;
   /** `driver_info.redfish_verify_ca` of Redfish nodes: a CA bundle path on the Ironic conductor. */
   ironicRedfishVerifyCa?: string;
 }
@@ -46,6 +48,7 @@ export const TLS_ENV_NAMES = [
   'IRONIC_CLIENT_CERT_FILE',
   'IRONIC_CLIENT_PRIVATE_KEY_FILE',
   'METALFLOW_BMC_CACERT_FILE',
+  'METALFLOW_IMAGE_CACERT_FILE',
   'METALFLOW_IRONIC_REDFISH_VERIFY_CA',
 ] as const;
 
@@ -138,14 +141,15 @@ function ironic(env: Env): Pick<TlsConfig, 'ironicTls'> {
   return { ironicTls: files };
 }
 
-function bmc(env: Env): Pick<TlsConfig, 'bmcCaFile' | 'ironicRedfishVerifyCa'> {
+function bmc(env: Env): Pick<TlsConfig, 'bmcCaFile' | 'ironicRedfishVerifyCa' | 'imageCaFile'> {
   const bmcCaFile = pemFile(env, 'METALFLOW_BMC_CACERT_FILE');
+  const imageCaFile = pemFile(env, 'METALFLOW_IMAGE_CACERT_FILE');
   const verifyCa = set(env, 'METALFLOW_IRONIC_REDFISH_VERIFY_CA');
   // A path on the conductor, which may be another machine: only its form can be checked here.
   if (verifyCa !== undefined && !isAbsolute(verifyCa)) {
     throw new Error(`METALFLOW_IRONIC_REDFISH_VERIFY_CA must be an absolute path on the Ironic conductor (a CA bundle file or folder), got "${verifyCa}"`);
   }
-  return defined({ bmcCaFile, ironicRedfishVerifyCa: verifyCa });
+  return defined({ bmcCaFile, imageCaFile, ironicRedfishVerifyCa: verifyCa });
 }
 
 export function loadTlsConfig(env: Env): TlsConfig {

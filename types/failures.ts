@@ -19,6 +19,8 @@ export const FAILURE = {
    * was emptied): the host registers again in place, adopting a provisioned node.
    */
   nodeGone: 'IronicNodeGone',
+  /** The image (or its checksum file) cannot be deployed: not found, an HTML page, the wrong format, TLS… (clients/images/). */
+  imageUnusable: 'ImageUnusable',
 } as const;
 
 export type FailureType = (typeof FAILURE)[keyof typeof FAILURE];

@@ -42,6 +42,7 @@ const worker = await createWorker(
     inspection: config.inspection,
     redfishVerifyCa: config.ironicRedfishVerifyCa,
     ...(config.bmcCaFile ? { bmcCa: readTlsFiles({ caFile: config.bmcCaFile }).ca } : {}),
+    ...(config.imageCaFile ? { imageCa: readTlsFiles({ caFile: config.imageCaFile }).ca } : {}),
     kubernetes,
     dataConverter: metalflowDataConverter(config.payloadKeysFile),
   },

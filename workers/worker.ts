@@ -13,6 +13,7 @@ import { createSettleActivities } from '../activities/ironic-settle';
 import type { KubeRest } from '../clients/kubernetes/kube-rest';
 import { createPowerActivities } from '../activities/power-activities';
 import { createFleetActivities } from '../activities/fleet-activities';
+import { createImageActivities } from '../activities/image-activities';
 
 export const WORKFLOWS_PATH = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
 
@@ -47,6 +48,8 @@ export interface WorkerDeps extends IronicActivityDeps {
   dataConverter?: DataConverter;
   /** CA bundle (PEM) for https Redfish BMCs spoken to directly (METALFLOW_BMC_CACERT_FILE). */
   bmcCa?: Buffer;
+  /** CA bundle (PEM) for https image and checksum-file URLs the image check reads (METALFLOW_IMAGE_CACERT_FILE). */
+  imageCa?: Buffer;
 }
 
 export async function createWorker(
@@ -67,6 +70,8 @@ export async function createWorker(
       ...bmc,
       ...createPowerActivities({ ironic: deps.ironic, bmc, poll: deps.poll }),
       ...createSettleActivities({ ironic: deps.ironic, poll: deps.poll }),
+      // Image probe and checksum files (patch image-probe): 30 s per request.
+      ...createImageActivities(deps.imageCa ? { http: { ca: deps.imageCa } } : {}),
       // Fleet operations act through the host workflows, with the worker's own Temporal client.
       ...createFleetActivities(),
       ...(deps.kubernetes ? createKubernetesActivities({ rest: deps.kubernetes }) : {}),

@@ -72,6 +72,11 @@ export interface HostWorkflowOptions {
   powerCheckSeconds: number;
   /** How long a soft power off / soft reboot may take before a hard one is used (Metal3: 180 s). */
   softPowerOffSeconds: number;
+  /**
+   * Probe the image URL and resolve a checksum-file URL before each provisioning
+   * (workflows/image-check.ts, README "Images"); off when unset, as in runs started before it.
+   */
+  probeImages?: boolean;
 }
 
 export const DEFAULT_HOST_OPTIONS: HostWorkflowOptions = {

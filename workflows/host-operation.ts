@@ -15,7 +15,7 @@ import {
   setCurrentDetails,
 } from '@temporalio/workflow';
 import { operationsInline, since } from './versions';
-import type { HostSpec, OperationName, ProvisioningState } from '../types/host';
+import type { HostSpec, Image, OperationName, ProvisioningState } from '../types/host';
 import { hostWorkflowId } from '../types/host-ref';
 import { failureMessage } from './failure-message';
 import { DEFAULT_HOST_OPTIONS, type OperationKind, type OperationRecord } from './definitions';
@@ -46,7 +46,7 @@ const HISTORY_KEY: Partial<Record<OperationKind, OperationName>> = {
 
 export interface OperationRunner {
   /** Runs one operation as a child workflow; true when it succeeded. */
-  runOperation(op: OperationKind, state: ProvisioningState, extra?: { adopt?: true; power?: PowerStep }): Promise<boolean>;
+  runOperation(op: OperationKind, state: ProvisioningState, extra?: { adopt?: true; power?: PowerStep; image?: Image }): Promise<boolean>;
   /** Waits until `s.retryAt` (or a change that makes the wait moot). */
   waitForRetry(): Promise<void>;
 }
@@ -54,8 +54,8 @@ export interface OperationRunner {
 export function operationRunner(ctx: HostContext): OperationRunner {
   const { s } = ctx;
 
-  const runOperation = async (op: OperationKind, state: ProvisioningState, extra: { adopt?: true; power?: PowerStep } = {}): Promise<boolean> => {
-    const { adopt, power } = extra;
+  const runOperation = async (op: OperationKind, state: ProvisioningState, extra: { adopt?: true; power?: PowerStep; image?: Image } = {}): Promise<boolean> => {
+    const { adopt, power, image } = extra;
     const spec = s.spec;
     const tried = op === 'enroll' ? credentialsAttempt(s) : undefined;
     // A host whose run began before hosts had a uid draws it before its first deploy.
@@ -106,6 +106,7 @@ export function operationRunner(ctx: HostContext): OperationRunner {
             powerOn: s.deleteRequested ? false : spec?.online,
             ...(uid ? { uid } : {}),
             ...(adopt ? { adopt: { image: s.status.provisioning.image } } : {}),
+            ...(image ? { image } : {}),
             ...(power
               ? {
                   power: {

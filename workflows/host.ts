@@ -18,6 +18,7 @@ import { setHostHandlers } from './host-handlers';
 import { operationRunner } from './host-operation';
 import { markNodeLost } from './node-lost';
 import { recordHostUid } from './host-uid';
+import { imageToDeploy } from './image-check';
 
 function initialState(input: HostWorkflowInput): HostState {
   return {
@@ -83,6 +84,9 @@ export async function hostWorkflow(input: HostWorkflowInput): Promise<HostView> 
       continue;
     }
     if (decision.kind === 'operation') {
+      // Checked while the host still shows where it was: a bad image leaves it there (image-check.ts).
+      const image = decision.op === 'provision' ? await imageToDeploy(ctx, waitForRetry) : undefined;
+      if (image === 'again') continue;
       const before = s.status.provisioning.state;
       ctx.setState(decision.state);
       if (before !== decision.state) {
@@ -90,7 +94,7 @@ export async function hostWorkflow(input: HostWorkflowInput): Promise<HostView> 
         const from = before || (patched('registration-events') ? 'none' : 'unmanaged');
         await ctx.sync({ type: 'Normal', reason: 'StateChanged', message: `provisioning state ${from} → ${decision.state}` });
       }
-      const succeeded = await runOperation(decision.op, decision.state, { adopt: decision.adopt, power: decision.power });
+      const succeeded = await runOperation(decision.op, decision.state, { adopt: decision.adopt, power: decision.power, ...(image ? { image } : {}) });
       if (decision.op === 'delete' && succeeded) break;
       continue;
     }

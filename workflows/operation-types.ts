@@ -16,6 +16,8 @@ export interface OperationInput {
    * detach or a status restore): adopt it as active, with this image, instead of deploying.
    */
   adopt?: { image?: Image };
+  /** Provision only: the image as checked (image-check.ts), a checksum-file URL resolved to its hash; else spec.image. */
+  image?: Image;
   /** Steady-state power change or reboot: target, soft/hard, Ironic or BMC (power-operations.ts). */
   power?: PowerOrder;
 }

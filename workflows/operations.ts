@@ -101,7 +101,7 @@ export async function provisionWorkflow(input: OperationInput): Promise<Operatio
   if (isDirect(input.spec)) return directProvision(input);
   const spec = required(input.spec, 'a spec');
   const nodeId = required(input.nodeId, 'a node');
-  const image = required(spec.image, 'an image');
+  const image = input.image ?? required(spec.image, 'an image');
   const acts = interruptible();
   return abortingOnCancel(input, async () => {
     let node = await acts.deployNode({

@@ -70,6 +70,10 @@ describe('replay of recorded histories', () => {
     // Operations inside the host workflow (patch operations-inline, taken first in a run; every older patch without a marker):
     // the lifecycle, a pause cancelling a stuck deploy, the power paths, a direct host (record-*-histories.ts -operations-inline).
     for (const f of ['host-lifecycle', 'host-paused-cancel-delete', 'host-power', 'host-direct-provisioner']) expect(files).toContain(`${f}-operations-inline.json`);
+    // The image check before a deploy (patch image-probe): the lifecycle just before it (record-histories.ts -before-image-probe),
+    // and a host whose image was not found, then provisioned from a checksum-file URL (record-image-histories.ts).
+    expect(files).toContain('host-lifecycle-before-image-probe.json');
+    expect(files).toContain('host-image-probe.json');
   });
 
   it.each(files)('%s replays without nondeterminism', async (file) => {

@@ -55,6 +55,8 @@ describe('host workflow options from the environment', () => {
 
   it('reads the continue-as-new threshold, refusing values outside 20..10240 events', () => {
     expect(loadConfig({ METALFLOW_MAX_HISTORY_EVENTS: '60' }).hostOptions).toEqual({ maxHistoryEvents: 60 });
+    expect(loadConfig({ METALFLOW_PROBE_IMAGES: '1' }).hostOptions).toEqual({ probeImages: true });
+    expect(loadConfig({ METALFLOW_PROBE_IMAGES: '0' }).hostOptions).toEqual({ probeImages: false });
     for (const bad of ['19', '10241', '4e3x', '100.5']) {
       expect(() => loadConfig({ METALFLOW_MAX_HISTORY_EVENTS: bad })).toThrow(
         `METALFLOW_MAX_HISTORY_EVENTS must be a whole number of events from 20 to 10240, got "${bad}"`,
@@ -166,6 +168,8 @@ describe('TLS settings from the environment', () => {
     [{ IRONIC_URL: 'http://ironic:6385', IRONIC_CACERT_FILE: ca }, 'IRONIC_CACERT_FILE is set but IRONIC_URL (http://ironic:6385) is not https://'],
     [{ IRONIC_CACERT_FILE: ca }, 'IRONIC_CACERT_FILE is set but IRONIC_URL (unset: http://127.0.0.1:6385) is not https://'],
     [{ METALFLOW_BMC_CACERT_FILE: missing }, `METALFLOW_BMC_CACERT_FILE: no such file: ${missing}`],
+    [{ METALFLOW_IMAGE_CACERT_FILE: missing }, `METALFLOW_IMAGE_CACERT_FILE: no such file: ${missing}`],
+    [{ METALFLOW_PROBE_IMAGES: 'yes' }, 'METALFLOW_PROBE_IMAGES must be 0 or 1, got "yes"'],
     [{ METALFLOW_IRONIC_REDFISH_VERIFY_CA: 'certs/bmc.pem' }, 'METALFLOW_IRONIC_REDFISH_VERIFY_CA must be an absolute path on the Ironic conductor'],
   ])('refuses %o', (env, message) => {
     expect(() => loadConfig(env)).toThrow(message);
@@ -185,11 +189,13 @@ describe('TLS settings from the environment', () => {
       IRONIC_CLIENT_CERT_FILE: cert,
       IRONIC_CLIENT_PRIVATE_KEY_FILE: key,
       METALFLOW_BMC_CACERT_FILE: ca,
+      METALFLOW_IMAGE_CACERT_FILE: ca,
       // Not checked here: it is a path on the conductor (a file or a folder, as Ironic accepts).
       METALFLOW_IRONIC_REDFISH_VERIFY_CA: '/etc/ironic/bmc-ca.pem',
     });
     expect(c.ironicTls).toEqual({ caFile: ca, certFile: cert, keyFile: key });
     expect(c.bmcCaFile).toBe(ca);
+    expect(c.imageCaFile).toBe(ca);
     expect(c.ironicRedfishVerifyCa).toBe('/etc/ironic/bmc-ca.pem');
   });
 

@@ -1,0 +1,56 @@
+/**
+ * Image I/O before a deploy (clients/images/): the image URL is probed and a
+ * checksum-file URL resolved to its hash, before anything is sent to Ironic
+ * or the BMC. Read-only and bounded (a HEAD, 64 KiB of the image, at most
+ * 1 MiB of checksum file), so safe to retry; it heartbeats while it waits.
+ */
+import { ApplicationFailure } from '@temporalio/activity';
+import { FAILURE } from '../types/failures';
+import type { Image } from '../types/host';
+import { ImageError, TRANSIENT_IMAGE_ERRORS } from '../clients/images/errors';
+import { imageDispatcher, type ImageHttpOptions } from '../clients/images/http';
+import { describeProbe, probeImage } from '../clients/images/probe';
+import { MD5_WARNING, resolveChecksumUrl } from '../clients/images/checksum-file';
+import { keepAlive } from './activity-context';
+
+export interface ImageCheckResult {
+  /** The image to deploy: a checksum-file URL replaced by the hash found in it (and its algorithm). */
+  image: Image;
+  /** What the probe found, in a few words (the host's Event says it). */
+  summary: string;
+  /** Worth an operator's attention, not an error (md5). */
+  warnings: string[];
+}
+
+const isUrl = (checksum: string | undefined): boolean => /^https?:\/\//i.test(checksum ?? '');
+
+const isInlineMd5 = (image: Image): boolean =>
+  !isUrl(image.checksum) && (image.checksumType === 'md5' || ((image.checksumType ?? 'auto') === 'auto' && image.checksum?.length === 32));
+
+export function createImageActivities(deps: { http?: ImageHttpOptions } = {}) {
+  const dispatcher = imageDispatcher(deps.http);
+  return {
+    async checkImage({ image }: { image: Image }): Promise<ImageCheckResult> {
+      const stop = keepAlive(5_000);
+      try {
+        const probe = await probeImage(dispatcher, image);
+        const warnings = isInlineMd5(image) ? [MD5_WARNING] : [];
+        if (!isUrl(image.checksum)) return { image, summary: describeProbe(probe), warnings };
+        const resolved = await resolveChecksumUrl(dispatcher, image);
+        return {
+          image: { ...image, checksum: resolved.value, checksumType: resolved.algorithm },
+          summary: `${describeProbe(probe)}; ${resolved.algorithm} checksum read from the checksum file`,
+          warnings: resolved.warning ? [resolved.warning] : [],
+        };
+      } catch (err) {
+        if (!(err instanceof ImageError)) throw err;
+        if (TRANSIENT_IMAGE_ERRORS.has(err.type)) throw ApplicationFailure.retryable(err.message, FAILURE.transient);
+        throw ApplicationFailure.nonRetryable(err.message, FAILURE.imageUnusable, { type: err.type });
+      } finally {
+        stop();
+      }
+    },
+  };
+}
+
+export type ImageActivities = ReturnType<typeof createImageActivities>;
