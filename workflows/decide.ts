@@ -15,7 +15,15 @@ export interface PowerStep {
 
 export type Decision =
   /** `adopt`: the enroll must adopt the node (Ironic `adopt`: active without a deploy). */
-  | { kind: 'operation'; op: OperationKind; state: ProvisioningState; power?: PowerStep; adopt?: true }
+  | {
+      kind: 'operation';
+      op: OperationKind;
+      state: ProvisioningState;
+      power?: PowerStep;
+      adopt?: true;
+      /** A delete stopped trying to clean up the host (deleteGiveUp): said in a Warning Event. */
+      gaveUp?: DeleteGiveUp;
+    }
   /** Enter a state that needs no operation (a host without a BMC is `unmanaged`). */
   | { kind: 'enter'; state: ProvisioningState }
   | { kind: 'wait' }
@@ -114,10 +122,51 @@ export function registrationFingerprint(spec: HostSpec): string {
 
 const PROVISIONED_STATES: ProvisioningState[] = ['provisioning', 'provisioned', 'deprovisioning'];
 
-export function decide(s: HostState): Decision {
+/** Metal3's retryCount: after more failures than this, a delete stops trying to clean up the host. */
+export const DELETE_RETRY_LIMIT = 3;
+
+export interface DeleteGiveUp {
+  op: 'power' | 'delete';
+  state: ProvisioningState;
+  reason: 'DeprovisioningSkipped' | 'PowerOffSkipped';
+  message: string;
+}
+
+/**
+ * Where a delete goes when cleaning up the host keeps failing, as BMO does: a deprovisioning that
+ * failed more than DELETE_RETRY_LIMIT times moves on to the power off (straight to deleting when
+ * the host cannot even be registered: a dead BMC, credentials gone), a power off that failed as
+ * often moves on to deleting. Without this a host whose BMC is dead stays Terminating for ever.
+ */
+export function deleteGiveUp(s: HostState): DeleteGiveUp | undefined {
+  const st = s.status;
+  if (!s.deleteRequested || st.operationalStatus !== 'error' || st.errorCount <= DELETE_RETRY_LIMIT) return undefined;
+  const after = `after ${st.errorCount} failures (last: ${st.errorMessage.slice(0, 500)})`;
+  const state = st.provisioning.state;
+  if (state === 'deprovisioning') {
+    if (s.nodeLost || st.errorType === 'registration error') {
+      const message = `giving up on deprovisioning and powering off the host before delete ${after}; it may still be running its image: clean it up by hand`;
+      return { op: 'delete', state: 'deleting', reason: 'DeprovisioningSkipped', message };
+    }
+    const message = `giving up on deprovisioning ${after}; the host may still hold its image: clean it up by hand`;
+    return { op: 'power', state: 'powering off before delete', reason: 'DeprovisioningSkipped', message };
+  }
+  if (state === 'powering off before delete') {
+    const message = `giving up on powering the host off before delete ${after}; it may still be powered on`;
+    return { op: 'delete', state: 'deleting', reason: 'PowerOffSkipped', message };
+  }
+  return undefined;
+}
+
+/** `giveUp`: deleteGiveUp applies (patch `delete-gives-up`; runs before it retried for ever). */
+export function decide(s: HostState, opts: { giveUp?: boolean } = {}): Decision {
   const state = s.status.provisioning.state;
   const spec = s.spec;
   const detach = s.directives?.detached;
+
+  // Before registering a lost node again: a host that cannot be reached is not registered for ever.
+  const gaveUp = opts.giveUp ? deleteGiveUp(s) : undefined;
+  if (gaveUp) return { kind: 'operation', op: gaveUp.op, state: gaveUp.state, gaveUp };
 
   // Ironic lost the node (node-lost.ts): register again where the host stands, before
   // anything else, a delete's deprovisioning included (its cleaning needs the node).

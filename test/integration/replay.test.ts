@@ -74,6 +74,10 @@ describe('replay of recorded histories', () => {
     // and a host whose image was not found, then provisioned from a checksum-file URL (record-image-histories.ts).
     expect(files).toContain('host-lifecycle-before-image-probe.json');
     expect(files).toContain('host-image-probe.json');
+    // A delete whose power off kept failing (patch delete-gives-up): retried until it worked before the patch,
+    // given up after Metal3's retry count with it (record-delete-gives-up-histories.ts old|new).
+    expect(files).toContain('host-delete-power-off-retried-v1.json');
+    expect(files).toContain('host-delete-gives-up.json');
   });
 
   it.each(files)('%s replays without nondeterminism', async (file) => {

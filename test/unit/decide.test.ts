@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { credentialsChanged, decide, detachPending, inspectionMode, nextStateAfter, registrationFingerprint, specConflict } from '../../workflows/decide';
+import { credentialsChanged, decide, deleteGiveUp, DELETE_RETRY_LIMIT, detachPending, inspectionMode, nextStateAfter, registrationFingerprint, specConflict } from '../../workflows/decide';
 import type { HostDirectives } from '../../workflows/definitions';
 import { hostState, testSpec } from '../support/host-state';
 
@@ -59,6 +59,31 @@ describe('decide', () => {
     expect(decide(state({ spec: spec(), state: 'available', deleteRequested: true }))).toEqual({ kind: 'operation', op: 'power', state: 'powering off before delete' });
     expect(nextStateAfter('power', 'powering off before delete', afterDeprovision)).toBe('deleting');
     expect(decide(state({ spec: spec(), state: 'deleting', deleteRequested: true }))).toMatchObject({ op: 'delete' });
+  });
+
+  it("gives up cleaning up a host on delete after Metal3's retry count, and only with the patch's flag", () => {
+    const failing = (st: Parameters<typeof state>[0], errorCount: number, errorType: 'provisioning error' | 'registration error' | 'power management error') => {
+      const s = state({ spec: spec(), deleteRequested: true, ...st });
+      Object.assign(s.status, { operationalStatus: 'error', errorCount, errorType, errorMessage: 'BMC unreachable' });
+      return s;
+    };
+    // Within the retry count: the same step again.
+    expect(deleteGiveUp(failing({ state: 'deprovisioning' }, DELETE_RETRY_LIMIT, 'provisioning error'))).toBeUndefined();
+    expect(decide(failing({ state: 'deprovisioning' }, DELETE_RETRY_LIMIT, 'provisioning error'), { giveUp: true })).toMatchObject({ op: 'deprovision' });
+    // Past it: deprovisioning skipped for the power off, then the power off for deleting.
+    const deprov = failing({ state: 'deprovisioning' }, DELETE_RETRY_LIMIT + 1, 'provisioning error');
+    expect(decide(deprov, { giveUp: true })).toMatchObject({ op: 'power', state: 'powering off before delete', gaveUp: { reason: 'DeprovisioningSkipped' } });
+    expect(deleteGiveUp(deprov)!.message).toMatch(/^giving up on deprovisioning after 4 failures \(last: BMC unreachable\); .*clean it up by hand/);
+    const off = failing({ state: 'powering off before delete' }, DELETE_RETRY_LIMIT + 2, 'power management error');
+    expect(decide(off, { giveUp: true })).toMatchObject({ op: 'delete', state: 'deleting', gaveUp: { reason: 'PowerOffSkipped' } });
+    // A host that cannot be registered (dead BMC, credentials gone, node lost) skips the power off too, before registering again.
+    const unreachable = Object.assign(failing({ state: 'deprovisioning' }, 4, 'registration error'), { nodeLost: { nodeId: 'n', at: 't' } });
+    expect(decide(unreachable, { giveUp: true })).toMatchObject({ op: 'delete', state: 'deleting' });
+    expect(decide(unreachable)).toMatchObject({ op: 'enroll' });
+    // Without the flag (runs before the patch) and outside a delete: as before.
+    expect(decide(deprov)).toMatchObject({ op: 'deprovision' });
+    expect(deleteGiveUp(failing({ state: 'deprovisioning', deleteRequested: false }, 9, 'provisioning error'))).toBeUndefined();
+    expect(deleteGiveUp(failing({ state: 'deleting' }, 9, 'registration error'))).toBeUndefined();
   });
 
   it('finishes at once when a never-registered host is deleted', () => {
