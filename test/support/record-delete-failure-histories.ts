@@ -8,12 +8,10 @@
  * running test stack.
  */
 import { hostWorkflowId } from '../../types/host-ref';
-import { hostViewQuery } from '../../workflows/definitions';
-import type { hostWorkflow } from '../../workflows/host';
 import { IRONIC_URL } from './env';
-import { FAST_HOST_OPTIONS, randomMac, startHarness, waitFor } from './harness';
+import { FAST_HOST_OPTIONS, startHarness } from './harness';
 import { IronicProxy } from './ironic-proxy';
-import { assertNewFixtures, saveHistory, saveOperationHistory } from './record-fixture';
+import { assertNewFixtures, availableFakeHost, saveHistory, saveOperationHistory } from './record-fixture';
 
 const FILES = { host: 'host-delete-failed-then-deleted.json', failed: 'operation-delete-failed.json' };
 assertNewFixtures(...Object.values(FILES));
@@ -22,17 +20,7 @@ await proxy.start();
 const h = await startHarness({ ironicUrl: proxy.url, hostOptions: FAST_HOST_OPTIONS });
 try {
   const ref = { namespace: 'replay', name: `delete-retried-${Date.now()}` };
-  const handle = h.client.workflow.getHandle<typeof hostWorkflow>(hostWorkflowId(ref));
-  await h.hosts.put(ref, {
-    spec: { bmc: { address: 'fake://replay-delete', credentialsName: 'replay-delete-bmc' }, bootMACAddress: randomMac(), online: true },
-    credentials: { username: 'admin', password: 'recorded-password' },
-  });
-  const nodeId = (
-    await waitFor('available', async () => {
-      const v = await handle.query(hostViewQuery);
-      return v.status.provisioning.state === 'available' && !v.currentOperation ? v : undefined;
-    })
-  ).status.provisioning.ID;
+  const { handle, nodeId } = await availableFakeHost(h, ref, 'replay-delete');
   proxy.fail((r) => r.method === 'DELETE' && r.path.split('?')[0] === `/v1/nodes/${nodeId}`, 1, 400, 'refused once by the history recorder');
   await h.hosts.remove(ref);
   const { operations } = await handle.result();

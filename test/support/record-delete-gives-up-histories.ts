@@ -11,12 +11,10 @@
 import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
 import { hostWorkflowId } from '../../types/host-ref';
 import { WORKFLOW_BUNDLE_OPTIONS } from '../../workers/worker';
-import { hostViewQuery } from '../../workflows/definitions';
-import type { hostWorkflow } from '../../workflows/host';
 import { IRONIC_URL } from './env';
-import { FAST_HOST_OPTIONS, randomMac, startHarness, waitFor } from './harness';
+import { FAST_HOST_OPTIONS, startHarness } from './harness';
 import { IronicProxy } from './ironic-proxy';
-import { assertNewFixtures, saveHistory } from './record-fixture';
+import { assertNewFixtures, availableFakeHost, saveHistory } from './record-fixture';
 
 const shape = process.argv[2];
 if (shape !== 'old' && shape !== 'new') throw new Error('usage: record-delete-gives-up-histories.ts old|new');
@@ -28,17 +26,7 @@ await proxy.start();
 const h = await startHarness({ ironicUrl: proxy.url, hostOptions: FAST_HOST_OPTIONS, workflowCode: code });
 try {
   const ref = { namespace: 'replay', name: `delete-gives-up-${Date.now()}` };
-  const handle = h.client.workflow.getHandle<typeof hostWorkflow>(hostWorkflowId(ref));
-  await h.hosts.put(ref, {
-    spec: { bmc: { address: 'fake://replay-delete-gives-up', credentialsName: 'replay-delete-gives-up-bmc' }, bootMACAddress: randomMac(), online: true },
-    credentials: { username: 'admin', password: 'recorded-password' },
-  });
-  const nodeId = (
-    await waitFor('available', async () => {
-      const v = await handle.query(hostViewQuery);
-      return v.status.provisioning.state === 'available' && !v.currentOperation ? v : undefined;
-    })
-  ).status.provisioning.ID;
+  const { handle, nodeId } = await availableFakeHost(h, ref, 'replay-delete-gives-up');
   proxy.fail((r) => r.method === 'PUT' && r.path.split('?')[0] === `/v1/nodes/${nodeId}/states/power`, 6, 400, 'refused by the history recorder');
   await h.hosts.remove(ref);
   const { operations } = await handle.result();

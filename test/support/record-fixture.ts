@@ -8,14 +8,14 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { WithStartWorkflowOperation } from '@temporalio/client';
+import { WithStartWorkflowOperation, type WorkflowHandle } from '@temporalio/client';
 import { REPO_ROOT } from '../../config/env';
 import type { HostRef, HostSpec } from '../../types/host';
 import { hostWorkflowId } from '../../types/host-ref';
-import { applySpecUpdate, type HostWorkflowOptions } from '../../workflows/definitions';
+import { applySpecUpdate, hostViewQuery, type HostWorkflowOptions } from '../../workflows/definitions';
 import type { hostWorkflow } from '../../workflows/host';
 import { TEMPORAL_ADDRESS } from './env';
-import type { Harness } from './harness';
+import { randomMac, waitFor, type Harness } from './harness';
 
 export const FIXTURE_DIR = join(REPO_ROOT, 'test', 'fixtures', 'histories');
 
@@ -63,4 +63,18 @@ export function saveOperationHistory(op: { workflowId?: string; seq: number; kin
     return;
   }
   saveHistory(op.workflowId, file);
+}
+
+/** A fake-hardware host put through the API, once it is available and idle: its workflow handle and Ironic node id. */
+export async function availableFakeHost(h: Harness, ref: HostRef, bmcName: string): Promise<{ handle: WorkflowHandle<typeof hostWorkflow>; nodeId: string }> {
+  const handle = h.client.workflow.getHandle<typeof hostWorkflow>(hostWorkflowId(ref));
+  await h.hosts.put(ref, {
+    spec: { bmc: { address: `fake://${bmcName}`, credentialsName: `${bmcName}-bmc` }, bootMACAddress: randomMac(), online: true },
+    credentials: { username: 'admin', password: 'recorded-password' },
+  });
+  const view = await waitFor('available', async () => {
+    const v = await handle.query(hostViewQuery);
+    return v.status.provisioning.state === 'available' && !v.currentOperation ? v : undefined;
+  });
+  return { handle, nodeId: view.status.provisioning.ID };
 }
