@@ -36,6 +36,10 @@ export interface MetalflowConfig extends TlsConfig {
   /** Worker capacity; unset fields keep the SDK's defaults. */
   workerTuning: WorkerTuning;
   controller: ControllerConfig;
+  /** Address the Prometheus endpoints listen on (loopback unless set). */
+  metricsHost: string;
+  /** Port of the worker's Prometheus endpoint (the Temporal SDK's own metrics); off when unset. */
+  workerMetricsPort?: number;
 }
 
 /** The Kubernetes shim's controller (k8s/controller). */
@@ -55,6 +59,8 @@ export interface ControllerConfig {
   /** How often Temporal is asked which host workflows ended abnormally, to re-adopt those hosts. */
   endedScanSeconds: number;
   id?: string;
+  /** Port of the controller's Prometheus endpoint (metal3_* series) on METALFLOW_METRICS_HOST; off when unset. */
+  metricsPort?: number;
 }
 
 /** A whole number in [min, max] from the environment, undefined when unset; `what` completes "must be ...". */
@@ -161,7 +167,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): MetalflowConfi
         seconds('METALFLOW_CONTROLLER_RECONCILE_TIMEOUT_SECONDS', env.METALFLOW_CONTROLLER_RECONCILE_TIMEOUT_SECONDS, 1) ?? 60,
       endedScanSeconds: seconds('METALFLOW_CONTROLLER_ENDED_SCAN_SECONDS', env.METALFLOW_CONTROLLER_ENDED_SCAN_SECONDS, 1) ?? 30,
       id: env.METALFLOW_CONTROLLER_ID || undefined,
+      metricsPort: whole('METALFLOW_CONTROLLER_METRICS_PORT', env.METALFLOW_CONTROLLER_METRICS_PORT, 1, 65_535, 'a port from 1 to 65535'),
     },
+    metricsHost: env.METALFLOW_METRICS_HOST || '127.0.0.1',
+    workerMetricsPort: whole('METALFLOW_WORKER_METRICS_PORT', env.METALFLOW_WORKER_METRICS_PORT, 1, 65_535, 'a port from 1 to 65535'),
   };
 }
 

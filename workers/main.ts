@@ -12,6 +12,14 @@ import { KubernetesSecretReader } from '../clients/secrets/kube-store';
 import { inClusterSettings, loadKubeConfig } from '../clients/kubernetes/kube-config';
 
 const config = loadConfig();
+if (config.workerMetricsPort !== undefined) {
+  // The Temporal SDK's own metrics (workflow and activity task latencies, slots, polls, cache), served by its
+  // Core runtime: before any connection, which would install the default runtime.
+  const { Runtime } = await import('@temporalio/worker');
+  const bindAddress = `${config.metricsHost.includes(':') ? `[${config.metricsHost}]` : config.metricsHost}:${config.workerMetricsPort}`;
+  Runtime.install({ telemetryOptions: { metrics: { prometheus: { bindAddress, countersTotalSuffix: true, useSecondsForDurations: true } } } });
+  console.log(`[worker] Temporal SDK metrics at http://${bindAddress}/metrics`);
+}
 const key = loadSecretKey({ key: config.secretKey, keyFile: config.secretKeyFile, createIfMissing: true });
 const ironic = new IronicClient({
   url: config.ironicUrl,

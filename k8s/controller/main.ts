@@ -16,6 +16,8 @@ import { LeaderElector } from './leader';
 import { bmhPath, Reconciler, type BareMetalHost } from './reconciler';
 import { WorkQueue } from './work-queue';
 import { scanEndedWorkflows } from './ended-scan';
+import { ControllerMetrics } from './metrics';
+import { serveMetrics } from '../../clients/prometheus/metrics-server';
 
 const config = loadConfig();
 const log = (m: string): void => console.log(`[controller] ${m}`);
@@ -40,6 +42,11 @@ let secrets: Informer<KubeObject> | undefined;
 const watchNamespace = settings.watchNamespace;
 let queue: WorkQueue | undefined;
 let stopScan: (() => void) | undefined;
+const metrics = new ControllerMetrics();
+if (settings.metricsPort !== undefined) {
+  const served = await serveMetrics(metrics.registry, { host: config.metricsHost, port: settings.metricsPort });
+  log(`metrics at ${served.url}`);
+}
 
 /** Drives hosts while holding the lease; stops at once when it is lost, then campaigns again. */
 async function lead(): Promise<void> {
@@ -63,7 +70,16 @@ async function lead(): Promise<void> {
       baseBackoffMs: 500,
       maxBackoffMs: 60_000,
     });
-    const inf = new Informer<BareMetalHost>(rest, bmhPath(watchNamespace), (key) => q.add(key), { log });
+    const inf = new Informer<BareMetalHost>(
+      rest,
+      bmhPath(watchNamespace),
+      (key) => {
+        const [namespace = '', name = ''] = key.split('/');
+        metrics.observe(namespace, name, inf.cache.get(key)?.status);
+        q.add(key);
+      },
+      { log },
+    );
     // Secrets, metadata only: a new resourceVersion of a host's credentials Secret is handed to its workflow.
     const sec = new Informer<KubeObject>(rest, secretsPath(watchNamespace), (key) => enqueueHostsUsing(key), { log, metadataOnly: true });
     const enqueueHostsUsing = (secretKey: string): void => {
@@ -109,9 +125,12 @@ void lead();
  */
 async function reconcileWithDeadline(reconciler: Reconciler, key: string): Promise<void> {
   const deadline = Date.now() + settings.reconcileTimeoutSeconds * 1000;
+  const [namespace = '', name = ''] = key.split('/');
   try {
     await client.withDeadline(deadline, () => reconciler.reconcile(key));
+    metrics.reconciled(namespace, name, true);
   } catch (err) {
+    metrics.reconciled(namespace, name, false);
     const hint =
       Date.now() >= deadline
         ? ` (no answer from Temporal within ${settings.reconcileTimeoutSeconds} s: is a worker polling task queue "${config.taskQueue}"?)`

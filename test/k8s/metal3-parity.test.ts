@@ -22,7 +22,14 @@ beforeAll(async () => {
   proxy = await startProxyProcess(IRONIC_URL, join(mkdtempSync(join(tmpdir(), 'mf-parity-')), 'ironic-requests.jsonl'));
 });
 afterAll(() => proxy?.stop());
-useShimSuite(NS, uniq('tq-parity'), {}, () => ({ IRONIC_URL: proxy!.url }));
+const TQ = uniq('tq-parity');
+/** Prometheus endpoints of this file's controller and worker (issue 16 item 14). */
+const CONTROLLER_METRICS_PORT = Number(process.env.TEST_CONTROLLER_METRICS_PORT ?? 22991);
+const WORKER_METRICS_PORT = Number(process.env.TEST_WORKER_METRICS_PORT ?? 22992);
+useShimSuite(NS, TQ, { METALFLOW_CONTROLLER_METRICS_PORT: String(CONTROLLER_METRICS_PORT) }, () => ({
+  IRONIC_URL: proxy!.url,
+  METALFLOW_WORKER_METRICS_PORT: String(WORKER_METRICS_PORT),
+}));
 
 const json = (args: string[]) => JSON.parse(kubectl([...args, '-n', NS, '-o', 'json']).stdout);
 const apply = (doc: Record<string, unknown>) => kubectl(['apply', '-n', NS, '-f', '-'], { input: JSON.stringify(doc) });
@@ -129,5 +136,39 @@ describe('Metal3 manifests as Go clients write them', () => {
     expect(events(name).filter((e) => e.reason === 'InvalidSpec')).toEqual([]);
     const ignored = await waitFor('the FieldIgnored Event', async () => events(name).find((e) => e.reason === 'FieldIgnored'), { timeoutMs: 60_000 });
     expect(ignored.message).toMatch(/spec\.taints is accepted but ignored: .*; spec\.networkInterfaces is accepted but ignored/);
+  });
+});
+
+/** One sample's value from a Prometheus text exposition, or undefined. */
+function sample(text: string, name: string, labels: Record<string, string>): number | undefined {
+  const want = Object.entries(labels).map(([k, v]) => `${k}="${v}"`);
+  for (const line of text.split('\n')) {
+    if (!line.startsWith(`${name}{`)) continue;
+    const body = line.slice(name.length + 1, line.indexOf('}'));
+    if (want.every((w) => body.split(',').includes(w))) return Number(line.slice(line.lastIndexOf(' ') + 1));
+  }
+  return undefined;
+}
+
+describe("Metal3's Prometheus series", () => {
+  it('the controller exports metal3_* from what it watched, the worker the Temporal SDK metrics', async () => {
+    const name = 'metrics-host';
+    apply(secretDoc(`${name}-bmc-secret`, { username: 'admin', password: 'pw' }));
+    apply(hostDoc(name, fakeHostSpec(name, { image: IMAGE })));
+    waitState(name, 'provisioned');
+    const scrape = async (port: number) => (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+    const host = { namespace: NS, host: name };
+    // The status with the deploy's end reaches the controller's watch a moment after the state does.
+    const text = await waitFor('the provision duration observed', async () => {
+      const t = await scrape(CONTROLLER_METRICS_PORT);
+      return sample(t, 'metal3_operation_provision_duration_seconds_count', host) === 1 ? t : undefined;
+    });
+    expect(sample(text, 'metal3_operation_provision_duration_seconds_bucket', { ...host, le: '30' })).toBe(1);
+    expect(sample(text, 'metal3_operation_inspect_duration_seconds_count', host)).toBe(1);
+    expect(sample(text, 'metal3_provisioning_state_change_total', { prev_state: 'provisioning', new_state: 'provisioned' })).toBeGreaterThanOrEqual(1);
+    expect(sample(text, 'metal3_reconcile_total', host)).toBeGreaterThanOrEqual(1);
+    expect(text).toMatch(/^# TYPE metal3_host_error_total counter$/m);
+    const worker = await scrape(WORKER_METRICS_PORT);
+    expect(worker).toMatch(new RegExp(`^temporal_\\w+\\{[^}]*task_queue="${TQ}"`, 'm'));
   });
 });
