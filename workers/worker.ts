@@ -13,6 +13,8 @@ import { createSettleActivities } from '../activities/ironic-settle';
 import type { KubeRest } from '../clients/kubernetes/kube-rest';
 import { createPowerActivities } from '../activities/power-activities';
 import { createFleetActivities } from '../activities/fleet-activities';
+import { createRemediationHostActivities } from '../activities/remediation-host';
+import { createRemediationNodeActivities } from '../activities/remediation-node';
 
 export const WORKFLOWS_PATH = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
 
@@ -69,6 +71,9 @@ export async function createWorker(
       ...createSettleActivities({ ironic: deps.ironic, poll: deps.poll }),
       // Fleet operations act through the host workflows, with the worker's own Temporal client.
       ...createFleetActivities(),
+      // Remediations act on the host through its workflow (and its BareMetalHost), on Nodes through the API server.
+      ...createRemediationHostActivities({ rest: deps.kubernetes }),
+      ...createRemediationNodeActivities({ rest: deps.kubernetes }),
       ...(deps.kubernetes ? createKubernetesActivities({ rest: deps.kubernetes }) : {}),
     },
     // New hosts and every operation's child workflow start on the shared
