@@ -31,8 +31,9 @@ export function sameMachine(id: NodeIdentity, n: KubeNode): boolean {
   return id.systemUUID !== undefined && n.status?.nodeInfo?.systemUUID === id.systemUUID;
 }
 
-/** Ready, with a heartbeat at or after `since` (a kubelet that has run since the power came back). */
-function readySince(n: KubeNode, since: number): boolean {
+/** Ready, with a heartbeat at or after `since` (a kubelet that has run since the power came back); Kubernetes times have whole seconds. */
+function readySince(n: KubeNode, sinceMs: number): boolean {
+  const since = Math.floor(sinceMs / 1000) * 1000;
   const ready = n.status?.conditions?.find((c) => c.type === 'Ready');
   if (ready?.status !== 'True') return false;
   const beat = Date.parse(ready.lastHeartbeatTime ?? ready.lastTransitionTime ?? '');

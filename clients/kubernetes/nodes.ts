@@ -79,19 +79,6 @@ export async function deleteNode(rest: KubeRest, name: string, uid: string): Pro
 const hostPath = (ref: HostRef): string =>
   `/apis/metal3.io/v1alpha1/namespaces/${encodeURIComponent(ref.namespace)}/baremetalhosts/${encodeURIComponent(ref.name)}`;
 
-export interface BareMetalHostMeta {
-  metadata: { uid: string; annotations?: Record<string, string> };
-}
-
-export async function getHostObject(rest: KubeRest, ref: HostRef): Promise<BareMetalHostMeta | undefined> {
-  try {
-    return await rest.call<BareMetalHostMeta>('GET', hostPath(ref));
-  } catch (err) {
-    if (err instanceof KubeError && err.status === 404) return undefined;
-    throw err;
-  }
-}
-
 /** Sets (a string) or removes (null) annotations of a BareMetalHost; false when the host is gone. */
 export async function annotateHost(rest: KubeRest, ref: HostRef, annotations: Record<string, string | null>): Promise<boolean> {
   try {
