@@ -180,7 +180,8 @@ describe('remediation (reboot strategy) on a real API server', () => {
     expect(r).toMatchObject({ outcome: 'succeeded', nodeHandling: 'OutOfServiceTaint', retryCount: 1 });
     const after = node(m.node)!;
     expect(after.metadata.uid).toBe(original);
-    expect(after.spec?.taints ?? []).toEqual([]);
+    // (The API server's own not-ready taint from the Node's creation stays: no node lifecycle controller runs here.)
+    expect((after.spec?.taints ?? []).map((t) => t.key)).not.toContain(REMEDIATION_ANNOTATIONS.outOfServiceTaint);
     expect(after.metadata.labels).toEqual(m.labels);
   }, LONG * 2);
 
