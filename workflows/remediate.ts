@@ -13,9 +13,8 @@
 import { CancellationScope, isCancellation, log, proxyActivities, setCurrentDetails, setHandler, workflowInfo, type ActivityOptions } from '@temporalio/workflow';
 import type { createRemediationHostActivities } from '../activities/remediation-host';
 import type { createRemediationNodeActivities } from '../activities/remediation-node';
-import { REMEDIATION_DEFAULTS } from '../types/remediation';
 import {
-  remediationPowerOffKey,
+  initialRemediationView,
   remediationQuery,
   type RemediationInput,
   type RemediationPhase,
@@ -40,26 +39,8 @@ const waiting = (deadline: number): ActivityOptions => ({
   heartbeatTimeout: '30 seconds',
 });
 
-function initialView(input: RemediationInput): RemediationView {
-  return {
-    ref: input.ref,
-    uid: input.uid,
-    strategy: {
-      type: 'Reboot',
-      retryLimit: input.request.strategy.retryLimit ?? REMEDIATION_DEFAULTS.retryLimit,
-      timeoutSeconds: input.request.strategy.timeoutSeconds ?? REMEDIATION_DEFAULTS.timeoutSeconds,
-    },
-    nodeHandling: input.kubernetes ? (input.request.nodeHandling ?? 'OutOfServiceTaint') : 'none',
-    powerOffKey: remediationPowerOffKey(input.uid),
-    phase: 'Running',
-    retryCount: 0,
-    outcome: 'running',
-    steps: [],
-  };
-}
-
 export async function remediateWorkflow(input: RemediationInput): Promise<RemediationView> {
-  const v = initialView(input);
+  const v = initialRemediationView(input);
   setHandler(remediationQuery, () => v);
   const { ref, kubernetes } = input;
   const key = v.powerOffKey;

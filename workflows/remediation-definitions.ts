@@ -5,7 +5,7 @@
  */
 import { defineQuery } from '@temporalio/workflow';
 import type { HostRef } from '../types/host';
-import type { NodeHandling, RemediationRequest } from '../types/remediation';
+import { REMEDIATION_DEFAULTS, type NodeHandling, type RemediationRequest } from '../types/remediation';
 
 export interface RemediationInput {
   ref: HostRef;
@@ -76,3 +76,22 @@ export const REMEDIATION_ANNOTATIONS = {
   annotationsBackup: 'remediation.metal3.io/node-annotations-backup',
   outOfServiceTaint: 'node.kubernetes.io/out-of-service',
 } as const;
+
+/** What a remediation shows before its first step (also the API's answer while its workflow has not run yet). */
+export function initialRemediationView(input: RemediationInput): RemediationView {
+  return {
+    ref: input.ref,
+    uid: input.uid,
+    strategy: {
+      type: 'Reboot',
+      retryLimit: input.request.strategy.retryLimit ?? REMEDIATION_DEFAULTS.retryLimit,
+      timeoutSeconds: input.request.strategy.timeoutSeconds ?? REMEDIATION_DEFAULTS.timeoutSeconds,
+    },
+    nodeHandling: input.kubernetes ? (input.request.nodeHandling ?? 'OutOfServiceTaint') : 'none',
+    powerOffKey: remediationPowerOffKey(input.uid),
+    phase: 'Running',
+    retryCount: 0,
+    outcome: 'running',
+    steps: [],
+  };
+}
