@@ -10,6 +10,8 @@ import type { HostRef } from '../types/host';
 import { REMEDIATION_FAILURE } from '../types/remediation';
 import { KubeError } from '../clients/kubernetes/kube-error';
 import type { KubeRest } from '../clients/kubernetes/kube-rest';
+import { patchHostRemediationStatus } from '../clients/kubernetes/host-remediations';
+import type { HostRemediationStatus } from '../types/host-remediation';
 import { annotateHost, deleteNode, getNode, listNodes, patchNode, type KubeNode, type Taint } from '../clients/kubernetes/nodes';
 import { REMEDIATION_ANNOTATIONS, type NodeBackup, type NodeIdentity } from '../workflows/remediation-definitions';
 import { heartbeat, pause } from './activity-context';
@@ -64,6 +66,11 @@ export function createRemediationNodeActivities(deps: { rest?: KubeRest } = {}) 
   };
 
   return {
+    /** Writes a HostRemediation's status (the object deleted meanwhile is not an error). */
+    async publishRemediationStatus(call: { namespace: string; name: string; status: HostRemediationStatus }): Promise<void> {
+      await patchHostRemediationStatus(rest(), call.namespace, call.name, call.status);
+    },
+
     /**
      * The host's Node: `nodeName`, else the Node labelled `metal3.io/uuid=<hostUid>`
      * (CAPM3's label). Undefined when there is none, or it cannot be told apart from

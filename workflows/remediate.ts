@@ -61,21 +61,29 @@ export async function remediateWorkflow(input: RemediationInput): Promise<Remedi
       undefined,
       { ...options, summary: `${v.retryCount}-remediate: ${summary}` },
     );
-  const end = (outcome: RemediationView['outcome'], message: string, phase?: RemediationPhase): RemediationView => {
+  /** A HostRemediation's status follows the phases (Kubernetes mode); the steps are in the query and the UI. */
+  const publish = async (): Promise<void> => {
+    if (!input.resource) return;
+    const { phase, retryCount, lastRemediated, outcome, message } = v;
+    const status = { phase, retryCount, outcome, workflowId: workflowInfo().workflowId, ...(lastRemediated ? { lastRemediated } : {}), ...(message ? { message } : {}) };
+    await act('publishRemediationStatus', `status: ${phase}`)([{ namespace: ref.namespace, name: input.resource.name, status }]);
+  };
+  const end = async (outcome: RemediationView['outcome'], message: string, phase?: RemediationPhase): Promise<RemediationView> => {
     v.outcome = outcome;
     v.message = message;
     step(message, phase);
+    await publish();
     return v;
   };
 
   try {
     const h = await quick.readRemediationHost(ref);
-    if (!h.found) return end('refused', `host ${host} not found: nothing changed`, 'Failed');
-    if (!h.online) return end('refused', 'Unable to remediate, Host is powered off (spec.online is false): nothing changed', 'Failed');
-    if (h.disablePowerOff) return end('refused', 'the host has spec.disablePowerOff: a power cycle would power it off; nothing changed', 'Failed');
+    if (!h.found) return await end('refused', `host ${host} not found: nothing changed`, 'Failed');
+    if (!h.online) return await end('refused', 'Unable to remediate, Host is powered off (spec.online is false): nothing changed', 'Failed');
+    if (h.disablePowerOff) return await end('refused', 'the host has spec.disablePowerOff: a power cycle would power it off; nothing changed', 'Failed');
     if (kubernetes) {
       const found = await act('findHostNode', 'find the Node')([{ nodeName: input.request.nodeName, hostUid: h.uid }]);
-      if (!found.node) return end('refused', `${found.reason ?? 'no Node'}: nothing changed`, 'Failed');
+      if (!found.node) return await end('refused', `${found.reason ?? 'no Node'}: nothing changed`, 'Failed');
       v.node = found.node;
     }
 
@@ -84,6 +92,7 @@ export async function remediateWorkflow(input: RemediationInput): Promise<Remedi
       v.lastRemediated = now();
       const deadline = Date.parse(v.lastRemediated) + v.strategy.timeoutSeconds * 1000;
       step(`power off (hard) requested with key ${key}`, 'Running');
+      await publish();
       held = true;
       await act('holdHostOff', `power off (key ${key})`)([{ ref, key, kubernetes }]);
       const off = await act('awaitHostPower', 'wait for powered off', waiting(deadline))([{ ref, on: false, key, deadline: new Date(deadline).toISOString() }]);
@@ -97,16 +106,18 @@ export async function remediateWorkflow(input: RemediationInput): Promise<Remedi
       held = false;
       const released = now();
       step('power-off request released: the host powers on', 'Waiting');
+      await publish();
       if (off.reached && (await returned(released, deadline))) {
-        return end('succeeded', `remediated: ${v.node ? `Node ${v.node.name} is back` : 'the host was power-cycled'} after ${v.retryCount} power cycle(s)`);
+        return await end('succeeded', `remediated: ${v.node ? `Node ${v.node.name} is back` : 'the host was power-cycled'} after ${v.retryCount} power cycle(s)`);
       }
       if (v.retryCount >= v.strategy.retryLimit) break;
       step(`not back within ${v.strategy.timeoutSeconds} s: retrying`);
     }
     step(`retry limit ${v.strategy.retryLimit} reached: marking the host capm3.metal3.io/unhealthy`, 'Deleting machine');
+    await publish();
     await act('markHostUnhealthy', 'mark the host unhealthy')([{ ref, kubernetes }]);
     v.hostUnhealthy = true;
-    return end('failed', `gave up after ${v.retryCount} power cycle(s): the host is marked capm3.metal3.io/unhealthy`, 'Failed');
+    return await end('failed', `gave up after ${v.retryCount} power cycle(s): the host is marked capm3.metal3.io/unhealthy`, 'Failed');
   } catch (err) {
     if (!isCancellation(err)) throw err;
     // Cancelled: the host gets its power back and the taint goes; not a failure.
@@ -114,7 +125,7 @@ export async function remediateWorkflow(input: RemediationInput): Promise<Remedi
       if (held) await quick.releaseHostOff({ ref, key, kubernetes });
       if (tainted && v.node) await quick.removeOutOfServiceTaint(v.node);
     });
-    end('cancelled', `cancelled (${workflowInfo().workflowId}); power-off key released${v.backup ? '; the Node\'s backup stays on the host\'s annotations' : ''}`);
+    await CancellationScope.nonCancellable(() => end('cancelled', `cancelled (${workflowInfo().workflowId}); power-off key released${v.backup ? '; the Node\'s backup stays on the host\'s annotations' : ''}`));
     throw err;
   }
 

@@ -18,6 +18,8 @@ export interface RemediationInput {
    * annotates the host. Otherwise (API mode) a remediation is the power cycle only.
    */
   kubernetes: boolean;
+  /** The HostRemediation that asked for it (Kubernetes mode): its status is written as the remediation goes. */
+  resource?: { name: string };
 }
 
 /** CAPM3's phases (Metal3Remediation status.phase). */

@@ -16,6 +16,7 @@ import { LeaderElector } from './leader';
 import { bmhPath, Reconciler, type BareMetalHost } from './reconciler';
 import { WorkQueue } from './work-queue';
 import { scanEndedWorkflows } from './ended-scan';
+import { RemediationController } from './remediations';
 
 const config = loadConfig();
 const log = (m: string): void => console.log(`[controller] ${m}`);
@@ -40,6 +41,7 @@ let secrets: Informer<KubeObject> | undefined;
 const watchNamespace = settings.watchNamespace;
 let queue: WorkQueue | undefined;
 let stopScan: (() => void) | undefined;
+let remediations: RemediationController | undefined;
 
 /** Drives hosts while holding the lease; stops at once when it is lost, then campaigns again. */
 async function lead(): Promise<void> {
@@ -52,6 +54,7 @@ async function lead(): Promise<void> {
         secrets?.stop();
         queue?.stop();
         stopScan?.();
+        remediations?.stop();
         resolve();
       });
     });
@@ -88,6 +91,9 @@ async function lead(): Promise<void> {
     await sec.start();
     await inf.start();
     log(`watching ${inf.cache.size} BareMetalHosts`);
+    remediations = new RemediationController({ rest, client, taskQueue: config.taskQueue, namespace: watchNamespace, log });
+    // Not awaited: a cluster without the HostRemediation CRD still gets its hosts driven (the list is retried and logged).
+    void remediations.start();
     // Hosts whose workflow ends abnormally from now on; the first list above queued every host once.
     stopScan = scanEndedWorkflows({
       client,
@@ -136,6 +142,7 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     secrets?.stop();
     queue?.stop();
     stopScan?.();
+    remediations?.stop();
     elector.stop();
     void connection.close().then(() => process.exit(0));
   });

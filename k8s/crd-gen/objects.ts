@@ -55,7 +55,7 @@ function at(root: JSONSchemaProps, path: string): JSONSchemaProps {
 
 // ------------------------------------------------------------- objects ----
 
-const META_PROPS: Record<string, JSONSchemaProps> = {
+export const META_PROPS: Record<string, JSONSchemaProps> = {
   apiVersion: {
     type: 'string',
     description:
@@ -105,7 +105,9 @@ export function hardwareDataSchema(): JSONSchemaProps {
 }
 
 
-function crd(opts: {
+export function crd(opts: {
+  /** metal3.io unless said (metalflow's own kinds live in metalflow.io). */
+  group?: string;
   kind: string;
   plural: string;
   singular: string;
@@ -126,11 +128,11 @@ function crd(opts: {
     apiVersion: 'apiextensions.k8s.io/v1',
     kind: 'CustomResourceDefinition',
     metadata: {
-      name: `${opts.plural}.${GROUP}`,
+      name: `${opts.plural}.${opts.group ?? GROUP}`,
       annotations: { 'metalflow.io/generated-by': GENERATED_BY },
     },
     spec: {
-      group: GROUP,
+      group: opts.group ?? GROUP,
       names: {
         kind: opts.kind,
         listKind: `${opts.kind}List`,

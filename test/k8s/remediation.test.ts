@@ -134,7 +134,7 @@ async function kubeletThroughDelete(m: Machine, onGone?: () => void): Promise<vo
   kubeletRegisters(m.node, m, { 'kubernetes.io/hostname': m.node });
 }
 
-const HOSTS = { deleted: uniq('del'), taint: uniq('taint'), timeout: uniq('tmo'), offline: uniq('off'), crash: uniq('crash') };
+const HOSTS = { deleted: uniq('del'), taint: uniq('taint'), timeout: uniq('tmo'), offline: uniq('off'), crash: uniq('crash'), crd: uniq('crd') };
 
 describe('remediation (reboot strategy) on a real API server', () => {
   it('hosts come up', async () => {
@@ -143,9 +143,11 @@ describe('remediation (reboot strategy) on a real API server', () => {
     createHost(HOSTS.taint);
     createHost(HOSTS.timeout);
     createHost(HOSTS.offline, { online: false });
+    createHost(HOSTS.crd);
     waitState(HOSTS.deleted, 'provisioned');
     waitState(HOSTS.crash, 'provisioned');
-    for (const h of [HOSTS.taint, HOSTS.timeout, HOSTS.offline]) waitState(h, 'available');
+    for (const h of [HOSTS.taint, HOSTS.timeout, HOSTS.offline, HOSTS.crd]) waitState(h, 'available');
+    kubectl(['wait', '--for=condition=Established', '--timeout=60s', 'crd/hostremediations.metalflow.io']);
   }, 600_000);
 
   it('Delete path: powered off before the Node is deleted, labels and annotations backed up and restored once', async () => {
@@ -222,5 +224,31 @@ describe('remediation (reboot strategy) on a real API server', () => {
     expect(node(m.node)!.metadata.labels).toEqual({ ...m.labels, 'kubernetes.io/hostname': m.node });
     expect(await completed(h, 'restoreNode')).toBe(1);
     expect(await powerChanges(HOSTS.crash, since)).toBe(2);
+  }, LONG * 2);
+
+  it('a HostRemediation starts the remediation and gets its status; deleting one cancels it and releases the power-off request', async () => {
+    const m = nodeFor(HOSTS.crd);
+    const hrem = (name: string, spec: Record<string, unknown>) =>
+      apply({ apiVersion: 'metalflow.io/v1alpha1', kind: 'HostRemediation', metadata: { name }, spec: { hostName: HOSTS.crd, ...spec } });
+    const status = (name: string): Record<string, unknown> =>
+      (JSON.parse(kubectl(['get', 'hostremediation', name, '-n', NS, '-o', 'json']).stdout) as { status?: Record<string, unknown> }).status ?? {};
+    hrem('first', { strategy: { type: 'Reboot' } });
+    await waitFor('the out-of-service taint', async () => node(m.node)?.spec?.taints?.some((t) => t.key === REMEDIATION_ANNOTATIONS.outOfServiceTaint), { timeoutMs: LONG, intervalMs: 250 });
+    await waitFor('host powered on again', async () => (await view(HOSTS.crd)).status.poweredOn, { timeoutMs: LONG });
+    setReady(m.node, m.systemUUID, 'True');
+    await waitFor('status succeeded', async () => status('first').outcome === 'succeeded', { timeoutMs: LONG, intervalMs: 500 });
+    expect(status('first')).toMatchObject({ phase: 'Waiting', retryCount: 1, workflowId: expect.stringMatching(/^remediation\//) });
+    expect(status('first').lastRemediated).toEqual(expect.any(String));
+
+    // A second one whose Node never comes back, deleted while it waits.
+    hrem('second', { strategy: { type: 'Reboot', timeoutSeconds: 3600 }, nodeHandling: 'Delete' });
+    await waitFor('phase Waiting', async () => status('second').phase === 'Waiting', { timeoutMs: LONG, intervalMs: 500 });
+    const workflowId = String(status('second').workflowId);
+    kubectl(['delete', 'hostremediation', 'second', '-n', NS]);
+    const handle = suite.client.workflow.getHandle(workflowId);
+    await waitFor('cancelled', async () => (await handle.describe()).status.name === 'CANCELLED', { timeoutMs: LONG });
+    const annotations = bmh(HOSTS.crd).metadata.annotations ?? {};
+    expect(Object.keys(annotations).filter((k) => k.startsWith('reboot.metal3.io/'))).toEqual([]);
+    expect(annotations[REMEDIATION_ANNOTATIONS.labelsBackup]).toBeDefined();
   }, LONG * 2);
 });
