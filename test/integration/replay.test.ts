@@ -70,6 +70,8 @@ describe('replay of recorded histories', () => {
     // Operations inside the host workflow (patch operations-inline, taken first in a run; every older patch without a marker):
     // the lifecycle, a pause cancelling a stuck deploy, the power paths, a direct host (record-*-histories.ts -operations-inline).
     for (const f of ['host-lifecycle', 'host-paused-cancel-delete', 'host-power', 'host-direct-provisioner']) expect(files).toContain(`${f}-operations-inline.json`);
+    // An API-mode remediation: the power cycle through a keyed power-off request (test/support/record-remediation-histories.ts).
+    expect(files).toContain('remediation-api-power-cycle-v1.json');
   });
 
   it.each(files)('%s replays without nondeterminism', async (file) => {
