@@ -68,7 +68,11 @@ export function registerRemediationRoutes(base: FastifyInstance, hosts: HostServ
           { field, reason: 'API mode has no Node; a remediation is the power cycle only (leave it out)' },
         ]);
       }
-      await hosts.get(ref); // 404 for a host that does not exist
+      const host = await hosts.get(ref); // 404 for a host that does not exist
+      if (host.managedBy === 'kubernetes') {
+        // Its power-off requests are its BareMetalHost's annotations: the controller would release one sent here.
+        throw new ApiError(409, 'Conflict', `host ${ref.namespace}/${ref.name} is a BareMetalHost: create a HostRemediation (metalflow.io/v1alpha1) instead`);
+      }
       const running = (await list(ref)).find((r) => r.status === 'RUNNING');
       if (running) throw new ApiError(409, 'Conflict', `remediation ${running.uid} of host ${ref.namespace}/${ref.name} is running`);
       const uid = randomUUID();

@@ -10,7 +10,8 @@
  * history is bounded by its attempts. Each step is an activity with a
  * summary and the workflow's current details say where it stands.
  */
-import { CancellationScope, isCancellation, log, proxyActivities, setCurrentDetails, setHandler, workflowInfo, type ActivityOptions } from '@temporalio/workflow';
+import { ApplicationFailure, CancellationScope, isCancellation, log, proxyActivities, setCurrentDetails, setHandler, workflowInfo, type ActivityOptions } from '@temporalio/workflow';
+import { MAX_RETRY_LIMIT } from '../types/remediation';
 import type { createRemediationHostActivities } from '../activities/remediation-host';
 import type { createRemediationNodeActivities } from '../activities/remediation-node';
 import {
@@ -75,6 +76,14 @@ export async function remediateWorkflow(input: RemediationInput): Promise<Remedi
     await publish();
     return v;
   };
+
+  // A start that bypassed the API (temporal workflow start) fails at once, naming the field; shorter timeouts are let through (tests).
+  const { type, retryLimit, timeoutSeconds } = input.request.strategy;
+  if (type !== 'Reboot') throw ApplicationFailure.nonRetryable(`strategy.type: ${JSON.stringify(type)} is not a strategy; use "Reboot"`, 'InvalidRequest');
+  if (retryLimit !== undefined && !(Number.isInteger(retryLimit) && retryLimit >= 1 && retryLimit <= MAX_RETRY_LIMIT)) {
+    throw ApplicationFailure.nonRetryable(`strategy.retryLimit: must be an integer from 1 to ${MAX_RETRY_LIMIT}`, 'InvalidRequest');
+  }
+  if (timeoutSeconds !== undefined && !(timeoutSeconds > 0)) throw ApplicationFailure.nonRetryable('strategy.timeoutSeconds: must be positive', 'InvalidRequest');
 
   try {
     const h = await quick.readRemediationHost(ref);

@@ -91,6 +91,13 @@ describe('API-mode remediation', { timeout: 600_000 }, () => {
     expect(after.power).toEqual(before.power);
   });
 
+  it('a workflow started without the API fails at once on a bad strategy, naming the field', async () => {
+    const ref = { namespace: NS, name: uniq('direct') };
+    const input = { ref, uid: 'u1', request: { strategy: { type: 'Reboot', retryLimit: 0 } }, kubernetes: false };
+    const handle = await h.client.workflow.start('remediateWorkflow', { taskQueue: h.taskQueue, workflowId: uniq('remediation-bad'), args: [input] });
+    await expect(handle.result()).rejects.toMatchObject({ cause: { message: expect.stringMatching(/^strategy\.retryLimit: must be an integer from 1 to 100/) } });
+  });
+
   it('404 for a host that does not exist', async () => {
     const res = await call('POST', `${hostPath(uniq('none'))}/remediations`, { strategy: { type: 'Reboot' } });
     expect(res.status).toBe(404);
