@@ -33,13 +33,16 @@ export function sameMachine(id: NodeIdentity, n: KubeNode): boolean {
   return id.systemUUID !== undefined && n.status?.nodeInfo?.systemUUID === id.systemUUID;
 }
 
-/** Ready, with a heartbeat at or after `since` (a kubelet that has run since the power came back); Kubernetes times have whole seconds. */
+/**
+ * Ready, with a heartbeat from a later second than `since` (a kubelet that has run since
+ * the power came back). Kubernetes times have whole seconds: a heartbeat in the same
+ * second may be from before.
+ */
 function readySince(n: KubeNode, sinceMs: number): boolean {
-  const since = Math.floor(sinceMs / 1000) * 1000;
   const ready = n.status?.conditions?.find((c) => c.type === 'Ready');
   if (ready?.status !== 'True') return false;
   const beat = Date.parse(ready.lastHeartbeatTime ?? ready.lastTransitionTime ?? '');
-  return Number.isFinite(beat) && beat >= since;
+  return Number.isFinite(beat) && Math.floor(beat / 1000) > Math.floor(sinceMs / 1000);
 }
 
 /** Retries a patch that lost a race (409) after reading again. */

@@ -119,6 +119,22 @@ async function completed(h: WorkflowHandle, activity: string): Promise<number> {
   return n;
 }
 
+/**
+ * A running kubelet: reports the Node Ready with a fresh heartbeat every second
+ * until `until` settles (a remediation counts only a heartbeat from after the power came back).
+ */
+async function kubeletRuns<T>(m: Machine, until: Promise<T>): Promise<T> {
+  let over = false;
+  const settled = until.finally(() => {
+    over = true;
+  });
+  while (!over) {
+    setReady(m.node, m.systemUUID, 'True');
+    await Promise.race([settled.catch(() => undefined), new Promise((r) => setTimeout(r, 1000))]);
+  }
+  return settled;
+}
+
 /** Plays the kubelet through one Delete-path power cycle: waits for the Node to go (checking the host is off by then), then comes back. */
 async function kubeletThroughDelete(m: Machine, onGone?: () => void): Promise<void> {
   await waitFor(`Node ${m.node} deleted`, async () => node(m.node) === undefined, { timeoutMs: LONG, intervalMs: 250 });
@@ -155,7 +171,7 @@ describe('remediation (reboot strategy) on a real API server', () => {
     const since = new Date().toISOString();
     const h = await startRemediation(HOSTS.deleted, { strategy: { type: 'Reboot' }, nodeHandling: 'Delete' });
     await kubeletThroughDelete(m);
-    const r = await result(h);
+    const r = await kubeletRuns(m, result(h));
     expect(r).toMatchObject({ outcome: 'succeeded', phase: 'Waiting', retryCount: 1, restored: true });
     expect(r.lastRemediated).toBeDefined();
     const back = node(m.node)!;
@@ -177,8 +193,7 @@ describe('remediation (reboot strategy) on a real API server', () => {
     expect((await view(HOSTS.taint)).status.poweredOn).toBe(false);
     setReady(m.node, m.systemUUID, 'False');
     await waitFor('host powered on again', async () => (await view(HOSTS.taint)).status.poweredOn, { timeoutMs: LONG });
-    setReady(m.node, m.systemUUID, 'True');
-    const r = await result(h);
+    const r = await kubeletRuns(m, result(h));
     expect(r).toMatchObject({ outcome: 'succeeded', nodeHandling: 'OutOfServiceTaint', retryCount: 1 });
     const after = node(m.node)!;
     expect(after.metadata.uid).toBe(original);
@@ -190,8 +205,8 @@ describe('remediation (reboot strategy) on a real API server', () => {
   it('retryLimit 2 and a Node that never returns: two power cycles, then capm3.metal3.io/unhealthy and Failed', async () => {
     nodeFor(HOSTS.timeout);
     const since = new Date().toISOString();
-    // The API refuses timeoutSeconds under 100 (CAPM3's minimum); the workflow started directly takes 30 to keep the test short.
-    const h = await startRemediation(HOSTS.timeout, { strategy: { type: 'Reboot', retryLimit: 2, timeoutSeconds: 30 }, nodeHandling: 'Delete' });
+    // The API refuses timeoutSeconds under 100 (CAPM3's minimum); the workflow started directly takes 45 to keep the test short.
+    const h = await startRemediation(HOSTS.timeout, { strategy: { type: 'Reboot', retryLimit: 2, timeoutSeconds: 45 }, nodeHandling: 'Delete' });
     const r = await result(h);
     expect(r).toMatchObject({ outcome: 'failed', phase: 'Failed', retryCount: 2, hostUnhealthy: true });
     expect(r.steps.map((s) => s.step)).toContain('retry limit 2 reached: marking the host capm3.metal3.io/unhealthy');
@@ -219,7 +234,7 @@ describe('remediation (reboot strategy) on a real API server', () => {
       suite.shim.running('worker')?.kill('SIGKILL');
       suite.shim.startWorker();
     });
-    const r = await result(h);
+    const r = await kubeletRuns(m, result(h));
     expect(r).toMatchObject({ outcome: 'succeeded', retryCount: 1, restored: true });
     expect(node(m.node)!.metadata.labels).toEqual({ ...m.labels, 'kubernetes.io/hostname': m.node });
     expect(await completed(h, 'restoreNode')).toBe(1);
@@ -235,8 +250,7 @@ describe('remediation (reboot strategy) on a real API server', () => {
     hrem('first', { strategy: { type: 'Reboot' } });
     await waitFor('the out-of-service taint', async () => node(m.node)?.spec?.taints?.some((t) => t.key === REMEDIATION_ANNOTATIONS.outOfServiceTaint), { timeoutMs: LONG, intervalMs: 250 });
     await waitFor('host powered on again', async () => (await view(HOSTS.crd)).status.poweredOn, { timeoutMs: LONG });
-    setReady(m.node, m.systemUUID, 'True');
-    await waitFor('status succeeded', async () => status('first').outcome === 'succeeded', { timeoutMs: LONG, intervalMs: 500 });
+    await kubeletRuns(m, waitFor('status succeeded', async () => status('first').outcome === 'succeeded', { timeoutMs: LONG, intervalMs: 500 }));
     expect(status('first')).toMatchObject({ phase: 'Waiting', retryCount: 1, workflowId: expect.stringMatching(/^remediation\//) });
     expect(status('first').lastRemediated).toEqual(expect.any(String));
 
