@@ -6,6 +6,7 @@
  * an `online: false` host.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { defaultPayloadConverter } from '@temporalio/common';
 import type { FastifyInstance } from 'fastify';
 import { callApi, serveApi } from '../support/api-client';
 import { randomMac, startHarness, uniq, waitFor, type Harness } from '../support/harness';
@@ -72,6 +73,17 @@ describe('API-mode remediation', { timeout: 600_000 }, () => {
     // One power cycle: off, then on (the host's own power-on when it became available came before).
     const power = (host.operations as { kind: string; outcome: string; startedAt: string }[]).filter((o) => o.kind === 'power' && o.outcome === 'succeeded' && o.startedAt >= since);
     expect(power).toHaveLength(2);
+    // Each step is an activity labelled for the Temporal UI.
+    const history = await h.client.workflow.getHandle(`remediation/${NS}/${name}/${uid}`).fetchHistory();
+    const summaries = (history.events ?? [])
+      .filter((e) => e.activityTaskScheduledEventAttributes && e.userMetadata?.summary)
+      .map((e) => String(defaultPayloadConverter.fromPayload(e.userMetadata!.summary!)));
+    expect(summaries).toEqual([
+      `1-remediate: power off (key metal3-remediation-${uid})`,
+      '1-remediate: wait for powered off',
+      `1-remediate: release power-off key metal3-remediation-${uid}`,
+      '1-remediate: wait for powered on',
+    ]);
     const listed = await waitFor('listed', async () => {
       const items = (await call('GET', `${hostPath(name)}/remediations`)).json.items as { uid: string }[];
       return items.some((i) => i.uid === uid) ? items : undefined;
