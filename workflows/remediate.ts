@@ -66,7 +66,7 @@ export async function remediateWorkflow(input: RemediationInput): Promise<Remedi
   const publish = async (): Promise<void> => {
     if (!input.resource) return;
     const { phase, retryCount, lastRemediated, outcome, message } = v;
-    const status = { phase, retryCount, outcome, workflowId: workflowInfo().workflowId, ...(lastRemediated ? { lastRemediated } : {}), ...(message ? { message } : {}) };
+    const status = { phase, retryCount, outcome, workflowId: workflowInfo().workflowId, ...(lastRemediated ? { lastRemediated } : {}), ...(message ? { message: message.slice(0, 4000) } : {}) };
     await act('publishRemediationStatus', `status: ${phase}`)([{ namespace: ref.namespace, name: input.resource.name, status }]);
   };
   const end = async (outcome: RemediationView['outcome'], message: string, phase?: RemediationPhase): Promise<RemediationView> => {
@@ -128,13 +128,17 @@ export async function remediateWorkflow(input: RemediationInput): Promise<Remedi
     v.hostUnhealthy = true;
     return await end('failed', `gave up after ${v.retryCount} power cycle(s): the host is marked capm3.metal3.io/unhealthy`, 'Failed');
   } catch (err) {
-    if (!isCancellation(err)) throw err;
-    // Cancelled: the host gets its power back and the taint goes; not a failure.
+    // Cancelled or failed: the host gets its power back and the taint goes. A cancellation is not a failure.
     await CancellationScope.nonCancellable(async () => {
       if (held) await quick.releaseHostOff({ ref, key, kubernetes });
       if (tainted && v.node) await quick.removeOutOfServiceTaint(v.node);
     });
-    await CancellationScope.nonCancellable(() => end('cancelled', `cancelled (${workflowInfo().workflowId}); power-off key released${v.backup ? '; the Node\'s backup stays on the host\'s annotations' : ''}`));
+    const backup = v.backup ? '; the Node\'s backup stays on the host\'s annotations' : '';
+    await CancellationScope.nonCancellable(() =>
+      isCancellation(err)
+        ? end('cancelled', `cancelled; power-off key released${backup}`)
+        : end('failed', `failed: ${err instanceof Error ? err.message : String(err)}; power-off key released${backup}`, 'Failed'),
+    );
     throw err;
   }
 
