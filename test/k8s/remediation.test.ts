@@ -215,6 +215,16 @@ describe('remediation (reboot strategy) on a real API server', () => {
     expect(await powerChanges(HOSTS.timeout, since)).toBe(4);
   }, LONG * 2);
 
+  it('the API server refuses a HostRemediation outside CAPM3\'s bounds, naming the field', () => {
+    const r = kubectl(['apply', '-n', NS, '-f', '-'], {
+      check: false,
+      input: JSON.stringify({ apiVersion: 'metalflow.io/v1alpha1', kind: 'HostRemediation', metadata: { name: 'bad' }, spec: { hostName: HOSTS.offline, strategy: { type: 'Reboot', retryLimit: 0, timeoutSeconds: 99 } } }),
+    });
+    expect(r.status).not.toBe(0);
+    expect(r.stderr).toMatch(/spec\.strategy\.retryLimit/);
+    expect(r.stderr).toMatch(/spec\.strategy\.timeoutSeconds/);
+  });
+
   it('online: false is refused and nothing changes', async () => {
     const m = nodeFor(HOSTS.offline);
     const before = bmh(HOSTS.offline).metadata.annotations ?? {};
