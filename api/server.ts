@@ -12,6 +12,8 @@ import type { FieldError, Result } from '../types/field-error';
 import { validateFleetInput } from '../types/fleet';
 import { FleetService } from './fleet-service';
 import { registerFleetRoutes } from './fleet-routes';
+import { registerRemediationRoutes } from './remediation-routes';
+import { validateRemediationRequest } from '../types/remediation';
 import { ApiError, busyError, type HostService } from './host-service';
 import { HostInputSchema, HostParamsSchema, ImageBodySchema, ListQuerySchema, PauseBodySchema, PowerOffParamsSchema, RebootBodySchema, RebootHeadersSchema } from './schemas';
 import { canView, installGuard } from './auth/guard';
@@ -26,7 +28,7 @@ class RequestValidationError extends Error {
 
 const PART_PREFIX: Record<string, string> = { body: '', params: 'path', querystring: 'query', headers: 'header' };
 
-const CUSTOM_VALIDATORS: Record<string, (data: unknown) => Result<unknown>> = { 'fleet-input': validateFleetInput };
+const CUSTOM_VALIDATORS: Record<string, (data: unknown) => Result<unknown>> = { 'fleet-input': validateFleetInput, 'remediation-input': validateRemediationRequest };
 
 /** The largest request body: the inline user data (512 KiB) and the rest of a spec, JSON-escaped, fit. */
 export const API_BODY_LIMIT_BYTES = 1024 * 1024;
@@ -111,6 +113,7 @@ export async function buildServer(hosts: HostService, opts: { logger?: boolean; 
   });
 
   registerFleetRoutes(app, opts.fleets ?? new FleetService({ client: hosts.client, taskQueue: hosts.taskQueue }));
+  registerRemediationRoutes(app, hosts);
 
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   app.get('/healthz', { schema: { hide: true } }, async () => ({ ok: true }));

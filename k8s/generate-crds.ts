@@ -31,6 +31,8 @@ import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { bareMetalHostCrd, GROUP, hardwareDataCrd, secretNamespacePolicy } from './crd-gen/objects';
 import { toYaml } from './crd-gen/yaml';
+import { hostRemediationCrd } from './crd-gen/remediation-objects';
+import { HOST_REMEDIATION } from '../types/host-remediation';
 
 export * from './crd-gen/objects';
 export { toStructural, type JSONSchemaProps, type ValidationRule } from './crd-gen/structural';
@@ -46,6 +48,7 @@ export function generatedFiles(dir = CRD_DIR): Record<string, string> {
     [join(dir, `${GROUP}_baremetalhosts.yaml`)]: toYaml([bareMetalHostCrd()]),
     [join(dir, `${GROUP}_hardwaredata.yaml`)]: toYaml([hardwareDataCrd()]),
     [join(dir, `${GROUP}_baremetalhosts_policy.yaml`)]: toYaml(secretNamespacePolicy()),
+    [join(dir, `${HOST_REMEDIATION.group}_${HOST_REMEDIATION.plural}.yaml`)]: toYaml([hostRemediationCrd()]),
   };
 }
 

@@ -14,6 +14,8 @@ import type { KubeRest } from '../clients/kubernetes/kube-rest';
 import { createPowerActivities } from '../activities/power-activities';
 import { createFleetActivities } from '../activities/fleet-activities';
 import { createImageActivities } from '../activities/image-activities';
+import { createRemediationHostActivities } from '../activities/remediation-host';
+import { createRemediationNodeActivities } from '../activities/remediation-node';
 
 export const WORKFLOWS_PATH = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
 
@@ -74,6 +76,9 @@ export async function createWorker(
       ...createImageActivities(deps.imageCa ? { http: { ca: deps.imageCa } } : {}),
       // Fleet operations act through the host workflows, with the worker's own Temporal client.
       ...createFleetActivities(),
+      // Remediations act on the host through its workflow (and its BareMetalHost), on Nodes through the API server.
+      ...createRemediationHostActivities({ rest: deps.kubernetes }),
+      ...createRemediationNodeActivities({ rest: deps.kubernetes }),
       ...(deps.kubernetes ? createKubernetesActivities({ rest: deps.kubernetes }) : {}),
     },
     // New hosts and every operation's child workflow start on the shared

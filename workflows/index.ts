@@ -12,3 +12,4 @@ export {
   detachWorkflow,
 } from './operations';
 export { fleetWorkflow } from './fleet';
+export { remediateWorkflow } from './remediate';

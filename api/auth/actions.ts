@@ -18,6 +18,7 @@ const ACTIONS: Record<string, Action> = {
   [`DELETE ${HOST}/power-off-requests/:key`]: 'operate',
   [`PUT ${HOST}/paused`]: 'operate',
   [`DELETE ${HOST}/paused`]: 'operate',
+  [`POST ${HOST}/remediations`]: 'operate',
 };
 
 /**

@@ -18,6 +18,7 @@ import { WorkQueue } from './work-queue';
 import { scanEndedWorkflows } from './ended-scan';
 import { ControllerMetrics } from './metrics';
 import { serveMetrics } from '../../clients/prometheus/metrics-server';
+import { RemediationController } from './remediations';
 
 const config = loadConfig();
 const log = (m: string): void => console.log(`[controller] ${m}`);
@@ -47,6 +48,7 @@ if (settings.metricsPort !== undefined) {
   const served = await serveMetrics(metrics.registry, { host: config.metricsHost, port: settings.metricsPort });
   log(`metrics at ${served.url}`);
 }
+let remediations: RemediationController | undefined;
 
 /** Drives hosts while holding the lease; stops at once when it is lost, then campaigns again. */
 async function lead(): Promise<void> {
@@ -59,6 +61,7 @@ async function lead(): Promise<void> {
         secrets?.stop();
         queue?.stop();
         stopScan?.();
+        remediations?.stop();
         resolve();
       });
     });
@@ -104,6 +107,9 @@ async function lead(): Promise<void> {
     await sec.start();
     await inf.start();
     log(`watching ${inf.cache.size} BareMetalHosts`);
+    remediations = new RemediationController({ rest, client, taskQueue: config.taskQueue, namespace: watchNamespace, log });
+    // Not awaited: a cluster without the HostRemediation CRD still gets its hosts driven (the list is retried and logged).
+    void remediations.start();
     // Hosts whose workflow ends abnormally from now on; the first list above queued every host once.
     stopScan = scanEndedWorkflows({
       client,
@@ -155,6 +161,7 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     secrets?.stop();
     queue?.stop();
     stopScan?.();
+    remediations?.stop();
     elector.stop();
     void connection.close().then(() => process.exit(0));
   });

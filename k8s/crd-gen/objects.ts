@@ -76,7 +76,7 @@ function at(root: JSONSchemaProps, path: string): JSONSchemaProps {
 
 // ------------------------------------------------------------- objects ----
 
-const META_PROPS: Record<string, JSONSchemaProps> = {
+export const META_PROPS: Record<string, JSONSchemaProps> = {
   apiVersion: {
     type: 'string',
     description:
@@ -126,7 +126,9 @@ export function hardwareDataSchema(): JSONSchemaProps {
 }
 
 
-function crd(opts: {
+export function crd(opts: {
+  /** metal3.io unless said (metalflow's own kinds live in metalflow.io). */
+  group?: string;
   kind: string;
   plural: string;
   singular: string;
@@ -147,11 +149,11 @@ function crd(opts: {
     apiVersion: 'apiextensions.k8s.io/v1',
     kind: 'CustomResourceDefinition',
     metadata: {
-      name: `${opts.plural}.${GROUP}`,
+      name: `${opts.plural}.${opts.group ?? GROUP}`,
       annotations: { 'metalflow.io/generated-by': GENERATED_BY },
     },
     spec: {
-      group: GROUP,
+      group: opts.group ?? GROUP,
       names: {
         kind: opts.kind,
         listKind: `${opts.kind}List`,

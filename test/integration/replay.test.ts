@@ -78,6 +78,8 @@ describe('replay of recorded histories', () => {
     // given up after Metal3's retry count with it (record-delete-gives-up-histories.ts old|new).
     expect(files).toContain('host-delete-power-off-retried-v1.json');
     expect(files).toContain('host-delete-gives-up.json');
+    // An API-mode remediation: the power cycle through a keyed power-off request (test/support/record-remediation-histories.ts).
+    expect(files).toContain('remediation-api-power-cycle-v1.json');
   });
 
   it.each(files)('%s replays without nondeterminism', async (file) => {

@@ -1,0 +1,21 @@
+/** HostRemediation objects (metalflow.io): their path and the status write. Pure I/O. */
+import { HOST_REMEDIATION, type HostRemediationStatus } from '../../types/host-remediation';
+import { KubeError } from './kube-error';
+import type { KubeRest } from './kube-rest';
+
+export const hostRemediationsPath = (namespace?: string): string =>
+  `/apis/${HOST_REMEDIATION.group}/${HOST_REMEDIATION.version}${namespace ? `/namespaces/${encodeURIComponent(namespace)}` : ''}/${HOST_REMEDIATION.plural}`;
+
+/** Merge-patches the status; false when the object is gone (deleted: nothing to report to). */
+export async function patchHostRemediationStatus(rest: KubeRest, namespace: string, name: string, status: HostRemediationStatus): Promise<boolean> {
+  try {
+    await rest.call('PATCH', `${hostRemediationsPath(namespace)}/${encodeURIComponent(name)}/status`, {
+      body: { status },
+      contentType: 'application/merge-patch+json',
+    });
+    return true;
+  } catch (err) {
+    if (err instanceof KubeError && err.status === 404) return false;
+    throw err;
+  }
+}

@@ -1,0 +1,90 @@
+/**
+ * HostRemediation objects (metalflow.io) start remediation workflows: one
+ * per object, id `remediation/<ns>/<host>/<object uid>`, started once
+ * (a re-list or a second controller finds it started and changes nothing).
+ * Deleting the object cancels a remediation still running (its power-off
+ * request is released; not a failure). The workflow writes the status.
+ */
+import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
+import { WorkflowIdReusePolicy } from '@temporalio/common';
+import type { KubeRest } from '../../clients/kubernetes/kube-rest';
+import { hostRemediationsPath } from '../../clients/kubernetes/host-remediations';
+import type { HostRemediationSpec, HostRemediationStatus } from '../../types/host-remediation';
+import { remediationWorkflowId, type RemediationInput } from '../../workflows/remediation-definitions';
+import { Informer, type KubeObject } from './informer';
+import { WorkQueue } from './work-queue';
+
+export interface HostRemediationObject extends KubeObject {
+  spec: HostRemediationSpec;
+  status?: HostRemediationStatus;
+}
+
+export interface RemediationControllerDeps {
+  rest: KubeRest;
+  client: Client;
+  taskQueue: string;
+  namespace?: string;
+  log: (message: string) => void;
+}
+
+export class RemediationController {
+  private readonly queue: WorkQueue;
+  private readonly informer: Informer<HostRemediationObject>;
+  /** Workflows of the objects seen, so a deletion can cancel its remediation. */
+  private readonly workflows = new Map<string, string>();
+
+  constructor(private readonly deps: RemediationControllerDeps) {
+    this.queue = new WorkQueue((key) => this.reconcile(key), { maxQueued: 10_000, concurrency: 4, baseBackoffMs: 500, maxBackoffMs: 30_000 });
+    this.informer = new Informer<HostRemediationObject>(deps.rest, hostRemediationsPath(deps.namespace), (key) => this.queue.add(key), { log: deps.log });
+  }
+
+  start(): Promise<void> {
+    return this.informer.start();
+  }
+
+  stop(): void {
+    this.informer.stop();
+    this.queue.stop();
+  }
+
+  private async reconcile(key: string): Promise<void> {
+    const obj = this.informer.cache.get(key);
+    if (!obj || obj.metadata.deletionTimestamp) {
+      const workflowId = this.workflows.get(key);
+      if (workflowId) await this.cancel(key, workflowId);
+      return;
+    }
+    const { namespace = '', name, uid = '' } = obj.metadata;
+    const ref = { namespace, name: obj.spec.hostName };
+    const workflowId = remediationWorkflowId(ref, uid);
+    this.workflows.set(key, workflowId);
+    if (obj.status?.outcome && obj.status.outcome !== 'running') return;
+    const { hostName: _host, ...request } = obj.spec;
+    const input: RemediationInput = { ref, uid, request, kubernetes: true, resource: { name } };
+    try {
+      await this.deps.client.workflow.start('remediateWorkflow', {
+        taskQueue: this.deps.taskQueue,
+        workflowId,
+        args: [input],
+        // One object, one remediation: an ended one is never started again.
+        workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+      });
+      this.deps.log(`${key}: remediation of ${namespace}/${ref.name} started (${workflowId})`);
+    } catch (err) {
+      if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+    }
+  }
+
+  private async cancel(key: string, workflowId: string): Promise<void> {
+    try {
+      const handle = this.deps.client.workflow.getHandle(workflowId);
+      if ((await handle.describe()).status.name === 'RUNNING') {
+        await handle.cancel();
+        this.deps.log(`${key}: HostRemediation deleted; remediation ${workflowId} cancelled`);
+      }
+    } catch (err) {
+      if (!(err instanceof WorkflowNotFoundError)) throw err;
+    }
+    this.workflows.delete(key);
+  }
+}

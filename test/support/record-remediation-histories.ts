@@ -1,0 +1,38 @@
+/**
+ * Records a remediation for the replay test: an API-mode remediation (no
+ * Node: the power cycle through the host workflow's keyed power-off request)
+ * of an available host, `remediation-api-power-cycle<suffix>.json`. Never
+ * overwrites a fixture. `node --import tsx test/support/record-remediation-histories.ts <suffix>`
+ * (default `-v1`) on a running test stack.
+ */
+import { randomUUID } from 'node:crypto';
+import { remediationWorkflowId, type RemediationInput } from '../../workflows/remediation-definitions';
+import type { remediateWorkflow } from '../../workflows/remediate';
+import { assertNewFixtures, saveHistory } from './record-fixture';
+import { FAST_HOST_OPTIONS, randomMac, startHarness, waitFor } from './harness';
+
+const suffix = process.argv[2] ?? '-v1';
+const file = `remediation-api-power-cycle${suffix}.json`;
+assertNewFixtures(file);
+
+const ref = { namespace: `replay-remed-${Date.now()}`, name: 'remed-a' };
+const h = await startHarness({ hostOptions: FAST_HOST_OPTIONS });
+try {
+  await h.hosts.put(ref, {
+    spec: { bmc: { address: `fake://${ref.name}`, credentialsName: `${ref.name}-bmc` }, bootMACAddress: randomMac(), online: true },
+    credentials: { username: 'admin', password: 'pw' },
+  });
+  await waitFor('available', async () => {
+    const v = await h.hosts.get(ref);
+    return v.status.provisioning.state === 'available' && v.status.poweredOn && !v.currentOperation;
+  }, { timeoutMs: 240_000 });
+  const uid = randomUUID();
+  const input: RemediationInput = { ref, uid, request: { strategy: { type: 'Reboot' } }, kubernetes: false };
+  const handle = await h.client.workflow.start<typeof remediateWorkflow>('remediateWorkflow', { workflowId: remediationWorkflowId(ref, uid), taskQueue: h.taskQueue, args: [input] });
+  const view = await handle.result();
+  if (view.outcome !== 'succeeded') throw new Error(`the remediation ended ${view.outcome}: ${view.message ?? ''}`);
+  saveHistory(handle.workflowId, file);
+  await h.hosts.remove(ref);
+} finally {
+  await h.close();
+}

@@ -1,0 +1,34 @@
+/** The remediation request's checks (API body, HostRemediation spec): each bad field named, CAPM3's bounds. */
+import { describe, expect, it } from 'vitest';
+import { validateRemediationRequest } from '../../types/remediation';
+
+const fields = (input: unknown): string[] => {
+  const r = validateRemediationRequest(input);
+  return r.ok ? [] : r.errors.map((e) => e.field).sort();
+};
+
+describe('validateRemediationRequest', () => {
+  it('accepts CAPM3\'s strategy with and without its optional fields', () => {
+    expect(fields({ strategy: { type: 'Reboot' } })).toEqual([]);
+    expect(fields({ strategy: { type: 'Reboot', retryLimit: 1, timeoutSeconds: 100 }, nodeHandling: 'Delete', nodeName: 'worker-3' })).toEqual([]);
+  });
+
+  it('names every bad field', () => {
+    expect(fields({ strategy: { type: 'Reprovision', retryLimit: 0, timeoutSeconds: 99 }, nodeHandling: 'Drain', extra: true })).toEqual([
+      'extra',
+      'nodeHandling',
+      'strategy.retryLimit',
+      'strategy.timeoutSeconds',
+      'strategy.type',
+    ]);
+    expect(fields({ strategy: { type: 'Reboot', retryLimit: 1.5, timeoutSeconds: 86_401 } })).toEqual(['strategy.retryLimit', 'strategy.timeoutSeconds']);
+    expect(fields({})).toEqual(['strategy']);
+    expect(fields([])).toEqual(['body']);
+  });
+
+  it('says what is accepted', () => {
+    const r = validateRemediationRequest({ strategy: { type: 'Reboot', timeoutSeconds: 10 } });
+    expect(r.ok).toBe(false);
+    if (!r.ok) expect(r.errors[0]!.reason).toMatch(/100/);
+  });
+});
