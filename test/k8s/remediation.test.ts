@@ -105,6 +105,25 @@ async function powerChanges(host: string, since: string): Promise<number> {
   return (await view(host)).operations.filter((o) => o.kind === 'power' && o.outcome === 'succeeded' && o.startedAt >= since).length;
 }
 
+/**
+ * The host's power-off (its first power operation since `since`) ended before the remediation
+ * scheduled `activity` (the Node's deletion or taint): read from the host workflow's own record and
+ * the remediation's history, not from a view polled afterwards (the release follows within ms).
+ */
+async function poweredOffBefore(h: WorkflowHandle, host: string, since: string, activity: string): Promise<void> {
+  const off = (await view(host)).operations.find((o) => o.kind === 'power' && o.startedAt >= since);
+  expect(off).toMatchObject({ outcome: 'succeeded' });
+  let at: number | undefined;
+  for (const e of (await h.fetchHistory()).events ?? []) {
+    if (e.activityTaskScheduledEventAttributes?.activityType?.name === activity && e.eventTime) {
+      at = Number(e.eventTime.seconds ?? 0) * 1000 + Math.floor((e.eventTime.nanos ?? 0) / 1e6);
+      break;
+    }
+  }
+  expect(at, `${activity} scheduled`).toBeDefined();
+  expect(Date.parse(off!.endedAt!)).toBeLessThanOrEqual(at!);
+}
+
 /** How many times an activity completed in the workflow's history. */
 async function completed(h: WorkflowHandle, activity: string): Promise<number> {
   const history = await h.fetchHistory();
@@ -138,9 +157,6 @@ async function kubeletRuns<T>(m: Machine, until: Promise<T>): Promise<T> {
 /** Plays the kubelet through one Delete-path power cycle: waits for the Node to go (checking the host is off by then), then comes back. */
 async function kubeletThroughDelete(m: Machine, onGone?: () => void): Promise<void> {
   await waitFor(`Node ${m.node} deleted`, async () => node(m.node) === undefined, { timeoutMs: LONG, intervalMs: 250 });
-  const atDeletion = await view(m.host);
-  // Power off happens before the Node is deleted: by the time it is gone the host reports off.
-  expect(atDeletion.status.poweredOn).toBe(false);
   const backup = bmh(m.host).metadata.annotations ?? {};
   expect(JSON.parse(backup[REMEDIATION_ANNOTATIONS.labelsBackup] ?? '{}')).toEqual(m.labels);
   expect(JSON.parse(backup[REMEDIATION_ANNOTATIONS.annotationsBackup] ?? '{}')).toEqual(m.annotations);
@@ -180,6 +196,8 @@ describe('remediation (reboot strategy) on a real API server', () => {
     const annotations = bmh(HOSTS.deleted).metadata.annotations ?? {};
     expect(Object.keys(annotations).filter((k) => k.startsWith('remediation.metal3.io/') || k.startsWith('reboot.metal3.io/'))).toEqual([]);
     expect(await completed(h, 'restoreNode')).toBe(1);
+    // Power off happens before the Node is deleted.
+    await poweredOffBefore(h, HOSTS.deleted, since, 'deleteHostNode');
     // One power cycle: off, then on.
     expect(await powerChanges(HOSTS.deleted, since)).toBe(2);
     expect((await view(HOSTS.deleted)).power.holds).toEqual({});
@@ -188,9 +206,10 @@ describe('remediation (reboot strategy) on a real API server', () => {
   it('out-of-service taint path: tainted once off, untainted once Ready again; the Node is never deleted', async () => {
     const m = nodeFor(HOSTS.taint);
     const original = node(m.node)!.metadata.uid;
+    const since = new Date().toISOString();
     const h = await startRemediation(HOSTS.taint, { strategy: { type: 'Reboot' } });
     await waitFor('the out-of-service taint', async () => node(m.node)?.spec?.taints?.some((t) => t.key === REMEDIATION_ANNOTATIONS.outOfServiceTaint), { timeoutMs: LONG, intervalMs: 250 });
-    expect((await view(HOSTS.taint)).status.poweredOn).toBe(false);
+    await poweredOffBefore(h, HOSTS.taint, since, 'taintNodeOutOfService');
     setReady(m.node, m.systemUUID, 'False');
     await waitFor('host powered on again', async () => (await view(HOSTS.taint)).status.poweredOn, { timeoutMs: LONG });
     const r = await kubeletRuns(m, result(h));
