@@ -1,0 +1,49 @@
+/**
+ * Manual cleaning: one named step (erase, RAID, BIOS) as one Ironic manual
+ * clean (`clean` with its `clean_steps`, from `manageable`), waited out
+ * through `cleaning`/`clean wait` on the shared node watcher. The node ends
+ * `manageable`; the host's `prepare` then makes it available again.
+ */
+import type { CleanStep } from '../types/clean';
+import type { IronicClient } from '../clients/ironic/client';
+import { ironicCleanSteps, targetRaidConfig } from '../clients/ironic/clean-steps';
+import { lastError, summary, type NodeDriver, type NodeSummary, type NodeTarget } from './ironic-node-driver';
+
+export interface CleanDeps {
+  ironic: IronicClient;
+  driver: NodeDriver;
+}
+
+export function createCleanActivities(deps: CleanDeps) {
+  const { ironic, driver } = deps;
+
+  async function cleanNode(input: NodeTarget & { nodeId: string; step: CleanStep }): Promise<NodeSummary> {
+    const { nodeId, step } = input;
+    const clean_steps = ironicCleanSteps(step);
+    const send = async (): Promise<Record<string, unknown>> => {
+      // Ironic's RAID clean step builds the node's target_raid_config: set it just before.
+      if (step.name === 'raid') await ironic.setTargetRaidConfig(nodeId, targetRaidConfig(step.raid));
+      return { clean_steps };
+    };
+    const node = await driver.drive(nodeId, (n, issued) => {
+      switch (n.provision_state) {
+        case 'manageable':
+          return issued.includes('clean') ? { done: true } : { verb: 'clean', prepare: send };
+        case 'clean failed':
+          // Ironic's own words: which step and why (it never puts BMC credentials in last_error).
+          if (issued.includes('clean')) return { fail: `clean step ${step.name} failed: ${lastError(n)}` };
+          // Left by an earlier attempt: manageable again, then this step's clean.
+          return { verb: 'manage' };
+        case 'available':
+        case 'enroll':
+        case 'inspect failed':
+          return issued.includes('clean') ? { fail: `clean step ${step.name}: the node left cleaning for "${n.provision_state}"` } : { verb: 'manage' };
+        default:
+          return { fail: `cannot clean a node in Ironic state "${n.provision_state}"` };
+      }
+    });
+    return summary(node);
+  }
+
+  return { cleanNode };
+}
