@@ -5,7 +5,7 @@
  * a failure names the step Ironic failed. Runs inside the host workflow, in
  * `preparing`; the node is left `manageable` for `prepare` to make available.
  */
-import { ActivityCancellationType, proxyActivities, type ActivityOptions } from '@temporalio/workflow';
+import { ActivityCancellationType, CancellationScope, CancelledFailure, proxyActivities, type ActivityOptions } from '@temporalio/workflow';
 import type { IronicActivities } from '../activities/ironic-activities';
 import { QUIET_RETRY, required } from './operation-common';
 import { abortingOnCancel } from './operation-cancel';
@@ -29,6 +29,8 @@ export async function cleanWorkflow(input: OperationInput, progress?: (step: str
   return abortingOnCancel(input, async () => {
     let poweredOn: boolean | undefined;
     for (const step of steps) {
+      // A step that finished after the host cancelled the clean (withdrawn, paused, deleted) is the last one.
+      if (CancellationScope.current().consideredCancelled) throw new CancelledFailure(`the clean was cancelled before step ${step.name}`);
       progress?.(step.name);
       const node = await cleaning.cleanNode.executeWithOptions(
         { ...OPTIONS, summary: `${label}: cleanNode ${step.name}` },

@@ -169,4 +169,27 @@ describe('manual cleaning', () => {
     expect(back.status.errorType).toBe('');
     expect(back.operations.at(-1)).toMatchObject({ kind: 'prepare', outcome: 'succeeded' });
   }, 300_000);
+
+  it('a clean withdrawn while its step runs is cancelled, not failed; the steps after it never reach Ironic', async () => {
+    const name = uniq('withdrawn');
+    const nodeId = await available(name);
+    // The bios step's clean verb is held at the proxy, so the clean is surely running when it is withdrawn.
+    let held = false;
+    const isCleanVerb = (r: { method: string; path: string; body: string }) => r.method === 'PUT' && r.path === `/v1/nodes/${nodeId}/states/provision` && r.body.includes('"clean"');
+    ctx.proxy.hold((r) => !held && isCleanVerb(r) && (held = true), 15_000);
+    await ctx.h.hosts.clean(ref(name), { steps: [BIOS.steps[0]!, { name: 'erase-metadata' }] });
+    await waitFor('the bios step sent', async () => held || undefined);
+    const running = await view(name);
+    expect(running.status.provisioning.state).toBe('preparing');
+    expect(running.currentOperation).toMatchObject({ kind: 'clean', steps: ['bios', 'erase-metadata'], step: 'bios' });
+
+    await ctx.h.hosts.clean(ref(name), null);
+    const back = await waitFor('available after the withdrawal', async () => idle('available')(await view(name)), { timeoutMs: 120_000 });
+    const clean = back.operations.find((o) => o.kind === 'clean');
+    expect(clean).toMatchObject({ outcome: 'cancelled', cancelReason: 'the clean request was withdrawn', step: 'bios' });
+    expect(back.status.errorType).toBe('');
+    expect(back.status.errorCount).toBe(0);
+    expect(ctx.proxy.count(isCleanVerb)).toBe(1);
+    expect((await historyOf(nodeId)).some((e) => e.includes('erase_devices_metadata'))).toBe(false);
+  }, 240_000);
 });
