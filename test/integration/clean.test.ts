@@ -19,6 +19,7 @@ import { ApiError } from '../../api/host-service';
 import { IRONIC_URL } from '../support/env';
 import { randomMac, uniq, waitFor } from '../support/harness';
 import { useProxiedHarness } from '../support/proxied-harness';
+import { callApi, serveApi } from '../support/api-client';
 import { operationEvents } from '../support/operation-history';
 import { defaultPayloadConverter } from '@temporalio/common';
 
@@ -106,6 +107,19 @@ describe('manual cleaning', () => {
       const err = await rejection(ctx.h.hosts.clean(ref(name), body as CleanRequest));
       expect(err.status).toBe(400);
       expect(err.fields).toEqual(expect.arrayContaining([expect.objectContaining({ field, reason: expect.stringMatching(reason) })]));
+    }
+    // The HTTP route checks the body itself, with the same field names.
+    const { app, base } = await serveApi(ctx.h.hosts);
+    try {
+      const res = await callApi(base, 'POST', `/v1/namespaces/${NS}/hosts/${name}/clean`, { steps: [{ name: 'raid', raid: { softwareRAIDVolumes: [{ level: '5' }] } }], force: true });
+      expect(res.status).toBe(400);
+      expect(res.json.error).toBe('InvalidRequest');
+      expect(res.json.fields).toEqual([
+        { field: 'force', reason: 'unknown field; accepted: steps' },
+        { field: 'steps[0].raid.softwareRAIDVolumes[0].level', reason: 'unsupported software RAID level "5"; accepted: 0, 1, 1+0' },
+      ]);
+    } finally {
+      await app.close();
     }
     const v = await view(name);
     expect(v.cleanRequest).toBeUndefined();
