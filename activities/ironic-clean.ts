@@ -6,7 +6,8 @@
  */
 import type { CleanStep } from '../types/clean';
 import type { IronicClient } from '../clients/ironic/client';
-import { ironicCleanSteps, targetRaidConfig } from '../clients/ironic/clean-steps';
+import { biosSettings, ironicCleanSteps, targetRaidConfig } from '../clients/ironic/clean-steps';
+import { activityContext } from './activity-context';
 import { lastError, summary, type NodeDriver, type NodeSummary, type NodeTarget } from './ironic-node-driver';
 
 export interface CleanDeps {
@@ -17,9 +18,21 @@ export interface CleanDeps {
 export function createCleanActivities(deps: CleanDeps) {
   const { ironic, driver } = deps;
 
-  async function cleanNode(input: NodeTarget & { nodeId: string; step: CleanStep }): Promise<NodeSummary> {
+  /** A bios step whose every setting Ironic already reports with that value changes nothing: no clean, no reboot. */
+  async function biosMatches(nodeId: string, step: CleanStep): Promise<boolean> {
+    if (step.name !== 'bios') return false;
+    const current = new Map((await ironic.getBiosSettings(nodeId)).map((b) => [b.name, b.value]));
+    return biosSettings(step).every(({ name, value }) => current.get(name) === value);
+  }
+
+  async function cleanNode(input: NodeTarget & { nodeId: string; step: CleanStep }): Promise<NodeSummary & { skipped?: string }> {
     const { nodeId, step } = input;
     const clean_steps = ironicCleanSteps(step);
+    // Only before this attempt sent anything: a retry after the verb went out follows the clean it started.
+    const started = ((activityContext()?.info.heartbeatDetails as { issued?: string[] } | undefined)?.issued ?? []).includes('clean');
+    if (!started && (await biosMatches(nodeId, step))) {
+      return { ...summary(await driver.mustGetNode(nodeId)), skipped: 'the BIOS already has these settings' };
+    }
     const send = async (): Promise<Record<string, unknown>> => {
       // Ironic's RAID clean step builds the node's target_raid_config: set it just before.
       if (step.name === 'raid') await ironic.setTargetRaidConfig(nodeId, targetRaidConfig(step.raid));

@@ -28,6 +28,7 @@ export async function cleanWorkflow(input: OperationInput, progress?: (step: str
   const label = operationLabel() ?? 'clean';
   return abortingOnCancel(input, async () => {
     let poweredOn: boolean | undefined;
+    const ran: string[] = [];
     for (const step of steps) {
       // A step that finished after the host cancelled the clean (withdrawn, paused, deleted) is the last one.
       if (CancellationScope.current().consideredCancelled) throw new CancelledFailure(`the clean was cancelled before step ${step.name}`);
@@ -37,7 +38,8 @@ export async function cleanWorkflow(input: OperationInput, progress?: (step: str
         [{ ref: input.ref, nodeId, step }],
       );
       poweredOn = node.poweredOn;
+      ran.push(node.skipped ? `${step.name} skipped (${node.skipped})` : step.name);
     }
-    return { ...(poweredOn !== undefined ? { poweredOn } : {}), note: `clean steps ran: ${steps.map((s) => s.name).join(', ')}` };
+    return { ...(poweredOn !== undefined ? { poweredOn } : {}), note: `clean steps: ${ran.join(', ')}` };
   });
 }

@@ -90,6 +90,19 @@ describe('manual cleaning', () => {
       .filter((s) => s)
       .map((s) => String(defaultPayloadConverter.fromPayload(s!)));
     expect(summaries).toEqual([`${clean[0]!.seq}-clean: cleanNode bios`]);
+
+    // The same settings again: Ironic already reports them, so no clean and no verb at all (no reboot).
+    const verbs = () => ctx.proxy.count((r) => r.method === 'PUT' && r.path === `/v1/nodes/${nodeId}/states/provision`);
+    const sentBefore = verbs();
+    const cleansBefore = (await historyOf(nodeId)).filter((e) => e.startsWith('Starting manual cleaning')).length;
+    await ctx.h.hosts.clean(ref(name), BIOS);
+    const again = await waitFor('the second clean done', async () => {
+      const v = await idle('available')(await view(name));
+      return v && v.operations.filter((o) => o.kind === 'clean').length === 2 ? v : undefined;
+    }, { timeoutMs: 120_000 });
+    expect(again.operations.filter((o) => o.kind === 'clean').at(-1)).toMatchObject({ outcome: 'succeeded', note: 'clean steps: bios skipped (the BIOS already has these settings)' });
+    expect(verbs()).toBe(sentBefore);
+    expect((await historyOf(nodeId)).filter((e) => e.startsWith('Starting manual cleaning')).length).toBe(cleansBefore);
   }, 240_000);
 
   it('refuses invalid steps with field-named errors, and nothing reaches Ironic', async () => {
