@@ -8,7 +8,7 @@ import type { CleanStep } from '../types/clean';
 import type { IronicClient } from '../clients/ironic/client';
 import { biosSettings, ironicCleanSteps, targetRaidConfig } from '../clients/ironic/clean-steps';
 import { activityContext } from './activity-context';
-import { lastError, summary, type NodeDriver, type NodeSummary, type NodeTarget } from './ironic-node-driver';
+import { lastError, operationFailed, summary, type NodeDriver, type NodeSummary, type NodeTarget } from './ironic-node-driver';
 
 export interface CleanDeps {
   ironic: IronicClient;
@@ -38,15 +38,19 @@ export function createCleanActivities(deps: CleanDeps) {
       if (step.name === 'raid') await ironic.setTargetRaidConfig(nodeId, targetRaidConfig(step.raid));
       return { clean_steps };
     };
+    let reasonCleared = false;
     const node = await driver.drive(nodeId, (n, issued) => {
       switch (n.provision_state) {
         case 'manageable':
           return issued.includes('clean') ? { done: true } : { verb: 'clean', prepare: send };
         case 'clean failed':
-          // Ironic's own words: which step and why (it never puts BMC credentials in last_error).
-          if (issued.includes('clean')) return { fail: `clean step ${step.name} failed: ${lastError(n)}` };
           // Left by an earlier attempt: manageable again, then this step's clean.
-          return { verb: 'manage' };
+          if (!issued.includes('clean')) return { verb: 'manage' };
+          // Ironic's own words: which step and why (it never puts BMC credentials in last_error).
+          if (n.last_error) return { fail: `clean step ${step.name} failed: ${lastError(n)}` };
+          // Read late (a retry after a worker died): Ironic's power sync has cleared last_error; its history has it.
+          reasonCleared = true;
+          return { done: true };
         case 'available':
         case 'enroll':
         case 'inspect failed':
@@ -55,7 +59,14 @@ export function createCleanActivities(deps: CleanDeps) {
           return { fail: `cannot clean a node in Ironic state "${n.provision_state}"` };
       }
     });
+    if (reasonCleared) throw operationFailed(`clean step ${step.name} failed: ${await historyError(nodeId)}`);
     return summary(node);
+  }
+
+  /** The newest error in the node's history, where Ironic keeps it after last_error is cleared. */
+  async function historyError(nodeId: string): Promise<string> {
+    const errors = (await ironic.getNodeHistory(nodeId)).filter((e) => e.severity === 'ERROR');
+    return errors.sort((a, b) => a.created_at.localeCompare(b.created_at)).at(-1)?.event ?? 'no reason given by Ironic';
   }
 
   return { cleanNode };
