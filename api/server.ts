@@ -11,11 +11,10 @@ import { schemaErrors } from '../types/validate';
 import type { FieldError, Result } from '../types/field-error';
 import { validateFleetInput } from '../types/fleet';
 import { validateCleanRequest, type CleanRequest } from '../types/clean';
-import { Type } from '@sinclair/typebox';
 import { FleetService } from './fleet-service';
 import { registerFleetRoutes } from './fleet-routes';
 import { ApiError, busyError, type HostService } from './host-service';
-import { HostInputSchema, HostParamsSchema, ImageBodySchema, ListQuerySchema, PauseBodySchema, PowerOffParamsSchema, RebootBodySchema, RebootHeadersSchema } from './schemas';
+import { CleanBodySchema, HostInputSchema, HostParamsSchema, ImageBodySchema, ListQuerySchema, PauseBodySchema, PowerOffParamsSchema, RebootBodySchema, RebootHeadersSchema } from './schemas';
 import { canView, installGuard } from './auth/guard';
 import type { AuthOptions } from './auth/options';
 
@@ -229,8 +228,7 @@ export async function buildServer(hosts: HostService, opts: { logger?: boolean; 
         summary:
           'Manual cleaning of an available host: named steps in order (erase-metadata, erase-full, raid, bios), each an Ironic manual clean; the host is preparing meanwhile',
         params: HostParamsSchema,
-        // Checked by validateCleanRequest (types/clean.ts): each field error names its field and what is accepted.
-        body: Type.Unknown({ 'x-validator': 'clean-request' }),
+        body: CleanBodySchema,
       },
     },
     async (req, reply) => reply.status(202).send(await hosts.clean(req.params, req.body as CleanRequest)),

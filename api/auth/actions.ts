@@ -18,6 +18,9 @@ const ACTIONS: Record<string, Action> = {
   [`DELETE ${HOST}/power-off-requests/:key`]: 'operate',
   [`PUT ${HOST}/paused`]: 'operate',
   [`DELETE ${HOST}/paused`]: 'operate',
+  // A manual clean may erase the host's disks: admin, as deleting it is; withdrawing one is safe.
+  [`POST ${HOST}/clean`]: 'admin',
+  [`DELETE ${HOST}/clean`]: 'operate',
 };
 
 /**

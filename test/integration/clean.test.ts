@@ -19,7 +19,7 @@ import { ApiError } from '../../api/host-service';
 import { IRONIC_URL } from '../support/env';
 import { randomMac, uniq, waitFor } from '../support/harness';
 import { useProxiedHarness } from '../support/proxied-harness';
-import { callApi, serveApi } from '../support/api-client';
+import { callApi, serveApi, writeTokenFile } from '../support/api-client';
 import { operationEvents } from '../support/operation-history';
 import { defaultPayloadConverter } from '@temporalio/common';
 
@@ -133,6 +133,16 @@ describe('manual cleaning', () => {
       ]);
     } finally {
       await app.close();
+    }
+    // It may erase disks: an operator may withdraw a clean but not ask for one.
+    const { file, tokens } = writeTokenFile([['op', `operator:${NS}`]]);
+    const served = await serveApi(ctx.h.hosts, { env: { METALFLOW_API_TOKENS_FILE: file } });
+    try {
+      const path = `/v1/namespaces/${NS}/hosts/${name}/clean`;
+      expect((await callApi(served.base, 'POST', path, { steps: [{ name: 'erase-metadata' }] }, { token: tokens.op })).status).toBe(403);
+      expect((await callApi(served.base, 'DELETE', path, undefined, { token: tokens.op })).status).toBe(200);
+    } finally {
+      await served.app.close();
     }
     const v = await view(name);
     expect(v.cleanRequest).toBeUndefined();
