@@ -9,7 +9,7 @@
  * deploy interface no erase step, so Ironic fails those steps itself
  * ("node does not support this clean step"): that is the forced `clean failed`.
  */
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import type { HostSpec } from '../../types/host';
 import { hostWorkflowId } from '../../types/host-ref';
 import type { CleanRequest } from '../../types/clean';
@@ -37,7 +37,15 @@ const view = (name: string): Promise<HostView> =>
 
 const idle = (state: string) => async (v: HostView) => (v.status.provisioning.state === state && v.currentOperation === undefined && !v.cleanRequest ? v : undefined);
 
+const created: string[] = [];
+// Registered after the harness's own: runs first (hooks run in reverse), while its worker still runs.
+afterAll(async () => {
+  for (const name of created) await ctx.h.hosts.remove(ref(name)).catch(() => undefined);
+  await Promise.all(created.map((name) => ctx.h.client.workflow.getHandle(hostWorkflowId(ref(name))).result().catch(() => undefined)));
+}, 180_000);
+
 async function available(name: string): Promise<string> {
+  created.push(name);
   await ctx.h.hosts.put(ref(name), { spec: spec(name), credentials: { username: 'admin', password: 'pw' } });
   const v = await waitFor(`${name} available`, async () => idle('available')(await view(name)), { timeoutMs: 120_000 });
   return v.status.provisioning.ID;
