@@ -237,4 +237,25 @@ describe('manual cleaning', () => {
     expect(ctx.proxy.count(isCleanVerb)).toBe(1);
     expect((await historyOf(nodeId)).some((e) => e.includes('erase_devices_metadata'))).toBe(false);
   }, 240_000);
+
+  it('a pause cancels a running clean without an error, and the request runs again once resumed', async () => {
+    const name = uniq('paused');
+    const nodeId = await available(name);
+    let held = false;
+    ctx.proxy.hold((r) => !held && r.method === 'PUT' && r.path === `/v1/nodes/${nodeId}/states/provision` && r.body.includes('"clean"') && (held = true), 15_000);
+    await ctx.h.hosts.clean(ref(name), BIOS);
+    await waitFor('the bios step sent', async () => held || undefined);
+    await ctx.h.hosts.setPaused(ref(name), true, 'maintenance window 7');
+    const paused = await waitFor('paused and idle', async () => {
+      const v = await view(name);
+      return v.currentOperation === undefined ? v : undefined;
+    }, { timeoutMs: 120_000 });
+    expect(paused.operations.find((o) => o.kind === 'clean')).toMatchObject({ outcome: 'cancelled', cancelReason: 'the host was paused (maintenance window 7)' });
+    expect(paused.cleanRequest).toBeDefined();
+    await ctx.h.hosts.setPaused(ref(name), false);
+    const done = await waitFor('available once resumed', async () => idle('available')(await view(name)), { timeoutMs: 120_000 });
+    expect(done.operations.filter((o) => o.kind === 'clean').map((o) => o.outcome)).toEqual(['cancelled', 'succeeded']);
+    expect(done.status.errorCount).toBe(0);
+    expect(await biosOf(nodeId)).toMatchObject({ ProcVirtualization: 'Enabled' });
+  }, 240_000);
 });
