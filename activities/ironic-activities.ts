@@ -13,6 +13,7 @@ import { createNodeDriver, wrap } from './ironic-node-driver';
 import { createRegisterActivities } from './ironic-register';
 import { createDeployActivities } from './ironic-deploy';
 import { createTeardownActivities } from './ironic-teardown';
+import { createCleanActivities } from './ironic-clean';
 
 export type { NodeSummary, NodeTarget } from './ironic-node-driver';
 
@@ -41,6 +42,7 @@ export function createIronicActivities(deps: IronicActivityDeps) {
   const register = createRegisterActivities({ ironic, secrets, inspection: deps.inspection ?? 'out-of-band', redfishVerifyCa: deps.redfishVerifyCa, driver });
   const deploy = createDeployActivities({ ironic, secrets, driver });
   const teardown = createTeardownActivities({ ironic, poll, driver });
+  const clean = createCleanActivities({ ironic, driver });
 
   return {
     detachNode: wrap(teardown.detachNode),
@@ -49,6 +51,7 @@ export function createIronicActivities(deps: IronicActivityDeps) {
     manageNode: wrap(register.manageNode),
     inspectNode: wrap(register.inspectNode),
     provideNode: wrap(register.provideNode),
+    cleanNode: wrap(clean.cleanNode),
     deployNode: wrap(deploy.deployNode),
     undeployNode: wrap(deploy.undeployNode),
     setPower: wrap(teardown.setPower),

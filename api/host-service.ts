@@ -6,6 +6,7 @@
 import { WorkflowUpdateFailedError, type Client } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import type { FieldError } from '../types/field-error';
+import type { CleanRequest } from '../types/clean';
 import type { HostRef, HostSpec, Image, ProvisioningState } from '../types/host';
 import { hostWorkflowId, validateHostRef } from '../types/host-ref';
 import { hostRun, hostWorkflowStart, lastHostView, readoptHost, readoptMessage, type HostRun } from '../clients/temporal/host-run';
@@ -20,6 +21,7 @@ import {
   deleteHostUpdate,
   hostViewQuery,
   powerRequestsUpdate,
+  requestCleanUpdate,
   setImageUpdate,
   setPausedUpdate,
   type HostMetadata,
@@ -217,6 +219,18 @@ export class HostService {
     await this.readoptIfEnded(ref);
     try {
       await this.bounded(() => this.handle(ref).executeUpdate(setPausedUpdate, { args: [{ paused, ...(reason ? { reason } : {}) }] }));
+    } catch (err) {
+      throw this.translate(err);
+    }
+    return this.handle(ref).query(hostViewQuery);
+  }
+
+  /** Manual cleaning (`request` validated by the route), or null to withdraw it. */
+  async clean(ref: HostRef, request: CleanRequest | null): Promise<HostView> {
+    this.checkRef(ref);
+    await this.readoptIfEnded(ref);
+    try {
+      await this.bounded(() => this.handle(ref).executeUpdate(requestCleanUpdate, { args: [request] }));
     } catch (err) {
       throw this.translate(err);
     }

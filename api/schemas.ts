@@ -1,4 +1,5 @@
 /** Request schemas of the HTTP API, built from the host model's schemas. */
+import { CLEAN_STEP_NAMES } from '../types/clean';
 import { Type, type Static } from '@sinclair/typebox';
 import { HostSpecSchema, ImageSchema, MAX_LENGTH, PROVISIONING_STATES } from '../types/host';
 import { LabelsSchema } from '../types/labels';
@@ -116,3 +117,26 @@ export const PowerOffParamsSchema = Type.Object({
     description: 'Who asks (as in reboot.metal3.io/<key>): 1-63 letters, digits, "-", "_", "."',
   }),
 });
+
+/**
+ * `POST …/clean`, for the API description; checked by validateCleanRequest (types/clean.ts,
+ * `x-validator`), so each field error names its field and lists what is accepted.
+ */
+export const CleanBodySchema = Type.Object(
+  {
+    steps: Type.Array(
+      Type.Object(
+        {
+          name: Type.Union(CLEAN_STEP_NAMES.map((n) => Type.Literal(n))),
+          raid: Type.Optional(Type.Object({}, { additionalProperties: true, description: "Metal3's spec.raid: hardwareRAIDVolumes or softwareRAIDVolumes" })),
+          firmware: Type.Optional(Type.Object({}, { additionalProperties: true, description: "Metal3's spec.firmware flags" })),
+          settings: Type.Optional(Type.Record(Type.String(), Type.String(), { description: 'BIOS attributes by name' })),
+        },
+        { additionalProperties: false },
+      ),
+      { minItems: 1, maxItems: 8 },
+    ),
+  },
+  { additionalProperties: false, 'x-validator': 'clean-request' },
+);
+

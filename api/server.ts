@@ -10,12 +10,13 @@ import type { TSchema } from '@sinclair/typebox';
 import { schemaErrors } from '../types/validate';
 import type { FieldError, Result } from '../types/field-error';
 import { validateFleetInput } from '../types/fleet';
+import { validateCleanRequest, type CleanRequest } from '../types/clean';
 import { FleetService } from './fleet-service';
 import { registerFleetRoutes } from './fleet-routes';
 import { registerRemediationRoutes } from './remediation-routes';
 import { validateRemediationRequest } from '../types/remediation';
 import { ApiError, busyError, type HostService } from './host-service';
-import { HostInputSchema, HostParamsSchema, ImageBodySchema, ListQuerySchema, PauseBodySchema, PowerOffParamsSchema, RebootBodySchema, RebootHeadersSchema } from './schemas';
+import { CleanBodySchema, HostInputSchema, HostParamsSchema, ImageBodySchema, ListQuerySchema, PauseBodySchema, PowerOffParamsSchema, RebootBodySchema, RebootHeadersSchema } from './schemas';
 import { canView, installGuard } from './auth/guard';
 import type { AuthOptions } from './auth/options';
 
@@ -28,7 +29,11 @@ class RequestValidationError extends Error {
 
 const PART_PREFIX: Record<string, string> = { body: '', params: 'path', querystring: 'query', headers: 'header' };
 
-const CUSTOM_VALIDATORS: Record<string, (data: unknown) => Result<unknown>> = { 'fleet-input': validateFleetInput, 'remediation-input': validateRemediationRequest };
+const CUSTOM_VALIDATORS: Record<string, (data: unknown) => Result<unknown>> = {
+  'fleet-input': validateFleetInput,
+  'remediation-input': validateRemediationRequest,
+  'clean-request': validateCleanRequest,
+};
 
 /** The largest request body: the inline user data (512 KiB) and the rest of a spec, JSON-escaped, fit. */
 export const API_BODY_LIMIT_BYTES = 1024 * 1024;
@@ -221,6 +226,25 @@ export async function buildServer(hosts: HostService, opts: { logger?: boolean; 
     '/v1/namespaces/:namespace/hosts/:name/paused',
     { schema: { summary: 'Resume a paused host: what it was asked to do meanwhile runs now', params: HostParamsSchema } },
     async (req) => hosts.setPaused(req.params, false),
+  );
+
+  app.post(
+    '/v1/namespaces/:namespace/hosts/:name/clean',
+    {
+      schema: {
+        summary:
+          'Manual cleaning of an available host: named steps in order (erase-metadata, erase-full, raid, bios), each an Ironic manual clean; the host is preparing meanwhile',
+        params: HostParamsSchema,
+        body: CleanBodySchema,
+      },
+    },
+    async (req, reply) => reply.status(202).send(await hosts.clean(req.params, req.body as CleanRequest)),
+  );
+
+  app.delete(
+    '/v1/namespaces/:namespace/hosts/:name/clean',
+    { schema: { summary: 'Withdraw a manual clean: a running one is cancelled (not recorded as a failure) and the host made available again', params: HostParamsSchema } },
+    async (req) => hosts.clean(req.params, null),
   );
 
   app.get(

@@ -92,6 +92,9 @@ export function nextStateAfter(op: OperationKind, state: ProvisioningState, s: H
       return 'deleting';
     case 'detach':
       return state;
+    case 'clean':
+      // The node is left manageable: `prepare` makes it available again.
+      return 'preparing';
   }
 }
 
@@ -105,6 +108,7 @@ export const ERROR_TYPE_OF: Record<OperationKind, ErrorType> = {
   reboot: 'power management error',
   delete: 'registration error',
   detach: 'detach error',
+  clean: 'preparation error',
 };
 
 /** What of the spec Ironic's node record depends on; a change means registering again. */
@@ -227,6 +231,8 @@ export function decide(s: HostState, opts: { giveUp?: boolean } = {}): Decision 
     case 'inspecting':
       return { kind: 'operation', op: 'inspect', state };
     case 'preparing':
+      // A manual clean asked for (patch manual-clean; only runs that took it carry a request).
+      if (s.cleanRequest) return { kind: 'operation', op: 'clean', state };
       return { kind: 'operation', op: 'prepare', state };
     case 'provisioning':
       // The image was removed while a failed provisioning waited to retry: undo it instead.
@@ -237,6 +243,7 @@ export function decide(s: HostState, opts: { giveUp?: boolean } = {}): Decision 
     case 'available':
       if (needsRegistration) return { kind: 'operation', op: 'enroll', state };
       if (s.inspectionRequested && inspectionMode(s) !== 'disabled') return { kind: 'operation', op: 'inspect', state: 'inspecting' };
+      if (s.cleanRequest) return { kind: 'operation', op: 'clean', state: 'preparing' };
       if (spec.image) return { kind: 'operation', op: 'provision', state: 'provisioning' };
       return power();
     case 'provisioned':

@@ -4,9 +4,10 @@
  */
 import { defineQuery, defineUpdate } from '@temporalio/workflow';
 import type { HardwareDetails, HostRef, HostSpec, HostStatus, Image } from '../types/host';
+import type { CleanRequest } from '../types/clean';
 import type { PowerRequestChange, PowerRequests, PowerRequestsView } from './power-requests';
 
-export type OperationKind = 'enroll' | 'inspect' | 'prepare' | 'provision' | 'deprovision' | 'power' | 'reboot' | 'delete' | 'detach';
+export type OperationKind = 'enroll' | 'inspect' | 'prepare' | 'provision' | 'deprovision' | 'power' | 'reboot' | 'delete' | 'detach' | 'clean';
 
 /** Which version of the credentials Secret the controller saw: references only, never the data. */
 export interface CredentialsVersion {
@@ -54,6 +55,9 @@ export interface OperationRecord {
   cancelReason?: string;
   /** What a successful step wants known, e.g. that it skipped something (direct inspection of an IPMI host). */
   note?: string;
+  /** A clean: its named steps, in order, and the one running (or, once failed, the one that failed). */
+  steps?: string[];
+  step?: string;
 }
 
 export interface HostWorkflowOptions {
@@ -123,6 +127,15 @@ export interface HostState {
   paused?: PauseState;
   /** The API host's `metadata.labels` (fleet operations select by them); absent until some are set. */
   labels?: Record<string, string>;
+  /** A manual clean asked for (`POST …/clean`, patch manual-clean): run from `preparing` until it succeeds or is withdrawn. */
+  cleanRequest?: PendingClean;
+}
+
+export interface PendingClean {
+  request: CleanRequest;
+  /** Tells a request that replaced another (while the first waited to retry) from the one that ran. */
+  id: number;
+  at: string;
 }
 
 /** Who paused the host: Metal3's `baremetalhost.metal3.io/paused` value, or the API caller's reason. */
@@ -155,6 +168,8 @@ export interface HostView {
   power: PowerRequestsView;
   paused?: PauseState;
   labels?: Record<string, string>;
+  /** A manual clean waiting to run, or running (`currentOperation.step` names its step). */
+  cleanRequest?: PendingClean;
   /** Kubernetes mode: the BareMetalHost is the source of truth, so changes belong there (fleet operations leave the host alone). */
   managedBy?: 'kubernetes';
 }
@@ -220,3 +235,15 @@ export interface PauseResult {
  */
 export const setPausedUpdate = defineUpdate<PauseResult, [PauseRequest]>('setPaused');
 export const MAX_PAUSE_REASON = 256;
+
+export interface CleanRequestResult {
+  /** The request now pending (absent once withdrawn). */
+  pending?: PendingClean;
+  changed: boolean;
+}
+/**
+ * `POST …/clean` (a request) and `DELETE …/clean` (null: withdraw it; a running clean is
+ * cancelled, not failed). Rejected: InvalidRequest for a bad step, Conflict when the host is
+ * not available (cleaning erases disks; a provisioned host is refused) or a clean is running.
+ */
+export const requestCleanUpdate = defineUpdate<CleanRequestResult, [CleanRequest | null]>('requestClean');

@@ -63,6 +63,7 @@ export function hostContext(s: HostState): HostContext {
       power: powerRequestsView(s.power),
       ...(s.paused ? { paused: s.paused } : {}),
       ...(s.labels ? { labels: s.labels } : {}),
+      ...(s.cleanRequest ? { cleanRequest: s.cleanRequest } : {}),
       ...(s.options.publishStatus ? { managedBy: 'kubernetes' as const } : {}),
     }),
     publish: () => {

@@ -30,10 +30,12 @@ import { applyDirectives, checkRestoredStatus, requestInspection, restoreStatus 
 import { applyPowerRequestChange, checkPowerRequestChange, powerRequestsView, type PowerRequestChange } from './power-requests';
 import { applyPause, checkPauseRequest } from './host-pause';
 import { now, type HostContext } from './host-context';
+import { setCleanHandler } from './clean-request';
 
 export function setHostHandlers(ctx: HostContext): void {
   const { s } = ctx;
   setHandler(hostViewQuery, ctx.view);
+  setCleanHandler(ctx);
 
   /** Throws (rejecting the update, nothing applied) when the spec is invalid or conflicts with the running operation. */
   const checkSpec = (spec: HostSpec, meta?: HostMetadata): void => {

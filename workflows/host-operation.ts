@@ -97,6 +97,13 @@ export function operationRunner(ctx: HostContext): OperationRunner {
     // Registering again in a steady state for a changed spec (BMC settings, cleaning mode, hints) only updates
     // the node: not a second enrollment (attaching again after a detach or a lost node still is one).
     const refresh = op === 'enroll' && state !== 'registering' && !s.needsAttach && !s.detached && !s.nodeLost;
+    // A clean shows its named steps; the request it ran is done once it succeeds (a newer one stays).
+    const clean = op === 'clean' ? s.cleanRequest : undefined;
+    if (clean) record.steps = clean.request.steps.map((step) => step.name);
+    const progress = (step: string): void => {
+      record.step = step;
+      setCurrentDetails(`**${op}** (operation ${record.seq}) step ${step} since ${now()}`);
+    };
     if (inline) setCurrentDetails(`**${op}** (operation ${record.seq}) since ${record.startedAt}`);
     try {
       const input: OperationInput = {
@@ -107,6 +114,7 @@ export function operationRunner(ctx: HostContext): OperationRunner {
             ...(uid ? { uid } : {}),
             ...(adopt ? { adopt: { image: s.status.provisioning.image } } : {}),
             ...(image ? { image } : {}),
+            ...(clean ? { clean: clean.request } : {}),
             ...(power
               ? {
                   power: {
@@ -119,10 +127,11 @@ export function operationRunner(ctx: HostContext): OperationRunner {
       };
       const outcome: OperationOutcome = await scope.run(() =>
         inline
-          ? withOperationLabel(`${record.seq}-${op}`, () => OPERATION_WORKFLOWS[op](input))
+          ? withOperationLabel(`${record.seq}-${op}`, () => OPERATION_WORKFLOWS[op](input, progress))
           : executeChild(OPERATION_WORKFLOWS[op], { workflowId: record.workflowId, args: [input], parentClosePolicy: ParentClosePolicy.TERMINATE }),
       );
       applyOutcome(op, outcome, spec);
+      if (clean && s.cleanRequest?.id === clean.id) delete s.cleanRequest;
       record.outcome = 'succeeded';
       record.endedAt = now();
       if (outcome.note) record.note = outcome.note;

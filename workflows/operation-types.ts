@@ -1,6 +1,7 @@
 /** What every operation child workflow takes and returns (shared by the Ironic and direct paths). */
 import type { HardwareDetails, HostRef, HostSpec, Image } from '../types/host';
 import type { PowerOrder } from './power-operations';
+import type { CleanRequest } from '../types/clean';
 
 export interface OperationInput {
   ref: HostRef;
@@ -20,6 +21,8 @@ export interface OperationInput {
   image?: Image;
   /** Steady-state power change or reboot: target, soft/hard, Ironic or BMC (power-operations.ts). */
   power?: PowerOrder;
+  /** Clean only: the named steps, in order (clean-operation.ts). */
+  clean?: CleanRequest;
 }
 
 export interface OperationOutcome {

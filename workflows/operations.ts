@@ -24,6 +24,7 @@ import {
 import { changePower, inspectFromBmc, reboot } from './power-operations';
 import type { OperationInput, OperationOutcome } from './operation-types';
 import { abortingOnCancel } from './operation-cancel';
+import { cleanWorkflow } from './clean-operation';
 
 /** Node record changes: quick, one or two requests. */
 const quick = proxyActivities<IronicActivities>({ startToCloseTimeout: '2 minutes', retry });
@@ -159,7 +160,8 @@ export async function detachWorkflow(input: OperationInput): Promise<OperationOu
   return { nodeId: '', ...untouchedNote(detached) };
 }
 
-export const OPERATION_WORKFLOWS: Record<OperationKind, (input: OperationInput) => Promise<OperationOutcome>> = {
+/** `progress`: an inline operation's steps as they start (only clean has named steps). */
+export const OPERATION_WORKFLOWS: Record<OperationKind, (input: OperationInput, progress?: (step: string) => void) => Promise<OperationOutcome>> = {
   enroll: enrollWorkflow,
   inspect: inspectWorkflow,
   prepare: prepareWorkflow,
@@ -169,4 +171,5 @@ export const OPERATION_WORKFLOWS: Record<OperationKind, (input: OperationInput) 
   reboot: rebootWorkflow,
   delete: deleteWorkflow,
   detach: detachWorkflow,
+  clean: cleanWorkflow,
 };

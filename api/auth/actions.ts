@@ -19,6 +19,9 @@ const ACTIONS: Record<string, Action> = {
   [`PUT ${HOST}/paused`]: 'operate',
   [`DELETE ${HOST}/paused`]: 'operate',
   [`POST ${HOST}/remediations`]: 'operate',
+  // A manual clean may erase the host's disks: admin, as deleting it is; withdrawing one is safe.
+  [`POST ${HOST}/clean`]: 'admin',
+  [`DELETE ${HOST}/clean`]: 'operate',
 };
 
 /**

@@ -294,6 +294,26 @@ export class IronicClient {
     await this.send('PUT', `/v1/nodes/${nodeId}/states/provision`, { target, ...extra });
   }
 
+  /** The node's desired RAID layout (`PUT …/states/raid`), which Ironic's raid.create_configuration clean step builds. */
+  async setTargetRaidConfig(nodeId: string, config: { logical_disks: unknown[] }): Promise<void> {
+    await this.send('PUT', `/v1/nodes/${nodeId}/states/raid`, config);
+  }
+
+  /**
+   * The node's history (API 1.78): Ironic's own record of errors. Its power-state sync clears
+   * `last_error` within a sync interval (node_history on), so a late reader finds the reason here.
+   */
+  async getNodeHistory(nodeId: string): Promise<{ created_at: string; severity: string; event: string }[]> {
+    const { history } = await this.send<{ history: { created_at: string; severity: string; event: string }[] }>('GET', `/v1/nodes/${nodeId}/history`);
+    return history.map(({ created_at, severity, event }) => ({ created_at, severity, event }));
+  }
+
+  /** The BIOS settings Ironic has cached for the node (what its bios interface last read or applied). */
+  async getBiosSettings(nodeId: string): Promise<{ name: string; value: string | null }[]> {
+    const { bios } = await this.send<{ bios: { name: string; value: string | null }[] }>('GET', `/v1/nodes/${nodeId}/bios`);
+    return bios.map(({ name, value }) => ({ name, value }));
+  }
+
   /** `timeout` (seconds) bounds a soft power off / soft reboot; Ironic records a last_error when it passes. */
   async setPowerState(nodeId: string, target: IronicPowerTarget, timeout?: number): Promise<void> {
     await this.send('PUT', `/v1/nodes/${nodeId}/states/power`, timeout === undefined ? { target } : { target, timeout });

@@ -16,6 +16,9 @@ export interface IronicNode {
   instance_info: Record<string, unknown>;
   properties: Record<string, unknown>;
   automated_clean: boolean | null;
+  /** The RAID layout Ironic last recorded as built, and the one it was asked for. */
+  raid_config?: Record<string, unknown>;
+  target_raid_config?: Record<string, unknown>;
   extra: Record<string, unknown>;
 }
 

@@ -39,6 +39,8 @@ describe('replay of recorded histories', () => {
     for (const op of ['enroll', 'inspect', 'prepare', 'power', 'provision', 'deprovision', 'delete']) {
       expect(files).toContain(`operation-direct-${op}.json`);
     }
+    // A manual clean failed in Ironic, retried, corrected and done (patch manual-clean, test/support/record-clean-histories.ts).
+    expect(files).toContain('host-manual-clean.json');
     // Detached, then attached again by adoption (test/support/record-detach-histories.ts).
     expect(files).toContain('host-detach-reattach-adopt.json');
     expect(files).toContain('operation-detach.json');

@@ -1,0 +1,73 @@
+/**
+ * Manual cleaning: one named step (erase, RAID, BIOS) as one Ironic manual
+ * clean (`clean` with its `clean_steps`, from `manageable`), waited out
+ * through `cleaning`/`clean wait` on the shared node watcher. The node ends
+ * `manageable`; the host's `prepare` then makes it available again.
+ */
+import type { CleanStep } from '../types/clean';
+import type { IronicClient } from '../clients/ironic/client';
+import { biosSettings, ironicCleanSteps, targetRaidConfig } from '../clients/ironic/clean-steps';
+import { activityContext } from './activity-context';
+import { lastError, operationFailed, summary, type NodeDriver, type NodeSummary, type NodeTarget } from './ironic-node-driver';
+
+export interface CleanDeps {
+  ironic: IronicClient;
+  driver: NodeDriver;
+}
+
+export function createCleanActivities(deps: CleanDeps) {
+  const { ironic, driver } = deps;
+
+  /** A bios step whose every setting Ironic already reports with that value changes nothing: no clean, no reboot. */
+  async function biosMatches(nodeId: string, step: CleanStep): Promise<boolean> {
+    if (step.name !== 'bios') return false;
+    const current = new Map((await ironic.getBiosSettings(nodeId)).map((b) => [b.name, b.value]));
+    return biosSettings(step).every(({ name, value }) => current.get(name) === value);
+  }
+
+  async function cleanNode(input: NodeTarget & { nodeId: string; step: CleanStep }): Promise<NodeSummary & { skipped?: string }> {
+    const { nodeId, step } = input;
+    const clean_steps = ironicCleanSteps(step);
+    // Only before this attempt sent anything: a retry after the verb went out follows the clean it started.
+    const started = ((activityContext()?.info.heartbeatDetails as { issued?: string[] } | undefined)?.issued ?? []).includes('clean');
+    if (!started && (await biosMatches(nodeId, step))) {
+      return { ...summary(await driver.mustGetNode(nodeId)), skipped: 'the BIOS already has these settings' };
+    }
+    const send = async (): Promise<Record<string, unknown>> => {
+      // Ironic's RAID clean step builds the node's target_raid_config: set it just before.
+      if (step.name === 'raid') await ironic.setTargetRaidConfig(nodeId, targetRaidConfig(step.raid));
+      return { clean_steps };
+    };
+    let reasonCleared = false;
+    const node = await driver.drive(nodeId, (n, issued) => {
+      switch (n.provision_state) {
+        case 'manageable':
+          return issued.includes('clean') ? { done: true } : { verb: 'clean', prepare: send };
+        case 'clean failed':
+          // Left by an earlier attempt: manageable again, then this step's clean.
+          if (!issued.includes('clean')) return { verb: 'manage' };
+          // Ironic's own words: which step and why (it never puts BMC credentials in last_error).
+          if (n.last_error) return { fail: `clean step ${step.name} failed: ${lastError(n)}` };
+          // Read late (a retry after a worker died): Ironic's power sync has cleared last_error; its history has it.
+          reasonCleared = true;
+          return { done: true };
+        case 'available':
+        case 'enroll':
+        case 'inspect failed':
+          return issued.includes('clean') ? { fail: `clean step ${step.name}: the node left cleaning for "${n.provision_state}"` } : { verb: 'manage' };
+        default:
+          return { fail: `cannot clean a node in Ironic state "${n.provision_state}"` };
+      }
+    });
+    if (reasonCleared) throw operationFailed(`clean step ${step.name} failed: ${await historyError(nodeId)}`);
+    return summary(node);
+  }
+
+  /** The newest error in the node's history, where Ironic keeps it after last_error is cleared. */
+  async function historyError(nodeId: string): Promise<string> {
+    const errors = (await ironic.getNodeHistory(nodeId)).filter((e) => e.severity === 'ERROR');
+    return errors.sort((a, b) => a.created_at.localeCompare(b.created_at)).at(-1)?.event ?? 'no reason given by Ironic';
+  }
+
+  return { cleanNode };
+}

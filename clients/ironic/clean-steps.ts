@@ -1,0 +1,86 @@
+/**
+ * metalflow's named clean steps in Ironic's wire format: the `clean_steps`
+ * of a manual clean, and the node's `target_raid_config` the RAID step
+ * builds from. Pure translation, kept apart from the I/O that sends it.
+ */
+import type { CleanStep, FirmwareConfig, RaidConfig } from '../../types/clean';
+
+export interface IronicCleanStep {
+  interface: 'deploy' | 'raid' | 'bios';
+  step: string;
+  args?: Record<string, unknown>;
+}
+
+export interface IronicLogicalDisk {
+  size_gb: number | 'MAX';
+  raid_level: string;
+  is_root_volume?: boolean;
+  volume_name?: string;
+  number_of_physical_disks?: number;
+  physical_disks?: string[];
+  disk_type?: 'hdd' | 'ssd';
+  controller?: string;
+}
+
+/**
+ * Metal3's `spec.firmware` flags as BIOS attribute names. Vendors name them
+ * differently (BMO keeps a table per BMC type); these are the Dell iDRAC
+ * names, which the `settings` map can override or extend by the BMC's own names.
+ */
+const FIRMWARE_ATTRIBUTES: Record<keyof FirmwareConfig, string> = {
+  simultaneousMultithreadingEnabled: 'LogicalProc',
+  sriovEnabled: 'SriovGlobalEnable',
+  virtualizationEnabled: 'ProcVirtualization',
+};
+
+export function biosSettings(step: { firmware?: FirmwareConfig; settings?: Record<string, string> }): { name: string; value: string }[] {
+  const out = new Map<string, string>();
+  for (const [key, on] of Object.entries(step.firmware ?? {}) as [keyof FirmwareConfig, boolean | undefined][]) {
+    if (on !== undefined) out.set(FIRMWARE_ATTRIBUTES[key], on ? 'Enabled' : 'Disabled');
+  }
+  for (const [name, value] of Object.entries(step.settings ?? {})) out.set(name, value);
+  return [...out].map(([name, value]) => ({ name, value }));
+}
+
+/** Ironic's target_raid_config for Metal3's spec.raid; the first volume is the root volume, as BMO builds it. */
+export function targetRaidConfig(raid: RaidConfig): { logical_disks: IronicLogicalDisk[] } {
+  if (raid.softwareRAIDVolumes) {
+    return {
+      logical_disks: raid.softwareRAIDVolumes.map((v, i) => ({
+        size_gb: v.sizeGibibytes ?? 'MAX',
+        raid_level: v.level,
+        controller: 'software',
+        ...(i === 0 ? { is_root_volume: true } : {}),
+      })),
+    };
+  }
+  return {
+    logical_disks: (raid.hardwareRAIDVolumes ?? []).map((v, i) => ({
+      size_gb: v.sizeGibibytes ?? 'MAX',
+      raid_level: v.level,
+      ...(i === 0 ? { is_root_volume: true } : {}),
+      ...(v.name !== undefined ? { volume_name: v.name } : {}),
+      ...(v.numberOfPhysicalDisks !== undefined ? { number_of_physical_disks: v.numberOfPhysicalDisks } : {}),
+      ...(v.physicalDisks !== undefined ? { physical_disks: v.physicalDisks } : {}),
+      ...(v.rotational !== undefined ? { disk_type: v.rotational ? ('hdd' as const) : ('ssd' as const) } : {}),
+      ...(v.controller !== undefined ? { controller: v.controller } : {}),
+    })),
+  };
+}
+
+/** The Ironic clean steps one named step runs, in order. */
+export function ironicCleanSteps(step: CleanStep): IronicCleanStep[] {
+  switch (step.name) {
+    case 'erase-metadata':
+      return [{ interface: 'deploy', step: 'erase_devices_metadata', args: {} }];
+    case 'erase-full':
+      return [{ interface: 'deploy', step: 'erase_devices', args: {} }];
+    case 'raid':
+      return [
+        { interface: 'raid', step: 'delete_configuration', args: {} },
+        { interface: 'raid', step: 'create_configuration', args: {} },
+      ];
+    case 'bios':
+      return [{ interface: 'bios', step: 'apply_configuration', args: { settings: biosSettings(step) } }];
+  }
+}

@@ -1,0 +1,45 @@
+/**
+ * The `clean` operation (patch manual-clean): a manual clean's named steps,
+ * in order, each one Ironic manual clean of its own, so the Temporal UI
+ * shows each step as its own activity (`<seq>-clean: cleanNode <step>`) and
+ * a failure names the step Ironic failed. Runs inside the host workflow, in
+ * `preparing`; the node is left `manageable` for `prepare` to make available.
+ */
+import { ActivityCancellationType, CancellationScope, CancelledFailure, proxyActivities, type ActivityOptions } from '@temporalio/workflow';
+import type { IronicActivities } from '../activities/ironic-activities';
+import { QUIET_RETRY, required } from './operation-common';
+import { abortingOnCancel } from './operation-cancel';
+import { operationLabel } from './operation-label';
+import type { OperationInput, OperationOutcome } from './operation-types';
+
+/** Waits on Ironic, heartbeating; a cancelled wait has stopped before the node is settled (operation-cancel.ts). */
+const OPTIONS: ActivityOptions = {
+  startToCloseTimeout: '3 hours',
+  heartbeatTimeout: '1 minute',
+  retry: QUIET_RETRY,
+  cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+};
+const cleaning = proxyActivities<Pick<IronicActivities, 'cleanNode'>>(OPTIONS);
+
+/** `progress` hears each step's name as it starts (the host's record and current details show it). */
+export async function cleanWorkflow(input: OperationInput, progress?: (step: string) => void): Promise<OperationOutcome> {
+  const nodeId = required(input.nodeId, 'a node');
+  const { steps } = required(input.clean, 'a clean request');
+  const label = operationLabel() ?? 'clean';
+  return abortingOnCancel(input, async () => {
+    let poweredOn: boolean | undefined;
+    const ran: string[] = [];
+    for (const step of steps) {
+      // A step that finished after the host cancelled the clean (withdrawn, paused, deleted) is the last one.
+      if (CancellationScope.current().consideredCancelled) throw new CancelledFailure(`the clean was cancelled before step ${step.name}`);
+      progress?.(step.name);
+      const node = await cleaning.cleanNode.executeWithOptions(
+        { ...OPTIONS, summary: `${label}: cleanNode ${step.name}` },
+        [{ ref: input.ref, nodeId, step }],
+      );
+      poweredOn = node.poweredOn;
+      ran.push(node.skipped ? `${step.name} skipped (${node.skipped})` : step.name);
+    }
+    return { ...(poweredOn !== undefined ? { poweredOn } : {}), note: `clean steps: ${ran.join(', ')}` };
+  });
+}

@@ -1,0 +1,64 @@
+/**
+ * The host's `requestClean` update (patch manual-clean): a manual clean is
+ * validated and refused before anything is stored or sent to Ironic; an
+ * accepted request makes the host run the `clean` operation from
+ * `preparing`, and is retried on failure until it succeeds or is withdrawn.
+ */
+import { ApplicationFailure, patched, setHandler } from '@temporalio/workflow';
+import { formatFieldErrors } from '../types/field-error';
+import { ERASING_STEPS, stepNames, validateCleanRequest, type CleanRequest } from '../types/clean';
+import { requestCleanUpdate, type HostState, type OperationKind } from './definitions';
+import { operationsInline } from './versions';
+import { now, type HostContext } from './host-context';
+
+const refuse = (message: string): never => {
+  throw ApplicationFailure.create({ type: 'Conflict', message });
+};
+
+/** Why this host cannot take `request` now (throws), or nothing when it can. */
+export function checkCleanRequest(s: HostState, request: CleanRequest | null, running: OperationKind | undefined): void {
+  if (request === null) return;
+  const valid = validateCleanRequest(request);
+  if (!valid.ok) throw ApplicationFailure.create({ type: 'InvalidRequest', message: formatFieldErrors(valid.errors), details: [valid.errors] });
+  if (!s.spec) throw ApplicationFailure.create({ type: 'NotFound', message: 'the host has no spec yet' });
+  if (s.deleteRequested) refuse('the host is being deleted');
+  if ((s.spec.provisioner ?? 'ironic') === 'direct') refuse('cleaning runs through Ironic; spec.provisioner direct has no manual cleaning (not built yet)');
+  if (!operationsInline()) refuse("this host's workflow run predates inline operations; it accepts a clean once it continues as new");
+  if (s.detached || s.directives?.detached) refuse('the host is detached from Ironic');
+  if (running === 'clean') refuse(`a clean is running; withdraw it first (DELETE …/clean), then send the corrected request`);
+  const state = s.status.provisioning.state;
+  const erasing = valid.value.steps.filter((step) => ERASING_STEPS.includes(step.name)).map((step) => step.name);
+  // A request waiting to retry in `preparing` (a failed clean) may be replaced by a corrected one.
+  const retrying = state === 'preparing' && s.cleanRequest !== undefined;
+  if (state !== 'available' && !retrying) {
+    const what = erasing.length > 0 ? `${erasing.join(', ')} erase${erasing.length === 1 ? 's' : ''} the host's disks` : 'cleaning reboots the host';
+    const hint = state === 'provisioned' || state === 'externally provisioned' ? '; deprovision it first (remove the image): servicing a provisioned host is not built yet' : '';
+    refuse(`${what}: a clean runs only on an available host, and the host is ${state || 'not registered'}${hint}`);
+  }
+  if (state === 'available' && s.spec.image) refuse('the host has an image and is about to provision; remove the image first');
+}
+
+export function setCleanHandler(ctx: HostContext): void {
+  const { s } = ctx;
+  let ids = 0;
+  setHandler(
+    requestCleanUpdate,
+    (request) => {
+      if (request === null) {
+        if (!s.cleanRequest) return { changed: false };
+        delete s.cleanRequest;
+        s.retryAt = undefined;
+        ctx.nudge([{ type: 'Normal', reason: 'CleanWithdrawn', message: 'the clean request was withdrawn' }]);
+        return { changed: true };
+      }
+      if (!patched('manual-clean')) return { changed: false };
+      ids = Math.max(ids, s.cleanRequest?.id ?? 0) + 1;
+      // Stored as the validator accepted it: a handler never re-validates (it runs again on replay).
+      s.cleanRequest = { request, id: ids, at: now() };
+      s.retryAt = undefined;
+      ctx.nudge([{ type: 'Normal', reason: 'CleanRequested', message: `clean requested: ${stepNames(request).join(', ')}` }]);
+      return { pending: s.cleanRequest, changed: true };
+    },
+    { validator: (request) => checkCleanRequest(s, request, ctx.running?.kind) },
+  );
+}
