@@ -16,10 +16,15 @@ export type HostFinding =
   | { kind: 'absent' }
   | { kind: 'ended'; status: string };
 
-export type FleetHostResult = { outcome: 'succeeded'; note?: string } | { outcome: 'failed'; error: string } | { outcome: 'skipped'; reason: string };
+export type FleetHostResult =
+  | { outcome: 'succeeded'; note?: string }
+  | { outcome: 'failed'; error: string }
+  | { outcome: 'skipped'; reason: string }
+  /** A cancel with abortInFlight stopped it (only the abort activity answers this). */
+  | { outcome: 'cancelled'; reason: string };
 
 /** The host operation a fleet operation makes the host run (its failure is the host's failure). */
-const HOST_OPERATION: Record<FleetOperation['kind'], OperationKind> = {
+export const HOST_OPERATION: Record<FleetOperation['kind'], OperationKind> = {
   reboot: 'reboot',
   powerOff: 'power',
   powerOn: 'power',
