@@ -6,30 +6,24 @@
  * end `cancelled` (no failure), their records say so, and no other host starts.
  */
 import { createHash } from 'node:crypto';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Image } from '../../types/host';
 import { randomMac, uniq, waitFor } from '../support/harness';
 import { callApi } from '../support/api-client';
+import { startImageServer, type ImageServer } from '../support/image-server';
 import { useFleetStack, fleetEnded, startFleet, waitForFleet, waitForHost } from '../support/fleet-hosts';
 
 const stack = useFleetStack();
-let images: Server;
+let images: ImageServer;
 let image: Image;
 beforeAll(async () => {
   // Ironic's direct deploy checks that the image URL answers before it boots the agent.
-  const body = Buffer.from(`metalflow fleet abort image ${uniq('img')}`);
-  images = createServer((req, res) => {
-    res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': body.length });
-    res.end(req.method === 'HEAD' ? undefined : body);
-  });
-  await new Promise<void>((resolve) => images.listen(0, '127.0.0.1', resolve));
-  const { port } = images.address() as AddressInfo;
-  image = { url: `http://127.0.0.1:${port}/stuck.qcow2`, checksum: createHash('sha256').update(body).digest('hex'), checksumType: 'sha256', format: 'qcow2' };
+  const body = `metalflow fleet abort image ${uniq('img')}`;
+  images = await startImageServer({ '/stuck.qcow2': { body } });
+  image = { url: images.url('/stuck.qcow2'), checksum: createHash('sha256').update(body).digest('hex'), checksumType: 'sha256', format: 'qcow2' };
 });
 afterAll(async () => {
-  await new Promise((resolve) => images?.close(resolve));
+  await images?.close();
 });
 
 /** Available hosts whose deploys will hang in Ironic (cleaning, which would wait for the agent too, disabled). */

@@ -74,6 +74,8 @@ describe('replay of recorded histories', () => {
     // and a host whose image was not found, then provisioned from a checksum-file URL (record-image-histories.ts).
     expect(files).toContain('host-lifecycle-before-image-probe.json');
     expect(files).toContain('host-image-probe.json');
+    // Fleet waves paused after each wave, and a cancel with abortInFlight stopping stuck deploys (patch fleet-waves; record-fleet-waves-histories.ts).
+    for (const f of ['fleet-waves-paused-v1', 'fleet-cancel-abort-in-flight-v1']) expect(files).toContain(`${f}.json`);
   });
 
   it.each(files)('%s replays without nondeterminism', async (file) => {
