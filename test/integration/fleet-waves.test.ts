@@ -6,8 +6,9 @@
 import { describe, expect, it } from 'vitest';
 import { uniq } from '../support/harness';
 import { callApi } from '../support/api-client';
-import { useFleetStack, availableHosts, fleetEnded, startFleet, waitForFleet } from '../support/fleet-hosts';
-import type { FleetProgress } from '../../workflows/fleet-definitions';
+import { useFleetStack, availableHosts, fleetEnded, peakOverlap, startFleet, waitForFleet } from '../support/fleet-hosts';
+import { fleetWorkflowId, type FleetProgress } from '../../workflows/fleet-definitions';
+import type { fleetWorkflow } from '../../workflows/fleet';
 
 const stack = useFleetStack();
 
@@ -70,5 +71,25 @@ describe('fleet waves', { timeout: 600_000 }, () => {
     expect(done.counts).toMatchObject({ skipped: 1, succeeded: 2 });
     expect(done.wave).toMatchObject({ current: 3, count: 3 });
     expect(await reboots(hosts[0]!)).toEqual([]);
+  });
+
+  it('a run continued as new keeps its wave: waves of one stay one host at a time, each host once', async () => {
+    const ns = uniq('fleet');
+    const hosts = await availableHosts(stack.base, stack.h, ns, ['wc-a', 'wc-b', 'wc-c', 'wc-d'], { set: 'c' });
+    const name = uniq('wcan');
+    const handle = await stack.h.client.workflow.start<typeof fleetWorkflow>('fleetWorkflow', {
+      workflowId: fleetWorkflowId(name),
+      taskQueue: stack.h.taskQueue,
+      args: [{ name, operation: { kind: 'reboot' }, selector: { namespace: ns }, maxConcurrent: 4, waves: [{ size: 1 }] }, { options: { maxHistoryEvents: 40 } }],
+    });
+    const done = await handle.result();
+    expect(done.runs).toBeGreaterThan(1);
+    expect(done.counts).toMatchObject({ succeeded: 4, failed: 0 });
+    expect(done.wave).toMatchObject({ current: 4, count: 4 });
+    const records = (await Promise.all(hosts.map(reboots))).map((r) => {
+      expect(r).toHaveLength(1);
+      return { start: r[0]!.startedAt, end: r[0]!.endedAt! };
+    });
+    expect(peakOverlap(records)).toBe(1);
   });
 });
