@@ -16,7 +16,7 @@ import { hostRun } from '../clients/temporal/host-run';
 import { runningHosts } from '../clients/temporal/host-list';
 import { deleteHostUpdate, hostViewQuery, MAX_PAUSE_REASON, powerRequestsUpdate, setImageUpdate, setPausedUpdate } from '../workflows/definitions';
 import { fleetPowerKey, type FleetSelection } from '../workflows/fleet-definitions';
-import { fleetHostResult, HOST_OPERATION, keysToRelease, type FleetHostResult, type HostFinding } from '../workflows/fleet-goals';
+import { abortedResult, fleetHostResult, HOST_OPERATION, keysToRelease, type FleetHostResult, type HostFinding } from '../workflows/fleet-goals';
 import { INTERRUPTIBLE } from '../workflows/interrupt';
 import { selectionMatches, type SelectionCandidate } from '../workflows/fleet-selection';
 import { heartbeat, pause } from './activity-context';
@@ -188,14 +188,7 @@ export function createFleetActivities(deps: { client?: Client } = {}) {
         const found = await findHost(c, call.ref);
         if (found.kind !== 'running') return fleetHostResult(call.operation, found, call.since, call.fleet) ?? { outcome: 'skipped', reason: `the host's workflow is ${found.kind}` };
         const { view } = found;
-        if (!view.currentOperation) {
-          const result = fleetHostResult(call.operation, found, call.since, call.fleet);
-          if (result?.outcome === 'succeeded') return result;
-          const record = view.operations.filter((o) => o.kind === kind && o.startedAt >= call.since).at(-1);
-          if (record?.outcome === 'failed') return { outcome: 'failed', error: `${kind} failed: ${record.error ?? 'no error given'}` };
-          if (record?.outcome === 'cancelled') return { outcome: 'cancelled', reason: `${kind} cancelled: ${record.cancelReason ?? why}` };
-          return { outcome: 'cancelled', reason: `paused before its ${kind} ran (${why}); unpause the host to let it go on` };
-        }
+        if (!view.currentOperation) return abortedResult(call.operation, found, call.since, call.fleet, why);
         heartbeat({ running: view.currentOperation.kind });
         await pause(delay);
         delay = Math.min(delay * 1.5, 5000);
