@@ -14,9 +14,10 @@ import { hostWorkflowId } from '../types/host-ref';
 import { parseBmcAddress } from '../types/bmc';
 import { hostRun } from '../clients/temporal/host-run';
 import { runningHosts } from '../clients/temporal/host-list';
-import { deleteHostUpdate, hostViewQuery, powerRequestsUpdate, setImageUpdate } from '../workflows/definitions';
+import { deleteHostUpdate, hostViewQuery, MAX_PAUSE_REASON, powerRequestsUpdate, setImageUpdate, setPausedUpdate } from '../workflows/definitions';
 import { fleetPowerKey, type FleetSelection } from '../workflows/fleet-definitions';
-import { fleetHostResult, keysToRelease, type FleetHostResult, type HostFinding } from '../workflows/fleet-goals';
+import { abortedResult, fleetHostResult, HOST_OPERATION, keysToRelease, type FleetHostResult, type HostFinding } from '../workflows/fleet-goals';
+import { INTERRUPTIBLE } from '../workflows/interrupt';
 import { selectionMatches, type SelectionCandidate } from '../workflows/fleet-selection';
 import { heartbeat, pause } from './activity-context';
 
@@ -160,6 +161,35 @@ export function createFleetActivities(deps: { client?: Client } = {}) {
         const state = found.kind === 'running' ? found.view.status.provisioning.state || 'unmanaged' : found.kind;
         if (Date.now() + delay > until) return { waiting: state };
         heartbeat({ state });
+        await pause(delay);
+        delay = Math.min(delay * 1.5, 5000);
+      }
+    },
+
+    /**
+     * Stops a host in flight (cancel with abortInFlight) the way the host
+     * workflow stops its own operations: the host is paused, which cancels
+     * a running inspect, prepare, provision, power change or reboot (Ironic is
+     * asked to stop too) and starts nothing until unpaused. Waits until no
+     * operation runs, then reads how the fleet's operation ended. Pausing
+     * twice with the same reason changes nothing: safe to retry.
+     */
+    async abortFleetHost(call: FleetHostCall & { reason?: string }): Promise<FleetHostResult> {
+      const c = client();
+      const kind = HOST_OPERATION[call.operation.kind];
+      const first = await findHost(c, call.ref);
+      const settled = fleetHostResult(call.operation, first, call.since, call.fleet);
+      if (settled) return settled;
+      if (!INTERRUPTIBLE.has(kind)) return { outcome: 'skipped', reason: `${kind} is not stopped half-way (it is a way back itself): it goes on, and the fleet no longer waits for it` };
+      const why = `fleet operation ${call.fleet} aborted${call.reason ? `: ${call.reason}` : ''}`.slice(0, MAX_PAUSE_REASON);
+      await c.workflow.getHandle(hostWorkflowId(call.ref)).executeUpdate(setPausedUpdate, { args: [{ paused: true, reason: why }] });
+      let delay = 500;
+      for (;;) {
+        const found = await findHost(c, call.ref);
+        if (found.kind !== 'running') return fleetHostResult(call.operation, found, call.since, call.fleet) ?? { outcome: 'skipped', reason: `the host's workflow is ${found.kind}` };
+        const { view } = found;
+        if (!view.currentOperation) return abortedResult(call.operation, found, call.since, call.fleet, why);
+        heartbeat({ running: view.currentOperation.kind });
         await pause(delay);
         delay = Math.min(delay * 1.5, 5000);
       }

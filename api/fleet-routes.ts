@@ -13,6 +13,14 @@ import type { FleetService } from './fleet-service';
 import { allows, roleFor, type Action } from './auth/roles';
 import { PauseBodySchema } from './schemas';
 
+const FleetCancelBodySchema = Type.Object(
+  {
+    ...PauseBodySchema.properties,
+    abortInFlight: Type.Optional(Type.Boolean({ description: 'Stop the hosts in flight too: each is paused, which cancels its running operation (never a failure)' })),
+  },
+  { additionalProperties: false, 'x-optional': true },
+);
+
 const FleetParamsSchema = Type.Object({ name: Type.String({ maxLength: 63, description: 'The fleet operation' }) });
 
 function requireScope(req: FastifyRequest, action: Action, scope: string[]): void {
@@ -61,17 +69,17 @@ export function registerFleetRoutes(base: FastifyInstance, fleets: FleetService)
   const control = (verb: 'pause' | 'resume' | 'cancel', summary: string) =>
     app.post(
       `/v1/fleet-operations/:name/${verb}`,
-      { schema: { summary, params: FleetParamsSchema, ...(verb === 'resume' ? {} : { body: PauseBodySchema }) } },
+      { schema: { summary, params: FleetParamsSchema, ...(verb === 'resume' ? {} : { body: verb === 'cancel' ? FleetCancelBodySchema : PauseBodySchema }) } },
       async (req) => {
         const { name } = req.params;
         requireScope(req, 'operate', await fleets.scope(name));
-        const reason = (req.body as { reason?: string } | undefined)?.reason;
+        const { reason, abortInFlight } = (req.body as { reason?: string; abortInFlight?: boolean } | undefined) ?? {};
         if (verb === 'pause') return fleets.pause(name, reason);
-        if (verb === 'cancel') return fleets.cancel(name, reason);
+        if (verb === 'cancel') return fleets.cancel(name, reason, abortInFlight);
         return fleets.resume(name);
       },
     );
   control('pause', 'Pause: start no new host; hosts in flight finish');
   control('resume', 'Resume a paused fleet operation');
-  control('cancel', 'Cancel: start no new host; hosts in flight finish; a powerOff operation releases its power-off requests. Never counted as a failure');
+  control('cancel', 'Cancel: start no new host; hosts in flight finish, or with abortInFlight are paused (their running operation cancelled); a powerOff operation releases its power-off requests. Never counted as a failure');
 }

@@ -117,8 +117,9 @@ export class FleetService {
     return this.update(name, () => this.handle(name).executeUpdate(resumeFleetUpdate));
   }
 
-  cancel(name: string, reason?: string): Promise<FleetProgress> {
-    return this.update(name, () => this.handle(name).executeUpdate(cancelFleetUpdate, { args: [reason ? { reason } : {}] }));
+  cancel(name: string, reason?: string, abortInFlight?: boolean): Promise<FleetProgress> {
+    const req = { ...(reason ? { reason } : {}), ...(abortInFlight ? { abortInFlight } : {}) };
+    return this.update(name, () => this.handle(name).executeUpdate(cancelFleetUpdate, { args: [req] }));
   }
 
   async list(): Promise<FleetListItem[]> {

@@ -70,6 +70,14 @@ export const FleetInputSchema = Type.Object(
     maxFailures: Type.Optional(Amount('Failures tolerated: one more halts the run (default 0); a count or a percentage of the selected hosts, rounded down')),
     hostTimeoutSeconds: Type.Optional(Type.Integer({ minimum: 10, maximum: 7 * 24 * 3600, description: 'How long one host may take (default 3600)' })),
     dryRun: Type.Optional(Type.Boolean({ description: 'Only report what would be selected and done' })),
+    waves: Type.Optional(
+      Type.Array(Type.Object({ size: Amount('Hosts in this wave: a count (at least 1) or a percentage of the selected hosts, rounded up') }, closed), {
+        minItems: 1,
+        maxItems: 100,
+        description: 'Waves in order (e.g. a 1-host canary, then 10%); the last size repeats until every selected host is in one. A wave starts once the one before it has finished',
+      }),
+    ),
+    pauseAfterWave: Type.Optional(Type.Boolean({ description: 'Pause after each wave but the last, until resumed (needs waves)' })),
   },
   closed,
 );
@@ -123,6 +131,10 @@ export function validateFleetInput(input: unknown): Result<FleetInput> {
   const value = input as FleetInput;
   if (value.maxConcurrent === 0) errors.push({ field: 'maxConcurrent', reason: 'must be at least 1 (or a percentage)' });
   if (value.maxConcurrent === '0%') errors.push({ field: 'maxConcurrent', reason: 'must be more than 0%' });
+  (value.waves ?? []).forEach((w, i) => {
+    if (w.size === 0 || w.size === '0%') errors.push({ field: `waves[${i}].size`, reason: 'must be at least 1 (or a percentage above 0%)' });
+  });
+  if (value.pauseAfterWave && !value.waves) errors.push({ field: 'pauseAfterWave', reason: 'needs waves (without them the whole selection is one wave)' });
   return errors.length > 0 ? { ok: false, errors } : { ok: true, value };
 }
 

@@ -7,9 +7,12 @@ import { defineQuery, defineUpdate } from '@temporalio/workflow';
 import type { HostRef } from '../types/host';
 import type { FleetInput } from '../types/fleet';
 
-/** pending: not started yet; notStarted: the run ended (cancelled or halted) before it was. */
-export type FleetHostOutcome = 'pending' | 'inFlight' | 'succeeded' | 'failed' | 'skipped' | 'notStarted';
-export const FLEET_HOST_OUTCOMES: readonly FleetHostOutcome[] = ['pending', 'inFlight', 'succeeded', 'failed', 'skipped', 'notStarted'];
+/**
+ * pending: not started yet; notStarted: the run ended (cancelled or halted) before it was;
+ * cancelled: a cancel with abortInFlight stopped the host's operation (never a failure).
+ */
+export type FleetHostOutcome = 'pending' | 'inFlight' | 'succeeded' | 'failed' | 'skipped' | 'cancelled' | 'notStarted';
+export const FLEET_HOST_OUTCOMES: readonly FleetHostOutcome[] = ['pending', 'inFlight', 'succeeded', 'failed', 'skipped', 'cancelled', 'notStarted'];
 
 export interface FleetHost {
   ref: HostRef;
@@ -19,7 +22,9 @@ export interface FleetHost {
   endedAt?: string;
   /** The host workflow accepted the change: it is never asked for again (a retry, a new run). */
   changeSent?: boolean;
-  /** failed: the host's error; skipped: why the host was left alone. */
+  /** A cancel with abortInFlight is stopping this host (a new run goes on stopping it, not driving it). */
+  aborting?: boolean;
+  /** failed: the host's error; skipped, cancelled: why the host was left alone or stopped. */
   error?: string;
   reason?: string;
 }
@@ -38,8 +43,10 @@ export interface FleetState {
   selection?: FleetSelection;
   hosts: FleetHost[];
   paused?: { reason?: string; since: string };
-  cancelled?: { reason?: string; at: string };
+  cancelled?: { reason?: string; at: string; abortInFlight?: boolean };
   halted?: { at: string; reason: string };
+  /** The wave under way (0-based; with `waves` only). */
+  wave?: number;
   /** Runs so far (continue-as-new carries this state to the next). */
   runs: number;
 }
@@ -69,8 +76,18 @@ export interface FleetProgress {
   cancelled?: FleetState['cancelled'];
   halted?: FleetState['halted'];
   runs: number;
+  /** With `waves`: the wave under way (1-based), how many there are, and the hosts in it. */
+  wave?: FleetWaveProgress;
   /** At the pace of the hosts finished so far (absent until one has, and once nothing more will start). */
   estimatedEnd?: string;
+}
+
+export interface FleetWaveProgress {
+  current: number;
+  count: number;
+  /** The wave's hosts, as indexes into `hosts`: [first, end). */
+  first: number;
+  end: number;
 }
 
 export const fleetProgressQuery = defineQuery<FleetProgress>('progress');
@@ -78,11 +95,13 @@ export const fleetProgressQuery = defineQuery<FleetProgress>('progress');
 export interface FleetControlRequest {
   /** Shown in the progress (at most 256 characters). */
   reason?: string;
+  /** cancel only: stop the hosts in flight too, through their own workflows (the host is paused, which cancels its running operation). */
+  abortInFlight?: boolean;
 }
 /** Start no new host until resumed; hosts in flight finish. */
 export const pauseFleetUpdate = defineUpdate<FleetProgress, [FleetControlRequest]>('pause');
 export const resumeFleetUpdate = defineUpdate<FleetProgress, []>('resume');
-/** Start no new host; hosts in flight finish; a powerOff fleet releases its holds. Never a failure. */
+/** Start no new host; hosts in flight finish (or, with abortInFlight, are stopped); a powerOff fleet releases its holds. Never a failure. */
 export const cancelFleetUpdate = defineUpdate<FleetProgress, [FleetControlRequest]>('cancel');
 
 export const fleetWorkflowId = (name: string): string => `fleet/${name}`;

@@ -16,10 +16,15 @@ export type HostFinding =
   | { kind: 'absent' }
   | { kind: 'ended'; status: string };
 
-export type FleetHostResult = { outcome: 'succeeded'; note?: string } | { outcome: 'failed'; error: string } | { outcome: 'skipped'; reason: string };
+export type FleetHostResult =
+  | { outcome: 'succeeded'; note?: string }
+  | { outcome: 'failed'; error: string }
+  | { outcome: 'skipped'; reason: string }
+  /** A cancel with abortInFlight stopped it (only the abort activity answers this). */
+  | { outcome: 'cancelled'; reason: string };
 
 /** The host operation a fleet operation makes the host run (its failure is the host's failure). */
-const HOST_OPERATION: Record<FleetOperation['kind'], OperationKind> = {
+export const HOST_OPERATION: Record<FleetOperation['kind'], OperationKind> = {
   reboot: 'reboot',
   powerOff: 'power',
   powerOn: 'power',
@@ -83,4 +88,19 @@ export function fleetHostResult(op: FleetOperation, found: HostFinding, since: s
   const failed = failedSince(found.view, HOST_OPERATION[op.kind], since);
   if (failed) return { outcome: 'failed', error: `${failed.kind} failed: ${failed.error ?? found.view.status.errorMessage ?? 'no error given'}` };
   return undefined;
+}
+
+/**
+ * How a host stopped by an abort (paused by the fleet, no operation running
+ * any more) ended: what it reached or a failure before the stop stands;
+ * else it is cancelled, with its operation's cancel reason or, when that
+ * operation never ran, the pause's.
+ */
+export function abortedResult(op: FleetOperation, found: HostFinding & { kind: 'running' }, since: string, fleet: string, why: string): FleetHostResult {
+  const kind = HOST_OPERATION[op.kind];
+  if (reached(op, found.view, since, fleet)) return { outcome: 'succeeded' };
+  const record = found.view.operations.filter((o) => o.kind === kind && o.startedAt >= since).at(-1);
+  if (record?.outcome === 'failed') return { outcome: 'failed', error: `${kind} failed: ${record.error ?? 'no error given'}` };
+  if (record?.outcome === 'cancelled') return { outcome: 'cancelled', reason: `${kind} cancelled: ${record.cancelReason ?? why}` };
+  return { outcome: 'cancelled', reason: `paused before its ${kind} ran (${why}); unpause the host to let it go on` };
 }

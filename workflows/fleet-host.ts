@@ -28,6 +28,13 @@ function waitCalls(windowSeconds: number) {
   });
 }
 
+/** Stopping a host waits for its operation to end (Ironic asked to stop as well): minutes at worst, heartbeating. */
+const abortCalls = proxyActivities<FleetActivities>({
+  startToCloseTimeout: '1 hour',
+  heartbeatTimeout: '1 minute',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 12 },
+});
+
 const message = (err: unknown): string => {
   const cause = err instanceof ActivityFailure ? (err.cause ?? err) : err;
   return cause instanceof Error ? cause.message : String(cause);
@@ -63,5 +70,25 @@ export async function runFleetHost(
   } catch (err) {
     if (isCancellation(err)) throw err;
     settle(host, { outcome: 'failed', error: `the fleet could not reach the host's workflow: ${message(err)}` });
+  }
+}
+
+/**
+ * Stops one host in flight (cancel with abortInFlight) through its own
+ * workflow and records how it ended: cancelled with the reason, or what it
+ * reached before the stop took. Never a failure of the host.
+ */
+export async function abortFleetHost(
+  host: FleetHost,
+  input: FleetInput,
+  reason: string | undefined,
+  settle: (host: FleetHost, result: FleetHostResult) => void,
+): Promise<void> {
+  const call = { ref: host.ref, operation: input.operation, fleet: input.name, since: host.startedAt!, ...(reason ? { reason } : {}) };
+  try {
+    settle(host, await abortCalls.abortFleetHost(call));
+  } catch (err) {
+    if (isCancellation(err)) throw err;
+    settle(host, { outcome: 'skipped', reason: `the fleet could not stop the host: ${message(err)}` });
   }
 }

@@ -22,6 +22,22 @@ export function failureBudget(amount: FleetAmount | undefined, selected: number)
   return typeof amount === 'number' ? amount : percentOf(amount, selected, Math.floor);
 }
 
+/**
+ * Where each wave ends, as an index into the selection: the sizes in order
+ * (a count, or a percentage of the selection rounded up, at least 1), the
+ * last repeating until every host is in a wave. Without waves: one wave.
+ */
+export function waveEnds(waves: ReadonlyArray<{ size: FleetAmount }> | undefined, selected: number): number[] {
+  if (!waves || waves.length === 0 || selected === 0) return [selected];
+  const ends: number[] = [];
+  let end = 0;
+  for (let i = 0; end < selected; i += 1) {
+    end = Math.min(selected, end + concurrencyLimit(waves[Math.min(i, waves.length - 1)]!.size, selected));
+    ends.push(end);
+  }
+  return ends;
+}
+
 export function countOutcomes(hosts: readonly FleetHost[]): FleetCounts {
   const counts = Object.fromEntries(FLEET_HOST_OUTCOMES.map((o) => [o, 0])) as FleetCounts;
   for (const h of hosts) counts[h.outcome] += 1;

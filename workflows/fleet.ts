@@ -15,6 +15,7 @@ import {
   continueAsNew,
   isCancellation,
   log,
+  patched,
   setHandler,
   upsertSearchAttributes,
   workflowInfo,
@@ -35,9 +36,9 @@ import {
   type FleetProgress,
   type FleetState,
 } from './fleet-definitions';
-import { budgetSpent, concurrencyLimit, countOutcomes, estimatedEnd, failureBudget, finished, mayStartMore, phaseOf } from './fleet-plan';
+import { budgetSpent, concurrencyLimit, countOutcomes, estimatedEnd, failureBudget, finished, mayStartMore, phaseOf, waveEnds } from './fleet-plan';
 import type { FleetHostResult } from './fleet-goals';
-import { fleetCalls, runFleetHost } from './fleet-host';
+import { abortFleetHost, fleetCalls, runFleetHost } from './fleet-host';
 
 /** Besides the input: what a previous run hands over, and tuning (tests shorten the poll window). */
 export interface FleetCarry {
@@ -47,6 +48,12 @@ export interface FleetCarry {
 
 const now = (): string => new Date().toISOString();
 const MAX_REASON = 256;
+
+function checkAbort(req: FleetControlRequest): void {
+  if (req?.abortInFlight !== undefined && typeof req.abortInFlight !== 'boolean') {
+    throw ApplicationFailure.create({ type: 'InvalidRequest', message: 'abortInFlight: must be true or false', details: [[{ field: 'abortInFlight', reason: 'must be true or false' }]] });
+  }
+}
 
 function checkReason(req: FleetControlRequest): void {
   if (req?.reason !== undefined && (typeof req.reason !== 'string' || req.reason.length > MAX_REASON)) {
@@ -63,6 +70,8 @@ export async function fleetWorkflow(input: FleetInput, carry: FleetCarry = {}): 
     }
   }
   const options: FleetOptions = { ...DEFAULT_FLEET_OPTIONS, ...carry.options };
+  // Waves and cancel's abortInFlight: a run recorded before them replays without (its input had neither).
+  const wavesAndAbort = patched('fleet-waves');
   const s: FleetState = carry.state ?? { hosts: [], runs: 0 };
   s.runs += 1;
   const dryRun = input.dryRun === true;
@@ -70,6 +79,8 @@ export async function fleetWorkflow(input: FleetInput, carry: FleetCarry = {}): 
   let limit = 1;
   let budget = 0;
   let done = false;
+  /** Where each wave ends (an index into s.hosts); one wave without `waves`. */
+  let ends: number[] = [];
   /** Bumped on every change the main loop must notice. */
   let changes = 0;
 
@@ -87,8 +98,14 @@ export async function fleetWorkflow(input: FleetInput, carry: FleetCarry = {}): 
     ...(s.cancelled ? { cancelled: s.cancelled } : {}),
     ...(s.halted ? { halted: s.halted } : {}),
     runs: s.runs,
+    ...(wavesAndAbort && input.waves && ends.length > 0 ? { wave: waveProgress() } : {}),
     ...(done ? {} : { estimatedEnd: estimatedEnd(s, counts, limit, Date.now()) }),
   });
+
+  function waveProgress() {
+    const i = s.wave ?? 0;
+    return { current: i + 1, count: ends.length, first: i === 0 ? 0 : ends[i - 1]!, end: ends[i]! };
+  }
 
   let published: string | undefined;
   const publish = (): void => {
@@ -112,9 +129,11 @@ export async function fleetWorkflow(input: FleetInput, carry: FleetCarry = {}): 
   };
 
   const settle = (h: FleetHost, result: FleetHostResult): void => {
+    // A host being aborted may still hear from its cancelled wait: its first result stands.
+    if (h.outcome !== 'inFlight') return;
     h.endedAt = now();
     if (result.outcome === 'failed') h.error = result.error;
-    if (result.outcome === 'skipped') h.reason = result.reason;
+    if (result.outcome === 'skipped' || result.outcome === 'cancelled') h.reason = result.reason;
     setOutcome(h, result.outcome);
     if (result.outcome === 'failed') log.warn(`fleet ${input.name}: ${h.ref.namespace}/${h.ref.name} failed: ${result.error}`);
     if (!s.halted && budgetSpent(counts, budget)) {
@@ -152,12 +171,14 @@ export async function fleetWorkflow(input: FleetInput, carry: FleetCarry = {}): 
     cancelFleetUpdate,
     (req: FleetControlRequest) => {
       if (!s.cancelled) s.cancelled = { ...(req?.reason ? { reason: req.reason } : {}), at: now() };
+      // A second cancel may still ask to stop the hosts in flight.
+      if (wavesAndAbort && req?.abortInFlight === true) s.cancelled.abortInFlight = true;
       s.paused = undefined;
       changes += 1;
       publish();
       return progress();
     },
-    { validator: (req: FleetControlRequest) => (checkReason(req), refuseWhenEnded()) },
+    { validator: (req: FleetControlRequest) => (checkReason(req), checkAbort(req), refuseWhenEnded()) },
   );
 
   publish();
@@ -168,17 +189,51 @@ export async function fleetWorkflow(input: FleetInput, carry: FleetCarry = {}): 
   }
   limit = concurrencyLimit(input.maxConcurrent, s.hosts.length);
   budget = failureBudget(input.maxFailures, s.hosts.length);
+  ends = wavesAndAbort ? waveEnds(input.waves, s.hosts.length) : [s.hosts.length];
   if (dryRun) return finish();
 
   const historyTooLong = (): boolean => workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > options.maxHistoryEvents;
+  /** Each host's wait, so that an abort can stop it (not carried: a new run starts them again). */
+  const scopes = new Map<FleetHost, CancellationScope>();
   const launch = (h: FleetHost): void => {
     if (h.outcome === 'pending') {
       h.startedAt = now();
       setOutcome(h, 'inFlight');
     }
-    void runFleetHost(h, input, options, settle).catch((err: unknown) => {
+    const drive = (): Promise<void> => (h.aborting ? abortFleetHost(h, input, s.cancelled?.reason, settle) : runFleetHost(h, input, options, settle));
+    let run: Promise<void>;
+    if (wavesAndAbort) {
+      const scope = new CancellationScope();
+      scopes.set(h, scope);
+      run = scope.run(drive);
+    } else {
+      run = drive();
+    }
+    void run.catch((err: unknown) => {
       if (!isCancellation(err)) throw err;
     });
+  };
+
+  /** The wave is over (none of its hosts pending or in flight): the next one may start, or the run pauses first. */
+  const nextWave = (): boolean => {
+    const wave = s.wave ?? 0;
+    if (wave + 1 >= ends.length || counts.inFlight > 0 || s.halted || s.cancelled) return false;
+    if (s.hosts.slice(0, ends[wave]).some((h) => h.outcome === 'pending')) return false;
+    s.wave = wave + 1;
+    if (input.pauseAfterWave && !s.paused) s.paused = { reason: `wave ${wave + 1} of ${ends.length} done: resume to start wave ${wave + 2}`, since: now() };
+    changes += 1;
+    return true;
+  };
+
+  /** cancel with abortInFlight: each host in flight stops waiting and is stopped through its own workflow. */
+  const abortInFlight = (): void => {
+    if (!s.cancelled?.abortInFlight) return;
+    for (const h of s.hosts) {
+      if (h.outcome !== 'inFlight' || h.aborting) continue;
+      h.aborting = true;
+      scopes.get(h)?.cancel();
+      launch(h);
+    }
   };
 
   try {
@@ -189,7 +244,13 @@ export async function fleetWorkflow(input: FleetInput, carry: FleetCarry = {}): 
       if (finished(s, counts)) break;
       while (mayStartMore(s, counts, limit)) {
         while (s.hosts[cursor]!.outcome !== 'pending') cursor += 1;
+        // Only hosts of the wave under way (hosts start in order, so the wave's are before its end).
+        if (cursor >= ends[s.wave ?? 0]!) break;
         launch(s.hosts[cursor]!);
+      }
+      if (wavesAndAbort) {
+        abortInFlight();
+        if (nextWave()) continue;
       }
       publish();
       if (historyTooLong()) {

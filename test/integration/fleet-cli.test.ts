@@ -44,6 +44,23 @@ describe('fleet operations from the temporal CLI', { timeout: 600_000 }, () => {
     expect((await callApi(stack.base, 'GET', `/v1/fleet-operations/${name}`)).json.phase).toBe('completed');
   });
 
+  it('starts one in waves that pauses after the canary, then cancels it with abortInFlight, all from the CLI', async () => {
+    const ns = uniq('fleet');
+    const hosts = await availableHosts(stack.base, stack.h, ns, ['cw-a', 'cw-b', 'cw-c'], { via: 'cli' });
+    const name = uniq('cliwave');
+    const input = { name, operation: { kind: 'reboot' }, selector: { namespace: ns }, maxConcurrent: 2, waves: [{ size: 1 }, { size: '50%' }], pauseAfterWave: true };
+    await temporal('workflow', 'start', '--type', 'fleetWorkflow', '--task-queue', stack.h.taskQueue, '--workflow-id', `fleet/${name}`, '--input', JSON.stringify(input));
+    const query = async (): Promise<FleetProgress> =>
+      (JSON.parse(await temporal('workflow', 'query', '--workflow-id', `fleet/${name}`, '--type', 'progress', '-o', 'json')) as { queryResult: FleetProgress[] }).queryResult[0]!;
+    const paused = await waitFor('paused after the canary', async () => { const p = await query(); return p.phase === 'paused' && p.counts.inFlight === 0 ? p : undefined; }, { timeoutMs: 240_000, intervalMs: 1000 });
+    expect(paused.wave).toEqual({ current: 2, count: 2, first: 1, end: 3 }); // 50 % of 3 rounded up
+    const out = JSON.parse(await temporal('workflow', 'update', 'execute', '--workflow-id', `fleet/${name}`, '--name', 'cancel', '--input', '{"reason":"from the CLI","abortInFlight":true}', '-o', 'json')) as { result: FleetProgress };
+    expect(out.result.cancelled).toMatchObject({ reason: 'from the CLI', abortInFlight: true });
+    const done = await waitFor('cancelled', async () => { const p = await query(); return p.phase === 'cancelled' && p.counts.inFlight === 0 && p.counts.pending === 0 ? p : undefined; }, { timeoutMs: 240_000, intervalMs: 1000 });
+    expect(done.counts).toMatchObject({ succeeded: 1, notStarted: 2, failed: 0, cancelled: 0 });
+    for (const x of hosts.slice(1)) expect((await stack.h.hosts.get(x)).operations.filter((o) => o.kind === 'reboot')).toEqual([]);
+  });
+
   it('a bad CLI input fails the run at once, naming the field', async () => {
     const name = uniq('bad');
     await temporal('workflow', 'start', '--type', 'fleetWorkflow', '--task-queue', stack.h.taskQueue, '--workflow-id', `fleet/${name}`, '--input', JSON.stringify({ name, operation: { kind: 'reboot', mode: 'gentle' }, selector: {} }));

@@ -106,6 +106,20 @@ describe('fleet operations', { timeout: 600_000 }, () => {
     for (const x of hosts.slice(2)) expect((await h.hosts.get(x)).spec?.image).toBeUndefined();
   });
 
+  it('in waves, a failed canary spends the budget: the run halts in wave 1 and no later wave starts', async () => {
+    const ns = uniq('fleet');
+    const hosts = await availableHosts(api.base, h, ns, ['wb-a', 'wb-b', 'wb-c'], { batch: 'canary' });
+    const node = (await h.hosts.get(hosts[0]!)).status.provisioning.ID;
+    proxy.fail((r) => isDeploy(r) && r.path.includes(node), 1000, 400, 'the image could not be downloaded (injected)');
+    const name = uniq('wbudget');
+    await startFleet(api.base, { name, operation: { kind: 'provision', image: IMAGE }, selector: { namespace: ns }, maxConcurrent: 3, waves: [{ size: 1 }, { size: 2 }] });
+    const done = await waitForFleet(api.base, name, fleetEnded, 'ended');
+    expect(done.phase).toBe('halted');
+    expect(done.counts).toMatchObject({ failed: 1, notStarted: 2, succeeded: 0 });
+    expect(done.wave).toMatchObject({ current: 1, count: 2 });
+    for (const x of hosts.slice(1)) expect((await h.hosts.get(x)).spec?.image).toBeUndefined();
+  });
+
   it('refuses a bad input with every field named, and a name taken by another input', async () => {
     const bad = await callApi(api.base, 'POST', '/v1/fleet-operations', {
       name: 'Bad Name',

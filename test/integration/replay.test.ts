@@ -82,6 +82,10 @@ describe('replay of recorded histories', () => {
     expect(files).toContain('host-delete-gives-up.json');
     // An API-mode remediation: the power cycle through a keyed power-off request (test/support/record-remediation-histories.ts).
     expect(files).toContain('remediation-api-power-cycle-v1.json');
+    // Fleet waves paused after each wave, and a cancel with abortInFlight stopping stuck deploys (patch fleet-waves; record-fleet-waves-histories.ts).
+    for (const f of ['fleet-waves-paused-v1', 'fleet-cancel-abort-in-flight-v1']) expect(files).toContain(`${f}.json`);
+    // The code just before patch fleet-waves (record-fleet-histories.ts -before-fleet-waves): fleet runs without its marker.
+    for (const f of ['fleet-reboot-continued-before-fleet-waves-run1', 'fleet-reboot-continued-before-fleet-waves-last', 'fleet-poweroff-cancelled-before-fleet-waves', 'host-labels-before-fleet-waves']) expect(files).toContain(`${f}.json`);
   });
 
   it.each(files)('%s replays without nondeterminism', async (file) => {

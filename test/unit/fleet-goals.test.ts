@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { emptyStatus } from '../../types/host';
 import type { HostView, OperationRecord } from '../../workflows/definitions';
-import { fleetHostResult, keysToRelease, type HostFinding } from '../../workflows/fleet-goals';
+import { abortedResult, fleetHostResult, keysToRelease, type HostFinding } from '../../workflows/fleet-goals';
 
 const SINCE = '2026-01-01T00:00:10.000Z';
 const op = (kind: OperationRecord['kind'], outcome: OperationRecord['outcome'], startedAt = '2026-01-01T00:00:20.000Z', error?: string): OperationRecord => ({
@@ -61,5 +61,21 @@ describe('fleet host goals', () => {
     expect(fleetHostResult({ kind: 'reboot' }, running({ managedBy: 'kubernetes' }), SINCE, 'f')).toMatchObject({ outcome: 'skipped', reason: expect.stringMatching(/BareMetalHost/) });
     expect(fleetHostResult({ kind: 'delete' }, { kind: 'deleted' }, SINCE, 'f')).toEqual({ outcome: 'succeeded' });
     expect(fleetHostResult({ kind: 'delete' }, running({ deleteRequested: true }), SINCE, 'f')).toBeUndefined();
+  });
+
+  it('a host stopped by an abort: cancelled with its reason, unless it got there or failed first', () => {
+    const provision = { kind: 'provision', image: { url: 'http://i/a.qcow2', checksum: 'c'.repeat(32), checksumType: 'md5', format: 'qcow2' } } as const;
+    const why = 'fleet operation f aborted: bad image';
+    const stopped = (ops: OperationRecord[], over: Partial<HostView> = {}) => running({ operations: ops, paused: { reason: why, since: SINCE }, ...over }) as HostFinding & { kind: 'running' };
+    const cancelled = { ...op('provision', 'cancelled'), cancelReason: `the host was paused (${why})` };
+    expect(abortedResult(provision, stopped([cancelled]), SINCE, 'f', why)).toEqual({ outcome: 'cancelled', reason: `provision cancelled: the host was paused (${why})` });
+    expect(abortedResult(provision, stopped([op('provision', 'failed', undefined, 'no image')]), SINCE, 'f', why)).toEqual({ outcome: 'failed', error: 'provision failed: no image' });
+    // An earlier run's cancelled deploy is not this one's: this one never ran.
+    expect(abortedResult(provision, stopped([{ ...cancelled, startedAt: '2026-01-01T00:00:01.000Z' }]), SINCE, 'f', why)).toEqual({
+      outcome: 'cancelled',
+      reason: `paused before its provision ran (${why}); unpause the host to let it go on`,
+    });
+    const done = running({ spec: { online: true, image: provision.image }, operations: [op('provision', 'succeeded')] }, { operationalStatus: 'OK', provisioning: { ...emptyStatus().provisioning, state: 'provisioned' } });
+    expect(abortedResult(provision, done as HostFinding & { kind: 'running' }, SINCE, 'f', why)).toEqual({ outcome: 'succeeded' });
   });
 });
