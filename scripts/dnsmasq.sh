@@ -97,8 +97,10 @@ no-hosts
 interface=$SRV_IF
 bind-interfaces
 dhcp-authoritative
-# Replies broadcast: dnsmasq pings a pool address before offering it, the
-# failed ARP entry that leaves in the namespace then drops a unicast OFFER.
+# No ping before offering a pool address (nothing else lives on this link; the
+# ping delays the OFFER by seconds) and broadcast replies (a failed ARP entry
+# left by a ping would drop a unicast OFFER).
+no-ping
 dhcp-broadcast
 $range
 dhcp-hostsdir=$HOSTSDIR
