@@ -41,26 +41,26 @@ function asFailure(err: unknown): unknown {
   return ApplicationFailure.nonRetryable(err.message, FAILURE.dhcpUnusable, { type: err.type });
 }
 
+async function mapped<T>(call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (err) {
+    throw asFailure(err);
+  }
+}
+
 export function createDhcpActivities(deps: DhcpActivityDeps) {
   return {
     /** Enroll or address change: the site's dnsmasq gives the MAC this address from now on. */
     async reserveDhcp({ site, reservation }: { site: string; reservation: DhcpReservation }): Promise<{ outcome: WriteOutcome }> {
       const s = siteOf(deps, site);
-      try {
-        return { outcome: await writeReservation(s.hostsDir, reservation) };
-      } catch (err) {
-        throw asFailure(err);
-      }
+      return { outcome: await mapped(() => writeReservation(s.hostsDir, reservation)) };
     },
 
     /** Delete: the host's MAC gets what an unknown MAC gets. 'absent' when it had no reservation. */
     async releaseDhcp({ site, host }: { site: string; host: string }): Promise<{ outcome: WriteOutcome }> {
       const s = siteOf(deps, site);
-      try {
-        return { outcome: await releaseReservation(s.hostsDir, host) };
-      } catch (err) {
-        throw asFailure(err);
-      }
+      return { outcome: await mapped(() => releaseReservation(s.hostsDir, host)) };
     },
 
     /** The MAC's current lease for `status.dhcp`, or null when it has none (never asked, or expired). */
@@ -68,12 +68,7 @@ export function createDhcpActivities(deps: DhcpActivityDeps) {
       const s = siteOf(deps, site);
       const m = normalizeMac(mac);
       if (!m.ok) throw ApplicationFailure.nonRetryable(`${mac}: not a MAC address`, FAILURE.dhcpUnusable, { type: 'invalid' });
-      let leases;
-      try {
-        leases = await readLeases(s.leasesFile);
-      } catch (err) {
-        throw asFailure(err);
-      }
+      const leases = await mapped(() => readLeases(s.leasesFile));
       const now = Date.now();
       const lease = leases.find((l) => l.mac === m.value && (l.expiry === null || l.expiry.getTime() > now));
       if (!lease) return null;

@@ -8,7 +8,11 @@
 # dnsmasq reads each file on write through inotify, no SIGHUP needed).
 # Needs root (ip netns). Runs dnsmasq in the background with a pid file.
 #
-# Usage: scripts/dnsmasq.sh start|stop|status
+# Usage: scripts/dnsmasq.sh start|stop|restart|status
+#   stop deletes both namespaces; restart restarts dnsmasq alone, which is how
+#   it forgets released reservations (dnsmasq 2.90 keeps every entry it read
+#   from the hosts dir, and refuses a new entry for an address an old one
+#   holds, until it restarts; a SIGHUP crashed it, see ../shared/notes/peers.md).
 #
 # Environment (defaults):
 #   METALFLOW_STATE_DIR  <repo>/.state/stack  state: <dir>/dnsmasq/<site>/{hosts.d,leases,dnsmasq.conf}
@@ -81,7 +85,7 @@ make_netns() {
 }
 
 write_conf() {
-  local range
+  local user="$1" range
   if [[ "$UNKNOWN" == pool ]]; then
     range="dhcp-range=$NET.100,$NET.199,255.255.255.0,$LEASE_TIME"
   else
@@ -106,6 +110,7 @@ $range
 dhcp-hostsdir=$HOSTSDIR
 dhcp-leasefile=$LEASES
 pid-file=$PIDFILE
+user=$user
 log-dhcp
 log-facility=$LOG
 EOF
@@ -120,9 +125,13 @@ start() {
   mkdir -p "$HOSTSDIR" "$STATE/logs"
   # dnsmasq drops to its own user and reads reservation files as that user.
   chmod 755 "$DIR" "$HOSTSDIR"
+  local user=dnsmasq
+  id -u "$user" >/dev/null 2>&1 || user=nobody
+  setpriv --reuid="$user" --regid="$(id -g "$user")" --clear-groups test -r "$HOSTSDIR/." -a -x "$HOSTSDIR" ||
+    die "user $user (dnsmasq runs as it) cannot read $HOSTSDIR: make every directory above it world-searchable (chmod o+x) or use another METALFLOW_STATE_DIR"
   touch "$LEASES"
   make_netns
-  write_conf
+  write_conf "$user"
   rm -f "$PIDFILE"
   printf '\n===== %s dnsmasq.sh start (%s, %s.1/24, unknown MACs: %s) =====\n' "$(date -Is)" "$NETNS" "$NET" "$UNKNOWN" >>"$LOG"
   ip netns exec "$NETNS" dnsmasq --conf-file="$CONF" </dev/null >>"$LOG" 2>&1 ||
@@ -139,7 +148,7 @@ start() {
   die "dnsmasq wrote no pid file within 5 s"
 }
 
-stop() {
+stop_dnsmasq() {
   local pid i
   pid="$(running_pid)"
   if [[ -n "$pid" ]]; then
@@ -151,6 +160,10 @@ stop() {
     log "not running"
   fi
   rm -f "$PIDFILE"
+}
+
+stop() {
+  stop_dnsmasq
   # Deleting a namespace deletes the veth pair with it.
   netns_exists "$CNETNS" && ip netns del "$CNETNS"
   netns_exists "$NETNS" && ip netns del "$NETNS"
@@ -160,6 +173,8 @@ stop() {
 case "${1:-}" in
   start) start ;;
   stop) stop ;;
+  # dnsmasq reads the whole hosts dir again and keeps its leases file; the namespaces stay.
+  restart) stop_dnsmasq; start ;;
   status)
     pid="$(running_pid)"
     if [[ -n "$pid" ]]; then echo "dnsmasq   running   pid=$pid site=$SITE netns=$NETNS net=$NET.0/24 unknown=$UNKNOWN"; else echo "dnsmasq   stopped   site=$SITE netns=$NETNS"; exit 1; fi ;;

@@ -8,6 +8,10 @@
  * rewrites the file with a `released` line for the MAC (`set:metalflow-released`,
  * no address): the MAC is then treated as unknown (no address when unknown MACs
  * are ignored, a pool address otherwise), live and after a restart.
+ * dnsmasq also refuses a new entry whose address an entry it still holds has
+ * ("duplicate dhcp-host IP address" in its log): an address released (or
+ * moved off a host) is given out again only after the site's dnsmasq restarts
+ * (`scripts/dnsmasq.sh restart`), which reads the hosts dir afresh.
  */
 import type { DhcpReservation } from '../../types/dhcp';
 
