@@ -110,6 +110,21 @@ describe.skipIf(unavailable !== null)('DHCP reservations in dnsmasq (real dnsmas
     expect((await dhcp.readDhcpLease({ site: 'b', mac: reservation.mac }))?.address).toBe('10.251.2.21');
   });
 
+  it('a new boot MAC takes over the address: the old MAC gets nothing at once, the new one once dnsmasq restarts', async () => {
+    // The old NIC never took a lease: one it had would keep the address from the new MAC until it ended.
+    const before = { host: 'default/nic-swap', mac: '02:00:00:00:02:02', ip: '10.251.2.22' };
+    await dhcp.reserveDhcp({ site: 'b', reservation: before });
+    await dhcp.reserveDhcp({ site: 'b', reservation: { ...before, mac: '02:00:00:00:02:03' } });
+    expect(await readFile(join(b.hostsDir, 'metalflow-default_nic-swap'), 'utf8')).toBe(
+      '# metalflow dhcp reservation host=default/nic-swap\n02:00:00:00:02:03,10.251.2.22\n02:00:00:00:02:02,set:metalflow-released\n',
+    );
+    expect(await askLease(b, before.mac, NO_LEASE_TRIES)).toBeNull();
+    expect(await askLease(b, '02:00:00:00:02:03', NO_LEASE_TRIES)).toBeNull();
+    await restartSite(state, b, 'ignore');
+    expect(await askLease(b, '02:00:00:00:02:03')).toBe('10.251.2.22');
+    expect(await askLease(b, before.mac, NO_LEASE_TRIES)).toBeNull();
+  });
+
   it('refuses a MAC or address held by another host, an unknown site, and a file metalflow did not write, changing nothing', async () => {
     const held = { host: 'default/holder', mac: '02:00:00:00:01:07', ip: '10.251.1.17' };
     await dhcp.reserveDhcp({ site: 'a', reservation: held });

@@ -73,7 +73,7 @@ export async function stopSite(stateDir: string, site: { name: string; netns: st
  * the default is generous (a loaded machine); where none should come, pass
  * NO_LEASE_TRIES to keep the test short.
  */
-export const NO_LEASE_TRIES = 3;
+export const NO_LEASE_TRIES = 2;
 export async function askLease(site: TestSite, mac: string, tries = 10): Promise<string | null> {
   const ns = `${site.netns}-c`;
   await run('ip', ['-n', ns, 'link', 'set', 'mfdhcp1', 'address', mac]);
