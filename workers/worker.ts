@@ -14,6 +14,7 @@ import type { KubeRest } from '../clients/kubernetes/kube-rest';
 import { createPowerActivities } from '../activities/power-activities';
 import { createFleetActivities } from '../activities/fleet-activities';
 import { createImageActivities } from '../activities/image-activities';
+import { createDhcpActivities, type DhcpSite } from '../activities/dhcp-activities';
 
 export const WORKFLOWS_PATH = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
 
@@ -50,6 +51,8 @@ export interface WorkerDeps extends IronicActivityDeps {
   bmcCa?: Buffer;
   /** CA bundle (PEM) for https image and checksum-file URLs the image check reads (METALFLOW_IMAGE_CACERT_FILE). */
   imageCa?: Buffer;
+  /** Each site's dnsmasq for DHCP reservations (METALFLOW_DHCP_SITES); none → the DHCP activities refuse every site. */
+  dhcpSites?: Record<string, DhcpSite>;
 }
 
 export async function createWorker(
@@ -72,6 +75,8 @@ export async function createWorker(
       ...createSettleActivities({ ironic: deps.ironic, poll: deps.poll }),
       // Image probe and checksum files (patch image-probe): 30 s per request.
       ...createImageActivities(deps.imageCa ? { http: { ca: deps.imageCa } } : {}),
+      // DHCP reservations in each site's dnsmasq hosts dir (README "DHCP and addresses").
+      ...createDhcpActivities({ sites: deps.dhcpSites ?? {} }),
       // Fleet operations act through the host workflows, with the worker's own Temporal client.
       ...createFleetActivities(),
       ...(deps.kubernetes ? createKubernetesActivities({ rest: deps.kubernetes }) : {}),

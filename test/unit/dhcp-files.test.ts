@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { fileNameFor, parseFile, renderFile } from '../../clients/dnsmasq/reservation-file';
 import { parseLeases } from '../../clients/dnsmasq/leases';
 import { validateReservation } from '../../types/dhcp';
+import { loadDhcpSites } from '../../config/dhcp-sites';
 
 describe('reservation files', () => {
   it('renders a reservation, an ignore entry and released MACs, and reads each back', () => {
@@ -49,5 +50,18 @@ describe('parseLeases', () => {
       { expiry: null, mac: '02:00:00:00:00:02', ip: '10.251.0.12', hostname: null, clientId: null },
       { expiry: new Date(1795466645_000), mac: '02:00:00:00:00:0a', ip: '10.251.0.13', hostname: null, clientId: null },
     ]);
+  });
+});
+
+describe('METALFLOW_DHCP_SITES', () => {
+  it('reads site=dir pairs into each site hosts dir and leases file, and refuses a malformed one by name', () => {
+    expect(loadDhcpSites({})).toEqual({});
+    expect(loadDhcpSites({ METALFLOW_DHCP_SITES: 'a=/s/dnsmasq/a, b=/s/dnsmasq/b', METALFLOW_DHCP_LEASE_SECONDS: '600' })).toEqual({
+      a: { hostsDir: '/s/dnsmasq/a/hosts.d', leasesFile: '/s/dnsmasq/a/dnsmasq.leases', leaseTimeSeconds: 600 },
+      b: { hostsDir: '/s/dnsmasq/b/hosts.d', leasesFile: '/s/dnsmasq/b/dnsmasq.leases', leaseTimeSeconds: 600 },
+    });
+    expect(() => loadDhcpSites({ METALFLOW_DHCP_SITES: 'a=relative/dir' })).toThrow('"a=relative/dir" is not <site>=<absolute dir>');
+    expect(() => loadDhcpSites({ METALFLOW_DHCP_SITES: 'a=/x,a=/y' })).toThrow('site "a" is given twice');
+    expect(() => loadDhcpSites({ METALFLOW_DHCP_SITES: 'a=/x', METALFLOW_DHCP_LEASE_SECONDS: '60' })).toThrow('METALFLOW_DHCP_LEASE_SECONDS');
   });
 });
