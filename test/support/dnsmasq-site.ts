@@ -56,6 +56,30 @@ export async function startSite(stateDir: string, name: string, net: string, unk
   return { ...site, hostsDir: join(dir, 'hosts.d'), leasesFile: join(dir, 'dnsmasq.leases'), leaseTimeSeconds: LEASE_TIME_SECONDS };
 }
 
+/**
+ * Namespaces (and the dnsmasq in them) left by an earlier test process that
+ * was killed before its afterAll: `mft<pid>-*` whose pid is gone. Only those.
+ */
+export async function sweepStaleSites(): Promise<void> {
+  const { stdout } = await run('ip', ['netns', 'list']);
+  for (const ns of stdout.split('\n').map((l) => l.split(' ')[0] ?? '')) {
+    const owner = /^mft(\d+)-/.exec(ns)?.[1];
+    if (!owner || Number(owner) === process.pid || alive(Number(owner))) continue;
+    const pids = (await run('ip', ['netns', 'pids', ns])).stdout.split('\n').filter((l) => /^\d+$/.test(l));
+    for (const pid of pids) process.kill(Number(pid), 'SIGKILL');
+    await run('ip', ['netns', 'del', ns]);
+  }
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** Restarts the site's dnsmasq alone: it reads the hosts dir afresh and keeps its leases. */
 export async function restartSite(stateDir: string, site: TestSite, unknown: 'ignore' | 'pool'): Promise<void> {
   await run('bash', [SCRIPT, 'restart'], { env: env(site, stateDir, unknown) });
