@@ -4,6 +4,7 @@ import { fileNameFor, parseFile, renderFile } from '../../clients/dnsmasq/reserv
 import { parseLeases } from '../../clients/dnsmasq/leases';
 import { validateReservation } from '../../types/dhcp';
 import { loadDhcpSites } from '../../config/dhcp-sites';
+import { createDhcpActivities } from '../../activities/dhcp-activities';
 
 describe('reservation files', () => {
   it('renders a reservation, an ignore entry and released MACs, and reads each back', () => {
@@ -63,5 +64,15 @@ describe('METALFLOW_DHCP_SITES', () => {
     expect(() => loadDhcpSites({ METALFLOW_DHCP_SITES: 'a=relative/dir' })).toThrow('"a=relative/dir" is not <site>=<absolute dir>');
     expect(() => loadDhcpSites({ METALFLOW_DHCP_SITES: 'a=/x,a=/y' })).toThrow('site "a" is given twice');
     expect(() => loadDhcpSites({ METALFLOW_DHCP_SITES: 'a=/x', METALFLOW_DHCP_LEASE_SECONDS: '60' })).toThrow('METALFLOW_DHCP_LEASE_SECONDS');
+  });
+});
+
+describe('DHCP activities without a dnsmasq', () => {
+  it('a hosts dir that cannot be listed is Transient (retried), an unknown site is DhcpUnusable, no leases file means no lease', async () => {
+    const dhcp = createDhcpActivities({ sites: { a: { hostsDir: '/nonexistent/metalflow/hosts.d', leasesFile: '/nonexistent/metalflow/dnsmasq.leases' } } });
+    const reservation = { host: 'ns/a', mac: '02:00:00:00:00:01', ip: '10.0.0.5' };
+    await expect(dhcp.reserveDhcp({ site: 'a', reservation })).rejects.toMatchObject({ type: 'Transient', nonRetryable: false, message: expect.stringContaining('ENOENT') });
+    await expect(dhcp.reserveDhcp({ site: 'b', reservation })).rejects.toMatchObject({ type: 'DhcpUnusable', nonRetryable: true });
+    expect(await dhcp.readDhcpLease({ site: 'a', mac: reservation.mac })).toBeNull();
   });
 });
