@@ -107,22 +107,6 @@ export async function releaseReservation(dir: string, host: string): Promise<Wri
   return writeIfChanged(dir, own, { host, released: [...released].sort() });
 }
 
-/**
- * Removes the host's file altogether. Only safe once dnsmasq has restarted
- * since the release (until then it still holds the old entry, and only the
- * released line overrides it), so nothing calls it on a running server.
- */
-export async function removeReservationFile(dir: string, host: string): Promise<WriteOutcome> {
-  const own = await readOwn(dir, host);
-  if (!own) return 'absent';
-  try {
-    await rm(join(dir, fileNameFor(host)));
-  } catch (err) {
-    throw ioError(`cannot remove ${join(dir, fileNameFor(host))}`, err);
-  }
-  return 'written';
-}
-
 async function writeIfChanged(dir: string, before: ReservationFile | null, after: ReservationFile): Promise<WriteOutcome> {
   const text = renderFile(after);
   if (before && renderFile(before) === text) return 'unchanged';
