@@ -21,6 +21,8 @@ export const FAILURE = {
   nodeGone: 'IronicNodeGone',
   /** The image (or its checksum file) cannot be deployed: not found, an HTML page, the wrong format, TLS… (clients/images/). */
   imageUnusable: 'ImageUnusable',
+  /** A DHCP reservation cannot be made: invalid, a MAC or address held by another host, an unknown site, a foreign file (clients/dnsmasq/). */
+  dhcpUnusable: 'DhcpUnusable',
 } as const;
 
 export type FailureType = (typeof FAILURE)[keyof typeof FAILURE];

@@ -1,5 +1,6 @@
 /** The worker process: `npm run worker`. Configuration comes from the environment (see README). */
 import { loadConfig, temporalConnection } from '../config/env';
+import { loadDhcpSites } from '../config/dhcp-sites';
 import { readTlsFiles } from '../clients/tls/files';
 import { connectTemporalWorker } from '../clients/temporal/native-connection';
 import { IronicClient } from '../clients/ironic/client';
@@ -20,6 +21,7 @@ if (config.workerMetricsPort !== undefined) {
   Runtime.install({ telemetryOptions: { metrics: { prometheus: { bindAddress, countersTotalSuffix: true, useSecondsForDurations: true } } } });
   console.log(`[worker] Temporal SDK metrics at http://${bindAddress}/metrics`);
 }
+const dhcpSites = loadDhcpSites(process.env);
 const key = loadSecretKey({ key: config.secretKey, keyFile: config.secretKeyFile, createIfMissing: true });
 const ironic = new IronicClient({
   url: config.ironicUrl,
@@ -51,6 +53,7 @@ const worker = await createWorker(
     redfishVerifyCa: config.ironicRedfishVerifyCa,
     ...(config.bmcCaFile ? { bmcCa: readTlsFiles({ caFile: config.bmcCaFile }).ca } : {}),
     ...(config.imageCaFile ? { imageCa: readTlsFiles({ caFile: config.imageCaFile }).ca } : {}),
+    dhcpSites,
     kubernetes,
     dataConverter: metalflowDataConverter(config.payloadKeysFile),
   },

@@ -16,6 +16,7 @@ import { createFleetActivities } from '../activities/fleet-activities';
 import { createImageActivities } from '../activities/image-activities';
 import { createRemediationHostActivities } from '../activities/remediation-host';
 import { createRemediationNodeActivities } from '../activities/remediation-node';
+import { createDhcpActivities, type DhcpSite } from '../activities/dhcp-activities';
 
 export const WORKFLOWS_PATH = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
 
@@ -52,6 +53,8 @@ export interface WorkerDeps extends IronicActivityDeps {
   bmcCa?: Buffer;
   /** CA bundle (PEM) for https image and checksum-file URLs the image check reads (METALFLOW_IMAGE_CACERT_FILE). */
   imageCa?: Buffer;
+  /** Each site's dnsmasq for DHCP reservations (METALFLOW_DHCP_SITES); none → the DHCP activities refuse every site. */
+  dhcpSites?: Record<string, DhcpSite>;
 }
 
 export async function createWorker(
@@ -74,6 +77,8 @@ export async function createWorker(
       ...createSettleActivities({ ironic: deps.ironic, poll: deps.poll }),
       // Image probe and checksum files (patch image-probe): 30 s per request.
       ...createImageActivities(deps.imageCa ? { http: { ca: deps.imageCa } } : {}),
+      // DHCP reservations in each site's dnsmasq hosts dir (README "DHCP and addresses").
+      ...createDhcpActivities({ sites: deps.dhcpSites ?? {} }),
       // Fleet operations act through the host workflows, with the worker's own Temporal client.
       ...createFleetActivities(),
       // Remediations act on the host through its workflow (and its BareMetalHost), on Nodes through the API server.

@@ -1,0 +1,81 @@
+/**
+ * DHCP reservations for hosts (clients/dnsmasq/): one file per host in its
+ * site's dnsmasq dhcp-hostsdir, and the host's lease read back for
+ * `status.dhcp`. Writes are idempotent (the same reservation twice writes
+ * nothing) and touch only metalflow's own files, so retries are safe.
+ */
+import { ApplicationFailure } from '@temporalio/activity';
+import type { DhcpReservation, DhcpStatus } from '../types/dhcp';
+import { normalizeMac } from '../types/mac';
+import { FAILURE } from '../types/failures';
+import { DhcpError } from '../clients/dnsmasq/errors';
+import { releaseReservation, writeReservation, type WriteOutcome } from '../clients/dnsmasq/hostsdir';
+import { readLeases } from '../clients/dnsmasq/leases';
+
+/** One site's dnsmasq, as scripts/dnsmasq.sh lays it out (`<state>/dnsmasq/<site>/{hosts.d,dnsmasq.leases}`). */
+export interface DhcpSite {
+  hostsDir: string;
+  leasesFile: string;
+  /** dnsmasq's lease time in seconds, to tell when a lease was last taken or renewed; omitted → lastSeen null. */
+  leaseTimeSeconds?: number;
+}
+
+export interface DhcpActivityDeps {
+  /** Site name → its dnsmasq. */
+  sites: Record<string, DhcpSite>;
+}
+
+function siteOf(deps: DhcpActivityDeps, site: string): DhcpSite {
+  const s = Object.hasOwn(deps.sites, site) ? deps.sites[site] : undefined;
+  if (!s) {
+    const known = Object.keys(deps.sites).sort().join(', ') || 'none configured';
+    throw ApplicationFailure.nonRetryable(`no dnsmasq for site "${site}" (sites: ${known})`, FAILURE.dhcpUnusable, { type: 'unknown-site' });
+  }
+  return s;
+}
+
+function asFailure(err: unknown): unknown {
+  if (!(err instanceof DhcpError)) return err;
+  // A missing dir or a full disk may pass (the site's dnsmasq starting); a conflict or a foreign file needs a person.
+  if (err.type === 'io') return ApplicationFailure.retryable(err.message, FAILURE.transient);
+  return ApplicationFailure.nonRetryable(err.message, FAILURE.dhcpUnusable, { type: err.type });
+}
+
+async function mapped<T>(call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (err) {
+    throw asFailure(err);
+  }
+}
+
+export function createDhcpActivities(deps: DhcpActivityDeps) {
+  return {
+    /** Enroll or address change: the site's dnsmasq gives the MAC this address from now on. */
+    async reserveDhcp({ site, reservation }: { site: string; reservation: DhcpReservation }): Promise<{ outcome: WriteOutcome }> {
+      const s = siteOf(deps, site);
+      return { outcome: await mapped(() => writeReservation(s.hostsDir, reservation)) };
+    },
+
+    /** Delete: the host's MAC gets what an unknown MAC gets. 'absent' when it had no reservation. */
+    async releaseDhcp({ site, host }: { site: string; host: string }): Promise<{ outcome: WriteOutcome }> {
+      const s = siteOf(deps, site);
+      return { outcome: await mapped(() => releaseReservation(s.hostsDir, host)) };
+    },
+
+    /** The MAC's current lease for `status.dhcp`, or null when it has none (never asked, or expired). */
+    async readDhcpLease({ site, mac }: { site: string; mac: string }): Promise<DhcpStatus | null> {
+      const s = siteOf(deps, site);
+      const m = normalizeMac(mac);
+      if (!m.ok) throw ApplicationFailure.nonRetryable(`${mac}: not a MAC address`, FAILURE.dhcpUnusable, { type: 'invalid' });
+      const leases = await mapped(() => readLeases(s.leasesFile));
+      const now = Date.now();
+      const lease = leases.find((l) => l.mac === m.value && (l.expiry === null || l.expiry.getTime() > now));
+      if (!lease) return null;
+      const seen = lease.expiry && s.leaseTimeSeconds !== undefined ? new Date(lease.expiry.getTime() - s.leaseTimeSeconds * 1000) : null;
+      return { address: lease.ip, leaseExpiry: lease.expiry?.toISOString() ?? null, lastSeen: seen?.toISOString() ?? null };
+    },
+  };
+}
+
+export type DhcpActivities = ReturnType<typeof createDhcpActivities>;
