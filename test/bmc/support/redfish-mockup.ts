@@ -30,12 +30,29 @@ import { existsSync, readFileSync } from 'node:fs';
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { Socket } from 'node:net';
-import { join, resolve } from 'node:path';
+import { isAbsolute, join, resolve } from 'node:path';
+import { execFileSync } from 'node:child_process';
 import { REPO_ROOT } from '../../../config/env';
 
 type Json = Record<string, unknown>;
 
-export const MOCKUP_ROOT = resolve(REPO_ROOT, '..', 'shared', 'redfish-mockups', 'public-rackmount1');
+/**
+ * The DMTF tree, read where it lives (never copied into the repository): `../shared` next to the
+ * checkout, or next to the checkout it was cloned from (a CI clone in a temporary directory).
+ */
+export const MOCKUP_ROOT = findMockupRoot();
+
+function findMockupRoot(): string {
+  const under = (repo: string) => resolve(repo, '..', 'shared', 'redfish-mockups', 'public-rackmount1');
+  const candidates = [under(REPO_ROOT)];
+  try {
+    const origin = execFileSync('git', ['-C', REPO_ROOT, 'config', '--get', 'remote.origin.url'], { encoding: 'utf8' }).trim();
+    if (isAbsolute(origin)) candidates.push(under(origin));
+  } catch {
+    // Not a clone: only the checkout's own neighbour.
+  }
+  return candidates.find((c) => existsSync(join(c, 'index.json'))) ?? candidates[0]!;
+}
 export const MOCKUP_SYSTEM = '/redfish/v1/Systems/437XR1138R2';
 
 export interface MockupOptions {
