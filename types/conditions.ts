@@ -37,13 +37,19 @@ export const kubeTimestamp = (d: Date): string => d.toISOString().replace(/\.\d+
 
 type Wanted = [type: string, status: ConditionStatus, reason: string];
 
-/** What BMO's setConditionsProgressing sets: manageable, busy, neither available nor provisioned. */
-const progressing = (reason: string): Wanted[] => [
-  [CONDITION.manageable, 'True', 'Manageable'],
-  [CONDITION.availableForProvisioning, 'False', 'NotAvailable'],
-  [CONDITION.provisioned, 'False', 'NotProvisioned'],
-  [CONDITION.ready, 'False', 'NotProvisioned'],
-  [CONDITION.progressing, 'True', reason],
+type Pair = [status: ConditionStatus, reason: string];
+const NOT_AVAILABLE: Pair = ['False', 'NotAvailable'];
+const NOT_PROVISIONED: Pair = ['False', 'NotProvisioned'];
+const NOT_PROGRESSING: Pair = ['False', 'NotProgressing'];
+const MANAGEABLE: Pair = ['True', 'Manageable'];
+
+/** The five state conditions, in BMO's order: Manageable, AvailableForProvisioning, Provisioned, Ready, Progressing. */
+const byState = (manageable: Pair, available: Pair, provisioned: Pair, ready: Pair, progressing: Pair): Wanted[] => [
+  [CONDITION.manageable, ...manageable],
+  [CONDITION.availableForProvisioning, ...available],
+  [CONDITION.provisioned, ...provisioned],
+  [CONDITION.ready, ...ready],
+  [CONDITION.progressing, ...progressing],
 ];
 
 const PROGRESSING_REASON: Record<string, string> = {
@@ -63,47 +69,23 @@ function wanted(state: string, operationalStatus: string): Wanted[] {
   switch (state) {
     case '':
     case 'unmanaged':
-      set([
-        [CONDITION.manageable, 'False', 'NotManaged'],
-        [CONDITION.availableForProvisioning, 'False', 'NotAvailable'],
-        [CONDITION.provisioned, 'False', 'NotProvisioned'],
-        [CONDITION.ready, 'False', 'NotProvisioned'],
-        [CONDITION.progressing, 'False', 'NotProgressing'],
-      ]);
+      set(byState(['False', 'NotManaged'], NOT_AVAILABLE, NOT_PROVISIONED, NOT_PROVISIONED, NOT_PROGRESSING));
       break;
     case 'registering':
-      set([
-        [CONDITION.manageable, 'False', operationalStatus === 'error' ? 'RegistrationFailed' : 'Registering'],
-        [CONDITION.availableForProvisioning, 'False', 'NotAvailable'],
-        [CONDITION.provisioned, 'False', 'NotProvisioned'],
-        [CONDITION.ready, 'False', 'NotProvisioned'],
-        [CONDITION.progressing, 'True', 'Registering'],
-      ]);
+      set(byState(['False', operationalStatus === 'error' ? 'RegistrationFailed' : 'Registering'], NOT_AVAILABLE, NOT_PROVISIONED, NOT_PROVISIONED, ['True', 'Registering']));
       break;
     case 'ready':
     case 'available':
-      set([
-        [CONDITION.manageable, 'True', 'Manageable'],
-        [CONDITION.availableForProvisioning, 'True', 'Available'],
-        [CONDITION.provisioned, 'False', 'NotProvisioned'],
-        [CONDITION.ready, 'False', 'NotProvisioned'],
-        [CONDITION.progressing, 'False', 'NotProgressing'],
-      ]);
+      set(byState(MANAGEABLE, ['True', 'Available'], NOT_PROVISIONED, NOT_PROVISIONED, NOT_PROGRESSING));
       break;
     case 'provisioned':
     case 'externally provisioned':
-      set([
-        [CONDITION.manageable, 'True', 'Manageable'],
-        [CONDITION.availableForProvisioning, 'False', 'NotAvailable'],
-        [CONDITION.provisioned, 'True', 'Provisioned'],
-        [CONDITION.ready, 'True', 'Provisioned'],
-        [CONDITION.progressing, 'False', 'NotProgressing'],
-      ]);
+      set(byState(MANAGEABLE, NOT_AVAILABLE, ['True', 'Provisioned'], ['True', 'Provisioned'], NOT_PROGRESSING));
       break;
     default: {
       const reason = PROGRESSING_REASON[state];
-      // BMO sets nothing for a state it does not list; neither do we.
-      if (reason) set(progressing(reason));
+      // BMO's setConditionsProgressing for the busy states; nothing for a state it does not list.
+      if (reason) set(byState(MANAGEABLE, NOT_AVAILABLE, NOT_PROVISIONED, NOT_PROVISIONED, ['True', reason]));
     }
   }
   if (operationalStatus === 'error') set([[CONDITION.ready, 'False', 'Error']]);
