@@ -49,6 +49,8 @@ export interface OperationRunner {
   runOperation(op: OperationKind, state: ProvisioningState, extra?: { adopt?: true; power?: PowerStep; image?: Image }): Promise<boolean>;
   /** Waits until `s.retryAt` (or a change that makes the wait moot). */
   waitForRetry(): Promise<void>;
+  /** Sets `s.retryAt` from the error count (doubling, capped) and waits for it. */
+  backoff(): Promise<void>;
 }
 
 export function operationRunner(ctx: HostContext): OperationRunner {
@@ -259,5 +261,5 @@ export function operationRunner(ctx: HostContext): OperationRunner {
     s.retryAt = undefined;
   };
 
-  return { runOperation, waitForRetry };
+  return { runOperation, waitForRetry, backoff };
 }

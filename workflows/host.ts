@@ -58,7 +58,7 @@ export async function hostWorkflow(input: HostWorkflowInput): Promise<HostView> 
   const ctx = hostContext(s);
   const { historyTooLong, continueAsNewWithState } = ctx;
   setHostHandlers(ctx);
-  const { runOperation, waitForRetry } = operationRunner(ctx);
+  const { runOperation, waitForRetry, backoff } = operationRunner(ctx);
   recordHostUid(s);
 
   ctx.publish();
@@ -86,7 +86,7 @@ export async function hostWorkflow(input: HostWorkflowInput): Promise<HostView> 
     }
     if (decision.kind === 'operation') {
       // Checked while the host still shows where it was: a bad image leaves it there (image-check.ts).
-      const image = decision.op === 'provision' ? await imageToDeploy(ctx, waitForRetry) : undefined;
+      const image = decision.op === 'provision' ? await imageToDeploy(ctx, backoff) : undefined;
       if (image === 'again') continue;
       if (decision.gaveUp) {
         log.warn(decision.gaveUp.message);

@@ -26,7 +26,7 @@ const images = proxyActivities<ImageActivities>({
  * when no check runs, or `again` when the host must decide again: the check
  * failed and its backoff is over, or the spec changed while it ran.
  */
-export async function imageToDeploy(ctx: HostContext, waitForRetry: () => Promise<void>): Promise<Image | undefined | 'again'> {
+export async function imageToDeploy(ctx: HostContext, backoff: () => Promise<void>): Promise<Image | undefined | 'again'> {
   const { s } = ctx;
   const image = s.spec?.image;
   if (!image || s.options.probeImages !== true || !patched('image-probe')) return undefined;
@@ -53,10 +53,7 @@ export async function imageToDeploy(ctx: HostContext, waitForRetry: () => Promis
     s.status.lastUpdated = now();
     ctx.publish();
     await ctx.sync({ type: 'Warning', reason: 'ImageCheckFailed', message: s.status.errorMessage });
-    const { errorBackoffSeconds, maxErrorBackoffSeconds } = s.options;
-    const seconds = Math.min(errorBackoffSeconds * 2 ** (s.status.errorCount - 1), maxErrorBackoffSeconds);
-    s.retryAt = new Date(Date.now() + seconds * 1000).toISOString();
-    await waitForRetry();
+    await backoff();
     return 'again';
   }
 }
