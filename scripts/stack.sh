@@ -290,21 +290,27 @@ state_path = $d
 tempdir = $d/tmp
 log_file = $LOGS/ironic.log
 debug = false
-enabled_hardware_types = fake-hardware,redfish
-enabled_bios_interfaces = fake,no-bios,redfish
-enabled_boot_interfaces = fake,redfish-virtual-media
+# The hardware types Metal3's ironic-image enables for the BMC schemes BMO
+# knows (ipmi://, redfish*://, idrac*://, ilo5-redfish:// which is redfish),
+# with the interfaces BMO asks for per scheme (types/bmc-types.ts), plus
+# fake-hardware for the tests. Defaults are listed first where the order
+# picks one (Ironic takes the hardware type's first enabled one when a
+# node names none: ipxe for ipmi, redfish-virtual-media for redfish).
+enabled_hardware_types = fake-hardware,redfish,ipmi,idrac
+enabled_bios_interfaces = fake,no-bios,redfish,idrac-redfish
+enabled_boot_interfaces = fake,ipxe,pxe,redfish-virtual-media,redfish-https,idrac-redfish-virtual-media
 enabled_console_interfaces = fake,no-console
 enabled_deploy_interfaces = fake,direct,ramdisk,custom-agent
 enabled_firmware_interfaces = fake,no-firmware,redfish
-enabled_inspect_interfaces = fake,no-inspect,redfish,agent
-enabled_management_interfaces = fake,redfish,noop
+enabled_inspect_interfaces = fake,no-inspect,redfish,agent,idrac-redfish
+enabled_management_interfaces = fake,redfish,noop,ipmitool,idrac-redfish
 enabled_network_interfaces = noop
 default_network_interface = noop
-enabled_power_interfaces = fake,redfish
-enabled_raid_interfaces = fake,no-raid,redfish,agent
+enabled_power_interfaces = fake,redfish,ipmitool,idrac-redfish
+enabled_raid_interfaces = fake,no-raid,redfish,agent,idrac-redfish
 enabled_rescue_interfaces = fake,no-rescue
 enabled_storage_interfaces = fake,noop
-enabled_vendor_interfaces = fake,no-vendor,redfish
+enabled_vendor_interfaces = fake,no-vendor,redfish,ipmitool,idrac-redfish
 
 [api]
 host_ip = $HOST
@@ -352,6 +358,12 @@ endpoint_override = $(scheme_of ironic)://$HOST:$IRONIC_PORT
 connection_attempts = 3
 connection_retry_interval = 2
 connect_timeout = 10
+
+# Ironic waits this long between two ipmitool commands to one BMC (default
+# 5 s, for slow real BMCs); ipmi_sim on loopback answers at once, and a power
+# change is several commands.
+[ipmi]
+min_command_interval = 1
 
 [oslo_concurrency]
 lock_path = $d/locks

@@ -1,0 +1,74 @@
+/**
+ * An `ipmi://` host through Ironic (issue 16, item 15): the project's stack
+ * enables Ironic's `ipmi` hardware type (ipmitool power and management, ipxe
+ * boot) as Metal3's Ironic image does, and a host whose BMC is `ipmi_sim`
+ * registers, becomes available and has its power driven by Ironic's
+ * ipmitool, seen in the simulator's own chassis state. The direct path
+ * (metalflow's own ipmitool) is tested in power.test.ts and test/bmc/.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { IronicClient } from '../../clients/ironic/client';
+import type { HostSpec } from '../../types/host';
+import { IRONIC_URL } from '../support/env';
+import { randomMac, startHarness, uniq, waitFor, FAST_HOST_OPTIONS, type Harness } from '../support/harness';
+import { IPMI_PASSWORD, IPMI_USER, startIpmiSim, type IpmiSim } from '../bmc/support/ipmi-sim';
+
+const NS = 'ipmi-ironic';
+const ironic = new IronicClient({ url: IRONIC_URL });
+let h: Harness;
+let sim: IpmiSim;
+
+beforeAll(async () => {
+  sim = await startIpmiSim(Number(process.env.TEST_IRONIC_IPMI_PORT ?? 22645));
+  h = await startHarness({ hostOptions: FAST_HOST_OPTIONS });
+});
+afterAll(async () => {
+  await h?.close();
+  await sim?.stop();
+});
+
+const settle = <T>(what: string, probe: () => Promise<T | undefined | false>) => waitFor(what, probe, { timeoutMs: 180_000 });
+
+describe('an ipmi:// host on the project stack\'s Ironic', { timeout: 420_000 }, () => {
+  const ref = { namespace: NS, name: uniq('ipmi') };
+
+  it('registers with the ipmi hardware type and BMO\'s interfaces, and reaches available powered on', async () => {
+    const spec: HostSpec = {
+      bmc: { address: `ipmi://127.0.0.1:${sim.port}`, credentialsName: `${ref.name}-bmc` },
+      bootMACAddress: randomMac(),
+      online: true,
+      // No agent ramdisk on this stack: nothing that would boot one.
+      inspectionMode: 'disabled',
+      automatedCleaningMode: 'disabled',
+    };
+    await h.hosts.put(ref, { spec, credentials: { username: IPMI_USER, password: IPMI_PASSWORD } });
+    const view = await settle('available and powered on', async () => {
+      const v = await h.hosts.get(ref);
+      return v.status.provisioning.state === 'available' && v.status.poweredOn && !v.currentOperation ? v : undefined;
+    });
+    const node = await ironic.getNode(view.status.provisioning.ID);
+    expect(node).toMatchObject({ driver: 'ipmi', power_interface: 'ipmitool', management_interface: 'ipmitool', boot_interface: 'ipxe', power_state: 'power on' });
+    expect(node?.driver_info).toMatchObject({ ipmi_address: '127.0.0.1', ipmi_port: sim.port, ipmi_username: IPMI_USER });
+    // Ironic's ipmitool turned the simulated chassis on.
+    expect(sim.file('power')).toBe('1');
+  });
+
+  it('powers off and on through Ironic\'s ipmitool', async () => {
+    sim.clearCalls();
+    const current = await h.hosts.get(ref);
+    await h.hosts.put(ref, { spec: { ...current.spec!, online: false } });
+    await settle('powered off', async () => {
+      const v = await h.hosts.get(ref);
+      return !v.status.poweredOn && !v.currentOperation && sim.file('power') === '0';
+    });
+    await h.hosts.put(ref, { spec: { ...current.spec!, online: true } });
+    await settle('powered on again', async () => {
+      const v = await h.hosts.get(ref);
+      return v.status.poweredOn && !v.currentOperation && sim.file('power') === '1';
+    });
+    // The simulator was told power 0, then power 1: through Ironic, nothing else speaks IPMI to it here.
+    const powerSets = sim.calls().filter((c) => c.startsWith('set') && c.includes('power'));
+    expect(powerSets.map((c) => /power (\d)/.exec(c)?.[1])).toEqual(['0', '1']);
+    expect((await ironic.getNode(current.status.provisioning.ID))?.power_state).toBe('power on');
+  });
+});
