@@ -7,6 +7,7 @@
  */
 export type BmcType =
   | 'ipmi'
+  | 'libvirt'
   | 'redfish'
   | 'redfish-virtualmedia'
   | 'redfish-uefihttp'
@@ -78,6 +79,15 @@ const IDRAC_BASE: Readonly<IronicInterfaces> = {
   vendor: 'idrac-redfish',
 };
 
+const IPMI_INTERFACES: Readonly<IronicInterfaces> = { boot: 'ipxe', deploy: 'direct', inspect: 'agent', management: 'ipmitool', power: 'ipmitool', raid: 'no-raid' };
+
+const IPMI_CAPS: Readonly<BmcCapabilities> = {
+  needsMAC: false,
+  supportsSecureBoot: false,
+  supportsISOPreprovisioningImage: false,
+  requiresProvisioningNetwork: true,
+};
+
 const PXE_CAPS: Readonly<BmcCapabilities> = {
   needsMAC: false,
   supportsSecureBoot: true,
@@ -103,13 +113,16 @@ export const BMC_TYPE_TABLE: Readonly<Record<BmcType, Readonly<BmcTypeInfo>>> = 
   ipmi: freezeInfo({
     family: 'ipmi',
     driver: 'ipmi',
-    interfaces: { boot: 'ipxe', deploy: 'direct', inspect: 'agent', management: 'ipmitool', power: 'ipmitool', raid: 'no-raid' },
-    capabilities: {
-      needsMAC: false,
-      supportsSecureBoot: false,
-      supportsISOPreprovisioningImage: false,
-      requiresProvisioningNetwork: true,
-    },
+    interfaces: { ...IPMI_INTERFACES },
+    capabilities: { ...IPMI_CAPS },
+  }),
+  // BMO's alias of ipmi for VirtualBMC-driven libvirt VMs (metal3-dev-env): the same
+  // driver, but a boot MAC is always needed (a VM's BMC knows no NIC).
+  libvirt: freezeInfo({
+    family: 'ipmi',
+    driver: 'ipmi',
+    interfaces: { ...IPMI_INTERFACES },
+    capabilities: { ...IPMI_CAPS, needsMAC: true },
   }),
   redfish: freezeInfo({
     family: 'redfish',
@@ -177,6 +190,7 @@ export const BMC_TYPE_TABLE: Readonly<Record<BmcType, Readonly<BmcTypeInfo>>> = 
 
 export const BMC_TYPES: readonly BmcType[] = Object.freeze([
   'ipmi',
+  'libvirt',
   'redfish',
   'redfish-virtualmedia',
   'redfish-uefihttp',

@@ -12,10 +12,11 @@
  *   and nothing else (not the service root, the collection, a resource below
  *   the system, '.'/'..' segments or percent-encoding); BMO today also accepts
  *   an empty path or bare `/redfish/v1` and lets Ironic pick the only system.
- * - Query strings are rejected (BMO reads `?privilegelevel=` for IPMI; here the
- *   privilege level is always ADMINISTRATOR) and so is the opaque
- *   `ipmi:host` form (write `ipmi://host`).
- * - `libvirt://` is not supported; `fake://<name>` is a metalflow extension.
+ * - Query strings are rejected, except BMO's `?privilegelevel=` on IPMI
+ *   addresses (`ipmi://`, `libvirt://`, bare host), whose value must be one
+ *   Ironic accepts (BMO passes any value on and Ironic refuses it later); the
+ *   opaque `ipmi:host` form is rejected too (write `ipmi://host`).
+ * - `fake://<name>` is a metalflow extension.
  * - Boot MAC addresses must be 6-octet unicast addresses (types/mac.ts).
  */
 import { fail, ok, type Result } from './field-error';
@@ -42,6 +43,8 @@ export interface BmcAccess {
   path: string;
   /** Ironic hardware type. */
   driver: string;
+  /** IPMI only: `?privilegelevel=` (BMO's query parameter), upper-cased; ADMINISTRATOR when absent. */
+  privilegeLevel?: IpmiPrivilegeLevel;
   interfaces: IronicInterfaces;
   capabilities: BmcCapabilities;
 }
@@ -73,6 +76,28 @@ const SCHEME_TABLE = buildSchemeTable();
 export const BMC_SCHEMES: readonly string[] = Object.freeze([...SCHEME_TABLE.keys()]);
 
 export const DEFAULT_BMC_FIELD = 'spec.bmc.address';
+
+/** Ironic's `ipmi_priv_level` values (ipmitool's `-L`). */
+export const IPMI_PRIVILEGE_LEVELS = ['ADMINISTRATOR', 'OPERATOR', 'USER', 'CALLBACK'] as const;
+export type IpmiPrivilegeLevel = (typeof IPMI_PRIVILEGE_LEVELS)[number];
+
+/** An IPMI address's query: only BMO's `privilegelevel`, with a value Ironic accepts. */
+function ipmiQuery(query: string, field: string): Result<IpmiPrivilegeLevel | undefined> {
+  const accepted = `IPMI addresses take only ?privilegelevel=<${IPMI_PRIVILEGE_LEVELS.join('|')}>`;
+  if (query === '') return ok(undefined);
+  let level: IpmiPrivilegeLevel | undefined;
+  for (const pair of query.split('&')) {
+    const eq = pair.indexOf('=');
+    const key = eq === -1 ? pair : pair.slice(0, eq);
+    const value = eq === -1 ? '' : pair.slice(eq + 1).toUpperCase();
+    if (key !== 'privilegelevel') return fail(field, `unknown query parameter "${key}" in the BMC address; ${accepted}`);
+    if (level !== undefined) return fail(field, `privilegelevel is given twice in the BMC address; ${accepted}`);
+    const known = IPMI_PRIVILEGE_LEVELS.find((l) => l === value);
+    if (!known) return fail(field, `privilegelevel "${pair.slice(eq + 1)}" is not one Ironic accepts; ${accepted}`);
+    level = known;
+  }
+  return ok(level);
+}
 export const IPMI_DEFAULT_PORT = 623;
 
 const ACCEPTED_FORMS =
@@ -147,15 +172,18 @@ export function parseBmcAddress(address: string, field: string = DEFAULT_BMC_FIE
       );
     }
   }
-  if (address.includes('?') || address.includes('#')) {
-    return fail(field, `BMC address must not contain a query string ('?') or fragment ('#'); ${ACCEPTED_FORMS}`);
+  if (address.includes('#')) {
+    return fail(field, `BMC address must not contain a fragment ('#'); ${ACCEPTED_FORMS}`);
   }
+  const question = address.indexOf('?');
+  const query = question === -1 ? undefined : address.slice(question + 1);
+  const target = question === -1 ? address : address.slice(0, question);
 
   let scheme: string;
   let rest: string;
-  const sep = address.indexOf('://');
+  const sep = target.indexOf('://');
   if (sep !== -1) {
-    const rawScheme = address.slice(0, sep);
+    const rawScheme = target.slice(0, sep);
     if (rawScheme.length === 0) {
       return fail(field, `BMC address has '://' but no scheme before it; ${SCHEME_LIST}`);
     }
@@ -169,22 +197,31 @@ export function parseBmcAddress(address: string, field: string = DEFAULT_BMC_FIE
     if (!SCHEME_TABLE.has(scheme)) {
       return fail(field, `unknown BMC scheme "${scheme}"; ${SCHEME_LIST}`);
     }
-    rest = address.slice(sep + 3);
+    rest = target.slice(sep + 3);
   } else {
-    const colon = address.indexOf(':');
+    const colon = target.indexOf(':');
     if (colon > 0) {
-      const prefix = address.slice(0, colon).toLowerCase();
+      const prefix = target.slice(0, colon).toLowerCase();
       if (SCHEME_TABLE.has(prefix)) {
-        return fail(field, `missing '//' after "${prefix}:"; write ${prefix}://${address.slice(colon + 1)}`);
+        return fail(field, `missing '//' after "${prefix}:"; write ${prefix}://${target.slice(colon + 1)}`);
       }
     }
     scheme = 'ipmi';
-    rest = address;
+    rest = target;
   }
 
   const entry = SCHEME_TABLE.get(scheme);
   if (!entry) return fail(field, `unknown BMC scheme "${scheme}"; ${SCHEME_LIST}`);
   const info = BMC_TYPE_TABLE[entry.type];
+  let privilegeLevel: IpmiPrivilegeLevel | undefined;
+  if (query !== undefined) {
+    if (info.family !== 'ipmi') {
+      return fail(field, `${scheme} addresses must not contain a query string ('?'); only IPMI addresses take ?privilegelevel=; ${ACCEPTED_FORMS}`);
+    }
+    const level = ipmiQuery(query, field);
+    if (!level.ok) return level;
+    privilegeLevel = level.value;
+  }
 
   const slash = rest.indexOf('/');
   const authorityText = slash === -1 ? rest : rest.slice(0, slash);
@@ -237,5 +274,6 @@ export function parseBmcAddress(address: string, field: string = DEFAULT_BMC_FIE
     capabilities: { ...info.capabilities },
   };
   if (port !== undefined) access.port = port;
+  if (privilegeLevel !== undefined) access.privilegeLevel = privilegeLevel;
   return ok(access);
 }

@@ -220,6 +220,8 @@ export async function openBmc(access: BmcAccess, creds: BmcCredentials, opts: Op
           port: access.port,
           username: creds.username,
           password: creds.password,
+          // BMO's ?privilegelevel= on the address, as Ironic's ipmi_priv_level.
+          privilegeLevel: access.privilegeLevel ?? opts.ipmi?.privilegeLevel,
           timeoutMs: opts.timeoutMs ?? opts.ipmi?.timeoutMs,
           signal: opts.signal ?? opts.ipmi?.signal,
         }),

@@ -19,7 +19,7 @@ import { join } from 'node:path';
 import { abortReason } from '../bmc/abort';
 import { IpmiError, redact } from '../bmc/errors';
 
-export type IpmiPrivilege = 'ADMINISTRATOR' | 'OPERATOR' | 'USER';
+export type IpmiPrivilege = 'ADMINISTRATOR' | 'OPERATOR' | 'USER' | 'CALLBACK';
 
 export interface IpmitoolOptions {
   host: string;

@@ -26,7 +26,7 @@ export function ironicDriverInfo(
         ipmi_port: access.port ?? IPMI_DEFAULT_PORT,
         ipmi_username: creds.username,
         ipmi_password: creds.password,
-        ipmi_priv_level: 'ADMINISTRATOR',
+        ipmi_priv_level: access.privilegeLevel ?? 'ADMINISTRATOR',
       };
       // BMO sets this for IPMI too; Ironic's ipmitool driver ignores it.
       if (opts.disableCertificateVerification) info.ipmi_verify_ca = false;

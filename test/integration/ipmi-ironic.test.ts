@@ -17,38 +17,48 @@ const NS = 'ipmi-ironic';
 const ironic = new IronicClient({ url: IRONIC_URL });
 let h: Harness;
 let sim: IpmiSim;
+/** A second BMC, for the libvirt:// host. */
+let vbmc: IpmiSim;
 
 beforeAll(async () => {
-  sim = await startIpmiSim(Number(process.env.TEST_IRONIC_IPMI_PORT ?? 22645));
+  const port = Number(process.env.TEST_IRONIC_IPMI_PORT ?? 22645);
+  sim = await startIpmiSim(port);
+  vbmc = await startIpmiSim(port + 1);
   h = await startHarness({ hostOptions: FAST_HOST_OPTIONS });
 });
 afterAll(async () => {
   await h?.close();
   await sim?.stop();
+  await vbmc?.stop();
 });
 
 const settle = <T>(what: string, probe: () => Promise<T | undefined | false>) => waitFor(what, probe, { timeoutMs: 180_000 });
+
+/** A host on an IPMI BMC brought to available and powered on; its Ironic node. */
+async function availableOn(ref: { namespace: string; name: string }, address: string) {
+  const spec: HostSpec = {
+    bmc: { address, credentialsName: `${ref.name}-bmc` },
+    bootMACAddress: randomMac(),
+    online: true,
+    // No agent ramdisk on this stack: nothing that would boot one.
+    inspectionMode: 'disabled',
+    automatedCleaningMode: 'disabled',
+  };
+  await h.hosts.put(ref, { spec, credentials: { username: IPMI_USER, password: IPMI_PASSWORD } });
+  const view = await settle('available and powered on', async () => {
+    const v = await h.hosts.get(ref);
+    return v.status.provisioning.state === 'available' && v.status.poweredOn && !v.currentOperation ? v : undefined;
+  });
+  return ironic.getNode(view.status.provisioning.ID);
+}
 
 describe('an ipmi:// host on the project stack\'s Ironic', { timeout: 420_000 }, () => {
   const ref = { namespace: NS, name: uniq('ipmi') };
 
   it('registers with the ipmi hardware type and BMO\'s interfaces, and reaches available powered on', async () => {
-    const spec: HostSpec = {
-      bmc: { address: `ipmi://127.0.0.1:${sim.port}`, credentialsName: `${ref.name}-bmc` },
-      bootMACAddress: randomMac(),
-      online: true,
-      // No agent ramdisk on this stack: nothing that would boot one.
-      inspectionMode: 'disabled',
-      automatedCleaningMode: 'disabled',
-    };
-    await h.hosts.put(ref, { spec, credentials: { username: IPMI_USER, password: IPMI_PASSWORD } });
-    const view = await settle('available and powered on', async () => {
-      const v = await h.hosts.get(ref);
-      return v.status.provisioning.state === 'available' && v.status.poweredOn && !v.currentOperation ? v : undefined;
-    });
-    const node = await ironic.getNode(view.status.provisioning.ID);
+    const node = await availableOn(ref, `ipmi://127.0.0.1:${sim.port}`);
     expect(node).toMatchObject({ driver: 'ipmi', power_interface: 'ipmitool', management_interface: 'ipmitool', boot_interface: 'ipxe', power_state: 'power on' });
-    expect(node?.driver_info).toMatchObject({ ipmi_address: '127.0.0.1', ipmi_port: sim.port, ipmi_username: IPMI_USER });
+    expect(node?.driver_info).toMatchObject({ ipmi_address: '127.0.0.1', ipmi_port: sim.port, ipmi_username: IPMI_USER, ipmi_priv_level: 'ADMINISTRATOR' });
     // Ironic's ipmitool turned the simulated chassis on.
     expect(sim.file('power')).toBe('1');
   });
@@ -70,5 +80,12 @@ describe('an ipmi:// host on the project stack\'s Ironic', { timeout: 420_000 },
     const powerSets = sim.calls().filter((c) => c.startsWith('set') && c.includes('power'));
     expect(powerSets.map((c) => /power (\d)/.exec(c)?.[1])).toEqual(['0', '1']);
     expect((await ironic.getNode(current.status.provisioning.ID))?.power_state).toBe('power on');
+  });
+
+  it('takes BMO\'s libvirt:// (IPMI with a boot MAC) and ?privilegelevel=, as Ironic\'s ipmi_priv_level', async () => {
+    const node = await availableOn({ namespace: NS, name: uniq('vm') }, `libvirt://127.0.0.1:${vbmc.port}?privilegelevel=OPERATOR`);
+    expect(node).toMatchObject({ driver: 'ipmi', power_interface: 'ipmitool', power_state: 'power on' });
+    expect(node?.driver_info).toMatchObject({ ipmi_port: vbmc.port, ipmi_priv_level: 'OPERATOR' });
+    expect(vbmc.file('power')).toBe('1');
   });
 });

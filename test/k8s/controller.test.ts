@@ -114,7 +114,7 @@ describe('the Kubernetes shim', () => {
     const name = 'host-refused';
     const scheme = apply(hostDoc(name, { ...fakeHostSpec(name), bmc: { address: 'telnet://10.0.0.1', credentialsName: `${name}-bmc-secret` } }), false);
     expect(scheme.status).not.toBe(0);
-    expect(scheme.stderr).toMatch(/spec\.bmc\.address: Invalid value: .*unknown BMC scheme; accepted schemes: ipmi, redfish/);
+    expect(scheme.stderr).toMatch(/spec\.bmc\.address: Invalid value: .*unknown BMC scheme; accepted schemes: ipmi, libvirt, redfish/);
     const mac = apply(hostDoc(name, { ...fakeHostSpec(name), bootMACAddress: '52:54:00:12:34' }), false);
     expect(mac.status).not.toBe(0);
     expect(mac.stderr).toMatch(/spec\.bootMACAddress: Invalid value: .*six two-digit hex octets/);

@@ -51,7 +51,7 @@ export const SPEC_CASES: SpecCase[] = [
   { name: 'Redfish path percent-encoded ..', mutate: redfish('/redfish/v1/Systems/%2e%2e'), field: 'spec.bmc.address' },
   { name: 'Redfish path percent-encoded /', mutate: redfish('/redfish/v1/Systems/1%2F..%2FManagers'), field: 'spec.bmc.address' },
   { name: 'Redfish path below the system', mutate: redfish('/redfish/v1/Systems/1/Bios'), field: 'spec.bmc.address' },
-  { name: 'BMC address with a query', mutate: (s) => (s.bmc.address = 'ipmi://10.0.0.9?privilegelevel=OPERATOR'), field: 'spec.bmc.address' },
+  { name: 'BMC address with a query', mutate: (s) => (s.bmc.address = 'ipmi://10.0.0.9?cipher=3'), field: 'spec.bmc.address' },
   { name: 'BMC address with a space', mutate: (s) => (s.bmc.address = 'ipmi://10.0.0.9 '), field: 'spec.bmc.address' },
   { name: 'IPv6 BMC without brackets', mutate: (s) => (s.bmc.address = 'ipmi://fd00::9'), field: 'spec.bmc.address' },
   { name: 'BMC address past 2048 characters', mutate: (s) => (s.bmc.address = `ipmi://${'a'.repeat(2100)}`), field: 'spec.bmc.address' },

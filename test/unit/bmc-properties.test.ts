@@ -7,6 +7,8 @@ import type { Result } from '../../types/field-error';
 import { mustParse, mustFail, SYS } from '../support/bmc-address';
 
 const schemeArb = fc.constantFrom(...BMC_SCHEMES);
+/** Schemes of the IPMI family: no path, port 623 by default. */
+const IPMI_SCHEMES: readonly string[] = BMC_SCHEMES.filter((s) => BMC_TYPE_TABLE[s as keyof typeof BMC_TYPE_TABLE]?.family === 'ipmi');
 const dnsLabelArb = fc.stringMatching(/^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/);
 const dnsHostArb = fc
   .oneof(fc.domain(), fc.array(dnsLabelArb, { minLength: 1, maxLength: 4 }).map((ls) => ls.join('.')))
@@ -76,12 +78,13 @@ describe('properties', () => {
     );
   });
 
-  it('accepted addresses contain no whitespace, userinfo, query or fragment', () => {
+  it('accepted addresses contain no whitespace, userinfo or fragment, and a query only as an IPMI privilege level', () => {
     fc.assert(
       fc.property(fc.oneof(urlishArb, fc.string({ unit: 'binary' })), (s) => {
         const r = parseBmcAddress(s);
         if (r.ok) {
-          expect(s).not.toMatch(/[\s?#]|[^\x20-\x7e]/);
+          expect(s).not.toMatch(/[\s#]|[^\x20-\x7e]/);
+          if (s.includes('?')) expect(r.value.privilegeLevel).toBeDefined();
           expect(s.split('/').slice(0, 3).join('/')).not.toContain('@');
           expect(r.value.address).toBe(s);
         }
@@ -93,7 +96,7 @@ describe('properties', () => {
   it('valid generated addresses parse and round-trip host, port and path', () => {
     fc.assert(
       fc.property(schemeArb, hostArb, portArb, systemPathArb, fc.boolean(), (scheme, h, port, path, upper) => {
-        const type = parseBmcAddress(scheme === 'fake' ? 'fake://x' : scheme === 'ipmi' ? 'ipmi://x' : `${scheme}://x${SYS}`);
+        const type = parseBmcAddress(scheme === 'fake' ? 'fake://x' : IPMI_SCHEMES.includes(scheme) ? `${scheme}://x` : `${scheme}://x${SYS}`);
         if (!type.ok) throw new Error('sanity');
         const family = BMC_TYPE_TABLE[type.value.type].family;
         const usePort = family === 'fake' ? undefined : port;
@@ -120,7 +123,7 @@ describe('properties', () => {
   });
 
   it('redfish addresses without a system path are always rejected', () => {
-    const redfishSchemes = BMC_SCHEMES.filter((s) => s !== 'ipmi' && s !== 'fake');
+    const redfishSchemes = BMC_SCHEMES.filter((s) => !IPMI_SCHEMES.includes(s) && s !== 'fake');
     fc.assert(
       fc.property(fc.constantFrom(...redfishSchemes), hostArb, portArb, fc.constantFrom('', '/', '//', '/redfish/v1', '/redfish/v1/'), (scheme, h, port, path) => {
         const r = parseBmcAddress(`${scheme}://${h.inUrl}${port === undefined ? '' : `:${port}`}${path}`);
@@ -210,7 +213,7 @@ describe('properties', () => {
       .map(([scheme, h, port, path]) => {
         if (scheme === 'fake') return `fake://${/^[0-9.]+$/.test(h.host) || h.host.includes(':') ? 'node' : h.host}`;
         const p = port === undefined ? '' : `:${port}`;
-        return scheme === 'ipmi' ? `${scheme}://${h.inUrl}${p}` : `${scheme}://${h.inUrl}${p}${path}`;
+        return IPMI_SCHEMES.includes(scheme) ? `${scheme}://${h.inUrl}${p}` : `${scheme}://${h.inUrl}${p}${path}`;
       });
     // '#' can never occur in an accepted address, so any occurrence of the
     // password elsewhere would be a genuine leak, not a coincidence.

@@ -4,10 +4,11 @@ import { BMC_SCHEMES, BMC_TYPES, BMC_TYPE_TABLE, parseBmcAddress } from '../../t
 import { mustParse, mustFail, reasonOf, SYS, REDFISH_TYPES } from '../support/bmc-address';
 
 describe('BMC_SCHEMES', () => {
-  it('lists every scheme exactly once: ipmi, fake and three per redfish type', () => {
+  it('lists every scheme exactly once: ipmi, libvirt, fake and three per redfish type', () => {
     expect(new Set(BMC_SCHEMES).size).toBe(BMC_SCHEMES.length);
-    expect(BMC_SCHEMES).toHaveLength(2 + 3 * REDFISH_TYPES.length);
+    expect(BMC_SCHEMES).toHaveLength(3 + 3 * REDFISH_TYPES.length);
     expect(BMC_SCHEMES).toContain('ipmi');
+    expect(BMC_SCHEMES).toContain('libvirt');
     expect(BMC_SCHEMES).toContain('fake');
     for (const t of REDFISH_TYPES) {
       expect(BMC_SCHEMES).toContain(t);
@@ -15,12 +16,12 @@ describe('BMC_SCHEMES', () => {
       expect(BMC_SCHEMES).toContain(`${t}+https`);
     }
     expect(BMC_SCHEMES).not.toContain('ipmi+http');
-    expect(BMC_SCHEMES).not.toContain('libvirt');
+    expect(BMC_SCHEMES).not.toContain('libvirt+http');
   });
 
   it('every scheme parses to a type in the table', () => {
     for (const scheme of BMC_SCHEMES) {
-      const addr = scheme === 'fake' ? 'fake://n' : scheme === 'ipmi' ? 'ipmi://h' : `${scheme}://h${SYS}`;
+      const addr = scheme === 'fake' ? 'fake://n' : scheme === 'ipmi' || scheme === 'libvirt' ? `${scheme}://h` : `${scheme}://h${SYS}`;
       const a = mustParse(addr);
       expect(a.scheme).toBe(scheme);
       expect(BMC_TYPES).toContain(a.type);
@@ -242,7 +243,7 @@ describe('parseBmcAddress: rejections', () => {
     const reason = reasonOf('http://10.0.0.1/redfish/v1/Systems/1');
     expect(reason).toContain('unknown BMC scheme "http"');
     for (const s of BMC_SCHEMES) expect(reason).toContain(s);
-    expect(reasonOf('libvirt://10.0.0.1')).toContain('accepted schemes: ipmi, redfish, redfish+http');
+    expect(reasonOf('vbmc://10.0.0.1')).toContain('accepted schemes: ipmi, libvirt, redfish, redfish+http');
     expect(reasonOf('ipmi+https://10.0.0.1')).toContain('unknown BMC scheme "ipmi+https"');
   });
 
@@ -297,9 +298,24 @@ describe('parseBmcAddress: rejections', () => {
     }
   });
 
-  it('query strings and fragments', () => {
-    expect(reasonOf('ipmi://10.0.0.1?privilegelevel=OPERATOR')).toMatch(/query string/);
+  it('query strings and fragments: only BMO\'s ?privilegelevel= on IPMI addresses', () => {
+    expect(reasonOf(`redfish://h${SYS}?privilegelevel=OPERATOR`)).toMatch(/redfish addresses must not contain a query string/);
+    expect(reasonOf('fake://n?x=1')).toMatch(/query string/);
+    expect(reasonOf('ipmi://10.0.0.1?cipher=3')).toMatch(/unknown query parameter "cipher".*privilegelevel=<ADMINISTRATOR\|OPERATOR\|USER\|CALLBACK>/);
+    expect(reasonOf('ipmi://10.0.0.1?privilegelevel=ROOT')).toMatch(/privilegelevel "ROOT" is not one Ironic accepts/);
+    expect(reasonOf('ipmi://10.0.0.1?privilegelevel=USER&privilegelevel=USER')).toMatch(/given twice/);
     expect(reasonOf(`redfish://h${SYS}#frag`)).toMatch(/fragment/);
+  });
+
+  it('?privilegelevel= on IPMI addresses, as BMO reads it (value upper-cased), and libvirt:// as BMO\'s IPMI alias that needs a MAC', () => {
+    expect(mustParse('ipmi://10.0.0.1?privilegelevel=OPERATOR')).toMatchObject({ type: 'ipmi', host: '10.0.0.1', port: 623, privilegeLevel: 'OPERATOR' });
+    expect(mustParse('10.0.0.1:6230?privilegelevel=user')).toMatchObject({ type: 'ipmi', port: 6230, privilegeLevel: 'USER' });
+    expect(mustParse('ipmi://10.0.0.1')).not.toHaveProperty('privilegeLevel');
+    const v = mustParse('libvirt://192.168.122.1:6233?privilegelevel=ADMINISTRATOR');
+    expect(v).toMatchObject({ type: 'libvirt', scheme: 'libvirt', transport: 'ipmi', driver: 'ipmi', port: 6233, path: '', privilegeLevel: 'ADMINISTRATOR' });
+    expect(v.interfaces).toEqual(BMC_TYPE_TABLE.ipmi.interfaces);
+    expect(v.capabilities).toEqual({ ...BMC_TYPE_TABLE.ipmi.capabilities, needsMAC: true });
+    expect(reasonOf('libvirt://h/redfish/v1/Systems/1')).toMatch(/IPMI addresses take no path/);
   });
 
   it('whitespace anywhere, including leading/trailing', () => {
