@@ -31,6 +31,7 @@ import { KubeError } from '../../clients/kubernetes/kube-error';
 import type { KubeRest } from '../../clients/kubernetes/kube-rest';
 import { recordHostEvent } from '../../clients/kubernetes/events';
 import { invalidStatus } from './invalid-status';
+import { releaseCompanions } from './bmo-release';
 import { ANNOTATIONS, annotationConflicts, annotationSpecErrors, parseAnnotations, type HostAnnotations } from './annotations';
 import type { KubeObject } from './informer';
 
@@ -178,12 +179,8 @@ export class Reconciler {
         this.deps.requeueAfter(key, annotations.value.detached?.deleteAction === 'delay' ? 10_000 : 1000);
         return;
       }
-      // Owner references alone would need a garbage collector, which not every cluster (or test) runs.
-      await this.deps.rest
-        .call('DELETE', `/apis/metal3.io/v1alpha1/namespaces/${ref.namespace}/hardwaredata/${ref.name}`)
-        .catch((err: unknown) => {
-          if (!(err instanceof KubeError && err.status === 404)) throw err;
-        });
+      const released = await releaseCompanions(this.deps.rest, ref, obj.spec);
+      if (released.length > 0) this.deps.log?.(`${ref.namespace}/${ref.name}: released Metal3's finalizers on ${released.join(', ')}`);
       await this.deps.rest.call('PATCH', this.objectPath(ref), {
         body: { metadata: { finalizers: finalizers.filter((f) => f !== FINALIZER), resourceVersion: obj.metadata.resourceVersion } },
         contentType: MERGE,

@@ -123,4 +123,26 @@ describe('a BareMetalHost whose workflow ended abnormally', () => {
     ]);
     expect(await ironicNode(nodeId)).toMatchObject({ provision_state: 'active', provision_updated_at: before?.provision_updated_at });
   });
+
+  it("releases the finalizers Metal3's operator put on its Secret and HardwareData when it is deleted", async () => {
+    const name = 'host-from-bmo';
+    const secret = `${name}-bmc-secret`;
+    // As BMO leaves them: its finalizer on the credentials Secret and on the HardwareData.
+    apply({ ...secretDoc(secret, { username: 'admin', password: 'pw' }), metadata: { name: secret, finalizers: ['baremetalhost.metal3.io/secret'] } });
+    apply(hostDoc(name, fakeHostSpec(name)));
+    kubectl(['wait', '-n', NS, '--for=jsonpath={.status.provisioning.state}=available', `bmh/${name}`, '--timeout=120s']);
+    const hw = kubectl(['get', 'hardwaredata', name, '-n', NS], { check: false });
+    if (hw.status === 0) {
+      kubectl(['patch', 'hardwaredata', name, '-n', NS, '--type=merge', '-p', JSON.stringify({ metadata: { finalizers: ['baremetalhost.metal3.io/hardwareData'] } })]);
+    } else {
+      apply({ apiVersion: 'metal3.io/v1alpha1', kind: 'HardwareData', metadata: { name, finalizers: ['baremetalhost.metal3.io/hardwareData'] }, spec: {} });
+    }
+
+    kubectl(['delete', 'bmh', name, '-n', NS, '--timeout=120s']);
+    // Without the release the HardwareData would stay Terminating and the Secret could never be deleted.
+    await waitFor('the HardwareData gone', async () => kubectl(['get', 'hardwaredata', name, '-n', NS], { check: false }).status !== 0, { timeoutMs: 30_000 });
+    expect(kubectl(['get', 'secret', secret, '-n', NS, '-o', 'jsonpath={.metadata.finalizers}']).stdout).toBe('');
+    kubectl(['delete', 'secret', secret, '-n', NS, '--timeout=30s']);
+  });
 });
+
