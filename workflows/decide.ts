@@ -2,7 +2,7 @@
  * The host state machine: given what is desired and what is, decide the next
  * step. Pure, like BMO's host state machine; the host workflow carries it out.
  */
-import { PROVISIONING_STATES, type ErrorType, type HostSpec, type InspectionMode, type ProvisioningState } from '../types/host';
+import { PROVISIONING_STATES, type ErrorType, type HostSpec, type Image, type InspectionMode, type ProvisioningState } from '../types/host';
 import type { HostState, OperationKind } from './definitions';
 import { powerGoal, type RebootMode } from './power-requests';
 
@@ -23,6 +23,8 @@ export type Decision =
       adopt?: true;
       /** A delete stopped trying to clean up the host (deleteGiveUp): said in a Warning Event. */
       gaveUp?: DeleteGiveUp;
+      /** Recorded as the host's image before the step (an externally provisioned host adopted with it). */
+      recordImage?: Image;
     }
   /** Enter a state that needs no operation (a host without a BMC is `unmanaged`). */
   | { kind: 'enter'; state: ProvisioningState }
@@ -162,8 +164,62 @@ export function deleteGiveUp(s: HostState): DeleteGiveUp | undefined {
   return undefined;
 }
 
-/** `giveUp`: deleteGiveUp applies (patch `delete-gives-up`; runs before it retried for ever). */
-export function decide(s: HostState, opts: { giveUp?: boolean } = {}): Decision {
+/** Where registrationFingerprint keeps the root device hints, and how many entries it has. */
+const HINTS_AT = 6;
+const FINGERPRINT_ENTRIES = 7;
+
+/** The root device hints the node was last registered with, as JSON; undefined when not known. */
+function registeredHints(s: HostState): string | undefined {
+  if (s.registered === undefined) return undefined;
+  try {
+    const parts = JSON.parse(s.registered) as unknown;
+    return Array.isArray(parts) && parts.length === FINGERPRINT_ENTRIES ? JSON.stringify(parts[HINTS_AT]) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Steady-state moves BMO's host state machine makes that metalflow did not
+ * before (patch `metal3-transitions`), or undefined:
+ * - available with `externallyProvisioned` set → externally provisioned;
+ * - externally provisioned with it cleared → provisioned, the node adopted with
+ *   the spec's image (BMO copies it to the status); with no image the host is
+ *   cleaned back to available (BMO: provisioned, then deprovisioned);
+ * - available whose root device hints changed → preparing (registered again first);
+ * - provisioned whose image URL differs from the one it runs → deprovisioned,
+ *   then provisioned with the new one (BMO's provisioningCancelled; a checksum
+ *   or format change alone is not a new image, as in BMO).
+ */
+export function metal3Transition(s: HostState): Decision | undefined {
+  const spec = s.spec;
+  if (!spec?.bmc || s.deleteRequested || s.nodeLost || s.detached || s.directives?.detached || s.needsAttach) return undefined;
+  switch (s.status.provisioning.state) {
+    case 'available': {
+      if (spec.externallyProvisioned) return { kind: 'enter', state: 'externally provisioned' };
+      const hints = registeredHints(s);
+      if (hints !== undefined && hints !== JSON.stringify(spec.rootDeviceHints ?? {})) return { kind: 'operation', op: 'enroll', state: 'preparing' };
+      return undefined;
+    }
+    case 'externally provisioned':
+      if (spec.externallyProvisioned) return undefined;
+      if (spec.image) return { kind: 'operation', op: 'enroll', state: 'provisioned', adopt: true, recordImage: spec.image };
+      return { kind: 'operation', op: 'prepare', state: 'preparing' };
+    case 'provisioned': {
+      const running = s.status.provisioning.image?.url;
+      if (spec.image && running && spec.image.url !== running) return { kind: 'operation', op: 'deprovision', state: 'deprovisioning' };
+      return undefined;
+    }
+    default:
+      return undefined;
+  }
+}
+
+/**
+ * `giveUp`: deleteGiveUp applies (patch `delete-gives-up`; runs before it retried for ever).
+ * `metal3`: metal3Transition applies (patch `metal3-transitions`).
+ */
+export function decide(s: HostState, opts: { giveUp?: boolean; metal3?: boolean } = {}): Decision {
   const state = s.status.provisioning.state;
   const spec = s.spec;
   const detach = s.directives?.detached;
@@ -171,6 +227,8 @@ export function decide(s: HostState, opts: { giveUp?: boolean } = {}): Decision 
   // Before registering a lost node again: a host that cannot be reached is not registered for ever.
   const gaveUp = opts.giveUp ? deleteGiveUp(s) : undefined;
   if (gaveUp) return { kind: 'operation', op: gaveUp.op, state: gaveUp.state, gaveUp };
+  const transition = opts.metal3 ? metal3Transition(s) : undefined;
+  if (transition) return transition;
 
   // Ironic lost the node (node-lost.ts): register again where the host stands, before
   // anything else, a delete's deprovisioning included (its cleaning needs the node).
@@ -248,7 +306,7 @@ export function decide(s: HostState, opts: { giveUp?: boolean } = {}): Decision 
       return power();
     case 'provisioned':
       if (needsRegistration) return { kind: 'operation', op: 'enroll', state };
-      // As in Metal3: removing the image deprovisions; changing it needs a removal first.
+      // As in Metal3: removing the image deprovisions (changing it too: metal3Transition).
       if (!spec.image) return { kind: 'operation', op: 'deprovision', state: 'deprovisioning' };
       return power();
     case 'externally provisioned':

@@ -70,7 +70,8 @@ function reached(op: FleetOperation, view: HostView, since: string, fleet: strin
       // Another key still held keeps it off, and spec.online false too: what the fleet asked is done.
       return keysToRelease(op, power.holds).length === 0 && !view.currentOperation && (status.poweredOn || Object.keys(power.holds).length > 0 || !spec?.online);
     case 'provision':
-      return status.provisioning.state === 'provisioned' && spec?.image?.url === op.image.url && ok && !view.currentOperation;
+      // The image it runs, not only the one asked for: a provisioned host given a new URL is deprovisioned first.
+      return status.provisioning.state === 'provisioned' && spec?.image?.url === op.image.url && status.provisioning.image?.url === op.image.url && ok && !view.currentOperation;
     case 'deprovision':
       return status.provisioning.state === 'available' && !spec?.image && !view.currentOperation;
     case 'delete':

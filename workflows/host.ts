@@ -10,7 +10,7 @@ import { condition, allHandlersFinished, log, patched } from '@temporalio/workfl
 import { since, startHostRun } from './versions';
 import { emptyStatus } from '../types/host';
 import { DEFAULT_HOST_OPTIONS, type HostState, type HostView, type HostWorkflowInput } from './definitions';
-import { decide, deleteGiveUp } from './decide';
+import { decide, deleteGiveUp, metal3Transition } from './decide';
 import { settlePowerRequests } from './power-requests';
 import { powerCheckDelayMs, readPower } from './power-check';
 import { hostContext, now, type HostContext } from './host-context';
@@ -76,7 +76,10 @@ export async function hostWorkflow(input: HostWorkflowInput): Promise<HostView> 
     }
     s.power = settlePowerRequests(s.status.poweredOn, s.spec, s.power);
     // The patch is asked only where it changes the decision, so every other run's history is as before.
-    const decision = decide(s, { giveUp: deleteGiveUp(s) !== undefined && patched('delete-gives-up') });
+    const decision = decide(s, {
+      giveUp: deleteGiveUp(s) !== undefined && patched('delete-gives-up'),
+      metal3: metal3Transition(s) !== undefined && patched('metal3-transitions'),
+    });
     if (decision.kind === 'finish') break;
     if (decision.kind === 'enter') {
       const before = s.status.provisioning.state;
@@ -88,6 +91,7 @@ export async function hostWorkflow(input: HostWorkflowInput): Promise<HostView> 
       // Checked while the host still shows where it was: a bad image leaves it there (image-check.ts).
       const image = decision.op === 'provision' ? await imageToDeploy(ctx, backoff) : undefined;
       if (image === 'again') continue;
+      if (decision.recordImage) s.status.provisioning.image = decision.recordImage;
       if (decision.gaveUp) {
         log.warn(decision.gaveUp.message);
         await ctx.sync({ type: 'Warning', reason: decision.gaveUp.reason, message: decision.gaveUp.message });

@@ -158,3 +158,44 @@ describe('a checksum-file URL', () => {
     expect(auto).not.toHaveProperty('image_os_hash_algo');
   });
 });
+
+describe("BMO's steady-state transitions (item 8, patch metal3-transitions)", () => {
+  const idleIn = (ref: { namespace: string; name: string }, state: string, more: (v: Awaited<ReturnType<Harness['hosts']['get']>>) => boolean = () => true) =>
+    settle(`${ref.name} ${state}`, async () => {
+      const v = await h.hosts.get(ref);
+      return v.status.provisioning.state === state && !v.currentOperation && more(v) ? v : undefined;
+    });
+  const deploysOf = (nodeId: string) => proxy.requests.filter((r) => isDeploy(r) && r.path === `/v1/nodes/${nodeId}/states/provision`);
+
+  it('a provisioned host given an image with another URL is deprovisioned and deploys the new one', async () => {
+    const { ref, nodeId } = await hostIn('provisioned', { image: IMAGE, automatedCleaningMode: 'disabled' });
+    const second = { ...IMAGE, url: 'http://127.0.0.1/images/parity-second.qcow2' };
+    await h.hosts.setImage(ref, second);
+    const v = await idleIn(ref, 'provisioned', (x) => x.status.provisioning.image?.url === second.url);
+    const kinds = v.operations.map((o) => o.kind);
+    expect(kinds.slice(kinds.lastIndexOf('deprovision'))).toEqual(['deprovision', 'provision']);
+    const deploys = deploysOf(nodeId);
+    expect(deploys).toHaveLength(2);
+    expect((await h.ironic.getNode(nodeId))?.instance_info.image_source).toBe(second.url);
+  });
+
+  it('externallyProvisioned set on an available host, then cleared with an image: adopted as provisioned, never deployed', async () => {
+    const { ref, spec, nodeId } = await hostIn('available', { automatedCleaningMode: 'disabled' });
+    await h.hosts.put(ref, { spec: { ...spec, externallyProvisioned: true } });
+    await idleIn(ref, 'externally provisioned');
+    await h.hosts.put(ref, { spec: { ...spec, externallyProvisioned: false, image: IMAGE } });
+    const v = await idleIn(ref, 'provisioned');
+    expect(v.status.provisioning.image?.url).toBe(IMAGE.url);
+    expect(deploysOf(nodeId)).toHaveLength(0);
+    expect((await h.ironic.getNode(nodeId))?.provision_state).toBe('active');
+  });
+
+  it('changed root device hints on an available host go through preparing', async () => {
+    const { ref, spec, nodeId, view } = await hostIn('available', { automatedCleaningMode: 'disabled' });
+    const done = view.operations.length;
+    await h.hosts.put(ref, { spec: { ...spec, rootDeviceHints: { deviceName: '/dev/sdb' } } });
+    const v = await idleIn(ref, 'available', (x) => x.operations.slice(done).some((o) => o.kind === 'prepare'));
+    expect(v.operations.slice(done).map((o) => [o.kind, o.state])).toEqual([['enroll', 'preparing'], ['prepare', 'preparing']]);
+    expect((await h.ironic.getNode(nodeId))?.properties.root_device).toEqual({ name: 's== /dev/sdb' });
+  });
+});

@@ -80,6 +80,10 @@ describe('replay of recorded histories', () => {
     // given up after Metal3's retry count with it (record-delete-gives-up-histories.ts old|new).
     expect(files).toContain('host-delete-power-off-retried-v1.json');
     expect(files).toContain('host-delete-gives-up.json');
+    // A provisioned host given an image with another URL (patch metal3-transitions): ignored before the patch,
+    // deprovisioned and provisioned again with it (record-metal3-transitions-histories.ts old|new).
+    expect(files).toContain('host-image-url-change-ignored-v1.json');
+    expect(files).toContain('host-image-url-change-reprovisions.json');
     // An API-mode remediation: the power cycle through a keyed power-off request (test/support/record-remediation-histories.ts).
     expect(files).toContain('remediation-api-power-cycle-v1.json');
     // Fleet waves paused after each wave, and a cancel with abortInFlight stopping stuck deploys (patch fleet-waves; record-fleet-waves-histories.ts).

@@ -47,8 +47,11 @@ describe('fleet host goals', () => {
 
   it('provision needs the image, provisioned and OK; a failed deploy is the host error', () => {
     const image = { url: 'http://i/a.qcow2' };
-    const provisioned = running({ spec: { online: true, image } }, { operationalStatus: 'OK', provisioning: { ...emptyStatus().provisioning, state: 'provisioned' } });
+    const provisioned = running({ spec: { online: true, image } }, { operationalStatus: 'OK', provisioning: { ...emptyStatus().provisioning, state: 'provisioned', image } });
     expect(fleetHostResult({ kind: 'provision', image }, provisioned, SINCE, 'f')).toEqual({ outcome: 'succeeded' });
+    // Asked for, but still running the image it had: not there yet (it is deprovisioned first).
+    const stillOld = running({ spec: { online: true, image } }, { operationalStatus: 'OK', provisioning: { ...emptyStatus().provisioning, state: 'provisioned', image: { url: 'http://i/old.qcow2' } } });
+    expect(fleetHostResult({ kind: 'provision', image }, stillOld, SINCE, 'f')).toBeUndefined();
     expect(fleetHostResult({ kind: 'provision', image: { url: 'http://i/b.qcow2' } }, provisioned, SINCE, 'f')).toBeUndefined();
     expect(fleetHostResult({ kind: 'provision', image }, running({ operations: [op('provision', 'failed', undefined, 'deploy failed')] }), SINCE, 'f')).toMatchObject({ outcome: 'failed' });
   });
@@ -75,7 +78,7 @@ describe('fleet host goals', () => {
       outcome: 'cancelled',
       reason: `paused before its provision ran (${why}); unpause the host to let it go on`,
     });
-    const done = running({ spec: { online: true, image: provision.image }, operations: [op('provision', 'succeeded')] }, { operationalStatus: 'OK', provisioning: { ...emptyStatus().provisioning, state: 'provisioned' } });
+    const done = running({ spec: { online: true, image: provision.image }, operations: [op('provision', 'succeeded')] }, { operationalStatus: 'OK', provisioning: { ...emptyStatus().provisioning, state: 'provisioned', image: provision.image } });
     expect(abortedResult(provision, done as HostFinding & { kind: 'running' }, SINCE, 'f', why)).toEqual({ outcome: 'succeeded' });
   });
 });
