@@ -19,6 +19,7 @@ import { operationRunner } from './host-operation';
 import { markNodeLost } from './node-lost';
 import { recordHostUid } from './host-uid';
 import { imageToDeploy } from './image-check';
+import { needsPermit, permitKeeper } from './host-permit';
 
 function initialState(input: HostWorkflowInput): HostState {
   return {
@@ -52,6 +53,16 @@ async function checkPower(ctx: HostContext): Promise<void> {
   await ctx.sync({ type: 'Warning', reason: 'PowerStateMismatch', message });
 }
 
+/** From now on: has anything arrived that may change the decision (a spec, a delete, a power request, a directive)? */
+function changeSeen(ctx: HostContext): () => boolean {
+  const { s } = ctx;
+  const generation = s.generation;
+  const deleteRequested = s.deleteRequested;
+  const powerSeq = s.power?.seq;
+  const nudged = ctx.nudges;
+  return () => s.generation !== generation || s.deleteRequested !== deleteRequested || s.power?.seq !== powerSeq || ctx.nudges !== nudged;
+}
+
 export async function hostWorkflow(input: HostWorkflowInput): Promise<HostView> {
   startHostRun();
   const s: HostState = input.state ?? initialState(input);
@@ -59,6 +70,7 @@ export async function hostWorkflow(input: HostWorkflowInput): Promise<HostView> 
   const { historyTooLong, continueAsNewWithState } = ctx;
   setHostHandlers(ctx);
   const { runOperation, waitForRetry, backoff } = operationRunner(ctx);
+  const permits = permitKeeper(ctx);
   recordHostUid(s);
 
   ctx.publish();
@@ -69,6 +81,8 @@ export async function hostWorkflow(input: HostWorkflowInput): Promise<HostView> 
     for (const event of ctx.pendingEvents.splice(0)) await ctx.sync(event);
     if (s.paused && since('paused')) {
       // Paused: nothing touches the hardware, deletion included (as in Metal3), until unpaused.
+      // A place in the provisioning queue goes to the next host.
+      permits.release();
       if (historyTooLong()) await continueAsNewWithState();
       const nudged = ctx.nudges;
       await condition(() => !s.paused || ctx.nudges !== nudged || historyTooLong());
@@ -77,6 +91,8 @@ export async function hostWorkflow(input: HostWorkflowInput): Promise<HostView> 
     s.power = settlePowerRequests(s.status.poweredOn, s.spec, s.power);
     // The patch is asked only where it changes the decision, so every other run's history is as before.
     const decision = decide(s, { giveUp: deleteGiveUp(s) !== undefined && patched('delete-gives-up') });
+    const gated = decision.kind === 'operation' && needsPermit(decision.op, s.spec);
+    if (!gated) permits.release();
     if (decision.kind === 'finish') break;
     if (decision.kind === 'enter') {
       const before = s.status.provisioning.state;
@@ -88,6 +104,12 @@ export async function hostWorkflow(input: HostWorkflowInput): Promise<HostView> 
       // Checked while the host still shows where it was: a bad image leaves it there (image-check.ts).
       const image = decision.op === 'provision' ? await imageToDeploy(ctx, backoff) : undefined;
       if (image === 'again') continue;
+      let permit: { granted: boolean; delayedSince?: string } | undefined;
+      if (gated && patched('provisioning-limit')) {
+        // At most METALFLOW_PROVISIONING_LIMIT hosts inspect, provision or deprovision at once (host-permit.ts).
+        permit = await permits.acquire(decision.state, changeSeen(ctx));
+        if (!permit.granted) continue;
+      }
       if (decision.gaveUp) {
         log.warn(decision.gaveUp.message);
         await ctx.sync({ type: 'Warning', reason: decision.gaveUp.reason, message: decision.gaveUp.message });
@@ -99,18 +121,19 @@ export async function hostWorkflow(input: HostWorkflowInput): Promise<HostView> 
         const from = before || (patched('registration-events') ? 'none' : 'unmanaged');
         await ctx.sync({ type: 'Normal', reason: 'StateChanged', message: `provisioning state ${from} → ${decision.state}` });
       }
-      const succeeded = await runOperation(decision.op, decision.state, { adopt: decision.adopt, power: decision.power, ...(image ? { image } : {}) });
+      const succeeded = await runOperation(decision.op, decision.state, {
+        adopt: decision.adopt,
+        power: decision.power,
+        ...(image ? { image } : {}),
+        ...(permit ? { release: permits.release, ...(permit.delayedSince ? { delayedSince: permit.delayedSince } : {}) } : {}),
+      });
       if (decision.op === 'delete' && succeeded) break;
       continue;
     }
     // Idle: the only time it is safe to hand our state to a fresh run.
     if (historyTooLong()) await continueAsNewWithState();
-    const generation = s.generation;
-    const deleteRequested = s.deleteRequested;
-    const powerSeq = s.power?.seq;
-    const nudged = ctx.nudges;
-    const woken = () =>
-      s.generation !== generation || s.deleteRequested !== deleteRequested || s.power?.seq !== powerSeq || ctx.nudges !== nudged || historyTooLong();
+    const changed = changeSeen(ctx);
+    const woken = () => changed() || historyTooLong();
     const checkMs = powerCheckDelayMs(s);
     if (checkMs !== undefined && since('power-check')) {
       // Whether the check is due is read from the clock, not from what ended the wait:
