@@ -82,8 +82,17 @@ export function permitKeeper(ctx: HostContext): PermitKeeper {
     if (!pending) {
       const { runId, workflowId } = workflowInfo();
       const requestId = `${runId}/${++seq}`;
-      const { unlimited } = await limiter.requestProvisioningPermit({ requestId, workflowId, runId, state, at: now() });
-      pending = { requestId, unlimited, granted: unlimited };
+      // Known before it is sent: with a permit free, the grant may arrive before the activity's result.
+      const asked = { requestId, unlimited: false, granted: false };
+      pending = asked;
+      try {
+        const { unlimited } = await limiter.requestProvisioningPermit({ requestId, workflowId, runId, state, at: now() });
+        if (unlimited) Object.assign(asked, { unlimited, granted: true });
+      } catch (err) {
+        // Cancelled while asking: the request may have reached the limiter.
+        if (isCancellation(err)) release();
+        throw err;
+      }
     }
     const p = pending;
     if (p.granted) return { granted: true, ...(p.delayedSince ? { delayedSince: p.delayedSince } : {}) };
