@@ -86,6 +86,9 @@ describe('replay of recorded histories', () => {
     for (const f of ['fleet-waves-paused-v1', 'fleet-cancel-abort-in-flight-v1']) expect(files).toContain(`${f}.json`);
     // The code just before patch fleet-waves (record-fleet-histories.ts -before-fleet-waves): fleet runs without its marker.
     for (const f of ['fleet-reboot-continued-before-fleet-waves-run1', 'fleet-reboot-continued-before-fleet-waves-last', 'fleet-poweroff-cancelled-before-fleet-waves', 'host-labels-before-fleet-waves']) expect(files).toContain(`${f}.json`);
+    // The provisioning limit (patch provisioning-limit): the lifecycle just before it (record-histories.ts -before-provisioning-limit
+    // on the code before), and with it a host that waited delayed for each permit, and the limiter's run (record-limit-histories.ts).
+    for (const f of ['host-lifecycle-before-provisioning-limit', 'host-provisioning-limit-delayed', 'provisioning-limiter']) expect(files).toContain(`${f}.json`);
   });
 
   it.each(files)('%s replays without nondeterminism', async (file) => {
