@@ -59,6 +59,8 @@ export interface WorkerDeps extends IronicActivityDeps {
   dhcpSites?: Record<string, DhcpSite>;
   /** METALFLOW_PROVISIONING_LIMIT: hosts inspecting, provisioning or deprovisioning at once (0: no limit); Metal3's 20 when unset. */
   provisioningLimit?: number;
+  /** How long the limiter's queue may stand still before it checks its holders' runs are open (60 s; tests shorten it). */
+  provisioningLimitCheckSeconds?: number;
 }
 
 export async function createWorker(
@@ -86,7 +88,7 @@ export async function createWorker(
       // Fleet operations act through the host workflows, with the worker's own Temporal client.
       ...createFleetActivities(),
       // The provisioning limiter's permits (workflows/provisioning-limiter.ts), with the same client.
-      ...createLimiterActivities({ limit: deps.provisioningLimit ?? DEFAULT_PROVISIONING_LIMIT }),
+      ...createLimiterActivities({ limit: deps.provisioningLimit ?? DEFAULT_PROVISIONING_LIMIT, checkSeconds: deps.provisioningLimitCheckSeconds }),
       // Remediations act on the host through its workflow (and its BareMetalHost), on Nodes through the API server.
       ...createRemediationHostActivities({ rest: deps.kubernetes }),
       ...createRemediationNodeActivities({ rest: deps.kubernetes }),

@@ -5,7 +5,8 @@
  * deprovisioning; the others wait `delayed`, in arrival order, and all end
  * provisioned. Deploys are refused (409, node locked) by the proxy until the
  * test lets them through, so the two holders stay provisioning while the test
- * looks at the queue, pauses a waiting host and cancels a holder.
+ * looks at the queue, pauses a waiting host, cancels a holder and terminates
+ * another (whose release is lost: the limiter takes the permit back).
  */
 import { describe, expect, it } from 'vitest';
 import type { HostSpec } from '../../types/host';
@@ -17,7 +18,7 @@ import { randomMac, uniq, waitFor } from '../support/harness';
 import { useProxiedHarness } from '../support/proxied-harness';
 
 const LIMIT = 2;
-const suite = useProxiedHarness({ provisioningLimit: LIMIT });
+const suite = useProxiedHarness({ provisioningLimit: LIMIT, provisioningLimitCheckSeconds: 2 });
 const IMAGE = { url: 'http://127.0.0.1/images/limit.qcow2', checksum: 'd'.repeat(64), checksumType: 'sha256' as const, format: 'qcow2' as const };
 
 const spec = (name: string): HostSpec => ({
@@ -44,7 +45,7 @@ function mostAtOnce(records: OperationRecord[]): number {
 }
 
 describe('provisioning limit', () => {
-  it('keeps at most 2 hosts busy, the others delayed in arrival order; a paused waiter and a cancelled holder give their place back', async () => {
+  it('keeps at most 2 hosts busy, the others delayed in arrival order; a paused waiter, a cancelled holder and a terminated one give their place back', async () => {
     const { h, proxy } = suite;
     let deploysBlocked = true;
     proxy.interceptor = (r) =>
@@ -117,12 +118,25 @@ describe('provisioning limit', () => {
     view = await limiterView();
     expect(view.holders.map((x) => x.workflowId).sort()).toEqual([hostWorkflowId(settled.holding[1]!.ref), hostWorkflowId(next.ref)].sort());
 
-    // Deploys go through, the paused host comes back: the four left all end provisioned.
+    // A holder terminated (its run ends without its own code running, so no release is sent): the limiter
+    // finds its run closed once the queue has stood still for its check, and the last in line goes ahead.
+    const lost = settled.holding[1]!;
+    const lostHandle = h.client.workflow.getHandle(hostWorkflowId(lost.ref));
+    await lostHandle.terminate('test: a holder whose release is lost');
+    const last = byArrival[2]!;
+    await waitFor('the last waiting host provisioning', async () => {
+      const v = (await h.hosts.get(last.ref)) as HostView;
+      return v.status.provisioning.state === 'provisioning' && v.status.operationalStatus !== 'delayed' ? v : undefined;
+    });
+    view = await limiterView();
+    expect(view.holders.map((x) => x.workflowId).sort()).toEqual([hostWorkflowId(next.ref), hostWorkflowId(last.ref)].sort());
+
+    // Deploys go through, the paused host comes back: the three left all end provisioned.
     deploysBlocked = false;
     await h.hosts.setPaused(paused.ref, false);
-    const left = refs.filter((r) => r.name !== gone.ref.name);
+    const left = refs.filter((r) => r.name !== gone.ref.name && r.name !== lost.ref.name);
     const final = await waitFor(
-      'the four other hosts provisioned',
+      'the three other hosts provisioned',
       async () => {
         const vs = (await Promise.all(left.map((ref) => h.hosts.get(ref)))) as HostView[];
         return vs.every((v) => v.status.provisioning.state === 'provisioned' && v.status.operationalStatus === 'OK') ? vs : undefined;
@@ -137,10 +151,14 @@ describe('provisioning limit', () => {
     const goneView = await goneHandle.query(hostViewQuery);
     const closedAt = (await goneHandle.describe()).closeTime!.toISOString();
     const goneRecords = goneView.operations.map((r) => (r.endedAt ? r : { ...r, endedAt: closedAt }));
-    expect(mostAtOnce([...final.flatMap((v) => v.operations), ...goneRecords])).toBe(LIMIT);
+    // The terminated host's provision ran until the limiter took its permit back: until the next holder began.
+    const lostView = await lostHandle.query(hostViewQuery);
+    const lastStart = final.find((v) => v.ref.name === last.ref.name)!.operations.find((r) => r.kind === 'provision')!.startedAt;
+    const lostRecords = lostView.operations.map((r) => (r.endedAt ? r : { ...r, endedAt: lastStart }));
+    expect(mostAtOnce([...final.flatMap((v) => v.operations), ...goneRecords, ...lostRecords])).toBe(LIMIT);
     // The three that waited show it on their provision record, and were seen delayed.
     const delayedProvisions = final.flatMap((v) => v.operations.filter((r) => r.kind === 'provision' && r.delayedSince));
-    expect(delayedProvisions.length).toBeGreaterThanOrEqual(3);
+    expect(delayedProvisions.length).toBeGreaterThanOrEqual(2);
     for (const v of byArrival) expect(seenDelayed.has(v.ref.name)).toBe(true);
     const end = await limiterView();
     expect(end.holders).toEqual([]);
