@@ -80,8 +80,8 @@ describe('provisioning limit', () => {
       },
       { timeoutMs: 90_000 },
     ).catch(async (err) => {
-      console.log('DEBUG limiter', JSON.stringify(await limiterView().catch(String)));
-      for (const v of await views()) console.log('DEBUG host', v.ref.name, v.status.provisioning.state, v.status.operationalStatus, v.status.errorMessage, JSON.stringify(v.delayed), JSON.stringify(v.operations.slice(-2)));
+      console.log('provisioning-limit diagnostics: limiter', JSON.stringify(await limiterView().catch(String)));
+      for (const v of await views()) console.log('provisioning-limit diagnostics: host', v.ref.name, v.status.provisioning.state, v.status.operationalStatus, v.status.errorMessage, JSON.stringify(v.delayed), JSON.stringify(v.operations.slice(-2)));
       throw err;
     });
     for (const v of settled.waiting) expect(v.status.provisioning.state).toBe('available');
@@ -110,9 +110,9 @@ describe('provisioning limit', () => {
       const v = (await h.hosts.get(next.ref)) as HostView;
       return v.status.provisioning.state === 'provisioning' ? v : undefined;
     }).catch(async (err) => {
-      console.log('DEBUG limiter', JSON.stringify(await limiterView()));
-      console.log('DEBUG gone', (await goneHandle.describe()).status.name, JSON.stringify((await goneHandle.query(hostViewQuery)).operations.slice(-2)));
-      console.log('DEBUG next', JSON.stringify(await h.hosts.get(next.ref)));
+      console.log('provisioning-limit diagnostics: limiter', JSON.stringify(await limiterView()));
+      console.log('provisioning-limit diagnostics: gone', (await goneHandle.describe()).status.name, JSON.stringify((await goneHandle.query(hostViewQuery)).operations.slice(-2)));
+      console.log('provisioning-limit diagnostics: next', JSON.stringify(await h.hosts.get(next.ref)));
       throw err;
     });
     view = await limiterView();
