@@ -11,7 +11,7 @@ import { since, startHostRun } from './versions';
 import { emptyStatus } from '../types/host';
 import { DEFAULT_HOST_OPTIONS, type HostState, type HostView, type HostWorkflowInput } from './definitions';
 import { decide, deleteGiveUp } from './decide';
-import { settlePowerRequests } from './power-requests';
+import { offlinePowerStep, settlePowerRequests } from './power-requests';
 import { powerCheckDelayMs, readPower } from './power-check';
 import { hostContext, now, type HostContext } from './host-context';
 import { setHostHandlers } from './host-handlers';
@@ -91,6 +91,11 @@ export async function hostWorkflow(input: HostWorkflowInput): Promise<HostView> 
     s.power = settlePowerRequests(s.status.poweredOn, s.spec, s.power);
     // The patch is asked only where it changes the decision, so every other run's history is as before.
     const decision = decide(s, { giveUp: deleteGiveUp(s) !== undefined && patched('delete-gives-up') });
+    if (decision.kind === 'operation' && decision.op === 'power') {
+      // As Metal3: spec.online false is a soft power off, hard only after a failure.
+      const offline = offlinePowerStep(decision.power, s.status.errorCount);
+      if (offline && patched('soft-power-off')) decision.power = offline;
+    }
     const gated = decision.kind === 'operation' && needsPermit(decision.op, s.spec);
     if (!gated) permits.release();
     if (decision.kind === 'finish') break;
