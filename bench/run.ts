@@ -158,6 +158,8 @@ async function main(): Promise<void> {
       // The audit log is a line per change: kept beside the API's log, off its stdout.
       METALFLOW_API_AUDIT_LOG: join(runDir, 'api-audit.log'),
       ...(opts.maxHistoryEvents !== undefined ? { METALFLOW_MAX_HISTORY_EVENTS: String(opts.maxHistoryEvents) } : {}),
+      // The floor (a plain controller) has no provisioning limit: none here either unless one is set for the run.
+      METALFLOW_PROVISIONING_LIMIT: process.env.METALFLOW_PROVISIONING_LIMIT ?? '0',
     };
     const prof = (name: string): string[] => (opts.profile ? ['--cpu-prof', '--cpu-prof-dir', join(runDir, `${name}-profile`)] : []);
     // --workers N: N worker processes polling the same task queue (the PostgreSQL profile's default is 2).

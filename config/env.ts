@@ -5,6 +5,7 @@
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadTlsConfig, type TemporalConnectionSettings, type TlsConfig } from './tls';
+import { DEFAULT_PROVISIONING_LIMIT } from '../workflows/limiter-definitions';
 
 export type { TemporalConnectionSettings, TemporalTls, TlsConfig, TlsFiles } from './tls';
 
@@ -40,6 +41,8 @@ export interface MetalflowConfig extends TlsConfig {
   metricsHost: string;
   /** Port of the worker's Prometheus endpoint (the Temporal SDK's own metrics); off when unset. */
   workerMetricsPort?: number;
+  /** Hosts inspecting, provisioning or deprovisioning at once (Metal3's PROVISIONING_LIMIT); 0: no limit. */
+  provisioningLimit: number;
 }
 
 /** The Kubernetes shim's controller (k8s/controller). */
@@ -171,6 +174,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): MetalflowConfi
     },
     metricsHost: env.METALFLOW_METRICS_HOST || '127.0.0.1',
     workerMetricsPort: whole('METALFLOW_WORKER_METRICS_PORT', env.METALFLOW_WORKER_METRICS_PORT, 1, 65_535, 'a port from 1 to 65535'),
+    provisioningLimit:
+      whole('METALFLOW_PROVISIONING_LIMIT', env.METALFLOW_PROVISIONING_LIMIT, 0, 100_000, 'a whole number of hosts from 0 (no limit) to 100000') ?? DEFAULT_PROVISIONING_LIMIT,
   };
 }
 

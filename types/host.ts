@@ -192,7 +192,7 @@ export const PROVISIONING_STATES = [
   'powering off before delete',
   'deleting',
 ] as const;
-/** Metal3's values; metalflow sets OK, error and detached, the others come with a status restored from Metal3. */
+/** Metal3's values; metalflow sets OK, error, delayed (provisioning limit) and detached, the others come with a status restored from Metal3. */
 export const OPERATIONAL_STATUSES = ['', 'OK', 'discovered', 'error', 'delayed', 'detached', 'servicing'] as const;
 export const ERROR_TYPES = [
   '',

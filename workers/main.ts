@@ -55,6 +55,7 @@ const worker = await createWorker(
     ...(config.imageCaFile ? { imageCa: readTlsFiles({ caFile: config.imageCaFile }).ca } : {}),
     dhcpSites,
     kubernetes,
+    provisioningLimit: config.provisioningLimit,
     dataConverter: metalflowDataConverter(config.payloadKeysFile),
   },
   {

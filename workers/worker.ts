@@ -17,6 +17,8 @@ import { createImageActivities } from '../activities/image-activities';
 import { createRemediationHostActivities } from '../activities/remediation-host';
 import { createRemediationNodeActivities } from '../activities/remediation-node';
 import { createDhcpActivities, type DhcpSite } from '../activities/dhcp-activities';
+import { createLimiterActivities } from '../activities/limiter-activities';
+import { DEFAULT_PROVISIONING_LIMIT } from '../workflows/limiter-definitions';
 
 export const WORKFLOWS_PATH = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
 
@@ -55,6 +57,10 @@ export interface WorkerDeps extends IronicActivityDeps {
   imageCa?: Buffer;
   /** Each site's dnsmasq for DHCP reservations (METALFLOW_DHCP_SITES); none → the DHCP activities refuse every site. */
   dhcpSites?: Record<string, DhcpSite>;
+  /** METALFLOW_PROVISIONING_LIMIT: hosts inspecting, provisioning or deprovisioning at once (0: no limit); Metal3's 20 when unset. */
+  provisioningLimit?: number;
+  /** How long the limiter's queue may stand still before it checks its holders' runs are open (60 s; tests shorten it). */
+  provisioningLimitCheckSeconds?: number;
 }
 
 export async function createWorker(
@@ -81,6 +87,8 @@ export async function createWorker(
       ...createDhcpActivities({ sites: deps.dhcpSites ?? {} }),
       // Fleet operations act through the host workflows, with the worker's own Temporal client.
       ...createFleetActivities(),
+      // The provisioning limiter's permits (workflows/provisioning-limiter.ts), with the same client.
+      ...createLimiterActivities({ limit: deps.provisioningLimit ?? DEFAULT_PROVISIONING_LIMIT, checkSeconds: deps.provisioningLimitCheckSeconds }),
       // Remediations act on the host through its workflow (and its BareMetalHost), on Nodes through the API server.
       ...createRemediationHostActivities({ rest: deps.kubernetes }),
       ...createRemediationNodeActivities({ rest: deps.kubernetes }),

@@ -3,7 +3,7 @@
  * API and the tests: its input, the updates it accepts and the query it answers.
  */
 import { defineQuery, defineUpdate } from '@temporalio/workflow';
-import type { HardwareDetails, HostRef, HostSpec, HostStatus, Image } from '../types/host';
+import type { HardwareDetails, HostRef, HostSpec, HostStatus, Image, ProvisioningState } from '../types/host';
 import type { CleanRequest } from '../types/clean';
 import type { PowerRequestChange, PowerRequests, PowerRequestsView } from './power-requests';
 
@@ -58,6 +58,8 @@ export interface OperationRecord {
   /** A clean: its named steps, in order, and the one running (or, once failed, the one that failed). */
   steps?: string[];
   step?: string;
+  /** When the host began waiting for a provisioning permit to run this (absent: no wait). */
+  delayedSince?: string;
 }
 
 export interface HostWorkflowOptions {
@@ -162,6 +164,8 @@ export interface HostView {
   generation: number;
   deleteRequested: boolean;
   currentOperation?: OperationRecord;
+  /** Waiting for a provisioning permit (`status.operationalStatus: delayed`): the state it will enter, and since when. */
+  delayed?: { state: ProvisioningState; since: string };
   operations: OperationRecord[];
   retryAt?: string;
   /** Pending reboot, keyed power-off requests, last power mismatch seen by the periodic check. */

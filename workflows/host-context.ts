@@ -21,6 +21,8 @@ export interface HostContext {
   readonly s: HostState;
   /** The operation running now (none while backing off). */
   running: OperationRecord | undefined;
+  /** Waiting for a provisioning permit (host-permit.ts): the state it waits to enter. */
+  delayed?: { state: ProvisioningState; since: string };
   /** Bumped by the shim's updates (directives, restore, inspect, pause) so waits notice them. */
   nudges: number;
   /** Events those updates produced, published by the main loop. */
@@ -58,6 +60,7 @@ export function hostContext(s: HostState): HostContext {
       generation: s.generation,
       deleteRequested: s.deleteRequested,
       currentOperation: ctx.running,
+      ...(ctx.delayed ? { delayed: ctx.delayed } : {}),
       operations: s.operations,
       retryAt: s.retryAt,
       power: powerRequestsView(s.power),

@@ -44,9 +44,19 @@ const HISTORY_KEY: Partial<Record<OperationKind, OperationName>> = {
   deprovision: 'deprovision',
 };
 
+export interface OperationExtra {
+  adopt?: true;
+  power?: PowerStep;
+  image?: Image;
+  /** Gives back the provisioning permit the operation holds (host-permit.ts), as soon as it has ended. */
+  release?: () => void;
+  /** When the host began waiting for that permit. */
+  delayedSince?: string;
+}
+
 export interface OperationRunner {
   /** Runs one operation as a child workflow; true when it succeeded. */
-  runOperation(op: OperationKind, state: ProvisioningState, extra?: { adopt?: true; power?: PowerStep; image?: Image }): Promise<boolean>;
+  runOperation(op: OperationKind, state: ProvisioningState, extra?: OperationExtra): Promise<boolean>;
   /** Waits until `s.retryAt` (or a change that makes the wait moot). */
   waitForRetry(): Promise<void>;
   /** Sets `s.retryAt` from the error count (doubling, capped) and waits for it. */
@@ -56,8 +66,8 @@ export interface OperationRunner {
 export function operationRunner(ctx: HostContext): OperationRunner {
   const { s } = ctx;
 
-  const runOperation = async (op: OperationKind, state: ProvisioningState, extra: { adopt?: true; power?: PowerStep; image?: Image } = {}): Promise<boolean> => {
-    const { adopt, power, image } = extra;
+  const runOperation = async (op: OperationKind, state: ProvisioningState, extra: OperationExtra = {}): Promise<boolean> => {
+    const { adopt, power, image, release, delayedSince } = extra;
     const spec = s.spec;
     const tried = op === 'enroll' ? credentialsAttempt(s) : undefined;
     // A host whose run began before hosts had a uid draws it before its first deploy.
@@ -75,6 +85,7 @@ export function operationRunner(ctx: HostContext): OperationRunner {
       state,
       startedAt: now(),
       outcome: 'running',
+      ...(delayedSince ? { delayedSince } : {}),
     };
     ctx.running = record;
     s.operations = [...s.operations, record].slice(-MAX_OPERATION_RECORDS);
@@ -127,11 +138,17 @@ export function operationRunner(ctx: HostContext): OperationRunner {
                 }
               : {}),
       };
-      const outcome: OperationOutcome = await scope.run(() =>
-        inline
-          ? withOperationLabel(`${record.seq}-${op}`, () => OPERATION_WORKFLOWS[op](input, progress))
-          : executeChild(OPERATION_WORKFLOWS[op], { workflowId: record.workflowId, args: [input], parentClosePolicy: ParentClosePolicy.TERMINATE }),
-      );
+      let outcome: OperationOutcome;
+      try {
+        outcome = await scope.run(() =>
+          inline
+            ? withOperationLabel(`${record.seq}-${op}`, () => OPERATION_WORKFLOWS[op](input, progress))
+            : executeChild(OPERATION_WORKFLOWS[op], { workflowId: record.workflowId, args: [input], parentClosePolicy: ParentClosePolicy.TERMINATE }),
+        );
+      } finally {
+        // Before the outcome is recorded, and before any backoff: the next host need not wait for either.
+        release?.();
+      }
       applyOutcome(op, outcome, spec);
       if (clean && s.cleanRequest?.id === clean.id) delete s.cleanRequest;
       record.outcome = 'succeeded';

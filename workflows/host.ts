@@ -11,7 +11,7 @@ import { since, startHostRun } from './versions';
 import { emptyStatus } from '../types/host';
 import { DEFAULT_HOST_OPTIONS, type HostState, type HostView, type HostWorkflowInput } from './definitions';
 import { decide, deleteGiveUp, metal3Transition } from './decide';
-import { settlePowerRequests } from './power-requests';
+import { offlinePowerStep, settlePowerRequests } from './power-requests';
 import { powerCheckDelayMs, readPower } from './power-check';
 import { hostContext, now, type HostContext } from './host-context';
 import { setHostHandlers } from './host-handlers';
@@ -19,6 +19,7 @@ import { operationRunner } from './host-operation';
 import { markNodeLost } from './node-lost';
 import { recordHostUid } from './host-uid';
 import { imageToDeploy } from './image-check';
+import { needsPermit, permitKeeper } from './host-permit';
 
 function initialState(input: HostWorkflowInput): HostState {
   return {
@@ -52,6 +53,16 @@ async function checkPower(ctx: HostContext): Promise<void> {
   await ctx.sync({ type: 'Warning', reason: 'PowerStateMismatch', message });
 }
 
+/** From now on: has anything arrived that may change the decision (a spec, a delete, a power request, a directive)? */
+function changeSeen(ctx: HostContext): () => boolean {
+  const { s } = ctx;
+  const generation = s.generation;
+  const deleteRequested = s.deleteRequested;
+  const powerSeq = s.power?.seq;
+  const nudged = ctx.nudges;
+  return () => s.generation !== generation || s.deleteRequested !== deleteRequested || s.power?.seq !== powerSeq || ctx.nudges !== nudged;
+}
+
 export async function hostWorkflow(input: HostWorkflowInput): Promise<HostView> {
   startHostRun();
   const s: HostState = input.state ?? initialState(input);
@@ -59,6 +70,7 @@ export async function hostWorkflow(input: HostWorkflowInput): Promise<HostView> 
   const { historyTooLong, continueAsNewWithState } = ctx;
   setHostHandlers(ctx);
   const { runOperation, waitForRetry, backoff } = operationRunner(ctx);
+  const permits = permitKeeper(ctx);
   recordHostUid(s);
 
   ctx.publish();
@@ -69,6 +81,8 @@ export async function hostWorkflow(input: HostWorkflowInput): Promise<HostView> 
     for (const event of ctx.pendingEvents.splice(0)) await ctx.sync(event);
     if (s.paused && since('paused')) {
       // Paused: nothing touches the hardware, deletion included (as in Metal3), until unpaused.
+      // A place in the provisioning queue goes to the next host.
+      permits.release();
       if (historyTooLong()) await continueAsNewWithState();
       const nudged = ctx.nudges;
       await condition(() => !s.paused || ctx.nudges !== nudged || historyTooLong());
@@ -80,6 +94,13 @@ export async function hostWorkflow(input: HostWorkflowInput): Promise<HostView> 
       giveUp: deleteGiveUp(s) !== undefined && patched('delete-gives-up'),
       metal3: metal3Transition(s) !== undefined && patched('metal3-transitions'),
     });
+    if (decision.kind === 'operation' && decision.op === 'power') {
+      // As Metal3: spec.online false is a soft power off, hard only after a failure.
+      const offline = offlinePowerStep(decision.power, s.status.errorCount);
+      if (offline && patched('soft-power-off')) decision.power = offline;
+    }
+    const gated = decision.kind === 'operation' && needsPermit(decision.op, s.spec);
+    if (!gated) permits.release();
     if (decision.kind === 'finish') break;
     if (decision.kind === 'enter') {
       const before = s.status.provisioning.state;
@@ -91,6 +112,12 @@ export async function hostWorkflow(input: HostWorkflowInput): Promise<HostView> 
       // Checked while the host still shows where it was: a bad image leaves it there (image-check.ts).
       const image = decision.op === 'provision' ? await imageToDeploy(ctx, backoff) : undefined;
       if (image === 'again') continue;
+      let permit: { granted: boolean; delayedSince?: string } | undefined;
+      if (gated && patched('provisioning-limit')) {
+        // At most METALFLOW_PROVISIONING_LIMIT hosts inspect, provision or deprovision at once (host-permit.ts).
+        permit = await permits.acquire(decision.state, changeSeen(ctx));
+        if (!permit.granted) continue;
+      }
       if (decision.recordImage) s.status.provisioning.image = decision.recordImage;
       if (decision.gaveUp) {
         log.warn(decision.gaveUp.message);
@@ -103,18 +130,19 @@ export async function hostWorkflow(input: HostWorkflowInput): Promise<HostView> 
         const from = before || (patched('registration-events') ? 'none' : 'unmanaged');
         await ctx.sync({ type: 'Normal', reason: 'StateChanged', message: `provisioning state ${from} → ${decision.state}` });
       }
-      const succeeded = await runOperation(decision.op, decision.state, { adopt: decision.adopt, power: decision.power, ...(image ? { image } : {}) });
+      const succeeded = await runOperation(decision.op, decision.state, {
+        adopt: decision.adopt,
+        power: decision.power,
+        ...(image ? { image } : {}),
+        ...(permit ? { release: permits.release, ...(permit.delayedSince ? { delayedSince: permit.delayedSince } : {}) } : {}),
+      });
       if (decision.op === 'delete' && succeeded) break;
       continue;
     }
     // Idle: the only time it is safe to hand our state to a fresh run.
     if (historyTooLong()) await continueAsNewWithState();
-    const generation = s.generation;
-    const deleteRequested = s.deleteRequested;
-    const powerSeq = s.power?.seq;
-    const nudged = ctx.nudges;
-    const woken = () =>
-      s.generation !== generation || s.deleteRequested !== deleteRequested || s.power?.seq !== powerSeq || ctx.nudges !== nudged || historyTooLong();
+    const changed = changeSeen(ctx);
+    const woken = () => changed() || historyTooLong();
     const checkMs = powerCheckDelayMs(s);
     if (checkMs !== undefined && since('power-check')) {
       // Whether the check is due is read from the clock, not from what ended the wait:

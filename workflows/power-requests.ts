@@ -208,3 +208,15 @@ export function settlePowerRequests(poweredOn: boolean, spec: HostSpec | undefin
   if (!spec || !p?.reboot || poweredOn) return p;
   return activeHolds(p, spec).length > 0 ? rebootServed(p) : p;
 }
+
+/**
+ * `spec.online: false` as Metal3 powers off (patch soft-power-off): soft (a shutdown,
+ * hard if it fails within the soft timeout), hard at once only when the host's last
+ * operation failed (BMO: `ErrorCount > 0` makes the power off hard). Applies to a power
+ * step without a mode, the one spec.online (or a corrected mismatch) asks for; requests
+ * with a mode keep theirs. Undefined: nothing to change.
+ */
+export function offlinePowerStep(step: { on: boolean; mode?: RebootMode } | undefined, errorCount: number): { on: false; mode: RebootMode } | undefined {
+  if (!step || step.on || step.mode) return undefined;
+  return { on: false, mode: errorCount > 0 ? 'hard' : 'soft' };
+}

@@ -24,7 +24,10 @@ const ERROR_LABEL: Record<string, string> = {
 const SLOW_OPERATION_BUCKETS = [30, 90, 180, 360, 720, 1440];
 const OPERATIONS = ['register', 'inspect', 'provision', 'deprovision'] as const;
 
-type Status = Partial<Pick<HostStatus, 'provisioning' | 'operationHistory' | 'errorCount' | 'errorType' | 'poweredOn'>>;
+type Status = Partial<Pick<HostStatus, 'provisioning' | 'operationHistory' | 'errorCount' | 'errorType' | 'poweredOn' | 'operationalStatus'>>;
+
+/** A host delayed in one of these states waits to deprovision (it waits where it is: README "Provisioning limit"). */
+const BEFORE_DEPROVISIONING = new Set(['provisioned', 'externally provisioned', 'deprovisioning', 'deleting', 'powering off before delete']);
 
 export class ControllerMetrics {
   readonly registry = new Registry();
@@ -39,6 +42,11 @@ export class ControllerMetrics {
     inspect: new Histogram({ name: 'metal3_operation_inspect_duration_seconds', help: 'Length of time per hardware inspection per host', labelNames: ['namespace', 'host'], buckets: SLOW_OPERATION_BUCKETS, registers: [this.registry] }),
     provision: new Histogram({ name: 'metal3_operation_provision_duration_seconds', help: 'Length of time per hardware provision operation per host', labelNames: ['namespace', 'host'], buckets: SLOW_OPERATION_BUCKETS, registers: [this.registry] }),
     deprovision: new Histogram({ name: 'metal3_operation_deprovision_duration_seconds', help: 'Length of time per hardware deprovision operation per host', labelNames: ['namespace', 'host'], buckets: SLOW_OPERATION_BUCKETS, registers: [this.registry] }),
+  };
+  // BMO's names, double underscore included (recordActionDelayed).
+  private readonly delayed = {
+    provisioning: new Counter({ name: 'metal3_delayed__provisioning_total', help: 'The number of times hosts have been delayed while provisioning due a busy provisioner', labelNames: ['namespace', 'host'], registers: [this.registry] }),
+    deprovisioning: new Counter({ name: 'metal3_delayed__deprovisioning_total', help: 'The number of times hosts have been delayed while deprovisioning due a busy provisioner', labelNames: ['namespace', 'host'], registers: [this.registry] }),
   };
   /** The status last seen per host; a host first seen (a restart) only sets the baseline. */
   private readonly seen = new Map<string, Status>();
@@ -74,6 +82,9 @@ export class ControllerMetrics {
     const failures = (status.errorCount ?? 0) - (before.errorCount ?? 0);
     const errorType = ERROR_LABEL[status.errorType ?? ''];
     if (failures > 0 && errorType) this.hostErrors.inc({ error_type: errorType }, failures);
+    if (status.operationalStatus === 'delayed' && before.operationalStatus !== 'delayed') {
+      this.delayed[BEFORE_DEPROVISIONING.has(next) ? 'deprovisioning' : 'provisioning'].inc({ namespace, host });
+    }
     if (status.poweredOn !== undefined && before.poweredOn !== undefined && status.poweredOn !== before.poweredOn) {
       this.powerChanges.inc({ namespace, host, on_off: status.poweredOn ? 'on' : 'off' });
     }

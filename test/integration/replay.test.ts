@@ -90,6 +90,11 @@ describe('replay of recorded histories', () => {
     for (const f of ['fleet-waves-paused-v1', 'fleet-cancel-abort-in-flight-v1']) expect(files).toContain(`${f}.json`);
     // The code just before patch fleet-waves (record-fleet-histories.ts -before-fleet-waves): fleet runs without its marker.
     for (const f of ['fleet-reboot-continued-before-fleet-waves-run1', 'fleet-reboot-continued-before-fleet-waves-last', 'fleet-poweroff-cancelled-before-fleet-waves', 'host-labels-before-fleet-waves']) expect(files).toContain(`${f}.json`);
+    // The provisioning limit (patch provisioning-limit): the lifecycle just before it (record-histories.ts -before-provisioning-limit
+    // on the code before), and with it a host that waited delayed for each permit, and the limiter's run (record-limit-histories.ts).
+    for (const f of ['host-lifecycle-before-provisioning-limit', 'host-provisioning-limit-delayed', 'provisioning-limiter']) expect(files).toContain(`${f}.json`);
+    // spec.online false: a hard power off before patch soft-power-off, a soft one with it (record-soft-power-off-histories.ts old|new).
+    for (const f of ['host-online-false-before-soft-power-off', 'host-online-false-soft-power-off']) expect(files).toContain(`${f}.json`);
   });
 
   it.each(files)('%s replays without nondeterminism', async (file) => {

@@ -74,6 +74,10 @@ export async function startHarness(
     workflowCode?: string;
     /** The worker's Kubernetes client: hosts with options.publishStatus write their status to their BareMetalHost. */
     kubernetes?: KubeRest;
+    /** METALFLOW_PROVISIONING_LIMIT of the worker (Metal3's 20 when unset). */
+    provisioningLimit?: number;
+    /** The limiter's check for holders whose run closed (60 s unless set). */
+    provisioningLimitCheckSeconds?: number;
   } = {},
 ): Promise<Harness> {
   // @temporalio/testing pointed at the real dev server the stack script started (never a downloaded one).
@@ -86,7 +90,7 @@ export async function startHarness(
   const secrets = new LocalSecretStore(secretDir, randomBytes(32));
   const taskQueue = uniq('tq');
   const worker = await createWorker(
-    { connection: nativeConnection, namespace: 'default', taskQueue, ironic, secrets, poll: { initialMs: 100, factor: 1.5, maxMs: 1000 }, dataConverter: opts.dataConverter, kubernetes: opts.kubernetes },
+    { connection: nativeConnection, namespace: 'default', taskQueue, ironic, secrets, poll: { initialMs: 100, factor: 1.5, maxMs: 1000 }, dataConverter: opts.dataConverter, kubernetes: opts.kubernetes, provisioningLimit: opts.provisioningLimit, provisioningLimitCheckSeconds: opts.provisioningLimitCheckSeconds },
     { workflowBundle: opts.workflowCode ? { code: opts.workflowCode } : { codePath: WORKFLOW_BUNDLE_PATH }, workflowsPath: undefined },
   );
   const running = opts.startWorker === false ? undefined : worker.run();

@@ -74,6 +74,17 @@ describe('host workflow options from the environment', () => {
     }
   });
 
+  it("reads the provisioning limit: Metal3's 20 unless set, 0 for none, a whole number", () => {
+    expect(loadConfig({}).provisioningLimit).toBe(20);
+    expect(loadConfig({ METALFLOW_PROVISIONING_LIMIT: '0' }).provisioningLimit).toBe(0);
+    expect(loadConfig({ METALFLOW_PROVISIONING_LIMIT: '5' }).provisioningLimit).toBe(5);
+    for (const bad of ['-1', '2.5', 'many']) {
+      expect(() => loadConfig({ METALFLOW_PROVISIONING_LIMIT: bad })).toThrow(
+        `METALFLOW_PROVISIONING_LIMIT must be a whole number of hosts from 0 (no limit) to 100000, got "${bad}"`,
+      );
+    }
+  });
+
   it('reads the controller settings, refusing a concurrency or timeout it could not use', () => {
     expect(loadConfig({}).controller).toEqual({ leaseNamespace: 'default', leaseSeconds: 15, concurrency: 16, reconcileTimeoutSeconds: 60, endedScanSeconds: 30 });
     expect(

@@ -37,6 +37,19 @@ describe('ControllerMetrics', () => {
     expect(text).toContain('metal3_operation_provision_duration_seconds_bucket{le="180",namespace="ns",host="h"} 1');
   });
 
+  it('counts hosts delayed by the provisioning limit, as BMO: provisioning and deprovisioning apart, once per wait', async () => {
+    const m = new ControllerMetrics({ processMetrics: false });
+    m.observe('ns', 'a', status({ state: 'registering' }));
+    m.observe('ns', 'a', status({ state: 'registering', operationalStatus: 'delayed' }));
+    m.observe('ns', 'a', status({ state: 'registering', operationalStatus: 'delayed' }));
+    m.observe('ns', 'a', status({ state: 'inspecting' }));
+    m.observe('ns', 'b', status({ state: 'provisioned' }));
+    m.observe('ns', 'b', status({ state: 'provisioned', operationalStatus: 'delayed' }));
+    expect(await value(m, 'metal3_delayed__provisioning_total', { namespace: 'ns', host: 'a' })).toBe(1);
+    expect(await value(m, 'metal3_delayed__deprovisioning_total', { namespace: 'ns', host: 'b' })).toBe(1);
+    expect(await value(m, 'metal3_delayed__provisioning_total', { namespace: 'ns', host: 'b' })).toBe(0);
+  });
+
   it('forgets a deleted host, and counts reconciles and their errors', async () => {
     const m = new ControllerMetrics({ processMetrics: false });
     m.observe('ns', 'h', status({ state: 'provisioned' }));

@@ -5,6 +5,7 @@ import {
   applyPowerRequestChange,
   checkPowerRequestChange,
   emptyPowerRequests,
+  offlinePowerStep,
   powerGoal,
   rebootServed,
   settlePowerRequests,
@@ -126,6 +127,17 @@ describe('the power goal in steady states', () => {
     const s = spec({ disablePowerOff: true });
     expect(powerGoal(true, s, apply(undefined, { holdOff: { a: 'hard' } }))).toEqual({ action: 'none' });
     expect(powerGoal(true, s, apply(undefined, { reboot: {} }))).toEqual({ action: 'reboot', mode: 'soft' });
+  });
+});
+
+describe('spec.online false as Metal3 powers off (patch soft-power-off)', () => {
+  it('is soft, hard only once the host has failed; a step with a mode or a power on is left alone', () => {
+    expect(offlinePowerStep({ on: false }, 0)).toEqual({ on: false, mode: 'soft' });
+    expect(offlinePowerStep({ on: false }, 2)).toEqual({ on: false, mode: 'hard' });
+    expect(offlinePowerStep({ on: false, mode: 'hard' }, 0)).toBeUndefined();
+    expect(offlinePowerStep({ on: false, mode: 'soft' }, 3)).toBeUndefined();
+    expect(offlinePowerStep({ on: true }, 0)).toBeUndefined();
+    expect(offlinePowerStep(undefined, 0)).toBeUndefined();
   });
 });
 
