@@ -11,6 +11,7 @@ import { since, startHostRun } from './versions';
 import { emptyStatus } from '../types/host';
 import { DEFAULT_HOST_OPTIONS, type HostState, type HostView, type HostWorkflowInput } from './definitions';
 import { decide, deleteGiveUp } from './decide';
+import { customDeployMethod } from '../types/custom-deploy';
 import { settlePowerRequests } from './power-requests';
 import { powerCheckDelayMs, readPower } from './power-check';
 import { hostContext, now, type HostContext } from './host-context';
@@ -76,6 +77,7 @@ export async function hostWorkflow(input: HostWorkflowInput): Promise<HostView> 
     }
     s.power = settlePowerRequests(s.status.poweredOn, s.spec, s.power);
     // The patch is asked only where it changes the decision, so every other run's history is as before.
+    if (!s.customDeploy && customDeployMethod(s.spec) !== undefined && patched('custom-deploy')) s.customDeploy = true;
     const decision = decide(s, { giveUp: deleteGiveUp(s) !== undefined && patched('delete-gives-up') });
     if (decision.kind === 'finish') break;
     if (decision.kind === 'enter') {
