@@ -186,9 +186,6 @@ export const PROVISIONING_STATES = [
   '',
   'unmanaged',
   'registering',
-  // Metal3's legacy states: a status restored from Metal3 may carry them; decide() moves on to preparing / available.
-  'match profile',
-  'ready',
   'inspecting',
   'preparing',
   'available',
@@ -198,6 +195,10 @@ export const PROVISIONING_STATES = [
   'deprovisioning',
   'powering off before delete',
   'deleting',
+  // Metal3's legacy states (last: the recorded decision tables sample states by position): only in a status
+  // restored from Metal3; decide() moves on to preparing / available.
+  'match profile',
+  'ready',
 ] as const;
 /** Metal3's values; metalflow sets OK, error and detached, the others come with a status restored from Metal3. */
 export const OPERATIONAL_STATUSES = ['', 'OK', 'discovered', 'error', 'delayed', 'detached', 'servicing'] as const;
