@@ -11,6 +11,7 @@ import { FAILURE } from '../types/failures';
 import { KubeError } from '../clients/kubernetes/kube-error';
 import type { KubeRest } from '../clients/kubernetes/kube-rest';
 import { recordHostEvent, type HostEvent } from '../clients/kubernetes/events';
+import { asBmoEvents } from '../clients/kubernetes/bmo-events';
 
 export type { HostEvent } from '../clients/kubernetes/events';
 
@@ -90,7 +91,8 @@ export function createKubernetesActivities(deps: { rest: KubeRest; component?: s
       await rest.call('PATCH', `${path}/status`, { body: { status }, contentType: 'application/merge-patch+json' });
       await upsertHardwareData(owner, fitted);
       for (const event of [...(input.event ? [input.event] : []), ...(input.events ?? [])]) {
-        await recordHostEvent(rest, owner.metadata, event, component);
+        // BMO's reasons where it has the same Event (clients/kubernetes/bmo-events.ts).
+        for (const written of asBmoEvents(event, fitted.poweredOn)) await recordHostEvent(rest, owner.metadata, written, component);
       }
       return { published: true };
     } catch (err) {

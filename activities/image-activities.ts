@@ -10,6 +10,7 @@ import type { Image } from '../types/host';
 import { ImageError, TRANSIENT_IMAGE_ERRORS } from '../clients/images/errors';
 import { imageDispatcher, type ImageHttpOptions } from '../clients/images/http';
 import { describeProbe, probeImage } from '../clients/images/probe';
+import { isOciUrl } from '../types/image';
 import { MD5_WARNING, resolveChecksumUrl } from '../clients/images/checksum-file';
 import { keepAlive } from './activity-context';
 
@@ -31,6 +32,8 @@ export function createImageActivities(deps: { http?: ImageHttpOptions } = {}) {
   const dispatcher = imageDispatcher(deps.http);
   return {
     async checkImage({ image }: { image: Image }): Promise<ImageCheckResult> {
+      // Ironic pulls it from the registry with the host's pull secret, which this worker never reads.
+      if (isOciUrl(image.url)) return { image, summary: 'an OCI image, pulled by Ironic from its registry (not probed)', warnings: [] };
       const stop = keepAlive(5_000);
       try {
         const probe = await probeImage(dispatcher, image);

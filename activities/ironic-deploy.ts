@@ -4,9 +4,12 @@
  * deploy, for a node registered again under a host that is provisioned).
  */
 import type { HostRef, Image, SecretReference } from '../types/host';
-import type { IronicClient, JsonPatchOp } from '../clients/ironic/client';
+import type { IronicClient } from '../clients/ironic/client';
 import { readSecretKey, type SecretReader } from '../clients/secrets/secret-store';
+import { registryCredentials } from '../clients/secrets/registry-credentials';
 import { parseConfigMapping } from '../types/config-data';
+import { isOciUrl } from '../types/image';
+import { deployInterfaceOps, deploySteps, instanceInfo, isLiveIso, type DeployKind } from './ironic-instance-info';
 import { lastError, operationFailed, summary, type NodeDriver, type NodeSummary, type NodeTarget } from './ironic-node-driver';
 
 export interface DeployDeps {
@@ -15,58 +18,48 @@ export interface DeployDeps {
   driver: NodeDriver;
 }
 
+export { instanceInfo } from './ironic-instance-info';
+
 interface DeployInput extends NodeTarget {
   nodeId: string;
-  image: Image;
+  /** Optional only with a custom deploy (Metal3: its image is optional). */
+  image?: Image;
+  /** `customDeploy.method`: deploy with Ironic's custom-agent interface and this deploy step. */
+  customDeploy?: string;
   userData?: SecretReference;
   networkData?: SecretReference;
   metaData?: SecretReference;
+  /** Metal3's fallback for the config drive's network data when networkData is unset. */
+  preprovisioningNetworkDataName?: string;
   /** meta_data.uuid: the BareMetalHost's uid (or the API host's); the node's UUID only for runs recorded before it. */
   uid?: string;
-}
-
-/** The instance_info keys the image sets; any of them the image does not set is removed. */
-const IMAGE_KEYS = ['image_source', 'image_disk_format', 'image_checksum', 'image_os_hash_algo', 'image_os_hash_value'] as const;
-
-/**
- * The image as Ironic's instance_info wants it, as Metal3 writes it: an unset
- * format is left for Ironic to detect from the image; a checksum with its
- * algorithm (given, or a digest's length) goes to image_os_hash_*, a
- * checksum-file URL too when its checksumType is given, else to
- * image_checksum. Keys left from an
- * earlier image (`current`) that this one does not set are removed.
- */
-export function instanceInfo(image: Image, current: Record<string, unknown> = {}): JsonPatchOp[] {
-  const want: Partial<Record<(typeof IMAGE_KEYS)[number], string>> = { image_source: image.url };
-  if (image.format) want.image_disk_format = image.format;
-  const checksum = image.checksum;
-  const given = image.checksumType && image.checksumType !== 'auto' ? image.checksumType : undefined;
-  if (checksum && /^https?:\/\//i.test(checksum)) {
-    // The agent reads the checksum file; a given algorithm goes with it, as Metal3 sends it.
-    if (given) Object.assign(want, { image_os_hash_algo: given, image_os_hash_value: checksum });
-    else want.image_checksum = checksum;
-  } else if (checksum) {
-    const algo = given ?? ({ 32: 'md5', 64: 'sha256', 128: 'sha512' } as Record<number, string>)[checksum.length];
-    Object.assign(want, { image_os_hash_algo: algo, image_os_hash_value: checksum.toLowerCase() });
-  }
-  const ops: JsonPatchOp[] = [];
-  for (const key of IMAGE_KEYS) {
-    const value = want[key];
-    if (value !== undefined) ops.push({ op: 'add', path: `/instance_info/${key}`, value });
-    else if (key in (current ?? {})) ops.push({ op: 'remove', path: `/instance_info/${key}` });
-  }
-  return ops;
 }
 
 export function createDeployActivities(deps: DeployDeps) {
   const { ironic, secrets } = deps;
   const { drive, setAutomatedClean } = deps.driver;
 
+  /** `user:password` for an oci:// image's registry, read at the moment of use (never in history or logs). */
+  async function pullSecret(ref: HostRef, image: Image | undefined): Promise<string | undefined> {
+    const name = image?.ociAuthSecretName;
+    if (!image || !name || !isOciUrl(image.url)) return undefined;
+    const data = await secrets.read(ref.namespace, name);
+    if (!data) throw operationFailed(`spec.image.ociAuthSecretName: Secret ${ref.namespace}/${name} not found`);
+    const creds = registryCredentials(data, image.url);
+    if ('error' in creds) throw operationFailed(`spec.image.ociAuthSecretName: Secret ${ref.namespace}/${name} ${creds.error}`);
+    return creds.value;
+  }
+
   async function configDrive(ref: HostRef, input: DeployInput): Promise<Record<string, unknown> | undefined> {
     const read = (sref: SecretReference | undefined, keys: string[]) =>
       sref ? readSecretKey(secrets, ref.namespace, sref.name, keys) : Promise.resolve(undefined);
     const userData = await read(input.userData, ['userData', 'value']);
-    const networkData = await read(input.networkData, ['networkData', 'value']);
+    // As Metal3: without networkData, the preprovisioning network data (its networkData key only) is the default.
+    const networkData = input.networkData
+      ? await read(input.networkData, ['networkData', 'value'])
+      : input.preprovisioningNetworkDataName
+        ? (await secrets.read(ref.namespace, input.preprovisioningNetworkDataName))?.networkData || undefined
+        : undefined;
     const metaData = await read(input.metaData, ['metaData', 'value']);
     // JSON or YAML, as Metal3 reads them (CAPM3's Metal3Data writes YAML); the reason never quotes the data.
     const parseJson = (what: string, text: string): Record<string, unknown> => {
@@ -91,10 +84,15 @@ export function createDeployActivities(deps: DeployDeps) {
   }
 
   async function deployNode(input: DeployInput): Promise<NodeSummary> {
-    const start = async (current: Record<string, unknown>): Promise<Record<string, unknown>> => {
-      await ironic.patchNode(input.nodeId, instanceInfo(input.image, current));
-      const configdrive = await configDrive(input.ref, input);
-      return configdrive ? { configdrive } : {};
+    const start = async (n: { instance_info: Record<string, unknown>; deploy_interface?: string | null }): Promise<Record<string, unknown>> => {
+      const kind: DeployKind = { ...(input.customDeploy ? { customDeploy: input.customDeploy } : {}) };
+      const secret = await pullSecret(input.ref, input.image);
+      if (secret) kind.pullSecret = secret;
+      await ironic.patchNode(input.nodeId, [...instanceInfo(input.image, n.instance_info, kind), ...deployInterfaceOps(input.image, n.deploy_interface, kind)]);
+      const steps = deploySteps(kind);
+      // As Metal3: no config drive for a live ISO (some BMCs cannot attach a second virtual medium).
+      const configdrive = isLiveIso(input.image, kind) ? undefined : await configDrive(input.ref, input);
+      return { ...(configdrive ? { configdrive } : {}), ...(steps ? { deploy_steps: steps } : {}) };
     };
     const node = await drive(input.nodeId, (n, issued) => {
       switch (n.provision_state) {
@@ -105,9 +103,9 @@ export function createDeployActivities(deps: DeployDeps) {
           // deprovision after it cancelled this deploy); deploying it again would undo that.
           return issued.includes('active')
             ? { fail: 'the node was torn down (available again) while it deployed; not deploying it a second time' }
-            : { verb: 'active', prepare: () => start(n.instance_info) };
+            : { verb: 'active', prepare: () => start(n) };
         case 'deploy failed':
-          return issued.includes('active') ? { fail: `deploy failed: ${lastError(n)}` } : { verb: 'active', prepare: () => start(n.instance_info) };
+          return issued.includes('active') ? { fail: `deploy failed: ${lastError(n)}` } : { verb: 'active', prepare: () => start(n) };
         case 'manageable':
           return { verb: 'provide' };
         case 'clean failed':
@@ -149,17 +147,17 @@ export function createDeployActivities(deps: DeployDeps) {
    * Ironic can later tear it down and clean as for any deployed node.
    */
   async function adoptNode(input: NodeTarget & { nodeId: string; image?: Image }): Promise<NodeSummary> {
-    const setImage = async (current: Record<string, unknown>): Promise<void> => {
-      if (input.image) await ironic.patchNode(input.nodeId, instanceInfo(input.image, current));
+    const setImage = async (n: { instance_info: Record<string, unknown>; deploy_interface?: string | null }): Promise<void> => {
+      if (input.image) await ironic.patchNode(input.nodeId, [...instanceInfo(input.image, n.instance_info), ...deployInterfaceOps(input.image, n.deploy_interface)]);
     };
     const node = await drive(input.nodeId, (n, issued) => {
       switch (n.provision_state) {
         case 'active':
           return { done: true };
         case 'manageable':
-          return { verb: 'adopt', prepare: () => setImage(n.instance_info) };
+          return { verb: 'adopt', prepare: () => setImage(n) };
         case 'adopt failed':
-          return issued.includes('adopt') ? { fail: `adoption failed: ${lastError(n)}` } : { verb: 'adopt', prepare: () => setImage(n.instance_info) };
+          return issued.includes('adopt') ? { fail: `adoption failed: ${lastError(n)}` } : { verb: 'adopt', prepare: () => setImage(n) };
         case 'enroll':
         case 'available':
           return { verb: 'manage' };

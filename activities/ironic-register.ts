@@ -13,6 +13,8 @@ import { hardwareFromInventory, hardwareFromProperties } from '../clients/ironic
 import { bootCapabilities, ironicRootDeviceHints, nodeInterfaces, type InspectionPreference } from '../clients/ironic/node-spec';
 import type { IronicNode } from '../clients/ironic/types';
 import { readSecretKey, type SecretReader } from '../clients/secrets/secret-store';
+import { parseConfigMapping } from '../types/config-data';
+import { deployChosenInterface } from './ironic-instance-info';
 import { pause } from './activity-context';
 import { resendDelayMs, TRANSIENT_RESENDS, transientIronicError } from './ironic-transient';
 import { lastError, operationFailed, OWNER_KEY, ownerMark, summary, type NodeDriver, type NodeSummary, type NodeTarget } from './ironic-node-driver';
@@ -53,6 +55,21 @@ export function createRegisterActivities(deps: RegisterDeps) {
     }
   }
 
+  /**
+   * The node's `network_data` from `preprovisioningNetworkDataName`, as Metal3 sets it (BMO register.go, no
+   * PreprovisioningImage builder): Ironic hands it to the agent ramdisk (static IPs for inspection and
+   * deploy). Its `networkData` key (else `value`), JSON or YAML; undefined when the spec names none.
+   */
+  async function preprovisioningNetworkData(ref: HostRef, spec: HostSpec): Promise<Record<string, unknown> | undefined> {
+    const name = spec.preprovisioningNetworkDataName;
+    if (!name) return undefined;
+    const text = await readSecretKey(secrets, ref.namespace, name, ['networkData', 'value']);
+    const parsed = parseConfigMapping(text);
+    // The reason never quotes the data.
+    if ('reason' in parsed) throw operationFailed(`spec.preprovisioningNetworkDataName: Secret ${ref.namespace}/${name} must hold a JSON object or YAML mapping: it ${parsed.reason}`);
+    return parsed.value;
+  }
+
   /** Creates or updates the host's node so it matches the spec; returns its UUID. */
   async function ensureNode(input: { ref: HostRef; spec: HostSpec; nodeId?: string }): Promise<NodeSummary> {
     const { ref, spec } = input;
@@ -77,6 +94,7 @@ export function createRegisterActivities(deps: RegisterDeps) {
     const capabilities = bootCapabilities(spec);
     const automatedClean = (spec.automatedCleaningMode ?? 'metadata') !== 'disabled';
     const name = ironicNodeName(ref);
+    const networkData = await preprovisioningNetworkData(ref, spec);
 
     let node = await findNode({ ref, nodeId: input.nodeId, bootMACAddress: spec.bootMACAddress });
     if (!node) {
@@ -88,6 +106,7 @@ export function createRegisterActivities(deps: RegisterDeps) {
           ...interfaces,
           properties: { capabilities, ...(rootDevice ? { root_device: rootDevice } : {}), ...(spec.architecture ? { cpu_arch: spec.architecture } : {}) },
           automated_clean: automatedClean,
+          ...(networkData ? { network_data: networkData } : {}),
           extra: { [OWNER_KEY]: ownerMark(ref) },
         });
       } catch (err) {
@@ -105,7 +124,13 @@ export function createRegisterActivities(deps: RegisterDeps) {
       if (node.driver !== access.value.driver) ops.push({ op: 'add', path: '/driver', value: access.value.driver });
       const current = node as unknown as Record<string, unknown>;
       for (const [key, value] of Object.entries(interfaces)) {
+        // live-iso (ramdisk) and custom deploys choose their deploy interface; their deploy or the next one resets it.
+        if (key === 'deploy_interface' && deployChosenInterface(current[key])) continue;
         if (current[key] !== value) ops.push({ op: 'add', path: `/${key}`, value });
+      }
+      // As Metal3: set when given (a removed name leaves what the node has).
+      if (networkData && JSON.stringify(node.network_data) !== JSON.stringify(networkData)) {
+        ops.push({ op: 'add', path: '/network_data', value: networkData });
       }
       if (node.properties.capabilities !== capabilities) {
         ops.push({ op: 'add', path: '/properties/capabilities', value: capabilities });

@@ -169,7 +169,11 @@ export const HostSpecSchema = Type.Object(
     architecture: Type.Optional(str(MAX_LENGTH.word)),
     hardwareProfile: Type.Optional(str(MAX_LENGTH.word)),
     preprovisioningNetworkDataName: Type.Optional(str(MAX_LENGTH.name)),
-    customDeploy: Type.Optional(notImplemented('Metal3 custom deploy step: not implemented in metalflow, only an empty value ({} or {"method": ""}) is accepted')),
+    customDeploy: Type.Optional(
+      Type.Union([Type.Object({ method: Type.Optional(str(MAX_LENGTH.text, { description: 'Ironic deploy step the agent runs, e.g. install_coreos' })) }, open), Type.Null()], {
+        description: "Metal3's custom deploy: provision with Ironic's custom-agent deploy interface running this step (an empty method asks for nothing)",
+      }),
+    ),
     firmware: Type.Optional(notImplemented('Metal3 firmware settings (deprecated in Metal3): not implemented in metalflow, only an empty value is accepted')),
     raid: Type.Optional(notImplemented('Metal3 RAID configuration: not implemented in metalflow, only an empty value (no volumes) is accepted')),
     taints: Type.Optional(deprecatedList('Deprecated in Metal3 and never implemented there: accepted and ignored')),
@@ -191,6 +195,10 @@ export const PROVISIONING_STATES = [
   'deprovisioning',
   'powering off before delete',
   'deleting',
+  // Metal3's legacy states (last: the recorded decision tables sample states by position): only in a status
+  // restored from Metal3; decide() moves on to preparing / available.
+  'match profile',
+  'ready',
 ] as const;
 /** Metal3's values; metalflow sets OK, error, delayed (provisioning limit) and detached, the others come with a status restored from Metal3. */
 export const OPERATIONAL_STATUSES = ['', 'OK', 'discovered', 'error', 'delayed', 'detached', 'servicing'] as const;

@@ -4,9 +4,10 @@
  *
  * Schemes: Ironic's image services take http(s), file, oci, glance, nfs and
  * cifs/smb hrefs, and Metal3's webhook lets http, https, ftp, gopher and oci
- * through. metalflow accepts http and https only:
- * - `oci://` needs registry credentials (`ociAuthSecretName`) handed to Ironic,
- *   which metalflow does not do yet: refused rather than failing at deploy;
+ * through. metalflow accepts http, https and oci (an image in an OCI registry,
+ * `oci://registry[:port]/repository[:tag|@digest]`, pulled by Ironic itself with
+ * the credentials of `ociAuthSecretName`; its checksum is optional, the
+ * registry's digest vouches for it):
  * - `file://` reads a path on the Ironic conductor's own disk (within
  *   `file_url_allowed_paths`): not for an API caller to choose;
  * - ftp and gopher Ironic cannot download; glance, nfs and cifs are not part of
@@ -18,7 +19,7 @@ import { isAlnum, isHexDigit, parseAuthority, type AuthorityWording } from './ur
 
 const HEX_LENGTH = { md5: 32, sha256: 64, sha512: 128 } as const;
 
-const FORM = 'expected http://host[:port]/path or https://host[:port]/path (a query string is fine)';
+const FORM = 'expected http://host[:port]/path or https://host[:port]/path (a query string is fine), or oci://registry[:port]/repository[:tag]';
 
 const WORDING: AuthorityWording = {
   acceptedForms: FORM,
@@ -26,7 +27,6 @@ const WORDING: AuthorityWording = {
 };
 
 const OTHER_SCHEMES: Record<string, string> = {
-  oci: 'oci:// images are not supported yet (metalflow does not pass registry credentials to Ironic); serve the image over http(s)',
   file: "file:// names a file on the Ironic conductor's own disk, which an API caller may not choose; serve the image over http(s)",
 };
 
@@ -50,8 +50,16 @@ function componentProblem(text: string, what: 'path' | 'query string'): string |
   return undefined;
 }
 
+/** An image in an OCI registry, which Ironic pulls itself (checksum optional, credentials from ociAuthSecretName). */
+export const isOciUrl = (url: string): boolean => /^oci:\/\//i.test(url);
+
 /** Why `url` is not an http(s) URL with a valid host and port, or undefined. */
 export function httpUrlProblem(url: string): string | undefined {
+  return urlProblem(url, false);
+}
+
+/** Why `url` is not an http(s) URL (or with `oci`, also an oci:// reference) with a valid host and port, or undefined. */
+function urlProblem(url: string, oci: boolean): string | undefined {
   for (let i = 0; i < url.length; i++) {
     const c = url.charCodeAt(i);
     if (c <= 0x20 || c >= 0x7f) {
@@ -60,9 +68,10 @@ export function httpUrlProblem(url: string): string | undefined {
   }
   const sep = url.indexOf('://');
   const scheme = sep > 0 ? url.slice(0, sep).toLowerCase() : '';
-  if (scheme !== 'http' && scheme !== 'https') {
+  if (scheme !== 'http' && scheme !== 'https' && !(oci && scheme === 'oci')) {
     if (scheme === '') return `is not an http:// or https:// URL; ${FORM}`;
-    return OTHER_SCHEMES[scheme] ?? `${scheme}:// is not accepted: images are downloaded over http:// or https:// only`;
+    if (scheme === 'oci') return `oci:// names an image, not this; ${FORM}`;
+    return OTHER_SCHEMES[scheme] ?? `${scheme}:// is not accepted: images are downloaded over http:// or https://, or pulled from an OCI registry (oci://)`;
   }
   const rest = url.slice(sep + 3);
   const hash = rest.indexOf('#');
@@ -73,6 +82,8 @@ export function httpUrlProblem(url: string): string | undefined {
   if (typeof parsed === 'string') return parsed;
   if (!parsed.ok) return parsed.errors[0]?.reason;
   const tail = end === -1 ? '' : rest.slice(end);
+  if (scheme === 'oci' && !/^\/[^/?]/.test(tail)) return 'names no repository: expected oci://registry[:port]/repository[:tag] or …@sha256:<digest>';
+  if (scheme === 'oci' && tail.includes('?')) return 'has a query string, which an OCI reference does not have: expected oci://registry[:port]/repository[:tag]';
   const q = tail.indexOf('?');
   const path = q === -1 ? tail : tail.slice(0, q);
   return componentProblem(path, 'path') ?? (q === -1 ? undefined : componentProblem(tail.slice(q + 1), 'query string'));
@@ -82,8 +93,8 @@ function checksumErrors(image: Image): FieldError[] {
   const field = 'spec.image.checksum';
   const checksum = image.checksum ?? '';
   if (checksum === '') {
-    if (image.format === 'live-iso') return [];
-    return [{ field, reason: 'is required unless format is live-iso: give the hex digest of the image or the URL of a checksum file' }];
+    if (image.format === 'live-iso' || isOciUrl(image.url)) return [];
+    return [{ field, reason: 'is required unless format is live-iso or the image is an oci:// reference: give the hex digest of the image or the URL of a checksum file' }];
   }
   if (/^https?:\/\//i.test(checksum)) {
     const problem = httpUrlProblem(checksum);
@@ -104,6 +115,6 @@ function checksumErrors(image: Image): FieldError[] {
 }
 
 export function validateImage(image: Image): FieldError[] {
-  const problem = httpUrlProblem(image.url);
+  const problem = urlProblem(image.url, true);
   return [...(problem ? [{ field: 'spec.image.url', reason: problem }] : []), ...checksumErrors(image)];
 }

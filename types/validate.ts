@@ -10,6 +10,7 @@ import { BMC_TYPE_TABLE, parseBmcAddress, validateBootMac, type BmcAccess } from
 import type { FieldError, Result } from './field-error';
 import { HostSpecSchema, type HostRef, type HostSpec, type SecretReference } from './host';
 import { validateImage } from './image';
+import { customDeployErrors, customDeployMethod } from './custom-deploy';
 import { nodeNameErrors } from './host-ref';
 import { normalizeHostSpec } from './spec-normal-form';
 
@@ -84,7 +85,6 @@ function validateRootDeviceHints(spec: HostSpec): FieldError[] {
 const NOT_IMPLEMENTED = {
   raid: 'RAID configuration is not implemented in metalflow yet (nothing would build the volumes)',
   firmware: 'firmware settings are not implemented in metalflow (Metal3 replaced this field with HostFirmwareSettings)',
-  customDeploy: 'custom deploy steps are not implemented in metalflow yet (the host would never provision); use spec.image',
 } as const;
 
 /** null, '', [] or an object of such: how Metal3's Go types serialise "nothing asked" (e.g. raid: {hardwareRAIDVolumes: null}). */
@@ -130,6 +130,9 @@ function validateDirect(spec: HostSpec, bmc: BmcAccess): FieldError[] {
       field: 'spec.image.format',
       reason: `provisioner direct accepts only format "live-iso" (an ISO booted from virtual media, nothing written to disk), not ${spec.image.format === undefined ? 'an unset format' : `"${spec.image.format}"`}; use provisioner ironic to write disk images`,
     });
+  }
+  if (customDeployMethod(spec)) {
+    errors.push({ field: 'spec.customDeploy', reason: "provisioner direct has no deploy agent to run a custom deploy step; use provisioner ironic (Ironic's custom-agent deploy interface)" });
   }
   if (spec.bootMode === 'UEFISecureBoot') {
     errors.push({ field: 'spec.bootMode', reason: 'provisioner direct sets UEFI or legacy boot only, not UEFISecureBoot; use UEFI or provisioner ironic' });
@@ -197,6 +200,7 @@ export function validateHostSpec(host: HostRef, input: unknown): Result<Validate
   }
   errors.push(...validateRootDeviceHints(spec));
   errors.push(...notImplementedErrors(spec));
+  errors.push(...customDeployErrors(spec));
   if (spec.provisioner === 'direct' && bmc?.ok) errors.push(...validateDirect(spec, bmc.value));
 
   if (errors.length > 0 || (bmc && !bmc.ok)) return { ok: false, errors };

@@ -4,6 +4,7 @@
  */
 import { PROVISIONING_STATES, type ErrorType, type HostSpec, type Image, type InspectionMode, type ProvisioningState } from '../types/host';
 import type { HostState, OperationKind } from './definitions';
+import { customDeployMethod } from '../types/custom-deploy';
 import { powerGoal, type RebootMode } from './power-requests';
 
 /** Power target of a `power` or `reboot` operation decided in a steady state. */
@@ -271,6 +272,8 @@ export function decide(s: HostState, opts: { giveUp?: boolean; metal3?: boolean 
   }
 
   const needsRegistration = s.registered !== registrationFingerprint(spec) || credentialsChanged(s);
+  // Metal3's custom deploy provisions with or without an image (patch custom-deploy).
+  const deploys = spec.image !== undefined || (s.customDeploy === true && customDeployMethod(spec) !== undefined);
   /** Steady states: power follows spec.online, reboot and power-off requests (power-requests.ts). */
   const power = (): Decision => {
     const goal = powerGoal(s.status.poweredOn, spec, s.power);
@@ -286,6 +289,12 @@ export function decide(s: HostState, opts: { giveUp?: boolean; metal3?: boolean 
     case 'unmanaged':
     case 'registering':
       return { kind: 'operation', op: 'enroll', state: 'registering' };
+    // Metal3's legacy states, only ever in a status restored from Metal3: BMO passes match profile on to
+    // preparing and reads ready as available.
+    case 'match profile':
+      return { kind: 'enter', state: 'preparing' };
+    case 'ready':
+      return { kind: 'enter', state: 'available' };
     case 'inspecting':
       return { kind: 'operation', op: 'inspect', state };
     case 'preparing':
@@ -294,7 +303,7 @@ export function decide(s: HostState, opts: { giveUp?: boolean; metal3?: boolean 
       return { kind: 'operation', op: 'prepare', state };
     case 'provisioning':
       // The image was removed while a failed provisioning waited to retry: undo it instead.
-      if (!spec.image) return { kind: 'operation', op: 'deprovision', state: 'deprovisioning' };
+      if (!deploys) return { kind: 'operation', op: 'deprovision', state: 'deprovisioning' };
       return { kind: 'operation', op: 'provision', state };
     case 'deprovisioning':
       return { kind: 'operation', op: 'deprovision', state };
@@ -302,12 +311,12 @@ export function decide(s: HostState, opts: { giveUp?: boolean; metal3?: boolean 
       if (needsRegistration) return { kind: 'operation', op: 'enroll', state };
       if (s.inspectionRequested && inspectionMode(s) !== 'disabled') return { kind: 'operation', op: 'inspect', state: 'inspecting' };
       if (s.cleanRequest) return { kind: 'operation', op: 'clean', state: 'preparing' };
-      if (spec.image) return { kind: 'operation', op: 'provision', state: 'provisioning' };
+      if (deploys) return { kind: 'operation', op: 'provision', state: 'provisioning' };
       return power();
     case 'provisioned':
       if (needsRegistration) return { kind: 'operation', op: 'enroll', state };
       // As in Metal3: removing the image deprovisions (changing it too: metal3Transition).
-      if (!spec.image) return { kind: 'operation', op: 'deprovision', state: 'deprovisioning' };
+      if (!deploys) return { kind: 'operation', op: 'deprovision', state: 'deprovisioning' };
       return power();
     case 'externally provisioned':
       if (needsRegistration) return { kind: 'operation', op: 'enroll', state };

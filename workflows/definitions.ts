@@ -107,6 +107,8 @@ export interface HostState {
   generation: number;
   /** Fingerprint of the BMC settings last registered with Ironic. */
   registered?: string;
+  /** Patch `custom-deploy` taken: spec.customDeploy.method provisions (asked once, only for a spec with a method). */
+  customDeploy?: true;
   status: HostStatus;
   deleteRequested: boolean;
   opSeq: number;

@@ -30,6 +30,7 @@ import { interruptReason, INTERRUPTIBLE } from './interrupt';
 import { now, type HostContext } from './host-context';
 import { markNodeLost, nodeGoneIn } from './node-lost';
 import { hostUid, recordHostUid } from './host-uid';
+import { customDeployMethod } from '../types/custom-deploy';
 
 const reasonOf = (text: string): string =>
   text.replace(/(^|\s)(\w)/g, (_m, _sp: string, c: string) => c.toUpperCase()).replace(/\s/g, '');
@@ -226,7 +227,11 @@ export function operationRunner(ctx: HostContext): OperationRunner {
       s.status.provisioning.rootDeviceHints = spec.rootDeviceHints;
     }
     if (op === 'provision' && spec?.image) s.status.provisioning.image = spec.image;
+    // As Metal3's status.provisioning.customDeploy (only runs with patch custom-deploy ever deploy one).
+    const method = s.customDeploy ? customDeployMethod(spec) : undefined;
+    if (op === 'provision' && method) s.status.provisioning.customDeploy = { method };
     if (op === 'deprovision') delete s.status.provisioning.image;
+    if (op === 'deprovision' && s.customDeploy) delete s.status.provisioning.customDeploy;
     if (op === 'delete') s.status.provisioning.ID = '';
     // Attached (again) / detached: see decide() and host-directives.ts.
     if (op === 'enroll' && (s.needsAttach || s.detached)) {

@@ -10,6 +10,7 @@ import { BMC_RETRY, QUIET_RETRY as retry, required } from './operation-common';
 import type { IronicActivities } from '../activities/ironic-activities';
 import type { BmcActivities } from '../activities/bmc-activities';
 import { parseBmcAddress } from '../types/bmc';
+import { customDeployMethod } from '../types/custom-deploy';
 import type { OperationKind } from './definitions';
 import {
   directDelete,
@@ -102,16 +103,20 @@ export async function provisionWorkflow(input: OperationInput): Promise<Operatio
   if (isDirect(input.spec)) return directProvision(input);
   const spec = required(input.spec, 'a spec');
   const nodeId = required(input.nodeId, 'a node');
-  const image = input.image ?? required(spec.image, 'an image');
+  // A custom deploy (Metal3's customDeploy.method) needs no image; decide() starts it only with the patch taken.
+  const method = customDeployMethod(spec);
+  const image = input.image ?? (method ? spec.image : required(spec.image, 'an image'));
   const acts = interruptible();
   return abortingOnCancel(input, async () => {
     let node = await acts.deployNode({
       ref: input.ref,
       nodeId,
-      image,
+      ...(image ? { image } : {}),
+      ...(method ? { customDeploy: method } : {}),
       userData: spec.userData,
       networkData: spec.networkData,
       metaData: spec.metaData,
+      ...(spec.preprovisioningNetworkDataName ? { preprovisioningNetworkDataName: spec.preprovisioningNetworkDataName } : {}),
       ...(input.uid ? { uid: input.uid } : {}),
     });
     // Drivers differ in the power state a deploy leaves behind; the spec decides.

@@ -14,6 +14,10 @@ export interface IronicNode {
   reservation: string | null;
   driver_info: Record<string, unknown>;
   instance_info: Record<string, unknown>;
+  /** null: Ironic's default for the hardware type. */
+  deploy_interface?: string | null;
+  /** Network configuration Ironic hands the agent ramdisk (Metal3's preprovisioningNetworkDataName). */
+  network_data?: Record<string, unknown> | null;
   properties: Record<string, unknown>;
   automated_clean: boolean | null;
   /** The RAID layout Ironic last recorded as built, and the one it was asked for. */

@@ -3,6 +3,7 @@
  * story. Shared by the status activity and the controller.
  */
 import type { KubeRest } from './kube-rest';
+import { BMO_EVENT_COMPONENT, BMO_REPORTING_CONTROLLER } from './bmo-events';
 
 export interface HostEvent {
   type: 'Normal' | 'Warning';
@@ -16,7 +17,11 @@ export interface EventSubject {
   uid?: string;
 }
 
-export async function recordHostEvent(rest: KubeRest, subject: EventSubject, event: HostEvent, component: string): Promise<void> {
+/**
+ * `source.component` and `reportingComponent` are BMO's (alerts select on them); `instance`, which
+ * metalflow process wrote it (the worker's status activity or the controller).
+ */
+export async function recordHostEvent(rest: KubeRest, subject: EventSubject, event: HostEvent, instance: string): Promise<void> {
   const now = new Date().toISOString();
   await rest.call('POST', `/api/v1/namespaces/${subject.namespace}/events`, {
     body: {
@@ -27,9 +32,9 @@ export async function recordHostEvent(rest: KubeRest, subject: EventSubject, eve
       reason: event.reason,
       message: event.message,
       type: event.type,
-      source: { component },
-      reportingComponent: component,
-      reportingInstance: component,
+      source: { component: BMO_EVENT_COMPONENT },
+      reportingComponent: BMO_REPORTING_CONTROLLER,
+      reportingInstance: instance,
       firstTimestamp: now,
       lastTimestamp: now,
       count: 1,

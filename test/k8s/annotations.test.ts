@@ -137,7 +137,7 @@ describe('baremetalhost.metal3.io/detached', () => {
     const after = (await ops(name)).slice(afterDetach.length);
     expect(after[0]).toBe('enroll');
     for (const never of ['provision', 'deprovision', 'inspect'] as const) expect(after).not.toContain(never);
-    expect(events(name).map((e) => e.reason)).toEqual(expect.arrayContaining(['DetachSucceeded', 'EnrollSucceeded']));
+    expect(events(name).map((e) => e.reason)).toEqual(expect.arrayContaining(['DetachSucceeded', 'Registered']));
   });
 
   it('waits for the running work before detaching a host that is not in a detachable state, and says why', async () => {

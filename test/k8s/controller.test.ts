@@ -64,7 +64,8 @@ describe('the Kubernetes shim', () => {
 
     const events = kubectl(['get', 'events', '-n', NS, '--field-selector', `involvedObject.name=${name}`, '-o', 'json']);
     const reasons = JSON.parse(events.stdout).items.map((e: { reason: string }) => e.reason);
-    expect(reasons).toEqual(expect.arrayContaining(['StateChanged', 'EnrollSucceeded', 'ProvisionSucceeded', 'DeprovisionSucceeded']));
+    // BMO's reasons where BMO has the Event (clients/kubernetes/bmo-events.ts), metalflow's StateChanged beside them.
+    expect(reasons).toEqual(expect.arrayContaining(['StateChanged', 'Registered', 'ProvisioningComplete', 'DeprovisioningComplete']));
 
     const nodeId = provisioned.status.provisioning.ID;
     kubectl(['delete', 'bmh', name, '-n', NS, '--timeout=90s']);

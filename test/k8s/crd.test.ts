@@ -144,6 +144,59 @@ describe('Metal3 user-guide manifests', () => {
     expect(stored.hardwareProfile).toBe('unknown');
   });
 
+  it("applies (strict field validation) a manifest with every BareMetalHost spec field of BMO HEAD", () => {
+    const spec = {
+      ...baseSpec('00:5c:52:31:3a:62'),
+      taints: [{ key: 'example.com/dedicated', value: 'db', effect: 'NoSchedule' }],
+      raid: { softwareRAIDVolumes: [] },
+      firmware: {},
+      hardwareProfile: 'libvirt',
+      rootDeviceHints: { deviceName: '/dev/vda' },
+      bootMode: 'UEFI',
+      consumerRef: { apiVersion: 'infrastructure.cluster.x-k8s.io/v1beta1', kind: 'Metal3Machine', name: 'm-0', namespace: NS },
+      image: { url: 'oci://registry.example:5000/os/fedora:41', ociAuthSecretName: 'registry-auth', format: 'raw' },
+      userData: { name: 'ud', namespace: NS },
+      preprovisioningNetworkDataName: 'ipa-net',
+      networkData: { name: 'nd' },
+      metaData: { name: 'md' },
+      description: 'every field',
+      externallyProvisioned: false,
+      automatedCleaningMode: 'metadata',
+      customDeploy: { method: 'install_coreos' },
+      architecture: 'x86_64',
+      disablePowerOff: false,
+      inspectionMode: 'agent',
+      networkInterfaces: [{ macAddress: '52:54:00:00:00:01', switchPort: 'eth1/1' }],
+    };
+    const r = apply(bmh('every-field-0', spec), '--validate=strict');
+    expect(r.stderr).toBe('');
+    expect(r.status).toBe(0);
+    const stored = JSON.parse(kubectl(['get', 'bmh', 'every-field-0', '-n', NS, '-o', 'json']).stdout).spec;
+    expect(stored).toEqual(spec);
+  });
+
+  it('status enums take every value of BMO HEAD, "" included', () => {
+    expect(apply(bmh('status-enum-0', baseSpec('00:5c:52:31:3a:63'))).status).toBe(0);
+    const base = { errorMessage: '', errorCount: 0, poweredOn: false, operationHistory: { register: {}, inspect: {}, provision: {}, deprovision: {} } };
+    const cases: [string, string, string][] = [
+      ['', '', ''],
+      ['servicing', 'servicing error', 'provisioned'],
+      ['discovered', '', 'unmanaged'],
+      ['delayed', '', 'match profile'],
+      ['OK', 'provisioned registration error', 'ready'],
+      ['detached', 'detach error', 'externally provisioned'],
+    ];
+    for (const [operationalStatus, errorType, state] of cases) {
+      const status = { ...base, operationalStatus, errorType, provisioning: { state, ID: '' } };
+      const r = kubectl(['patch', 'bmh', 'status-enum-0', '-n', NS, '--subresource=status', '--type=merge', '-p', JSON.stringify({ status })], { check: false });
+      expect(r.stderr, `${operationalStatus}/${errorType}/${state}`).toBe('');
+      const stored = JSON.parse(kubectl(['get', 'bmh', 'status-enum-0', '-n', NS, '-o', 'json']).stdout).status;
+      expect([stored.operationalStatus, stored.errorType, stored.provisioning.state]).toEqual([operationalStatus, errorType, state]);
+    }
+    const bad = kubectl(['patch', 'bmh', 'status-enum-0', '-n', NS, '--subresource=status', '--type=merge', '-p', JSON.stringify({ status: { provisioning: { state: 'matchprofile' } } })], { check: false });
+    expect(bad.stderr).toMatch(/Unsupported value: "matchprofile"/);
+  });
+
   it('disablePowerOff: true with online: false is rejected as Metal3 rejects it', () => {
     const r = apply(bmh('no-power-off-0', { ...baseSpec('00:5c:52:31:3a:61'), online: false, disablePowerOff: true }));
     expect(r.status).not.toBe(0);

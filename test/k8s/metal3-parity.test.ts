@@ -96,7 +96,7 @@ const events = (name: string): { reason: string; message: string }[] =>
   JSON.parse(kubectl(['get', 'events', '-n', NS, '--field-selector', `involvedObject.name=${name}`, '-o', 'json']).stdout).items;
 
 describe('Events of a host that is registered once', () => {
-  it('has no "unmanaged → registering" for a host never unmanaged, and one EnrollSucceeded through spec changes', { timeout: 400_000 }, async () => {
+  it('has no "unmanaged → registering" for a host never unmanaged, and one Registered (BMO\'s name for EnrollSucceeded) through spec changes', { timeout: 400_000 }, async () => {
     const name = 'events-host';
     apply(secretDoc(`${name}-bmc-secret`, { username: 'admin', password: 'pw' }));
     apply(hostDoc(name, fakeHostSpec(name)));
@@ -107,14 +107,44 @@ describe('Events of a host that is registered once', () => {
     kubectl(['wait', '-n', NS, '--for=jsonpath={.status.poweredOn}=false', `bmh/${name}`, '--timeout=120s']);
     // A change the node's registration depends on (CAPM3 sets the cleaning mode on a host it provisions).
     kubectl(['patch', 'bmh', name, '-n', NS, '--type=merge', '-p', JSON.stringify({ spec: { automatedCleaningMode: 'disabled' } })]);
-    // The registration's Event, whatever it is called: before, a second EnrollSucceeded.
-    const registeredAgain = (e: { reason: string; message: string }) => /^(RegistrationUpdated|EnrollSucceeded)$/.test(e.reason) && /state provisioned/.test(e.message);
+    // The registration's Event, whatever it is called: before, a second EnrollSucceeded (Registered in Kubernetes).
+    const registeredAgain = (e: { reason: string; message: string }) => /^(RegistrationUpdated|EnrollSucceeded|Registered)$/.test(e.reason) && /state provisioned/.test(e.message);
     const updated = await waitFor('registered again', async () => events(name).find(registeredAgain), { timeoutMs: 120_000 });
     expect(updated.reason).toBe('RegistrationUpdated');
     const all = events(name);
     expect(all.filter((e) => /unmanaged/.test(e.message))).toEqual([]);
     expect(all.filter((e) => e.reason === 'StateChanged').map((e) => e.message)).toContain('provisioning state none → registering');
-    expect(all.filter((e) => e.reason === 'EnrollSucceeded')).toHaveLength(1);
+    expect(all.filter((e) => e.reason === 'Registered')).toHaveLength(1);
+    expect(all.filter((e) => e.reason === 'EnrollSucceeded')).toEqual([]);
+  });
+});
+
+interface KubeEvent { reason: string; message: string; type: string; source?: { component?: string }; reportingComponent?: string; reportingInstance?: string }
+
+describe("Events as BMO's", () => {
+  it("a host's lifecycle writes BMO's reasons and component, and metalflow's StateChanged beside them", { timeout: 400_000 }, async () => {
+    const name = 'bmo-events-host';
+    apply(secretDoc(`${name}-bmc-secret`, { username: 'admin', password: 'pw' }));
+    apply(hostDoc(name, fakeHostSpec(name, { image: IMAGE })));
+    waitState(name, 'provisioned');
+    kubectl(['patch', 'bmh', name, '-n', NS, '--type=merge', '-p', JSON.stringify({ spec: { online: false } })]);
+    kubectl(['wait', '-n', NS, '--for=jsonpath={.status.poweredOn}=false', `bmh/${name}`, '--timeout=120s']);
+    kubectl(['patch', 'bmh', name, '-n', NS, '--type=json', '-p', '[{"op":"remove","path":"/spec/image"}]']);
+    waitState(name, 'available');
+    const all = await waitFor('the DeprovisioningComplete Event', async () => {
+      const items = events(name) as KubeEvent[];
+      return items.some((e) => e.reason === 'DeprovisioningComplete') ? items : undefined;
+    }, { timeoutMs: 60_000 });
+    const reasons = new Set(all.map((e) => e.reason));
+    for (const r of ['Registered', 'BMCAccessValidated', 'InspectionStarted', 'InspectionComplete', 'ProvisioningStarted', 'ProvisioningComplete', 'PowerOff', 'DeprovisioningStarted', 'DeprovisioningComplete', 'StateChanged']) {
+      expect(reasons, r).toContain(r);
+    }
+    for (const r of ['EnrollSucceeded', 'InspectSucceeded', 'ProvisionSucceeded', 'DeprovisionSucceeded', 'PowerSucceeded']) expect(reasons, r).not.toContain(r);
+    for (const e of all) {
+      expect(e.source?.component).toBe('metal3-baremetal-controller');
+      expect(e.reportingComponent).toBe('metal3.io/baremetal-controller');
+      expect(e.reportingInstance).toMatch(/^metalflow/);
+    }
   });
 });
 

@@ -96,7 +96,7 @@ export function requestCases(specFor: SpecFor): ApiCase[] {
     { name: 'DELETE with a bad host name', target: 'absent', method: 'DELETE', path: '', hostName: '-bad', status: 400, field: 'metadata.name' },
     { name: 'image without url', target: 'existing', method: 'PUT', path: '/image', body: { checksum: 'a'.repeat(64) }, status: 400, field: 'url' },
     { name: 'image URL port 0', target: 'existing', method: 'PUT', path: '/image', body: { url: 'http://images.example:0/os.qcow2', checksum: 'a'.repeat(64) }, status: 400, field: 'spec.image.url' },
-    { name: 'image URL oci', target: 'existing', method: 'PUT', path: '/image', body: { url: 'oci://quay.example/os:1' }, status: 400, field: 'spec.image.url' },
+    { name: 'image URL oci without a repository', target: 'existing', method: 'PUT', path: '/image', body: { url: 'oci://quay.example' }, status: 400, field: 'spec.image.url' },
     { name: 'image unknown field', target: 'existing', method: 'PUT', path: '/image', body: { url: 'http://images.example/os.qcow2', size: 1 }, status: 400, field: 'size' },
     { name: 'image checksumType unknown', target: 'existing', method: 'PUT', path: '/image', body: { url: 'http://images.example/os.qcow2', checksum: 'a'.repeat(64), checksumType: 'crc32' }, status: 400, field: 'checksumType' },
     { name: 'image URL past 4096', target: 'existing', method: 'PUT', path: '/image', body: { url: `http://images.example/${'i'.repeat(4100)}`, checksum: 'a'.repeat(64) }, status: 400, field: 'url' },

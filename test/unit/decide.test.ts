@@ -248,3 +248,36 @@ describe('restored status', () => {
     expect(nextStateAfter('enroll', 'inspecting', inspecting)).toBe('inspecting');
   });
 });
+
+describe('customDeploy.method (patch custom-deploy)', () => {
+  const custom = () => spec({ customDeploy: { method: 'install_coreos' } });
+  it('provisions an available host with a method and no image once the patch is taken', () => {
+    const s = state({ spec: custom(), state: 'available' });
+    s.customDeploy = true;
+    expect(decide(s)).toEqual({ kind: 'operation', op: 'provision', state: 'provisioning' });
+    s.status.provisioning.state = 'provisioned';
+    expect(decide(s).kind).not.toBe('operation');
+    s.status.provisioning.state = 'provisioning';
+    expect(decide(s)).toEqual({ kind: 'operation', op: 'provision', state: 'provisioning' });
+  });
+
+  it('decides as before without the patch (a run that never took it): no provisioning, and a provisioned host without image deprovisions', () => {
+    const s = state({ spec: custom(), state: 'available' });
+    expect(decide(s).kind).not.toBe('operation');
+    s.status.provisioning.state = 'provisioned';
+    expect(decide(s)).toEqual({ kind: 'operation', op: 'deprovision', state: 'deprovisioning' });
+  });
+
+  it('an empty method asks for nothing, as in Metal3', () => {
+    const s = state({ spec: spec({ customDeploy: { method: '' } }), state: 'available' });
+    s.customDeploy = true;
+    expect(decide(s).kind).not.toBe('operation');
+  });
+});
+
+describe("Metal3's legacy provisioning states in a restored status", () => {
+  it('match profile goes on to preparing, ready to available', () => {
+    expect(decide(state({ spec: spec(), state: 'match profile' }))).toEqual({ kind: 'enter', state: 'preparing' });
+    expect(decide(state({ spec: spec(), state: 'ready' }))).toEqual({ kind: 'enter', state: 'available' });
+  });
+});

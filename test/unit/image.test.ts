@@ -35,11 +35,11 @@ describe('image URLs', () => {
     ['http://fd00::5/x', /IPv6 addresses must be enclosed in brackets/],
     ['http://[fd00::zz]/x', /not a valid IPv6 address/],
     ['http://u:p@h/x', /credentials in the URL/],
-    ['oci://quay.example/os/image:tag', /oci:\/\/ images are not supported yet/],
+    ['oci://quay.example/os/image:tag', /oci:\/\/ names an image, not this/],
     ['file:///var/lib/ironic/images/x.qcow2', /Ironic conductor's own disk/],
-    ['ftp://h/x.img', /http:\/\/ or https:\/\/ only/],
-    ['gopher://h/x', /http:\/\/ or https:\/\/ only/],
-    ['glance://1f0d1b2f-0000-4000-8000-000000000000', /http:\/\/ or https:\/\/ only/],
+    ['ftp://h/x.img', /http:\/\/ or https:\/\/, or pulled from an OCI registry/],
+    ['gopher://h/x', /http:\/\/ or https:\/\/, or pulled from an OCI registry/],
+    ['glance://1f0d1b2f-0000-4000-8000-000000000000', /http:\/\/ or https:\/\/, or pulled from an OCI registry/],
     ['ubuntu.qcow2', /not an http:\/\/ or https:\/\/ URL/],
     ['1f0d1b2f-0000-4000-8000-000000000000', /not an http:\/\/ or https:\/\/ URL/],
     ['http:/h/x', /not an http:\/\/ or https:\/\/ URL/],
@@ -69,6 +69,16 @@ describe('image URLs', () => {
       }),
       { numRuns: 500 },
     );
+  });
+
+  it('accepts oci:// image references (checksum optional), refuses one without a repository', () => {
+    expect(validateImage({ url: 'oci://quay.example/os/image:tag' })).toEqual([]);
+    expect(validateImage({ url: 'oci://registry.example:5000/os@sha256:' + checksum })).toEqual([]);
+    expect(validateImage({ url: 'oci://quay.example/os/image:tag', checksum })).toEqual([]);
+    expect(validateImage({ url: 'oci://quay.example' })).toEqual([{ field: 'spec.image.url', reason: expect.stringMatching(/names no repository/) }]);
+    expect(validateImage({ url: 'oci://quay.example/os?x=1' })).toEqual([{ field: 'spec.image.url', reason: expect.stringMatching(/query string/) }]);
+    expect(validateImage({ url: 'oci://u:p@quay.example/os' })).toEqual([{ field: 'spec.image.url', reason: expect.stringMatching(/credentials in the URL/) }]);
+    expect(validateImage({ url: 'http://h/x.img', checksum: 'oci://h/x' })[0]?.reason).toMatch(/hexadecimal digest|http\(s\)/);
   });
 
   it('checks a checksum-file URL the same way, on spec.image.checksum', () => {

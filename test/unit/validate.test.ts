@@ -69,7 +69,7 @@ describe('validateHostSpec', () => {
     ['image url with port > 65535', (s) => (s.image.url = 'https://images.example:70000/y.img'), 'spec.image.url', /out of range/],
     ['image url with an empty host', (s) => (s.image.url = 'http://:8080/y.img'), 'spec.image.url', /host is empty/],
     ['image url with a bad IPv4 host', (s) => (s.image.url = 'http://300.1.1.1/y.img'), 'spec.image.url', /not a valid IPv4/],
-    ['image url oci://', (s) => (s.image.url = 'oci://quay.example/os:1'), 'spec.image.url', /oci:\/\/ images are not supported yet/],
+    ['image url oci:// without a repository', (s) => (s.image.url = 'oci://quay.example'), 'spec.image.url', /names no repository/],
     ['image url file://', (s) => (s.image.url = 'file:///images/y.img'), 'spec.image.url', /conductor/],
     ['checksum URL with port 0', (s) => (s.image.checksum = 'http://images.example:0/y.sha256'), 'spec.image.checksum', /out of range/],
     ['image checksum missing', (s) => delete s.image.checksum, 'spec.image.checksum', /required unless format is live-iso/],
@@ -94,7 +94,8 @@ describe('validateHostSpec', () => {
     ['raid with software volumes', (s) => (s.raid = { hardwareRAIDVolumes: null, softwareRAIDVolumes: [{ level: '1' }] }), 'spec.raid', /empty value such as \{\} or null is accepted/],
     ['firmware settings', (s) => (s.firmware = { sriovEnabled: true }), 'spec.firmware', /firmware settings are not implemented/],
     ['firmware setting false', (s) => (s.firmware = { virtualizationEnabled: false }), 'spec.firmware', /HostFirmwareSettings/],
-    ['customDeploy with a method', (s) => (s.customDeploy = { method: 'install_coreos' }), 'spec.customDeploy', /custom deploy steps are not implemented.*use spec.image/],
+    ['customDeploy method not a step name', (s) => (s.customDeploy = { method: 'install coreos' }), 'spec.customDeploy.method', /deploy step name/],
+    ['customDeploy with another field', (s) => (s.customDeploy = { method: 'install_coreos', args: {} }), 'spec.customDeploy', /object or null/],
     ['raid not an object', (s) => (s.raid = 'raid1'), 'spec.raid', /object|null/i],
     ['unknown top-level field', (s) => (s.bmcAddress = 'x'), 'spec.bmcAddress', /unexpected property/i],
   ];
