@@ -5,7 +5,7 @@
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadTlsConfig, type TemporalConnectionSettings, type TlsConfig } from './tls';
-import { DEFAULT_PROVISIONING_LIMIT } from '../workflows/limiter-definitions';
+import { DEFAULT_PROVISIONING_LIMIT } from '../types/provisioning-limit';
 
 export type { TemporalConnectionSettings, TemporalTls, TlsConfig, TlsFiles } from './tls';
 

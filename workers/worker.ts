@@ -18,7 +18,7 @@ import { createRemediationHostActivities } from '../activities/remediation-host'
 import { createRemediationNodeActivities } from '../activities/remediation-node';
 import { createDhcpActivities, type DhcpSite } from '../activities/dhcp-activities';
 import { createLimiterActivities } from '../activities/limiter-activities';
-import { DEFAULT_PROVISIONING_LIMIT } from '../workflows/limiter-definitions';
+import { DEFAULT_PROVISIONING_LIMIT } from '../types/provisioning-limit';
 
 export const WORKFLOWS_PATH = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
 

@@ -8,8 +8,7 @@
 import { defineQuery, defineSignal } from '@temporalio/workflow';
 import type { ProvisioningState } from '../types/host';
 
-/** Metal3's default (BMO's PROVISIONING_LIMIT). */
-export const DEFAULT_PROVISIONING_LIMIT = 20;
+export { DEFAULT_PROVISIONING_LIMIT } from '../types/provisioning-limit';
 
 /** One limiter per task queue: the hosts a worker fleet drives share one Ironic. */
 export const limiterWorkflowId = (taskQueue: string): string => `provisioning-limiter/${taskQueue}`;
