@@ -13,6 +13,7 @@ import { createSettleActivities } from '../activities/ironic-settle';
 import type { KubeRest } from '../clients/kubernetes/kube-rest';
 import { createPowerActivities } from '../activities/power-activities';
 import { createFleetActivities } from '../activities/fleet-activities';
+import { createPivotActivities } from '../activities/pivot-activities';
 import { createImageActivities } from '../activities/image-activities';
 import { createRemediationHostActivities } from '../activities/remediation-host';
 import { createRemediationNodeActivities } from '../activities/remediation-node';
@@ -81,6 +82,8 @@ export async function createWorker(
       ...createDhcpActivities({ sites: deps.dhcpSites ?? {} }),
       // Fleet operations act through the host workflows, with the worker's own Temporal client.
       ...createFleetActivities(),
+      // A pivot reads and writes both planes' API servers (kubeconfigs named in its input) and watches the source host workflows.
+      ...createPivotActivities({ rest: deps.kubernetes }),
       // Remediations act on the host through its workflow (and its BareMetalHost), on Nodes through the API server.
       ...createRemediationHostActivities({ rest: deps.kubernetes }),
       ...createRemediationNodeActivities({ rest: deps.kubernetes }),

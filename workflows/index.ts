@@ -13,3 +13,4 @@ export {
 } from './operations';
 export { fleetWorkflow } from './fleet';
 export { remediateWorkflow } from './remediate';
+export { pivotWorkflow } from './pivot';
