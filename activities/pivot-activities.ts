@@ -7,7 +7,7 @@
  */
 import { Context } from '@temporalio/activity';
 import { Client } from '@temporalio/client';
-import { temporal } from '@temporalio/proto';
+import proto from '@temporalio/proto';
 import type { HostRef } from '../types/host';
 import type { Plane, PivotSelector } from '../types/pivot';
 import { hostWorkflowId } from '../types/host-ref';
@@ -71,7 +71,7 @@ export function createPivotActivities(deps: PivotPlaneDeps & { client?: Client }
         const answer = await c.workflowService.describeTaskQueue({
           namespace: c.options.namespace,
           taskQueue: { name: call.target.taskQueue },
-          taskQueueType: temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
+          taskQueueType: proto.temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
         });
         if ((answer.pollers ?? []).length === 0) return { skip: `no worker polls the target's task queue ${call.target.taskQueue}` };
       }
