@@ -31,6 +31,7 @@ import { KubeError } from '../../clients/kubernetes/kube-error';
 import type { KubeRest } from '../../clients/kubernetes/kube-rest';
 import { recordHostEvent } from '../../clients/kubernetes/events';
 import { invalidStatus } from './invalid-status';
+import { moveAnnotations } from './move';
 import { ANNOTATIONS, annotationConflicts, annotationSpecErrors, parseAnnotations, type HostAnnotations } from './annotations';
 import type { KubeObject } from './informer';
 
@@ -202,6 +203,9 @@ export class Reconciler {
     }
 
     const annotations = parseAnnotations(obj.metadata.annotations);
+    // clusterctl move: block-move while the host is busy, its status in the status annotation while paused for a move.
+    const move = moveAnnotations(obj, annotations.value.paused ? (annotations.value.pausedBy ?? '') : undefined);
+    if (move) await this.deps.rest.call('PATCH', this.objectPath(ref), { body: { metadata: { annotations: move } }, contentType: MERGE });
     // Paused: the workflow is told (it cancels what runs and starts nothing), and nothing else is read.
     if (await this.syncPaused(key, ref, annotations.value)) return;
     if (annotations.errors.length > 0) {
