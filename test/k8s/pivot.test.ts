@@ -23,6 +23,8 @@ import { IRONIC_URL, TEMPORAL_ADDRESS, TEST_ENV, TEST_STATE_DIR } from '../suppo
 import { startProxyProcess } from '../support/ironic-proxy-process';
 import { isDeploy, isPowerChange, type RecordedRequest } from '../support/ironic-proxy';
 import { uniq } from '../support/harness';
+import { secretsInHistories } from '../support/history-secrets';
+import { saveHistory } from '../support/record-fixture';
 import { KUBE_BUILD_TIMEOUT_MS, kubectl, startOwnKube, useKube, type KubeLease } from './kube-harness';
 import { fakeHostSpec, hostDoc, secretDoc } from './manifests';
 import { cleanNamespace, prepareNamespace, shim, type Shim } from './shim-harness';
@@ -232,5 +234,18 @@ describe('pivot A → B', () => {
     expect(figures.aDeprovisions).toBe(0);
     expect(figures.aPowerChanges).toBe(0);
     expect(figures.aNodeDeletes).toBe(6);
+
+    // The Secrets went cluster to cluster inside the import activity: no password or user data in the pivot's history.
+    const passwords = [...PROVISIONED, ...AVAILABLE, NO_SECRET, REFUSED].map((n) => `pw-${n}`);
+    const { hits, texts } = await secretsInHistories(env!.client, [pivotWorkflowId(PIVOT)], [...passwords, '#cloud-config']);
+    expect(texts.some((t) => t.text.includes('pv-1-bmc-secret'))).toBe(true);
+    expect(hits).toEqual([]);
+    // The CRDs say clusterctl may move their objects.
+    for (const crd of ['baremetalhosts.metal3.io', 'hardwaredata.metal3.io']) {
+      const labels = (JSON.parse(inB(['get', 'crd', crd, '-o', 'json']).stdout) as { metadata: { labels?: Record<string, string> } }).metadata.labels;
+      expect(labels, crd).toMatchObject({ 'clusterctl.cluster.x-k8s.io': '', 'clusterctl.cluster.x-k8s.io/move-hierarchy': '' });
+    }
+    // A replay fixture of this shape, once: METALFLOW_RECORD_PIVOT_FIXTURE=pivot-a-to-b-v1.json (never overwritten).
+    if (process.env.METALFLOW_RECORD_PIVOT_FIXTURE) saveHistory(pivotWorkflowId(PIVOT), process.env.METALFLOW_RECORD_PIVOT_FIXTURE);
   }, 900_000);
 });
