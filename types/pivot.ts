@@ -80,3 +80,10 @@ export function validatePivotInput(input: unknown): Result<PivotInput> {
 export const pivotPauseValue = (pivot: string): string => `metalflow.io/pivot-${pivot}`;
 /** Marks what a pivot created in the target (and nothing else is ever deleted by its rollback). */
 export const PIVOT_ANNOTATION = 'metalflow.io/pivot';
+
+/** The namespaces a pivot may touch, for permissions: the selector's namespace, else those of its hosts, else every namespace. */
+export function pivotScope(input: Pick<PivotInput, 'selector'>): string[] {
+  if (input.selector.namespace) return [input.selector.namespace];
+  if (input.selector.hosts) return [...new Set(input.selector.hosts.map((h) => h.namespace))].sort();
+  return ['*'];
+}
