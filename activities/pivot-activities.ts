@@ -133,9 +133,11 @@ export function createPivotActivities(deps: PivotPlaneDeps & { client?: Client }
     async awaitPivotTarget(call: PivotHostCall & { expect: PivotExpect; windowMs: number }): Promise<{ matched: true } | { waiting: string }> {
       const rest = await target(call);
       const until = Date.now() + call.windowMs;
+      const c = hostClient(call.target);
       for (let delay = 300; ; delay = Math.min(delay * 1.5, 3000)) {
         const obj = await getObject<BareMetalHostObject>(rest, bmhObjectPath(call.ref.namespace, call.ref.name));
-        const seen = targetMismatch(obj, call.expect);
+        // The restored status shows the source's at once: adopted only once the target's workflow registered its own node and rests.
+        const seen = targetMismatch(obj, call.expect) ?? (await targetAtRest(c, call.ref, call.expect));
         if (!seen) return { matched: true };
         if (Date.now() + delay > until) return { waiting: seen };
         heartbeat({ waiting: seen });
@@ -160,6 +162,16 @@ export function createPivotActivities(deps: PivotPlaneDeps & { client?: Client }
       }
     },
   };
+}
+
+/** Undefined once the target's host workflow has its own Ironic node and runs nothing; else what it is still doing. */
+async function targetAtRest(c: Client, ref: HostRef, expect: PivotExpect): Promise<string | undefined> {
+  if ((await hostRun(c, ref)).kind !== 'running') return "the target host's workflow is not running yet";
+  const view = await c.workflow.getHandle(hostWorkflowId(ref)).query(hostViewQuery);
+  const id = view.status.provisioning.ID;
+  if (!id || id === expect.sourceNodeId) return 'the target host has not registered its own Ironic node yet';
+  if (view.currentOperation) return `the target host is running ${view.currentOperation.kind}`;
+  return undefined;
 }
 
 /** What still differs between the target host and the source's export; undefined once they agree. */

@@ -104,6 +104,7 @@ export async function exportHost(rest: KubeRest, ref: HostRef): Promise<PivotMan
     poweredOn: status.poweredOn === true,
     ...(status.provisioning?.image?.url ? { image: status.provisioning.image.url } : {}),
     ...(spec.consumerRef ? { consumerRef: spec.consumerRef as PivotExpect['consumerRef'] } : {}),
+    ...(status.provisioning?.ID ? { sourceNodeId: status.provisioning.ID } : {}),
   };
   return {
     ref,

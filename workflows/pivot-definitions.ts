@@ -19,6 +19,8 @@ export interface PivotExpect {
   image?: string;
   poweredOn: boolean;
   consumerRef?: { kind?: string; name?: string; namespace?: string };
+  /** The source's Ironic node: the target must have registered its own (another id) before the host counts as adopted. */
+  sourceNodeId?: string;
 }
 
 /** A host as the fleet records it (outcome, times, error or reason), plus where its move stands. */
