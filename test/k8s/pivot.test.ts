@@ -127,8 +127,10 @@ afterAll(async () => {
   kubeB?.stop();
   try {
     stackB('stop');
+    // Plane B's namespace and the host workflows it still runs go with it.
+    temporal('operator', 'namespace', 'delete', '--namespace', NS_B, '--yes');
   } catch {
-    // already stopped
+    // already stopped or gone
   }
 });
 
