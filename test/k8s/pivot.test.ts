@@ -27,7 +27,7 @@ import { isDeploy, isPowerChange, type RecordedRequest } from '../support/ironic
 import { uniq } from '../support/harness';
 import { secretsInHistories } from '../support/history-secrets';
 import { saveHistory } from '../support/record-fixture';
-import { KUBE_BUILD_TIMEOUT_MS, KUBECONFIG, kubectl, startOwnKube, useKube, type KubeLease } from './kube-harness';
+import { KUBE_BUILD_TIMEOUT_MS, KUBECONFIG, kubectl, startOwnKube, useKube, waitFor, type KubeLease } from './kube-harness';
 import { fakeHostSpec, hostDoc, secretDoc } from './manifests';
 import { cleanNamespace, prepareNamespace, shim, type Shim } from './shim-harness';
 
@@ -282,4 +282,22 @@ describe('pivot A → B', () => {
     expect(figures.aVerbs).toEqual(['adopt', 'manage']);
     expect(figures.aPowerOffsOrReboots).toBe(0);
   }, 600_000);
+});
+
+describe('clusterctl move compatibility', () => {
+  it('a host paused by CAPM3 gets its status in baremetalhost.metal3.io/status, removed once unpaused; no block-move on hosts at rest', async () => {
+    const annotationsOf = (name: string): Record<string, string> => (JSON.parse(inA(['get', 'bmh', '-n', NS, name, '-o', 'json']).stdout) as Bmh).metadata.annotations ?? {};
+    // The hosts left in A are at rest: the controller lifted the block-move it set while they provisioned.
+    for (const name of [NO_SECRET, REFUSED, 'pv-1', 'av-1']) expect(annotationsOf(name), name).not.toHaveProperty(['clusterctl.cluster.x-k8s.io/block-move']);
+    inA(['annotate', 'bmh', '-n', NS, NO_SECRET, 'baremetalhost.metal3.io/paused=metal3.io/capm3']);
+    // The annotation follows the status (a status written after the pause brings the object back to the controller).
+    await waitFor('the status annotation, equal to the status', () => {
+      const obj = JSON.parse(inA(['get', 'bmh', '-n', NS, NO_SECRET, '-o', 'json']).stdout) as Bmh & { status: unknown };
+      const value = obj.metadata.annotations?.['baremetalhost.metal3.io/status'];
+      return value !== undefined && JSON.stringify(JSON.parse(value)) === JSON.stringify(obj.status);
+    }, 60_000);
+    inA(['annotate', 'bmh', '-n', NS, NO_SECRET, 'baremetalhost.metal3.io/paused-']);
+    await waitFor('the status annotation removed', () => !('baremetalhost.metal3.io/status' in annotationsOf(NO_SECRET)), 60_000);
+    expect((JSON.parse(inA(['get', 'bmh', '-n', NS, NO_SECRET, '-o', 'json']).stdout) as Bmh).status?.provisioning?.state).toBe('provisioned');
+  }, 300_000);
 });
