@@ -14,6 +14,11 @@ import { pivotWorkflowId } from '../../workflows/pivot-definitions';
 const stack = useFleetStack();
 
 describe('pivot API', { timeout: 300_000 }, () => {
+  it('is in the OpenAPI document', async () => {
+    const doc = (await callApi(stack.base, 'GET', '/openapi.json')).json as { paths: Record<string, unknown> };
+    expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(['/v1/pivots', '/v1/pivots/{name}', '/v1/pivots/{name}/cancel']));
+  });
+
   it('refuses a bad body with every field named, and nothing started', async () => {
     const name = uniq('pivot');
     const res = await callApi(stack.base, 'POST', '/v1/pivots', { name, source: {}, target: {}, selector: {}, maxConcurrent: 0 });
