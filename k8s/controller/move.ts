@@ -7,9 +7,10 @@
  * Pure: says which annotations to change, or nothing.
  */
 import type { HostStatus } from '../../types/host';
+import { ANNOTATIONS } from './annotations';
 
 export const BLOCK_MOVE = 'clusterctl.cluster.x-k8s.io/block-move';
-export const STATUS_ANNOTATION = 'baremetalhost.metal3.io/status';
+export const STATUS_ANNOTATION = ANNOTATIONS.status;
 /** The pause CAPM3 sets on its hosts when clusterctl pauses the cluster for a move. */
 export const CAPM3_PAUSE = 'metal3.io/capm3';
 /** States a move may copy as they are: at rest, nothing running against the hardware. */
