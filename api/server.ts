@@ -13,6 +13,8 @@ import { validateFleetInput } from '../types/fleet';
 import { validateCleanRequest, type CleanRequest } from '../types/clean';
 import { FleetService } from './fleet-service';
 import { registerFleetRoutes } from './fleet-routes';
+import { pivotService, registerPivotRoutes } from './pivot-routes';
+import { validatePivotInput } from '../types/pivot';
 import { registerRemediationRoutes } from './remediation-routes';
 import { validateRemediationRequest } from '../types/remediation';
 import { ApiError, busyError, type HostService } from './host-service';
@@ -31,6 +33,7 @@ const PART_PREFIX: Record<string, string> = { body: '', params: 'path', querystr
 
 const CUSTOM_VALIDATORS: Record<string, (data: unknown) => Result<unknown>> = {
   'fleet-input': validateFleetInput,
+  'pivot-input': validatePivotInput,
   'remediation-input': validateRemediationRequest,
   'clean-request': validateCleanRequest,
 };
@@ -118,6 +121,7 @@ export async function buildServer(hosts: HostService, opts: { logger?: boolean; 
   });
 
   registerFleetRoutes(app, opts.fleets ?? new FleetService({ client: hosts.client, taskQueue: hosts.taskQueue }));
+  registerPivotRoutes(app, pivotService({ client: hosts.client, taskQueue: hosts.taskQueue }));
   registerRemediationRoutes(app, hosts);
 
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());

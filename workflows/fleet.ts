@@ -18,7 +18,6 @@ import {
   patched,
   setHandler,
   upsertSearchAttributes,
-  workflowInfo,
 } from '@temporalio/workflow';
 import { formatFieldErrors } from '../types/field-error';
 import { validateFleetInput, type FleetInput } from '../types/fleet';
@@ -31,14 +30,14 @@ import {
   resumeFleetUpdate,
   type FleetControlRequest,
   type FleetHost,
-  type FleetHostOutcome,
   type FleetOptions,
   type FleetProgress,
   type FleetState,
 } from './fleet-definitions';
-import { budgetSpent, concurrencyLimit, countOutcomes, estimatedEnd, failureBudget, finished, mayStartMore, phaseOf, waveEnds } from './fleet-plan';
+import { concurrencyLimit, countOutcomes, estimatedEnd, failureBudget, finished, mayStartMore, phaseOf, waveEnds } from './fleet-plan';
 import type { FleetHostResult } from './fleet-goals';
 import { abortFleetHost, fleetCalls, runFleetHost } from './fleet-host';
+import { baseProgress, nextChange, outcomeBook, setControlHandlers } from './run-controls';
 
 /** Besides the input: what a previous run hands over, and tuning (tests shorten the poll window). */
 export interface FleetCarry {
@@ -47,17 +46,10 @@ export interface FleetCarry {
 }
 
 const now = (): string => new Date().toISOString();
-const MAX_REASON = 256;
 
 function checkAbort(req: FleetControlRequest): void {
   if (req?.abortInFlight !== undefined && typeof req.abortInFlight !== 'boolean') {
     throw ApplicationFailure.create({ type: 'InvalidRequest', message: 'abortInFlight: must be true or false', details: [[{ field: 'abortInFlight', reason: 'must be true or false' }]] });
-  }
-}
-
-function checkReason(req: FleetControlRequest): void {
-  if (req?.reason !== undefined && (typeof req.reason !== 'string' || req.reason.length > MAX_REASON)) {
-    throw ApplicationFailure.create({ type: 'InvalidRequest', message: `reason: must be a string of at most ${MAX_REASON} characters`, details: [[{ field: 'reason', reason: `must be a string of at most ${MAX_REASON} characters` }]] });
   }
 }
 
@@ -88,16 +80,8 @@ export async function fleetWorkflow(input: FleetInput, carry: FleetCarry = {}): 
     name: input.name,
     input,
     phase: phaseOf(s, dryRun, done),
-    counts,
-    selected: s.hosts.length,
-    limits: { maxConcurrent: limit, maxFailures: budget },
-    ...(s.selection ? { selection: s.selection } : {}),
-    hosts: s.hosts,
+    ...baseProgress(s, counts, { maxConcurrent: limit, maxFailures: budget }),
     failures: s.hosts.filter((h) => h.outcome === 'failed').map((h) => ({ ref: h.ref, error: h.error ?? '' })),
-    ...(s.paused ? { paused: s.paused } : {}),
-    ...(s.cancelled ? { cancelled: s.cancelled } : {}),
-    ...(s.halted ? { halted: s.halted } : {}),
-    runs: s.runs,
     ...(wavesAndAbort && input.waves && ends.length > 0 ? { wave: waveProgress() } : {}),
     ...(done ? {} : { estimatedEnd: estimatedEnd(s, counts, limit, Date.now()) }),
   });
@@ -121,65 +105,28 @@ export async function fleetWorkflow(input: FleetInput, carry: FleetCarry = {}): 
     upsertSearchAttributes(pairs);
   };
 
-  const setOutcome = (h: FleetHost, outcome: FleetHostOutcome): void => {
-    counts[h.outcome] -= 1;
-    counts[outcome] += 1;
-    h.outcome = outcome;
-    changes += 1;
-  };
-
+  const book = outcomeBook<FleetHost>(s, () => counts, () => budget, () => (changes += 1));
+  const setOutcome = book.setOutcome;
   const settle = (h: FleetHost, result: FleetHostResult): void => {
-    // A host being aborted may still hear from its cancelled wait: its first result stands.
-    if (h.outcome !== 'inFlight') return;
-    h.endedAt = now();
-    if (result.outcome === 'failed') h.error = result.error;
-    if (result.outcome === 'skipped' || result.outcome === 'cancelled') h.reason = result.reason;
-    setOutcome(h, result.outcome);
+    if (!book.settle(h, result)) return;
     if (result.outcome === 'failed') log.warn(`fleet ${input.name}: ${h.ref.namespace}/${h.ref.name} failed: ${result.error}`);
-    if (!s.halted && budgetSpent(counts, budget)) {
-      s.halted = { at: now(), reason: `${counts.failed} hosts failed; maxFailures allows ${budget}` };
-    }
     publish();
   };
 
-  const ended = (): boolean => done;
-  const refuseWhenEnded = (): void => {
-    if (ended()) throw ApplicationFailure.create({ type: 'Conflict', message: `fleet operation ${input.name} has ended (${phaseOf(s, dryRun, done)})` });
-  };
   setHandler(fleetProgressQuery, progress);
-  setHandler(
-    pauseFleetUpdate,
-    (req: FleetControlRequest) => {
-      if (!s.paused && !s.cancelled) s.paused = { ...(req?.reason ? { reason: req.reason } : {}), since: now() };
+  setControlHandlers({ pause: pauseFleetUpdate, resume: resumeFleetUpdate, cancel: cancelFleetUpdate }, s, {
+    progress,
+    changed: () => {
       changes += 1;
       publish();
-      return progress();
     },
-    { validator: (req: FleetControlRequest) => (checkReason(req), refuseWhenEnded()) },
-  );
-  setHandler(
-    resumeFleetUpdate,
-    () => {
-      s.paused = undefined;
-      changes += 1;
-      publish();
-      return progress();
+    ended: () => (done ? `fleet operation ${input.name} has ended (${phaseOf(s, dryRun, done)})` : undefined),
+    // A second cancel may still ask to stop the hosts in flight.
+    onCancel: (req) => {
+      if (wavesAndAbort && req?.abortInFlight === true) s.cancelled!.abortInFlight = true;
     },
-    { validator: refuseWhenEnded },
-  );
-  setHandler(
-    cancelFleetUpdate,
-    (req: FleetControlRequest) => {
-      if (!s.cancelled) s.cancelled = { ...(req?.reason ? { reason: req.reason } : {}), at: now() };
-      // A second cancel may still ask to stop the hosts in flight.
-      if (wavesAndAbort && req?.abortInFlight === true) s.cancelled.abortInFlight = true;
-      s.paused = undefined;
-      changes += 1;
-      publish();
-      return progress();
-    },
-    { validator: (req: FleetControlRequest) => (checkReason(req), checkAbort(req), refuseWhenEnded()) },
-  );
+    checkCancel: checkAbort,
+  });
 
   publish();
   if (!s.selection) {
@@ -192,7 +139,6 @@ export async function fleetWorkflow(input: FleetInput, carry: FleetCarry = {}): 
   ends = wavesAndAbort ? waveEnds(input.waves, s.hosts.length) : [s.hosts.length];
   if (dryRun) return finish();
 
-  const historyTooLong = (): boolean => workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > options.maxHistoryEvents;
   /** Each host's wait, so that an abort can stop it (not carried: a new run starts them again). */
   const scopes = new Map<FleetHost, CancellationScope>();
   const launch = (h: FleetHost): void => {
@@ -253,12 +199,7 @@ export async function fleetWorkflow(input: FleetInput, carry: FleetCarry = {}): 
         if (nextWave()) continue;
       }
       publish();
-      if (historyTooLong()) {
-        await condition(allHandlersFinished);
-        return await continueAsNew<typeof fleetWorkflow>(input, { ...carry, state: s });
-      }
-      const seen = changes;
-      await condition(() => changes !== seen || historyTooLong());
+      if (await nextChange(() => changes, options.maxHistoryEvents)) return await continueAsNew<typeof fleetWorkflow>(input, { ...carry, state: s });
     }
   } catch (err) {
     if (!isCancellation(err)) throw err;

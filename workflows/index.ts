@@ -14,3 +14,4 @@ export {
 export { fleetWorkflow } from './fleet';
 export { remediateWorkflow } from './remediate';
 export { provisioningLimiterWorkflow } from './provisioning-limiter';
+export { pivotWorkflow } from './pivot';

@@ -26,7 +26,7 @@ const ACTIONS: Record<string, Action> = {
 
 /**
  * Fleet operations touch hosts in several namespaces: the guard lets a known
- * caller through and the handler checks the role in each of them (api/fleet-routes.ts).
+ * caller through and the handler checks the role in each of them (api/fleet-routes.ts, api/pivot-routes.ts).
  */
 export const SCOPED_BY_HANDLER = new Set([
   'POST /v1/fleet-operations',
@@ -35,6 +35,11 @@ export const SCOPED_BY_HANDLER = new Set([
   'POST /v1/fleet-operations/:name/pause',
   'POST /v1/fleet-operations/:name/resume',
   'POST /v1/fleet-operations/:name/cancel',
+  'POST /v1/pivots',
+  'GET /v1/pivots/:name',
+  'POST /v1/pivots/:name/pause',
+  'POST /v1/pivots/:name/resume',
+  'POST /v1/pivots/:name/cancel',
 ]);
 
 /** Routes anyone may read: probes and the API description hold nothing about hosts. */

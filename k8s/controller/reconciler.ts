@@ -32,6 +32,7 @@ import type { KubeRest } from '../../clients/kubernetes/kube-rest';
 import { recordHostEvent } from '../../clients/kubernetes/events';
 import { invalidStatus } from './invalid-status';
 import { releaseCompanions } from './bmo-release';
+import { moveAnnotations } from './move';
 import { ANNOTATIONS, annotationConflicts, annotationSpecErrors, parseAnnotations, type HostAnnotations } from './annotations';
 import type { KubeObject } from './informer';
 
@@ -199,6 +200,9 @@ export class Reconciler {
     }
 
     const annotations = parseAnnotations(obj.metadata.annotations);
+    // clusterctl move: block-move while the host is busy, its status in the status annotation while paused for a move.
+    const move = moveAnnotations(obj, annotations.value.paused ? (annotations.value.pausedBy ?? '') : undefined);
+    if (move) await this.deps.rest.call('PATCH', this.objectPath(ref), { body: { metadata: { annotations: move } }, contentType: MERGE });
     // Paused: the workflow is told (it cancels what runs and starts nothing), and nothing else is read.
     if (await this.syncPaused(key, ref, annotations.value)) return;
     if (annotations.errors.length > 0) {

@@ -136,6 +136,7 @@ export function crd(opts: {
   schema: JSONSchemaProps;
   status: boolean;
   columns: unknown[];
+  labels?: Record<string, string>;
 }): Record<string, unknown> {
   const version: Record<string, unknown> = {
     name: VERSION,
@@ -150,6 +151,7 @@ export function crd(opts: {
     kind: 'CustomResourceDefinition',
     metadata: {
       name: `${opts.plural}.${opts.group ?? GROUP}`,
+      ...(opts.labels ? { labels: opts.labels } : {}),
       annotations: { 'metalflow.io/generated-by': GENERATED_BY },
     },
     spec: {
@@ -167,6 +169,13 @@ export function crd(opts: {
   };
 }
 
+/**
+ * Metal3's labels for `clusterctl move`: clusterctl moves every object of a CRD labelled
+ * `clusterctl.cluster.x-k8s.io` (with `/move-hierarchy`, the objects they own too), so a
+ * bootstrap cluster's hosts and their HardwareData go to the target with the rest of the cluster.
+ */
+export const CLUSTERCTL_LABELS = { 'clusterctl.cluster.x-k8s.io': '', 'clusterctl.cluster.x-k8s.io/move-hierarchy': '' };
+
 export function bareMetalHostCrd(): Record<string, unknown> {
   return crd({
     kind: 'BareMetalHost',
@@ -175,6 +184,7 @@ export function bareMetalHostCrd(): Record<string, unknown> {
     shortNames: ['bmh', 'bmhost'],
     schema: bareMetalHostSchema(),
     status: true,
+    labels: CLUSTERCTL_LABELS,
     // Metal3's columns: `kubectl get bmh` shows STATE CONSUMER ONLINE ERROR AGE
     // (STATUS and BMC with -o wide).
     columns: [
@@ -197,6 +207,7 @@ export function hardwareDataCrd(): Record<string, unknown> {
     shortNames: ['hd'],
     schema: hardwareDataSchema(),
     status: false,
+    labels: CLUSTERCTL_LABELS,
     columns: [{ name: 'Age', type: 'date', description: 'Time duration since creation of HardwareData', jsonPath: '.metadata.creationTimestamp' }],
   });
 }

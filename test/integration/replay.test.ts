@@ -89,6 +89,8 @@ describe('replay of recorded histories', () => {
     // Fleet waves paused after each wave, and a cancel with abortInFlight stopping stuck deploys (patch fleet-waves; record-fleet-waves-histories.ts).
     for (const f of ['fleet-waves-paused-v1', 'fleet-cancel-abort-in-flight-v1']) expect(files).toContain(`${f}.json`);
     // The code just before patch fleet-waves (record-fleet-histories.ts -before-fleet-waves): fleet runs without its marker.
+    // A pivot A → B on two real planes: six hosts moved, one skipped at pre-check, one rolled back (test/k8s/pivot.test.ts with METALFLOW_RECORD_PIVOT_FIXTURE).
+    expect(files).toContain('pivot-a-to-b-v1.json');
     for (const f of ['fleet-reboot-continued-before-fleet-waves-run1', 'fleet-reboot-continued-before-fleet-waves-last', 'fleet-poweroff-cancelled-before-fleet-waves', 'host-labels-before-fleet-waves']) expect(files).toContain(`${f}.json`);
     // The provisioning limit (patch provisioning-limit): the lifecycle just before it (record-histories.ts -before-provisioning-limit
     // on the code before), and with it a host that waited delayed for each permit, and the limiter's run (record-limit-histories.ts).

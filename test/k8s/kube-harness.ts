@@ -67,6 +67,17 @@ export function kubeSh(...args: string[]): void {
   execFileSync('bash', [KUBE_SH, ...args], { env: { ...process.env, ...KUBE_ENV }, stdio: 'inherit' });
 }
 
+/**
+ * A second API server + etcd of the file's own (another state dir and ports), for tests of two
+ * clusters (a pivot); not shared: started here, stopped by `stop()`.
+ */
+export function startOwnKube(stateDir: string, ports: { etcd: number; etcdPeer: number; api: number }): { kubeconfig: string; stop(): void } {
+  buildKube();
+  const env = { ...process.env, METALFLOW_KUBE_STATE_DIR: stateDir, ETCD_PORT: String(ports.etcd), ETCD_PEER_PORT: String(ports.etcdPeer), KUBE_API_PORT: String(ports.api) };
+  execFileSync('bash', [KUBE_SH, 'start'], { env, stdio: 'inherit' });
+  return { kubeconfig: join(stateDir, 'kubeconfig'), stop: () => execFileSync('bash', [KUBE_SH, 'stop'], { env, stdio: 'inherit' }) };
+}
+
 const USERS_DIR = join(KUBE_STATE_DIR, 'users');
 const USERS_LOCK = join(KUBE_STATE_DIR, 'users.lock');
 
@@ -138,11 +149,11 @@ const TRANSIENT =
 /** Commands safe to repeat as they are: a retried create could meet its own first attempt, a retried wait doubles its timeout. */
 const RETRYABLE = new Set(['apply', 'get', 'patch', 'annotate', 'label']);
 
-/** Runs the built kubectl against the test API server as admin. */
-export function kubectl(args: string[], opts: { input?: string; check?: boolean } = {}): RunResult {
+/** Runs the built kubectl against the test API server as admin (or the one `kubeconfig` names). */
+export function kubectl(args: string[], opts: { input?: string; check?: boolean; kubeconfig?: string } = {}): RunResult {
   cachedKubectl ??= kubePaths().kubectl;
   const once = (): RunResult => {
-    const r = spawnSync(cachedKubectl!, ['--kubeconfig', KUBECONFIG, ...args], {
+    const r = spawnSync(cachedKubectl!, ['--kubeconfig', opts.kubeconfig ?? KUBECONFIG, ...args], {
       input: opts.input,
       encoding: 'utf8',
       env: { ...process.env, KUBECACHEDIR: join(KUBE_STATE_DIR, 'kubectl-cache') },

@@ -1,0 +1,189 @@
+/**
+ * A pivot's I/O, one activity per step (workflows/pivot-host.ts decides).
+ * The clusters are read and written through their kubeconfigs
+ * (activities/pivot-planes.ts); the source host workflow is watched through
+ * Temporal (idle once frozen, detached once handed over). Every activity is
+ * idempotent: a retry, a restarted worker or a new run finds what it did.
+ */
+import { Context } from '@temporalio/activity';
+import { Client } from '@temporalio/client';
+import proto from '@temporalio/proto';
+import type { HostRef } from '../types/host';
+import type { Plane, PivotSelector } from '../types/pivot';
+import { hostWorkflowId } from '../types/host-ref';
+import { bmhObjectPath, deleteObject, getObject, patchMetadata } from '../clients/kubernetes/metal3-objects';
+import { hostRun } from '../clients/temporal/host-run';
+import { hostViewQuery, type HostView } from '../workflows/definitions';
+import type { FleetSelection } from '../workflows/fleet-definitions';
+import type { PivotExpect, PivotManifest, PrecheckResult } from '../workflows/pivot-definitions';
+import { heartbeat, pause } from './activity-context';
+import { planeRest, type PivotPlaneDeps } from './pivot-planes';
+import { exportHost, selectBareMetalHosts, sourceProblem, targetProblem, METAL3_ANNOTATIONS, type BareMetalHostObject } from './pivot-export';
+import { freeze, importHost, rollBackHost, unfreeze } from './pivot-import';
+
+export interface PivotHostCall {
+  pivot: string;
+  ref: HostRef;
+  source: Plane;
+  target: Plane;
+}
+
+/** Metal3's detach arguments: the node goes as it is (no deprovisioning, no power change). */
+const DETACH_AS_IS = JSON.stringify({ deleteAction: 'delete' });
+
+export function createPivotActivities(deps: PivotPlaneDeps & { client?: Client } = {}) {
+  const ownClient = (): Client => deps.client ?? Context.current().client;
+  /** The plane's host workflows: the worker's own namespace unless the plane names another. */
+  const hostClient = (plane: Plane): Client => {
+    const own = ownClient();
+    if (!plane.temporalNamespace || plane.temporalNamespace === own.options.namespace) return own;
+    return new Client({ connection: own.connection, namespace: plane.temporalNamespace, dataConverter: own.options.dataConverter });
+  };
+  const source = (c: PivotHostCall) => planeRest(deps, c.source, 'source');
+  const target = (c: PivotHostCall) => planeRest(deps, c.target, 'target');
+
+  /** Polls the source host's view until `done` says so, heartbeating what it saw. */
+  async function watchHost(plane: Plane, ref: HostRef, done: (v: HostView) => boolean, what: string): Promise<void> {
+    const c = hostClient(plane);
+    let delay = 300;
+    for (;;) {
+      const run = await hostRun(c, ref);
+      if (run.kind !== 'running') throw new Error(`the source host's workflow is ${run.kind} while waiting until ${what}`);
+      const view = await c.workflow.getHandle(hostWorkflowId(ref)).query(hostViewQuery);
+      if (done(view)) return;
+      heartbeat({ waiting: what, operation: view.currentOperation?.kind });
+      await pause(delay);
+      delay = Math.min(delay * 1.5, 3000);
+    }
+  }
+
+  return {
+    async selectPivotHosts(input: { source: Plane; selector: PivotSelector }): Promise<FleetSelection> {
+      return selectBareMetalHosts(await planeRest(deps, input.source, 'source'), input.selector);
+    },
+
+    /** Whether the host may move now: a reason to skip it, or ok. Changes nothing. */
+    async precheckPivotHost(call: PivotHostCall): Promise<PrecheckResult> {
+      const problem = (await sourceProblem(await source(call), call.ref, call.pivot)) ?? (await targetProblem(await target(call), call.ref, call.pivot));
+      if (problem) return { skip: problem };
+      if (call.target.taskQueue) {
+        const c = hostClient(call.target);
+        const answer = await c.workflowService.describeTaskQueue({
+          namespace: c.options.namespace,
+          taskQueue: { name: call.target.taskQueue },
+          taskQueueType: proto.temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
+        });
+        if ((answer.pollers ?? []).length === 0) return { skip: `no worker polls the target's task queue ${call.target.taskQueue}` };
+      }
+      return { ok: true };
+    },
+
+    /** Pauses the source host with the pivot's value and waits until its workflow is idle (paused, nothing running) and its status published. */
+    async freezePivotHost(call: PivotHostCall): Promise<void> {
+      const rest = await source(call);
+      await freeze(rest, call.ref, call.pivot);
+      let view: HostView | undefined;
+      await watchHost(call.source, call.ref, (v) => ((view = v), v.paused !== undefined && !v.currentOperation), 'the host is paused and idle');
+      // The status goes to the API server in the background: wait until the object shows the idle host's.
+      for (let delay = 300; ; delay = Math.min(delay * 1.5, 3000)) {
+        const obj = await getObject<BareMetalHostObject>(rest, bmhObjectPath(call.ref.namespace, call.ref.name));
+        const p = obj?.status?.provisioning;
+        if (p?.state === view!.status.provisioning.state && obj?.status?.poweredOn === view!.status.poweredOn) return;
+        heartbeat({ waiting: 'the status to be published' });
+        await pause(delay);
+      }
+    },
+
+    async exportPivotHost(call: PivotHostCall): Promise<PivotManifest> {
+      return exportHost(await source(call), call.ref);
+    },
+
+    /** Secrets, host (paused, with the status annotation), HardwareData: created in the target, Secret data read and written here only. */
+    async importPivotHost(call: PivotHostCall & { manifest: PivotManifest }): Promise<void> {
+      await importHost(await source(call), await target(call), call.pivot, call.manifest);
+    },
+
+    async rollbackPivotHost(call: PivotHostCall): Promise<void> {
+      await rollBackHost(await source(call), await target(call), call.pivot, call.ref);
+    },
+
+    /**
+     * The source lets go: the pivot's pause gives way to Metal3's detached annotation, so the
+     * source host workflow deletes its Ironic node as it is (no deprovisioning, no power change).
+     * Waits until the host reports itself detached.
+     */
+    async detachPivotSource(call: PivotHostCall): Promise<void> {
+      const rest = await source(call);
+      const obj = await getObject<BareMetalHostObject>(rest, bmhObjectPath(call.ref.namespace, call.ref.name));
+      if (!obj) throw new Error(`BareMetalHost ${call.ref.namespace}/${call.ref.name} is gone from the source before it was detached`);
+      if (obj.metadata.annotations?.[METAL3_ANNOTATIONS.detached] === undefined) {
+        await unfreeze(rest, call.ref, call.pivot, { [METAL3_ANNOTATIONS.detached]: DETACH_AS_IS });
+      } else {
+        await unfreeze(rest, call.ref, call.pivot);
+      }
+      await watchHost(call.source, call.ref, (v) => v.status.operationalStatus === 'detached' && !v.currentOperation, 'the source host is detached');
+    },
+
+    /** The target may act: its pause goes, and its controller restores the status annotation and adopts. */
+    async releasePivotTarget(call: PivotHostCall): Promise<void> {
+      await unfreeze(await target(call), call.ref, call.pivot);
+    },
+
+    /** Watches the target host until it shows what the source showed, or `windowMs` has passed. */
+    async awaitPivotTarget(call: PivotHostCall & { expect: PivotExpect; windowMs: number }): Promise<{ matched: true } | { waiting: string }> {
+      const rest = await target(call);
+      const until = Date.now() + call.windowMs;
+      const c = hostClient(call.target);
+      for (let delay = 300; ; delay = Math.min(delay * 1.5, 3000)) {
+        const obj = await getObject<BareMetalHostObject>(rest, bmhObjectPath(call.ref.namespace, call.ref.name));
+        // The restored status shows the source's at once: adopted only once the target's workflow registered its own node and rests.
+        const seen = targetMismatch(obj, call.expect) ?? (await targetAtRest(c, call.ref, call.expect));
+        if (!seen) return { matched: true };
+        if (Date.now() + delay > until) return { waiting: seen };
+        heartbeat({ waiting: seen });
+        await pause(delay);
+      }
+    },
+
+    /** The source object deleted; detached, the source host workflow removes it without deprovisioning or power change. Waits until it is gone. */
+    async removePivotSource(call: PivotHostCall): Promise<void> {
+      const rest = await source(call);
+      const path = bmhObjectPath(call.ref.namespace, call.ref.name);
+      const obj = await getObject<BareMetalHostObject>(rest, path);
+      if (obj && obj.metadata.annotations?.[METAL3_ANNOTATIONS.detached] === undefined) {
+        // Never delete a host that is not detached: its delete would deprovision it.
+        await patchMetadata(rest, path, { annotations: { [METAL3_ANNOTATIONS.detached]: DETACH_AS_IS } });
+      }
+      if (obj) await deleteObject(rest, path);
+      for (let delay = 300; ; delay = Math.min(delay * 1.5, 3000)) {
+        if (!(await getObject(rest, path))) return;
+        heartbeat({ waiting: 'the source object to go' });
+        await pause(delay);
+      }
+    },
+  };
+}
+
+/** Undefined once the target's host workflow has its own Ironic node and runs nothing; else what it is still doing. */
+async function targetAtRest(c: Client, ref: HostRef, expect: PivotExpect): Promise<string | undefined> {
+  if ((await hostRun(c, ref)).kind !== 'running') return "the target host's workflow is not running yet";
+  const view = await c.workflow.getHandle(hostWorkflowId(ref)).query(hostViewQuery);
+  const id = view.status.provisioning.ID;
+  if (!id || id === expect.sourceNodeId) return 'the target host has not registered its own Ironic node yet';
+  if (view.currentOperation) return `the target host is running ${view.currentOperation.kind}`;
+  return undefined;
+}
+
+/** What still differs between the target host and the source's export; undefined once they agree. */
+export function targetMismatch(obj: BareMetalHostObject | undefined, expect: PivotExpect): string | undefined {
+  if (!obj) return 'the target host does not exist';
+  const st = obj.status;
+  if (obj.metadata.annotations?.[METAL3_ANNOTATIONS.paused] !== undefined) return 'the target host is paused';
+  if (st?.provisioning?.state !== expect.provisioningState) return `the target host is ${st?.provisioning?.state || 'not registered'}, not ${expect.provisioningState}`;
+  if (st.operationalStatus !== 'OK') return `the target host's operationalStatus is ${st.operationalStatus}`;
+  if ((st.provisioning.image?.url ?? undefined) !== expect.image) return `the target host's image is ${st.provisioning.image?.url ?? 'none'}, not ${expect.image ?? 'none'}`;
+  if (st.poweredOn !== expect.poweredOn) return `the target host is powered ${st.poweredOn ? 'on' : 'off'}`;
+  const ref = (obj.spec?.consumerRef ?? undefined) as PivotExpect['consumerRef'];
+  if (JSON.stringify(ref ?? null) !== JSON.stringify(expect.consumerRef ?? null)) return "the target host's consumerRef differs";
+  return undefined;
+}

@@ -1,0 +1,57 @@
+/**
+ * The pivot routes: `POST /v1/pivots` starts a pivot (workflow `pivot/<name>`),
+ * then its progress and pause / resume / cancel as for fleet operations
+ * (api/run-routes.ts). A pivot removes hosts from this cluster: admin in
+ * every namespace it may touch.
+ */
+import type { FastifyInstance } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { PivotInputSchema, pivotScope, validatePivotInput, type PivotInput } from '../types/pivot';
+import { countOutcomes } from '../workflows/fleet-plan';
+import { cancelPivotUpdate, pausePivotUpdate, pivotProgressQuery, pivotWorkflowId, resumePivotUpdate, type PivotProgress } from '../workflows/pivot-definitions';
+import { RunService, type RunServiceDeps } from './run-service';
+import { registerRunControlRoutes, requireScope } from './run-routes';
+import { PauseBodySchema } from './schemas';
+
+export function pivotService(deps: RunServiceDeps): RunService<PivotInput, PivotProgress> {
+  return new RunService<PivotInput, PivotProgress>(deps, {
+    noun: 'pivot',
+    workflowType: 'pivotWorkflow',
+    workflowId: pivotWorkflowId,
+    validate: validatePivotInput,
+    scope: pivotScope,
+    args: (input) => [input],
+    starting: (input) => ({ name: input.name, input, phase: 'selecting', counts: countOutcomes([]), selected: 0, limits: { maxConcurrent: 0, maxFailures: 0 }, hosts: [], failures: [], runs: 0 }),
+    progress: pivotProgressQuery,
+    pause: pausePivotUpdate,
+    resume: resumePivotUpdate,
+    cancel: cancelPivotUpdate,
+  });
+}
+
+export function registerPivotRoutes(base: FastifyInstance, pivots: RunService<PivotInput, PivotProgress>): void {
+  const app = base.withTypeProvider<TypeBoxTypeProvider>();
+  app.post(
+    '/v1/pivots',
+    {
+      schema: {
+        summary: 'Start a pivot: move the selected BareMetalHosts to another management plane without reprovisioning (workflow pivot/<name>)',
+        body: { ...PivotInputSchema, 'x-validator': 'pivot-input' },
+      },
+    },
+    async (req, reply) => {
+      const input = req.body as PivotInput;
+      requireScope(req, 'admin', pivotScope(input));
+      const { created, progress } = await pivots.create(input);
+      return reply.status(created ? 201 : 200).send(progress);
+    },
+  );
+  registerRunControlRoutes(base, '/v1/pivots', pivots, {
+    noun: 'pivot',
+    progress: "A pivot's progress: phase, counts per outcome, each host's step, result, reason or error (and whether it was rolled back)",
+    pause: 'Pause: start no new host; hosts in flight finish their move',
+    resume: 'Resume a paused pivot',
+    cancel: 'Cancel: start no new host; hosts in flight finish their move. Never counted as a failure',
+    cancelBody: PauseBodySchema,
+  });
+}

@@ -1,0 +1,43 @@
+/** A pivot's input check (types/pivot.ts) and the verify step's comparison (activities/pivot-activities.ts). */
+import { describe, expect, it } from 'vitest';
+import { validatePivotInput } from '../../types/pivot';
+import { targetMismatch } from '../../activities/pivot-activities';
+
+const good = { name: 'to-mgmt', source: {}, target: { kubeconfig: '/etc/metalflow/target.kubeconfig', taskQueue: 'metalflow-hosts' }, selector: { namespace: 'metal3' } };
+
+describe('validatePivotInput', () => {
+  it('accepts a pivot to a target kubeconfig', () => {
+    expect(validatePivotInput(good)).toMatchObject({ ok: true });
+  });
+
+  it('names each bad field', () => {
+    const fields = (input: unknown) => {
+      const r = validatePivotInput(input);
+      return r.ok ? [] : r.errors.map((e) => e.field);
+    };
+    expect(fields({ ...good, name: 'Bad_Name' })).toEqual(['name']);
+    expect(fields({ ...good, target: {} })).toEqual(['target.kubeconfig']);
+    expect(fields({ ...good, target: { kubeconfig: '/a', kubeconfigSecret: { namespace: 'ns', name: 'k' } } })).toEqual(['target.kubeconfigSecret']);
+    expect(fields({ ...good, selector: {} })).toEqual(['selector']);
+    expect(fields({ ...good, maxConcurrent: 0 })).toEqual(['maxConcurrent']);
+    expect(fields({ ...good, target: { kubeconfig: '/a', password: 'x' } })).toContain('target.password');
+  });
+});
+
+describe('targetMismatch', () => {
+  const expectOf = { provisioningState: 'provisioned', image: 'http://i/a.qcow2', poweredOn: true, consumerRef: { kind: 'Metal3Machine', name: 'm' } };
+  const obj = (over: Record<string, unknown> = {}, annotations: Record<string, string> = {}) => ({
+    metadata: { name: 'h', annotations },
+    spec: { consumerRef: { kind: 'Metal3Machine', name: 'm' } },
+    status: { operationalStatus: 'OK' as const, poweredOn: true, provisioning: { state: 'provisioned' as const, ID: 'n', image: { url: 'http://i/a.qcow2' } }, ...over },
+  });
+
+  it('agrees only when state, image, power and consumerRef are the source\'s and the host is not paused', () => {
+    expect(targetMismatch(obj() as never, expectOf)).toBeUndefined();
+    expect(targetMismatch(undefined, expectOf)).toMatch(/does not exist/);
+    expect(targetMismatch(obj({}, { 'baremetalhost.metal3.io/paused': 'x' }) as never, expectOf)).toMatch(/paused/);
+    expect(targetMismatch(obj({ poweredOn: false }) as never, expectOf)).toMatch(/powered off/);
+    expect(targetMismatch(obj({ provisioning: { state: 'available', ID: 'n' } }) as never, expectOf)).toMatch(/available, not provisioned/);
+    expect(targetMismatch({ ...obj(), spec: {} } as never, expectOf)).toMatch(/consumerRef/);
+  });
+});

@@ -1,0 +1,89 @@
+/**
+ * A pivot's input: which hosts move, from which management plane to which,
+ * how many at once and how many may fail. One TypeBox schema serves the API's
+ * body and the workflow's own check of a `temporal workflow start` input.
+ * A plane names where its credentials are (a kubeconfig file or Secret), never
+ * the credentials themselves: the input is workflow history.
+ */
+import { Type, type Static } from '@sinclair/typebox';
+import type { FieldError, Result } from './field-error';
+import { FleetInputSchema, FleetSelectorSchema } from './fleet';
+import { schemaErrors } from './validate';
+
+const closed = { additionalProperties: false } as const;
+const DNS_LABEL = '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$';
+/** The pivot's pause value `metalflow.io/pivot-<name>` fits Metal3's annotation limits comfortably. */
+export const MAX_PIVOT_NAME = 57;
+
+export const PlaneSchema = Type.Object(
+  {
+    kubeconfig: Type.Optional(Type.String({ minLength: 1, maxLength: 4096, description: "Path of the plane's kubeconfig file, as the worker running the pivot sees it" })),
+    kubeconfigSecret: Type.Optional(
+      Type.Object(
+        {
+          namespace: Type.String({ minLength: 1, maxLength: 63, pattern: DNS_LABEL }),
+          name: Type.String({ minLength: 1, maxLength: 253 }),
+          key: Type.Optional(Type.String({ minLength: 1, maxLength: 253, description: 'The key holding the kubeconfig (default "value", as Cluster API names it)' })),
+        },
+        closed,
+      ),
+    ),
+    taskQueue: Type.Optional(Type.String({ minLength: 1, maxLength: 1000, description: "The task queue of the plane's metalflow worker" })),
+    temporalNamespace: Type.Optional(Type.String({ minLength: 1, maxLength: 255, description: "The Temporal namespace the plane's host workflows live in (default: the pivot's own)" })),
+  },
+  { ...closed, description: 'A management plane: its Kubernetes API server (kubeconfig file or Secret; none: the worker\'s own) and the worker that serves it' },
+);
+export type Plane = Static<typeof PlaneSchema>;
+
+const { maxConcurrent, maxFailures, hostTimeoutSeconds, dryRun } = FleetInputSchema.properties;
+
+/** The selector of fleet operations, without the criteria a pivot does not read (BMC types). */
+export const PivotSelectorSchema = Type.Omit(FleetSelectorSchema, ['bmcTypes']);
+export type PivotSelector = Static<typeof PivotSelectorSchema>;
+
+export const PivotInputSchema = Type.Object(
+  {
+    name: Type.String({ minLength: 1, maxLength: MAX_PIVOT_NAME, pattern: DNS_LABEL, description: 'The pivot; its workflow id is pivot/<name>' }),
+    source: PlaneSchema,
+    target: PlaneSchema,
+    selector: PivotSelectorSchema,
+    maxConcurrent,
+    maxFailures,
+    hostTimeoutSeconds,
+    dryRun: Type.Optional({ ...dryRun, description: 'Run only the pre-checks and report each host' }),
+  },
+  closed,
+);
+export type PivotInput = Static<typeof PivotInputSchema>;
+
+/** Every field error of a pivot's input; the value typed when there is none. */
+export function validatePivotInput(input: unknown): Result<PivotInput> {
+  if (typeof input !== 'object' || input === null || Array.isArray(input)) return { ok: false, errors: [{ field: 'body', reason: 'must be an object' }] };
+  const errors: FieldError[] = schemaErrors(PivotInputSchema, input, '').map((e) => (e.field === '(root)' ? { ...e, field: 'body' } : e));
+  if (errors.length > 0) return { ok: false, errors };
+  const value = input as PivotInput;
+  for (const side of ['source', 'target'] as const) {
+    if (value[side].kubeconfig && value[side].kubeconfigSecret) errors.push({ field: `${side}.kubeconfigSecret`, reason: 'give kubeconfig or kubeconfigSecret, not both' });
+  }
+  if (!value.target.kubeconfig && !value.target.kubeconfigSecret) {
+    errors.push({ field: 'target.kubeconfig', reason: "is required (or target.kubeconfigSecret): the target is another cluster than the worker's own" });
+  }
+  const criteria = ['namespace', 'labelSelector', 'states', 'hosts'] as const;
+  if (!criteria.some((c) => value.selector[c] !== undefined)) {
+    errors.push({ field: 'selector', reason: `must give at least one of ${criteria.join(', ')} (a pivot never means "every host" by omission)` });
+  }
+  if (value.maxConcurrent === 0 || value.maxConcurrent === '0%') errors.push({ field: 'maxConcurrent', reason: 'must be at least 1 (or a percentage above 0%)' });
+  return errors.length > 0 ? { ok: false, errors } : { ok: true, value };
+}
+
+/** The pause value a pivot puts on the hosts it freezes: a user's own pause is another value, and is kept. */
+export const pivotPauseValue = (pivot: string): string => `metalflow.io/pivot-${pivot}`;
+/** Marks what a pivot created in the target (and nothing else is ever deleted by its rollback). */
+export const PIVOT_ANNOTATION = 'metalflow.io/pivot';
+
+/** The namespaces a pivot may touch, for permissions: the selector's namespace, else those of its hosts, else every namespace. */
+export function pivotScope(input: Pick<PivotInput, 'selector'>): string[] {
+  if (input.selector.namespace) return [input.selector.namespace];
+  if (input.selector.hosts) return [...new Set(input.selector.hosts.map((h) => h.namespace))].sort();
+  return ['*'];
+}
