@@ -17,6 +17,7 @@ import { bmhPath, Reconciler, type BareMetalHost } from './reconciler';
 import { WorkQueue } from './work-queue';
 import { scanEndedWorkflows } from './ended-scan';
 import { ControllerMetrics } from './metrics';
+import { credentialsName, hostFacts } from './metric-facts';
 import { serveMetrics } from '../../clients/prometheus/metrics-server';
 import { RemediationController } from './remediations';
 
@@ -77,8 +78,7 @@ async function lead(): Promise<void> {
       rest,
       bmhPath(watchNamespace),
       (key) => {
-        const [namespace = '', name = ''] = key.split('/');
-        metrics.observe(namespace, name, inf.cache.get(key)?.status);
+        observe(key);
         q.add(key);
       },
       { log },
@@ -87,8 +87,16 @@ async function lead(): Promise<void> {
     const sec = new Informer<KubeObject>(rest, secretsPath(watchNamespace), (key) => enqueueHostsUsing(key), { log, metadataOnly: true });
     const enqueueHostsUsing = (secretKey: string): void => {
       for (const [hostKey, host] of inf.cache) {
-        if (`${host.metadata.namespace ?? ''}/${credentialsName(host) ?? ''}` === secretKey) q.add(hostKey);
+        if (`${host.metadata.namespace ?? ''}/${credentialsName(host) ?? ''}` !== secretKey) continue;
+        observe(hostKey);
+        q.add(hostKey);
       }
+    };
+    // A host's status ({} before its first status write, undefined once deleted) and what else the metrics need.
+    const observe = (key: string): void => {
+      const [namespace = '', name = ''] = key.split('/');
+      const obj = inf.cache.get(key);
+      metrics.observe(namespace, name, obj && (obj.status ?? {}), obj && hostFacts(obj, (ns, n) => sec.cache.has(`${ns}/${n}`)));
     };
     const reconciler = new Reconciler({
       rest,
@@ -148,11 +156,6 @@ async function reconcileWithDeadline(reconciler: Reconciler, key: string): Promi
 
 function secretsPath(namespace?: string): string {
   return namespace ? `/api/v1/namespaces/${namespace}/secrets` : '/api/v1/secrets';
-}
-
-function credentialsName(host: BareMetalHost): string | undefined {
-  const spec = host.spec as { bmc?: { credentialsName?: unknown } } | undefined;
-  return typeof spec?.bmc?.credentialsName === 'string' ? spec.bmc.credentialsName : undefined;
 }
 
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {

@@ -201,4 +201,31 @@ describe("Metal3's Prometheus series", () => {
     const worker = await scrape(WORKER_METRICS_PORT);
     expect(worker).toMatch(new RegExp(`^temporal_\\w+\\{[^}]*task_queue="${TQ}"`, 'm'));
   });
+
+  it("counts a credentials Secret missing, invalid and updated as BMO's metal3_credentials_* do", async () => {
+    const name = 'metrics-creds';
+    const scrape = async () => (await fetch(`http://127.0.0.1:${CONTROLLER_METRICS_PORT}/metrics`)).text();
+    const counter = (text: string, series: string) => Number(/^(\S+) (\S+)$/m.exec(text.split('\n').find((l) => l.startsWith(`${series} `)) ?? '')?.[2] ?? NaN);
+    const before = await scrape();
+    const base = (series: string) => counter(before, series);
+    expect(base('metal3_credentials_missing_total')).toBeGreaterThanOrEqual(0);
+    const grown = (series: string, by: number) =>
+      waitFor(`${series} grown by ${by}`, async () => (counter(await scrape(), series) >= base(series) + by ? true : undefined), { timeoutMs: 120_000 });
+    // The host first, its Secret nowhere: the controller's Secret watch finds it missing.
+    apply(hostDoc(name, fakeHostSpec(name, {})));
+    await grown('metal3_credentials_missing_total', 1);
+    // Then a Secret without a password: tried (a new version) and found invalid by the registration.
+    apply(secretDoc(`${name}-bmc-secret`, { username: 'admin' }));
+    await grown('metal3_credentials_invalid_total', 1);
+    await grown('metal3_credentials_updated_total', 1);
+    // Fixed: another version tried, and the host registers.
+    apply(secretDoc(`${name}-bmc-secret`, { username: 'admin', password: 'pw' }));
+    await grown('metal3_credentials_updated_total', 2);
+    waitState(name, 'available');
+    const text = await scrape();
+    expect(counter(text, 'metal3_credentials_missing_total')).toBe(base('metal3_credentials_missing_total') + 1);
+    expect(counter(text, 'metal3_host_registration_required_total')).toBeGreaterThanOrEqual(base('metal3_host_registration_required_total') + 1);
+    // Series metalflow never reaches are there at 0, so dashboards find them.
+    expect(counter(text, 'metal3_provisioner_not_ready_total')).toBe(0);
+  });
 });
