@@ -146,6 +146,11 @@ let cachedKubectl: string | undefined;
  */
 const TRANSIENT =
   /\b(Timeout|timed out|etcdserver|connection refused|connection reset|TLS handshake|unexpected EOF|ServiceUnavailable|InternalError|TooManyRequests|too many requests|i\/o timeout|the object has been modified)\b/i;
+/**
+ * The API server was not listening: nothing reached it, so any command may be sent again. It happens
+ * while controller.test.ts restarts the shared API server beside the other Kubernetes files.
+ */
+const REFUSED = /connection to the server \S+ was refused|connection refused/i;
 /** Commands safe to repeat as they are: a retried create could meet its own first attempt, a retried wait doubles its timeout. */
 const RETRYABLE = new Set(['apply', 'get', 'patch', 'annotate', 'label']);
 
@@ -163,9 +168,12 @@ export function kubectl(args: string[], opts: { input?: string; check?: boolean;
     return { status: r.status ?? -1, stdout: r.stdout ?? '', stderr: r.stderr ?? String(r.error ?? '') };
   };
   let result = once();
-  for (let attempt = 1; attempt <= 3 && result.status !== 0 && RETRYABLE.has(args[0] ?? ''); attempt++) {
+  // Up to 5 attempts, 1+2+3+4 s apart: an API server restart takes several seconds on a loaded machine.
+  for (let attempt = 1; attempt <= 4 && result.status !== 0; attempt++) {
     const why = result.stderr || result.stdout || `exit ${result.status}`;
-    if (result.status !== -1 && !TRANSIENT.test(why)) break;
+    const refused = result.status !== -1 && REFUSED.test(why);
+    if (!refused && !RETRYABLE.has(args[0] ?? '')) break;
+    if (!refused && result.status !== -1 && !TRANSIENT.test(why)) break;
     // Printed so a run shows what the API server did, not only that a retry passed.
     process.stderr.write(`[kubectl] ${args.slice(0, 3).join(' ')}: transient failure (attempt ${attempt}), retrying: ${why.trim().slice(0, 400)}\n`);
     spawnSync('sleep', [String(attempt)]);
