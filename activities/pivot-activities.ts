@@ -7,7 +7,6 @@
  */
 import { Context } from '@temporalio/activity';
 import { Client } from '@temporalio/client';
-import proto from '@temporalio/proto';
 import type { HostRef } from '../types/host';
 import type { Plane, PivotSelector } from '../types/pivot';
 import { hostWorkflowId } from '../types/host-ref';
@@ -18,6 +17,7 @@ import type { FleetSelection } from '../workflows/fleet-definitions';
 import type { PivotExpect, PivotManifest, PrecheckResult } from '../workflows/pivot-definitions';
 import { heartbeat, pause } from './activity-context';
 import { planeRest, type PivotPlaneDeps } from './pivot-planes';
+import { targetPlaneProblem } from './pivot-target-check';
 import { exportHost, selectBareMetalHosts, sourceProblem, targetProblem, METAL3_ANNOTATIONS, type BareMetalHostObject } from './pivot-export';
 import { freeze, importHost, rollBackHost, unfreeze } from './pivot-import';
 
@@ -67,13 +67,8 @@ export function createPivotActivities(deps: PivotPlaneDeps & { client?: Client }
       const problem = (await sourceProblem(await source(call), call.ref, call.pivot)) ?? (await targetProblem(await target(call), call.ref, call.pivot));
       if (problem) return { skip: problem };
       if (call.target.taskQueue) {
-        const c = hostClient(call.target);
-        const answer = await c.workflowService.describeTaskQueue({
-          namespace: c.options.namespace,
-          taskQueue: { name: call.target.taskQueue },
-          taskQueueType: proto.temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
-        });
-        if ((answer.pollers ?? []).length === 0) return { skip: `no worker polls the target's task queue ${call.target.taskQueue}` };
+        const reason = await targetPlaneProblem(hostClient(call.target), call.target.taskQueue, call.pivot);
+        if (reason) return { skip: reason };
       }
       return { ok: true };
     },

@@ -14,6 +14,7 @@ import type { KubeRest } from '../clients/kubernetes/kube-rest';
 import { createPowerActivities } from '../activities/power-activities';
 import { createFleetActivities } from '../activities/fleet-activities';
 import { createPivotActivities } from '../activities/pivot-activities';
+import { createPlaneCheckActivities } from '../activities/plane-check-activities';
 import { createImageActivities } from '../activities/image-activities';
 import { createRemediationHostActivities } from '../activities/remediation-host';
 import { createRemediationNodeActivities } from '../activities/remediation-node';
@@ -92,6 +93,7 @@ export async function createWorker(
       ...createLimiterActivities({ limit: deps.provisioningLimit ?? DEFAULT_PROVISIONING_LIMIT, checkSeconds: deps.provisioningLimitCheckSeconds }),
       // A pivot reads and writes both planes' API servers (kubeconfigs named in its input) and watches the source host workflows.
       ...createPivotActivities({ rest: deps.kubernetes }),
+      ...createPlaneCheckActivities({ ironic: deps.ironic }),
       // Remediations act on the host through its workflow (and its BareMetalHost), on Nodes through the API server.
       ...createRemediationHostActivities({ rest: deps.kubernetes }),
       ...createRemediationNodeActivities({ rest: deps.kubernetes }),

@@ -92,3 +92,9 @@ export const resumePivotUpdate = defineUpdate<PivotProgress, []>('resume');
 export const cancelPivotUpdate = defineUpdate<PivotProgress, [FleetControlRequest]>('cancel');
 
 export const pivotWorkflowId = (name: string): string => `pivot/${name}`;
+
+/** What the target plane's worker says of its own Ironic (workflows/plane-check.ts). */
+export interface PlaneReport {
+  ironic: { apiVersion: string; conductors: string[]; hardwareTypes: string[] };
+}
+export const planeCheckWorkflowId = (pivot: string): string => `plane-check/${pivot}`;

@@ -106,6 +106,14 @@ export class IronicClient {
     }
   }
 
+  /** Where this client sends its requests (without any user information the URL held). */
+  get where(): string {
+    const url = new URL(this.base);
+    url.username = '';
+    url.password = '';
+    return url.toString().replace(/\/$/, '');
+  }
+
   /** Reads the server's supported range once and fails clearly if it is too old. */
   microversion(): Promise<string> {
     this.negotiated ??= this.negotiate().catch((err: unknown) => {
@@ -115,10 +123,16 @@ export class IronicClient {
     return this.negotiated;
   }
 
-  private async negotiate(): Promise<string> {
+  /** The newest API version Ironic serves, asked now (the negotiated one is kept). */
+  async serverVersion(): Promise<string> {
     const root = await this.send<{ version?: { version?: string; min_version?: string } }>('GET', '/v1/', undefined, false);
     const max = root.version?.version;
     if (!max) throw new IronicError('unavailable', `Ironic at ${this.base} did not report its API version on GET /v1/`);
+    return max;
+  }
+
+  private async negotiate(): Promise<string> {
+    const max = await this.serverVersion();
     if (compareMicroversions(max, REQUIRED_MICROVERSION) < 0) {
       throw new IronicError(
         'too-old',
@@ -317,6 +331,12 @@ export class IronicClient {
   /** `timeout` (seconds) bounds a soft power off / soft reboot; Ironic records a last_error when it passes. */
   async setPowerState(nodeId: string, target: IronicPowerTarget, timeout?: number): Promise<void> {
     await this.send('PUT', `/v1/nodes/${nodeId}/states/power`, timeout === undefined ? { target } : { target, timeout });
+  }
+
+  /** Hardware types and the conductors serving each (Ironic lists only those of live conductors). */
+  async listDrivers(): Promise<{ name: string; hosts: string[] }[]> {
+    const res = await this.send<{ drivers?: { name: string; hosts?: string[] }[] }>('GET', '/v1/drivers');
+    return (res.drivers ?? []).map((d) => ({ name: d.name, hosts: d.hosts ?? [] }));
   }
 
   /** Interfaces this Ironic has enabled for a hardware type, e.g. `enabled_boot_interfaces`. */

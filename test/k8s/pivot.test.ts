@@ -284,6 +284,37 @@ describe('pivot A → B', () => {
   }, 600_000);
 });
 
+describe('pivot pre-check of the target plane', () => {
+  it("skips a host, changing nothing, while the target's Ironic is down: the target's own worker says so", async () => {
+    const beforeB = [...hosts((args) => inB(args)).keys()].sort();
+    const name = uniq('ironic-down');
+    stackB('stop');
+    let result: PivotProgress;
+    try {
+      result = await env!.client.workflow.execute<typeof pivotWorkflow>('pivotWorkflow', {
+        workflowId: pivotWorkflowId(name),
+        taskQueue: TQ_A,
+        args: [{ name, source: {}, target: { kubeconfig: kubeB!.kubeconfig, taskQueue: TQ_B, temporalNamespace: NS_B }, selector: { namespace: NS, hosts: [{ namespace: NS, name: REFUSED }] }, dryRun: true }],
+      });
+    } finally {
+      stackB('start');
+    }
+    const host = result.hosts.find((h) => h.ref.name === REFUSED)!;
+    expect(host.outcome, JSON.stringify(result.hosts)).toBe('skipped');
+    // From plane B's worker, about the Ironic it uses (the proxy in front of Ironic B, answering 502).
+    expect(host.reason).toContain("the target's Ironic cannot be used: Ironic at " + proxyB!.url.replace(/\/$/, ''));
+    expect([...hosts((args) => inB(args)).keys()].sort()).toEqual(beforeB);
+    // With Ironic B back, the same check lets the host through.
+    const again = uniq('ironic-up');
+    const ok: PivotProgress = await env!.client.workflow.execute<typeof pivotWorkflow>('pivotWorkflow', {
+      workflowId: pivotWorkflowId(again),
+      taskQueue: TQ_A,
+      args: [{ name: again, source: {}, target: { kubeconfig: kubeB!.kubeconfig, taskQueue: TQ_B, temporalNamespace: NS_B }, selector: { namespace: NS, hosts: [{ namespace: NS, name: REFUSED }] }, dryRun: true }],
+    });
+    expect(ok.counts, JSON.stringify(ok.hosts)).toMatchObject({ succeeded: 1, skipped: 0 });
+  }, 300_000);
+});
+
 describe('clusterctl move compatibility', () => {
   it('a host paused by CAPM3 gets its status in baremetalhost.metal3.io/status, removed once unpaused; no block-move on hosts at rest', async () => {
     const annotationsOf = (name: string): Record<string, string> => (JSON.parse(inA(['get', 'bmh', '-n', NS, name, '-o', 'json']).stdout) as Bmh).metadata.annotations ?? {};
