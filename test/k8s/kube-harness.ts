@@ -185,11 +185,11 @@ export function kubectl(args: string[], opts: { input?: string; check?: boolean;
   return result;
 }
 
-/** Polls fn every 250 ms until it returns true or timeoutMs passes. */
-export async function waitFor(what: string, fn: () => boolean, timeoutMs = 30_000): Promise<void> {
+/** Polls fn every 250 ms until it returns (or resolves to) true or timeoutMs passes. */
+export async function waitFor(what: string, fn: () => boolean | Promise<boolean>, timeoutMs = 30_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    if (fn()) return;
+    if (await fn()) return;
     if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 250));
   }

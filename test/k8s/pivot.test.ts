@@ -11,7 +11,8 @@
  * the pivot run by plane B's worker.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, rmSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
@@ -19,12 +20,13 @@ import { Client } from '@temporalio/client';
 import { REPO_ROOT } from '../../config/env';
 import { hostWorkflowId } from '../../types/host-ref';
 import { hostViewQuery } from '../../workflows/definitions';
-import { pivotWorkflowId, type PivotProgress } from '../../workflows/pivot-definitions';
+import { PIVOT_STEPS, pivotWorkflowId, type PivotProgress } from '../../workflows/pivot-definitions';
 import type { pivotWorkflow } from '../../workflows/pivot';
 import { IRONIC_URL, TEMPORAL_ADDRESS, TEST_ENV, TEST_STATE_DIR } from '../support/env';
 import { startProxyProcess } from '../support/ironic-proxy-process';
 import { isDeploy, isPowerChange, type RecordedRequest } from '../support/ironic-proxy';
 import { uniq } from '../support/harness';
+import { Random } from '../../bench/chaos/random';
 import { secretsInHistories } from '../support/history-secrets';
 import { saveHistory } from '../support/record-fixture';
 import { KUBE_BUILD_TIMEOUT_MS, KUBECONFIG, kubectl, startOwnKube, useKube, waitFor, type KubeLease } from './kube-harness';
@@ -46,6 +48,9 @@ const PROVISIONED = ['pv-1', 'pv-2', 'pv-3', 'pv-4'];
 const AVAILABLE = ['av-1', 'av-2'];
 const NO_SECRET = 'pv-nosecret';
 const REFUSED = 'pv-refused';
+/** Plane A's worker, started again after a SIGKILL with the same payload key. */
+const WORKER_A_ENV = () => ({ IRONIC_URL: proxyA!.url, METALFLOW_SECRET_KEY: KEY_A });
+const KEY_A = randomBytes(32).toString('base64');
 
 let kubeA: KubeLease | undefined;
 let kubeB: { kubeconfig: string; stop(): void } | undefined;
@@ -108,7 +113,7 @@ beforeAll(async () => {
   proxyA = await startProxyProcess(IRONIC_URL, join(B_STATE, 'ironic-a-requests.jsonl'));
   proxyB = await startProxyProcess(`http://127.0.0.1:${B_PORTS.ironic}`, join(B_STATE, 'ironic-b-requests.jsonl'));
   planeA = shim({ namespace: NS, taskQueue: TQ_A });
-  planeA.startWorker({ IRONIC_URL: proxyA.url });
+  planeA.startWorker(WORKER_A_ENV());
   planeA.startController();
   const b = { METALFLOW_KUBECONFIG: kubeB.kubeconfig, TEMPORAL_NAMESPACE: NS_B };
   planeB = shim({ namespace: NS, taskQueue: TQ_B });
@@ -313,6 +318,68 @@ describe('pivot pre-check of the target plane', () => {
     });
     expect(ok.counts, JSON.stringify(ok.hosts)).toMatchObject({ succeeded: 1, skipped: 0 });
   }, 300_000);
+});
+
+describe('pivot under SIGKILL', () => {
+  it("completes after plane A's worker (running the pivot) and Ironic B are killed at random steps; each host ends in exactly one plane", async () => {
+    const seed = Number(process.env.METALFLOW_PIVOT_KILL_SEED ?? Date.now() % 1_000_000);
+    const rnd = new Random(seed);
+    const killWorkerAt = rnd.pick(['freeze', 'export', 'import', 'handover', 'verify'] as const);
+    const killIronicAt = rnd.pick(['import', 'handover', 'verify'] as const);
+    process.stderr.write(`[pivot test] kill seed ${seed} (METALFLOW_PIVOT_KILL_SEED): worker A at ${killWorkerAt}, Ironic B at ${killIronicAt}\n`);
+    const names = ['kill-1', 'kill-2'];
+    const docs = names.flatMap((name) => {
+      const host = hostDoc(name, fakeHostSpec(name, {})) as { metadata: Record<string, unknown> };
+      return [
+        { ...secretDoc(`${name}-bmc-secret`, { username: 'admin', password: `pw-${name}` }), metadata: { name: `${name}-bmc-secret`, namespace: NS } },
+        { ...host, metadata: { ...host.metadata, namespace: NS } },
+      ];
+    });
+    inA(['apply', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'List', items: docs }));
+    for (const name of names) inA(['wait', '-n', NS, '--for=jsonpath={.status.provisioning.state}=available', `bmh/${name}`, '--timeout=300s']);
+    const sentToA = proxyA!.requests().length;
+    const sentToB = proxyB!.requests().length;
+    const name = uniq('killed');
+    const handle = await env!.client.workflow.start<typeof pivotWorkflow>('pivotWorkflow', {
+      workflowId: pivotWorkflowId(name),
+      taskQueue: TQ_A,
+      args: [{ name, source: {}, target: { kubeconfig: kubeB!.kubeconfig, taskQueue: TQ_B, temporalNamespace: NS_B }, selector: { namespace: NS, hosts: names.map((n) => ({ namespace: NS, name: n })) }, maxConcurrent: 2, hostTimeoutSeconds: 900 }],
+    });
+    const reached = (p: PivotProgress, step: string) => p.hosts.some((h) => PIVOT_STEPS.indexOf(h.step as (typeof PIVOT_STEPS)[number]) >= PIVOT_STEPS.indexOf(step as (typeof PIVOT_STEPS)[number]));
+    const killed = { worker: false, ironic: false };
+    await waitFor('both kills done', async () => {
+      // While the worker is down the query has no one to answer it: asked again.
+      const p = await handle.query<PivotProgress>('progress').catch(() => undefined);
+      if (!p) return false;
+      if (!killed.worker && reached(p, killWorkerAt)) {
+        planeA!.running('worker')!.kill('SIGKILL');
+        planeA!.startWorker(WORKER_A_ENV());
+        killed.worker = true;
+      }
+      if (!killed.ironic && reached(p, killIronicAt)) {
+        const pid = Number(readFileSync(join(B_STATE, 'stack', 'run', 'ironic.pid'), 'utf8'));
+        process.kill(-pid, 'SIGKILL');
+        stackB('start');
+        killed.ironic = true;
+      }
+      return killed.worker && killed.ironic;
+    }, 600_000);
+    const result: PivotProgress = await handle.result();
+    expect(result.counts, JSON.stringify(result.hosts)).toMatchObject({ succeeded: 2, failed: 0, skipped: 0 });
+    const inPlaneA = hosts((args) => inA(args));
+    const inPlaneB = hosts((args) => inB(args));
+    for (const n of names) {
+      expect(inPlaneA.has(n), `${n} in A`).toBe(false);
+      expect(inPlaneB.get(n)?.status?.provisioning?.state, `${n} in B`).toBe('available');
+    }
+    // The same figures as without kills: B registers (manage) and nothing else; A only deletes the nodes as they are.
+    const b = proxyB!.requests().slice(sentToB);
+    const a = proxyA!.requests().slice(sentToA);
+    expect([...new Set(b.map(verb).filter(Boolean))].sort()).toEqual(['manage']);
+    expect(b.filter(isDeploy).length).toBe(0);
+    expect(a.filter((r) => verb(r) === 'deleted').length).toBe(0);
+    expect(a.filter((r) => r.method === 'DELETE' && /^\/v1\/nodes\/[^/]+$/.test(r.path)).length).toBe(2);
+  }, 900_000);
 });
 
 describe('clusterctl move compatibility', () => {
