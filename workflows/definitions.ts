@@ -3,7 +3,7 @@
  * API and the tests: its input, the updates it accepts and the query it answers.
  */
 import { defineQuery, defineUpdate } from '@temporalio/workflow';
-import type { HardwareDetails, HostRef, HostSpec, HostStatus, Image, ProvisioningState } from '../types/host';
+import type { HardwareDetails, HostRef, HostSpec, HostStatus, Image, OperationalStatus, ProvisioningState } from '../types/host';
 import type { CleanRequest } from '../types/clean';
 import type { PowerRequestChange, PowerRequests, PowerRequestsView } from './power-requests';
 
@@ -94,6 +94,18 @@ export const DEFAULT_HOST_OPTIONS: HostWorkflowOptions = {
   softPowerOffSeconds: 180,
 };
 
+/** A pending permit request handed to the next run (host-permit.ts). */
+export interface PermitCarry {
+  requestId: string;
+  /** The state the host waits to enter. */
+  state: ProvisioningState;
+  delayedSince: string;
+  /** The grant arrived while the run was handing over. */
+  granted: boolean;
+  /** The operational status before the host began to wait (the carried status says `delayed`). */
+  statusBefore: OperationalStatus;
+}
+
 /** Everything the host workflow carries, and hands to its next run on continue-as-new. */
 export interface HostState {
   ref: HostRef;
@@ -117,6 +129,11 @@ export interface HostState {
   options: HostWorkflowOptions;
   /** The shim's directives (absent outside Kubernetes mode). */
   directives?: HostDirectives;
+  /**
+   * A provisioning permit asked for and not yet used when the run continued as new while
+   * waiting for it (patch permit-continue-as-new): the next run keeps the place in the queue.
+   */
+  permit?: PermitCarry;
   /** Removed from Ironic by a detach; nothing is done until the annotation goes. */
   detached?: boolean;
   /** Ironic may not know this host (detached, or status restored): register, and adopt a provisioned host, first. */

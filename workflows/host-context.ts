@@ -35,7 +35,8 @@ export interface HostContext {
   /** Writes the status (and an Event) back to Kubernetes when this host is driven by the shim. */
   sync(event?: HostEvent): Promise<void>;
   historyTooLong(): boolean;
-  continueAsNewWithState(): Promise<never>;
+  /** `carry` runs last, just before the hand-over, to put into the state what the next run needs. */
+  continueAsNewWithState(carry?: () => void): Promise<never>;
 }
 
 export function hostContext(s: HostState): HostContext {
@@ -93,9 +94,10 @@ export function hostContext(s: HostState): HostContext {
     },
     sync: status.sync,
     historyTooLong: () => workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > s.options.maxHistoryEvents,
-    continueAsNewWithState: async () => {
+    continueAsNewWithState: async (carry) => {
       // The status write in flight finishes first: the next run starts from a published status.
       await condition(() => !status.busy() && allHandlersFinished());
+      carry?.();
       return continueAsNew<(input: HostWorkflowInput) => Promise<HostView>>({ ref: s.ref, state: s });
     },
   };

@@ -12,6 +12,7 @@ import {
   condition,
   getExternalWorkflowHandle,
   isCancellation,
+  patched,
   proxyActivities,
   setHandler,
   workflowInfo,
@@ -54,9 +55,20 @@ export interface PermitKeeper {
   release(): void;
 }
 
+interface Pending {
+  requestId: string;
+  unlimited: boolean;
+  granted: boolean;
+  delayedSince?: string;
+  /** The limiter knows this run asks (a place carried from the run before is announced again). */
+  announced: boolean;
+  /** Carried from the run before, still waiting: the status to go back to (the carried one says `delayed`). */
+  statusBefore?: OperationalStatus;
+}
+
 export function permitKeeper(ctx: HostContext): PermitKeeper {
   const { s } = ctx;
-  let pending: { requestId: string; unlimited: boolean; granted: boolean; delayedSince?: string } | undefined;
+  let pending = carriedRequest(ctx);
   let seq = 0;
 
   const giveBack = (requestId: string): void => {
@@ -72,39 +84,76 @@ export function permitKeeper(ctx: HostContext): PermitKeeper {
     else giveBack(requestId);
   });
 
+  /** A wait carried from the run before ends without this run waiting again: the status goes back. */
+  const endCarriedWait = (p: Pending): void => {
+    const before = p.statusBefore;
+    p.statusBefore = undefined;
+    if (before === undefined) return;
+    ctx.delayed = undefined;
+    if (s.status.operationalStatus === 'delayed') s.status.operationalStatus = before;
+    s.status.lastUpdated = now();
+    ctx.publish();
+    void ctx.sync();
+  };
+
   const release = (): void => {
     const p = pending;
     pending = undefined;
+    if (p) endCarriedWait(p);
     if (p && !p.unlimited) giveBack(p.requestId);
+  };
+
+  /** Queues the request with the limiter (or, for a place carried over, tells it which run holds it now). */
+  const ask = async (p: Pending, state: ProvisioningState): Promise<void> => {
+    const { runId, workflowId } = workflowInfo();
+    p.announced = true;
+    try {
+      const { unlimited } = await limiter.requestProvisioningPermit({ requestId: p.requestId, workflowId, runId, state, at: now() });
+      if (unlimited) Object.assign(p, { unlimited, granted: true });
+    } catch (err) {
+      // Cancelled while asking: the request may have reached the limiter.
+      if (isCancellation(err)) release();
+      throw err;
+    }
   };
 
   const acquire = async (state: ProvisioningState, woken: () => boolean): Promise<{ granted: boolean; delayedSince?: string }> => {
     if (!pending) {
-      const { runId, workflowId } = workflowInfo();
-      const requestId = `${runId}/${++seq}`;
       // Known before it is sent: with a permit free, the grant may arrive before the activity's result.
-      const asked = { requestId, unlimited: false, granted: false };
-      pending = asked;
-      try {
-        const { unlimited } = await limiter.requestProvisioningPermit({ requestId, workflowId, runId, state, at: now() });
-        if (unlimited) Object.assign(asked, { unlimited, granted: true });
-      } catch (err) {
-        // Cancelled while asking: the request may have reached the limiter.
-        if (isCancellation(err)) release();
-        throw err;
-      }
+      pending = { requestId: `${workflowInfo().runId}/${++seq}`, unlimited: false, granted: false, announced: false };
+      await ask(pending, state);
+    } else if (!pending.announced) {
+      await ask(pending, state);
     }
     const p = pending;
-    if (p.granted) return { granted: true, ...(p.delayedSince ? { delayedSince: p.delayedSince } : {}) };
-    p.delayedSince ??= now();
-    const before: OperationalStatus = s.status.operationalStatus;
-    ctx.delayed = { state, since: p.delayedSince };
+    const carriedBefore = p.statusBefore;
+    if (p.granted) {
+      endCarriedWait(p);
+      return { granted: true, ...(p.delayedSince ? { delayedSince: p.delayedSince } : {}) };
+    }
+    p.statusBefore = undefined;
+    const delayedSince = (p.delayedSince ??= now());
+    const before: OperationalStatus = carriedBefore ?? s.status.operationalStatus;
+    ctx.delayed = { state, since: delayedSince };
     s.status.operationalStatus = 'delayed';
     s.status.lastUpdated = now();
     ctx.publish();
     await ctx.sync();
     try {
-      await condition(() => p.granted || woken());
+      // Waiting long while updates arrive grows the history: hand the place to a fresh run (patch
+      // permit-continue-as-new). A run from before the patch waits as it did.
+      let handOver = true;
+      for (;;) {
+        await condition(() => p.granted || woken() || (handOver && ctx.historyTooLong()));
+        if (p.granted || woken()) break;
+        if (!patched('permit-continue-as-new')) {
+          handOver = false;
+          continue;
+        }
+        await ctx.continueAsNewWithState(() => {
+          s.permit = { requestId: p.requestId, state, delayedSince, granted: p.granted, statusBefore: before };
+        });
+      }
     } catch (err) {
       if (isCancellation(err)) release();
       throw err;
@@ -119,4 +168,14 @@ export function permitKeeper(ctx: HostContext): PermitKeeper {
   };
 
   return { acquire, release };
+}
+
+/** The request the run before handed over, still delayed as it was (taken out of the carried state). */
+function carriedRequest(ctx: HostContext): Pending | undefined {
+  const carried = ctx.s.permit;
+  if (!carried) return undefined;
+  delete ctx.s.permit;
+  if (!carried.granted) ctx.delayed = { state: carried.state, since: carried.delayedSince };
+  const { requestId, granted, delayedSince, statusBefore } = carried;
+  return { requestId, unlimited: false, granted, delayedSince, announced: false, statusBefore };
 }

@@ -17,7 +17,7 @@ export interface PermitRequest {
   /** Unique per request (the host's run id and a counter): a retried request is one request. */
   requestId: string;
   workflowId: string;
-  /** The run that asked: a grant goes to it alone, and a closed run's permit is taken back. */
+  /** The run that asked (or, after it continued as new, the run holding the request now): a closed run's permit is taken back. */
   runId: string;
   /** The state the host waits to enter. */
   state: ProvisioningState;

@@ -11,6 +11,7 @@ import {
   condition,
   continueAsNew,
   getExternalWorkflowHandle,
+  patched,
   proxyActivities,
   setHandler,
   workflowInfo,
@@ -48,8 +49,10 @@ export async function provisioningLimiterWorkflow(input: LimiterInput): Promise<
     // The latest worker's setting holds (a changed METALFLOW_PROVISIONING_LIMIT takes effect with its next request).
     st.limit = limit;
     changes += 1;
-    if (st.holders.some((h) => h.requestId === req.requestId) || st.queue.some((r) => r.requestId === req.requestId)) return;
-    st.queue.push(req);
+    const known = st.holders.find((h) => h.requestId === req.requestId) ?? st.queue.find((r) => r.requestId === req.requestId);
+    if (!known) st.queue.push(req);
+    // The same request from a later run of the host: it continued as new while waiting (or holding), and keeps its place.
+    else if (known.runId !== req.runId && patched('permit-continue-as-new')) known.runId = req.runId;
   });
   setHandler(releasePermitSignal, ({ requestId }) => drop(requestId));
   setHandler(limiterViewQuery, () => st);
@@ -57,8 +60,10 @@ export async function provisioningLimiterWorkflow(input: LimiterInput): Promise<
   const grant = (req: PermitRequest): void => {
     st.holders.push({ ...req, grantedAt: new Date().toISOString() });
     signalling += 1;
-    // To the run that asked: a closed run cannot use it, and its permit is free again at once.
-    getExternalWorkflowHandle(req.workflowId, req.runId)
+    // To the host's current run: the run that asked may have continued as new, handing the request on
+    // (patch permit-continue-as-new; before it, to the run that asked). A closed host cannot use it, and
+    // its permit is free again at once; a run that does not know the request hands it back.
+    getExternalWorkflowHandle(req.workflowId, patched('permit-continue-as-new') ? undefined : req.runId)
       .signal(permitGrantedSignal, { requestId: req.requestId })
       .catch(() => drop(req.requestId))
       .finally(() => {

@@ -1,11 +1,14 @@
 /**
  * Ironic restarted with an empty database (issue 10 / issue 16 item 2): as a
- * Metal3 Ironic pod on ephemeral SQLite, every node is gone. Hosts in mixed
- * states (available on and off, provisioned, one mid-provisioning, one asked
- * for a reboot and one for a power off right after) each register again and
- * end in the state they were in: provisioned hosts adopted with their image
- * (deploys counted at the fault proxy: none after the restart), no
- * inspection, no error held against any host, the operations in flight done.
+ * Metal3 Ironic pod on ephemeral SQLite, every node is gone. Twenty hosts in
+ * mixed states (available on and off, provisioned on and off, externally
+ * provisioned, detached, a deploy waiting for its agent, a deprovision and a
+ * reboot in flight, held at the fault proxy until the restart, and a reboot
+ * and a keyed power off asked right after) each register again (the detached
+ * ones stay out of Ironic) and end where they were, the operations in flight
+ * done: provisioned hosts adopted with their image (deploys counted at the
+ * fault proxy: none after the restart but the unfinished one's), no
+ * inspection, no error held against any host.
  * On an Ironic of this file's own (scripts/stack.sh restart ironic --empty-db).
  */
 import { createHash } from 'node:crypto';
@@ -15,7 +18,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { IronicNode } from '../../clients/ironic/types';
 import type { HostRef, HostSpec, Image } from '../../types/host';
 import { hostWorkflowId, ironicNodeName } from '../../types/host-ref';
-import { hostViewQuery, type HostView } from '../../workflows/definitions';
+import { applyDirectivesUpdate, hostViewQuery, type HostView } from '../../workflows/definitions';
 import { FAST_HOST_OPTIONS, randomMac, startHarness, uniq, waitFor, type Harness } from '../support/harness';
 import { IronicProxy, isDeploy, type RecordedRequest } from '../support/ironic-proxy';
 import { ownIronic, type OwnIronic } from '../support/own-ironic';
@@ -42,7 +45,7 @@ beforeAll(async () => {
   await ironic.start();
   proxy = new IronicProxy(ironic.url);
   await proxy.start();
-  h = await startHarness({ ironicUrl: proxy.url, hostOptions: { ...FAST_HOST_OPTIONS, powerCheckSeconds: 2 } });
+  h = await startHarness({ ironicUrl: proxy.url, hostOptions: { ...FAST_HOST_OPTIONS, powerCheckSeconds: 3 } });
 }, 180_000);
 
 afterAll(async () => {
@@ -59,9 +62,45 @@ const idle = (ref: HostRef, state: string, more: (v: HostView) => boolean = () =
     return v.status.provisioning.state === state && !v.currentOperation && more(v) ? v : undefined;
   }, { timeoutMs: 240_000, intervalMs: 500 });
 
-async function host(name: string, online: boolean): Promise<HostRef> {
-  const ref = { namespace: NS, name: uniq(name) };
-  const spec: HostSpec = { bmc: { address: `fake://${ref.name}`, credentialsName: `${ref.name}-bmc` }, bootMACAddress: randomMac(), online, automatedCleaningMode: 'disabled' };
+type Kind =
+  | 'availableOn'
+  | 'availableOff'
+  | 'provisioned'
+  | 'provisionedOff'
+  | 'externallyProvisioned'
+  | 'detached'
+  | 'midDeploy'
+  | 'deprovisioning'
+  | 'rebooting'
+  | 'rebootedAfter'
+  | 'heldOffAfter';
+/** How many hosts of each kind: 20 in all. */
+const FLEET: Record<Kind, number> = {
+  availableOn: 3,
+  availableOff: 2,
+  provisioned: 4,
+  provisionedOff: 2,
+  externallyProvisioned: 2,
+  detached: 2,
+  midDeploy: 1,
+  deprovisioning: 1,
+  rebooting: 1,
+  rebootedAfter: 1,
+  heldOffAfter: 1,
+};
+const OFF: Kind[] = ['availableOff', 'provisionedOff'];
+const WITH_IMAGE: Kind[] = ['provisioned', 'provisionedOff', 'detached', 'deprovisioning', 'rebooting', 'rebootedAfter', 'heldOffAfter'];
+
+async function host(kind: Kind, i: number): Promise<HostRef> {
+  const ref = { namespace: NS, name: uniq(`${kind.toLowerCase()}-${i}`) };
+  const spec: HostSpec = {
+    bmc: { address: `fake://${ref.name}`, credentialsName: `${ref.name}-bmc` },
+    bootMACAddress: randomMac(),
+    online: !OFF.includes(kind),
+    automatedCleaningMode: 'disabled',
+    ...(WITH_IMAGE.includes(kind) ? { image: IMAGE } : {}),
+    ...(kind === 'externallyProvisioned' ? { externallyProvisioned: true } : {}),
+  };
   await h.hosts.put(ref, { spec, credentials: { username: 'admin', password: 'pw' } });
   return ref;
 }
@@ -69,81 +108,141 @@ async function host(name: string, online: boolean): Promise<HostRef> {
 const verb = (r: RecordedRequest, target: string): boolean =>
   r.method === 'PUT' && /\/states\/provision$/.test(r.path) && new RegExp(`"target":\\s*"${target}"`).test(r.body);
 const onNodes = (ids: string[]) => (r: RecordedRequest): boolean => ids.some((id) => r.path.includes(`/nodes/${id}/`));
+const isPowerChange = (r: RecordedRequest): boolean => r.method === 'PUT' && /\/states\/power$/.test(r.path);
 
 describe('Ironic restarted with an empty database', () => {
-  it('every host registers again and ends where it was; provisioned hosts are adopted, never deployed again', async () => {
-    const refs = {
-      availableOn: await host('avail-on', true),
-      availableOff: await host('avail-off', false),
-      provisioned: await host('prov', true),
-      rebooted: await host('prov-reboot', true),
-      heldOff: await host('prov-held', true),
-      midDeploy: await host('mid', true),
+  it('20 hosts in mixed states register again and end where they were; operations in flight resume; provisioned hosts are adopted, never deployed again', async () => {
+    const hosts: { kind: Kind; ref: HostRef }[] = [];
+    for (const [kind, n] of Object.entries(FLEET) as [Kind, number][]) for (let i = 0; i < n; i++) hosts.push({ kind, ref: await host(kind, i) });
+    expect(hosts).toHaveLength(20);
+    const of = (kind: Kind) => hosts.filter((x) => x.kind === kind).map((x) => x.ref);
+    const one = (kind: Kind) => of(kind)[0]!;
+    const steady: Record<Kind, string> = {
+      availableOn: 'available',
+      availableOff: 'available',
+      provisioned: 'provisioned',
+      provisionedOff: 'provisioned',
+      externallyProvisioned: 'externally provisioned',
+      detached: 'provisioned',
+      midDeploy: 'available',
+      deprovisioning: 'provisioned',
+      rebooting: 'provisioned',
+      rebootedAfter: 'provisioned',
+      heldOffAfter: 'provisioned',
     };
-    const all = Object.values(refs);
-    for (const ref of all) await idle(ref, 'available');
-    for (const ref of [refs.provisioned, refs.rebooted, refs.heldOff]) await h.hosts.setImage(ref, IMAGE);
-    for (const ref of [refs.provisioned, refs.rebooted, refs.heldOff]) await idle(ref, 'provisioned', (v) => v.status.poweredOn);
+    await Promise.all(hosts.map(({ kind, ref }) => idle(ref, steady[kind])));
+
+    // Detached (Metal3's detached annotation): out of Ironic, left alone.
+    for (const ref of of('detached')) {
+      await h.client.workflow.getHandle(hostWorkflowId(ref)).executeUpdate(applyDirectivesUpdate, { args: [{ detached: { deleteAction: 'delay', force: false } }] });
+    }
+    await Promise.all(of('detached').map((ref) => waitFor(`${ref.name} detached`, async () => (await view(ref)).status.operationalStatus === 'detached', { timeoutMs: 120_000 })));
+
     // A deploy that waits for an agent that never calls (as host-interrupt.test.ts): mid-provisioning when Ironic restarts.
-    const midNode = (await view(refs.midDeploy)).status.provisioning.ID;
+    const midNode = (await view(one('midDeploy'))).status.provisioning.ID;
     await h.ironic.patchNode(midNode, [{ op: 'replace', path: '/deploy_interface', value: 'direct' }]);
-    await h.hosts.setImage(refs.midDeploy, IMAGE);
+    await h.hosts.setImage(one('midDeploy'), IMAGE);
     await waitFor('deploy waiting for its agent', async () => (await h.ironic.getNode(midNode))?.provision_state === 'wait call-back', { timeoutMs: 60_000 });
 
+    // A deprovision and a reboot started just before the loss: their Ironic requests answered "node locked" until it.
+    const deprovNode = (await view(one('deprovisioning'))).status.provisioning.ID;
+    const rebootNode = (await view(one('rebooting'))).status.provisioning.ID;
+    proxy.interceptor = (r) =>
+      (verb(r, 'deleted') && onNodes([deprovNode])(r)) || (isPowerChange(r) && onNodes([rebootNode])(r))
+        ? { kind: 'answer', status: 409, faultstring: 'Node is locked by host metalflow-test-proxy, please retry after the current operation is completed.' }
+        : undefined;
+    await h.hosts.setImage(one('deprovisioning'), null);
+    await h.hosts.reboot(one('rebooting'), 'hard');
+    const held = (node: string, what: (r: RecordedRequest) => boolean) => async () =>
+      proxy.requests.some((r) => r.injected && what(r) && onNodes([node])(r));
+    await waitFor('the deprovision held at the proxy', held(deprovNode, (r) => verb(r, 'deleted')), { timeoutMs: 60_000 });
+    await waitFor('the reboot held at the proxy', held(rebootNode, isPowerChange), { timeoutMs: 60_000 });
+    expect((await view(one('deprovisioning'))).currentOperation?.kind).toBe('deprovision');
+    expect((await view(one('rebooting'))).currentOperation?.kind).toBe('reboot');
+
     const before = new Map<HostRef, HostView>();
-    for (const ref of all) before.set(ref, await view(ref));
-    const oldIds = new Map(all.map((ref) => [ref, before.get(ref)!.status.provisioning.ID]));
+    for (const { ref } of hosts) before.set(ref, await view(ref));
+    const oldIds = new Map(hosts.map(({ ref }) => [ref, before.get(ref)!.status.provisioning.ID]));
 
     await ironic.restartEmpty();
+    proxy.interceptor = undefined;
     const mark = proxy.requests.length;
-    for (const ref of all) expect(await h.ironic.getNode(oldIds.get(ref)!), ref.name).toBeUndefined();
+    for (const { kind, ref } of hosts) if (kind !== 'detached') expect(await h.ironic.getNode(oldIds.get(ref)!), ref.name).toBeUndefined();
     // Operations asked for right after: they meet the lost node, or the re-registered one.
-    await h.hosts.reboot(refs.rebooted, 'hard');
-    await h.hosts.holdPowerOff(refs.heldOff, 'maintenance', 'hard');
+    await h.hosts.reboot(one('rebootedAfter'), 'hard');
+    await h.hosts.holdPowerOff(one('heldOffAfter'), 'maintenance', 'hard');
 
-    const opsAfter = (ref: HostRef, v: HostView) => v.operations.filter((o) => o.seq > before.get(ref)!.operations.at(-1)!.seq);
+    const lastSeq = (ref: HostRef) => before.get(ref)!.operations.filter((o) => o.outcome !== 'running').at(-1)!.seq;
+    const opsAfter = (ref: HostRef, v: HostView) => v.operations.filter((o) => o.seq > lastSeq(ref));
     const reregistered = (ref: HostRef) => (v: HostView) =>
       v.status.provisioning.ID !== oldIds.get(ref) && opsAfter(ref, v).some((o) => o.kind === 'enroll' && o.outcome === 'succeeded');
-    const end = {
-      availableOn: await idle(refs.availableOn, 'available', (v) => reregistered(refs.availableOn)(v) && v.status.poweredOn),
-      availableOff: await idle(refs.availableOff, 'available', (v) => reregistered(refs.availableOff)(v) && !v.status.poweredOn),
-      provisioned: await idle(refs.provisioned, 'provisioned', (v) => reregistered(refs.provisioned)(v) && v.status.poweredOn),
-      rebooted: await idle(refs.rebooted, 'provisioned', (v) =>
-        reregistered(refs.rebooted)(v) && opsAfter(refs.rebooted, v).some((o) => o.kind === 'reboot' && o.outcome === 'succeeded')),
-      heldOff: await idle(refs.heldOff, 'provisioned', (v) => reregistered(refs.heldOff)(v) && !v.status.poweredOn),
-      midDeploy: await idle(refs.midDeploy, 'provisioned', reregistered(refs.midDeploy)),
+    const did = (ref: HostRef, kind: string) => (v: HostView) => opsAfter(ref, v).some((o) => o.kind === kind && o.outcome === 'succeeded');
+    /** Where each kind of host ends, and what shows it got there after the loss. */
+    const ends: Record<Kind, { state: string; done: (ref: HostRef) => (v: HostView) => boolean }> = {
+      availableOn: { state: 'available', done: (ref) => (v) => reregistered(ref)(v) && v.status.poweredOn },
+      availableOff: { state: 'available', done: (ref) => (v) => reregistered(ref)(v) && !v.status.poweredOn },
+      provisioned: { state: 'provisioned', done: (ref) => (v) => reregistered(ref)(v) && v.status.poweredOn },
+      provisionedOff: { state: 'provisioned', done: (ref) => (v) => reregistered(ref)(v) && !v.status.poweredOn },
+      externallyProvisioned: { state: 'externally provisioned', done: (ref) => (v) => reregistered(ref)(v) && v.status.poweredOn },
+      // Nothing to notice: a detached host has no node and checks none.
+      detached: { state: 'provisioned', done: () => (v) => v.status.operationalStatus === 'detached' },
+      midDeploy: { state: 'provisioned', done: (ref) => reregistered(ref) },
+      deprovisioning: { state: 'available', done: (ref) => (v) => reregistered(ref)(v) && did(ref, 'deprovision')(v) },
+      rebooting: { state: 'provisioned', done: (ref) => (v) => reregistered(ref)(v) && did(ref, 'reboot')(v) },
+      rebootedAfter: { state: 'provisioned', done: (ref) => (v) => reregistered(ref)(v) && did(ref, 'reboot')(v) },
+      heldOffAfter: { state: 'provisioned', done: (ref) => (v) => reregistered(ref)(v) && !v.status.poweredOn },
     };
+    const end = new Map<HostRef, HostView>();
+    await Promise.all(hosts.map(async ({ kind, ref }) => end.set(ref, await idle(ref, ends[kind].state, ends[kind].done(ref)))));
 
     const after = proxy.requests.slice(mark);
-    for (const [key, ref] of Object.entries(refs) as [keyof typeof refs, HostRef][]) {
-      const v = end[key];
+    for (const { kind, ref } of hosts) {
+      const v = end.get(ref)!;
+      const key = `${kind} ${ref.name}`;
       // Nothing is held against the host: the lost node was not an operation failure.
       expect(v.status.errorType, key).toBe('');
       expect(v.status.errorCount, key).toBe(0);
       expect(opsAfter(ref, v).map((o) => o.kind), key).not.toContain('inspect');
+      const node = await h.ironic.getNode(ironicNodeName(ref));
+      if (kind === 'detached') {
+        // Left out of Ironic: not registered again, nothing sent for it.
+        expect(node, key).toBeUndefined();
+        expect(opsAfter(ref, v), key).toEqual([]);
+        continue;
+      }
       // Its node again, by name, with metalflow's mark, under the id the host now holds.
-      const node = (await h.ironic.getNode(ironicNodeName(ref))) as IronicNode;
-      expect(node.uuid, key).toBe(v.status.provisioning.ID);
-      expect(node.extra.metalflow_host, key).toBe(`${NS}/${ref.name}`);
+      expect(node?.uuid, key).toBe(v.status.provisioning.ID);
+      expect((node as IronicNode).extra.metalflow_host, key).toBe(`${NS}/${ref.name}`);
       const ids = [oldIds.get(ref)!, v.status.provisioning.ID];
       const deploys = proxy.requests.filter((r) => isDeploy(r) && onNodes(ids)(r)).length;
-      if (key === 'midDeploy') {
+      const adopts = after.filter((r) => verb(r, 'adopt') && onNodes(ids)(r)).length;
+      if (kind === 'midDeploy') {
         // The deploy in flight is done again on the new node: it had never finished.
         expect(deploys, key).toBe(2);
-        expect(node.provision_state).toBe('active');
-      } else if (key === 'availableOn' || key === 'availableOff') {
+        expect(node!.provision_state, key).toBe('active');
+      } else if (kind === 'availableOn' || kind === 'availableOff') {
         expect(deploys, key).toBe(0);
-        expect(['manageable', 'available'], key).toContain(node.provision_state);
+        expect(['manageable', 'available'], key).toContain(node!.provision_state);
+      } else if (kind === 'externallyProvisioned') {
+        expect(deploys, key).toBe(0);
+      } else if (kind === 'deprovisioning') {
+        // Registered again in deprovisioning (not adopted: its image is being given up), the deprovision
+        // run again to its end on the new node; no deploy after the loss.
+        expect(deploys, key).toBe(1);
+        expect(adopts, key).toBe(0);
+        expect(['manageable', 'available'], key).toContain(node!.provision_state);
       } else {
         // Provisioned before: adopted with its image, not deployed again.
         expect(deploys, key).toBe(1);
-        expect(after.filter((r) => verb(r, 'adopt') && onNodes(ids)(r)).length, key).toBe(1);
-        expect(node.provision_state, key).toBe('active');
-        expect(node.instance_info.image_source, key).toBe(IMAGE.url);
+        expect(adopts, key).toBe(1);
+        expect(node!.provision_state, key).toBe('active');
+        expect(node!.instance_info.image_source, key).toBe(IMAGE.url);
       }
     }
-    expect(end.heldOff.power.holds).toHaveProperty('maintenance');
+    expect(end.get(one('heldOffAfter'))!.power.holds).toHaveProperty('maintenance');
+    // The reboot in flight reached the new node (the first power change after the loss on its id).
+    expect(after.some((r) => isPowerChange(r) && onNodes([end.get(one('rebooting'))!.status.provisioning.ID])(r))).toBe(true);
     expect(after.filter((r) => verb(r, 'inspect'))).toEqual([]);
-    for (const ref of all) await h.client.workflow.getHandle(hostWorkflowId(ref)).terminate('test done');
-  }, 900_000);
+    for (const { ref } of hosts) await h.client.workflow.getHandle(hostWorkflowId(ref)).terminate('test done');
+  }, 1_200_000);
 });

@@ -95,6 +95,10 @@ describe('replay of recorded histories', () => {
     // The provisioning limit (patch provisioning-limit): the lifecycle just before it (record-histories.ts -before-provisioning-limit
     // on the code before), and with it a host that waited delayed for each permit, and the limiter's run (record-limit-histories.ts).
     for (const f of ['host-lifecycle-before-provisioning-limit', 'host-provisioning-limit-delayed', 'provisioning-limiter']) expect(files).toContain(`${f}.json`);
+    // A host waiting long for a permit through many updates (record-permit-histories.ts old|new): in one run past its
+    // history threshold before patch permit-continue-as-new; with it, continued as new while waiting (its first run,
+    // the run the grant came to) and the limiter granting to the host's current run.
+    for (const f of ['host-permit-long-wait-before-continue-as-new', 'host-permit-wait-continued-run1', 'host-permit-wait-continued-granted', 'provisioning-limiter-continued-holder']) expect(files).toContain(`${f}.json`);
     // spec.online false: a hard power off before patch soft-power-off, a soft one with it (record-soft-power-off-histories.ts old|new).
     for (const f of ['host-online-false-before-soft-power-off', 'host-online-false-soft-power-off']) expect(files).toContain(`${f}.json`);
   });
