@@ -195,7 +195,12 @@ export function targetMismatch(obj: BareMetalHostObject | undefined, expect: Piv
   if (st?.provisioning?.state !== expect.provisioningState) return `the target host is ${st?.provisioning?.state || 'not registered'}, not ${expect.provisioningState}`;
   if (st.operationalStatus !== 'OK') return `the target host's operationalStatus is ${st.operationalStatus}`;
   if ((st.provisioning.image?.url ?? undefined) !== expect.image) return `the target host's image is ${st.provisioning.image?.url ?? 'none'}, not ${expect.image ?? 'none'}`;
-  if (st.poweredOn !== expect.poweredOn) return `the target host is powered ${st.poweredOn ? 'on' : 'off'}`;
+  // As the source was, or as the spec asks: a source frozen before it had corrected its power
+  // (e.g. just registered, still off) is corrected by the target instead.
+  const online = (obj.spec as { online?: boolean } | undefined)?.online ?? true;
+  if (st.poweredOn !== expect.poweredOn && st.poweredOn !== online) {
+    return `the target host is powered ${st.poweredOn ? 'on' : 'off'}; the source was ${expect.poweredOn ? 'on' : 'off'} and the spec asks ${online ? 'on' : 'off'}`;
+  }
   const ref = (obj.spec?.consumerRef ?? undefined) as PivotExpect['consumerRef'];
   if (JSON.stringify(ref ?? null) !== JSON.stringify(expect.consumerRef ?? null)) return "the target host's consumerRef differs";
   return undefined;
