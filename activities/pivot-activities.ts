@@ -12,7 +12,7 @@ import type { Plane, PivotSelector } from '../types/pivot';
 import { hostWorkflowId } from '../types/host-ref';
 import { bmhObjectPath, deleteObject, getObject, patchMetadata } from '../clients/kubernetes/metal3-objects';
 import { hostRun } from '../clients/temporal/host-run';
-import { hostViewQuery, type HostView } from '../workflows/definitions';
+import { hostViewQuery, recordMoveUpdate, type HostView } from '../workflows/definitions';
 import type { FleetSelection } from '../workflows/fleet-definitions';
 import type { PivotExpect, PivotManifest, PrecheckResult } from '../workflows/pivot-definitions';
 import { heartbeat, pause } from './activity-context';
@@ -149,7 +149,10 @@ export function createPivotActivities(deps: PivotPlaneDeps & { client?: Client }
         // Never delete a host that is not detached: its delete would deprovision it.
         await patchMetadata(rest, path, { annotations: { [METAL3_ANNOTATIONS.detached]: DETACH_AS_IS } });
       }
-      if (obj) await deleteObject(rest, path);
+      if (obj) {
+        await recordMove(hostClient(call.source), call);
+        await deleteObject(rest, path);
+      }
       for (let delay = 300; ; delay = Math.min(delay * 1.5, 3000)) {
         if (!(await getObject(rest, path))) return;
         heartbeat({ waiting: 'the source object to go' });
@@ -157,6 +160,21 @@ export function createPivotActivities(deps: PivotPlaneDeps & { client?: Client }
       }
     },
   };
+}
+
+/** The source host workflow's last record says where the host went (once per pivot; a run already gone has nothing to record). */
+async function recordMove(c: Client, call: PivotHostCall): Promise<void> {
+  if ((await hostRun(c, call.ref)).kind !== 'running') return;
+  const handle = c.workflow.getHandle(hostWorkflowId(call.ref));
+  if ((await handle.query(hostViewQuery)).movedTo?.pivot === call.pivot) return;
+  const { taskQueue, temporalNamespace, kubeconfig, kubeconfigSecret } = call.target;
+  const target = {
+    ...(taskQueue ? { taskQueue } : {}),
+    ...(temporalNamespace ? { temporalNamespace } : {}),
+    ...(kubeconfig ? { kubeconfig } : {}),
+    ...(kubeconfigSecret ? { kubeconfigSecret: { namespace: kubeconfigSecret.namespace, name: kubeconfigSecret.name } } : {}),
+  };
+  await handle.executeUpdate(recordMoveUpdate, { args: [{ pivot: call.pivot, at: new Date().toISOString(), target }] });
 }
 
 /** Undefined once the target's host workflow has its own Ironic node and runs nothing; else what it is still doing. */
@@ -177,7 +195,12 @@ export function targetMismatch(obj: BareMetalHostObject | undefined, expect: Piv
   if (st?.provisioning?.state !== expect.provisioningState) return `the target host is ${st?.provisioning?.state || 'not registered'}, not ${expect.provisioningState}`;
   if (st.operationalStatus !== 'OK') return `the target host's operationalStatus is ${st.operationalStatus}`;
   if ((st.provisioning.image?.url ?? undefined) !== expect.image) return `the target host's image is ${st.provisioning.image?.url ?? 'none'}, not ${expect.image ?? 'none'}`;
-  if (st.poweredOn !== expect.poweredOn) return `the target host is powered ${st.poweredOn ? 'on' : 'off'}`;
+  // As the source was, or as the spec asks: a source frozen before it had corrected its power
+  // (e.g. just registered, still off) is corrected by the target instead.
+  const online = (obj.spec as { online?: boolean } | undefined)?.online ?? true;
+  if (st.poweredOn !== expect.poweredOn && st.poweredOn !== online) {
+    return `the target host is powered ${st.poweredOn ? 'on' : 'off'}; the source was ${expect.poweredOn ? 'on' : 'off'} and the spec asks ${online ? 'on' : 'off'}`;
+  }
   const ref = (obj.spec?.consumerRef ?? undefined) as PivotExpect['consumerRef'];
   if (JSON.stringify(ref ?? null) !== JSON.stringify(expect.consumerRef ?? null)) return "the target host's consumerRef differs";
   return undefined;

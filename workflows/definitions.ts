@@ -150,6 +150,15 @@ export interface HostState {
   labels?: Record<string, string>;
   /** A manual clean asked for (`POST …/clean`, patch manual-clean): run from `preparing` until it succeeds or is withdrawn. */
   cleanRequest?: PendingClean;
+  /** A pivot moved the host to another plane; recorded before the source lets it go, so the run's last record says where. */
+  movedTo?: MovedTo;
+}
+
+/** Where a pivot moved the host: the target plane as the pivot names it (paths and names, never credentials). */
+export interface MovedTo {
+  pivot: string;
+  at: string;
+  target: { taskQueue?: string; temporalNamespace?: string; kubeconfig?: string; kubeconfigSecret?: { namespace: string; name: string } };
 }
 
 export interface PendingClean {
@@ -195,6 +204,8 @@ export interface HostView {
   cleanRequest?: PendingClean;
   /** Kubernetes mode: the BareMetalHost is the source of truth, so changes belong there (fleet operations leave the host alone). */
   managedBy?: 'kubernetes';
+  /** A pivot moved the host away: where to find it now. */
+  movedTo?: MovedTo;
 }
 
 export interface ApplySpecResult {
@@ -257,6 +268,8 @@ export interface PauseResult {
  * reboot) and stops everything else, deletion included, until unpaused.
  */
 export const setPausedUpdate = defineUpdate<PauseResult, [PauseRequest]>('setPaused');
+/** A pivot's record on the source host (detached, handed over): where the host went. A record only: nothing is done for it. */
+export const recordMoveUpdate = defineUpdate<{ recorded: true }, [MovedTo]>('recordMove');
 export const MAX_PAUSE_REASON = 256;
 
 export interface CleanRequestResult {

@@ -69,6 +69,7 @@ export function hostContext(s: HostState): HostContext {
       ...(s.labels ? { labels: s.labels } : {}),
       ...(s.cleanRequest ? { cleanRequest: s.cleanRequest } : {}),
       ...(s.options.publishStatus ? { managedBy: 'kubernetes' as const } : {}),
+      ...(s.movedTo ? { movedTo: s.movedTo } : {}),
     }),
     publish: () => {
       const bmc = s.spec?.bmc ? parseBmcAddress(s.spec.bmc.address) : undefined;

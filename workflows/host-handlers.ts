@@ -24,6 +24,7 @@ import {
   requestInspectionUpdate,
   powerRequestsUpdate,
   setPausedUpdate,
+  recordMoveUpdate,
 } from './definitions';
 import { specConflict } from './decide';
 import { applyDirectives, checkRestoredStatus, requestInspection, restoreStatus } from './host-directives';
@@ -152,6 +153,26 @@ export function setHostHandlers(ctx: HostContext): void {
         const errors = checkPowerRequestChange(change, s.spec);
         if (errors.length > 0) {
           throw ApplicationFailure.create({ type: 'InvalidRequest', message: formatFieldErrors(errors), details: [errors] });
+        }
+      },
+    },
+  );
+
+  // A record only (no nudge: the loop has nothing to do for it), so runs that never get one replay as before.
+  setHandler(
+    recordMoveUpdate,
+    (moved) => {
+      s.movedTo = moved;
+      return { recorded: true as const };
+    },
+    {
+      validator: (moved) => {
+        // Only a host handed over: detached from this plane's Ironic (the pivot's hand-over) or already going.
+        if (!s.detached && !s.deleteRequested) {
+          throw ApplicationFailure.create({ type: 'Conflict', message: 'only a detached host can be recorded as moved (a pivot detaches it at hand-over)' });
+        }
+        if (typeof moved?.pivot !== 'string' || moved.pivot === '' || typeof moved.at !== 'string' || typeof moved.target !== 'object') {
+          throw ApplicationFailure.create({ type: 'InvalidRequest', message: 'recordMove needs {pivot, at, target}' });
         }
       },
     },

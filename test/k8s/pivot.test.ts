@@ -19,7 +19,7 @@ import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Client } from '@temporalio/client';
 import { REPO_ROOT } from '../../config/env';
 import { hostWorkflowId } from '../../types/host-ref';
-import { hostViewQuery } from '../../workflows/definitions';
+import { hostViewQuery, type HostView } from '../../workflows/definitions';
 import { PIVOT_STEPS, pivotWorkflowId, type PivotProgress } from '../../workflows/pivot-definitions';
 import type { pivotWorkflow } from '../../workflows/pivot';
 import { IRONIC_URL, TEMPORAL_ADDRESS, TEST_ENV, TEST_STATE_DIR } from '../support/env';
@@ -212,9 +212,14 @@ describe('pivot A → B', () => {
     expect(inB(['get', 'secret', '-n', NS, `${REFUSED}-bmc-secret`], { check: false }).status).not.toBe(0);
     expect(inB(['get', 'secret', '-n', NS, 'pv-1-user-data'], { check: false }).status).toBe(0);
 
-    // A: the moved hosts are gone; the skipped and the rolled-back host run on, unpaused.
+    // A: the moved hosts are gone, their workflows ended with a last record saying where they went; the
+    // skipped and the rolled-back host run on, unpaused.
     const inPlaneA = hosts((args) => inA(args));
-    for (const name of [...PROVISIONED, ...AVAILABLE]) expect(inPlaneA.has(name), name).toBe(false);
+    for (const name of [...PROVISIONED, ...AVAILABLE]) {
+      expect(inPlaneA.has(name), name).toBe(false);
+      const last = (await env!.client.workflow.getHandle(hostWorkflowId({ namespace: NS, name })).result()) as HostView;
+      expect(last.movedTo, name).toMatchObject({ pivot: PIVOT, target: { taskQueue: TQ_B, temporalNamespace: NS_B, kubeconfig: kubeB!.kubeconfig } });
+    }
     for (const name of [NO_SECRET, REFUSED]) {
       expect(inPlaneA.get(name)?.status?.provisioning?.state, name).toBe('provisioned');
       expect(inPlaneA.get(name)?.metadata.annotations ?? {}, name).not.toHaveProperty(['baremetalhost.metal3.io/paused']);

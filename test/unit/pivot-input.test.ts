@@ -40,4 +40,13 @@ describe('targetMismatch', () => {
     expect(targetMismatch(obj({ provisioning: { state: 'available', ID: 'n' } }) as never, expectOf)).toMatch(/available, not provisioned/);
     expect(targetMismatch({ ...obj(), spec: {} } as never, expectOf)).toMatch(/consumerRef/);
   });
+
+  it('takes the power the spec asks when the source was frozen before correcting its own', () => {
+    const sourceOff = { ...expectOf, poweredOn: false };
+    // Spec online (the default): the target turning it on is the correction the source had not made yet.
+    expect(targetMismatch(obj() as never, sourceOff)).toBeUndefined();
+    // Spec offline: on is neither the source's power nor the spec's.
+    const offline = { ...obj(), spec: { ...obj().spec, online: false } };
+    expect(targetMismatch(offline as never, sourceOff)).toMatch(/powered on; the source was off and the spec asks off/);
+  });
 });
