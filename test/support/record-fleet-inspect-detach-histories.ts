@@ -34,7 +34,7 @@ try {
     const handle = await h.client.workflow.start<typeof fleetWorkflow>('fleetWorkflow', { workflowId: fleetWorkflowId(input.name), taskQueue: h.taskQueue, args: [input] });
     const outcome = await handle.result().then(
       (p) => `${p.phase} ${JSON.stringify(p.counts)}`,
-      (err: unknown) => `failed: ${err instanceof Error ? (err.cause?.message ?? err.message) : String(err)}`,
+      (err: unknown) => `failed: ${err instanceof Error ? (err.cause instanceof Error ? err.cause.message : err.message) : String(err)}`,
     );
     console.log(`${kind}: ${outcome}`);
     saveHistory(handle.workflowId, file(kind));
