@@ -16,7 +16,9 @@ const LOCKS_IRONIC = 'test/integration/inspection-ironic-busy.test.ts';
  */
 /** 100 hosts enrolled on the shared Ironic, then a fleet reboot across a worker SIGKILL. */
 const FLEET_CRASH = 'test/e2e/fleet-worker-crash.test.ts';
-const ALONE = ['test/k8s/fleet.test.ts', FLEET_CRASH, LOCKS_IRONIC, ...(process.env.METALFLOW_CHAOS_ROUND === '0' ? [] : [CHAOS])];
+/** 200 hosts provisioned by one fleet operation. */
+const FLEET_SCALE = 'test/integration/fleet-scale.test.ts';
+const ALONE = ['test/k8s/fleet.test.ts', FLEET_CRASH, FLEET_SCALE, LOCKS_IRONIC, ...(process.env.METALFLOW_CHAOS_ROUND === '0' ? [] : [CHAOS])];
 
 /** What both groups share. Not `extends: true`: a project inheriting globalSetup would start the stack and bundle the workflows again. */
 const common: TestProjectInlineConfiguration['test'] = {
