@@ -14,7 +14,11 @@ const LOCKS_IRONIC = 'test/integration/inspection-ironic-busy.test.ts';
  * twice through the HTTP API (the API killed after it had started the reboot, before it answered; the client's
  * retry started a second one), fixed by the reboot's Idempotency-Key. METALFLOW_CHAOS_ROUND=0 leaves it out of a local run.
  */
-const ALONE = ['test/k8s/fleet.test.ts', LOCKS_IRONIC, ...(process.env.METALFLOW_CHAOS_ROUND === '0' ? [] : [CHAOS])];
+/** 100 hosts enrolled on the shared Ironic, then a fleet reboot across a worker SIGKILL. */
+const FLEET_CRASH = 'test/e2e/fleet-worker-crash.test.ts';
+/** 200 hosts provisioned by one fleet operation. */
+const FLEET_SCALE = 'test/integration/fleet-scale.test.ts';
+const ALONE = ['test/k8s/fleet.test.ts', FLEET_CRASH, FLEET_SCALE, LOCKS_IRONIC, ...(process.env.METALFLOW_CHAOS_ROUND === '0' ? [] : [CHAOS])];
 
 /** What both groups share. Not `extends: true`: a project inheriting globalSetup would start the stack and bundle the workflows again. */
 const common: TestProjectInlineConfiguration['test'] = {

@@ -14,10 +14,18 @@ import { hostWorkflowId } from '../types/host-ref';
 import { parseBmcAddress } from '../types/bmc';
 import { hostRun } from '../clients/temporal/host-run';
 import { runningHosts } from '../clients/temporal/host-list';
-import { deleteHostUpdate, hostViewQuery, MAX_PAUSE_REASON, powerRequestsUpdate, setImageUpdate, setPausedUpdate } from '../workflows/definitions';
+import {
+  applyDirectivesUpdate,
+  deleteHostUpdate,
+  hostViewQuery,
+  MAX_PAUSE_REASON,
+  powerRequestsUpdate,
+  requestInspectionUpdate,
+  setImageUpdate,
+  setPausedUpdate,
+} from '../workflows/definitions';
 import { fleetPowerKey, type FleetSelection } from '../workflows/fleet-definitions';
-import { abortedResult, fleetHostResult, HOST_OPERATION, keysToRelease, type FleetHostResult, type HostFinding } from '../workflows/fleet-goals';
-import { INTERRUPTIBLE } from '../workflows/interrupt';
+import { abortedResult, fleetHostResult, imageToRestore, keysToRelease, type FleetHostResult, type HostFinding } from '../workflows/fleet-goals';
 import { selectionMatches, type SelectionCandidate } from '../workflows/fleet-selection';
 import { heartbeat, pause } from './activity-context';
 
@@ -111,7 +119,9 @@ export function createFleetActivities(deps: { client?: Client } = {}) {
       const c = client();
       const found = await findHost(c, call.ref);
       const settled = fleetHostResult(call.operation, found, call.since, call.fleet);
-      if (settled) return { result: settled };
+      // An attached host may still have a detach waiting for its state (invisible in its view): attach withdraws it all the same.
+      const withdraw = call.operation.kind === 'attach' && settled?.outcome === 'succeeded';
+      if (settled && !withdraw) return { result: settled };
       if (found.kind !== 'running') return { sent: true };
       const { view } = found;
       const handle = c.workflow.getHandle(hostWorkflowId(call.ref));
@@ -139,6 +149,16 @@ export function createFleetActivities(deps: { client?: Client } = {}) {
             break;
           case 'delete':
             await handle.executeUpdate(deleteHostUpdate);
+            break;
+          case 'reinspect':
+            await handle.executeUpdate(requestInspectionUpdate);
+            break;
+          // An API host's directives hold only what the fleet gives them (the shim's hosts are skipped): the whole set is replaced.
+          case 'detach':
+            await handle.executeUpdate(applyDirectivesUpdate, { args: [{ detached: { deleteAction: op.deleteAction ?? 'delete', force: op.force ?? false } }] });
+            break;
+          case 'attach':
+            await handle.executeUpdate(applyDirectivesUpdate, { args: [{}] });
             break;
         }
       } catch (err) {
@@ -170,25 +190,41 @@ export function createFleetActivities(deps: { client?: Client } = {}) {
      * Stops a host in flight (cancel with abortInFlight) the way the host
      * workflow stops its own operations: the host is paused, which cancels
      * a running inspect, prepare, provision, power change or reboot (Ironic is
-     * asked to stop too) and starts nothing until unpaused. Waits until no
-     * operation runs, then reads how the fleet's operation ended. Pausing
-     * twice with the same reason changes nothing: safe to retry.
+     * asked to stop too) and starts nothing until unpaused, a deprovision or
+     * a delete's next step included (one already running, half a teardown
+     * being no state to leave a host in, ends first). Waits until no
+     * operation runs, then reads how the fleet's operation ended; a
+     * deprovision that never ran gets its image back. Pausing twice with the
+     * same reason changes nothing: safe to retry.
      */
     async abortFleetHost(call: FleetHostCall & { reason?: string }): Promise<FleetHostResult> {
       const c = client();
-      const kind = HOST_OPERATION[call.operation.kind];
-      const first = await findHost(c, call.ref);
-      const settled = fleetHostResult(call.operation, first, call.since, call.fleet);
-      if (settled) return settled;
-      if (!INTERRUPTIBLE.has(kind)) return { outcome: 'skipped', reason: `${kind} is not stopped half-way (it is a way back itself): it goes on, and the fleet no longer waits for it` };
       const why = `fleet operation ${call.fleet} aborted${call.reason ? `: ${call.reason}` : ''}`.slice(0, MAX_PAUSE_REASON);
-      await c.workflow.getHandle(hostWorkflowId(call.ref)).executeUpdate(setPausedUpdate, { args: [{ paused: true, reason: why }] });
+      const first = await findHost(c, call.ref);
+      // Paused by this very abort (a retried call): not a host the fleet found paused.
+      const ours = first.kind === 'running' && first.view.paused?.reason === why;
+      const settled = ours ? undefined : fleetHostResult(call.operation, first, call.since, call.fleet);
+      if (settled) return settled;
+      const handle = c.workflow.getHandle(hostWorkflowId(call.ref));
+      await handle.executeUpdate(setPausedUpdate, { args: [{ paused: true, reason: why }] });
       let delay = 500;
       for (;;) {
         const found = await findHost(c, call.ref);
         if (found.kind !== 'running') return fleetHostResult(call.operation, found, call.since, call.fleet) ?? { outcome: 'skipped', reason: `the host's workflow is ${found.kind}` };
         const { view } = found;
-        if (!view.currentOperation) return abortedResult(call.operation, found, call.since, call.fleet, why);
+        if (!view.currentOperation) {
+          const result = abortedResult(call.operation, found, call.since, call.fleet, why);
+          const image = result.outcome === 'cancelled' ? imageToRestore(call.operation, view) : undefined;
+          if (!image) return result;
+          try {
+            await handle.executeUpdate(setImageUpdate, { args: [image] });
+          } catch (err) {
+            const refused = refusal(err);
+            if (refused) return { outcome: 'cancelled', reason: `deprovision cancelled before it ran (${why}); its image could not be put back (${refused.outcome === 'failed' ? refused.error : ''}): the host would deprovision once unpaused` };
+            throw err;
+          }
+          return { outcome: 'cancelled', reason: `deprovision cancelled before it ran (${why}): its image ${image.url} is back in its spec, nothing changed on the host` };
+        }
         heartbeat({ running: view.currentOperation.kind });
         await pause(delay);
         delay = Math.min(delay * 1.5, 5000);

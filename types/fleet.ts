@@ -34,7 +34,21 @@ export const FLEET_OPERATIONS = {
   provision: Type.Object({ kind: Type.Literal('provision'), image: ImageSchema }, closed),
   deprovision: Type.Object({ kind: Type.Literal('deprovision') }, closed),
   delete: Type.Object({ kind: Type.Literal('delete') }, closed),
+  reinspect: Type.Object({ kind: Type.Literal('reinspect') }, closed),
+  detach: Type.Object(
+    {
+      kind: Type.Literal('detach'),
+      deleteAction: Type.Optional(
+        Type.Union([Type.Literal('delete'), Type.Literal('delay')], { description: "Metal3's detached deleteAction: delete (default) or delay (a delete waits until attached again)" }),
+      ),
+      force: Type.Optional(Type.Boolean({ description: 'Detach in any registered state, not only provisioned, externally provisioned or available (default false)' })),
+    },
+    closed,
+  ),
+  attach: Type.Object({ kind: Type.Literal('attach') }, closed),
 } as const;
+/** Operations added after the first fleet workflows (patch fleet-inspect-detach): older code refused them as invalid input. */
+export const LATER_FLEET_OPERATIONS: ReadonlySet<string> = new Set(['reinspect', 'detach', 'attach']);
 export type FleetOperationKind = keyof typeof FLEET_OPERATIONS;
 export const FLEET_OPERATION_KINDS = Object.keys(FLEET_OPERATIONS) as FleetOperationKind[];
 export const FleetOperationSchema = Type.Union(Object.values(FLEET_OPERATIONS));

@@ -6,6 +6,7 @@
  * its workflow ended) is skipped with the reason, never counted as failed.
  */
 import type { FleetOperation } from '../types/fleet';
+import type { Image } from '../types/host';
 import type { HostView, OperationKind, OperationRecord } from './definitions';
 import { fleetPowerKey } from './fleet-definitions';
 
@@ -31,7 +32,17 @@ export const HOST_OPERATION: Record<FleetOperation['kind'], OperationKind> = {
   provision: 'provision',
   deprovision: 'deprovision',
   delete: 'delete',
+  reinspect: 'inspect',
+  detach: 'detach',
+  attach: 'enroll',
 };
+
+/**
+ * States in which a requested inspection runs (now, or once the host is
+ * available again): elsewhere it would wait for ever (a provisioned host is
+ * never inspected) and the request would linger for the next deprovision.
+ */
+const REINSPECTABLE: ReadonlySet<string> = new Set(['', 'unmanaged', 'registering', 'inspecting', 'preparing', 'available', 'deprovisioning', 'match profile', 'ready']);
 
 /** Keys a powerOn releases: one fleet's, or every fleet's hold the host has. */
 export function keysToRelease(op: Extract<FleetOperation, { kind: 'powerOn' }>, holds: Record<string, unknown>): string[] {
@@ -47,9 +58,14 @@ export function whyNotActionable(op: FleetOperation, found: HostFinding): string
   // The controller would hand the host its BareMetalHost's spec again: the fleet must not fight it.
   if (view.managedBy === 'kubernetes') return 'the host is driven by its BareMetalHost (Kubernetes mode): change it there';
   if (view.paused) return `the host is paused (${view.paused.reason})`;
-  if (view.status.operationalStatus === 'detached') return 'the host is detached';
+  // Attaching is what a detached host is for; a detached host asked to detach has reached its goal before this.
+  if (view.status.operationalStatus === 'detached' && op.kind !== 'attach') return 'the host is detached';
   if (view.deleteRequested && op.kind !== 'delete') return 'the host is being deleted';
   if (!view.spec) return 'the host has no spec yet';
+  const state = view.status.provisioning.state;
+  if (op.kind === 'reinspect' && !REINSPECTABLE.has(state)) {
+    return `the host is ${state}: it is inspected only when not provisioned (deprovision it first)`;
+  }
   return undefined;
 }
 
@@ -76,6 +92,14 @@ function reached(op: FleetOperation, view: HostView, since: string, fleet: strin
       return status.provisioning.state === 'available' && !spec?.image && !view.currentOperation;
     case 'delete':
       return false;
+    case 'reinspect':
+      // An inspection that ended after the fleet started the host, and the hardware details it read.
+      return status.hardware !== undefined && view.operations.some((o) => o.kind === 'inspect' && o.outcome === 'succeeded' && (o.endedAt ?? '') >= since);
+    case 'detach':
+      return status.operationalStatus === 'detached' && !view.currentOperation;
+    case 'attach':
+      // Registered again (a failed registration leaves the status `error`, not OK).
+      return ok && !view.currentOperation;
   }
 }
 
@@ -103,5 +127,19 @@ export function abortedResult(op: FleetOperation, found: HostFinding & { kind: '
   const record = found.view.operations.filter((o) => o.kind === kind && o.startedAt >= since).at(-1);
   if (record?.outcome === 'failed') return { outcome: 'failed', error: `${kind} failed: ${record.error ?? 'no error given'}` };
   if (record?.outcome === 'cancelled') return { outcome: 'cancelled', reason: `${kind} cancelled: ${record.cancelReason ?? why}` };
+  if (op.kind === 'delete') {
+    return { outcome: 'cancelled', reason: `delete stopped: the host is paused (${why}) and still to be deleted (a delete cannot be withdrawn); unpause it to let the delete go on` };
+  }
   return { outcome: 'cancelled', reason: `paused before its ${kind} ran (${why}); unpause the host to let it go on` };
+}
+
+/**
+ * A deprovision the abort stopped before it ran (the host still provisioned,
+ * running the image its status names): that image goes back in its spec, so
+ * the host is as it was and unpausing it deprovisions nothing.
+ */
+export function imageToRestore(op: FleetOperation, view: HostView): Image | undefined {
+  if (op.kind !== 'deprovision' || view.spec?.image) return undefined;
+  const { state, image } = view.status.provisioning;
+  return state === 'provisioned' && image ? image : undefined;
 }

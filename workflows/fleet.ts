@@ -19,8 +19,8 @@ import {
   setHandler,
   upsertSearchAttributes,
 } from '@temporalio/workflow';
-import { formatFieldErrors } from '../types/field-error';
-import { validateFleetInput, type FleetInput } from '../types/fleet';
+import { formatFieldErrors, type Result } from '../types/field-error';
+import { LATER_FLEET_OPERATIONS, validateFleetInput, type FleetInput } from '../types/fleet';
 import { SEARCH_ATTRIBUTES } from '../types/search-attributes';
 import {
   DEFAULT_FLEET_OPTIONS,
@@ -53,10 +53,22 @@ function checkAbort(req: FleetControlRequest): void {
   }
 }
 
+/**
+ * reinspect, detach and attach came later (patch fleet-inspect-detach): a run
+ * recorded before them failed such an input as invalid, and replays so. The
+ * marker is asked for only when the input names one of them.
+ */
+function laterOperationRefused(input: FleetInput): Result<FleetInput> | undefined {
+  const kind = (input as { operation?: { kind?: unknown } } | null)?.operation?.kind;
+  if (typeof kind !== 'string' || !LATER_FLEET_OPERATIONS.has(kind) || patched('fleet-inspect-detach')) return undefined;
+  return { ok: false, errors: [{ field: 'operation.kind', reason: `must be one of ${OLD_FLEET_OPERATION_KINDS}` }] };
+}
+const OLD_FLEET_OPERATION_KINDS = 'reboot, powerOff, powerOn, provision, deprovision, delete';
+
 export async function fleetWorkflow(input: FleetInput, carry: FleetCarry = {}): Promise<FleetProgress> {
   if (!carry.state) {
     // A `temporal workflow start` input is checked like the API's body: a bad one fails at once, naming the field.
-    const valid = validateFleetInput(input);
+    const valid = laterOperationRefused(input) ?? validateFleetInput(input);
     if (!valid.ok) {
       throw ApplicationFailure.create({ type: 'InvalidFleetInput', nonRetryable: true, message: formatFieldErrors(valid.errors), details: [valid.errors] });
     }

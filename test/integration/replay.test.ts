@@ -101,6 +101,8 @@ describe('replay of recorded histories', () => {
     for (const f of ['host-permit-long-wait-before-continue-as-new', 'host-permit-wait-continued-run1', 'host-permit-wait-continued-granted', 'provisioning-limiter-continued-holder']) expect(files).toContain(`${f}.json`);
     // spec.online false: a hard power off before patch soft-power-off, a soft one with it (record-soft-power-off-histories.ts old|new).
     for (const f of ['host-online-false-before-soft-power-off', 'host-online-false-soft-power-off']) expect(files).toContain(`${f}.json`);
+    // Fleet reinspect, detach, attach (patch fleet-inspect-detach): refused as invalid input by the code before, and run with it (record-fleet-inspect-detach-histories.ts old|new).
+    for (const f of ['fleet-reinspect-refused-v1', 'fleet-reinspect-v1', 'fleet-detach-v1', 'fleet-attach-v1']) expect(files).toContain(`${f}.json`);
   });
 
   it.each(files)('%s replays without nondeterminism', async (file) => {

@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { emptyStatus } from '../../types/host';
 import type { HostView, OperationRecord } from '../../workflows/definitions';
-import { abortedResult, fleetHostResult, keysToRelease, type HostFinding } from '../../workflows/fleet-goals';
+import { abortedResult, fleetHostResult, imageToRestore, keysToRelease, type HostFinding } from '../../workflows/fleet-goals';
 
 const SINCE = '2026-01-01T00:00:10.000Z';
 const op = (kind: OperationRecord['kind'], outcome: OperationRecord['outcome'], startedAt = '2026-01-01T00:00:20.000Z', error?: string): OperationRecord => ({
@@ -80,5 +80,47 @@ describe('fleet host goals', () => {
     });
     const done = running({ spec: { online: true, image: provision.image }, operations: [op('provision', 'succeeded')] }, { operationalStatus: 'OK', provisioning: { ...emptyStatus().provisioning, state: 'provisioned', image: provision.image } });
     expect(abortedResult(provision, done as HostFinding & { kind: 'running' }, SINCE, 'f', why)).toEqual({ outcome: 'succeeded' });
+  });
+  it('reinspect: an inspection that ended since the fleet started the host, with hardware details; never on a provisioned host', () => {
+    const reinspect = { kind: 'reinspect' } as const;
+    const inspected = (endedAt: string, startedAt = '2026-01-01T00:00:01.000Z') => ({ ...op('inspect', 'succeeded', startedAt), endedAt });
+    const hardware = { cpu: { count: 2 } } as HostView['status']['hardware'];
+    expect(fleetHostResult(reinspect, running({}, { hardware }), SINCE, 'f')).toBeUndefined();
+    // An inspection running when the fleet started the host counts once it ends after that.
+    expect(fleetHostResult(reinspect, running({ operations: [inspected('2026-01-01T00:00:30.000Z')] }, { hardware }), SINCE, 'f')).toEqual({ outcome: 'succeeded' });
+    expect(fleetHostResult(reinspect, running({ operations: [inspected('2026-01-01T00:00:05.000Z')] }, { hardware }), SINCE, 'f')).toBeUndefined();
+    expect(fleetHostResult(reinspect, running({ operations: [inspected('2026-01-01T00:00:30.000Z')] }), SINCE, 'f')).toBeUndefined();
+    expect(fleetHostResult(reinspect, running({ operations: [op('inspect', 'failed', undefined, 'no agent')] }), SINCE, 'f')).toEqual({ outcome: 'failed', error: 'inspect failed: no agent' });
+    const provisioned = running({}, { provisioning: { ...emptyStatus().provisioning, state: 'provisioned' } });
+    expect(fleetHostResult(reinspect, provisioned, SINCE, 'f')).toMatchObject({ outcome: 'skipped', reason: expect.stringMatching(/provisioned: it is inspected only when not provisioned/) });
+  });
+
+  it('detach: the host status says detached; attach: registered again (OK), a failed registration is the host error', () => {
+    expect(fleetHostResult({ kind: 'detach' }, running({}, { operationalStatus: 'OK' }), SINCE, 'f')).toBeUndefined();
+    expect(fleetHostResult({ kind: 'detach' }, running({}, { operationalStatus: 'detached' }), SINCE, 'f')).toEqual({ outcome: 'succeeded' });
+    expect(fleetHostResult({ kind: 'detach' }, running({ operations: [op('detach', 'failed', undefined, 'Ironic refused')] }, { operationalStatus: 'error' }), SINCE, 'f')).toMatchObject({ outcome: 'failed' });
+    // Other operations leave a detached host alone; attach is what it waits for.
+    expect(fleetHostResult({ kind: 'reboot' }, running({}, { operationalStatus: 'detached' }), SINCE, 'f')).toEqual({ outcome: 'skipped', reason: 'the host is detached' });
+    expect(fleetHostResult({ kind: 'attach' }, running({}, { operationalStatus: 'detached' }), SINCE, 'f')).toBeUndefined();
+    expect(fleetHostResult({ kind: 'attach' }, running({ operations: [op('enroll', 'failed', undefined, 'bad BMC')] }, { operationalStatus: 'error' }), SINCE, 'f')).toEqual({ outcome: 'failed', error: 'enroll failed: bad BMC' });
+    expect(fleetHostResult({ kind: 'attach' }, running({}, { operationalStatus: 'OK' }), SINCE, 'f')).toEqual({ outcome: 'succeeded' });
+  });
+
+  it('an aborted delete is cancelled and left paused; an aborted deprovision that never ran gets its image back', () => {
+    const why = 'fleet operation f aborted';
+    const paused = { reason: why, since: SINCE };
+    expect(abortedResult({ kind: 'delete' }, running({ deleteRequested: true, paused }) as HostFinding & { kind: 'running' }, SINCE, 'f', why)).toMatchObject({
+      outcome: 'cancelled',
+      reason: expect.stringMatching(/^delete stopped: the host is paused \(fleet operation f aborted\)/),
+    });
+    const image = { url: 'http://i/a.qcow2', checksum: 'c'.repeat(32), checksumType: 'md5', format: 'qcow2' } as const;
+    const provisioned = { ...emptyStatus().provisioning, state: 'provisioned' as const, image };
+    const notRun = running({ paused }, { provisioning: provisioned }) as HostFinding & { kind: 'running' };
+    expect(abortedResult({ kind: 'deprovision' }, notRun, SINCE, 'f', why)).toMatchObject({ outcome: 'cancelled' });
+    expect(imageToRestore({ kind: 'deprovision' }, notRun.view)).toEqual(image);
+    // Deprovisioned already, or still asked for an image: nothing to put back.
+    expect(imageToRestore({ kind: 'deprovision' }, (running({ paused }, { provisioning: { ...provisioned, state: 'available', image: undefined } }) as HostFinding & { kind: 'running' }).view)).toBeUndefined();
+    expect(imageToRestore({ kind: 'deprovision' }, (running({ paused, spec: { online: true, image } }, { provisioning: provisioned }) as HostFinding & { kind: 'running' }).view)).toBeUndefined();
+    expect(imageToRestore({ kind: 'provision', image }, notRun.view)).toBeUndefined();
   });
 });
