@@ -157,12 +157,15 @@ const RETRYABLE = new Set(['apply', 'get', 'patch', 'annotate', 'label']);
 /** Runs the built kubectl against the test API server as admin (or the one `kubeconfig` names). */
 export function kubectl(args: string[], opts: { input?: string; check?: boolean; kubeconfig?: string } = {}): RunResult {
   cachedKubectl ??= kubePaths().kubectl;
+  // A `kubectl wait --timeout=300s` must not be killed at 2 minutes (it failed with exit 1 and no message so).
+  const asked = args.map((a) => /^--timeout=(\d+)s$/.exec(a)).find(Boolean);
+  const processTimeoutMs = Math.max(120_000, asked ? (Number(asked[1]) + 30) * 1000 : 0);
   const once = (): RunResult => {
     const r = spawnSync(cachedKubectl!, ['--kubeconfig', opts.kubeconfig ?? KUBECONFIG, ...args], {
       input: opts.input,
       encoding: 'utf8',
       env: { ...process.env, KUBECACHEDIR: join(KUBE_STATE_DIR, 'kubectl-cache') },
-      timeout: 120_000,
+      timeout: processTimeoutMs,
       maxBuffer: 256 * 1024 * 1024, // /metrics and large lists exceed the 1 MiB default
     });
     return { status: r.status ?? -1, stdout: r.stdout ?? '', stderr: r.stderr ?? String(r.error ?? '') };
