@@ -97,6 +97,9 @@ describe('replay of recorded histories', () => {
     for (const f of ['host-lifecycle-before-provisioning-limit', 'host-provisioning-limit-delayed', 'provisioning-limiter']) expect(files).toContain(`${f}.json`);
     // spec.online false: a hard power off before patch soft-power-off, a soft one with it (record-soft-power-off-histories.ts old|new).
     for (const f of ['host-online-false-before-soft-power-off', 'host-online-false-soft-power-off']) expect(files).toContain(`${f}.json`);
+    // Automated cleaning moved from preparing to provisioning, as BMO (patch bmo-cleaning-placement): the lifecycle
+    // before it, whose prepare ran Ironic's provide (record-histories.ts -before-bmo-cleaning on the code before), and with it.
+    for (const f of ['host-lifecycle-before-bmo-cleaning', 'host-lifecycle-bmo-cleaning']) expect(files).toContain(`${f}.json`);
   });
 
   it.each(files)('%s replays without nondeterminism', async (file) => {
