@@ -48,6 +48,9 @@ SA_ISSUER="https://kubernetes.default.svc.cluster.local"
 log() { printf '[kube] %s\n' "$*"; }
 err() { printf '[kube] ERROR: %s\n' "$*" >&2; }
 die() { err "$*"; exit 1; }
+SCRIPT=scripts/kube.sh
+# shellcheck source=scripts/lib/services.sh
+source "$REPO/scripts/lib/services.sh"
 
 for v in ETCD_PORT ETCD_PEER_PORT KUBE_API_PORT HEALTH_TIMEOUT; do
   [[ "${!v}" =~ ^[0-9]+$ ]] || die "$v must be a number, got '${!v}'"
@@ -88,22 +91,6 @@ marker_of() {
   esac
 }
 
-# ------------------------------------------------------------ helpers ----
-running_pid() {
-  local svc="$1" pidfile="$RUN/$1.pid" pid state
-  [[ -f "$pidfile" ]] || return 0
-  pid="$(cat "$pidfile" 2>/dev/null || true)"
-  if [[ "$pid" =~ ^[0-9]+$ ]] && kill -0 "$pid" 2>/dev/null; then
-    state="$(awk '{print $3}' "/proc/$pid/stat" 2>/dev/null || echo Z)"
-    if [[ "$state" != Z ]] && tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -qF -- "$(marker_of "$svc")"; then
-      echo "$pid"
-      return 0
-    fi
-  fi
-  log "$svc: removing stale pid file ($pidfile, pid '${pid}')" >&2
-  rm -f "$pidfile" "$RUN/$svc.port"
-}
-
 # Is 127.0.0.1:PORT free to listen on? (Node's listen sets SO_REUSEADDR, as servers do.)
 port_free() {
   node -e '
@@ -111,20 +98,6 @@ port_free() {
     s.once("error", () => process.exit(1));
     s.listen(Number(process.argv[1]), "127.0.0.1", () => s.close(() => process.exit(0)));
   ' "$1" 2>/dev/null
-}
-
-port_owner() {
-  if command -v ss >/dev/null 2>&1; then
-    ss -Hltnp "sport = :$1" 2>/dev/null | sed -n 's/.*users:(\(.*\))$/\1/p' | head -1
-  fi
-}
-
-require_port() {
-  local svc="$1" port="$2" what="$3" owner
-  if ! port_free "$port"; then
-    owner="$(port_owner "$port")"
-    die "$svc: port $port ($what) on $HOST is already in use${owner:+ by $owner}; stop that process or pick another port (env $4)"
-  fi
 }
 
 require_bin() {
@@ -161,12 +134,6 @@ close_inherited_fds() {
     [[ "$fd" =~ ^[0-9]+$ && "$fd" -gt 2 ]] || continue
     eval "exec $fd>&-" 2>/dev/null || true
   done
-}
-
-log_tail() {
-  local svc="$1" file="$LOGS/$1.log"
-  err "$svc: last lines of $file:"
-  if [[ -f "$file" ]]; then tail -n "${2:-40}" "$file" | sed 's/^/    /' >&2; fi
 }
 
 # ------------------------------------------------------------ configs ----
@@ -361,31 +328,6 @@ start_one() {
   log "$svc: healthy after $((SECONDS - t0))s"
 }
 
-stop_one() {
-  local svc="$1" pid i
-  pid="$(running_pid "$svc")"
-  if [[ -z "$pid" ]]; then
-    log "$svc: not running"
-    rm -f "$RUN/$svc.pid" "$RUN/$svc.port"
-    return 0
-  fi
-  log "$svc: stopping pid $pid"
-  kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null || true
-  for ((i = 0; i < 300; i++)); do
-    if ! kill -0 -- "-$pid" 2>/dev/null; then break; fi
-    if [[ "$(awk '{print $3}' "/proc/$pid/stat" 2>/dev/null || echo Z)" == Z ]] &&
-       ! pgrep -g "$pid" >/dev/null 2>&1; then break; fi
-    sleep 0.1
-  done
-  if kill -0 -- "-$pid" 2>/dev/null && [[ "$(awk '{print $3}' "/proc/$pid/stat" 2>/dev/null || echo Z)" != Z ]]; then
-    log "$svc: still running after 30s, sending SIGKILL"
-    kill -KILL -- "-$pid" 2>/dev/null || true
-    sleep 0.5
-  fi
-  rm -f "$RUN/$svc.pid" "$RUN/$svc.port"
-  log "$svc: stopped"
-}
-
 status_all() {
   local svc pid rc=0
   for svc in "${SERVICES[@]}"; do
@@ -413,40 +355,13 @@ export PATH=$(dirname "$KUBECTL"):\$PATH
 EOF
 }
 
-select_services() {
-  SELECTED=()
-  if [[ $# -eq 0 ]]; then SELECTED=("${SERVICES[@]}"); return; fi
-  local s
-  for s in "$@"; do
-    case "$s" in
-      etcd|apiserver) SELECTED+=("$s") ;;
-      *) die "unknown service '$s' (etcd, apiserver)" ;;
-    esac
-  done
-}
-
-reverse() { local i; for ((i = $# ; i > 0 ; i--)); do printf '%s\n' "${!i}"; done; }
-
-lock() {
-  exec 9>"$RUN/.lock"
-  if command -v flock >/dev/null 2>&1; then
-    flock -w 180 9 || die "another scripts/kube.sh start/stop holds $RUN/.lock"
-  fi
-}
-
 start_selected() {
   require_tools
   for s in "${SELECTED[@]}"; do
     if [[ -z "$(running_pid "$s")" ]]; then precheck_one "$s"; fi
   done
   for s in "${SERVICES[@]}"; do
-    if [[ " ${SELECTED[*]} " == *" $s "* ]]; then start_one "$s"; fi
-  done
-}
-
-stop_selected() {
-  for s in $(reverse "${SERVICES[@]}"); do
-    if [[ " ${SELECTED[*]} " == *" $s "* ]]; then stop_one "$s"; fi
+    if selected "$s"; then start_one "$s"; fi
   done
 }
 
@@ -455,7 +370,7 @@ cmd="${1:-}"; shift || true
 case "$cmd" in
   start)
     select_services "$@"; lock
-    if [[ " ${SELECTED[*]} " == *" apiserver "* && " ${SELECTED[*]} " != *" etcd "* && -z "$(running_pid etcd)" ]]; then
+    if selected apiserver && ! selected etcd && [[ -z "$(running_pid etcd)" ]]; then
       die "apiserver: etcd is not running; run 'scripts/kube.sh start' (both)"
     fi
     start_selected

@@ -58,6 +58,14 @@ IRONIC_API_VERSION="1.115"          # max microversion of Ironic 39.0.0
 log() { printf '[stack] %s\n' "$*"; }
 err() { printf '[stack] ERROR: %s\n' "$*" >&2; }
 die() { err "$*"; exit 1; }
+SCRIPT=scripts/stack.sh
+# shellcheck source=scripts/lib/services.sh
+source "$REPO/scripts/lib/services.sh"
+# Beside the pid and port files: how the service was started.
+run_files() {
+  echo "$1.scheme"
+  if [[ "$1" == temporal ]]; then echo temporal.uiport; fi
+}
 
 IRONIC_CERT_FILE="${IRONIC_CERT_FILE:-}"
 IRONIC_KEY_FILE="${IRONIC_KEY_FILE:-}"
@@ -120,22 +128,6 @@ marker_of() {
   esac
 }
 
-# pid of the running service, or nothing (stale pid files are removed).
-running_pid() {
-  local svc="$1" pidfile="$RUN/$1.pid" pid state
-  [[ -f "$pidfile" ]] || return 0
-  pid="$(cat "$pidfile" 2>/dev/null || true)"
-  if [[ "$pid" =~ ^[0-9]+$ ]] && kill -0 "$pid" 2>/dev/null; then
-    state="$(awk '{print $3}' "/proc/$pid/stat" 2>/dev/null || echo Z)"
-    if [[ "$state" != Z ]] && tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -qF -- "$(marker_of "$svc")"; then
-      echo "$pid"
-      return 0
-    fi
-  fi
-  log "$svc: removing stale pid file ($pidfile, pid '${pid}')" >&2
-  rm -f "$pidfile" "$RUN/$svc.port" "$RUN/$svc.scheme"
-}
-
 # Is 127.0.0.1:PORT free to listen on? (same SO_REUSEADDR semantics as servers)
 port_free() {
   "$VENV/bin/python" - "$1" <<'EOF'
@@ -149,20 +141,6 @@ except OSError:
 finally:
     s.close()
 EOF
-}
-
-port_owner() {
-  if command -v ss >/dev/null 2>&1; then
-    ss -Hltnp "sport = :$1" 2>/dev/null | sed -n 's/.*users:(\(.*\))$/\1/p' | head -1
-  fi
-}
-
-require_port() {
-  local svc="$1" port="$2" what="$3" owner
-  if ! port_free "$port"; then
-    owner="$(port_owner "$port")"
-    die "$svc: port $port ($what) on $HOST is already in use${owner:+ by $owner}; stop that process or pick another port (env ${4})"
-  fi
 }
 
 require_bin() {
@@ -218,12 +196,6 @@ healthy() {
       http_check "$scheme://$HOST:$port/redfish/v1/Systems" "$SUSHY_USERNAME:$SUSHY_PASSWORD" \
         "status == 200 and json.loads(body)['Members@odata.count'] > 0" ;;
   esac
-}
-
-log_tail() {
-  local svc="$1" file="$LOGS/$1.log"
-  err "$svc: last lines of $file:"
-  if [[ -f "$file" ]]; then tail -n "${2:-40}" "$file" | sed 's/^/    /' >&2; fi
 }
 
 # Early, unrecoverable failures visible in the log (fail fast instead of
@@ -529,35 +501,6 @@ start_one() {
   log "$svc: healthy"
 }
 
-stop_one() {
-  local svc="$1" pid i
-  pid="$(running_pid "$svc")"
-  if [[ -z "$pid" ]]; then
-    log "$svc: not running"
-    rm -f "$RUN/$svc.pid" "$RUN/$svc.port"
-    return 0
-  fi
-  log "$svc: stopping pid $pid"
-  # The service leads its own process group (setsid); signal the whole group
-  # (ironic forks a worker process).
-  kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null || true
-  for ((i = 0; i < 300; i++)); do
-    if ! kill -0 -- "-$pid" 2>/dev/null; then break; fi
-    # a zombie leader (not yet reaped) with no live group members counts as gone
-    if [[ "$(awk '{print $3}' "/proc/$pid/stat" 2>/dev/null || echo Z)" == Z ]] &&
-       ! pgrep -g "$pid" >/dev/null 2>&1; then break; fi
-    sleep 0.1
-  done
-  if kill -0 -- "-$pid" 2>/dev/null && [[ "$(awk '{print $3}' "/proc/$pid/stat" 2>/dev/null || echo Z)" != Z ]]; then
-    log "$svc: still running after 30s, sending SIGKILL"
-    kill -KILL -- "-$pid" 2>/dev/null || true
-    sleep 0.5
-  fi
-  rm -f "$RUN/$svc.pid" "$RUN/$svc.port" "$RUN/$svc.scheme"
-  if [[ "$svc" == temporal ]]; then rm -f "$RUN/temporal.uiport"; fi
-  log "$svc: stopped"
-}
-
 status_all() {
   local svc pid port rc=0 extra
   for svc in "${SERVICES[@]}"; do
@@ -594,27 +537,6 @@ EOF
   if [[ "$(scheme_of ironic)" == http ]]; then echo "unset IRONIC_CACERT_FILE IRONIC_CLIENT_CERT_FILE IRONIC_CLIENT_PRIVATE_KEY_FILE"; fi
 }
 
-select_services() {
-  SELECTED=()
-  if [[ $# -eq 0 ]]; then SELECTED=("${SERVICES[@]}"); return; fi
-  local s
-  for s in "$@"; do
-    case "$s" in
-      temporal|ironic|sushy) SELECTED+=("$s") ;;
-      *) die "unknown service '$s' (temporal, ironic, sushy)" ;;
-    esac
-  done
-}
-
-reverse() { local i; for ((i = $# ; i > 0 ; i--)); do printf '%s\n' "${!i}"; done; }
-
-lock() {
-  exec 9>"$RUN/.lock"
-  if command -v flock >/dev/null 2>&1; then
-    flock -w 180 9 || die "another scripts/stack.sh start/stop holds $RUN/.lock"
-  fi
-}
-
 cmd="${1:-}"; shift || true
 case "$cmd" in
   start)
@@ -625,14 +547,12 @@ case "$cmd" in
       if [[ -z "$(running_pid "$s")" ]]; then precheck_one "$s"; fi
     done
     for s in "${SERVICES[@]}"; do
-      if [[ " ${SELECTED[*]} " == *" $s "* ]]; then start_one "$s"; fi
+      if selected "$s"; then start_one "$s"; fi
     done
     log "all requested services healthy (state dir $STATE)" ;;
   stop)
     select_services "$@"; lock
-    for s in $(reverse "${SERVICES[@]}"); do
-      if [[ " ${SELECTED[*]} " == *" $s "* ]]; then stop_one "$s"; fi
-    done ;;
+    stop_selected ;;
   restart)
     empty_db=0; names=()
     for a in "$@"; do
@@ -640,15 +560,13 @@ case "$cmd" in
     done
     select_services "${names[@]}"; lock
     [[ -x "$VENV/bin/python" ]] || die "python venv $VENV not found; run scripts/install.sh"
-    if ((empty_db)) && [[ " ${SELECTED[*]} " != *" ironic "* ]]; then
+    if ((empty_db)) && ! selected ironic; then
       die "--empty-db empties Ironic's database: name ironic among the services (restart ironic --empty-db)"
     fi
-    for s in $(reverse "${SERVICES[@]}"); do
-      if [[ " ${SELECTED[*]} " == *" $s "* ]]; then stop_one "$s"; fi
-    done
+    stop_selected
     if ((empty_db)); then empty_ironic_db; fi
     for s in "${SERVICES[@]}"; do
-      if [[ " ${SELECTED[*]} " == *" $s "* ]]; then start_one "$s"; fi
+      if selected "$s"; then start_one "$s"; fi
     done ;;
   status) status_all ;;
   env) print_env ;;

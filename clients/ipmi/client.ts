@@ -3,7 +3,7 @@
  * answers parsed and failures typed (see ./ipmitool.ts for how ipmitool is
  * run and how the password is kept off its command line).
  */
-import { sleep } from '../bmc/abort';
+import { pollPowerState } from '../bmc/power-poll';
 import { IpmiError } from '../bmc/errors';
 import { classifyIpmitoolFailure, runIpmitool, type IpmitoolOptions, type IpmitoolResult } from './ipmitool';
 
@@ -99,19 +99,15 @@ export class IpmiClient {
   }
 
   async waitForPowerState(target: IpmiPowerState, opts: IpmiWaitOptions = {}): Promise<void> {
-    const timeoutMs = opts.timeoutMs ?? 120_000;
-    const pollMs = opts.pollIntervalMs ?? 1_000;
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const state = await this.getPowerState();
-      opts.onPoll?.(state);
-      if (state === target) return;
-      if (Date.now() + pollMs > deadline) {
-        throw new IpmiError('timeout', `IPMI BMC at ${this.where}: chassis power still ${state} ${Math.round(timeoutMs / 1000)} s after asking for ${target}`);
-      }
-      await sleep(pollMs, this.opts.signal);
-    }
+    await pollPowerState(
+      () => this.getPowerState(),
+      target,
+      opts,
+      (state, seconds) => new IpmiError('timeout', `IPMI BMC at ${this.where}: chassis power still ${state} ${seconds} s after asking for ${target}`),
+      this.opts.signal,
+    );
   }
+
 
   /**
    * Reboot as Ironic does it: power off (hard) or soft (ACPI shutdown), wait

@@ -23,7 +23,7 @@ import { RedfishError } from '../bmc/errors';
 import { arr, obj, odataId, str, type Json } from './http';
 import { hardwareFromRedfish } from './inventory';
 import { RedfishSession } from './session';
-import { sleep } from './transport';
+import { pollPowerState } from '../bmc/power-poll';
 import type { BootOverride, PowerWaitOptions, RedfishClientOptions, RedfishPowerState, ResetType, VirtualMediaState } from './types';
 
 export type { Json, RedfishResponse } from './http';
@@ -94,19 +94,15 @@ export class RedfishClient extends RedfishSession {
 
   /** Polls PowerState until it is `target`; `timeout` error otherwise. */
   async waitForPowerState(target: 'On' | 'Off', opts: PowerWaitOptions = {}): Promise<void> {
-    const timeoutMs = opts.timeoutMs ?? 120_000;
-    const pollMs = opts.pollIntervalMs ?? 1_000;
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const state = await this.getPowerState();
-      opts.onPoll?.(state);
-      if (state === target) return;
-      if (Date.now() + pollMs > deadline) {
-        throw this.fail('timeout', `system ${this.systemPath} on ${this.origin} is still ${state ?? 'in an unknown power state'} ${Math.round(timeoutMs / 1000)} s after asking for ${target}`);
-      }
-      await sleep(pollMs, this.signal);
-    }
+    await pollPowerState<string | undefined>(
+      () => this.getPowerState(),
+      target,
+      opts,
+      (state, seconds) => this.fail('timeout', `system ${this.systemPath} on ${this.origin} is still ${state ?? 'in an unknown power state'} ${seconds} s after asking for ${target}`),
+      this.signal,
+    );
   }
+
 
   /** Sets the boot source override; checks the target (and mode) against what the system allows. */
   async setBootOverride(override: BootOverride): Promise<void> {
