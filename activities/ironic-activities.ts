@@ -50,6 +50,7 @@ export function createIronicActivities(deps: IronicActivityDeps) {
     ensureNode: wrap(register.ensureNode),
     manageNode: wrap(register.manageNode),
     inspectNode: wrap(register.inspectNode),
+    prepareNode: wrap(register.prepareNode),
     provideNode: wrap(register.provideNode),
     cleanNode: wrap(clean.cleanNode),
     deployNode: wrap(deploy.deployNode),

@@ -11,6 +11,7 @@ import { parseConfigMapping } from '../types/config-data';
 import { isOciUrl } from '../types/image';
 import { deployInterfaceOps, deploySteps, instanceInfo, isLiveIso, type DeployKind } from './ironic-instance-info';
 import { lastError, operationFailed, summary, type NodeDriver, type NodeSummary, type NodeTarget } from './ironic-node-driver';
+import { createRamdiskCheck } from './ironic-ramdisk';
 
 export interface DeployDeps {
   ironic: IronicClient;
@@ -33,11 +34,17 @@ interface DeployInput extends NodeTarget {
   preprovisioningNetworkDataName?: string;
   /** meta_data.uuid: the BareMetalHost's uid (or the API host's); the node's UUID only for runs recorded before it. */
   uid?: string;
+  /**
+   * spec.automatedCleaningMode set on a manageable node before its `provide` (BMO cleans when provisioning
+   * starts); unset (runs scheduled before it) leaves the node's own automated_clean, set at registration.
+   */
+  automatedCleaning?: boolean;
 }
 
 export function createDeployActivities(deps: DeployDeps) {
   const { ironic, secrets } = deps;
   const { drive, setAutomatedClean } = deps.driver;
+  const { namingRamdisk } = createRamdiskCheck(ironic);
 
   /** `user:password` for an oci:// image's registry, read at the moment of use (never in history or logs). */
   async function pullSecret(ref: HostRef, image: Image | undefined): Promise<string | undefined> {
@@ -94,7 +101,9 @@ export function createDeployActivities(deps: DeployDeps) {
       const configdrive = isLiveIso(input.image, kind) ? undefined : await configDrive(input.ref, input);
       return { ...(configdrive ? { configdrive } : {}), ...(steps ? { deploy_steps: steps } : {}) };
     };
-    const node = await drive(input.nodeId, (n, issued) => {
+    const { automatedCleaning } = input;
+    const setCleaning = automatedCleaning === undefined ? undefined : () => setAutomatedClean(input.nodeId, automatedCleaning);
+    const node = await namingRamdisk(input.nodeId, () => drive(input.nodeId, (n, issued) => {
       switch (n.provision_state) {
         case 'active':
           return { done: true };
@@ -107,19 +116,20 @@ export function createDeployActivities(deps: DeployDeps) {
         case 'deploy failed':
           return issued.includes('active') ? { fail: `deploy failed: ${lastError(n)}` } : { verb: 'active', prepare: () => start(n) };
         case 'manageable':
-          return { verb: 'provide' };
+          // As BMO: automated cleaning runs here, when provisioning starts, not when the host became available.
+          return { verb: 'provide', ...(setCleaning ? { prepare: setCleaning } : {}) };
         case 'clean failed':
           return issued.includes('provide') ? { fail: `cleaning before deploy failed: ${lastError(n)}` } : { verb: 'manage' };
         default:
           return { fail: `cannot provision a node in Ironic state "${n.provision_state}"` };
       }
-    });
+    }));
     return summary(node);
   }
 
   async function undeployNode(input: NodeTarget & { nodeId: string; automatedCleaning: boolean }): Promise<NodeSummary> {
     const setCleaning = () => setAutomatedClean(input.nodeId, input.automatedCleaning);
-    const node = await drive(input.nodeId, (n, issued) => {
+    const node = await namingRamdisk(input.nodeId, () => drive(input.nodeId, (n, issued) => {
       switch (n.provision_state) {
         case 'available':
           return { done: true };
@@ -137,7 +147,7 @@ export function createDeployActivities(deps: DeployDeps) {
         default:
           return { fail: `cannot deprovision a node in Ironic state "${n.provision_state}"` };
       }
-    });
+    }));
     return summary(node);
   }
 

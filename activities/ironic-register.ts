@@ -1,7 +1,7 @@
 /**
  * Registration: the host's Ironic node created or brought in line with the
  * spec (driver, BMC access, interfaces, boot MAC port), then managed,
- * inspected and made available.
+ * inspected and prepared (left manageable, as BMO leaves it).
  */
 import { parseBmcAddress } from '../types/bmc';
 import { ironicDriverInfo } from '../clients/ironic/driver-info';
@@ -16,8 +16,9 @@ import { readSecretKey, type SecretReader } from '../clients/secrets/secret-stor
 import { parseConfigMapping } from '../types/config-data';
 import { deployChosenInterface } from './ironic-instance-info';
 import { pause } from './activity-context';
+import { createRamdiskCheck } from './ironic-ramdisk';
 import { resendDelayMs, TRANSIENT_RESENDS, transientIronicError } from './ironic-transient';
-import { lastError, operationFailed, OWNER_KEY, ownerMark, summary, type NodeDriver, type NodeSummary, type NodeTarget } from './ironic-node-driver';
+import { lastError, operationFailed, OWNER_KEY, ownerMark, summary, type NodeDriver, type NodeSummary, type NodeTarget, type Step } from './ironic-node-driver';
 
 export interface RegisterDeps {
   ironic: IronicClient;
@@ -28,9 +29,14 @@ export interface RegisterDeps {
   driver: NodeDriver;
 }
 
+/** Preparing a node in neither goal state: manageable first out of enroll or a failed inspection, else stuck. */
+const managedFirst = (n: IronicNode): Step =>
+  n.provision_state === 'enroll' || n.provision_state === 'inspect failed' ? { verb: 'manage' } : { fail: `cannot prepare a node in Ironic state "${n.provision_state}"` };
+
 export function createRegisterActivities(deps: RegisterDeps) {
   const { ironic, secrets, inspection } = deps;
   const { drive, findNode, setAutomatedClean } = deps.driver;
+  const { namingRamdisk } = createRamdiskCheck(ironic);
 
   async function credentials(ref: HostRef, spec: HostSpec) {
     const name = bmcOf(spec).credentialsName;
@@ -185,9 +191,24 @@ export function createRegisterActivities(deps: RegisterDeps) {
     return { hardware: inventory ? hardwareFromInventory(inventory) : hardwareFromProperties(node.properties) };
   }
 
+  /**
+   * `preparing` as BMO's Prepare (patch bmo-cleaning-placement): the node is left `manageable` (or
+   * `available`, cleaned by a deprovision) and automated cleaning waits for provisioning (deployNode),
+   * so a host needs no agent ramdisk to become available. Manual cleaning is the clean operation's.
+   */
+  async function prepareNode(input: NodeTarget & { nodeId: string }): Promise<NodeSummary> {
+    const node = await drive(input.nodeId, (n) => {
+      if (n.provision_state === 'manageable' || n.provision_state === 'available') return { done: true };
+      // As BMO's Prepare: a failed clean (an earlier provide's) is made manageable again.
+      return n.provision_state === 'clean failed' ? { verb: 'manage' } : managedFirst(n);
+    });
+    return summary(node);
+  }
+
+  /** `preparing` before patch bmo-cleaning-placement: Ironic's provide (automated cleaning) made the node available. */
   async function provideNode(input: NodeTarget & { nodeId: string; automatedCleaning: boolean }): Promise<NodeSummary> {
     const setCleaning = () => setAutomatedClean(input.nodeId, input.automatedCleaning);
-    const node = await drive(input.nodeId, (n, issued) => {
+    const node = await namingRamdisk(input.nodeId, () => drive(input.nodeId, (n, issued) => {
       switch (n.provision_state) {
         case 'available':
           return { done: true };
@@ -195,15 +216,12 @@ export function createRegisterActivities(deps: RegisterDeps) {
           return { verb: 'provide', prepare: setCleaning };
         case 'clean failed':
           return issued.includes('provide') ? { fail: `cleaning failed: ${lastError(n)}` } : { verb: 'manage' };
-        case 'enroll':
-        case 'inspect failed':
-          return { verb: 'manage' };
         default:
-          return { fail: `cannot prepare a node in Ironic state "${n.provision_state}"` };
+          return managedFirst(n);
       }
-    });
+    }));
     return summary(node);
   }
 
-  return { ensureNode, manageNode, inspectNode, provideNode };
+  return { ensureNode, manageNode, inspectNode, prepareNode, provideNode };
 }

@@ -58,7 +58,11 @@ export class FloorDriver {
             node.provision_state === 'manageable' ? (issued.includes('inspect') ? 'done' : 'inspect') : 'fail',
           );
           await this.client.getInventory(n.uuid!);
-          await this.drive(n, (node) => (node.provision_state === 'available' ? 'done' : node.provision_state === 'manageable' ? 'provide' : 'fail'), {
+          // As metalflow's prepare (and BMO's): the node stays manageable; provisioning cleans.
+          if (!n.poweredOn) await this.setPower(n, true);
+          return;
+        case 'provisioned':
+          await this.drive(n, (node) => ({ active: 'done', available: 'active', manageable: 'provide' } as Record<string, string>)[node.provision_state] ?? 'fail', {
             provide: async () => {
               const node = await this.mustGet(n);
               const clean = !this.opts.redfish;
@@ -67,11 +71,6 @@ export class FloorDriver {
               }
               return {};
             },
-          });
-          if (!n.poweredOn) await this.setPower(n, true);
-          return;
-        case 'provisioned':
-          await this.drive(n, (node) => (node.provision_state === 'active' ? 'done' : node.provision_state === 'available' ? 'active' : 'fail'), {
             active: async () => {
               await this.client.patchNode(n.uuid!, [
                 { op: 'add', path: '/instance_info/image_source', value: IMAGE.url },

@@ -3,7 +3,8 @@
  * in order, each one Ironic manual clean of its own, so the Temporal UI
  * shows each step as its own activity (`<seq>-clean: cleanNode <step>`) and
  * a failure names the step Ironic failed. Runs inside the host workflow, in
- * `preparing`; the node is left `manageable` for `prepare` to make available.
+ * `preparing`; the node is left `manageable` for `prepare` (which, with patch
+ * bmo-cleaning-placement, leaves it so until provisioning; before it, provides it).
  */
 import { ActivityCancellationType, CancellationScope, CancelledFailure, proxyActivities, type ActivityOptions } from '@temporalio/workflow';
 import type { IronicActivities } from '../activities/ironic-activities';

@@ -96,7 +96,7 @@ export function nextStateAfter(op: OperationKind, state: ProvisioningState, s: H
     case 'detach':
       return state;
     case 'clean':
-      // The node is left manageable: `prepare` makes it available again.
+      // The node is left manageable: `prepare` makes the host available again.
       return 'preparing';
   }
 }

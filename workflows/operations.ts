@@ -3,7 +3,7 @@
  * Temporal UI. They sequence activities and make no decisions about the host;
  * the host workflow decides what runs next.
  */
-import { ActivityCancellationType, proxyActivities, type ActivityOptions } from '@temporalio/workflow';
+import { ActivityCancellationType, patched, proxyActivities, type ActivityOptions } from '@temporalio/workflow';
 import { since } from './versions';
 import { bmcOf, type HardwareDetails, type HostRef, type HostSpec, type Image } from '../types/host';
 import { BMC_RETRY, QUIET_RETRY as retry, required } from './operation-common';
@@ -93,8 +93,13 @@ export async function inspectWorkflow(input: OperationInput): Promise<OperationO
 export async function prepareWorkflow(input: OperationInput): Promise<OperationOutcome> {
   if (isDirect(input.spec)) return directPrepare(input);
   const nodeId = required(input.nodeId, 'a node');
+  // As BMO (patch bmo-cleaning-placement): the node stays manageable while the host is available and
+  // automated cleaning runs when provisioning starts (deployNode); before it, provide cleaned here.
+  const asBmo = patched('bmo-cleaning-placement');
   const node = await abortingOnCancel(input, () =>
-    interruptible().provideNode({ ref: input.ref, nodeId, automatedCleaning: cleaning(input.spec) }),
+    asBmo
+      ? interruptible().prepareNode({ ref: input.ref, nodeId })
+      : interruptible().provideNode({ ref: input.ref, nodeId, automatedCleaning: cleaning(input.spec) }),
   );
   return { poweredOn: node.poweredOn };
 }
@@ -118,6 +123,7 @@ export async function provisionWorkflow(input: OperationInput): Promise<Operatio
       metaData: spec.metaData,
       ...(spec.preprovisioningNetworkDataName ? { preprovisioningNetworkDataName: spec.preprovisioningNetworkDataName } : {}),
       ...(input.uid ? { uid: input.uid } : {}),
+      automatedCleaning: cleaning(spec),
     });
     // Drivers differ in the power state a deploy leaves behind; the spec decides.
     if (node.poweredOn !== spec.online) node = await acts.setPower({ ref: input.ref, nodeId, on: spec.online });

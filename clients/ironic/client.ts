@@ -322,6 +322,11 @@ export class IronicClient {
     return history.map(({ created_at, severity, event }) => ({ created_at, severity, event }));
   }
 
+  /** Each interface's check of the node's settings (`GET …/validate`): `{ deploy: { result, reason }, boot: … }`. */
+  validateNode(nodeId: string): Promise<Record<string, { result: boolean | null; reason?: string | null }>> {
+    return this.send('GET', `/v1/nodes/${nodeId}/validate`);
+  }
+
   /** The BIOS settings Ironic has cached for the node (what its bios interface last read or applied). */
   async getBiosSettings(nodeId: string): Promise<{ name: string; value: string | null }[]> {
     const { bios } = await this.send<{ bios: { name: string; value: string | null }[] }>('GET', `/v1/nodes/${nodeId}/bios`);

@@ -76,7 +76,8 @@ async function refused(ref: { namespace: string; name: string }, nodeId: string)
   expect(v.status.operationalStatus).toBe('error');
   expect(v.operations.filter((o) => o.kind === 'provision')).toEqual([]);
   const node = await h.ironic.getNode(nodeId);
-  expect(node?.provision_state).toBe('available');
+  // As prepare left it (patch bmo-cleaning-placement): not even cleaned for the deploy.
+  expect(node?.provision_state).toBe('manageable');
   expect(node?.instance_info?.image_source).toBeUndefined();
   expect(proxy.requests.filter((r) => r.path.includes(nodeId) && (isDeploy(r) || r.body.includes('instance_info')))).toEqual([]);
   expect(v.status.errorMessage).not.toContain('s3cr3t');

@@ -103,6 +103,9 @@ describe('replay of recorded histories', () => {
     for (const f of ['host-online-false-before-soft-power-off', 'host-online-false-soft-power-off']) expect(files).toContain(`${f}.json`);
     // Fleet reinspect, detach, attach (patch fleet-inspect-detach): refused as invalid input by the code before, and run with it (record-fleet-inspect-detach-histories.ts old|new).
     for (const f of ['fleet-reinspect-refused-v1', 'fleet-reinspect-v1', 'fleet-detach-v1', 'fleet-attach-v1']) expect(files).toContain(`${f}.json`);
+    // Automated cleaning moved from preparing to provisioning, as BMO (patch bmo-cleaning-placement): the lifecycle
+    // before it, whose prepare ran Ironic's provide (record-histories.ts -before-bmo-cleaning on the code before), and with it.
+    for (const f of ['host-lifecycle-before-bmo-cleaning', 'host-lifecycle-bmo-cleaning']) expect(files).toContain(`${f}.json`);
   });
 
   it.each(files)('%s replays without nondeterminism', async (file) => {
