@@ -6,6 +6,7 @@ import { PROVISIONING_STATES, type ErrorType, type HostSpec, type Image, type In
 import type { HostState, OperationKind } from './definitions';
 import { customDeployMethod } from '../types/custom-deploy';
 import { powerGoal, type RebootMode } from './power-requests';
+import { deployFailed, retryLimitReached } from './provisioning-retries';
 
 /** Power target of a `power` or `reboot` operation decided in a steady state. */
 export interface PowerStep {
@@ -26,7 +27,11 @@ export type Decision =
       gaveUp?: DeleteGiveUp;
       /** Recorded as the host's image before the step (an externally provisioned host adopted with it). */
       recordImage?: Image;
+      /** Deprovisioning after a failed deploy: counted in status.provisioningFailCount (provisioning-retries.ts). */
+      failedDeploy?: true;
     }
+  /** Record an error without running anything (BMO's recordActionFailure): the provisioning retry limit. */
+  | { kind: 'fail'; errorType: ErrorType; message: string }
   /** Enter a state that needs no operation (a host without a BMC is `unmanaged`). */
   | { kind: 'enter'; state: ProvisioningState }
   | { kind: 'wait' }
@@ -219,8 +224,9 @@ export function metal3Transition(s: HostState): Decision | undefined {
 /**
  * `giveUp`: deleteGiveUp applies (patch `delete-gives-up`; runs before it retried for ever).
  * `metal3`: metal3Transition applies (patch `metal3-transitions`).
+ * `retries`: a failed deploy deprovisions and counts, up to the retry limit (patch `provisioning-fail-count`).
  */
-export function decide(s: HostState, opts: { giveUp?: boolean; metal3?: boolean } = {}): Decision {
+export function decide(s: HostState, opts: { giveUp?: boolean; metal3?: boolean; retries?: boolean } = {}): Decision {
   const state = s.status.provisioning.state;
   const spec = s.spec;
   const detach = s.directives?.detached;
@@ -302,6 +308,8 @@ export function decide(s: HostState, opts: { giveUp?: boolean; metal3?: boolean 
       if (s.cleanRequest) return { kind: 'operation', op: 'clean', state };
       return { kind: 'operation', op: 'prepare', state };
     case 'provisioning':
+      // As BMO: a failed deploy is cleaned up (deprovisioned) and tried again from available.
+      if (opts.retries && deployFailed(s)) return { kind: 'operation', op: 'deprovision', state: 'deprovisioning', failedDeploy: true };
       // The image was removed while a failed provisioning waited to retry: undo it instead.
       if (!deploys) return { kind: 'operation', op: 'deprovision', state: 'deprovisioning' };
       return { kind: 'operation', op: 'provision', state };
@@ -311,7 +319,13 @@ export function decide(s: HostState, opts: { giveUp?: boolean; metal3?: boolean 
       if (needsRegistration) return { kind: 'operation', op: 'enroll', state };
       if (s.inspectionRequested && inspectionMode(s) !== 'disabled') return { kind: 'operation', op: 'inspect', state: 'inspecting' };
       if (s.cleanRequest) return { kind: 'operation', op: 'clean', state: 'preparing' };
-      if (deploys) return { kind: 'operation', op: 'provision', state: 'provisioning' };
+      if (deploys) {
+        const limit = opts.retries ? retryLimitReached(s) : undefined;
+        if (limit === undefined) return { kind: 'operation', op: 'provision', state: 'provisioning' };
+        // Recorded once; then nothing until the image changes (BMO does not manage power there either).
+        if (s.status.operationalStatus === 'error' && s.status.errorMessage === limit) return { kind: 'wait' };
+        return { kind: 'fail', errorType: 'provisioning error', message: limit };
+      }
       return power();
     case 'provisioned':
       if (needsRegistration) return { kind: 'operation', op: 'enroll', state };

@@ -83,6 +83,11 @@ export interface HostWorkflowOptions {
    * (workflows/image-check.ts, README "Images"); off when unset, as in runs started before it.
    */
   probeImages?: boolean;
+  /**
+   * BMO's `--max-provisioning-retries`: deploys of one image that may fail before the host stops
+   * trying (patch provisioning-fail-count); unset: 5, as BMO; 0: no limit.
+   */
+  maxProvisioningRetries?: number;
 }
 
 export const DEFAULT_HOST_OPTIONS: HostWorkflowOptions = {

@@ -97,6 +97,9 @@ describe('replay of recorded histories', () => {
     for (const f of ['host-lifecycle-before-provisioning-limit', 'host-provisioning-limit-delayed', 'provisioning-limiter']) expect(files).toContain(`${f}.json`);
     // spec.online false: a hard power off before patch soft-power-off, a soft one with it (record-soft-power-off-histories.ts old|new).
     for (const f of ['host-online-false-before-soft-power-off', 'host-online-false-soft-power-off']) expect(files).toContain(`${f}.json`);
+    // A failed deploy (patch provisioning-fail-count): retried in provisioning before the patch, deprovisioned, counted
+    // and stopped at the retry limit with it (record-provisioning-retries-histories.ts old|new).
+    for (const f of ['host-failed-deploy-retried-in-place-v1', 'host-failed-deploy-deprovisions-retry-limit']) expect(files).toContain(`${f}.json`);
   });
 
   it.each(files)('%s replays without nondeterminism', async (file) => {
