@@ -7,6 +7,7 @@ import type { HostState, OperationKind } from './definitions';
 import { customDeployMethod } from '../types/custom-deploy';
 import { powerGoal, type RebootMode } from './power-requests';
 import { deployFailed, retryLimitReached } from './provisioning-retries';
+import { customDeployChanged } from './custom-deploy-change';
 
 /** Power target of a `power` or `reboot` operation decided in a steady state. */
 export interface PowerStep {
@@ -225,8 +226,9 @@ export function metal3Transition(s: HostState): Decision | undefined {
  * `giveUp`: deleteGiveUp applies (patch `delete-gives-up`; runs before it retried for ever).
  * `metal3`: metal3Transition applies (patch `metal3-transitions`).
  * `retries`: a failed deploy deprovisions and counts, up to the retry limit (patch `provisioning-fail-count`).
+ * `customDeploy`: a changed custom deploy method deprovisions (patch `custom-deploy-change`).
  */
-export function decide(s: HostState, opts: { giveUp?: boolean; metal3?: boolean; retries?: boolean } = {}): Decision {
+export function decide(s: HostState, opts: { giveUp?: boolean; metal3?: boolean; retries?: boolean; customDeploy?: boolean } = {}): Decision {
   const state = s.status.provisioning.state;
   const spec = s.spec;
   const detach = s.directives?.detached;
@@ -236,6 +238,7 @@ export function decide(s: HostState, opts: { giveUp?: boolean; metal3?: boolean;
   if (gaveUp) return { kind: 'operation', op: gaveUp.op, state: gaveUp.state, gaveUp };
   const transition = opts.metal3 ? metal3Transition(s) : undefined;
   if (transition) return transition;
+  if (opts.customDeploy && customDeployChanged(s)) return { kind: 'operation', op: 'deprovision', state: 'deprovisioning' };
 
   // Ironic lost the node (node-lost.ts): register again where the host stands, before
   // anything else, a delete's deprovisioning included (its cleaning needs the node).

@@ -22,6 +22,7 @@ import { recordHostUid } from './host-uid';
 import { imageToDeploy } from './image-check';
 import { needsPermit, permitKeeper } from './host-permit';
 import { provisioningRetriesApply, recordAttempt } from './provisioning-retries';
+import { customDeployChanged } from './custom-deploy-change';
 
 function initialState(input: HostWorkflowInput): HostState {
   return {
@@ -99,6 +100,7 @@ export async function hostWorkflow(input: HostWorkflowInput): Promise<HostView> 
       giveUp: deleteGiveUp(s) !== undefined && patched('delete-gives-up'),
       metal3: metal3Transition(s) !== undefined && patched('metal3-transitions'),
       retries,
+      customDeploy: customDeployChanged(s) && patched('custom-deploy-change'),
     });
     if (decision.kind === 'operation' && decision.op === 'power') {
       // As Metal3: spec.online false is a soft power off, hard only after a failure.

@@ -100,6 +100,9 @@ describe('replay of recorded histories', () => {
     // A failed deploy (patch provisioning-fail-count): retried in provisioning before the patch, deprovisioned, counted
     // and stopped at the retry limit with it (record-provisioning-retries-histories.ts old|new).
     for (const f of ['host-failed-deploy-retried-in-place-v1', 'host-failed-deploy-deprovisions-retry-limit']) expect(files).toContain(`${f}.json`);
+    // A provisioned host's customDeploy.method changed (patch custom-deploy-change): ignored before the patch, deprovisioned
+    // and provisioned again with it (record-custom-deploy-change-histories.ts old|new).
+    for (const f of ['host-custom-deploy-change-ignored-v1', 'host-custom-deploy-change-reprovisions']) expect(files).toContain(`${f}.json`);
   });
 
   it.each(files)('%s replays without nondeterminism', async (file) => {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { decide } from '../../workflows/decide';
 import { provisioningFailures, provisioningRetriesApply, recordAttempt, retryLimitReached } from '../../workflows/provisioning-retries';
+import { customDeployChanged } from '../../workflows/custom-deploy-change';
 import { hostState, testSpec } from '../support/host-state';
 
 const image = { url: 'http://x/i.qcow2', checksum: 'a'.repeat(64), checksumType: 'sha256' as const };
@@ -44,5 +45,27 @@ describe('provisioning retries (BMO --max-provisioning-retries)', () => {
     s.status.lastAttemptedImage = { ...image };
     expect(retryLimitReached(s)).toBeUndefined();
     expect(provisioningRetriesApply({ ...failedDeploy(), deleteRequested: true })).toBe(false);
+  });
+});
+
+describe('custom deploy method changed on a provisioned host (BMO provisioningCancelled)', () => {
+  const provisioned = (method: string | undefined, deployed: string | undefined, imageUrl?: string) => {
+    const s = hostState({ spec: testSpec({ ...(method ? { customDeploy: { method } } : {}), ...(imageUrl ? { image: { url: imageUrl } } : {}) }), state: 'provisioned' });
+    if (deployed) s.status.provisioning.customDeploy = { method: deployed };
+    s.customDeploy = true;
+    return s;
+  };
+  it('deprovisions for a changed or removed method, or a removed image under the same method', () => {
+    expect(customDeployChanged(provisioned('b', 'a'))).toBe(true);
+    expect(customDeployChanged(provisioned(undefined, 'a', 'http://x/i'))).toBe(true);
+    const s = provisioned('a', 'a');
+    s.status.provisioning.image = { url: 'http://x/i' };
+    expect(customDeployChanged(s)).toBe(true);
+    expect(decide(s, { customDeploy: true })).toEqual({ kind: 'operation', op: 'deprovision', state: 'deprovisioning' });
+    expect(decide(s)).toEqual({ kind: 'wait' });
+  });
+  it('leaves an unchanged method, and a method on a host deployed before metalflow recorded one', () => {
+    expect(customDeployChanged(provisioned('a', 'a'))).toBe(false);
+    expect(customDeployChanged(provisioned('a', undefined))).toBe(false);
   });
 });
