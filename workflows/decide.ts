@@ -8,6 +8,7 @@ import { customDeployMethod } from '../types/custom-deploy';
 import { powerGoal, type RebootMode } from './power-requests';
 import { deployFailed, retryLimitReached } from './provisioning-retries';
 import { customDeployChanged } from './custom-deploy-change';
+import { disablePowerOffStale } from './disable-power-off';
 
 /** Power target of a `power` or `reboot` operation decided in a steady state. */
 export interface PowerStep {
@@ -227,8 +228,12 @@ export function metal3Transition(s: HostState): Decision | undefined {
  * `metal3`: metal3Transition applies (patch `metal3-transitions`).
  * `retries`: a failed deploy deprovisions and counts, up to the retry limit (patch `provisioning-fail-count`).
  * `customDeploy`: a changed custom deploy method deprovisions (patch `custom-deploy-change`).
+ * `powerOffFlag`: a changed disablePowerOff registers again (patch `disable-power-off-node`).
  */
-export function decide(s: HostState, opts: { giveUp?: boolean; metal3?: boolean; retries?: boolean; customDeploy?: boolean } = {}): Decision {
+export function decide(
+  s: HostState,
+  opts: { giveUp?: boolean; metal3?: boolean; retries?: boolean; customDeploy?: boolean; powerOffFlag?: boolean } = {},
+): Decision {
   const state = s.status.provisioning.state;
   const spec = s.spec;
   const detach = s.directives?.detached;
@@ -280,7 +285,8 @@ export function decide(s: HostState, opts: { giveUp?: boolean; metal3?: boolean;
     return state === 'provisioned' ? { kind: 'operation', op: 'enroll', state, adopt: true } : { kind: 'operation', op: 'enroll', state };
   }
 
-  const needsRegistration = s.registered !== registrationFingerprint(spec) || credentialsChanged(s);
+  const needsRegistration =
+    s.registered !== registrationFingerprint(spec) || credentialsChanged(s) || (opts.powerOffFlag === true && disablePowerOffStale(s));
   // Metal3's custom deploy provisions with or without an image (patch custom-deploy).
   const deploys = spec.image !== undefined || (s.customDeploy === true && customDeployMethod(spec) !== undefined);
   /** Steady states: power follows spec.online, reboot and power-off requests (power-requests.ts). */

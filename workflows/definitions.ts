@@ -112,6 +112,8 @@ export interface HostState {
   generation: number;
   /** Fingerprint of the BMC settings last registered with Ironic. */
   registered?: string;
+  /** spec.disablePowerOff at the last registration (the node's own disable_power_off; disable-power-off.ts). */
+  registeredDisablePowerOff?: boolean;
   /** Patch `custom-deploy` taken: spec.customDeploy.method provisions (asked once, only for a spec with a method). */
   customDeploy?: true;
   status: HostStatus;

@@ -223,6 +223,7 @@ export function operationRunner(ctx: HostContext): OperationRunner {
     if (outcome.hardware) s.status.hardware = outcome.hardware;
     if (op === 'enroll' && spec) {
       s.registered = registrationFingerprint(spec);
+      s.registeredDisablePowerOff = spec.disablePowerOff === true;
       s.status.provisioning.bootMode = spec.bootMode ?? 'UEFI';
       s.status.provisioning.rootDeviceHints = spec.rootDeviceHints;
     }

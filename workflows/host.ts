@@ -23,6 +23,7 @@ import { imageToDeploy } from './image-check';
 import { needsPermit, permitKeeper } from './host-permit';
 import { provisioningRetriesApply, recordAttempt } from './provisioning-retries';
 import { customDeployChanged } from './custom-deploy-change';
+import { disablePowerOffStale } from './disable-power-off';
 
 function initialState(input: HostWorkflowInput): HostState {
   return {
@@ -101,6 +102,7 @@ export async function hostWorkflow(input: HostWorkflowInput): Promise<HostView> 
       metal3: metal3Transition(s) !== undefined && patched('metal3-transitions'),
       retries,
       customDeploy: customDeployChanged(s) && patched('custom-deploy-change'),
+      powerOffFlag: disablePowerOffStale(s) && patched('disable-power-off-node'),
     });
     if (decision.kind === 'operation' && decision.op === 'power') {
       // As Metal3: spec.online false is a soft power off, hard only after a failure.

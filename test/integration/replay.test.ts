@@ -103,6 +103,9 @@ describe('replay of recorded histories', () => {
     // A provisioned host's customDeploy.method changed (patch custom-deploy-change): ignored before the patch, deprovisioned
     // and provisioned again with it (record-custom-deploy-change-histories.ts old|new).
     for (const f of ['host-custom-deploy-change-ignored-v1', 'host-custom-deploy-change-reprovisions']) expect(files).toContain(`${f}.json`);
+    // spec.disablePowerOff set on an available host (patch disable-power-off-node): nothing on the node before the patch,
+    // registered again (the node's disable_power_off) with it (record-disable-power-off-histories.ts old|new).
+    for (const f of ['host-disable-power-off-workflow-only-v1', 'host-disable-power-off-on-node']) expect(files).toContain(`${f}.json`);
   });
 
   it.each(files)('%s replays without nondeterminism', async (file) => {
