@@ -106,6 +106,9 @@ describe('replay of recorded histories', () => {
     // spec.disablePowerOff set on an available host (patch disable-power-off-node): nothing on the node before the patch,
     // registered again (the node's disable_power_off) with it (record-disable-power-off-histories.ts old|new).
     for (const f of ['host-disable-power-off-workflow-only-v1', 'host-disable-power-off-on-node']) expect(files).toContain(`${f}.json`);
+    // A keyed power-off request on a disablePowerOff host (patch disable-power-off-reboot): refused before the patch,
+    // one reboot with it (record-disable-power-off-reboot-histories.ts old|new).
+    for (const f of ['host-disable-power-off-key-refused-v1', 'host-disable-power-off-key-reboots']) expect(files).toContain(`${f}.json`);
   });
 
   it.each(files)('%s replays without nondeterminism', async (file) => {
