@@ -8,7 +8,7 @@ import { ironicDriverInfo } from '../clients/ironic/driver-info';
 import { bmcOf, type HardwareDetails, type HostRef, type HostSpec } from '../types/host';
 import { ironicNodeName } from '../types/host-ref';
 import { effectiveRootDeviceHints } from '../types/hardware-profile';
-import { IronicError, type IronicClient, type JsonPatchOp } from '../clients/ironic/client';
+import { DISABLE_POWER_OFF_MICROVERSION, IronicError, type IronicClient, type JsonPatchOp } from '../clients/ironic/client';
 import { hardwareFromInventory, hardwareFromProperties } from '../clients/ironic/hardware';
 import { bootCapabilities, ironicRootDeviceHints, nodeInterfaces, type InspectionPreference } from '../clients/ironic/node-spec';
 import type { IronicNode } from '../clients/ironic/types';
@@ -155,6 +155,8 @@ export function createRegisterActivities(deps: RegisterDeps) {
       }
       node = await ironic.patchNode(node.uuid, ops);
     }
+    // As BMO: the node's own disable_power_off where Ironic has it; an older Ironic relies on the workflow's rule.
+    if (await ironic.supports(DISABLE_POWER_OFF_MICROVERSION)) await ironic.setDisablePowerOff(node.uuid, spec.disablePowerOff === true);
     await ensurePort(node, spec.bootMACAddress);
     return summary(node);
   }

@@ -6,6 +6,9 @@ import { PROVISIONING_STATES, type ErrorType, type HostSpec, type Image, type In
 import type { HostState, OperationKind } from './definitions';
 import { customDeployMethod } from '../types/custom-deploy';
 import { powerGoal, type RebootMode } from './power-requests';
+import { deployFailed, retryLimitReached } from './provisioning-retries';
+import { customDeployChanged } from './custom-deploy-change';
+import { disablePowerOffStale } from './disable-power-off';
 
 /** Power target of a `power` or `reboot` operation decided in a steady state. */
 export interface PowerStep {
@@ -26,7 +29,11 @@ export type Decision =
       gaveUp?: DeleteGiveUp;
       /** Recorded as the host's image before the step (an externally provisioned host adopted with it). */
       recordImage?: Image;
+      /** Deprovisioning after a failed deploy: counted in status.provisioningFailCount (provisioning-retries.ts). */
+      failedDeploy?: true;
     }
+  /** Record an error without running anything (BMO's recordActionFailure): the provisioning retry limit. */
+  | { kind: 'fail'; errorType: ErrorType; message: string }
   /** Enter a state that needs no operation (a host without a BMC is `unmanaged`). */
   | { kind: 'enter'; state: ProvisioningState }
   | { kind: 'wait' }
@@ -219,8 +226,14 @@ export function metal3Transition(s: HostState): Decision | undefined {
 /**
  * `giveUp`: deleteGiveUp applies (patch `delete-gives-up`; runs before it retried for ever).
  * `metal3`: metal3Transition applies (patch `metal3-transitions`).
+ * `retries`: a failed deploy deprovisions and counts, up to the retry limit (patch `provisioning-fail-count`).
+ * `customDeploy`: a changed custom deploy method deprovisions (patch `custom-deploy-change`).
+ * `powerOffFlag`: a changed disablePowerOff registers again (patch `disable-power-off-node`).
  */
-export function decide(s: HostState, opts: { giveUp?: boolean; metal3?: boolean } = {}): Decision {
+export function decide(
+  s: HostState,
+  opts: { giveUp?: boolean; metal3?: boolean; retries?: boolean; customDeploy?: boolean; powerOffFlag?: boolean } = {},
+): Decision {
   const state = s.status.provisioning.state;
   const spec = s.spec;
   const detach = s.directives?.detached;
@@ -230,6 +243,7 @@ export function decide(s: HostState, opts: { giveUp?: boolean; metal3?: boolean 
   if (gaveUp) return { kind: 'operation', op: gaveUp.op, state: gaveUp.state, gaveUp };
   const transition = opts.metal3 ? metal3Transition(s) : undefined;
   if (transition) return transition;
+  if (opts.customDeploy && customDeployChanged(s)) return { kind: 'operation', op: 'deprovision', state: 'deprovisioning' };
 
   // Ironic lost the node (node-lost.ts): register again where the host stands, before
   // anything else, a delete's deprovisioning included (its cleaning needs the node).
@@ -271,7 +285,8 @@ export function decide(s: HostState, opts: { giveUp?: boolean; metal3?: boolean 
     return state === 'provisioned' ? { kind: 'operation', op: 'enroll', state, adopt: true } : { kind: 'operation', op: 'enroll', state };
   }
 
-  const needsRegistration = s.registered !== registrationFingerprint(spec) || credentialsChanged(s);
+  const needsRegistration =
+    s.registered !== registrationFingerprint(spec) || credentialsChanged(s) || (opts.powerOffFlag === true && disablePowerOffStale(s));
   // Metal3's custom deploy provisions with or without an image (patch custom-deploy).
   const deploys = spec.image !== undefined || (s.customDeploy === true && customDeployMethod(spec) !== undefined);
   /** Steady states: power follows spec.online, reboot and power-off requests (power-requests.ts). */
@@ -302,6 +317,8 @@ export function decide(s: HostState, opts: { giveUp?: boolean; metal3?: boolean 
       if (s.cleanRequest) return { kind: 'operation', op: 'clean', state };
       return { kind: 'operation', op: 'prepare', state };
     case 'provisioning':
+      // As BMO: a failed deploy is cleaned up (deprovisioned) and tried again from available.
+      if (opts.retries && deployFailed(s)) return { kind: 'operation', op: 'deprovision', state: 'deprovisioning', failedDeploy: true };
       // The image was removed while a failed provisioning waited to retry: undo it instead.
       if (!deploys) return { kind: 'operation', op: 'deprovision', state: 'deprovisioning' };
       return { kind: 'operation', op: 'provision', state };
@@ -311,7 +328,13 @@ export function decide(s: HostState, opts: { giveUp?: boolean; metal3?: boolean 
       if (needsRegistration) return { kind: 'operation', op: 'enroll', state };
       if (s.inspectionRequested && inspectionMode(s) !== 'disabled') return { kind: 'operation', op: 'inspect', state: 'inspecting' };
       if (s.cleanRequest) return { kind: 'operation', op: 'clean', state: 'preparing' };
-      if (deploys) return { kind: 'operation', op: 'provision', state: 'provisioning' };
+      if (deploys) {
+        const limit = opts.retries ? retryLimitReached(s) : undefined;
+        if (limit === undefined) return { kind: 'operation', op: 'provision', state: 'provisioning' };
+        // Recorded once; then nothing until the image changes (BMO does not manage power there either).
+        if (s.status.operationalStatus === 'error' && s.status.errorMessage === limit) return { kind: 'wait' };
+        return { kind: 'fail', errorType: 'provisioning error', message: limit };
+      }
       return power();
     case 'provisioned':
       if (needsRegistration) return { kind: 'operation', op: 'enroll', state };

@@ -83,6 +83,11 @@ export interface HostWorkflowOptions {
    * (workflows/image-check.ts, README "Images"); off when unset, as in runs started before it.
    */
   probeImages?: boolean;
+  /**
+   * BMO's `--max-provisioning-retries`: deploys of one image that may fail before the host stops
+   * trying (patch provisioning-fail-count); unset: 5, as BMO; 0: no limit.
+   */
+  maxProvisioningRetries?: number;
 }
 
 export const DEFAULT_HOST_OPTIONS: HostWorkflowOptions = {
@@ -119,6 +124,8 @@ export interface HostState {
   generation: number;
   /** Fingerprint of the BMC settings last registered with Ironic. */
   registered?: string;
+  /** spec.disablePowerOff at the last registration (the node's own disable_power_off; disable-power-off.ts). */
+  registeredDisablePowerOff?: boolean;
   /** Patch `custom-deploy` taken: spec.customDeploy.method provisions (asked once, only for a spec with a method). */
   customDeploy?: true;
   status: HostStatus;

@@ -28,7 +28,7 @@ import {
 } from './definitions';
 import { specConflict } from './decide';
 import { applyDirectives, checkRestoredStatus, requestInspection, restoreStatus } from './host-directives';
-import { applyPowerRequestChange, checkPowerRequestChange, powerRequestsView, type PowerRequestChange } from './power-requests';
+import { addedHolds, applyPowerRequestChange, checkPowerRequestChange, keyedRebootEvent, powerRequestsView, type PowerRequestChange } from './power-requests';
 import { applyPause, checkPauseRequest } from './host-pause';
 import { now, type HostContext } from './host-context';
 import { setCleanHandler } from './clean-request';
@@ -143,14 +143,18 @@ export function setHostHandlers(ctx: HostContext): void {
     (change: PowerRequestChange) => {
       // Only a change carrying a request id takes the new path: hosts recorded before it replay as they ran.
       const rememberIds = change.reboot?.requestId !== undefined && since('reboot-request-ids');
-      s.power = applyPowerRequestChange(s.power, change, rememberIds);
+      // As Metal3: a keyed power-off request on a host whose power must never go off reboots it once.
+      const rebooted = s.spec?.disablePowerOff ? addedHolds(s.power, change) : [];
+      const rebootForKeys = rebooted.length > 0 && patched('disable-power-off-reboot');
+      s.power = applyPowerRequestChange(s.power, change, rememberIds, rebootForKeys);
+      if (rebootForKeys) ctx.nudge(rebooted.map(([key, mode]) => keyedRebootEvent(key, mode)));
       return powerRequestsView(s.power);
     },
     {
       validator: (change: PowerRequestChange) => {
         if (!s.spec) throw ApplicationFailure.create({ type: 'NotFound', message: 'the host has no spec yet' });
         if (s.deleteRequested) throw ApplicationFailure.create({ type: 'Conflict', message: 'the host is being deleted' });
-        const errors = checkPowerRequestChange(change, s.spec);
+        const errors = checkPowerRequestChange(change);
         if (errors.length > 0) {
           throw ApplicationFailure.create({ type: 'InvalidRequest', message: formatFieldErrors(errors), details: [errors] });
         }

@@ -223,10 +223,13 @@ export function operationRunner(ctx: HostContext): OperationRunner {
     if (outcome.hardware) s.status.hardware = outcome.hardware;
     if (op === 'enroll' && spec) {
       s.registered = registrationFingerprint(spec);
+      s.registeredDisablePowerOff = spec.disablePowerOff === true;
       s.status.provisioning.bootMode = spec.bootMode ?? 'UEFI';
       s.status.provisioning.rootDeviceHints = spec.rootDeviceHints;
     }
     if (op === 'provision' && spec?.image) s.status.provisioning.image = spec.image;
+    // As BMO: a deploy that succeeded clears the count of failed ones (provisioning-retries.ts).
+    if (op === 'provision' && s.status.provisioningFailCount) s.status.provisioningFailCount = 0;
     // As Metal3's status.provisioning.customDeploy (only runs with patch custom-deploy ever deploy one).
     const method = s.customDeploy ? customDeployMethod(spec) : undefined;
     if (op === 'provision' && method) s.status.provisioning.customDeploy = { method };

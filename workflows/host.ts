@@ -21,6 +21,9 @@ import { markNodeLost } from './node-lost';
 import { recordHostUid } from './host-uid';
 import { imageToDeploy } from './image-check';
 import { needsPermit, permitKeeper } from './host-permit';
+import { provisioningRetriesApply, recordAttempt } from './provisioning-retries';
+import { customDeployChanged } from './custom-deploy-change';
+import { disablePowerOffStale } from './disable-power-off';
 
 function initialState(input: HostWorkflowInput): HostState {
   return {
@@ -92,9 +95,14 @@ export async function hostWorkflow(input: HostWorkflowInput): Promise<HostView> 
     s.power = settlePowerRequests(s.status.poweredOn, s.spec, s.power);
     // The patch is asked only where it changes the decision, so every other run's history is as before.
     if (!s.customDeploy && customDeployMethod(s.spec) !== undefined && patched('custom-deploy')) s.customDeploy = true;
+    // A failed deploy deprovisions and is counted, up to BMO's retry limit (provisioning-retries.ts).
+    const retries = provisioningRetriesApply(s) && patched('provisioning-fail-count');
     const decision = decide(s, {
       giveUp: deleteGiveUp(s) !== undefined && patched('delete-gives-up'),
       metal3: metal3Transition(s) !== undefined && patched('metal3-transitions'),
+      retries,
+      customDeploy: customDeployChanged(s) && patched('custom-deploy-change'),
+      powerOffFlag: disablePowerOffStale(s) && patched('disable-power-off-node'),
     });
     if (decision.kind === 'operation' && decision.op === 'power') {
       // As Metal3: spec.online false is a soft power off, hard only after a failure.
@@ -104,6 +112,13 @@ export async function hostWorkflow(input: HostWorkflowInput): Promise<HostView> 
     const gated = decision.kind === 'operation' && needsPermit(decision.op, s.spec);
     if (!gated) permits.release();
     if (decision.kind === 'finish') break;
+    if (decision.kind === 'fail') {
+      // The provisioning retry limit (provisioning-retries.ts): recorded as BMO's recordActionFailure does.
+      Object.assign(s.status, { errorType: decision.errorType, errorMessage: decision.message, operationalStatus: 'error', lastUpdated: now() });
+      s.status.errorCount += 1;
+      await ctx.sync({ type: 'Warning', reason: 'ProvisioningError', message: decision.message });
+      continue;
+    }
     if (decision.kind === 'enter') {
       const before = s.status.provisioning.state;
       ctx.setState(decision.state);
@@ -121,6 +136,8 @@ export async function hostWorkflow(input: HostWorkflowInput): Promise<HostView> 
         if (!permit.granted) continue;
       }
       if (decision.recordImage) s.status.provisioning.image = decision.recordImage;
+      if (decision.failedDeploy) s.status.provisioningFailCount = (s.status.provisioningFailCount ?? 0) + 1;
+      if (retries && decision.op === 'provision' && s.status.provisioning.state === 'available') recordAttempt(s);
       if (decision.gaveUp) {
         log.warn(decision.gaveUp.message);
         await ctx.sync({ type: 'Warning', reason: decision.gaveUp.reason, message: decision.gaveUp.message });

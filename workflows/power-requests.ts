@@ -7,6 +7,7 @@
  */
 import type { FieldError } from '../types/field-error';
 import type { HostSpec, ProvisioningState } from '../types/host';
+import type { HostEvent } from '../activities/host-status-activities';
 
 export type RebootMode = 'soft' | 'hard';
 export const REBOOT_MODES: readonly RebootMode[] = ['soft', 'hard'];
@@ -67,7 +68,7 @@ export const REQUEST_ID = /^[\x21-\x7e]{1,255}$/;
 export const REQUEST_ID_RULE = '1-255 visible ASCII characters, no spaces';
 
 /** Field errors of a change; the change is applied only when there are none. */
-export function checkPowerRequestChange(change: unknown, spec: HostSpec | undefined): FieldError[] {
+export function checkPowerRequestChange(change: unknown): FieldError[] {
   const errors: FieldError[] = [];
   if (typeof change !== 'object' || change === null || Array.isArray(change)) {
     return [{ field: '(root)', reason: 'must be an object' }];
@@ -108,12 +109,6 @@ export function checkPowerRequestChange(change: unknown, spec: HostSpec | undefi
         key(`holdOff["${k}"]`, k);
         if (!REBOOT_MODES.includes(v as RebootMode)) mode(`holdOff["${k}"]`, v);
       }
-      if (Object.keys(c.holdOff).length > 0 && spec?.disablePowerOff) {
-        errors.push({
-          field: 'holdOff',
-          reason: 'spec.disablePowerOff is set: this host is never powered off, so it cannot be held off; ask for a one-shot reboot instead',
-        });
-      }
     }
   }
   if (c.release !== undefined) {
@@ -126,12 +121,26 @@ export function checkPowerRequestChange(change: unknown, spec: HostSpec | undefi
 
 const harder = (a: RebootMode | undefined, b: RebootMode): RebootMode => (a === 'hard' || b === 'hard' ? 'hard' : 'soft');
 
+/** How a keyed power-off request on a host with spec.disablePowerOff was read (a Warning Event, as for annotation values). */
+export const keyedRebootEvent = (key: string, mode: RebootMode): HostEvent => ({
+  type: 'Warning',
+  reason: 'InvalidAnnotationValue',
+  message: `power-off request "${key}" (reboot.metal3.io/${key}) read as one ${mode} reboot, as Metal3 does: spec.disablePowerOff is set, so the host is rebooted, never held off; the key is kept until released`,
+});
+
+/** Keys a change adds that were not held before (with their modes). */
+export function addedHolds(current: PowerRequests | undefined, change: PowerRequestChange): [string, RebootMode][] {
+  return Object.entries(change.holdOff ?? {}).filter(([k]) => !(k in (current?.holds ?? {})));
+}
+
 /**
  * The requests after a (checked) change; `seq` moves only when something changed.
  * `rememberIds`: a reboot's requestId is remembered and a repeat of one is ignored
  * (false replays hosts recorded before request ids existed).
+ * `rebootForKeys`: each key added asks a one-shot reboot too (a host with spec.disablePowerOff, where
+ * Metal3 reboots instead of powering off; its keys are kept but never hold it off: activeHolds).
  */
-export function applyPowerRequestChange(current: PowerRequests | undefined, change: PowerRequestChange, rememberIds = false): PowerRequests {
+export function applyPowerRequestChange(current: PowerRequests | undefined, change: PowerRequestChange, rememberIds = false, rebootForKeys = false): PowerRequests {
   const p: PowerRequests = JSON.parse(JSON.stringify(current ?? emptyPowerRequests())) as PowerRequests;
   const before = JSON.stringify(p);
   const id = rememberIds ? change.reboot?.requestId : undefined;
@@ -155,6 +164,9 @@ export function applyPowerRequestChange(current: PowerRequests | undefined, chan
     delete p.annotation;
   }
   if (change.holdOff) {
+    for (const [, mode] of rebootForKeys ? addedHolds(p, change) : []) {
+      p.reboot = { mode: harder(p.reboot?.mode, mode), api: true, annotation: p.reboot?.annotation ?? false };
+    }
     if (change.onlyThese) p.holds = {};
     for (const [k, mode] of Object.entries(change.holdOff)) p.holds[k] = mode;
   }

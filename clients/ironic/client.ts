@@ -13,6 +13,8 @@ import type { IronicNode, IronicPort } from './types';
 export const REQUIRED_MICROVERSION = '1.81';
 /** Ironic accepts `abort` in `wait call-back` (a deploy waiting for its agent) from this version (Ironic 2025.2). */
 export const DEPLOY_ABORT_MICROVERSION = '1.110';
+/** The node's own `disable_power_off` (Ironic 2025.1): Ironic then never powers the node off, only reboots it. */
+export const DISABLE_POWER_OFF_MICROVERSION = '1.95';
 
 export type IronicPowerTarget = 'power on' | 'power off' | 'soft power off' | 'rebooting' | 'soft rebooting';
 
@@ -152,6 +154,24 @@ export class IronicClient {
     await this.microversion();
     const deployAbort = this.serverMax !== undefined && compareMicroversions(this.serverMax, DEPLOY_ABORT_MICROVERSION) >= 0;
     await this.send('PUT', `/v1/nodes/${nodeId}/states/provision`, { target: 'abort' }, deployAbort ? DEPLOY_ABORT_MICROVERSION : true);
+  }
+
+  /** Whether the server speaks `version` (read with the negotiation). */
+  async supports(version: string): Promise<boolean> {
+    await this.microversion();
+    return this.serverMax !== undefined && compareMicroversions(this.serverMax, version) >= 0;
+  }
+
+  /** Sets the node's `disable_power_off`; the caller checks supports(DISABLE_POWER_OFF_MICROVERSION) first. */
+  async setDisablePowerOff(nodeId: string, value: boolean): Promise<void> {
+    await this.send('PATCH', `/v1/nodes/${nodeId}`, [{ op: 'add', path: '/disable_power_off', value }], DISABLE_POWER_OFF_MICROVERSION);
+  }
+
+  /** The node's `disable_power_off`, or undefined when the server does not have the field. */
+  async getDisablePowerOff(nodeId: string): Promise<boolean | undefined> {
+    if (!(await this.supports(DISABLE_POWER_OFF_MICROVERSION))) return undefined;
+    const node = await this.send<{ disable_power_off?: boolean }>('GET', `/v1/nodes/${nodeId}?fields=disable_power_off`, undefined, DISABLE_POWER_OFF_MICROVERSION);
+    return node.disable_power_off;
   }
 
   /** `version`: false for the unversioned root, true for the negotiated microversion, or a newer one a call needs. */

@@ -194,15 +194,6 @@ export function parseAnnotations(annotations: Record<string, string> | undefined
   return { value, errors, warnings };
 }
 
-/** Rules that need the spec too: keyed power-off requests cannot hold a host whose power must never go off. */
-export function annotationSpecErrors(value: HostAnnotations, spec: { disablePowerOff?: boolean }): FieldError[] {
-  if (!spec.disablePowerOff) return [];
-  return Object.keys(value.powerOff).map((key) => ({
-    field: `metadata.annotations["${ANNOTATIONS.reboot}/${key}"]`,
-    reason: 'spec.disablePowerOff is set: this host is never powered off, so it cannot be held off; use reboot.metal3.io (one reboot) instead',
-  }));
-}
-
 /** Metal3's webhook rules between the inspect annotations and spec.inspectionMode. */
 export function annotationConflicts(spec: HostSpec, a: HostAnnotations): FieldError[] {
   const field = (name: string) => `metadata.annotations["${name}"]`;

@@ -33,7 +33,7 @@ import { recordHostEvent } from '../../clients/kubernetes/events';
 import { invalidStatus } from './invalid-status';
 import { releaseCompanions } from './bmo-release';
 import { moveAnnotations } from './move';
-import { ANNOTATIONS, annotationConflicts, annotationSpecErrors, parseAnnotations, type HostAnnotations } from './annotations';
+import { ANNOTATIONS, annotationConflicts, parseAnnotations, type HostAnnotations } from './annotations';
 import type { KubeObject } from './informer';
 
 export const FINALIZER = 'baremetalhost.metal3.io';
@@ -217,7 +217,7 @@ export class Reconciler {
       return;
     }
     const spec = valid.value.spec;
-    const conflicts = [...annotationSpecErrors(annotations.value, spec), ...annotationConflicts(spec, annotations.value)];
+    const conflicts = annotationConflicts(spec, annotations.value);
     if (conflicts.length > 0) {
       await this.reportInvalid(obj, ref, 'InvalidAnnotation', conflicts);
       return;

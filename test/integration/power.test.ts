@@ -178,20 +178,28 @@ describe('an Ironic-managed host (fake-hardware)', { timeout: 360_000 }, () => {
     await until('on', async () => (await view(name)).status.poweredOn);
   });
 
-  it('with disablePowerOff: reboots through Ironic, refuses keyed power-off, and is not powered off before delete', async () => {
+  it('with disablePowerOff: reboots through Ironic, reads a keyed power-off as one reboot (as Metal3), and is not powered off before delete', async () => {
     const { name, ref, nodeId } = await provisionedFakeHost({ disablePowerOff: true });
     const mark = proxy.requests.length;
     await h.hosts.reboot(ref);
-    await until('rebooted', async () => {
-      const v = await view(name);
-      return v.operations.some((o) => o.kind === 'reboot' && o.outcome === 'succeeded') && !v.currentOperation;
-    });
-    const refused = await h.hosts.holdPowerOff(ref, 'k').catch((e: unknown) => e);
-    expect((refused as ApiError).status).toBe(400);
-    expect((refused as ApiError).message).toMatch(/disablePowerOff/);
+    const rebooted = (n: number) =>
+      until(`rebooted ${n}`, async () => {
+        const v = await view(name);
+        return v.operations.filter((o) => o.kind === 'reboot' && o.outcome === 'succeeded').length === n && !v.currentOperation;
+      });
+    await rebooted(1);
+    // Patch disable-power-off-reboot (before: a 400): the key is kept, the host rebooted once, never held off.
+    const held = await h.hosts.holdPowerOff(ref, 'k', 'hard');
+    expect(held.power.holds).toEqual({ k: 'hard' });
+    await rebooted(2);
+    const v = await view(name);
+    expect(v.status.poweredOn).toBe(true);
+    expect(v.power.reboot).toBeUndefined();
+    // The same key again is no new request: no third reboot.
+    await h.hosts.holdPowerOff(ref, 'k', 'hard');
     await h.hosts.remove(ref);
     await until('node deleted', async () => (await ironic.getNode(nodeId)) === undefined, 90_000);
-    expect(powerTargets(nodeId, mark)).toEqual(['soft rebooting']);
+    expect(powerTargets(nodeId, mark)).toEqual(['soft rebooting', 'rebooting']);
   });
 
   it('rejects a bad mode or key with a 400 naming the field, changing nothing', async () => {

@@ -106,6 +106,18 @@ describe('replay of recorded histories', () => {
     // Automated cleaning moved from preparing to provisioning, as BMO (patch bmo-cleaning-placement): the lifecycle
     // before it, whose prepare ran Ironic's provide (record-histories.ts -before-bmo-cleaning on the code before), and with it.
     for (const f of ['host-lifecycle-before-bmo-cleaning', 'host-lifecycle-bmo-cleaning']) expect(files).toContain(`${f}.json`);
+    // A failed deploy (patch provisioning-fail-count): retried in provisioning before the patch, deprovisioned, counted
+    // and stopped at the retry limit with it (record-provisioning-retries-histories.ts old|new).
+    for (const f of ['host-failed-deploy-retried-in-place-v1', 'host-failed-deploy-deprovisions-retry-limit']) expect(files).toContain(`${f}.json`);
+    // A provisioned host's customDeploy.method changed (patch custom-deploy-change): ignored before the patch, deprovisioned
+    // and provisioned again with it (record-custom-deploy-change-histories.ts old|new).
+    for (const f of ['host-custom-deploy-change-ignored-v1', 'host-custom-deploy-change-reprovisions']) expect(files).toContain(`${f}.json`);
+    // spec.disablePowerOff set on an available host (patch disable-power-off-node): nothing on the node before the patch,
+    // registered again (the node's disable_power_off) with it (record-disable-power-off-histories.ts old|new).
+    for (const f of ['host-disable-power-off-workflow-only-v1', 'host-disable-power-off-on-node']) expect(files).toContain(`${f}.json`);
+    // A keyed power-off request on a disablePowerOff host (patch disable-power-off-reboot): refused before the patch,
+    // one reboot with it (record-disable-power-off-reboot-histories.ts old|new).
+    for (const f of ['host-disable-power-off-key-refused-v1', 'host-disable-power-off-key-reboots']) expect(files).toContain(`${f}.json`);
   });
 
   it.each(files)('%s replays without nondeterminism', async (file) => {

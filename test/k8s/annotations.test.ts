@@ -167,6 +167,27 @@ describe('baremetalhost.metal3.io/detached', () => {
     expect(final.operations.map((o) => o.kind).slice(detachedOps.length)).toEqual(['delete']);
   });
 
+  it('a keyed reboot annotation on a disablePowerOff host reboots it once, as Metal3 does, with a Warning Event saying so', async () => {
+    const name = uniq('no-off-key');
+    await readyHost(name, 'provisioned', { disablePowerOff: true });
+    const before = (await ops(name)).filter((k) => k === 'reboot').length;
+    annotate(name, 'reboot.metal3.io/capm3={"mode":"hard"}');
+    const warning = await waitFor('the Warning Event', async () => events(name).find((e) => e.reason === 'InvalidAnnotationValue'));
+    expect(warning).toMatchObject({ type: 'Warning' });
+    expect(warning.message).toMatch(/reboot\.metal3\.io\/capm3\) read as one hard reboot, as Metal3 does: spec\.disablePowerOff is set/);
+    await waitFor('rebooted once', async () => {
+      const v = await view(name);
+      return v.operations.filter((o) => o.kind === 'reboot' && o.outcome === 'succeeded').length === before + 1 && !v.currentOperation;
+    }, { timeoutMs: 120_000 });
+    const bmh = get(name);
+    expect(bmh.status).toMatchObject({ operationalStatus: 'OK', poweredOn: true, provisioning: { state: 'provisioned' } });
+    expect(events(name).map((e) => e.reason)).not.toContain('InvalidAnnotation');
+    // The controller hands the key over again on every reconcile: still one reboot.
+    annotate(name, 'touch=1');
+    await waitFor('the touch seen', async () => (await view(name)).power.holds.capm3 === 'hard');
+    expect((await ops(name)).filter((k) => k === 'reboot')).toHaveLength(before + 1);
+  });
+
   it('deleteAction delay holds the delete until the annotation is removed, then deletes as usual', async () => {
     const name = uniq('detach-delay');
     await readyHost(name, 'available');

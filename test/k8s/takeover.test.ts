@@ -19,6 +19,7 @@ import { hostViewQuery } from '../../workflows/definitions';
 import { IRONIC_URL } from '../support/env';
 import { randomMac, uniq, waitFor } from '../support/harness';
 import { isPowerChange } from '../support/ironic-proxy';
+import { deployedNode } from '../support/deployed-node';
 import { startProxyProcess } from '../support/ironic-proxy-process';
 import { kubectl } from './kube-harness';
 import { hostDoc, secretDoc } from './manifests';
@@ -34,41 +35,8 @@ const suite = useShimSuite(NS, uniq('tq-takeover'), {}, () => ({ IRONIC_URL: pro
 const ironic = new IronicClient({ url: IRONIC_URL });
 const IMAGE = { url: 'http://127.0.0.1/images/bmo.qcow2', checksum: 'b'.repeat(64), checksumType: 'sha256', format: 'qcow2' };
 
-async function settled(nodeId: string, state: string): Promise<IronicNode> {
-  return waitFor(`node ${state}`, async () => {
-    const n = await ironic.getNode(nodeId);
-    if (n?.last_error) throw new Error(`Ironic: ${n.last_error}`);
-    return n?.provision_state === state && !n.target_provision_state ? n : undefined;
-  }, { timeoutMs: 120_000, intervalMs: 250 });
-}
-
 /** What BMO leaves in Ironic for a provisioned host: its node, by BMO's name, deployed. */
-async function deployedByBmo(name: string, mac: string): Promise<IronicNode> {
-  const node = await ironic.createNode({
-    name: `${NS}~${name}`,
-    driver: 'fake-hardware',
-    boot_interface: 'fake',
-    deploy_interface: 'fake',
-    inspect_interface: 'fake',
-    management_interface: 'fake',
-    power_interface: 'fake',
-    properties: { root_device: { name: 's== /dev/sda' } },
-    instance_info: { image_source: IMAGE.url, image_checksum: IMAGE.checksum },
-  });
-  await ironic.createPort(node.uuid, mac);
-  await ironic.setProvisionState(node.uuid, 'manage');
-  await settled(node.uuid, 'manageable');
-  await ironic.setProvisionState(node.uuid, 'provide');
-  await settled(node.uuid, 'available');
-  await ironic.setProvisionState(node.uuid, 'active');
-  await settled(node.uuid, 'active');
-  // fake-hardware records no power state of its own: BMO's deploy leaves the host on.
-  await ironic.setPowerState(node.uuid, 'power on');
-  return waitFor('node on', async () => {
-    const n = await ironic.getNode(node.uuid);
-    return n?.power_state === 'power on' && !n.target_power_state ? n : undefined;
-  }, { timeoutMs: 60_000, intervalMs: 250 });
-}
+const deployedByBmo = (name: string, mac: string): Promise<IronicNode> => deployedNode(ironic, `${NS}~${name}`, mac, IMAGE);
 
 describe('a host Metal3 provisioned, taken over', () => {
   it('is adopted from its BMO status: still provisioned, no deploy, clean or power request, BMO keys kept', async () => {

@@ -140,7 +140,8 @@ const noInspection = { inspectionMode: 'disabled' };
 /**
  * Malformed detached and reboot values are not here: Metal3 reads them as its default (detached
  * with deleteAction "delete", a soft reboot), and so does metalflow, with a Warning Event
- * (test/unit/annotations.test.ts, test/k8s/controller.test.ts).
+ * (test/unit/annotations.test.ts, test/k8s/controller.test.ts); nor is a keyed reboot on a
+ * disablePowerOff host, which Metal3 reboots (test/k8s/annotations.test.ts).
  */
 export const ANNOTATION_CASES: AnnotationCase[] = [
   { name: 'status: not JSON', annotations: { [STATUS]: '{oops' }, annotation: STATUS, accepted: /BareMetalHost status as JSON/ },
@@ -148,6 +149,7 @@ export const ANNOTATION_CASES: AnnotationCase[] = [
   { name: 'status: unknown provisioning state', annotations: { [STATUS]: status({ provisioning: { state: 'ready-ish', ID: '' } }) }, annotation: STATUS, accepted: /must be one of .*"provisioned"/ },
   { name: 'status: unknown operationalStatus', annotations: { [STATUS]: status({ operationalStatus: 'fine' }) }, annotation: STATUS, accepted: /must be one of "", "OK", .*"servicing"/ },
   { name: 'status: unknown field', annotations: { [STATUS]: status({ verdict: 'ok' }) }, annotation: STATUS, accepted: /unexpected property/i },
+  { name: 'status: unknown errorType', annotations: { [STATUS]: status({ errorType: 'bad luck' }) }, annotation: STATUS, accepted: /must be one of .*"provisioning error"/ },
   { name: 'status: errorCount negative', annotations: { [STATUS]: status({ errorCount: -1 }) }, annotation: STATUS, accepted: /greater or equal to 0/ },
   { name: 'status: errorMessage past 32768', annotations: { [STATUS]: status({ errorMessage: 'e'.repeat(40_000) }) }, annotation: STATUS, accepted: /less or equal to 32768/ },
   { name: 'status: provisioning missing', annotations: { [STATUS]: JSON.stringify({ operationalStatus: 'OK' }) }, annotation: STATUS, accepted: /required/ },
@@ -162,5 +164,4 @@ export const ANNOTATION_CASES: AnnotationCase[] = [
   { name: 'hardwaredetails: unknown field', annotations: { [HW]: '{"gpu": {"count": 1}}' }, spec: noInspection, annotation: HW, accepted: /unexpected property/i },
   { name: 'hardwaredetails: model past 255', annotations: { [HW]: JSON.stringify({ systemVendor: { productName: 'p'.repeat(300) } }) }, spec: noInspection, annotation: HW, accepted: /less or equal to 255/ },
   { name: 'hardwaredetails with inspection enabled', annotations: { [HW]: '{"ramMebibytes": 4096}' }, annotation: HW, accepted: /only used when inspection is disabled/ },
-  { name: 'keyed power-off on a host that is never powered off', annotations: { 'reboot.metal3.io/capm3': '' }, spec: { disablePowerOff: true }, annotation: 'reboot.metal3.io/capm3', accepted: /use reboot.metal3.io \(one reboot\) instead/ },
 ];

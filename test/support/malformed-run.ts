@@ -14,7 +14,7 @@ import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { defaultSecretNames, hostWorkflowId } from '../../types/host-ref';
 import { validateHostSpec } from '../../types/validate';
 import type { SecretStore } from '../../clients/secrets/secret-store';
-import { annotationConflicts, annotationSpecErrors, parseAnnotations } from '../../k8s/controller/annotations';
+import { annotationConflicts, parseAnnotations } from '../../k8s/controller/annotations';
 import { ANNOTATION_CASES, fullSpec, generatedSpecCases, requestCases, SPEC_CASES, specApiCases, type ApiCase, type HttpMethod } from './malformed-corpus';
 
 export interface CorpusTarget {
@@ -177,7 +177,7 @@ export function runAnnotationCorpus(failures: CorpusResult['failures'] = []): Co
   for (const c of ANNOTATION_CASES) {
     const parsed = parseAnnotations(c.annotations);
     const spec = { online: true, ...c.spec } as HostSpec;
-    const errors = parsed.errors.length > 0 ? parsed.errors : [...annotationSpecErrors(parsed.value, spec), ...annotationConflicts(spec, parsed.value)];
+    const errors = parsed.errors.length > 0 ? parsed.errors : annotationConflicts(spec, parsed.value);
     const field = `metadata.annotations["${c.annotation}"]`;
     const named = errors.find((e) => e.field === field || e.field.startsWith(`${field}.`));
     if (named && c.accepted.test(named.reason)) rejected += 1;

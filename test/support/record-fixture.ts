@@ -78,3 +78,11 @@ export async function availableFakeHost(h: Harness, ref: HostRef, bmcName: strin
   });
   return { handle, nodeId: view.status.provisioning.ID };
 }
+
+/** Deletes the host, waits for its workflow to end and saves its last run as `file`. */
+export async function deleteAndSave(h: Harness, ref: HostRef, file: string): Promise<void> {
+  await h.hosts.remove(ref);
+  const { operations } = await h.client.workflow.getHandle<typeof hostWorkflow>(hostWorkflowId(ref)).result();
+  saveHistory(hostWorkflowId(ref), file);
+  console.log(`${file}: ${operations.map((o) => `${o.kind}:${o.outcome}`).join(' ')}`);
+}

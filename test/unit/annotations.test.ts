@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ANNOTATIONS, annotationSpecErrors, parseAnnotations } from '../../k8s/controller/annotations';
+import { ANNOTATIONS, parseAnnotations } from '../../k8s/controller/annotations';
 import { emptyStatus } from '../../types/host';
 
 describe('Metal3 annotations', () => {
@@ -115,9 +115,9 @@ describe('Metal3 annotations', () => {
     expect(force.warnings[0]!.reason).toMatch(/"force" must be true or false: ignored/);
   });
 
-  it('keyed power-off requests cannot hold a host with disablePowerOff', () => {
+  it('keyed power-off requests parse for any host (on a disablePowerOff host the workflow reads them as a reboot)', () => {
     const r = parseAnnotations({ 'reboot.metal3.io/k': '' });
-    expect(annotationSpecErrors(r.value, { disablePowerOff: true })[0]!.field).toBe('metadata.annotations["reboot.metal3.io/k"]');
-    expect(annotationSpecErrors(r.value, {})).toEqual([]);
+    expect(r.errors).toEqual([]);
+    expect(r.value.powerOff).toEqual({ k: 'soft' });
   });
 });

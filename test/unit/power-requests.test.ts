@@ -88,14 +88,15 @@ describe('power requests (Metal3 reboot annotation semantics)', () => {
   });
 
   it('rejects a bad mode, a bad key, unknown fields, and holds on a host that must never power off', () => {
-    expect(checkPowerRequestChange({ reboot: { mode: 'gentle' } }, spec())[0]).toMatchObject({ field: 'reboot.mode' });
-    expect(checkPowerRequestChange({ reboot: { mode: 'gentle' } }, spec())[0]!.reason).toMatch(/"gentle" is not a reboot mode: use "soft"/);
-    expect(checkPowerRequestChange({ holdOff: { 'bad key': 'soft' } }, spec())[0]!.field).toBe('holdOff["bad key"]');
-    expect(checkPowerRequestChange({ holdOff: { ok: 'medium' } }, spec())[0]!.field).toBe('holdOff["ok"]');
-    expect(checkPowerRequestChange({ release: ['-x'] }, spec())[0]!.field).toBe('release[0]');
-    expect(checkPowerRequestChange({ rebot: {} }, spec())[0]).toMatchObject({ field: 'rebot' });
-    expect(checkPowerRequestChange({ holdOff: { a: 'soft' } }, spec({ disablePowerOff: true }))[0]!.reason).toMatch(/disablePowerOff/);
-    expect(checkPowerRequestChange({ reboot: { mode: 'hard' }, rebootAnnotation: null, holdOff: { 'x.y_z-1': 'hard' }, release: ['a'], onlyThese: true }, spec())).toEqual([]);
+    expect(checkPowerRequestChange({ reboot: { mode: 'gentle' } })[0]).toMatchObject({ field: 'reboot.mode' });
+    expect(checkPowerRequestChange({ reboot: { mode: 'gentle' } })[0]!.reason).toMatch(/"gentle" is not a reboot mode: use "soft"/);
+    expect(checkPowerRequestChange({ holdOff: { 'bad key': 'soft' } })[0]!.field).toBe('holdOff["bad key"]');
+    expect(checkPowerRequestChange({ holdOff: { ok: 'medium' } })[0]!.field).toBe('holdOff["ok"]');
+    expect(checkPowerRequestChange({ release: ['-x'] })[0]!.field).toBe('release[0]');
+    expect(checkPowerRequestChange({ rebot: {} })[0]).toMatchObject({ field: 'rebot' });
+    // A host with spec.disablePowerOff takes keys too (Metal3 reboots it once per key: applyPowerRequestChange).
+    expect(checkPowerRequestChange({ holdOff: { a: 'soft' } })).toEqual([]);
+    expect(checkPowerRequestChange({ reboot: { mode: 'hard' }, rebootAnnotation: null, holdOff: { 'x.y_z-1': 'hard' }, release: ['a'], onlyThese: true })).toEqual([]);
   });
 });
 
@@ -207,9 +208,25 @@ describe('reboot request ids', () => {
   });
 
   it('checks the id and the reboot object', () => {
-    expect(checkPowerRequestChange({ reboot: { requestId: 'ok-1/2' } }, spec())).toEqual([]);
-    expect(checkPowerRequestChange({ reboot: { requestId: '' } }, spec())).toEqual([{ field: 'reboot.requestId', reason: 'must be 1-255 visible ASCII characters, no spaces' }]);
-    expect(checkPowerRequestChange({ reboot: { requestId: 7 } }, spec())[0]?.field).toBe('reboot.requestId');
-    expect(checkPowerRequestChange({ rebootAnnotation: { requestId: 'x' } }, spec())).toEqual([{ field: 'rebootAnnotation.requestId', reason: 'is not accepted (accepted: mode)' }]);
+    expect(checkPowerRequestChange({ reboot: { requestId: 'ok-1/2' } })).toEqual([]);
+    expect(checkPowerRequestChange({ reboot: { requestId: '' } })).toEqual([{ field: 'reboot.requestId', reason: 'must be 1-255 visible ASCII characters, no spaces' }]);
+    expect(checkPowerRequestChange({ reboot: { requestId: 7 } })[0]?.field).toBe('reboot.requestId');
+    expect(checkPowerRequestChange({ rebootAnnotation: { requestId: 'x' } })).toEqual([{ field: 'rebootAnnotation.requestId', reason: 'is not accepted (accepted: mode)' }]);
+  });
+});
+
+describe('keyed power-off requests on a host with spec.disablePowerOff (Metal3 reboots it)', () => {
+  it('asks one reboot per key added (hard wins), never again for a key already held, and never holds the host off', () => {
+    const noOff = spec({ disablePowerOff: true });
+    const p = applyPowerRequestChange(undefined, { holdOff: { a: 'soft', b: 'hard' }, onlyThese: true }, false, true);
+    expect(p.reboot).toEqual({ mode: 'hard', api: true, annotation: false });
+    expect(p.holds).toEqual({ a: 'soft', b: 'hard' });
+    expect(powerGoal(true, noOff, p)).toEqual({ action: 'reboot', mode: 'hard' });
+    // The controller sends the full set again: nothing new, no second reboot once served.
+    const served = rebootServed(p)!;
+    expect(applyPowerRequestChange(served, { holdOff: { a: 'soft', b: 'hard' }, onlyThese: true }, false, true).reboot).toBeUndefined();
+    expect(powerGoal(true, noOff, served)).toEqual({ action: 'none' });
+    // Before patch disable-power-off-reboot: stored and ignored.
+    expect(applyPowerRequestChange(undefined, { holdOff: { a: 'soft' } }).reboot).toBeUndefined();
   });
 });

@@ -1,0 +1,71 @@
+import { describe, expect, it } from 'vitest';
+import { decide } from '../../workflows/decide';
+import { provisioningFailures, provisioningRetriesApply, recordAttempt, retryLimitReached } from '../../workflows/provisioning-retries';
+import { customDeployChanged } from '../../workflows/custom-deploy-change';
+import { hostState, testSpec } from '../support/host-state';
+
+const image = { url: 'http://x/i.qcow2', checksum: 'a'.repeat(64), checksumType: 'sha256' as const };
+
+function failedDeploy() {
+  const s = hostState({ spec: testSpec({ image }), state: 'provisioning' });
+  Object.assign(s.status, { operationalStatus: 'error', errorType: 'provisioning error', errorMessage: 'deploy failed: x', errorCount: 1 });
+  return s;
+}
+
+describe('provisioning retries (BMO --max-provisioning-retries)', () => {
+  it('deprovisions a failed deploy with the patch, and retried it in place before', () => {
+    const s = failedDeploy();
+    expect(provisioningRetriesApply(s)).toBe(true);
+    expect(decide(s, { retries: true })).toEqual({ kind: 'operation', op: 'deprovision', state: 'deprovisioning', failedDeploy: true });
+    expect(decide(s)).toEqual({ kind: 'operation', op: 'provision', state: 'provisioning' });
+  });
+
+  it('stops at the limit for the same image, once, and counts anew for another image', () => {
+    const s = hostState({ spec: testSpec({ image }), state: 'available' });
+    s.status.provisioningFailCount = 5;
+    s.status.lastAttemptedImage = { ...image };
+    const message = 'provisioning failed 5 times, retry limit (5) reached; change image or reset provisioningFailCount to retry';
+    expect(retryLimitReached(s)).toBe(message);
+    expect(decide(s, { retries: true })).toEqual({ kind: 'fail', errorType: 'provisioning error', message });
+    Object.assign(s.status, { operationalStatus: 'error', errorType: 'provisioning error', errorMessage: message });
+    expect(decide(s, { retries: true })).toEqual({ kind: 'wait' });
+    // Any field of the image (BMO's DeepEqual): here the checksum.
+    s.spec = testSpec({ image: { ...image, checksum: 'b'.repeat(64) } });
+    expect(provisioningFailures(s)).toBe(0);
+    expect(decide(s, { retries: true })).toEqual({ kind: 'operation', op: 'provision', state: 'provisioning' });
+    recordAttempt(s);
+    expect(s.status.provisioningFailCount).toBe(0);
+    expect(s.status.lastAttemptedImage).toEqual(s.spec.image);
+  });
+
+  it('has no limit at 0, and is not asked for a delete', () => {
+    const s = hostState({ spec: testSpec({ image }), state: 'available' });
+    s.options = { ...s.options, maxProvisioningRetries: 0 };
+    s.status.provisioningFailCount = 50;
+    s.status.lastAttemptedImage = { ...image };
+    expect(retryLimitReached(s)).toBeUndefined();
+    expect(provisioningRetriesApply({ ...failedDeploy(), deleteRequested: true })).toBe(false);
+  });
+});
+
+describe('custom deploy method changed on a provisioned host (BMO provisioningCancelled)', () => {
+  const provisioned = (method: string | undefined, deployed: string | undefined, imageUrl?: string) => {
+    const s = hostState({ spec: testSpec({ ...(method ? { customDeploy: { method } } : {}), ...(imageUrl ? { image: { url: imageUrl } } : {}) }), state: 'provisioned' });
+    if (deployed) s.status.provisioning.customDeploy = { method: deployed };
+    s.customDeploy = true;
+    return s;
+  };
+  it('deprovisions for a changed or removed method, or a removed image under the same method', () => {
+    expect(customDeployChanged(provisioned('b', 'a'))).toBe(true);
+    expect(customDeployChanged(provisioned(undefined, 'a', 'http://x/i'))).toBe(true);
+    const s = provisioned('a', 'a');
+    s.status.provisioning.image = { url: 'http://x/i' };
+    expect(customDeployChanged(s)).toBe(true);
+    expect(decide(s, { customDeploy: true })).toEqual({ kind: 'operation', op: 'deprovision', state: 'deprovisioning' });
+    expect(decide(s)).toEqual({ kind: 'wait' });
+  });
+  it('leaves an unchanged method, and a method on a host deployed before metalflow recorded one', () => {
+    expect(customDeployChanged(provisioned('a', 'a'))).toBe(false);
+    expect(customDeployChanged(provisioned('a', undefined))).toBe(false);
+  });
+});
