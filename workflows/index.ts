@@ -15,3 +15,4 @@ export { fleetWorkflow } from './fleet';
 export { remediateWorkflow } from './remediate';
 export { provisioningLimiterWorkflow } from './provisioning-limiter';
 export { pivotWorkflow } from './pivot';
+export { ipPoolWorkflow } from './ippool';

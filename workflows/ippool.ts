@@ -1,0 +1,134 @@
+/**
+ * One IPPool's allocation table as a workflow. Allocations and releases are
+ * Updates: the workflow applies them one at a time (handlers are synchronous,
+ * so two can never interleave), each is in the history before its caller is
+ * answered, and the table survives any crash as the history does. Idempotent
+ * by claim: the same claim asked twice gets the same address, so a caller
+ * retries whatever it did not see answered. No activities, no I/O.
+ * Continues as new carrying the table; a cancel ends it without a failure.
+ */
+import { allHandlersFinished, ApplicationFailure, condition, continueAsNew, isCancellation, setHandler, workflowInfo } from '@temporalio/workflow';
+import { allocateAddress } from '../types/ipam-allocate';
+import { ipAddressName } from '../types/ipam';
+import { compileRanges, poolSize } from '../types/ipam-ranges';
+import { objectNameErrors, poolChangeErrors, validatePoolSpec } from '../types/ipam-validate';
+import type { FieldError } from '../types/field-error';
+import {
+  allocateUpdate,
+  applyPoolUpdate,
+  deletePoolUpdate,
+  poolViewQuery,
+  releaseUpdate,
+  type PoolInput,
+  type PoolState,
+  type PoolView,
+} from './ippool-definitions';
+
+const MAX_HISTORY_EVENTS = 2000;
+
+function invalid(errors: FieldError[]): never {
+  throw ApplicationFailure.create({ type: 'InvalidRequest', message: errors.map((e) => `${e.field}: ${e.reason}`).join('; '), details: [errors], nonRetryable: true });
+}
+
+export function poolView(st: PoolState): PoolView {
+  return {
+    ref: st.ref,
+    ...(st.spec ? { spec: st.spec } : {}),
+    status: { indexes: Object.fromEntries(Object.entries(st.allocations).map(([c, a]) => [c, a.address])), ...(st.lastUpdated ? { lastUpdated: st.lastUpdated } : {}) },
+    size: st.spec ? String(poolSize(compileRanges(st.spec))) : '0',
+    allocated: Object.keys(st.allocations).length,
+  };
+}
+
+export async function ipPoolWorkflow(input: PoolInput): Promise<PoolView> {
+  const st: PoolState = input.state ?? { ref: input.ref, allocations: {} };
+  const maxEvents = input.maxHistoryEvents ?? MAX_HISTORY_EVENTS;
+  const now = (): string => new Date().toISOString();
+  const pool = `${st.ref.namespace}/${st.ref.name}`;
+
+  setHandler(poolViewQuery, () => poolView(st));
+
+  setHandler(
+    applyPoolUpdate,
+    (spec) => {
+      st.spec = spec;
+      return poolView(st);
+    },
+    {
+      validator: (spec) => {
+        if (st.deleted) throw ApplicationFailure.create({ type: 'Conflict', message: `IP pool ${pool} is being deleted` });
+        const valid = validatePoolSpec(spec);
+        if (!valid.ok) invalid(valid.errors);
+        const changed = st.spec ? poolChangeErrors(st.spec, spec, st.allocations) : [];
+        if (changed.length > 0) invalid(changed);
+      },
+    },
+  );
+
+  setHandler(
+    allocateUpdate,
+    ({ claim, requestedAddress }) => {
+      const name = (address: string): string => ipAddressName(st.spec?.namePrefix ?? st.ref.name, address);
+      const held = st.allocations[claim];
+      if (held) return { ...held, claim, name: name(held.address) };
+      // Checked here, not in a validator, so a retry of an answered allocation above never meets them.
+      if (st.deleted) throw ApplicationFailure.create({ type: 'Conflict', message: `IP pool ${pool} is being deleted`, nonRetryable: true });
+      if (!st.spec) throw ApplicationFailure.create({ type: 'NotFound', message: `IP pool ${pool} has no spec yet`, nonRetryable: true });
+      const result = allocateAddress(st.ref, st.spec, st.allocations, {
+        claim,
+        ...(requestedAddress !== undefined ? { requested: requestedAddress } : {}),
+        at: now(),
+        random: Math.random,
+      });
+      if (!result.ok) throw ApplicationFailure.create({ type: result.type, message: result.message, nonRetryable: true });
+      st.allocations[claim] = result.allocation;
+      st.lastUpdated = result.allocation.at;
+      return { ...result.allocation, claim, name: name(result.allocation.address) };
+    },
+    {
+      validator: ({ claim }) => {
+        const errors = objectNameErrors('claim', claim, 'IPClaim');
+        if (errors.length > 0) invalid(errors);
+      },
+    },
+  );
+
+  setHandler(releaseUpdate, ({ claim }) => {
+    const held = st.allocations[claim];
+    if (!held) return null;
+    delete st.allocations[claim];
+    st.lastUpdated = now();
+    return held;
+  });
+
+  setHandler(
+    deletePoolUpdate,
+    () => {
+      st.deleted = true;
+      return poolView(st);
+    },
+    {
+      validator: () => {
+        const claims = Object.keys(st.allocations);
+        if (claims.length > 0) {
+          throw ApplicationFailure.create({
+            type: 'Conflict',
+            message: `IP pool ${pool} still has ${claims.length} allocation(s) (${claims.slice(0, 5).join(', ')}${claims.length > 5 ? ', …' : ''}): release their claims first`,
+          });
+        }
+      },
+    },
+  );
+
+  const tooLong = (): boolean => workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > maxEvents;
+  try {
+    await condition(() => st.deleted === true || tooLong());
+  } catch (err) {
+    // Cancelled from the UI or CLI: the pool ends, not as a failure.
+    if (isCancellation(err)) return poolView(st);
+    throw err;
+  }
+  await condition(allHandlersFinished);
+  if (st.deleted) return poolView(st);
+  return continueAsNew<typeof ipPoolWorkflow>({ ...input, state: st });
+}
