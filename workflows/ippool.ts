@@ -9,9 +9,9 @@
  */
 import { allHandlersFinished, ApplicationFailure, condition, continueAsNew, isCancellation, setHandler, workflowInfo } from '@temporalio/workflow';
 import { allocateAddress } from '../types/ipam-allocate';
-import { ipAddressName } from '../types/ipam';
+import { ipAddressName, type Allocation } from '../types/ipam';
 import { compileRanges, poolSize } from '../types/ipam-ranges';
-import { objectNameErrors, poolChangeErrors, validatePoolSpec } from '../types/ipam-validate';
+import { poolChangeErrors, validatePoolSpec } from '../types/ipam-validate';
 import type { FieldError } from '../types/field-error';
 import {
   allocateUpdate,
@@ -19,6 +19,8 @@ import {
   deletePoolUpdate,
   poolViewQuery,
   releaseUpdate,
+  type AllocateOutcome,
+  type AllocateRequest,
   type PoolInput,
   type PoolState,
   type PoolView,
@@ -65,41 +67,36 @@ export async function ipPoolWorkflow(input: PoolInput): Promise<PoolView> {
     },
   );
 
-  setHandler(
-    allocateUpdate,
-    ({ claim, requestedAddress }) => {
-      const name = (address: string): string => ipAddressName(st.spec?.namePrefix ?? st.ref.name, address);
-      const held = st.allocations[claim];
-      if (held) return { ...held, claim, name: name(held.address) };
-      // Checked here, not in a validator, so a retry of an answered allocation above never meets them.
-      if (st.deleted) throw ApplicationFailure.create({ type: 'Conflict', message: `IP pool ${pool} is being deleted`, nonRetryable: true });
-      if (!st.spec) throw ApplicationFailure.create({ type: 'NotFound', message: `IP pool ${pool} has no spec yet`, nonRetryable: true });
-      const result = allocateAddress(st.ref, st.spec, st.allocations, {
-        claim,
-        ...(requestedAddress !== undefined ? { requested: requestedAddress } : {}),
-        at: now(),
-        random: Math.random,
-      });
-      if (!result.ok) throw ApplicationFailure.create({ type: result.type, message: result.message, nonRetryable: true });
-      st.allocations[claim] = result.allocation;
-      st.lastUpdated = result.allocation.at;
-      return { ...result.allocation, claim, name: name(result.allocation.address) };
-    },
-    {
-      validator: ({ claim }) => {
-        const errors = objectNameErrors('claim', claim, 'IPClaim');
-        if (errors.length > 0) invalid(errors);
-      },
-    },
-  );
-
-  setHandler(releaseUpdate, ({ claim }) => {
+  const allocateOne = ({ claim, requestedAddress }: AllocateRequest): AllocateOutcome => {
+    const named = (a: Allocation): AllocateOutcome => ({ ok: true, allocation: { ...a, claim, name: ipAddressName(st.spec?.namePrefix ?? st.ref.name, a.address) } });
     const held = st.allocations[claim];
-    if (!held) return null;
-    delete st.allocations[claim];
-    st.lastUpdated = now();
-    return held;
-  });
+    if (held) return named(held);
+    if (st.deleted) return { ok: false, claim, type: 'Conflict', message: `IP pool ${pool} is being deleted` };
+    if (!st.spec) return { ok: false, claim, type: 'NotFound', message: `IP pool ${pool} has no spec yet` };
+    const result = allocateAddress(st.ref, st.spec, st.allocations, {
+      claim,
+      ...(requestedAddress !== undefined ? { requested: requestedAddress } : {}),
+      at: now(),
+      random: Math.random,
+    });
+    if (!result.ok) return { ok: false, claim, type: result.type, message: result.message };
+    st.allocations[claim] = result.allocation;
+    st.lastUpdated = result.allocation.at;
+    return named(result.allocation);
+  };
+
+  // Claim names are checked by the caller (clients/temporal/ip-pools.ts): one bad name must not refuse a whole batch.
+  setHandler(allocateUpdate, (requests) => requests.map(allocateOne));
+
+  setHandler(releaseUpdate, ({ claims }) =>
+    claims.map((claim) => {
+      const held = st.allocations[claim];
+      if (!held) return null;
+      delete st.allocations[claim];
+      st.lastUpdated = now();
+      return held;
+    }),
+  );
 
   setHandler(
     deletePoolUpdate,
