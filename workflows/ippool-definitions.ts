@@ -66,3 +66,5 @@ export const applyPoolUpdate = defineUpdate<PoolView, [IPPoolSpec]>('applyPool')
 /** Ends the pool; refused (Conflict) while any claim holds an address. */
 export const deletePoolUpdate = defineUpdate<PoolView, []>('deletePool');
 export const poolViewQuery = defineQuery<PoolView>('ipPool');
+/** One claim's allocation as recorded (null when it holds none): the IPAddress it stands for. */
+export const claimQuery = defineQuery<ClaimAllocation | null, [string]>('ipClaim');

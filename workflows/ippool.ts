@@ -16,6 +16,7 @@ import type { FieldError } from '../types/field-error';
 import {
   allocateUpdate,
   applyPoolUpdate,
+  claimQuery,
   deletePoolUpdate,
   poolViewQuery,
   releaseUpdate,
@@ -49,6 +50,10 @@ export async function ipPoolWorkflow(input: PoolInput): Promise<PoolView> {
   const pool = `${st.ref.namespace}/${st.ref.name}`;
 
   setHandler(poolViewQuery, () => poolView(st));
+  setHandler(claimQuery, (claim) => {
+    const held = st.allocations[claim];
+    return held ? { ...held, claim, name: ipAddressName(st.spec?.namePrefix ?? st.ref.name, held.address) } : null;
+  });
 
   setHandler(
     applyPoolUpdate,

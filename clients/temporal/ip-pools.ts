@@ -15,6 +15,7 @@ import { objectNameErrors } from '../../types/ipam-validate';
 import {
   allocateUpdate,
   applyPoolUpdate,
+  claimQuery,
   deletePoolUpdate,
   IPPOOL_WORKFLOW_TYPE,
   ipPoolWorkflowId,
@@ -132,6 +133,12 @@ export class IpPools {
     const d = await this.call(ref, false, () => this.handle(ref).describe());
     if (d.status.name !== 'RUNNING') throw new IpamError('NotFound', `IP pool ${ref.namespace}/${ref.name} does not exist (deleted)`);
     return this.call(ref, true, () => this.handle(ref).query(poolViewQuery));
+  }
+
+  /** The claim's recorded allocation; null when it holds none. */
+  async claim(ref: PoolRef, claim: string): Promise<ClaimAllocation | null> {
+    await this.view(ref);
+    return this.call(ref, true, () => this.handle(ref).query(claimQuery, claim));
   }
 
   /** Pools with a running workflow, optionally in one namespace (Temporal's visibility: a new pool may take a moment to be listed). */
