@@ -95,6 +95,8 @@ describe('replay of recorded histories', () => {
     // The provisioning limit (patch provisioning-limit): the lifecycle just before it (record-histories.ts -before-provisioning-limit
     // on the code before), and with it a host that waited delayed for each permit, and the limiter's run (record-limit-histories.ts).
     for (const f of ['host-lifecycle-before-provisioning-limit', 'host-provisioning-limit-delayed', 'provisioning-limiter']) expect(files).toContain(`${f}.json`);
+    // IP pools (record-ipam-histories.ts): a lifecycle with a full pool, release and reuse, delete; a run continued as new with its table.
+    for (const f of ['ippool-lifecycle-v1', 'ippool-continued-v1-run1']) expect(files).toContain(`${f}.json`);
     // spec.online false: a hard power off before patch soft-power-off, a soft one with it (record-soft-power-off-histories.ts old|new).
     for (const f of ['host-online-false-before-soft-power-off', 'host-online-false-soft-power-off']) expect(files).toContain(`${f}.json`);
   });
