@@ -24,7 +24,7 @@ const addressing = (node: JSONSchemaProps, more: ValidationRule[] = []): JSONSch
 
 const REFS = ['pool', 'claim', 'address'];
 function atomicRefs(node: JSONSchemaProps): JSONSchemaProps {
-  for (const r of REFS) if (node.properties?.[r]) node.properties[r]['x-kubernetes-map-type'] = 'atomic';
+  for (const r of REFS) if (node.properties?.[r]?.type === 'object') node.properties[r]['x-kubernetes-map-type'] = 'atomic';
   return node;
 }
 
