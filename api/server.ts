@@ -16,6 +16,8 @@ import { registerFleetRoutes } from './fleet-routes';
 import { pivotService, registerPivotRoutes } from './pivot-routes';
 import { validatePivotInput } from '../types/pivot';
 import { registerRemediationRoutes } from './remediation-routes';
+import { registerIpamRoutes } from './ipam-routes';
+import { IpPools } from '../clients/temporal/ip-pools';
 import { validateRemediationRequest } from '../types/remediation';
 import { ApiError, busyError, type HostService } from './host-service';
 import { CleanBodySchema, HostInputSchema, HostParamsSchema, ImageBodySchema, ListQuerySchema, PauseBodySchema, PowerOffParamsSchema, RebootBodySchema, RebootHeadersSchema } from './schemas';
@@ -50,7 +52,7 @@ const BODY_ERRORS: Record<string, string> = {
   FST_ERR_CTP_INVALID_MEDIA_TYPE: 'must be application/json',
 };
 
-export async function buildServer(hosts: HostService, opts: { logger?: boolean; auth: AuthOptions; fleets?: FleetService }): Promise<FastifyInstance> {
+export async function buildServer(hosts: HostService, opts: { logger?: boolean; auth: AuthOptions; fleets?: FleetService; ipPools?: IpPools }): Promise<FastifyInstance> {
   // Fastify logs method and URL only, never bodies (they carry BMC passwords and user data).
   const logger = opts.logger ?? false;
   const tls = opts.auth.tls;
@@ -123,6 +125,7 @@ export async function buildServer(hosts: HostService, opts: { logger?: boolean; 
   registerFleetRoutes(app, opts.fleets ?? new FleetService({ client: hosts.client, taskQueue: hosts.taskQueue }));
   registerPivotRoutes(app, pivotService({ client: hosts.client, taskQueue: hosts.taskQueue }));
   registerRemediationRoutes(app, hosts);
+  registerIpamRoutes(app, opts.ipPools ?? new IpPools({ client: hosts.client, taskQueue: hosts.taskQueue }));
 
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   app.get('/healthz', { schema: { hide: true } }, async () => ({ ok: true }));

@@ -33,6 +33,8 @@ import { bareMetalHostCrd, GROUP, hardwareDataCrd, secretNamespacePolicy } from 
 import { toYaml } from './crd-gen/yaml';
 import { hostRemediationCrd } from './crd-gen/remediation-objects';
 import { HOST_REMEDIATION } from '../types/host-remediation';
+import { ipAddressCrd, ipClaimCrd, ipPoolCrd } from './crd-gen/ipam-objects';
+import { IPAM } from '../types/ipam';
 
 export * from './crd-gen/objects';
 export { toStructural, type JSONSchemaProps, type ValidationRule } from './crd-gen/structural';
@@ -49,6 +51,10 @@ export function generatedFiles(dir = CRD_DIR): Record<string, string> {
     [join(dir, `${GROUP}_hardwaredata.yaml`)]: toYaml([hardwareDataCrd()]),
     [join(dir, `${GROUP}_baremetalhosts_policy.yaml`)]: toYaml(secretNamespacePolicy()),
     [join(dir, `${HOST_REMEDIATION.group}_${HOST_REMEDIATION.plural}.yaml`)]: toYaml([hostRemediationCrd()]),
+    // Metal3 IP Address Manager's, under its file names (types/ipam.ts).
+    [join(dir, `${IPAM.group}_ippools.yaml`)]: toYaml([ipPoolCrd()]),
+    [join(dir, `${IPAM.group}_ipclaims.yaml`)]: toYaml([ipClaimCrd()]),
+    [join(dir, `${IPAM.group}_ipaddresses.yaml`)]: toYaml([ipAddressCrd()]),
   };
 }
 

@@ -16,3 +16,4 @@ export { remediateWorkflow } from './remediate';
 export { provisioningLimiterWorkflow } from './provisioning-limiter';
 export { pivotWorkflow } from './pivot';
 export { planeCheckWorkflow } from './plane-check';
+export { ipPoolWorkflow } from './ippool';

@@ -7,7 +7,14 @@ import type { Action } from './roles';
 
 const HOST = '/v1/namespaces/:namespace/hosts/:name';
 
+const POOL = '/v1/namespaces/:namespace/ippools/:name';
+
 const ACTIONS: Record<string, Action> = {
+  // IP pools define a network's addresses: admin, as hosts are; claiming and releasing one is an operator's.
+  [`PUT ${POOL}`]: 'admin',
+  [`DELETE ${POOL}`]: 'admin',
+  [`PUT ${POOL}/claims/:claim`]: 'operate',
+  [`DELETE ${POOL}/claims/:claim`]: 'operate',
   [`PUT ${HOST}`]: 'admin',
   [`DELETE ${HOST}`]: 'admin',
   [`PUT ${HOST}/image`]: 'operate',

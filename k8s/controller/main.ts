@@ -20,6 +20,7 @@ import { ControllerMetrics } from './metrics';
 import { credentialsName, hostFacts } from './metric-facts';
 import { serveMetrics } from '../../clients/prometheus/metrics-server';
 import { RemediationController } from './remediations';
+import { IpamController } from './ipam';
 
 const config = loadConfig();
 const log = (m: string): void => console.log(`[controller] ${m}`);
@@ -50,6 +51,7 @@ if (settings.metricsPort !== undefined) {
   log(`metrics at ${served.url}`);
 }
 let remediations: RemediationController | undefined;
+let ipam: IpamController | undefined;
 
 /** Drives hosts while holding the lease; stops at once when it is lost, then campaigns again. */
 async function lead(): Promise<void> {
@@ -63,6 +65,7 @@ async function lead(): Promise<void> {
         queue?.stop();
         stopScan?.();
         remediations?.stop();
+        ipam?.stop();
         resolve();
       });
     });
@@ -118,6 +121,9 @@ async function lead(): Promise<void> {
     remediations = new RemediationController({ rest, client, taskQueue: config.taskQueue, namespace: watchNamespace, log });
     // Not awaited: a cluster without the HostRemediation CRD still gets its hosts driven (the list is retried and logged).
     void remediations.start();
+    // Metal3 IPAM's IPPools and IPClaims (k8s/controller/ipam.ts); likewise not awaited, for clusters without its CRDs.
+    ipam = new IpamController({ rest, client, taskQueue: config.taskQueue, namespace: watchNamespace, log });
+    void ipam.start();
     // Hosts whose workflow ends abnormally from now on; the first list above queued every host once.
     stopScan = scanEndedWorkflows({
       client,
@@ -165,6 +171,7 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     queue?.stop();
     stopScan?.();
     remediations?.stop();
+    ipam?.stop();
     elector.stop();
     void connection.close().then(() => process.exit(0));
   });

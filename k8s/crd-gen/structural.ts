@@ -25,6 +25,7 @@ export interface JSONSchemaProps {
   pattern?: string;
   minItems?: number;
   maxItems?: number;
+  maxProperties?: number;
   default?: unknown;
   nullable?: boolean;
   'x-kubernetes-preserve-unknown-fields'?: boolean;
@@ -44,7 +45,7 @@ export interface ValidationRule {
 
 
 /** Keywords copied unchanged when present (same meaning in both dialects). */
-const COPIED = ['description', 'minimum', 'maximum', 'minLength', 'maxLength', 'pattern', 'minItems', 'maxItems', 'default'] as const;
+const COPIED = ['description', 'minimum', 'maximum', 'minLength', 'maxLength', 'pattern', 'minItems', 'maxItems', 'maxProperties', 'default'] as const;
 /** Keywords that carry no meaning for Kubernetes and are dropped. */
 const DROPPED = new Set(['$id', '$schema', 'title', 'additionalProperties', 'properties', 'required', 'items', 'type', 'anyOf', 'const', 'enum', 'format']);
 const KNOWN = new Set<string>([...COPIED, ...DROPPED]);

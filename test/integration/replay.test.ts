@@ -99,6 +99,8 @@ describe('replay of recorded histories', () => {
     // history threshold before patch permit-continue-as-new; with it, continued as new while waiting (its first run,
     // the run the grant came to) and the limiter granting to the host's current run.
     for (const f of ['host-permit-long-wait-before-continue-as-new', 'host-permit-wait-continued-run1', 'host-permit-wait-continued-granted', 'provisioning-limiter-continued-holder']) expect(files).toContain(`${f}.json`);
+    // IP pools (record-ipam-histories.ts): a lifecycle with a full pool, release and reuse, delete; a run continued as new with its table.
+    for (const f of ['ippool-lifecycle-v1', 'ippool-continued-v1-run1']) expect(files).toContain(`${f}.json`);
     // spec.online false: a hard power off before patch soft-power-off, a soft one with it (record-soft-power-off-histories.ts old|new).
     for (const f of ['host-online-false-before-soft-power-off', 'host-online-false-soft-power-off']) expect(files).toContain(`${f}.json`);
     // Fleet reinspect, detach, attach (patch fleet-inspect-detach): refused as invalid input by the code before, and run with it (record-fleet-inspect-detach-histories.ts old|new).

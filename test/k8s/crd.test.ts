@@ -376,6 +376,12 @@ describe('RBAC and Deployment', () => {
       expect(can(verb, 'events.events.k8s.io'), verb).toBe('yes');
     }
     for (const verb of ['get', 'create', 'update']) expect(can(verb, 'leases.coordination.k8s.io', 'metalflow-system'), verb).toBe('yes');
+    // Metal3 IPAM (k8s/controller/ipam.ts): finalizers and status on pools and claims, IPAddress objects made and removed.
+    for (const kind of ['ippools', 'ipclaims']) {
+      for (const verb of ['get', 'list', 'watch', 'patch']) expect(can(verb, `${kind}.ipam.metal3.io`), `${verb} ${kind}`).toBe('yes');
+      expect(kubectl(['auth', 'can-i', 'patch', `${kind}.ipam.metal3.io`, '--subresource=status', '-n', NS, `--as=${SA}`], { check: false }).stdout.trim()).toBe('yes');
+    }
+    for (const verb of ['get', 'create', 'patch', 'delete']) expect(can(verb, 'ipaddresses.ipam.metal3.io'), verb).toBe('yes');
   });
 
   it('and nothing more', () => {
@@ -390,6 +396,7 @@ describe('RBAC and Deployment', () => {
     expect(can('get', 'configmaps')).toBe('no');
     expect(can('list', 'pods')).toBe('no');
     expect(can('delete', 'events')).toBe('no');
+    for (const kind of ['ippools', 'ipclaims']) for (const verb of ['create', 'delete']) expect(can(verb, `${kind}.ipam.metal3.io`), `${verb} ${kind}`).toBe('no');
   });
 
   it('a token for the service account really works against the API (TokenRequest, RBAC)', () => {
