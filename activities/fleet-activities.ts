@@ -23,11 +23,15 @@ import {
   requestInspectionUpdate,
   setImageUpdate,
   setPausedUpdate,
+  type HostView,
 } from '../workflows/definitions';
 import { fleetPowerKey, type FleetSelection } from '../workflows/fleet-definitions';
 import { abortedResult, fleetHostResult, imageToRestore, keysToRelease, type FleetHostResult, type HostFinding } from '../workflows/fleet-goals';
 import { selectionMatches, type SelectionCandidate } from '../workflows/fleet-selection';
 import { heartbeat, pause } from './activity-context';
+import { KubeError } from '../clients/kubernetes/kube-error';
+import type { KubeRest } from '../clients/kubernetes/kube-rest';
+import { bareMetalHostLabels, changeBareMetalHost, pauseBareMetalHost, releaseBareMetalHostHold, restoreBareMetalHostImage } from './fleet-kubernetes';
 
 export interface FleetHostCall {
   ref: HostRef;
@@ -70,8 +74,24 @@ function refusal(err: unknown): FleetHostResult | undefined {
   return undefined;
 }
 
-export function createFleetActivities(deps: { client?: Client } = {}) {
+/** The API server's refusal of a change to a BareMetalHost (admission, validation) as the host's failure. */
+function objectRefusal(err: unknown): FleetHostResult | undefined {
+  if (err instanceof KubeError && (err.status === 400 || err.status === 403 || err.status === 422)) {
+    return { outcome: 'failed', error: `the BareMetalHost refused the change: ${err.message}` };
+  }
+  return undefined;
+}
+
+/**
+ * `rest`: the worker's own cluster (Kubernetes mode). With it, hosts driven by
+ * a BareMetalHost are changed on that object (fleet-kubernetes.ts); without
+ * it they are skipped.
+ */
+export function createFleetActivities(deps: { client?: Client; rest?: KubeRest } = {}) {
   const client = (): Client => deps.client ?? Context.current().client;
+  const reach = { kubernetes: deps.rest !== undefined };
+  /** The host's BareMetalHost is where its changes go. */
+  const viaObject = (view: HostView): KubeRest | undefined => (view.managedBy === 'kubernetes' ? deps.rest : undefined);
 
   return {
     /** The hosts the selector names, read once at the fleet's start. Labels are read from each host's view. */
@@ -99,11 +119,14 @@ export function createFleetActivities(deps: { client?: Client } = {}) {
         }
         const view = found.kind === 'running' ? found.view : undefined;
         const bmc = view?.spec?.bmc?.address;
+        // A BareMetalHost's labels are on the object, not in its workflow.
+        const rest = view ? viaObject(view) : undefined;
+        const labels = rest ? await bareMetalHostLabels(rest, ref) : view?.labels;
         candidates.push({
           ref,
           provisioningState: view ? view.status.provisioning.state || 'unmanaged' : `workflow ${found.kind === 'ended' ? found.status : ''}`,
           bmcType: bmc ? bmcTypeOf(bmc) : 'unknown',
-          labels: view?.labels,
+          labels,
         });
       });
       const key = (r: HostRef) => `${r.namespace}/${r.name}`;
@@ -118,7 +141,7 @@ export function createFleetActivities(deps: { client?: Client } = {}) {
     async startFleetChange(call: FleetHostCall): Promise<StartResult> {
       const c = client();
       const found = await findHost(c, call.ref);
-      const settled = fleetHostResult(call.operation, found, call.since, call.fleet);
+      const settled = fleetHostResult(call.operation, found, call.since, call.fleet, reach);
       // An attached host may still have a detach waiting for its state (invisible in its view): attach withdraws it all the same.
       const withdraw = call.operation.kind === 'attach' && settled?.outcome === 'succeeded';
       if (settled && !withdraw) return { result: settled };
@@ -126,6 +149,19 @@ export function createFleetActivities(deps: { client?: Client } = {}) {
       const { view } = found;
       const handle = c.workflow.getHandle(hostWorkflowId(call.ref));
       const op = call.operation;
+      const rest = viaObject(view);
+      if (rest) {
+        // A reboot waiting, or one run since the fleet started the host, is this one (a retried call).
+        if (op.kind === 'reboot' && (view.power.reboot || view.operations.some((o) => o.kind === 'reboot' && o.startedAt >= call.since))) return { sent: true };
+        try {
+          await changeBareMetalHost(rest, call.ref, op, call.fleet, view);
+        } catch (err) {
+          const refused = objectRefusal(err);
+          if (refused) return { result: refused };
+          throw err;
+        }
+        return { sent: true };
+      }
       try {
         switch (op.kind) {
           case 'reboot':
@@ -176,7 +212,7 @@ export function createFleetActivities(deps: { client?: Client } = {}) {
       let delay = 500;
       for (;;) {
         const found = await findHost(c, call.ref);
-        const result = fleetHostResult(call.operation, found, call.since, call.fleet);
+        const result = fleetHostResult(call.operation, found, call.since, call.fleet, reach);
         if (result) return { result };
         const state = found.kind === 'running' ? found.view.status.provisioning.state || 'unmanaged' : found.kind;
         if (Date.now() + delay > until) return { waiting: state };
@@ -203,23 +239,26 @@ export function createFleetActivities(deps: { client?: Client } = {}) {
       const first = await findHost(c, call.ref);
       // Paused by this very abort (a retried call): not a host the fleet found paused.
       const ours = first.kind === 'running' && first.view.paused?.reason === why;
-      const settled = ours ? undefined : fleetHostResult(call.operation, first, call.since, call.fleet);
+      const settled = ours ? undefined : fleetHostResult(call.operation, first, call.since, call.fleet, reach);
       if (settled) return settled;
       const handle = c.workflow.getHandle(hostWorkflowId(call.ref));
-      await handle.executeUpdate(setPausedUpdate, { args: [{ paused: true, reason: why }] });
+      const rest = first.kind === 'running' ? viaObject(first.view) : undefined;
+      if (rest) await pauseBareMetalHost(rest, call.ref, why);
+      else await handle.executeUpdate(setPausedUpdate, { args: [{ paused: true, reason: why }] });
       let delay = 500;
       for (;;) {
         const found = await findHost(c, call.ref);
-        if (found.kind !== 'running') return fleetHostResult(call.operation, found, call.since, call.fleet) ?? { outcome: 'skipped', reason: `the host's workflow is ${found.kind}` };
+        if (found.kind !== 'running') return fleetHostResult(call.operation, found, call.since, call.fleet, reach) ?? { outcome: 'skipped', reason: `the host's workflow is ${found.kind}` };
         const { view } = found;
         if (!view.currentOperation) {
           const result = abortedResult(call.operation, found, call.since, call.fleet, why);
           const image = result.outcome === 'cancelled' ? imageToRestore(call.operation, view) : undefined;
           if (!image) return result;
           try {
-            await handle.executeUpdate(setImageUpdate, { args: [image] });
+            if (rest) await restoreBareMetalHostImage(rest, call.ref, image);
+            else await handle.executeUpdate(setImageUpdate, { args: [image] });
           } catch (err) {
-            const refused = refusal(err);
+            const refused = refusal(err) ?? objectRefusal(err);
             if (refused) return { outcome: 'cancelled', reason: `deprovision cancelled before it ran (${why}); its image could not be put back (${refused.outcome === 'failed' ? refused.error : ''}): the host would deprovision once unpaused` };
             throw err;
           }
@@ -239,7 +278,9 @@ export function createFleetActivities(deps: { client?: Client } = {}) {
       await eachBounded(input.refs, READ_CONCURRENCY, async (ref) => {
         const found = await findHost(c, ref);
         if (found.kind !== 'running' || !(key in found.view.power.holds)) return;
-        await c.workflow.getHandle(hostWorkflowId(ref)).executeUpdate(powerRequestsUpdate, { args: [{ release: [key] }] });
+        const rest = viaObject(found.view);
+        if (rest) await releaseBareMetalHostHold(rest, ref, key);
+        else await c.workflow.getHandle(hostWorkflowId(ref)).executeUpdate(powerRequestsUpdate, { args: [{ release: [key] }] });
         released += 1;
       });
       return released;

@@ -88,7 +88,7 @@ export async function createWorker(
       // DHCP reservations in each site's dnsmasq hosts dir (README "DHCP and addresses").
       ...createDhcpActivities({ sites: deps.dhcpSites ?? {} }),
       // Fleet operations act through the host workflows, with the worker's own Temporal client.
-      ...createFleetActivities(),
+      ...createFleetActivities({ rest: deps.kubernetes }),
       // The provisioning limiter's permits (workflows/provisioning-limiter.ts), with the same client.
       ...createLimiterActivities({ limit: deps.provisioningLimit ?? DEFAULT_PROVISIONING_LIMIT, checkSeconds: deps.provisioningLimitCheckSeconds }),
       // A pivot reads and writes both planes' API servers (kubeconfigs named in its input) and watches the source host workflows.

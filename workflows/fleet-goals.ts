@@ -50,13 +50,20 @@ export function keysToRelease(op: Extract<FleetOperation, { kind: 'powerOn' }>, 
   return Object.keys(holds).filter((k) => k.startsWith('fleet-'));
 }
 
+/** Where the fleet can change hosts: `kubernetes` when it can write their BareMetalHosts (a worker in Kubernetes mode). */
+export interface FleetReach {
+  kubernetes?: boolean;
+}
+
 /** Why the host cannot take the operation now, or undefined. */
-export function whyNotActionable(op: FleetOperation, found: HostFinding): string | undefined {
+export function whyNotActionable(op: FleetOperation, found: HostFinding, reach: FleetReach = {}): string | undefined {
   if (found.kind === 'absent' || found.kind === 'deleted') return op.kind === 'delete' ? undefined : 'the host does not exist (deleted)';
   if (found.kind === 'ended') return `the host's workflow ended abnormally (${found.status}); re-adopt it first (POST …/adopt)`;
   const { view } = found;
-  // The controller would hand the host its BareMetalHost's spec again: the fleet must not fight it.
-  if (view.managedBy === 'kubernetes') return 'the host is driven by its BareMetalHost (Kubernetes mode): change it there';
+  // The controller would hand the host its BareMetalHost's spec again: the fleet changes the object or nothing.
+  if (view.managedBy === 'kubernetes' && !reach.kubernetes) {
+    return "the host is driven by its BareMetalHost (Kubernetes mode) and this worker has no Kubernetes API server to change it: change it there, or run the fleet on the cluster's worker";
+  }
   if (view.paused) return `the host is paused (${view.paused.reason})`;
   // Attaching is what a detached host is for; a detached host asked to detach has reached its goal before this.
   if (view.status.operationalStatus === 'detached' && op.kind !== 'attach') return 'the host is detached';
@@ -104,10 +111,10 @@ function reached(op: FleetOperation, view: HostView, since: string, fleet: strin
 }
 
 /** The host's result for this operation, or undefined while it is still on its way. */
-export function fleetHostResult(op: FleetOperation, found: HostFinding, since: string, fleet: string): FleetHostResult | undefined {
+export function fleetHostResult(op: FleetOperation, found: HostFinding, since: string, fleet: string, reach: FleetReach = {}): FleetHostResult | undefined {
   if (op.kind === 'delete' && (found.kind === 'deleted' || found.kind === 'absent')) return { outcome: 'succeeded' };
   if (found.kind === 'running' && reached(op, found.view, since, fleet)) return { outcome: 'succeeded' };
-  const why = whyNotActionable(op, found);
+  const why = whyNotActionable(op, found, reach);
   if (why) return { outcome: 'skipped', reason: why };
   if (found.kind !== 'running') return undefined;
   const failed = failedSince(found.view, HOST_OPERATION[op.kind], since);

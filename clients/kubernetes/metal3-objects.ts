@@ -32,7 +32,7 @@ export interface SecretObject {
 }
 
 const METAL3 = '/apis/metal3.io/v1alpha1';
-const MERGE = 'application/merge-patch+json';
+export const MERGE = 'application/merge-patch+json';
 
 export const bmhObjectPath = (namespace: string, name?: string): string => `${METAL3}/namespaces/${namespace}/baremetalhosts${name ? `/${name}` : ''}`;
 export const hardwareDataPath = (namespace: string, name?: string): string => `${METAL3}/namespaces/${namespace}/hardwaredata${name ? `/${name}` : ''}`;

@@ -61,7 +61,9 @@ describe('fleet host goals', () => {
     expect(fleetHostResult({ kind: 'reboot' }, { kind: 'deleted' }, SINCE, 'f')).toMatchObject({ outcome: 'skipped' });
     expect(fleetHostResult({ kind: 'reboot' }, { kind: 'ended', status: 'TERMINATED' }, SINCE, 'f')).toMatchObject({ outcome: 'skipped', reason: expect.stringMatching(/TERMINATED/) });
     expect(fleetHostResult({ kind: 'reboot' }, running({ deleteRequested: true }), SINCE, 'f')).toMatchObject({ outcome: 'skipped' });
+    // A BareMetalHost's host: skipped by a worker that cannot write the object, acted on by one that can (fleet-kubernetes.ts).
     expect(fleetHostResult({ kind: 'reboot' }, running({ managedBy: 'kubernetes' }), SINCE, 'f')).toMatchObject({ outcome: 'skipped', reason: expect.stringMatching(/BareMetalHost/) });
+    expect(fleetHostResult({ kind: 'reboot' }, running({ managedBy: 'kubernetes' }), SINCE, 'f', { kubernetes: true })).toBeUndefined();
     expect(fleetHostResult({ kind: 'delete' }, { kind: 'deleted' }, SINCE, 'f')).toEqual({ outcome: 'succeeded' });
     expect(fleetHostResult({ kind: 'delete' }, running({ deleteRequested: true }), SINCE, 'f')).toBeUndefined();
   });
