@@ -1,143 +1,34 @@
 /**
- * A pivot between two real management planes on loopback: plane A is the
- * shared test API server, the test stack's Ironic and Temporal's default
- * namespace; plane B a second kube-apiserver + etcd, a second Ironic
- * (scripts/stack.sh on its own state dir and port) and a Temporal namespace
- * of its own (host workflow ids are per namespace). Each plane has its own
- * worker and controller, each Ironic a recording proxy in front of it.
+ * A pivot between two real management planes on loopback (pivot-planes.ts).
  * Eight hosts in A: four provisioned and two available move to B; one whose
  * user-data Secret is gone is skipped at pre-check; one that B's admission
  * refuses is rolled back and runs on in A. Then two of them move back B → A,
  * the pivot run by plane B's worker.
  */
-import { execFileSync } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { mkdirSync, readFileSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { describe, expect, it } from 'vitest';
 import { Client } from '@temporalio/client';
-import { REPO_ROOT } from '../../config/env';
 import { hostWorkflowId } from '../../types/host-ref';
 import { hostViewQuery, type HostView } from '../../workflows/definitions';
 import { PIVOT_STEPS, pivotWorkflowId, type PivotProgress } from '../../workflows/pivot-definitions';
 import type { pivotWorkflow } from '../../workflows/pivot';
-import { IRONIC_URL, TEMPORAL_ADDRESS, TEST_ENV, TEST_STATE_DIR } from '../support/env';
-import { startProxyProcess } from '../support/ironic-proxy-process';
 import { isDeploy, isPowerChange, type RecordedRequest } from '../support/ironic-proxy';
 import { uniq } from '../support/harness';
 import { Random } from '../../bench/chaos/random';
 import { secretsInHistories } from '../support/history-secrets';
 import { saveHistory } from '../support/record-fixture';
-import { KUBE_BUILD_TIMEOUT_MS, KUBECONFIG, kubectl, startOwnKube, useKube, waitFor, type KubeLease } from './kube-harness';
+import { KUBECONFIG, waitFor } from './kube-harness';
 import { fakeHostSpec, hostDoc, secretDoc } from './manifests';
-import { cleanNamespace, prepareNamespace, shim, type Shim } from './shim-harness';
+import { usePivotPlanes } from './pivot-planes';
 
 const NS = uniq('mf-pivot');
 const PIVOT = uniq('pivot');
-const NS_B = `metalflow-plane-b-${Date.now()}`;
-const TQ_A = uniq('tq-pivot-a');
-const TQ_B = uniq('tq-pivot-b');
-/** Plane B's own ports: beside this worktree's test ports, never another's. */
-const base = Number(process.env.TEST_KUBE_API_PORT ?? 23443);
-const B_PORTS = { etcd: base - 60, etcdPeer: base - 59, api: base + 1, ironic: Number(process.env.TEST_IRONIC_PORT ?? 16385) + 1 };
-const B_STATE = join(TEST_STATE_DIR, '..', 'test-pivot-b');
-const B_IRONIC_ENV = { ...TEST_ENV, METALFLOW_STATE_DIR: join(B_STATE, 'stack'), IRONIC_PORT: String(B_PORTS.ironic) };
 const image = { url: 'http://127.0.0.1/images/pivot.qcow2', checksum: 'c'.repeat(64), checksumType: 'sha256', format: 'qcow2' };
 const PROVISIONED = ['pv-1', 'pv-2', 'pv-3', 'pv-4'];
 const AVAILABLE = ['av-1', 'av-2'];
 const NO_SECRET = 'pv-nosecret';
 const REFUSED = 'pv-refused';
-/** Plane A's worker, started again after a SIGKILL with the same payload key. */
-const WORKER_A_ENV = () => ({ IRONIC_URL: proxyA!.url, METALFLOW_SECRET_KEY: KEY_A });
-const KEY_A = randomBytes(32).toString('base64');
-
-let kubeA: KubeLease | undefined;
-let kubeB: { kubeconfig: string; stop(): void } | undefined;
-let env: TestWorkflowEnvironment | undefined;
-let planeA: Shim | undefined;
-let planeB: Shim | undefined;
-let proxyA: Awaited<ReturnType<typeof startProxyProcess>> | undefined;
-let proxyB: Awaited<ReturnType<typeof startProxyProcess>> | undefined;
-
-const inA = (args: string[], input?: string) => kubectl(args, { input });
-const inB = (args: string[], opts: { input?: string; check?: boolean } = {}) => kubectl(args, { ...opts, kubeconfig: kubeB!.kubeconfig });
-const stackB = (cmd: string) => execFileSync('bash', [join(REPO_ROOT, 'scripts', 'stack.sh'), cmd, 'ironic'], { env: { ...process.env, ...B_IRONIC_ENV }, stdio: 'inherit' });
-const temporal = (...args: string[]) => execFileSync(join(REPO_ROOT, '.venv', 'bin', 'temporal'), [...args, '--address', TEMPORAL_ADDRESS], { encoding: 'utf8' });
-
-/** Plane B's Temporal namespace, with the search attributes the host workflows write. */
-function temporalNamespaceB(): void {
-  temporal('operator', 'namespace', 'create', '--namespace', NS_B, '--retention', '24h');
-  const lines = execFileSync('grep', ['-Ev', '^\\s*(#|$)', join(REPO_ROOT, 'scripts', 'search-attributes.txt')], { encoding: 'utf8' }).split('\n').filter(Boolean);
-  for (const line of lines) {
-    const [name, type] = line.trim().split('=');
-    // A namespace just created may not be served for a moment: retried by the CLI's own call a few times.
-    for (let attempt = 0; ; attempt++) {
-      try {
-        temporal('operator', 'search-attribute', 'create', '--namespace', NS_B, '--name', name!, '--type', type!);
-        break;
-      } catch (err) {
-        if (attempt >= 10) throw err;
-        execFileSync('sleep', ['1']);
-      }
-    }
-  }
-}
-
-const REFUSE_POLICY = [
-  {
-    apiVersion: 'admissionregistration.k8s.io/v1',
-    kind: 'ValidatingAdmissionPolicy',
-    metadata: { name: 'pivot-test-refuse' },
-    spec: {
-      failurePolicy: 'Fail',
-      matchConstraints: { resourceRules: [{ apiGroups: ['metal3.io'], apiVersions: ['*'], operations: ['CREATE'], resources: ['baremetalhosts'] }] },
-      validations: [{ expression: `object.metadata.name != '${REFUSED}'`, message: 'refused by the pivot test (an import failure injected in B)' }],
-    },
-  },
-  { apiVersion: 'admissionregistration.k8s.io/v1', kind: 'ValidatingAdmissionPolicyBinding', metadata: { name: 'pivot-test-refuse' }, spec: { policyName: 'pivot-test-refuse', validationActions: ['Deny'] } },
-];
-
-beforeAll(async () => {
-  kubeA = useKube();
-  prepareNamespace(NS);
-  rmSync(B_STATE, { recursive: true, force: true });
-  mkdirSync(B_STATE, { recursive: true });
-  kubeB = startOwnKube(join(B_STATE, 'kube'), B_PORTS);
-  inB(['apply', '-f', join(REPO_ROOT, 'k8s', 'crds')]);
-  inB(['wait', '--for=condition=Established', '--timeout=60s', 'crd/baremetalhosts.metal3.io', 'crd/hardwaredata.metal3.io']);
-  inB(['apply', '-f', '-'], { input: JSON.stringify({ apiVersion: 'v1', kind: 'List', items: REFUSE_POLICY }) });
-  stackB('start');
-  temporalNamespaceB();
-  env = await TestWorkflowEnvironment.createFromExistingServer({ address: TEMPORAL_ADDRESS });
-  proxyA = await startProxyProcess(IRONIC_URL, join(B_STATE, 'ironic-a-requests.jsonl'));
-  proxyB = await startProxyProcess(`http://127.0.0.1:${B_PORTS.ironic}`, join(B_STATE, 'ironic-b-requests.jsonl'));
-  planeA = shim({ namespace: NS, taskQueue: TQ_A });
-  planeA.startWorker(WORKER_A_ENV());
-  planeA.startController();
-  const b = { METALFLOW_KUBECONFIG: kubeB.kubeconfig, TEMPORAL_NAMESPACE: NS_B };
-  planeB = shim({ namespace: NS, taskQueue: TQ_B });
-  planeB.startWorker({ ...b, IRONIC_URL: proxyB.url });
-  planeB.startController(b);
-}, KUBE_BUILD_TIMEOUT_MS);
-
-afterAll(async () => {
-  planeA?.stop();
-  planeB?.stop();
-  proxyA?.stop();
-  proxyB?.stop();
-  if (kubeA) cleanNamespace(NS);
-  await env?.teardown();
-  kubeA?.release();
-  kubeB?.stop();
-  try {
-    stackB('stop');
-    // Plane B's namespace and the host workflows it still runs go with it.
-    temporal('operator', 'namespace', 'delete', '--namespace', NS_B, '--yes');
-  } catch {
-    // already stopped or gone
-  }
-});
+const planes = usePivotPlanes(NS, REFUSED);
+const { NS_B, TQ_A, TQ_B, inA, inB, stackB } = planes;
 
 interface Bmh {
   metadata: { name: string; labels?: Record<string, string>; annotations?: Record<string, string> };
@@ -172,12 +63,12 @@ describe('pivot A → B', () => {
     for (const name of AVAILABLE) inA(['wait', '-n', NS, '--for=jsonpath={.status.provisioning.state}=available', `bmh/${name}`, '--timeout=300s']);
     inA(['delete', 'secret', '-n', NS, `${NO_SECRET}-user-data`]);
     const before = hosts((args) => inA(args));
-    const sentToA = proxyA!.requests().length;
+    const sentToA = planes.proxyA.requests().length;
 
-    const handle = await env!.client.workflow.start<typeof pivotWorkflow>('pivotWorkflow', {
+    const handle = await planes.env.client.workflow.start<typeof pivotWorkflow>('pivotWorkflow', {
       workflowId: pivotWorkflowId(PIVOT),
       taskQueue: TQ_A,
-      args: [{ name: PIVOT, source: {}, target: { kubeconfig: kubeB!.kubeconfig, taskQueue: TQ_B, temporalNamespace: NS_B }, selector: { namespace: NS }, maxConcurrent: 4, maxFailures: 1, hostTimeoutSeconds: 600 }],
+      args: [{ name: PIVOT, source: {}, target: { kubeconfig: planes.kubeB.kubeconfig, taskQueue: TQ_B, temporalNamespace: NS_B }, selector: { namespace: NS }, maxConcurrent: 4, maxFailures: 1, hostTimeoutSeconds: 600 }],
     });
     const result: PivotProgress = await handle.result();
     const outcome = (name: string) => result.hosts.find((h) => h.ref.name === name)!;
@@ -217,19 +108,19 @@ describe('pivot A → B', () => {
     const inPlaneA = hosts((args) => inA(args));
     for (const name of [...PROVISIONED, ...AVAILABLE]) {
       expect(inPlaneA.has(name), name).toBe(false);
-      const last = (await env!.client.workflow.getHandle(hostWorkflowId({ namespace: NS, name })).result()) as HostView;
-      expect(last.movedTo, name).toMatchObject({ pivot: PIVOT, target: { taskQueue: TQ_B, temporalNamespace: NS_B, kubeconfig: kubeB!.kubeconfig } });
+      const last = (await planes.env.client.workflow.getHandle(hostWorkflowId({ namespace: NS, name })).result()) as HostView;
+      expect(last.movedTo, name).toMatchObject({ pivot: PIVOT, target: { taskQueue: TQ_B, temporalNamespace: NS_B, kubeconfig: planes.kubeB.kubeconfig } });
     }
     for (const name of [NO_SECRET, REFUSED]) {
       expect(inPlaneA.get(name)?.status?.provisioning?.state, name).toBe('provisioned');
       expect(inPlaneA.get(name)?.metadata.annotations ?? {}, name).not.toHaveProperty(['baremetalhost.metal3.io/paused']);
-      const view = await env!.client.workflow.getHandle(hostWorkflowId({ namespace: NS, name })).query(hostViewQuery);
+      const view = await planes.env.client.workflow.getHandle(hostWorkflowId({ namespace: NS, name })).query(hostViewQuery);
       expect(view.paused, name).toBeUndefined();
     }
 
     // Ironic B: registrations and adoptions only. Ironic A: the nodes deleted as they were (detach), no deprovision.
-    const b = proxyB!.requests();
-    const a = proxyA!.requests().slice(sentToA);
+    const b = planes.proxyB.requests();
+    const a = planes.proxyA.requests().slice(sentToA);
     const figures = {
       bDeploys: b.filter(isDeploy).length,
       bVerbs: [...new Set(b.map(verb).filter(Boolean))].sort(),
@@ -251,7 +142,7 @@ describe('pivot A → B', () => {
 
     // The Secrets went cluster to cluster inside the import activity: no password or user data in the pivot's history.
     const passwords = [...PROVISIONED, ...AVAILABLE, NO_SECRET, REFUSED].map((n) => `pw-${n}`);
-    const { hits, texts } = await secretsInHistories(env!.client, [pivotWorkflowId(PIVOT)], [...passwords, '#cloud-config']);
+    const { hits, texts } = await secretsInHistories(planes.env.client, [pivotWorkflowId(PIVOT)], [...passwords, '#cloud-config']);
     expect(texts.some((t) => t.text.includes('pv-1-bmc-secret'))).toBe(true);
     expect(hits).toEqual([]);
     // The CRDs say clusterctl may move their objects.
@@ -266,8 +157,8 @@ describe('pivot A → B', () => {
   it('moves hosts back B → A with the same workflow run by plane B, again with no deploy in A', async () => {
     const back = ['pv-1', 'av-1'];
     const before = hosts((args) => inB(args));
-    const sentToA = proxyA!.requests().length;
-    const clientB = new Client({ connection: env!.client.connection, namespace: NS_B });
+    const sentToA = planes.proxyA.requests().length;
+    const clientB = new Client({ connection: planes.env.client.connection, namespace: NS_B });
     const name = uniq('back');
     const handle = await clientB.workflow.start<typeof pivotWorkflow>('pivotWorkflow', {
       workflowId: pivotWorkflowId(name),
@@ -284,7 +175,7 @@ describe('pivot A → B', () => {
       expect(inPlaneA.get(n)?.status?.provisioning?.image?.url, n).toBe(before.get(n)?.status?.provisioning?.image?.url);
       expect(inPlaneA.get(n)?.spec.consumerRef ?? null, n).toEqual(before.get(n)?.spec.consumerRef ?? null);
     }
-    const a = proxyA!.requests().slice(sentToA);
+    const a = planes.proxyA.requests().slice(sentToA);
     const figures = { aDeploys: a.filter(isDeploy).length, aVerbs: [...new Set(a.map(verb).filter(Boolean))].sort(), aPowerOffsOrReboots: a.filter((r) => isPowerChange(r) && !/"power on"/.test(r.body)).length };
     process.stderr.write(`[pivot test] back to A, proxy figures: ${JSON.stringify(figures)}\n`);
     expect(figures.aDeploys).toBe(0);
@@ -301,10 +192,10 @@ describe('pivot pre-check of the target plane', () => {
     stackB('stop');
     let result: PivotProgress;
     try {
-      result = await env!.client.workflow.execute<typeof pivotWorkflow>('pivotWorkflow', {
+      result = await planes.env.client.workflow.execute<typeof pivotWorkflow>('pivotWorkflow', {
         workflowId: pivotWorkflowId(name),
         taskQueue: TQ_A,
-        args: [{ name, source: {}, target: { kubeconfig: kubeB!.kubeconfig, taskQueue: TQ_B, temporalNamespace: NS_B }, selector: { namespace: NS, hosts: [{ namespace: NS, name: REFUSED }] }, dryRun: true }],
+        args: [{ name, source: {}, target: { kubeconfig: planes.kubeB.kubeconfig, taskQueue: TQ_B, temporalNamespace: NS_B }, selector: { namespace: NS, hosts: [{ namespace: NS, name: REFUSED }] }, dryRun: true }],
       });
     } finally {
       stackB('start');
@@ -312,14 +203,14 @@ describe('pivot pre-check of the target plane', () => {
     const host = result.hosts.find((h) => h.ref.name === REFUSED)!;
     expect(host.outcome, JSON.stringify(result.hosts)).toBe('skipped');
     // From plane B's worker, about the Ironic it uses (the proxy in front of Ironic B, answering 502).
-    expect(host.reason).toContain("the target's Ironic cannot be used: Ironic at " + proxyB!.url.replace(/\/$/, ''));
+    expect(host.reason).toContain("the target's Ironic cannot be used: Ironic at " + planes.proxyB.url.replace(/\/$/, ''));
     expect([...hosts((args) => inB(args)).keys()].sort()).toEqual(beforeB);
     // With Ironic B back, the same check lets the host through.
     const again = uniq('ironic-up');
-    const ok: PivotProgress = await env!.client.workflow.execute<typeof pivotWorkflow>('pivotWorkflow', {
+    const ok: PivotProgress = await planes.env.client.workflow.execute<typeof pivotWorkflow>('pivotWorkflow', {
       workflowId: pivotWorkflowId(again),
       taskQueue: TQ_A,
-      args: [{ name: again, source: {}, target: { kubeconfig: kubeB!.kubeconfig, taskQueue: TQ_B, temporalNamespace: NS_B }, selector: { namespace: NS, hosts: [{ namespace: NS, name: REFUSED }] }, dryRun: true }],
+      args: [{ name: again, source: {}, target: { kubeconfig: planes.kubeB.kubeconfig, taskQueue: TQ_B, temporalNamespace: NS_B }, selector: { namespace: NS, hosts: [{ namespace: NS, name: REFUSED }] }, dryRun: true }],
     });
     expect(ok.counts, JSON.stringify(ok.hosts)).toMatchObject({ succeeded: 1, skipped: 0 });
   }, 300_000);
@@ -342,13 +233,13 @@ describe('pivot under SIGKILL', () => {
     });
     inA(['apply', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'List', items: docs }));
     for (const name of names) inA(['wait', '-n', NS, '--for=jsonpath={.status.provisioning.state}=available', `bmh/${name}`, '--timeout=300s']);
-    const sentToA = proxyA!.requests().length;
-    const sentToB = proxyB!.requests().length;
+    const sentToA = planes.proxyA.requests().length;
+    const sentToB = planes.proxyB.requests().length;
     const name = uniq('killed');
-    const handle = await env!.client.workflow.start<typeof pivotWorkflow>('pivotWorkflow', {
+    const handle = await planes.env.client.workflow.start<typeof pivotWorkflow>('pivotWorkflow', {
       workflowId: pivotWorkflowId(name),
       taskQueue: TQ_A,
-      args: [{ name, source: {}, target: { kubeconfig: kubeB!.kubeconfig, taskQueue: TQ_B, temporalNamespace: NS_B }, selector: { namespace: NS, hosts: names.map((n) => ({ namespace: NS, name: n })) }, maxConcurrent: 2, hostTimeoutSeconds: 900 }],
+      args: [{ name, source: {}, target: { kubeconfig: planes.kubeB.kubeconfig, taskQueue: TQ_B, temporalNamespace: NS_B }, selector: { namespace: NS, hosts: names.map((n) => ({ namespace: NS, name: n })) }, maxConcurrent: 2, hostTimeoutSeconds: 900 }],
     });
     const reached = (p: PivotProgress, step: string) => p.hosts.some((h) => PIVOT_STEPS.indexOf(h.step as (typeof PIVOT_STEPS)[number]) >= PIVOT_STEPS.indexOf(step as (typeof PIVOT_STEPS)[number]));
     const killed = { worker: false, ironic: false };
@@ -357,13 +248,12 @@ describe('pivot under SIGKILL', () => {
       const p = await handle.query<PivotProgress>('progress').catch(() => undefined);
       if (!p) return false;
       if (!killed.worker && reached(p, killWorkerAt)) {
-        planeA!.running('worker')!.kill('SIGKILL');
-        planeA!.startWorker(WORKER_A_ENV());
+        planes.planeA.running('worker')!.kill('SIGKILL');
+        planes.restartWorkerA();
         killed.worker = true;
       }
       if (!killed.ironic && reached(p, killIronicAt)) {
-        const pid = Number(readFileSync(join(B_STATE, 'stack', 'run', 'ironic.pid'), 'utf8'));
-        process.kill(-pid, 'SIGKILL');
+        planes.killIronicB();
         stackB('start');
         killed.ironic = true;
       }
@@ -378,8 +268,8 @@ describe('pivot under SIGKILL', () => {
       expect(inPlaneB.get(n)?.status?.provisioning?.state, `${n} in B`).toBe('available');
     }
     // The same figures as without kills: B registers (manage) and nothing else; A only deletes the nodes as they are.
-    const b = proxyB!.requests().slice(sentToB);
-    const a = proxyA!.requests().slice(sentToA);
+    const b = planes.proxyB.requests().slice(sentToB);
+    const a = planes.proxyA.requests().slice(sentToA);
     expect([...new Set(b.map(verb).filter(Boolean))].sort()).toEqual(['manage']);
     expect(b.filter(isDeploy).length).toBe(0);
     expect(a.filter((r) => verb(r) === 'deleted').length).toBe(0);

@@ -1,0 +1,165 @@
+/**
+ * The pivot tests' two management planes on loopback, as hooks: plane A is
+ * the shared test API server, the test stack's Ironic and Temporal's default
+ * namespace; plane B a second kube-apiserver + etcd, a second Ironic
+ * (scripts/stack.sh on its own state dir and port) and a Temporal namespace
+ * of its own (host workflow ids are per namespace). Each plane has its own
+ * worker and controller, each Ironic a recording proxy in front of it. B's
+ * admission refuses a host named `refused` (an import failure to roll back).
+ */
+import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll } from 'vitest';
+import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { REPO_ROOT } from '../../config/env';
+import { IRONIC_URL, TEMPORAL_ADDRESS, TEST_ENV, TEST_STATE_DIR } from '../support/env';
+import { startProxyProcess } from '../support/ironic-proxy-process';
+import { uniq } from '../support/harness';
+import { KUBE_BUILD_TIMEOUT_MS, kubectl, startOwnKube, useKube, type KubeLease } from './kube-harness';
+import { cleanNamespace, prepareNamespace, shim, type Shim } from './shim-harness';
+
+type Proxy = Awaited<ReturnType<typeof startProxyProcess>>;
+
+export interface PivotPlanes {
+  readonly NS_B: string;
+  readonly TQ_A: string;
+  readonly TQ_B: string;
+  readonly env: TestWorkflowEnvironment;
+  readonly kubeB: { kubeconfig: string; stop(): void };
+  readonly planeA: Shim;
+  readonly proxyA: Proxy;
+  readonly proxyB: Proxy;
+  inA(args: string[], input?: string): ReturnType<typeof kubectl>;
+  inB(args: string[], opts?: { input?: string; check?: boolean }): ReturnType<typeof kubectl>;
+  /** scripts/stack.sh <cmd> ironic for plane B's Ironic. */
+  stackB(cmd: string): void;
+  /** SIGKILLs plane B's Ironic (its whole process group). */
+  killIronicB(): void;
+  /** Starts plane A's worker again (after a SIGKILL) with the same payload key. */
+  restartWorkerA(): void;
+}
+
+export function usePivotPlanes(ns: string, refused: string): PivotPlanes {
+  const NS_B = `metalflow-plane-b-${Date.now()}`;
+  const TQ_A = uniq('tq-pivot-a');
+  const TQ_B = uniq('tq-pivot-b');
+  /** Plane B's own ports: beside this worktree's test ports, never another's. */
+  const base = Number(process.env.TEST_KUBE_API_PORT ?? 23443);
+  const B_PORTS = { etcd: base - 60, etcdPeer: base - 59, api: base + 1, ironic: Number(process.env.TEST_IRONIC_PORT ?? 16385) + 1 };
+  const B_STATE = join(TEST_STATE_DIR, '..', 'test-pivot-b');
+  const B_IRONIC_ENV = { ...TEST_ENV, METALFLOW_STATE_DIR: join(B_STATE, 'stack'), IRONIC_PORT: String(B_PORTS.ironic) };
+  const KEY_A = randomBytes(32).toString('base64');
+
+  let kubeA: KubeLease | undefined;
+  let kubeB: { kubeconfig: string; stop(): void } | undefined;
+  let env: TestWorkflowEnvironment | undefined;
+  let planeA: Shim | undefined;
+  let planeB: Shim | undefined;
+  let proxyA: Proxy | undefined;
+  let proxyB: Proxy | undefined;
+
+  const inB = (args: string[], opts: { input?: string; check?: boolean } = {}) => kubectl(args, { ...opts, kubeconfig: kubeB!.kubeconfig });
+  const stackB = (cmd: string) => {
+    execFileSync('bash', [join(REPO_ROOT, 'scripts', 'stack.sh'), cmd, 'ironic'], { env: { ...process.env, ...B_IRONIC_ENV }, stdio: 'inherit' });
+  };
+  const temporal = (...args: string[]) => execFileSync(join(REPO_ROOT, '.venv', 'bin', 'temporal'), [...args, '--address', TEMPORAL_ADDRESS], { encoding: 'utf8' });
+  const workerAEnv = () => ({ IRONIC_URL: proxyA!.url, METALFLOW_SECRET_KEY: KEY_A });
+
+  /** Plane B's Temporal namespace, with the search attributes the host workflows write. */
+  function temporalNamespaceB(): void {
+    temporal('operator', 'namespace', 'create', '--namespace', NS_B, '--retention', '24h');
+    const lines = execFileSync('grep', ['-Ev', '^\\s*(#|$)', join(REPO_ROOT, 'scripts', 'search-attributes.txt')], { encoding: 'utf8' }).split('\n').filter(Boolean);
+    for (const line of lines) {
+      const [name, type] = line.trim().split('=');
+      // A namespace just created may not be served for a moment: retried by the CLI's own call a few times.
+      for (let attempt = 0; ; attempt++) {
+        try {
+          temporal('operator', 'search-attribute', 'create', '--namespace', NS_B, '--name', name!, '--type', type!);
+          break;
+        } catch (err) {
+          if (attempt >= 10) throw err;
+          execFileSync('sleep', ['1']);
+        }
+      }
+    }
+  }
+
+  const refusePolicy = [
+    {
+      apiVersion: 'admissionregistration.k8s.io/v1',
+      kind: 'ValidatingAdmissionPolicy',
+      metadata: { name: 'pivot-test-refuse' },
+      spec: {
+        failurePolicy: 'Fail',
+        matchConstraints: { resourceRules: [{ apiGroups: ['metal3.io'], apiVersions: ['*'], operations: ['CREATE'], resources: ['baremetalhosts'] }] },
+        validations: [{ expression: `object.metadata.name != '${refused}'`, message: 'refused by the pivot test (an import failure injected in B)' }],
+      },
+    },
+    { apiVersion: 'admissionregistration.k8s.io/v1', kind: 'ValidatingAdmissionPolicyBinding', metadata: { name: 'pivot-test-refuse' }, spec: { policyName: 'pivot-test-refuse', validationActions: ['Deny'] } },
+  ];
+
+  beforeAll(async () => {
+    kubeA = useKube();
+    prepareNamespace(ns);
+    rmSync(B_STATE, { recursive: true, force: true });
+    mkdirSync(B_STATE, { recursive: true });
+    kubeB = startOwnKube(join(B_STATE, 'kube'), B_PORTS);
+    inB(['apply', '-f', join(REPO_ROOT, 'k8s', 'crds')]);
+    inB(['wait', '--for=condition=Established', '--timeout=60s', 'crd/baremetalhosts.metal3.io', 'crd/hardwaredata.metal3.io']);
+    inB(['apply', '-f', '-'], { input: JSON.stringify({ apiVersion: 'v1', kind: 'List', items: refusePolicy }) });
+    stackB('start');
+    temporalNamespaceB();
+    env = await TestWorkflowEnvironment.createFromExistingServer({ address: TEMPORAL_ADDRESS });
+    proxyA = await startProxyProcess(IRONIC_URL, join(B_STATE, 'ironic-a-requests.jsonl'));
+    proxyB = await startProxyProcess(`http://127.0.0.1:${B_PORTS.ironic}`, join(B_STATE, 'ironic-b-requests.jsonl'));
+    planeA = shim({ namespace: ns, taskQueue: TQ_A });
+    planeA.startWorker(workerAEnv());
+    planeA.startController();
+    const b = { METALFLOW_KUBECONFIG: kubeB.kubeconfig, TEMPORAL_NAMESPACE: NS_B };
+    planeB = shim({ namespace: ns, taskQueue: TQ_B });
+    planeB.startWorker({ ...b, IRONIC_URL: proxyB.url });
+    planeB.startController(b);
+  }, KUBE_BUILD_TIMEOUT_MS);
+
+  afterAll(async () => {
+    planeA?.stop();
+    planeB?.stop();
+    proxyA?.stop();
+    proxyB?.stop();
+    if (kubeA) cleanNamespace(ns);
+    await env?.teardown();
+    kubeA?.release();
+    kubeB?.stop();
+    try {
+      stackB('stop');
+      // Plane B's namespace and the host workflows it still runs go with it.
+      temporal('operator', 'namespace', 'delete', '--namespace', NS_B, '--yes');
+    } catch {
+      // already stopped or gone
+    }
+  });
+
+  const ready = <T>(v: T | undefined): T => {
+    if (v === undefined) throw new Error('the pivot planes are not set up yet');
+    return v;
+  };
+  return {
+    NS_B,
+    TQ_A,
+    TQ_B,
+    get env() { return ready(env); },
+    get kubeB() { return ready(kubeB); },
+    get planeA() { return ready(planeA); },
+    get proxyA() { return ready(proxyA); },
+    get proxyB() { return ready(proxyB); },
+    inA: (args, input) => kubectl(args, { input }),
+    inB,
+    stackB,
+    killIronicB: () => process.kill(-Number(readFileSync(join(B_STATE, 'stack', 'run', 'ironic.pid'), 'utf8')), 'SIGKILL'),
+    restartWorkerA: () => {
+      ready(planeA).startWorker(workerAEnv());
+    },
+  };
+}
