@@ -324,7 +324,9 @@ describe('fast inspection', () => {
       .filter((r) => r.method === 'PUT' && r.path.endsWith('/states/provision') && r.path.includes(v.status.provisioning.ID))
       .map((r) => (JSON.parse(r.body) as { target: string }).target);
     expect(verbs).not.toContain('inspect');
-    expect(verbs).toContain('provide');
+    // As BMO (patch bmo-cleaning-placement): preparing cleans nothing, the node stays manageable until a deploy.
+    expect(verbs).toContain('manage');
+    expect(verbs).not.toContain('provide');
     await h.hosts.remove(ref);
   });
 
