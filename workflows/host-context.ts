@@ -37,6 +37,8 @@ export interface HostContext {
   historyTooLong(): boolean;
   /** `carry` runs last, just before the hand-over, to put into the state what the next run needs. */
   continueAsNewWithState(carry?: () => void): Promise<never>;
+  /** Awaited before any hand-over: what this run sent must arrive while it is open (host-permit.ts's releases). */
+  beforeHandOver?: () => Promise<void>;
 }
 
 export function hostContext(s: HostState): HostContext {
@@ -96,6 +98,7 @@ export function hostContext(s: HostState): HostContext {
     sync: status.sync,
     historyTooLong: () => workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > s.options.maxHistoryEvents,
     continueAsNewWithState: async (carry) => {
+      await ctx.beforeHandOver?.();
       // The status write in flight finishes first: the next run starts from a published status.
       await condition(() => !status.busy() && allHandlersFinished());
       carry?.();

@@ -53,6 +53,13 @@ export interface PermitKeeper {
    * end) is never later than the next holder's start.
    */
   release(): void;
+  /**
+   * Release signals sent but not yet delivered. The server drops a signal whose sender's
+   * run has closed before delivering it, so a run awaits them before it continues as new
+   * or ends (patch permit-release-delivered), or the permit stays held.
+   */
+  undelivered(): boolean;
+  delivered(): Promise<void>;
 }
 
 interface Pending {
@@ -70,12 +77,16 @@ export function permitKeeper(ctx: HostContext): PermitKeeper {
   const { s } = ctx;
   let pending = carriedRequest(ctx);
   let seq = 0;
+  const sending = new Set<Promise<void>>();
 
   const giveBack = (requestId: string): void => {
     // Also from a cancelled run: the release is what frees the permit for the next host.
-    CancellationScope.nonCancellable(() =>
+    const sent: Promise<void> = CancellationScope.nonCancellable(() =>
       getExternalWorkflowHandle(limiterWorkflowId(workflowInfo().taskQueue)).signal(releasePermitSignal, { requestId }),
-    ).catch(() => undefined); // No limiter running: nothing is held.
+    )
+      .catch(() => undefined) // No limiter running: nothing is held.
+      .finally(() => sending.delete(sent));
+    sending.add(sent);
   };
 
   setHandler(permitGrantedSignal, ({ requestId }) => {
@@ -167,7 +178,11 @@ export function permitKeeper(ctx: HostContext): PermitKeeper {
     return { granted: p.granted, delayedSince: p.delayedSince };
   };
 
-  return { acquire, release };
+  const delivered = async (): Promise<void> => {
+    while (sending.size > 0) await Promise.all([...sending]);
+  };
+
+  return { acquire, release, undelivered: () => sending.size > 0, delivered };
 }
 
 /** The request the run before handed over, still delayed as it was (taken out of the carried state). */

@@ -75,6 +75,11 @@ export async function hostWorkflow(input: HostWorkflowInput): Promise<HostView> 
   setHostHandlers(ctx);
   const { runOperation, waitForRetry, backoff } = operationRunner(ctx);
   const permits = permitKeeper(ctx);
+  /** A release sent in this run reaches the limiter before the run closes (host-permit.ts); asked only then, so other histories are as before. */
+  const releasesDelivered = async (): Promise<void> => {
+    if (permits.undelivered() && patched('permit-release-delivered')) await permits.delivered();
+  };
+  ctx.beforeHandOver = releasesDelivered;
   recordHostUid(s);
 
   ctx.publish();
@@ -177,5 +182,6 @@ export async function hostWorkflow(input: HostWorkflowInput): Promise<HostView> 
     }
   }
   await condition(allHandlersFinished);
+  await releasesDelivered();
   return ctx.view();
 }
