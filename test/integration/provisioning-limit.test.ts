@@ -25,7 +25,6 @@ const spec = (name: string): HostSpec => ({
   bmc: { address: `fake://${name}`, credentialsName: `${name}-bmc` },
   bootMACAddress: randomMac(),
   online: true,
-  image: IMAGE,
 });
 
 /** The most operation records (inspect, provision, deprovision) of different hosts running at one instant. */
@@ -67,7 +66,12 @@ describe('provisioning limit', () => {
       }
     })();
 
+    // All five registered and inspected at once (two at a time: the limit), then all given the image at once. Given the
+    // image from the start, a host whose registration was slow could still be waiting to inspect when the first two
+    // took both permits for deploys the proxy holds (preparing takes no time since patch bmo-cleaning-placement).
     await Promise.all(refs.map((ref) => h.hosts.put(ref, { spec: spec(ref.name), credentials: { username: 'admin', password: 'pw' } })));
+    await waitFor('all five available', async () => ((await views()).every((v) => v.status.provisioning.state === 'available' && !v.currentOperation) ? true : undefined), { timeoutMs: 120_000 });
+    await Promise.all(refs.map((ref) => h.hosts.setImage(ref, IMAGE)));
 
     // Deploys refused: two hosts hold provisioning, three wait where they are, delayed.
     const settled = await waitFor(
