@@ -6,30 +6,14 @@
  * host gets its image back; a delete stops with the host paused and still to
  * be deleted, and goes on once unpaused. Never a failure.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { FastifyInstance } from 'fastify';
-import { startHarness, uniq, waitFor, type Harness } from '../support/harness';
-import { callApi, serveApi } from '../support/api-client';
-import { IronicProxy, isPowerChange, type RecordedRequest } from '../support/ironic-proxy';
-import { IRONIC_URL } from '../support/env';
-import { availableHosts, fleetEnded, startFleet, waitForFleet, waitForHost } from '../support/fleet-hosts';
+import { describe, expect, it } from 'vitest';
+import { uniq, waitFor } from '../support/harness';
+import { callApi } from '../support/api-client';
+import { isPowerChange, type RecordedRequest } from '../support/ironic-proxy';
+import { availableHosts, fleetEnded, startFleet, useFleetStack, waitForFleet, waitForHost } from '../support/fleet-hosts';
 import { hostRun } from '../../clients/temporal/host-run';
 
-let h: Harness;
-let api: { app: FastifyInstance; base: string };
-let proxy: IronicProxy;
-
-beforeAll(async () => {
-  proxy = new IronicProxy(IRONIC_URL);
-  await proxy.start();
-  h = await startHarness({ ironicUrl: proxy.url });
-  api = await serveApi(h.hosts);
-}, 120_000);
-afterAll(async () => {
-  await api?.app.close();
-  await h?.close();
-  await proxy?.stop();
-});
+const stack = useFleetStack({ proxied: true });
 
 const IMAGE = { url: 'http://127.0.0.1/teardown.qcow2', checksum: 'd'.repeat(32), checksumType: 'md5', format: 'qcow2' };
 const HOLD_MS = 15_000;
@@ -39,72 +23,72 @@ const isUndeploy = (r: RecordedRequest) => r.method === 'PUT' && /\/states\/prov
 describe('fleet abortInFlight on deprovision and delete', { timeout: 600_000 }, () => {
   it('deprovision: the running one ends, the one not begun never runs and keeps its image; cancelled, not failed', async () => {
     const ns = uniq('fleet');
-    const hosts = await availableHosts(api.base, h, ns, ['td-a', 'td-b', 'td-c'], {});
-    for (const x of hosts) expect((await callApi(api.base, 'PUT', `/v1/namespaces/${ns}/hosts/${x.name}/image`, IMAGE)).status).toBe(200);
-    const views = await Promise.all(hosts.map((x) => waitForHost(h, x, (v) => v.status.provisioning.state === 'provisioned' && !v.currentOperation, 'provisioned')));
+    const hosts = await availableHosts(stack.base, stack.h, ns, ['td-a', 'td-b', 'td-c'], {});
+    for (const x of hosts) expect((await callApi(stack.base, 'PUT', `/v1/namespaces/${ns}/hosts/${x.name}/image`, IMAGE)).status).toBe(200);
+    const views = await Promise.all(hosts.map((x) => waitForHost(stack.h, x, (v) => v.status.provisioning.state === 'provisioned' && !v.currentOperation, 'provisioned')));
     const [a, b] = views.map((v) => v.status.provisioning.ID);
     // td-a's teardown is held at the proxy; td-b is rebooting (its power change held), so its deprovision waits behind it.
-    proxy.hold(onNode(a!, isUndeploy), HOLD_MS);
-    proxy.hold(onNode(b!, isPowerChange), HOLD_MS);
-    expect((await callApi(api.base, 'POST', `/v1/namespaces/${ns}/hosts/td-b/reboot`, { mode: 'hard' })).status).toBe(202);
-    await waitForHost(h, hosts[1]!, (v) => v.currentOperation?.kind === 'reboot', 'rebooting');
+    stack.proxy.hold(onNode(a!, isUndeploy), HOLD_MS);
+    stack.proxy.hold(onNode(b!, isPowerChange), HOLD_MS);
+    expect((await callApi(stack.base, 'POST', `/v1/namespaces/${ns}/hosts/td-b/reboot`, { mode: 'hard' })).status).toBe(202);
+    await waitForHost(stack.h, hosts[1]!, (v) => v.currentOperation?.kind === 'reboot', 'rebooting');
 
     const name = uniq('deprov');
-    await startFleet(api.base, { name, operation: { kind: 'deprovision' }, selector: { namespace: ns }, maxConcurrent: 2 });
-    await waitForHost(h, hosts[0]!, (v) => v.currentOperation?.kind === 'deprovision', 'deprovisioning');
-    await waitForHost(h, hosts[1]!, (v) => v.spec?.image === undefined && v.currentOperation?.kind === 'reboot', 'asked to deprovision, still rebooting');
-    const res = await callApi(api.base, 'POST', `/v1/fleet-operations/${name}/cancel`, { reason: 'wrong rack', abortInFlight: true });
+    await startFleet(stack.base, { name, operation: { kind: 'deprovision' }, selector: { namespace: ns }, maxConcurrent: 2 });
+    await waitForHost(stack.h, hosts[0]!, (v) => v.currentOperation?.kind === 'deprovision', 'deprovisioning');
+    await waitForHost(stack.h, hosts[1]!, (v) => v.spec?.image === undefined && v.currentOperation?.kind === 'reboot', 'asked to deprovision, still rebooting');
+    const res = await callApi(stack.base, 'POST', `/v1/fleet-operations/${name}/cancel`, { reason: 'wrong rack', abortInFlight: true });
     expect(res.status, res.text).toBe(200);
 
-    const done = await waitForFleet(api.base, name, fleetEnded, 'ended');
+    const done = await waitForFleet(stack.base, name, fleetEnded, 'ended');
     const why = `fleet operation ${name} aborted: wrong rack`;
     expect(done.phase).toBe('cancelled');
     expect(done.counts).toMatchObject({ succeeded: 1, cancelled: 1, notStarted: 1, failed: 0, skipped: 0, inFlight: 0 });
     expect(done.hosts[1]).toMatchObject({ outcome: 'cancelled', reason: `deprovision cancelled before it ran (${why}): its image ${IMAGE.url} is back in its spec, nothing changed on the host` });
 
     // td-a: its teardown ran to its end (available), and it stays paused.
-    const va = await h.hosts.get(hosts[0]!);
+    const va = await stack.h.hosts.get(hosts[0]!);
     expect(va.status.provisioning.state).toBe('available');
     expect(va.operations.filter((o) => o.kind === 'deprovision').map((o) => o.outcome)).toEqual(['succeeded']);
     expect(va.paused?.reason).toBe(why);
     // td-b: never deprovisioned, its image back in its spec, paused: unpausing it changes nothing.
-    const vb = await h.hosts.get(hosts[1]!);
+    const vb = await stack.h.hosts.get(hosts[1]!);
     expect(vb.operations.filter((o) => o.kind === 'deprovision')).toEqual([]);
     expect(vb.spec?.image?.url).toBe(IMAGE.url);
     expect(vb.status.provisioning).toMatchObject({ state: 'provisioned', image: { url: IMAGE.url } });
     expect(vb.paused?.reason).toBe(why);
-    expect(proxy.count(onNode(b!, isUndeploy))).toBe(0);
-    expect((await callApi(api.base, 'DELETE', `/v1/namespaces/${ns}/hosts/td-b/paused`)).status).toBe(200);
-    await waitForHost(h, hosts[1]!, (v) => !v.paused && !v.currentOperation, 'unpaused and idle');
-    expect((await h.hosts.get(hosts[1]!)).status.provisioning.state).toBe('provisioned');
-    expect(proxy.count(onNode(b!, isUndeploy))).toBe(0);
+    expect(stack.proxy.count(onNode(b!, isUndeploy))).toBe(0);
+    expect((await callApi(stack.base, 'DELETE', `/v1/namespaces/${ns}/hosts/td-b/paused`)).status).toBe(200);
+    await waitForHost(stack.h, hosts[1]!, (v) => !v.paused && !v.currentOperation, 'unpaused and idle');
+    expect((await stack.h.hosts.get(hosts[1]!)).status.provisioning.state).toBe('provisioned');
+    expect(stack.proxy.count(onNode(b!, isUndeploy))).toBe(0);
     // td-c never started: still provisioned with its image, not paused.
-    const vc = await h.hosts.get(hosts[2]!);
+    const vc = await stack.h.hosts.get(hosts[2]!);
     expect(vc).toMatchObject({ spec: { image: { url: IMAGE.url } }, status: { provisioning: { state: 'provisioned' } } });
     expect(vc.paused).toBeUndefined();
   });
 
   it('delete: stopped with the host paused and still to be deleted; unpaused, the delete goes on', async () => {
     const ns = uniq('fleet');
-    const [x] = await availableHosts(api.base, h, ns, ['tdl-a'], {});
-    const nodeId = (await h.hosts.get(x!)).status.provisioning.ID;
-    proxy.hold(onNode(nodeId, isPowerChange), HOLD_MS);
+    const [x] = await availableHosts(stack.base, stack.h, ns, ['tdl-a'], {});
+    const nodeId = (await stack.h.hosts.get(x!)).status.provisioning.ID;
+    stack.proxy.hold(onNode(nodeId, isPowerChange), HOLD_MS);
     const name = uniq('delete');
-    await startFleet(api.base, { name, operation: { kind: 'delete' }, selector: { namespace: ns } });
-    await waitForHost(h, x!, (v) => v.deleteRequested && v.currentOperation?.kind === 'power', 'powering off before delete');
-    expect((await callApi(api.base, 'POST', `/v1/fleet-operations/${name}/cancel`, { abortInFlight: true })).status).toBe(200);
+    await startFleet(stack.base, { name, operation: { kind: 'delete' }, selector: { namespace: ns } });
+    await waitForHost(stack.h, x!, (v) => v.deleteRequested && v.currentOperation?.kind === 'power', 'powering off before delete');
+    expect((await callApi(stack.base, 'POST', `/v1/fleet-operations/${name}/cancel`, { abortInFlight: true })).status).toBe(200);
 
-    const done = await waitForFleet(api.base, name, fleetEnded, 'ended');
+    const done = await waitForFleet(stack.base, name, fleetEnded, 'ended');
     const why = `fleet operation ${name} aborted`;
     expect(done.counts).toMatchObject({ cancelled: 1, failed: 0, succeeded: 0 });
     expect(done.hosts[0]!.reason).toMatch(/^delete stopped: the host is paused \(fleet operation .* aborted\) and still to be deleted/);
-    const v = await h.hosts.get(x!);
+    const v = await stack.h.hosts.get(x!);
     expect(v).toMatchObject({ deleteRequested: true, paused: { reason: why } });
     expect(v.currentOperation).toBeUndefined();
-    expect((await hostRun(h.client, x!)).kind).toBe('running');
+    expect((await hostRun(stack.h.client, x!)).kind).toBe('running');
 
-    expect((await callApi(api.base, 'DELETE', `/v1/namespaces/${ns}/hosts/${x!.name}/paused`)).status).toBe(200);
-    await waitFor('host deleted once unpaused', async () => ((await hostRun(h.client, x!)).kind === 'running' ? undefined : true), { timeoutMs: 240_000 });
-    expect(await h.ironic.getNode(nodeId)).toBeUndefined();
+    expect((await callApi(stack.base, 'DELETE', `/v1/namespaces/${ns}/hosts/${x!.name}/paused`)).status).toBe(200);
+    await waitFor('host deleted once unpaused', async () => ((await hostRun(stack.h.client, x!)).kind === 'running' ? undefined : true), { timeoutMs: 240_000 });
+    expect(await stack.h.ironic.getNode(nodeId)).toBeUndefined();
   });
 });

@@ -9,18 +9,29 @@ import type { HostView } from '../../workflows/definitions';
 import type { FleetProgress } from '../../workflows/fleet-definitions';
 import { callApi, serveApi } from './api-client';
 import { randomMac, startHarness, waitFor, type Harness } from './harness';
+import { IronicProxy } from './ironic-proxy';
+import { IRONIC_URL } from './env';
 
-/** A harness and the API on it for the file's tests, started before them and stopped after. */
-export function useFleetStack(): { readonly h: Harness; readonly base: string } {
+/**
+ * A harness and the API on it for the file's tests, started before them and stopped after;
+ * `proxied`: its Ironic reached through a fault proxy the tests can hold requests at.
+ */
+export function useFleetStack(opts: { proxied?: boolean } = {}): { readonly h: Harness; readonly base: string; readonly proxy: IronicProxy } {
   let h: Harness | undefined;
   let api: { app: FastifyInstance; base: string } | undefined;
+  let proxy: IronicProxy | undefined;
   beforeAll(async () => {
-    h = await startHarness();
+    if (opts.proxied) {
+      proxy = new IronicProxy(IRONIC_URL);
+      await proxy.start();
+    }
+    h = await startHarness(proxy ? { ironicUrl: proxy.url } : {});
     api = await serveApi(h.hosts);
   }, 120_000);
   afterAll(async () => {
     await api?.app.close();
     await h?.close();
+    await proxy?.stop();
   });
   return {
     get h() {
@@ -28,6 +39,10 @@ export function useFleetStack(): { readonly h: Harness; readonly base: string } 
     },
     get base() {
       return api!.base;
+    },
+    get proxy() {
+      if (!proxy) throw new Error('useFleetStack({ proxied: true }) gives a proxy');
+      return proxy;
     },
   };
 }
