@@ -66,14 +66,24 @@ describe('provisioning limit', () => {
       }
     })();
 
-    // All five registered and inspected at once (two at a time: the limit), then all given the image at once. Given the
-    // image from the start, a host whose registration was slow could still be waiting to inspect when the first two
-    // took both permits for deploys the proxy holds (preparing takes no time since patch bmo-cleaning-placement).
+    // All five registered and inspected at once (two at a time: the limit), then given the image one after
+    // another, each once the one before holds a permit or waits for one: so the order of arrival at the limiter
+    // is known to the test (hosts given the image at once reach it in an order nobody chose: CI at 5ddbf10 saw
+    // two that began to wait within the same moment queued in the other order of their `delayed.since`).
     await Promise.all(refs.map((ref) => h.hosts.put(ref, { spec: spec(ref.name), credentials: { username: 'admin', password: 'pw' } })));
     await waitFor('all five available', async () => ((await views()).every((v) => v.status.provisioning.state === 'available' && !v.currentOperation) ? true : undefined), { timeoutMs: 120_000 });
-    await Promise.all(refs.map((ref) => h.hosts.setImage(ref, IMAGE)));
+    const holdsOrWaits = (v: HostView): boolean =>
+      v.status.provisioning.state === 'provisioning' || (v.status.operationalStatus === 'delayed' && v.delayed?.state === 'provisioning');
+    for (const ref of refs) {
+      await h.hosts.setImage(ref, IMAGE);
+      await waitFor(`${ref.name} provisioning or delayed`, async () => (holdsOrWaits((await h.hosts.get(ref)) as HostView) ? true : undefined), { timeoutMs: 60_000 })
+        .catch(async (err) => {
+          console.log('provisioning-limit diagnostics: limiter', JSON.stringify(await limiterView().catch(String)));
+          throw err;
+        });
+    }
 
-    // Deploys refused: two hosts hold provisioning, three wait where they are, delayed.
+    // Deploys refused: the first two hosts hold provisioning, the other three wait where they are, delayed.
     const settled = await waitFor(
       'two hosts provisioning and three delayed',
       async () => {
@@ -89,11 +99,14 @@ describe('provisioning limit', () => {
       throw err;
     });
     for (const v of settled.waiting) expect(v.status.provisioning.state).toBe('available');
+    expect(settled.holding.map((v) => v.ref.name).sort()).toEqual(refs.slice(0, LIMIT).map((r) => r.name).sort());
     let view = await limiterView();
     expect(view.holders.map((x) => x.workflowId).sort()).toEqual(settled.holding.map((v) => hostWorkflowId(v.ref)).sort());
-    // First come, first served: the queue is in the order the hosts began to wait.
-    const byArrival = [...settled.waiting].sort((a, b) => Date.parse(a.delayed!.since) - Date.parse(b.delayed!.since));
+    // First come, first served: the queue is in the order the hosts came, and so is when each began to wait.
+    const byArrival = refs.slice(LIMIT).map((ref) => settled.waiting.find((v) => v.ref.name === ref.name)!);
     expect(view.queue.map((r) => r.workflowId)).toEqual(byArrival.map((v) => hostWorkflowId(v.ref)));
+    const since = byArrival.map((v) => Date.parse(v.delayed!.since));
+    expect([...since].sort((a, b) => a - b)).toEqual(since);
 
     // A paused waiting host gives up its place (and no longer shows delayed).
     const paused = byArrival[0]!;
