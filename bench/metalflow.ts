@@ -58,7 +58,7 @@ export class MetalflowDriver {
   readonly calls: ApiCall[] = [];
   /** Per host, when it reached each phase (ms since epoch, as seen by the driver). */
   readonly reached = new Map<string, Partial<Record<Phase, number>>>();
-  private readonly api: ApiClient;
+  protected readonly api: ApiClient;
   private listed = new Map<string, string>();
   /** Hosts with an operation child running, as of the last tick. */
   private busy = new Set<string>();
@@ -66,14 +66,14 @@ export class MetalflowDriver {
   private listedAt = 0;
   private ticker?: Ticker;
 
-  constructor(private readonly opts: MetalflowOptions) {
+  constructor(protected readonly opts: MetalflowOptions) {
     this.api = new ApiClient(opts.apiUrl, opts.apiToken, Math.max(16, opts.concurrency + 8));
   }
 
   /** API answers of 5xx, and requests with no answer (status 0); each was sent again. */
   readonly serverErrors: { host: string; phase: Phase; method: string; status: number; message: string }[] = [];
 
-  private async call(host: BenchHost, phase: Phase, method: 'PUT' | 'DELETE', path: string, body?: unknown): Promise<void> {
+  protected async call(host: BenchHost, phase: Phase, method: 'PUT' | 'DELETE', path: string, body?: unknown): Promise<void> {
     // The first attempt's send time is when the user asked; kept for the latency figures.
     const sentAt = Date.now();
     const r = await this.api.send(method, path, body, {
@@ -83,12 +83,12 @@ export class MetalflowDriver {
     if (r.status >= 300) throw new Error(`${method} ${path}: HTTP ${r.status} ${r.json?.message ?? ''}`);
   }
 
-  private hostPath(host: BenchHost): string {
+  protected hostPath(host: BenchHost): string {
     return `/v1/namespaces/${this.opts.namespace}/hosts/${host.name}`;
   }
 
   /** One list request per tick for all hosts (cheap on visibility), instead of one query per host. */
-  private startTicker(): void {
+  protected startTicker(): void {
     const ns = this.opts.namespace;
     this.ticker ??= new Ticker(async () => {
       this.connection ??= await connectTemporalClient({ address: this.opts.temporalAddress });
@@ -106,7 +106,7 @@ export class MetalflowDriver {
     this.ticker.start();
   }
 
-  private nextTick(): Promise<void> {
+  protected nextTick(): Promise<void> {
     return this.ticker!.next();
   }
 
@@ -116,7 +116,7 @@ export class MetalflowDriver {
     await this.api.close();
   }
 
-  private async until(host: BenchHost, phase: Phase, target: string | 'gone'): Promise<void> {
+  protected async until(host: BenchHost, phase: Phase, target: string | 'gone'): Promise<void> {
     const deadline = Date.now() + this.opts.phaseTimeoutMs;
     const issuedAt = Date.now();
     let seenAt: number | undefined;

@@ -20,6 +20,8 @@ export interface Options {
   temporal: TemporalProfileName;
   /** Worker processes on the run's task queue: 1, or 2 with --temporal postgres (issue 17's profile). */
   workers: number;
+  /** Also drive the lifecycle through fleet operations (issue 11). */
+  fleet: boolean;
 }
 
 export function parseOptions(argv: string[], helpFrom: URL): Options {
@@ -39,6 +41,7 @@ export function parseOptions(argv: string[], helpFrom: URL): Options {
       'max-history-events': { type: 'string' },
       temporal: { type: 'string' },
       workers: { type: 'string' },
+      fleet: { type: 'boolean', default: false },
       help: { type: 'boolean', default: false },
     },
     strict: true,
@@ -71,5 +74,6 @@ export function parseOptions(argv: string[], helpFrom: URL): Options {
     maxHistoryEvents: maxHistory === undefined ? undefined : int('max-history-events', maxHistory, 0),
     temporal,
     workers: int('workers', values.workers, temporal === 'postgres' ? 2 : 1),
+    fleet: values.fleet ?? false,
   };
 }

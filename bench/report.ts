@@ -1,5 +1,6 @@
 /** The benchmark's result document and its table on stdout, with the targets of issue 17 beside the figures. */
 import { PHASES, PHASE_LABEL, type Percentiles, type Phase } from './common';
+import type { FleetPhaseFigures } from './fleet-driver';
 import type { TemporalFigures } from './temporal';
 import type { TemporalProfileName, TemporalServerInfo } from './temporal-profile';
 import type { WorkerFigures } from './worker-watch';
@@ -38,6 +39,7 @@ export interface BenchResult {
     temporal?: TemporalProfileName;
     /** Worker processes (absent in older results: one). */
     workers?: number;
+    fleet?: boolean;
     workerEnv?: Record<string, string>;
   };
   metalflow: DriverFigures & {
@@ -54,6 +56,8 @@ export interface BenchResult {
     /** 5xx answers of the API (retried by the driver). */
     apiServerErrors: { count: number; byMessage: Record<string, number> };
   };
+  /** --fleet: the same lifecycle driven by one fleet operation per phase. */
+  fleet?: DriverFigures & { operations: FleetPhaseFigures[]; temporal: TemporalFigures };
   /** Absent with --no-floor (scale runs: no target needs it at 1,000 hosts). */
   floor?: DriverFigures;
   ratio: Partial<Record<Phase, number>>;
@@ -168,6 +172,7 @@ export function formatTable(r: BenchResult): string {
     `, all-gone ${s(d.cumulativeMs.gone)}`;
   out.push(`  cumulative metalflow: ${cumul(m)}`);
   if (r.floor) out.push(`  cumulative floor:     ${cumul(r.floor)}`);
+  if (r.fleet) out.push('', ...formatFleet(r, r.fleet));
   out.push('');
   out.push(`  ${pad('step latency ms', 14)} ${padl('p50', 7)} ${padl('p95', 7)} ${padl('p99', 7)} ${padl('max', 7)}   (each operation, start -> end: inside the host workflow, or a child from before operations-inline)`);
   for (const kind of ['enroll', 'inspect', 'prepare', 'provision', 'deprovision', 'power', 'delete']) {
@@ -245,6 +250,23 @@ export function formatTable(r: BenchResult): string {
     out.push(`    ${pad(x.name, 44)} ${pad(x.target, 28)} ${pad(x.measured, 30)} ${verdict}${x.note ? ` (${x.note})` : ''}`);
   }
   return out.join('\n');
+}
+
+/** --fleet: phase times of the fleet-driven run beside the per-host API driver's and the floor's. */
+function formatFleet(r: BenchResult, f: NonNullable<BenchResult['fleet']>): string[] {
+  const out = [`  ${pad('phase (wall time)', 28)} ${padl('fleet', 10)} ${padl('API', 9)} ${padl('floor', 9)}   fleet: POST -> first host asked, -> first operation; runs, last run's events`];
+  for (const p of r.options.phases) {
+    const op = f.operations.find((o) => o.phase === p);
+    const detail = op
+      ? `${ms(op.startToFirstAskMs)} ms, ${ms(op.startToFirstOperationMs)} ms; ${op.runs} run(s), ${op.lastRunHistoryEvents} events (maxConcurrent ${op.maxConcurrent})`
+      : 'one PUT per host (a fleet acts on existing hosts)';
+    out.push(`  ${pad(PHASE_LABEL[p], 28)} ${padl(s(f.phaseMs[p]), 10)} ${padl(s(r.metalflow.phaseMs[p]), 9)} ${padl(r.floor ? s(r.floor.phaseMs[p]) : '-', 9)}   ${detail}`);
+  }
+  out.push(
+    `  fleet run: history events per host lifecycle ${ms(f.temporal.historyEventsPerHost?.mean)} mean; Ironic requests per host ${f.ironicRequestsPerHost.toFixed(1)}; ` +
+      `orchestration CPU per host lifecycle ${(r.options.phases.reduce((a, p) => a + f.cpuSecondsByPhase[p].temporal + f.cpuSecondsByPhase[p].worker + f.cpuSecondsByPhase[p].api, 0) / r.options.hosts).toFixed(2)} s`,
+  );
+  return out;
 }
 
 export { PHASES };

@@ -6,7 +6,7 @@
  *
  *   npm run bench -- [--hosts 100] [--concurrency N] [--redfish] [--scale]
  *                    [--floor-poll-ms 100] [--no-floor] [--idle-seconds S] [--max-history-events N]
- *                    [--out FILE] [--keep-stack] [--profile] [--temporal dev|postgres] [--workers N]
+ *                    [--out FILE] [--keep-stack] [--profile] [--temporal dev|postgres] [--workers N] [--fleet]
  *
  * --max-history-events lowers the host workflows' continue-as-new threshold
  * (METALFLOW_MAX_HISTORY_EVENTS) so that a run shows continue-as-new at
@@ -23,6 +23,10 @@
  * PostgreSQL (scripts/temporal-pg.sh, ports 21500.., see
  * bench/temporal-profile.ts) instead of the dev server, with --workers 2 (two
  * worker processes on the run's task queue) unless --workers says otherwise.
+ * --fleet runs the lifecycle a second time (namespace fleet-<id>, same worker
+ * and API) with one fleet operation per phase (provision, deprovision, delete;
+ * hosts are still created one PUT each) and prints its phase times beside the
+ * per-host API driver's and the floor's (bench/fleet-driver.ts).
  * `npm run bench -- cleanup [--temporal postgres] <namespace>...` removes what
  * a failed run left behind.
  */
@@ -39,6 +43,7 @@ import { IronicProxy, type RecordedRequest } from '../test/support/ironic-proxy'
 import { cleanupNamespaces } from './cleanup';
 import { makeHosts, PHASES, sleep, writeSushySystems, type BenchHost, type Phase, type SushySystem } from './common';
 import { FloorDriver } from './floor';
+import { FleetDriver } from './fleet-driver';
 import { MetalflowDriver } from './metalflow';
 import {
   API_URL,
@@ -104,6 +109,7 @@ async function main(): Promise<void> {
   const runId = randomBytes(3).toString('hex');
   const namespace = `bench-${runId}`;
   const taskQueue = `bench-${runId}`;
+  const fleetNamespace = `fleet-${runId}`;
   const phases: Phase[] = opts.redfish ? ['available', 'gone'] : [...PHASES];
   mkdirSync(BENCH_STATE_DIR, { recursive: true });
   const runDir = join(BENCH_STATE_DIR, 'runs', runId);
@@ -245,7 +251,7 @@ async function main(): Promise<void> {
     };
 
     // ------------------------------------------------------- metalflow ----
-    metalflow = new MetalflowDriver({
+    const driverOptions = {
       apiUrl: API_URL,
       apiToken,
       temporalAddress,
@@ -254,7 +260,8 @@ async function main(): Promise<void> {
       pollMs: opts.hosts > 300 ? 1000 : 250,
       redfish: opts.redfish,
       phaseTimeoutMs,
-    });
+    };
+    metalflow = new MetalflowDriver(driverOptions);
     let idleRssMiB: number | undefined;
     let idleHosts: number | undefined;
     let idleCpuShare: CpuByProcess | undefined;
@@ -297,6 +304,18 @@ async function main(): Promise<void> {
     };
     log('reading Temporal histories');
     const temporal = await temporalFigures(temporalAddress, namespace, calls, opts.hosts);
+    // --fleet: the same lifecycle again, on the same worker and API, with a fleet operation per phase.
+    let fleet: BenchResult['fleet'];
+    if (opts.fleet) {
+      const fleetDriver = new FleetDriver({ ...driverOptions, namespace: fleetNamespace });
+      try {
+        const figures = await measure('fleet', (p, hs) => fleetDriver.runPhase(p, hs), undefined, (p) => fleetDriver.lastReached(p));
+        log('reading Temporal histories of the fleet run');
+        fleet = { ...figures, operations: fleetDriver.fleets, temporal: await temporalFigures(temporalAddress, fleetNamespace, fleetDriver.calls, opts.hosts) };
+      } finally {
+        await fleetDriver.stop();
+      }
+    }
     watches.worker.stop();
     watches.api.stop();
     const workerFig = { ...watches.worker.figures(), idleRssMiB, idleHosts, idleState: idlePhase, idleCpuShare };
@@ -333,10 +352,12 @@ async function main(): Promise<void> {
         maxHistoryEvents: opts.maxHistoryEvents,
         temporal: opts.temporal,
         workers: opts.workers,
+        fleet: opts.fleet,
         workerEnv: Object.fromEntries(Object.entries(process.env).filter(([k]) => k.startsWith('METALFLOW_WORKER_')) as [string, string][]),
       },
       temporalServer,
       metalflow: { ...mf, temporal, worker: workerFig, api: apiFig, apiServerErrors },
+      fleet,
       floor,
       ratio,
     };
@@ -349,7 +370,7 @@ async function main(): Promise<void> {
   } catch (err) {
     // Leave nothing behind that would load the next run: this run's host workflows and Ironic nodes.
     log('run failed; terminating its host workflows and deleting its Ironic nodes');
-    await cleanup(temporalAddress, namespace, `floor-${runId}`).catch((e: unknown) => log(`cleanup failed: ${String(e)}`));
+    await cleanup(temporalAddress, namespace, fleetNamespace, `floor-${runId}`).catch((e: unknown) => log(`cleanup failed: ${String(e)}`));
     throw err;
   } finally {
     await metalflow?.stop().catch(() => undefined);

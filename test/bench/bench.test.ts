@@ -15,10 +15,10 @@ import type { BenchResult } from '../../bench/report';
 const PHASES = ['available', 'provisioned', 'deprovisioned', 'gone'] as const;
 
 describe('npm run bench', () => {
-  it('drives 3 hosts through the lifecycle with metalflow and the floor, continuing each host as new once, and writes the report', () => {
+  it('drives 3 hosts through the lifecycle with metalflow (per-host API calls, then fleet operations) and the floor, continuing each host as new once, and writes the report', () => {
     const out = join(mkdtempSync(join(tmpdir(), 'mf-bench-')), 'result.json');
     // bench/run.ts starts the bench stack (21233/21385/...) if it is not running and stops what it started.
-    const run = spawnSync(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'bench', 'run.ts'), '--hosts', '3', '--idle-seconds', '1', '--max-history-events', '40', '--out', out], {
+    const run = spawnSync(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'bench', 'run.ts'), '--hosts', '3', '--idle-seconds', '1', '--max-history-events', '40', '--fleet', '--out', out], {
       cwd: REPO_ROOT,
       encoding: 'utf8',
       timeout: 540_000,
@@ -85,6 +85,21 @@ describe('npm run bench', () => {
     expect(r.metalflow.api.peakRssMiB).toBeGreaterThan(20);
     expect(r.metalflow.api.cpuSeconds).toBeGreaterThan(0);
     expect(r.targets.map((x) => x.name)).toContain('API call -> first activity p99');
+
+    // --fleet: the lifecycle again with one fleet operation per phase after the creates, each host acted on once.
+    expect(run.stdout).toContain('POST -> first host asked');
+    const f = r.fleet!;
+    expect(f.operations.map((o) => o.phase)).toEqual(['provisioned', 'deprovisioned', 'gone']);
+    for (const o of f.operations) {
+      expect(o.counts.succeeded, o.phase).toBe(3);
+      expect(o.maxConcurrent, o.phase).toBe(3);
+      expect(o.startToFirstAskMs, o.phase).toBeGreaterThanOrEqual(0);
+      expect(o.lastRunHistoryEvents, o.phase).toBeGreaterThan(10);
+    }
+    expect(f.operations[0]!.startToFirstOperationMs).toBeGreaterThanOrEqual(f.operations[0]!.startToFirstAskMs!);
+    for (const p of PHASES) expect(f.phaseMs[p], p).toBeGreaterThan(0);
+    expect(f.temporal.failedOperations).toBe(0);
+    for (const op of ['provision', 'deprovision', 'delete']) expect(f.temporal.operationsPerHost[op], op).toBe(1);
   }, 600_000);
 
   it('bench:memory measures the worker with idle host workflows in three set-ups', () => {
