@@ -34,6 +34,7 @@ import {
   type FleetProgress,
   type FleetState,
 } from './fleet-definitions';
+import { packFleetState, unpackFleetState, type PackedFleetState } from './fleet-carry';
 import { concurrencyLimit, countOutcomes, estimatedEnd, failureBudget, finished, mayStartMore, phaseOf, waveEnds } from './fleet-plan';
 import type { FleetHostResult } from './fleet-goals';
 import { abortFleetHost, fleetCalls, runFleetHost } from './fleet-host';
@@ -42,6 +43,8 @@ import { baseProgress, nextChange, outcomeBook, setControlHandlers } from './run
 /** Besides the input: what a previous run hands over, and tuning (tests shorten the poll window). */
 export interface FleetCarry {
   state?: FleetState;
+  /** The state packed (patch fleet-packed-carry): what 10,000 hosts need to fit in one payload. */
+  packed?: PackedFleetState;
   options?: Partial<FleetOptions>;
 }
 
@@ -66,7 +69,8 @@ function laterOperationRefused(input: FleetInput): Result<FleetInput> | undefine
 const OLD_FLEET_OPERATION_KINDS = 'reboot, powerOff, powerOn, provision, deprovision, delete';
 
 export async function fleetWorkflow(input: FleetInput, carry: FleetCarry = {}): Promise<FleetProgress> {
-  if (!carry.state) {
+  const carried = carry.packed ? unpackFleetState(carry.packed) : carry.state;
+  if (!carried) {
     // A `temporal workflow start` input is checked like the API's body: a bad one fails at once, naming the field.
     const valid = laterOperationRefused(input) ?? validateFleetInput(input);
     if (!valid.ok) {
@@ -76,7 +80,7 @@ export async function fleetWorkflow(input: FleetInput, carry: FleetCarry = {}): 
   const options: FleetOptions = { ...DEFAULT_FLEET_OPTIONS, ...carry.options };
   // Waves and cancel's abortInFlight: a run recorded before them replays without (its input had neither).
   const wavesAndAbort = patched('fleet-waves');
-  const s: FleetState = carry.state ?? { hosts: [], runs: 0 };
+  const s: FleetState = carried ?? { hosts: [], runs: 0 };
   s.runs += 1;
   const dryRun = input.dryRun === true;
   let counts = countOutcomes(s.hosts);
@@ -211,7 +215,7 @@ export async function fleetWorkflow(input: FleetInput, carry: FleetCarry = {}): 
         if (nextWave()) continue;
       }
       publish();
-      if (await nextChange(() => changes, options.maxHistoryEvents)) return await continueAsNew<typeof fleetWorkflow>(input, { ...carry, state: s });
+      if (await nextChange(() => changes, options.maxHistoryEvents)) return await continueAsNew<typeof fleetWorkflow>(input, handOver());
     }
   } catch (err) {
     if (!isCancellation(err)) throw err;
@@ -226,6 +230,13 @@ export async function fleetWorkflow(input: FleetInput, carry: FleetCarry = {}): 
     throw err;
   }
   return finish();
+
+  /** The next run's carry: packed since patch fleet-packed-carry (a run recorded before it handed its state over as it was). */
+  function handOver(): FleetCarry {
+    const { options: tuning } = carry;
+    const packed = patched('fleet-packed-carry') ? packFleetState(s) : undefined;
+    return { ...(tuning ? { options: tuning } : {}), ...(packed ? { packed } : { state: s }) };
+  }
 
   async function finish(): Promise<FleetProgress> {
     if (s.cancelled && input.operation.kind === 'powerOff') {

@@ -9,14 +9,14 @@ import { promisify } from 'node:util';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { WorkflowFailedError } from '@temporalio/client';
-import { ApplicationFailure } from '@temporalio/common';
+import { ApplicationFailure, arrayFromPayloads, defaultPayloadConverter } from '@temporalio/common';
 import { REPO_ROOT } from '../../config/env';
 import { uniq, waitFor } from '../support/harness';
 import { callApi, serveApi, writeTokenFile } from '../support/api-client';
 import { TEMPORAL_ADDRESS } from '../support/env';
 import { availableHosts, useFleetStack } from '../support/fleet-hosts';
 import { fleetProgressQuery, fleetWorkflowId, type FleetProgress } from '../../workflows/fleet-definitions';
-import type { fleetWorkflow } from '../../workflows/fleet';
+import type { FleetCarry, fleetWorkflow } from '../../workflows/fleet';
 
 const stack = useFleetStack();
 
@@ -94,6 +94,12 @@ describe('a long fleet operation', { timeout: 600_000 }, () => {
     for await (const wf of stack.h.client.workflow.list({ query: `WorkflowId = '${fleetWorkflowId(name)}'` })) runs.push(wf.historyLength);
     expect(Math.max(...runs)).toBeLessThan(80);
     expect((await handle.query(fleetProgressQuery)).runs).toBe(done.runs);
+    // The last run was handed its state packed (patch fleet-packed-carry): what lets 10,000 hosts fit in one payload.
+    const started = (await handle.fetchHistory()).events?.[0]?.workflowExecutionStartedEventAttributes;
+    const [, carry] = arrayFromPayloads(defaultPayloadConverter, started?.input?.payloads ?? []) as [unknown, FleetCarry];
+    expect(carry.state).toBeUndefined();
+    expect(carry.packed?.rows).toHaveLength(5);
+    expect(carry.options).toEqual({ maxHistoryEvents: 40 });
   });
 });
 

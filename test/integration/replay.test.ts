@@ -120,6 +120,9 @@ describe('replay of recorded histories', () => {
     // A keyed power-off request on a disablePowerOff host (patch disable-power-off-reboot): refused before the patch,
     // one reboot with it (record-disable-power-off-reboot-histories.ts old|new).
     for (const f of ['host-disable-power-off-key-refused-v1', 'host-disable-power-off-key-reboots']) expect(files).toContain(`${f}.json`);
+    // A fleet continued as new with its state packed (patch fleet-packed-carry; record-fleet-histories.ts -packed-carry):
+    // the old shape, which carried the state as it was, is fleet-reboot-continued-v1-run1/-last above.
+    for (const f of ['fleet-reboot-continued-packed-carry-run1', 'fleet-reboot-continued-packed-carry-last']) expect(files).toContain(`${f}.json`);
   });
 
   it.each(files)('%s replays without nondeterminism', async (file) => {
