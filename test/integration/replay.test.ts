@@ -120,6 +120,9 @@ describe('replay of recorded histories', () => {
     // A keyed power-off request on a disablePowerOff host (patch disable-power-off-reboot): refused before the patch,
     // one reboot with it (record-disable-power-off-reboot-histories.ts old|new).
     for (const f of ['host-disable-power-off-key-refused-v1', 'host-disable-power-off-key-reboots']) expect(files).toContain(`${f}.json`);
+    // spec.raid / spec.firmware (patch spec-raid-firmware): refused before the patch (and, in an earlier era, accepted and
+    // ignored: host-spec-refused-by-later-rules.json), applied as clean steps while preparing with it (record-spec-settings-histories.ts old|new).
+    for (const f of ['host-spec-settings-refused-v1', 'host-spec-settings-applied', 'host-spec-refused-by-later-rules']) expect(files).toContain(`${f}.json`);
   });
 
   it.each(files)('%s replays without nondeterminism', async (file) => {

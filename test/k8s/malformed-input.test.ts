@@ -60,7 +60,7 @@ describe('malformed input in Kubernetes mode', () => {
     await waitFor('the InvalidAnnotation Event', async () => events(name).some((e) => e.reason === 'InvalidAnnotation'));
   });
 
-  const specs = ['raid with volumes', 'Redfish Systems collection', 'image URL port 0'];
+  const specs = ['raid level unsupported', 'Redfish Systems collection', 'image URL port 0'];
   it.each(specs)('spec %s: InvalidSpec naming the field, no workflow', async (caseName) => {
     const c = specCase(caseName);
     const name = uniq('spec');
