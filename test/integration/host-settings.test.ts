@@ -13,6 +13,7 @@ import { ApiError } from '../../api/host-service';
 import { IRONIC_URL } from '../support/env';
 import { randomMac, uniq, waitFor } from '../support/harness';
 import { useProxiedHarness } from '../support/proxied-harness';
+import { callApi, serveApi } from '../support/api-client';
 
 const ctx = useProxiedHarness();
 const NS = 'host-settings';
@@ -130,5 +131,30 @@ describe('spec.raid and spec.firmware', () => {
     const applied = await waitFor('deprovisioned, the flag applied, available', idleIn(name, 'available', 1), { timeoutMs: 180_000 });
     expect(applied.settingsHeld).toBeUndefined();
     expect(await biosOf(nodeId)).toMatchObject({ SriovGlobalEnable: 'Enabled' });
+  }, 400_000);
+
+  it('PUT …/raid sets spec.raid (400 naming the field when invalid, nothing stored), and null clears it', async () => {
+    const name = uniq('put-raid');
+    await create(name, {});
+    await waitFor('available', idleIn(name, 'available'), { timeoutMs: 180_000 });
+    const { app, base } = await serveApi(ctx.h.hosts);
+    try {
+      const path = `/v1/namespaces/${NS}/hosts/${name}/raid`;
+      const bad = await callApi(base, 'PUT', path, { softwareRAIDVolumes: [{ level: '5' }] });
+      expect(bad.status).toBe(400);
+      expect(bad.json.fields).toEqual([{ field: 'spec.raid.softwareRAIDVolumes[0].level', reason: 'unsupported software RAID level "5"; accepted: 0, 1, 1+0' }]);
+      expect((await view(name)).spec?.raid).toBeUndefined();
+      const set = await callApi(base, 'PUT', path, { softwareRAIDVolumes: [{ level: '1' }] });
+      expect(set.status).toBe(202);
+      expect(set.json.spec.raid).toEqual({ softwareRAIDVolumes: [{ level: '1' }] });
+      // Fake-hardware cannot build it: the host waits in preparing with Ironic's reason until the RAID is cleared.
+      await waitFor('the raid step failed', async () => (await view(name)).status.errorMessage.startsWith('clean step raid failed') || undefined, { timeoutMs: 180_000 });
+      await waitFor('cleared', async () => (await callApi(base, 'PUT', path, null)).status === 202 || undefined, { timeoutMs: 60_000 });
+      const back = await waitFor('available', idleIn(name, 'available'), { timeoutMs: 180_000 });
+      expect(back.spec?.raid).toBeNull();
+      expect(back.status.errorCount).toBe(0);
+    } finally {
+      await app.close();
+    }
   }, 400_000);
 });
