@@ -67,7 +67,7 @@ describe('malformed input in Kubernetes mode', () => {
     const spec = fullSpec({ address: `fake://${name}`, credentialsName: `${name}-bmc-secret`, mac: '52:54:00:10:20:30', namespace: NS });
     c.mutate(spec);
     const message = await reported(name, spec);
-    expect(message).toMatch(new RegExp(`^${c.field.replace(/\./g, '\\.')}: `));
+    expect(message.slice(0, c.field.length + 2)).toBe(`${c.field}: `);
     await waitFor('the InvalidSpec Event', async () => events(name).some((e) => e.reason === 'InvalidSpec'));
   });
 
