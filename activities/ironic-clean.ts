@@ -8,11 +8,26 @@ import type { CleanStep } from '../types/clean';
 import type { IronicClient } from '../clients/ironic/client';
 import { biosSettings, ironicCleanSteps, raidConfigMatches, targetRaidConfig } from '../clients/ironic/clean-steps';
 import { activityContext } from './activity-context';
+import { ApplicationFailure } from '@temporalio/common';
+import { firmwareSettingsErrors, schemaFromIronic, type IronicBiosSetting } from '../types/firmware-settings';
+import { formatFieldErrors } from '../types/field-error';
 import { lastError, operationFailed, summary, type NodeDriver, type NodeSummary, type NodeTarget } from './ironic-node-driver';
 
 export interface CleanDeps {
   ironic: IronicClient;
   driver: NodeDriver;
+}
+
+/**
+ * BIOS settings checked against Ironic's BIOS registry before any clean is sent (FirmwareSchema's rules):
+ * a name the registry lacks, a read-only setting, a value outside its limits or allowable values is
+ * a non-retryable failure naming the setting. Only where Ironic has a registry (some setting has a
+ * type): a BMC without one (fake-hardware's bios interface by default) reports names and values only.
+ */
+function checkAgainstRegistry(registry: IronicBiosSetting[], wanted: { name: string; value: string }[]): void {
+  if (!registry.some((s) => s.attribute_type)) return;
+  const errors = firmwareSettingsErrors(Object.fromEntries(wanted.map((s) => [s.name, s.value])), schemaFromIronic(registry), 'settings');
+  if (errors.length > 0) throw ApplicationFailure.nonRetryable(`BIOS settings refused by the host's BIOS registry, nothing sent: ${formatFieldErrors(errors)}`, 'InvalidSettings');
 }
 
 export function createCleanActivities(deps: CleanDeps) {
@@ -25,8 +40,11 @@ export function createCleanActivities(deps: CleanDeps) {
    */
   async function alreadyApplied(nodeId: string, step: CleanStep): Promise<string | undefined> {
     if (step.name === 'bios') {
-      const current = new Map((await ironic.getBiosSettings(nodeId)).map((b) => [b.name, b.value]));
-      return biosSettings(step).every(({ name, value }) => current.get(name) === value) ? 'the BIOS already has these settings' : undefined;
+      const registry = await ironic.getBiosRegistry(nodeId);
+      const wanted = biosSettings(step);
+      checkAgainstRegistry(registry, wanted);
+      const current = new Map(registry.map((b) => [b.name, b.value]));
+      return wanted.every(({ name, value }) => current.get(name) === value) ? 'the BIOS already has these settings' : undefined;
     }
     if (step.name === 'raid') {
       const node = await driver.mustGetNode(nodeId);

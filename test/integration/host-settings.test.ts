@@ -157,4 +157,38 @@ describe('spec.raid and spec.firmware', () => {
       await app.close();
     }
   }, 400_000);
+
+  it("checks BIOS settings against Ironic's BIOS registry before any clean: refused naming the setting, nothing sent", async () => {
+    const name = uniq('registry');
+    const apply = await create(name, {});
+    const nodeId = (await waitFor('available', idleIn(name, 'available'), { timeoutMs: 180_000 })).status.provisioning.ID;
+    // A registry given to the node through Ironic itself: the fake bios interface keeps the registry fields it is given.
+    const ironic = (method: string, path: string, body?: unknown) =>
+      fetch(`${IRONIC_URL}${path}`, { method, headers: { 'x-openstack-ironic-api-version': '1.81', 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+    const registry = [
+      { name: 'ProcVirtualization', value: 'Enabled', attribute_type: 'Enumeration', allowable_values: ['Enabled'] },
+      { name: 'SriovGlobalEnable', value: 'Disabled', attribute_type: 'Enumeration', allowable_values: ['Enabled', 'Disabled'], read_only: true },
+    ];
+    expect((await ironic('PUT', `/v1/nodes/${nodeId}/states/provision`, { target: 'clean', clean_steps: [{ interface: 'bios', step: 'apply_configuration', args: { settings: registry } }] })).status).toBe(202);
+    await waitFor('the registry stored', async () => (await biosOf(nodeId)).SriovGlobalEnable === 'Disabled' || undefined, { timeoutMs: 60_000 });
+    await waitFor('the node manageable', async () => ((await (await ironic('GET', `/v1/nodes/${nodeId}?fields=provision_state`)).json()) as { provision_state: string }).provision_state === 'manageable' || undefined, { timeoutMs: 60_000 });
+
+    const verbs = verbsTo(nodeId);
+    const before = verbs();
+    await apply({ firmware: { virtualizationEnabled: false, sriovEnabled: true } });
+    const refused = await waitFor('refused', async () => ((await view(name)).status.errorCount >= 1 ? view(name) : undefined), { timeoutMs: 180_000 });
+    expect(refused.status.errorType).toBe('preparation error');
+    expect(refused.status.errorMessage).toContain('settings.ProcVirtualization: "Disabled" is not allowed; accepted: Enabled');
+    expect(refused.status.errorMessage).toContain('settings.SriovGlobalEnable: is read-only in the BIOS registry; remove it');
+    expect(verbs()).toBe(before);
+
+    // Corrected to what the registry allows (and the BIOS already has): skipped, no verb, available.
+    await waitFor('the corrected spec accepted', async () => Boolean(await apply({ firmware: { virtualizationEnabled: true } }).catch(() => undefined)));
+    const fixed = await waitFor('available', async () => {
+      const v = await idleIn(name, 'available')();
+      return v && v.status.errorCount === 0 ? v : undefined;
+    }, { timeoutMs: 180_000 });
+    expect(fixed.operations.filter((o) => o.kind === 'clean').at(-1)).toMatchObject({ outcome: 'succeeded', note: 'clean steps: bios skipped (the BIOS already has these settings)' });
+    expect(verbs()).toBe(before);
+  }, 400_000);
 });
