@@ -6,8 +6,11 @@
  */
 import type { CleanStep } from '../types/clean';
 import type { IronicClient } from '../clients/ironic/client';
-import { biosSettings, ironicCleanSteps, targetRaidConfig } from '../clients/ironic/clean-steps';
+import { biosSettings, ironicCleanSteps, raidConfigMatches, targetRaidConfig } from '../clients/ironic/clean-steps';
 import { activityContext } from './activity-context';
+import { ApplicationFailure } from '@temporalio/common';
+import { firmwareSettingsErrors, schemaFromIronic, type IronicBiosSetting } from '../types/firmware-settings';
+import { formatFieldErrors } from '../types/field-error';
 import { lastError, operationFailed, summary, type NodeDriver, type NodeSummary, type NodeTarget } from './ironic-node-driver';
 
 export interface CleanDeps {
@@ -15,14 +18,39 @@ export interface CleanDeps {
   driver: NodeDriver;
 }
 
+/**
+ * BIOS settings checked against Ironic's BIOS registry before any clean is sent (FirmwareSchema's rules):
+ * a name the registry lacks, a read-only setting, a value outside its limits or allowable values is
+ * a non-retryable failure naming the setting. Only where Ironic has a registry (some setting has a
+ * type): a BMC without one (fake-hardware's bios interface by default) reports names and values only.
+ */
+function checkAgainstRegistry(registry: IronicBiosSetting[], wanted: { name: string; value: string }[]): void {
+  if (!registry.some((s) => s.attribute_type)) return;
+  const errors = firmwareSettingsErrors(Object.fromEntries(wanted.map((s) => [s.name, s.value])), schemaFromIronic(registry), 'settings');
+  if (errors.length > 0) throw ApplicationFailure.nonRetryable(`BIOS settings refused by the host's BIOS registry, nothing sent: ${formatFieldErrors(errors)}`, 'InvalidSettings');
+}
+
 export function createCleanActivities(deps: CleanDeps) {
   const { ironic, driver } = deps;
 
-  /** A bios step whose every setting Ironic already reports with that value changes nothing: no clean, no reboot. */
-  async function biosMatches(nodeId: string, step: CleanStep): Promise<boolean> {
-    if (step.name !== 'bios') return false;
-    const current = new Map((await ironic.getBiosSettings(nodeId)).map((b) => [b.name, b.value]));
-    return biosSettings(step).every(({ name, value }) => current.get(name) === value);
+  /**
+   * Why the step changes nothing and is skipped (no clean, no reboot), or undefined: a bios step whose
+   * every setting Ironic already reports with that value, a raid step whose volumes the node's
+   * raid_config already has.
+   */
+  async function alreadyApplied(nodeId: string, step: CleanStep): Promise<string | undefined> {
+    if (step.name === 'bios') {
+      const registry = await ironic.getBiosRegistry(nodeId);
+      const wanted = biosSettings(step);
+      checkAgainstRegistry(registry, wanted);
+      const current = new Map(registry.map((b) => [b.name, b.value]));
+      return wanted.every(({ name, value }) => current.get(name) === value) ? 'the BIOS already has these settings' : undefined;
+    }
+    if (step.name === 'raid') {
+      const node = await driver.mustGetNode(nodeId);
+      return raidConfigMatches(node.raid_config, targetRaidConfig(step.raid)) ? "the node's raid_config already has these volumes" : undefined;
+    }
+    return undefined;
   }
 
   async function cleanNode(input: NodeTarget & { nodeId: string; step: CleanStep }): Promise<NodeSummary & { skipped?: string }> {
@@ -30,9 +58,8 @@ export function createCleanActivities(deps: CleanDeps) {
     const clean_steps = ironicCleanSteps(step);
     // Only before this attempt sent anything: a retry after the verb went out follows the clean it started.
     const started = ((activityContext()?.info.heartbeatDetails as { issued?: string[] } | undefined)?.issued ?? []).includes('clean');
-    if (!started && (await biosMatches(nodeId, step))) {
-      return { ...summary(await driver.mustGetNode(nodeId)), skipped: 'the BIOS already has these settings' };
-    }
+    const skipped = started ? undefined : await alreadyApplied(nodeId, step);
+    if (skipped) return { ...summary(await driver.mustGetNode(nodeId)), skipped };
     const send = async (): Promise<Record<string, unknown>> => {
       // Ironic's RAID clean step builds the node's target_raid_config: set it just before.
       if (step.name === 'raid') await ironic.setTargetRaidConfig(nodeId, targetRaidConfig(step.raid));

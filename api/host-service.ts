@@ -225,6 +225,16 @@ export class HostService {
     return this.handle(ref).query(hostViewQuery);
   }
 
+  /**
+   * `PUT …/raid`: Metal3's spec.raid (null clears it) put into the host's spec, validated and applied
+   * as a whole spec is; applied while the host prepares, held on a provisioned host (host-settings.ts).
+   */
+  async setRaid(ref: HostRef, raid: HostSpec['raid']): Promise<HostView> {
+    const { spec } = await this.get(ref);
+    if (!spec) throw new ApiError(409, 'Conflict', `host ${ref.namespace}/${ref.name} has no spec yet`);
+    return (await this.put(ref, { spec: { ...spec, raid } })).view;
+  }
+
   /** Manual cleaning (`request` validated by the route), or null to withdraw it. */
   async clean(ref: HostRef, request: CleanRequest | null): Promise<HostView> {
     this.checkRef(ref);

@@ -122,6 +122,11 @@ export const PowerOffParamsSchema = Type.Object({
  * `POST …/clean`, for the API description; checked by validateCleanRequest (types/clean.ts,
  * `x-validator`), so each field error names its field and lists what is accepted.
  */
+/** `PUT …/raid`: Metal3's spec.raid as it is (host-settings.ts checks it field by field), or null. */
+export const RaidBodySchema = Type.Union([Type.Object({}, { additionalProperties: true }), Type.Null()], {
+  description: "Metal3's spec.raid: {hardwareRAIDVolumes: [...]} or {softwareRAIDVolumes: [...]}; null clears it",
+});
+
 export const CleanBodySchema = Type.Object(
   {
     steps: Type.Array(

@@ -20,9 +20,10 @@ import { registerIpamRoutes } from './ipam-routes';
 import { IpPools } from '../clients/temporal/ip-pools';
 import { validateRemediationRequest } from '../types/remediation';
 import { ApiError, busyError, type HostService } from './host-service';
-import { CleanBodySchema, HostInputSchema, HostParamsSchema, ImageBodySchema, ListQuerySchema, PauseBodySchema, PowerOffParamsSchema, RebootBodySchema, RebootHeadersSchema } from './schemas';
+import { CleanBodySchema, RaidBodySchema, HostInputSchema, HostParamsSchema, ImageBodySchema, ListQuerySchema, PauseBodySchema, PowerOffParamsSchema, RebootBodySchema, RebootHeadersSchema } from './schemas';
 import { canView, installGuard } from './auth/guard';
 import type { AuthOptions } from './auth/options';
+import type { HostSpec } from '../types/host';
 
 class RequestValidationError extends Error {
   readonly statusCode = 400;
@@ -246,6 +247,18 @@ export async function buildServer(hosts: HostService, opts: { logger?: boolean; 
       },
     },
     async (req, reply) => reply.status(202).send(await hosts.clean(req.params, req.body as CleanRequest)),
+  );
+
+  app.put(
+    '/v1/namespaces/:namespace/hosts/:name/raid',
+    {
+      schema: {
+        summary: "Set the host's spec.raid (Metal3's hardwareRAIDVolumes or softwareRAIDVolumes; null clears it): built while the host prepares, held on a provisioned host",
+        params: HostParamsSchema,
+        body: RaidBodySchema,
+      },
+    },
+    async (req, reply) => reply.status(202).send(await hosts.setRaid(req.params, req.body as HostSpec['raid'])),
   );
 
   app.delete(

@@ -116,7 +116,8 @@ function softwareVolume(v: unknown, field: string, errors: FieldError[]): Softwa
   return errors.length === before ? (v as unknown as SoftwareRaidVolume) : undefined;
 }
 
-function raidConfig(v: unknown, field: string, errors: FieldError[]): RaidConfig | undefined {
+/** Metal3's spec.raid (a clean step's `raid`, the host's `spec.raid`), or undefined with errors named under `field`. */
+export function raidConfig(v: unknown, field: string, errors: FieldError[]): RaidConfig | undefined {
   if (!isObject(v)) {
     errors.push({ field, reason: 'the raid step needs raid: {hardwareRAIDVolumes: [...]} or {softwareRAIDVolumes: [...]} (Metal3 spec.raid)' });
     return undefined;
@@ -142,18 +143,24 @@ function raidConfig(v: unknown, field: string, errors: FieldError[]): RaidConfig
 
 const FIRMWARE_KEYS = ['simultaneousMultithreadingEnabled', 'sriovEnabled', 'virtualizationEnabled'] as const;
 
+/** Metal3's spec.firmware flags (a bios step's `firmware`, the host's `spec.firmware`), or undefined with errors under `field`. */
+export function firmwareConfig(v: unknown, field: string, errors: FieldError[]): FirmwareConfig | undefined {
+  if (!isObject(v)) {
+    errors.push({ field, reason: `must be an object of ${list(FIRMWARE_KEYS)} (true or false)` });
+    return undefined;
+  }
+  const before = errors.length;
+  unknownKeys(v, FIRMWARE_KEYS, field, errors);
+  for (const k of FIRMWARE_KEYS) {
+    if (v[k] !== undefined && typeof v[k] !== 'boolean') errors.push({ field: `${field}.${k}`, reason: 'must be true or false' });
+  }
+  return errors.length === before ? (v as FirmwareConfig) : undefined;
+}
+
 function biosStep(step: Record<string, unknown>, field: string, errors: FieldError[]): CleanStep | undefined {
   const before = errors.length;
   const { firmware, settings } = step;
-  if (firmware !== undefined) {
-    if (!isObject(firmware)) errors.push({ field: `${field}.firmware`, reason: `must be an object of ${list(FIRMWARE_KEYS)} (true or false)` });
-    else {
-      unknownKeys(firmware, FIRMWARE_KEYS, `${field}.firmware`, errors);
-      for (const k of FIRMWARE_KEYS) {
-        if (firmware[k] !== undefined && typeof firmware[k] !== 'boolean') errors.push({ field: `${field}.firmware.${k}`, reason: 'must be true or false' });
-      }
-    }
-  }
+  if (firmware !== undefined) firmwareConfig(firmware, `${field}.firmware`, errors);
   if (settings !== undefined) {
     if (!isObject(settings) || Object.keys(settings).length > MAX_SETTINGS) {
       errors.push({ field: `${field}.settings`, reason: `must be an object of at most ${MAX_SETTINGS} BIOS settings, name → string value` });

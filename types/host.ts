@@ -135,10 +135,10 @@ export const ObjectReferenceSchema = Type.Object(
 const passThrough = Type.Object({}, { additionalProperties: true });
 
 /**
- * Metal3 features metalflow does not implement yet: any shape (so a Metal3 manifest still
- * fits the CRD), null as Go clients may send it, and validate.ts refuses all but an empty value.
+ * spec.raid / spec.firmware: any shape here (so a Metal3 manifest still fits the CRD), null as Go
+ * clients may send it; host-settings.ts checks them field by field as the clean steps are checked.
  */
-const notImplemented = (description: string) => Type.Union([passThrough, Type.Null()], { description });
+const settingsObject = (description: string) => Type.Union([passThrough, Type.Null()], { description });
 
 /** A list Metal3 defines and metalflow accepts (so a Metal3 manifest applies unchanged) without acting on it. */
 const deprecatedList = (description: string) => Type.Union([Type.Array(passThrough, { maxItems: 256 }), Type.Null()], { description });
@@ -174,8 +174,8 @@ export const HostSpecSchema = Type.Object(
         description: "Metal3's custom deploy: provision with Ironic's custom-agent deploy interface running this step (an empty method asks for nothing)",
       }),
     ),
-    firmware: Type.Optional(notImplemented('Metal3 firmware settings (deprecated in Metal3): not implemented in metalflow, only an empty value is accepted')),
-    raid: Type.Optional(notImplemented('Metal3 RAID configuration: not implemented in metalflow, only an empty value (no volumes) is accepted')),
+    firmware: Type.Optional(settingsObject("Metal3's firmware flags (simultaneousMultithreadingEnabled, sriovEnabled, virtualizationEnabled): applied as Ironic's bios clean step while preparing")),
+    raid: Type.Optional(settingsObject("Metal3's RAID volumes (hardwareRAIDVolumes or softwareRAIDVolumes): applied as Ironic's raid clean steps while preparing")),
     taints: Type.Optional(deprecatedList('Deprecated in Metal3 and never implemented there: accepted and ignored')),
     networkInterfaces: Type.Optional(deprecatedList('Metal3 switch-port configuration: accepted and ignored by metalflow')),
   },

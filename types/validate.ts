@@ -13,6 +13,7 @@ import { validateImage } from './image';
 import { customDeployErrors, customDeployMethod } from './custom-deploy';
 import { nodeNameErrors } from './host-ref';
 import { normalizeHostSpec } from './spec-normal-form';
+import { hostSettingsErrors } from './host-settings';
 
 export interface ValidatedSpec {
   /** The spec in its normal form (spec-normal-form.ts: lower-case MAC). */
@@ -80,25 +81,6 @@ function validateRootDeviceHints(spec: HostSpec): FieldError[] {
     errors.push({ field: 'spec.rootDeviceHints.hctl', reason: `"${hints.hctl}" must be four numbers H:C:T:L, e.g. 0:0:0:0` });
   }
   return errors;
-}
-
-const NOT_IMPLEMENTED = {
-  raid: 'RAID configuration is not implemented in metalflow yet (nothing would build the volumes)',
-  firmware: 'firmware settings are not implemented in metalflow (Metal3 replaced this field with HostFirmwareSettings)',
-} as const;
-
-/** null, '', [] or an object of such: how Metal3's Go types serialise "nothing asked" (e.g. raid: {hardwareRAIDVolumes: null}). */
-function isEmptyValue(v: unknown): boolean {
-  if (v === null || v === undefined || v === '') return true;
-  if (Array.isArray(v)) return v.length === 0;
-  return typeof v === 'object' && Object.values(v).every(isEmptyValue);
-}
-
-/** Refused rather than stored and silently ignored; an empty value (Metal3 manifests carry them) still applies. */
-function notImplementedErrors(spec: HostSpec): FieldError[] {
-  return (Object.keys(NOT_IMPLEMENTED) as (keyof typeof NOT_IMPLEMENTED)[])
-    .filter((key) => !isEmptyValue(spec[key]))
-    .map((key) => ({ field: `spec.${key}`, reason: `${NOT_IMPLEMENTED[key]}; remove it (an empty value such as {} or null is accepted)` }));
 }
 
 const DIRECT_ADDRESSES = 'a Redfish address (redfish://, redfish-virtualmedia://, idrac-…, ilo5-…) or an IPMI address (ipmi://)';
@@ -199,7 +181,7 @@ export function validateHostSpec(host: HostRef, input: unknown): Result<Validate
     if (ref) errors.push(...validateSecretRef(`spec.${key}`, ref, host));
   }
   errors.push(...validateRootDeviceHints(spec));
-  errors.push(...notImplementedErrors(spec));
+  errors.push(...hostSettingsErrors(spec));
   errors.push(...customDeployErrors(spec));
   if (spec.provisioner === 'direct' && bmc?.ok) errors.push(...validateDirect(spec, bmc.value));
 

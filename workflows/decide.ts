@@ -9,6 +9,21 @@ import { powerGoal, type RebootMode } from './power-requests';
 import { deployFailed, retryLimitReached } from './provisioning-retries';
 import { customDeployChanged } from './custom-deploy-change';
 import { disablePowerOffStale } from './disable-power-off';
+import { pendingSettingsSteps } from '../types/host-settings';
+
+/** spec.raid / spec.firmware differ from what was applied, in a run that took patch spec-raid-firmware. */
+export const settingsPending = (s: HostState): boolean => s.specSettings === true && pendingSettingsSteps(s.spec, s.status).length > 0;
+
+const HELD_STATES: readonly ProvisioningState[] = ['provisioning', 'provisioned', 'externally provisioned'];
+
+/** Why changed spec.raid / spec.firmware wait (never applied on a host that is provisioning or provisioned), or undefined. */
+export function settingsHeld(s: HostState): string | undefined {
+  const state = s.status.provisioning.state;
+  if (!HELD_STATES.includes(state)) return undefined;
+  const pending = pendingSettingsSteps(s.spec, s.status).map((step) => (step.name === 'raid' ? 'spec.raid' : 'spec.firmware'));
+  if (pending.length === 0) return undefined;
+  return `${pending.join(' and ')} changed while the host is ${state}: applied only while preparing (servicing a provisioned host is not built yet); deprovision it (remove the image) to apply`;
+}
 
 /** Power target of a `power` or `reboot` operation decided in a steady state. */
 export interface PowerStep {
@@ -314,7 +329,7 @@ export function decide(
       return { kind: 'operation', op: 'inspect', state };
     case 'preparing':
       // A manual clean asked for (patch manual-clean; only runs that took it carry a request).
-      if (s.cleanRequest) return { kind: 'operation', op: 'clean', state };
+      if (s.cleanRequest || settingsPending(s)) return { kind: 'operation', op: 'clean', state };
       return { kind: 'operation', op: 'prepare', state };
     case 'provisioning':
       // As BMO: a failed deploy is cleaned up (deprovisioned) and tried again from available.
@@ -328,6 +343,8 @@ export function decide(
       if (needsRegistration) return { kind: 'operation', op: 'enroll', state };
       if (s.inspectionRequested && inspectionMode(s) !== 'disabled') return { kind: 'operation', op: 'inspect', state: 'inspecting' };
       if (s.cleanRequest) return { kind: 'operation', op: 'clean', state: 'preparing' };
+      // Changed RAID or BIOS flags are applied before an image goes on, as BMO prepares again.
+      if (settingsPending(s)) return { kind: 'operation', op: 'clean', state: 'preparing' };
       if (deploys) {
         const limit = opts.retries ? retryLimitReached(s) : undefined;
         if (limit === undefined) return { kind: 'operation', op: 'provision', state: 'provisioning' };

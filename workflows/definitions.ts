@@ -157,6 +157,8 @@ export interface HostState {
   labels?: Record<string, string>;
   /** A manual clean asked for (`POST …/clean`, patch manual-clean): run from `preparing` until it succeeds or is withdrawn. */
   cleanRequest?: PendingClean;
+  /** spec.raid / spec.firmware are applied as clean steps while preparing (patch spec-raid-firmware; host-settings.ts). */
+  specSettings?: boolean;
   /** A pivot moved the host to another plane; recorded before the source lets it go, so the run's last record says where. */
   movedTo?: MovedTo;
 }
@@ -209,6 +211,8 @@ export interface HostView {
   labels?: Record<string, string>;
   /** A manual clean waiting to run, or running (`currentOperation.step` names its step). */
   cleanRequest?: PendingClean;
+  /** Why a changed spec.raid / spec.firmware is not applied now (a provisioning or provisioned host). */
+  settingsHeld?: string;
   /** Kubernetes mode: the BareMetalHost is the source of truth, so changes belong there (fleet operations leave the host alone). */
   managedBy?: 'kubernetes';
   /** A pivot moved the host away: where to find it now. */

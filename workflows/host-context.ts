@@ -13,6 +13,7 @@ import type { HostState, HostView, HostWorkflowInput, OperationRecord } from './
 import { powerRequestsView } from './power-requests';
 import { statusPublisher } from './host-status-publish';
 import { hostUid } from './host-uid';
+import { settingsHeld } from './decide';
 import type { HostEvent } from '../activities/host-status-activities';
 
 export const now = (): string => new Date().toISOString();
@@ -70,6 +71,7 @@ export function hostContext(s: HostState): HostContext {
       ...(s.paused ? { paused: s.paused } : {}),
       ...(s.labels ? { labels: s.labels } : {}),
       ...(s.cleanRequest ? { cleanRequest: s.cleanRequest } : {}),
+      ...(settingsHeld(s) ? { settingsHeld: settingsHeld(s) } : {}),
       ...(s.options.publishStatus ? { managedBy: 'kubernetes' as const } : {}),
       ...(s.movedTo ? { movedTo: s.movedTo } : {}),
     }),

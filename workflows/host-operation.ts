@@ -31,6 +31,7 @@ import { now, type HostContext } from './host-context';
 import { markNodeLost, nodeGoneIn } from './node-lost';
 import { hostUid, recordHostUid } from './host-uid';
 import { customDeployMethod } from '../types/custom-deploy';
+import { pendingSettingsSteps, recordAppliedSettings } from '../types/host-settings';
 
 const reasonOf = (text: string): string =>
   text.replace(/(^|\s)(\w)/g, (_m, _sp: string, c: string) => c.toUpperCase()).replace(/\s/g, '');
@@ -113,7 +114,10 @@ export function operationRunner(ctx: HostContext): OperationRunner {
     const refresh = op === 'enroll' && state !== 'registering' && !s.needsAttach && !s.detached && !s.nodeLost;
     // A clean shows its named steps; the request it ran is done once it succeeds (a newer one stays).
     const clean = op === 'clean' ? s.cleanRequest : undefined;
-    if (clean) record.steps = clean.request.steps.map((step) => step.name);
+    // Without a request, the clean applies spec.raid / spec.firmware where they differ from what was applied.
+    const settings = op === 'clean' && !clean ? pendingSettingsSteps(spec, s.status) : undefined;
+    const cleanSteps = clean ? clean.request : settings ? { steps: settings } : undefined;
+    if (cleanSteps) record.steps = cleanSteps.steps.map((step) => step.name);
     const progress = (step: string): void => {
       record.step = step;
       setCurrentDetails(`**${op}** (operation ${record.seq}) step ${step} since ${now()}`);
@@ -128,7 +132,7 @@ export function operationRunner(ctx: HostContext): OperationRunner {
             ...(uid ? { uid } : {}),
             ...(adopt ? { adopt: { image: s.status.provisioning.image } } : {}),
             ...(image ? { image } : {}),
-            ...(clean ? { clean: clean.request } : {}),
+            ...(cleanSteps ? { clean: cleanSteps } : {}),
             ...(power
               ? {
                   power: {
@@ -152,6 +156,7 @@ export function operationRunner(ctx: HostContext): OperationRunner {
       }
       applyOutcome(op, outcome, spec);
       if (clean && s.cleanRequest?.id === clean.id) delete s.cleanRequest;
+      if (settings) recordAppliedSettings(s.status, settings);
       record.outcome = 'succeeded';
       record.endedAt = now();
       if (outcome.note) record.note = outcome.note;

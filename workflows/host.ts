@@ -24,6 +24,7 @@ import { needsPermit, permitKeeper } from './host-permit';
 import { provisioningRetriesApply, recordAttempt } from './provisioning-retries';
 import { customDeployChanged } from './custom-deploy-change';
 import { disablePowerOffStale } from './disable-power-off';
+import { pendingSettingsSteps } from '../types/host-settings';
 
 function initialState(input: HostWorkflowInput): HostState {
   return {
@@ -102,6 +103,8 @@ export async function hostWorkflow(input: HostWorkflowInput): Promise<HostView> 
     if (!s.customDeploy && customDeployMethod(s.spec) !== undefined && patched('custom-deploy')) s.customDeploy = true;
     // A failed deploy deprovisions and is counted, up to BMO's retry limit (provisioning-retries.ts).
     const retries = provisioningRetriesApply(s) && patched('provisioning-fail-count');
+    // Only a spec with RAID or BIOS flags to apply asks (earlier code refused such a spec).
+    if (!s.specSettings && pendingSettingsSteps(s.spec, s.status).length > 0 && patched('spec-raid-firmware')) s.specSettings = true;
     const decision = decide(s, {
       giveUp: deleteGiveUp(s) !== undefined && patched('delete-gives-up'),
       metal3: metal3Transition(s) !== undefined && patched('metal3-transitions'),

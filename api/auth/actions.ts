@@ -29,6 +29,8 @@ const ACTIONS: Record<string, Action> = {
   // A manual clean may erase the host's disks: admin, as deleting it is; withdrawing one is safe.
   [`POST ${HOST}/clean`]: 'admin',
   [`DELETE ${HOST}/clean`]: 'operate',
+  // Building a RAID layout destroys the disks' data: admin, as a whole spec is.
+  [`PUT ${HOST}/raid`]: 'admin',
 };
 
 /**

@@ -84,3 +84,28 @@ export function ironicCleanSteps(step: CleanStep): IronicCleanStep[] {
       return [{ interface: 'bios', step: 'apply_configuration', args: { settings: biosSettings(step) } }];
   }
 }
+
+const asDisks = (v: unknown): Record<string, unknown>[] | undefined => {
+  const disks = (v as { logical_disks?: unknown } | null | undefined)?.logical_disks;
+  return Array.isArray(disks) && disks.every((d) => typeof d === 'object' && d !== null) ? (disks as Record<string, unknown>[]) : undefined;
+};
+
+/**
+ * Whether the node's `raid_config` (what its RAID interface last built) already has the volumes
+ * `desired` asks for, in order. A field left out of the desired volume matches whatever was built;
+ * a `MAX` size matches any size (Ironic records the size it got). Ironic reports sizes in GiB.
+ */
+export function raidConfigMatches(current: unknown, desired: { logical_disks: IronicLogicalDisk[] }): boolean {
+  const built = asDisks(current);
+  if (!built || built.length !== desired.logical_disks.length) return false;
+  return desired.logical_disks.every((want, i) => {
+    const have = built[i]!;
+    if (String(have.raid_level) !== want.raid_level) return false;
+    if (want.size_gb !== 'MAX' && Number(have.size_gb) !== want.size_gb) return false;
+    if (Boolean(have.is_root_volume) !== Boolean(want.is_root_volume)) return false;
+    const optional = ['volume_name', 'number_of_physical_disks', 'disk_type', 'controller'] as const;
+    if (optional.some((k) => want[k] !== undefined && have[k] !== want[k])) return false;
+    if (want.physical_disks && JSON.stringify(have.physical_disks) !== JSON.stringify(want.physical_disks)) return false;
+    return true;
+  });
+}

@@ -3,6 +3,7 @@
  * negotiation, Ironic's doubly-encoded error bodies, and errors typed so
  * activities can tell "busy, try again" from "refused" from "gone".
  */
+import type { IronicBiosSetting } from '../../types/firmware-settings';
 import { Agent, request, type Dispatcher } from 'undici';
 import type { TlsMaterial } from '../tls/files';
 import { probeTls } from '../tls/probe';
@@ -347,10 +348,12 @@ export class IronicClient {
     return this.send('GET', `/v1/nodes/${nodeId}/validate`);
   }
 
-  /** The BIOS settings Ironic has cached for the node (what its bios interface last read or applied). */
-  async getBiosSettings(nodeId: string): Promise<{ name: string; value: string | null }[]> {
-    const { bios } = await this.send<{ bios: { name: string; value: string | null }[] }>('GET', `/v1/nodes/${nodeId}/bios`);
-    return bios.map(({ name, value }) => ({ name, value }));
+  /**
+   * The BIOS settings Ironic has cached for the node (what its bios interface last read or applied), with
+   * its BIOS registry fields (`?detail=true`, API 1.74): types, limits, read-only, allowable values.
+   */
+  async getBiosRegistry(nodeId: string): Promise<IronicBiosSetting[]> {
+    return (await this.send<{ bios: IronicBiosSetting[] }>('GET', `/v1/nodes/${nodeId}/bios?detail=true`)).bios;
   }
 
   /** `timeout` (seconds) bounds a soft power off / soft reboot; Ironic records a last_error when it passes. */

@@ -29,6 +29,7 @@ export interface JSONSchemaProps {
   default?: unknown;
   nullable?: boolean;
   'x-kubernetes-preserve-unknown-fields'?: boolean;
+  'x-kubernetes-int-or-string'?: boolean;
   'x-kubernetes-map-type'?: 'atomic' | 'granular';
   'x-kubernetes-validations'?: ValidationRule[];
 }
@@ -79,6 +80,14 @@ export function toStructural(schema: TSchema, path = ''): JSONSchemaProps {
       const inner = toStructural(others[0]!, path);
       copyCommon(s, inner);
       return { ...inner, nullable: true };
+    }
+  }
+  // String or integer (Go's intstr.IntOrString, as Metal3's HostFirmwareSettings values) → int-or-string.
+  if (Array.isArray(s.anyOf) && s.anyOf.length === 2) {
+    const types = (s.anyOf as TSchema[]).map((m) => plain(m).type).sort();
+    if (types[0] === 'integer' && types[1] === 'string') {
+      copyCommon(s, out);
+      return { ...out, 'x-kubernetes-int-or-string': true };
     }
   }
   // Union of literals → enum (the only union a structural schema can express).

@@ -60,14 +60,14 @@ describe('malformed input in Kubernetes mode', () => {
     await waitFor('the InvalidAnnotation Event', async () => events(name).some((e) => e.reason === 'InvalidAnnotation'));
   });
 
-  const specs = ['raid with volumes', 'Redfish Systems collection', 'image URL port 0'];
+  const specs = ['raid level unsupported', 'Redfish Systems collection', 'image URL port 0'];
   it.each(specs)('spec %s: InvalidSpec naming the field, no workflow', async (caseName) => {
     const c = specCase(caseName);
     const name = uniq('spec');
     const spec = fullSpec({ address: `fake://${name}`, credentialsName: `${name}-bmc-secret`, mac: '52:54:00:10:20:30', namespace: NS });
     c.mutate(spec);
     const message = await reported(name, spec);
-    expect(message).toMatch(new RegExp(`^${c.field.replace(/\./g, '\\.')}: `));
+    expect(message.slice(0, c.field.length + 2)).toBe(`${c.field}: `);
     await waitFor('the InvalidSpec Event', async () => events(name).some((e) => e.reason === 'InvalidSpec'));
   });
 

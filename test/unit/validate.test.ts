@@ -90,10 +90,12 @@ describe('validateHostSpec', () => {
     ['automatedCleaningMode unknown', (s) => (s.automatedCleaningMode = 'always'), 'spec.automatedCleaningMode', /"metadata", "disabled"/],
     ['externallyProvisioned not bool', (s) => (s.externallyProvisioned = 1), 'spec.externallyProvisioned', /boolean/i],
     ['consumerRef unknown field', (s) => (s.consumerRef = { foo: 'x' }), 'spec.consumerRef.foo', /unexpected property/i],
-    ['raid with hardware volumes', (s) => (s.raid = { hardwareRAIDVolumes: [{ level: '1' }] }), 'spec.raid', /RAID configuration is not implemented in metalflow yet/],
-    ['raid with software volumes', (s) => (s.raid = { hardwareRAIDVolumes: null, softwareRAIDVolumes: [{ level: '1' }] }), 'spec.raid', /empty value such as \{\} or null is accepted/],
-    ['firmware settings', (s) => (s.firmware = { sriovEnabled: true }), 'spec.firmware', /firmware settings are not implemented/],
-    ['firmware setting false', (s) => (s.firmware = { virtualizationEnabled: false }), 'spec.firmware', /HostFirmwareSettings/],
+    ['raid level unsupported', (s) => (s.raid = { hardwareRAIDVolumes: [{ level: '7' }] }), 'spec.raid.hardwareRAIDVolumes[0].level', /unsupported RAID level "7"; accepted: 0, 1, 2, 5, 6, 1\+0/],
+    ['software raid level unsupported', (s) => (s.raid = { hardwareRAIDVolumes: null, softwareRAIDVolumes: [{ level: '5' }] }), 'spec.raid.softwareRAIDVolumes[0].level', /accepted: 0, 1, 1\+0/],
+    ['raid both kinds', (s) => (s.raid = { hardwareRAIDVolumes: [{ level: '1' }], softwareRAIDVolumes: [{ level: '1' }] }), 'spec.raid', /cannot both be set/],
+    ['raid volume size zero', (s) => (s.raid = { hardwareRAIDVolumes: [{ level: '1', sizeGibibytes: 0 }] }), 'spec.raid.hardwareRAIDVolumes[0].sizeGibibytes', /at least 1/],
+    ['firmware flag unknown', (s) => (s.firmware = { turboEnabled: true }), 'spec.firmware.turboEnabled', /accepted: simultaneousMultithreadingEnabled, sriovEnabled, virtualizationEnabled/],
+    ['firmware flag not a boolean', (s) => (s.firmware = { sriovEnabled: 'yes' }), 'spec.firmware.sriovEnabled', /true or false/],
     ['customDeploy method not a step name', (s) => (s.customDeploy = { method: 'install coreos' }), 'spec.customDeploy.method', /deploy step name/],
     ['customDeploy with another field', (s) => (s.customDeploy = { method: 'install_coreos', args: {} }), 'spec.customDeploy', /object or null/],
     ['raid not an object', (s) => (s.raid = 'raid1'), 'spec.raid', /object|null/i],
@@ -136,7 +138,7 @@ describe('validateHostSpec', () => {
     expect(validateHostSpec(ref, { ...good(), taints: null, networkInterfaces: null }).ok).toBe(true);
   });
 
-  it('accepts the empty raid, firmware and customDeploy values Metal3 manifests and Go clients carry', () => {
+  it('accepts the empty raid, firmware and customDeploy values Metal3 manifests and Go clients carry, and valid RAID volumes and firmware flags', () => {
     const empties: Record<string, unknown>[] = [
       { raid: null, firmware: null, customDeploy: null },
       { raid: {}, firmware: {}, customDeploy: {} },
@@ -144,6 +146,10 @@ describe('validateHostSpec', () => {
       { raid: { hardwareRAIDVolumes: [], softwareRAIDVolumes: [] } },
       { customDeploy: { method: '' } },
       { firmware: { sriovEnabled: null } },
+      // Not empty, and valid: applied while preparing (host-settings.ts).
+      { raid: { hardwareRAIDVolumes: [{ level: '1', sizeGibibytes: 100 }], softwareRAIDVolumes: [] } },
+      { raid: { hardwareRAIDVolumes: null, softwareRAIDVolumes: [{ level: '1' }] } },
+      { firmware: { virtualizationEnabled: false, sriovEnabled: true } },
     ];
     for (const extra of empties) {
       const result = validateHostSpec(ref, { ...good(), ...extra });
