@@ -13,6 +13,7 @@ import { validateImage } from './image';
 import { customDeployErrors, customDeployMethod } from './custom-deploy';
 import { nodeNameErrors } from './host-ref';
 import { normalizeHostSpec } from './spec-normal-form';
+import { hostDhcpErrors } from './host-dhcp';
 
 export interface ValidatedSpec {
   /** The spec in its normal form (spec-normal-form.ts: lower-case MAC). */
@@ -201,6 +202,7 @@ export function validateHostSpec(host: HostRef, input: unknown): Result<Validate
   errors.push(...validateRootDeviceHints(spec));
   errors.push(...notImplementedErrors(spec));
   errors.push(...customDeployErrors(spec));
+  if (spec.dhcp) errors.push(...hostDhcpErrors(spec.dhcp, host, spec.bootMACAddress));
   if (spec.provisioner === 'direct' && bmc?.ok) errors.push(...validateDirect(spec, bmc.value));
 
   if (errors.length > 0 || (bmc && !bmc.ok)) return { ok: false, errors };

@@ -15,6 +15,7 @@ import {
   setCurrentDetails,
 } from '@temporalio/workflow';
 import { operationsInline, since } from './versions';
+import { networkDataFrom } from './host-dhcp';
 import type { HostSpec, Image, OperationName, ProvisioningState } from '../types/host';
 import { hostWorkflowId } from '../types/host-ref';
 import { failureMessage } from './failure-message';
@@ -129,6 +130,7 @@ export function operationRunner(ctx: HostContext): OperationRunner {
             ...(adopt ? { adopt: { image: s.status.provisioning.image } } : {}),
             ...(image ? { image } : {}),
             ...(clean ? { clean: clean.request } : {}),
+            ...(op === 'provision' && networkDataFrom(s) ? { networkDataFrom: networkDataFrom(s) } : {}),
             ...(power
               ? {
                   power: {

@@ -120,6 +120,8 @@ describe('replay of recorded histories', () => {
     // A keyed power-off request on a disablePowerOff host (patch disable-power-off-reboot): refused before the patch,
     // one reboot with it (record-disable-power-off-reboot-histories.ts old|new).
     for (const f of ['host-disable-power-off-key-refused-v1', 'host-disable-power-off-key-reboots']) expect(files).toContain(`${f}.json`);
+    // spec.dhcp (patch dhcp-reservations): a host recorded just before it, one with a fixed address and lease checks, one with a pool address provisioned (test/support/record-dhcp-histories.ts).
+    for (const f of ['host-lifecycle-before-dhcp-reservations', 'host-dhcp-reservation', 'host-dhcp-pool-provision']) expect(files).toContain(`${f}.json`);
   });
 
   it.each(files)('%s replays without nondeterminism', async (file) => {
