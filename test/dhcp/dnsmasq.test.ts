@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDhcpActivities } from '../../activities/dhcp-activities';
 import { FAILURE } from '../../types/failures';
+import { waitFor } from '../support/harness';
 import { askLease, dhcpUnavailable, NO_LEASE_TRIES, restartSite, startSite, stopSite, sweepStaleSites, type TestSite } from '../support/dnsmasq-site';
 
 const unavailable = dhcpUnavailable();
@@ -127,6 +128,22 @@ describe.skipIf(unavailable !== null)('DHCP reservations in dnsmasq (real dnsmas
     expect(await askLease(b, before.mac, NO_LEASE_TRIES)).toBeNull();
   });
 
+  it('a dnsmasq that dies is started again by the script\'s supervisor, with its reservations and leases', async () => {
+    const reservation = { host: 'default/survivor', mac: '02:00:00:00:02:09', ip: '10.251.2.29' };
+    await dhcp.reserveDhcp({ site: 'b', reservation });
+    expect(await askLease(b, reservation.mac)).toBe('10.251.2.29');
+    const pidFile = join(state, 'dnsmasq', 'b', 'dnsmasq.pid');
+    const killed = Number(await readFile(pidFile, 'utf8'));
+    process.kill(killed, 'SIGKILL');
+    const restarted = await waitFor('dnsmasq started again', async () => {
+      const pid = Number(await readFile(pidFile, 'utf8').catch(() => '0'));
+      return pid !== killed && pid > 0 && alive(pid) ? pid : undefined;
+    });
+    expect(restarted).not.toBe(killed);
+    expect(await askLease(b, reservation.mac)).toBe('10.251.2.29');
+    expect((await dhcp.readDhcpLease({ site: 'b', mac: reservation.mac }))?.address).toBe('10.251.2.29');
+  });
+
   it('refuses a MAC or address held by another host, an unknown site, and a file metalflow did not write, changing nothing', async () => {
     const held = { host: 'default/holder', mac: '02:00:00:00:01:07', ip: '10.251.1.17' };
     await dhcp.reserveDhcp({ site: 'a', reservation: held });
@@ -149,3 +166,12 @@ describe.skipIf(unavailable !== null)('DHCP reservations in dnsmasq (real dnsmas
     expect(await readFile(foreign, 'utf8')).toBe('02:00:00:00:01:09,10.251.1.19\n');
   });
 });
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
