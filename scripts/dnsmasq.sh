@@ -62,30 +62,19 @@ LOG="$STATE/logs/dnsmasq-$SITE.log"
 
 netns_exists() { ip netns list | awk '{print $1}' | grep -qxF -- "$1"; }
 
-# pid of our dnsmasq (its command line names our config), or nothing.
-running_pid() {
+# The pid in pid file $1 when that process runs and its command line holds $2, or nothing.
+pid_of() {
   local pid
-  [[ -f "$PIDFILE" ]] || return 0
-  pid="$(cat "$PIDFILE" 2>/dev/null || true)"
-  if [[ "$pid" =~ ^[0-9]+$ ]] && kill -0 "$pid" 2>/dev/null &&
-     tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -qF -- "$CONF"; then
-    echo "$pid"
-    return 0
-  fi
-  return 0
-}
-
-# pid of our supervisor (its command line names this script and the site's state dir), or nothing.
-supervisor_pid() {
-  local pid
-  [[ -f "$SUPPIDFILE" ]] || return 0
-  pid="$(cat "$SUPPIDFILE" 2>/dev/null || true)"
-  if [[ "$pid" =~ ^[0-9]+$ ]] && kill -0 "$pid" 2>/dev/null &&
-     tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -qF -- "_supervise $DIR"; then
+  [[ -f "$1" ]] || return 0
+  pid="$(cat "$1" 2>/dev/null || true)"
+  if [[ "$pid" =~ ^[0-9]+$ ]] && kill -0 "$pid" 2>/dev/null && tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -qF -- "$2"; then
     echo "$pid"
   fi
   return 0
 }
+# Our dnsmasq (its command line names our config); our supervisor (it names this site's state dir).
+running_pid() { pid_of "$PIDFILE" "$CONF"; }
+supervisor_pid() { pid_of "$SUPPIDFILE" "_supervise $DIR"; }
 
 # The supervisor's loop: dnsmasq in the foreground, started again when it exits.
 supervise() {

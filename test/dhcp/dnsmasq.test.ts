@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDhcpActivities } from '../../activities/dhcp-activities';
 import { FAILURE } from '../../types/failures';
 import { waitFor } from '../support/harness';
-import { askLease, dhcpUnavailable, NO_LEASE_TRIES, restartSite, startSite, stopSite, sweepStaleSites, type TestSite } from '../support/dnsmasq-site';
+import { alive, askLease, dhcpUnavailable, NO_LEASE_TRIES, restartSite, startSite, stopSite, sweepStaleSites, type TestSite } from '../support/dnsmasq-site';
 
 const unavailable = dhcpUnavailable();
 if (unavailable) console.warn(`DHCP tests skipped: ${unavailable}`);
@@ -166,12 +166,3 @@ describe.skipIf(unavailable !== null)('DHCP reservations in dnsmasq (real dnsmas
     expect(await readFile(foreign, 'utf8')).toBe('02:00:00:00:01:09,10.251.1.19\n');
   });
 });
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
