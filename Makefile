@@ -19,6 +19,7 @@ stack-up: install
 stack-down:
 	@bash scripts/stack.sh stop
 	@bash scripts/ipmi-sim.sh stop
+	@if [ "$$(id -u)" = 0 ]; then DHCP_SITE=demo DHCP_NETNS=$${DEMO_DHCP_NETNS:-mf-dhcp-demo} bash scripts/dnsmasq.sh stop; fi
 
 stack-status:
 	@bash scripts/stack.sh status

@@ -4,7 +4,10 @@
  * `status.dhcp`. Writes are idempotent (the same reservation twice writes
  * nothing) and touch only metalflow's own files, so retries are safe.
  */
-import { ApplicationFailure } from '@temporalio/activity';
+import { ApplicationFailure, Context } from '@temporalio/activity';
+import type { Client } from '@temporalio/client';
+import type { PoolRef } from '../types/ipam';
+import { IpamError, IpPools, type ClaimAllocation } from '../clients/temporal/ip-pools';
 import type { DhcpReservation, DhcpStatus } from '../types/dhcp';
 import { normalizeMac } from '../types/mac';
 import { FAILURE } from '../types/failures';
@@ -23,6 +26,8 @@ export interface DhcpSite {
 export interface DhcpActivityDeps {
   /** Site name → its dnsmasq. */
   sites: Record<string, DhcpSite>;
+  /** The IP pool workflows' client; the worker's own (Context.current().client) when unset. */
+  client?: Client;
 }
 
 function siteOf(deps: DhcpActivityDeps, site: string): DhcpSite {
@@ -49,8 +54,36 @@ async function mapped<T>(call: () => Promise<T>): Promise<T> {
   }
 }
 
+/** A pool that does not exist, is full, or refuses the claim needs a person: not retried. */
+async function pooled<T>(call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (err) {
+    if (err instanceof IpamError) throw ApplicationFailure.nonRetryable(err.message, FAILURE.dhcpUnusable, { type: err.type });
+    throw err;
+  }
+}
+
 export function createDhcpActivities(deps: DhcpActivityDeps) {
+  // One per worker, so concurrent claims on a pool share an update (clients/temporal/batcher.ts).
+  let pools: IpPools | undefined;
+  const poolsOf = (): IpPools => (pools ??= new IpPools({ client: deps.client ?? Context.current().client, taskQueue: Context.current().info.taskQueue }));
   return {
+    /** The host's address from its IPPool (the claim named after the host): the same one each time it is asked. */
+    async claimHostAddress({ pool, claim }: { pool: PoolRef; claim: string }): Promise<ClaimAllocation> {
+      return pooled(() => poolsOf().allocate(pool, { claim }));
+    },
+
+    /** Gives the host's pool address back (deleted host, or spec.dhcp.ipPool removed); null when it held none or the pool is gone. */
+    async releaseHostAddress({ pool, claim }: { pool: PoolRef; claim: string }): Promise<{ released: boolean }> {
+      try {
+        return { released: (await poolsOf().release(pool, claim)) !== null };
+      } catch (err) {
+        if (err instanceof IpamError && err.type === 'NotFound') return { released: false };
+        throw err;
+      }
+    },
+
     /** Enroll or address change: the site's dnsmasq gives the MAC this address from now on. */
     async reserveDhcp({ site, reservation }: { site: string; reservation: DhcpReservation }): Promise<{ outcome: WriteOutcome }> {
       const s = siteOf(deps, site);

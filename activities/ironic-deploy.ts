@@ -4,6 +4,7 @@
  * deploy, for a node registered again under a host that is provisioned).
  */
 import type { HostRef, Image, SecretReference } from '../types/host';
+import { renderNetworkData, type AddressNetworkData } from '../types/network-data';
 import type { IronicClient } from '../clients/ironic/client';
 import { readSecretKey, type SecretReader } from '../clients/secrets/secret-store';
 import { registryCredentials } from '../clients/secrets/registry-credentials';
@@ -32,6 +33,8 @@ interface DeployInput extends NodeTarget {
   metaData?: SecretReference;
   /** Metal3's fallback for the config drive's network data when networkData is unset. */
   preprovisioningNetworkDataName?: string;
+  /** Neither of those: network_data.json rendered from the host's pool address (spec.dhcp.ipPool). */
+  networkDataFrom?: AddressNetworkData;
   /** meta_data.uuid: the BareMetalHost's uid (or the API host's); the node's UUID only for runs recorded before it. */
   uid?: string;
   /**
@@ -83,10 +86,11 @@ export function createDeployActivities(deps: DeployDeps) {
       name: ref.name,
       ...(metaData ? parseJson('metaData', metaData) : {}),
     };
+    const rendered = !networkData && input.networkDataFrom ? renderNetworkData(input.networkDataFrom) : undefined;
     return {
       meta_data: meta,
       ...(userData ? { user_data: userData } : {}),
-      ...(networkData ? { network_data: parseJson('networkData', networkData) } : {}),
+      ...(networkData ? { network_data: parseJson('networkData', networkData) } : rendered ? { network_data: rendered } : {}),
     };
   }
 

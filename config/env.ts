@@ -33,7 +33,7 @@ export interface MetalflowConfig extends TlsConfig {
   /** Kubernetes mode: secrets come from Kubernetes and hosts' status is written back. */
   kubeconfig?: string;
   /** Host workflow options set where workflows are started (API, controller). */
-  hostOptions: { powerCheckSeconds?: number; softPowerOffSeconds?: number; maxHistoryEvents?: number; probeImages?: boolean; maxProvisioningRetries?: number };
+  hostOptions: { powerCheckSeconds?: number; softPowerOffSeconds?: number; maxHistoryEvents?: number; probeImages?: boolean; maxProvisioningRetries?: number; dhcpLeaseCheckSeconds?: number };
   /** Worker capacity; unset fields keep the SDK's defaults. */
   workerTuning: WorkerTuning;
   controller: ControllerConfig;
@@ -159,6 +159,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): MetalflowConfi
         probeImages: ((n) => (n === undefined ? undefined : n === 1))(whole('METALFLOW_PROBE_IMAGES', env.METALFLOW_PROBE_IMAGES, 0, 1, '0 or 1')),
         // BMO's --max-provisioning-retries (default 5; 0: no limit).
         maxProvisioningRetries: whole('METALFLOW_MAX_PROVISIONING_RETRIES', env.METALFLOW_MAX_PROVISIONING_RETRIES, 0, 1000, 'a whole number from 0 (no limit) to 1000'),
+        // How often an idle host with spec.dhcp reads its lease into status.dhcp (60; 0: never): README "DHCP and addresses".
+        dhcpLeaseCheckSeconds: seconds('METALFLOW_DHCP_LEASE_CHECK_SECONDS', env.METALFLOW_DHCP_LEASE_CHECK_SECONDS),
       }).filter(([, v]) => v !== undefined),
     ),
     workerTuning: workerTuning(env),

@@ -15,6 +15,17 @@ export METALFLOW_STATE_DIR=${METALFLOW_STATE_DIR:-$ROOT/.state/stack}
 export METALFLOW_API_PORT=${METALFLOW_API_PORT:-8080}
 export METALFLOW_API_URL=http://127.0.0.1:$METALFLOW_API_PORT
 RUN=$METALFLOW_STATE_DIR/run
+# DHCP (README "DHCP and addresses"): the demo site's dnsmasq in a network namespace, the fake hosts'
+# addresses claimed from an IPPool and reserved there. Needs root (network namespaces), dnsmasq and busybox.
+if [ "$(id -u)" = 0 ] && command -v dnsmasq >/dev/null && command -v busybox >/dev/null &&
+  DHCP_SITE=demo DHCP_NET=${DEMO_DHCP_NET:-10.251.0} DHCP_NETNS=${DEMO_DHCP_NETNS:-mf-dhcp-demo} bash scripts/dnsmasq.sh start; then
+  export METALFLOW_DHCP_SITES=demo=$METALFLOW_STATE_DIR/dnsmasq/demo METALFLOW_DEMO_DHCP_NET=${DEMO_DHCP_NET:-10.251.0}
+  export METALFLOW_DEMO_DHCP_NETNS=${DEMO_DHCP_NETNS:-mf-dhcp-demo}
+  # The demo's hosts read their leases every 5 s (60 s by default), so status.dhcp shows them at once.
+  export METALFLOW_DHCP_LEASE_CHECK_SECONDS=${METALFLOW_DHCP_LEASE_CHECK_SECONDS:-5}
+else
+  echo "DHCP part of the demo skipped: it needs root, dnsmasq and busybox (scripts/install.sh installs the packages)"
+fi
 mkdir -p "$RUN"
 # Payload encryption: the worker and the API share one key ring (README, Security); made once, 0600.
 export METALFLOW_PAYLOAD_KEYS_FILE=${METALFLOW_PAYLOAD_KEYS_FILE:-$METALFLOW_STATE_DIR/payload.keys}

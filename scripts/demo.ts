@@ -8,6 +8,7 @@
  * Re-running it is harmless: the same specs are applied again.
  */
 import { request } from 'undici';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 
 const API = process.env.METALFLOW_API_URL ?? 'http://127.0.0.1:8080';
@@ -18,6 +19,11 @@ const UI = process.env.TEMPORAL_UI_URL ?? 'http://127.0.0.1:8233';
 const SUSHY = process.env.SUSHY_URL ?? 'http://127.0.0.1:8000';
 const IPMI_PORT = process.env.IPMI_SIM_PORT ?? '6623';
 const NS = 'demo';
+/** Set by scripts/demo.sh when the demo site's dnsmasq runs (root): the fake hosts take pool addresses reserved there. */
+const DHCP_NET = process.env.METALFLOW_DEMO_DHCP_NET;
+const POOL = 'demo-pool';
+/** The site's client namespace, where udhcpc asks with each host's MAC. */
+const CLIENT_NETNS = `${process.env.METALFLOW_DEMO_DHCP_NETNS ?? 'mf-dhcp-demo'}-c`;
 
 interface Host {
   name: string;
@@ -43,6 +49,7 @@ const fakeHost = (i: number, provision: boolean): Host => ({
       bootMACAddress: `52:54:00:de:00:0${i}`,
       online: true,
       ...(provision ? { image } : {}),
+      ...(DHCP_NET ? { dhcp: { site: 'demo', ipPool: { name: POOL }, tags: ['provisioning'] } } : {}),
     },
     credentials: { username: 'admin', password: 'password' },
     ...(provision ? { userData: `#cloud-config\nhostname: fake-${i}\n` } : {}),
@@ -104,7 +111,8 @@ const row = (h: Host, v: View): string => {
   const s = v.status;
   const hw = s.hardware?.cpu?.count ? `${s.hardware.cpu.count} CPUs, ${Math.round((s.hardware.ramMebibytes ?? 0) / 1024)} GiB` : '';
   const via = h.direct ? 'direct' : 'ironic';
-  return `  ${h.name.padEnd(14)} ${via.padEnd(6)} ${(s.provisioning.state || 'unmanaged').padEnd(13)} power=${s.poweredOn ? 'on ' : 'off'} ${s.operationalStatus.padEnd(5)} ${hw}${s.errorMessage ? ` error: ${s.errorMessage}` : ''}`;
+  const ip = s.dhcp?.reservedAddress ? ` ip=${s.dhcp.reservedAddress}` : '';
+  return `  ${h.name.padEnd(14)} ${via.padEnd(6)} ${(s.provisioning.state || 'unmanaged').padEnd(13)} power=${s.poweredOn ? 'on ' : 'off'} ${s.operationalStatus.padEnd(5)} ${hw}${ip}${s.errorMessage ? ` error: ${s.errorMessage}` : ''}`;
 };
 
 let last = '';
@@ -135,7 +143,36 @@ async function setDirectPower(online: boolean): Promise<void> {
   await settle(`direct hosts powered ${online ? 'on' : 'off'}`, (h, v) => !h.direct || v.status.poweredOn === online, 120_000);
 }
 
+/**
+ * Each fake host's boot MAC asks the demo site's dnsmasq for a lease (busybox udhcpc in the site's
+ * client namespace, scripts/dnsmasq.sh) and gets the address its IPPool claim reserved; the host's
+ * status.dhcp then shows the lease.
+ */
+async function showDhcp(): Promise<void> {
+  console.log(`\nDHCP: the fake hosts' addresses come from IPPool ${NS}/${POOL} and are reserved in the demo site's dnsmasq:`);
+  for (const h of hosts.filter((x) => x.name.startsWith('fake-'))) {
+    const mac = h.body.spec.bootMACAddress as string;
+    execFileSync('ip', ['-n', CLIENT_NETNS, 'link', 'set', 'mfdhcp1', 'address', mac]);
+    // udhcpc reports the lease on stderr.
+    const asked = spawnSync('ip', ['netns', 'exec', CLIENT_NETNS, 'busybox', 'udhcpc', '-i', 'mfdhcp1', '-f', '-q', '-n', '-t', '5', '-T', '1', '-s', '/bin/true'], { encoding: 'utf8' });
+    const got = /lease of (\S+) obtained/.exec(`${asked.stdout}${asked.stderr}`)?.[1] ?? 'none';
+    const deadline = Date.now() + 30_000;
+    let v = await api('GET', `/v1/namespaces/${NS}/hosts/${h.name}`);
+    while (got !== 'none' && v.status.dhcp?.address !== got && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 1000));
+      v = await api('GET', `/v1/namespaces/${NS}/hosts/${h.name}`);
+    }
+    console.log(`  ${h.name.padEnd(8)} MAC ${mac}: udhcpc got ${got}; status.dhcp ${JSON.stringify(v.status.dhcp ?? null)}`);
+  }
+}
+
 async function main(): Promise<void> {
+  if (DHCP_NET) {
+    await api('PUT', `/v1/namespaces/${NS}/ippools/${POOL}`, {
+      spec: { namePrefix: POOL, pools: [{ start: `${DHCP_NET}.20`, end: `${DHCP_NET}.29` }], prefix: 24, gateway: `${DHCP_NET}.1`, dnsServers: [`${DHCP_NET}.1`] },
+    });
+    console.log(`applied IPPool ${NS}/${POOL} (${DHCP_NET}.20-29)`);
+  }
   for (const h of hosts) {
     await api('PUT', `/v1/namespaces/${NS}/hosts/${h.name}`, h.body);
     console.log(`applied ${NS}/${h.name}`);
@@ -147,17 +184,19 @@ async function main(): Promise<void> {
   );
   await setDirectPower(false);
   await setDirectPower(true);
+  if (DHCP_NET) await showDhcp();
 
   console.log('\nWhat the direct hosts did (each line is a child workflow of the host):');
   for (const h of directHosts) {
     const v = await api('GET', `/v1/namespaces/${NS}/hosts/${h.name}`);
     console.log(`  ${h.name} (${(h.body.spec.bmc as { address: string }).address}), Ironic node: ${v.status.provisioning.ID || 'none'}`);
-    const ops = v.operations as { kind: string; outcome: string; workflowId: string; note?: string }[];
+    // An operation that ran inside the host workflow (patch operations-inline) has no workflow of its own.
+    const ops = v.operations as { seq: number; kind: string; outcome: string; workflowId?: string; note?: string }[];
     // Re-runs of the demo add power runs; the first three steps and the latest few tell the story.
     const shown = ops.length > 10 ? [...ops.slice(0, 3), ...ops.slice(-6)] : ops;
     for (const op of shown) {
       if (ops.length > 10 && op === ops.at(-6)) console.log(`    … ${ops.length - 9} more runs (GET /v1/namespaces/${NS}/hosts/${h.name}/history)`);
-      console.log(`    ${op.workflowId.padEnd(34)} ${op.kind.padEnd(8)} ${op.outcome}${op.note ? ` (${op.note})` : ''}`);
+      console.log(`    ${(op.workflowId ?? `${op.seq}-${op.kind} (in the host's run)`).padEnd(34)} ${op.kind.padEnd(8)} ${op.outcome}${op.note ? ` (${op.note})` : ''}`);
     }
   }
 

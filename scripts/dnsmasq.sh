@@ -6,7 +6,11 @@
 # mfdhcp1, no address) where a DHCP client (busybox udhcpc) can ask for a lease.
 # Reservations are files in the dhcp-hostsdir (clients/dnsmasq writes them;
 # dnsmasq reads each file on write through inotify, no SIGHUP needed).
-# Needs root (ip netns). Runs dnsmasq in the background with a pid file.
+# Needs root (ip netns). Runs dnsmasq in the background with a pid file,
+# supervised: a dnsmasq that dies (a crash, a kill) is started again within
+# a second or two by a supervisor process (pid in supervisor.pid), which gives
+# up after 5 starts in a row that each lived under 10 s, and when the
+# namespace is gone. `stop` stops the supervisor first.
 #
 # Usage: scripts/dnsmasq.sh start|stop|restart|status
 #   stop deletes both namespaces; restart restarts dnsmasq alone, which is how
@@ -53,21 +57,43 @@ HOSTSDIR="$DIR/hosts.d"
 LEASES="$DIR/dnsmasq.leases"
 CONF="$DIR/dnsmasq.conf"
 PIDFILE="$DIR/dnsmasq.pid"
+SUPPIDFILE="$DIR/supervisor.pid"
 LOG="$STATE/logs/dnsmasq-$SITE.log"
 
 netns_exists() { ip netns list | awk '{print $1}' | grep -qxF -- "$1"; }
 
-# pid of our dnsmasq (its command line names our config), or nothing.
-running_pid() {
+# The pid in pid file $1 when that process runs and its command line holds $2, or nothing.
+pid_of() {
   local pid
-  [[ -f "$PIDFILE" ]] || return 0
-  pid="$(cat "$PIDFILE" 2>/dev/null || true)"
-  if [[ "$pid" =~ ^[0-9]+$ ]] && kill -0 "$pid" 2>/dev/null &&
-     tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -qF -- "$CONF"; then
+  [[ -f "$1" ]] || return 0
+  pid="$(cat "$1" 2>/dev/null || true)"
+  if [[ "$pid" =~ ^[0-9]+$ ]] && kill -0 "$pid" 2>/dev/null && tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -qF -- "$2"; then
     echo "$pid"
-    return 0
   fi
   return 0
+}
+# Our dnsmasq (its command line names our config); our supervisor (it names this site's state dir).
+running_pid() { pid_of "$PIDFILE" "$CONF"; }
+supervisor_pid() { pid_of "$SUPPIDFILE" "_supervise $DIR"; }
+
+# The supervisor's loop: dnsmasq in the foreground, started again when it exits.
+supervise() {
+  local started rc quick=0
+  trap 'exit 0' TERM INT
+  echo "$$" >"$SUPPIDFILE"
+  while netns_exists "$NETNS"; do
+    started=$SECONDS
+    rc=0
+    ip netns exec "$NETNS" dnsmasq --keep-in-foreground --conf-file="$CONF" </dev/null >>"$LOG" 2>&1 & wait $! || rc=$?
+    if ((SECONDS - started < 10)); then quick=$((quick + 1)); else quick=0; fi
+    if ((quick >= 5)); then
+      printf '%s supervisor: dnsmasq exited (status %s) 5 times within 10 s of its start; giving up (scripts/dnsmasq.sh start)\n' "$(date -Is)" "$rc" >>"$LOG"
+      break
+    fi
+    printf '%s supervisor: dnsmasq exited (status %s); starting it again\n' "$(date -Is)" "$rc" >>"$LOG"
+    sleep 1
+  done
+  rm -f "$SUPPIDFILE"
 }
 
 make_netns() {
@@ -134,8 +160,8 @@ start() {
   write_conf "$user"
   rm -f "$PIDFILE"
   printf '\n===== %s dnsmasq.sh start (%s, %s.1/24, unknown MACs: %s) =====\n' "$(date -Is)" "$NETNS" "$NET" "$UNKNOWN" >>"$LOG"
-  ip netns exec "$NETNS" dnsmasq --conf-file="$CONF" </dev/null >>"$LOG" 2>&1 ||
-    { tail -20 "$LOG" >&2; die "dnsmasq did not start"; }
+  # The supervisor in its own session, so it outlives this script and its caller's terminal.
+  setsid bash "${BASH_SOURCE[0]}" _supervise "$DIR" </dev/null >>"$LOG" 2>&1 &
   for _ in $(seq 1 50); do
     pid="$(running_pid)"
     if [[ -n "$pid" ]]; then
@@ -148,8 +174,18 @@ start() {
   die "dnsmasq wrote no pid file within 5 s"
 }
 
+stop_supervisor() {
+  local pid i
+  pid="$(supervisor_pid)"
+  [[ -n "$pid" ]] || return 0
+  kill -TERM "$pid" 2>/dev/null || true
+  for ((i = 0; i < 50; i++)); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+  rm -f "$SUPPIDFILE"
+}
+
 stop_dnsmasq() {
   local pid i
+  stop_supervisor
   pid="$(running_pid)"
   if [[ -n "$pid" ]]; then
     kill -TERM "$pid" 2>/dev/null || true
@@ -172,11 +208,12 @@ stop() {
 
 case "${1:-}" in
   start) start ;;
+  _supervise) supervise ;;
   stop) stop ;;
   # dnsmasq reads the whole hosts dir again and keeps its leases file; the namespaces stay.
   restart) stop_dnsmasq; start ;;
   status)
     pid="$(running_pid)"
-    if [[ -n "$pid" ]]; then echo "dnsmasq   running   pid=$pid site=$SITE netns=$NETNS net=$NET.0/24 unknown=$UNKNOWN"; else echo "dnsmasq   stopped   site=$SITE netns=$NETNS"; exit 1; fi ;;
+    if [[ -n "$pid" ]]; then echo "dnsmasq   running   pid=$pid site=$SITE netns=$NETNS net=$NET.0/24 unknown=$UNKNOWN supervisor=$(supervisor_pid)"; else echo "dnsmasq   stopped   site=$SITE netns=$NETNS"; exit 1; fi ;;
   *) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "${BASH_SOURCE[0]}"; [[ -z "${1:-}" || "$1" == -h || "$1" == --help ]] ;;
 esac

@@ -8,6 +8,7 @@
  * in `validate.ts`.
  */
 import { Type, type Static, type TLiteral, type TUnion } from '@sinclair/typebox';
+import { HostDhcpSchema, HostDhcpStatusSchema } from './host-dhcp';
 
 const open = { additionalProperties: false } as const;
 
@@ -178,6 +179,7 @@ export const HostSpecSchema = Type.Object(
     raid: Type.Optional(settingsObject("Metal3's RAID volumes (hardwareRAIDVolumes or softwareRAIDVolumes): applied as Ironic's raid clean steps while preparing")),
     taints: Type.Optional(deprecatedList('Deprecated in Metal3 and never implemented there: accepted and ignored')),
     networkInterfaces: Type.Optional(deprecatedList('Metal3 switch-port configuration: accepted and ignored by metalflow')),
+    dhcp: Type.Optional(HostDhcpSchema),
   },
   open,
 );
@@ -358,6 +360,8 @@ export const HostStatusSchema = Type.Object(
     provisioningFailCount: Type.Optional(Type.Integer({ minimum: 0 })),
     lastAttemptedImage: Type.Optional(passThrough),
     conditions: Type.Optional(Type.Array(passThrough)),
+    /** metalflow's: the DHCP reservation (spec.dhcp) and its lease. */
+    dhcp: Type.Optional(HostDhcpStatusSchema),
   },
   open,
 );

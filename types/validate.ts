@@ -14,6 +14,7 @@ import { customDeployErrors, customDeployMethod } from './custom-deploy';
 import { nodeNameErrors } from './host-ref';
 import { normalizeHostSpec } from './spec-normal-form';
 import { hostSettingsErrors } from './host-settings';
+import { hostDhcpErrors } from './host-dhcp';
 
 export interface ValidatedSpec {
   /** The spec in its normal form (spec-normal-form.ts: lower-case MAC). */
@@ -183,6 +184,7 @@ export function validateHostSpec(host: HostRef, input: unknown): Result<Validate
   errors.push(...validateRootDeviceHints(spec));
   errors.push(...hostSettingsErrors(spec));
   errors.push(...customDeployErrors(spec));
+  if (spec.dhcp) errors.push(...hostDhcpErrors(spec.dhcp, host, spec.bootMACAddress));
   if (spec.provisioner === 'direct' && bmc?.ok) errors.push(...validateDirect(spec, bmc.value));
 
   if (errors.length > 0 || (bmc && !bmc.ok)) return { ok: false, errors };

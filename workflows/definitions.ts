@@ -88,6 +88,8 @@ export interface HostWorkflowOptions {
    * trying (patch provisioning-fail-count); unset: 5, as BMO; 0: no limit.
    */
   maxProvisioningRetries?: number;
+  /** How often an idle host with a DHCP reservation reads its lease into status.dhcp (host-dhcp.ts); 60 when unset, 0: never. */
+  dhcpLeaseCheckSeconds?: number;
 }
 
 export const DEFAULT_HOST_OPTIONS: HostWorkflowOptions = {
@@ -161,6 +163,19 @@ export interface HostState {
   specSettings?: boolean;
   /** A pivot moved the host to another plane; recorded before the source lets it go, so the run's last record says where. */
   movedTo?: MovedTo;
+  /** spec.dhcp's reservation as written, and the pool address it holds (patch dhcp-reservations; host-dhcp.ts). */
+  dhcp?: DhcpState;
+}
+
+export interface DhcpState {
+  /** Site and reservation last written (their JSON): written again only when this changes. */
+  written?: { site: string; fingerprint: string };
+  /** The address claimed from spec.dhcp.ipPool (the claim is named after the host). */
+  allocation?: { pool: string; claim: string; address: string; prefix?: number; gateway?: string; dnsServers?: string[] };
+  /** When the lease was last read (workflow time). */
+  leaseCheckedAt?: string;
+  /** The last sync failed: its error is in status and is cleared by the next sync that succeeds. */
+  failed?: true;
 }
 
 /** Where a pivot moved the host: the target plane as the pivot names it (paths and names, never credentials). */

@@ -15,6 +15,7 @@ import {
   setCurrentDetails,
 } from '@temporalio/workflow';
 import { operationsInline, since } from './versions';
+import { networkDataFrom } from './host-dhcp';
 import type { HostSpec, Image, OperationName, ProvisioningState } from '../types/host';
 import { hostWorkflowId } from '../types/host-ref';
 import { failureMessage } from './failure-message';
@@ -133,6 +134,7 @@ export function operationRunner(ctx: HostContext): OperationRunner {
             ...(adopt ? { adopt: { image: s.status.provisioning.image } } : {}),
             ...(image ? { image } : {}),
             ...(cleanSteps ? { clean: cleanSteps } : {}),
+            ...(op === 'provision' && networkDataFrom(s) ? { networkDataFrom: networkDataFrom(s) } : {}),
             ...(power
               ? {
                   power: {

@@ -25,6 +25,7 @@ import { provisioningRetriesApply, recordAttempt } from './provisioning-retries'
 import { customDeployChanged } from './custom-deploy-change';
 import { disablePowerOffStale } from './disable-power-off';
 import { pendingSettingsSteps } from '../types/host-settings';
+import { dhcpTracked, leaseCheckDelayMs, readLease, releaseDhcpOnDelete, syncDhcp } from './host-dhcp';
 
 function initialState(input: HostWorkflowInput): HostState {
   return {
@@ -84,6 +85,8 @@ export async function hostWorkflow(input: HostWorkflowInput): Promise<HostView> 
   recordHostUid(s);
 
   ctx.publish();
+  /** Lease checks come more often than power checks: the power check's due time outlives the lease waits. */
+  let powerDueAt: number | undefined;
   // A run continued from a backoff waits out what was left of it before retrying.
   if (s.retryAt !== undefined && since('continue-as-new-from-backoff')) await waitForRetry();
   for (;;) {
@@ -98,6 +101,8 @@ export async function hostWorkflow(input: HostWorkflowInput): Promise<HostView> 
       await condition(() => !s.paused || ctx.nudges !== nudged || historyTooLong());
       continue;
     }
+    // The boot MAC's reservation before anything boots it (host-dhcp.ts; only for a host with spec.dhcp).
+    if (dhcpTracked(s) && (await syncDhcp(ctx, backoff)) === 'again') continue;
     s.power = settlePowerRequests(s.status.poweredOn, s.spec, s.power);
     // The patch is asked only where it changes the decision, so every other run's history is as before.
     if (!s.customDeploy && customDeployMethod(s.spec) !== undefined && patched('custom-deploy')) s.customDeploy = true;
@@ -171,7 +176,23 @@ export async function hostWorkflow(input: HostWorkflowInput): Promise<HostView> 
     const changed = changeSeen(ctx);
     const woken = () => changed() || historyTooLong();
     const checkMs = powerCheckDelayMs(s);
-    if (checkMs !== undefined && since('power-check')) {
+    const leaseMs = leaseCheckDelayMs(s);
+    if (leaseMs !== undefined) {
+      // A host with a DHCP reservation (patch dhcp-reservations, so a run of today's code) also reads its lease.
+      if (leaseMs === 0) {
+        await readLease(ctx);
+        continue;
+      }
+      if (checkMs !== undefined) powerDueAt ??= Date.now() + checkMs;
+      else powerDueAt = undefined;
+      // A change restarts the power check's wait, as on the path below.
+      if (await condition(woken, Math.max(1, Math.min(leaseMs, (powerDueAt ?? Infinity) - Date.now())))) powerDueAt = undefined;
+      if (leaseCheckDelayMs(s) === 0) await readLease(ctx);
+      if (powerDueAt !== undefined && Date.now() >= powerDueAt) {
+        powerDueAt = undefined;
+        await checkPower(ctx);
+      }
+    } else if (checkMs !== undefined && since('power-check')) {
       // Whether the check is due is read from the clock, not from what ended the wait:
       // an update delivered in the timer's workflow task while the check's local
       // activity runs is replayed in the timer's activation, so "woken by the update"
@@ -184,6 +205,7 @@ export async function hostWorkflow(input: HostWorkflowInput): Promise<HostView> 
       await condition(woken);
     }
   }
+  if (s.dhcp) await releaseDhcpOnDelete(s);
   await condition(allHandlersFinished);
   await releasesDelivered();
   return ctx.view();

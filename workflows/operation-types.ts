@@ -1,4 +1,5 @@
 /** What every operation child workflow takes and returns (shared by the Ironic and direct paths). */
+import type { AddressNetworkData } from '../types/network-data';
 import type { HardwareDetails, HostRef, HostSpec, Image } from '../types/host';
 import type { PowerOrder } from './power-operations';
 import type { CleanRequest } from '../types/clean';
@@ -23,6 +24,8 @@ export interface OperationInput {
   power?: PowerOrder;
   /** Clean only: the named steps, in order (clean-operation.ts). */
   clean?: CleanRequest;
+  /** Provision only: the pool address network_data.json is rendered from (no spec.networkData; host-dhcp.ts). */
+  networkDataFrom?: AddressNetworkData;
 }
 
 export interface OperationOutcome {

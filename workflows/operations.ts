@@ -122,6 +122,7 @@ export async function provisionWorkflow(input: OperationInput): Promise<Operatio
       networkData: spec.networkData,
       metaData: spec.metaData,
       ...(spec.preprovisioningNetworkDataName ? { preprovisioningNetworkDataName: spec.preprovisioningNetworkDataName } : {}),
+      ...(input.networkDataFrom ? { networkDataFrom: input.networkDataFrom } : {}),
       ...(input.uid ? { uid: input.uid } : {}),
       automatedCleaning: cleaning(spec),
     });

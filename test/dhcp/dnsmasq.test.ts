@@ -10,7 +10,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDhcpActivities } from '../../activities/dhcp-activities';
 import { FAILURE } from '../../types/failures';
-import { askLease, dhcpUnavailable, NO_LEASE_TRIES, restartSite, startSite, stopSite, sweepStaleSites, type TestSite } from '../support/dnsmasq-site';
+import { waitFor } from '../support/harness';
+import { alive, askLease, dhcpUnavailable, NO_LEASE_TRIES, restartSite, startSite, stopSite, sweepStaleSites, type TestSite } from '../support/dnsmasq-site';
 
 const unavailable = dhcpUnavailable();
 if (unavailable) console.warn(`DHCP tests skipped: ${unavailable}`);
@@ -125,6 +126,22 @@ describe.skipIf(unavailable !== null)('DHCP reservations in dnsmasq (real dnsmas
     await restartSite(state, b, 'ignore');
     expect(await askLease(b, '02:00:00:00:02:03')).toBe('10.251.2.22');
     expect(await askLease(b, before.mac, NO_LEASE_TRIES)).toBeNull();
+  });
+
+  it('a dnsmasq that dies is started again by the script\'s supervisor, with its reservations and leases', async () => {
+    const reservation = { host: 'default/survivor', mac: '02:00:00:00:02:09', ip: '10.251.2.29' };
+    await dhcp.reserveDhcp({ site: 'b', reservation });
+    expect(await askLease(b, reservation.mac)).toBe('10.251.2.29');
+    const pidFile = join(state, 'dnsmasq', 'b', 'dnsmasq.pid');
+    const killed = Number(await readFile(pidFile, 'utf8'));
+    process.kill(killed, 'SIGKILL');
+    const restarted = await waitFor('dnsmasq started again', async () => {
+      const pid = Number(await readFile(pidFile, 'utf8').catch(() => '0'));
+      return pid !== killed && pid > 0 && alive(pid) ? pid : undefined;
+    });
+    expect(restarted).not.toBe(killed);
+    expect(await askLease(b, reservation.mac)).toBe('10.251.2.29');
+    expect((await dhcp.readDhcpLease({ site: 'b', mac: reservation.mac }))?.address).toBe('10.251.2.29');
   });
 
   it('refuses a MAC or address held by another host, an unknown site, and a file metalflow did not write, changing nothing', async () => {

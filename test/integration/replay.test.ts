@@ -126,6 +126,8 @@ describe('replay of recorded histories', () => {
     // spec.raid / spec.firmware (patch spec-raid-firmware): refused before the patch (and, in an earlier era, accepted and
     // ignored: host-spec-refused-by-later-rules.json), applied as clean steps while preparing with it (record-spec-settings-histories.ts old|new).
     for (const f of ['host-spec-settings-refused-v1', 'host-spec-settings-applied', 'host-spec-refused-by-later-rules']) expect(files).toContain(`${f}.json`);
+    // spec.dhcp (patch dhcp-reservations): a host recorded just before it, one with a fixed address and lease checks, one with a pool address provisioned (test/support/record-dhcp-histories.ts).
+    for (const f of ['host-lifecycle-before-dhcp-reservations', 'host-dhcp-reservation', 'host-dhcp-pool-provision']) expect(files).toContain(`${f}.json`);
   });
 
   it.each(files)('%s replays without nondeterminism', async (file) => {

@@ -71,7 +71,8 @@ export async function sweepStaleSites(): Promise<void> {
   }
 }
 
-function alive(pid: number): boolean {
+/** Whether a process with this pid exists. */
+export function alive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;
