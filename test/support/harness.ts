@@ -15,6 +15,7 @@ import { IronicClient } from '../../clients/ironic/client';
 import type { KubeRest } from '../../clients/kubernetes/kube-rest';
 import { LocalSecretStore } from '../../clients/secrets/local-store';
 import { createWorker } from '../../workers/worker';
+import type { ServedImageCache } from '../../activities/image-cache-activities';
 import { HostService } from '../../api/host-service';
 import type { HostWorkflowOptions } from '../../workflows/definitions';
 import { IRONIC_URL, TEMPORAL_ADDRESS, WORKFLOW_BUNDLE_PATH } from './env';
@@ -78,6 +79,8 @@ export async function startHarness(
     provisioningLimit?: number;
     /** The limiter's check for holders whose run closed (60 s unless set). */
     provisioningLimitCheckSeconds?: number;
+    /** The worker's image cache (test/support/image-cache.ts). */
+    imageCache?: ServedImageCache;
   } = {},
 ): Promise<Harness> {
   // @temporalio/testing pointed at the real dev server the stack script started (never a downloaded one).
@@ -90,7 +93,7 @@ export async function startHarness(
   const secrets = new LocalSecretStore(secretDir, randomBytes(32));
   const taskQueue = uniq('tq');
   const worker = await createWorker(
-    { connection: nativeConnection, namespace: 'default', taskQueue, ironic, secrets, poll: { initialMs: 100, factor: 1.5, maxMs: 1000 }, dataConverter: opts.dataConverter, kubernetes: opts.kubernetes, provisioningLimit: opts.provisioningLimit, provisioningLimitCheckSeconds: opts.provisioningLimitCheckSeconds },
+    { connection: nativeConnection, namespace: 'default', taskQueue, ironic, secrets, poll: { initialMs: 100, factor: 1.5, maxMs: 1000 }, dataConverter: opts.dataConverter, kubernetes: opts.kubernetes, provisioningLimit: opts.provisioningLimit, provisioningLimitCheckSeconds: opts.provisioningLimitCheckSeconds, imageCache: opts.imageCache },
     { workflowBundle: opts.workflowCode ? { code: opts.workflowCode } : { codePath: WORKFLOW_BUNDLE_PATH }, workflowsPath: undefined },
   );
   const running = opts.startWorker === false ? undefined : worker.run();
