@@ -3,10 +3,10 @@
  * for the replay test: registered, the ISO booted from virtual media (sushy's
  * system mf-bm-05), deleted. Saves the host's run (operations run inline in it).
  * Recorded before patch `direct-image-verify` (the BMC boots the ISO
- * unchecked: the old shape) and, with the argument `cache`, with the image
- * cache on (patches `image-cache` and `direct-image-verify`). Never
- * overwrites a fixture.
- * `node --import tsx test/support/record-direct-checksum-histories.ts [cache]` on a running test stack.
+ * unchecked: the old shape, argument `before-verify`), after it (`verify`:
+ * the ISO read whole before InsertMedia) and with the image cache on
+ * (`cache`: patch `image-cache`, the cache verifies). Never overwrites a fixture.
+ * `node --import tsx test/support/record-direct-checksum-histories.ts <mode>` on a running test stack.
  */
 import { createHash } from 'node:crypto';
 import { hostWorkflowId } from '../../types/host-ref';
@@ -20,8 +20,10 @@ import { assertNewFixtures, saveHistory } from './record-fixture';
 import { resetRedfishSystem } from './redfish-system';
 
 const ADDRESS = `redfish-virtualmedia+${SUSHY_URL}/redfish/v1/Systems/6d660000-0000-4000-8000-000000000005`;
-const cached = process.argv[2] === 'cache';
-const HOST_FILE = cached ? 'host-direct-image-cache.json' : 'host-direct-checksum-before-verify.json';
+const mode = process.argv[2] ?? 'before-verify';
+if (!['before-verify', 'verify', 'cache'].includes(mode)) throw new Error(`mode ${mode}: give before-verify, verify or cache`);
+const cached = mode === 'cache';
+const HOST_FILE = { 'before-verify': 'host-direct-checksum-before-verify.json', verify: 'host-direct-image-verify.json', cache: 'host-direct-image-cache.json' }[mode] ?? '';
 assertNewFixtures(HOST_FILE);
 
 await resetRedfishSystem(ADDRESS);
