@@ -42,7 +42,7 @@ if (config.kubeconfig || inClusterSettings(process.env)) {
   kubernetes = await KubeRest.create(kc);
 }
 // The image cache and its HTTP server (README "Images"), when METALFLOW_IMAGE_CACHE_DIR is set.
-const imageCache = config.imageCache ? await startImageCache(config.imageCache, config.imageCaFile) : undefined;
+const served = config.imageCache ? await startImageCache(config.imageCache, config.imageCaFile) : undefined;
 const connection = await connectTemporalWorker(temporalConnection(config));
 const worker = await createWorker(
   {
@@ -57,7 +57,7 @@ const worker = await createWorker(
     ...(config.bmcCaFile ? { bmcCa: readTlsFiles({ caFile: config.bmcCaFile }).ca } : {}),
     ...(config.imageCaFile ? { imageCa: readTlsFiles({ caFile: config.imageCaFile }).ca } : {}),
     dhcpSites,
-    ...(imageCache ? { imageCache } : {}),
+    ...(served ? { imageCache: served.imageCache, configDrives: served.configDrives } : {}),
     kubernetes,
     provisioningLimit: config.provisioningLimit,
     dataConverter: metalflowDataConverter(config.payloadKeysFile),

@@ -14,6 +14,7 @@
 import { ApplicationFailure, patched, proxyActivities } from '@temporalio/workflow';
 import type { BmcActivities, BmcTarget } from '../activities/bmc-activities';
 import type { ImageCacheActivities } from '../activities/image-cache-activities';
+import type { ConfigDriveActivities } from '../activities/config-drive-activities';
 import { BMC_TYPE_TABLE, parseBmcAddress, type BmcFamily } from '../types/bmc';
 import { FAILURE } from '../types/failures';
 import { BMC_RETRY as retry, required } from './operation-common';
@@ -38,6 +39,17 @@ const media = proxyActivities<BmcActivities>({ startToCloseTimeout: '15 minutes'
 
 /** The whole ISO read and hashed before the BMC gets it: as long as the download takes, heartbeating. */
 const verify = proxyActivities<ImageCacheActivities>({ startToCloseTimeout: '2 hours', heartbeatTimeout: '30 seconds', retry });
+
+/** The config drive: built from the host's Secrets and inserted (the BMC downloads it before answering), or ejected and deleted. */
+const drives = proxyActivities<ConfigDriveActivities>({ startToCloseTimeout: '15 minutes', retry });
+
+/** A host with user, network or meta data boots with a config drive beside its ISO. */
+const hasConfigData = (spec: HostSpec): boolean => Boolean(spec.userData || spec.networkData || spec.metaData);
+
+/** Ejects the config drive and deletes it from the server (patch direct-config-drive; a no-op for a host that had none). */
+async function removeConfigDrive(t: { ref: OperationInput['ref']; spec: HostSpec }): Promise<void> {
+  if (patched('direct-config-drive')) await drives.removeConfigDrive(t);
+}
 
 export const isDirect = (spec: HostSpec | undefined): boolean => spec?.provisioner === 'direct';
 
@@ -105,6 +117,8 @@ export async function directProvision(input: OperationInput): Promise<OperationO
       await quick.ejectBmcMedia(t);
       await media.insertBmcMedia({ ...t, imageUrl: image.url });
     }
+    // User, network and meta data as an OpenStack config drive in the USB slot; its URL never leaves the activity.
+    if (hasConfigData(t.spec) && patched('direct-config-drive')) await drives.insertConfigDrive({ ...t, ...(input.uid ? { uid: input.uid } : {}) });
     await quick.setBmcBootDevice({
       ...t,
       device: 'cdrom',
@@ -125,7 +139,10 @@ export async function directProvision(input: OperationInput): Promise<OperationO
 export async function directDeprovision(input: OperationInput): Promise<OperationOutcome> {
   const t = target(input);
   const off = await power.setBmcPower({ ...t, on: false });
-  if (familyOf(t.spec) === 'redfish') await quick.ejectBmcMedia(t);
+  if (familyOf(t.spec) === 'redfish') {
+    await quick.ejectBmcMedia(t);
+    await removeConfigDrive(t);
+  }
   return { poweredOn: off.poweredOn };
 }
 
@@ -137,7 +154,10 @@ export async function directPower(input: OperationInput): Promise<OperationOutco
 /** Nothing was registered anywhere: leave the host off with no media inserted. */
 export async function directDelete(input: OperationInput): Promise<OperationOutcome> {
   const t = target(input);
-  if (familyOf(t.spec) === 'redfish') await quick.ejectBmcMedia(t);
+  if (familyOf(t.spec) === 'redfish') {
+    await quick.ejectBmcMedia(t);
+    await removeConfigDrive(t);
+  }
   await power.setBmcPower({ ...t, on: false });
   return { nodeId: '', poweredOn: false };
 }

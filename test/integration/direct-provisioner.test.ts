@@ -198,7 +198,7 @@ describe('direct provisioner, Redfish (sushy-tools) through the host workflow', 
     await waitGone(ref);
   });
 
-  it('rejects what direct cannot do, naming the field: a fake:// BMC, a qcow2 image, user data, and switching provisioner', async () => {
+  it('rejects what direct cannot do, naming the field: a fake:// BMC, a qcow2 image, and switching provisioner', async () => {
     const name = uniq('rf-bad');
     const ref = { namespace: NS, name };
     const fake = await rejection(
@@ -227,8 +227,6 @@ describe('direct provisioner, Redfish (sushy-tools) through the host workflow', 
     await waitState(name, 'available');
     const viaImage = await rejection(h.hosts.setImage(ref, { url: 'http://127.0.0.1/disk.raw', checksum: 'b'.repeat(64), format: 'raw' }));
     expect(viaImage.fields.map((f) => f.field)).toEqual(['spec.image.format']);
-    const userData = await rejection(h.hosts.put(ref, { spec, userData: '#cloud-config\n' }));
-    expect(userData.fields.map((f) => f.field)).toEqual(['spec.userData']);
     const { provisioner: _p, ...ironicSpec } = spec;
     const switched = await rejection(h.hosts.put(ref, { spec: ironicSpec }));
     expect(switched.status).toBe(409);

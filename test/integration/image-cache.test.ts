@@ -5,9 +5,15 @@
  * download at the origin (counted there), Ironic pointed at the cache's URL
  * with the hash inline; a direct host's BMC downloading its live ISO from the
  * cache; a checksum mismatch stopping the host in `available` before
- * anything is sent to the BMC.
+ * anything is sent to the BMC; a direct host's config drive (user, network
+ * and meta data) served beside the cache, inserted in sushy's USB slot and
+ * read back with isoinfo, its URL and data nowhere in the host's history.
  */
+import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { HostRef, HostSpec, Image } from '../../types/host';
 import type { HostView } from '../../workflows/definitions';
@@ -19,6 +25,8 @@ import { startTestImageCache, type TestImageCache } from '../support/image-cache
 import { unusedPort } from '../support/ports';
 import { resetRedfishSystem } from '../support/redfish-system';
 import { sushyState } from '../support/sushy-state';
+import { secretsInHistories } from '../support/history-secrets';
+import { hostWorkflowId } from '../../types/host-ref';
 import { tinyIso } from '../bmc/support/files';
 import { ownSushy } from '../bmc/support/sushy';
 
@@ -42,7 +50,7 @@ beforeAll(async () => {
   cache = await startTestImageCache();
   sushy = ownSushy('image-cache-sushy', await unusedPort());
   sushy.start();
-  h = await startHarness({ hostOptions: { ...FAST_HOST_OPTIONS, cacheImages: true }, imageCache: cache.served });
+  h = await startHarness({ hostOptions: { ...FAST_HOST_OPTIONS, cacheImages: true }, imageCache: cache.served, configDrives: cache.configDrives });
 });
 
 afterAll(async () => {
@@ -117,5 +125,54 @@ describe('the image cache', { timeout: 900_000 }, () => {
     // The cache downloaded it once; sushy fetched it from the cache, not from the origin.
     expect(gets('/os/live.iso') - before).toBe(1);
     await h.hosts.remove(ref);
+  });
+
+  it('boots a direct host with a config-2 drive in the USB slot, read back as cloud-init reads it, its URL kept out of history', async () => {
+    const address = `redfish-virtualmedia+${sushy.url}${SYSTEM}`;
+    await resetRedfishSystem(address);
+    const ref = { namespace: NS, name: uniq('drive') };
+    const spec: HostSpec = { bmc: { address, credentialsName: `${ref.name}-bmc` }, online: true, provisioner: 'direct' };
+    const userData = '#cloud-config\npassword: s3cr3t-user-data\n';
+    const networkData = 'links:\n  - id: enp1s0\n    type: phy\n    ethernet_mac_address: 52:54:00:aa:bb:cc\nnetworks: []\nservices: []\n';
+    await h.hosts.put(ref, { spec, credentials: { username: 'admin', password: 'password' }, userData, networkData, metaData: 'role: worker\n' });
+    await settle('available', async () => {
+      const v = await view(ref);
+      return v.status.provisioning.state === 'available' && !v.currentOperation ? v : undefined;
+    });
+    await h.hosts.setImage(ref, { url: origin.url('/os/live.iso'), format: 'live-iso', checksum: sha256(ISO), checksumType: 'sha256' });
+    await settle('provisioned', async () => {
+      const v = await view(ref);
+      return v.status.provisioning.state === 'provisioned' && !v.currentOperation ? v : undefined;
+    });
+    expect(await sushyState(sushy.url, SYSTEM)).toMatchObject({ inserted: true, image: `${cache.server.boundUrl}/images/sha256-${sha256(ISO)}/live.iso` });
+    const usb = await sushyState(sushy.url, SYSTEM, ['USBStick', 'Floppy']);
+    expect(usb.inserted).toBe(true);
+    const driveUrl = usb.image ?? '';
+    expect(driveUrl).toMatch(new RegExp(`^${cache.server.boundUrl}/configdrive/[0-9a-f]{16}-[0-9a-f]{64}\\.iso$`));
+
+    // Read back as a guest would: an ISO 9660 volume labelled config-2 with the OpenStack layout.
+    const dir = mkdtempSync(join(tmpdir(), 'mf-drive-'));
+    try {
+      const iso = join(dir, 'drive.iso');
+      writeFileSync(iso, Buffer.from(await (await fetch(driveUrl)).arrayBuffer()));
+      expect(execFileSync('isoinfo', ['-d', '-i', iso], { encoding: 'utf8' })).toMatch(/^Volume id: config-2$/m);
+      const files = execFileSync('isoinfo', ['-R', '-f', '-i', iso], { encoding: 'utf8' }).split('\n').filter(Boolean).sort();
+      expect(files).toEqual(['/openstack', '/openstack/latest', '/openstack/latest/meta_data.json', '/openstack/latest/network_data.json', '/openstack/latest/user_data']);
+      const read = (path: string) => execFileSync('isoinfo', ['-R', '-x', path, '-i', iso], { encoding: 'utf8' });
+      expect(read('/openstack/latest/user_data')).toBe(userData);
+      expect(JSON.parse(read('/openstack/latest/network_data.json'))).toEqual({ links: [{ id: 'enp1s0', type: 'phy', ethernet_mac_address: '52:54:00:aa:bb:cc' }], networks: [], services: [] });
+      expect(JSON.parse(read('/openstack/latest/meta_data.json'))).toMatchObject({ 'metal3-namespace': NS, 'metal3-name': ref.name, name: ref.name, role: 'worker' });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+
+    // Deleted: ejected, and the drive is no longer served.
+    await h.hosts.remove(ref);
+    await waitFor('deleted', async () => (await h.hosts.get(ref).then(() => false, () => true)) || undefined, { timeoutMs: 120_000 });
+    expect((await sushyState(sushy.url, SYSTEM, ['USBStick', 'Floppy'])).inserted).toBe(false);
+    expect((await fetch(driveUrl)).status).toBe(404);
+    const token = new URL(driveUrl).pathname;
+    const { hits } = await secretsInHistories(h.client, [hostWorkflowId(ref)], [token, 's3cr3t-user-data', '52:54:00:aa:bb:cc']);
+    expect(hits).toEqual([]);
   });
 });

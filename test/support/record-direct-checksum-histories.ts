@@ -5,7 +5,9 @@
  * Recorded before patch `direct-image-verify` (the BMC boots the ISO
  * unchecked: the old shape, argument `before-verify`), after it (`verify`:
  * the ISO read whole before InsertMedia) and with the image cache on
- * (`cache`: patch `image-cache`, the cache verifies). Never overwrites a fixture.
+ * (`cache`: patch `image-cache`, the cache verifies), and with user and meta
+ * data too (`config-drive`: patch `direct-config-drive`, a config drive in the
+ * USB slot, ejected and deleted at the end). Never overwrites a fixture.
  * `node --import tsx test/support/record-direct-checksum-histories.ts <mode>` on a running test stack.
  */
 import { createHash } from 'node:crypto';
@@ -21,9 +23,10 @@ import { resetRedfishSystem } from './redfish-system';
 
 const ADDRESS = `redfish-virtualmedia+${SUSHY_URL}/redfish/v1/Systems/6d660000-0000-4000-8000-000000000005`;
 const mode = process.argv[2] ?? 'before-verify';
-if (!['before-verify', 'verify', 'cache'].includes(mode)) throw new Error(`mode ${mode}: give before-verify, verify or cache`);
-const cached = mode === 'cache';
-const HOST_FILE = { 'before-verify': 'host-direct-checksum-before-verify.json', verify: 'host-direct-image-verify.json', cache: 'host-direct-image-cache.json' }[mode] ?? '';
+if (!['before-verify', 'verify', 'cache', 'config-drive'].includes(mode)) throw new Error(`mode ${mode}: give before-verify, verify, cache or config-drive`);
+const cached = mode === 'cache' || mode === 'config-drive';
+const HOST_FILE =
+  { 'before-verify': 'host-direct-checksum-before-verify.json', verify: 'host-direct-image-verify.json', cache: 'host-direct-image-cache.json', 'config-drive': 'host-direct-config-drive.json' }[mode] ?? '';
 assertNewFixtures(HOST_FILE);
 
 await resetRedfishSystem(ADDRESS);
@@ -37,7 +40,7 @@ try {
     const { startTestImageCache } = await import('./image-cache');
     const served = await startTestImageCache();
     stopCache = served.close;
-    h = await startHarness({ hostOptions, imageCache: served.served });
+    h = await startHarness({ hostOptions, imageCache: served.served, configDrives: served.configDrives });
   } else {
     h = await startHarness({ hostOptions });
   }
@@ -48,7 +51,8 @@ try {
     return v.status.provisioning.state === state && !v.currentOperation && v.status.operationalStatus === 'OK' ? v : undefined;
   };
   const spec: HostSpec = { bmc: { address: ADDRESS, credentialsName: 'replay-direct-sum-bmc' }, online: true, provisioner: 'direct' };
-  await h.hosts.put(ref, { spec, credentials: { username: 'admin', password: 'password' } });
+  const userData = mode === 'config-drive' ? { userData: '#cloud-config\n', metaData: 'role: recorded\n' } : {};
+  await h.hosts.put(ref, { spec, credentials: { username: 'admin', password: 'password' }, ...userData });
   await waitFor('available', settled('available'), { timeoutMs: 120_000 });
   const checksum = createHash('sha256').update(body).digest('hex');
   await h.hosts.setImage(ref, { url: iso.url('live.iso'), format: 'live-iso', checksum, checksumType: 'sha256' });
