@@ -10,7 +10,7 @@
  */
 import { ApplicationFailure } from '@temporalio/activity';
 import { FAILURE } from '../types/failures';
-import { bmcOf, type SecretReference } from '../types/host';
+import { bmcOf } from '../types/host';
 import { isBmcError, RedfishBmc } from '../clients/bmc/bmc-client';
 import { buildConfigDrive, type ConfigDriveStore } from '../clients/images/config-drive';
 import type { SecretReader } from '../clients/secrets/secret-store';
@@ -22,10 +22,6 @@ export interface ServedConfigDrives {
   /** The image cache's URL (METALFLOW_IMAGE_CACHE_URL): the BMC downloads the drive from there. */
   baseUrl: string;
 }
-
-/** A host with any of these gets a config drive. */
-export const hasConfigData = (spec: { userData?: SecretReference; networkData?: SecretReference; metaData?: SecretReference }): boolean =>
-  Boolean(spec.userData || spec.networkData || spec.metaData);
 
 const REDACTED = '<the config drive URL>';
 

@@ -46,7 +46,14 @@ function serveImage(cache: ImageCache, req: IncomingMessage, res: ServerResponse
 
 export async function startCacheServer(cache: ImageCache, listen: { host: string; port: number }, routes: CacheRoute[] = []): Promise<CacheServer> {
   const server: Server = createServer((req, res) => {
-    const path = decodeURI((req.url ?? '/').split('?')[0] ?? '/');
+    let path: string;
+    try {
+      path = decodeURI((req.url ?? '/').split('?')[0] ?? '/');
+    } catch {
+      // A malformed escape: thrown here, it would end the worker.
+      res.writeHead(400, { 'content-type': 'text/plain' }).end('malformed URL\n');
+      return;
+    }
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       res.writeHead(405, { allow: 'GET, HEAD' }).end();
       return;

@@ -83,6 +83,9 @@ describe('image cache', () => {
       expect(served.status).toBe(200);
       expect(Buffer.from(await served.arrayBuffer()).equals(disk)).toBe(true);
       expect((await fetch(`${server.boundUrl}/images/${cacheKey({ algorithm: 'sha256', value: sha256(other) })}/x`)).status).toBe(404);
+      // A malformed escape is the client's error, not the server's end.
+      expect((await fetch(`${server.boundUrl}/images/%E0%A4%A/x`)).status).toBe(400);
+      expect((await fetch(`${server.boundUrl}/images/${cacheKey(expected)}/disk.qcow2`)).status).toBe(200);
     });
   });
 
