@@ -101,10 +101,10 @@ async function bmcCall<T>(heartbeatMs: number, fn: (signal: AbortSignal | undefi
   }
 }
 
-export function createBmcActivities(deps: BmcActivityDeps) {
+/** Credentials read at the moment of use, the BMC opened for one call and closed after it (every BMC activity's frame). */
+export function bmcSessions(deps: BmcActivityDeps) {
   const timeoutMs = deps.timeoutMs ?? 30_000;
   const heartbeatMs = deps.heartbeatMs ?? 5_000;
-  const power = { timeoutMs: deps.powerTimeoutMs ?? 120_000, pollIntervalMs: deps.pollIntervalMs ?? 1000 };
 
   async function credentials(t: BmcTarget) {
     const name = bmcOf(t.spec).credentialsName;
@@ -134,6 +134,12 @@ export function createBmcActivities(deps: BmcActivityDeps) {
       }
     });
   }
+  return { credentials, options, withBmc, heartbeatMs };
+}
+
+export function createBmcActivities(deps: BmcActivityDeps) {
+  const power = { timeoutMs: deps.powerTimeoutMs ?? 120_000, pollIntervalMs: deps.pollIntervalMs ?? 1000 };
+  const { credentials, options, withBmc, heartbeatMs } = bmcSessions(deps);
 
   /** Power polls are progress worth a retry's knowing: the keep-alive beats repeat the last one. */
   const onPoll = (state: string | undefined): void => heartbeat({ state });

@@ -23,7 +23,14 @@ export interface ImageCheckResult {
   warnings: string[];
 }
 
-const isUrl = (checksum: string | undefined): boolean => /^https?:\/\//i.test(checksum ?? '');
+/** An ImageError as the Temporal failure the workflow branches on (its type in the details); anything else as it is. */
+export function imageFailure(err: unknown): unknown {
+  if (!(err instanceof ImageError)) return err;
+  if (TRANSIENT_IMAGE_ERRORS.has(err.type)) return ApplicationFailure.retryable(err.message, FAILURE.transient);
+  return ApplicationFailure.nonRetryable(err.message, FAILURE.imageUnusable, { type: err.type });
+}
+
+export const isUrl = (checksum: string | undefined): boolean => /^https?:\/\//i.test(checksum ?? '');
 
 const isInlineMd5 = (image: Image): boolean =>
   !isUrl(image.checksum) && (image.checksumType === 'md5' || ((image.checksumType ?? 'auto') === 'auto' && image.checksum?.length === 32));
@@ -46,9 +53,7 @@ export function createImageActivities(deps: { http?: ImageHttpOptions } = {}) {
           warnings: resolved.warning ? [resolved.warning] : [],
         };
       } catch (err) {
-        if (!(err instanceof ImageError)) throw err;
-        if (TRANSIENT_IMAGE_ERRORS.has(err.type)) throw ApplicationFailure.retryable(err.message, FAILURE.transient);
-        throw ApplicationFailure.nonRetryable(err.message, FAILURE.imageUnusable, { type: err.type });
+        throw imageFailure(err);
       } finally {
         stop();
       }

@@ -6,9 +6,9 @@
 import type { HostRef, Image, SecretReference } from '../types/host';
 import { renderNetworkData, type AddressNetworkData } from '../types/network-data';
 import type { IronicClient } from '../clients/ironic/client';
-import { readSecretKey, type SecretReader } from '../clients/secrets/secret-store';
+import type { SecretReader } from '../clients/secrets/secret-store';
 import { registryCredentials } from '../clients/secrets/registry-credentials';
-import { parseConfigMapping } from '../types/config-data';
+import { configDriveData } from './config-drive-data';
 import { isOciUrl } from '../types/image';
 import { deployInterfaceOps, deploySteps, instanceInfo, isLiveIso, type DeployKind } from './ironic-instance-info';
 import { lastError, operationFailed, summary, type NodeDriver, type NodeSummary, type NodeTarget } from './ironic-node-driver';
@@ -60,39 +60,7 @@ export function createDeployActivities(deps: DeployDeps) {
     return creds.value;
   }
 
-  async function configDrive(ref: HostRef, input: DeployInput): Promise<Record<string, unknown> | undefined> {
-    const read = (sref: SecretReference | undefined, keys: string[]) =>
-      sref ? readSecretKey(secrets, ref.namespace, sref.name, keys) : Promise.resolve(undefined);
-    const userData = await read(input.userData, ['userData', 'value']);
-    // As Metal3: without networkData, the preprovisioning network data (its networkData key only) is the default.
-    const networkData = input.networkData
-      ? await read(input.networkData, ['networkData', 'value'])
-      : input.preprovisioningNetworkDataName
-        ? (await secrets.read(ref.namespace, input.preprovisioningNetworkDataName))?.networkData || undefined
-        : undefined;
-    const metaData = await read(input.metaData, ['metaData', 'value']);
-    // JSON or YAML, as Metal3 reads them (CAPM3's Metal3Data writes YAML); the reason never quotes the data.
-    const parseJson = (what: string, text: string): Record<string, unknown> => {
-      const parsed = parseConfigMapping(text);
-      if ('reason' in parsed) throw operationFailed(`the ${what} secret must hold a JSON object or YAML mapping: it ${parsed.reason}`);
-      return parsed.value;
-    };
-    const meta: Record<string, unknown> = {
-      uuid: input.uid ?? input.nodeId,
-      'metal3-namespace': ref.namespace,
-      'metal3-name': ref.name,
-      'local-hostname': ref.name,
-      local_hostname: ref.name,
-      name: ref.name,
-      ...(metaData ? parseJson('metaData', metaData) : {}),
-    };
-    const rendered = !networkData && input.networkDataFrom ? renderNetworkData(input.networkDataFrom) : undefined;
-    return {
-      meta_data: meta,
-      ...(userData ? { user_data: userData } : {}),
-      ...(networkData ? { network_data: parseJson('networkData', networkData) } : rendered ? { network_data: rendered } : {}),
-    };
-  }
+  const configDrive = (ref: HostRef, input: DeployInput) => configDriveData(secrets, ref, input);
 
   async function deployNode(input: DeployInput): Promise<NodeSummary> {
     const start = async (n: { instance_info: Record<string, unknown>; deploy_interface?: string | null }): Promise<Record<string, unknown>> => {

@@ -33,7 +33,7 @@ export interface MetalflowConfig extends TlsConfig {
   /** Kubernetes mode: secrets come from Kubernetes and hosts' status is written back. */
   kubeconfig?: string;
   /** Host workflow options set where workflows are started (API, controller). */
-  hostOptions: { powerCheckSeconds?: number; softPowerOffSeconds?: number; maxHistoryEvents?: number; probeImages?: boolean; maxProvisioningRetries?: number; dhcpLeaseCheckSeconds?: number };
+  hostOptions: { powerCheckSeconds?: number; softPowerOffSeconds?: number; maxHistoryEvents?: number; probeImages?: boolean; cacheImages?: boolean; maxProvisioningRetries?: number; dhcpLeaseCheckSeconds?: number };
   /** Worker capacity; unset fields keep the SDK's defaults. */
   workerTuning: WorkerTuning;
   controller: ControllerConfig;
@@ -41,8 +41,35 @@ export interface MetalflowConfig extends TlsConfig {
   metricsHost: string;
   /** Port of the worker's Prometheus endpoint (the Temporal SDK's own metrics); off when unset. */
   workerMetricsPort?: number;
+  /** The worker's image cache (README "Images"); off when METALFLOW_IMAGE_CACHE_DIR is unset. */
+  imageCache?: ImageCacheConfig;
   /** Hosts inspecting, provisioning or deprovisioning at once (Metal3's PROVISIONING_LIMIT); 0: no limit. */
   provisioningLimit: number;
+}
+
+export interface ImageCacheConfig {
+  dir: string;
+  maxBytes: number;
+  /** Where the cache's HTTP server listens. */
+  host: string;
+  port: number;
+  /** The base URL Ironic's agent and the BMCs download cached images from (the listen address when unset). */
+  url: string;
+}
+
+/** 20 GiB: a few dozen OS images. */
+export const DEFAULT_IMAGE_CACHE_MAX_BYTES = 20 * 2 ** 30;
+
+function imageCache(env: NodeJS.ProcessEnv): ImageCacheConfig | undefined {
+  const dir = env.METALFLOW_IMAGE_CACHE_DIR;
+  if (!dir) return undefined;
+  const host = env.METALFLOW_IMAGE_CACHE_HOST || '127.0.0.1';
+  const port = whole('METALFLOW_IMAGE_CACHE_PORT', env.METALFLOW_IMAGE_CACHE_PORT, 1, 65_535, 'a port from 1 to 65535') ?? 8081;
+  const url = env.METALFLOW_IMAGE_CACHE_URL || `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  if (!/^https?:\/\/[^/?#]+\/?$/.test(url)) throw new Error(`METALFLOW_IMAGE_CACHE_URL must be http(s)://host[:port] with no path, got "${url}"`);
+  const maxBytes =
+    whole('METALFLOW_IMAGE_CACHE_MAX_BYTES', env.METALFLOW_IMAGE_CACHE_MAX_BYTES, 1, Number.MAX_SAFE_INTEGER, 'a whole number of bytes, at least 1') ?? DEFAULT_IMAGE_CACHE_MAX_BYTES;
+  return { dir: resolve(dir), maxBytes, host, port, url };
 }
 
 /** The Kubernetes shim's controller (k8s/controller). */
@@ -157,6 +184,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): MetalflowConfi
         maxHistoryEvents: historyEvents(env.METALFLOW_MAX_HISTORY_EVENTS),
         // Probe the image (and read a checksum-file URL) before each deploy: README "Images".
         probeImages: ((n) => (n === undefined ? undefined : n === 1))(whole('METALFLOW_PROBE_IMAGES', env.METALFLOW_PROBE_IMAGES, 0, 1, '0 or 1')),
+        // Deploy through the workers' image cache (patch image-cache): README "Images".
+        cacheImages: ((n) => (n === undefined ? undefined : n === 1))(whole('METALFLOW_CACHE_IMAGES', env.METALFLOW_CACHE_IMAGES, 0, 1, '0 or 1')),
         // BMO's --max-provisioning-retries (default 5; 0: no limit).
         maxProvisioningRetries: whole('METALFLOW_MAX_PROVISIONING_RETRIES', env.METALFLOW_MAX_PROVISIONING_RETRIES, 0, 1000, 'a whole number from 0 (no limit) to 1000'),
         // How often an idle host with spec.dhcp reads its lease into status.dhcp (60; 0: never): README "DHCP and addresses".
@@ -178,6 +207,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): MetalflowConfi
     },
     metricsHost: env.METALFLOW_METRICS_HOST || '127.0.0.1',
     workerMetricsPort: whole('METALFLOW_WORKER_METRICS_PORT', env.METALFLOW_WORKER_METRICS_PORT, 1, 65_535, 'a port from 1 to 65535'),
+    imageCache: imageCache(env),
     provisioningLimit:
       whole('METALFLOW_PROVISIONING_LIMIT', env.METALFLOW_PROVISIONING_LIMIT, 0, 100_000, 'a whole number of hosts from 0 (no limit) to 100000') ?? DEFAULT_PROVISIONING_LIMIT,
   };

@@ -12,6 +12,13 @@
 import { parseAllDocuments } from 'yaml';
 import type { FieldError } from './field-error';
 
+/** The config drive's content, as Ironic's `configdrive` takes it and the direct provisioner writes it. */
+export interface ConfigDriveData {
+  meta_data: Record<string, unknown>;
+  user_data?: string;
+  network_data?: Record<string, unknown>;
+}
+
 const OPTIONS = { schema: 'core', uniqueKeys: true, maxAliasCount: 100, prettyErrors: false, logLevel: 'silent' } as const;
 
 function lineColumn(text: string, offset: number): string {

@@ -120,14 +120,7 @@ function validateDirect(spec: HostSpec, bmc: BmcAccess): FieldError[] {
   if (spec.bootMode === 'UEFISecureBoot') {
     errors.push({ field: 'spec.bootMode', reason: 'provisioner direct sets UEFI or legacy boot only, not UEFISecureBoot; use UEFI or provisioner ironic' });
   }
-  for (const key of ['userData', 'networkData', 'metaData'] as const) {
-    if (spec[key]) {
-      errors.push({
-        field: `spec.${key}`,
-        reason: `provisioner direct boots the live ISO as it is and cannot hand it ${key}; build it into the ISO, remove spec.${key}, or use provisioner ironic`,
-      });
-    }
-  }
+  // userData, networkData and metaData go on a config drive beside the ISO (direct-operations.ts).
   return errors;
 }
 

@@ -11,6 +11,7 @@ import { metalflowDataConverter } from '../clients/temporal/payload-keys';
 import type { KubeRest } from '../clients/kubernetes/kube-rest';
 import { KubernetesSecretReader } from '../clients/secrets/kube-store';
 import { inClusterSettings, loadKubeConfig } from '../clients/kubernetes/kube-config';
+import { startImageCache } from './image-cache';
 
 const config = loadConfig();
 if (config.workerMetricsPort !== undefined) {
@@ -40,6 +41,8 @@ if (config.kubeconfig || inClusterSettings(process.env)) {
   loadKubeConfig(kc, config.kubeconfig);
   kubernetes = await KubeRest.create(kc);
 }
+// The image cache and its HTTP server (README "Images"), when METALFLOW_IMAGE_CACHE_DIR is set.
+const served = config.imageCache ? await startImageCache(config.imageCache, config.imageCaFile) : undefined;
 const connection = await connectTemporalWorker(temporalConnection(config));
 const worker = await createWorker(
   {
@@ -54,6 +57,7 @@ const worker = await createWorker(
     ...(config.bmcCaFile ? { bmcCa: readTlsFiles({ caFile: config.bmcCaFile }).ca } : {}),
     ...(config.imageCaFile ? { imageCa: readTlsFiles({ caFile: config.imageCaFile }).ca } : {}),
     dhcpSites,
+    ...(served ? { imageCache: served.imageCache, configDrives: served.configDrives } : {}),
     kubernetes,
     provisioningLimit: config.provisioningLimit,
     dataConverter: metalflowDataConverter(config.payloadKeysFile),

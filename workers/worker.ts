@@ -16,6 +16,8 @@ import { createFleetActivities } from '../activities/fleet-activities';
 import { createPivotActivities } from '../activities/pivot-activities';
 import { createPlaneCheckActivities } from '../activities/plane-check-activities';
 import { createImageActivities } from '../activities/image-activities';
+import { createImageCacheActivities, type ServedImageCache } from '../activities/image-cache-activities';
+import { createConfigDriveActivities, type ServedConfigDrives } from '../activities/config-drive-activities';
 import { createRemediationHostActivities } from '../activities/remediation-host';
 import { createRemediationNodeActivities } from '../activities/remediation-node';
 import { createDhcpActivities, type DhcpSite } from '../activities/dhcp-activities';
@@ -57,6 +59,10 @@ export interface WorkerDeps extends IronicActivityDeps {
   bmcCa?: Buffer;
   /** CA bundle (PEM) for https image and checksum-file URLs the image check reads (METALFLOW_IMAGE_CACERT_FILE). */
   imageCa?: Buffer;
+  /** The image cache this worker fills and serves (METALFLOW_IMAGE_CACHE_DIR); hosts with cacheImages fail without one. */
+  imageCache?: ServedImageCache;
+  /** The direct provisioner's config drives, served beside the image cache. */
+  configDrives?: ServedConfigDrives;
   /** Each site's dnsmasq for DHCP reservations (METALFLOW_DHCP_SITES); none → the DHCP activities refuse every site. */
   dhcpSites?: Record<string, DhcpSite>;
   /** METALFLOW_PROVISIONING_LIMIT: hosts inspecting, provisioning or deprovisioning at once (0: no limit); Metal3's 20 when unset. */
@@ -85,6 +91,10 @@ export async function createWorker(
       ...createSettleActivities({ ironic: deps.ironic, poll: deps.poll }),
       // Image probe and checksum files (patch image-probe): 30 s per request.
       ...createImageActivities(deps.imageCa ? { http: { ca: deps.imageCa } } : {}),
+      // The image cache (patch image-cache) and the direct provisioner's whole-image check (patch direct-image-verify).
+      ...createImageCacheActivities({ ...(deps.imageCache ? { cache: deps.imageCache } : {}), ...(deps.imageCa ? { http: { ca: deps.imageCa } } : {}) }),
+      // The direct provisioner's config drive in the BMC's USB slot (patch direct-config-drive).
+      ...createConfigDriveActivities({ secrets: deps.secrets, ...(deps.bmcCa ? { ca: deps.bmcCa } : {}), ...(deps.configDrives ? { drives: deps.configDrives } : {}) }),
       // DHCP reservations in each site's dnsmasq hosts dir (README "DHCP and addresses").
       ...createDhcpActivities({ sites: deps.dhcpSites ?? {} }),
       // Fleet operations act through the host workflows, with the worker's own Temporal client.

@@ -84,6 +84,11 @@ export interface HostWorkflowOptions {
    */
   probeImages?: boolean;
   /**
+   * Deploy each image through the workers' image cache (downloaded once, verified whole,
+   * patch image-cache, README "Images"); off when unset, as in runs started before it.
+   */
+  cacheImages?: boolean;
+  /**
    * BMO's `--max-provisioning-retries`: deploys of one image that may fail before the host stops
    * trying (patch provisioning-fail-count); unset: 5, as BMO; 0: no limit.
    */

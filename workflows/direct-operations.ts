@@ -11,8 +11,10 @@
  * is level-triggered (it reads the BMC first and sends nothing when the BMC
  * already is where asked), so a retried activity never cycles power twice.
  */
-import { ApplicationFailure, proxyActivities } from '@temporalio/workflow';
+import { ApplicationFailure, patched, proxyActivities } from '@temporalio/workflow';
 import type { BmcActivities, BmcTarget } from '../activities/bmc-activities';
+import type { ImageCacheActivities } from '../activities/image-cache-activities';
+import type { ConfigDriveActivities } from '../activities/config-drive-activities';
 import { BMC_TYPE_TABLE, parseBmcAddress, type BmcFamily } from '../types/bmc';
 import { FAILURE } from '../types/failures';
 import { BMC_RETRY as retry, required } from './operation-common';
@@ -34,6 +36,20 @@ const power = proxyActivities<BmcActivities>({
 
 /** InsertMedia: some BMCs (sushy-tools among them) download the whole ISO before answering. */
 const media = proxyActivities<BmcActivities>({ startToCloseTimeout: '15 minutes', retry });
+
+/** The whole ISO read and hashed before the BMC gets it: as long as the download takes, heartbeating. */
+const verify = proxyActivities<ImageCacheActivities>({ startToCloseTimeout: '2 hours', heartbeatTimeout: '30 seconds', retry });
+
+/** The config drive: built from the host's Secrets and inserted (the BMC downloads it before answering), or ejected and deleted. */
+const drives = proxyActivities<ConfigDriveActivities>({ startToCloseTimeout: '15 minutes', retry });
+
+/** A host with user, network or meta data boots with a config drive beside its ISO. */
+const hasConfigData = (spec: HostSpec): boolean => Boolean(spec.userData || spec.networkData || spec.metaData);
+
+/** Ejects the config drive and deletes it from the server (patch direct-config-drive; a no-op for a host that had none). */
+async function removeConfigDrive(t: { ref: OperationInput['ref']; spec: HostSpec }): Promise<void> {
+  if (patched('direct-config-drive')) await drives.removeConfigDrive(t);
+}
 
 export const isDirect = (spec: HostSpec | undefined): boolean => spec?.provisioner === 'direct';
 
@@ -79,12 +95,13 @@ export async function directPrepare(_input: OperationInput): Promise<OperationOu
  * Boots `image` (a live ISO) from virtual media: a host already running this
  * ISO is left alone (a provision retried after a failure does not restart it);
  * otherwise a running host is powered off so that it boots the ISO, whatever
- * is inserted is ejected, the ISO inserted, a one-time boot from CD set, and
+ * is inserted is ejected, the ISO (with a checksum: verified whole first) inserted, a one-time boot from CD set, and
  * the host powered on when `spec.online`. Then the BMC is read back.
  */
 export async function directProvision(input: OperationInput): Promise<OperationOutcome> {
   const t = target(input);
-  const image = t.spec.image;
+  // As checked before the operation (image-check.ts: a resolved checksum, the cache's URL), else the spec's.
+  const image = input.image ?? t.spec.image;
   // Removed while a failed attempt waited for its retry: nothing to boot; the host deprovisions next.
   if (!image) return { note: 'the image was removed before it was provisioned; deprovisioning' };
   if (image.format !== 'live-iso' || familyOf(t.spec) !== 'redfish') {
@@ -95,9 +112,13 @@ export async function directProvision(input: OperationInput): Promise<OperationO
   if (!(isoInserted && before.poweredOn)) {
     if (before.poweredOn) await power.setBmcPower({ ...t, on: false });
     if (!isoInserted) {
+      // The BMC boots whatever it downloads: the whole ISO is checked first, unless the image cache did (patch direct-image-verify).
+      if (image.checksum && !input.imageVerified && patched('direct-image-verify')) await verify.verifyImage({ image });
       await quick.ejectBmcMedia(t);
       await media.insertBmcMedia({ ...t, imageUrl: image.url });
     }
+    // User, network and meta data as an OpenStack config drive in the USB slot; its URL never leaves the activity.
+    if (hasConfigData(t.spec) && patched('direct-config-drive')) await drives.insertConfigDrive({ ...t, ...(input.uid ? { uid: input.uid } : {}) });
     await quick.setBmcBootDevice({
       ...t,
       device: 'cdrom',
@@ -118,7 +139,10 @@ export async function directProvision(input: OperationInput): Promise<OperationO
 export async function directDeprovision(input: OperationInput): Promise<OperationOutcome> {
   const t = target(input);
   const off = await power.setBmcPower({ ...t, on: false });
-  if (familyOf(t.spec) === 'redfish') await quick.ejectBmcMedia(t);
+  if (familyOf(t.spec) === 'redfish') {
+    await quick.ejectBmcMedia(t);
+    await removeConfigDrive(t);
+  }
   return { poweredOn: off.poweredOn };
 }
 
@@ -130,7 +154,10 @@ export async function directPower(input: OperationInput): Promise<OperationOutco
 /** Nothing was registered anywhere: leave the host off with no media inserted. */
 export async function directDelete(input: OperationInput): Promise<OperationOutcome> {
   const t = target(input);
-  if (familyOf(t.spec) === 'redfish') await quick.ejectBmcMedia(t);
+  if (familyOf(t.spec) === 'redfish') {
+    await quick.ejectBmcMedia(t);
+    await removeConfigDrive(t);
+  }
   await power.setBmcPower({ ...t, on: false });
   return { nodeId: '', poweredOn: false };
 }

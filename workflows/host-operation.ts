@@ -51,6 +51,8 @@ export interface OperationExtra {
   adopt?: true;
   power?: PowerStep;
   image?: Image;
+  /** The image's whole content was checked against its checksum (the image cache): the direct provisioner need not read it again. */
+  imageVerified?: true;
   /** Gives back the provisioning permit the operation holds (host-permit.ts), as soon as it has ended. */
   release?: () => void;
   /** When the host began waiting for that permit. */
@@ -70,7 +72,7 @@ export function operationRunner(ctx: HostContext): OperationRunner {
   const { s } = ctx;
 
   const runOperation = async (op: OperationKind, state: ProvisioningState, extra: OperationExtra = {}): Promise<boolean> => {
-    const { adopt, power, image, release, delayedSince } = extra;
+    const { adopt, power, image, imageVerified, release, delayedSince } = extra;
     const spec = s.spec;
     const tried = op === 'enroll' ? credentialsAttempt(s) : undefined;
     // A host whose run began before hosts had a uid draws it before its first deploy.
@@ -133,6 +135,7 @@ export function operationRunner(ctx: HostContext): OperationRunner {
             ...(uid ? { uid } : {}),
             ...(adopt ? { adopt: { image: s.status.provisioning.image } } : {}),
             ...(image ? { image } : {}),
+            ...(imageVerified ? { imageVerified } : {}),
             ...(cleanSteps ? { clean: cleanSteps } : {}),
             ...(op === 'provision' && networkDataFrom(s) ? { networkDataFrom: networkDataFrom(s) } : {}),
             ...(power

@@ -140,8 +140,8 @@ export async function hostWorkflow(input: HostWorkflowInput): Promise<HostView> 
     }
     if (decision.kind === 'operation') {
       // Checked while the host still shows where it was: a bad image leaves it there (image-check.ts).
-      const image = decision.op === 'provision' ? await imageToDeploy(ctx, backoff) : undefined;
-      if (image === 'again') continue;
+      const deploy = decision.op === 'provision' ? await imageToDeploy(ctx, backoff) : undefined;
+      if (deploy === 'again') continue;
       let permit: { granted: boolean; delayedSince?: string } | undefined;
       if (gated && patched('provisioning-limit')) {
         // At most METALFLOW_PROVISIONING_LIMIT hosts inspect, provision or deprovision at once (host-permit.ts).
@@ -165,7 +165,7 @@ export async function hostWorkflow(input: HostWorkflowInput): Promise<HostView> 
       const succeeded = await runOperation(decision.op, decision.state, {
         adopt: decision.adopt,
         power: decision.power,
-        ...(image ? { image } : {}),
+        ...(deploy ? { image: deploy.image, ...(deploy.verified ? { imageVerified: true as const } : {}) } : {}),
         ...(permit ? { release: permits.release, ...(permit.delayedSince ? { delayedSince: permit.delayedSince } : {}) } : {}),
       });
       if (decision.op === 'delete' && succeeded) break;

@@ -6,9 +6,14 @@
  * host, which stays where it was (available) with nothing sent to Ironic or
  * the BMC, and is checked again after the backoff, or at once when the spec
  * changes (a new image URL), as for any failed operation.
+ *
+ * With the host option `cacheImages` (patch `image-cache`) the image then goes
+ * into the workers' image cache, downloaded once and verified whole, and the
+ * deploy is pointed at the cache's URL.
  */
 import { isCancellation, log, patched, proxyActivities } from '@temporalio/workflow';
 import type { ImageActivities } from '../activities/image-activities';
+import type { ImageCacheActivities } from '../activities/image-cache-activities';
 import type { Image } from '../types/host';
 import { QUIET_RETRY } from './operation-common';
 import { failureMessage } from './failure-message';
@@ -21,28 +26,55 @@ const images = proxyActivities<ImageActivities>({
   retry: { ...QUIET_RETRY, maximumAttempts: 4 },
 });
 
+/** A whole image downloaded into the cache: as long as the origin takes, heartbeating every 5 s. */
+const cache = proxyActivities<ImageCacheActivities>({
+  startToCloseTimeout: '2 hours',
+  heartbeatTimeout: '30 seconds',
+  retry: { ...QUIET_RETRY, maximumAttempts: 4 },
+});
+
+/** The image as deployed, and whether its whole content was verified against its checksum on the way (the cache). */
+export interface DeployImage {
+  image: Image;
+  verified: boolean;
+}
+
 /**
- * The image to deploy (a checksum-file URL resolved to its hash), undefined
- * when no check runs, or `again` when the host must decide again: the check
- * failed and its backoff is over, or the spec changed while it ran.
+ * The image to deploy (a checksum-file URL resolved to its hash; with the
+ * cache, the cache's URL), undefined when no check runs, or `again` when the
+ * host must decide again: the check failed and its backoff is over, or the
+ * spec changed while it ran.
  */
-export async function imageToDeploy(ctx: HostContext, backoff: () => Promise<void>): Promise<Image | undefined | 'again'> {
+export async function imageToDeploy(ctx: HostContext, backoff: () => Promise<void>): Promise<DeployImage | undefined | 'again'> {
   const { s } = ctx;
   const image = s.spec?.image;
-  if (!image || s.options.probeImages !== true || !patched('image-probe')) return undefined;
+  if (!image) return undefined;
+  const probe = s.options.probeImages === true && patched('image-probe');
+  const cached = s.options.cacheImages === true && patched('image-cache');
+  if (!probe && !cached) return undefined;
   // A new spec, a delete or a pause while the check ran: its answer may be moot, so the host decides again.
   const generation = s.generation;
   const deleteRequested = s.deleteRequested;
   const nudged = ctx.nudges;
   const moved = (): boolean => s.generation !== generation || s.deleteRequested !== deleteRequested || ctx.nudges !== nudged;
   try {
-    const checked = await images.checkImage({ image });
-    if (moved()) return 'again';
-    for (const message of checked.warnings) {
-      log.warn(message);
-      await ctx.sync({ type: 'Warning', reason: 'ImageChecksumDeprecated', message });
+    let deploy: DeployImage = { image, verified: false };
+    if (probe) {
+      const checked = await images.checkImage({ image });
+      if (moved()) return 'again';
+      for (const message of checked.warnings) {
+        log.warn(message);
+        await ctx.sync({ type: 'Warning', reason: 'ImageChecksumDeprecated', message });
+      }
+      deploy = { image: checked.image, verified: false };
     }
-    return checked.image;
+    if (cached) {
+      const put = await cache.cacheImage({ image: deploy.image });
+      if (moved()) return 'again';
+      if (put.warning) await ctx.sync({ type: 'Warning', reason: 'ImageNotCached', message: put.warning });
+      deploy = { image: put.image, verified: put.warning === undefined };
+    }
+    return deploy;
   } catch (err) {
     if (isCancellation(err)) throw err;
     if (moved()) return 'again';

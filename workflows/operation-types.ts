@@ -20,6 +20,8 @@ export interface OperationInput {
   adopt?: { image?: Image };
   /** Provision only: the image as checked (image-check.ts), a checksum-file URL resolved to its hash; else spec.image. */
   image?: Image;
+  /** Provision only: `image` was verified whole on its way into the image cache (image-check.ts). */
+  imageVerified?: true;
   /** Steady-state power change or reboot: target, soft/hard, Ironic or BMC (power-operations.ts). */
   power?: PowerOrder;
   /** Clean only: the named steps, in order (clean-operation.ts). */

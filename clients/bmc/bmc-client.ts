@@ -14,7 +14,7 @@ import { BMC_TYPE_TABLE, type BmcAccess } from '../../types/bmc';
 import type { HardwareDetails } from '../../types/host';
 import { BmcError, IpmiError, RedfishError, type BmcProtocol } from './errors';
 import { IpmiClient, type IpmitoolOptions } from '../ipmi/client';
-import { RedfishClient, type BootTarget, type RedfishClientOptions, type ResetType } from '../redfish/client';
+import { RedfishClient, type BootTarget, type MediaSlot, type RedfishClientOptions, type ResetType } from '../redfish/client';
 
 export { BmcError, IpmiError, RedfishError, isBmcError, RETRYABLE_BMC_ERROR_KINDS, type BmcErrorKind, type BmcProtocol } from './errors';
 
@@ -61,9 +61,9 @@ export interface BmcClient {
   setBootDevice(device: BootDevice, opts?: BootDeviceOptions): Promise<void>;
   /** Out-of-band inventory (Redfish only). */
   getInventory?(): Promise<HardwareDetails>;
-  /** Virtual media on the CD slot (Redfish only). */
-  insertMedia?(imageUrl: string): Promise<void>;
-  ejectMedia?(): Promise<void>;
+  /** Virtual media on the CD slot, or the USB stick/floppy slot with `slot: 'usb'` (Redfish only). */
+  insertMedia?(imageUrl: string, slot?: MediaSlot): Promise<void>;
+  ejectMedia?(slot?: MediaSlot): Promise<void>;
   /** Ends the session (Redfish) and releases connections. */
   close(): Promise<void>;
 }
@@ -146,12 +146,12 @@ export class RedfishBmc implements BmcClient {
     return this.redfish.getInventory();
   }
 
-  insertMedia(imageUrl: string): Promise<void> {
-    return this.redfish.insertMedia(imageUrl);
+  insertMedia(imageUrl: string, slot: MediaSlot = 'cd'): Promise<void> {
+    return this.redfish.insertMedia(imageUrl, { slot });
   }
 
-  ejectMedia(): Promise<void> {
-    return this.redfish.ejectMedia();
+  ejectMedia(slot: MediaSlot = 'cd'): Promise<void> {
+    return this.redfish.ejectMedia(slot);
   }
 
   close(): Promise<void> {

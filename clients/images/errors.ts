@@ -21,7 +21,11 @@ export type ImageErrorType =
   /** The checksum file is not one (too big, binary, no hash in it). */
   | 'checksum-file'
   /** The checksum file has no line for the image's file name. */
-  | 'checksum-missing';
+  | 'checksum-missing'
+  /** The whole image was read and its hash is not the one given (the partial download is deleted). */
+  | 'checksum-mismatch'
+  /** The image cache cannot take it (not configured on the worker, no checksum to verify, bigger than the cache). */
+  | 'cache';
 
 /** Types that may pass on their own (the activity retries them); the others need a spec change. */
 export const TRANSIENT_IMAGE_ERRORS: ReadonlySet<ImageErrorType> = new Set(['unreachable']);

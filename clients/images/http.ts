@@ -41,16 +41,16 @@ export interface Answer {
 const one = (v: string | string[] | undefined): string | undefined => (Array.isArray(v) ? v[0] : v);
 
 /**
- * One request; `what` names the thing fetched in errors ("image", "checksum
- * file"). An HTTP error status is thrown as an ImageError, so is a request
- * that got no answer; `refusedOk` lists statuses returned instead of thrown.
+ * Sends one request and checks its status: an HTTP error status is thrown as
+ * an ImageError, so is a request that got no answer; `refusedOk` lists
+ * statuses returned instead of thrown (their body already discarded).
  */
-export async function fetchStart(
+export async function openImageRequest(
   dispatcher: Dispatcher,
   what: string,
   url: string,
-  init: { method: 'HEAD' | 'GET'; headers?: Record<string, string>; maxBytes: number; refusedOk?: (status: number) => boolean },
-): Promise<Answer> {
+  init: { method: 'HEAD' | 'GET'; headers?: Record<string, string>; refusedOk?: (status: number) => boolean },
+): Promise<{ res: Dispatcher.ResponseData; headers: Record<string, string | undefined> }> {
   let res: Dispatcher.ResponseData;
   try {
     res = await request(url, { method: init.method, headers: init.headers ?? {}, dispatcher });
@@ -63,7 +63,7 @@ export async function fetchStart(
   const headers = Object.fromEntries(Object.entries(res.headers).map(([k, v]) => [k.toLowerCase(), one(v)]));
   if (res.statusCode >= 400) {
     await res.body.dump().catch(() => undefined);
-    if (init.refusedOk?.(res.statusCode)) return { status: res.statusCode, headers, body: Buffer.alloc(0), truncated: false };
+    if (init.refusedOk?.(res.statusCode)) return { res, headers };
     throw statusError(`the ${what}`, url, res.statusCode);
   }
   if (res.statusCode >= 300) {
@@ -71,6 +71,21 @@ export async function fetchStart(
     await res.body.dump().catch(() => undefined);
     throw new ImageError('http-error', `the ${what} at ${where(url)}: HTTP ${res.statusCode}: more than 5 redirects, or a redirect without a Location`, res.statusCode);
   }
+  return { res, headers };
+}
+
+/**
+ * One request (openImageRequest) and at most `maxBytes` of its body; `what`
+ * names the thing fetched in errors ("image", "checksum file").
+ */
+export async function fetchStart(
+  dispatcher: Dispatcher,
+  what: string,
+  url: string,
+  init: { method: 'HEAD' | 'GET'; headers?: Record<string, string>; maxBytes: number; refusedOk?: (status: number) => boolean },
+): Promise<Answer> {
+  const { res, headers } = await openImageRequest(dispatcher, what, url, init);
+  if (res.statusCode >= 400) return { status: res.statusCode, headers, body: Buffer.alloc(0), truncated: false };
   if (init.method === 'HEAD') {
     await res.body.dump().catch(() => undefined);
     return { status: res.statusCode, headers, body: Buffer.alloc(0), truncated: false };

@@ -29,6 +29,11 @@ import type { BootOverride, PowerWaitOptions, RedfishClientOptions, RedfishPower
 export type { Json, RedfishResponse } from './http';
 export * from './types';
 
+/** Which virtual media slot: the CD/DVD (the ISO), or the USB stick/floppy (a config drive beside it). */
+export type MediaSlot = 'cd' | 'usb';
+
+const SLOT_TYPES: Record<MediaSlot, string[]> = { cd: ['CD', 'DVD'], usb: ['USBStick', 'Floppy'] };
+
 export class RedfishClient extends RedfishSession {
   private constructor(opts: RedfishClientOptions) {
     super(opts);
@@ -147,15 +152,18 @@ export class RedfishClient extends RedfishSession {
     return undefined;
   }
 
-  /** The CD-capable slot (MediaTypes contains CD or DVD); `unsupported` when there is none. */
-  async getVirtualMedia(): Promise<VirtualMediaState & { etag?: string; actions: Json }> {
+  /**
+   * The CD-capable slot (MediaTypes contains CD or DVD), or with `slot: 'usb'` the one that takes a
+   * USB stick or floppy (where a config drive goes beside the ISO); `unsupported` when there is none.
+   */
+  async getVirtualMedia(slotKind: MediaSlot = 'cd'): Promise<VirtualMediaState & { etag?: string; actions: Json }> {
     const system = await this.getSystem();
     const collection = await this.virtualMediaCollection(system);
     if (!collection) throw this.fail('unsupported', `system ${this.systemPath} on ${this.origin} has no virtual media`);
     for (const path of await this.collectionMembers(collection)) {
       const { body, etag } = await this.getWithEtag(path);
       const types = arr(body.MediaTypes).filter((t): t is string => typeof t === 'string');
-      if (types.includes('CD') || types.includes('DVD')) {
+      if (SLOT_TYPES[slotKind].some((t) => types.includes(t))) {
         const actions = obj(body.Actions);
         return {
           path,
@@ -169,16 +177,17 @@ export class RedfishClient extends RedfishSession {
         };
       }
     }
-    throw this.fail('unsupported', `system ${this.systemPath} on ${this.origin} has no CD/DVD virtual media slot in ${collection}`);
+    throw this.fail('unsupported', `system ${this.systemPath} on ${this.origin} has no ${SLOT_TYPES[slotKind].join('/')} virtual media slot in ${collection}`);
   }
 
-  /** Inserts an ISO (by URL) into the CD slot, ejecting another image first. */
-  async insertMedia(imageUrl: string, opts: { writeProtected?: boolean } = {}): Promise<void> {
-    let slot = await this.getVirtualMedia();
+  /** Inserts an ISO (by URL) into the CD slot (or `opts.slot`), ejecting another image first. */
+  async insertMedia(imageUrl: string, opts: { writeProtected?: boolean; slot?: MediaSlot } = {}): Promise<void> {
+    const kind = opts.slot ?? 'cd';
+    let slot = await this.getVirtualMedia(kind);
     if (slot.inserted && slot.image === imageUrl) return;
     if (slot.inserted || slot.image) {
-      await this.ejectMedia();
-      slot = await this.getVirtualMedia();
+      await this.ejectMedia(kind);
+      slot = await this.getVirtualMedia(kind);
     }
     const writeProtected = opts.writeProtected ?? true;
     const insert = str(obj(slot.actions['#VirtualMedia.InsertMedia']).target);
@@ -193,15 +202,15 @@ export class RedfishClient extends RedfishSession {
     } else {
       await this.patch(slot.path, { Image: imageUrl, Inserted: true, WriteProtected: writeProtected }, slot.etag);
     }
-    const after = await this.getVirtualMedia();
+    const after = await this.getVirtualMedia(kind);
     if (!after.inserted) {
       throw this.fail('bmc-fault', `Redfish BMC at ${this.origin} accepted the image for ${slot.path} but the slot shows nothing inserted`);
     }
   }
 
-  /** Ejects whatever is in the CD slot (nothing to do when it is empty). */
-  async ejectMedia(): Promise<void> {
-    const slot = await this.getVirtualMedia();
+  /** Ejects whatever is in the CD slot (or `slotKind`'s; nothing to do when it is empty). */
+  async ejectMedia(slotKind: MediaSlot = 'cd'): Promise<void> {
+    const slot = await this.getVirtualMedia(slotKind);
     if (!slot.inserted && !slot.image) return;
     const eject = str(obj(slot.actions['#VirtualMedia.EjectMedia']).target);
     if (eject) await this.postAction(eject, {});

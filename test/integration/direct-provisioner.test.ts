@@ -5,8 +5,8 @@
  * 127.0.0.1) and OpenIPMI's ipmi_sim with the chassis-control script of
  * test/bmc. What the BMCs show is read from them directly, not from our view.
  */
+import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { request } from 'undici';
 import { ApiError } from '../../api/host-service';
 import type { HostRef, HostSpec } from '../../types/host';
 import { ironicNodeName } from '../../types/host-ref';
@@ -14,6 +14,7 @@ import type { HostView } from '../../workflows/definitions';
 import { startHarness, uniq, waitFor, type Harness } from '../support/harness';
 import { SUSHY_URL } from '../support/env';
 import { resetRedfishSystem } from '../support/redfish-system';
+import { sushyState as readSushy, type SushyState } from '../support/sushy-state';
 import { serveFiles, tinyIso, type FileServer } from '../bmc/support/files';
 import { IPMI_PASSWORD, IPMI_USER, startIpmiSim, type IpmiSim } from '../bmc/support/ipmi-sim';
 
@@ -21,7 +22,6 @@ const NS = 'direct';
 const SYSTEM = '/redfish/v1/Systems/6d660000-0000-4000-8000-000000000005';
 const REDFISH_ADDRESS = `redfish-virtualmedia+${SUSHY_URL}${SYSTEM}`;
 const IPMI_PORT = 22633;
-const SUSHY_AUTH = `Basic ${Buffer.from('admin:password').toString('base64')}`;
 
 let h: Harness;
 let iso: FileServer;
@@ -29,33 +29,8 @@ let iso: FileServer;
 const isoFiles: Record<string, Buffer> = {};
 let sim: IpmiSim;
 
-async function redfishGet(path: string): Promise<Record<string, any>> {
-  const res = await request(`${SUSHY_URL}${path}`, { headers: { authorization: SUSHY_AUTH } });
-  const body = (await res.body.json()) as Record<string, any>;
-  if (res.statusCode !== 200) throw new Error(`GET ${path}: ${res.statusCode} ${JSON.stringify(body)}`);
-  return body;
-}
-
 /** What sushy itself reports: power, boot override, and the CD slot of the system's virtual media. */
-async function sushyState(): Promise<{ power: string; bootTarget: string; bootMode: string; inserted: boolean; image: string | null }> {
-  const system = await redfishGet(SYSTEM);
-  let collection: string | undefined = system.VirtualMedia?.['@odata.id'];
-  if (!collection) collection = (await redfishGet(system.Links.ManagedBy[0]['@odata.id'])).VirtualMedia['@odata.id'];
-  const members = (await redfishGet(collection!)).Members as { '@odata.id': string }[];
-  for (const m of members) {
-    const slot = await redfishGet(m['@odata.id']);
-    if ((slot.MediaTypes as string[]).some((t) => t === 'CD' || t === 'DVD')) {
-      return {
-        power: system.PowerState,
-        bootTarget: system.Boot.BootSourceOverrideTarget,
-        bootMode: system.Boot.BootSourceOverrideMode,
-        inserted: slot.Inserted === true,
-        image: slot.Image || null,
-      };
-    }
-  }
-  throw new Error('sushy shows no CD slot');
-}
+const sushyState = (): Promise<SushyState> => readSushy(SUSHY_URL, SYSTEM);
 
 const view = (name: string): Promise<HostView> => h.hosts.get({ namespace: NS, name });
 
@@ -193,7 +168,37 @@ describe('direct provisioner, Redfish (sushy-tools) through the host workflow', 
     expect(await sushyState()).toMatchObject({ power: 'Off', inserted: false });
   });
 
-  it('rejects what direct cannot do, naming the field: a fake:// BMC, a qcow2 image, user data, and switching provisioner', async () => {
+  it('reads a checksummed ISO whole before the BMC gets it: a mismatch is a provisioning error and nothing is inserted', async () => {
+    const name = uniq('rf-sum');
+    const ref = { namespace: NS, name };
+    const spec: HostSpec = { bmc: { address: REDFISH_ADDRESS, credentialsName: `${name}-bmc` }, online: true, provisioner: 'direct' };
+    await h.hosts.put(ref, { spec, credentials: { username: 'admin', password: 'password' } });
+    await waitState(name, 'available');
+    const body = isoFiles['live.iso']!;
+    const good = createHash('sha256').update(body).digest('hex');
+    const wrong = createHash('sha256').update('another ISO').digest('hex');
+    isoFiles['sum.iso'] = body;
+    const before = iso.hits('/sum.iso');
+    await h.hosts.setImage(ref, { url: `${iso.url('sum.iso')}?sig=s3cr3t`, format: 'live-iso', checksum: wrong, checksumType: 'sha256' });
+    const failed = await waitFor('a provisioning error', async () => {
+      const v = await view(name);
+      return v.status.errorType === 'provisioning error' ? v : undefined;
+    }, { timeoutMs: 90_000 });
+    expect(failed.status.errorMessage).toContain(`does not match its checksum: sha256 expected ${wrong}, got ${good}`);
+    expect(failed.status.errorMessage).not.toContain('s3cr3t');
+    // Read by the worker, not by the BMC: nothing was inserted.
+    expect(iso.hits('/sum.iso')).toBeGreaterThan(before);
+    expect((await sushyState()).inserted).toBe(false);
+    // The right checksum: verified, then inserted and booted.
+    await h.hosts.setImage(ref, { url: `${iso.url('sum.iso')}?sig=s3cr3t`, format: 'live-iso', checksum: good, checksumType: 'sha256' });
+    const provisioned = await waitState(name, 'provisioned');
+    expect(provisioned.status.operationalStatus).toBe('OK');
+    expect(await sushyState()).toMatchObject({ inserted: true, image: `${iso.url('sum.iso')}?sig=s3cr3t` });
+    await h.hosts.remove(ref);
+    await waitGone(ref);
+  });
+
+  it('rejects what direct cannot do, naming the field: a fake:// BMC, a qcow2 image, and switching provisioner', async () => {
     const name = uniq('rf-bad');
     const ref = { namespace: NS, name };
     const fake = await rejection(
@@ -222,8 +227,6 @@ describe('direct provisioner, Redfish (sushy-tools) through the host workflow', 
     await waitState(name, 'available');
     const viaImage = await rejection(h.hosts.setImage(ref, { url: 'http://127.0.0.1/disk.raw', checksum: 'b'.repeat(64), format: 'raw' }));
     expect(viaImage.fields.map((f) => f.field)).toEqual(['spec.image.format']);
-    const userData = await rejection(h.hosts.put(ref, { spec, userData: '#cloud-config\n' }));
-    expect(userData.fields.map((f) => f.field)).toEqual(['spec.userData']);
     const { provisioner: _p, ...ironicSpec } = spec;
     const switched = await rejection(h.hosts.put(ref, { spec: ironicSpec }));
     expect(switched.status).toBe(409);

@@ -16,6 +16,8 @@ import type { KubeRest } from '../../clients/kubernetes/kube-rest';
 import { LocalSecretStore } from '../../clients/secrets/local-store';
 import { createWorker } from '../../workers/worker';
 import type { DhcpSite } from '../../activities/dhcp-activities';
+import type { ServedImageCache } from '../../activities/image-cache-activities';
+import type { ServedConfigDrives } from '../../activities/config-drive-activities';
 import { HostService } from '../../api/host-service';
 import type { HostWorkflowOptions } from '../../workflows/definitions';
 import { IRONIC_URL, TEMPORAL_ADDRESS, WORKFLOW_BUNDLE_PATH } from './env';
@@ -81,6 +83,10 @@ export async function startHarness(
     provisioningLimitCheckSeconds?: number;
     /** Each DHCP site's dnsmasq (test/support/dnsmasq-site.ts). */
     dhcpSites?: Record<string, DhcpSite>;
+    /** The worker's image cache (test/support/image-cache.ts). */
+    imageCache?: ServedImageCache;
+    /** The direct provisioner's config drives (test/support/image-cache.ts). */
+    configDrives?: ServedConfigDrives;
   } = {},
 ): Promise<Harness> {
   // @temporalio/testing pointed at the real dev server the stack script started (never a downloaded one).
@@ -93,7 +99,7 @@ export async function startHarness(
   const secrets = new LocalSecretStore(secretDir, randomBytes(32));
   const taskQueue = uniq('tq');
   const worker = await createWorker(
-    { connection: nativeConnection, namespace: 'default', taskQueue, ironic, secrets, poll: { initialMs: 100, factor: 1.5, maxMs: 1000 }, dataConverter: opts.dataConverter, kubernetes: opts.kubernetes, provisioningLimit: opts.provisioningLimit, provisioningLimitCheckSeconds: opts.provisioningLimitCheckSeconds, dhcpSites: opts.dhcpSites },
+    { connection: nativeConnection, namespace: 'default', taskQueue, ironic, secrets, poll: { initialMs: 100, factor: 1.5, maxMs: 1000 }, dataConverter: opts.dataConverter, kubernetes: opts.kubernetes, provisioningLimit: opts.provisioningLimit, provisioningLimitCheckSeconds: opts.provisioningLimitCheckSeconds, dhcpSites: opts.dhcpSites, imageCache: opts.imageCache, configDrives: opts.configDrives },
     { workflowBundle: opts.workflowCode ? { code: opts.workflowCode } : { codePath: WORKFLOW_BUNDLE_PATH }, workflowsPath: undefined },
   );
   const running = opts.startWorker === false ? undefined : worker.run();

@@ -66,7 +66,7 @@ export function saveOperationHistory(op: { workflowId?: string; seq: number; kin
 }
 
 /** A fake-hardware host put through the API, once it is available and idle: its workflow handle and Ironic node id. */
-export async function availableFakeHost(h: Harness, ref: HostRef, bmcName: string): Promise<{ handle: WorkflowHandle<typeof hostWorkflow>; nodeId: string }> {
+export async function availableFakeHost(h: Harness, ref: HostRef, bmcName: string, timeoutMs?: number): Promise<{ handle: WorkflowHandle<typeof hostWorkflow>; nodeId: string }> {
   const handle = h.client.workflow.getHandle<typeof hostWorkflow>(hostWorkflowId(ref));
   await h.hosts.put(ref, {
     spec: { bmc: { address: `fake://${bmcName}`, credentialsName: `${bmcName}-bmc` }, bootMACAddress: randomMac(), online: true },
@@ -75,7 +75,7 @@ export async function availableFakeHost(h: Harness, ref: HostRef, bmcName: strin
   const view = await waitFor('available', async () => {
     const v = await handle.query(hostViewQuery);
     return v.status.provisioning.state === 'available' && !v.currentOperation ? v : undefined;
-  });
+  }, timeoutMs ? { timeoutMs } : {});
   return { handle, nodeId: view.status.provisioning.ID };
 }
 

@@ -57,6 +57,23 @@ describe('host workflow options from the environment', () => {
     expect(loadConfig({ METALFLOW_MAX_HISTORY_EVENTS: '60' }).hostOptions).toEqual({ maxHistoryEvents: 60 });
     expect(loadConfig({ METALFLOW_PROBE_IMAGES: '1' }).hostOptions).toEqual({ probeImages: true });
     expect(loadConfig({ METALFLOW_PROBE_IMAGES: '0' }).hostOptions).toEqual({ probeImages: false });
+    expect(loadConfig({ METALFLOW_CACHE_IMAGES: '1' }).hostOptions).toEqual({ cacheImages: true });
+    expect(() => loadConfig({ METALFLOW_CACHE_IMAGES: 'yes' })).toThrow(/METALFLOW_CACHE_IMAGES must be 0 or 1, got "yes"/);
+  });
+
+  it('reads the image cache: off unless METALFLOW_IMAGE_CACHE_DIR, served on loopback by default', () => {
+    expect(loadConfig({}).imageCache).toBeUndefined();
+    expect(loadConfig({ METALFLOW_IMAGE_CACHE_DIR: '/var/cache/mf' }).imageCache).toEqual({
+      dir: '/var/cache/mf',
+      maxBytes: 20 * 2 ** 30,
+      host: '127.0.0.1',
+      port: 8081,
+      url: 'http://127.0.0.1:8081',
+    });
+    const site = { METALFLOW_IMAGE_CACHE_DIR: '/c', METALFLOW_IMAGE_CACHE_HOST: '0.0.0.0', METALFLOW_IMAGE_CACHE_PORT: '9000', METALFLOW_IMAGE_CACHE_URL: 'http://10.0.0.5:9000' };
+    expect(loadConfig({ ...site, METALFLOW_IMAGE_CACHE_MAX_BYTES: '1000' }).imageCache).toEqual({ dir: '/c', maxBytes: 1000, host: '0.0.0.0', port: 9000, url: 'http://10.0.0.5:9000' });
+    expect(() => loadConfig({ ...site, METALFLOW_IMAGE_CACHE_URL: 'http://10.0.0.5:9000/cache' })).toThrow(/METALFLOW_IMAGE_CACHE_URL must be http\(s\):\/\/host\[:port\] with no path/);
+    expect(() => loadConfig({ ...site, METALFLOW_IMAGE_CACHE_MAX_BYTES: '0' })).toThrow(/METALFLOW_IMAGE_CACHE_MAX_BYTES/);
     for (const bad of ['19', '10241', '4e3x', '100.5']) {
       expect(() => loadConfig({ METALFLOW_MAX_HISTORY_EVENTS: bad })).toThrow(
         `METALFLOW_MAX_HISTORY_EVENTS must be a whole number of events from 20 to 10240, got "${bad}"`,

@@ -35,6 +35,10 @@ describe('validation of provisioner: direct', () => {
     expect(errorsOf(direct({ bmc: { address, credentialsName: 'c' }, image: liveIso }))).toEqual([]);
   });
 
+  it('accepts user, network and meta data (they go on a config drive beside the ISO)', () => {
+    expect(errorsOf(direct({ image: liveIso, userData: { name: 'ud' }, networkData: { name: 'nd' }, metaData: { name: 'md' } }))).toEqual([]);
+  });
+
   it('accepts an IPMI BMC without an image (power only)', () => {
     expect(errorsOf(direct({ bmc: { address: 'ipmi://127.0.0.1:6623', credentialsName: 'c' } }))).toEqual([]);
     expect(errorsOf(direct({ bmc: { address: '10.0.0.5', credentialsName: 'c' }, online: false }))).toEqual([]);
@@ -46,8 +50,6 @@ describe('validation of provisioner: direct', () => {
     ['an image without format', { image: { url: 'http://x/disk.img', checksum: 'a'.repeat(64) } }, 'spec.image.format', /only format "live-iso".*unset format/],
     ['an image on an IPMI BMC', { bmc: { address: 'ipmi://10.0.0.5', credentialsName: 'c' }, image: liveIso }, 'spec.image', /IPMI BMC \(ipmi:\/\/10\.0\.0\.5\) does not have/],
     ['UEFISecureBoot', { bootMode: 'UEFISecureBoot', image: liveIso }, 'spec.bootMode', /UEFI or legacy boot only/],
-    ['user data', { image: liveIso, userData: { name: 'ud' } }, 'spec.userData', /cannot hand it userData/],
-    ['network data', { networkData: { name: 'nd' } }, 'spec.networkData', /cannot hand it networkData/],
   ];
   it.each(cases)('rejects %s, naming the field and what is accepted', (_what, over, field, reason) => {
     const errors = errorsOf(direct(over));
