@@ -21,6 +21,7 @@ import { credentialsName, hostFacts } from './metric-facts';
 import { serveMetrics } from '../../clients/prometheus/metrics-server';
 import { RemediationController } from './remediations';
 import { IpamController } from './ipam';
+import { HealthCheck } from './health-check';
 
 const config = loadConfig();
 const log = (m: string): void => console.log(`[controller] ${m}`);
@@ -52,6 +53,7 @@ if (settings.metricsPort !== undefined) {
 }
 let remediations: RemediationController | undefined;
 let ipam: IpamController | undefined;
+let healthCheck: HealthCheck | undefined;
 
 /** Drives hosts while holding the lease; stops at once when it is lost, then campaigns again. */
 async function lead(): Promise<void> {
@@ -65,6 +67,7 @@ async function lead(): Promise<void> {
         queue?.stop();
         stopScan?.();
         remediations?.stop();
+        healthCheck?.stop();
         ipam?.stop();
         resolve();
       });
@@ -83,6 +86,7 @@ async function lead(): Promise<void> {
       (key) => {
         observe(key);
         q.add(key);
+        healthCheck?.poke();
       },
       { log },
     );
@@ -118,9 +122,15 @@ async function lead(): Promise<void> {
     await sec.start();
     await inf.start();
     log(`watching ${inf.cache.size} BareMetalHosts`);
-    remediations = new RemediationController({ rest, client, taskQueue: config.taskQueue, namespace: watchNamespace, log });
+    const rem = new RemediationController({ rest, client, taskQueue: config.taskQueue, namespace: watchNamespace, log, onChange: () => healthCheck?.poke() });
+    remediations = rem;
     // Not awaited: a cluster without the HostRemediation CRD still gets its hosts driven (the list is retried and logged).
-    void remediations.start();
+    // The health check starts once the HostRemediations are listed: it counts those running.
+    const check = settings.healthCheck && new HealthCheck({ rest, config: settings.healthCheck, hosts: () => inf.cache.values(), remediations: () => rem.objects(), log });
+    void rem.start().then(() => {
+      healthCheck = check;
+      return check?.start();
+    });
     // Metal3 IPAM's IPPools and IPClaims (k8s/controller/ipam.ts); likewise not awaited, for clusters without its CRDs.
     ipam = new IpamController({ rest, client, taskQueue: config.taskQueue, namespace: watchNamespace, log });
     void ipam.start();
@@ -171,6 +181,7 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     queue?.stop();
     stopScan?.();
     remediations?.stop();
+    healthCheck?.stop();
     ipam?.stop();
     elector.stop();
     void connection.close().then(() => process.exit(0));

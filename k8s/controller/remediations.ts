@@ -25,6 +25,8 @@ export interface RemediationControllerDeps {
   taskQueue: string;
   namespace?: string;
   log: (message: string) => void;
+  /** Told of every change (the health check counts remediations running). */
+  onChange?: () => void;
 }
 
 export class RemediationController {
@@ -35,11 +37,19 @@ export class RemediationController {
 
   constructor(private readonly deps: RemediationControllerDeps) {
     this.queue = new WorkQueue((key) => this.reconcile(key), { maxQueued: 10_000, concurrency: 4, baseBackoffMs: 500, maxBackoffMs: 30_000 });
-    this.informer = new Informer<HostRemediationObject>(deps.rest, hostRemediationsPath(deps.namespace), (key) => this.queue.add(key), { log: deps.log });
+    this.informer = new Informer<HostRemediationObject>(deps.rest, hostRemediationsPath(deps.namespace), (key) => {
+      this.queue.add(key);
+      deps.onChange?.();
+    }, { log: deps.log });
   }
 
   start(): Promise<void> {
     return this.informer.start();
+  }
+
+  /** The HostRemediations as last seen. */
+  objects(): Iterable<HostRemediationObject> {
+    return this.informer.cache.values();
   }
 
   stop(): void {
@@ -58,7 +68,7 @@ export class RemediationController {
     const ref = { namespace, name: obj.spec.hostName };
     const workflowId = remediationWorkflowId(ref, uid);
     this.workflows.set(key, workflowId);
-    if (obj.status?.outcome && obj.status.outcome !== 'running') return;
+    if (!remediationActive(obj)) return;
     const { hostName: _host, ...request } = obj.spec;
     const input: RemediationInput = { ref, uid, request, kubernetes: true, resource: { name } };
     try {
@@ -88,3 +98,8 @@ export class RemediationController {
     this.workflows.delete(key);
   }
 }
+
+const ENDED = new Set(['succeeded', 'failed', 'refused', 'cancelled']);
+
+/** Not ended and not being deleted: running, queued, or not started yet. */
+export const remediationActive = (r: HostRemediationObject): boolean => !r.metadata.deletionTimestamp && !ENDED.has(r.status?.outcome ?? '');

@@ -24,6 +24,7 @@ import { uniq, waitFor } from '../support/harness';
 import { kubectl } from './kube-harness';
 import { fakeHostSpec, hostDoc, secretDoc } from './manifests';
 import { useShimSuite } from './shim-harness';
+import { kubeletRuns, setReady } from './play-kubelet';
 
 const NS = uniq('mf-remed');
 const TASK_QUEUE = uniq('tq-remed');
@@ -62,12 +63,6 @@ function kubeletRegisters(name: string, machine: { providerID: string; systemUUI
   });
   setReady(name, machine.systemUUID, 'True');
 }
-function setReady(name: string, systemUUID: string, status: 'True' | 'False'): void {
-  const at = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
-  const cond = { type: 'Ready', status, reason: status === 'True' ? 'KubeletReady' : 'KubeletNotReady', message: 'set by the test', lastHeartbeatTime: at, lastTransitionTime: at };
-  kubectl(['patch', 'node', name, '--subresource=status', '--type=merge', '-p', JSON.stringify({ status: { nodeInfo: { systemUUID }, conditions: [cond] } })]);
-}
-
 interface Machine {
   host: string;
   node: string;
@@ -136,22 +131,6 @@ async function completed(h: WorkflowHandle, activity: string): Promise<number> {
     if (c && scheduled.get(String(c.scheduledEventId)) === activity) n += 1;
   }
   return n;
-}
-
-/**
- * A running kubelet: reports the Node Ready with a fresh heartbeat every second
- * until `until` settles (a remediation counts only a heartbeat from after the power came back).
- */
-async function kubeletRuns<T>(m: Machine, until: Promise<T>): Promise<T> {
-  let over = false;
-  const settled = until.finally(() => {
-    over = true;
-  });
-  while (!over) {
-    setReady(m.node, m.systemUUID, 'True');
-    await Promise.race([settled.catch(() => undefined), new Promise((r) => setTimeout(r, 1000))]);
-  }
-  return settled;
 }
 
 /** Plays the kubelet through one Delete-path power cycle: waits for the Node to go (checking the host is off by then), then comes back. */
