@@ -9,7 +9,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { randomUUID } from 'node:crypto';
-import type { WorkflowHandle } from '@temporalio/client';
+import { WorkflowNotFoundError, type WorkflowHandle } from '@temporalio/client';
 import { hostWorkflowId } from '../../types/host-ref';
 import { hostViewQuery, type HostView } from '../../workflows/definitions';
 import {
@@ -145,7 +145,7 @@ async function kubeletThroughDelete(m: Machine, onGone?: () => void): Promise<vo
   kubeletRegisters(m.node, m, { 'kubernetes.io/hostname': m.node });
 }
 
-const HOSTS = { deleted: uniq('del'), taint: uniq('taint'), timeout: uniq('tmo'), offline: uniq('off'), crash: uniq('crash'), crd: uniq('crd') };
+const HOSTS = { deleted: uniq('del'), taint: uniq('taint'), timeout: uniq('tmo'), offline: uniq('off'), crash: uniq('crash'), crd: uniq('crd'), serial: uniq('serial') };
 
 describe('remediation (reboot strategy) on a real API server', () => {
   it('hosts come up', async () => {
@@ -155,9 +155,10 @@ describe('remediation (reboot strategy) on a real API server', () => {
     createHost(HOSTS.timeout);
     createHost(HOSTS.offline, { online: false });
     createHost(HOSTS.crd);
+    createHost(HOSTS.serial);
     waitState(HOSTS.deleted, 'provisioned');
     waitState(HOSTS.crash, 'provisioned');
-    for (const h of [HOSTS.taint, HOSTS.timeout, HOSTS.offline, HOSTS.crd]) waitState(h, 'available');
+    for (const h of [HOSTS.taint, HOSTS.timeout, HOSTS.offline, HOSTS.crd, HOSTS.serial]) waitState(h, 'available');
     kubectl(['wait', '--for=condition=Established', '--timeout=60s', 'crd/hostremediations.metalflow.io']);
   }, 600_000);
 
@@ -273,4 +274,26 @@ describe('remediation (reboot strategy) on a real API server', () => {
     expect(Object.keys(annotations).filter((k) => k.startsWith('reboot.metal3.io/'))).toEqual([]);
     expect(annotations[REMEDIATION_ANNOTATIONS.labelsBackup]).toBeDefined();
   }, LONG * 2);
+
+  it('two HostRemediations of one host: the second is queued, naming the first, and starts only once the first has ended', async () => {
+    const m = nodeFor(HOSTS.serial);
+    const since = new Date().toISOString();
+    const doc = (name: string) => ({ apiVersion: 'metalflow.io/v1alpha1', kind: 'HostRemediation', metadata: { name }, spec: { hostName: HOSTS.serial, strategy: { type: 'Reboot' } } });
+    kubectl(['apply', '-n', NS, '-f', '-'], { input: JSON.stringify({ apiVersion: 'v1', kind: 'List', items: [doc('serial-a'), doc('serial-b')] }) });
+    const object = (name: string) =>
+      JSON.parse(kubectl(['get', 'hostremediation', name, '-n', NS, '-o', 'json']).stdout) as { metadata: { uid: string }; status?: { outcome?: string; message?: string } };
+    await waitFor('one queued', async () => ['serial-a', 'serial-b'].some((n) => object(n).status?.outcome === 'queued'), { timeoutMs: LONG, intervalMs: 250 });
+    const [first, second] = object('serial-a').status?.outcome === 'queued' ? ['serial-b', 'serial-a'] : ['serial-a', 'serial-b'];
+    expect(object(second).status?.message).toMatch(new RegExp(`HostRemediation ${first} of host ${HOSTS.serial} runs first`));
+    const workflowOf = (name: string) => suite.client.workflow.getHandle(remediationWorkflowId({ namespace: NS, name: HOSTS.serial }, object(name).metadata.uid));
+    await expect(workflowOf(second).describe()).rejects.toThrow(WorkflowNotFoundError);
+
+    await kubeletRuns(m, waitFor('both succeeded', async () => [first, second].every((n) => object(n).status?.outcome === 'succeeded'), { timeoutMs: LONG * 2, intervalMs: 500 }));
+    // The second started only after the first's last step (its status written as ended, after its release).
+    const steps = ((await workflowOf(first).fetchHistory()).events ?? []).filter((e) => e.activityTaskScheduledEventAttributes);
+    const last = steps[steps.length - 1]!.eventTime!;
+    expect(Number(last.seconds) * 1000 + Math.floor((last.nanos ?? 0) / 1e6)).toBeLessThanOrEqual((await workflowOf(second).describe()).startTime.getTime());
+    // Two power cycles, one after the other.
+    expect(await powerChanges(HOSTS.serial, since)).toBe(4);
+  }, LONG * 3);
 });
