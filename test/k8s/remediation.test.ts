@@ -145,7 +145,7 @@ async function kubeletThroughDelete(m: Machine, onGone?: () => void): Promise<vo
   kubeletRegisters(m.node, m, { 'kubernetes.io/hostname': m.node });
 }
 
-const HOSTS = { deleted: uniq('del'), taint: uniq('taint'), timeout: uniq('tmo'), offline: uniq('off'), crash: uniq('crash'), crd: uniq('crd'), serial: uniq('serial') };
+const HOSTS = { deleted: uniq('del'), taint: uniq('taint'), timeout: uniq('tmo'), offline: uniq('off'), crash: uniq('crash'), crd: uniq('crd'), serial: uniq('serial'), noOff: uniq('nooff') };
 
 describe('remediation (reboot strategy) on a real API server', () => {
   it('hosts come up', async () => {
@@ -156,9 +156,10 @@ describe('remediation (reboot strategy) on a real API server', () => {
     createHost(HOSTS.offline, { online: false });
     createHost(HOSTS.crd);
     createHost(HOSTS.serial);
+    createHost(HOSTS.noOff, { disablePowerOff: true });
     waitState(HOSTS.deleted, 'provisioned');
     waitState(HOSTS.crash, 'provisioned');
-    for (const h of [HOSTS.taint, HOSTS.timeout, HOSTS.offline, HOSTS.crd, HOSTS.serial]) waitState(h, 'available');
+    for (const h of [HOSTS.taint, HOSTS.timeout, HOSTS.offline, HOSTS.crd, HOSTS.serial, HOSTS.noOff]) waitState(h, 'available');
     kubectl(['wait', '--for=condition=Established', '--timeout=60s', 'crd/hostremediations.metalflow.io']);
   }, 600_000);
 
@@ -296,4 +297,20 @@ describe('remediation (reboot strategy) on a real API server', () => {
     // Two power cycles, one after the other.
     expect(await powerChanges(HOSTS.serial, since)).toBe(4);
   }, LONG * 3);
+
+  it('a spec.disablePowerOff host is rebooted, never powered off, and its Node tainted only once the reboot has run', async () => {
+    const m = nodeFor(HOSTS.noOff);
+    const since = new Date().toISOString();
+    const h = await startRemediation(HOSTS.noOff, { strategy: { type: 'Reboot' } });
+    await waitFor('the out-of-service taint', async () => node(m.node)?.spec?.taints?.some((t) => t.key === REMEDIATION_ANNOTATIONS.outOfServiceTaint), { timeoutMs: LONG, intervalMs: 250 });
+    const rebooted = (await view(HOSTS.noOff)).operations.find((o) => o.kind === 'reboot' && o.startedAt >= since);
+    expect(rebooted).toMatchObject({ outcome: 'succeeded' });
+    const r = await kubeletRuns(m, result(h));
+    expect(r).toMatchObject({ outcome: 'succeeded', retryCount: 1 });
+    expect(r.steps.map((s) => s.step)).toContain('the host rebooted');
+    const ops = (await view(HOSTS.noOff)).operations.filter((o) => o.startedAt >= since);
+    expect(ops.map((o) => o.kind)).toEqual(['reboot']);
+    expect((await view(HOSTS.noOff)).power.holds).toEqual({});
+    expect(Object.keys(bmh(HOSTS.noOff).metadata.annotations ?? {}).filter((k) => k.startsWith('reboot.metal3.io/'))).toEqual([]);
+  }, LONG * 2);
 });
