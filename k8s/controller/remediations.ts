@@ -25,8 +25,8 @@ export interface RemediationControllerDeps {
   taskQueue: string;
   namespace?: string;
   log: (message: string) => void;
-  /** Told of every change (the health check counts remediations running). */
-  onChange?: () => void;
+  /** Told of every change (the health check counts remediations running; CAPM3's status follows). */
+  onChange?: (key: string) => void;
 }
 
 export class RemediationController {
@@ -41,12 +41,16 @@ export class RemediationController {
       this.queue.add(key);
       // One ending or deleted may let a queued one of its host start.
       for (const [k, o] of this.informer.cache) if (k !== key && o.status?.outcome === 'queued') this.queue.add(k);
-      deps.onChange?.();
+      deps.onChange?.(key);
     }, { log: deps.log });
   }
 
   start(): Promise<void> {
     return this.informer.start();
+  }
+
+  get(key: string): HostRemediationObject | undefined {
+    return this.informer.cache.get(key);
   }
 
   /** The HostRemediations as last seen. */
