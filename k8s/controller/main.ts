@@ -61,8 +61,10 @@ let capm3: Capm3RemediationBridge | undefined;
 async function lead(): Promise<void> {
   for (;;) {
     log(`${identity} waiting for the lease`);
+    const cycle = { leading: true };
     const lost = new Promise<void>((resolve) => {
       void elector.acquire(() => {
+        cycle.leading = false;
         log('lost the lease; stopped driving hosts');
         informer?.stop();
         secrets?.stop();
@@ -137,6 +139,8 @@ async function lead(): Promise<void> {
     const check = settings.healthCheck && new HealthCheck({ rest, config: settings.healthCheck, hosts: () => inf.cache.values(), remediations: () => rem.objects(), log });
     const bridge = settings.remediationCapm3 ? new Capm3RemediationBridge({ rest, namespace: watchNamespace, hostRemediation: (key) => rem.get(key), log }) : undefined;
     void rem.start().then(() => {
+      // The lease may have gone while the HostRemediations were listed: then nothing starts.
+      if (!cycle.leading) return;
       healthCheck = check;
       capm3 = bridge;
       return Promise.all([check?.start(), bridge?.start()]);
