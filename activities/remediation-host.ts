@@ -106,6 +106,24 @@ export function createRemediationHostActivities(deps: { client?: Client; rest?: 
       }
     },
 
+    /**
+     * A host with spec.disablePowerOff is rebooted by a keyed request, never held off (as
+     * Metal3 does): waits until the host workflow holds `key` and its one-shot reboot has
+     * run (nothing pending, no operation running), or until `deadline`.
+     */
+    async awaitHostRebooted(call: { ref: HostRef; key: string; deadline: string }): Promise<{ reached: boolean }> {
+      const end = Date.parse(call.deadline);
+      for (;;) {
+        const v = await view(call.ref);
+        if (v === undefined) throw ApplicationFailure.nonRetryable(`host ${call.ref.namespace}/${call.ref.name} is gone`, FAILURE.hostGone);
+        const held = v.power.holds[call.key] !== undefined;
+        if (held && !v.power.reboot && !v.currentOperation) return { reached: true };
+        if (Date.now() >= end) return { reached: false };
+        heartbeat({ held, rebootPending: v.power.reboot !== undefined });
+        await pause(POLL_MS);
+      }
+    },
+
     /** Gives up on the host as CAPM3 does: `capm3.metal3.io/unhealthy` (Kubernetes mode; API mode shows it on the remediation). */
     async markHostUnhealthy(call: { ref: HostRef; kubernetes: boolean }): Promise<void> {
       if (call.kubernetes) await annotateHost(rest(), call.ref, { [REMEDIATION_ANNOTATIONS.unhealthy]: '' });

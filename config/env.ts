@@ -6,6 +6,7 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadTlsConfig, type TemporalConnectionSettings, type TlsConfig } from './tls';
 import { DEFAULT_PROVISIONING_LIMIT } from '../types/provisioning-limit';
+import { loadHealthCheckConfig, type HealthCheckConfig } from './health-check';
 
 export type { TemporalConnectionSettings, TemporalTls, TlsConfig, TlsFiles } from './tls';
 
@@ -91,6 +92,10 @@ export interface ControllerConfig {
   id?: string;
   /** Port of the controller's Prometheus endpoint (metal3_* series) on METALFLOW_METRICS_HOST; off when unset. */
   metricsPort?: number;
+  /** Metal3Remediation objects are read (k8s/controller/capm3-remediations.ts): for CAPM3 without its remediation controller. */
+  remediationCapm3: boolean;
+  /** The built-in health check (config/health-check.ts); undefined: off. */
+  healthCheck?: HealthCheckConfig;
 }
 
 /** A whole number in [min, max] from the environment, undefined when unset; `what` completes "must be ...". */
@@ -204,6 +209,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): MetalflowConfi
       endedScanSeconds: seconds('METALFLOW_CONTROLLER_ENDED_SCAN_SECONDS', env.METALFLOW_CONTROLLER_ENDED_SCAN_SECONDS, 1) ?? 30,
       id: env.METALFLOW_CONTROLLER_ID || undefined,
       metricsPort: whole('METALFLOW_CONTROLLER_METRICS_PORT', env.METALFLOW_CONTROLLER_METRICS_PORT, 1, 65_535, 'a port from 1 to 65535'),
+      remediationCapm3: ((v) => {
+        if (!['', 'true', 'false'].includes(v)) throw new Error(`METALFLOW_REMEDIATION_CAPM3 must be "true" or "false", got "${v}"`);
+        return v === 'true';
+      })(env.METALFLOW_REMEDIATION_CAPM3 ?? ''),
+      healthCheck: loadHealthCheckConfig(env),
     },
     metricsHost: env.METALFLOW_METRICS_HOST || '127.0.0.1',
     workerMetricsPort: whole('METALFLOW_WORKER_METRICS_PORT', env.METALFLOW_WORKER_METRICS_PORT, 1, 65_535, 'a port from 1 to 65535'),

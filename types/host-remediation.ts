@@ -29,7 +29,9 @@ export const HostRemediationStatusSchema = Type.Object(
     retryCount: Type.Optional(Type.Integer({ minimum: 0, description: 'Power cycles asked for so far' })),
     lastRemediated: Type.Optional(Type.String({ maxLength: 64, description: 'When the last power cycle was asked for (RFC 3339)' })),
     outcome: Type.Optional(
-      Type.Union(['running', 'succeeded', 'failed', 'refused', 'cancelled'].map((o) => Type.Literal(o)), { description: 'refused: nothing was changed' }),
+      Type.Union(['queued', 'running', 'succeeded', 'failed', 'refused', 'cancelled'].map((o) => Type.Literal(o)), {
+        description: 'queued: another remediation of the host runs first (message names it); refused: nothing was changed',
+      }),
     ),
     message: Type.Optional(Type.String({ maxLength: 4096, description: 'The last step or the reason it ended' })),
     workflowId: Type.Optional(Type.String({ maxLength: 1024, description: 'The Temporal workflow running it' })),

@@ -10,7 +10,7 @@
  * history is bounded by its attempts. Each step is an activity with a
  * summary and the workflow's current details say where it stands.
  */
-import { ApplicationFailure, CancellationScope, isCancellation, log, proxyActivities, setCurrentDetails, setHandler, workflowInfo, type ActivityOptions } from '@temporalio/workflow';
+import { ApplicationFailure, CancellationScope, isCancellation, log, patched, proxyActivities, setCurrentDetails, setHandler, workflowInfo, type ActivityOptions } from '@temporalio/workflow';
 import { MAX_RETRY_LIMIT } from '../types/remediation';
 import type { createRemediationHostActivities } from '../activities/remediation-host';
 import type { createRemediationNodeActivities } from '../activities/remediation-node';
@@ -89,7 +89,9 @@ export async function remediateWorkflow(input: RemediationInput): Promise<Remedi
     const h = await quick.readRemediationHost(ref);
     if (!h.found) return await end('refused', `host ${host} not found: nothing changed`, 'Failed');
     if (!h.online) return await end('refused', 'Unable to remediate, Host is powered off (spec.online is false): nothing changed', 'Failed');
-    if (h.disablePowerOff) return await end('refused', 'the host has spec.disablePowerOff: a power cycle would power it off; nothing changed', 'Failed');
+    // A host whose power must never go off is rebooted instead (Metal3 reads the keyed request so); refused before the patch.
+    const rebootOnly = h.disablePowerOff === true && patched('remediation-disable-power-off-reboot');
+    if (h.disablePowerOff && !rebootOnly) return await end('refused', 'the host has spec.disablePowerOff: a power cycle would power it off; nothing changed', 'Failed');
     if (kubernetes) {
       const found = await act('findHostNode', 'find the Node')([{ nodeName: input.request.nodeName, hostUid: h.uid }]);
       if (!found.node) return await end('refused', `${found.reason ?? 'no Node'}: nothing changed`, 'Failed');
@@ -100,21 +102,25 @@ export async function remediateWorkflow(input: RemediationInput): Promise<Remedi
       v.retryCount += 1;
       v.lastRemediated = now();
       const deadline = Date.parse(v.lastRemediated) + v.strategy.timeoutSeconds * 1000;
-      step(`power off (hard) requested with key ${key}`, 'Running');
+      step(rebootOnly ? `reboot (hard) requested with key ${key} (spec.disablePowerOff: rebooted, never powered off)` : `power off (hard) requested with key ${key}`, 'Running');
       await publish();
       held = true;
-      await act('holdHostOff', `power off (key ${key})`)([{ ref, key, kubernetes }]);
-      const off = await act('awaitHostPower', 'wait for powered off', waiting(deadline))([{ ref, on: false, key, deadline: new Date(deadline).toISOString() }]);
+      await act('holdHostOff', rebootOnly ? `reboot (key ${key})` : `power off (key ${key})`)([{ ref, key, kubernetes }]);
+      const iso = new Date(deadline).toISOString();
+      const off = rebootOnly
+        ? await act('awaitHostRebooted', 'wait for the reboot', waiting(deadline))([{ ref, key, deadline: iso }])
+        : await act('awaitHostPower', 'wait for powered off', waiting(deadline))([{ ref, on: false, key, deadline: iso }]);
       if (off.reached) {
-        step('the host reports powered off');
+        // After a reboot, as after a power off, nothing that ran on the host before is running: the workloads may move.
+        step(rebootOnly ? 'the host rebooted' : 'the host reports powered off');
         if (v.node) await takeWorkloadsAway(v.node);
       } else {
-        step(`the host did not report powered off within ${v.strategy.timeoutSeconds} s`);
+        step(`the host did not report ${rebootOnly ? 'its reboot done' : 'powered off'} within ${v.strategy.timeoutSeconds} s`);
       }
       await act('releaseHostOff', `release power-off key ${key}`)([{ ref, key, kubernetes }]);
       held = false;
       const released = now();
-      step('power-off request released: the host powers on', 'Waiting');
+      step(rebootOnly ? 'reboot request released' : 'power-off request released: the host powers on', 'Waiting');
       await publish();
       if (off.reached && (await returned(released, deadline))) {
         return await end('succeeded', `remediated: ${v.node ? `Node ${v.node.name} is back` : 'the host was power-cycled'} after ${v.retryCount} power cycle(s)`);

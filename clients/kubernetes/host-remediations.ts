@@ -19,3 +19,14 @@ export async function patchHostRemediationStatus(rest: KubeRest, namespace: stri
     throw err;
   }
 }
+
+/** Creates a HostRemediation; false when one of that name exists already (a deterministic name: created once). */
+export async function createHostRemediation(rest: KubeRest, namespace: string, object: Record<string, unknown>): Promise<boolean> {
+  try {
+    await rest.call('POST', hostRemediationsPath(namespace), { body: { apiVersion: `${HOST_REMEDIATION.group}/${HOST_REMEDIATION.version}`, kind: HOST_REMEDIATION.kind, ...object } });
+    return true;
+  } catch (err) {
+    if (err instanceof KubeError && err.status === 409) return false;
+    throw err;
+  }
+}

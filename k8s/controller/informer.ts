@@ -18,6 +18,8 @@ export interface KubeObject {
     deletionTimestamp?: string;
     finalizers?: string[];
     annotations?: Record<string, string>;
+    labels?: Record<string, string>;
+    creationTimestamp?: string;
   };
 }
 

@@ -21,6 +21,8 @@ import { credentialsName, hostFacts } from './metric-facts';
 import { serveMetrics } from '../../clients/prometheus/metrics-server';
 import { RemediationController } from './remediations';
 import { IpamController } from './ipam';
+import { HealthCheck } from './health-check';
+import { Capm3RemediationBridge } from './capm3-remediations';
 
 const config = loadConfig();
 const log = (m: string): void => console.log(`[controller] ${m}`);
@@ -52,19 +54,25 @@ if (settings.metricsPort !== undefined) {
 }
 let remediations: RemediationController | undefined;
 let ipam: IpamController | undefined;
+let healthCheck: HealthCheck | undefined;
+let capm3: Capm3RemediationBridge | undefined;
 
 /** Drives hosts while holding the lease; stops at once when it is lost, then campaigns again. */
 async function lead(): Promise<void> {
   for (;;) {
     log(`${identity} waiting for the lease`);
+    const cycle = { leading: true };
     const lost = new Promise<void>((resolve) => {
       void elector.acquire(() => {
+        cycle.leading = false;
         log('lost the lease; stopped driving hosts');
         informer?.stop();
         secrets?.stop();
         queue?.stop();
         stopScan?.();
         remediations?.stop();
+        healthCheck?.stop();
+        capm3?.stop();
         ipam?.stop();
         resolve();
       });
@@ -83,6 +91,7 @@ async function lead(): Promise<void> {
       (key) => {
         observe(key);
         q.add(key);
+        healthCheck?.poke();
       },
       { log },
     );
@@ -118,9 +127,24 @@ async function lead(): Promise<void> {
     await sec.start();
     await inf.start();
     log(`watching ${inf.cache.size} BareMetalHosts`);
-    remediations = new RemediationController({ rest, client, taskQueue: config.taskQueue, namespace: watchNamespace, log });
+    const rem = new RemediationController({ rest, client, taskQueue: config.taskQueue, namespace: watchNamespace, log,
+      onChange: (key) => {
+        healthCheck?.poke();
+        capm3?.hostRemediationChanged(key);
+      },
+    });
+    remediations = rem;
     // Not awaited: a cluster without the HostRemediation CRD still gets its hosts driven (the list is retried and logged).
-    void remediations.start();
+    // The health check starts once the HostRemediations are listed: it counts those running.
+    const check = settings.healthCheck && new HealthCheck({ rest, config: settings.healthCheck, hosts: () => inf.cache.values(), remediations: () => rem.objects(), log });
+    const bridge = settings.remediationCapm3 ? new Capm3RemediationBridge({ rest, namespace: watchNamespace, hostRemediation: (key) => rem.get(key), log }) : undefined;
+    void rem.start().then(() => {
+      // The lease may have gone while the HostRemediations were listed: then nothing starts.
+      if (!cycle.leading) return;
+      healthCheck = check;
+      capm3 = bridge;
+      return Promise.all([check?.start(), bridge?.start()]);
+    });
     // Metal3 IPAM's IPPools and IPClaims (k8s/controller/ipam.ts); likewise not awaited, for clusters without its CRDs.
     ipam = new IpamController({ rest, client, taskQueue: config.taskQueue, namespace: watchNamespace, log });
     void ipam.start();
@@ -171,6 +195,8 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     queue?.stop();
     stopScan?.();
     remediations?.stop();
+    healthCheck?.stop();
+    capm3?.stop();
     ipam?.stop();
     elector.stop();
     void connection.close().then(() => process.exit(0));

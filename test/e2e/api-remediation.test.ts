@@ -2,8 +2,8 @@
  * Remediation in API mode, end to end (real HTTP, Temporal, Ironic with
  * fake-hardware power): without Kubernetes there is no Node, so a
  * remediation is the power cycle alone, through the host workflow's keyed
- * power-off request. Also the request's field-named 400s and the refusal of
- * an `online: false` host.
+ * power-off request (a reboot on a `disablePowerOff` host). Also the request's
+ * field-named 400s and the refusal of an `online: false` host.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defaultPayloadConverter } from '@temporalio/common';
@@ -29,10 +29,10 @@ afterAll(async () => {
 const call = (method: 'GET' | 'PUT' | 'POST', path: string, body?: unknown) => callApi(base, method, path, body);
 const hostPath = (name: string) => `/v1/namespaces/${NS}/hosts/${name}`;
 
-async function availableHost(online: boolean): Promise<string> {
+async function availableHost(online: boolean, over: Record<string, unknown> = {}): Promise<string> {
   const name = uniq('rm');
   const res = await call('PUT', hostPath(name), {
-    spec: { bmc: { address: `fake://${name}`, credentialsName: `${name}-bmc-secret` }, bootMACAddress: randomMac(), online },
+    spec: { bmc: { address: `fake://${name}`, credentialsName: `${name}-bmc-secret` }, bootMACAddress: randomMac(), online, ...over },
     credentials: { username: 'admin', password: 'x' },
   });
   expect(res.status).toBe(201);
@@ -101,6 +101,22 @@ describe('API-mode remediation', { timeout: 600_000 }, () => {
     const after = (await call('GET', hostPath(name))).json;
     expect(after.operations).toEqual(before.operations);
     expect(after.power).toEqual(before.power);
+  });
+
+  it('reboots a spec.disablePowerOff host instead of powering it off (patch remediation-disable-power-off-reboot)', async () => {
+    const name = await availableHost(true, { disablePowerOff: true });
+    const since = new Date().toISOString();
+    const res = await call('POST', `${hostPath(name)}/remediations`, { strategy: { type: 'Reboot' } });
+    expect(res.status).toBe(201);
+    const uid = res.json.uid as string;
+    const done = await finished(name, uid);
+    expect(done).toMatchObject({ outcome: 'succeeded', phase: 'Waiting', retryCount: 1 });
+    expect((done.steps as { step: string }[]).map((s) => s.step)).toContain('the host rebooted');
+    const host = (await call('GET', hostPath(name))).json;
+    expect(host.power.holds).toEqual({});
+    const ops = (host.operations as { kind: string; outcome: string; startedAt: string }[]).filter((o) => o.startedAt >= since);
+    // One reboot, never a power change (off).
+    expect(ops.map((o) => [o.kind, o.outcome])).toEqual([['reboot', 'succeeded']]);
   });
 
   it('a workflow started without the API fails at once on a bad strategy, naming the field', async () => {

@@ -86,6 +86,8 @@ describe('replay of recorded histories', () => {
     expect(files).toContain('host-image-url-change-reprovisions.json');
     // An API-mode remediation: the power cycle through a keyed power-off request (test/support/record-remediation-histories.ts).
     expect(files).toContain('remediation-api-power-cycle-v1.json');
+    // A remediation of a disablePowerOff host (patch remediation-disable-power-off-reboot): refused before it, rebooted with it.
+    for (const f of ['remediation-disable-power-off-refused-v1', 'remediation-disable-power-off-reboots-v1']) expect(files).toContain(`${f}.json`);
     // Fleet waves paused after each wave, and a cancel with abortInFlight stopping stuck deploys (patch fleet-waves; record-fleet-waves-histories.ts).
     for (const f of ['fleet-waves-paused-v1', 'fleet-cancel-abort-in-flight-v1']) expect(files).toContain(`${f}.json`);
     // The code just before patch fleet-waves (record-fleet-histories.ts -before-fleet-waves): fleet runs without its marker.

@@ -9,7 +9,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { randomUUID } from 'node:crypto';
-import type { WorkflowHandle } from '@temporalio/client';
+import { WorkflowNotFoundError, type WorkflowHandle } from '@temporalio/client';
 import { hostWorkflowId } from '../../types/host-ref';
 import { hostViewQuery, type HostView } from '../../workflows/definitions';
 import {
@@ -24,6 +24,7 @@ import { uniq, waitFor } from '../support/harness';
 import { kubectl } from './kube-harness';
 import { fakeHostSpec, hostDoc, secretDoc } from './manifests';
 import { useShimSuite } from './shim-harness';
+import { kubeletRuns, setReady } from './play-kubelet';
 
 const NS = uniq('mf-remed');
 const TASK_QUEUE = uniq('tq-remed');
@@ -62,12 +63,6 @@ function kubeletRegisters(name: string, machine: { providerID: string; systemUUI
   });
   setReady(name, machine.systemUUID, 'True');
 }
-function setReady(name: string, systemUUID: string, status: 'True' | 'False'): void {
-  const at = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
-  const cond = { type: 'Ready', status, reason: status === 'True' ? 'KubeletReady' : 'KubeletNotReady', message: 'set by the test', lastHeartbeatTime: at, lastTransitionTime: at };
-  kubectl(['patch', 'node', name, '--subresource=status', '--type=merge', '-p', JSON.stringify({ status: { nodeInfo: { systemUUID }, conditions: [cond] } })]);
-}
-
 interface Machine {
   host: string;
   node: string;
@@ -138,22 +133,6 @@ async function completed(h: WorkflowHandle, activity: string): Promise<number> {
   return n;
 }
 
-/**
- * A running kubelet: reports the Node Ready with a fresh heartbeat every second
- * until `until` settles (a remediation counts only a heartbeat from after the power came back).
- */
-async function kubeletRuns<T>(m: Machine, until: Promise<T>): Promise<T> {
-  let over = false;
-  const settled = until.finally(() => {
-    over = true;
-  });
-  while (!over) {
-    setReady(m.node, m.systemUUID, 'True');
-    await Promise.race([settled.catch(() => undefined), new Promise((r) => setTimeout(r, 1000))]);
-  }
-  return settled;
-}
-
 /** Plays the kubelet through one Delete-path power cycle: waits for the Node to go (checking the host is off by then), then comes back. */
 async function kubeletThroughDelete(m: Machine, onGone?: () => void): Promise<void> {
   await waitFor(`Node ${m.node} deleted`, async () => node(m.node) === undefined, { timeoutMs: LONG, intervalMs: 250 });
@@ -166,7 +145,7 @@ async function kubeletThroughDelete(m: Machine, onGone?: () => void): Promise<vo
   kubeletRegisters(m.node, m, { 'kubernetes.io/hostname': m.node });
 }
 
-const HOSTS = { deleted: uniq('del'), taint: uniq('taint'), timeout: uniq('tmo'), offline: uniq('off'), crash: uniq('crash'), crd: uniq('crd') };
+const HOSTS = { deleted: uniq('del'), taint: uniq('taint'), timeout: uniq('tmo'), offline: uniq('off'), crash: uniq('crash'), crd: uniq('crd'), serial: uniq('serial'), noOff: uniq('nooff') };
 
 describe('remediation (reboot strategy) on a real API server', () => {
   it('hosts come up', async () => {
@@ -176,9 +155,11 @@ describe('remediation (reboot strategy) on a real API server', () => {
     createHost(HOSTS.timeout);
     createHost(HOSTS.offline, { online: false });
     createHost(HOSTS.crd);
+    createHost(HOSTS.serial);
+    createHost(HOSTS.noOff, { disablePowerOff: true });
     waitState(HOSTS.deleted, 'provisioned');
     waitState(HOSTS.crash, 'provisioned');
-    for (const h of [HOSTS.taint, HOSTS.timeout, HOSTS.offline, HOSTS.crd]) waitState(h, 'available');
+    for (const h of [HOSTS.taint, HOSTS.timeout, HOSTS.offline, HOSTS.crd, HOSTS.serial, HOSTS.noOff]) waitState(h, 'available');
     kubectl(['wait', '--for=condition=Established', '--timeout=60s', 'crd/hostremediations.metalflow.io']);
   }, 600_000);
 
@@ -293,5 +274,43 @@ describe('remediation (reboot strategy) on a real API server', () => {
     const annotations = bmh(HOSTS.crd).metadata.annotations ?? {};
     expect(Object.keys(annotations).filter((k) => k.startsWith('reboot.metal3.io/'))).toEqual([]);
     expect(annotations[REMEDIATION_ANNOTATIONS.labelsBackup]).toBeDefined();
+  }, LONG * 2);
+
+  it('two HostRemediations of one host: the second is queued, naming the first, and starts only once the first has ended', async () => {
+    const m = nodeFor(HOSTS.serial);
+    const since = new Date().toISOString();
+    const doc = (name: string) => ({ apiVersion: 'metalflow.io/v1alpha1', kind: 'HostRemediation', metadata: { name }, spec: { hostName: HOSTS.serial, strategy: { type: 'Reboot' } } });
+    kubectl(['apply', '-n', NS, '-f', '-'], { input: JSON.stringify({ apiVersion: 'v1', kind: 'List', items: [doc('serial-a'), doc('serial-b')] }) });
+    const object = (name: string) =>
+      JSON.parse(kubectl(['get', 'hostremediation', name, '-n', NS, '-o', 'json']).stdout) as { metadata: { uid: string }; status?: { outcome?: string; message?: string } };
+    await waitFor('one queued', async () => ['serial-a', 'serial-b'].some((n) => object(n).status?.outcome === 'queued'), { timeoutMs: LONG, intervalMs: 250 });
+    const [first, second] = object('serial-a').status?.outcome === 'queued' ? ['serial-b', 'serial-a'] : ['serial-a', 'serial-b'];
+    expect(object(second).status?.message).toMatch(new RegExp(`HostRemediation ${first} of host ${HOSTS.serial} runs first`));
+    const workflowOf = (name: string) => suite.client.workflow.getHandle(remediationWorkflowId({ namespace: NS, name: HOSTS.serial }, object(name).metadata.uid));
+    await expect(workflowOf(second).describe()).rejects.toThrow(WorkflowNotFoundError);
+
+    await kubeletRuns(m, waitFor('both succeeded', async () => [first, second].every((n) => object(n).status?.outcome === 'succeeded'), { timeoutMs: LONG * 2, intervalMs: 500 }));
+    // The second started only after the first's last step (its status written as ended, after its release).
+    const steps = ((await workflowOf(first).fetchHistory()).events ?? []).filter((e) => e.activityTaskScheduledEventAttributes);
+    const last = steps[steps.length - 1]!.eventTime!;
+    expect(Number(last.seconds) * 1000 + Math.floor((last.nanos ?? 0) / 1e6)).toBeLessThanOrEqual((await workflowOf(second).describe()).startTime.getTime());
+    // Two power cycles, one after the other.
+    expect(await powerChanges(HOSTS.serial, since)).toBe(4);
+  }, LONG * 3);
+
+  it('a spec.disablePowerOff host is rebooted, never powered off, and its Node tainted only once the reboot has run', async () => {
+    const m = nodeFor(HOSTS.noOff);
+    const since = new Date().toISOString();
+    const h = await startRemediation(HOSTS.noOff, { strategy: { type: 'Reboot' } });
+    await waitFor('the out-of-service taint', async () => node(m.node)?.spec?.taints?.some((t) => t.key === REMEDIATION_ANNOTATIONS.outOfServiceTaint), { timeoutMs: LONG, intervalMs: 250 });
+    const rebooted = (await view(HOSTS.noOff)).operations.find((o) => o.kind === 'reboot' && o.startedAt >= since);
+    expect(rebooted).toMatchObject({ outcome: 'succeeded' });
+    const r = await kubeletRuns(m, result(h));
+    expect(r).toMatchObject({ outcome: 'succeeded', retryCount: 1 });
+    expect(r.steps.map((s) => s.step)).toContain('the host rebooted');
+    const ops = (await view(HOSTS.noOff)).operations.filter((o) => o.startedAt >= since);
+    expect(ops.map((o) => o.kind)).toEqual(['reboot']);
+    expect((await view(HOSTS.noOff)).power.holds).toEqual({});
+    expect(Object.keys(bmh(HOSTS.noOff).metadata.annotations ?? {}).filter((k) => k.startsWith('reboot.metal3.io/'))).toEqual([]);
   }, LONG * 2);
 });

@@ -1,8 +1,11 @@
 /**
  * Records a remediation for the replay test: an API-mode remediation (no
  * Node: the power cycle through the host workflow's keyed power-off request)
- * of an available host, `remediation-api-power-cycle<suffix>.json`. Never
- * overwrites a fixture. `node --import tsx test/support/record-remediation-histories.ts <suffix>`
+ * of an available host, `remediation-api-power-cycle<suffix>.json`; with the
+ * kind `disable-power-off-refused` or `disable-power-off-reboots`, of a host
+ * with spec.disablePowerOff, `remediation-<kind><suffix>.json` (refused before
+ * patch remediation-disable-power-off-reboot, rebooted since). Never
+ * overwrites a fixture. `node --import tsx test/support/record-remediation-histories.ts <suffix> [kind]`
  * (default `-v1`) on a running test stack.
  */
 import { randomUUID } from 'node:crypto';
@@ -12,14 +15,22 @@ import { assertNewFixtures, saveHistory } from './record-fixture';
 import { FAST_HOST_OPTIONS, randomMac, startHarness, waitFor } from './harness';
 
 const suffix = process.argv[2] ?? '-v1';
-const file = `remediation-api-power-cycle${suffix}.json`;
+const kind = process.argv[3] ?? 'api-power-cycle';
+const KINDS: Record<string, { disablePowerOff: boolean; outcome: string }> = {
+  'api-power-cycle': { disablePowerOff: false, outcome: 'succeeded' },
+  'disable-power-off-refused': { disablePowerOff: true, outcome: 'refused' },
+  'disable-power-off-reboots': { disablePowerOff: true, outcome: 'succeeded' },
+};
+const recorded = KINDS[kind];
+if (!recorded) throw new Error(`kind must be one of ${Object.keys(KINDS).join(', ')}`);
+const file = `remediation-${kind}${suffix}.json`;
 assertNewFixtures(file);
 
 const ref = { namespace: `replay-remed-${Date.now()}`, name: 'remed-a' };
 const h = await startHarness({ hostOptions: FAST_HOST_OPTIONS });
 try {
   await h.hosts.put(ref, {
-    spec: { bmc: { address: `fake://${ref.name}`, credentialsName: `${ref.name}-bmc` }, bootMACAddress: randomMac(), online: true },
+    spec: { bmc: { address: `fake://${ref.name}`, credentialsName: `${ref.name}-bmc` }, bootMACAddress: randomMac(), online: true, ...(recorded.disablePowerOff ? { disablePowerOff: true } : {}) },
     credentials: { username: 'admin', password: 'pw' },
   });
   await waitFor('available', async () => {
@@ -30,7 +41,7 @@ try {
   const input: RemediationInput = { ref, uid, request: { strategy: { type: 'Reboot' } }, kubernetes: false };
   const handle = await h.client.workflow.start<typeof remediateWorkflow>('remediateWorkflow', { workflowId: remediationWorkflowId(ref, uid), taskQueue: h.taskQueue, args: [input] });
   const view = await handle.result();
-  if (view.outcome !== 'succeeded') throw new Error(`the remediation ended ${view.outcome}: ${view.message ?? ''}`);
+  if (view.outcome !== recorded.outcome) throw new Error(`the remediation ended ${view.outcome}: ${view.message ?? ''}`);
   saveHistory(handle.workflowId, file);
   await h.hosts.remove(ref);
 } finally {
