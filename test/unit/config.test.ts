@@ -103,7 +103,7 @@ describe('host workflow options from the environment', () => {
   });
 
   it('reads the controller settings, refusing a concurrency or timeout it could not use', () => {
-    expect(loadConfig({}).controller).toEqual({ leaseNamespace: 'default', leaseSeconds: 15, concurrency: 16, reconcileTimeoutSeconds: 60, endedScanSeconds: 30 });
+    expect(loadConfig({}).controller).toEqual({ leaseNamespace: 'default', leaseSeconds: 15, concurrency: 16, reconcileTimeoutSeconds: 60, endedScanSeconds: 30, remediationCapm3: false });
     expect(
       loadConfig({
         METALFLOW_WATCH_NAMESPACE: 'racks',
