@@ -35,6 +35,11 @@ import {
   type RebootMode,
 } from '../clients/bmc/bmc-client';
 import { readSecretKey, type SecretReader } from '../clients/secrets/secret-store';
+import { RedfishError } from '../clients/bmc/errors';
+import { applyBios, type BiosApplyResult } from '../clients/redfish/bios';
+import { biosSettings } from '../clients/ironic/clean-steps';
+import type { CleanStep } from '../types/clean';
+import { componentOf, firmwareInventory, simpleUpdate, type FirmwareComponentKind } from '../clients/redfish/firmware';
 
 export interface BmcActivityDeps {
   secrets: SecretReader;
@@ -80,6 +85,8 @@ function translate(err: unknown): never {
   }
   throw err;
 }
+
+type BiosStep = Extract<CleanStep, { name: 'bios' }>;
 
 const isOn = (state: PowerState): boolean => state === 'on' || state === 'powering-on';
 
@@ -245,7 +252,74 @@ export function createBmcActivities(deps: BmcActivityDeps) {
     });
   }
 
-  return { preflightBmc, getBmcPower, setBmcPower, inspectBmc, setBmcBootDevice, insertBmcMedia, ejectBmcMedia, getBmcMedia };
+  /** The Redfish client of a host whose step needs Redfish (BIOS, firmware): IPMI has neither. */
+  const redfishOf = (input: BmcTarget, bmc: BmcClient, what: string) => {
+    if (bmc instanceof RedfishBmc) return bmc.redfish;
+    throw ApplicationFailure.nonRetryable(
+      `BMC ${bmcOf(input.spec).address} speaks ${bmc.protocol}, which has no ${what}; it needs a Redfish BMC`,
+      FAILURE.operationFailed,
+      { kind: 'unsupported' },
+    );
+  };
+
+  /**
+   * BIOS settings by the BMC's attribute names: those the BIOS lacks go
+   * pending, the host reboots (and is left powered as it was), and the BIOS is
+   * read back. Level-triggered: a BIOS that already shows them all is left
+   * alone (no PATCH, no reboot), so a retry after the reboot sends nothing.
+   */
+  async function applyBmcBios(input: BmcTarget & { bios: Pick<BiosStep, 'firmware' | 'settings'> }): Promise<BiosApplyResult & { poweredOn: boolean }> {
+    // Metal3's spec.firmware flags by the iDRAC names, as on the Ironic path; the BMC's own names win.
+    const want = Object.fromEntries(biosSettings(input.bios).map(({ name, value }) => [name, value]));
+    return withBmc(input, async (bmc) => {
+      const redfish = redfishOf(input, bmc, 'BIOS settings');
+      const result = await applyBios(redfish, want, { timeoutMs: power.timeoutMs, pollIntervalMs: power.pollIntervalMs, onPoll: () => onPoll('bios') });
+      return { ...result, poweredOn: isOn(await bmc.getPower()) };
+    });
+  }
+
+  /**
+   * One firmware image through UpdateService.SimpleUpdate, followed to the
+   * end of its task, with the component's version before and after from the
+   * firmware inventory. The URL's query (a pre-signed URL's signature) never
+   * reaches an error or the result.
+   */
+  async function updateBmcFirmware(
+    input: BmcTarget & { component: FirmwareComponentKind; url: string },
+  ): Promise<{ component: FirmwareComponentKind; before?: string; after?: string }> {
+    return withBmc(input, async (bmc) => {
+      const redfish = redfishOf(input, bmc, 'firmware update service');
+      const versionOf = async () => componentOf(await firmwareInventory(redfish), input.component, redfish.systemPath);
+      const before = await versionOf();
+      try {
+        await simpleUpdate(redfish, { imageUri: input.url, ...(before ? { targets: [before.path] } : {}) });
+      } catch (err) {
+        throw withoutQuery(err, input.url);
+      }
+      const after = await versionOf();
+      return { component: input.component, before: before?.version, after: after?.version };
+    });
+  }
+
+  return {
+    preflightBmc,
+    getBmcPower,
+    setBmcPower,
+    inspectBmc,
+    setBmcBootDevice,
+    insertBmcMedia,
+    ejectBmcMedia,
+    getBmcMedia,
+    applyBmcBios,
+    updateBmcFirmware,
+  };
+}
+
+/** A BMC error whose message names `url` with its query string cut (a signature is a secret). */
+function withoutQuery(err: unknown, url: string): unknown {
+  const cut = url.split(/[?#]/)[0]!;
+  if (!isBmcError(err) || cut === url) return err;
+  return new RedfishError(err.kind, err.message.split(url).join(`${cut}?…`), err.status);
 }
 
 export type BmcActivities = ReturnType<typeof createBmcActivities>;

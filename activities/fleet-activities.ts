@@ -10,6 +10,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { WorkflowUpdateFailedError, type Client } from '@temporalio/client';
 import type { HostRef } from '../types/host';
 import type { FleetOperation, FleetSelector } from '../types/fleet';
+import type { CleanRequest } from '../types/clean';
 import { hostWorkflowId } from '../types/host-ref';
 import { parseBmcAddress } from '../types/bmc';
 import { hostRun } from '../clients/temporal/host-run';
@@ -21,6 +22,7 @@ import {
   MAX_PAUSE_REASON,
   powerRequestsUpdate,
   requestInspectionUpdate,
+  requestCleanUpdate,
   setImageUpdate,
   setPausedUpdate,
   type HostView,
@@ -195,6 +197,11 @@ export function createFleetActivities(deps: { client?: Client; rest?: KubeRest }
             break;
           case 'attach':
             await handle.executeUpdate(applyDirectivesUpdate, { args: [{}] });
+            break;
+          case 'clean':
+            // A request held, or a clean run since the fleet started the host, is this one (a retried call).
+            if (view.cleanRequest || view.operations.some((o) => o.kind === 'clean' && o.startedAt >= call.since)) return { sent: true };
+            await handle.executeUpdate(requestCleanUpdate, { args: [{ steps: op.steps as CleanRequest['steps'] }] });
             break;
         }
       } catch (err) {

@@ -21,8 +21,8 @@ const FleetCancelBodySchema = Type.Object(
   { additionalProperties: false, 'x-optional': true },
 );
 
-/** Deleting hosts is an admin's; every other fleet operation an operator's. */
-const actionOf = (input: FleetInput): Action => (input.operation.kind === 'delete' ? 'admin' : 'operate');
+/** Deleting hosts, or cleaning them (a clean may erase disks, as POST …/clean needs admin), is an admin's; every other fleet operation an operator's. */
+const actionOf = (input: FleetInput): Action => (input.operation.kind === 'delete' || input.operation.kind === 'clean' ? 'admin' : 'operate');
 
 export function registerFleetRoutes(base: FastifyInstance, fleets: FleetService): void {
   const app = base.withTypeProvider<TypeBoxTypeProvider>();

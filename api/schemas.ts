@@ -136,6 +136,11 @@ export const CleanBodySchema = Type.Object(
           raid: Type.Optional(Type.Object({}, { additionalProperties: true, description: "Metal3's spec.raid: hardwareRAIDVolumes or softwareRAIDVolumes" })),
           firmware: Type.Optional(Type.Object({}, { additionalProperties: true, description: "Metal3's spec.firmware flags" })),
           settings: Type.Optional(Type.Record(Type.String(), Type.String(), { description: 'BIOS attributes by name' })),
+          updates: Type.Optional(
+            Type.Array(Type.Object({ component: Type.String(), url: Type.String() }, { additionalProperties: true }), {
+              description: 'firmware step: images to flash, {component: bios|bmc, url: http(s)}',
+            }),
+          ),
         },
         { additionalProperties: false },
       ),

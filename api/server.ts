@@ -241,7 +241,7 @@ export async function buildServer(hosts: HostService, opts: { logger?: boolean; 
     {
       schema: {
         summary:
-          'Manual cleaning of an available host: named steps in order (erase-metadata, erase-full, raid, bios), each an Ironic manual clean; the host is preparing meanwhile',
+          'Manual cleaning of an available host: named steps in order (erase-metadata, erase-full, raid, bios, firmware), each an Ironic manual clean (spec.provisioner direct: bios and firmware only, over Redfish); the host is preparing meanwhile',
         params: HostParamsSchema,
         body: CleanBodySchema,
       },

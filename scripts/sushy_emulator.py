@@ -16,7 +16,10 @@ This launcher adds, without touching the installed package:
   power change lands (upstream: random 1-11 s);
 * ``SUSHY_EMULATOR_STORAGE`` / ``SUSHY_EMULATOR_DRIVES`` /
   ``SUSHY_EMULATOR_VOLUMES`` derived from the same ``disks`` so that
-  ``/Systems/<id>/Storage`` answers instead of failing with HTTP 500.
+  ``/Systems/<id>/Storage`` answers instead of failing with HTTP 500;
+* BIOS settings (pending until the next boot) and a firmware inventory with
+  ``SimpleUpdate`` tasks for the systems whose entry has ``bios`` /
+  ``firmware`` (see sushy_firmware.py).
 
 Static inventory (NICs, CPUs, memory, disks) is always read from the config
 file, so editing sushy-fake-systems.json takes effect on restart; dynamic
@@ -33,6 +36,8 @@ import time
 from sushy_tools import error
 from sushy_tools.emulator import main as sushy_main
 from sushy_tools.emulator.resources.systems import fakedriver
+
+import sushy_firmware
 
 STORAGE_ID = "1"
 
@@ -123,6 +128,10 @@ class InventoryFakeDriver(fakedriver.FakeDriver):
         return [{"id": nic.get("mac"), "mac": nic.get("mac")} for nic in nics]
 
 
+class EmulatedDriver(sushy_firmware.BiosFirmwareMixin, InventoryFakeDriver):
+    """The fake driver with inventory, BIOS and firmware."""
+
+
 def _derive_storage(config):
     storage = dict(config.get("SUSHY_EMULATOR_STORAGE") or {})
     drives = dict(config.get("SUSHY_EMULATOR_DRIVES") or {})
@@ -162,8 +171,9 @@ def _configure(self, config_file=None, extra_config=None):
 
 
 def main():
-    fakedriver.FakeDriver = InventoryFakeDriver
+    fakedriver.FakeDriver = EmulatedDriver
     sushy_main.Application.configure = _configure
+    sushy_firmware.install(sushy_main.app)
     return sushy_main.main()
 
 

@@ -2,14 +2,16 @@
  * Manual cleaning requests (`POST …/hosts/{name}/clean`): an ordered list of
  * named steps, Metal3-like, each carrying what it needs (RAID volumes in
  * Metal3's `spec.raid` shape, BIOS settings in `spec.firmware`'s shape or by
- * name). Pure validation: every layer (API, the host workflow's update
+ * name, firmware images as HostFirmwareComponents' `spec.updates`). Pure validation: every layer (API, the host workflow's update
  * validator) refuses the same things with the same field names, before
  * anything is sent to Ironic. Ironic's wire format is in clients/ironic.
  */
 import type { FieldError, Result } from './field-error';
 
-export const CLEAN_STEP_NAMES = ['erase-metadata', 'erase-full', 'raid', 'bios'] as const;
+export const CLEAN_STEP_NAMES = ['erase-metadata', 'erase-full', 'raid', 'bios', 'firmware'] as const;
 export type CleanStepName = (typeof CLEAN_STEP_NAMES)[number];
+/** Steps a `spec.provisioner: direct` host runs itself over Redfish (the others need Ironic). */
+export const DIRECT_CLEAN_STEPS: readonly CleanStepName[] = ['bios', 'firmware'];
 /** Steps that destroy data on the host's disks. */
 export const ERASING_STEPS: readonly CleanStepName[] = ['erase-metadata', 'erase-full', 'raid'];
 
@@ -52,7 +54,18 @@ export type CleanStep =
   | { name: 'erase-full' }
   | { name: 'raid'; raid: RaidConfig }
   /** `settings`: BIOS attributes by the name the BMC uses (as HostFirmwareSettings' spec.settings). */
-  | { name: 'bios'; firmware?: FirmwareConfig; settings?: Record<string, string> };
+  | { name: 'bios'; firmware?: FirmwareConfig; settings?: Record<string, string> }
+  /** Firmware images to flash, in order (Metal3's HostFirmwareComponents `spec.updates`). */
+  | { name: 'firmware'; updates: FirmwareUpdate[] };
+
+export const FIRMWARE_COMPONENTS = ['bios', 'bmc'] as const;
+export type FirmwareComponent = (typeof FIRMWARE_COMPONENTS)[number];
+
+export interface FirmwareUpdate {
+  component: FirmwareComponent;
+  /** http(s) only: the BMC (or Ironic) fetches it. */
+  url: string;
+}
 
 export interface CleanRequest {
   steps: CleanStep[];
@@ -184,11 +197,41 @@ function biosStep(step: Record<string, unknown>, field: string, errors: FieldErr
   };
 }
 
+function firmwareStep(v: unknown, field: string, errors: FieldError[]): CleanStep | undefined {
+  const shape = `a list of 1 to ${MAX_VOLUMES} updates {component: ${list(FIRMWARE_COMPONENTS)}, url: http(s) URL}`;
+  if (!Array.isArray(v) || v.length === 0 || v.length > MAX_VOLUMES) {
+    errors.push({ field, reason: `the firmware step needs updates: ${shape}` });
+    return undefined;
+  }
+  const before = errors.length;
+  v.forEach((u, i) => {
+    const at = `${field}[${i}]`;
+    if (!isObject(u)) return void errors.push({ field: at, reason: `must be {component: ${list(FIRMWARE_COMPONENTS)}, url: http(s) URL}` });
+    unknownKeys(u, ['component', 'url'], at, errors);
+    if (typeof u.component !== 'string' || !(FIRMWARE_COMPONENTS as readonly string[]).includes(u.component)) {
+      errors.push({ field: `${at}.component`, reason: `unknown firmware component ${JSON.stringify(u.component)}; accepted: ${list(FIRMWARE_COMPONENTS)}` });
+    }
+    if (!httpUrl(u.url)) errors.push({ field: `${at}.url`, reason: 'must be an http or https URL of at most 2048 characters (the BMC fetches it)' });
+  });
+  return errors.length === before ? { name: 'firmware', updates: v as FirmwareUpdate[] } : undefined;
+}
+
+function httpUrl(v: unknown): boolean {
+  if (typeof v !== 'string' || v.length > 2048) return false;
+  try {
+    const u = new URL(v);
+    return (u.protocol === 'http:' || u.protocol === 'https:') && u.hostname !== '';
+  } catch {
+    return false;
+  }
+}
+
 const STEP_KEYS: Record<CleanStepName, readonly string[]> = {
   'erase-metadata': ['name'],
   'erase-full': ['name'],
   raid: ['name', 'raid'],
   bios: ['name', 'firmware', 'settings'],
+  firmware: ['name', 'updates'],
 };
 
 function cleanStep(v: unknown, field: string, errors: FieldError[]): CleanStep | undefined {
@@ -215,6 +258,8 @@ function cleanStep(v: unknown, field: string, errors: FieldError[]): CleanStep |
     }
     case 'bios':
       return biosStep(v, field, errors);
+    case 'firmware':
+      return firmwareStep(v.updates, `${field}.updates`, errors);
   }
 }
 

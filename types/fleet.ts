@@ -12,6 +12,7 @@ import { LabelSelectorSchema, validateLabelSelector } from './labels';
 import { BMC_TYPES } from './bmc';
 import { schemaErrors } from './validate';
 import { validateHostRef } from './host-ref';
+import { validateCleanRequest } from './clean';
 
 const closed = { additionalProperties: false } as const;
 const DNS_LABEL = '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$';
@@ -46,9 +47,18 @@ export const FLEET_OPERATIONS = {
     closed,
   ),
   attach: Type.Object({ kind: Type.Literal('attach') }, closed),
+  clean: Type.Object(
+    {
+      kind: Type.Literal('clean'),
+      steps: Type.Array(Type.Unknown(), { description: 'a manual clean\'s named steps, as POST …/clean takes them (erase-metadata, erase-full, raid, bios, firmware)' }),
+    },
+    closed,
+  ),
 } as const;
 /** Operations added after the first fleet workflows (patch fleet-inspect-detach): older code refused them as invalid input. */
 export const LATER_FLEET_OPERATIONS: ReadonlySet<string> = new Set(['reinspect', 'detach', 'attach']);
+/** Added with patch fleet-clean: older code refused it as invalid input. */
+export const CLEAN_FLEET_OPERATION = 'clean';
 export type FleetOperationKind = keyof typeof FLEET_OPERATIONS;
 export const FLEET_OPERATION_KINDS = Object.keys(FLEET_OPERATIONS) as FleetOperationKind[];
 export const FleetOperationSchema = Type.Union(Object.values(FLEET_OPERATIONS));
@@ -114,6 +124,11 @@ function operationErrors(op: unknown): FieldError[] {
   const errors = fieldsOf(FLEET_OPERATIONS[kind as FleetOperationKind], op, 'operation');
   if (errors.length === 0 && kind === 'provision') {
     errors.push(...validateImage((op as { image: Static<typeof ImageSchema> }).image).map((e) => ({ ...e, field: e.field.replace(/^spec\.image/, 'operation.image') })));
+  }
+  if (errors.length === 0 && kind === 'clean') {
+    // The same check as POST …/clean, so a fleet never asks a host for a clean it would refuse as invalid.
+    const valid = validateCleanRequest({ steps: (op as { steps: unknown }).steps });
+    if (!valid.ok) errors.push(...valid.errors.map((e) => ({ ...e, field: `operation.${e.field}` })));
   }
   return errors;
 }

@@ -9,6 +9,8 @@
 import { ActivityCancellationType, CancellationScope, CancelledFailure, proxyActivities, type ActivityOptions } from '@temporalio/workflow';
 import type { IronicActivities } from '../activities/ironic-activities';
 import { QUIET_RETRY, required } from './operation-common';
+import { directClean } from './direct-clean';
+import { isDirect } from './direct-operations';
 import { abortingOnCancel } from './operation-cancel';
 import { operationLabel } from './operation-label';
 import type { OperationInput, OperationOutcome } from './operation-types';
@@ -24,6 +26,8 @@ const cleaning = proxyActivities<Pick<IronicActivities, 'cleanNode'>>(OPTIONS);
 
 /** `progress` hears each step's name as it starts (the host's record and current details show it). */
 export async function cleanWorkflow(input: OperationInput, progress?: (step: string) => void): Promise<OperationOutcome> {
+  // Only runs that took patch direct-clean (clean-request.ts) hold a direct host's request.
+  if (isDirect(input.spec)) return directClean(input, progress);
   const nodeId = required(input.nodeId, 'a node');
   const { steps } = required(input.clean, 'a clean request');
   const label = operationLabel() ?? 'clean';

@@ -6,7 +6,8 @@
  */
 import { ApplicationFailure, patched, setHandler } from '@temporalio/workflow';
 import { formatFieldErrors } from '../types/field-error';
-import { ERASING_STEPS, stepNames, validateCleanRequest, type CleanRequest } from '../types/clean';
+import { isDirect } from './direct-operations';
+import { DIRECT_CLEAN_STEPS, ERASING_STEPS, stepNames, validateCleanRequest, type CleanRequest } from '../types/clean';
 import { requestCleanUpdate, type HostState, type OperationKind } from './definitions';
 import { operationsInline } from './versions';
 import { now, type HostContext } from './host-context';
@@ -22,7 +23,14 @@ export function checkCleanRequest(s: HostState, request: CleanRequest | null, ru
   if (!valid.ok) throw ApplicationFailure.create({ type: 'InvalidRequest', message: formatFieldErrors(valid.errors), details: [valid.errors] });
   if (!s.spec) throw ApplicationFailure.create({ type: 'NotFound', message: 'the host has no spec yet' });
   if (s.deleteRequested) refuse('the host is being deleted');
-  if ((s.spec.provisioner ?? 'ironic') === 'direct') refuse('cleaning runs through Ironic; spec.provisioner direct has no manual cleaning (not built yet)');
+  if (isDirect(s.spec)) {
+    const needIronic = valid.value.steps.filter((step) => !DIRECT_CLEAN_STEPS.includes(step.name)).map((step) => step.name);
+    if (needIronic.length > 0) {
+      refuse(
+        `${needIronic.join(', ')} need${needIronic.length === 1 ? 's' : ''} Ironic's agent: spec.provisioner direct runs only the ${DIRECT_CLEAN_STEPS.join(' and ')} steps (over Redfish)`,
+      );
+    }
+  }
   if (!operationsInline()) refuse("this host's workflow run predates inline operations; it accepts a clean once it continues as new");
   if (s.detached || s.directives?.detached) refuse('the host is detached from Ironic');
   if (running === 'clean') refuse(`a clean is running; withdraw it first (DELETE …/clean), then send the corrected request`);
@@ -52,6 +60,8 @@ export function setCleanHandler(ctx: HostContext): void {
         return { changed: true };
       }
       if (!patched('manual-clean')) return { changed: false };
+      // A direct host's clean runs over Redfish (direct-clean.ts); the validator of older code refused it.
+      if (isDirect(s.spec) && !patched('direct-clean')) return { changed: false };
       ids = Math.max(ids, s.cleanRequest?.id ?? 0) + 1;
       // Stored as the validator accepted it: a handler never re-validates (it runs again on replay).
       s.cleanRequest = { request, id: ids, at: now() };

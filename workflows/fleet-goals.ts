@@ -35,6 +35,7 @@ export const HOST_OPERATION: Record<FleetOperation['kind'], OperationKind> = {
   reinspect: 'inspect',
   detach: 'detach',
   attach: 'enroll',
+  clean: 'clean',
 };
 
 /**
@@ -73,6 +74,13 @@ export function whyNotActionable(op: FleetOperation, found: HostFinding, reach: 
   if (op.kind === 'reinspect' && !REINSPECTABLE.has(state)) {
     return `the host is ${state}: it is inspected only when not provisioned (deprovision it first)`;
   }
+  if (op.kind === 'clean') {
+    // A manual clean has no trigger on a BareMetalHost yet (README, Cleaning and firmware).
+    if (view.managedBy === 'kubernetes') return 'the host is driven by its BareMetalHost, which has no manual clean trigger yet';
+    // Its clean (running, waiting to retry, or the prepare after it) keeps it in preparing; other states refuse a clean.
+    if (state !== 'available' && state !== 'preparing') return `the host is ${state || 'not registered'}: a clean runs only on an available host`;
+    if (state === 'available' && view.spec.image) return 'the host has an image and is about to provision';
+  }
   return undefined;
 }
 
@@ -107,6 +115,14 @@ function reached(op: FleetOperation, view: HostView, since: string, fleet: strin
     case 'attach':
       // Registered again (a failed registration leaves the status `error`, not OK).
       return ok && !view.currentOperation;
+    case 'clean':
+      // A clean that started after the fleet started the host succeeded, and the host is available again.
+      return (
+        status.provisioning.state === 'available' &&
+        !view.cleanRequest &&
+        !view.currentOperation &&
+        view.operations.some((o) => o.kind === 'clean' && o.startedAt >= since && o.outcome === 'succeeded')
+      );
   }
 }
 

@@ -20,7 +20,7 @@ import {
   upsertSearchAttributes,
 } from '@temporalio/workflow';
 import { formatFieldErrors, type Result } from '../types/field-error';
-import { LATER_FLEET_OPERATIONS, validateFleetInput, type FleetInput } from '../types/fleet';
+import { CLEAN_FLEET_OPERATION, LATER_FLEET_OPERATIONS, validateFleetInput, type FleetInput } from '../types/fleet';
 import { SEARCH_ATTRIBUTES } from '../types/search-attributes';
 import {
   DEFAULT_FLEET_OPTIONS,
@@ -68,11 +68,18 @@ function laterOperationRefused(input: FleetInput): Result<FleetInput> | undefine
 }
 const OLD_FLEET_OPERATION_KINDS = 'reboot, powerOff, powerOn, provision, deprovision, delete';
 
+/** clean came later still (patch fleet-clean): a run recorded before it failed such an input as invalid, and replays so. */
+function cleanOperationRefused(input: FleetInput): Result<FleetInput> | undefined {
+  const kind = (input as { operation?: { kind?: unknown } } | null)?.operation?.kind;
+  if (kind !== CLEAN_FLEET_OPERATION || patched('fleet-clean')) return undefined;
+  return { ok: false, errors: [{ field: 'operation.kind', reason: `must be one of ${OLD_FLEET_OPERATION_KINDS}, reinspect, detach, attach` }] };
+}
+
 export async function fleetWorkflow(input: FleetInput, carry: FleetCarry = {}): Promise<FleetProgress> {
   const carried = carry.packed ? unpackFleetState(carry.packed) : carry.state;
   if (!carried) {
     // A `temporal workflow start` input is checked like the API's body: a bad one fails at once, naming the field.
-    const valid = laterOperationRefused(input) ?? validateFleetInput(input);
+    const valid = laterOperationRefused(input) ?? cleanOperationRefused(input) ?? validateFleetInput(input);
     if (!valid.ok) {
       throw ApplicationFailure.create({ type: 'InvalidFleetInput', nonRetryable: true, message: formatFieldErrors(valid.errors), details: [valid.errors] });
     }

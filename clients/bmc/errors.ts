@@ -22,7 +22,9 @@ export type BmcErrorKind =
   /** The BMC failed: HTTP 5xx, a task that ended in an exception, unexpected answers. */
   | 'bmc-fault'
   /** The BMC accepted a power change but the host did not reach the state within the wait. */
-  | 'timeout';
+  | 'timeout'
+  /** A BMC task that does not pass on its own ended in failure (a firmware update whose image the BMC could not fetch or flash). */
+  | 'task-failed';
 
 export type BmcProtocol = 'redfish' | 'ipmi';
 

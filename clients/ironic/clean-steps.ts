@@ -6,7 +6,7 @@
 import type { CleanStep, FirmwareConfig, RaidConfig } from '../../types/clean';
 
 export interface IronicCleanStep {
-  interface: 'deploy' | 'raid' | 'bios';
+  interface: 'deploy' | 'raid' | 'bios' | 'firmware';
   step: string;
   args?: Record<string, unknown>;
 }
@@ -82,6 +82,9 @@ export function ironicCleanSteps(step: CleanStep): IronicCleanStep[] {
       ];
     case 'bios':
       return [{ interface: 'bios', step: 'apply_configuration', args: { settings: biosSettings(step) } }];
+    case 'firmware':
+      // Ironic's firmware interface (redfish): its `update` step takes the images as `settings`.
+      return [{ interface: 'firmware', step: 'update', args: { settings: step.updates.map((u) => ({ component: u.component, url: u.url })) } }];
   }
 }
 

@@ -9,7 +9,7 @@
 import { Agent, request, type Dispatcher } from 'undici';
 import { hostForUrl } from '../../types/bmc';
 import { abortReason, sleep } from '../bmc/abort';
-import { RedfishError, redact } from '../bmc/errors';
+import { RedfishError, redact, type BmcErrorKind } from '../bmc/errors';
 import { header, httpError, networkError, odataId, parseJson, redfishErrorDetail, str, type Json, type RedfishResponse } from './http';
 import type { RedfishAuthMode, RedfishClientOptions } from './types';
 
@@ -204,10 +204,17 @@ export abstract class RedfishTransport {
     }
   }
 
-  /** POST an action; a 202 is followed through its task monitor. Returns the final response body. */
-  async postAction(target: string, body: Json): Promise<Json> {
+  /**
+   * POST an action; a 202 is followed through its task monitor. Returns the
+   * final response body. `followLocation`: a 200/204 that names a task (a
+   * Location header, or a Task body) is followed too: some BMCs answer an
+   * update that way. `taskFailKind`: the kind of error a failed task is
+   * (default `bmc-fault`).
+   */
+  async postAction(target: string, body: Json, opts: { followLocation?: boolean; taskFailKind?: BmcErrorKind } = {}): Promise<Json> {
     const res = await this.send('POST', target, { body });
-    if (res.status === 202) return this.followTask(res, `POST ${target}`);
+    const namesTask = opts.followLocation === true && (header(res, 'location') !== undefined || str(res.body.TaskState) !== undefined);
+    if (res.status === 202 || namesTask) return this.followTask(res, `POST ${target}`, opts.taskFailKind);
     return res.body;
   }
 
@@ -215,9 +222,9 @@ export abstract class RedfishTransport {
    * Follows an asynchronous operation: polls the task monitor (the 202's
    * Location, or the Task the body names) until it stops answering 202 and
    * any Task it returns is finished. A task that ends in Exception, Killed or
-   * Cancelled, or with TaskStatus Critical, is a `bmc-fault` carrying its messages.
+   * Cancelled, or with TaskStatus Critical, is a `failKind` error carrying its messages.
    */
-  private async followTask(accepted: RedfishResponse, what: string): Promise<Json> {
+  private async followTask(accepted: RedfishResponse, what: string, failKind: BmcErrorKind = 'bmc-fault'): Promise<Json> {
     const monitor = header(accepted, 'location') ?? odataId(accepted.body);
     if (!monitor) return accepted.body;
     const deadline = Date.now() + this.taskTimeoutMs;
@@ -243,10 +250,10 @@ export abstract class RedfishTransport {
       const taskState = str(res.body.TaskState);
       if (res.status === 202 || (taskState && TASK_RUNNING.has(taskState))) continue;
       if (taskState && TASK_FAILED.has(taskState)) {
-        throw this.fail('bmc-fault', `Redfish ${what}: task ${monitor} ended ${taskState}: ${taskMessages(res.body) || 'no message'}`);
+        throw this.fail(failKind, `Redfish ${what}: task ${monitor} ended ${taskState}: ${taskMessages(res.body) || 'no message'}`);
       }
       if (taskState === 'Completed' && str(res.body.TaskStatus) === 'Critical') {
-        throw this.fail('bmc-fault', `Redfish ${what}: task ${monitor} completed with status Critical: ${taskMessages(res.body) || 'no message'}`);
+        throw this.fail(failKind, `Redfish ${what}: task ${monitor} completed with status Critical: ${taskMessages(res.body) || 'no message'}`);
       }
       return res.body;
     }

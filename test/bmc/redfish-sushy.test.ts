@@ -14,11 +14,11 @@ import { join } from 'node:path';
 import { REPO_ROOT } from '../../config/env';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openBmc, checkBmc } from '../../clients/bmc/bmc-client';
-import { RedfishError, type BmcError } from '../../clients/bmc/errors';
 import { RedfishClient, type RedfishClientOptions } from '../../clients/redfish/client';
 import { Value } from '@sinclair/typebox/value';
 import { HardwareDetailsSchema } from '../../types/host';
 import { parseBmcAddress, type BmcAccess } from '../../types/bmc';
+import { redfishFailure } from './support/failure';
 import { serveFiles, tinyIso, type FileServer } from './support/files';
 import { unusedPort } from '../support/ports';
 import { SUSHY_PASSWORD, SUSHY_PORT, SUSHY_SYSTEMS, SUSHY_URL, SUSHY_USER, startSushy, stopSushy } from './support/sushy';
@@ -37,15 +37,7 @@ const opts = (system: string, extra: Partial<RedfishClientOptions> = {}): Redfis
   ...extra,
 });
 
-async function failure(p: Promise<unknown>): Promise<BmcError> {
-  try {
-    await p;
-  } catch (err) {
-    expect(err).toBeInstanceOf(RedfishError);
-    return err as BmcError;
-  }
-  throw new Error('expected the call to fail');
-}
+const failure = redfishFailure;
 
 const wait = { timeoutMs: 20_000, pollIntervalMs: 200 };
 

@@ -19,9 +19,25 @@ describe('validateCleanRequest', () => {
         { name: 'erase-full' },
         { name: 'raid', raid: { hardwareRAIDVolumes: [{ level: '1+0', name: 'root', sizeGibibytes: 100, numberOfPhysicalDisks: 4, physicalDisks: ['disk-0'], rotational: true, controller: 'RAID.Integrated.1-1' }] } },
         { name: 'bios', firmware: { sriovEnabled: true }, settings: { BootMode: 'Uefi' } },
+        { name: 'firmware', updates: [{ component: 'bios', url: 'https://fw.example/bios.bin?sig=x' }, { component: 'bmc', url: 'http://10.0.0.1/bmc.bin' }] },
       ],
     };
     expect(validateCleanRequest(body)).toEqual({ ok: true, value: body });
+  });
+
+  it('refuses firmware updates that are not {component: bios|bmc, url: http(s)}', () => {
+    expect(fields({ steps: [{ name: 'firmware' }] })).toEqual(['steps[0].updates']);
+    expect(fields({ steps: [{ name: 'firmware', updates: [] }] })).toEqual(['steps[0].updates']);
+    expect(fields({ steps: [{ name: 'firmware', updates: [{ component: 'nic', url: 'ftp://h/x.bin', extra: 1 }, 'x'] }] })).toEqual([
+      'steps[0].updates[0].extra',
+      'steps[0].updates[0].component',
+      'steps[0].updates[0].url',
+      'steps[0].updates[1]',
+    ]);
+    expect(validateCleanRequest({ steps: [{ name: 'firmware', updates: [{ component: 'bios', url: 'file:///bios.bin' }] }] })).toMatchObject({
+      ok: false,
+      errors: [{ field: 'steps[0].updates[0].url', reason: expect.stringContaining('http or https') }],
+    });
   });
 
   it('names each field it refuses', () => {
@@ -61,6 +77,9 @@ describe("Ironic's wire format", () => {
       'raid.create_configuration',
     ]);
     expect(ironicCleanSteps({ name: 'erase-metadata' })).toEqual([{ interface: 'deploy', step: 'erase_devices_metadata', args: {} }]);
+    expect(ironicCleanSteps({ name: 'firmware', updates: [{ component: 'bmc', url: 'http://h/bmc.bin' }] })).toEqual([
+      { interface: 'firmware', step: 'update', args: { settings: [{ component: 'bmc', url: 'http://h/bmc.bin' }] } },
+    ]);
   });
 });
 

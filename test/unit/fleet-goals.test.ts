@@ -1,6 +1,7 @@
 /** When a host has done what a fleet operation asked, read from its view (workflows/fleet-goals.ts). */
 import { describe, expect, it } from 'vitest';
 import { emptyStatus } from '../../types/host';
+import type { FleetOperation } from '../../types/fleet';
 import type { HostView, OperationRecord } from '../../workflows/definitions';
 import { abortedResult, fleetHostResult, imageToRestore, keysToRelease, type HostFinding } from '../../workflows/fleet-goals';
 
@@ -106,6 +107,23 @@ describe('fleet host goals', () => {
     expect(fleetHostResult({ kind: 'attach' }, running({}, { operationalStatus: 'detached' }), SINCE, 'f')).toBeUndefined();
     expect(fleetHostResult({ kind: 'attach' }, running({ operations: [op('enroll', 'failed', undefined, 'bad BMC')] }, { operationalStatus: 'error' }), SINCE, 'f')).toEqual({ outcome: 'failed', error: 'enroll failed: bad BMC' });
     expect(fleetHostResult({ kind: 'attach' }, running({}, { operationalStatus: 'OK' }), SINCE, 'f')).toEqual({ outcome: 'succeeded' });
+  });
+
+  it('clean: a clean started since the fleet started the host succeeded and the host is available; only available hosts (or in their own clean) take it', () => {
+    const clean: FleetOperation = { kind: 'clean', steps: [{ name: 'bios', settings: { BootMode: 'Uefi' } }] };
+    expect(fleetHostResult(clean, running(), SINCE, 'f')).toBeUndefined();
+    expect(fleetHostResult(clean, running({ operations: [op('clean', 'succeeded', '2026-01-01T00:00:05.000Z')] }), SINCE, 'f')).toBeUndefined();
+    expect(fleetHostResult(clean, running({ operations: [op('clean', 'succeeded'), op('prepare', 'succeeded')] }), SINCE, 'f')).toEqual({ outcome: 'succeeded' });
+    const request = { request: { steps: [{ name: 'erase-metadata' as const }] }, id: 1, at: SINCE };
+    expect(fleetHostResult(clean, running({ cleanRequest: request, operations: [op('clean', 'failed', undefined, 'clean step erase-metadata failed: no')] }, { provisioning: { state: 'preparing' } as HostView['status']['provisioning'] }), SINCE, 'f')).toEqual({
+      outcome: 'failed',
+      error: 'clean failed: clean step erase-metadata failed: no',
+    });
+    expect(fleetHostResult(clean, running({}, { provisioning: { state: 'provisioned' } as HostView['status']['provisioning'] }), SINCE, 'f')).toEqual({
+      outcome: 'skipped',
+      reason: 'the host is provisioned: a clean runs only on an available host',
+    });
+    expect(fleetHostResult(clean, running({ managedBy: 'kubernetes' }), SINCE, 'f', { kubernetes: true })).toMatchObject({ outcome: 'skipped', reason: expect.stringContaining('no manual clean trigger') });
   });
 
   it('an aborted delete is cancelled and left paused; an aborted deprovision that never ran gets its image back', () => {

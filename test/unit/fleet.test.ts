@@ -18,6 +18,7 @@ describe('fleet input', () => {
       { kind: 'provision', image: { url: 'http://images/u.qcow2', checksum: 'a'.repeat(32), checksumType: 'md5', format: 'qcow2' } },
       { kind: 'deprovision' },
       { kind: 'delete' },
+      { kind: 'clean', steps: [{ name: 'erase-metadata' }, { name: 'bios', firmware: { sriovEnabled: true } }] },
     ]) {
       expect(validateFleetInput({ ...good, operation }), JSON.stringify(operation)).toMatchObject({ ok: true });
     }
@@ -30,6 +31,11 @@ describe('fleet input', () => {
     };
     expect(fields({ ...good, operation: { kind: 'explode' } })).toEqual(['operation.kind']);
     expect(fields({ ...good, operation: { kind: 'reboot', mode: 'gentle' } })).toEqual(['operation.mode']);
+    // A fleet clean is checked as POST …/clean checks its body.
+    expect(fields({ ...good, operation: { kind: 'clean', steps: [{ name: 'polish' }, { name: 'firmware', updates: [{ component: 'bmc', url: 'ftp://x/y' }] }] } })).toEqual([
+      'operation.steps[0].name',
+      'operation.steps[1].updates[0].url',
+    ]);
     expect(fields({ ...good, operation: { kind: 'provision', image: { url: 'ftp://x/y', checksum: 'a'.repeat(32), checksumType: 'md5' } } })).toEqual(['operation.image.url']);
     expect(fields({ ...good, name: 'Not_A_Name' })).toEqual(['name']);
     expect(fields({ ...good, maxConcurrent: 0 })).toEqual(['maxConcurrent']);

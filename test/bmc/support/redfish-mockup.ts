@@ -102,13 +102,23 @@ function redfishError(status: number, messageId: string, message: string): { sta
   };
 }
 
-interface Task {
+export interface Task {
   id: string;
   pollsLeft: number;
   fail?: string;
-  apply: () => void;
+  /** Runs when the task completes; a string returned is the task's failure (it ends in Exception). */
+  apply: () => void | string;
+  /** The task stays Running until this holds (e.g. an image download finished). */
+  ready?: () => boolean;
   state: 'Running' | 'Completed' | 'Exception';
 }
+
+/** Extra routes (redfish-mockup-firmware.ts): true when the request was answered. */
+export type MockupRoute = (
+  m: RedfishMockup,
+  req: { method: string; path: string; body: unknown },
+  answer: (status: number, json?: Json, headers?: Record<string, string>) => void,
+) => boolean;
 
 export class RedfishMockup {
   readonly root: string;
@@ -127,6 +137,11 @@ export class RedfishMockup {
   hang = false;
   taskPolls: number;
   asyncActions: boolean;
+
+  /** Extra routes, tried before the built-in ones. */
+  readonly routes: MockupRoute[] = [];
+  /** Called when a reset powers the system on or restarts it (a BIOS applies its pending settings then). */
+  readonly onBoot: Array<(systemPath: string) => void> = [];
 
   private readonly overlay = new Map<string, Json>();
   private readonly tasks = new Map<string, Task>();
@@ -188,6 +203,18 @@ export class RedfishMockup {
   etag(path: string): string | undefined {
     const r = this.resource(path);
     return r ? `"${createHash('sha1').update(JSON.stringify(r)).digest('hex').slice(0, 16)}"` : undefined;
+  }
+
+  /** A task (its monitor is `/redfish/v1/TaskService/TaskMonitors/<id>`); takes `failNextTask`. */
+  addTask(apply: Task['apply'], ready?: Task['ready']): string {
+    const id = String(this.nextId++);
+    const task: Task = { id, pollsLeft: this.taskPolls, apply, ready, state: 'Running' };
+    if (this.failNextTask) {
+      task.fail = this.failNextTask;
+      this.failNextTask = undefined;
+    }
+    this.tasks.set(id, task);
+    return id;
   }
 
   /** Forget every session (as if they timed out). */
@@ -333,9 +360,9 @@ export class RedfishMockup {
             task.pollsLeft--;
           } else if (task.fail) {
             task.state = 'Exception';
-          } else {
-            task.apply();
-            task.state = 'Completed';
+          } else if (!task.ready || task.ready()) {
+            task.fail = task.apply() || undefined;
+            task.state = task.fail ? 'Exception' : 'Completed';
           }
         }
         const t: Json = {
@@ -368,24 +395,23 @@ export class RedfishMockup {
         return;
       }
       const apply = () => {
+        const before = (this.resource(systemPath) ?? system).PowerState;
         const power = ['ForceOff', 'GracefulShutdown'].includes(type) ? 'Off' : type === 'Nmi' ? (system.PowerState as string) : 'On';
         this.setResource(systemPath, { ...(this.resource(systemPath) ?? system), PowerState: power, LastResetTime: new Date().toISOString() });
+        const boots = /Restart|PowerCycle/.test(type) || (power === 'On' && before === 'Off');
+        if (boots) for (const hook of this.onBoot) hook(systemPath);
       };
       if (!this.asyncActions) {
         apply();
         answer(204);
         return;
       }
-      const id = String(this.nextId++);
-      const task: Task = { id, pollsLeft: this.taskPolls, apply, state: 'Running' };
-      if (this.failNextTask) {
-        task.fail = this.failNextTask;
-        this.failNextTask = undefined;
-      }
-      this.tasks.set(id, task);
+      const id = this.addTask(apply);
       answer(202, { '@odata.id': `/redfish/v1/TaskService/Tasks/${id}`, Id: id, TaskState: 'New' }, { location: `${monitorPrefix}${id}` });
       return;
     }
+
+    for (const route of this.routes) if (route(this, { method, path, body }, answer)) return;
 
     const current = this.resource(path);
     if (!current) {
