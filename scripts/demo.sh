@@ -43,13 +43,30 @@ fi
 
 alive() { [ -f "$RUN/$1.pid" ] && kill -0 "$(cat "$RUN/$1.pid")" 2>/dev/null; }
 
-start_bg() {
-  local name=$1 entry=$2
+start_cmd() {
+  local name=$1; shift
   if alive "$name"; then echo "$name already running (pid $(cat "$RUN/$name.pid"))"; return; fi
-  node --import tsx "$entry" >"$RUN/$name.log" 2>&1 &
+  "$@" >"$RUN/$name.log" 2>&1 &
   echo $! >"$RUN/$name.pid"
   echo "started $name (pid $!, log $RUN/$name.log)"
 }
+start_bg() { start_cmd "$1" node --import tsx "$2"; }
+
+# Images (README "Images"): a plain static server as the image's origin, and the worker's image cache in
+# front of it: the fake hosts are deployed from the cache, which fetched the image once and checked its sha256.
+IMAGES=$METALFLOW_STATE_DIR/demo-images
+IMAGE_NAME=demo-ubuntu-24.04.qcow2
+mkdir -p "$IMAGES"
+# 4 MiB with qcow2's magic: fake-hardware never boots it; the cache streams and hashes it.
+[ -s "$IMAGES/$IMAGE_NAME" ] || { printf 'QFI\xfb\x00\x00\x00\x03'; head -c $((4 * 1024 * 1024 - 8)) /dev/zero; } >"$IMAGES/$IMAGE_NAME"
+DEMO_IMAGE_PORT=${DEMO_IMAGE_PORT:-8082}
+export METALFLOW_DEMO_IMAGE_URL=http://127.0.0.1:$DEMO_IMAGE_PORT/$IMAGE_NAME
+METALFLOW_DEMO_IMAGE_SHA256=$(sha256sum "$IMAGES/$IMAGE_NAME" | cut -d' ' -f1)
+export METALFLOW_DEMO_IMAGE_SHA256
+export METALFLOW_DEMO_ORIGIN_LOG=$RUN/image-origin.log
+export METALFLOW_IMAGE_CACHE_DIR=${METALFLOW_IMAGE_CACHE_DIR:-$METALFLOW_STATE_DIR/image-cache}
+export METALFLOW_CACHE_IMAGES=${METALFLOW_CACHE_IMAGES:-1}
+start_cmd image-origin python3 -m http.server --bind 127.0.0.1 --directory "$IMAGES" "$DEMO_IMAGE_PORT"
 
 if ! alive api && (exec 3<>"/dev/tcp/127.0.0.1/$METALFLOW_API_PORT") 2>/dev/null; then
   echo "error: port $METALFLOW_API_PORT (metalflow API) is in use by another program; set METALFLOW_API_PORT" >&2
@@ -69,11 +86,11 @@ if ! alive worker; then echo "error: the worker exited; its log:" >&2; tail -20 
 node --import tsx scripts/demo.ts
 
 stop() {
-  for name in api worker; do
+  for name in api worker image-origin; do
     if alive "$name"; then kill "$(cat "$RUN/$name.pid")" 2>/dev/null || true; fi
     rm -f "$RUN/$name.pid"
   done
-  echo "stopped the worker and the API; the stack is still up (make stack-down stops it)"
+  echo "stopped the worker, the API and the image origin; the stack is still up (make stack-down stops it)"
   exit 0
 }
 trap stop INT TERM

@@ -9,7 +9,7 @@
  */
 import { request } from 'undici';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 
 const API = process.env.METALFLOW_API_URL ?? 'http://127.0.0.1:8080';
 // scripts/demo.sh makes an admin token for the demo (METALFLOW_API_TOKEN_FILE); the API needs one.
@@ -33,12 +33,23 @@ interface Host {
   direct?: boolean;
 }
 
+/** scripts/demo.sh serves the image from a local origin, with the worker's image cache in front (README "Images"). */
+const ORIGIN_LOG = process.env.METALFLOW_DEMO_ORIGIN_LOG;
 const image = {
-  url: 'http://127.0.0.1/images/demo-ubuntu-24.04.qcow2',
-  checksum: '9f0cc3d3b2f35dd1c8dc8a9c76c5c3f7b1a2f2c4a1d4e2b7a0c8f6e5d4c3b2a1',
+  url: process.env.METALFLOW_DEMO_IMAGE_URL ?? 'http://127.0.0.1/images/demo-ubuntu-24.04.qcow2',
+  checksum: process.env.METALFLOW_DEMO_IMAGE_SHA256 ?? '9f0cc3d3b2f35dd1c8dc8a9c76c5c3f7b1a2f2c4a1d4e2b7a0c8f6e5d4c3b2a1',
   checksumType: 'sha256',
   format: 'qcow2',
 };
+
+/** How often the origin served the image (its access log): once for every host, thanks to the cache. */
+function showImageDownloads(): void {
+  if (!ORIGIN_LOG || !existsSync(ORIGIN_LOG)) return;
+  const path = new URL(image.url).pathname;
+  const gets = readFileSync(ORIGIN_LOG, 'utf8').split('\n').filter((l) => l.includes(`"GET ${path} `) && / 200 /.test(l)).length;
+  const provisioned = hosts.filter((h) => h.provision).length;
+  console.log(`\nImages: ${provisioned} hosts provisioned with ${image.url} through the worker's image cache (${process.env.METALFLOW_IMAGE_CACHE_DIR ?? 'off'}); the origin served it ${gets} time(s) over this stack's life.`);
+}
 
 const fakeHost = (i: number, provision: boolean): Host => ({
   name: `fake-${i}`,
@@ -185,6 +196,7 @@ async function main(): Promise<void> {
   await setDirectPower(false);
   await setDirectPower(true);
   if (DHCP_NET) await showDhcp();
+  showImageDownloads();
 
   console.log('\nWhat the direct hosts did (each line is a child workflow of the host):');
   for (const h of directHosts) {

@@ -19,15 +19,23 @@ export interface ImageHttpOptions {
 
 export const DEFAULT_IMAGE_TIMEOUT_MS = 30_000;
 
+/** What each dispatcher was built from: whole-image downloads go through Node's client with the same CAs and timeout (node-get.ts). */
+const builtFrom = new WeakMap<Dispatcher, ImageHttpOptions>();
+
 export function imageDispatcher(opts: ImageHttpOptions = {}): Dispatcher {
   if (opts.dispatcher) return opts.dispatcher;
   const timeout = opts.timeoutMs ?? DEFAULT_IMAGE_TIMEOUT_MS;
-  return new Agent({
+  const dispatcher = new Agent({
     connect: { timeout, ...(opts.ca ? { ca: opts.ca } : {}) },
     headersTimeout: timeout,
     bodyTimeout: timeout,
   }).compose(interceptors.redirect({ maxRedirections: 5 }));
+  builtFrom.set(dispatcher, { ...(opts.ca ? { ca: opts.ca } : {}), timeoutMs: timeout });
+  return dispatcher;
 }
+
+/** The CA bundle and timeout `dispatcher` was built with (none known: the system's CAs, the default timeout). */
+export const imageHttpOptionsOf = (dispatcher: Dispatcher): ImageHttpOptions => builtFrom.get(dispatcher) ?? {};
 
 export interface Answer {
   status: number;

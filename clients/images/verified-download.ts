@@ -13,7 +13,8 @@ import { pipeline } from 'node:stream/promises';
 import type { Dispatcher } from 'undici';
 import type { ChecksumAlgorithm } from './checksum-file';
 import { ImageError, networkError, where } from './errors';
-import { openImageRequest } from './http';
+import { imageHttpOptionsOf } from './http';
+import { getImageStream } from './node-get';
 
 export interface ExpectedChecksum {
   algorithm: ChecksumAlgorithm;
@@ -44,10 +45,11 @@ const tooBig = (url: string, max: number): ImageError =>
  * not secrets; the URL's query string is never quoted).
  */
 export async function downloadVerified(dispatcher: Dispatcher, url: string, expected: ExpectedChecksum, opts: DownloadOptions = {}): Promise<VerifiedDownload> {
-  const { res, headers } = await openImageRequest(dispatcher, 'image', url, { method: 'GET' });
-  const announced = Number(headers['content-length']);
+  // Node's client, not undici's: see node-get.ts (undici 7 crashes the process on a server's close mid-backpressure).
+  const res = await getImageStream('image', url, imageHttpOptionsOf(dispatcher), opts.signal);
+  const announced = Number(res.headers['content-length']);
   if (opts.maxBytes !== undefined && Number.isFinite(announced) && announced > opts.maxBytes) {
-    await res.body.dump().catch(() => undefined);
+    res.destroy();
     throw tooBig(url, opts.maxBytes);
   }
   const hash = createHash(expected.algorithm);
@@ -70,7 +72,7 @@ export async function downloadVerified(dispatcher: Dispatcher, url: string, expe
     },
   });
   try {
-    await pipeline(res.body, sink, ...(opts.signal ? [{ signal: opts.signal }] : []));
+    await pipeline(res, sink, ...(opts.signal ? [{ signal: opts.signal }] : []));
   } catch (err) {
     file?.destroy();
     if (opts.dest) await rm(opts.dest, { force: true });
