@@ -3,12 +3,11 @@
  * drive from the host's Secrets), undeploy, and adopt (active without a
  * deploy, for a node registered again under a host that is provisioned).
  */
-import type { HostRef, Image, SecretReference } from '../types/host';
-import { renderNetworkData, type AddressNetworkData } from '../types/network-data';
+import type { HostRef, Image } from '../types/host';
 import type { IronicClient } from '../clients/ironic/client';
 import type { SecretReader } from '../clients/secrets/secret-store';
 import { registryCredentials } from '../clients/secrets/registry-credentials';
-import { configDriveData } from './config-drive-data';
+import { configDriveData, type ConfigDriveSources } from './config-drive-data';
 import { isOciUrl } from '../types/image';
 import { deployInterfaceOps, deploySteps, instanceInfo, isLiveIso, type DeployKind } from './ironic-instance-info';
 import { lastError, operationFailed, summary, type NodeDriver, type NodeSummary, type NodeTarget } from './ironic-node-driver';
@@ -22,21 +21,12 @@ export interface DeployDeps {
 
 export { instanceInfo } from './ironic-instance-info';
 
-interface DeployInput extends NodeTarget {
+interface DeployInput extends NodeTarget, ConfigDriveSources {
   nodeId: string;
   /** Optional only with a custom deploy (Metal3: its image is optional). */
   image?: Image;
   /** `customDeploy.method`: deploy with Ironic's custom-agent interface and this deploy step. */
   customDeploy?: string;
-  userData?: SecretReference;
-  networkData?: SecretReference;
-  metaData?: SecretReference;
-  /** Metal3's fallback for the config drive's network data when networkData is unset. */
-  preprovisioningNetworkDataName?: string;
-  /** Neither of those: network_data.json rendered from the host's pool address (spec.dhcp.ipPool). */
-  networkDataFrom?: AddressNetworkData;
-  /** meta_data.uuid: the BareMetalHost's uid (or the API host's); the node's UUID only for runs recorded before it. */
-  uid?: string;
   /**
    * spec.automatedCleaningMode set on a manageable node before its `provide` (BMO cleans when provisioning
    * starts); unset (runs scheduled before it) leaves the node's own automated_clean, set at registration.
