@@ -7,6 +7,7 @@ import { ApplicationFailure } from '@temporalio/activity';
 import { HostStatusSchema, type HostRef, type HostStatus } from '../types/host';
 import { fitStrings } from '../types/fit-schema';
 import { computeConditions, kubeTimestamp } from '../types/conditions';
+import { hardwareProfileName, isHardwareProfile } from '../types/hardware-profile';
 import { FAILURE } from '../types/failures';
 import { KubeError } from '../clients/kubernetes/kube-error';
 import type { KubeRest } from '../clients/kubernetes/kube-rest';
@@ -19,7 +20,19 @@ const GROUP = '/apis/metal3.io/v1alpha1';
 
 interface Owner {
   metadata: { uid: string; name: string; namespace: string; generation?: number };
+  spec?: { hardwareProfile?: string; bmc?: { address?: string } };
   status?: Record<string, unknown>;
+}
+
+/**
+ * `status.hardwareProfile` as BMO sets it once the profile is matched: what the status had (BMO's
+ * or a restored one), else the profile the spec picks (types/hardware-profile.ts); none when unknown.
+ */
+function statusHardwareProfile(owner: Owner, status: HostStatus): { hardwareProfile?: string } {
+  const had = status.hardwareProfile ?? (typeof owner.status?.hardwareProfile === 'string' ? owner.status.hardwareProfile : undefined);
+  if (had) return { hardwareProfile: had };
+  const name = hardwareProfileName(owner.spec ?? {});
+  return isHardwareProfile(name) ? { hardwareProfile: name } : {};
 }
 
 type Json = Record<string, unknown>;
@@ -87,7 +100,7 @@ export function createKubernetesActivities(deps: { rest: KubeRest; component?: s
         now: kubeTimestamp(new Date()),
         generation: owner.metadata.generation,
       });
-      const status = mergePatchFor(owner.status, { ...(fitted as unknown as Json), conditions });
+      const status = mergePatchFor(owner.status, { ...(fitted as unknown as Json), ...statusHardwareProfile(owner, fitted), conditions });
       await rest.call('PATCH', `${path}/status`, { body: { status }, contentType: 'application/merge-patch+json' });
       await upsertHardwareData(owner, fitted);
       for (const event of [...(input.event ? [input.event] : []), ...(input.events ?? [])]) {

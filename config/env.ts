@@ -96,6 +96,8 @@ export interface ControllerConfig {
   remediationCapm3: boolean;
   /** The built-in health check (config/health-check.ts); undefined: off. */
   healthCheck?: HealthCheckConfig;
+  /** How often Ironic's node health and faults become hosts' conditions (k8s/controller/node-health.ts); 0: never. */
+  nodeHealthSeconds: number;
 }
 
 /** A whole number in [min, max] from the environment, undefined when unset; `what` completes "must be ...". */
@@ -214,6 +216,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): MetalflowConfi
         return v === 'true';
       })(env.METALFLOW_REMEDIATION_CAPM3 ?? ''),
       healthCheck: loadHealthCheckConfig(env),
+      // BMO reads them on every reconcile; one list of all nodes a minute costs Ironic one request.
+      nodeHealthSeconds:
+        whole('METALFLOW_CONTROLLER_NODE_HEALTH_SECONDS', env.METALFLOW_CONTROLLER_NODE_HEALTH_SECONDS, 0, 86_400, 'a whole number of seconds from 0 (off) to 86400') ?? 60,
     },
     metricsHost: env.METALFLOW_METRICS_HOST || '127.0.0.1',
     workerMetricsPort: whole('METALFLOW_WORKER_METRICS_PORT', env.METALFLOW_WORKER_METRICS_PORT, 1, 65_535, 'a port from 1 to 65535'),

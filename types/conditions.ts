@@ -4,13 +4,22 @@
  * `kubectl wait --for=condition=Ready bmh/x` and alerts on these conditions
  * keep working when metalflow takes over from Metal3.
  *
- * Differences from BMO, because metalflow has no reading for them yet:
- * `Healthy` is always `Unknown` (BMO reads Ironic's node health, API ≥ 1.109),
- * and `Manageable` never has reason `PowerFailure` (Ironic's node `fault`).
+ * `Healthy` and `Manageable`'s `PowerFailure` come from Ironic's node (`health`,
+ * API ≥ 1.109, and `fault`), which BMO reads on every reconcile. Here the
+ * controller reads them (k8s/controller/node-health.ts) and passes `node`; the
+ * worker's status writes pass none and keep what the controller last set.
  */
 import type { HostStatus } from './host';
 
 export type ConditionStatus = 'True' | 'False' | 'Unknown';
+
+/** What Ironic says of the node beside its states (BMO `GetHealth`, `HasPowerFailure`). */
+export interface NodeReading {
+  /** Ironic's `health` (`OK`, `Warning`, `Critical`), null or absent when the driver reports none. */
+  health?: string | null;
+  /** Ironic's `fault` (`power failure`, `clean failure`, …), null when none. */
+  fault?: string | null;
+}
 
 /** metav1.Condition, as the API server stores it. */
 export interface HostCondition {
@@ -62,6 +71,30 @@ const PROGRESSING_REASON: Record<string, string> = {
   deleting: 'Deleting',
 };
 
+/** BMO's `powerFailureCheck`: states in which a power failure makes the host not manageable. */
+const powerFailureChecked = (state: string, operationalStatus: string): boolean =>
+  !['', 'unmanaged', 'registering', 'deleting'].includes(state) && operationalStatus !== 'detached';
+
+const HEALTH: Record<string, Pair> = { OK: ['True', 'Healthy'], Warning: ['False', 'Warning'], Critical: ['False', 'CriticalError'] };
+
+/**
+ * Healthy and the power-failure override: from the node when there is a reading (an empty health
+ * keeps what was there, as BMO's `""` case); without one, what the last reading left.
+ */
+function fromNode(state: string, operationalStatus: string, node: NodeReading | undefined, before: Map<string, HostCondition>): Wanted[] {
+  const out: Wanted[] = [];
+  const checked = powerFailureChecked(state, operationalStatus);
+  const prior = before.get(CONDITION.manageable);
+  const powerFailure = node ? node.fault === 'power failure' : prior?.status === 'False' && prior.reason === 'PowerFailure';
+  if (checked && powerFailure) out.push([CONDITION.manageable, 'False', 'PowerFailure']);
+  const health = node?.health ? (HEALTH[node.health] ?? ['Unknown', 'Unknown']) : undefined;
+  const kept = before.get(CONDITION.healthy);
+  if (health) out.push([CONDITION.healthy, ...health]);
+  else if (kept) out.push([CONDITION.healthy, kept.status, kept.reason]);
+  else out.push([CONDITION.healthy, 'Unknown', 'Unknown']);
+  return out;
+}
+
 /** The conditions a state and operational status call for, in BMO's order of precedence. */
 function wanted(state: string, operationalStatus: string): Wanted[] {
   const out = new Map<string, Wanted>();
@@ -96,7 +129,6 @@ function wanted(state: string, operationalStatus: string): Wanted[] {
       [CONDITION.progressing, 'False', 'Detached'],
     ]);
   }
-  set([[CONDITION.healthy, 'Unknown', 'Unknown']]);
   return [...out.values()];
 }
 
@@ -111,11 +143,15 @@ const isCondition = (v: unknown): v is HostCondition =>
 export function computeConditions(
   status: Pick<HostStatus, 'provisioning' | 'operationalStatus'>,
   previous: unknown,
-  opts: { now: string; generation?: number },
+  opts: { now: string; generation?: number; node?: NodeReading },
 ): HostCondition[] {
   const before = Array.isArray(previous) ? previous.filter(isCondition) : [];
   const byType = new Map(before.map((c) => [c.type, c]));
-  for (const [type, st, reason] of wanted(status.provisioning?.state ?? '', status.operationalStatus ?? '')) {
+  const state = status.provisioning?.state ?? '';
+  const operational = status.operationalStatus ?? '';
+  const all = new Map<string, Wanted>();
+  for (const w of [...wanted(state, operational), ...fromNode(state, operational, opts.node, new Map(byType))]) all.set(w[0], w);
+  for (const [type, st, reason] of all.values()) {
     const old = byType.get(type);
     byType.set(type, {
       type,

@@ -25,10 +25,24 @@ export const HARDWARE_PROFILES: Readonly<Record<string, RootDeviceHints>> = {
  */
 export function effectiveRootDeviceHints(spec: HostSpec): { hints: RootDeviceHints } | { error: string } {
   if (spec.rootDeviceHints) return { hints: spec.rootDeviceHints };
-  const name = spec.hardwareProfile ?? DEFAULT_HARDWARE_PROFILE;
+  const name = hardwareProfileName(spec);
   const hints = Object.hasOwn(HARDWARE_PROFILES, name) ? HARDWARE_PROFILES[name] : undefined;
   if (!hints) {
     return { error: `spec.hardwareProfile: no hardware profile named "${name}" (known: ${Object.keys(HARDWARE_PROFILES).join(', ')}); or give spec.rootDeviceHints` };
   }
   return { hints };
 }
+
+/**
+ * The profile a host uses, as BMO's getHardwareProfileName picks it: the spec's; else `libvirt` for
+ * a `libvirt://` BMC (VirtualBMC VMs, whose disks are virtio: `/dev/vda`); else `unknown`.
+ */
+export function hardwareProfileName(spec: { hardwareProfile?: string; bmc?: { address?: string } }): string {
+  if (spec.hardwareProfile) return spec.hardwareProfile;
+  if (spec.bmc?.address?.startsWith('libvirt')) return 'libvirt';
+  return DEFAULT_HARDWARE_PROFILE;
+}
+
+/** Whether Metal3 knows the profile (an unknown one is a registration error). */
+export const isHardwareProfile = (name: string): boolean => Object.hasOwn(HARDWARE_PROFILES, name);
+

@@ -16,6 +16,8 @@ export const REQUIRED_MICROVERSION = '1.81';
 export const DEPLOY_ABORT_MICROVERSION = '1.110';
 /** The node's own `disable_power_off` (Ironic 2025.1): Ironic then never powers the node off, only reboots it. */
 export const DISABLE_POWER_OFF_MICROVERSION = '1.95';
+/** The node's `health` field. */
+export const NODE_HEALTH_MICROVERSION = '1.109';
 
 export type IronicPowerTarget = 'power on' | 'power off' | 'soft power off' | 'rebooting' | 'soft rebooting';
 
@@ -271,8 +273,8 @@ export class IronicClient {
     }
   }
 
-  /** A few fields of every node, following Ironic's pagination. */
-  async listNodeStates<K extends keyof IronicNode>(fields: K[]): Promise<Pick<IronicNode, K | 'uuid'>[]> {
+  /** A few fields of every node, following Ironic's pagination (`version`: one a field needs). */
+  async listNodeStates<K extends keyof IronicNode>(fields: K[], version?: string): Promise<Pick<IronicNode, K | 'uuid'>[]> {
     const wanted = fields.includes('uuid' as K) ? fields : [...fields, 'uuid'];
     const out: Pick<IronicNode, K | 'uuid'>[] = [];
     let marker: string | undefined;
@@ -280,6 +282,8 @@ export class IronicClient {
       const page = await this.send<{ nodes: Pick<IronicNode, K | 'uuid'>[] }>(
         'GET',
         `/v1/nodes?fields=${wanted.join(',')}&limit=${this.pageSize}${marker ? `&marker=${marker}` : ''}`,
+        undefined,
+        version ?? true,
       );
       out.push(...page.nodes);
       if (page.nodes.length < this.pageSize) return out;

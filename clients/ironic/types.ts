@@ -24,6 +24,10 @@ export interface IronicNode {
   raid_config?: Record<string, unknown>;
   target_raid_config?: Record<string, unknown>;
   extra: Record<string, unknown>;
+  /** Why Ironic put the node in maintenance by itself (`power failure`, `clean failure`, …). */
+  fault?: string | null;
+  /** The BMC's overall health (`OK`, `Warning`, `Critical`; API 1.109), cached by Ironic's power sync. */
+  health?: string | null;
 }
 
 export interface IronicPort {

@@ -23,6 +23,9 @@ import { RemediationController } from './remediations';
 import { IpamController } from './ipam';
 import { HealthCheck } from './health-check';
 import { Capm3RemediationBridge } from './capm3-remediations';
+import { NodeHealthReporter } from './node-health';
+import { IronicClient } from '../../clients/ironic/client';
+import { readTlsFiles } from '../../clients/tls/files';
 
 const config = loadConfig();
 const log = (m: string): void => console.log(`[controller] ${m}`);
@@ -56,6 +59,12 @@ let remediations: RemediationController | undefined;
 let ipam: IpamController | undefined;
 let healthCheck: HealthCheck | undefined;
 let capm3: Capm3RemediationBridge | undefined;
+let nodeHealth: NodeHealthReporter | undefined;
+// Only for the node health conditions: the controller never changes anything in Ironic.
+const ironic =
+  settings.nodeHealthSeconds > 0
+    ? new IronicClient({ url: config.ironicUrl, basicAuth: config.ironicBasicAuth, requestTimeoutMs: 20_000, ...(config.ironicTls ? { tls: readTlsFiles(config.ironicTls) } : {}) })
+    : undefined;
 
 /** Drives hosts while holding the lease; stops at once when it is lost, then campaigns again. */
 async function lead(): Promise<void> {
@@ -74,6 +83,7 @@ async function lead(): Promise<void> {
         healthCheck?.stop();
         capm3?.stop();
         ipam?.stop();
+        nodeHealth?.stop();
         resolve();
       });
     });
@@ -148,6 +158,10 @@ async function lead(): Promise<void> {
     // Metal3 IPAM's IPPools and IPClaims (k8s/controller/ipam.ts); likewise not awaited, for clusters without its CRDs.
     ipam = new IpamController({ rest, client, taskQueue: config.taskQueue, namespace: watchNamespace, log });
     void ipam.start();
+    if (ironic) {
+      nodeHealth = new NodeHealthReporter({ rest, ironic, periodMs: settings.nodeHealthSeconds * 1000, hosts: () => inf.cache.values(), log });
+      nodeHealth.start();
+    }
     // Hosts whose workflow ends abnormally from now on; the first list above queued every host once.
     stopScan = scanEndedWorkflows({
       client,
@@ -198,6 +212,7 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     healthCheck?.stop();
     capm3?.stop();
     ipam?.stop();
+    nodeHealth?.stop();
     elector.stop();
     void connection.close().then(() => process.exit(0));
   });

@@ -88,6 +88,8 @@ describe('an ipmi:// host on the project stack\'s Ironic', { timeout: 420_000 },
     const node = await availableOn({ namespace: NS, name: uniq('vm') }, `libvirt://127.0.0.1:${vbmc.port}?privilegelevel=OPERATOR`);
     expect(node).toMatchObject({ driver: 'ipmi', power_interface: 'ipmitool', power_state: 'power on' });
     expect(node?.driver_info).toMatchObject({ ipmi_port: vbmc.port, ipmi_priv_level: 'OPERATOR' });
+    // No hardwareProfile: BMO's getHardwareProfileName picks `libvirt` for a libvirt:// BMC (virtio disks).
+    expect(node?.properties.root_device).toEqual({ name: 's== /dev/vda' });
     expect(vbmc.file('power')).toBe('1');
   });
 });

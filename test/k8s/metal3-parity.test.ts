@@ -7,7 +7,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { IRONIC_URL } from '../support/env';
+import { IRONIC_URL, SUSHY_URL } from '../support/env';
 import { uniq, waitFor } from '../support/harness';
 import { isDeploy } from '../support/ironic-proxy';
 import { startProxyProcess } from '../support/ironic-proxy-process';
@@ -26,7 +26,7 @@ const TQ = uniq('tq-parity');
 /** Prometheus endpoints of this file's controller and worker (issue 16 item 14). */
 const CONTROLLER_METRICS_PORT = Number(process.env.TEST_CONTROLLER_METRICS_PORT ?? 22991);
 const WORKER_METRICS_PORT = Number(process.env.TEST_WORKER_METRICS_PORT ?? 22992);
-useShimSuite(NS, TQ, { METALFLOW_CONTROLLER_METRICS_PORT: String(CONTROLLER_METRICS_PORT) }, () => ({
+useShimSuite(NS, TQ, { METALFLOW_CONTROLLER_METRICS_PORT: String(CONTROLLER_METRICS_PORT), METALFLOW_CONTROLLER_NODE_HEALTH_SECONDS: '2' }, () => ({
   IRONIC_URL: proxy!.url,
   METALFLOW_WORKER_METRICS_PORT: String(WORKER_METRICS_PORT),
 }));
@@ -89,6 +89,30 @@ describe('Conditions as BMO computes them', () => {
     // Written again after the spec change (online: false bumped the object's generation).
     expect(off.Ready!.observedGeneration).toBeGreaterThan(provisioned.Ready!.observedGeneration);
     expect(off.Manageable).toMatchObject({ status: 'True', lastTransitionTime: provisioned.Manageable!.lastTransitionTime });
+  });
+});
+
+describe("Healthy from Ironic's node health", () => {
+  it("turns True once Ironic's power sync has read the BMC's health (Redfish), and stays through the worker's status writes", { timeout: 300_000 }, async () => {
+    const name = 'healthy-host';
+    apply(secretDoc(`${name}-bmc-secret`, { username: 'admin', password: 'password' }));
+    const doc = hostDoc(name, {
+      online: false,
+      automatedCleaningMode: 'disabled',
+      bmc: { address: `redfish+${SUSHY_URL}/redfish/v1/Systems/6d660000-0000-4000-8000-000000000006`, credentialsName: `${name}-bmc-secret` },
+    }, { 'inspect.metal3.io': 'disabled' });
+    apply(doc);
+    waitState(name, 'available');
+    // Ironic's power sync (every 30 s on the test stack) caches sushy's Status.Health "OK" on the node.
+    kubectl(['wait', '-n', NS, '--for=condition=Healthy', `bmh/${name}`, '--timeout=180s']);
+    expect(conditions(name).Healthy).toMatchObject({ status: 'True', reason: 'Healthy' });
+    // BMO's status.hardwareProfile: the profile the spec picks (none given: unknown).
+    expect(json(['get', 'bmh', name]).status.hardwareProfile).toBe('unknown');
+    // The worker publishes the power change; Healthy is kept through it (types/conditions.ts).
+    kubectl(['patch', 'bmh', name, '-n', NS, '--type=merge', '-p', JSON.stringify({ spec: { online: true } })]);
+    kubectl(['wait', '-n', NS, '--for=jsonpath={.status.poweredOn}=true', `bmh/${name}`, '--timeout=120s']);
+    expect(conditions(name).Healthy).toMatchObject({ status: 'True', reason: 'Healthy' });
+    kubectl(['delete', 'bmh', name, '-n', NS, '--wait=true', '--timeout=180s']);
   });
 });
 

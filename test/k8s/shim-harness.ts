@@ -59,6 +59,8 @@ export function shim(opts: { namespace: string; taskQueue: string }): Shim {
       }),
     startController: (env = {}) =>
       run('controller', join('k8s', 'controller', 'main.ts'), {
+        // The test stack's Ironic, read only for the node health conditions (k8s/controller/node-health.ts).
+        IRONIC_URL,
         METALFLOW_WATCH_NAMESPACE: opts.namespace,
         METALFLOW_LEASE_NAMESPACE: opts.namespace,
         METALFLOW_LEASE_SECONDS: '4',

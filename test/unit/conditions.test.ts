@@ -50,4 +50,46 @@ describe('computeConditions', () => {
     expect(cs).toContainEqual(foreign);
     expect(cs).toHaveLength(7);
   });
+
+  const node = (state: string, reading: { health?: string | null; fault?: string | null } | undefined, previous: unknown = undefined, op = 'OK') =>
+    table(computeConditions({ provisioning: { state, ID: 'n' }, operationalStatus: op } as never, previous, { now: T1, node: reading }));
+
+  it("reads Healthy from Ironic's node health as BMO's GetHealth does", () => {
+    expect(node('provisioned', { health: 'OK' }).Healthy).toBe('True/Healthy');
+    expect(node('available', { health: 'Warning' }).Healthy).toBe('False/Warning');
+    expect(node('available', { health: 'Critical' }).Healthy).toBe('False/CriticalError');
+    expect(node('available', { health: 'Bogus' }).Healthy).toBe('Unknown/Unknown');
+    // No health from the driver: what was there stays (BMO's "" case), Unknown when nothing was.
+    const healthy = computeConditions({ provisioning: { state: 'available', ID: 'n' }, operationalStatus: 'OK' } as never, undefined, { now: T0, node: { health: 'OK' } });
+    expect(node('available', { health: null }, healthy).Healthy).toBe('True/Healthy');
+    expect(node('available', { health: null }).Healthy).toBe('Unknown/Unknown');
+  });
+
+  it("sets Manageable False/PowerFailure on Ironic's power failure fault, except where BMO does not check", () => {
+    expect(node('provisioned', { fault: 'power failure' }).Manageable).toBe('False/PowerFailure');
+    expect(node('available', { fault: 'clean failure' }).Manageable).toBe('True/Manageable');
+    expect(node('registering', { fault: 'power failure' }).Manageable).toBe('False/Registering');
+    expect(node('provisioned', { fault: 'power failure' }, undefined, 'detached').Manageable).toBe('True/Manageable');
+  });
+
+  it("keeps the controller's node reading through the worker's status writes (no reading) until the next reading", () => {
+    const read = computeConditions({ provisioning: { state: 'provisioned', ID: 'n' }, operationalStatus: 'OK' } as never, undefined, { now: T0, node: { health: 'Warning', fault: 'power failure' } });
+    const written = table(computeConditions({ provisioning: { state: 'provisioned', ID: 'n' }, operationalStatus: 'OK' } as never, read, { now: T1 }));
+    expect(written).toMatchObject({ Healthy: 'False/Warning', Manageable: 'False/PowerFailure' });
+    // The fault is gone at the next reading.
+    expect(node('provisioned', { health: 'OK', fault: null }, read)).toMatchObject({ Healthy: 'True/Healthy', Manageable: 'True/Manageable' });
+    // A host that moved to a state BMO does not check loses the override.
+    expect(table(computeConditions({ provisioning: { state: 'deleting', ID: 'n' }, operationalStatus: 'OK' } as never, read, { now: T1 })).Manageable).toBe('True/Manageable');
+  });
+});
+
+describe('hardware profile names, as BMO picks them', () => {
+  it("takes the spec's, else libvirt for a libvirt:// BMC, else unknown", async () => {
+    const { hardwareProfileName, isHardwareProfile } = await import('../../types/hardware-profile');
+    expect(hardwareProfileName({ hardwareProfile: 'dell', bmc: { address: 'libvirt://h' } })).toBe('dell');
+    expect(hardwareProfileName({ bmc: { address: 'libvirt://127.0.0.1:6230' } })).toBe('libvirt');
+    expect(hardwareProfileName({ bmc: { address: 'ipmi://127.0.0.1' } })).toBe('unknown');
+    expect(hardwareProfileName({})).toBe('unknown');
+    expect(isHardwareProfile('nope')).toBe(false);
+  });
 });
