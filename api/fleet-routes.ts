@@ -12,6 +12,8 @@ import type { FleetService } from './fleet-service';
 import { allows, type Action } from './auth/roles';
 import { registerRunControlRoutes, requireScope } from './run-routes';
 import { PauseBodySchema } from './schemas';
+import { DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT, type FleetProgressPageRequest } from '../workflows/fleet-progress-page';
+import { FLEET_HOST_OUTCOMES, type FleetHostOutcome } from '../workflows/fleet-definitions';
 
 const FleetCancelBodySchema = Type.Object(
   {
@@ -20,6 +22,22 @@ const FleetCancelBodySchema = Type.Object(
   },
   { additionalProperties: false, 'x-optional': true },
 );
+
+/** GET …/{name}?offset=&limit=&outcome=: one page of the hosts (workflows/fleet-progress-page.ts). */
+const FleetPageQuerySchema = Type.Object(
+  {
+    offset: Type.Optional(Type.String({ pattern: '^(0|[1-9][0-9]{0,8})$', description: 'Index of the first host of the page (among those with `outcome`, when given)' })),
+    limit: Type.Optional(Type.String({ pattern: '^[1-9][0-9]{0,3}$', description: `Hosts in the page, 1 to ${MAX_PAGE_LIMIT} (default ${DEFAULT_PAGE_LIMIT}; more is read as ${MAX_PAGE_LIMIT})` })),
+    outcome: Type.Optional(Type.Union(FLEET_HOST_OUTCOMES.map((o) => Type.Literal(o)), { description: 'Only the hosts with this outcome' })),
+  },
+  { additionalProperties: false },
+);
+
+const fleetPage = (q: Record<string, string>): FleetProgressPageRequest => ({
+  ...(q.offset !== undefined ? { offset: Number(q.offset) } : {}),
+  ...(q.limit !== undefined ? { limit: Number(q.limit) } : {}),
+  ...(q.outcome !== undefined ? { outcome: q.outcome as FleetHostOutcome } : {}),
+});
 
 /** Deleting hosts, or cleaning them (a clean may erase disks, as POST …/clean needs admin), is an admin's; every other fleet operation an operator's. */
 const actionOf = (input: FleetInput): Action => (input.operation.kind === 'delete' || input.operation.kind === 'clean' ? 'admin' : 'operate');
@@ -54,5 +72,5 @@ export function registerFleetRoutes(base: FastifyInstance, fleets: FleetService)
     resume: 'Resume a paused fleet operation',
     cancel: 'Cancel: start no new host; hosts in flight finish, or with abortInFlight are paused (their running operation cancelled); a powerOff operation releases its power-off requests. Never counted as a failure',
     cancelBody: FleetCancelBodySchema,
-  });
+  }, { schema: FleetPageQuerySchema, parse: fleetPage });
 }

@@ -27,12 +27,15 @@ export function registerRunControlRoutes<I extends { name: string }, P extends {
   prefix: string,
   runs: RunService<I, P>,
   text: { noun: string; progress: string; pause: string; resume: string; cancel: string; cancelBody: TObject },
+  /** A run kind whose progress comes in pages: the GET's query string, read by `parse` into the progress query's argument when not empty. */
+  pageQuery?: { schema: TObject; parse: (query: Record<string, string>) => unknown },
 ): void {
   const app = base.withTypeProvider<TypeBoxTypeProvider>();
   const params = Type.Object({ name: Type.String({ maxLength: 63, description: `The ${text.noun}` }) });
-  app.get(`${prefix}/:name`, { schema: { summary: text.progress, params } }, async (req) => {
+  app.get(`${prefix}/:name`, { schema: { summary: text.progress, params, ...(pageQuery ? { querystring: pageQuery.schema } : {}) } }, async (req) => {
     requireScope(req, 'view', await runs.scope(req.params.name));
-    return runs.get(req.params.name);
+    const query = (req.query ?? {}) as Record<string, string>;
+    return runs.get(req.params.name, pageQuery && Object.keys(query).length > 0 ? pageQuery.parse(query) : undefined);
   });
   const control = (verb: 'pause' | 'resume' | 'cancel') =>
     app.post(

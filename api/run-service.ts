@@ -23,7 +23,8 @@ export interface RunKind<I extends { name: string }, P extends { input: I }> {
   args(input: I): unknown[];
   /** What a run that has not answered its first query yet reports. */
   starting(input: I): P;
-  progress: QueryDefinition<P>;
+  /** Its progress query; a run kind whose query takes a page request (fleets) gets it as the one argument. */
+  progress: QueryDefinition<P, [unknown?]>;
   pause: UpdateDefinition<P, [FleetControlRequest]>;
   resume: UpdateDefinition<P, []>;
   cancel: UpdateDefinition<P, [FleetControlRequest]>;
@@ -82,8 +83,9 @@ export class RunService<I extends { name: string }, P extends { input: I }> {
     }
   }
 
-  async get(name: string): Promise<P> {
-    return this.update(name, () => this.handle(name).query(this.kind.progress));
+  /** `page`: the query's argument, for a kind that pages its progress. */
+  async get(name: string, page?: unknown): Promise<P> {
+    return this.update(name, () => (page === undefined ? this.handle(name).query(this.kind.progress) : this.handle(name).query(this.kind.progress, page)));
   }
 
   /** The namespaces the run may touch (from its memo); 404 when there is none by that name. */

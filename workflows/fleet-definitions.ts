@@ -6,6 +6,7 @@
 import { defineQuery, defineUpdate } from '@temporalio/workflow';
 import type { HostRef } from '../types/host';
 import type { FleetInput } from '../types/fleet';
+import type { FleetProgressPageInfo, FleetProgressPageRequest } from './fleet-progress-page';
 
 /**
  * pending: not started yet; notStarted: the run ended (cancelled or halted) before it was;
@@ -56,6 +57,8 @@ export interface FleetOptions {
   maxHistoryEvents: number;
   /** How long one wait on a host lasts before the workflow records progress and waits again. */
   pollWindowSeconds: number;
+  /** Over this (serialised), the progress is answered as its first page (tests lower it; workflows/fleet-progress-page.ts). */
+  progressLimitBytes?: number;
 }
 export const DEFAULT_FLEET_OPTIONS: FleetOptions = { maxHistoryEvents: 5000, pollWindowSeconds: 300 };
 
@@ -80,6 +83,8 @@ export interface FleetProgress {
   wave?: FleetWaveProgress;
   /** At the pace of the hosts finished so far (absent until one has, and once nothing more will start). */
   estimatedEnd?: string;
+  /** Present when `hosts` is one page (asked for, or the whole would be too large; workflows/fleet-progress-page.ts). */
+  page?: FleetProgressPageInfo;
 }
 
 export interface FleetWaveProgress {
@@ -90,7 +95,8 @@ export interface FleetWaveProgress {
   end: number;
 }
 
-export const fleetProgressQuery = defineQuery<FleetProgress>('progress');
+/** Without an argument: the whole progress, or its first page when that is over 1 MB; with one, that page. */
+export const fleetProgressQuery = defineQuery<FleetProgress, [FleetProgressPageRequest?]>('progress');
 
 export interface FleetControlRequest {
   /** Shown in the progress (at most 256 characters). */

@@ -20,6 +20,7 @@ import {
   upsertSearchAttributes,
 } from '@temporalio/workflow';
 import { formatFieldErrors, type Result } from '../types/field-error';
+import { firstPage, progressPage, progressTooLarge, boundedProgress } from './fleet-progress-page';
 import { CLEAN_FLEET_OPERATION, LATER_FLEET_OPERATIONS, validateFleetInput, type FleetInput } from '../types/fleet';
 import { SEARCH_ATTRIBUTES } from '../types/search-attributes';
 import {
@@ -136,9 +137,20 @@ export async function fleetWorkflow(input: FleetInput, carry: FleetCarry = {}): 
     publish();
   };
 
-  setHandler(fleetProgressQuery, progress);
+  /**
+   * What an update or the run's end answers. A progress too large for one payload in history
+   * (over 1 MB: some 3,000 hosts) is its first page (patch fleet-bounded-results: before it, such
+   * a fleet's pause or end was refused by the server). Asked only then, so smaller fleets'
+   * histories stay as they were.
+   */
+  const answer = (): FleetProgress => {
+    const p = progress();
+    return progressTooLarge(p, options.progressLimitBytes) && patched('fleet-bounded-results') ? firstPage(p, options.progressLimitBytes) : p;
+  };
+
+  setHandler(fleetProgressQuery, (page) => (page ? progressPage(progress(), page) : boundedProgress(progress(), options.progressLimitBytes)));
   setControlHandlers({ pause: pauseFleetUpdate, resume: resumeFleetUpdate, cancel: cancelFleetUpdate }, s, {
-    progress,
+    progress: answer,
     changed: () => {
       changes += 1;
       publish();
@@ -255,6 +267,6 @@ export async function fleetWorkflow(input: FleetInput, carry: FleetCarry = {}): 
     done = true;
     publish();
     await condition(allHandlersFinished);
-    return progress();
+    return answer();
   }
 }

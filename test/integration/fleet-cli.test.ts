@@ -15,7 +15,7 @@ import { uniq, waitFor } from '../support/harness';
 import { callApi, serveApi, writeTokenFile } from '../support/api-client';
 import { TEMPORAL_ADDRESS } from '../support/env';
 import { availableHosts, useFleetStack } from '../support/fleet-hosts';
-import { fleetProgressQuery, fleetWorkflowId, type FleetProgress } from '../../workflows/fleet-definitions';
+import { fleetProgressQuery, fleetWorkflowId, pauseFleetUpdate, resumeFleetUpdate, type FleetProgress } from '../../workflows/fleet-definitions';
 import type { FleetCarry, fleetWorkflow } from '../../workflows/fleet';
 
 const stack = useFleetStack();
@@ -100,6 +100,45 @@ describe('a long fleet operation', { timeout: 600_000 }, () => {
     expect(carry.state).toBeUndefined();
     expect(carry.packed?.rows).toHaveLength(5);
     expect(carry.options).toEqual({ maxHistoryEvents: 40 });
+  });
+});
+
+describe('a fleet operation whose progress is too large to answer whole', { timeout: 600_000 }, () => {
+  it('answers its first page to updates and at its end, and any page to the CLI query and the API', async () => {
+    const ns = uniq('fleet');
+    const hosts = await availableHosts(stack.base, stack.h, ns, ['pg-a', 'pg-b', 'pg-c'], { set: 'pg' });
+    const name = uniq('paged');
+    // The limit is 1 MB (some 3,000 hosts); a 3-host progress passes 1,000 bytes.
+    const handle = await stack.h.client.workflow.start<typeof fleetWorkflow>('fleetWorkflow', {
+      workflowId: fleetWorkflowId(name),
+      taskQueue: stack.h.taskQueue,
+      args: [{ name, operation: { kind: 'reboot' }, selector: { namespace: ns }, maxConcurrent: 1 }, { options: { progressLimitBytes: 1000 } }],
+    });
+    await waitFor('hosts selected', async () => (await handle.query(fleetProgressQuery)).selected === 3, { timeoutMs: 60_000 });
+    const paused = await handle.executeUpdate(pauseFleetUpdate, { args: [{ reason: 'paged' }] });
+    expect(paused.page).toMatchObject({ offset: 0, limit: 1000, total: 3 });
+    expect(paused.page?.reason).toMatch(/over 1000 bytes: ask for pages/);
+    expect(paused.selection?.hosts ?? []).toEqual([]);
+    // A page from the real CLI: the query's argument.
+    const page = (JSON.parse(await temporal('workflow', 'query', '--workflow-id', `fleet/${name}`, '--type', 'progress', '--input', '{"offset":1,"limit":1}', '-o', 'json')) as { queryResult: FleetProgress[] }).queryResult[0]!;
+    expect(page.hosts.map((h) => h.ref)).toEqual([hosts[1]]);
+    expect(page.page).toEqual({ offset: 1, limit: 1, total: 3 });
+    await handle.executeUpdate(resumeFleetUpdate);
+    const done = await handle.result();
+    expect(done.phase).toBe('completed');
+    expect(done.page?.total).toBe(3);
+    expect(done.hosts).toHaveLength(3);
+    // The API passes its query string on; a page it cannot give is a 400 naming the parameter.
+    const succeeded = await callApi(stack.base, 'GET', `/v1/fleet-operations/${name}?outcome=succeeded&offset=2&limit=5`);
+    expect(succeeded.status).toBe(200);
+    expect(succeeded.json.page).toEqual({ offset: 2, limit: 5, total: 3, outcome: 'succeeded' });
+    expect(succeeded.json.hosts).toHaveLength(1);
+    const bad = await callApi(stack.base, 'GET', `/v1/fleet-operations/${name}?limit=0`);
+    expect(bad.status).toBe(400);
+    expect(JSON.stringify(bad.json)).toMatch(/limit/);
+    // Asked only because the progress was too large: the patch's marker is in this fleet's history.
+    const markers = ((await handle.fetchHistory()).events ?? []).filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_patch');
+    expect(markers.length).toBeGreaterThan(0);
   });
 });
 

@@ -125,6 +125,9 @@ describe('replay of recorded histories', () => {
     // A fleet continued as new with its state packed (patch fleet-packed-carry; record-fleet-histories.ts -packed-carry):
     // the old shape, which carried the state as it was, is fleet-reboot-continued-v1-run1/-last above.
     for (const f of ['fleet-reboot-continued-packed-carry-run1', 'fleet-reboot-continued-packed-carry-last']) expect(files).toContain(`${f}.json`);
+    // A fleet whose progress is over its size limit answers its first page to updates and at its end (patch
+    // fleet-bounded-results; record-fleet-paged-history.ts); every fleet fixture above is the old shape (under the limit).
+    expect(files).toContain('fleet-reboot-paged-results.json');
     // spec.raid / spec.firmware (patch spec-raid-firmware): refused before the patch (and, in an earlier era, accepted and
     // ignored: host-spec-refused-by-later-rules.json), applied as clean steps while preparing with it (record-spec-settings-histories.ts old|new).
     for (const f of ['host-spec-settings-refused-v1', 'host-spec-settings-applied', 'host-spec-refused-by-later-rules']) expect(files).toContain(`${f}.json`);
