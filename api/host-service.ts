@@ -4,7 +4,7 @@
  * values are written to the secret store here and never passed on.
  */
 import { WorkflowUpdateFailedError, type Client } from '@temporalio/client';
-import { ApplicationFailure } from '@temporalio/common';
+import { ApplicationFailure, type UpdateDefinition } from '@temporalio/common';
 import type { FieldError } from '../types/field-error';
 import type { CleanRequest } from '../types/clean';
 import type { HostRef, HostSpec, Image, ProvisioningState } from '../types/host';
@@ -214,11 +214,23 @@ export class HostService {
   }
 
   /** Pause (nothing touches the hardware; a running operation is cancelled) or resume the host. */
-  async setPaused(ref: HostRef, paused: boolean, reason?: string): Promise<HostView> {
+  setPaused(ref: HostRef, paused: boolean, reason?: string): Promise<HostView> {
+    return this.update(ref, setPausedUpdate, [{ paused, ...(reason ? { reason } : {}) }]);
+  }
+
+  /**
+   * Sends one of the host workflow's updates (a host whose workflow ended abnormally is re-adopted
+   * first); `check` may refuse after reading the host's view. Answers the view after it.
+   */
+  async update<R, A extends unknown[]>(ref: HostRef, def: UpdateDefinition<R, A>, args: A, check?: (view: HostView) => void): Promise<HostView> {
     this.checkRef(ref);
     await this.readoptIfEnded(ref);
+    if (check) check(await this.handle(ref).query(hostViewQuery));
+    const handle = this.handle(ref);
+    // The SDK types an update with no arguments and one with some by two overloads; this serves both.
+    const execute = handle.executeUpdate as unknown as (d: UpdateDefinition<R, A>, o: { args: A }) => Promise<R>;
     try {
-      await this.bounded(() => this.handle(ref).executeUpdate(setPausedUpdate, { args: [{ paused, ...(reason ? { reason } : {}) }] }));
+      await this.bounded(() => execute.call(handle, def, { args }));
     } catch (err) {
       throw this.translate(err);
     }

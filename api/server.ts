@@ -12,6 +12,7 @@ import type { FieldError, Result } from '../types/field-error';
 import { validateFleetInput } from '../types/fleet';
 import { validateCleanRequest, type CleanRequest } from '../types/clean';
 import { FleetService } from './fleet-service';
+import { registerHostActionRoutes } from './host-action-routes';
 import { registerFleetRoutes } from './fleet-routes';
 import { pivotService, registerPivotRoutes } from './pivot-routes';
 import { validatePivotInput } from '../types/pivot';
@@ -123,6 +124,7 @@ export async function buildServer(hosts: HostService, opts: { logger?: boolean; 
     },
   });
 
+  registerHostActionRoutes(app, hosts);
   registerFleetRoutes(app, opts.fleets ?? new FleetService({ client: hosts.client, taskQueue: hosts.taskQueue }));
   registerPivotRoutes(app, pivotService({ client: hosts.client, taskQueue: hosts.taskQueue }));
   registerRemediationRoutes(app, hosts);

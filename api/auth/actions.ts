@@ -26,6 +26,8 @@ const ACTIONS: Record<string, Action> = {
   [`PUT ${HOST}/paused`]: 'operate',
   [`DELETE ${HOST}/paused`]: 'operate',
   [`POST ${HOST}/remediations`]: 'operate',
+  // As the fleet's reinspect.
+  [`POST ${HOST}/inspect`]: 'operate',
   // A manual clean may erase the host's disks: admin, as deleting it is; withdrawing one is safe.
   [`POST ${HOST}/clean`]: 'admin',
   [`DELETE ${HOST}/clean`]: 'operate',

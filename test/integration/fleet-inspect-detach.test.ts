@@ -49,6 +49,23 @@ describe('fleet reinspect, detach and attach', { timeout: 600_000 }, () => {
     expect(skipped.operations.filter((o) => o.kind === 'inspect').length).toBe(inspectsBefore[2]);
   });
 
+  it("POST …/inspect inspects one available host again, and refuses a provisioned one with the fleet's reason", async () => {
+    const ns = uniq('fleet');
+    const [one, two] = await availableHosts(stack.base, stack.h, ns, ['si-a', 'si-b'], { role: 'single' });
+    await provisionOne(ns, 'si-b');
+    const before = new Date().toISOString();
+    const asked = await callApi(stack.base, 'POST', `/v1/namespaces/${ns}/hosts/si-a/inspect`);
+    expect(asked.status, asked.text).toBe(202);
+    const v = await waitForHost(stack.h, one!, (x) => x.operations.some((o) => o.kind === 'inspect' && o.outcome === 'succeeded' && o.startedAt >= before) && x.status.provisioning.state === 'available' && !x.currentOperation, 'inspected again');
+    expect(v.status.operationHistory.inspect.end! >= before).toBe(true);
+    const inspectsOfTwo = (await stack.h.hosts.get(two!)).operations.filter((o) => o.kind === 'inspect').length;
+    const refused = await callApi(stack.base, 'POST', `/v1/namespaces/${ns}/hosts/si-b/inspect`);
+    expect(refused.status).toBe(409);
+    expect(refused.json.message).toBe('the host is provisioned: it is inspected only when not provisioned (deprovision it first)');
+    expect((await stack.h.hosts.get(two!)).operations.filter((o) => o.kind === 'inspect').length).toBe(inspectsOfTwo);
+    expect((await callApi(stack.base, 'POST', `/v1/namespaces/${ns}/hosts/nope/inspect`)).status).toBe(404);
+  });
+
   it('detach takes the nodes out of Ironic; attach registers them again, the provisioned one adopted as it is', async () => {
     const ns = uniq('fleet');
     const hosts = await availableHosts(stack.base, stack.h, ns, ['dt-a', 'dt-b'], { rack: 'r9' });

@@ -1,0 +1,36 @@
+/**
+ * One host's re-inspection from the HTTP API: what a fleet operation's
+ * `reinspect` does to each of its hosts, and the `inspect.metal3.io`
+ * annotation in Kubernetes mode. The same refusals as the fleet's
+ * (workflows/fleet-goals.ts), as a 409 with the reason.
+ */
+import type { FastifyInstance } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { requestInspectionUpdate, type HostView } from '../workflows/definitions';
+import { whyNotActionable } from '../workflows/fleet-goals';
+import type { FleetOperation } from '../types/fleet';
+import { ApiError, type HostService } from './host-service';
+import { HostParamsSchema } from './schemas';
+
+/** The fleet's refusal for this host, as a 409; a BareMetalHost's host is changed through its object. */
+const refuse = (op: FleetOperation, annotation: string) => (view: HostView) => {
+  if (view.managedBy === 'kubernetes') {
+    throw new ApiError(409, 'Conflict', `the host is driven by its BareMetalHost (Kubernetes mode): set the ${annotation} annotation on it instead`);
+  }
+  const why = whyNotActionable(op, { kind: 'running', view });
+  if (why) throw new ApiError(409, 'Conflict', why);
+};
+
+export function registerHostActionRoutes(base: FastifyInstance, hosts: HostService): void {
+  const app = base.withTypeProvider<TypeBoxTypeProvider>();
+  app.post(
+    '/v1/namespaces/:namespace/hosts/:name/inspect',
+    {
+      schema: {
+        summary: 'Inspect the host again (now when it is available; once its running operation ends otherwise); 409 when provisioned, paused, detached or being deleted',
+        params: HostParamsSchema,
+      },
+    },
+    async (req, reply) => reply.status(202).send(await hosts.update(req.params, requestInspectionUpdate, [], refuse({ kind: 'reinspect' }, 'inspect.metal3.io'))),
+  );
+}
