@@ -137,8 +137,10 @@ describe('restore from the export vs. from the manifest', () => {
     const toB = Object.fromEntries([EXPORTED, MANIFEST].map((n) => [n, changesFor(b, node(n), [restored[n]!.status!.provisioning!.ID])]));
     const toA = Object.fromEntries([EXPORTED, MANIFEST].map((n) => [n, changesFor(a, node(n), [sourceIds[n]!])]));
     process.stderr.write(`[pivot-restore test] Ironic B, per host: ${JSON.stringify(toB)}\n[pivot-restore test] Ironic A, per host: ${JSON.stringify(toA)}\n`);
-    expect([...toB[EXPORTED]!].sort()).toEqual([...toB[MANIFEST]!].sort());
-    expect([...toA[EXPORTED]!].sort()).toEqual([...toA[MANIFEST]!].sort());
+    // The same kinds of change (a PATCH a busy Ironic answered 409 to and the worker sent again is still one kind).
+    const kinds = (changes: string[]) => [...new Set(changes)].sort();
+    expect(kinds(toB[EXPORTED]!)).toEqual(kinds(toB[MANIFEST]!));
+    expect(kinds(toA[EXPORTED]!)).toEqual(kinds(toA[MANIFEST]!));
     const verbs = [...new Set(toB[EXPORTED]!.filter((c) => c.includes('/states/provision ')).map((c) => c.split(' ').pop()))].sort();
     expect(verbs).toEqual(['adopt', 'manage']);
     // Fake hardware has no power state in a fresh Ironic: B asks "power on" at most once; never off or reboot.
