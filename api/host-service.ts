@@ -5,18 +5,17 @@
  */
 import { WorkflowUpdateFailedError, type Client } from '@temporalio/client';
 import { ApplicationFailure, type UpdateDefinition } from '@temporalio/common';
-import type { FieldError } from '../types/field-error';
 import type { CleanRequest } from '../types/clean';
-import type { HostRef, HostSpec, Image, ProvisioningState } from '../types/host';
+import type { HostRef, HostSpec, HostStatus, Image, ProvisioningState } from '../types/host';
 import { hostWorkflowId, validateHostRef } from '../types/host-ref';
 import { hostRun, hostWorkflowStart, lastHostView, readoptHost, readoptMessage, type HostRun } from '../clients/temporal/host-run';
 import { hostListClauses, hostListItem, runningHosts, type HostListItem } from '../clients/temporal/host-list';
 import { validateHostSpec } from '../types/validate';
 import { validateLabels } from '../types/labels';
-import { temporalBusy } from './temporal-errors';
 import type { SecretStore } from '../clients/secrets/secret-store';
 import { HostSecrets } from './host-secrets';
 import {
+  applyDirectivesUpdate,
   applySpecUpdate,
   deleteHostUpdate,
   hostViewQuery,
@@ -24,59 +23,21 @@ import {
   requestCleanUpdate,
   setImageUpdate,
   setPausedUpdate,
+  type HostDirectives,
   type HostMetadata,
   type HostView,
   type HostWorkflowOptions,
 } from '../workflows/definitions';
 import type { PowerRequestChange, RebootMode } from '../workflows/power-requests';
 
-export class ApiError extends Error {
-  constructor(
-    readonly status: 400 | 403 | 404 | 409 | 503,
-    readonly type: string,
-    message: string,
-    readonly fields: FieldError[] = [],
-    /** Sent as Retry-After with a 503. */
-    readonly retryAfterSeconds?: number,
-  ) {
-    super(message);
-  }
-}
+import type { FieldError } from '../types/field-error';
+import { temporalBusy } from './temporal-errors';
+import { ApiError, busyError } from './api-error';
 
-/** A transient Temporal failure as a 503 the caller retries; undefined for anything else. */
-export function busyError(err: unknown): ApiError | undefined {
-  const busy = temporalBusy(err);
-  return busy && new ApiError(503, 'Unavailable', busy.message, [], busy.retryAfterSeconds);
-}
+export { ApiError, busyError };
 
-export interface HostInput {
-  metadata?: HostMetadata;
-  spec: HostSpec;
-  credentials?: { username: string; password: string };
-  userData?: string;
-  networkData?: string;
-  metaData?: string;
-}
-
-export interface HostServiceDeps {
-  client: Client;
-  secrets: SecretStore;
-  taskQueue: string;
-  /** Host workflow tuning, e.g. shorter error backoff in tests. */
-  hostOptions?: Partial<HostWorkflowOptions>;
-  /**
-   * How long a change may wait for Temporal. Without a bound an update to a
-   * host no worker serves is re-sent forever and the HTTP call never ends.
-   */
-  updateTimeoutMs?: number;
-  /** Where re-adoptions are reported (default: stderr). */
-  log?: (message: string) => void;
-}
-
-/** A host whose workflow ended abnormally, as a read shows it: its last known state and how the run ended. */
-export interface EndedHostView extends HostView {
-  workflowEnded: { status: string; closedAt?: string; message: string };
-}
+export type { EndedHostView, HostInput, HostServiceDeps } from './host-service-types';
+import type { EndedHostView, HostInput, HostServiceDeps } from './host-service-types';
 
 const DEFAULT_UPDATE_TIMEOUT_MS = 60_000;
 
@@ -123,8 +84,10 @@ export class HostService {
     const labelErrors = input.metadata?.labels ? validateLabels(input.metadata.labels, 'metadata.labels') : [];
     if (!valid.ok || labelErrors.length > 0) throw invalid([...(valid.ok ? [] : valid.errors), ...labelErrors]);
     const run = await hostRun(this.deps.client, ref);
+    const creating = run.kind === 'absent' || run.kind === 'deleted';
+    if (input.status && !creating) throw new ApiError(409, 'Conflict', `status: taken only when the host is created; ${ref.namespace}/${ref.name} exists (${run.kind})`);
     // A create: what an earlier host of this name left behind is not this host's.
-    if (run.kind === 'absent' || run.kind === 'deleted') await this.secrets.removeOwned(ref);
+    if (creating) await this.secrets.removeOwned(ref);
     const errors = await this.secrets.check(ref, valid.value.spec, writes, async () => {
       if (run.kind === 'running') return (await this.handle(ref).query(hostViewQuery)).spec;
       return run.kind === 'ended' ? (await this.lastView(ref)).spec : undefined;
@@ -133,6 +96,7 @@ export class HostService {
 
     const previous = await this.secrets.write(ref, writes);
     try {
+      if (input.status) return { created: true, view: await this.startRestored(ref, input.status, valid.value.spec, input.metadata?.labels) };
       // A host whose workflow ended abnormally comes back with its last status and takes the new spec.
       const readopted = await this.readoptIfEnded(ref, { mustExist: false, spec: valid.value.spec, labels: input.metadata?.labels });
       const startWorkflowOperation = hostWorkflowStart(ref, this.deps.taskQueue, this.deps.hostOptions);
@@ -219,6 +183,15 @@ export class HostService {
   }
 
   /**
+   * `PUT/DELETE …/detached`, as Metal3's detached annotation: the host leaves Ironic without
+   * deprovisioning or a power change (its node deleted as it is), or comes back (registered, adopted).
+   * An API host has no other directive, so these are all of them.
+   */
+  setDetached(ref: HostRef, detached: HostDirectives['detached']): Promise<HostView> {
+    return this.update(ref, applyDirectivesUpdate, [detached ? { detached } : {}]);
+  }
+
+  /**
    * Sends one of the host workflow's updates (a host whose workflow ended abnormally is re-adopted
    * first); `check` may refuse after reading the host's view. Answers the view after it.
    */
@@ -234,6 +207,14 @@ export class HostService {
     } catch (err) {
       throw this.translate(err);
     }
+    return this.handle(ref).query(hostViewQuery);
+  }
+
+  /** A new host that takes `status` first (restoreStatus), then its spec: it registers and adopts, as a re-adopted one does. */
+  private async startRestored(ref: HostRef, status: HostStatus, spec: HostSpec, labels?: Record<string, string>): Promise<HostView> {
+    const result = await this.bounded(() => readoptHost(this.deps.client, { ref, taskQueue: this.deps.taskQueue, options: this.deps.hostOptions, status, spec, labels }));
+    if (!result.restored) throw new ApiError(409, 'Conflict', `status: not taken: ${result.reason ?? 'the host has a status'}`);
+    this.log(`host ${ref.namespace}/${ref.name}: created from a given status (provisioning state ${status.provisioning.state || 'unmanaged'})`);
     return this.handle(ref).query(hostViewQuery);
   }
 

@@ -1,7 +1,7 @@
 /** Request schemas of the HTTP API, built from the host model's schemas. */
 import { CLEAN_STEP_NAMES } from '../types/clean';
 import { Type, type Static } from '@sinclair/typebox';
-import { HostSpecSchema, ImageSchema, MAX_LENGTH, PROVISIONING_STATES } from '../types/host';
+import { HostSpecSchema, HostStatusSchema, ImageSchema, MAX_LENGTH, PROVISIONING_STATES } from '../types/host';
 import { LabelsSchema } from '../types/labels';
 
 /** What the API takes inline and stores as Secrets; the whole body is limited too (server.ts). */
@@ -55,8 +55,22 @@ export const HostInputSchema = Type.Object(
     metaData: Type.Optional(
       Type.String({ maxLength: INLINE_MAX_LENGTH.metaData, writeOnly: true, description: 'Extra meta data: a JSON or YAML mapping, stored as a Secret' }),
     ),
+    status: Type.Optional({
+      ...HostStatusSchema,
+      description:
+        "A status to start from, as Metal3's baremetalhost.metal3.io/status (a host moved from another plane, detached there first): only when the host is created; it registers and a provisioned host is adopted as it is, never inspected or deployed",
+    }),
   },
   { additionalProperties: false },
+);
+
+/** `PUT …/detached`: Metal3's detached annotation arguments. */
+export const DetachBodySchema = Type.Object(
+  {
+    deleteAction: Type.Optional(Type.Union([Type.Literal('delete'), Type.Literal('delay')], { description: 'delete (default): the Ironic node is deleted as it is; delay: kept until the host is deleted' })),
+    force: Type.Optional(Type.Boolean({ description: 'Detach in any state (default: only at rest)' })),
+  },
+  { additionalProperties: false, 'x-optional': true },
 );
 
 export const ListQuerySchema = Type.Object(

@@ -21,7 +21,7 @@ import { registerIpamRoutes } from './ipam-routes';
 import { IpPools } from '../clients/temporal/ip-pools';
 import { validateRemediationRequest } from '../types/remediation';
 import { ApiError, busyError, type HostService } from './host-service';
-import { CleanBodySchema, RaidBodySchema, HostInputSchema, HostParamsSchema, ImageBodySchema, ListQuerySchema, PauseBodySchema, PowerOffParamsSchema, RebootBodySchema, RebootHeadersSchema } from './schemas';
+import { CleanBodySchema, DetachBodySchema, RaidBodySchema, HostInputSchema, HostParamsSchema, ImageBodySchema, ListQuerySchema, PauseBodySchema, PowerOffParamsSchema, RebootBodySchema, RebootHeadersSchema } from './schemas';
 import { canView, installGuard } from './auth/guard';
 import type { AuthOptions } from './auth/options';
 import type { HostSpec } from '../types/host';
@@ -236,6 +236,24 @@ export async function buildServer(hosts: HostService, opts: { logger?: boolean; 
     '/v1/namespaces/:namespace/hosts/:name/paused',
     { schema: { summary: 'Resume a paused host: what it was asked to do meanwhile runs now', params: HostParamsSchema } },
     async (req) => hosts.setPaused(req.params, false),
+  );
+
+  app.put(
+    '/v1/namespaces/:namespace/hosts/:name/detached',
+    {
+      schema: {
+        summary: "Detach the host (Metal3's baremetalhost.metal3.io/detached): it leaves Ironic without deprovisioning or a power change, e.g. before another plane takes it",
+        params: HostParamsSchema,
+        body: DetachBodySchema,
+      },
+    },
+    async (req) => hosts.setDetached(req.params, { deleteAction: req.body?.deleteAction ?? 'delete', force: req.body?.force ?? false }),
+  );
+
+  app.delete(
+    '/v1/namespaces/:namespace/hosts/:name/detached',
+    { schema: { summary: 'Attach a detached host again: it registers and a provisioned host is adopted as it is', params: HostParamsSchema } },
+    async (req) => hosts.setDetached(req.params, undefined),
   );
 
   app.post(

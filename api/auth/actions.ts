@@ -23,6 +23,9 @@ const ACTIONS: Record<string, Action> = {
   [`POST ${HOST}/adopt`]: 'operate',
   [`PUT ${HOST}/power-off-requests/:key`]: 'operate',
   [`DELETE ${HOST}/power-off-requests/:key`]: 'operate',
+  // Detaching takes the host out of this plane's Ironic (a pivot's hand-over): admin, as deleting it is.
+  [`PUT ${HOST}/detached`]: 'admin',
+  [`DELETE ${HOST}/detached`]: 'admin',
   [`PUT ${HOST}/paused`]: 'operate',
   [`DELETE ${HOST}/paused`]: 'operate',
   [`POST ${HOST}/remediations`]: 'operate',

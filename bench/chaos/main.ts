@@ -5,9 +5,11 @@
  * BMCs stop answering; then the checks (no host lost or stuck, no deploy or
  * reboot twice, no re-provisioning after the database loss, no secret in any
  * history or log). Exit status 0 only when every check passes.
+ * `--scenario pivot`: a pivot between two planes under kills instead (pivot.ts).
  * `npm run chaos -- --help` for the options.
  */
 import { parseChaosArgs, USAGE } from './options';
+import { runPivotChaos } from './pivot';
 import { runChaos } from './run';
 
 async function main(): Promise<number> {
@@ -16,6 +18,7 @@ async function main(): Promise<number> {
     console.log(USAGE);
     return 0;
   }
+  if (opts.scenario === 'pivot') return runPivotChaos(opts);
   const result = await runChaos(opts);
   return result.passed ? 0 : 1;
 }

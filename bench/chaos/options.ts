@@ -18,8 +18,14 @@ export type FaultKind = (typeof FAULT_KINDS)[number];
 export type ScheduledFault = Exclude<FaultKind, 'ironic-proxy'>;
 
 export type Mode = 'api' | 'k8s' | 'both';
+/** `lifecycle`: hosts through their lifecycle under every fault (run.ts); `pivot`: a pivot A → B under kills (pivot.ts). */
+export const SCENARIOS = ['lifecycle', 'pivot'] as const;
+export type Scenario = (typeof SCENARIOS)[number];
+/** Hosts a pivot round moves when --hosts is not given. */
+export const PIVOT_CHAOS_HOSTS = 12;
 
 export interface ChaosOptions {
+  scenario: Scenario;
   seed: number;
   hosts: number;
   mode: Mode;
@@ -75,6 +81,7 @@ export function defaultOptions(over: Partial<ChaosOptions> = {}): ChaosOptions {
   const mode = over.mode ?? 'both';
   const bmcHosts = over.bmcHosts ?? Math.min(hosts, Math.max(2, Math.round(hosts / 10)));
   return {
+    scenario: 'lifecycle',
     seed: randomSeed(),
     hosts,
     mode,
@@ -115,6 +122,10 @@ function whole(name: string, v: string, min: number): number {
 
 export const USAGE = `npm run chaos -- [options]
 
+  --scenario lifecycle|pivot  hosts through their lifecycle under every fault (lifecycle),
+                            or a pivot of --hosts hosts (${PIVOT_CHAOS_HOSTS}) between two planes while plane A's
+                            worker and Ironic B are each SIGKILLed --faults-per-kind times
+                            (test/k8s/pivot-chaos.test.ts on the test stack's TEST_* ports)
   --seed N                  reproduce a run (printed at start and in the result)
   --hosts N                 hosts in all (50)
   --mode api|k8s|both       through the HTTP API, the CRD shim, or half each (both)
@@ -140,6 +151,7 @@ export function parseChaosArgs(argv: string[], env: NodeJS.ProcessEnv = process.
     args: argv,
     strict: true,
     options: {
+      scenario: { type: 'string' },
       seed: { type: 'string' },
       hosts: { type: 'string' },
       mode: { type: 'string' },
@@ -160,7 +172,9 @@ export function parseChaosArgs(argv: string[], env: NodeJS.ProcessEnv = process.
   if (v.help) return 'help';
   const mode = (v.mode ?? 'both') as Mode;
   if (!['api', 'k8s', 'both'].includes(mode)) throw new Error(`--mode must be api, k8s or both, got "${v.mode}"`);
-  const hosts = v.hosts === undefined ? 50 : whole('hosts', v.hosts, 1);
+  const scenario = (v.scenario ?? 'lifecycle') as Scenario;
+  if (!SCENARIOS.includes(scenario)) throw new Error(`--scenario must be ${SCENARIOS.join(' or ')}, got "${v.scenario}"`);
+  const hosts = v.hosts === undefined ? (scenario === 'pivot' ? PIVOT_CHAOS_HOSTS : 50) : whole('hosts', v.hosts, 1);
   const bmcHosts = v['bmc-hosts'] === undefined ? undefined : whole('bmc-hosts', v['bmc-hosts'], 0);
   if (bmcHosts !== undefined && bmcHosts > hosts) throw new Error(`--bmc-hosts (${bmcHosts}) cannot exceed --hosts (${hosts})`);
   const base = defaultOptions({ hosts, mode, ...(bmcHosts === undefined ? {} : { bmcHosts }) });
@@ -182,6 +196,7 @@ export function parseChaosArgs(argv: string[], env: NodeJS.ProcessEnv = process.
   const stateDir = env.METALFLOW_CHAOS_STATE_DIR || base.stateDir;
   return {
     ...base,
+    scenario,
     seed: v.seed === undefined ? base.seed : whole('seed', v.seed, 0),
     faults,
     faultsPerKind: v['faults-per-kind'] === undefined ? base.faultsPerKind : whole('faults-per-kind', v['faults-per-kind'], 1),

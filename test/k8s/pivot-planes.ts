@@ -41,14 +41,18 @@ export interface PivotPlanes {
   restartWorkerA(): void;
 }
 
-export function usePivotPlanes(ns: string, refused: string): PivotPlanes {
-  const NS_B = `metalflow-plane-b-${Date.now()}`;
+/**
+ * `slot` keeps files that run at the same time apart: each slot has its own
+ * plane B ports and state dir (0: pivot.test.ts, 1: pivot-restore, 2: pivot-chaos).
+ */
+export function usePivotPlanes(ns: string, refused: string, slot = 0): PivotPlanes {
+  const NS_B = `metalflow-plane-b-${slot}-${Date.now()}`;
   const TQ_A = uniq('tq-pivot-a');
   const TQ_B = uniq('tq-pivot-b');
-  /** Plane B's own ports: beside this worktree's test ports, never another's. */
+  /** Plane B's own ports: beside this worktree's test ports (kube +1.., etcd -60, -52, -44, Ironic +1.. by slot), never another's. */
   const base = Number(process.env.TEST_KUBE_API_PORT ?? 23443);
-  const B_PORTS = { etcd: base - 60, etcdPeer: base - 59, api: base + 1, ironic: Number(process.env.TEST_IRONIC_PORT ?? 16385) + 1 };
-  const B_STATE = join(TEST_STATE_DIR, '..', 'test-pivot-b');
+  const B_PORTS = { etcd: base - 60 + 8 * slot, etcdPeer: base - 59 + 8 * slot, api: base + 1 + slot, ironic: Number(process.env.TEST_IRONIC_PORT ?? 16385) + 1 + slot };
+  const B_STATE = join(TEST_STATE_DIR, '..', slot === 0 ? 'test-pivot-b' : `test-pivot-b${slot}`);
   const B_IRONIC_ENV = { ...TEST_ENV, METALFLOW_STATE_DIR: join(B_STATE, 'stack'), IRONIC_PORT: String(B_PORTS.ironic) };
   const KEY_A = randomBytes(32).toString('base64');
 

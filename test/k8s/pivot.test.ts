@@ -3,21 +3,22 @@
  * Eight hosts in A: four provisioned and two available move to B; one whose
  * user-data Secret is gone is skipped at pre-check; one that B's admission
  * refuses is rolled back and runs on in A. Then two of them move back B → A,
- * the pivot run by plane B's worker.
+ * the pivot run by plane B's worker. Kills: pivot-chaos.test.ts; the restore
+ * compared with clusterctl's manifest-driven one: pivot-restore.test.ts.
  */
 import { describe, expect, it } from 'vitest';
 import { Client } from '@temporalio/client';
 import { hostWorkflowId } from '../../types/host-ref';
 import { hostViewQuery, type HostView } from '../../workflows/definitions';
-import { PIVOT_STEPS, pivotWorkflowId, type PivotProgress } from '../../workflows/pivot-definitions';
+import { pivotWorkflowId, type PivotProgress } from '../../workflows/pivot-definitions';
 import type { pivotWorkflow } from '../../workflows/pivot';
-import { isDeploy, isPowerChange, type RecordedRequest } from '../support/ironic-proxy';
+import { isDeploy, isPowerChange } from '../support/ironic-proxy';
 import { uniq } from '../support/harness';
-import { Random } from '../../bench/chaos/random';
 import { secretsInHistories } from '../support/history-secrets';
 import { saveHistory } from '../support/record-fixture';
 import { KUBECONFIG, waitFor } from './kube-harness';
 import { fakeHostSpec, hostDoc, secretDoc } from './manifests';
+import { hostsIn, provisionVerb, type PivotBmh } from './pivot-figures';
 import { usePivotPlanes } from './pivot-planes';
 
 const NS = uniq('mf-pivot');
@@ -30,16 +31,11 @@ const REFUSED = 'pv-refused';
 const planes = usePivotPlanes(NS, REFUSED);
 const { NS_B, TQ_A, TQ_B, inA, inB, stackB } = planes;
 
-interface Bmh {
-  metadata: { name: string; labels?: Record<string, string>; annotations?: Record<string, string> };
-  spec: { consumerRef?: unknown };
-  status?: { operationalStatus?: string; poweredOn?: boolean; provisioning?: { state: string; image?: { url?: string } } };
-}
-const hosts = (get: (args: string[]) => { stdout: string }): Map<string, Bmh> =>
-  new Map((JSON.parse(get(['get', 'bmh', '-n', NS, '-o', 'json']).stdout).items as Bmh[]).map((h) => [h.metadata.name, h]));
+type Bmh = PivotBmh;
+const hosts = (get: (args: string[]) => { stdout: string }): Map<string, Bmh> => hostsIn(get, NS);
 
 /** Verbs Ironic would act on the hardware with: a deploy, a clean (provide cleans automatically), a deprovision, a rebuild. */
-const verb = (r: RecordedRequest): string | undefined => (r.method === 'PUT' && /\/states\/provision$/.test(r.path) ? (JSON.parse(r.body) as { target: string }).target : undefined);
+const verb = provisionVerb;
 
 describe('pivot A → B', () => {
   it('moves provisioned and available hosts without a deploy, clean, power off or reboot; skips a host whose Secret is gone; rolls back a host B refuses', async () => {
@@ -214,67 +210,6 @@ describe('pivot pre-check of the target plane', () => {
     });
     expect(ok.counts, JSON.stringify(ok.hosts)).toMatchObject({ succeeded: 1, skipped: 0 });
   }, 300_000);
-});
-
-describe('pivot under SIGKILL', () => {
-  it("completes after plane A's worker (running the pivot) and Ironic B are killed at random steps; each host ends in exactly one plane", async () => {
-    const seed = Number(process.env.METALFLOW_PIVOT_KILL_SEED ?? Date.now() % 1_000_000);
-    const rnd = new Random(seed);
-    const killWorkerAt = rnd.pick(['freeze', 'export', 'import', 'handover', 'verify'] as const);
-    const killIronicAt = rnd.pick(['import', 'handover', 'verify'] as const);
-    process.stderr.write(`[pivot test] kill seed ${seed} (METALFLOW_PIVOT_KILL_SEED): worker A at ${killWorkerAt}, Ironic B at ${killIronicAt}\n`);
-    const names = ['kill-1', 'kill-2'];
-    const docs = names.flatMap((name) => {
-      const host = hostDoc(name, fakeHostSpec(name, {})) as { metadata: Record<string, unknown> };
-      return [
-        { ...secretDoc(`${name}-bmc-secret`, { username: 'admin', password: `pw-${name}` }), metadata: { name: `${name}-bmc-secret`, namespace: NS } },
-        { ...host, metadata: { ...host.metadata, namespace: NS } },
-      ];
-    });
-    inA(['apply', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'List', items: docs }));
-    for (const name of names) inA(['wait', '-n', NS, '--for=jsonpath={.status.provisioning.state}=available', `bmh/${name}`, '--timeout=300s']);
-    const sentToA = planes.proxyA.requests().length;
-    const sentToB = planes.proxyB.requests().length;
-    const name = uniq('killed');
-    const handle = await planes.env.client.workflow.start<typeof pivotWorkflow>('pivotWorkflow', {
-      workflowId: pivotWorkflowId(name),
-      taskQueue: TQ_A,
-      args: [{ name, source: {}, target: { kubeconfig: planes.kubeB.kubeconfig, taskQueue: TQ_B, temporalNamespace: NS_B }, selector: { namespace: NS, hosts: names.map((n) => ({ namespace: NS, name: n })) }, maxConcurrent: 2, hostTimeoutSeconds: 900 }],
-    });
-    const reached = (p: PivotProgress, step: string) => p.hosts.some((h) => PIVOT_STEPS.indexOf(h.step as (typeof PIVOT_STEPS)[number]) >= PIVOT_STEPS.indexOf(step as (typeof PIVOT_STEPS)[number]));
-    const killed = { worker: false, ironic: false };
-    await waitFor('both kills done', async () => {
-      // While the worker is down the query has no one to answer it: asked again.
-      const p = await handle.query<PivotProgress>('progress').catch(() => undefined);
-      if (!p) return false;
-      if (!killed.worker && reached(p, killWorkerAt)) {
-        planes.planeA.running('worker')!.kill('SIGKILL');
-        planes.restartWorkerA();
-        killed.worker = true;
-      }
-      if (!killed.ironic && reached(p, killIronicAt)) {
-        planes.killIronicB();
-        stackB('start');
-        killed.ironic = true;
-      }
-      return killed.worker && killed.ironic;
-    }, 600_000);
-    const result: PivotProgress = await handle.result();
-    expect(result.counts, JSON.stringify(result.hosts)).toMatchObject({ succeeded: 2, failed: 0, skipped: 0 });
-    const inPlaneA = hosts((args) => inA(args));
-    const inPlaneB = hosts((args) => inB(args));
-    for (const n of names) {
-      expect(inPlaneA.has(n), `${n} in A`).toBe(false);
-      expect(inPlaneB.get(n)?.status?.provisioning?.state, `${n} in B`).toBe('available');
-    }
-    // The same figures as without kills: B registers (manage) and nothing else; A only deletes the nodes as they are.
-    const b = planes.proxyB.requests().slice(sentToB);
-    const a = planes.proxyA.requests().slice(sentToA);
-    expect([...new Set(b.map(verb).filter(Boolean))].sort()).toEqual(['manage']);
-    expect(b.filter(isDeploy).length).toBe(0);
-    expect(a.filter((r) => verb(r) === 'deleted').length).toBe(0);
-    expect(a.filter((r) => r.method === 'DELETE' && /^\/v1\/nodes\/[^/]+$/.test(r.path)).length).toBe(2);
-  }, 900_000);
 });
 
 describe('clusterctl move compatibility', () => {
