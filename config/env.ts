@@ -96,6 +96,8 @@ export interface ControllerConfig {
   remediationCapm3: boolean;
   /** The built-in health check (config/health-check.ts); undefined: off. */
   healthCheck?: HealthCheckConfig;
+  /** How often a host's BIOS settings and firmware components are read from Ironic again (k8s/controller/firmware-settings.ts). */
+  firmwareResyncSeconds: number;
 }
 
 /** A whole number in [min, max] from the environment, undefined when unset; `what` completes "must be ...". */
@@ -214,6 +216,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): MetalflowConfi
         return v === 'true';
       })(env.METALFLOW_REMEDIATION_CAPM3 ?? ''),
       healthCheck: loadHealthCheckConfig(env),
+      firmwareResyncSeconds: seconds('METALFLOW_FIRMWARE_RESYNC_SECONDS', env.METALFLOW_FIRMWARE_RESYNC_SECONDS, 1) ?? 300,
     },
     metricsHost: env.METALFLOW_METRICS_HOST || '127.0.0.1',
     workerMetricsPort: whole('METALFLOW_WORKER_METRICS_PORT', env.METALFLOW_WORKER_METRICS_PORT, 1, 65_535, 'a port from 1 to 65535'),

@@ -23,6 +23,7 @@ import { RemediationController } from './remediations';
 import { IpamController } from './ipam';
 import { HealthCheck } from './health-check';
 import { Capm3RemediationBridge } from './capm3-remediations';
+import { FirmwareSettingsController } from './firmware-settings';
 
 const config = loadConfig();
 const log = (m: string): void => console.log(`[controller] ${m}`);
@@ -56,6 +57,7 @@ let remediations: RemediationController | undefined;
 let ipam: IpamController | undefined;
 let healthCheck: HealthCheck | undefined;
 let capm3: Capm3RemediationBridge | undefined;
+let firmware: FirmwareSettingsController | undefined;
 
 /** Drives hosts while holding the lease; stops at once when it is lost, then campaigns again. */
 async function lead(): Promise<void> {
@@ -74,6 +76,7 @@ async function lead(): Promise<void> {
         healthCheck?.stop();
         capm3?.stop();
         ipam?.stop();
+        firmware?.stop();
         resolve();
       });
     });
@@ -92,6 +95,7 @@ async function lead(): Promise<void> {
         observe(key);
         q.add(key);
         healthCheck?.poke();
+        firmware?.hostChanged(key);
       },
       { log },
     );
@@ -148,6 +152,15 @@ async function lead(): Promise<void> {
     // Metal3 IPAM's IPPools and IPClaims (k8s/controller/ipam.ts); likewise not awaited, for clusters without its CRDs.
     ipam = new IpamController({ rest, client, taskQueue: config.taskQueue, namespace: watchNamespace, log });
     void ipam.start();
+    // HostFirmwareSettings and FirmwareSchema (k8s/controller/firmware-settings.ts); not awaited either.
+    const fw = new FirmwareSettingsController({
+      rest, client, taskQueue: config.taskQueue, namespace: watchNamespace, host: (key) => inf.cache.get(key),
+      resyncSeconds: settings.firmwareResyncSeconds, instance: identity, log,
+    });
+    firmware = fw;
+    void fw.start().then(() => {
+      for (const key of inf.cache.keys()) fw.hostChanged(key);
+    });
     // Hosts whose workflow ends abnormally from now on; the first list above queued every host once.
     stopScan = scanEndedWorkflows({
       client,
@@ -198,6 +211,7 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     healthCheck?.stop();
     capm3?.stop();
     ipam?.stop();
+    firmware?.stop();
     elector.stop();
     void connection.close().then(() => process.exit(0));
   });
