@@ -31,6 +31,8 @@ const ACTIONS: Record<string, Action> = {
   [`DELETE ${HOST}/clean`]: 'operate',
   // Building a RAID layout destroys the disks' data: admin, as a whole spec is.
   [`PUT ${HOST}/raid`]: 'admin',
+  // BIOS settings can leave a host unbootable (boot mode, devices): admin, as its spec.firmware is.
+  [`PUT ${HOST}/firmware-settings`]: 'admin',
 };
 
 /**
