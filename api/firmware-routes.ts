@@ -6,8 +6,10 @@
  * Kubernetes controller does (k8s/controller/firmware-settings.ts) and hands
  * the settings that differ to the host as a manual clean with one `bios` step.
  * A setting refused is a 400 naming it, and nothing is sent; settings Ironic
- * already reports change nothing (200). Ironic is read on the worker
- * (workflows/firmware-inventory.ts).
+ * already reports change nothing (200). HostFirmwareComponents likewise:
+ * `GET …/firmware-components` (Ironic's `GET …/firmware`), `PUT
+ * …/firmware-updates` (spec.updates as the host's `firmware` clean step).
+ * Ironic is read on the worker (workflows/firmware-inventory.ts).
  */
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
@@ -19,6 +21,8 @@ import type { HostRef } from '../types/host';
 import type { HostView } from '../workflows/definitions';
 import { ApiError, type HostService } from './host-service';
 import { HostParamsSchema } from './schemas';
+import { componentsFromIronic, firmwareUpdatesErrors, HostFirmwareComponentsSpecSchema, type FirmwareComponentStatus } from '../types/firmware-components';
+import type { FirmwareUpdate } from '../types/clean';
 
 export interface FirmwareSettingsView {
   spec: { settings: Record<string, string | number> };
@@ -32,9 +36,10 @@ export interface FirmwareSettingsView {
 export function registerFirmwareRoutes(base: FastifyInstance, hosts: HostService): void {
   const app = base.withTypeProvider<TypeBoxTypeProvider>();
 
-  async function read(ref: HostRef): Promise<{ host: HostView; view: (desired: Record<string, string | number>) => FirmwareSettingsView & { changed: Record<string, string>; errors: FieldError[] } }> {
+  async function read(ref: HostRef): Promise<{ host: HostView; components: FirmwareComponentStatus[]; view: (desired: Record<string, string | number>) => FirmwareSettingsView & { changed: Record<string, string>; errors: FieldError[] } }> {
     const host = await hosts.get(ref);
     if ('workflowEnded' in host) throw new ApiError(409, 'Conflict', `the host's workflow ended (${host.workflowEnded.status}); re-adopt it first (POST …/adopt)`);
+    if (host.spec?.provisioner === 'direct') throw new ApiError(409, 'Conflict', `host ${ref.namespace}/${ref.name} has spec.provisioner direct: Ironic has no node to read; use POST …/clean with bios or firmware steps (over Redfish)`);
     const nodeId = host.status.provisioning.ID;
     if (!nodeId) throw new ApiError(409, 'Conflict', `host ${ref.namespace}/${ref.name} has no Ironic node yet (it is ${host.status.provisioning.state || 'not registered'}): its firmware settings are read once it is registered`);
     let inventory;
@@ -49,6 +54,7 @@ export function registerFirmwareRoutes(base: FastifyInstance, hosts: HostService
     const now = new Date().toISOString();
     return {
       host,
+      components: componentsFromIronic(inventory.components ?? []),
       view: (desired) => {
         const evaluation = evaluateFirmwareSettings(desired, settings, schema);
         return {
@@ -95,6 +101,37 @@ export function registerFirmwareRoutes(base: FastifyInstance, hosts: HostService
       if (Object.keys(changed).length === 0) return reply.status(200).send({ ...shown, applying: false });
       const host = await hosts.clean(req.params, { steps: [{ name: 'bios', settings: changed }] });
       return reply.status(202).send({ ...shown, applying: true, cleanRequest: host.cleanRequest });
+    },
+  );
+
+  app.get(
+    '/v1/namespaces/:namespace/hosts/:name/firmware-components',
+    { schema: { summary: "The host's firmware components (initial and current versions) as Ironic reports them, and the firmware updates its pending clean asks", params: HostParamsSchema } },
+    async (req) => {
+      const { host, components } = await read(req.params);
+      const step = host.cleanRequest?.request.steps.find((s) => s.name === 'firmware');
+      return { status: { components, ...(step?.name === 'firmware' ? { updates: step.updates } : {}) } };
+    },
+  );
+
+  app.put(
+    '/v1/namespaces/:namespace/hosts/:name/firmware-updates',
+    {
+      schema: {
+        summary:
+          "Metal3's HostFirmwareComponents spec.updates (component bios or bmc, an http(s) URL): checked (400 naming each refused update, nothing sent) and flashed in order as the host's firmware clean step (an available host)",
+        params: HostParamsSchema,
+        body: HostFirmwareComponentsSpecSchema,
+      },
+    },
+    async (req, reply) => {
+      const updates = req.body.updates;
+      const { components } = await read(req.params);
+      const errors = firmwareUpdatesErrors(updates, components);
+      if (errors.length > 0) throw new ApiError(400, 'InvalidRequest', `invalid firmware updates, nothing sent: ${formatFieldErrors(errors)}`, errors);
+      if (updates.length === 0) return reply.status(200).send({ status: { components }, applying: false });
+      const host = await hosts.clean(req.params, { steps: [{ name: 'firmware', updates: updates as FirmwareUpdate[] }] });
+      return reply.status(202).send({ status: { components }, applying: true, cleanRequest: host.cleanRequest });
     },
   );
 }

@@ -45,7 +45,7 @@ export function firmwareSchemaName(schema: SettingSchemas): string {
 export interface Condition {
   type: 'Valid' | 'ChangeDetected';
   status: 'True' | 'False';
-  reason: 'Success' | 'ConfigurationError';
+  reason: string;
   message: string;
   observedGeneration: number;
   lastTransitionTime: string;
@@ -84,12 +84,26 @@ export function evaluateFirmwareSettings(desired: Record<string, string | number
   return { changeDetected, errors, changed };
 }
 
+/** BMO's reasons and message, which differ between HostFirmwareSettings and HostFirmwareComponents. */
+export interface ConditionWords {
+  ok: string;
+  bad: string;
+  message: (errors: FieldError[]) => string;
+}
+export const SETTINGS_WORDS: ConditionWords = { ok: 'Success', bad: 'ConfigurationError', message: () => 'Invalid BIOS setting' };
+
 /** The two conditions as BMO sets them (meta.SetStatusCondition: the transition time moves only with the status). */
-export function firmwareConditions(previous: readonly Partial<Condition>[] | undefined, evaluation: FirmwareSettingsEvaluation, generation: number, now: string): Condition[] {
+export function firmwareConditions(
+  previous: readonly Partial<Condition>[] | undefined,
+  evaluation: Pick<FirmwareSettingsEvaluation, 'changeDetected' | 'errors'>,
+  generation: number,
+  now: string,
+  words: ConditionWords = SETTINGS_WORDS,
+): Condition[] {
   const valid = evaluation.errors.length === 0;
   const wanted: Omit<Condition, 'lastTransitionTime'>[] = [
-    { type: 'ChangeDetected', status: evaluation.changeDetected ? 'True' : 'False', reason: 'Success', message: '', observedGeneration: generation },
-    { type: 'Valid', status: valid ? 'True' : 'False', reason: valid ? 'Success' : 'ConfigurationError', message: valid ? '' : 'Invalid BIOS setting', observedGeneration: generation },
+    { type: 'ChangeDetected', status: evaluation.changeDetected ? 'True' : 'False', reason: words.ok, message: '', observedGeneration: generation },
+    { type: 'Valid', status: valid ? 'True' : 'False', reason: valid ? words.ok : words.bad, message: valid ? '' : words.message(evaluation.errors), observedGeneration: generation },
   ];
   return wanted.map((c) => {
     const before = previous?.find((p) => p.type === c.type);

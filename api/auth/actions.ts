@@ -33,6 +33,8 @@ const ACTIONS: Record<string, Action> = {
   [`PUT ${HOST}/raid`]: 'admin',
   // BIOS settings can leave a host unbootable (boot mode, devices): admin, as its spec.firmware is.
   [`PUT ${HOST}/firmware-settings`]: 'admin',
+  // A firmware image runs on the host's BIOS or BMC: admin.
+  [`PUT ${HOST}/firmware-updates`]: 'admin',
 };
 
 /**

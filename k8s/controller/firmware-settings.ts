@@ -9,8 +9,10 @@
  * are set as BMO sets them, with a Warning Event per invalid setting. A valid
  * change on an available host is handed to the host workflow as a manual
  * clean with one `bios` step (its `requestClean` update): the controller never
- * sends Ironic anything. Re-read every 5 minutes, every minute while a change
- * is pending (BMO's delays), and when the host's state changes.
+ * sends Ironic anything. HostFirmwareComponents ride on the same read
+ * (firmware-components.ts); their `firmware` step goes in the same request.
+ * Re-read every 5 minutes, every minute while a change is pending (BMO's
+ * delays), and when the host's state changes.
  */
 import { WorkflowUpdateFailedError, type Client } from '@temporalio/client';
 import type { KubeRest } from '../../clients/kubernetes/kube-rest';
@@ -18,13 +20,15 @@ import { KubeError } from '../../clients/kubernetes/kube-error';
 import { recordHostEvent } from '../../clients/kubernetes/events';
 import { createObject, getObject } from '../../clients/kubernetes/metal3-objects';
 import { FirmwareReadError, readFirmwareInventory } from '../../clients/temporal/firmware-inventory';
-import type { CleanRequest } from '../../types/clean';
+import type { CleanRequest, CleanStep } from '../../types/clean';
 import { FIRMWARE, type HostFirmwareSettingsSpec, type HostFirmwareSettingsStatus } from '../../types/firmware-settings';
 import { evaluateFirmwareSettings, firmwareConditions, firmwareSchemaName, firmwareSchemaOf, reportedSettings, sameConditions, type Condition } from '../../types/firmware-status';
 import { hostWorkflowId } from '../../types/host-ref';
 import { formatFieldErrors, type FieldError } from '../../types/field-error';
 import { hostViewQuery, requestCleanUpdate, type HostView } from '../../workflows/definitions';
+import { COMPONENTS } from '../../types/firmware-components';
 import { ANNOTATIONS } from './annotations';
+import { FirmwareComponents, type HostFirmwareComponentsObject } from './firmware-components';
 import { Informer, type KubeObject } from './informer';
 import type { BareMetalHost } from './reconciler';
 import { WorkQueue } from './work-queue';
@@ -32,6 +36,7 @@ import { WorkQueue } from './work-queue';
 const API = `${FIRMWARE.group}/${FIRMWARE.version}`;
 const base = (namespace: string | undefined, plural: string) => (namespace ? `/apis/${API}/namespaces/${namespace}/${plural}` : `/apis/${API}/${plural}`);
 export const hfsPath = (namespace?: string, name?: string): string => `${base(namespace, FIRMWARE.settings.plural)}${name ? `/${name}` : ''}`;
+export const hfcPath = (namespace?: string, name?: string): string => `${base(namespace, COMPONENTS.plural)}${name ? `/${name}` : ''}`;
 export const firmwareSchemaPath = (namespace: string, name?: string): string => `${base(namespace, FIRMWARE.schema.plural)}${name ? `/${name}` : ''}`;
 
 type Owner = { apiVersion: string; kind: string; name: string; uid: string; controller?: boolean; blockOwnerDeletion?: boolean };
@@ -58,6 +63,7 @@ export interface FirmwareSettingsDeps {
   log: (message: string) => void;
 }
 
+/** HostFirmwareSettings, FirmwareSchema and HostFirmwareComponents, one Ironic read per host. */
 export class FirmwareSettingsController {
   private readonly queue: WorkQueue;
   private readonly informer: Informer<HostFirmwareSettingsObject>;
@@ -68,26 +74,39 @@ export class FirmwareSettingsController {
   /** The errors last said in Events, per object (see warn). */
   private readonly warned = new Map<string, string>();
 
+  private readonly components: FirmwareComponents;
+
   constructor(private readonly deps: FirmwareSettingsDeps) {
     this.queue = new WorkQueue((key) => this.reconcile(key), { maxQueued: 100_000, concurrency: 8, baseBackoffMs: 1000, maxBackoffMs: 60_000 });
+    this.components = new FirmwareComponents({
+      rest: deps.rest,
+      namespace: deps.namespace,
+      path: hfcPath,
+      create: (host) => createForHost<HostFirmwareComponentsObject>(deps, COMPONENTS, host, { updates: [] }),
+      warn: (obj, kind, errors, reported, prefix) => this.warn(obj, kind, errors, reported, prefix),
+      changed: (key) => this.objectChanged(this.components.informer, `${COMPONENTS.kind}/${key}`, key),
+      log: deps.log,
+    });
     // As BMO: a change of spec (generation), or a new object; not its own status writes.
-    this.informer = new Informer<HostFirmwareSettingsObject>(deps.rest, hfsPath(deps.namespace), (key) => this.objectChanged(key), { log: deps.log });
+    this.informer = new Informer<HostFirmwareSettingsObject>(deps.rest, hfsPath(deps.namespace), (key) => this.objectChanged(this.informer, `${FIRMWARE.settings.kind}/${key}`, key), { log: deps.log });
   }
 
-  start(): Promise<void> {
-    return this.informer.start();
+  async start(): Promise<void> {
+    await this.informer.start();
+    await this.components.informer.start();
   }
 
   stop(): void {
     this.informer.stop();
+    this.components.informer.stop();
     this.queue.stop();
   }
 
-  private objectChanged(key: string): void {
-    const obj = this.informer.cache.get(key);
+  private objectChanged(informer: Informer<KubeObject>, kindKey: string, key: string): void {
+    const obj = informer.cache.get(key);
     const mark = obj ? `${obj.metadata.uid ?? ''}|${obj.metadata.generation ?? 0}` : '';
-    if (this.generations.get(key) === mark) return;
-    this.generations.set(key, mark);
+    if (this.generations.get(kindKey) === mark) return;
+    this.generations.set(kindKey, mark);
     this.queue.add(key);
   }
 
@@ -105,7 +124,8 @@ export class FirmwareSettingsController {
     const host = this.deps.host(key);
     if (!host || host.metadata.deletionTimestamp || host.metadata.annotations?.[ANNOTATIONS.detached] !== undefined) return;
     const nodeId = host.status?.provisioning?.ID ?? '';
-    if (!nodeId) return;
+    // A direct host has no Ironic node to read (its firmware is the bios/firmware clean steps' over Redfish).
+    if (!nodeId || (host.spec as { provisioner?: string } | undefined)?.provisioner === 'direct') return;
     const hfs = this.informer.cache.get(key) ?? (await this.create(host));
     if (!hfs || NOT_READ_IN.has(host.status?.provisioning?.state ?? '')) return;
     let inventory;
@@ -117,6 +137,7 @@ export class FirmwareSettingsController {
       this.queue.addAfter(key, 30_000);
       return;
     }
+    const components = await this.components.reconcile(host, inventory.components ?? []);
     const schema = firmwareSchemaOf(inventory.bios);
     const settings = reportedSettings(inventory.bios);
     const schemaRef = await this.schemaFor(hfs, host, schema);
@@ -136,25 +157,22 @@ export class FirmwareSettingsController {
       const said = conditions.map((c) => `${c.type}=${c.status}`).join(', ');
       this.deps.log(`${key}: HostFirmwareSettings status: ${Object.keys(settings).length} settings, schema ${schemaRef.name}, ${said}`);
     }
-    await this.warn(hfs, evaluation.errors, Object.keys(settings).length > 0);
-    if (evaluation.changeDetected && evaluation.errors.length === 0) await this.apply(hfs, evaluation.changed);
+    await this.warn(hfs, FIRMWARE.settings.kind, evaluation.errors, Object.keys(settings).length > 0);
+    const steps: CleanStep[] = [];
+    // Images first: a new BIOS may bring settings (and a registry) of its own.
+    if (components.step) steps.push(components.step);
+    if (evaluation.changeDetected && evaluation.errors.length === 0) steps.push({ name: 'bios', settings: evaluation.changed });
+    if (steps.length > 0 && (await this.apply(hfs, steps))) await components.handed();
+    // No updates asked (the list emptied): nothing for the hardware, recorded as handed over.
+    else if (components.changeDetected && !components.step) await components.handed();
+    const pending = evaluation.changeDetected || components.changeDetected;
     const resync = this.deps.resyncSeconds ?? 300;
-    this.queue.addAfter(key, (evaluation.changeDetected ? Math.min(60, resync) : resync) * 1000);
+    this.queue.addAfter(key, (pending ? Math.min(60, resync) : resync) * 1000);
   }
 
   /** BMO's: spec.settings empty, the BareMetalHost its controller (deleted with it). */
-  private async create(host: BareMetalHost): Promise<HostFirmwareSettingsObject | undefined> {
-    const { namespace = '', name, uid = '' } = host.metadata;
-    const body: HostFirmwareSettingsObject = {
-      apiVersion: API,
-      kind: FIRMWARE.settings.kind,
-      metadata: { name, namespace, ownerReferences: [{ apiVersion: API, kind: 'BareMetalHost', name, uid, controller: true, blockOwnerDeletion: true }] },
-      spec: { settings: {} },
-    };
-    const made = await createObject<HostFirmwareSettingsObject>(this.deps.rest, hfsPath(namespace), body);
-    if ('exists' in made) return getObject<HostFirmwareSettingsObject>(this.deps.rest, hfsPath(namespace, name));
-    this.deps.log(`${namespace}/${name}: created its HostFirmwareSettings`);
-    return made.created;
+  private create(host: BareMetalHost): Promise<HostFirmwareSettingsObject | undefined> {
+    return createForHost<HostFirmwareSettingsObject>(this.deps, FIRMWARE.settings, host, { settings: {} });
   }
 
   /** The FirmwareSchema of this registry in the host's namespace, created once and shared; this HFS among its owners. */
@@ -182,33 +200,35 @@ export class FirmwareSettingsController {
   }
 
   /**
-   * The changed settings as the host's manual clean (one `bios` step), on an available host with no
-   * clean pending; a request of ours that failed and waits to retry is replaced by the corrected one.
-   * Elsewhere it waits: the host's next state change or the next read brings it back here.
+   * The steps as the host's manual clean, on an available host with no clean pending; a request of
+   * ours (bios/firmware steps only) that failed and waits to retry is replaced by the corrected one.
+   * Elsewhere it waits: the host's next state change or the next read brings it back here. True when
+   * the host workflow took it.
    */
-  private async apply(hfs: HostFirmwareSettingsObject, changed: Record<string, string>): Promise<void> {
+  private async apply(hfs: HostFirmwareSettingsObject, steps: CleanStep[]): Promise<boolean> {
     const ref = { namespace: hfs.metadata.namespace ?? '', name: hfs.metadata.name };
     const handle = this.deps.client.workflow.getHandle(hostWorkflowId(ref));
     const view: HostView = await handle.query(hostViewQuery);
-    const request: CleanRequest = { steps: [{ name: 'bios', settings: changed }] };
+    const request: CleanRequest = { steps };
     const pending = view.cleanRequest?.request;
     const state = view.status.provisioning.state;
     const fresh = state === 'available' && !pending && !view.spec?.image;
-    const correcting = state === 'preparing' && pending !== undefined && view.status.errorCount > 0 && isSettingsOnly(pending) && JSON.stringify(pending) !== JSON.stringify(request);
-    if (!fresh && !correcting) return;
+    const correcting = state === 'preparing' && pending !== undefined && view.status.errorCount > 0 && isFirmwareOnly(pending) && JSON.stringify(pending) !== JSON.stringify(request);
+    if (!fresh && !correcting) return false;
     try {
       await handle.executeUpdate(requestCleanUpdate, { args: [request] });
     } catch (err) {
       // The host moved on between the query and the update (a provisioning image, a running clean): read again later.
       if (err instanceof WorkflowUpdateFailedError) {
-        this.deps.log(`${ref.namespace}/${ref.name}: firmware settings not applied now: ${err.cause?.message ?? err.message}`);
-        return;
+        this.deps.log(`${ref.namespace}/${ref.name}: firmware changes not applied now: ${err.cause?.message ?? err.message}`);
+        return false;
       }
       throw err;
     }
-    const names = Object.keys(changed).sort().join(', ');
-    this.deps.log(`${ref.namespace}/${ref.name}: applying firmware settings ${names} as a bios clean step`);
-    await this.event(hfs, 'Normal', 'SettingsApplying', `applying ${names} as the host's bios clean step`);
+    const what = steps.map((s) => (s.name === 'bios' ? `bios (${Object.keys(s.settings ?? {}).sort().join(', ')})` : `firmware (${s.name === 'firmware' ? s.updates.map((u) => u.component).join(', ') : ''})`)).join(', ');
+    this.deps.log(`${ref.namespace}/${ref.name}: applying ${what} as the host's clean steps`);
+    await this.event(hfs, FIRMWARE.settings.kind, 'Normal', 'SettingsApplying', `applying ${what} as the host's clean steps`);
+    return true;
   }
 
   /**
@@ -216,18 +236,18 @@ export class FirmwareSettingsController {
    * read back late by the informer would otherwise say them twice). As BMO: none while Ironic
    * reports no settings yet (every desired one would be "unknown").
    */
-  private async warn(hfs: HostFirmwareSettingsObject, errors: FieldError[], reported: boolean): Promise<void> {
-    const key = `${hfs.metadata.namespace ?? ''}/${hfs.metadata.name}`;
+  async warn(hfs: KubeObject, kind: string, errors: FieldError[], reported: boolean, prefix = 'Invalid BIOS setting'): Promise<void> {
+    const key = `${kind}/${hfs.metadata.namespace ?? ''}/${hfs.metadata.name}`;
     const mark = errors.length > 0 && reported ? `${hfs.metadata.uid ?? ''}|${hfs.metadata.generation ?? 0}|${formatFieldErrors(errors)}` : '';
     if (this.warned.get(key) === mark) return;
     this.warned.set(key, mark);
     if (!mark) return;
-    this.deps.log(`${key}: invalid firmware settings: ${formatFieldErrors(errors)}`);
-    for (const e of errors) await this.event(hfs, 'Warning', 'ValidationFailed', `Invalid BIOS setting: ${formatFieldErrors([e])}`);
+    this.deps.log(`${key}: ${prefix}: ${formatFieldErrors(errors)}`);
+    for (const e of errors) await this.event(hfs, kind, 'Warning', 'ValidationFailed', `${prefix}: ${formatFieldErrors([e])}`);
   }
 
-  private async event(hfs: HostFirmwareSettingsObject, type: 'Normal' | 'Warning', reason: string, message: string): Promise<void> {
-    const subject = { namespace: hfs.metadata.namespace ?? '', name: hfs.metadata.name, uid: hfs.metadata.uid, kind: FIRMWARE.settings.kind };
+  private async event(obj: KubeObject, kind: string, type: 'Normal' | 'Warning', reason: string, message: string): Promise<void> {
+    const subject = { namespace: obj.metadata.namespace ?? '', name: obj.metadata.name, uid: obj.metadata.uid, kind };
     await recordHostEvent(this.deps.rest, subject, { type, reason, message }, this.deps.instance).catch((err: unknown) => {
       if (!(err instanceof KubeError)) throw err;
       this.deps.log(`${subject.namespace}/${subject.name}: event ${reason} not recorded: ${err.message}`);
@@ -235,5 +255,22 @@ export class FirmwareSettingsController {
   }
 }
 
+/** The object of `kind` for this host, same name, the host its controller; the one there if it exists. */
+export async function createForHost<T extends KubeObject>(
+  deps: Pick<FirmwareSettingsDeps, 'rest' | 'log'>,
+  kind: { kind: string; plural: string },
+  host: BareMetalHost,
+  spec: unknown,
+): Promise<T | undefined> {
+  const { namespace = '', name, uid = '' } = host.metadata;
+  const owner: Owner = { apiVersion: API, kind: 'BareMetalHost', name, uid, controller: true, blockOwnerDeletion: true };
+  const body = { apiVersion: API, kind: kind.kind, metadata: { name, namespace, ownerReferences: [owner] }, spec };
+  const path = `${base(namespace, kind.plural)}`;
+  const made = await createObject<T>(deps.rest, path, body);
+  if ('exists' in made) return getObject<T>(deps.rest, `${path}/${name}`);
+  deps.log(`${namespace}/${name}: created its ${kind.kind}`);
+  return made.created;
+}
+
 const sortedEntries = (m: Record<string, string> | undefined) => Object.entries(m ?? {}).sort(([a], [b]) => a.localeCompare(b));
-const isSettingsOnly = (r: CleanRequest): boolean => r.steps.length === 1 && r.steps[0]?.name === 'bios' && r.steps[0].firmware === undefined;
+const isFirmwareOnly = (r: CleanRequest): boolean => r.steps.every((step) => step.name === 'firmware' || (step.name === 'bios' && step.firmware === undefined));
