@@ -18,6 +18,7 @@ import { pivotService, registerPivotRoutes } from './pivot-routes';
 import { validatePivotInput } from '../types/pivot';
 import { registerRemediationRoutes } from './remediation-routes';
 import { registerIpamRoutes } from './ipam-routes';
+import { registerFirmwareRoutes } from './firmware-routes';
 import { IpPools } from '../clients/temporal/ip-pools';
 import { validateRemediationRequest } from '../types/remediation';
 import { ApiError, busyError, type HostService } from './host-service';
@@ -128,6 +129,7 @@ export async function buildServer(hosts: HostService, opts: { logger?: boolean; 
   registerFleetRoutes(app, opts.fleets ?? new FleetService({ client: hosts.client, taskQueue: hosts.taskQueue }));
   registerPivotRoutes(app, pivotService({ client: hosts.client, taskQueue: hosts.taskQueue }));
   registerRemediationRoutes(app, hosts);
+  registerFirmwareRoutes(app, hosts);
   registerIpamRoutes(app, opts.ipPools ?? new IpPools({ client: hosts.client, taskQueue: hosts.taskQueue }));
 
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());

@@ -98,6 +98,8 @@ export interface ControllerConfig {
   healthCheck?: HealthCheckConfig;
   /** How often Ironic's node health and faults become hosts' conditions (k8s/controller/node-health.ts); 0: never. */
   nodeHealthSeconds: number;
+  /** How often a host's BIOS settings and firmware components are read from Ironic again (k8s/controller/firmware-settings.ts). */
+  firmwareResyncSeconds: number;
 }
 
 /** A whole number in [min, max] from the environment, undefined when unset; `what` completes "must be ...". */
@@ -219,6 +221,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): MetalflowConfi
       // BMO reads them on every reconcile; one list of all nodes a minute costs Ironic one request.
       nodeHealthSeconds:
         whole('METALFLOW_CONTROLLER_NODE_HEALTH_SECONDS', env.METALFLOW_CONTROLLER_NODE_HEALTH_SECONDS, 0, 86_400, 'a whole number of seconds from 0 (off) to 86400') ?? 60,
+      firmwareResyncSeconds: seconds('METALFLOW_FIRMWARE_RESYNC_SECONDS', env.METALFLOW_FIRMWARE_RESYNC_SECONDS, 1) ?? 300,
     },
     metricsHost: env.METALFLOW_METRICS_HOST || '127.0.0.1',
     workerMetricsPort: whole('METALFLOW_WORKER_METRICS_PORT', env.METALFLOW_WORKER_METRICS_PORT, 1, 65_535, 'a port from 1 to 65535'),

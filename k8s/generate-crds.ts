@@ -35,7 +35,8 @@ import { hostRemediationCrd } from './crd-gen/remediation-objects';
 import { HOST_REMEDIATION } from '../types/host-remediation';
 import { ipAddressCrd, ipClaimCrd, ipPoolCrd } from './crd-gen/ipam-objects';
 import { IPAM } from '../types/ipam';
-import { firmwareSchemaCrd, hostFirmwareSettingsCrd } from './crd-gen/firmware-objects';
+import { firmwareSchemaCrd, hostFirmwareComponentsCrd, hostFirmwareSettingsCrd } from './crd-gen/firmware-objects';
+import { COMPONENTS } from '../types/firmware-components';
 import { FIRMWARE } from '../types/firmware-settings';
 
 export * from './crd-gen/objects';
@@ -54,6 +55,7 @@ export function generatedFiles(dir = CRD_DIR): Record<string, string> {
     [join(dir, `${GROUP}_baremetalhosts_policy.yaml`)]: toYaml(secretNamespacePolicy()),
     [join(dir, `${FIRMWARE.group}_${FIRMWARE.settings.plural}.yaml`)]: toYaml([hostFirmwareSettingsCrd()]),
     [join(dir, `${FIRMWARE.group}_${FIRMWARE.schema.plural}.yaml`)]: toYaml([firmwareSchemaCrd()]),
+    [join(dir, `${FIRMWARE.group}_${COMPONENTS.plural}.yaml`)]: toYaml([hostFirmwareComponentsCrd()]),
     [join(dir, `${HOST_REMEDIATION.group}_${HOST_REMEDIATION.plural}.yaml`)]: toYaml([hostRemediationCrd()]),
     // Metal3 IP Address Manager's, under its file names (types/ipam.ts).
     [join(dir, `${IPAM.group}_ippools.yaml`)]: toYaml([ipPoolCrd()]),

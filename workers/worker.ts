@@ -22,6 +22,7 @@ import { createRemediationHostActivities } from '../activities/remediation-host'
 import { createRemediationNodeActivities } from '../activities/remediation-node';
 import { createDhcpActivities, type DhcpSite } from '../activities/dhcp-activities';
 import { createLimiterActivities } from '../activities/limiter-activities';
+import { createFirmwareInventoryActivities } from '../activities/firmware-inventory';
 import { DEFAULT_PROVISIONING_LIMIT } from '../types/provisioning-limit';
 
 export const WORKFLOWS_PATH = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
@@ -104,6 +105,8 @@ export async function createWorker(
       // A pivot reads and writes both planes' API servers (kubeconfigs named in its input) and watches the source host workflows.
       ...createPivotActivities({ rest: deps.kubernetes }),
       ...createPlaneCheckActivities({ ironic: deps.ironic }),
+      // Ironic's BIOS settings and firmware components for the controller's HostFirmwareSettings/Components and the API.
+      ...createFirmwareInventoryActivities({ ironic: deps.ironic }),
       // Remediations act on the host through its workflow (and its BareMetalHost), on Nodes through the API server.
       ...createRemediationHostActivities({ rest: deps.kubernetes }),
       ...createRemediationNodeActivities({ rest: deps.kubernetes }),

@@ -17,3 +17,4 @@ export { provisioningLimiterWorkflow } from './provisioning-limiter';
 export { pivotWorkflow } from './pivot';
 export { planeCheckWorkflow } from './plane-check';
 export { ipPoolWorkflow } from './ippool';
+export { firmwareInventoryWorkflow } from './firmware-inventory';

@@ -36,6 +36,10 @@ const ACTIONS: Record<string, Action> = {
   [`DELETE ${HOST}/clean`]: 'operate',
   // Building a RAID layout destroys the disks' data: admin, as a whole spec is.
   [`PUT ${HOST}/raid`]: 'admin',
+  // BIOS settings can leave a host unbootable (boot mode, devices): admin, as its spec.firmware is.
+  [`PUT ${HOST}/firmware-settings`]: 'admin',
+  // A firmware image runs on the host's BIOS or BMC: admin.
+  [`PUT ${HOST}/firmware-updates`]: 'admin',
 };
 
 /**

@@ -8,7 +8,8 @@ import { Agent, request, type Dispatcher } from 'undici';
 import type { TlsMaterial } from '../tls/files';
 import { probeTls } from '../tls/probe';
 import { tlsFailure } from '../tls/tls-error';
-import type { IronicNode, IronicPort } from './types';
+import { FIRMWARE_MICROVERSION, type IronicNode, type IronicPort } from './types';
+import type { IronicFirmwareComponent } from '../../types/firmware-components';
 
 /** Everything metalflow sends needs 1.81 (node inventory); newer servers are asked for the same. */
 export const REQUIRED_MICROVERSION = '1.81';
@@ -358,6 +359,15 @@ export class IronicClient {
    */
   async getBiosRegistry(nodeId: string): Promise<IronicBiosSetting[]> {
     return (await this.send<{ bios: IronicBiosSetting[] }>('GET', `/v1/nodes/${nodeId}/bios?detail=true`)).bios;
+  }
+
+  /**
+   * The firmware components Ironic has cached for the node (`GET …/firmware`, API 1.86): each with its
+   * initial and current version and when it last changed. An empty list where the firmware interface
+   * caches none (no-firmware, fake).
+   */
+  async getFirmwareComponents(nodeId: string): Promise<IronicFirmwareComponent[]> {
+    return (await this.send<{ firmware: IronicFirmwareComponent[] }>('GET', `/v1/nodes/${nodeId}/firmware`, undefined, FIRMWARE_MICROVERSION)).firmware;
   }
 
   /** `timeout` (seconds) bounds a soft power off / soft reboot; Ironic records a last_error when it passes. */

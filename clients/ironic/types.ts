@@ -57,3 +57,6 @@ export const TRANSITIONAL_STATES = new Set([
 
 /** States from which Ironic allows deleting the node without maintenance mode. */
 export const DELETABLE_STATES = new Set(['enroll', 'manageable', 'available', 'adopt failed']);
+
+/** The API version of `GET /v1/nodes/{id}/firmware` (Ironic 2023.2). */
+export const FIRMWARE_MICROVERSION = '1.86';

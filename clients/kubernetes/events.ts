@@ -15,6 +15,8 @@ export interface EventSubject {
   namespace: string;
   name: string;
   uid?: string;
+  /** A metal3.io/v1alpha1 kind; BareMetalHost when unset. */
+  kind?: string;
 }
 
 /**
@@ -28,7 +30,7 @@ export async function recordHostEvent(rest: KubeRest, subject: EventSubject, eve
       apiVersion: 'v1',
       kind: 'Event',
       metadata: { generateName: `${subject.name}.`, namespace: subject.namespace },
-      involvedObject: { apiVersion: 'metal3.io/v1alpha1', kind: 'BareMetalHost', name: subject.name, namespace: subject.namespace, uid: subject.uid },
+      involvedObject: { apiVersion: 'metal3.io/v1alpha1', kind: subject.kind ?? 'BareMetalHost', name: subject.name, namespace: subject.namespace, uid: subject.uid },
       reason: event.reason,
       message: event.message,
       type: event.type,

@@ -26,6 +26,7 @@ import { Capm3RemediationBridge } from './capm3-remediations';
 import { NodeHealthReporter } from './node-health';
 import { IronicClient } from '../../clients/ironic/client';
 import { readTlsFiles } from '../../clients/tls/files';
+import { FirmwareSettingsController } from './firmware-settings';
 
 const config = loadConfig();
 const log = (m: string): void => console.log(`[controller] ${m}`);
@@ -65,6 +66,7 @@ const ironic =
   settings.nodeHealthSeconds > 0
     ? new IronicClient({ url: config.ironicUrl, basicAuth: config.ironicBasicAuth, requestTimeoutMs: 20_000, ...(config.ironicTls ? { tls: readTlsFiles(config.ironicTls) } : {}) })
     : undefined;
+let firmware: FirmwareSettingsController | undefined;
 
 /** Drives hosts while holding the lease; stops at once when it is lost, then campaigns again. */
 async function lead(): Promise<void> {
@@ -84,6 +86,7 @@ async function lead(): Promise<void> {
         capm3?.stop();
         ipam?.stop();
         nodeHealth?.stop();
+        firmware?.stop();
         resolve();
       });
     });
@@ -102,6 +105,7 @@ async function lead(): Promise<void> {
         observe(key);
         q.add(key);
         healthCheck?.poke();
+        firmware?.hostChanged(key);
       },
       { log },
     );
@@ -162,6 +166,15 @@ async function lead(): Promise<void> {
       nodeHealth = new NodeHealthReporter({ rest, ironic, periodMs: settings.nodeHealthSeconds * 1000, hosts: () => inf.cache.values(), log });
       nodeHealth.start();
     }
+    // HostFirmwareSettings and FirmwareSchema (k8s/controller/firmware-settings.ts); not awaited either.
+    const fw = new FirmwareSettingsController({
+      rest, client, taskQueue: config.taskQueue, namespace: watchNamespace, host: (key) => inf.cache.get(key),
+      resyncSeconds: settings.firmwareResyncSeconds, instance: identity, log,
+    });
+    firmware = fw;
+    void fw.start().then(() => {
+      for (const key of inf.cache.keys()) fw.hostChanged(key);
+    });
     // Hosts whose workflow ends abnormally from now on; the first list above queued every host once.
     stopScan = scanEndedWorkflows({
       client,
@@ -213,6 +226,7 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     capm3?.stop();
     ipam?.stop();
     nodeHealth?.stop();
+    firmware?.stop();
     elector.stop();
     void connection.close().then(() => process.exit(0));
   });

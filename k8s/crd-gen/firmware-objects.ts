@@ -1,5 +1,6 @@
-/** Metal3's HostFirmwareSettings and FirmwareSchema CRDs, converted from types/firmware-settings.ts. */
+/** Metal3's HostFirmwareSettings, FirmwareSchema and HostFirmwareComponents CRDs, converted from types/firmware-settings.ts and types/firmware-components.ts. */
 import { FIRMWARE, FirmwareSchemaSpecSchema, HostFirmwareSettingsSpecSchema, HostFirmwareSettingsStatusSchema } from '../../types/firmware-settings';
+import { COMPONENTS, HostFirmwareComponentsSpecSchema, HostFirmwareComponentsStatusSchema } from '../../types/firmware-components';
 import { crd, META_PROPS } from './objects';
 import { toStructural } from './structural';
 
@@ -29,6 +30,20 @@ export function firmwareSchemaCrd(): Record<string, unknown> {
       properties: { ...META_PROPS, spec: toStructural(FirmwareSchemaSpecSchema, 'spec') },
     },
     status: false,
+    columns: [AGE],
+  });
+}
+
+export function hostFirmwareComponentsCrd(): Record<string, unknown> {
+  return crd({
+    ...COMPONENTS,
+    shortNames: [],
+    schema: {
+      type: 'object',
+      description: "HostFirmwareComponents: a BareMetalHost's firmware versions (of the same name) as Ironic reports them, and the updates to flash",
+      properties: { ...META_PROPS, spec: toStructural(HostFirmwareComponentsSpecSchema, 'spec'), status: toStructural(HostFirmwareComponentsStatusSchema, 'status') },
+    },
+    status: true,
     columns: [AGE],
   });
 }

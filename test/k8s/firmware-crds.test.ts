@@ -19,12 +19,12 @@ let kube: KubeLease | undefined;
 beforeAll(() => {
   kube = useKube();
   kubectl(['apply', '-f', join(REPO_ROOT, 'k8s', 'crds')]);
-  kubectl(['wait', '--for=condition=Established', '--timeout=60s', 'crd/hostfirmwaresettings.metal3.io', 'crd/firmwareschemas.metal3.io']);
+  kubectl(['wait', '--for=condition=Established', '--timeout=60s', 'crd/hostfirmwaresettings.metal3.io', 'crd/firmwareschemas.metal3.io', 'crd/hostfirmwarecomponents.metal3.io']);
   kubectl(['create', 'namespace', NS]);
 }, KUBE_BUILD_TIMEOUT_MS);
 
 afterAll(() => {
-  if (kube) kubectl(['delete', 'hfs,firmwareschemas', '--all', '-n', NS, '--wait=false'], { check: false });
+  if (kube) kubectl(['delete', 'hfs,firmwareschemas,hostfirmwarecomponents', '--all', '-n', NS, '--wait=false'], { check: false });
   kube?.release();
 }, 180_000);
 
@@ -60,5 +60,15 @@ describe('HostFirmwareSettings and FirmwareSchema CRDs', () => {
     });
     expect(unknown.status).not.toBe(0);
     expect(unknown.stderr).toMatch(/unknown field "spec\.turbo"/);
+  });
+
+  it("HostFirmwareComponents: Metal3's manifest applies; an update without a URL is refused", () => {
+    const hfc = apply({ kind: 'HostFirmwareComponents', metadata: { name: 'host-0' }, spec: { updates: [{ component: 'bmc', url: 'https://firmware.example/bmc-5.0.1.bin' }] } });
+    expect(hfc.stderr).toBe('');
+    expect(hfc.status).toBe(0);
+    expect(get('hostfirmwarecomponents', 'host-0').spec).toEqual({ updates: [{ component: 'bmc', url: 'https://firmware.example/bmc-5.0.1.bin' }] });
+    const noUrl = apply({ kind: 'HostFirmwareComponents', metadata: { name: 'no-url' }, spec: { updates: [{ component: 'bios' }] } });
+    expect(noUrl.status).not.toBe(0);
+    expect(noUrl.stderr).toMatch(/spec\.updates\[0\]\.url: Required value/);
   });
 });

@@ -1,0 +1,276 @@
+/**
+ * HostFirmwareSettings and FirmwareSchema in Kubernetes mode, as BMO's
+ * hostfirmwaresettings_controller keeps them: a registered host gets its
+ * HostFirmwareSettings (same name, owned by the BareMetalHost); once it is
+ * past inspection, what Ironic reports (`GET …/bios?detail=true`, read on the
+ * worker through workflows/firmware-inventory.ts) becomes `status.settings`,
+ * the registry a FirmwareSchema shared by hosts of the same hardware
+ * (`schema-<hash>`, `status.schema` naming it), and `ChangeDetected`/`Valid`
+ * are set as BMO sets them, with a Warning Event per invalid setting. A valid
+ * change on an available host is handed to the host workflow as a manual
+ * clean with one `bios` step (its `requestClean` update): the controller never
+ * sends Ironic anything. HostFirmwareComponents ride on the same read
+ * (firmware-components.ts); their `firmware` step goes in the same request.
+ * Re-read every 5 minutes, every minute while a change is pending (BMO's
+ * delays), and when the host's state changes.
+ */
+import { WorkflowUpdateFailedError, type Client } from '@temporalio/client';
+import type { KubeRest } from '../../clients/kubernetes/kube-rest';
+import { KubeError } from '../../clients/kubernetes/kube-error';
+import { recordHostEvent } from '../../clients/kubernetes/events';
+import { createObject, getObject } from '../../clients/kubernetes/metal3-objects';
+import { FirmwareReadError, readFirmwareInventory } from '../../clients/temporal/firmware-inventory';
+import type { CleanRequest, CleanStep } from '../../types/clean';
+import { FIRMWARE, type HostFirmwareSettingsSpec, type HostFirmwareSettingsStatus } from '../../types/firmware-settings';
+import { evaluateFirmwareSettings, firmwareConditions, firmwareSchemaName, firmwareSchemaOf, reportedSettings, sameConditions, type Condition } from '../../types/firmware-status';
+import { hostWorkflowId } from '../../types/host-ref';
+import { formatFieldErrors, type FieldError } from '../../types/field-error';
+import { hostViewQuery, requestCleanUpdate, type HostView } from '../../workflows/definitions';
+import { COMPONENTS } from '../../types/firmware-components';
+import { ANNOTATIONS } from './annotations';
+import { FirmwareComponents, type HostFirmwareComponentsObject } from './firmware-components';
+import { Informer, type KubeObject } from './informer';
+import type { BareMetalHost } from './reconciler';
+import { WorkQueue } from './work-queue';
+
+const API = `${FIRMWARE.group}/${FIRMWARE.version}`;
+const base = (namespace: string | undefined, plural: string) => (namespace ? `/apis/${API}/namespaces/${namespace}/${plural}` : `/apis/${API}/${plural}`);
+export const hfsPath = (namespace?: string, name?: string): string => `${base(namespace, FIRMWARE.settings.plural)}${name ? `/${name}` : ''}`;
+export const hfcPath = (namespace?: string, name?: string): string => `${base(namespace, COMPONENTS.plural)}${name ? `/${name}` : ''}`;
+export const firmwareSchemaPath = (namespace: string, name?: string): string => `${base(namespace, FIRMWARE.schema.plural)}${name ? `/${name}` : ''}`;
+
+type Owner = { apiVersion: string; kind: string; name: string; uid: string; controller?: boolean; blockOwnerDeletion?: boolean };
+export interface HostFirmwareSettingsObject extends KubeObject {
+  metadata: KubeObject['metadata'] & { ownerReferences?: Owner[] };
+  spec?: HostFirmwareSettingsSpec;
+  status?: HostFirmwareSettingsStatus;
+}
+
+/** States before Ironic has read the host's BIOS, or after the host is gone: nothing to report. */
+const NOT_READ_IN = new Set(['', 'unmanaged', 'registering', 'inspecting', 'match profile', 'deleting', 'powering off before delete']);
+
+export interface FirmwareSettingsDeps {
+  rest: KubeRest;
+  client: Client;
+  taskQueue: string;
+  namespace?: string;
+  /** The BareMetalHost of that key, from the host informer's cache. */
+  host: (key: string) => BareMetalHost | undefined;
+  /** How often a host's firmware is read again (300 s; 60 s, or this if shorter, while a change is pending). */
+  resyncSeconds?: number;
+  /** Which controller process writes the Events. */
+  instance: string;
+  log: (message: string) => void;
+}
+
+/** HostFirmwareSettings, FirmwareSchema and HostFirmwareComponents, one Ironic read per host. */
+export class FirmwareSettingsController {
+  private readonly queue: WorkQueue;
+  private readonly informer: Informer<HostFirmwareSettingsObject>;
+  /** Each host's node and state when last reconciled: a host event with the same says nothing new. */
+  private readonly seen = new Map<string, string>();
+  /** Each HostFirmwareSettings' uid and generation when last queued. */
+  private readonly generations = new Map<string, string>();
+  /** The errors last said in Events, per object (see warn). */
+  private readonly warned = new Map<string, string>();
+
+  private readonly components: FirmwareComponents;
+
+  constructor(private readonly deps: FirmwareSettingsDeps) {
+    this.queue = new WorkQueue((key) => this.reconcile(key), { maxQueued: 100_000, concurrency: 8, baseBackoffMs: 1000, maxBackoffMs: 60_000 });
+    this.components = new FirmwareComponents({
+      rest: deps.rest,
+      namespace: deps.namespace,
+      path: hfcPath,
+      create: (host) => createForHost<HostFirmwareComponentsObject>(deps, COMPONENTS, host, { updates: [] }),
+      warn: (obj, kind, errors, reported, prefix) => this.warn(obj, kind, errors, reported, prefix),
+      changed: (key) => this.objectChanged(this.components.informer, `${COMPONENTS.kind}/${key}`, key),
+      log: deps.log,
+    });
+    // As BMO: a change of spec (generation), or a new object; not its own status writes.
+    this.informer = new Informer<HostFirmwareSettingsObject>(deps.rest, hfsPath(deps.namespace), (key) => this.objectChanged(this.informer, `${FIRMWARE.settings.kind}/${key}`, key), { log: deps.log });
+  }
+
+  async start(): Promise<void> {
+    await this.informer.start();
+    await this.components.informer.start();
+  }
+
+  stop(): void {
+    this.informer.stop();
+    this.components.informer.stop();
+    this.queue.stop();
+  }
+
+  private objectChanged(informer: Informer<KubeObject>, kindKey: string, key: string): void {
+    const obj = informer.cache.get(key);
+    const mark = obj ? `${obj.metadata.uid ?? ''}|${obj.metadata.generation ?? 0}` : '';
+    if (this.generations.get(kindKey) === mark) return;
+    this.generations.set(kindKey, mark);
+    this.queue.add(key);
+  }
+
+  /** The host informer saw a change: reconciled when the host's node or state moved. */
+  hostChanged(key: string): void {
+    const host = this.deps.host(key);
+    const mark = host ? `${host.status?.provisioning?.ID ?? ''}|${host.status?.provisioning?.state ?? ''}` : '';
+    if (this.seen.get(key) === mark) return;
+    this.seen.set(key, mark);
+    this.queue.add(key);
+  }
+
+  private async reconcile(key: string): Promise<void> {
+    const [namespace = '', name = ''] = key.split('/');
+    const host = this.deps.host(key);
+    if (!host || host.metadata.deletionTimestamp || host.metadata.annotations?.[ANNOTATIONS.detached] !== undefined) return;
+    const nodeId = host.status?.provisioning?.ID ?? '';
+    // A direct host has no Ironic node to read (its firmware is the bios/firmware clean steps' over Redfish).
+    if (!nodeId || (host.spec as { provisioner?: string } | undefined)?.provisioner === 'direct') return;
+    const hfs = this.informer.cache.get(key) ?? (await this.create(host));
+    if (!hfs || NOT_READ_IN.has(host.status?.provisioning?.state ?? '')) return;
+    let inventory;
+    try {
+      inventory = await readFirmwareInventory(this.deps.client, this.deps.taskQueue, { namespace, name }, { nodeId });
+    } catch (err) {
+      if (!(err instanceof FirmwareReadError)) throw err;
+      this.deps.log(`${key}: ${err.message}; read again in 30 s`);
+      this.queue.addAfter(key, 30_000);
+      return;
+    }
+    const components = await this.components.reconcile(host, inventory.components ?? []);
+    const schema = firmwareSchemaOf(inventory.bios);
+    const settings = reportedSettings(inventory.bios);
+    const schemaRef = await this.schemaFor(hfs, host, schema);
+    const desired = (hfs.spec?.settings ?? {}) as Record<string, string | number>;
+    const evaluation = evaluateFirmwareSettings(desired, settings, schema);
+    const generation = hfs.metadata.generation ?? 0;
+    const conditions = firmwareConditions(hfs.status?.conditions as Partial<Condition>[] | undefined, evaluation, generation, new Date().toISOString());
+    const dirty =
+      // Field by field: the API server gives keys back sorted (Go maps), not in the order written.
+      hfs.status?.schema?.namespace !== schemaRef.namespace ||
+      hfs.status.schema.name !== schemaRef.name ||
+      JSON.stringify(sortedEntries(hfs.status?.settings)) !== JSON.stringify(sortedEntries(settings)) ||
+      !sameConditions(hfs.status?.conditions as Partial<Condition>[] | undefined, conditions);
+    if (dirty) {
+      const status: HostFirmwareSettingsStatus = { schema: schemaRef, settings, conditions, lastUpdated: new Date().toISOString() };
+      await this.deps.rest.call('PUT', `${hfsPath(namespace, name)}/status`, { body: { ...hfs, status } });
+      const said = conditions.map((c) => `${c.type}=${c.status}`).join(', ');
+      this.deps.log(`${key}: HostFirmwareSettings status: ${Object.keys(settings).length} settings, schema ${schemaRef.name}, ${said}`);
+    }
+    await this.warn(hfs, FIRMWARE.settings.kind, evaluation.errors, Object.keys(settings).length > 0);
+    const steps: CleanStep[] = [];
+    // Images first: a new BIOS may bring settings (and a registry) of its own.
+    if (components.step) steps.push(components.step);
+    if (evaluation.changeDetected && evaluation.errors.length === 0) steps.push({ name: 'bios', settings: evaluation.changed });
+    if (steps.length > 0 && (await this.apply(hfs, steps))) await components.handed();
+    // No updates asked (the list emptied): nothing for the hardware, recorded as handed over.
+    else if (components.changeDetected && !components.step) await components.handed();
+    const pending = evaluation.changeDetected || components.changeDetected;
+    const resync = this.deps.resyncSeconds ?? 300;
+    this.queue.addAfter(key, (pending ? Math.min(60, resync) : resync) * 1000);
+  }
+
+  /** BMO's: spec.settings empty, the BareMetalHost its controller (deleted with it). */
+  private create(host: BareMetalHost): Promise<HostFirmwareSettingsObject | undefined> {
+    return createForHost<HostFirmwareSettingsObject>(this.deps, FIRMWARE.settings, host, { settings: {} });
+  }
+
+  /** The FirmwareSchema of this registry in the host's namespace, created once and shared; this HFS among its owners. */
+  private async schemaFor(hfs: HostFirmwareSettingsObject, host: BareMetalHost, schema: ReturnType<typeof firmwareSchemaOf>): Promise<{ namespace: string; name: string }> {
+    const namespace = hfs.metadata.namespace ?? '';
+    const name = firmwareSchemaName(schema);
+    const owner: Owner = { apiVersion: API, kind: FIRMWARE.settings.kind, name: hfs.metadata.name, uid: hfs.metadata.uid ?? '' };
+    type SchemaObject = KubeObject & { metadata: { ownerReferences?: Owner[] } };
+    const existing = await getObject<SchemaObject>(this.deps.rest, firmwareSchemaPath(namespace, name));
+    if (existing) {
+      const owners = existing.metadata.ownerReferences ?? [];
+      if (!owners.some((o) => o.uid === owner.uid)) {
+        await this.deps.rest.call('PUT', firmwareSchemaPath(namespace, name), { body: { ...existing, metadata: { ...existing.metadata, ownerReferences: [...owners, owner] } } });
+      }
+      return { namespace, name };
+    }
+    const vendor = (host.status as { hardware?: { systemVendor?: { manufacturer?: string; productName?: string } } } | undefined)?.hardware?.systemVendor;
+    const spec = {
+      ...(vendor?.manufacturer ? { hardwareVendor: vendor.manufacturer } : {}),
+      ...(vendor?.productName ? { hardwareModel: vendor.productName } : {}),
+      schema,
+    };
+    await createObject(this.deps.rest, firmwareSchemaPath(namespace), { apiVersion: API, kind: FIRMWARE.schema.kind, metadata: { name, namespace, ownerReferences: [owner] }, spec });
+    return { namespace, name };
+  }
+
+  /**
+   * The steps as the host's manual clean, on an available host with no clean pending; a request of
+   * ours (bios/firmware steps only) that failed and waits to retry is replaced by the corrected one.
+   * Elsewhere it waits: the host's next state change or the next read brings it back here. True when
+   * the host workflow took it.
+   */
+  private async apply(hfs: HostFirmwareSettingsObject, steps: CleanStep[]): Promise<boolean> {
+    const ref = { namespace: hfs.metadata.namespace ?? '', name: hfs.metadata.name };
+    const handle = this.deps.client.workflow.getHandle(hostWorkflowId(ref));
+    const view: HostView = await handle.query(hostViewQuery);
+    const request: CleanRequest = { steps };
+    const pending = view.cleanRequest?.request;
+    const state = view.status.provisioning.state;
+    const fresh = state === 'available' && !pending && !view.spec?.image;
+    const correcting = state === 'preparing' && pending !== undefined && view.status.errorCount > 0 && isFirmwareOnly(pending) && JSON.stringify(pending) !== JSON.stringify(request);
+    if (!fresh && !correcting) return false;
+    try {
+      await handle.executeUpdate(requestCleanUpdate, { args: [request] });
+    } catch (err) {
+      // The host moved on between the query and the update (a provisioning image, a running clean): read again later.
+      if (err instanceof WorkflowUpdateFailedError) {
+        this.deps.log(`${ref.namespace}/${ref.name}: firmware changes not applied now: ${err.cause?.message ?? err.message}`);
+        return false;
+      }
+      throw err;
+    }
+    const what = steps.map((s) => (s.name === 'bios' ? `bios (${Object.keys(s.settings ?? {}).sort().join(', ')})` : `firmware (${s.name === 'firmware' ? s.updates.map((u) => u.component).join(', ') : ''})`)).join(', ');
+    this.deps.log(`${ref.namespace}/${ref.name}: applying ${what} as the host's clean steps`);
+    await this.event(hfs, FIRMWARE.settings.kind, 'Normal', 'SettingsApplying', `applying ${what} as the host's clean steps`);
+    return true;
+  }
+
+  /**
+   * A Warning Event per invalid setting, once per spec generation and set of errors (a status write
+   * read back late by the informer would otherwise say them twice). As BMO: none while Ironic
+   * reports no settings yet (every desired one would be "unknown").
+   */
+  async warn(hfs: KubeObject, kind: string, errors: FieldError[], reported: boolean, prefix = 'Invalid BIOS setting'): Promise<void> {
+    const key = `${kind}/${hfs.metadata.namespace ?? ''}/${hfs.metadata.name}`;
+    const mark = errors.length > 0 && reported ? `${hfs.metadata.uid ?? ''}|${hfs.metadata.generation ?? 0}|${formatFieldErrors(errors)}` : '';
+    if (this.warned.get(key) === mark) return;
+    this.warned.set(key, mark);
+    if (!mark) return;
+    this.deps.log(`${key}: ${prefix}: ${formatFieldErrors(errors)}`);
+    for (const e of errors) await this.event(hfs, kind, 'Warning', 'ValidationFailed', `${prefix}: ${formatFieldErrors([e])}`);
+  }
+
+  private async event(obj: KubeObject, kind: string, type: 'Normal' | 'Warning', reason: string, message: string): Promise<void> {
+    const subject = { namespace: obj.metadata.namespace ?? '', name: obj.metadata.name, uid: obj.metadata.uid, kind };
+    await recordHostEvent(this.deps.rest, subject, { type, reason, message }, this.deps.instance).catch((err: unknown) => {
+      if (!(err instanceof KubeError)) throw err;
+      this.deps.log(`${subject.namespace}/${subject.name}: event ${reason} not recorded: ${err.message}`);
+    });
+  }
+}
+
+/** The object of `kind` for this host, same name, the host its controller; the one there if it exists. */
+export async function createForHost<T extends KubeObject>(
+  deps: Pick<FirmwareSettingsDeps, 'rest' | 'log'>,
+  kind: { kind: string; plural: string },
+  host: BareMetalHost,
+  spec: unknown,
+): Promise<T | undefined> {
+  const { namespace = '', name, uid = '' } = host.metadata;
+  const owner: Owner = { apiVersion: API, kind: 'BareMetalHost', name, uid, controller: true, blockOwnerDeletion: true };
+  const body = { apiVersion: API, kind: kind.kind, metadata: { name, namespace, ownerReferences: [owner] }, spec };
+  const path = `${base(namespace, kind.plural)}`;
+  const made = await createObject<T>(deps.rest, path, body);
+  if ('exists' in made) return getObject<T>(deps.rest, `${path}/${name}`);
+  deps.log(`${namespace}/${name}: created its ${kind.kind}`);
+  return made.created;
+}
+
+const sortedEntries = (m: Record<string, string> | undefined) => Object.entries(m ?? {}).sort(([a], [b]) => a.localeCompare(b));
+const isFirmwareOnly = (r: CleanRequest): boolean => r.steps.every((step) => step.name === 'firmware' || (step.name === 'bios' && step.firmware === undefined));
