@@ -12,7 +12,7 @@
  */
 import { ApplicationFailure, CancellationScope, isCancellation, log, patched, proxyActivities, setCurrentDetails, setHandler, workflowInfo, type ActivityOptions } from '@temporalio/workflow';
 import { MAX_RETRY_LIMIT, strategyPairingError } from '../types/remediation';
-import { reprovisionHost, type Act, type RemediationActivities, type StepContext } from './remediation-beyond';
+import { reinspectHost, reprovisionHost, type Act, type RemediationActivities, type StepContext } from './remediation-beyond';
 import {
   initialRemediationView,
   remediationQuery,
@@ -142,6 +142,7 @@ export async function remediateWorkflow(input: RemediationInput): Promise<Remedi
       v.reprovisioned = r.ok ? 'succeeded' : 'failed';
       if (r.ok) return await end('succeeded', `remediated by re-provisioning the same image, after ${v.retryCount} power cycle(s): ${v.node ? `Node ${v.node.name} is back` : 'the host is provisioned and powered on'}`);
       beyond = `, then a re-provision that failed (${r.why})`;
+      if (v.strategy.reinspect && patched('remediation-reinspect')) beyond += `; ${await reinspectHost(later, r.hardware)}`;
     }
     step(`retry limit ${v.strategy.retryLimit} reached: marking the host capm3.metal3.io/unhealthy`, 'Deleting machine');
     await publish();

@@ -2,11 +2,14 @@
  * A remediation's opt-in steps beyond Metal3, once the reboots have not
  * brought the host back: re-provision the same image through the host
  * workflow (deprovision, provision; its userData stays in the spec) and wait
- * for the host as after a reboot. Never Ironic: the host workflow (or its
- * BareMetalHost) is asked what a fleet's `deprovision` and `provision` ask.
+ * for the host as after a reboot; if that fails too, deprovision and
+ * re-inspect it and name what changed against the hardware recorded before.
+ * Never Ironic: the host workflow (or its BareMetalHost) is asked what a
+ * fleet's `deprovision`, `provision` and `reinspect` ask.
  */
 import type { ActivityOptions } from '@temporalio/workflow';
 import type { HardwareDetails } from '../types/host';
+import { hardwareChanges } from '../types/hardware-changes';
 import type { createRemediationHostActivities } from '../activities/remediation-host';
 import type { createRemediationNodeActivities } from '../activities/remediation-node';
 import type { createRemediationReprovisionActivities, RemediationHostChange } from '../activities/remediation-reprovision';
@@ -87,3 +90,27 @@ export async function reprovisionHost(x: StepContext): Promise<ReprovisionResult
   return { ok: false, why: `re-provisioned, but ${what} within ${v.strategy.timeoutSeconds} s`, hardware };
 }
 
+/**
+ * After a failed re-provision: deprovision (the host is inspected only when
+ * not provisioned), inspect again, and say what changed against `before`
+ * (the hardware its last inspection recorded). The host is left available,
+ * without an image: given up on, it waits for a person.
+ */
+export async function reinspectHost(x: StepContext, before: HardwareDetails | undefined): Promise<string> {
+  const { v, input } = x;
+  const timeout = v.strategy.reinspect!.timeoutSeconds;
+  x.step(`re-inspect: deprovision, inspect, compare with the hardware recorded before (within ${timeout} s)`, 'Running');
+  await x.publish();
+  const since = now();
+  const deadline = Date.parse(since) + timeout * 1000;
+  const down = await changeHost(x, { kind: 'deprovision' }, 'deprovision (re-inspect)', since, deadline);
+  if (down) return `re-inspection not possible: ${down}`;
+  const inspected = await changeHost(x, { kind: 'reinspect' }, 're-inspect', since, deadline);
+  if (inspected) return `re-inspection: ${inspected}`;
+  const after = await x.act('readHostImageAndHardware', 'read the hardware found')([input.ref]);
+  v.hardwareChanges = hardwareChanges(before, after.hardware);
+  x.step(`re-inspected: ${v.hardwareChanges.length} change(s)`);
+  return v.hardwareChanges.length > 0
+    ? `re-inspection found: ${v.hardwareChanges.join('; ')}`
+    : 're-inspection found no hardware change against the last inspection';
+}

@@ -4,13 +4,18 @@
  * not brought the host back, re-provision the same image through the host
  * workflow (patch remediation-reprovision). The reboots are made to fail by
  * a timeout shorter than any power change (a workflow started without the
- * API takes it), so the step after them runs.
+ * API takes it), so the step after them runs. If re-provisioning fails too
+ * (patch remediation-reinspect), the host is re-inspected and the failure
+ * names what changed: the fake-hardware node's inventory (Ironic's
+ * properties, which fake inspection reports as they are) is changed between
+ * the two inspections.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomUUID } from 'node:crypto';
 import type { WorkflowHandle } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
-import type { HostView } from '../../workflows/definitions';
+import { hostWorkflowId } from '../../types/host-ref';
+import { requestInspectionUpdate, type HostView } from '../../workflows/definitions';
 import { remediationWorkflowId, type RemediationInput, type RemediationView } from '../../workflows/remediation-definitions';
 import type { RemediationRequest } from '../../types/remediation';
 import { FAST_HOST_OPTIONS, randomMac, startHarness, uniq, waitFor, type Harness } from '../support/harness';
@@ -31,17 +36,35 @@ afterAll(async () => {
 const ref = (name: string) => ({ namespace: NS, name });
 const view = (name: string): Promise<HostView> => h.hosts.get(ref(name));
 
-async function provisionedHost(): Promise<string> {
+/** A provisioned host; with `inventory`, inspected with it (available first) before it is provisioned. */
+async function provisionedHost(inventory?: Record<string, unknown>): Promise<string> {
   const name = uniq('rp');
-  await h.hosts.put(ref(name), {
-    spec: { bmc: { address: `fake://${name}`, credentialsName: `${name}-bmc` }, bootMACAddress: randomMac(), online: true, image: IMAGE },
-    credentials: { username: 'admin', password: 'pw' },
-  });
+  const spec = { bmc: { address: `fake://${name}`, credentialsName: `${name}-bmc` }, bootMACAddress: randomMac(), online: true };
+  await h.hosts.put(ref(name), { spec: inventory ? spec : { ...spec, image: IMAGE }, credentials: { username: 'admin', password: 'pw' } });
+  if (inventory) {
+    await waitFor(`${name} available`, async () => {
+      const v = await view(name);
+      return v.status.provisioning.state === 'available' && !v.currentOperation;
+    }, { timeoutMs: 300_000 });
+    await inspectWith(name, inventory);
+    await h.hosts.setImage(ref(name), IMAGE);
+  }
   await waitFor(`${name} provisioned`, async () => {
     const v = await view(name);
     return v.status.provisioning.state === 'provisioned' && v.status.poweredOn && !v.currentOperation;
   }, { timeoutMs: 300_000 });
   return name;
+}
+
+/** Inspects an available host again with the node's inventory set to `properties`, until its status shows them. */
+async function inspectWith(name: string, properties: Record<string, unknown>): Promise<HostView> {
+  const nodeId = (await view(name)).status.provisioning.ID;
+  await h.ironic.patchNode(nodeId, Object.entries(properties).map(([k, value]) => ({ op: 'add' as const, path: `/properties/${k}`, value })));
+  await h.client.workflow.getHandle(hostWorkflowId(ref(name))).executeUpdate(requestInspectionUpdate);
+  return waitFor(`${name} inspected`, async () => {
+    const v = await view(name);
+    return v.status.provisioning.state === 'available' && !v.currentOperation && v.status.hardware?.ramMebibytes === properties.memory_mb ? v : undefined;
+  }, { timeoutMs: 300_000 });
 }
 
 async function remediate(name: string, strategy: RemediationRequest['strategy']): Promise<WorkflowHandle> {
@@ -83,5 +106,41 @@ describe('remediation beyond Metal3 (API mode)', { timeout: 900_000 }, () => {
     ]);
     // The image's URL (possibly pre-signed) is never in a step or the message.
     expect(JSON.stringify(done.steps) + done.message).not.toContain(IMAGE.url);
+  });
+
+  it('re-inspects when the re-provision fails too, and names what changed in the failure', async () => {
+    const name = await provisionedHost({ memory_mb: 65_536, cpus: 32, local_gb: 500 });
+    expect((await view(name)).status.hardware).toMatchObject({ ramMebibytes: 65_536, cpu: { count: 32 } });
+    // A DIMM and a CPU socket lost, a smaller disk: what the next inspection will read.
+    await h.ironic.patchNode((await view(name)).status.provisioning.ID, [
+      { op: 'add', path: '/properties/memory_mb', value: 49_152 },
+      { op: 'add', path: '/properties/cpus', value: 16 },
+      { op: 'add', path: '/properties/local_gb', value: 250 },
+    ]);
+    const since = new Date().toISOString();
+    // The re-provision is given less time than any deprovision takes: it fails, and the re-inspection follows.
+    const handle = await remediate(name, { type: 'Reboot', timeoutSeconds: NEVER_IN_TIME, reprovision: { timeoutSeconds: NEVER_IN_TIME }, reinspect: {} });
+    const done = (await handle.result()) as RemediationView;
+    expect(done, done.message).toMatchObject({ outcome: 'failed', phase: 'Failed', reprovisioned: 'failed', hostUnhealthy: true });
+    expect(done.hardwareChanges).toEqual([
+      'memory 65536 MiB → 49152 MiB (16384 MiB less: a missing or failed DIMM?)',
+      'CPU count 32 → 16',
+      'disk #1 (500 GiB): size 500 GiB → 250 GiB',
+    ]);
+    expect(done.message).toMatch(/^gave up after 1 power cycle\(s\), then a re-provision that failed \(deprovision not done in time .*\); re-inspection found: memory 65536 MiB → 49152 MiB .*; CPU count 32 → 16; disk #1/);
+    const v = await view(name);
+    expect(v.status.hardware).toMatchObject({ ramMebibytes: 49_152, cpu: { count: 16 } });
+    // Left available without an image (given up on, it waits for a person), inspected once since.
+    expect(v.status.provisioning.state).toBe('available');
+    expect(v.spec?.image).toBeUndefined();
+    expect(v.operations.filter((o) => o.kind === 'inspect' && o.startedAt >= since).map((o) => o.outcome)).toEqual(['succeeded']);
+    expect((await summaries(handle)).slice(-6)).toEqual([
+      '1-remediate: deprovision (re-inspect)',
+      '1-remediate: wait for deprovision',
+      '1-remediate: re-inspect',
+      '1-remediate: wait for reinspect',
+      '1-remediate: read the hardware found',
+      '1-remediate: mark the host unhealthy',
+    ]);
   });
 });
