@@ -154,8 +154,10 @@ export async function remediateWorkflow(input: RemediationInput): Promise<Remedi
     await CancellationScope.nonCancellable(async () => {
       if (held) await quick.releaseHostOff({ ref, key, kubernetes });
       if (tainted && v.node) await quick.removeOutOfServiceTaint(v.node);
+      // Stopped between a re-provision's deprovision and its provision: the host gets its image back, as before the remediation.
+      if (later.imageTaken) await quick.changeHostForRemediation({ ref, change: { kind: 'provision', image: later.imageTaken }, since: now() });
     });
-    const backup = v.backup ? '; the Node\'s backup stays on the host\'s annotations' : '';
+    const backup = (v.backup ? '; the Node\'s backup stays on the host\'s annotations' : '') + (later.imageTaken ? '; its image is back in its spec' : '');
     await CancellationScope.nonCancellable(() =>
       isCancellation(err)
         ? end('cancelled', `cancelled; power-off key released${backup}`)

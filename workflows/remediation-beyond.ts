@@ -8,7 +8,7 @@
  * fleet's `deprovision`, `provision` and `reinspect` ask.
  */
 import type { ActivityOptions } from '@temporalio/workflow';
-import type { HardwareDetails } from '../types/host';
+import type { HardwareDetails, Image } from '../types/host';
 import { hardwareChanges } from '../types/hardware-changes';
 import type { createRemediationHostActivities } from '../activities/remediation-host';
 import type { createRemediationNodeActivities } from '../activities/remediation-node';
@@ -36,6 +36,8 @@ export interface StepContext {
   waiting(deadline: number): ActivityOptions;
   /** Waits for the host to be back as after a reboot (its Node Ready and restored, or, without one, powered on). */
   returned(since: string, deadline: number): Promise<boolean>;
+  /** Set between a re-provision's deprovision and its provision: what a cancellation must give back. */
+  imageTaken?: Image;
 }
 
 export type ReprovisionResult = { ok: true } | { ok: false; why: string; hardware?: HardwareDetails };
@@ -78,9 +80,11 @@ export async function reprovisionHost(x: StepContext): Promise<ReprovisionResult
   if (!found.image) return { ok: false, why: `the host runs no image (it is ${found.state}): nothing to re-provision`, hardware };
   const since = now();
   const deadline = Date.parse(since) + timeout * 1000;
+  x.imageTaken = found.image;
   const down = await changeHost(x, { kind: 'deprovision' }, 'deprovision (re-provision)', since, deadline);
   if (down) return { ok: false, why: down, hardware };
   const up = await changeHost(x, { kind: 'provision', image: found.image }, 'provision the same image (re-provision)', since, deadline);
+  x.imageTaken = undefined;
   if (up) return { ok: false, why: up, hardware };
   x.step('re-provisioned with the same image: waiting for the host as after a reboot', 'Waiting');
   await x.publish();

@@ -143,4 +143,20 @@ describe('remediation beyond Metal3 (API mode)', { timeout: 900_000 }, () => {
       '1-remediate: mark the host unhealthy',
     ]);
   });
+
+  it('a remediation cancelled during its re-provision gives the host its image back', async () => {
+    const name = await provisionedHost();
+    const handle = await remediate(name, { type: 'Reboot', timeoutSeconds: NEVER_IN_TIME, reprovision: {} });
+    await waitFor('the re-provision under way', async () => (await summaries(handle)).includes('1-remediate: wait for deprovision'), { timeoutMs: 240_000, intervalMs: 250 });
+    await handle.cancel();
+    await expect(handle.result()).rejects.toThrow();
+    const v = await waitFor('provisioned again with its image', async () => {
+      const x = await view(name);
+      return x.status.provisioning.state === 'provisioned' && !x.currentOperation ? x : undefined;
+    }, { timeoutMs: 300_000 });
+    expect(v.spec?.image).toEqual(IMAGE);
+    const done = (await handle.query('remediation')) as RemediationView;
+    expect(done).toMatchObject({ outcome: 'cancelled' });
+    expect(done.message).toContain('its image is back in its spec');
+  });
 });
