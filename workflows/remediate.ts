@@ -157,11 +157,11 @@ export async function remediateWorkflow(input: RemediationInput): Promise<Remedi
       // Stopped between a re-provision's deprovision and its provision: the host gets its image back, as before the remediation.
       if (later.imageTaken) await quick.changeHostForRemediation({ ref, change: { kind: 'provision', image: later.imageTaken }, since: now() });
     });
-    const backup = (v.backup ? '; the Node\'s backup stays on the host\'s annotations' : '') + (later.imageTaken ? '; its image is back in its spec' : '');
+    const left = (v.backup ? '; the Node\'s backup stays on the host\'s annotations' : '') + (later.imageTaken ? '; its image is back in its spec' : '');
     await CancellationScope.nonCancellable(() =>
       isCancellation(err)
-        ? end('cancelled', `cancelled; power-off key released${backup}`)
-        : end('failed', `failed: ${err instanceof Error ? err.message : String(err)}; power-off key released${backup}`, 'Failed'),
+        ? end('cancelled', `cancelled; power-off key released${left}`)
+        : end('failed', `failed: ${err instanceof Error ? err.message : String(err)}; power-off key released${left}`, 'Failed'),
     );
     throw err;
   }
