@@ -33,6 +33,7 @@ import { selectionMatches, type SelectionCandidate } from '../workflows/fleet-se
 import { heartbeat, pause } from './activity-context';
 import { KubeError } from '../clients/kubernetes/kube-error';
 import type { KubeRest } from '../clients/kubernetes/kube-rest';
+import { createFleetRemediation } from './fleet-remediate';
 import { bareMetalHostLabels, changeBareMetalHost, pauseBareMetalHost, releaseBareMetalHostHold, restoreBareMetalHostImage } from './fleet-kubernetes';
 
 export interface FleetHostCall {
@@ -94,6 +95,8 @@ export function createFleetActivities(deps: { client?: Client; rest?: KubeRest }
   const reach = { kubernetes: deps.rest !== undefined };
   /** The host's BareMetalHost is where its changes go. */
   const viaObject = (view: HostView): KubeRest | undefined => (view.managedBy === 'kubernetes' ? deps.rest : undefined);
+  /** `remediate` (patch fleet-remediate): each host's result is its remediation's. */
+  const remediation = createFleetRemediation(deps);
 
   return {
     /** The hosts the selector names, read once at the fleet's start. Labels are read from each host's view. */
@@ -152,6 +155,16 @@ export function createFleetActivities(deps: { client?: Client; rest?: KubeRest }
       const handle = c.workflow.getHandle(hostWorkflowId(call.ref));
       const op = call.operation;
       const rest = viaObject(view);
+      if (op.kind === 'remediate') {
+        try {
+          await remediation.start({ ...call, operation: op }, rest);
+        } catch (err) {
+          const refused = objectRefusal(err);
+          if (refused) return { result: refused };
+          throw err;
+        }
+        return { sent: true };
+      }
       if (rest) {
         // A reboot waiting, or one run since the fleet started the host, is this one (a retried call).
         if (op.kind === 'reboot' && (view.power.reboot || view.operations.some((o) => o.kind === 'reboot' && o.startedAt >= call.since))) return { sent: true };
@@ -219,7 +232,11 @@ export function createFleetActivities(deps: { client?: Client; rest?: KubeRest }
       let delay = 500;
       for (;;) {
         const found = await findHost(c, call.ref);
-        const result = fleetHostResult(call.operation, found, call.since, call.fleet, reach);
+        const op = call.operation;
+        const result =
+          op.kind === 'remediate'
+            ? await remediation.result({ ...call, operation: op }, found.kind === 'running' ? viaObject(found.view) : undefined)
+            : fleetHostResult(op, found, call.since, call.fleet, reach);
         if (result) return { result };
         const state = found.kind === 'running' ? found.view.status.provisioning.state || 'unmanaged' : found.kind;
         if (Date.now() + delay > until) return { waiting: state };

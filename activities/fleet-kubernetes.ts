@@ -55,6 +55,9 @@ export async function changeBareMetalHost(rest: KubeRest, ref: HostRef, op: Flee
       return patchMetadata(rest, path(ref), { annotations: { [ANNOTATION.detached]: null } });
     case 'delete':
       return deleteObject(rest, path(ref));
+    case 'remediate':
+      // A HostRemediation, created before this (fleet-remediate.ts).
+      throw new Error('a remediation is a HostRemediation, not a change of the BareMetalHost');
     case 'clean':
       // Skipped before this (fleet-goals.ts): a BareMetalHost has no manual clean trigger.
       throw new Error('a manual clean has no trigger on a BareMetalHost');

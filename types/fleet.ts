@@ -13,6 +13,7 @@ import { BMC_TYPES } from './bmc';
 import { schemaErrors } from './validate';
 import { validateHostRef } from './host-ref';
 import { validateCleanRequest } from './clean';
+import { RemediationInputSchema, strategyPairingError, type RemediationStrategy } from './remediation';
 
 const closed = { additionalProperties: false } as const;
 const DNS_LABEL = '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$';
@@ -54,11 +55,21 @@ export const FLEET_OPERATIONS = {
     },
     closed,
   ),
+  remediate: Type.Object(
+    {
+      kind: Type.Literal('remediate'),
+      strategy: RemediationInputSchema.properties.strategy,
+      nodeHandling: RemediationInputSchema.properties.nodeHandling,
+    },
+    { ...closed, description: 'A remediation of each host (its own remediateWorkflow, or a HostRemediation for a BareMetalHost) with this strategy' },
+  ),
 } as const;
 /** Operations added after the first fleet workflows (patch fleet-inspect-detach): older code refused them as invalid input. */
 export const LATER_FLEET_OPERATIONS: ReadonlySet<string> = new Set(['reinspect', 'detach', 'attach']);
 /** Added with patch fleet-clean: older code refused it as invalid input. */
 export const CLEAN_FLEET_OPERATION = 'clean';
+/** Added with patch fleet-remediate: older code refused it as invalid input. */
+export const REMEDIATE_FLEET_OPERATION = 'remediate';
 export type FleetOperationKind = keyof typeof FLEET_OPERATIONS;
 export const FLEET_OPERATION_KINDS = Object.keys(FLEET_OPERATIONS) as FleetOperationKind[];
 export const FleetOperationSchema = Type.Union(Object.values(FLEET_OPERATIONS));
@@ -129,6 +140,12 @@ function operationErrors(op: unknown): FieldError[] {
     // The same check as POST …/clean, so a fleet never asks a host for a clean it would refuse as invalid.
     const valid = validateCleanRequest({ steps: (op as { steps: unknown }).steps });
     if (!valid.ok) errors.push(...valid.errors.map((e) => ({ ...e, field: `operation.${e.field}` })));
+  }
+  if (kind === 'remediate') {
+    // Named beside the schema's errors, as POST …/remediations names it.
+    const strategy = (op as { strategy?: unknown }).strategy;
+    const unpaired = strategyPairingError(typeof strategy === 'object' && strategy !== null ? (strategy as RemediationStrategy) : undefined);
+    if (unpaired) errors.push({ field: 'operation.strategy.reinspect', reason: unpaired });
   }
   return errors;
 }

@@ -20,6 +20,7 @@ import { createImageCacheActivities, type ServedImageCache } from '../activities
 import { createConfigDriveActivities, type ServedConfigDrives } from '../activities/config-drive-activities';
 import { createRemediationHostActivities } from '../activities/remediation-host';
 import { createRemediationNodeActivities } from '../activities/remediation-node';
+import { createRemediationReprovisionActivities } from '../activities/remediation-reprovision';
 import { createDhcpActivities, type DhcpSite } from '../activities/dhcp-activities';
 import { createLimiterActivities } from '../activities/limiter-activities';
 import { createFirmwareInventoryActivities } from '../activities/firmware-inventory';
@@ -110,6 +111,8 @@ export async function createWorker(
       // Remediations act on the host through its workflow (and its BareMetalHost), on Nodes through the API server.
       ...createRemediationHostActivities({ rest: deps.kubernetes }),
       ...createRemediationNodeActivities({ rest: deps.kubernetes }),
+      // Re-provision and re-inspect (opt-in) ask the host what the fleet's deprovision, provision and reinspect ask.
+      ...createRemediationReprovisionActivities({ rest: deps.kubernetes }),
       ...(deps.kubernetes ? createKubernetesActivities({ rest: deps.kubernetes }) : {}),
     },
     // New hosts and every operation's child workflow start on the shared

@@ -36,6 +36,8 @@ export const HOST_OPERATION: Record<FleetOperation['kind'], OperationKind> = {
   detach: 'detach',
   attach: 'enroll',
   clean: 'clean',
+  // Its result is its remediation's (activities/fleet-remediate.ts), never one host operation's.
+  remediate: 'power',
 };
 
 /**
@@ -115,6 +117,8 @@ function reached(op: FleetOperation, view: HostView, since: string, fleet: strin
     case 'attach':
       // Registered again (a failed registration leaves the status `error`, not OK).
       return ok && !view.currentOperation;
+    case 'remediate':
+      return false;
     case 'clean':
       // A clean that started after the fleet started the host succeeded, and the host is available again.
       return (
@@ -132,7 +136,7 @@ export function fleetHostResult(op: FleetOperation, found: HostFinding, since: s
   if (found.kind === 'running' && reached(op, found.view, since, fleet)) return { outcome: 'succeeded' };
   const why = whyNotActionable(op, found, reach);
   if (why) return { outcome: 'skipped', reason: why };
-  if (found.kind !== 'running') return undefined;
+  if (found.kind !== 'running' || op.kind === 'remediate') return undefined;
   const failed = failedSince(found.view, HOST_OPERATION[op.kind], since);
   if (failed) return { outcome: 'failed', error: `${failed.kind} failed: ${failed.error ?? found.view.status.errorMessage ?? 'no error given'}` };
   return undefined;

@@ -21,7 +21,7 @@ import {
 } from '@temporalio/workflow';
 import { formatFieldErrors, type Result } from '../types/field-error';
 import { firstPage, progressPage, progressTooLarge, boundedProgress } from './fleet-progress-page';
-import { CLEAN_FLEET_OPERATION, LATER_FLEET_OPERATIONS, validateFleetInput, type FleetInput } from '../types/fleet';
+import { CLEAN_FLEET_OPERATION, LATER_FLEET_OPERATIONS, REMEDIATE_FLEET_OPERATION, validateFleetInput, type FleetInput } from '../types/fleet';
 import { SEARCH_ATTRIBUTES } from '../types/search-attributes';
 import {
   DEFAULT_FLEET_OPTIONS,
@@ -76,11 +76,18 @@ function cleanOperationRefused(input: FleetInput): Result<FleetInput> | undefine
   return { ok: false, errors: [{ field: 'operation.kind', reason: `must be one of ${OLD_FLEET_OPERATION_KINDS}, reinspect, detach, attach` }] };
 }
 
+/** remediate came later again (patch fleet-remediate): a run recorded before it failed such an input as invalid, and replays so. */
+function remediateOperationRefused(input: FleetInput): Result<FleetInput> | undefined {
+  const kind = (input as { operation?: { kind?: unknown } } | null)?.operation?.kind;
+  if (kind !== REMEDIATE_FLEET_OPERATION || patched('fleet-remediate')) return undefined;
+  return { ok: false, errors: [{ field: 'operation.kind', reason: `must be one of ${OLD_FLEET_OPERATION_KINDS}, reinspect, detach, attach, clean` }] };
+}
+
 export async function fleetWorkflow(input: FleetInput, carry: FleetCarry = {}): Promise<FleetProgress> {
   const carried = carry.packed ? unpackFleetState(carry.packed) : carry.state;
   if (!carried) {
     // A `temporal workflow start` input is checked like the API's body: a bad one fails at once, naming the field.
-    const valid = laterOperationRefused(input) ?? cleanOperationRefused(input) ?? validateFleetInput(input);
+    const valid = laterOperationRefused(input) ?? cleanOperationRefused(input) ?? remediateOperationRefused(input) ?? validateFleetInput(input);
     if (!valid.ok) {
       throw ApplicationFailure.create({ type: 'InvalidFleetInput', nonRetryable: true, message: formatFieldErrors(valid.errors), details: [valid.errors] });
     }

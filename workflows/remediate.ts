@@ -11,9 +11,8 @@
  * summary and the workflow's current details say where it stands.
  */
 import { ApplicationFailure, CancellationScope, isCancellation, log, patched, proxyActivities, setCurrentDetails, setHandler, workflowInfo, type ActivityOptions } from '@temporalio/workflow';
-import { MAX_RETRY_LIMIT } from '../types/remediation';
-import type { createRemediationHostActivities } from '../activities/remediation-host';
-import type { createRemediationNodeActivities } from '../activities/remediation-node';
+import { MAX_RETRY_LIMIT, strategyPairingError } from '../types/remediation';
+import { reinspectHost, reprovisionHost, type Act, type RemediationActivities, type StepContext } from './remediation-beyond';
 import {
   initialRemediationView,
   remediationQuery,
@@ -22,7 +21,7 @@ import {
   type RemediationView,
 } from './remediation-definitions';
 
-type Activities = ReturnType<typeof createRemediationHostActivities> & ReturnType<typeof createRemediationNodeActivities>;
+type Activities = RemediationActivities;
 
 const QUICK: ActivityOptions = {
   startToCloseTimeout: '1 minute',
@@ -57,7 +56,7 @@ export async function remediateWorkflow(input: RemediationInput): Promise<Remedi
     log.info(`remediation of ${host}: ${text}`);
   };
   /** An activity labelled for the UI: `<attempt>-remediate: <what>`. */
-  const act = <K extends keyof Activities>(name: K, summary: string, options: ActivityOptions = QUICK) =>
+  const act: Act = <K extends keyof Activities>(name: K, summary: string, options: ActivityOptions = QUICK) =>
     (proxyActivities<Activities>(options)[name] as unknown as { executeWithOptions(o: ActivityOptions, a: Parameters<Activities[K]>): ReturnType<Activities[K]> }).executeWithOptions.bind(
       undefined,
       { ...options, summary: `${v.retryCount}-remediate: ${summary}` },
@@ -78,12 +77,19 @@ export async function remediateWorkflow(input: RemediationInput): Promise<Remedi
   };
 
   // A start that bypassed the API (temporal workflow start) fails at once, naming the field; shorter timeouts are let through (tests).
-  const { type, retryLimit, timeoutSeconds } = input.request.strategy;
+  const { type, retryLimit, timeoutSeconds, reprovision, reinspect } = input.request.strategy;
   if (type !== 'Reboot') throw ApplicationFailure.nonRetryable(`strategy.type: ${JSON.stringify(type)} is not a strategy; use "Reboot"`, 'InvalidRequest');
   if (retryLimit !== undefined && !(Number.isInteger(retryLimit) && retryLimit >= 1 && retryLimit <= MAX_RETRY_LIMIT)) {
     throw ApplicationFailure.nonRetryable(`strategy.retryLimit: must be an integer from 1 to ${MAX_RETRY_LIMIT}`, 'InvalidRequest');
   }
   if (timeoutSeconds !== undefined && !(timeoutSeconds > 0)) throw ApplicationFailure.nonRetryable('strategy.timeoutSeconds: must be positive', 'InvalidRequest');
+  for (const [field, opt] of [['reprovision', reprovision], ['reinspect', reinspect]] as const) {
+    const t = opt?.timeoutSeconds;
+    if (t !== undefined && !(t > 0)) throw ApplicationFailure.nonRetryable(`strategy.${field}.timeoutSeconds: must be positive`, 'InvalidRequest');
+  }
+  const unpaired = strategyPairingError(input.request.strategy);
+  if (unpaired) throw ApplicationFailure.nonRetryable(`strategy.reinspect: ${unpaired}`, 'InvalidRequest');
+  const later: StepContext = { v, input, act, step, publish, waiting, returned: (since, deadline) => returned(since, deadline) };
 
   try {
     const h = await quick.readRemediationHost(ref);
@@ -128,22 +134,34 @@ export async function remediateWorkflow(input: RemediationInput): Promise<Remedi
       if (v.retryCount >= v.strategy.retryLimit) break;
       step(`not back within ${v.strategy.timeoutSeconds} s: retrying`);
     }
+    // Beyond Metal3 (opt-in, so a run without it never reaches the patch): the same image again.
+    let beyond = '';
+    if (v.strategy.reprovision && patched('remediation-reprovision')) {
+      step(`retry limit ${v.strategy.retryLimit} reached: re-provisioning`);
+      const r = await reprovisionHost(later);
+      v.reprovisioned = r.ok ? 'succeeded' : 'failed';
+      if (r.ok) return await end('succeeded', `remediated by re-provisioning the same image, after ${v.retryCount} power cycle(s): ${v.node ? `Node ${v.node.name} is back` : 'the host is provisioned and powered on'}`);
+      beyond = `, then a re-provision that failed (${r.why})`;
+      if (v.strategy.reinspect && patched('remediation-reinspect')) beyond += `; ${await reinspectHost(later, r.hardware)}`;
+    }
     step(`retry limit ${v.strategy.retryLimit} reached: marking the host capm3.metal3.io/unhealthy`, 'Deleting machine');
     await publish();
     await act('markHostUnhealthy', 'mark the host unhealthy')([{ ref, kubernetes }]);
     v.hostUnhealthy = true;
-    return await end('failed', `gave up after ${v.retryCount} power cycle(s): the host is marked capm3.metal3.io/unhealthy`, 'Failed');
+    return await end('failed', `gave up after ${v.retryCount} power cycle(s)${beyond}: the host is marked capm3.metal3.io/unhealthy`, 'Failed');
   } catch (err) {
     // Cancelled or failed: the host gets its power back and the taint goes. A cancellation is not a failure.
     await CancellationScope.nonCancellable(async () => {
       if (held) await quick.releaseHostOff({ ref, key, kubernetes });
       if (tainted && v.node) await quick.removeOutOfServiceTaint(v.node);
+      // Stopped between a re-provision's deprovision and its provision: the host gets its image back, as before the remediation.
+      if (later.imageTaken) await quick.changeHostForRemediation({ ref, change: { kind: 'provision', image: later.imageTaken }, since: now() });
     });
-    const backup = v.backup ? '; the Node\'s backup stays on the host\'s annotations' : '';
+    const left = (v.backup ? '; the Node\'s backup stays on the host\'s annotations' : '') + (later.imageTaken ? '; its image is back in its spec' : '');
     await CancellationScope.nonCancellable(() =>
       isCancellation(err)
-        ? end('cancelled', `cancelled; power-off key released${backup}`)
-        : end('failed', `failed: ${err instanceof Error ? err.message : String(err)}; power-off key released${backup}`, 'Failed'),
+        ? end('cancelled', `cancelled; power-off key released${left}`)
+        : end('failed', `failed: ${err instanceof Error ? err.message : String(err)}; power-off key released${left}`, 'Failed'),
     );
     throw err;
   }

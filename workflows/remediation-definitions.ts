@@ -5,7 +5,7 @@
  */
 import { defineQuery } from '@temporalio/workflow';
 import type { HostRef } from '../types/host';
-import { REMEDIATION_DEFAULTS, type NodeHandling, type RemediationRequest } from '../types/remediation';
+import { REINSPECT_DEFAULT_SECONDS, REMEDIATION_DEFAULTS, REPROVISION_DEFAULT_SECONDS, type NodeHandling, type RemediationRequest } from '../types/remediation';
 
 export interface RemediationInput {
   ref: HostRef;
@@ -41,7 +41,15 @@ export interface NodeBackup {
 export interface RemediationView {
   ref: HostRef;
   uid: string;
-  strategy: { type: 'Reboot'; retryLimit: number; timeoutSeconds: number };
+  strategy: {
+    type: 'Reboot';
+    retryLimit: number;
+    timeoutSeconds: number;
+    /** Opt-in, beyond Metal3: after the reboots, re-provision the same image (patch remediation-reprovision). */
+    reprovision?: { timeoutSeconds: number };
+    /** Opt-in, beyond Metal3: after a failed re-provision, re-inspect and name what changed (patch remediation-reinspect). */
+    reinspect?: { timeoutSeconds: number };
+  };
   /** `none` in API mode: the power cycle only. */
   nodeHandling: NodeHandling | 'none';
   /** `reboot.metal3.io/<key>` (Kubernetes) or the API's power-off request key this remediation owns. */
@@ -58,6 +66,10 @@ export interface RemediationView {
   backup?: NodeBackup;
   /** The backup was put back on the returned Node. */
   restored?: boolean;
+  /** The re-provision step ran: how it ended. */
+  reprovisioned?: 'succeeded' | 'failed';
+  /** The re-inspection's differences against the hardware recorded before it (empty: nothing changed). */
+  hardwareChanges?: string[];
   /** Gave up: the host is marked `capm3.metal3.io/unhealthy` (Kubernetes mode: the annotation). */
   hostUnhealthy?: boolean;
   /** The steps taken so far, newest last (at most 40). */
@@ -81,6 +93,7 @@ export const REMEDIATION_ANNOTATIONS = {
 
 /** What a remediation shows before its first step (also the API's answer while its workflow has not run yet). */
 export function initialRemediationView(input: RemediationInput): RemediationView {
+  const { reprovision, reinspect } = input.request.strategy;
   return {
     ref: input.ref,
     uid: input.uid,
@@ -88,6 +101,8 @@ export function initialRemediationView(input: RemediationInput): RemediationView
       type: 'Reboot',
       retryLimit: input.request.strategy.retryLimit ?? REMEDIATION_DEFAULTS.retryLimit,
       timeoutSeconds: input.request.strategy.timeoutSeconds ?? REMEDIATION_DEFAULTS.timeoutSeconds,
+      ...(reprovision ? { reprovision: { timeoutSeconds: reprovision.timeoutSeconds ?? REPROVISION_DEFAULT_SECONDS } } : {}),
+      ...(reinspect ? { reinspect: { timeoutSeconds: reinspect.timeoutSeconds ?? REINSPECT_DEFAULT_SECONDS } } : {}),
     },
     nodeHandling: input.kubernetes ? (input.request.nodeHandling ?? 'OutOfServiceTaint') : 'none',
     powerOffKey: remediationPowerOffKey(input.uid),

@@ -4,10 +4,16 @@ import { crd, META_PROPS } from './objects';
 import { toStructural, type JSONSchemaProps } from './structural';
 
 export function hostRemediationSchema(): JSONSchemaProps {
+  const spec = toStructural(HostRemediationSpecSchema, 'spec');
+  const strategy = spec.properties!.strategy!;
+  // The pairing the schema cannot say (types/remediation.ts strategyPairingError): the API server refuses it too.
+  strategy['x-kubernetes-validations'] = [
+    { rule: '!has(self.reinspect) || has(self.reprovision)', message: 'reinspect needs reprovision: re-inspection runs only after a failed re-provision', fieldPath: '.reinspect' },
+  ];
   return {
     type: 'object',
     description: 'HostRemediation asks metalflow to remediate a BareMetalHost with CAPM3\'s reboot strategy',
-    properties: { ...META_PROPS, spec: toStructural(HostRemediationSpecSchema, 'spec'), status: toStructural(HostRemediationStatusSchema, 'status') },
+    properties: { ...META_PROPS, spec, status: toStructural(HostRemediationStatusSchema, 'status') },
   };
 }
 

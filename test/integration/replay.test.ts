@@ -88,6 +88,11 @@ describe('replay of recorded histories', () => {
     expect(files).toContain('remediation-api-power-cycle-v1.json');
     // A remediation of a disablePowerOff host (patch remediation-disable-power-off-reboot): refused before it, rebooted with it.
     for (const f of ['remediation-disable-power-off-refused-v1', 'remediation-disable-power-off-reboots-v1']) expect(files).toContain(`${f}.json`);
+    // A remediation re-provisioning after a failed reboot (patch remediation-reprovision; older runs never reach the marker:
+    // the step is opt-in, so remediation-api-power-cycle-v1 and the two above are its old shape).
+    expect(files).toContain('remediation-reprovision-v1.json');
+    // Fleet remediate (patch fleet-remediate): refused as invalid input before it, a remediation per host with it (record-fleet-remediate-histories.ts old|new).
+    for (const f of ['fleet-remediate-refused-v1', 'fleet-remediate-v1']) expect(files).toContain(`${f}.json`);
     // Fleet waves paused after each wave, and a cancel with abortInFlight stopping stuck deploys (patch fleet-waves; record-fleet-waves-histories.ts).
     for (const f of ['fleet-waves-paused-v1', 'fleet-cancel-abort-in-flight-v1']) expect(files).toContain(`${f}.json`);
     // The code just before patch fleet-waves (record-fleet-histories.ts -before-fleet-waves): fleet runs without its marker.

@@ -66,4 +66,23 @@ describe('fleet operations in Kubernetes mode', () => {
       expect(get(name).metadata.annotations ?? {}, name).not.toHaveProperty(['reboot.metal3.io']);
     }
   }, 600_000);
+
+  it('remediate creates one HostRemediation per selected BareMetalHost and reads its outcome (no Node here: refused, a failure)', async () => {
+    const name = uniq('fk');
+    const strategy = { type: 'Reboot' as const, retryLimit: 2, timeoutSeconds: 300 };
+    const input: FleetInput = { name, operation: { kind: 'remediate', strategy, nodeHandling: 'Delete' }, selector: { namespace: NS, labelSelector: { matchLabels: { rack: 'r1' } } }, maxConcurrent: 2, maxFailures: 2 };
+    const done = await suite.client.workflow.execute<typeof fleetWorkflow>('fleetWorkflow', { taskQueue: TQ, workflowId: fleetWorkflowId(name), args: [input] });
+    expect(done.counts, JSON.stringify(done.hosts)).toMatchObject({ succeeded: 0, failed: 2, skipped: 0 });
+    for (const h of done.hosts) expect(h, h.ref.name).toMatchObject({ outcome: 'failed', error: expect.stringMatching(/^remediation refused: .*nothing changed/) });
+    // The objects the controller ran, what kubectl shows: one per host, with the fleet's strategy.
+    const items = (JSON.parse(kubectl(['get', 'hostremediations', '-n', NS, '-l', `metalflow.io/fleet=${name}`, '-o', 'json']).stdout) as {
+      items: { metadata: { name: string }; spec: { hostName: string; strategy: unknown; nodeHandling?: string }; status?: { outcome?: string } }[];
+    }).items;
+    expect(items.map((i) => i.spec.hostName).sort()).toEqual(['fk-1', 'fk-2']);
+    for (const i of items) {
+      expect(i.metadata.name).toMatch(new RegExp(`^fleet-${name}-[0-9a-f]{8}$`));
+      expect(i.spec).toMatchObject({ strategy, nodeHandling: 'Delete' });
+      expect(i.status?.outcome).toBe('refused');
+    }
+  }, 600_000);
 });

@@ -145,12 +145,13 @@ async function kubeletThroughDelete(m: Machine, onGone?: () => void): Promise<vo
   kubeletRegisters(m.node, m, { 'kubernetes.io/hostname': m.node });
 }
 
-const HOSTS = { deleted: uniq('del'), taint: uniq('taint'), timeout: uniq('tmo'), offline: uniq('off'), crash: uniq('crash'), crd: uniq('crd'), serial: uniq('serial'), noOff: uniq('nooff') };
+const HOSTS = { deleted: uniq('del'), taint: uniq('taint'), timeout: uniq('tmo'), offline: uniq('off'), crash: uniq('crash'), crd: uniq('crd'), serial: uniq('serial'), noOff: uniq('nooff'), reprov: uniq('reprov') };
 
 describe('remediation (reboot strategy) on a real API server', () => {
   it('hosts come up', async () => {
     createHost(HOSTS.deleted, { image: IMAGE });
     createHost(HOSTS.crash, { image: IMAGE });
+    createHost(HOSTS.reprov, { image: IMAGE });
     createHost(HOSTS.taint);
     createHost(HOSTS.timeout);
     createHost(HOSTS.offline, { online: false });
@@ -159,6 +160,7 @@ describe('remediation (reboot strategy) on a real API server', () => {
     createHost(HOSTS.noOff, { disablePowerOff: true });
     waitState(HOSTS.deleted, 'provisioned');
     waitState(HOSTS.crash, 'provisioned');
+    waitState(HOSTS.reprov, 'provisioned');
     for (const h of [HOSTS.taint, HOSTS.timeout, HOSTS.offline, HOSTS.crd, HOSTS.serial, HOSTS.noOff]) waitState(h, 'available');
     kubectl(['wait', '--for=condition=Established', '--timeout=60s', 'crd/hostremediations.metalflow.io']);
   }, 600_000);
@@ -224,6 +226,33 @@ describe('remediation (reboot strategy) on a real API server', () => {
     expect(r.stderr).toMatch(/spec\.strategy\.retryLimit/);
     expect(r.stderr).toMatch(/spec\.strategy\.timeoutSeconds/);
   });
+
+  it('the API server refuses a HostRemediation with reinspect but no reprovision (CEL rule), naming the field', () => {
+    const r = kubectl(['apply', '-n', NS, '-f', '-'], {
+      check: false,
+      input: JSON.stringify({ apiVersion: 'metalflow.io/v1alpha1', kind: 'HostRemediation', metadata: { name: 'unpaired' }, spec: { hostName: HOSTS.offline, strategy: { type: 'Reboot', reinspect: {} } } }),
+    });
+    expect(r.status).not.toBe(0);
+    expect(r.stderr).toMatch(/spec\.strategy\.reinspect: .*reinspect needs reprovision/);
+  });
+
+  it('re-provision (opt-in): the Node not back after the reboot, the BareMetalHost\'s image removed and put back, then the Node back and restored once', async () => {
+    const m = nodeFor(HOSTS.reprov);
+    const since = new Date().toISOString();
+    // The workflow started directly takes a short timeout; the test's kubelet stays away until the host is re-provisioned.
+    const h = await startRemediation(HOSTS.reprov, { strategy: { type: 'Reboot', timeoutSeconds: 30, reprovision: {} }, nodeHandling: 'Delete' });
+    await waitFor('the re-provision done', async () => (await query(h)).steps.some((x) => x.step.startsWith('re-provisioned with the same image')), { timeoutMs: 600_000 });
+    kubeletRegisters(m.node, m, { 'kubernetes.io/hostname': m.node });
+    const r = await kubeletRuns(m, result(h));
+    expect(r, r.message).toMatchObject({ outcome: 'succeeded', phase: 'Waiting', retryCount: 1, reprovisioned: 'succeeded', restored: true });
+    expect(node(m.node)!.metadata.labels).toEqual({ ...m.labels, 'kubernetes.io/hostname': m.node });
+    expect(await completed(h, 'restoreNode')).toBe(1);
+    // Through the BareMetalHost (its spec.image removed, then the same image put back), never Ironic.
+    const spec = JSON.parse(kubectl(['get', 'bmh', HOSTS.reprov, '-n', NS, '-o', 'jsonpath={.spec.image}']).stdout) as unknown;
+    expect(spec).toEqual(IMAGE);
+    const ops = (await view(HOSTS.reprov)).operations.filter((o) => o.startedAt >= since && (o.kind === 'deprovision' || o.kind === 'provision'));
+    expect(ops.map((o) => `${o.kind}:${o.outcome}`)).toEqual(['deprovision:succeeded', 'provision:succeeded']);
+  }, 900_000);
 
   it('online: false is refused and nothing changes', async () => {
     const m = nodeFor(HOSTS.offline);

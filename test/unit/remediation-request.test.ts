@@ -26,6 +26,18 @@ describe('validateRemediationRequest', () => {
     expect(fields([])).toEqual(['body']);
   });
 
+  it('takes the opt-in steps beyond Metal3, naming their bad fields, and refuses reinspect without reprovision', () => {
+    expect(fields({ strategy: { type: 'Reboot', reprovision: {}, reinspect: { timeoutSeconds: 600 } } })).toEqual([]);
+    expect(fields({ strategy: { type: 'Reboot', reprovision: { timeoutSeconds: 299, image: 'x' }, reinspect: { timeoutSeconds: 86_401 } } })).toEqual([
+      'strategy.reinspect.timeoutSeconds',
+      'strategy.reprovision.image',
+      'strategy.reprovision.timeoutSeconds',
+    ]);
+    expect(fields({ strategy: { type: 'Reboot', reprovision: true } })).toEqual(['strategy.reprovision']);
+    const r = validateRemediationRequest({ strategy: { type: 'Reboot', reinspect: {} } });
+    expect(r.ok ? [] : r.errors).toEqual([{ field: 'strategy.reinspect', reason: expect.stringMatching(/^needs strategy\.reprovision/) }]);
+  });
+
   it('says what is accepted', () => {
     const r = validateRemediationRequest({ strategy: { type: 'Reboot', timeoutSeconds: 10 } });
     expect(r.ok).toBe(false);
