@@ -5,7 +5,9 @@
  * (scripts/dnsmasq.sh) and busybox udhcpc with the host's boot MAC in the
  * client namespace. The BareMetalHost's spec.dhcp reaches the workflow
  * through the controller, the reservation is written, the MAC gets it, and
- * the lease comes back on the object's status.dhcp.
+ * the lease comes back on the object's status.dhcp. A pool claim is an
+ * IPClaim the host owns, with its IPAddress, allocated once (the pool
+ * workflow is the one source of truth) and released when the host goes.
  */
 import { chmod, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -72,14 +74,17 @@ describe.skipIf(unavailable !== null)('spec.dhcp in Kubernetes mode (kube-apiser
     expect(await askLease(site!, mac, NO_LEASE_TRIES)).toBeNull();
   }, LONG);
 
-  it('a BareMetalHost with spec.dhcp.ipPool gets the IPPool\'s address over DHCP and status.dhcp.ipPool; deleted, the pool has it back', async () => {
+  const poolDoc = (name: string, prefix: string, first: number, last: number) => ({
+    apiVersion: 'ipam.metal3.io/v1alpha1',
+    kind: 'IPPool',
+    metadata: { name },
+    spec: { namePrefix: prefix, pools: [{ start: `${NET}.${first}`, end: `${NET}.${last}` }], prefix: 24, gateway: `${NET}.1`, dnsServers: ['10.0.0.53'] },
+  });
+  const list = (kind: string): any[] => JSON.parse(kubectl(['get', kind, '-n', NS, '-o', 'json']).stdout).items;
+
+  it('a BareMetalHost with spec.dhcp.ipPool gets the address over DHCP, an IPClaim it owns and its IPAddress, one allocation; deleted, all released', async () => {
     const pool = 'k8s-pool';
-    apply({
-      apiVersion: 'ipam.metal3.io/v1alpha1',
-      kind: 'IPPool',
-      metadata: { name: pool },
-      spec: { namePrefix: 'kp', pools: [{ start: `${NET}.50`, end: `${NET}.59` }], prefix: 24, gateway: `${NET}.1`, dnsServers: ['10.0.0.53'] },
-    });
+    apply(poolDoc(pool, 'kp', 50, 59));
     const name = 'dhcp-pool';
     const mac = randomMac();
     apply(secretDoc(`${name}-bmc-secret`, { username: 'admin', password: 'pw' }));
@@ -89,9 +94,43 @@ describe.skipIf(unavailable !== null)('spec.dhcp in Kubernetes mode (kube-apiser
     expect(await askLease(site!, mac)).toBe(`${NET}.50`);
     await waitFor('the lease in status.dhcp', () => dhcpStatus(name)?.address === `${NET}.50`, LONG);
 
+    // The claim as Metal3's IPAM shows it: an IPClaim owned by the host, its IPAddress, the pool's index.
+    const uid = get('bmh', name).metadata.uid;
+    await waitFor("the host's IPClaim addressed", () => get('ipclaims.ipam.metal3.io', name)?.status?.address?.name !== undefined, LONG);
+    const claim = get('ipclaims.ipam.metal3.io', name);
+    expect(claim.metadata.ownerReferences).toEqual([{ apiVersion: 'metal3.io/v1alpha1', kind: 'BareMetalHost', name, uid, blockOwnerDeletion: true }]);
+    expect(claim.metadata.labels).toEqual({ 'metalflow.io/host': name });
+    expect(claim.metadata.finalizers).toEqual(['ipclaim.ipam.metal3.io']);
+    expect(claim.spec).toEqual({ pool: { name: pool, namespace: NS } });
+    expect(claim.status.address.name).toBe('kp-10-251-7-50');
+    const address = get('ipaddresses.ipam.metal3.io', 'kp-10-251-7-50');
+    expect(address.spec).toMatchObject({ address: `${NET}.50`, prefix: 24, gateway: `${NET}.1`, pool: { name: pool }, claim: { name } });
+    // One source of truth (the pool workflow, by claim name): the controller's allocation for the object is the host's own.
+    await waitFor('the pool index', () => get('ippools.ipam.metal3.io', pool)?.status?.indexes?.[name] === `${NET}.50`, LONG);
+    expect(get('ippools.ipam.metal3.io', pool).status.indexes).toEqual({ [name]: `${NET}.50` });
+    expect(list('ipaddresses.ipam.metal3.io').filter((a) => a.spec.pool.name === pool).map((a) => a.spec.address)).toEqual([`${NET}.50`]);
+
     kubectl(['delete', 'bmh', name, '-n', NS, '--wait=false']);
     await waitFor('the host gone', () => get('bmh', name) === undefined, LONG);
+    await waitFor('the IPClaim and IPAddress gone', () => get('ipclaims.ipam.metal3.io', name) === undefined && get('ipaddresses.ipam.metal3.io', 'kp-10-251-7-50') === undefined, LONG);
     await waitFor('the claim gone from the pool', () => get('ippools.ipam.metal3.io', pool)?.status?.indexes?.[name] === undefined, LONG);
     expect(await askLease(site!, mac, NO_LEASE_TRIES)).toBeNull();
+  }, LONG);
+
+  it("refuses an IPClaim of the host's name that the host does not own, and takes the pool address once it is gone", async () => {
+    const pool = 'k8s-pool-2';
+    apply(poolDoc(pool, 'kq', 60, 69));
+    const name = 'dhcp-taken';
+    apply({ apiVersion: 'ipam.metal3.io/v1alpha1', kind: 'IPClaim', metadata: { name }, spec: { pool: { name: pool, namespace: NS } } });
+    await waitFor('the manual claim addressed', () => get('ipclaims.ipam.metal3.io', name)?.status?.address?.name === 'kq-10-251-7-60', LONG);
+    apply(secretDoc(`${name}-bmc-secret`, { username: 'admin', password: 'pw' }));
+    apply(hostDoc(name, fakeHostSpec(name, { dhcp: { site: 'k', ipPool: { name: pool } } })));
+    await waitFor('the error on the host', () => String(get('bmh', name)?.status?.errorMessage ?? '').startsWith('DHCP reservation failed'), LONG);
+    expect(get('bmh', name).status.errorMessage).toContain(`IPClaim ${NS}/${name} exists and is not this host's`);
+    expect(get('bmh', name).status.dhcp).toBeUndefined();
+
+    kubectl(['delete', 'ipclaims.ipam.metal3.io', name, '-n', NS, '--wait=false']);
+    await waitFor('the host to claim once the manual claim is gone', () => dhcpStatus(name)?.reservedAddress === `${NET}.60`, LONG);
+    expect(get('ipclaims.ipam.metal3.io', name).metadata.ownerReferences[0].kind).toBe('BareMetalHost');
   }, LONG);
 });
