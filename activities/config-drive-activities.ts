@@ -16,6 +16,7 @@ import { buildConfigDrive, type ConfigDriveStore } from '../clients/images/confi
 import type { SecretReader } from '../clients/secrets/secret-store';
 import { bmcSessions, type BmcActivityDeps, type BmcTarget } from './bmc-activities';
 import { configDriveData } from './config-drive-data';
+import type { AddressNetworkData } from '../types/network-data';
 
 export interface ServedConfigDrives {
   store: ConfigDriveStore;
@@ -35,7 +36,7 @@ export function createConfigDriveActivities(deps: BmcActivityDeps & { secrets: S
 
   return {
     /** Builds the host's drive and inserts it in the USB/floppy slot; `uid` is meta_data.uuid. */
-    async insertConfigDrive(input: BmcTarget & { uid?: string }): Promise<void> {
+    async insertConfigDrive(input: BmcTarget & { uid?: string; networkDataFrom?: AddressNetworkData }): Promise<void> {
       const drives = deps.drives;
       if (!drives) {
         throw ApplicationFailure.nonRetryable(
@@ -44,7 +45,13 @@ export function createConfigDriveActivities(deps: BmcActivityDeps & { secrets: S
         );
       }
       const { spec, ref } = input;
-      const data = await configDriveData(deps.secrets, ref, { userData: spec.userData, networkData: spec.networkData, metaData: spec.metaData, ...(input.uid ? { uid: input.uid } : {}) });
+      const data = await configDriveData(deps.secrets, ref, {
+        userData: spec.userData,
+        networkData: spec.networkData,
+        metaData: spec.metaData,
+        ...(input.uid ? { uid: input.uid } : {}),
+        ...(input.networkDataFrom ? { networkDataFrom: input.networkDataFrom } : {}),
+      });
       let iso: Buffer;
       try {
         iso = await buildConfigDrive(data);

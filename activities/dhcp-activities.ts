@@ -14,6 +14,8 @@ import { FAILURE } from '../types/failures';
 import { DhcpError } from '../clients/dnsmasq/errors';
 import { releaseReservation, writeReservation, type WriteOutcome } from '../clients/dnsmasq/hostsdir';
 import { readLeases } from '../clients/dnsmasq/leases';
+import type { KubeRest } from '../clients/kubernetes/kube-rest';
+import { deleteHostIpClaim, ensureHostIpClaim, HostClaimError } from '../clients/kubernetes/host-ipclaims';
 
 /** One site's dnsmasq, as scripts/dnsmasq.sh lays it out (`<state>/dnsmasq/<site>/{hosts.d,dnsmasq.leases}`). */
 export interface DhcpSite {
@@ -28,6 +30,8 @@ export interface DhcpActivityDeps {
   sites: Record<string, DhcpSite>;
   /** The IP pool workflows' client; the worker's own (Context.current().client) when unset. */
   client?: Client;
+  /** Kubernetes mode: a host's pool claim is also an IPClaim object (clients/kubernetes/host-ipclaims.ts). */
+  kube?: KubeRest;
 }
 
 function siteOf(deps: DhcpActivityDeps, site: string): DhcpSite {
@@ -60,6 +64,9 @@ async function pooled<T>(call: () => Promise<T>): Promise<T> {
     return await call();
   } catch (err) {
     if (err instanceof IpamError) throw ApplicationFailure.nonRetryable(err.message, FAILURE.dhcpUnusable, { type: err.type });
+    // A claim of the host's previous pool still being deleted passes; someone else's object of the name needs a person.
+    if (err instanceof HostClaimError && err.type === 'terminating') throw ApplicationFailure.retryable(err.message, FAILURE.transient);
+    if (err instanceof HostClaimError) throw ApplicationFailure.nonRetryable(err.message, FAILURE.dhcpUnusable, { type: err.type });
     throw err;
   }
 }
@@ -69,13 +76,37 @@ export function createDhcpActivities(deps: DhcpActivityDeps) {
   let pools: IpPools | undefined;
   const poolsOf = (): IpPools => (pools ??= new IpPools({ client: deps.client ?? Context.current().client, taskQueue: Context.current().info.taskQueue }));
   return {
-    /** The host's address from its IPPool (the claim named after the host): the same one each time it is asked. */
+    /**
+     * The host's address from its IPPool (the claim named after the host): the same one each time it is asked.
+     * The pool workflow is the one source of truth: in Kubernetes mode the host's IPClaim object is created
+     * first, and the IPAM controller asking the pool for that claim gets this same address (idempotent by
+     * claim), then makes its IPAddress. A claim that fails takes its object away again (nothing left to
+     * be allocated later for a host that no longer asks).
+     */
     async claimHostAddress({ pool, claim }: { pool: PoolRef; claim: string }): Promise<ClaimAllocation> {
-      return pooled(() => poolsOf().allocate(pool, { claim }));
+      const host = { namespace: pool.namespace, name: claim };
+      return pooled(async () => {
+        if (deps.kube) await ensureHostIpClaim(deps.kube, host, pool.name);
+        try {
+          return await poolsOf().allocate(pool, { claim });
+        } catch (err) {
+          if (deps.kube && err instanceof IpamError) await deleteHostIpClaim(deps.kube, host);
+          throw err;
+        }
+      });
     },
 
-    /** Gives the host's pool address back (deleted host, or spec.dhcp.ipPool removed); null when it held none or the pool is gone. */
+    /**
+     * Gives the host's pool address back (deleted host, or spec.dhcp.ipPool removed); false when it held none or the pool is gone.
+     * In Kubernetes mode with the host's IPClaim object, deleting the object is the release: the IPAM
+     * controller deletes the IPAddress before it releases the address, so a reused address never meets
+     * its old object (a release here first could). A claim object of the name that is not the host's is left alone.
+     */
     async releaseHostAddress({ pool, claim }: { pool: PoolRef; claim: string }): Promise<{ released: boolean }> {
+      if (deps.kube) {
+        const outcome = await deleteHostIpClaim(deps.kube, { namespace: pool.namespace, name: claim });
+        if (outcome !== 'absent') return { released: outcome === 'deleted' };
+      }
       try {
         return { released: (await poolsOf().release(pool, claim)) !== null };
       } catch (err) {

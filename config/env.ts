@@ -6,6 +6,7 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadTlsConfig, type TemporalConnectionSettings, type TlsConfig } from './tls';
 import { DEFAULT_PROVISIONING_LIMIT } from '../types/provisioning-limit';
+import { parseImageCacheSites } from '../types/image-cache-site';
 import { loadHealthCheckConfig, type HealthCheckConfig } from './health-check';
 
 export type { TemporalConnectionSettings, TemporalTls, TlsConfig, TlsFiles } from './tls';
@@ -34,7 +35,7 @@ export interface MetalflowConfig extends TlsConfig {
   /** Kubernetes mode: secrets come from Kubernetes and hosts' status is written back. */
   kubeconfig?: string;
   /** Host workflow options set where workflows are started (API, controller). */
-  hostOptions: { powerCheckSeconds?: number; softPowerOffSeconds?: number; maxHistoryEvents?: number; probeImages?: boolean; cacheImages?: boolean; maxProvisioningRetries?: number; dhcpLeaseCheckSeconds?: number };
+  hostOptions: { powerCheckSeconds?: number; softPowerOffSeconds?: number; maxHistoryEvents?: number; probeImages?: boolean; cacheImages?: boolean; imageCacheSites?: string[]; maxProvisioningRetries?: number; dhcpLeaseCheckSeconds?: number };
   /** Worker capacity; unset fields keep the SDK's defaults. */
   workerTuning: WorkerTuning;
   controller: ControllerConfig;
@@ -56,6 +57,8 @@ export interface ImageCacheConfig {
   port: number;
   /** The base URL Ironic's agent and the BMCs download cached images from (the listen address when unset). */
   url: string;
+  /** METALFLOW_IMAGE_CACHE_SITE: this worker is that site's cache and also polls its cache task queue. */
+  site?: string;
 }
 
 /** 20 GiB: a few dozen OS images. */
@@ -63,6 +66,7 @@ export const DEFAULT_IMAGE_CACHE_MAX_BYTES = 20 * 2 ** 30;
 
 function imageCache(env: NodeJS.ProcessEnv): ImageCacheConfig | undefined {
   const dir = env.METALFLOW_IMAGE_CACHE_DIR;
+  if (!dir && env.METALFLOW_IMAGE_CACHE_SITE) throw new Error('METALFLOW_IMAGE_CACHE_SITE needs METALFLOW_IMAGE_CACHE_DIR: a site\'s cache worker keeps its images there');
   if (!dir) return undefined;
   const host = env.METALFLOW_IMAGE_CACHE_HOST || '127.0.0.1';
   const port = whole('METALFLOW_IMAGE_CACHE_PORT', env.METALFLOW_IMAGE_CACHE_PORT, 1, 65_535, 'a port from 1 to 65535') ?? 8081;
@@ -70,7 +74,9 @@ function imageCache(env: NodeJS.ProcessEnv): ImageCacheConfig | undefined {
   if (!/^https?:\/\/[^/?#]+\/?$/.test(url)) throw new Error(`METALFLOW_IMAGE_CACHE_URL must be http(s)://host[:port] with no path, got "${url}"`);
   const maxBytes =
     whole('METALFLOW_IMAGE_CACHE_MAX_BYTES', env.METALFLOW_IMAGE_CACHE_MAX_BYTES, 1, Number.MAX_SAFE_INTEGER, 'a whole number of bytes, at least 1') ?? DEFAULT_IMAGE_CACHE_MAX_BYTES;
-  return { dir: resolve(dir), maxBytes, host, port, url };
+  const site = parseImageCacheSites(env.METALFLOW_IMAGE_CACHE_SITE, 'METALFLOW_IMAGE_CACHE_SITE');
+  if (site && site.length > 1) throw new Error(`METALFLOW_IMAGE_CACHE_SITE names one site, got "${env.METALFLOW_IMAGE_CACHE_SITE}"`);
+  return { dir: resolve(dir), maxBytes, host, port, url, ...(site ? { site: site[0] } : {}) };
 }
 
 /** The Kubernetes shim's controller (k8s/controller). */
@@ -195,6 +201,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): MetalflowConfi
         probeImages: ((n) => (n === undefined ? undefined : n === 1))(whole('METALFLOW_PROBE_IMAGES', env.METALFLOW_PROBE_IMAGES, 0, 1, '0 or 1')),
         // Deploy through the workers' image cache (patch image-cache): README "Images".
         cacheImages: ((n) => (n === undefined ? undefined : n === 1))(whole('METALFLOW_CACHE_IMAGES', env.METALFLOW_CACHE_IMAGES, 0, 1, '0 or 1')),
+        // Sites whose own worker caches their hosts' images (patch image-cache-site): README "Images".
+        imageCacheSites: parseImageCacheSites(env.METALFLOW_IMAGE_CACHE_SITES),
         // BMO's --max-provisioning-retries (default 5; 0: no limit).
         maxProvisioningRetries: whole('METALFLOW_MAX_PROVISIONING_RETRIES', env.METALFLOW_MAX_PROVISIONING_RETRIES, 0, 1000, 'a whole number from 0 (no limit) to 1000'),
         // How often an idle host with spec.dhcp reads its lease into status.dhcp (60; 0: never): README "DHCP and addresses".

@@ -11,7 +11,7 @@ import { validateReservation } from './dhcp';
 
 const open = { additionalProperties: false } as const;
 /** A site name: what METALFLOW_DHCP_SITES names (a DNS label). */
-const SITE = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;
+export const SITE = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;
 const OBJECT_NAME = /^[a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?$/;
 export const DEFAULT_DHCP_SITE = 'default';
 

@@ -12,6 +12,7 @@ import type { KubeRest } from '../clients/kubernetes/kube-rest';
 import { KubernetesSecretReader } from '../clients/secrets/kube-store';
 import { inClusterSettings, loadKubeConfig } from '../clients/kubernetes/kube-config';
 import { startImageCache } from './image-cache';
+import { createSiteCacheWorker } from './site-cache-worker';
 
 const config = loadConfig();
 if (config.workerMetricsPort !== undefined) {
@@ -71,5 +72,20 @@ const worker = await createWorker(
 console.log(
   `metalflow worker on task queue ${config.taskQueue} at ${config.temporalAddress}${config.temporalTls ? ' (TLS)' : ''}, Ironic ${config.ironicUrl}`,
 );
-await worker.run();
+// A site's cache worker also takes its site's cache requests (README "Images", the cache per site).
+const site = config.imageCache?.site;
+const siteWorker =
+  site && served
+    ? await createSiteCacheWorker({
+        connection,
+        namespace: config.temporalNamespace,
+        taskQueue: config.taskQueue,
+        site,
+        cache: served.imageCache,
+        ...(config.imageCaFile ? { imageCa: readTlsFiles({ caFile: config.imageCaFile }).ca } : {}),
+        dataConverter: metalflowDataConverter(config.payloadKeysFile),
+      })
+    : undefined;
+if (siteWorker) console.log(`[worker] image cache of site ${site ?? ''} at ${served?.imageCache.baseUrl ?? ''}`);
+await Promise.all([worker.run(), siteWorker?.run()]);
 await connection.close();

@@ -98,7 +98,7 @@ export async function createWorker(
       // The direct provisioner's config drive in the BMC's USB slot (patch direct-config-drive).
       ...createConfigDriveActivities({ secrets: deps.secrets, ...(deps.bmcCa ? { ca: deps.bmcCa } : {}), ...(deps.configDrives ? { drives: deps.configDrives } : {}) }),
       // DHCP reservations in each site's dnsmasq hosts dir (README "DHCP and addresses").
-      ...createDhcpActivities({ sites: deps.dhcpSites ?? {} }),
+      ...createDhcpActivities({ sites: deps.dhcpSites ?? {}, ...(deps.kubernetes ? { kube: deps.kubernetes } : {}) }),
       // Fleet operations act through the host workflows, with the worker's own Temporal client.
       ...createFleetActivities({ rest: deps.kubernetes }),
       // The provisioning limiter's permits (workflows/provisioning-limiter.ts), with the same client.

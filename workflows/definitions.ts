@@ -89,6 +89,11 @@ export interface HostWorkflowOptions {
    */
   cacheImages?: boolean;
   /**
+   * Sites with an image cache worker of their own (METALFLOW_IMAGE_CACHE_SITES): a host whose
+   * spec.dhcp.site is one of them caches its image there (patch image-cache-site, README "Images").
+   */
+  imageCacheSites?: string[];
+  /**
    * BMO's `--max-provisioning-retries`: deploys of one image that may fail before the host stops
    * trying (patch provisioning-fail-count); unset: 5, as BMO; 0: no limit.
    */

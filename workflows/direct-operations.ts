@@ -117,8 +117,13 @@ export async function directProvision(input: OperationInput): Promise<OperationO
       await quick.ejectBmcMedia(t);
       await media.insertBmcMedia({ ...t, imageUrl: image.url });
     }
+    // A pool address (spec.dhcp.ipPool) renders network_data when the spec gives none (patch direct-pool-network-data:
+    // asked only for such a host, so no other history changes); only the allocation passes, rendered in the activity.
+    const pool = input.networkDataFrom && patched('direct-pool-network-data') ? input.networkDataFrom : undefined;
     // User, network and meta data as an OpenStack config drive in the USB slot; its URL never leaves the activity.
-    if (hasConfigData(t.spec) && patched('direct-config-drive')) await drives.insertConfigDrive({ ...t, ...(input.uid ? { uid: input.uid } : {}) });
+    if ((hasConfigData(t.spec) || pool) && patched('direct-config-drive')) {
+      await drives.insertConfigDrive({ ...t, ...(input.uid ? { uid: input.uid } : {}), ...(pool ? { networkDataFrom: pool } : {}) });
+    }
     await quick.setBmcBootDevice({
       ...t,
       device: 'cdrom',

@@ -9,12 +9,14 @@
  *
  * With the host option `cacheImages` (patch `image-cache`) the image then goes
  * into the workers' image cache, downloaded once and verified whole, and the
- * deploy is pointed at the cache's URL.
+ * deploy is pointed at the cache's URL: the cache of the host's site when
+ * its site has one (host option `imageCacheSites`, patch `image-cache-site`).
  */
-import { isCancellation, log, patched, proxyActivities } from '@temporalio/workflow';
+import { isCancellation, log, patched, proxyActivities, workflowInfo } from '@temporalio/workflow';
 import type { ImageActivities } from '../activities/image-activities';
 import type { ImageCacheActivities } from '../activities/image-cache-activities';
 import type { Image } from '../types/host';
+import { imageCacheTaskQueue } from '../types/image-cache-site';
 import { QUIET_RETRY } from './operation-common';
 import { failureMessage } from './failure-message';
 import { now, type HostContext } from './host-context';
@@ -27,11 +29,22 @@ const images = proxyActivities<ImageActivities>({
 });
 
 /** A whole image downloaded into the cache: as long as the origin takes, heartbeating every 5 s. */
-const cache = proxyActivities<ImageCacheActivities>({
+const CACHE_OPTIONS = {
   startToCloseTimeout: '2 hours',
   heartbeatTimeout: '30 seconds',
   retry: { ...QUIET_RETRY, maximumAttempts: 4 },
-});
+} as const;
+const cache = proxyActivities<ImageCacheActivities>(CACHE_OPTIONS);
+
+/**
+ * The cache of the host's site (patch image-cache-site): its worker polls the site's queue. A site
+ * whose cache worker is down is an error on the host after 10 minutes, not a host waiting for ever.
+ */
+function cacheOf(s: HostContext['s']): Pick<ImageCacheActivities, 'cacheImage'> {
+  const site = s.spec?.dhcp?.site;
+  if (!site || !s.options.imageCacheSites?.includes(site) || !patched('image-cache-site')) return cache;
+  return proxyActivities<ImageCacheActivities>({ ...CACHE_OPTIONS, taskQueue: imageCacheTaskQueue(workflowInfo().taskQueue, site), scheduleToStartTimeout: '10 minutes' });
+}
 
 /** The image as deployed, and whether its whole content was verified against its checksum on the way (the cache). */
 export interface DeployImage {
@@ -69,7 +82,7 @@ export async function imageToDeploy(ctx: HostContext, backoff: () => Promise<voi
       deploy = { image: checked.image, verified: false };
     }
     if (cached) {
-      const put = await cache.cacheImage({ image: deploy.image });
+      const put = await cacheOf(s).cacheImage({ image: deploy.image });
       if (moved()) return 'again';
       if (put.warning) await ctx.sync({ type: 'Warning', reason: 'ImageNotCached', message: put.warning });
       deploy = { image: put.image, verified: put.warning === undefined };

@@ -9,11 +9,6 @@
  * and meta data) served beside the cache, inserted in sushy's USB slot and
  * read back with isoinfo, its URL and data nowhere in the host's history.
  */
-import { execFileSync } from 'node:child_process';
-import { createHash } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { HostRef, HostSpec, Image } from '../../types/host';
 import type { HostView } from '../../workflows/definitions';
@@ -28,13 +23,13 @@ import { sushyState } from '../support/sushy-state';
 import { secretsInHistories } from '../support/history-secrets';
 import { hostWorkflowId } from '../../types/host-ref';
 import { tinyIso } from '../bmc/support/files';
+import { sha256, withConfigDriveIso } from '../support/config-drive-iso';
 import { ownSushy } from '../bmc/support/sushy';
 
 const NS = 'image-cache';
 const SYSTEM = '/redfish/v1/Systems/6d660000-0000-4000-8000-000000000005';
 const QCOW2 = imageBytes.qcow2(2_000_000);
 const ISO = tinyIso();
-const sha256 = (b: Buffer | string): string => createHash('sha256').update(b).digest('hex');
 
 let h: Harness;
 let origin: ImageServer;
@@ -151,20 +146,13 @@ describe('the image cache', { timeout: 900_000 }, () => {
     expect(driveUrl).toMatch(new RegExp(`^${cache.server.boundUrl}/configdrive/[0-9a-f]{16}-[0-9a-f]{64}\\.iso$`));
 
     // Read back as a guest would: an ISO 9660 volume labelled config-2 with the OpenStack layout.
-    const dir = mkdtempSync(join(tmpdir(), 'mf-drive-'));
-    try {
-      const iso = join(dir, 'drive.iso');
-      writeFileSync(iso, Buffer.from(await (await fetch(driveUrl)).arrayBuffer()));
-      expect(execFileSync('isoinfo', ['-d', '-i', iso], { encoding: 'utf8' })).toMatch(/^Volume id: config-2$/m);
-      const files = execFileSync('isoinfo', ['-R', '-f', '-i', iso], { encoding: 'utf8' }).split('\n').filter(Boolean).sort();
+    await withConfigDriveIso(driveUrl, ({ volumeId, files, read }) => {
+      expect(volumeId).toBe('config-2');
       expect(files).toEqual(['/openstack', '/openstack/latest', '/openstack/latest/meta_data.json', '/openstack/latest/network_data.json', '/openstack/latest/user_data']);
-      const read = (path: string) => execFileSync('isoinfo', ['-R', '-x', path, '-i', iso], { encoding: 'utf8' });
       expect(read('/openstack/latest/user_data')).toBe(userData);
       expect(JSON.parse(read('/openstack/latest/network_data.json'))).toEqual({ links: [{ id: 'enp1s0', type: 'phy', ethernet_mac_address: '52:54:00:aa:bb:cc' }], networks: [], services: [] });
       expect(JSON.parse(read('/openstack/latest/meta_data.json'))).toMatchObject({ 'metal3-namespace': NS, 'metal3-name': ref.name, name: ref.name, role: 'worker' });
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
+    });
 
     // Deleted: ejected, and the drive is no longer served.
     await h.hosts.remove(ref);

@@ -382,6 +382,8 @@ describe('RBAC and Deployment', () => {
       expect(kubectl(['auth', 'can-i', 'patch', `${kind}.ipam.metal3.io`, '--subresource=status', '-n', NS, `--as=${SA}`], { check: false }).stdout.trim()).toBe('yes');
     }
     for (const verb of ['get', 'create', 'patch', 'delete']) expect(can(verb, 'ipaddresses.ipam.metal3.io'), verb).toBe('yes');
+    // The worker (same service account) creates and deletes the IPClaim of a host's spec.dhcp.ipPool.
+    for (const verb of ['create', 'delete']) expect(can(verb, 'ipclaims.ipam.metal3.io'), verb).toBe('yes');
   });
 
   it('and nothing more', () => {
@@ -396,7 +398,8 @@ describe('RBAC and Deployment', () => {
     expect(can('get', 'configmaps')).toBe('no');
     expect(can('list', 'pods')).toBe('no');
     expect(can('delete', 'events')).toBe('no');
-    for (const kind of ['ippools', 'ipclaims']) for (const verb of ['create', 'delete']) expect(can(verb, `${kind}.ipam.metal3.io`), `${verb} ${kind}`).toBe('no');
+    for (const verb of ['create', 'delete']) expect(can(verb, 'ippools.ipam.metal3.io'), `${verb} ippools`).toBe('no');
+    expect(can('update', 'ipclaims.ipam.metal3.io')).toBe('no');
   });
 
   it('a token for the service account really works against the API (TokenRequest, RBAC)', () => {

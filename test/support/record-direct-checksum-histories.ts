@@ -7,7 +7,9 @@
  * the ISO read whole before InsertMedia) and with the image cache on
  * (`cache`: patch `image-cache`, the cache verifies), and with user and meta
  * data too (`config-drive`: patch `direct-config-drive`, a config drive in the
- * USB slot, ejected and deleted at the end). Never overwrites a fixture.
+ * USB slot, ejected and deleted at the end), and with an address from an
+ * IPPool and no data Secret (`pool-network-data`: patch direct-pool-network-data,
+ * the drive holds network_data rendered from the pool). Never overwrites a fixture.
  * `node --import tsx test/support/record-direct-checksum-histories.ts <mode>` on a running test stack.
  */
 import { createHash } from 'node:crypto';
@@ -23,10 +25,13 @@ import { resetRedfishSystem } from './redfish-system';
 
 const ADDRESS = `redfish-virtualmedia+${SUSHY_URL}/redfish/v1/Systems/6d660000-0000-4000-8000-000000000005`;
 const mode = process.argv[2] ?? 'before-verify';
-if (!['before-verify', 'verify', 'cache', 'config-drive'].includes(mode)) throw new Error(`mode ${mode}: give before-verify, verify, cache or config-drive`);
-const cached = mode === 'cache' || mode === 'config-drive';
+if (!['before-verify', 'verify', 'cache', 'config-drive', 'pool-network-data'].includes(mode)) {
+  throw new Error(`mode ${mode}: give before-verify, verify, cache, config-drive or pool-network-data`);
+}
+const pooled = mode === 'pool-network-data';
+const cached = mode === 'cache' || mode === 'config-drive' || pooled;
 const HOST_FILE =
-  { 'before-verify': 'host-direct-checksum-before-verify.json', verify: 'host-direct-image-verify.json', cache: 'host-direct-image-cache.json', 'config-drive': 'host-direct-config-drive.json' }[mode] ?? '';
+  { 'before-verify': 'host-direct-checksum-before-verify.json', verify: 'host-direct-image-verify.json', cache: 'host-direct-image-cache.json', 'config-drive': 'host-direct-config-drive.json', 'pool-network-data': 'host-direct-pool-network-data.json' }[mode] ?? '';
 assertNewFixtures(HOST_FILE);
 
 await resetRedfishSystem(ADDRESS);
@@ -40,7 +45,9 @@ try {
     const { startTestImageCache } = await import('./image-cache');
     const served = await startTestImageCache();
     stopCache = served.close;
-    h = await startHarness({ hostOptions, imageCache: served.served, configDrives: served.configDrives });
+    // The pool host's reservation goes to the cache's folder: no dnsmasq is needed to write it.
+    const dhcpSites = pooled ? { r: { hostsDir: served.dir, leasesFile: `${served.dir}/leases` } } : undefined;
+    h = await startHarness({ hostOptions: { ...hostOptions, ...(pooled ? { dhcpLeaseCheckSeconds: 0 } : {}) }, imageCache: served.served, configDrives: served.configDrives, ...(dhcpSites ? { dhcpSites } : {}) });
   } else {
     h = await startHarness({ hostOptions });
   }
@@ -50,7 +57,17 @@ try {
     const v = await handle.query(hostViewQuery);
     return v.status.provisioning.state === state && !v.currentOperation && v.status.operationalStatus === 'OK' ? v : undefined;
   };
-  const spec: HostSpec = { bmc: { address: ADDRESS, credentialsName: 'replay-direct-sum-bmc' }, online: true, provisioner: 'direct' };
+  const pool = { namespace: 'replay', name: `direct-pool-${Date.now()}` };
+  if (pooled) {
+    const { IpPools } = await import('../../clients/temporal/ip-pools');
+    await new IpPools({ client: h.client, taskQueue: h.taskQueue }).apply(pool, { namePrefix: 'r', pools: [{ start: '10.254.0.10', end: '10.254.0.19' }], prefix: 24, gateway: '10.254.0.1', dnsServers: ['10.254.0.53'] });
+  }
+  const spec: HostSpec = {
+    bmc: { address: ADDRESS, credentialsName: 'replay-direct-sum-bmc' },
+    online: true,
+    provisioner: 'direct',
+    ...(pooled ? { bootMACAddress: '52:54:00:10:25:40', dhcp: { site: 'r', ipPool: { name: pool.name } } } : {}),
+  };
   const userData = mode === 'config-drive' ? { userData: '#cloud-config\n', metaData: 'role: recorded\n' } : {};
   await h.hosts.put(ref, { spec, credentials: { username: 'admin', password: 'password' }, ...userData });
   await waitFor('available', settled('available'), { timeoutMs: 120_000 });

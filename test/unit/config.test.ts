@@ -74,6 +74,14 @@ describe('host workflow options from the environment', () => {
     expect(loadConfig({ ...site, METALFLOW_IMAGE_CACHE_MAX_BYTES: '1000' }).imageCache).toEqual({ dir: '/c', maxBytes: 1000, host: '0.0.0.0', port: 9000, url: 'http://10.0.0.5:9000' });
     expect(() => loadConfig({ ...site, METALFLOW_IMAGE_CACHE_URL: 'http://10.0.0.5:9000/cache' })).toThrow(/METALFLOW_IMAGE_CACHE_URL must be http\(s\):\/\/host\[:port\] with no path/);
     expect(() => loadConfig({ ...site, METALFLOW_IMAGE_CACHE_MAX_BYTES: '0' })).toThrow(/METALFLOW_IMAGE_CACHE_MAX_BYTES/);
+    // The cache per site: a site's cache worker, and the sites host workflows send there.
+    expect(loadConfig({ ...site, METALFLOW_IMAGE_CACHE_SITE: 'site-a' }).imageCache?.site).toBe('site-a');
+    expect(() => loadConfig({ ...site, METALFLOW_IMAGE_CACHE_SITE: 'a,b' })).toThrow('METALFLOW_IMAGE_CACHE_SITE names one site, got "a,b"');
+    expect(() => loadConfig({ ...site, METALFLOW_IMAGE_CACHE_SITE: 'Site_A' })).toThrow('METALFLOW_IMAGE_CACHE_SITE: "Site_A" is not a site name');
+    expect(() => loadConfig({ METALFLOW_IMAGE_CACHE_SITE: 'site-a' })).toThrow('METALFLOW_IMAGE_CACHE_SITE needs METALFLOW_IMAGE_CACHE_DIR');
+    expect(loadConfig({ METALFLOW_IMAGE_CACHE_SITES: 'site-a, site-b,site-a' }).hostOptions.imageCacheSites).toEqual(['site-a', 'site-b']);
+    expect(loadConfig({}).hostOptions.imageCacheSites).toBeUndefined();
+    expect(() => loadConfig({ METALFLOW_IMAGE_CACHE_SITES: 'a,b c' })).toThrow('METALFLOW_IMAGE_CACHE_SITES: "b c" is not a site name');
     for (const bad of ['19', '10241', '4e3x', '100.5']) {
       expect(() => loadConfig({ METALFLOW_MAX_HISTORY_EVENTS: bad })).toThrow(
         `METALFLOW_MAX_HISTORY_EVENTS must be a whole number of events from 20 to 10240, got "${bad}"`,

@@ -1,0 +1,33 @@
+/**
+ * A site's image cache worker (METALFLOW_IMAGE_CACHE_SITE, README "Images"):
+ * beside the worker's main task queue, it polls the site's cache queue
+ * (types/image-cache-site.ts) with the cache activities alone, so hosts of
+ * the site have their images downloaded and served here, next to them.
+ */
+import { Worker, type NativeConnection } from '@temporalio/worker';
+import type { DataConverter } from '@temporalio/common';
+import { createImageCacheActivities, type ServedImageCache } from '../activities/image-cache-activities';
+import { imageCacheTaskQueue } from '../types/image-cache-site';
+
+export interface SiteCacheWorkerDeps {
+  connection: NativeConnection;
+  namespace: string;
+  /** The main task queue, which names the site's queue. */
+  taskQueue: string;
+  site: string;
+  cache: ServedImageCache;
+  imageCa?: Buffer;
+  dataConverter?: DataConverter;
+}
+
+export async function createSiteCacheWorker(deps: SiteCacheWorkerDeps): Promise<Worker> {
+  const { cacheImage } = createImageCacheActivities({ cache: deps.cache, ...(deps.imageCa ? { http: { ca: deps.imageCa } } : {}) });
+  return Worker.create({
+    connection: deps.connection,
+    namespace: deps.namespace,
+    taskQueue: imageCacheTaskQueue(deps.taskQueue, deps.site),
+    ...(deps.dataConverter ? { dataConverter: deps.dataConverter } : {}),
+    activities: { cacheImage },
+    maxHeartbeatThrottleInterval: '15 seconds',
+  });
+}
