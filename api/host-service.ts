@@ -4,7 +4,7 @@
  * values are written to the secret store here and never passed on.
  */
 import { WorkflowUpdateFailedError, type Client } from '@temporalio/client';
-import { ApplicationFailure } from '@temporalio/common';
+import { ApplicationFailure, type UpdateDefinition } from '@temporalio/common';
 import type { FieldError } from '../types/field-error';
 import type { CleanRequest } from '../types/clean';
 import type { HostRef, HostSpec, Image, ProvisioningState } from '../types/host';
@@ -236,11 +236,16 @@ export class HostService {
   }
 
   /** Manual cleaning (`request` validated by the route), or null to withdraw it. */
-  async clean(ref: HostRef, request: CleanRequest | null): Promise<HostView> {
+  clean(ref: HostRef, request: CleanRequest | null): Promise<HostView> {
+    return this.update(ref, requestCleanUpdate, [request]);
+  }
+
+  /** One of the host workflow's updates, its refusal translated (400, 409, …); the host as it stands after it. */
+  async update<R, T>(ref: HostRef, def: UpdateDefinition<R, [T]>, args: [T]): Promise<HostView> {
     this.checkRef(ref);
     await this.readoptIfEnded(ref);
     try {
-      await this.bounded(() => this.handle(ref).executeUpdate(requestCleanUpdate, { args: [request] }));
+      await this.bounded(() => this.handle(ref).executeUpdate(def, { args }));
     } catch (err) {
       throw this.translate(err);
     }

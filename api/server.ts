@@ -17,6 +17,7 @@ import { pivotService, registerPivotRoutes } from './pivot-routes';
 import { validatePivotInput } from '../types/pivot';
 import { registerRemediationRoutes } from './remediation-routes';
 import { registerIpamRoutes } from './ipam-routes';
+import { registerUpdatePolicyRoutes } from './update-policy-routes';
 import { IpPools } from '../clients/temporal/ip-pools';
 import { validateRemediationRequest } from '../types/remediation';
 import { ApiError, busyError, type HostService } from './host-service';
@@ -126,6 +127,7 @@ export async function buildServer(hosts: HostService, opts: { logger?: boolean; 
   registerFleetRoutes(app, opts.fleets ?? new FleetService({ client: hosts.client, taskQueue: hosts.taskQueue }));
   registerPivotRoutes(app, pivotService({ client: hosts.client, taskQueue: hosts.taskQueue }));
   registerRemediationRoutes(app, hosts);
+  registerUpdatePolicyRoutes(app, hosts);
   registerIpamRoutes(app, opts.ipPools ?? new IpPools({ client: hosts.client, taskQueue: hosts.taskQueue }));
 
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());

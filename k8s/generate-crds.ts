@@ -37,6 +37,8 @@ import { ipAddressCrd, ipClaimCrd, ipPoolCrd } from './crd-gen/ipam-objects';
 import { IPAM } from '../types/ipam';
 import { firmwareSchemaCrd, hostFirmwareSettingsCrd } from './crd-gen/firmware-objects';
 import { FIRMWARE } from '../types/firmware-settings';
+import { hostUpdatePolicyCrd } from './crd-gen/update-policy-objects';
+import { UPDATE_POLICY } from '../types/host-update-policy';
 
 export * from './crd-gen/objects';
 export { toStructural, type JSONSchemaProps, type ValidationRule } from './crd-gen/structural';
@@ -54,6 +56,7 @@ export function generatedFiles(dir = CRD_DIR): Record<string, string> {
     [join(dir, `${GROUP}_baremetalhosts_policy.yaml`)]: toYaml(secretNamespacePolicy()),
     [join(dir, `${FIRMWARE.group}_${FIRMWARE.settings.plural}.yaml`)]: toYaml([hostFirmwareSettingsCrd()]),
     [join(dir, `${FIRMWARE.group}_${FIRMWARE.schema.plural}.yaml`)]: toYaml([firmwareSchemaCrd()]),
+    [join(dir, `${UPDATE_POLICY.group}_${UPDATE_POLICY.plural}.yaml`)]: toYaml([hostUpdatePolicyCrd()]),
     [join(dir, `${HOST_REMEDIATION.group}_${HOST_REMEDIATION.plural}.yaml`)]: toYaml([hostRemediationCrd()]),
     // Metal3 IP Address Manager's, under its file names (types/ipam.ts).
     [join(dir, `${IPAM.group}_ippools.yaml`)]: toYaml([ipPoolCrd()]),

@@ -123,7 +123,7 @@ describe('spec.raid and spec.firmware', () => {
     const provisioned = await waitFor('provisioned', idleIn(name, 'provisioned'), { timeoutMs: 180_000 });
     const nodeId = provisioned.status.provisioning.ID;
     const held = await apply({ image: IMAGE, firmware: { sriovEnabled: true } });
-    expect(held.settingsHeld).toMatch(/^spec\.firmware changed while the host is provisioned: applied only while preparing \(servicing a provisioned host is not built yet\)/);
+    expect(held.settingsHeld).toMatch(/^spec\.firmware changed while the host is provisioned: applied to a provisioned host only by servicing, which needs a HostUpdatePolicy/);
     expect((await view(name)).operations.some((o) => o.kind === 'clean')).toBe(false);
     expect(await biosOf(nodeId)).toEqual({});
 
