@@ -20,6 +20,9 @@ import { firmwareSettingsErrors, schemaFromIronic, type IronicBiosSetting } from
 import { formatFieldErrors } from '../types/field-error';
 import { lastError, operationFailed, summary, type NodeDriver, type NodeSummary, type NodeTarget } from './ironic-node-driver';
 
+/** The fault Ironic records with the maintenance it sets when a service step fails. */
+const SERVICE_FAULT = 'service failure';
+
 export interface CleanDeps {
   ironic: IronicClient;
   driver: NodeDriver;
@@ -121,10 +124,11 @@ export function createCleanActivities(deps: CleanDeps) {
           return issued.includes('service') ? { done: true } : { verb: 'service', prepare: sender(nodeId, step, 'service_steps') };
         case 'service failed':
           // Left by an earlier operation: Ironic services again from here (as BMO restarts a failed servicing).
-          if (!issued.includes('service')) return { verb: 'service', prepare: sender(nodeId, step, 'service_steps') };
-          // Ours: keep Ironic's words, then `abort` takes the node back to active, as Ironic documents.
+          if (!issued.includes('service')) return { verb: 'service', prepare: sender(nodeId, step, 'service_steps'), ownFault: SERVICE_FAULT };
+          // Ours: keep Ironic's words, then `abort` takes the node back to active, as Ironic documents (after the
+          // maintenance Ironic set for the failure is cleared, as BMO clears it: Ironic refuses an abort in maintenance).
           reason ??= n.last_error ?? undefined;
-          return { verb: 'abort' };
+          return { verb: 'abort', ownFault: SERVICE_FAULT };
         default:
           return { fail: `cannot service a node in Ironic state "${n.provision_state}" (servicing starts from active)` };
       }

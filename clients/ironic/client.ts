@@ -311,6 +311,11 @@ export class IronicClient {
     await this.send('PUT', `/v1/nodes/${nodeId}/maintenance`, { reason });
   }
 
+  /** Out of maintenance (`DELETE …/maintenance`, which also clears the reason and fault). */
+  async clearMaintenance(nodeId: string): Promise<void> {
+    await this.send('DELETE', `/v1/nodes/${nodeId}/maintenance`);
+  }
+
   async deleteNode(nodeId: string): Promise<void> {
     await this.send('DELETE', `/v1/nodes/${nodeId}`);
   }

@@ -11,6 +11,8 @@ export interface IronicNode {
   /** When the provision state last changed (Ironic's clock). */
   provision_updated_at?: string | null;
   maintenance: boolean;
+  /** Why Ironic itself put the node in maintenance (e.g. `service failure`); null when it did not. */
+  fault?: string | null;
   reservation: string | null;
   driver_info: Record<string, unknown>;
   instance_info: Record<string, unknown>;
