@@ -26,6 +26,7 @@ import { customDeployChanged } from './custom-deploy-change';
 import { disablePowerOffStale } from './disable-power-off';
 import { pendingSettingsSteps } from '../types/host-settings';
 import { settingsHeld } from './servicing-rules';
+import type { HostEvent } from '../activities/host-status-activities';
 import { dhcpTracked, leaseCheckDelayMs, readLease, releaseDhcpOnDelete, syncDhcp } from './host-dhcp';
 
 function initialState(input: HostWorkflowInput): HostState {
@@ -74,14 +75,14 @@ function changeSeen(ctx: HostContext): () => boolean {
  * Why a changed spec.raid / spec.firmware waits, told once per reason as an Event (patch
  * settings-held-event): Kubernetes mode shows it there, the API view as `settingsHeld`.
  */
-async function tellSettingsHeld(ctx: HostContext): Promise<void> {
-  const { s } = ctx;
+function settingsHeldEvent(s: HostState): HostEvent | undefined {
   const held = settingsHeld(s);
   if (held === undefined) delete s.heldTold;
   else if (held !== s.heldTold && patched('settings-held-event')) {
     s.heldTold = held;
-    await ctx.sync({ type: 'Normal', reason: 'SettingsHeld', message: held });
+    return { type: 'Normal', reason: 'SettingsHeld', message: held };
   }
+  return undefined;
 }
 
 export async function hostWorkflow(input: HostWorkflowInput): Promise<HostView> {
@@ -125,7 +126,9 @@ export async function hostWorkflow(input: HostWorkflowInput): Promise<HostView> 
     const retries = provisioningRetriesApply(s) && patched('provisioning-fail-count');
     // Only a spec with RAID or BIOS flags to apply asks (earlier code refused such a spec).
     if (!s.specSettings && pendingSettingsSteps(s.spec, s.status).length > 0 && patched('spec-raid-firmware')) s.specSettings = true;
-    await tellSettingsHeld(ctx);
+    // No await unless there is something to tell: an await here would let handlers run before decide() in old histories.
+    const held = settingsHeldEvent(s);
+    if (held) await ctx.sync(held);
     const decision = decide(s, {
       giveUp: deleteGiveUp(s) !== undefined && patched('delete-gives-up'),
       metal3: metal3Transition(s) !== undefined && patched('metal3-transitions'),

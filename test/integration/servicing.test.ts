@@ -6,7 +6,7 @@
  * has no BIOS, so Ironic fails the `bios` service itself (`service failed`, with maintenance):
  * the failure path, recorded with Ironic's reason, the node active again.
  */
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { HostSpec } from '../../types/host';
 import { hostWorkflowId } from '../../types/host-ref';
 import { hostViewQuery, setUpdatePolicyUpdate, type HostView } from '../../workflows/definitions';
@@ -15,7 +15,7 @@ import { ApiError } from '../../api/host-service';
 import type { RecordedRequest } from '../support/ironic-proxy';
 import { IRONIC_URL } from '../support/env';
 import { randomMac, uniq, waitFor } from '../support/harness';
-import { useProxiedHarness } from '../support/proxied-harness';
+import { hostsRemovedAfterAll, useProxiedHarness } from '../support/proxied-harness';
 
 const ctx = useProxiedHarness();
 const NS = 'servicing';
@@ -23,11 +23,7 @@ const ref = (name: string) => ({ namespace: NS, name });
 const view = (name: string): Promise<HostView> => ctx.h.client.workflow.getHandle<typeof hostWorkflow>(hostWorkflowId(ref(name))).query(hostViewQuery);
 const IMAGE = { url: 'http://127.0.0.1/img.qcow2', checksum: 'c'.repeat(32), checksumType: 'md5' as const, format: 'qcow2' as const };
 
-const created: string[] = [];
-afterAll(async () => {
-  for (const name of created) await ctx.h.hosts.remove(ref(name)).catch(() => undefined);
-  await Promise.all(created.map((name) => ctx.h.client.workflow.getHandle(hostWorkflowId(ref(name))).result().catch(() => undefined)));
-}, 180_000);
+const created = hostsRemovedAfterAll(ctx, NS);
 
 async function provisioned(name: string, beforeDeploy?: (nodeId: string) => Promise<void>): Promise<{ nodeId: string; apply: (o: Partial<HostSpec>) => Promise<HostView> }> {
   created.push(name);
