@@ -16,6 +16,7 @@ import type { RecordedRequest } from '../support/ironic-proxy';
 import { IRONIC_URL } from '../support/env';
 import { randomMac, uniq, waitFor } from '../support/harness';
 import { hostsRemovedAfterAll, useProxiedHarness } from '../support/proxied-harness';
+import { callApi, serveApi } from '../support/api-client';
 
 const ctx = useProxiedHarness();
 const NS = 'servicing';
@@ -74,7 +75,22 @@ describe('servicing a provisioned host under its HostUpdatePolicy', () => {
     expect(none.status).toBe(409);
     expect(none.message).toMatch(/the host is provisioned; deprovision it first \(remove the image\), or give it a HostUpdatePolicy that allows servicing/);
 
-    await ctx.h.hosts.update(ref(name), setUpdatePolicyUpdate, [{ firmwareSettings: 'onPreparing' }]);
+    // API mode's resource: PUT/GET/DELETE …/update-policy over HTTP.
+    const { app, base } = await serveApi(ctx.h.hosts);
+    try {
+      const path = `/v1/namespaces/${NS}/hosts/${name}/update-policy`;
+      expect((await callApi(base, 'GET', path)).json).toEqual({});
+      const bad = await callApi(base, 'PUT', path, { firmwareSettings: 'always' });
+      expect(bad.status).toBe(400);
+      const put = await callApi(base, 'PUT', path, { firmwareSettings: 'onReboot' });
+      expect(put.status).toBe(202);
+      expect(put.json.updatePolicy).toEqual({ firmwareSettings: 'onReboot' });
+      expect((await callApi(base, 'DELETE', path)).json.updatePolicy).toBeUndefined();
+      expect((await callApi(base, 'PUT', path, { firmwareSettings: 'onPreparing' })).status).toBe(202);
+      expect((await callApi(base, 'GET', path)).json).toEqual({ firmwareSettings: 'onPreparing' });
+    } finally {
+      await app.close();
+    }
     expect((await view(name)).updatePolicy).toEqual({ firmwareSettings: 'onPreparing' });
     const onPreparing = await refusal(ctx.h.hosts.clean(ref(name), bios));
     expect(onPreparing.message).toMatch(/bios needs the host's HostUpdatePolicy to have firmwareSettings: onReboot \(it has onPreparing\)/);
