@@ -53,6 +53,7 @@ export function createIronicActivities(deps: IronicActivityDeps) {
     prepareNode: wrap(register.prepareNode),
     provideNode: wrap(register.provideNode),
     cleanNode: wrap(clean.cleanNode),
+    serviceNode: wrap(clean.serviceNode),
     deployNode: wrap(deploy.deployNode),
     undeployNode: wrap(deploy.undeployNode),
     setPower: wrap(teardown.setPower),

@@ -3,15 +3,25 @@
  * clean (`clean` with its `clean_steps`, from `manageable`), waited out
  * through `cleaning`/`clean wait` on the shared node watcher. The node ends
  * `manageable`; the host's `prepare` then makes it available again.
+ *
+ * Servicing (a provisioned host, Ironic API 1.87): the same step as one
+ * Ironic `service` with its `service_steps`, from `active`, waited out
+ * through `servicing`/`service wait`; a `service failed` node is sent
+ * Ironic's `abort`, which returns it to `active` (nothing half-changed in
+ * Ironic's view), and the step fails with Ironic's reason.
  */
 import type { CleanStep } from '../types/clean';
 import type { IronicClient } from '../clients/ironic/client';
 import { biosSettings, ironicCleanSteps, raidConfigMatches, targetRaidConfig } from '../clients/ironic/clean-steps';
 import { activityContext } from './activity-context';
+import { SERVICE_MICROVERSION } from '../clients/ironic/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { firmwareSettingsErrors, schemaFromIronic, type IronicBiosSetting } from '../types/firmware-settings';
 import { formatFieldErrors } from '../types/field-error';
 import { lastError, operationFailed, summary, type NodeDriver, type NodeSummary, type NodeTarget } from './ironic-node-driver';
+
+/** The fault Ironic records with the maintenance it sets when a service step fails. */
+const SERVICE_FAULT = 'service failure';
 
 export interface CleanDeps {
   ironic: IronicClient;
@@ -53,18 +63,23 @@ export function createCleanActivities(deps: CleanDeps) {
     return undefined;
   }
 
+  /** Why the step is skipped, read only before this attempt sent `verb` (a retry after it follows what it started). */
+  async function skipReason(nodeId: string, step: CleanStep, verb: 'clean' | 'service'): Promise<string | undefined> {
+    const started = ((activityContext()?.info.heartbeatDetails as { issued?: string[] } | undefined)?.issued ?? []).includes(verb);
+    return started ? undefined : alreadyApplied(nodeId, step);
+  }
+
+  /** The step's Ironic steps, sent as `key`; Ironic's RAID step builds the node's target_raid_config: set it just before. */
+  const sender = (nodeId: string, step: CleanStep, key: 'clean_steps' | 'service_steps') => async (): Promise<Record<string, unknown>> => {
+    if (step.name === 'raid') await ironic.setTargetRaidConfig(nodeId, targetRaidConfig(step.raid));
+    return { [key]: ironicCleanSteps(step) };
+  };
+
   async function cleanNode(input: NodeTarget & { nodeId: string; step: CleanStep }): Promise<NodeSummary & { skipped?: string }> {
     const { nodeId, step } = input;
-    const clean_steps = ironicCleanSteps(step);
-    // Only before this attempt sent anything: a retry after the verb went out follows the clean it started.
-    const started = ((activityContext()?.info.heartbeatDetails as { issued?: string[] } | undefined)?.issued ?? []).includes('clean');
-    const skipped = started ? undefined : await alreadyApplied(nodeId, step);
+    const skipped = await skipReason(nodeId, step, 'clean');
     if (skipped) return { ...summary(await driver.mustGetNode(nodeId)), skipped };
-    const send = async (): Promise<Record<string, unknown>> => {
-      // Ironic's RAID clean step builds the node's target_raid_config: set it just before.
-      if (step.name === 'raid') await ironic.setTargetRaidConfig(nodeId, targetRaidConfig(step.raid));
-      return { clean_steps };
-    };
+    const send = sender(nodeId, step, 'clean_steps');
     let reasonCleared = false;
     const node = await driver.drive(nodeId, (n, issued) => {
       switch (n.provision_state) {
@@ -90,11 +105,43 @@ export function createCleanActivities(deps: CleanDeps) {
     return summary(node);
   }
 
+  async function serviceNode(input: NodeTarget & { nodeId: string; step: CleanStep }): Promise<NodeSummary & { skipped?: string }> {
+    const { nodeId, step } = input;
+    // Refused by name before anything is read or sent: an Ironic older than 1.87 has no servicing.
+    await ironic.requireVersion(SERVICE_MICROVERSION, 'servicing a provisioned host (the service verb, Ironic 2023.2 / 23.0 or later)');
+    const skipped = await skipReason(nodeId, step, 'service');
+    if (skipped) return { ...summary(await driver.mustGetNode(nodeId)), skipped };
+    let reason: string | undefined;
+    let failed = false;
+    const node = await driver.drive(nodeId, (n, issued) => {
+      switch (n.provision_state) {
+        case 'active':
+          // `abort` is only ever sent after this step's service failed (a stale failure is serviced again instead).
+          if (issued.includes('abort')) {
+            failed = true;
+            return { done: true };
+          }
+          return issued.includes('service') ? { done: true } : { verb: 'service', prepare: sender(nodeId, step, 'service_steps') };
+        case 'service failed':
+          // Left by an earlier operation: Ironic services again from here (as BMO restarts a failed servicing).
+          if (!issued.includes('service')) return { verb: 'service', prepare: sender(nodeId, step, 'service_steps'), ownFault: SERVICE_FAULT };
+          // Ours: keep Ironic's words, then `abort` takes the node back to active, as Ironic documents (after the
+          // maintenance Ironic set for the failure is cleared, as BMO clears it: Ironic refuses an abort in maintenance).
+          reason ??= n.last_error ?? undefined;
+          return { verb: 'abort', ownFault: SERVICE_FAULT };
+        default:
+          return { fail: `cannot service a node in Ironic state "${n.provision_state}" (servicing starts from active)` };
+      }
+    });
+    if (failed) throw operationFailed(`service step ${step.name} failed: ${reason ?? (await historyError(nodeId))}; the node is active again`);
+    return summary(node);
+  }
+
   /** The newest error in the node's history, where Ironic keeps it after last_error is cleared. */
   async function historyError(nodeId: string): Promise<string> {
     const errors = (await ironic.getNodeHistory(nodeId)).filter((e) => e.severity === 'ERROR');
     return errors.sort((a, b) => a.created_at.localeCompare(b.created_at)).at(-1)?.event ?? 'no reason given by Ironic';
   }
 
-  return { cleanNode };
+  return { cleanNode, serviceNode };
 }

@@ -97,7 +97,12 @@ export type Step =
   | { done: true }
   | { wait: string }
   | { fail: string }
-  | { verb: string; prepare?: () => Promise<Record<string, unknown> | void> };
+  | {
+      verb: string;
+      prepare?: () => Promise<Record<string, unknown> | void>;
+      /** Maintenance that Ironic itself set with this fault (e.g. `service failure`) is cleared before the verb; any other refuses it. */
+      ownFault?: string;
+    };
 
 export type Plan = (node: IronicNode, issued: readonly string[]) => Step;
 
@@ -196,10 +201,11 @@ export function createNodeDriver(deps: NodeDriverDeps) {
       if ('verb' in step) {
         // A cancelled activity never starts anything new in Ironic: the host has moved on.
         if (ctx?.cancellationSignal.aborted) throw new CancelledFailure('the activity was cancelled before it sent ' + step.verb);
-        if (node.maintenance) {
+        if (node.maintenance && !(step.ownFault !== undefined && node.fault === step.ownFault)) {
           throw operationFailed(`Ironic node ${nodeId} is in maintenance: ${node.last_error ?? 'no reason'}`);
         }
         try {
+          if (node.maintenance) await ironic.clearMaintenance(nodeId);
           const extra = (await step.prepare?.()) ?? {};
           if (key) await writeMarker(ironic, nodeId, { key, verb: step.verb, before: provisionMoment(node) });
           await ironic.setProvisionState(nodeId, step.verb, extra);

@@ -5,6 +5,7 @@
  */
 import { WorkflowUpdateFailedError, type Client } from '@temporalio/client';
 import { ApplicationFailure, type UpdateDefinition } from '@temporalio/common';
+import type { FieldError } from '../types/field-error';
 import type { CleanRequest } from '../types/clean';
 import type { HostRef, HostSpec, HostStatus, Image, ProvisioningState } from '../types/host';
 import { hostWorkflowId, validateHostRef } from '../types/host-ref';
@@ -29,8 +30,6 @@ import {
   type HostWorkflowOptions,
 } from '../workflows/definitions';
 import type { PowerRequestChange, RebootMode } from '../workflows/power-requests';
-
-import type { FieldError } from '../types/field-error';
 import { temporalBusy } from './temporal-errors';
 import { ApiError, busyError } from './api-error';
 
@@ -229,15 +228,8 @@ export class HostService {
   }
 
   /** Manual cleaning (`request` validated by the route), or null to withdraw it. */
-  async clean(ref: HostRef, request: CleanRequest | null): Promise<HostView> {
-    this.checkRef(ref);
-    await this.readoptIfEnded(ref);
-    try {
-      await this.bounded(() => this.handle(ref).executeUpdate(requestCleanUpdate, { args: [request] }));
-    } catch (err) {
-      throw this.translate(err);
-    }
-    return this.handle(ref).query(hostViewQuery);
+  clean(ref: HostRef, request: CleanRequest | null): Promise<HostView> {
+    return this.update(ref, requestCleanUpdate, [request]);
   }
 
   private async changePower(ref: HostRef, change: PowerRequestChange, updateId?: string): Promise<HostView> {

@@ -19,6 +19,7 @@ import { validatePivotInput } from '../types/pivot';
 import { registerRemediationRoutes } from './remediation-routes';
 import { registerIpamRoutes } from './ipam-routes';
 import { registerFirmwareRoutes } from './firmware-routes';
+import { registerUpdatePolicyRoutes } from './update-policy-routes';
 import { IpPools } from '../clients/temporal/ip-pools';
 import { validateRemediationRequest } from '../types/remediation';
 import { ApiError, busyError, type HostService } from './host-service';
@@ -130,6 +131,7 @@ export async function buildServer(hosts: HostService, opts: { logger?: boolean; 
   registerPivotRoutes(app, pivotService({ client: hosts.client, taskQueue: hosts.taskQueue }));
   registerRemediationRoutes(app, hosts);
   registerFirmwareRoutes(app, hosts);
+  registerUpdatePolicyRoutes(app, hosts);
   registerIpamRoutes(app, opts.ipPools ?? new IpPools({ client: hosts.client, taskQueue: hosts.taskQueue }));
 
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());

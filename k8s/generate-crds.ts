@@ -38,6 +38,8 @@ import { IPAM } from '../types/ipam';
 import { firmwareSchemaCrd, hostFirmwareComponentsCrd, hostFirmwareSettingsCrd } from './crd-gen/firmware-objects';
 import { COMPONENTS } from '../types/firmware-components';
 import { FIRMWARE } from '../types/firmware-settings';
+import { hostUpdatePolicyCrd } from './crd-gen/update-policy-objects';
+import { UPDATE_POLICY } from '../types/host-update-policy';
 
 export * from './crd-gen/objects';
 export { toStructural, type JSONSchemaProps, type ValidationRule } from './crd-gen/structural';
@@ -56,6 +58,7 @@ export function generatedFiles(dir = CRD_DIR): Record<string, string> {
     [join(dir, `${FIRMWARE.group}_${FIRMWARE.settings.plural}.yaml`)]: toYaml([hostFirmwareSettingsCrd()]),
     [join(dir, `${FIRMWARE.group}_${FIRMWARE.schema.plural}.yaml`)]: toYaml([firmwareSchemaCrd()]),
     [join(dir, `${FIRMWARE.group}_${COMPONENTS.plural}.yaml`)]: toYaml([hostFirmwareComponentsCrd()]),
+    [join(dir, `${UPDATE_POLICY.group}_${UPDATE_POLICY.plural}.yaml`)]: toYaml([hostUpdatePolicyCrd()]),
     [join(dir, `${HOST_REMEDIATION.group}_${HOST_REMEDIATION.plural}.yaml`)]: toYaml([hostRemediationCrd()]),
     // Metal3 IP Address Manager's, under its file names (types/ipam.ts).
     [join(dir, `${IPAM.group}_ippools.yaml`)]: toYaml([ipPoolCrd()]),

@@ -5,6 +5,10 @@
  * a failure names the step Ironic failed. Runs inside the host workflow, in
  * `preparing`; the node is left `manageable` for `prepare` (which, with patch
  * bmo-cleaning-placement, leaves it so until provisioning; before it, provides it).
+ *
+ * The `service` operation (patch servicing) runs the same named steps on a
+ * provisioned host, each one Ironic service (`<seq>-service: serviceNode <step>`),
+ * the node staying `active`.
  */
 import { ActivityCancellationType, CancellationScope, CancelledFailure, proxyActivities, type ActivityOptions } from '@temporalio/workflow';
 import type { IronicActivities } from '../activities/ironic-activities';
@@ -22,29 +26,43 @@ const OPTIONS: ActivityOptions = {
   retry: QUIET_RETRY,
   cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
 };
-const cleaning = proxyActivities<Pick<IronicActivities, 'cleanNode'>>(OPTIONS);
+const stepping = proxyActivities<Pick<IronicActivities, 'cleanNode' | 'serviceNode'>>(OPTIONS);
 
 /** `progress` hears each step's name as it starts (the host's record and current details show it). */
 export async function cleanWorkflow(input: OperationInput, progress?: (step: string) => void): Promise<OperationOutcome> {
   // Only runs that took patch direct-clean (clean-request.ts) hold a direct host's request.
   if (isDirect(input.spec)) return directClean(input, progress);
+  return namedSteps(input, 'cleanNode', 'clean', progress);
+}
+
+/** A provisioned host's steps through Ironic's servicing (patch servicing; only runs with an update policy service). */
+export async function serviceWorkflow(input: OperationInput, progress?: (step: string) => void): Promise<OperationOutcome> {
+  return namedSteps(input, 'serviceNode', 'service', progress);
+}
+
+async function namedSteps(
+  input: OperationInput,
+  activity: 'cleanNode' | 'serviceNode',
+  kind: 'clean' | 'service',
+  progress?: (step: string) => void,
+): Promise<OperationOutcome> {
   const nodeId = required(input.nodeId, 'a node');
-  const { steps } = required(input.clean, 'a clean request');
-  const label = operationLabel() ?? 'clean';
+  const { steps } = required(input.clean, `${kind} steps`);
+  const label = operationLabel() ?? kind;
   return abortingOnCancel(input, async () => {
     let poweredOn: boolean | undefined;
     const ran: string[] = [];
     for (const step of steps) {
       // A step that finished after the host cancelled the clean (withdrawn, paused, deleted) is the last one.
-      if (CancellationScope.current().consideredCancelled) throw new CancelledFailure(`the clean was cancelled before step ${step.name}`);
+      if (CancellationScope.current().consideredCancelled) throw new CancelledFailure(`the ${kind} was cancelled before step ${step.name}`);
       progress?.(step.name);
-      const node = await cleaning.cleanNode.executeWithOptions(
-        { ...OPTIONS, summary: `${label}: cleanNode ${step.name}` },
+      const node = await stepping[activity].executeWithOptions(
+        { ...OPTIONS, summary: `${label}: ${activity} ${step.name}` },
         [{ ref: input.ref, nodeId, step }],
       );
       poweredOn = node.poweredOn;
       ran.push(node.skipped ? `${step.name} skipped (${node.skipped})` : step.name);
     }
-    return { ...(poweredOn !== undefined ? { poweredOn } : {}), note: `clean steps: ${ran.join(', ')}` };
+    return { ...(poweredOn !== undefined ? { poweredOn } : {}), note: `${kind} steps: ${ran.join(', ')}` };
   });
 }

@@ -10,6 +10,7 @@ import { isDirect } from './direct-operations';
 import { DIRECT_CLEAN_STEPS, ERASING_STEPS, stepNames, validateCleanRequest, type CleanRequest } from '../types/clean';
 import { requestCleanUpdate, type HostState, type OperationKind } from './definitions';
 import { operationsInline } from './versions';
+import { policyEntryFor, servicingAllows } from '../types/host-update-policy';
 import { now, type HostContext } from './host-context';
 
 const refuse = (message: string): never => {
@@ -35,15 +36,31 @@ export function checkCleanRequest(s: HostState, request: CleanRequest | null, ru
   if (s.detached || s.directives?.detached) refuse('the host is detached from Ironic');
   if (running === 'clean') refuse(`a clean is running; withdraw it first (DELETE …/clean), then send the corrected request`);
   const state = s.status.provisioning.state;
+  if (state === 'provisioned' && s.updatePolicy) return checkServiceRequest(s, valid.value, running);
   const erasing = valid.value.steps.filter((step) => ERASING_STEPS.includes(step.name)).map((step) => step.name);
   // A request waiting to retry in `preparing` (a failed clean) may be replaced by a corrected one.
   const retrying = state === 'preparing' && s.cleanRequest !== undefined;
   if (state !== 'available' && !retrying) {
     const what = erasing.length > 0 ? `${erasing.join(', ')} erase${erasing.length === 1 ? 's' : ''} the host's disks` : 'cleaning reboots the host';
-    const hint = state === 'provisioned' || state === 'externally provisioned' ? '; deprovision it first (remove the image): servicing a provisioned host is not built yet' : '';
+    const hint =
+      state === 'provisioned' || state === 'externally provisioned'
+        ? `; deprovision it first (remove the image)${state === 'provisioned' ? ', or give it a HostUpdatePolicy that allows servicing its bios (firmwareSettings: onReboot) or firmware (firmwareUpdates: onReboot) steps' : ''}`
+        : '';
     refuse(`${what}: a clean runs only on an available host, and the host is ${state || 'not registered'}${hint}`);
   }
   if (state === 'available' && s.spec.image) refuse('the host has an image and is about to provision; remove the image first');
+}
+
+/** A provisioned host with a HostUpdatePolicy: serviced, each step as its policy allows; erasing and RAID never (they destroy data). */
+function checkServiceRequest(s: HostState, request: CleanRequest, running: OperationKind | undefined): void {
+  if (running === 'service') refuse('a service is running; withdraw it first (DELETE …/clean), then send the corrected request');
+  const refused = request.steps.filter((step) => !servicingAllows(s.updatePolicy, step.name));
+  if (refused.length === 0) return;
+  const why = refused.map((step) => {
+    if (ERASING_STEPS.includes(step.name)) return `${step.name} ${step.name === 'raid' ? 'rebuilds the RAID layout (destroys data)' : "erases the host's disks"}: never on a provisioned host; deprovision it first (remove the image)`;
+    return `${step.name} needs the host's HostUpdatePolicy to have ${policyEntryFor(step.name)}: onReboot (it has ${s.updatePolicy?.[policyEntryFor(step.name)!] ?? 'none'})`;
+  });
+  refuse(`the host is provisioned and is serviced only as its HostUpdatePolicy allows: ${why.join('; ')}`);
 }
 
 export function setCleanHandler(ctx: HostContext): void {

@@ -10,20 +10,10 @@ import { deployFailed, retryLimitReached } from './provisioning-retries';
 import { customDeployChanged } from './custom-deploy-change';
 import { disablePowerOffStale } from './disable-power-off';
 import { pendingSettingsSteps } from '../types/host-settings';
+import { serviceDue } from './servicing-rules';
 
 /** spec.raid / spec.firmware differ from what was applied, in a run that took patch spec-raid-firmware. */
 export const settingsPending = (s: HostState): boolean => s.specSettings === true && pendingSettingsSteps(s.spec, s.status).length > 0;
-
-const HELD_STATES: readonly ProvisioningState[] = ['provisioning', 'provisioned', 'externally provisioned'];
-
-/** Why changed spec.raid / spec.firmware wait (never applied on a host that is provisioning or provisioned), or undefined. */
-export function settingsHeld(s: HostState): string | undefined {
-  const state = s.status.provisioning.state;
-  if (!HELD_STATES.includes(state)) return undefined;
-  const pending = pendingSettingsSteps(s.spec, s.status).map((step) => (step.name === 'raid' ? 'spec.raid' : 'spec.firmware'));
-  if (pending.length === 0) return undefined;
-  return `${pending.join(' and ')} changed while the host is ${state}: applied only while preparing (servicing a provisioned host is not built yet); deprovision it (remove the image) to apply`;
-}
 
 /** Power target of a `power` or `reboot` operation decided in a steady state. */
 export interface PowerStep {
@@ -120,6 +110,9 @@ export function nextStateAfter(op: OperationKind, state: ProvisioningState, s: H
     case 'clean':
       // The node is left manageable: `prepare` makes the host available again.
       return 'preparing';
+    case 'service':
+      // Ironic's node stays (or is made again) active: the host stays provisioned.
+      return state;
   }
 }
 
@@ -134,6 +127,7 @@ export const ERROR_TYPE_OF: Record<OperationKind, ErrorType> = {
   delete: 'registration error',
   detach: 'detach error',
   clean: 'preparation error',
+  service: 'servicing error',
 };
 
 /** What of the spec Ironic's node record depends on; a change means registering again. */
@@ -357,6 +351,8 @@ export function decide(
       if (needsRegistration) return { kind: 'operation', op: 'enroll', state };
       // As in Metal3: removing the image deprovisions (changing it too: metal3Transition).
       if (!deploys) return { kind: 'operation', op: 'deprovision', state: 'deprovisioning' };
+      // Before the reboot it waits for (as BMO, which services when the host comes back on); only runs with a policy.
+      if (serviceDue(s)) return { kind: 'operation', op: 'service', state };
       return power();
     case 'externally provisioned':
       if (needsRegistration) return { kind: 'operation', op: 'enroll', state };

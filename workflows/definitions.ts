@@ -5,9 +5,10 @@
 import { defineQuery, defineUpdate } from '@temporalio/workflow';
 import type { HardwareDetails, HostRef, HostSpec, HostStatus, Image, OperationalStatus, ProvisioningState } from '../types/host';
 import type { CleanRequest } from '../types/clean';
+import type { HostUpdatePolicySpec } from '../types/host-update-policy';
 import type { PowerRequestChange, PowerRequests, PowerRequestsView } from './power-requests';
 
-export type OperationKind = 'enroll' | 'inspect' | 'prepare' | 'provision' | 'deprovision' | 'power' | 'reboot' | 'delete' | 'detach' | 'clean';
+export type OperationKind = 'enroll' | 'inspect' | 'prepare' | 'provision' | 'deprovision' | 'power' | 'reboot' | 'delete' | 'detach' | 'clean' | 'service';
 
 /** Which version of the credentials Secret the controller saw: references only, never the data. */
 export interface CredentialsVersion {
@@ -171,6 +172,10 @@ export interface HostState {
   cleanRequest?: PendingClean;
   /** spec.raid / spec.firmware are applied as clean steps while preparing (patch spec-raid-firmware; host-settings.ts). */
   specSettings?: boolean;
+  /** The host's HostUpdatePolicy (patch servicing; host-update-policy.ts): absent, no servicing, as in Metal3. */
+  updatePolicy?: HostUpdatePolicySpec;
+  /** The settingsHeld reason last told in an Event (patch settings-held-event), so each reason is told once. */
+  heldTold?: string;
   /** A pivot moved the host to another plane; recorded before the source lets it go, so the run's last record says where. */
   movedTo?: MovedTo;
   /** spec.dhcp's reservation as written, and the pool address it holds (patch dhcp-reservations; host-dhcp.ts). */
@@ -238,6 +243,8 @@ export interface HostView {
   cleanRequest?: PendingClean;
   /** Why a changed spec.raid / spec.firmware is not applied now (a provisioning or provisioned host). */
   settingsHeld?: string;
+  /** The host's HostUpdatePolicy, when it has one (servicing of a provisioned host). */
+  updatePolicy?: HostUpdatePolicySpec;
   /** Kubernetes mode: the BareMetalHost is the source of truth, so changes belong there (fleet operations leave the host alone). */
   managedBy?: 'kubernetes';
   /** A pivot moved the host away: where to find it now. */
@@ -319,3 +326,9 @@ export interface CleanRequestResult {
  * not available (cleaning erases disks; a provisioned host is refused) or a clean is running.
  */
 export const requestCleanUpdate = defineUpdate<CleanRequestResult, [CleanRequest | null]>('requestClean');
+
+/**
+ * The host's HostUpdatePolicy (Kubernetes: the resource of the host's name; API: `PUT …/update-policy`),
+ * null when it is deleted. Rejected: InvalidRequest naming the field.
+ */
+export const setUpdatePolicyUpdate = defineUpdate<{ changed: boolean; policy?: HostUpdatePolicySpec }, [HostUpdatePolicySpec | null]>('setUpdatePolicy');

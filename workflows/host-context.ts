@@ -13,7 +13,7 @@ import type { HostState, HostView, HostWorkflowInput, OperationRecord } from './
 import { powerRequestsView } from './power-requests';
 import { statusPublisher } from './host-status-publish';
 import { hostUid } from './host-uid';
-import { settingsHeld } from './decide';
+import { settingsHeld } from './servicing-rules';
 import type { HostEvent } from '../activities/host-status-activities';
 
 export const now = (): string => new Date().toISOString();
@@ -72,6 +72,7 @@ export function hostContext(s: HostState): HostContext {
       ...(s.labels ? { labels: s.labels } : {}),
       ...(s.cleanRequest ? { cleanRequest: s.cleanRequest } : {}),
       ...(settingsHeld(s) ? { settingsHeld: settingsHeld(s) } : {}),
+      ...(s.updatePolicy ? { updatePolicy: s.updatePolicy } : {}),
       ...(s.options.publishStatus ? { managedBy: 'kubernetes' as const } : {}),
       ...(s.movedTo ? { movedTo: s.movedTo } : {}),
     }),

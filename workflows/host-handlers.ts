@@ -32,11 +32,13 @@ import { addedHolds, applyPowerRequestChange, checkPowerRequestChange, keyedRebo
 import { applyPause, checkPauseRequest } from './host-pause';
 import { now, type HostContext } from './host-context';
 import { setCleanHandler } from './clean-request';
+import { setUpdatePolicyHandler } from './update-policy';
 
 export function setHostHandlers(ctx: HostContext): void {
   const { s } = ctx;
   setHandler(hostViewQuery, ctx.view);
   setCleanHandler(ctx);
+  setUpdatePolicyHandler(ctx);
 
   /** Throws (rejecting the update, nothing applied) when the spec is invalid or conflicts with the running operation. */
   const checkSpec = (spec: HostSpec, meta?: HostMetadata): void => {

@@ -33,6 +33,7 @@ import { markNodeLost, nodeGoneIn } from './node-lost';
 import { hostUid, recordHostUid } from './host-uid';
 import { customDeployMethod } from '../types/custom-deploy';
 import { pendingSettingsSteps, recordAppliedSettings } from '../types/host-settings';
+import { serviceableSettings } from './servicing-rules';
 
 const reasonOf = (text: string): string =>
   text.replace(/(^|\s)(\w)/g, (_m, _sp: string, c: string) => c.toUpperCase()).replace(/\s/g, '');
@@ -115,10 +116,12 @@ export function operationRunner(ctx: HostContext): OperationRunner {
     // Registering again in a steady state for a changed spec (BMC settings, cleaning mode, hints) only updates
     // the node: not a second enrollment (attaching again after a detach or a lost node still is one).
     const refresh = op === 'enroll' && state !== 'registering' && !s.needsAttach && !s.detached && !s.nodeLost;
-    // A clean shows its named steps; the request it ran is done once it succeeds (a newer one stays).
-    const clean = op === 'clean' ? s.cleanRequest : undefined;
-    // Without a request, the clean applies spec.raid / spec.firmware where they differ from what was applied.
-    const settings = op === 'clean' && !clean ? pendingSettingsSteps(spec, s.status) : undefined;
+    // A clean (or a provisioned host's service) shows its named steps; the request it ran is done once it succeeds (a newer one stays).
+    const stepped = op === 'clean' || op === 'service';
+    const clean = stepped ? s.cleanRequest : undefined;
+    // Without a request, the clean applies spec.raid / spec.firmware where they differ from what was applied;
+    // a service, the spec.firmware change the host's HostUpdatePolicy lets it take (servicing-rules.ts).
+    const settings = stepped && !clean ? (op === 'service' ? serviceableSettings(s) : pendingSettingsSteps(spec, s.status)) : undefined;
     const cleanSteps = clean ? clean.request : settings ? { steps: settings } : undefined;
     if (cleanSteps) record.steps = cleanSteps.steps.map((step) => step.name);
     const progress = (step: string): void => {
@@ -126,6 +129,11 @@ export function operationRunner(ctx: HostContext): OperationRunner {
       setCurrentDetails(`**${op}** (operation ${record.seq}) step ${step} since ${now()}`);
     };
     if (inline) setCurrentDetails(`**${op}** (operation ${record.seq}) since ${record.startedAt}`);
+    if (op === 'service') {
+      // Metal3's operationalStatus while a provisioned host is serviced (the provisioning state stays provisioned).
+      s.status.operationalStatus = 'servicing';
+      ctx.publish();
+    }
     try {
       const input: OperationInput = {
             ref: s.ref,
@@ -223,6 +231,8 @@ export function operationRunner(ctx: HostContext): OperationRunner {
     } finally {
       settled = true;
       ctx.running = undefined;
+      // A cancelled service leaves the host as it was (Ironic's node settled back to active).
+      if (op === 'service' && s.status.operationalStatus === 'servicing') s.status.operationalStatus = s.status.errorType ? 'error' : 'OK';
       if (inline) setCurrentDetails('');
     }
   };

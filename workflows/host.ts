@@ -25,6 +25,8 @@ import { provisioningRetriesApply, recordAttempt } from './provisioning-retries'
 import { customDeployChanged } from './custom-deploy-change';
 import { disablePowerOffStale } from './disable-power-off';
 import { pendingSettingsSteps } from '../types/host-settings';
+import { settingsHeld } from './servicing-rules';
+import type { HostEvent } from '../activities/host-status-activities';
 import { dhcpTracked, leaseCheckDelayMs, readLease, releaseDhcpOnDelete, syncDhcp } from './host-dhcp';
 
 function initialState(input: HostWorkflowInput): HostState {
@@ -69,6 +71,20 @@ function changeSeen(ctx: HostContext): () => boolean {
   return () => s.generation !== generation || s.deleteRequested !== deleteRequested || s.power?.seq !== powerSeq || ctx.nudges !== nudged;
 }
 
+/**
+ * Why a changed spec.raid / spec.firmware waits, told once per reason as an Event (patch
+ * settings-held-event): Kubernetes mode shows it there, the API view as `settingsHeld`.
+ */
+function settingsHeldEvent(s: HostState): HostEvent | undefined {
+  const held = settingsHeld(s);
+  if (held === undefined) delete s.heldTold;
+  else if (held !== s.heldTold && patched('settings-held-event')) {
+    s.heldTold = held;
+    return { type: 'Normal', reason: 'SettingsHeld', message: held };
+  }
+  return undefined;
+}
+
 export async function hostWorkflow(input: HostWorkflowInput): Promise<HostView> {
   startHostRun();
   const s: HostState = input.state ?? initialState(input);
@@ -110,6 +126,9 @@ export async function hostWorkflow(input: HostWorkflowInput): Promise<HostView> 
     const retries = provisioningRetriesApply(s) && patched('provisioning-fail-count');
     // Only a spec with RAID or BIOS flags to apply asks (earlier code refused such a spec).
     if (!s.specSettings && pendingSettingsSteps(s.spec, s.status).length > 0 && patched('spec-raid-firmware')) s.specSettings = true;
+    // No await unless there is something to tell: an await here would let handlers run before decide() in old histories.
+    const held = settingsHeldEvent(s);
+    if (held) await ctx.sync(held);
     const decision = decide(s, {
       giveUp: deleteGiveUp(s) !== undefined && patched('delete-gives-up'),
       metal3: metal3Transition(s) !== undefined && patched('metal3-transitions'),

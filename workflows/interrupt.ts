@@ -10,7 +10,7 @@ import type { HostState, OperationKind } from './definitions';
  * Operations that can stop half-way and be run again or undone. Registration,
  * deprovisioning, deletion and detach are the way back themselves: they finish.
  */
-export const INTERRUPTIBLE: ReadonlySet<OperationKind> = new Set(['inspect', 'prepare', 'provision', 'power', 'reboot', 'clean']);
+export const INTERRUPTIBLE: ReadonlySet<OperationKind> = new Set(['inspect', 'prepare', 'provision', 'power', 'reboot', 'clean', 'service']);
 
 /** Why the running `op` should be cancelled now, or undefined while it is still what the host wants. */
 export function interruptReason(s: HostState, op: OperationKind): string | undefined {
@@ -21,6 +21,7 @@ export function interruptReason(s: HostState, op: OperationKind): string | undef
   if (s.deleteRequested) return 'the host is being deleted';
   if (s.directives?.detached && !s.detached) return 'the host is being detached';
   if (op === 'clean' && !s.cleanRequest) return 'the clean request was withdrawn';
+  if (op === 'service' && !s.updatePolicy) return 'the HostUpdatePolicy was removed';
   // A new power request queues behind the running power change rather than cutting it short.
   if (op === 'power' || op === 'reboot') return undefined;
   return 'the desired state changed';

@@ -25,7 +25,7 @@ import {
 import { changePower, inspectFromBmc, reboot } from './power-operations';
 import type { OperationInput, OperationOutcome } from './operation-types';
 import { abortingOnCancel } from './operation-cancel';
-import { cleanWorkflow } from './clean-operation';
+import { cleanWorkflow, serviceWorkflow } from './clean-operation';
 
 /** Node record changes: quick, one or two requests. */
 const quick = proxyActivities<IronicActivities>({ startToCloseTimeout: '2 minutes', retry });
@@ -172,7 +172,7 @@ export async function detachWorkflow(input: OperationInput): Promise<OperationOu
   return { nodeId: '', ...untouchedNote(detached) };
 }
 
-/** `progress`: an inline operation's steps as they start (only clean has named steps). */
+/** `progress`: an inline operation's steps as they start (only clean and service have named steps). */
 export const OPERATION_WORKFLOWS: Record<OperationKind, (input: OperationInput, progress?: (step: string) => void) => Promise<OperationOutcome>> = {
   enroll: enrollWorkflow,
   inspect: inspectWorkflow,
@@ -184,4 +184,5 @@ export const OPERATION_WORKFLOWS: Record<OperationKind, (input: OperationInput, 
   delete: deleteWorkflow,
   detach: detachWorkflow,
   clean: cleanWorkflow,
+  service: serviceWorkflow,
 };

@@ -19,6 +19,8 @@ export const DEPLOY_ABORT_MICROVERSION = '1.110';
 export const DISABLE_POWER_OFF_MICROVERSION = '1.95';
 /** The node's `health` field. */
 export const NODE_HEALTH_MICROVERSION = '1.109';
+/** Ironic's `service` verb (servicing an active node with service steps) from this version (Ironic 2023.2 / 23.0). */
+export const SERVICE_MICROVERSION = '1.87';
 
 export type IronicPowerTarget = 'power on' | 'power off' | 'soft power off' | 'rebooting' | 'soft rebooting';
 
@@ -314,6 +316,11 @@ export class IronicClient {
     await this.send('PUT', `/v1/nodes/${nodeId}/maintenance`, { reason });
   }
 
+  /** Out of maintenance (`DELETE …/maintenance`, which also clears the reason and fault). */
+  async clearMaintenance(nodeId: string): Promise<void> {
+    await this.send('DELETE', `/v1/nodes/${nodeId}/maintenance`);
+  }
+
   async deleteNode(nodeId: string): Promise<void> {
     await this.send('DELETE', `/v1/nodes/${nodeId}`);
   }
@@ -330,8 +337,16 @@ export class IronicClient {
     return this.send<IronicPort>('POST', '/v1/ports', { node_uuid: nodeId, address, pxe_enabled: true });
   }
 
+  /** `service` is sent at the version that has it; an older Ironic is refused by name (too-old) before anything is sent. */
   async setProvisionState(nodeId: string, target: string, extra: Record<string, unknown> = {}): Promise<void> {
-    await this.send('PUT', `/v1/nodes/${nodeId}/states/provision`, { target, ...extra });
+    const version = target === 'service' ? await this.requireVersion(SERVICE_MICROVERSION, 'servicing a provisioned host (the service verb, Ironic 2023.2 / 23.0 or later)') : true;
+    await this.send('PUT', `/v1/nodes/${nodeId}/states/provision`, { target, ...extra }, version);
+  }
+
+  /** `version` when the server speaks it; otherwise a too-old error naming what needs it and both versions. */
+  async requireVersion(version: string, what: string): Promise<string> {
+    if (await this.supports(version)) return version;
+    throw new IronicError('too-old', `${what} needs Ironic API ${version} or newer; Ironic at ${this.where} supports up to ${this.serverMax ?? 'an unknown version'}`);
   }
 
   /** The node's desired RAID layout (`PUT …/states/raid`), which Ironic's raid.create_configuration clean step builds. */

@@ -11,6 +11,8 @@ export interface IronicNode {
   /** When the provision state last changed (Ironic's clock). */
   provision_updated_at?: string | null;
   maintenance: boolean;
+  /** Why Ironic itself put the node in maintenance (`service failure`, `power failure`, …); null when it did not. */
+  fault?: string | null;
   reservation: string | null;
   driver_info: Record<string, unknown>;
   instance_info: Record<string, unknown>;
@@ -24,8 +26,6 @@ export interface IronicNode {
   raid_config?: Record<string, unknown>;
   target_raid_config?: Record<string, unknown>;
   extra: Record<string, unknown>;
-  /** Why Ironic put the node in maintenance by itself (`power failure`, `clean failure`, …). */
-  fault?: string | null;
   /** The BMC's overall health (`OK`, `Warning`, `Critical`; API 1.109), cached by Ironic's power sync. */
   health?: string | null;
 }

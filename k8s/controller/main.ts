@@ -12,6 +12,7 @@ import { connectTemporalClient } from '../../clients/temporal/connection';
 import { KubeRest } from '../../clients/kubernetes/kube-rest';
 import { loadKubeConfig } from '../../clients/kubernetes/kube-config';
 import { Informer, type KubeObject } from './informer';
+import { updatePoliciesPath, type HostUpdatePolicyObject } from './update-policies';
 import { LeaderElector } from './leader';
 import { bmhPath, Reconciler, type BareMetalHost } from './reconciler';
 import { WorkQueue } from './work-queue';
@@ -48,6 +49,7 @@ const elector = new LeaderElector(rest, {
 });
 let informer: Informer<BareMetalHost> | undefined;
 let secrets: Informer<KubeObject> | undefined;
+let updatePolicies: Informer<HostUpdatePolicyObject> | undefined;
 const watchNamespace = settings.watchNamespace;
 let queue: WorkQueue | undefined;
 let stopScan: (() => void) | undefined;
@@ -79,6 +81,7 @@ async function lead(): Promise<void> {
         log('lost the lease; stopped driving hosts');
         informer?.stop();
         secrets?.stop();
+        updatePolicies?.stop();
         queue?.stop();
         stopScan?.();
         remediations?.stop();
@@ -109,6 +112,8 @@ async function lead(): Promise<void> {
       },
       { log },
     );
+    // Metal3's HostUpdatePolicy of a host's name: a change queues that host (update-policies.ts).
+    const policies = new Informer<HostUpdatePolicyObject>(rest, updatePoliciesPath(watchNamespace), (key) => inf.cache.has(key) && q.add(key), { log });
     // Secrets, metadata only: a new resourceVersion of a host's credentials Secret is handed to its workflow.
     const sec = new Informer<KubeObject>(rest, secretsPath(watchNamespace), (key) => enqueueHostsUsing(key), { log, metadataOnly: true });
     const enqueueHostsUsing = (secretKey: string): void => {
@@ -133,12 +138,16 @@ async function lead(): Promise<void> {
       secretVersion: (namespace, name) => sec.cache.get(`${namespace}/${name}`)?.metadata.resourceVersion,
       requeueAfter: (key, ms) => q.addAfter(key, ms),
       log,
+      updatePolicy: (key) => policies.cache.get(key),
     });
     queue = q;
     informer = inf;
     secrets = sec;
     // Secrets first, so the first reconcile of each host already knows its Secret's version.
     await sec.start();
+    // Not awaited (a cluster without the CRD still gets its hosts driven; the list is retried): each policy listed queues its host.
+    void policies.start();
+    updatePolicies = policies;
     await inf.start();
     log(`watching ${inf.cache.size} BareMetalHosts`);
     const rem = new RemediationController({ rest, client, taskQueue: config.taskQueue, namespace: watchNamespace, log,
@@ -219,6 +228,7 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.once(signal, () => {
     informer?.stop();
     secrets?.stop();
+    updatePolicies?.stop();
     queue?.stop();
     stopScan?.();
     remediations?.stop();

@@ -35,6 +35,7 @@ import { releaseCompanions } from './bmo-release';
 import { moveAnnotations } from './move';
 import { ANNOTATIONS, annotationConflicts, parseAnnotations, type HostAnnotations } from './annotations';
 import type { KubeObject } from './informer';
+import { policyOf, syncUpdatePolicy, type HostUpdatePolicyObject } from './update-policies';
 
 export const FINALIZER = 'baremetalhost.metal3.io';
 /** Metal3 fields metalflow accepts without acting on them, and why. */
@@ -62,6 +63,8 @@ export interface ReconcilerDeps {
   secretVersion?: (namespace: string, name: string) => string | undefined;
   requeueAfter: (key: string, ms: number) => void;
   log?: (message: string) => void;
+  /** The HostUpdatePolicy of the host's name, as its informer last saw it (update-policies.ts). */
+  updatePolicy?: (key: string) => HostUpdatePolicyObject | undefined;
 }
 
 export class Reconciler {
@@ -74,6 +77,8 @@ export class Reconciler {
   private readonly pausedApplied = new Map<string, string>();
   /** Annotation values last said to be read as Metal3's default; said again after a restart. */
   private readonly annotationWarned = new Map<string, string>();
+  /** The HostUpdatePolicy last handed to each workflow (same caveat). */
+  private readonly policyApplied = new Map<string, string>();
 
   constructor(private readonly deps: ReconcilerDeps) {}
 
@@ -87,6 +92,7 @@ export class Reconciler {
     this.powerApplied.delete(key);
     this.pausedApplied.delete(key);
     this.annotationWarned.delete(key);
+    this.policyApplied.delete(key);
   }
 
   /**
@@ -252,6 +258,7 @@ export class Reconciler {
       await this.warnIgnored(obj, ref, spec);
     }
     await this.syncPowerRequests(obj, ref, key, annotations.value, fresh);
+    if (this.deps.updatePolicy) await syncUpdatePolicy(this.deps.client, ref, policyOf(this.deps.updatePolicy(key), this.deps.log), this.policyApplied);
 
     if (annotations.value.inspect === 'requested') {
       await this.deps.client.workflow.getHandle(hostWorkflowId(ref)).executeUpdate(requestInspectionUpdate);

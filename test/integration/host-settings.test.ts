@@ -4,7 +4,7 @@
  * recording proxy, to count what reaches it). What was applied is read from Ironic's own records.
  * fake-hardware in Ironic 39 has a real bios clean step and no RAID clean step (clean.test.ts).
  */
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { HostSpec } from '../../types/host';
 import { hostWorkflowId } from '../../types/host-ref';
 import { hostViewQuery, type HostView } from '../../workflows/definitions';
@@ -12,7 +12,7 @@ import type { hostWorkflow } from '../../workflows/host';
 import { ApiError } from '../../api/host-service';
 import { IRONIC_URL } from '../support/env';
 import { randomMac, uniq, waitFor } from '../support/harness';
-import { useProxiedHarness } from '../support/proxied-harness';
+import { hostsRemovedAfterAll, useProxiedHarness } from '../support/proxied-harness';
 import { callApi, serveApi } from '../support/api-client';
 
 const ctx = useProxiedHarness();
@@ -26,11 +26,7 @@ const idleIn = (name: string, state: string, cleans?: number) => async () => {
 };
 const IMAGE = { url: 'http://127.0.0.1/img.qcow2', checksum: 'c'.repeat(32), checksumType: 'md5' as const, format: 'qcow2' as const };
 
-const created: string[] = [];
-afterAll(async () => {
-  for (const name of created) await ctx.h.hosts.remove(ref(name)).catch(() => undefined);
-  await Promise.all(created.map((name) => ctx.h.client.workflow.getHandle(hostWorkflowId(ref(name))).result().catch(() => undefined)));
-}, 180_000);
+const created = hostsRemovedAfterAll(ctx, NS);
 
 function hostSpec(name: string, mac: string, over: Partial<HostSpec>): HostSpec {
   return { bmc: { address: `fake://${name}`, credentialsName: `${name}-bmc-secret` }, bootMACAddress: mac, online: true, ...over };
@@ -123,7 +119,7 @@ describe('spec.raid and spec.firmware', () => {
     const provisioned = await waitFor('provisioned', idleIn(name, 'provisioned'), { timeoutMs: 180_000 });
     const nodeId = provisioned.status.provisioning.ID;
     const held = await apply({ image: IMAGE, firmware: { sriovEnabled: true } });
-    expect(held.settingsHeld).toMatch(/^spec\.firmware changed while the host is provisioned: applied only while preparing \(servicing a provisioned host is not built yet\)/);
+    expect(held.settingsHeld).toMatch(/^spec\.firmware changed while the host is provisioned: applied to a provisioned host only by servicing, which needs a HostUpdatePolicy/);
     expect((await view(name)).operations.some((o) => o.kind === 'clean')).toBe(false);
     expect(await biosOf(nodeId)).toEqual({});
 

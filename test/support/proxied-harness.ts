@@ -6,6 +6,7 @@ import { afterAll, beforeAll } from 'vitest';
 import { IRONIC_URL } from './env';
 import { IronicProxy } from './ironic-proxy';
 import { startHarness, type Harness } from './harness';
+import { hostWorkflowId } from '../../types/host-ref';
 
 export interface ProxiedHarness {
   readonly h: Harness;
@@ -36,4 +37,15 @@ export function useProxiedHarness(opts: Omit<Parameters<typeof startHarness>[0] 
       return ready(proxy);
     },
   };
+}
+
+/** Names of the hosts a test file creates in `namespace`: deleted after all its tests, each deletion waited out. */
+export function hostsRemovedAfterAll(ctx: ProxiedHarness, namespace: string): string[] {
+  const created: string[] = [];
+  afterAll(async () => {
+    const ref = (name: string) => ({ namespace, name });
+    for (const name of created) await ctx.h.hosts.remove(ref(name)).catch(() => undefined);
+    await Promise.all(created.map((name) => ctx.h.client.workflow.getHandle(hostWorkflowId(ref(name))).result().catch(() => undefined)));
+  }, 180_000);
+  return created;
 }

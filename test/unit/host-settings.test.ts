@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { emptyStatus, type HostSpec, type ProvisioningState } from '../../types/host';
-import { decide, settingsHeld } from '../../workflows/decide';
+import { decide } from '../../workflows/decide';
+import { settingsHeld } from '../../workflows/servicing-rules';
 import { interruptReason } from '../../workflows/interrupt';
 import { hostState, testSpec } from '../support/host-state';
 import { pendingSettingsSteps, recordAppliedSettings, settingsSteps } from '../../types/host-settings';
@@ -99,7 +100,7 @@ describe('the spec settings rule of decide()', () => {
     s.spec = { ...s.spec!, image: { url: 'http://i/a.qcow2', checksum: 'c'.repeat(32), checksumType: 'md5', format: 'qcow2' } };
     s.status.provisioning.image = s.spec.image;
     expect(decide(s)).toMatchObject({ kind: 'wait' });
-    expect(settingsHeld(s)).toMatch(/^spec\.firmware changed while the host is provisioned: applied only while preparing/);
+    expect(settingsHeld(s)).toMatch(/^spec\.firmware changed while the host is provisioned: applied to a provisioned host only by servicing, which needs a HostUpdatePolicy with firmwareSettings: onReboot \(the host has none\)/);
     expect(settingsHeld(withSettings('available'))).toBeUndefined();
   });
 });

@@ -1,0 +1,51 @@
+/**
+ * Metal3's HostUpdatePolicy in Kubernetes mode: the policy of a host's name
+ * and namespace is handed to its workflow (`setUpdatePolicy`), level-
+ * triggered from the host's reconcile; a policy's informer event queues the
+ * host of its name. Deleting the policy hands null (no servicing).
+ */
+import type { Client } from '@temporalio/client';
+import type { HostRef } from '../../types/host';
+import { hostWorkflowId } from '../../types/host-ref';
+import { normalUpdatePolicy, updatePolicyErrors, UPDATE_POLICY, type HostUpdatePolicySpec } from '../../types/host-update-policy';
+import { formatFieldErrors } from '../../types/field-error';
+import { hostViewQuery, setUpdatePolicyUpdate } from '../../workflows/definitions';
+import type { KubeObject } from './informer';
+
+export interface HostUpdatePolicyObject extends KubeObject {
+  spec?: unknown;
+}
+
+export const updatePoliciesPath = (namespace?: string): string =>
+  `/apis/${UPDATE_POLICY.group}/${UPDATE_POLICY.version}/${namespace ? `namespaces/${namespace}/` : ''}${UPDATE_POLICY.plural}`;
+
+/** The policy an object asks for (null: none, or one whose spec is not Metal3's, which is logged). */
+export function policyOf(obj: HostUpdatePolicyObject | undefined, log?: (m: string) => void): HostUpdatePolicySpec | null {
+  if (!obj) return null;
+  const spec = obj.spec ?? {};
+  const errors = updatePolicyErrors(spec);
+  if (errors.length > 0) {
+    log?.(`HostUpdatePolicy ${obj.metadata.namespace ?? ''}/${obj.metadata.name} ignored: ${formatFieldErrors(errors)}`);
+    return null;
+  }
+  return normalUpdatePolicy(spec as Record<string, unknown>);
+}
+
+/** Hands the host's policy to its running workflow when it differs from what the workflow holds; `sent` remembers it per host. */
+export async function syncUpdatePolicy(
+  client: Client,
+  ref: HostRef,
+  want: HostUpdatePolicySpec | null,
+  sent: Map<string, string>,
+): Promise<void> {
+  const key = `${ref.namespace}/${ref.name}`;
+  const fingerprint = JSON.stringify(want);
+  if (sent.get(key) === fingerprint) return;
+  const handle = client.workflow.getHandle(hostWorkflowId(ref));
+  // A query first: an update that changes nothing would still be history.
+  const held = (await handle.query(hostViewQuery)).updatePolicy ?? null;
+  if (JSON.stringify(held) !== JSON.stringify(want)) {
+    await handle.executeUpdate(setUpdatePolicyUpdate, { args: [want] });
+  }
+  sent.set(key, fingerprint);
+}
