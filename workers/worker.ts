@@ -102,7 +102,7 @@ export async function createWorker(
       // The provisioning limiter's permits (workflows/provisioning-limiter.ts), with the same client.
       ...createLimiterActivities({ limit: deps.provisioningLimit ?? DEFAULT_PROVISIONING_LIMIT, checkSeconds: deps.provisioningLimitCheckSeconds }),
       // A pivot reads and writes both planes' API servers (kubeconfigs named in its input) and watches the source host workflows.
-      ...createPivotActivities({ rest: deps.kubernetes }),
+      ...createPivotActivities({ rest: deps.kubernetes, secrets: deps.secrets }),
       ...createPlaneCheckActivities({ ironic: deps.ironic }),
       // Remediations act on the host through its workflow (and its BareMetalHost), on Nodes through the API server.
       ...createRemediationHostActivities({ rest: deps.kubernetes }),
