@@ -208,7 +208,9 @@ export async function apiCreateInTarget(
   const body = { metadata: { labels: manifest.labels }, spec, status, ...(await inlineSecrets(secrets, ref, spec)) };
   const a = await target.call('PUT', apiHostPath(ref), body);
   if (a.status === 201 || a.status === 200) return;
-  if (a.status === 429 || a.status === 409) throw refusedBy('target', 'PUT', ref, a);
+  if (a.status === 429) throw refusedBy('target', 'PUT', ref, a);
+  // A 409 from a create sent twice (the first answer lost): the host is there, the move goes on.
+  if (await apiHost(target, ref, 'target')) return;
   // Refused for good: the source takes the host back as it is (adopted again), so it is in exactly one plane.
   const back = await source.call('DELETE', apiHostPath(ref, '/detached'));
   if (back.status !== 200) throw refusedBy('source', 'DELETE …/detached after the target refused the host', ref, back);

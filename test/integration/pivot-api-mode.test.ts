@@ -76,7 +76,7 @@ describe('a pivot between two API planes', { timeout: 900_000 }, () => {
     stackB('stop');
   });
 
-  it('moves a provisioned and an available host A → B: adopted as they were, no deploy, clean or power off, gone from A, no Secret in history', async () => {
+  it('moves a provisioned and an available host A → B: adopted as they were, no deploy, clean or power off, gone from A, no Secret in history; one B refuses goes back to A', async () => {
     const A = a!;
     const B = b!;
     const call = (p: ApiPlaneUnderTest, method: 'GET' | 'PUT' | 'DELETE' | 'POST', path: string, body?: unknown) => callApi(p.base, method, path, body, { token: p.token });
@@ -85,8 +85,11 @@ describe('a pivot between two API planes', { timeout: 900_000 }, () => {
     const PASSWORD = `pw-${uniq('planted')}`;
     const USER_DATA = `#cloud-config\n# ${uniq('planted-user-data')}\n`;
     const hosts = { provisioned: 'pa-1', available: 'pa-2' };
+    // B refuses this one's create (its credentials Secret there belongs to another host): attached again in A.
+    const REFUSED = 'pa-3';
+    await B.h.secrets.write(ns, `${REFUSED}-bmc`, { username: 'other', password: 'other' }, `${ns}/someone-else`);
     const path = (name: string) => `/v1/namespaces/${ns}/hosts/${name}`;
-    for (const [kind, name] of Object.entries(hosts)) {
+    for (const [kind, name] of [...Object.entries(hosts), ['provisioned', REFUSED] as const]) {
       const spec = { bmc: { address: `fake://${name}`, credentialsName: `${name}-bmc` }, bootMACAddress: randomMac(), online: true, ...(kind === 'provisioned' ? { image: IMAGE } : {}) };
       const res = await call(A, 'PUT', path(name), { metadata: { labels: { move: PIVOT } }, spec, credentials: { username: 'admin', password: PASSWORD }, ...(kind === 'provisioned' ? { userData: USER_DATA } : {}) });
       expect(res.status, res.text).toBe(201);
@@ -97,7 +100,7 @@ describe('a pivot between two API planes', { timeout: 900_000 }, () => {
     };
     const atRest = (v: HostView | undefined, state: string) => v?.status.provisioning.state === state && v.status.poweredOn && !v.currentOperation && v.status.operationalStatus === 'OK';
     const before: Record<string, HostView> = {};
-    for (const [state, name] of Object.entries(hosts)) {
+    for (const [state, name] of [...Object.entries(hosts), ['provisioned', REFUSED] as const]) {
       before[name] = await waitFor(`${name} ${state} in A`, async () => {
         const v = await view(A, name);
         return atRest(v, state) ? v : undefined;
@@ -111,7 +114,8 @@ describe('a pivot between two API planes', { timeout: 900_000 }, () => {
       source: { api: { url: A.base, tokenFile: A.tokenFile } },
       target: { api: { url: B.base, tokenFile: B.tokenFile }, taskQueue: B.h.taskQueue, temporalNamespace: NS_B },
       selector: { namespace: ns, labelSelector: { matchLabels: { move: PIVOT } } },
-      maxConcurrent: 2,
+      maxConcurrent: 3,
+      maxFailures: 1,
       hostTimeoutSeconds: 600,
     };
     const started = await call(A, 'POST', '/v1/pivots', input);
@@ -121,7 +125,19 @@ describe('a pivot between two API planes', { timeout: 900_000 }, () => {
       return ['completed', 'halted', 'cancelled'].includes(p.phase) ? p : undefined;
     }, { timeoutMs: 600_000, intervalMs: 1000 });
     expect(result.phase).toBe('completed');
-    expect(result.counts, JSON.stringify(result.hosts)).toMatchObject({ succeeded: 2 });
+    expect(result.counts, JSON.stringify(result.hosts)).toMatchObject({ succeeded: 2, failed: 1 });
+    const refused = result.hosts.find((h) => h.ref.name === REFUSED)!;
+    expect(refused.rolledBack).toBe(true);
+    expect(refused.error).toContain(`Secret ${ns}/${REFUSED}-bmc belongs to host ${ns}/someone-else`);
+    expect(refused.error).toContain('the source attached it again');
+    // Back in A as it was, not paused, with a node of its own again; never created in B.
+    const back = await waitFor(`${REFUSED} adopted again in A`, async () => {
+      const v = await view(A, REFUSED);
+      return atRest(v, 'provisioned') && v!.status.provisioning.ID !== before[REFUSED]!.status.provisioning.ID ? v : undefined;
+    }, { timeoutMs: 300_000, intervalMs: 500 });
+    expect(back.paused).toBeUndefined();
+    expect(back.status.provisioning.image?.url).toBe(IMAGE.url);
+    expect(await view(B, REFUSED)).toBeUndefined();
 
     for (const [state, name] of Object.entries(hosts)) {
       const there = await view(B, name);
@@ -145,12 +161,14 @@ describe('a pivot between two API planes', { timeout: 900_000 }, () => {
       bVerbs: [...new Set(inB.map(provisionVerb).filter(Boolean))].sort(),
       bPowerOffsOrReboots: inB.filter((r) => isPowerChange(r) && !/"power on"/.test(r.body)).length,
       bNodeCreates: inB.filter((r) => r.method === 'POST' && r.path === '/v1/nodes').length,
+      // Only the refused host's node again: the moved ones are not registered in A after the detach.
+      aNodeCreates: inA.filter((r) => r.method === 'POST' && r.path === '/v1/nodes').length,
       aVerbs: [...new Set(inA.map(provisionVerb).filter(Boolean))].sort(),
-      aPowerChanges: inA.filter(isPowerChange).length,
+      aPowerOffsOrReboots: inA.filter((r) => isPowerChange(r) && !/"power on"/.test(r.body)).length,
       aNodeDeletes: inA.filter((r) => r.method === 'DELETE' && /^\/v1\/nodes\/[^/]+$/.test(r.path)).length,
     };
     process.stderr.write(`[pivot-api-mode test] proxy figures: ${JSON.stringify(figures)}\n`);
-    expect(figures).toEqual({ bDeploys: 0, bVerbs: ['adopt', 'manage'], bPowerOffsOrReboots: 0, bNodeCreates: 2, aVerbs: [], aPowerChanges: 0, aNodeDeletes: 2 });
+    expect(figures).toEqual({ bDeploys: 0, bVerbs: ['adopt', 'manage'], bPowerOffsOrReboots: 0, bNodeCreates: 2, aNodeCreates: 1, aVerbs: ['adopt', 'manage'], aPowerOffsOrReboots: 0, aNodeDeletes: 3 });
 
     // The Secrets went store to store inside the hand-over activity: not in the pivot's history, decoded.
     const { hits, texts } = await secretsInHistories(A.h.client, [pivotWorkflowId(PIVOT)], [PASSWORD, 'planted-user-data', A.token, B.token]);
