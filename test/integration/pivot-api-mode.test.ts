@@ -76,7 +76,7 @@ describe('a pivot between two API planes', { timeout: 900_000 }, () => {
     stackB('stop');
   });
 
-  it('moves a provisioned and an available host A → B: adopted as they were, no deploy, clean or power off, gone from A, no Secret in history; one B refuses goes back to A', async () => {
+  it('moves a provisioned and an available host A → B: adopted as they were, no deploy, clean or power off, gone from A, no Secret in history; one B refuses goes back to A; then one back B → A', async () => {
     const A = a!;
     const B = b!;
     const call = (p: ApiPlaneUnderTest, method: 'GET' | 'PUT' | 'DELETE' | 'POST', path: string, body?: unknown) => callApi(p.base, method, path, body, { token: p.token });
@@ -174,5 +174,30 @@ describe('a pivot between two API planes', { timeout: 900_000 }, () => {
     const { hits, texts } = await secretsInHistories(A.h.client, [pivotWorkflowId(PIVOT)], [PASSWORD, 'planted-user-data', A.token, B.token]);
     expect(texts.some((t) => t.text.includes(`${hosts.provisioned}-bmc`))).toBe(true);
     expect(hits).toEqual([]);
+
+    // And back B → A with the same workflow, run by plane B's worker: adopted in A again, no deploy.
+    const BACK = uniq('api-back');
+    const sentBackA = A.proxy.requests.length;
+    const backStarted = await call(B, 'POST', '/v1/pivots', {
+      name: BACK,
+      source: { api: { url: B.base, tokenFile: B.tokenFile } },
+      target: { api: { url: A.base, tokenFile: A.tokenFile }, taskQueue: A.h.taskQueue, temporalNamespace: 'default' },
+      selector: { hosts: [{ namespace: ns, name: hosts.provisioned }] },
+      hostTimeoutSeconds: 600,
+    });
+    expect(backStarted.status, backStarted.text).toBe(201);
+    const backResult = await waitFor('the pivot back ends', async () => {
+      const p = JSON.parse((await call(B, 'GET', `/v1/pivots/${BACK}`)).text) as PivotProgress;
+      return ['completed', 'halted', 'cancelled'].includes(p.phase) ? p : undefined;
+    }, { timeoutMs: 600_000, intervalMs: 1000 });
+    expect(backResult.counts, JSON.stringify(backResult.hosts)).toMatchObject({ succeeded: 1 });
+    const home = await view(A, hosts.provisioned);
+    expect(atRest(home, 'provisioned'), JSON.stringify(home?.status)).toBe(true);
+    expect(home!.status.provisioning.image?.url).toBe(IMAGE.url);
+    expect(await view(B, hosts.provisioned)).toBeUndefined();
+    const backInA = A.proxy.requests.slice(sentBackA);
+    const backFigures = { deploys: backInA.filter(isDeploy).length, verbs: [...new Set(backInA.map(provisionVerb).filter(Boolean))].sort(), powerOffsOrReboots: backInA.filter((r) => isPowerChange(r) && !/"power on"/.test(r.body)).length };
+    process.stderr.write(`[pivot-api-mode test] back to A, A's proxy: ${JSON.stringify(backFigures)}\n`);
+    expect(backFigures).toEqual({ deploys: 0, verbs: ['adopt', 'manage'], powerOffsOrReboots: 0 });
   });
 });
