@@ -7,8 +7,10 @@
  */
 import { Context } from '@temporalio/activity';
 import { Client } from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
 import type { HostRef } from '../types/host';
-import type { Plane, PivotSelector } from '../types/pivot';
+import { isApiPlane, type Plane, type PivotSelector } from '../types/pivot';
+import type { SecretReader } from '../clients/secrets/secret-store';
 import { hostWorkflowId } from '../types/host-ref';
 import { bmhObjectPath, deleteObject, getObject, patchMetadata } from '../clients/kubernetes/metal3-objects';
 import { hostRun } from '../clients/temporal/host-run';
@@ -20,6 +22,7 @@ import { planeRest, type PivotPlaneDeps } from './pivot-planes';
 import { targetPlaneProblem } from './pivot-target-check';
 import { exportHost, selectBareMetalHosts, sourceProblem, targetProblem, METAL3_ANNOTATIONS, type BareMetalHostObject } from './pivot-export';
 import { freeze, importHost, rollBackHost, unfreeze } from './pivot-import';
+import * as viaApi from './pivot-api';
 
 export interface PivotHostCall {
   pivot: string;
@@ -31,7 +34,7 @@ export interface PivotHostCall {
 /** Metal3's detach arguments: the node goes as it is (no deprovisioning, no power change). */
 const DETACH_AS_IS = JSON.stringify({ deleteAction: 'delete' });
 
-export function createPivotActivities(deps: PivotPlaneDeps & { client?: Client } = {}) {
+export function createPivotActivities(deps: PivotPlaneDeps & { client?: Client; secrets?: SecretReader } = {}) {
   const ownClient = (): Client => deps.client ?? Context.current().client;
   /** The plane's host workflows: the worker's own namespace unless the plane names another. */
   const hostClient = (plane: Plane): Client => {
@@ -41,6 +44,8 @@ export function createPivotActivities(deps: PivotPlaneDeps & { client?: Client }
   };
   const source = (c: PivotHostCall) => planeRest(deps, c.source, 'source');
   const target = (c: PivotHostCall) => planeRest(deps, c.target, 'target');
+  /** API-mode planes (both are, or neither: types/pivot.ts): their clients, the tokens read now. */
+  const apis = async (c: PivotHostCall) => ({ src: await viaApi.apiPlane(deps, c.source.api!, 'source'), dst: await viaApi.apiPlane(deps, c.target.api!, 'target') });
 
   /** Polls the source host's view until `done` says so, heartbeating what it saw. */
   async function watchHost(plane: Plane, ref: HostRef, done: (v: HostView) => boolean, what: string): Promise<void> {
@@ -57,14 +62,46 @@ export function createPivotActivities(deps: PivotPlaneDeps & { client?: Client }
     }
   }
 
+  /** What still differs in a Kubernetes target: the object, then the target's host workflow (the restored status shows the source's at once). */
+  async function kubeTargetLook(call: PivotHostCall & { expect: PivotExpect }): Promise<() => Promise<string | undefined>> {
+    const rest = await target(call);
+    const c = hostClient(call.target);
+    return async () => targetMismatch(await getObject<BareMetalHostObject>(rest, bmhObjectPath(call.ref.namespace, call.ref.name)), call.expect) ?? (await targetAtRest(c, call.ref, call.expect));
+  }
+
+  /** The same through an API target's view of the host. */
+  async function apiTargetLook(call: PivotHostCall & { expect: PivotExpect }): Promise<() => Promise<string | undefined>> {
+    const { dst } = await apis(call);
+    return async () => {
+      const view = await viaApi.apiHost(dst, call.ref, 'target');
+      const obj: BareMetalHostObject | undefined = view && {
+        metadata: { name: call.ref.name, namespace: call.ref.namespace, ...(view.paused ? { annotations: { [METAL3_ANNOTATIONS.paused]: view.paused.reason } } : {}) },
+        spec: (view.spec ?? {}) as Record<string, unknown>,
+        status: view.status,
+      };
+      const differs = targetMismatch(obj, call.expect);
+      if (differs || !view) return differs;
+      const id = view.status.provisioning.ID;
+      if (!id || id === call.expect.sourceNodeId) return 'the target host has not registered its own Ironic node yet';
+      if (view.currentOperation) return `the target host is running ${view.currentOperation.kind}`;
+      return undefined;
+    };
+  }
+
   return {
     async selectPivotHosts(input: { source: Plane; selector: PivotSelector }): Promise<FleetSelection> {
+      if (isApiPlane(input.source)) return viaApi.apiSelect(await viaApi.apiPlane(deps, input.source.api, 'source'), input.selector);
       return selectBareMetalHosts(await planeRest(deps, input.source, 'source'), input.selector);
     },
 
     /** Whether the host may move now: a reason to skip it, or ok. Changes nothing. */
     async precheckPivotHost(call: PivotHostCall): Promise<PrecheckResult> {
-      const problem = (await sourceProblem(await source(call), call.ref, call.pivot)) ?? (await targetProblem(await target(call), call.ref, call.pivot));
+      const problem = isApiPlane(call.source)
+        ? await (async () => {
+            const { src, dst } = await apis(call);
+            return (await viaApi.apiSourceProblem(src, deps.secrets, call.ref, call.pivot)) ?? (await viaApi.apiTargetProblem(dst, call.ref));
+          })()
+        : (await sourceProblem(await source(call), call.ref, call.pivot)) ?? (await targetProblem(await target(call), call.ref, call.pivot));
       if (problem) return { skip: problem };
       if (call.target.taskQueue) {
         const reason = await targetPlaneProblem(hostClient(call.target), call.target.taskQueue, call.pivot);
@@ -75,6 +112,7 @@ export function createPivotActivities(deps: PivotPlaneDeps & { client?: Client }
 
     /** Pauses the source host with the pivot's value and waits until its workflow is idle (paused, nothing running) and its status published. */
     async freezePivotHost(call: PivotHostCall): Promise<void> {
+      if (isApiPlane(call.source)) return viaApi.apiFreeze((await apis(call)).src, call.ref, call.pivot);
       const rest = await source(call);
       await freeze(rest, call.ref, call.pivot);
       let view: HostView | undefined;
@@ -90,15 +128,23 @@ export function createPivotActivities(deps: PivotPlaneDeps & { client?: Client }
     },
 
     async exportPivotHost(call: PivotHostCall): Promise<PivotManifest> {
+      if (isApiPlane(call.source)) return viaApi.apiExport((await apis(call)).src, call.ref);
       return exportHost(await source(call), call.ref);
     },
 
     /** Secrets, host (paused, with the status annotation), HardwareData: created in the target, Secret data read and written here only. */
     async importPivotHost(call: PivotHostCall & { manifest: PivotManifest }): Promise<void> {
+      if (isApiPlane(call.target)) {
+        // Nothing is created in an API target before hand-over: its name must still be free.
+        const taken = await viaApi.apiTargetProblem((await apis(call)).dst, call.ref);
+        if (taken) throw ApplicationFailure.create({ type: 'PivotTargetTaken', nonRetryable: true, message: taken });
+        return;
+      }
       await importHost(await source(call), await target(call), call.pivot, call.manifest);
     },
 
     async rollbackPivotHost(call: PivotHostCall): Promise<void> {
+      if (isApiPlane(call.source)) return viaApi.apiUnfreeze((await apis(call)).src, call.ref, call.pivot);
       await rollBackHost(await source(call), await target(call), call.pivot, call.ref);
     },
 
@@ -108,6 +154,7 @@ export function createPivotActivities(deps: PivotPlaneDeps & { client?: Client }
      * Waits until the host reports itself detached.
      */
     async detachPivotSource(call: PivotHostCall): Promise<void> {
+      if (isApiPlane(call.source)) return viaApi.apiDetach((await apis(call)).src, call.ref, call.pivot);
       const rest = await source(call);
       const obj = await getObject<BareMetalHostObject>(rest, bmhObjectPath(call.ref.namespace, call.ref.name));
       if (!obj) throw new Error(`BareMetalHost ${call.ref.namespace}/${call.ref.name} is gone from the source before it was detached`);
@@ -120,19 +167,27 @@ export function createPivotActivities(deps: PivotPlaneDeps & { client?: Client }
     },
 
     /** The target may act: its pause goes, and its controller restores the status annotation and adopts. */
-    async releasePivotTarget(call: PivotHostCall): Promise<void> {
+    async releasePivotTarget(call: PivotHostCall & { manifest?: PivotManifest; expect?: PivotExpect }): Promise<void> {
+      if (isApiPlane(call.target)) {
+        const { src, dst } = await apis(call);
+        let manifest: Pick<PivotManifest, 'labels' | 'spec' | 'statusAnnotation'> | undefined = call.manifest;
+        if (!manifest) {
+          // A new run past the export: the detached source still has the spec; its status as before the detach.
+          const view = await viaApi.apiHost(src, call.ref, 'source');
+          if (!view) throw new Error(`${call.ref.namespace}/${call.ref.name} is gone from the source before the target created it`);
+          manifest = { labels: view.labels ?? {}, spec: (view.spec ?? {}) as Record<string, unknown>, statusAnnotation: viaApi.statusBeforeDetach(view, call.expect) };
+        }
+        return viaApi.apiCreateInTarget(src, dst, deps.secrets, call.ref, manifest);
+      }
       await unfreeze(await target(call), call.ref, call.pivot);
     },
 
     /** Watches the target host until it shows what the source showed, or `windowMs` has passed. */
     async awaitPivotTarget(call: PivotHostCall & { expect: PivotExpect; windowMs: number }): Promise<{ matched: true } | { waiting: string }> {
-      const rest = await target(call);
       const until = Date.now() + call.windowMs;
-      const c = hostClient(call.target);
+      const look = isApiPlane(call.target) ? await apiTargetLook(call) : await kubeTargetLook(call);
       for (let delay = 300; ; delay = Math.min(delay * 1.5, 3000)) {
-        const obj = await getObject<BareMetalHostObject>(rest, bmhObjectPath(call.ref.namespace, call.ref.name));
-        // The restored status shows the source's at once: adopted only once the target's workflow registered its own node and rests.
-        const seen = targetMismatch(obj, call.expect) ?? (await targetAtRest(c, call.ref, call.expect));
+        const seen = await look();
         if (!seen) return { matched: true };
         if (Date.now() + delay > until) return { waiting: seen };
         heartbeat({ waiting: seen });
@@ -142,6 +197,12 @@ export function createPivotActivities(deps: PivotPlaneDeps & { client?: Client }
 
     /** The source object deleted; detached, the source host workflow removes it without deprovisioning or power change. Waits until it is gone. */
     async removePivotSource(call: PivotHostCall): Promise<void> {
+      if (isApiPlane(call.source)) {
+        const { src } = await apis(call);
+        // The source host workflow is this worker's (the pivot runs on the source plane): its last record says where the host went.
+        if (await viaApi.apiHost(src, call.ref, 'source')) await recordMove(hostClient(call.source), call);
+        return viaApi.apiRemoveSource(src, call.ref);
+      }
       const rest = await source(call);
       const path = bmhObjectPath(call.ref.namespace, call.ref.name);
       const obj = await getObject<BareMetalHostObject>(rest, path);
@@ -167,8 +228,9 @@ async function recordMove(c: Client, call: PivotHostCall): Promise<void> {
   if ((await hostRun(c, call.ref)).kind !== 'running') return;
   const handle = c.workflow.getHandle(hostWorkflowId(call.ref));
   if ((await handle.query(hostViewQuery)).movedTo?.pivot === call.pivot) return;
-  const { taskQueue, temporalNamespace, kubeconfig, kubeconfigSecret } = call.target;
+  const { taskQueue, temporalNamespace, kubeconfig, kubeconfigSecret, api } = call.target;
   const target = {
+    ...(api ? { api: { url: api.url } } : {}),
     ...(taskQueue ? { taskQueue } : {}),
     ...(temporalNamespace ? { temporalNamespace } : {}),
     ...(kubeconfig ? { kubeconfig } : {}),

@@ -15,25 +15,41 @@ const DNS_LABEL = '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$';
 /** The pivot's pause value `metalflow.io/pivot-<name>` fits Metal3's annotation limits comfortably. */
 export const MAX_PIVOT_NAME = 57;
 
+/** A key of a Secret the worker running the pivot reads. */
+const secretKeyRef = (keyDescription: string) =>
+  Type.Object(
+    {
+      namespace: Type.String({ minLength: 1, maxLength: 63, pattern: DNS_LABEL }),
+      name: Type.String({ minLength: 1, maxLength: 253 }),
+      key: Type.Optional(Type.String({ minLength: 1, maxLength: 253, description: keyDescription })),
+    },
+    closed,
+  );
+
+/** A plane that is a metalflow HTTP API: its URL and where its token is (a file or a Secret the worker reads), never the token. */
+export const ApiPlaneSchema = Type.Object(
+  {
+    url: Type.String({ minLength: 1, maxLength: 2048, pattern: '^https?://[^\\s]+$', description: "The plane's metalflow API, e.g. https://mgmt.example:8080" }),
+    tokenFile: Type.Optional(Type.String({ minLength: 1, maxLength: 4096, description: 'Path of a file holding the bearer token, as the worker running the pivot sees it' })),
+    tokenSecret: Type.Optional(secretKeyRef('The key holding the token (default "token")')),
+  },
+  { ...closed, description: "An API-mode plane: the token is read by the pivot's activities from the file or from the worker's secret store" },
+);
+export type ApiPlane = Static<typeof ApiPlaneSchema>;
+
 export const PlaneSchema = Type.Object(
   {
+    api: Type.Optional(ApiPlaneSchema),
     kubeconfig: Type.Optional(Type.String({ minLength: 1, maxLength: 4096, description: "Path of the plane's kubeconfig file, as the worker running the pivot sees it" })),
-    kubeconfigSecret: Type.Optional(
-      Type.Object(
-        {
-          namespace: Type.String({ minLength: 1, maxLength: 63, pattern: DNS_LABEL }),
-          name: Type.String({ minLength: 1, maxLength: 253 }),
-          key: Type.Optional(Type.String({ minLength: 1, maxLength: 253, description: 'The key holding the kubeconfig (default "value", as Cluster API names it)' })),
-        },
-        closed,
-      ),
-    ),
+    kubeconfigSecret: Type.Optional(secretKeyRef('The key holding the kubeconfig (default "value", as Cluster API names it)')),
     taskQueue: Type.Optional(Type.String({ minLength: 1, maxLength: 1000, description: "The task queue of the plane's metalflow worker" })),
     temporalNamespace: Type.Optional(Type.String({ minLength: 1, maxLength: 255, description: "The Temporal namespace the plane's host workflows live in (default: the pivot's own)" })),
   },
   { ...closed, description: 'A management plane: its Kubernetes API server (kubeconfig file or Secret; none: the worker\'s own) and the worker that serves it' },
 );
 export type Plane = Static<typeof PlaneSchema>;
+/** Whether the plane is a metalflow API (else a Kubernetes API server). */
+export const isApiPlane = (plane: Plane): plane is Plane & { api: ApiPlane } => plane.api !== undefined;
 
 const { maxConcurrent, maxFailures, hostTimeoutSeconds, dryRun } = FleetInputSchema.properties;
 
@@ -63,9 +79,19 @@ export function validatePivotInput(input: unknown): Result<PivotInput> {
   if (errors.length > 0) return { ok: false, errors };
   const value = input as PivotInput;
   for (const side of ['source', 'target'] as const) {
-    if (value[side].kubeconfig && value[side].kubeconfigSecret) errors.push({ field: `${side}.kubeconfigSecret`, reason: 'give kubeconfig or kubeconfigSecret, not both' });
+    const plane = value[side];
+    if (plane.kubeconfig && plane.kubeconfigSecret) errors.push({ field: `${side}.kubeconfigSecret`, reason: 'give kubeconfig or kubeconfigSecret, not both' });
+    if (plane.api) {
+      if (plane.kubeconfig || plane.kubeconfigSecret) errors.push({ field: `${side}.api`, reason: 'an API plane has no kubeconfig: give api or kubeconfig/kubeconfigSecret, not both' });
+      if (!plane.api.tokenFile === !plane.api.tokenSecret) errors.push({ field: `${side}.api.tokenFile`, reason: 'give exactly one of tokenFile or tokenSecret (where the token is; never the token itself)' });
+    }
   }
-  if (!value.target.kubeconfig && !value.target.kubeconfigSecret) {
+  if (!value.source.api !== !value.target.api) {
+    errors.push({ field: 'target.api', reason: 'source and target must both be API planes or both Kubernetes planes' });
+  } else if (value.source.api && value.target.api && value.source.api.url.replace(/\/+$/, '') === value.target.api.url.replace(/\/+$/, '')) {
+    errors.push({ field: 'target.api.url', reason: "is the source's URL: a pivot moves hosts to another plane" });
+  }
+  if (!value.target.api && !value.target.kubeconfig && !value.target.kubeconfigSecret) {
     errors.push({ field: 'target.kubeconfig', reason: "is required (or target.kubeconfigSecret): the target is another cluster than the worker's own" });
   }
   const criteria = ['namespace', 'labelSelector', 'states', 'hosts'] as const;

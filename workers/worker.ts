@@ -104,7 +104,7 @@ export async function createWorker(
       // The provisioning limiter's permits (workflows/provisioning-limiter.ts), with the same client.
       ...createLimiterActivities({ limit: deps.provisioningLimit ?? DEFAULT_PROVISIONING_LIMIT, checkSeconds: deps.provisioningLimitCheckSeconds }),
       // A pivot reads and writes both planes' API servers (kubeconfigs named in its input) and watches the source host workflows.
-      ...createPivotActivities({ rest: deps.kubernetes }),
+      ...createPivotActivities({ rest: deps.kubernetes, secrets: deps.secrets }),
       ...createPlaneCheckActivities({ ironic: deps.ironic }),
       // Ironic's BIOS settings and firmware components for the controller's HostFirmwareSettings/Components and the API.
       ...createFirmwareInventoryActivities({ ironic: deps.ironic }),

@@ -197,7 +197,7 @@ export interface DhcpState {
 export interface MovedTo {
   pivot: string;
   at: string;
-  target: { taskQueue?: string; temporalNamespace?: string; kubeconfig?: string; kubeconfigSecret?: { namespace: string; name: string } };
+  target: { taskQueue?: string; temporalNamespace?: string; kubeconfig?: string; kubeconfigSecret?: { namespace: string; name: string }; api?: { url: string } };
 }
 
 export interface PendingClean {

@@ -5,7 +5,7 @@
  * idempotent). A failure before hand-over rolls back (the target's copy
  * removed, the source unfrozen); after it, the move only goes forward.
  */
-import { ActivityFailure, isCancellation, proxyActivities } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, isCancellation, patched, proxyActivities } from '@temporalio/workflow';
 import type { createPivotActivities } from '../activities/pivot-activities';
 import { DEFAULT_HOST_TIMEOUT_SECONDS } from '../types/fleet';
 import type { PivotInput } from '../types/pivot';
@@ -29,6 +29,9 @@ const message = (err: unknown): string => {
   const cause = err instanceof ActivityFailure ? (err.cause ?? err) : err;
   return cause instanceof Error ? cause.message : String(cause);
 };
+
+/** PIVOT_TARGET_REFUSED (activities/pivot-api.ts), named here: workflows import no activity code. */
+const targetRefused = (err: unknown): boolean => err instanceof ActivityFailure && err.cause instanceof ApplicationFailure && err.cause.type === 'PivotTargetRefused';
 
 /** Moves one host as far as it goes; `step` records each step reached, `settle` the result. */
 export async function runPivotHost(
@@ -68,7 +71,8 @@ export async function runPivotHost(
     if (host.step === 'handover') {
       // From here on the source lets go: the only way is forward.
       await waitCalls.detachPivotSource(call);
-      await pivotCalls.releasePivotTarget(call);
+      // An API target is created here (nothing exists there before hand-over): it needs the export, or the expectation to rebuild it.
+      await pivotCalls.releasePivotTarget(input.target.api ? { ...call, ...(manifest ? { manifest } : {}), ...(host.expect ? { expect: host.expect } : {}) } : call);
       step(host, 'verify');
     }
     if (host.step === 'verify') {
@@ -89,6 +93,11 @@ export async function runPivotHost(
     settle(host, { outcome: 'succeeded' });
   } catch (err) {
     if (isCancellation(err)) throw err;
+    // An API target refused the create and the source took the host back: a roll-back, not a host left to the target.
+    if (targetRefused(err) && patched('pivot-api-target-refused')) {
+      host.rolledBack = true;
+      return settle(host, { outcome: 'failed', error: `handover failed: ${message(err)}` });
+    }
     settle(host, { outcome: 'failed', error: `${host.step} failed after hand-over (the target keeps the host): ${message(err)}` });
   }
 }

@@ -17,6 +17,7 @@ import { REPO_ROOT } from '../../config/env';
 import { IRONIC_URL, TEMPORAL_ADDRESS, TEST_ENV, TEST_STATE_DIR } from '../support/env';
 import { startProxyProcess } from '../support/ironic-proxy-process';
 import { uniq } from '../support/harness';
+import { createTemporalNamespace } from '../support/temporal-namespace';
 import { KUBE_BUILD_TIMEOUT_MS, kubectl, startOwnKube, useKube, type KubeLease } from './kube-harness';
 import { cleanNamespace, prepareNamespace, shim, type Shim } from './shim-harness';
 
@@ -71,25 +72,6 @@ export function usePivotPlanes(ns: string, refused: string, slot = 0): PivotPlan
   const temporal = (...args: string[]) => execFileSync(join(REPO_ROOT, '.venv', 'bin', 'temporal'), [...args, '--address', TEMPORAL_ADDRESS], { encoding: 'utf8' });
   const workerAEnv = () => ({ IRONIC_URL: proxyA!.url, METALFLOW_SECRET_KEY: KEY_A });
 
-  /** Plane B's Temporal namespace, with the search attributes the host workflows write. */
-  function temporalNamespaceB(): void {
-    temporal('operator', 'namespace', 'create', '--namespace', NS_B, '--retention', '24h');
-    const lines = execFileSync('grep', ['-Ev', '^\\s*(#|$)', join(REPO_ROOT, 'scripts', 'search-attributes.txt')], { encoding: 'utf8' }).split('\n').filter(Boolean);
-    for (const line of lines) {
-      const [name, type] = line.trim().split('=');
-      // A namespace just created may not be served for a moment: retried by the CLI's own call a few times.
-      for (let attempt = 0; ; attempt++) {
-        try {
-          temporal('operator', 'search-attribute', 'create', '--namespace', NS_B, '--name', name!, '--type', type!);
-          break;
-        } catch (err) {
-          if (attempt >= 10) throw err;
-          execFileSync('sleep', ['1']);
-        }
-      }
-    }
-  }
-
   const refusePolicy = [
     {
       apiVersion: 'admissionregistration.k8s.io/v1',
@@ -114,7 +96,7 @@ export function usePivotPlanes(ns: string, refused: string, slot = 0): PivotPlan
     inB(['wait', '--for=condition=Established', '--timeout=60s', 'crd/baremetalhosts.metal3.io', 'crd/hardwaredata.metal3.io']);
     inB(['apply', '-f', '-'], { input: JSON.stringify({ apiVersion: 'v1', kind: 'List', items: refusePolicy }) });
     stackB('start');
-    temporalNamespaceB();
+    createTemporalNamespace(NS_B);
     env = await TestWorkflowEnvironment.createFromExistingServer({ address: TEMPORAL_ADDRESS });
     proxyA = await startProxyProcess(IRONIC_URL, join(B_STATE, 'ironic-a-requests.jsonl'));
     proxyB = await startProxyProcess(`http://127.0.0.1:${B_PORTS.ironic}`, join(B_STATE, 'ironic-b-requests.jsonl'));

@@ -87,19 +87,22 @@ export async function startHarness(
     imageCache?: ServedImageCache;
     /** The direct provisioner's config drives (test/support/image-cache.ts). */
     configDrives?: ServedConfigDrives;
+    /** The Temporal namespace (default "default"): a second plane's host workflows need their own (ids are per namespace). */
+    namespace?: string;
   } = {},
 ): Promise<Harness> {
+  const namespace = opts.namespace ?? 'default';
   // @temporalio/testing pointed at the real dev server the stack script started (never a downloaded one).
-  const env = await TestWorkflowEnvironment.createFromExistingServer({ address: TEMPORAL_ADDRESS, namespace: 'default' });
+  const env = await TestWorkflowEnvironment.createFromExistingServer({ address: TEMPORAL_ADDRESS, namespace });
   const { nativeConnection } = env;
   // With a data converter (payload encryption), the client and the worker both use it.
-  const client = opts.dataConverter ? new Client({ connection: env.connection, namespace: 'default', dataConverter: opts.dataConverter }) : env.client;
+  const client = opts.dataConverter ? new Client({ connection: env.connection, namespace, dataConverter: opts.dataConverter }) : env.client;
   const ironic = new IronicClient({ url: opts.ironicUrl ?? IRONIC_URL });
   const secretDir = mkdtempSync(join(tmpdir(), 'metalflow-secrets-'));
   const secrets = new LocalSecretStore(secretDir, randomBytes(32));
   const taskQueue = uniq('tq');
   const worker = await createWorker(
-    { connection: nativeConnection, namespace: 'default', taskQueue, ironic, secrets, poll: { initialMs: 100, factor: 1.5, maxMs: 1000 }, dataConverter: opts.dataConverter, kubernetes: opts.kubernetes, provisioningLimit: opts.provisioningLimit, provisioningLimitCheckSeconds: opts.provisioningLimitCheckSeconds, dhcpSites: opts.dhcpSites, imageCache: opts.imageCache, configDrives: opts.configDrives },
+    { connection: nativeConnection, namespace, taskQueue, ironic, secrets, poll: { initialMs: 100, factor: 1.5, maxMs: 1000 }, dataConverter: opts.dataConverter, kubernetes: opts.kubernetes, provisioningLimit: opts.provisioningLimit, provisioningLimitCheckSeconds: opts.provisioningLimitCheckSeconds, dhcpSites: opts.dhcpSites, imageCache: opts.imageCache, configDrives: opts.configDrives },
     { workflowBundle: opts.workflowCode ? { code: opts.workflowCode } : { codePath: WORKFLOW_BUNDLE_PATH }, workflowsPath: undefined },
   );
   const running = opts.startWorker === false ? undefined : worker.run();

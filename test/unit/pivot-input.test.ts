@@ -22,6 +22,23 @@ describe('validatePivotInput', () => {
     expect(fields({ ...good, maxConcurrent: 0 })).toEqual(['maxConcurrent']);
     expect(fields({ ...good, target: { kubeconfig: '/a', password: 'x' } })).toContain('target.password');
   });
+
+  it('takes API planes, each naming where its token is, never the token', () => {
+    const api = (url: string, more: Record<string, unknown> = { tokenFile: '/etc/metalflow/token' }) => ({ api: { url, ...more } });
+    const apiGood = { ...good, source: api('http://127.0.0.1:8080'), target: api('https://mgmt.example:8080', { tokenSecret: { namespace: 'metal3', name: 'mgmt-token' } }) };
+    expect(validatePivotInput(apiGood)).toMatchObject({ ok: true });
+    const fields = (input: unknown) => {
+      const r = validatePivotInput(input);
+      return r.ok ? [] : r.errors.map((e) => e.field);
+    };
+    expect(fields({ ...apiGood, target: api('https://mgmt.example:8080', { token: 'secret' }) })).toContain('target.api.token');
+    expect(fields({ ...apiGood, target: api('https://mgmt.example:8080', {}) })).toEqual(['target.api.tokenFile']);
+    expect(fields({ ...apiGood, target: api('https://mgmt.example:8080', { tokenFile: '/t', tokenSecret: { namespace: 'a', name: 'b' } }) })).toEqual(['target.api.tokenFile']);
+    expect(fields({ ...apiGood, target: api('ftp://x') })).toEqual(['target.api.url']);
+    expect(fields({ ...apiGood, target: api('http://127.0.0.1:8080/') })).toEqual(['target.api.url']);
+    expect(fields({ ...apiGood, target: { ...api('https://m:1'), kubeconfig: '/k' } })).toEqual(['target.api']);
+    expect(fields({ ...good, target: api('https://m:1') })).toEqual(['target.api']);
+  });
 });
 
 describe('targetMismatch', () => {
