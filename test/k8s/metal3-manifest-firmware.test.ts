@@ -102,10 +102,11 @@ describe('a Metal3 manifest with spec.firmware, HostFirmwareSettings and HostFir
     expect((await view(name)).operations.some((o) => o.kind === 'service')).toBe(false);
 
     kubectl(['annotate', 'bmh', name, '-n', NS, '--overwrite', 'reboot.metal3.io=']);
-    const done = await waitFor('the service operation ended', async () => {
+    // The service operation, then the reboot the annotation asked for, both ended.
+    const done = await waitFor('the service operation and the reboot ended', async () => {
       const v = await view(name);
-      const ended = v.operations.find((o) => o.kind === 'service')?.outcome;
-      return ended && !v.currentOperation ? v : undefined;
+      const ended = (kind: string) => v.operations.some((o) => o.kind === kind && o.outcome);
+      return ended('service') && ended('reboot') && !v.currentOperation ? v : undefined;
     }, { timeoutMs: 240_000 });
     expect(done.operations.filter((o) => o.kind === 'service')).toEqual([expect.objectContaining({ outcome: 'succeeded', steps: ['bios'] })]);
     expect(done.status.provisioning.state).toBe('provisioned');
