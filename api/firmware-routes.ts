@@ -18,11 +18,11 @@ import { HostFirmwareSettingsSpecSchema, type SettingSchemas } from '../types/fi
 import { evaluateFirmwareSettings, firmwareConditions, firmwareSchemaName, firmwareSchemaOf, reportedSettings, type Condition } from '../types/firmware-status';
 import { formatFieldErrors, type FieldError } from '../types/field-error';
 import type { HostRef } from '../types/host';
-import type { HostView } from '../workflows/definitions';
+import { holdFirmwareChangeUpdate, type HostView } from '../workflows/definitions';
 import { ApiError, type HostService } from './host-service';
 import { HostParamsSchema } from './schemas';
 import { componentsFromIronic, firmwareUpdatesErrors, HostFirmwareComponentsSpecSchema, type FirmwareComponentStatus } from '../types/firmware-components';
-import type { FirmwareUpdate } from '../types/clean';
+import type { CleanStep, FirmwareUpdate } from '../types/clean';
 
 export interface FirmwareSettingsView {
   spec: { settings: Record<string, string | number> };
@@ -67,9 +67,26 @@ export function registerFirmwareRoutes(base: FastifyInstance, hosts: HostService
     };
   }
 
-  /** The bios settings of the host's pending clean request: what it is being asked to have. */
+  /**
+   * A provisioned host holds the change for servicing at its next reboot, as its HostUpdatePolicy allows
+   * (workflows/firmware-held.ts): this step replaces the held one of its name (none withdraws it), the
+   * other kind's stays; firmware before bios, as the controller sends them.
+   */
+  async function hold(ref: HostRef, host: HostView, name: 'bios' | 'firmware', step: CleanStep | undefined): Promise<HostView> {
+    const kept = (host.firmwareHeld?.request.steps ?? []).filter((s) => s.name !== name);
+    const steps = [...kept, ...(step ? [step] : [])].sort((a, b) => (a.name === 'firmware' ? 0 : 1) - (b.name === 'firmware' ? 0 : 1));
+    if (JSON.stringify(steps) === JSON.stringify(host.firmwareHeld?.request.steps ?? [])) return host;
+    return hosts.update(ref, holdFirmwareChangeUpdate, [steps.length > 0 ? { steps } : null]);
+  }
+  const heldView = (host: HostView) => ({
+    applying: false,
+    ...(host.firmwareHeld ? { held: host.firmwareHeld } : {}),
+    ...(host.settingsHeld ? { settingsHeld: host.settingsHeld } : {}),
+  });
+
+  /** The bios settings of the host's pending clean request (or its change held for servicing): what it is being asked to have. */
   const pendingSettings = (host: HostView): Record<string, string> => {
-    const step = host.cleanRequest?.request.steps.find((s) => s.name === 'bios');
+    const step = (host.cleanRequest ?? host.firmwareHeld)?.request.steps.find((s) => s.name === 'bios');
     return step?.name === 'bios' ? (step.settings ?? {}) : {};
   };
 
@@ -88,19 +105,24 @@ export function registerFirmwareRoutes(base: FastifyInstance, hosts: HostService
     {
       schema: {
         summary:
-          "Metal3's HostFirmwareSettings spec.settings: checked against the BIOS registry Ironic reports (400 naming each refused setting, nothing sent); the settings that differ are applied as the host's bios clean step (an available host)",
+          "Metal3's HostFirmwareSettings spec.settings: checked against the BIOS registry Ironic reports (400 naming each refused setting, nothing sent); the settings that differ are applied as the host's bios clean step (an available host), or held for servicing at a provisioned host's next reboot (202 with settingsHeld saying why; its HostUpdatePolicy decides)",
         params: HostParamsSchema,
         body: HostFirmwareSettingsSpecSchema,
       },
     },
     async (req, reply) => {
       const desired = req.body.settings as Record<string, string | number>;
-      const { view } = await read(req.params);
+      const { host, view } = await read(req.params);
       const { changed, errors, ...shown } = view(desired);
       if (errors.length > 0) throw new ApiError(400, 'InvalidRequest', `invalid firmware settings, nothing sent: ${formatFieldErrors(errors)}`, errors);
-      if (Object.keys(changed).length === 0) return reply.status(200).send({ ...shown, applying: false });
-      const host = await hosts.clean(req.params, { steps: [{ name: 'bios', settings: changed }] });
-      return reply.status(202).send({ ...shown, applying: true, cleanRequest: host.cleanRequest });
+      const step: CleanStep | undefined = Object.keys(changed).length > 0 ? { name: 'bios', settings: changed } : undefined;
+      if (host.status.provisioning.state === 'provisioned') {
+        const held = await hold(req.params, host, 'bios', step);
+        return reply.status(held.firmwareHeld?.request.steps.some((s) => s.name === 'bios') ? 202 : 200).send({ ...shown, ...heldView(held) });
+      }
+      if (!step) return reply.status(200).send({ ...shown, applying: false });
+      const cleaned = await hosts.clean(req.params, { steps: [step] });
+      return reply.status(202).send({ ...shown, applying: true, cleanRequest: cleaned.cleanRequest });
     },
   );
 
@@ -109,7 +131,7 @@ export function registerFirmwareRoutes(base: FastifyInstance, hosts: HostService
     { schema: { summary: "The host's firmware components (initial and current versions) as Ironic reports them, and the firmware updates its pending clean asks", params: HostParamsSchema } },
     async (req) => {
       const { host, components } = await read(req.params);
-      const step = host.cleanRequest?.request.steps.find((s) => s.name === 'firmware');
+      const step = (host.cleanRequest ?? host.firmwareHeld)?.request.steps.find((s) => s.name === 'firmware');
       return { status: { components, ...(step?.name === 'firmware' ? { updates: step.updates } : {}) } };
     },
   );
@@ -119,19 +141,23 @@ export function registerFirmwareRoutes(base: FastifyInstance, hosts: HostService
     {
       schema: {
         summary:
-          "Metal3's HostFirmwareComponents spec.updates (component bios or bmc, an http(s) URL): checked (400 naming each refused update, nothing sent) and flashed in order as the host's firmware clean step (an available host)",
+          "Metal3's HostFirmwareComponents spec.updates (component bios or bmc, an http(s) URL): checked (400 naming each refused update, nothing sent) and flashed in order as the host's firmware clean step (an available host), or held for servicing at a provisioned host's next reboot (202 with settingsHeld saying why; its HostUpdatePolicy decides)",
         params: HostParamsSchema,
         body: HostFirmwareComponentsSpecSchema,
       },
     },
     async (req, reply) => {
       const updates = req.body.updates;
-      const { components } = await read(req.params);
+      const { host, components } = await read(req.params);
       const errors = firmwareUpdatesErrors(updates, components);
       if (errors.length > 0) throw new ApiError(400, 'InvalidRequest', `invalid firmware updates, nothing sent: ${formatFieldErrors(errors)}`, errors);
+      if (host.status.provisioning.state === 'provisioned') {
+        const held = await hold(req.params, host, 'firmware', updates.length > 0 ? { name: 'firmware', updates: updates as FirmwareUpdate[] } : undefined);
+        return reply.status(held.firmwareHeld?.request.steps.some((s) => s.name === 'firmware') ? 202 : 200).send({ status: { components }, ...heldView(held) });
+      }
       if (updates.length === 0) return reply.status(200).send({ status: { components }, applying: false });
-      const host = await hosts.clean(req.params, { steps: [{ name: 'firmware', updates: updates as FirmwareUpdate[] }] });
-      return reply.status(202).send({ status: { components }, applying: true, cleanRequest: host.cleanRequest });
+      const cleaned = await hosts.clean(req.params, { steps: [{ name: 'firmware', updates: updates as FirmwareUpdate[] }] });
+      return reply.status(202).send({ status: { components }, applying: true, cleanRequest: cleaned.cleanRequest });
     },
   );
 }

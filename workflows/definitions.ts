@@ -4,7 +4,7 @@
  */
 import { defineQuery, defineUpdate } from '@temporalio/workflow';
 import type { HardwareDetails, HostRef, HostSpec, HostStatus, Image, OperationalStatus, ProvisioningState } from '../types/host';
-import type { CleanRequest } from '../types/clean';
+import type { CleanRequest, FirmwareUpdate } from '../types/clean';
 import type { HostUpdatePolicySpec } from '../types/host-update-policy';
 import type { PowerRequestChange, PowerRequests, PowerRequestsView } from './power-requests';
 
@@ -174,6 +174,10 @@ export interface HostState {
   specSettings?: boolean;
   /** The host's HostUpdatePolicy (patch servicing; host-update-policy.ts): absent, no servicing, as in Metal3. */
   updatePolicy?: HostUpdatePolicySpec;
+  /** HostFirmwareSettings / HostFirmwareComponents changes held for a provisioned host's servicing (patch firmware-servicing; firmware-held.ts). */
+  firmwareHeld?: PendingClean;
+  /** What the last servicing of held changes applied (HostFirmwareComponents' status.updates follows it). */
+  firmwareServiced?: FirmwareServiced;
   /** The settingsHeld reason last told in an Event (patch settings-held-event), so each reason is told once. */
   heldTold?: string;
   /** A pivot moved the host to another plane; recorded before the source lets it go, so the run's last record says where. */
@@ -198,6 +202,13 @@ export interface MovedTo {
   pivot: string;
   at: string;
   target: { taskQueue?: string; temporalNamespace?: string; kubeconfig?: string; kubeconfigSecret?: { namespace: string; name: string }; api?: { url: string } };
+}
+
+/** Held firmware changes a service applied: the images flashed and the BIOS settings set. */
+export interface FirmwareServiced {
+  updates?: FirmwareUpdate[];
+  settings?: Record<string, string>;
+  at: string;
 }
 
 export interface PendingClean {
@@ -245,6 +256,10 @@ export interface HostView {
   settingsHeld?: string;
   /** The host's HostUpdatePolicy, when it has one (servicing of a provisioned host). */
   updatePolicy?: HostUpdatePolicySpec;
+  /** Firmware settings / updates held for servicing at the provisioned host's next reboot (`settingsHeld` says why). */
+  firmwareHeld?: PendingClean;
+  /** What the last servicing of held changes applied. */
+  firmwareServiced?: FirmwareServiced;
   /** Kubernetes mode: the BareMetalHost is the source of truth, so changes belong there (fleet operations leave the host alone). */
   managedBy?: 'kubernetes';
   /** A pivot moved the host away: where to find it now. */
@@ -332,3 +347,19 @@ export const requestCleanUpdate = defineUpdate<CleanRequestResult, [CleanRequest
  * null when it is deleted. Rejected: InvalidRequest naming the field.
  */
 export const setUpdatePolicyUpdate = defineUpdate<{ changed: boolean; policy?: HostUpdatePolicySpec }, [HostUpdatePolicySpec | null]>('setUpdatePolicy');
+
+export interface HoldFirmwareResult {
+  /** The change now held (absent once withdrawn). */
+  held?: PendingClean;
+  /** Why it waits (the host view's settingsHeld). */
+  reason?: string;
+  changed: boolean;
+}
+/**
+ * A HostFirmwareSettings change (a `bios` step with settings) and/or HostFirmwareComponents updates
+ * (a `firmware` step) for a provisioned host, held until its next reboot and applied there by servicing
+ * when its HostUpdatePolicy allows (patch firmware-servicing); null withdraws them. The whole held change
+ * is replaced each time. Rejected: InvalidRequest for another step or a bad one, Conflict when the host
+ * is not provisioned (never while provisioning; an available host takes them as a clean).
+ */
+export const holdFirmwareChangeUpdate = defineUpdate<HoldFirmwareResult, [CleanRequest | null]>('holdFirmwareChange');

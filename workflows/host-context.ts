@@ -73,6 +73,8 @@ export function hostContext(s: HostState): HostContext {
       ...(s.cleanRequest ? { cleanRequest: s.cleanRequest } : {}),
       ...(settingsHeld(s) ? { settingsHeld: settingsHeld(s) } : {}),
       ...(s.updatePolicy ? { updatePolicy: s.updatePolicy } : {}),
+      ...(s.firmwareHeld ? { firmwareHeld: s.firmwareHeld } : {}),
+      ...(s.firmwareServiced ? { firmwareServiced: s.firmwareServiced } : {}),
       ...(s.options.publishStatus ? { managedBy: 'kubernetes' as const } : {}),
       ...(s.movedTo ? { movedTo: s.movedTo } : {}),
     }),

@@ -33,12 +33,14 @@ import { applyPause, checkPauseRequest } from './host-pause';
 import { now, type HostContext } from './host-context';
 import { setCleanHandler } from './clean-request';
 import { setUpdatePolicyHandler } from './update-policy';
+import { setHoldFirmwareHandler } from './firmware-held';
 
 export function setHostHandlers(ctx: HostContext): void {
   const { s } = ctx;
   setHandler(hostViewQuery, ctx.view);
   setCleanHandler(ctx);
   setUpdatePolicyHandler(ctx);
+  setHoldFirmwareHandler(ctx);
 
   /** Throws (rejecting the update, nothing applied) when the spec is invalid or conflicts with the running operation. */
   const checkSpec = (spec: HostSpec, meta?: HostMetadata): void => {

@@ -34,6 +34,7 @@ import { hostUid, recordHostUid } from './host-uid';
 import { customDeployMethod } from '../types/custom-deploy';
 import { pendingSettingsSteps, recordAppliedSettings } from '../types/host-settings';
 import { serviceableSettings } from './servicing-rules';
+import { heldServiceable, settleHeld } from './firmware-held-rules';
 
 const reasonOf = (text: string): string =>
   text.replace(/(^|\s)(\w)/g, (_m, _sp: string, c: string) => c.toUpperCase()).replace(/\s/g, '');
@@ -122,6 +123,8 @@ export function operationRunner(ctx: HostContext): OperationRunner {
     // Without a request, the clean applies spec.raid / spec.firmware where they differ from what was applied;
     // a service, the spec.firmware change the host's HostUpdatePolicy lets it take (servicing-rules.ts).
     const settings = stepped && !clean ? (op === 'service' ? serviceableSettings(s) : pendingSettingsSteps(spec, s.status)) : undefined;
+    // The held firmware change this service takes (firmware-held-rules.ts): settled only once it succeeds.
+    const held = op === 'service' && !clean && s.firmwareHeld ? { id: s.firmwareHeld.id, steps: heldServiceable(s) } : undefined;
     const cleanSteps = clean ? clean.request : settings ? { steps: settings } : undefined;
     if (cleanSteps) record.steps = cleanSteps.steps.map((step) => step.name);
     const progress = (step: string): void => {
@@ -170,6 +173,7 @@ export function operationRunner(ctx: HostContext): OperationRunner {
       applyOutcome(op, outcome, spec);
       if (clean && s.cleanRequest?.id === clean.id) delete s.cleanRequest;
       if (settings) recordAppliedSettings(s.status, settings);
+      if (held && held.steps.length > 0) settleHeld(s, held.id, held.steps, now());
       record.outcome = 'succeeded';
       record.endedAt = now();
       if (outcome.note) record.note = outcome.note;
@@ -254,6 +258,8 @@ export function operationRunner(ctx: HostContext): OperationRunner {
     const method = s.customDeploy ? customDeployMethod(spec) : undefined;
     if (op === 'provision' && method) s.status.provisioning.customDeploy = { method };
     if (op === 'deprovision') delete s.status.provisioning.image;
+    // Held for a provisioned host only: an available one takes the change as a clean, asked again (firmware-held.ts).
+    if (op === 'deprovision' && s.firmwareHeld) delete s.firmwareHeld;
     if (op === 'deprovision' && s.customDeploy) delete s.status.provisioning.customDeploy;
     if (op === 'delete') s.status.provisioning.ID = '';
     // Attached (again) / detached: see decide() and host-directives.ts.

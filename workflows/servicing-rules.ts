@@ -10,16 +10,19 @@ import type { HostState } from './definitions';
 import { pendingSettingsSteps } from '../types/host-settings';
 import { servicingAllows } from '../types/host-update-policy';
 import { powerGoal } from './power-requests';
+import { firmwareHeldReason, heldServiceable, withHeld } from './firmware-held-rules';
 
 const HELD_STATES: readonly ProvisioningState[] = ['provisioning', 'provisioned', 'externally provisioned'];
 
 /**
- * The spec.firmware change a provisioned host takes by servicing (patch servicing): only with a
- * HostUpdatePolicy whose firmwareSettings is onReboot, as BMO. BMO services no RAID: spec.raid waits.
+ * The change a provisioned host takes by servicing (patch servicing): spec.firmware only with a
+ * HostUpdatePolicy whose firmwareSettings is onReboot, as BMO (BMO services no RAID: spec.raid waits),
+ * and the held HostFirmwareSettings / HostFirmwareComponents change as the policy allows (firmware-held.ts).
  */
 export function serviceableSettings(s: HostState): CleanStep[] {
-  if (!s.updatePolicy || s.specSettings !== true || s.status.provisioning.state !== 'provisioned') return [];
-  return pendingSettingsSteps(s.spec, s.status).filter((step) => servicingAllows(s.updatePolicy, step.name));
+  if (!s.updatePolicy || s.status.provisioning.state !== 'provisioned') return [];
+  const spec = s.specSettings === true ? pendingSettingsSteps(s.spec, s.status).filter((step) => servicingAllows(s.updatePolicy, step.name)) : [];
+  return withHeld(heldServiceable(s), spec);
 }
 
 /** BMO services when the host comes back on (its reboot's power off done, spec.online true): a pending reboot or power on. */
@@ -39,8 +42,14 @@ function heldOnProvisioned(s: HostState, field: 'spec.raid' | 'spec.firmware'): 
   return `${at}: applied to a provisioned host only by servicing, which needs a HostUpdatePolicy with firmwareSettings: onReboot (${has})`;
 }
 
-/** Why changed spec.raid / spec.firmware wait (never applied on a host that is provisioning; on a provisioned one by policy), or undefined. */
+/** Why changed spec.raid / spec.firmware, or a held firmware change, wait, or undefined. */
 export function settingsHeld(s: HostState): string | undefined {
+  const reasons = [specSettingsHeld(s), firmwareHeldReason(s)].filter((r) => r !== undefined);
+  return reasons.length > 0 ? reasons.join('; ') : undefined;
+}
+
+/** Why changed spec.raid / spec.firmware wait (never applied on a host that is provisioning; on a provisioned one by policy), or undefined. */
+function specSettingsHeld(s: HostState): string | undefined {
   const state = s.status.provisioning.state;
   if (!HELD_STATES.includes(state)) return undefined;
   const pending = pendingSettingsSteps(s.spec, s.status).map((step) => (step.name === 'raid' ? ('spec.raid' as const) : ('spec.firmware' as const)));

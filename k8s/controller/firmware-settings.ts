@@ -29,6 +29,7 @@ import { hostViewQuery, requestCleanUpdate, type HostView } from '../../workflow
 import { COMPONENTS } from '../../types/firmware-components';
 import { ANNOTATIONS } from './annotations';
 import { FirmwareComponents, type HostFirmwareComponentsObject } from './firmware-components';
+import { holdForServicing, type HoldDeps } from './firmware-hold';
 import { Informer, type KubeObject } from './informer';
 import type { BareMetalHost } from './reconciler';
 import { WorkQueue } from './work-queue';
@@ -75,6 +76,7 @@ export class FirmwareSettingsController {
   private readonly warned = new Map<string, string>();
 
   private readonly components: FirmwareComponents;
+  private readonly holdDeps: HoldDeps;
 
   constructor(private readonly deps: FirmwareSettingsDeps) {
     this.queue = new WorkQueue((key) => this.reconcile(key), { maxQueued: 100_000, concurrency: 8, baseBackoffMs: 1000, maxBackoffMs: 60_000 });
@@ -87,6 +89,7 @@ export class FirmwareSettingsController {
       changed: (key) => this.objectChanged(this.components.informer, `${COMPONENTS.kind}/${key}`, key),
       log: deps.log,
     });
+    this.holdDeps = { client: deps.client, log: deps.log, event: (obj, type, reason, message) => this.event(obj, FIRMWARE.settings.kind, type, reason, message) };
     // As BMO: a change of spec (generation), or a new object; not its own status writes.
     this.informer = new Informer<HostFirmwareSettingsObject>(deps.rest, hfsPath(deps.namespace), (key) => this.objectChanged(this.informer, `${FIRMWARE.settings.kind}/${key}`, key), { log: deps.log });
   }
@@ -113,7 +116,8 @@ export class FirmwareSettingsController {
   /** The host informer saw a change: reconciled when the host's node or state moved. */
   hostChanged(key: string): void {
     const host = this.deps.host(key);
-    const mark = host ? `${host.status?.provisioning?.ID ?? ''}|${host.status?.provisioning?.state ?? ''}` : '';
+    // operationalStatus too: a service ending (servicing → OK) changes what Ironic reports, and no state.
+    const mark = host ? `${host.status?.provisioning?.ID ?? ''}|${host.status?.provisioning?.state ?? ''}|${host.status?.operationalStatus ?? ''}` : '';
     if (this.seen.get(key) === mark) return;
     this.seen.set(key, mark);
     this.queue.add(key);
@@ -162,7 +166,9 @@ export class FirmwareSettingsController {
     // Images first: a new BIOS may bring settings (and a registry) of its own.
     if (components.step) steps.push(components.step);
     if (evaluation.changeDetected && evaluation.errors.length === 0) steps.push({ name: 'bios', settings: evaluation.changed });
-    if (steps.length > 0 && (await this.apply(hfs, steps))) await components.handed();
+    // A provisioned host holds the change for servicing at its next reboot, as its HostUpdatePolicy allows (firmware-hold.ts).
+    if (host.status?.provisioning?.state === 'provisioned') await holdForServicing(this.holdDeps, hfs, steps, components);
+    else if (steps.length > 0 && (await this.apply(hfs, steps))) await components.handed();
     // No updates asked (the list emptied): nothing for the hardware, recorded as handed over.
     else if (components.changeDetected && !components.step) await components.handed();
     const pending = evaluation.changeDetected || components.changeDetected;

@@ -138,6 +138,10 @@ describe('replay of recorded histories', () => {
     for (const f of ['host-spec-settings-refused-v1', 'host-spec-settings-applied', 'host-spec-refused-by-later-rules']) expect(files).toContain(`${f}.json`);
     // spec.dhcp (patch dhcp-reservations): a host recorded just before it, one with a fixed address and lease checks, one with a pool address provisioned (test/support/record-dhcp-histories.ts).
     for (const f of ['host-lifecycle-before-dhcp-reservations', 'host-dhcp-reservation', 'host-dhcp-pool-provision']) expect(files).toContain(`${f}.json`);
+    // HostFirmwareSettings / HostFirmwareComponents changes on a provisioned host (patch firmware-servicing): a host with a
+    // HostUpdatePolicy rebooted with nothing held (the code before, when such a change waited outside the workflow), and one
+    // whose held change is serviced at the reboot, then another held and withdrawn (record-firmware-servicing-histories.ts old|new).
+    for (const f of ['host-firmware-change-waits-v1', 'host-firmware-change-serviced']) expect(files).toContain(`${f}.json`);
   });
 
   it.each(files)('%s replays without nondeterminism', async (file) => {
