@@ -8,8 +8,9 @@
  * (`schema-<hash>`, `status.schema` naming it), and `ChangeDetected`/`Valid`
  * are set as BMO sets them, with a Warning Event per invalid setting. A valid
  * change on an available host is handed to the host workflow as a manual
- * clean with one `bios` step (its `requestClean` update): the controller never
- * sends Ironic anything. HostFirmwareComponents ride on the same read
+ * clean with one `bios` step (its `requestClean` update); on a provisioned host
+ * it is held for servicing at the next reboot (firmware-hold.ts): the
+ * controller never sends Ironic anything. HostFirmwareComponents ride on the same read
  * (firmware-components.ts); their `firmware` step goes in the same request.
  * Re-read every 5 minutes, every minute while a change is pending (BMO's
  * delays), and when the host's state changes.
