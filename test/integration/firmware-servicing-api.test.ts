@@ -3,7 +3,7 @@
  * firmware-servicing), on the real dev server and the real Ironic (through the recording proxy,
  * to count what reaches it): the change is held (202, `settingsHeld` saying why), nothing is sent
  * while the host has no HostUpdatePolicy allowing it (a reboot reboots only), a setting put back
- * withdraws its part; with the policy the next reboot services the firmware then bios steps
+ * withdraws its part, a policy deleted before the reboot leaves it held; with the policy the next reboot services the firmware then bios steps
  * (fake-hardware's firmware and bios interfaces run as service steps) before rebooting, and
  * Ironic reports the new BIOS value.
  */
@@ -104,7 +104,13 @@ describe('firmware changes on a provisioned host in API mode', () => {
       expect(back.json.held.request.steps.map((s: { name: string }) => s.name)).toEqual(['firmware']);
       expect((await callApi(base, 'PUT', settings, { settings: { ProcVirtualization: 'Disabled' } })).status).toBe(202);
 
-      const policy = await ctx.h.hosts.update(ref(name), setUpdatePolicyUpdate, [{ firmwareSettings: 'onReboot', firmwareUpdates: 'onReboot' }]);
+      const setPolicy = () => ctx.h.hosts.update(ref(name), setUpdatePolicyUpdate, [{ firmwareSettings: 'onReboot', firmwareUpdates: 'onReboot' }]);
+      // A policy deleted before the reboot: the change stays held, with the first reason again.
+      await setPolicy();
+      const removed = await ctx.h.hosts.update(ref(name), setUpdatePolicyUpdate, [null]);
+      expect(removed.firmwareHeld?.request.steps).toHaveLength(2);
+      expect(removed.settingsHeld).toMatch(/HostFirmwareSettings change \(ProcVirtualization\) held while the host is provisioned: needs a HostUpdatePolicy with firmwareSettings: onReboot/);
+      const policy = await setPolicy();
       expect(policy.settingsHeld).toMatch(/HostFirmwareComponents updates \(bios\) held while the host is provisioned: applied by servicing at the host's next reboot \(HostUpdatePolicy firmwareUpdates: onReboot\)/);
       expect(policy.settingsHeld).toMatch(/HostFirmwareSettings change \(ProcVirtualization\) held while the host is provisioned: applied by servicing at the host's next reboot \(HostUpdatePolicy firmwareSettings: onReboot\); reboot it to apply now/);
       expect(ctx.proxy.count(services(nodeId))).toBe(0);
