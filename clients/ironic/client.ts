@@ -303,12 +303,13 @@ export class IronicClient {
     return nodeId ? this.getNode(nodeId) : undefined;
   }
 
-  createNode(body: Record<string, unknown>): Promise<IronicNode> {
-    return this.send<IronicNode>('POST', '/v1/nodes', body);
+  /** `version`: a newer microversion than the negotiated one, for a field that needs it (e.g. disable_power_off). */
+  createNode(body: Record<string, unknown>, version?: string): Promise<IronicNode> {
+    return this.send<IronicNode>('POST', '/v1/nodes', body, version ?? true);
   }
 
-  patchNode(nodeId: string, ops: JsonPatchOp[]): Promise<IronicNode> {
-    return this.send<IronicNode>('PATCH', `/v1/nodes/${nodeId}`, ops);
+  patchNode(nodeId: string, ops: JsonPatchOp[], version?: string): Promise<IronicNode> {
+    return this.send<IronicNode>('PATCH', `/v1/nodes/${nodeId}`, ops, version ?? true);
   }
 
   /** Maintenance with a reason: Ironic's own endpoint (`maintenance_reason` cannot be patched). */
