@@ -4,13 +4,13 @@
  * deploy, for a node registered again under a host that is provisioned).
  */
 import type { HostRef, Image } from '../types/host';
-import type { IronicClient } from '../clients/ironic/client';
+import type { IronicClient, JsonPatchOp } from '../clients/ironic/client';
 import type { SecretReader } from '../clients/secrets/secret-store';
 import { registryCredentials } from '../clients/secrets/registry-credentials';
 import { configDriveData, type ConfigDriveSources } from './config-drive-data';
 import { isOciUrl } from '../types/image';
 import { deployInterfaceOps, deploySteps, instanceInfo, isLiveIso, type DeployKind } from './ironic-instance-info';
-import { lastError, operationFailed, summary, type NodeDriver, type NodeSummary, type NodeTarget } from './ironic-node-driver';
+import { automatedCleanOps, lastError, operationFailed, summary, type NodeDriver, type NodeSummary, type NodeTarget, type Step } from './ironic-node-driver';
 import { createRamdiskCheck } from './ironic-ramdisk';
 
 export interface DeployDeps {
@@ -36,7 +36,7 @@ interface DeployInput extends NodeTarget, ConfigDriveSources {
 
 export function createDeployActivities(deps: DeployDeps) {
   const { ironic, secrets } = deps;
-  const { drive, setAutomatedClean } = deps.driver;
+  const { drive } = deps.driver;
   const { namingRamdisk } = createRamdiskCheck(ironic);
 
   /** `user:password` for an oci:// image's registry, read at the moment of use (never in history or logs). */
@@ -53,18 +53,29 @@ export function createDeployActivities(deps: DeployDeps) {
   const configDrive = (ref: HostRef, input: DeployInput) => configDriveData(secrets, ref, input);
 
   async function deployNode(input: DeployInput): Promise<NodeSummary> {
-    const start = async (n: { instance_info: Record<string, unknown>; deploy_interface?: string | null }): Promise<Record<string, unknown>> => {
-      const kind: DeployKind = { ...(input.customDeploy ? { customDeploy: input.customDeploy } : {}) };
-      const secret = await pullSecret(input.ref, input.image);
-      if (secret) kind.pullSecret = secret;
-      await ironic.patchNode(input.nodeId, [...instanceInfo(input.image, n.instance_info, kind), ...deployInterfaceOps(input.image, n.deploy_interface, kind)]);
-      const steps = deploySteps(kind);
-      // As Metal3: no config drive for a live ISO (some BMCs cannot attach a second virtual medium).
-      const configdrive = isLiveIso(input.image, kind) ? undefined : await configDrive(input.ref, input);
-      return { ...(configdrive ? { configdrive } : {}), ...(steps ? { deploy_steps: steps } : {}) };
+    /** The deploy verb: instance_info (and deploy interface) written with the sent marker, then the config drive and steps as its arguments. */
+    const deploy = (n: { instance_info: Record<string, unknown>; deploy_interface?: string | null }): Step => {
+      let kind: Promise<DeployKind> | undefined;
+      const deployKind = (): Promise<DeployKind> =>
+        (kind ??= pullSecret(input.ref, input.image).then((secret) => ({
+          ...(input.customDeploy ? { customDeploy: input.customDeploy } : {}),
+          ...(secret ? { pullSecret: secret } : {}),
+        })));
+      return {
+        verb: 'active',
+        patch: async () => {
+          const k = await deployKind();
+          return [...instanceInfo(input.image, n.instance_info, k), ...deployInterfaceOps(input.image, n.deploy_interface, k)];
+        },
+        prepare: async () => {
+          const steps = deploySteps(await deployKind());
+          // As Metal3: no config drive for a live ISO (some BMCs cannot attach a second virtual medium).
+          const configdrive = isLiveIso(input.image, await deployKind()) ? undefined : await configDrive(input.ref, input);
+          return { ...(configdrive ? { configdrive } : {}), ...(steps ? { deploy_steps: steps } : {}) };
+        },
+      };
     };
     const { automatedCleaning } = input;
-    const setCleaning = automatedCleaning === undefined ? undefined : () => setAutomatedClean(input.nodeId, automatedCleaning);
     const node = await namingRamdisk(input.nodeId, () => drive(input.nodeId, (n, issued) => {
       switch (n.provision_state) {
         case 'active':
@@ -74,12 +85,12 @@ export function createDeployActivities(deps: DeployDeps) {
           // deprovision after it cancelled this deploy); deploying it again would undo that.
           return issued.includes('active')
             ? { fail: 'the node was torn down (available again) while it deployed; not deploying it a second time' }
-            : { verb: 'active', prepare: () => start(n) };
+            : deploy(n);
         case 'deploy failed':
-          return issued.includes('active') ? { fail: `deploy failed: ${lastError(n)}` } : { verb: 'active', prepare: () => start(n) };
+          return issued.includes('active') ? { fail: `deploy failed: ${lastError(n)}` } : deploy(n);
         case 'manageable':
           // As BMO: automated cleaning runs here, when provisioning starts, not when the host became available.
-          return { verb: 'provide', ...(setCleaning ? { prepare: setCleaning } : {}) };
+          return { verb: 'provide', ...(automatedCleaning === undefined ? {} : { patch: () => automatedCleanOps(n, automatedCleaning) }) };
         case 'clean failed':
           return issued.includes('provide') ? { fail: `cleaning before deploy failed: ${lastError(n)}` } : { verb: 'manage' };
         default:
@@ -90,14 +101,13 @@ export function createDeployActivities(deps: DeployDeps) {
   }
 
   async function undeployNode(input: NodeTarget & { nodeId: string; automatedCleaning: boolean }): Promise<NodeSummary> {
-    const setCleaning = () => setAutomatedClean(input.nodeId, input.automatedCleaning);
     const node = await namingRamdisk(input.nodeId, () => drive(input.nodeId, (n, issued) => {
       switch (n.provision_state) {
         case 'available':
           return { done: true };
         case 'active':
         case 'deploy failed':
-          return { verb: 'deleted', prepare: setCleaning };
+          return { verb: 'deleted', patch: () => automatedCleanOps(n, input.automatedCleaning) };
         case 'clean failed':
           return issued.includes('deleted') || issued.includes('provide')
             ? { fail: `cleaning after deprovisioning failed: ${lastError(n)}` }
@@ -119,17 +129,16 @@ export function createDeployActivities(deps: DeployDeps) {
    * Ironic can later tear it down and clean as for any deployed node.
    */
   async function adoptNode(input: NodeTarget & { nodeId: string; image?: Image }): Promise<NodeSummary> {
-    const setImage = async (n: { instance_info: Record<string, unknown>; deploy_interface?: string | null }): Promise<void> => {
-      if (input.image) await ironic.patchNode(input.nodeId, [...instanceInfo(input.image, n.instance_info), ...deployInterfaceOps(input.image, n.deploy_interface)]);
-    };
+    const setImage = (n: { instance_info: Record<string, unknown>; deploy_interface?: string | null }): JsonPatchOp[] =>
+      input.image ? [...instanceInfo(input.image, n.instance_info), ...deployInterfaceOps(input.image, n.deploy_interface)] : [];
     const node = await drive(input.nodeId, (n, issued) => {
       switch (n.provision_state) {
         case 'active':
           return { done: true };
         case 'manageable':
-          return { verb: 'adopt', prepare: () => setImage(n) };
+          return { verb: 'adopt', patch: () => setImage(n) };
         case 'adopt failed':
-          return issued.includes('adopt') ? { fail: `adoption failed: ${lastError(n)}` } : { verb: 'adopt', prepare: () => setImage(n) };
+          return issued.includes('adopt') ? { fail: `adoption failed: ${lastError(n)}` } : { verb: 'adopt', patch: () => setImage(n) };
         case 'enroll':
         case 'available':
           return { verb: 'manage' };

@@ -12,8 +12,8 @@ import { FAILURE } from '../types/failures';
 import type { HostRef } from '../types/host';
 import { ironicNodeName } from '../types/host-ref';
 import { activityContext, heartbeat, keepAlive, poller, type PollOptions } from './activity-context';
-import { markerKey, ownMarker, provisionMoment, writeMarker } from './sent-marker';
-import { IronicError, type IronicClient } from '../clients/ironic/client';
+import { markerKey, markerOp, ownMarker, provisionMoment } from './sent-marker';
+import { IronicError, type IronicClient, type JsonPatchOp } from '../clients/ironic/client';
 import { TRANSITIONAL_STATES, type IronicNode } from '../clients/ironic/types';
 import type { NodeWatcher } from '../clients/ironic/node-watcher';
 
@@ -100,9 +100,18 @@ export type Step =
   | {
       verb: string;
       prepare?: () => Promise<Record<string, unknown> | void>;
+      /**
+       * Node fields the verb needs set first, written in the same PATCH as the sent marker
+       * (one request instead of two; both or neither land). Computed from the node the plan saw.
+       */
+      patch?: () => Promise<JsonPatchOp[]> | JsonPatchOp[];
       /** Maintenance that Ironic itself set with this fault (e.g. `service failure`) is cleared before the verb; any other refuses it. */
       ownFault?: string;
     };
+
+/** Metal3's automatedCleaningMode on the node, for a step's `patch` before the verb that may clean (nothing when it already is). */
+export const automatedCleanOps = (node: IronicNode, value: boolean): JsonPatchOp[] =>
+  node.automated_clean === value ? [] : [{ op: 'add', path: '/automated_clean', value }];
 
 export type Plan = (node: IronicNode, issued: readonly string[]) => Step;
 
@@ -207,7 +216,8 @@ export function createNodeDriver(deps: NodeDriverDeps) {
         try {
           if (node.maintenance) await ironic.clearMaintenance(nodeId);
           const extra = (await step.prepare?.()) ?? {};
-          if (key) await writeMarker(ironic, nodeId, { key, verb: step.verb, before: provisionMoment(node) });
+          const ops = [...((await step.patch?.()) ?? []), ...(key ? [markerOp({ key, verb: step.verb, before: provisionMoment(node) })] : [])];
+          if (ops.length > 0) await ironic.patchNode(nodeId, ops);
           await ironic.setProvisionState(nodeId, step.verb, extra);
           issued.push(step.verb);
           heartbeat({ issued });
@@ -233,15 +243,7 @@ export function createNodeDriver(deps: NodeDriverDeps) {
     }
   }
 
-  /** Metal3's automatedCleaningMode, set on the node just before the verb that may clean. */
-  async function setAutomatedClean(nodeId: string, value: boolean): Promise<void> {
-    const n = await mustGetNode(nodeId);
-    if (n.automated_clean !== value) {
-      await ironic.patchNode(nodeId, [{ op: 'add', path: '/automated_clean', value }]);
-    }
-  }
-
-  return { waitForChange, lookupNode, findNode, mustGetNode, drive, setAutomatedClean };
+  return { waitForChange, lookupNode, findNode, mustGetNode, drive };
 }
 
 export type NodeDriver = ReturnType<typeof createNodeDriver>;

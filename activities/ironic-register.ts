@@ -18,7 +18,7 @@ import { deployChosenInterface } from './ironic-instance-info';
 import { pause } from './activity-context';
 import { createRamdiskCheck } from './ironic-ramdisk';
 import { resendDelayMs, TRANSIENT_RESENDS, transientIronicError } from './ironic-transient';
-import { lastError, operationFailed, OWNER_KEY, ownerMark, summary, type NodeDriver, type NodeSummary, type NodeTarget, type Step } from './ironic-node-driver';
+import { automatedCleanOps, lastError, operationFailed, OWNER_KEY, ownerMark, summary, type NodeDriver, type NodeSummary, type NodeTarget, type Step } from './ironic-node-driver';
 
 export interface RegisterDeps {
   ironic: IronicClient;
@@ -35,7 +35,7 @@ const managedFirst = (n: IronicNode): Step =>
 
 export function createRegisterActivities(deps: RegisterDeps) {
   const { ironic, secrets, inspection } = deps;
-  const { drive, findNode, setAutomatedClean } = deps.driver;
+  const { drive, findNode } = deps.driver;
   const { namingRamdisk } = createRamdiskCheck(ironic);
 
   async function credentials(ref: HostRef, spec: HostSpec) {
@@ -102,6 +102,11 @@ export function createRegisterActivities(deps: RegisterDeps) {
     const name = ironicNodeName(ref);
     const networkData = await preprovisioningNetworkData(ref, spec);
 
+    // As BMO: the node's own disable_power_off where Ironic has it (an older Ironic relies on the workflow's rule),
+    // written with the node's other fields (one request, at the microversion that has the field).
+    const powerOff = (await ironic.supports(DISABLE_POWER_OFF_MICROVERSION)) ? spec.disablePowerOff === true : undefined;
+    const powerOffVersion = powerOff === undefined ? undefined : DISABLE_POWER_OFF_MICROVERSION;
+    let powerOffWritten = false;
     let node = await findNode({ ref, nodeId: input.nodeId, bootMACAddress: spec.bootMACAddress });
     if (!node) {
       try {
@@ -114,7 +119,9 @@ export function createRegisterActivities(deps: RegisterDeps) {
           automated_clean: automatedClean,
           ...(networkData ? { network_data: networkData } : {}),
           extra: { [OWNER_KEY]: ownerMark(ref) },
-        });
+          ...(powerOff === undefined ? {} : { disable_power_off: powerOff }),
+        }, powerOffVersion);
+        powerOffWritten = true;
       } catch (err) {
         // Another attempt created it first (duplicate name): adopt that one.
         if (!(err instanceof IronicError && err.kind === 'conflict')) throw err;
@@ -153,10 +160,12 @@ export function createRegisterActivities(deps: RegisterDeps) {
       if (node.automated_clean !== automatedClean) {
         ops.push({ op: 'add', path: '/automated_clean', value: automatedClean });
       }
-      node = await ironic.patchNode(node.uuid, ops);
+      if (powerOff !== undefined) ops.push({ op: 'add', path: '/disable_power_off', value: powerOff });
+      node = await ironic.patchNode(node.uuid, ops, powerOffVersion);
+      powerOffWritten = true;
     }
-    // As BMO: the node's own disable_power_off where Ironic has it; an older Ironic relies on the workflow's rule.
-    if (await ironic.supports(DISABLE_POWER_OFF_MICROVERSION)) await ironic.setDisablePowerOff(node.uuid, spec.disablePowerOff === true);
+    // A node another attempt created first (adopted above) gets the field on its own.
+    if (powerOff !== undefined && !powerOffWritten) await ironic.setDisablePowerOff(node.uuid, powerOff);
     await ensurePort(node, spec.bootMACAddress);
     return summary(node);
   }
@@ -209,13 +218,12 @@ export function createRegisterActivities(deps: RegisterDeps) {
 
   /** `preparing` before patch bmo-cleaning-placement: Ironic's provide (automated cleaning) made the node available. */
   async function provideNode(input: NodeTarget & { nodeId: string; automatedCleaning: boolean }): Promise<NodeSummary> {
-    const setCleaning = () => setAutomatedClean(input.nodeId, input.automatedCleaning);
     const node = await namingRamdisk(input.nodeId, () => drive(input.nodeId, (n, issued) => {
       switch (n.provision_state) {
         case 'available':
           return { done: true };
         case 'manageable':
-          return { verb: 'provide', prepare: setCleaning };
+          return { verb: 'provide', patch: () => automatedCleanOps(n, input.automatedCleaning) };
         case 'clean failed':
           return issued.includes('provide') ? { fail: `cleaning failed: ${lastError(n)}` } : { verb: 'manage' };
         default:

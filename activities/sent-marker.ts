@@ -7,7 +7,7 @@
  * node's provision state as it was: a later attempt of the same operation
  * that finds the marker and a changed state knows the verb was carried out.
  */
-import type { IronicClient } from '../clients/ironic/client';
+import type { IronicClient, JsonPatchOp } from '../clients/ironic/client';
 import type { IronicNode } from '../clients/ironic/types';
 import { activityContext } from './activity-context';
 
@@ -40,6 +40,9 @@ export function ownMarker(node: IronicNode, key: string | undefined): SentMarker
   return m as SentMarker;
 }
 
+/** The PATCH op that writes the marker (sent with the fields the verb needs: ironic-node-driver.ts). */
+export const markerOp = (marker: SentMarker): JsonPatchOp => ({ op: 'add', path: `/extra/${SENT_MARKER}`, value: marker });
+
 export async function writeMarker(ironic: IronicClient, nodeId: string, marker: SentMarker): Promise<void> {
-  await ironic.patchNode(nodeId, [{ op: 'add', path: `/extra/${SENT_MARKER}`, value: marker }]);
+  await ironic.patchNode(nodeId, [markerOp(marker)]);
 }

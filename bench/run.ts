@@ -80,6 +80,17 @@ function requestKind(r: RecordedRequest): string {
   return `${r.method} ${p}${q === '?' ? '' : q}`;
 }
 
+/** A node PATCH's fields (top-level path segments, `extra/<key>` for extra), e.g. `instance_info+deploy_interface`. */
+function patchFields(r: RecordedRequest): string {
+  try {
+    const ops = JSON.parse(r.body) as { path?: string }[];
+    const fields = ops.map((o) => (o.path ?? '').split('/').slice(1, o.path?.startsWith('/extra/') ? 3 : 2).join('/'));
+    return [...new Set(fields)].sort().join('+');
+  } catch {
+    return '?';
+  }
+}
+
 /** A sushy systems file with one fake system per host (redfish mode). */
 function redfishSystems(n: number): { file: string; systems: SushySystem[] } {
   const file = join(BENCH_STATE_DIR, `sushy-systems-${n}.json`);
@@ -232,6 +243,11 @@ async function main(): Promise<void> {
         byPhase[p] = proxy.requests.length / opts.hosts;
         for (const r of proxy.requests) kinds[requestKind(r)] = (kinds[requestKind(r)] ?? 0) + 1;
         log(`${label}: ${p} after ${(phaseMs[p] / 1000).toFixed(1)} s (${byPhase[p].toFixed(1)} Ironic requests per host)`);
+        // Which fields each node PATCH wrote (issue 17: PATCHes per host against the floor's).
+        const patches: Record<string, number> = {};
+        for (const r of proxy.requests) if (r.method === 'PATCH') patches[patchFields(r)] = (patches[patchFields(r)] ?? 0) + 1;
+        const listed = Object.entries(patches).map(([f, c]) => `${f} ${(c / opts.hosts).toFixed(2)}`);
+        if (listed.length > 0) log(`${label}: ${p} node PATCHes per host by field: ${listed.join(', ')}`);
         await afterPhase?.(p);
       }
       for (const p of PHASES) {

@@ -4,12 +4,12 @@
  * accepted request makes the host run the `clean` operation from
  * `preparing`, and is retried on failure until it succeeds or is withdrawn.
  */
-import { ApplicationFailure, patched, setHandler } from '@temporalio/workflow';
+import { ApplicationFailure, setHandler } from '@temporalio/workflow';
 import { formatFieldErrors } from '../types/field-error';
 import { isDirect } from './direct-operations';
 import { DIRECT_CLEAN_STEPS, ERASING_STEPS, stepNames, validateCleanRequest, type CleanRequest } from '../types/clean';
 import { requestCleanUpdate, type HostState, type OperationKind } from './definitions';
-import { operationsInline } from './versions';
+import { operationsInline, sinceInline } from './versions';
 import { policyEntryFor, servicingAllows } from '../types/host-update-policy';
 import { now, type HostContext } from './host-context';
 
@@ -76,9 +76,9 @@ export function setCleanHandler(ctx: HostContext): void {
         ctx.nudge([{ type: 'Normal', reason: 'CleanWithdrawn', message: 'the clean request was withdrawn' }]);
         return { changed: true };
       }
-      if (!patched('manual-clean')) return { changed: false };
+      if (!sinceInline('manual-clean')) return { changed: false };
       // A direct host's clean runs over Redfish (direct-clean.ts); the validator of older code refused it.
-      if (isDirect(s.spec) && !patched('direct-clean')) return { changed: false };
+      if (isDirect(s.spec) && !sinceInline('direct-clean')) return { changed: false };
       ids = Math.max(ids, s.cleanRequest?.id ?? 0) + 1;
       // Stored as the validator accepted it: a handler never re-validates (it runs again on replay).
       s.cleanRequest = { request, id: ids, at: now() };

@@ -14,7 +14,8 @@
  * before it can have (the field did not exist), so every other history is
  * as before.
  */
-import { isCancellation, log, patched, proxyActivities } from '@temporalio/workflow';
+import { isCancellation, log, proxyActivities } from '@temporalio/workflow';
+import { sinceInline } from './versions';
 import type { DhcpActivities } from '../activities/dhcp-activities';
 import type { DhcpReservation } from '../types/dhcp';
 import { DEFAULT_DHCP_SITE, type HostDhcp, type HostDhcpStatus } from '../types/host-dhcp';
@@ -40,7 +41,7 @@ const hostKey = (s: HostState): string => `${s.ref.namespace}/${s.ref.name}`;
  */
 export function dhcpTracked(s: HostState): boolean {
   if (s.dhcp) return true;
-  if (!s.spec?.dhcp || !patched('dhcp-reservations')) return false;
+  if (!s.spec?.dhcp || !sinceInline('dhcp-reservations')) return false;
   s.dhcp = {};
   return true;
 }

@@ -5,8 +5,8 @@
  * power requests. Each handler changes the host's state only; the main loop
  * notices and acts.
  */
-import { ApplicationFailure, patched, setHandler } from '@temporalio/workflow';
-import { since } from './versions';
+import { ApplicationFailure, setHandler } from '@temporalio/workflow';
+import { since, sinceInline } from './versions';
 import { formatFieldErrors } from '../types/field-error';
 import type { HostSpec, Image } from '../types/host';
 import { validateHostSpec } from '../types/validate';
@@ -72,7 +72,7 @@ export function setHostHandlers(ctx: HostContext): void {
 
   const acceptSpec = (input: HostSpec, meta?: HostMetadata): ApplySpecResult => {
     // Labels change no decision; the marker tells runs that carry them from older ones.
-    if (meta?.labels !== undefined && patched('host-labels')) s.labels = { ...meta.labels };
+    if (meta?.labels !== undefined && sinceInline('host-labels')) s.labels = { ...meta.labels };
     const spec = normalForm(input);
     const changed = JSON.stringify(spec) !== JSON.stringify(s.spec);
     if (changed) {
@@ -149,7 +149,7 @@ export function setHostHandlers(ctx: HostContext): void {
       const rememberIds = change.reboot?.requestId !== undefined && since('reboot-request-ids');
       // As Metal3: a keyed power-off request on a host whose power must never go off reboots it once.
       const rebooted = s.spec?.disablePowerOff ? addedHolds(s.power, change) : [];
-      const rebootForKeys = rebooted.length > 0 && patched('disable-power-off-reboot');
+      const rebootForKeys = rebooted.length > 0 && sinceInline('disable-power-off-reboot');
       s.power = applyPowerRequestChange(s.power, change, rememberIds, rebootForKeys);
       if (rebootForKeys) ctx.nudge(rebooted.map(([key, mode]) => keyedRebootEvent(key, mode)));
       return powerRequestsView(s.power);

@@ -11,10 +11,9 @@ import {
   isCancellation,
   log,
   ParentClosePolicy,
-  patched,
   setCurrentDetails,
 } from '@temporalio/workflow';
-import { operationsInline, since } from './versions';
+import { operationsInline, since, sinceInline } from './versions';
 import { networkDataFrom } from './host-dhcp';
 import type { HostSpec, Image, OperationName, ProvisioningState } from '../types/host';
 import { hostWorkflowId } from '../types/host-ref';
@@ -188,7 +187,7 @@ export function operationRunner(ctx: HostContext): OperationRunner {
       s.status.lastUpdated = record.endedAt;
       ctx.publish();
       const note = outcome.note ? ` (${outcome.note})` : '';
-      if (refresh && patched('registration-events')) {
+      if (refresh && sinceInline('registration-events')) {
         await ctx.sync({ type: 'Normal', reason: 'RegistrationUpdated', message: `registration updated: the Ironic node now matches the spec and credentials; provisioning state ${next}${note}` });
       } else {
         await ctx.sync({ type: 'Normal', reason: `${reasonOf(op)}Succeeded`, message: `${op} succeeded; provisioning state ${next || 'unmanaged'}${note}` });

@@ -12,11 +12,12 @@ import {
   condition,
   getExternalWorkflowHandle,
   isCancellation,
-  patched,
   proxyActivities,
+  proxyLocalActivities,
   setHandler,
   workflowInfo,
 } from '@temporalio/workflow';
+import { fewerEvents, sinceInline } from './versions';
 import { parseBmcAddress } from '../types/bmc';
 import type { HostSpec, OperationalStatus, ProvisioningState } from '../types/host';
 import type { LimiterActivities } from '../activities/limiter-activities';
@@ -27,6 +28,12 @@ import { limiterWorkflowId, permitGrantedSignal, releasePermitSignal } from './l
 import { now, type HostContext } from './host-context';
 
 const limiter = proxyActivities<LimiterActivities>({ startToCloseTimeout: '1 minute', retry: QUIET_RETRY });
+/**
+ * The same request as a local activity (patch fewer-events): one marker event in the
+ * workflow task that asks, instead of three activity events and a workflow task of its
+ * own; asked on each inspect, provision and deprovision, answered at once without a limit.
+ */
+const limiterLocal = proxyLocalActivities<LimiterActivities>({ startToCloseTimeout: '1 minute', retry: QUIET_RETRY });
 
 /**
  * The operations Metal3 counts (BMO gates the moves into inspecting, provisioning and
@@ -119,7 +126,7 @@ export function permitKeeper(ctx: HostContext): PermitKeeper {
     const { runId, workflowId } = workflowInfo();
     p.announced = true;
     try {
-      const { unlimited } = await limiter.requestProvisioningPermit({ requestId: p.requestId, workflowId, runId, state, at: now() });
+      const { unlimited } = await (fewerEvents() ? limiterLocal : limiter).requestProvisioningPermit({ requestId: p.requestId, workflowId, runId, state, at: now() });
       if (unlimited) Object.assign(p, { unlimited, granted: true });
     } catch (err) {
       // Cancelled while asking: the request may have reached the limiter.
@@ -157,7 +164,7 @@ export function permitKeeper(ctx: HostContext): PermitKeeper {
       for (;;) {
         await condition(() => p.granted || woken() || (handOver && ctx.historyTooLong()));
         if (p.granted || woken()) break;
-        if (!patched('permit-continue-as-new')) {
+        if (!sinceInline('permit-continue-as-new')) {
           handOver = false;
           continue;
         }

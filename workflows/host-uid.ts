@@ -7,12 +7,13 @@
  * whole life (continue-as-new, re-adoption), never the Ironic node's UUID,
  * which changes whenever the node is registered again.
  */
-import { patched, uuid4 } from '@temporalio/workflow';
+import { uuid4 } from '@temporalio/workflow';
+import { sinceInline } from './versions';
 import type { HostState } from './definitions';
 
 /** Draws the API host's uid once (patch `host-uid`: runs recorded before it never drew one). */
 export function recordHostUid(s: HostState): void {
-  if (s.uid === undefined && patched('host-uid')) s.uid = uuid4();
+  if (s.uid === undefined && sinceInline('host-uid')) s.uid = uuid4();
 }
 
 /** What the config drive's meta_data.uuid is: the object's uid in Kubernetes mode, else the host's own. */

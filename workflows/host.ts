@@ -6,8 +6,8 @@
  * them after a visible, bounded backoff, and hands its state to a fresh run
  * before its history grows too long (host-context.ts).
  */
-import { condition, allHandlersFinished, log, patched } from '@temporalio/workflow';
-import { since, startHostRun } from './versions';
+import { condition, allHandlersFinished, log } from '@temporalio/workflow';
+import { since, startHostRun, sinceInline } from './versions';
 import { emptyStatus } from '../types/host';
 import { DEFAULT_HOST_OPTIONS, type HostState, type HostView, type HostWorkflowInput } from './definitions';
 import { decide, deleteGiveUp, metal3Transition } from './decide';
@@ -78,7 +78,7 @@ function changeSeen(ctx: HostContext): () => boolean {
 function settingsHeldEvent(s: HostState): HostEvent | undefined {
   const held = settingsHeld(s);
   if (held === undefined) delete s.heldTold;
-  else if (held !== s.heldTold && patched('settings-held-event')) {
+  else if (held !== s.heldTold && sinceInline('settings-held-event')) {
     s.heldTold = held;
     return { type: 'Normal', reason: 'SettingsHeld', message: held };
   }
@@ -95,7 +95,7 @@ export async function hostWorkflow(input: HostWorkflowInput): Promise<HostView> 
   const permits = permitKeeper(ctx);
   /** A release sent in this run reaches the limiter before the run closes (host-permit.ts); asked only then, so other histories are as before. */
   const releasesDelivered = async (): Promise<void> => {
-    if (permits.undelivered() && patched('permit-release-delivered')) await permits.delivered();
+    if (permits.undelivered() && sinceInline('permit-release-delivered')) await permits.delivered();
   };
   ctx.beforeHandOver = releasesDelivered;
   recordHostUid(s);
@@ -121,25 +121,25 @@ export async function hostWorkflow(input: HostWorkflowInput): Promise<HostView> 
     if (dhcpTracked(s) && (await syncDhcp(ctx, backoff)) === 'again') continue;
     s.power = settlePowerRequests(s.status.poweredOn, s.spec, s.power);
     // The patch is asked only where it changes the decision, so every other run's history is as before.
-    if (!s.customDeploy && customDeployMethod(s.spec) !== undefined && patched('custom-deploy')) s.customDeploy = true;
+    if (!s.customDeploy && customDeployMethod(s.spec) !== undefined && sinceInline('custom-deploy')) s.customDeploy = true;
     // A failed deploy deprovisions and is counted, up to BMO's retry limit (provisioning-retries.ts).
-    const retries = provisioningRetriesApply(s) && patched('provisioning-fail-count');
+    const retries = provisioningRetriesApply(s) && sinceInline('provisioning-fail-count');
     // Only a spec with RAID or BIOS flags to apply asks (earlier code refused such a spec).
-    if (!s.specSettings && pendingSettingsSteps(s.spec, s.status).length > 0 && patched('spec-raid-firmware')) s.specSettings = true;
+    if (!s.specSettings && pendingSettingsSteps(s.spec, s.status).length > 0 && sinceInline('spec-raid-firmware')) s.specSettings = true;
     // No await unless there is something to tell: an await here would let handlers run before decide() in old histories.
     const held = settingsHeldEvent(s);
     if (held) await ctx.sync(held);
     const decision = decide(s, {
-      giveUp: deleteGiveUp(s) !== undefined && patched('delete-gives-up'),
-      metal3: metal3Transition(s) !== undefined && patched('metal3-transitions'),
+      giveUp: deleteGiveUp(s) !== undefined && sinceInline('delete-gives-up'),
+      metal3: metal3Transition(s) !== undefined && sinceInline('metal3-transitions'),
       retries,
-      customDeploy: customDeployChanged(s) && patched('custom-deploy-change'),
-      powerOffFlag: disablePowerOffStale(s) && patched('disable-power-off-node'),
+      customDeploy: customDeployChanged(s) && sinceInline('custom-deploy-change'),
+      powerOffFlag: disablePowerOffStale(s) && sinceInline('disable-power-off-node'),
     });
     if (decision.kind === 'operation' && decision.op === 'power') {
       // As Metal3: spec.online false is a soft power off, hard only after a failure.
       const offline = offlinePowerStep(decision.power, s.status.errorCount);
-      if (offline && patched('soft-power-off')) decision.power = offline;
+      if (offline && sinceInline('soft-power-off')) decision.power = offline;
     }
     const gated = decision.kind === 'operation' && needsPermit(decision.op, s.spec);
     if (!gated) permits.release();
@@ -162,7 +162,7 @@ export async function hostWorkflow(input: HostWorkflowInput): Promise<HostView> 
       const deploy = decision.op === 'provision' ? await imageToDeploy(ctx, backoff) : undefined;
       if (deploy === 'again') continue;
       let permit: { granted: boolean; delayedSince?: string } | undefined;
-      if (gated && patched('provisioning-limit')) {
+      if (gated && sinceInline('provisioning-limit')) {
         // At most METALFLOW_PROVISIONING_LIMIT hosts inspect, provision or deprovision at once (host-permit.ts).
         permit = await permits.acquire(decision.state, changeSeen(ctx));
         if (!permit.granted) continue;
@@ -178,7 +178,7 @@ export async function hostWorkflow(input: HostWorkflowInput): Promise<HostView> 
       ctx.setState(decision.state);
       if (before !== decision.state) {
         // A new host has no state yet; "unmanaged" is a state of its own (a host without a BMC).
-        const from = before || (patched('registration-events') ? 'none' : 'unmanaged');
+        const from = before || (sinceInline('registration-events') ? 'none' : 'unmanaged');
         await ctx.sync({ type: 'Normal', reason: 'StateChanged', message: `provisioning state ${from} → ${decision.state}` });
       }
       const succeeded = await runOperation(decision.op, decision.state, {

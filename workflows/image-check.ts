@@ -12,7 +12,8 @@
  * deploy is pointed at the cache's URL: the cache of the host's site when
  * its site has one (host option `imageCacheSites`, patch `image-cache-site`).
  */
-import { isCancellation, log, patched, proxyActivities, workflowInfo } from '@temporalio/workflow';
+import { isCancellation, log, proxyActivities, workflowInfo } from '@temporalio/workflow';
+import { sinceInline } from './versions';
 import type { ImageActivities } from '../activities/image-activities';
 import type { ImageCacheActivities } from '../activities/image-cache-activities';
 import type { Image } from '../types/host';
@@ -42,7 +43,7 @@ const cache = proxyActivities<ImageCacheActivities>(CACHE_OPTIONS);
  */
 function cacheOf(s: HostContext['s']): Pick<ImageCacheActivities, 'cacheImage'> {
   const site = s.spec?.dhcp?.site;
-  if (!site || !s.options.imageCacheSites?.includes(site) || !patched('image-cache-site')) return cache;
+  if (!site || !s.options.imageCacheSites?.includes(site) || !sinceInline('image-cache-site')) return cache;
   return proxyActivities<ImageCacheActivities>({ ...CACHE_OPTIONS, taskQueue: imageCacheTaskQueue(workflowInfo().taskQueue, site), scheduleToStartTimeout: '10 minutes' });
 }
 
@@ -62,8 +63,8 @@ export async function imageToDeploy(ctx: HostContext, backoff: () => Promise<voi
   const { s } = ctx;
   const image = s.spec?.image;
   if (!image) return undefined;
-  const probe = s.options.probeImages === true && patched('image-probe');
-  const cached = s.options.cacheImages === true && patched('image-cache');
+  const probe = s.options.probeImages === true && sinceInline('image-probe');
+  const cached = s.options.cacheImages === true && sinceInline('image-cache');
   if (!probe && !cached) return undefined;
   // A new spec, a delete or a pause while the check ran: its answer may be moot, so the host decides again.
   const generation = s.generation;

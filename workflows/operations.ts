@@ -3,8 +3,8 @@
  * Temporal UI. They sequence activities and make no decisions about the host;
  * the host workflow decides what runs next.
  */
-import { ActivityCancellationType, patched, proxyActivities, type ActivityOptions } from '@temporalio/workflow';
-import { since } from './versions';
+import { ActivityCancellationType, proxyActivities, type ActivityOptions } from '@temporalio/workflow';
+import { since, sinceInline } from './versions';
 import { bmcOf, type HardwareDetails, type HostRef, type HostSpec, type Image } from '../types/host';
 import { BMC_RETRY, QUIET_RETRY as retry, required } from './operation-common';
 import type { IronicActivities } from '../activities/ironic-activities';
@@ -95,7 +95,7 @@ export async function prepareWorkflow(input: OperationInput): Promise<OperationO
   const nodeId = required(input.nodeId, 'a node');
   // As BMO (patch bmo-cleaning-placement): the node stays manageable while the host is available and
   // automated cleaning runs when provisioning starts (deployNode); before it, provide cleaned here.
-  const asBmo = patched('bmo-cleaning-placement');
+  const asBmo = sinceInline('bmo-cleaning-placement');
   const node = await abortingOnCancel(input, () =>
     asBmo
       ? interruptible().prepareNode({ ref: input.ref, nodeId })

@@ -4,7 +4,8 @@
  * …/update-policy`. Stored as given (the validator checked it); with it a
  * provisioned host may be serviced (servicing-rules.ts).
  */
-import { ApplicationFailure, patched, setHandler } from '@temporalio/workflow';
+import { ApplicationFailure, setHandler } from '@temporalio/workflow';
+import { sinceInline } from './versions';
 import { formatFieldErrors } from '../types/field-error';
 import { normalUpdatePolicy, updatePolicyErrors } from '../types/host-update-policy';
 import { setUpdatePolicyUpdate } from './definitions';
@@ -19,7 +20,7 @@ export function setUpdatePolicyHandler(ctx: HostContext): void {
     (policy) => {
       const next = policy === null ? undefined : normalUpdatePolicy(policy);
       if (same(next, s.updatePolicy)) return { changed: false, ...(s.updatePolicy ? { policy: s.updatePolicy } : {}) };
-      if (!patched('servicing')) return { changed: false };
+      if (!sinceInline('servicing')) return { changed: false };
       if (next === undefined) delete s.updatePolicy;
       else s.updatePolicy = next;
       const message = next ? `HostUpdatePolicy set: firmwareSettings ${next.firmwareSettings ?? 'not set'}, firmwareUpdates ${next.firmwareUpdates ?? 'not set'}` : 'HostUpdatePolicy removed: a provisioned host is not serviced';

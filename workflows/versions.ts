@@ -1,30 +1,51 @@
 /**
- * Workflow versions of the host workflow. Patch `operations-inline` is taken
- * once, first thing in a run (`startHostRun`): from it on, operations run
- * inside the host workflow, and every patch before it is taken without a
- * marker of its own (a run that recorded operations-inline was written by
- * code that had all of them). Each patched() id costs its first caller two
- * history events (the marker and the TemporalChangeVersion search
- * attribute); a new host used to pay for seven of them.
+ * Workflow versions of the host workflow. Each patched() id costs its first
+ * caller two history events (the marker and the TemporalChangeVersion search
+ * attribute), so the host workflow asks one era patch first thing in a run
+ * (`startHostRun`) and takes every patch before it without a marker: a run
+ * that recorded the era's marker was written by code that had all of them.
  *
- * A run that started before operations-inline (its history has no marker
- * first) keeps its child workflows and asks each earlier patch itself, as it
- * did, until it continues as new. Patches added after operations-inline use
- * patched() as usual. Module state is per workflow execution in the SDK's
- * sandbox (preloaded modules aside, each workflow evaluates its own copy).
+ * Eras, newest first:
+ * - `fewer-events`: every patch below, and every patch asked through
+ *   sinceInline(); the provisioning permit is asked by a local activity
+ *   (host-permit.ts). A new host pays for this one marker only.
+ * - `operations-inline`: operations run inside the host workflow; the patches
+ *   asked through since() are implied. A run of this era (its history has
+ *   operations-inline's marker first) asks each sinceInline() patch itself,
+ *   as it did, until it continues as new.
+ * - neither: a run from before operations-inline keeps its child workflows
+ *   and asks every patch itself.
+ *
+ * Patches added after fewer-events use patched() as usual. Module state is
+ * per workflow execution in the SDK's sandbox (preloaded modules aside, each
+ * workflow evaluates its own copy); workflows other than the host workflow
+ * (operation children included) never call startHostRun, so both helpers
+ * ask patched() there as before.
  */
 import { patched } from '@temporalio/workflow';
 import { operationLabel } from './operation-label';
 
 let inlineEra = false;
+let fewerEventsEra = false;
 
-/** Called first in every host workflow run, before anything else can ask for a patch. */
+/**
+ * Called first in every host workflow run, before anything else can ask for a patch. A run
+ * that began before fewer-events replays its first workflow task without the marker, so the
+ * answer is false there and it asks operations-inline as it did.
+ */
 export function startHostRun(): void {
-  inlineEra = patched('operations-inline');
+  fewerEventsEra = patched('fewer-events');
+  inlineEra = fewerEventsEra || patched('operations-inline');
 }
 
-/** The run's operations run inside it (patch operations-inline). */
+/** The run's operations run inside it (patch operations-inline, implied by fewer-events). */
 export const operationsInline = (): boolean => inlineEra;
+
+/** The run asks its provisioning permit by a local activity (patch fewer-events). */
+export const fewerEvents = (): boolean => fewerEventsEra;
 
 /** `patched(id)` for a patch older than operations-inline (in the host workflow, or in an operation running inside it). */
 export const since = (id: string): boolean => inlineEra || operationLabel() !== undefined || patched(id);
+
+/** `patched(id)` for a patch older than fewer-events that since() does not cover: no marker in a run of fewer-events. */
+export const sinceInline = (id: string): boolean => fewerEventsEra || patched(id);

@@ -1,156 +1,22 @@
 /**
- * A small client for OpenStack Ironic's REST API over undici: microversion
- * negotiation, Ironic's doubly-encoded error bodies, and errors typed so
- * activities can tell "busy, try again" from "refused" from "gone".
+ * A small client for OpenStack Ironic's REST API: nodes, ports, verbs and
+ * what Ironic caches about a node. The HTTP side (negotiation, typed errors,
+ * TLS) is transport.ts; errors.ts and microversions.ts are re-exported here.
  */
 import type { IronicBiosSetting } from '../../types/firmware-settings';
-import { Agent, request, type Dispatcher } from 'undici';
-import type { TlsMaterial } from '../tls/files';
-import { probeTls } from '../tls/probe';
-import { tlsFailure } from '../tls/tls-error';
-import { FIRMWARE_MICROVERSION, type IronicNode, type IronicPort } from './types';
 import type { IronicFirmwareComponent } from '../../types/firmware-components';
+import { IronicError } from './errors';
+import { compareMicroversions, DEPLOY_ABORT_MICROVERSION, DISABLE_POWER_OFF_MICROVERSION, SERVICE_MICROVERSION } from './microversions';
+import { IronicTransport } from './transport';
+import { FIRMWARE_MICROVERSION, type IronicNode, type IronicPort } from './types';
 
-/** Everything metalflow sends needs 1.81 (node inventory); newer servers are asked for the same. */
-export const REQUIRED_MICROVERSION = '1.81';
-/** Ironic accepts `abort` in `wait call-back` (a deploy waiting for its agent) from this version (Ironic 2025.2). */
-export const DEPLOY_ABORT_MICROVERSION = '1.110';
-/** The node's own `disable_power_off` (Ironic 2025.1): Ironic then never powers the node off, only reboots it. */
-export const DISABLE_POWER_OFF_MICROVERSION = '1.95';
-/** The node's `health` field. */
-export const NODE_HEALTH_MICROVERSION = '1.109';
-/** Ironic's `service` verb (servicing an active node with service steps) from this version (Ironic 2023.2 / 23.0). */
-export const SERVICE_MICROVERSION = '1.87';
+export * from './errors';
+export * from './microversions';
+export type { IronicClientOptions } from './transport';
 
 export type IronicPowerTarget = 'power on' | 'power off' | 'soft power off' | 'rebooting' | 'soft rebooting';
 
-/** `tls`: the handshake failed (untrusted certificate, a client certificate wanted, not TLS at all); retried like `unavailable`. */
-export type IronicErrorKind = 'not-found' | 'conflict' | 'rejected' | 'too-old' | 'unavailable' | 'tls';
-
-export class IronicError extends Error {
-  constructor(
-    readonly kind: IronicErrorKind,
-    message: string,
-    readonly status?: number,
-  ) {
-    super(message);
-    this.name = 'IronicError';
-  }
-}
-
-export interface IronicClientOptions {
-  url: string;
-  /** For `auth_strategy = http_basic`; omit for noauth. */
-  basicAuth?: { username: string; password: string };
-  requestTimeoutMs?: number;
-  /** An https Ironic: the CA bundle it is verified against (else the system's), and a client certificate for mTLS. */
-  tls?: TlsMaterial;
-  /** Overrides the client's own undici Agent (then `tls` is ignored). */
-  dispatcher?: Dispatcher;
-  /** Nodes per page when listing; Ironic's `[api] max_limit` (1000) by default. */
-  listPageSize?: number;
-}
-
-const versionNumber = (v: string): [number, number] => {
-  const [major = '0', minor = '0'] = v.split('.');
-  return [Number(major), Number(minor)];
-};
-
-export function compareMicroversions(a: string, b: string): number {
-  const [am, an] = versionNumber(a);
-  const [bm, bn] = versionNumber(b);
-  return am !== bm ? am - bm : an - bn;
-}
-
-/** Ironic wraps its message as JSON inside a JSON string; unwrap it to the faultstring. */
-export function ironicErrorMessage(body: string): string {
-  try {
-    const outer = JSON.parse(body) as { error_message?: unknown };
-    const inner = outer.error_message;
-    if (typeof inner === 'string') {
-      try {
-        const parsed = JSON.parse(inner) as { faultstring?: string };
-        return parsed.faultstring ?? inner;
-      } catch {
-        return inner;
-      }
-    }
-    if (inner && typeof inner === 'object' && 'faultstring' in inner) {
-      return String((inner as { faultstring: unknown }).faultstring);
-    }
-  } catch {
-    // not JSON: fall through to the raw text
-  }
-  return body.slice(0, 500);
-}
-
-/** The connection closed under a request before any answer (a keep-alive connection the server had just dropped). */
-const droppedConnection = (err: unknown): boolean => {
-  const code = (err as { code?: unknown } | null)?.code;
-  return code === 'UND_ERR_SOCKET' || code === 'ECONNRESET';
-};
-
-export class IronicClient {
-  private readonly base: string;
-  private readonly headers: Record<string, string>;
-  private readonly dispatcher: Dispatcher;
-  private readonly timeout: number;
-  private negotiated?: Promise<string>;
-  /** The newest API version the server speaks, read with the negotiation. */
-  private serverMax?: string;
-  private readonly pageSize: number;
-  private readonly tls?: TlsMaterial;
-
-  constructor(opts: IronicClientOptions) {
-    this.base = opts.url.replace(/\/+$/, '');
-    this.timeout = opts.requestTimeoutMs ?? 30_000;
-    this.pageSize = opts.listPageSize ?? 1000;
-    this.tls = opts.tls;
-    this.dispatcher = opts.dispatcher ?? new Agent({ connections: 32, keepAliveTimeout: 10_000, ...(opts.tls ? { connect: { ...opts.tls } } : {}) });
-    this.headers = { accept: 'application/json' };
-    if (opts.basicAuth) {
-      const token = Buffer.from(`${opts.basicAuth.username}:${opts.basicAuth.password}`).toString('base64');
-      this.headers.authorization = `Basic ${token}`;
-    }
-  }
-
-  /** Where this client sends its requests (without any user information the URL held). */
-  get where(): string {
-    const url = new URL(this.base);
-    url.username = '';
-    url.password = '';
-    return url.toString().replace(/\/$/, '');
-  }
-
-  /** Reads the server's supported range once and fails clearly if it is too old. */
-  microversion(): Promise<string> {
-    this.negotiated ??= this.negotiate().catch((err: unknown) => {
-      this.negotiated = undefined;
-      throw err;
-    });
-    return this.negotiated;
-  }
-
-  /** The newest API version Ironic serves, asked now (the negotiated one is kept). */
-  async serverVersion(): Promise<string> {
-    const root = await this.send<{ version?: { version?: string; min_version?: string } }>('GET', '/v1/', undefined, false);
-    const max = root.version?.version;
-    if (!max) throw new IronicError('unavailable', `Ironic at ${this.base} did not report its API version on GET /v1/`);
-    return max;
-  }
-
-  private async negotiate(): Promise<string> {
-    const max = await this.serverVersion();
-    if (compareMicroversions(max, REQUIRED_MICROVERSION) < 0) {
-      throw new IronicError(
-        'too-old',
-        `Ironic at ${this.base} supports API up to ${max}; metalflow needs ${REQUIRED_MICROVERSION} or newer (Ironic 2023.1 / 21.4 or later)`,
-      );
-    }
-    this.serverMax = max;
-    return REQUIRED_MICROVERSION;
-  }
-
+export class IronicClient extends IronicTransport {
   /**
    * Ironic's `abort` verb, which stops a wait state (clean, inspect, deploy,
    * service, rescue). Sent at the version that also allows a deploy wait to be
@@ -160,12 +26,6 @@ export class IronicClient {
     await this.microversion();
     const deployAbort = this.serverMax !== undefined && compareMicroversions(this.serverMax, DEPLOY_ABORT_MICROVERSION) >= 0;
     await this.send('PUT', `/v1/nodes/${nodeId}/states/provision`, { target: 'abort' }, deployAbort ? DEPLOY_ABORT_MICROVERSION : true);
-  }
-
-  /** Whether the server speaks `version` (read with the negotiation). */
-  async supports(version: string): Promise<boolean> {
-    await this.microversion();
-    return this.serverMax !== undefined && compareMicroversions(this.serverMax, version) >= 0;
   }
 
   /** Sets the node's `disable_power_off`; the caller checks supports(DISABLE_POWER_OFF_MICROVERSION) first. */
@@ -178,83 +38,6 @@ export class IronicClient {
     if (!(await this.supports(DISABLE_POWER_OFF_MICROVERSION))) return undefined;
     const node = await this.send<{ disable_power_off?: boolean }>('GET', `/v1/nodes/${nodeId}?fields=disable_power_off`, undefined, DISABLE_POWER_OFF_MICROVERSION);
     return node.disable_power_off;
-  }
-
-  /** `version`: false for the unversioned root, true for the negotiated microversion, or a newer one a call needs. */
-  private async send<T>(method: Dispatcher.HttpMethod, path: string, body?: unknown, version: boolean | string = true): Promise<T> {
-    const headers: Record<string, string> = { ...this.headers };
-    if (typeof version === 'string') headers['x-openstack-ironic-api-version'] = version;
-    else if (version) headers['x-openstack-ironic-api-version'] = await this.microversion();
-    if (body !== undefined) headers['content-type'] = 'application/json';
-    const send = () =>
-      request(`${this.base}${path}`, {
-        method,
-        headers,
-        body: body === undefined ? undefined : JSON.stringify(body),
-        dispatcher: this.dispatcher,
-        headersTimeout: this.timeout,
-        bodyTimeout: this.timeout,
-      });
-    let res: Dispatcher.ResponseData;
-    try {
-      res = await send().catch((err: unknown) => {
-        // Ironic may close an idle keep-alive connection just as a request goes out on it
-        // ("other side closed", seen in a test run): a read is sent once more, on a new one.
-        if (method === 'GET' && droppedConnection(err)) return send();
-        throw err;
-      });
-    } catch (err) {
-      throw await this.unreachable(err);
-    }
-    const text = await res.body.text();
-    if (res.statusCode < 300) return (text ? JSON.parse(text) : undefined) as T;
-    const message = `Ironic ${method} ${path.split('?')[0]}: HTTP ${res.statusCode}: ${ironicErrorMessage(text)}`;
-    switch (res.statusCode) {
-      case 404:
-        throw new IronicError('not-found', message, 404);
-      case 409:
-        throw new IronicError('conflict', message, 409);
-      case 406:
-        throw new IronicError('too-old', message, 406);
-      case 400:
-      case 422:
-        throw new IronicError('rejected', message, res.statusCode);
-      case 401:
-      case 403:
-        throw new IronicError('rejected', `${message} (check the Ironic credentials metalflow uses)`, res.statusCode);
-      default:
-        throw new IronicError('unavailable', message, res.statusCode);
-    }
-  }
-
-  /**
-   * A request that never got an HTTP answer. A TLS reason undici names is
-   * said at once; a connection closed right after the handshake (what a TLS
-   * 1.3 server that refuses the client certificate does) is probed once to
-   * find out why.
-   */
-  private async unreachable(err: unknown): Promise<IronicError> {
-    let failure = tlsFailure(err);
-    const url = new URL(this.base);
-    const code = (err as { code?: unknown }).code;
-    if (!failure && url.protocol === 'https:' && (code === 'UND_ERR_SOCKET' || code === 'ECONNRESET')) {
-      const host = url.hostname.replace(/^\[|\]$/g, '');
-      const hello = Buffer.from(`GET / HTTP/1.1\r\nHost: ${url.host}\r\nConnection: close\r\n\r\n`);
-      const probe = await probeTls({ host, port: Number(url.port || 443), hello }, this.tls ?? {}).catch(() => undefined);
-      if (probe?.kind === 'tls') failure = probe.failure;
-      if (probe?.kind === 'closed') {
-        return new IronicError('tls', `TLS with Ironic at ${this.base}: the server closed the connection after the handshake; it most likely wants a client certificate it trusts (IRONIC_CLIENT_CERT_FILE and IRONIC_CLIENT_PRIVATE_KEY_FILE)`);
-      }
-    }
-    if (!failure) return new IronicError('unavailable', `cannot reach Ironic at ${this.base}: ${err instanceof Error ? err.message : String(err)}`);
-    const hint = failure.notTls
-      ? 'the port does not speak TLS: use an http:// IRONIC_URL, or Ironic\'s TLS port'
-      : failure.clientCertificateRefused
-        ? 'Ironic (or its proxy) wants a client certificate it trusts: IRONIC_CLIENT_CERT_FILE and IRONIC_CLIENT_PRIVATE_KEY_FILE'
-        : failure.untrusted
-          ? 'its certificate is not signed by a trusted CA: IRONIC_CACERT_FILE names the CA bundle that signed it'
-          : 'see the reason';
-    return new IronicError('tls', `TLS with Ironic at ${this.base} failed: ${failure.reason} (${failure.code}); ${hint}`);
   }
 
   async getNode(ident: string): Promise<IronicNode | undefined> {
@@ -303,12 +86,13 @@ export class IronicClient {
     return nodeId ? this.getNode(nodeId) : undefined;
   }
 
-  createNode(body: Record<string, unknown>): Promise<IronicNode> {
-    return this.send<IronicNode>('POST', '/v1/nodes', body);
+  /** `version`: a newer microversion than the negotiated one, for a field that needs it (e.g. disable_power_off). */
+  createNode(body: Record<string, unknown>, version?: string): Promise<IronicNode> {
+    return this.send<IronicNode>('POST', '/v1/nodes', body, version ?? true);
   }
 
-  patchNode(nodeId: string, ops: JsonPatchOp[]): Promise<IronicNode> {
-    return this.send<IronicNode>('PATCH', `/v1/nodes/${nodeId}`, ops);
+  patchNode(nodeId: string, ops: JsonPatchOp[], version?: string): Promise<IronicNode> {
+    return this.send<IronicNode>('PATCH', `/v1/nodes/${nodeId}`, ops, version ?? true);
   }
 
   /** Maintenance with a reason: Ironic's own endpoint (`maintenance_reason` cannot be patched). */
@@ -341,12 +125,6 @@ export class IronicClient {
   async setProvisionState(nodeId: string, target: string, extra: Record<string, unknown> = {}): Promise<void> {
     const version = target === 'service' ? await this.requireVersion(SERVICE_MICROVERSION, 'servicing a provisioned host (the service verb, Ironic 2023.2 / 23.0 or later)') : true;
     await this.send('PUT', `/v1/nodes/${nodeId}/states/provision`, { target, ...extra }, version);
-  }
-
-  /** `version` when the server speaks it; otherwise a too-old error naming what needs it and both versions. */
-  async requireVersion(version: string, what: string): Promise<string> {
-    if (await this.supports(version)) return version;
-    throw new IronicError('too-old', `${what} needs Ironic API ${version} or newer; Ironic at ${this.where} supports up to ${this.serverMax ?? 'an unknown version'}`);
   }
 
   /** The node's desired RAID layout (`PUT …/states/raid`), which Ironic's raid.create_configuration clean step builds. */

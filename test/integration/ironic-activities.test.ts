@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ApplicationFailure } from '@temporalio/common';
+import { MockActivityEnvironment } from '@temporalio/testing';
 import { IronicClient } from '../../clients/ironic/client';
 import { createIronicActivities } from '../../activities/ironic-activities';
 import { LocalSecretStore } from '../../clients/secrets/local-store';
@@ -164,6 +165,45 @@ describe('a fake-hardware host through every provision-state verb', () => {
       proxy.fail(isManage, 2);
       expect((await a.manageNode({ ref, nodeId })).provisionState).toBe('manageable');
       expect(proxy.count(isManage)).toBe(3);
+    } finally {
+      await proxy.stop();
+    }
+  });
+});
+
+describe('node PATCHes (issue 17)', () => {
+  it('writes what a verb needs with its sent marker in one PATCH, and disable_power_off with the new node', async () => {
+    const proxy = new IronicProxy(IRONIC_URL);
+    await proxy.start();
+    try {
+      const a = createIronicActivities({ ironic: new IronicClient({ url: proxy.url }), secrets, poll });
+      const { ref, spec } = await fakeHost();
+      // In an activity context the verbs write their sent marker (activities/sent-marker.ts); one activity id per call.
+      const run = <A extends unknown[], R>(id: string, fn: (...args: A) => Promise<R>, ...args: A): Promise<R> =>
+        new MockActivityEnvironment({ activityId: id }).run(fn, ...args);
+      const patches = (): { path: string; value?: unknown }[][] =>
+        proxy.requests.filter((r) => r.method === 'PATCH').map((r) => JSON.parse(r.body) as { path: string; value?: unknown }[]);
+      const { nodeId } = await run('ensure', a.ensureNode, { ref, spec: { ...spec, disablePowerOff: true } });
+      // Before: a POST, then a PATCH of disable_power_off alone.
+      expect(patches()).toEqual([]);
+      expect(await ironic.getDisablePowerOff(nodeId)).toBe(true);
+      await run('manage', a.manageNode, { ref, nodeId });
+      proxy.requests.length = 0;
+      // The node was registered with automated_clean true: provide with cleaning off changes it with the marker.
+      expect((await run('provide', a.provideNode, { ref, nodeId, automatedCleaning: false })).provisionState).toBe('available');
+      expect(patches().map((ops) => ops.map((o) => o.path).sort())).toEqual([['/automated_clean', '/extra/metalflow_sent']]);
+      proxy.requests.length = 0;
+      const image = { url: 'http://127.0.0.1/images/demo.qcow2', checksum: 'b'.repeat(64), checksumType: 'sha256' as const, format: 'qcow2' as const };
+      expect((await run('deploy', a.deployNode, { ref, nodeId, image })).provisionState).toBe('active');
+      const [deployPatch, ...others] = patches();
+      expect(others).toEqual([]);
+      expect(deployPatch?.some((o) => o.path === '/extra/metalflow_sent' && (o.value as { verb?: string }).verb === 'active')).toBe(true);
+      expect(deployPatch?.some((o) => o.path.startsWith('/instance_info'))).toBe(true);
+      const node = await ironic.getNode(nodeId);
+      expect(node?.instance_info.image_source).toBe(image.url);
+      expect(node?.automated_clean).toBe(false);
+      await run('undeploy', a.undeployNode, { ref, nodeId, automatedCleaning: false });
+      await acts.deleteNode({ ref, nodeId });
     } finally {
       await proxy.stop();
     }

@@ -136,6 +136,11 @@ describe('replay of recorded histories', () => {
     // spec.raid / spec.firmware (patch spec-raid-firmware): refused before the patch (and, in an earlier era, accepted and
     // ignored: host-spec-refused-by-later-rules.json), applied as clean steps while preparing with it (record-spec-settings-histories.ts old|new).
     for (const f of ['host-spec-settings-refused-v1', 'host-spec-settings-applied', 'host-spec-refused-by-later-rules']) expect(files).toContain(`${f}.json`);
+    // One era patch for every patch before it, the permit asked by a local activity (patch fewer-events, issue 17;
+    // record-histories.ts -fewer-events, record-limit-histories.ts -fewer-events with a limit of 1). The shape before it,
+    // operations-inline's marker then one marker per later patch and the permit as an activity: host-lifecycle-bmo-cleaning,
+    // host-failed-deploy-deprovisions-retry-limit, host-dhcp-reservation, host-provisioning-limit-delayed.
+    for (const f of ['host-lifecycle-fewer-events', 'host-provisioning-limit-delayed-fewer-events', 'provisioning-limiter-fewer-events']) expect(files).toContain(`${f}.json`);
     // spec.dhcp (patch dhcp-reservations): a host recorded just before it, one with a fixed address and lease checks, one with a pool address provisioned (test/support/record-dhcp-histories.ts).
     for (const f of ['host-lifecycle-before-dhcp-reservations', 'host-dhcp-reservation', 'host-dhcp-pool-provision']) expect(files).toContain(`${f}.json`);
     // HostFirmwareSettings / HostFirmwareComponents changes on a provisioned host (patch firmware-servicing): a host with a

@@ -4,7 +4,8 @@
  * at once, so one waits `delayed` for the other's permit at each step; both
  * provisioned, deprovisioned and deleted. Saves the host that waited first and
  * the limiter's run. Never overwrites a fixture.
- * `node --import tsx test/support/record-limit-histories.ts` on a running test stack.
+ * `node --import tsx test/support/record-limit-histories.ts [suffix]` on a running test stack; a suffix
+ * (e.g. `-fewer-events`: the permit asked by a local activity) records a later shape into new files.
  * (The shape before the patch, host-lifecycle-before-provisioning-limit.json, is
  * record-histories.ts run on the code before it.)
  */
@@ -14,8 +15,9 @@ import { limiterWorkflowId } from '../../workflows/limiter-definitions';
 import { randomMac, startHarness, waitFor } from './harness';
 import { assertNewFixtures, saveHistory } from './record-fixture';
 
-const HOST = 'host-provisioning-limit-delayed.json';
-const LIMITER = 'provisioning-limiter.json';
+const suffix = process.argv[2] ?? '';
+const HOST = `host-provisioning-limit-delayed${suffix}.json`;
+const LIMITER = `provisioning-limiter${suffix}.json`;
 assertNewFixtures(HOST, LIMITER);
 const h = await startHarness({ provisioningLimit: 1 });
 try {

@@ -1,0 +1,37 @@
+/** Ironic's failures, typed so activities can tell "busy, try again" from "refused" from "gone". */
+
+/** `tls`: the handshake failed (untrusted certificate, a client certificate wanted, not TLS at all); retried like `unavailable`. */
+export type IronicErrorKind = 'not-found' | 'conflict' | 'rejected' | 'too-old' | 'unavailable' | 'tls';
+
+export class IronicError extends Error {
+  constructor(
+    readonly kind: IronicErrorKind,
+    message: string,
+    readonly status?: number,
+  ) {
+    super(message);
+    this.name = 'IronicError';
+  }
+}
+
+/** Ironic wraps its message as JSON inside a JSON string; unwrap it to the faultstring. */
+export function ironicErrorMessage(body: string): string {
+  try {
+    const outer = JSON.parse(body) as { error_message?: unknown };
+    const inner = outer.error_message;
+    if (typeof inner === 'string') {
+      try {
+        const parsed = JSON.parse(inner) as { faultstring?: string };
+        return parsed.faultstring ?? inner;
+      } catch {
+        return inner;
+      }
+    }
+    if (inner && typeof inner === 'object' && 'faultstring' in inner) {
+      return String((inner as { faultstring: unknown }).faultstring);
+    }
+  } catch {
+    // not JSON: fall through to the raw text
+  }
+  return body.slice(0, 500);
+}
