@@ -22,6 +22,12 @@ export interface Options {
   workers: number;
   /** Also drive the lifecycle through fleet operations (issue 11). */
   fleet: boolean;
+  /**
+   * What drives the measured lifecycle: per-host API calls, or one fleet operation per phase. `--driver
+   * fleet` lets a 1,000-host comparison be made of two runs on one commit (API + floor, then fleet), each
+   * within a working session, where `--fleet` would run all three lifecycles in one.
+   */
+  driver: 'api' | 'fleet';
 }
 
 export function parseOptions(argv: string[], helpFrom: URL): Options {
@@ -42,6 +48,7 @@ export function parseOptions(argv: string[], helpFrom: URL): Options {
       temporal: { type: 'string' },
       workers: { type: 'string' },
       fleet: { type: 'boolean', default: false },
+      driver: { type: 'string', default: 'api' },
       help: { type: 'boolean', default: false },
     },
     strict: true,
@@ -61,6 +68,9 @@ export function parseOptions(argv: string[], helpFrom: URL): Options {
   const hosts = int('hosts', values.hosts, scale ? 1000 : 100);
   const maxHistory = values['max-history-events'] ?? (scale ? '60' : undefined);
   const temporal = parseTemporalProfile(values.temporal);
+  const driver = values.driver;
+  if (driver !== 'api' && driver !== 'fleet') throw new Error(`--driver must be api or fleet, got "${driver}"`);
+  if (driver === 'fleet' && values.fleet) throw new Error('--fleet drives a second lifecycle with fleet operations beside the API one; with --driver fleet the only lifecycle is already driven so: leave one of them out');
   return {
     hosts,
     concurrency: int('concurrency', values.concurrency, scale ? Math.min(hosts, 200) : hosts),
@@ -75,5 +85,6 @@ export function parseOptions(argv: string[], helpFrom: URL): Options {
     temporal,
     workers: int('workers', values.workers, temporal === 'postgres' ? 2 : 1),
     fleet: values.fleet ?? false,
+    driver,
   };
 }

@@ -40,6 +40,8 @@ export interface BenchResult {
     /** Worker processes (absent in older results: one). */
     workers?: number;
     fleet?: boolean;
+    /** What drove the metalflow lifecycle (absent in older results: the per-host API). */
+    driver?: 'api' | 'fleet';
     workerEnv?: Record<string, string>;
   };
   metalflow: DriverFigures & {
@@ -55,6 +57,8 @@ export interface BenchResult {
     api: { peakRssMiB: number; cpuSeconds: number };
     /** 5xx answers of the API (retried by the driver). */
     apiServerErrors: { count: number; byMessage: Record<string, number> };
+    /** --driver fleet: the fleet operation of each phase. */
+    fleetOperations?: FleetPhaseFigures[];
   };
   /** --fleet: the same lifecycle driven by one fleet operation per phase. */
   fleet?: DriverFigures & { operations: FleetPhaseFigures[]; temporal: TemporalFigures };
@@ -153,6 +157,7 @@ export function formatTable(r: BenchResult): string {
   const t = m.temporal;
   out.push(
     `metalflow benchmark: ${r.options.hosts} hosts, concurrency ${r.options.concurrency}, ${r.options.redfish ? 'redfish (sushy-tools)' : 'fake-hardware'}; ` +
+      (r.options.driver === 'fleet' ? 'driven by fleet operations; ' : '') +
       (r.floor ? `floor polls every ${r.options.floorPollMs} ms` : 'no floor run (--no-floor)'),
   );
   out.push(`machine: ${r.machine.cpus} cores (${r.machine.cpuModel}), ${r.machine.memGiB} GiB, Node ${r.machine.node}; commit ${r.commit}; ${r.date}`);
@@ -172,6 +177,7 @@ export function formatTable(r: BenchResult): string {
     `, all-gone ${s(d.cumulativeMs.gone)}`;
   out.push(`  cumulative metalflow: ${cumul(m)}`);
   if (r.floor) out.push(`  cumulative floor:     ${cumul(r.floor)}`);
+  if (m.fleetOperations) out.push(`  metalflow driven by fleet operations (--driver fleet):`, ...fleetOperationRows(r, m.fleetOperations));
   if (r.fleet) out.push('', ...formatFleet(r, r.fleet));
   out.push('');
   out.push(`  ${pad('step latency ms', 14)} ${padl('p50', 7)} ${padl('p95', 7)} ${padl('p99', 7)} ${padl('max', 7)}   (each operation, start -> end: inside the host workflow, or a child from before operations-inline)`);
@@ -252,15 +258,24 @@ export function formatTable(r: BenchResult): string {
   return out.join('\n');
 }
 
+/** A phase's fleet operation: POST -> first host asked, -> first operation; runs, the last run's events. */
+function fleetDetail(operations: FleetPhaseFigures[], p: Phase): string {
+  const op = operations.find((o) => o.phase === p);
+  return op
+    ? `${ms(op.startToFirstAskMs)} ms, ${ms(op.startToFirstOperationMs)} ms; ${op.runs} run(s), ${op.lastRunHistoryEvents} events (maxConcurrent ${op.maxConcurrent})`
+    : 'one PUT per host (a fleet acts on existing hosts)';
+}
+
+/** --driver fleet: each phase's fleet operation under the main table. */
+function fleetOperationRows(r: BenchResult, operations: FleetPhaseFigures[]): string[] {
+  return r.options.phases.map((p) => `    ${pad(PHASE_LABEL[p], 26)} POST -> first host asked, -> first operation: ${fleetDetail(operations, p)}`);
+}
+
 /** --fleet: phase times of the fleet-driven run beside the per-host API driver's and the floor's. */
 function formatFleet(r: BenchResult, f: NonNullable<BenchResult['fleet']>): string[] {
   const out = [`  ${pad('phase (wall time)', 28)} ${padl('fleet', 10)} ${padl('API', 9)} ${padl('floor', 9)}   fleet: POST -> first host asked, -> first operation; runs, last run's events`];
   for (const p of r.options.phases) {
-    const op = f.operations.find((o) => o.phase === p);
-    const detail = op
-      ? `${ms(op.startToFirstAskMs)} ms, ${ms(op.startToFirstOperationMs)} ms; ${op.runs} run(s), ${op.lastRunHistoryEvents} events (maxConcurrent ${op.maxConcurrent})`
-      : 'one PUT per host (a fleet acts on existing hosts)';
-    out.push(`  ${pad(PHASE_LABEL[p], 28)} ${padl(s(f.phaseMs[p]), 10)} ${padl(s(r.metalflow.phaseMs[p]), 9)} ${padl(r.floor ? s(r.floor.phaseMs[p]) : '-', 9)}   ${detail}`);
+    out.push(`  ${pad(PHASE_LABEL[p], 28)} ${padl(s(f.phaseMs[p]), 10)} ${padl(s(r.metalflow.phaseMs[p]), 9)} ${padl(r.floor ? s(r.floor.phaseMs[p]) : '-', 9)}   ${fleetDetail(f.operations, p)}`);
   }
   out.push(
     `  fleet run: history events per host lifecycle ${ms(f.temporal.historyEventsPerHost?.mean)} mean; Ironic requests per host ${f.ironicRequestsPerHost.toFixed(1)}; ` +

@@ -7,6 +7,7 @@
  *   npm run bench -- [--hosts 100] [--concurrency N] [--redfish] [--scale]
  *                    [--floor-poll-ms 100] [--no-floor] [--idle-seconds S] [--max-history-events N]
  *                    [--out FILE] [--keep-stack] [--profile] [--temporal dev|postgres] [--workers N] [--fleet]
+ *                    [--driver api|fleet]
  *
  * --max-history-events lowers the host workflows' continue-as-new threshold
  * (METALFLOW_MAX_HISTORY_EVENTS) so that a run shows continue-as-new at
@@ -26,7 +27,11 @@
  * --fleet runs the lifecycle a second time (namespace fleet-<id>, same worker
  * and API) with one fleet operation per phase (provision, deprovision, delete;
  * hosts are still created one PUT each) and prints its phase times beside the
- * per-host API driver's and the floor's (bench/fleet-driver.ts).
+ * per-host API driver's and the floor's (bench/fleet-driver.ts). --driver
+ * fleet drives the only metalflow lifecycle that way instead (its figures,
+ * targets and ratios are the fleet's), so a 1,000-host comparison can be two
+ * runs on one commit: `--hosts 1000 --concurrency 200` (API and floor), then
+ * the same with `--driver fleet --no-floor`.
  * `npm run bench -- cleanup [--temporal postgres] <namespace>...` removes what
  * a failed run left behind.
  */
@@ -277,14 +282,14 @@ async function main(): Promise<void> {
       redfish: opts.redfish,
       phaseTimeoutMs,
     };
-    metalflow = new MetalflowDriver(driverOptions);
+    metalflow = opts.driver === 'fleet' ? new FleetDriver(driverOptions) : new MetalflowDriver(driverOptions);
     let idleRssMiB: number | undefined;
     let idleHosts: number | undefined;
     let idleCpuShare: CpuByProcess | undefined;
     const idlePhase: Phase = opts.redfish ? 'available' : 'provisioned';
     const temporalCpu0 = tprofile.cpuByPart();
     const mf = await measure(
-      'metalflow',
+      opts.driver === 'fleet' ? 'metalflow (fleet operations)' : 'metalflow',
       (p, hs) => metalflow!.runPhase(p, hs),
       async (p) => {
         if (p !== idlePhase) return;
@@ -306,6 +311,7 @@ async function main(): Promise<void> {
       (p) => metalflow!.lastReached(p),
     );
     await metalflow.stop();
+    const fleetOperations = metalflow instanceof FleetDriver ? metalflow.fleets : undefined;
     const calls = metalflow.calls;
     const apiServerErrors = { count: metalflow.serverErrors.length, byMessage: {} as Record<string, number> };
     for (const e of metalflow.serverErrors) {
@@ -369,10 +375,11 @@ async function main(): Promise<void> {
         temporal: opts.temporal,
         workers: opts.workers,
         fleet: opts.fleet,
+        driver: opts.driver,
         workerEnv: Object.fromEntries(Object.entries(process.env).filter(([k]) => k.startsWith('METALFLOW_WORKER_')) as [string, string][]),
       },
       temporalServer,
-      metalflow: { ...mf, temporal, worker: workerFig, api: apiFig, apiServerErrors },
+      metalflow: { ...mf, temporal, worker: workerFig, api: apiFig, apiServerErrors, ...(fleetOperations ? { fleetOperations } : {}) },
       fleet,
       floor,
       ratio,
