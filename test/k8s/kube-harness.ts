@@ -139,7 +139,7 @@ function leaseOf(token: string): KubeLease {
            kill -0 "$(cat "$f" 2>/dev/null || echo 0)" 2>/dev/null || rm -f "$f"   # a user that died
          done
          if compgen -G "$USERS_DIR/*" >/dev/null; then
-           echo "[kube] still used by $(ls "$USERS_DIR" | wc -l) test file(s); leaving it running"
+           echo "[kube] still used by $(ls "$USERS_DIR" | wc -l) test file(s) or run(s); leaving it running"
          elif [[ "\${METALFLOW_KEEP_KUBE:-}" == 1 ]]; then
            echo "[kube] METALFLOW_KEEP_KUBE=1: leaving it running"
          else

@@ -89,13 +89,15 @@ export async function expireLostAttempts(client: Client, pid: number, workflowId
       lost.push({ workflowId, activityId: p.activityId, attempt: p.attempt, original: p.heartbeatTimeout });
     }
   }
-  await Promise.all(lost.map((l) => setHeartbeat(client, l.workflowId, l.activityId, msToTs(EXPIRE_AFTER_SECONDS * 1000)).catch(() => undefined)));
   await Promise.all(
     lost.map(async (l) => {
+      // Refused (the activity ended meanwhile): nothing to wait for, nothing to put back.
+      const shortened = await setHeartbeat(client, l.workflowId, l.activityId, msToTs(EXPIRE_AFTER_SECONDS * 1000)).then(() => true, () => false);
+      if (!shortened) return;
       await waitFor(`the lost attempt ${l.attempt} of activity ${l.activityId} in ${l.workflowId} given up`, async () => {
         const p = (await pendingOf(client, l.workflowId)).find((x) => x.activityId === l.activityId);
         return !p || p.attempt > l.attempt;
-      }, { timeoutMs: 60_000, intervalMs: 100 });
+      }, { timeoutMs: 120_000, intervalMs: 100 });
       // The activity may have ended already: then there is nothing to put back.
       await setHeartbeat(client, l.workflowId, l.activityId, l.original).catch(() => undefined);
     }),
