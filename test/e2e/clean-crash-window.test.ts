@@ -35,6 +35,8 @@ async function cleanCrashed(name: string, request: CleanRequest): Promise<string
   await cw.hosts.clean(ref, request);
   await waitFor('the first worker to die', async () => first.signalCode === 'SIGKILL', { timeoutMs: 60_000 });
   cw.workers.start();
+  // The attempt that sent the clean verb, lost with the worker.
+  await cw.expireLost(first);
   return nodeId;
 }
 

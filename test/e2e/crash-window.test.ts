@@ -44,6 +44,7 @@ describe('a worker killed after Ironic accepted a verb', () => {
     await cw.hosts.reboot(ref, 'hard');
     await waitFor('the first worker to die', async () => first.signalCode === 'SIGKILL', { timeoutMs: 60_000 });
     cw.workers.start();
+    await cw.expireLost(first);
     const done = await waitFor('the reboot to finish on the next worker', async () => {
       const v = await cw.hosts.get(ref);
       return v.operations.some((o) => o.kind === 'reboot' && o.outcome === 'succeeded') && !v.currentOperation ? v : undefined;
@@ -71,6 +72,7 @@ describe('a worker killed after Ironic accepted a verb', () => {
     await cw.hosts.setImage(ref, { url: 'http://127.0.0.1:9/nothing.qcow2', checksum: 'f'.repeat(64), checksumType: 'sha256', format: 'qcow2' });
     await waitFor('the first worker to die', async () => first.signalCode === 'SIGKILL', { timeoutMs: 60_000 });
     cw.workers.start();
+    await cw.expireLost(first);
     const failed = await waitFor('the provision to fail on the next worker', async () => {
       const v = await cw.hosts.get(ref);
       return v.operations.find((o) => o.kind === 'provision' && o.outcome === 'failed');

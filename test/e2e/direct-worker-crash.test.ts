@@ -81,6 +81,7 @@ describe('direct provisioner, worker killed mid-provisioning', () => {
     await waitFor('the first worker to die', async () => first.signalCode === 'SIGKILL');
 
     workers.start();
+    await workers.expireLost(connection, first);
     const done = await waitFor('provisioned after the crash', async () => {
       const v = await hosts.get(ref);
       return v.status.provisioning.state === 'provisioned' ? v : undefined;

@@ -35,6 +35,7 @@ describe('a worker killed after Ironic accepted a service', () => {
     await cw.hosts.clean(ref, { steps: [{ name: 'bios', settings: { ProcVirtualization: 'Enabled' } }] });
     await waitFor('the first worker to die', async () => first.signalCode === 'SIGKILL', { timeoutMs: 60_000 });
     cw.workers.start();
+    await cw.expireLost(first);
     const done = await waitFor('the service done on the next worker', async () => {
       const v = await cw.hosts.get(ref);
       return !v.currentOperation && !v.cleanRequest ? v : undefined;

@@ -51,6 +51,7 @@ describe('worker killed during provisioning', () => {
     const deploysBeforeRestart = proxy.count(isDeploy);
 
     workers.start();
+    await workers.expireLost(connection, first);
     const done = await waitFor(
       'provisioned after the crash',
       async () => {

@@ -4,8 +4,10 @@
  * `useKube()` in a file's beforeAll builds the binaries if needed (once per
  * machine, minutes), registers the file as a user and starts the stack if it
  * is not running; afterAll unregisters and stops the stack when the last user
- * leaves (unless METALFLOW_KEEP_KUBE=1). Registration and the stop decision
- * happen under one flock, so a file starting never races one stopping.
+ * leaves (unless METALFLOW_KEEP_KUBE=1). A whole `vitest run` is a user too
+ * (holdKubeForRun, from the global setup): the stack started by its first
+ * Kubernetes file stays up until the run ends. Registration and the stop
+ * decision happen under one flock, so a file starting never races one stopping.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -95,10 +97,36 @@ export interface KubeLease {
   release(): void;
 }
 
+/**
+ * The whole test run as a user (from the global setup, in vitest's main process), without starting anything: the
+ * first file's useKube() starts the stack and the last file's release() no longer stops it, so the Kubernetes
+ * files that run one after another share one start (each start and stop took about 8 s). The run's teardown
+ * releases it, which stops the stack if a file started it.
+ */
+export function holdKubeForRun(): KubeLease {
+  const token = `run-${process.pid}-${randomUUID()}`;
+  locked('echo "$USER_PID" >"$USERS_DIR/$USER_TOKEN"', { USER_TOKEN: token, USER_PID: String(process.pid) });
+  return leaseOf(token);
+}
+
 /** Build if needed, register as a user, start the stack if needed. */
 export function useKube(): KubeLease {
   buildKube();
   const token = `${process.pid}-${randomUUID()}`;
+  const lease = leaseOf(token);
+  try {
+    locked('echo "$USER_PID" >"$USERS_DIR/$USER_TOKEN"; bash "$KUBE_SH" start', { USER_TOKEN: token, USER_PID: String(process.pid) });
+  } catch (e) {
+    // Unregister (and stop what was started if nobody else uses it): a
+    // failed beforeAll gets no afterAll lease to release.
+    lease.release();
+    throw e;
+  }
+  return lease;
+}
+
+/** Unregisters `token`; the last user to leave stops the stack (unless METALFLOW_KEEP_KUBE=1). */
+function leaseOf(token: string): KubeLease {
   let released = false;
   const lease: KubeLease = {
     release(): void {
@@ -111,7 +139,7 @@ export function useKube(): KubeLease {
            kill -0 "$(cat "$f" 2>/dev/null || echo 0)" 2>/dev/null || rm -f "$f"   # a user that died
          done
          if compgen -G "$USERS_DIR/*" >/dev/null; then
-           echo "[kube] still used by $(ls "$USERS_DIR" | wc -l) test file(s); leaving it running"
+           echo "[kube] still used by $(ls "$USERS_DIR" | wc -l) test file(s) or run(s); leaving it running"
          elif [[ "\${METALFLOW_KEEP_KUBE:-}" == 1 ]]; then
            echo "[kube] METALFLOW_KEEP_KUBE=1: leaving it running"
          else
@@ -121,14 +149,6 @@ export function useKube(): KubeLease {
       );
     },
   };
-  try {
-    locked('echo "$USER_PID" >"$USERS_DIR/$USER_TOKEN"; bash "$KUBE_SH" start', { USER_TOKEN: token, USER_PID: String(process.pid) });
-  } catch (e) {
-    // Unregister (and stop what was started if nobody else uses it): a
-    // failed beforeAll gets no afterAll lease to release.
-    lease.release();
-    throw e;
-  }
   return lease;
 }
 

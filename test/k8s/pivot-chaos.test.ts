@@ -14,6 +14,7 @@ import type { pivotWorkflow } from '../../workflows/pivot';
 import { Random } from '../../bench/chaos/random';
 import { isDeploy, isPowerChange } from '../support/ironic-proxy';
 import { uniq } from '../support/harness';
+import { expireLostAttempts, runningOn } from '../support/lost-attempts';
 import { waitFor } from './kube-harness';
 import { fakeHostSpec, hostDoc, secretDoc } from './manifests';
 import { hostsIn, provisionVerb, nodeCreates, nodeDeletes } from './pivot-figures';
@@ -82,8 +83,11 @@ describe('pivot under SIGKILL', () => {
       const reached = p.hosts.filter((h) => rank(h.step) >= rank(next.step)).length;
       if (reached < next.hosts) return false;
       if (next.kind === 'worker') {
-        planes.planeA.running('worker')!.kill('SIGKILL');
+        const killed = planes.planeA.running('worker')!;
+        killed.kill('SIGKILL');
         planes.restartWorkerA();
+        // What the killed worker held, given up by the server now rather than at its heartbeat timeout.
+        await expireLostAttempts(planes.env.client, killed.pid!, await runningOn(planes.env.client, TQ_A));
       } else {
         planes.killIronicB();
         planes.stackB('start');

@@ -21,6 +21,7 @@ import {
 } from '../../workflows/remediation-definitions';
 import type { RemediationRequest } from '../../types/remediation';
 import { uniq, waitFor } from '../support/harness';
+import { expireLostAttempts, runningOn } from '../support/lost-attempts';
 import { kubectl } from './kube-harness';
 import { fakeHostSpec, hostDoc, secretDoc } from './manifests';
 import { useShimSuite } from './shim-harness';
@@ -134,16 +135,19 @@ async function completed(h: WorkflowHandle, activity: string): Promise<number> {
 }
 
 /** Plays the kubelet through one Delete-path power cycle: waits for the Node to go (checking the host is off by then), then comes back. */
-async function kubeletThroughDelete(m: Machine, onGone?: () => void): Promise<void> {
+async function kubeletThroughDelete(m: Machine, onGone?: () => Promise<void>): Promise<void> {
   await waitFor(`Node ${m.node} deleted`, async () => node(m.node) === undefined, { timeoutMs: LONG, intervalMs: 250 });
   const backup = bmh(m.host).metadata.annotations ?? {};
   expect(JSON.parse(backup[REMEDIATION_ANNOTATIONS.labelsBackup] ?? '{}')).toEqual(m.labels);
   expect(JSON.parse(backup[REMEDIATION_ANNOTATIONS.annotationsBackup] ?? '{}')).toEqual(m.annotations);
-  onGone?.();
+  await onGone?.();
   // The machine boots again once its power-off request is released; its kubelet registers a bare Node.
   await waitFor('host powered on again', async () => (await view(m.host)).status.poweredOn, { timeoutMs: LONG });
   kubeletRegisters(m.node, m, { 'kubernetes.io/hostname': m.node });
 }
+
+/** The retryLimit-2 remediation: it waits out two timeouts (90 s) while the other tests run on their own hosts. */
+let neverReturns: { h: WorkflowHandle; since: string } | undefined;
 
 const HOSTS = { deleted: uniq('del'), taint: uniq('taint'), timeout: uniq('tmo'), offline: uniq('off'), crash: uniq('crash'), crd: uniq('crd'), serial: uniq('serial'), noOff: uniq('nooff'), reprov: uniq('reprov') };
 
@@ -164,6 +168,14 @@ describe('remediation (reboot strategy) on a real API server', () => {
     for (const h of [HOSTS.taint, HOSTS.timeout, HOSTS.offline, HOSTS.crd, HOSTS.serial, HOSTS.noOff]) waitState(h, 'available');
     kubectl(['wait', '--for=condition=Established', '--timeout=60s', 'crd/hostremediations.metalflow.io']);
   }, 600_000);
+
+  it('retryLimit 2 and a Node that never returns: started now, checked last (its two timeouts run beside the other tests)', async () => {
+    nodeFor(HOSTS.timeout);
+    const since = new Date().toISOString();
+    // The API refuses timeoutSeconds under 100 (CAPM3's minimum); the workflow started directly takes 45 to keep the test short.
+    const h = await startRemediation(HOSTS.timeout, { strategy: { type: 'Reboot', retryLimit: 2, timeoutSeconds: 45 }, nodeHandling: 'Delete' });
+    neverReturns = { h, since };
+  });
 
   it('Delete path: powered off before the Node is deleted, labels and annotations backed up and restored once', async () => {
     const m = nodeFor(HOSTS.deleted);
@@ -202,19 +214,6 @@ describe('remediation (reboot strategy) on a real API server', () => {
     // (The API server's own not-ready taint from the Node's creation stays: no node lifecycle controller runs here.)
     expect((after.spec?.taints ?? []).map((t) => t.key)).not.toContain(REMEDIATION_ANNOTATIONS.outOfServiceTaint);
     expect(after.metadata.labels).toEqual(m.labels);
-  }, LONG * 2);
-
-  it('retryLimit 2 and a Node that never returns: two power cycles, then capm3.metal3.io/unhealthy and Failed', async () => {
-    nodeFor(HOSTS.timeout);
-    const since = new Date().toISOString();
-    // The API refuses timeoutSeconds under 100 (CAPM3's minimum); the workflow started directly takes 45 to keep the test short.
-    const h = await startRemediation(HOSTS.timeout, { strategy: { type: 'Reboot', retryLimit: 2, timeoutSeconds: 45 }, nodeHandling: 'Delete' });
-    const r = await result(h);
-    expect(r).toMatchObject({ outcome: 'failed', phase: 'Failed', retryCount: 2, hostUnhealthy: true });
-    expect(r.steps.map((s) => s.step)).toContain('retry limit 2 reached: marking the host capm3.metal3.io/unhealthy');
-    expect(bmh(HOSTS.timeout).metadata.annotations?.[REMEDIATION_ANNOTATIONS.unhealthy]).toBe('');
-    await waitFor('host powered on after the last release', async () => (await view(HOSTS.timeout)).status.poweredOn, { timeoutMs: LONG });
-    expect(await powerChanges(HOSTS.timeout, since)).toBe(4);
   }, LONG * 2);
 
   it('the API server refuses a HostRemediation outside CAPM3\'s bounds, naming the field', () => {
@@ -269,9 +268,12 @@ describe('remediation (reboot strategy) on a real API server', () => {
     const m = nodeFor(HOSTS.crash);
     const since = new Date().toISOString();
     const h = await startRemediation(HOSTS.crash, { strategy: { type: 'Reboot' }, nodeHandling: 'Delete' });
-    await kubeletThroughDelete(m, () => {
-      suite.shim.running('worker')?.kill('SIGKILL');
+    await kubeletThroughDelete(m, async () => {
+      const killed = suite.shim.running('worker')!;
+      killed.kill('SIGKILL');
       suite.shim.startWorker();
+      // The wait the killed worker held, given up by the server now rather than at its heartbeat timeout.
+      await expireLostAttempts(suite.client, killed.pid!, await runningOn(suite.client, TASK_QUEUE));
     });
     const r = await kubeletRuns(m, result(h));
     expect(r).toMatchObject({ outcome: 'succeeded', retryCount: 1, restored: true });
@@ -341,5 +343,15 @@ describe('remediation (reboot strategy) on a real API server', () => {
     expect(ops.map((o) => o.kind)).toEqual(['reboot']);
     expect((await view(HOSTS.noOff)).power.holds).toEqual({});
     expect(Object.keys(bmh(HOSTS.noOff).metadata.annotations ?? {}).filter((k) => k.startsWith('reboot.metal3.io/'))).toEqual([]);
+  }, LONG * 2);
+
+  it('retryLimit 2 and a Node that never returns: two power cycles, then capm3.metal3.io/unhealthy and Failed', async () => {
+    const { h, since } = neverReturns!;
+    const r = await result(h);
+    expect(r).toMatchObject({ outcome: 'failed', phase: 'Failed', retryCount: 2, hostUnhealthy: true });
+    expect(r.steps.map((s) => s.step)).toContain('retry limit 2 reached: marking the host capm3.metal3.io/unhealthy');
+    expect(bmh(HOSTS.timeout).metadata.annotations?.[REMEDIATION_ANNOTATIONS.unhealthy]).toBe('');
+    await waitFor('host powered on after the last release', async () => (await view(HOSTS.timeout)).status.poweredOn, { timeoutMs: LONG });
+    expect(await powerChanges(HOSTS.timeout, since)).toBe(4);
   }, LONG * 2);
 });

@@ -4,6 +4,7 @@
  * before their retry, so only a crashed attempt's own requests are counted.
  */
 import { afterAll, afterEach, beforeAll } from 'vitest';
+import type { ChildProcess } from 'node:child_process';
 import { Connection } from '@temporalio/client';
 import type { HostService } from '../../api/host-service';
 import { IRONIC_URL, TEMPORAL_ADDRESS } from './env';
@@ -15,6 +16,8 @@ export interface CrashWindow {
   readonly proxy: IronicProxy;
   readonly hosts: HostService;
   readonly workers: WorkerProcesses;
+  /** Once `killed` is dead: the attempts it held given up at once (WorkerProcesses.expireLost). */
+  expireLost(killed: ChildProcess): Promise<number>;
 }
 
 export function useCrashWindow(name: string): CrashWindow {
@@ -47,5 +50,6 @@ export function useCrashWindow(name: string): CrashWindow {
       return ready(hosts);
     },
     workers,
+    expireLost: (killed) => workers.expireLost(ready(connection), killed),
   };
 }

@@ -4,11 +4,12 @@
  * unless METALFLOW_KEEP_TEST_STACK=1 (handy while iterating).
  */
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
 import { REPO_ROOT } from '../../config/env';
 import { WORKFLOW_BUNDLE_OPTIONS } from '../../workers/worker';
+import { holdKubeForRun } from '../k8s/kube-harness';
 import { TEST_ENV, TEST_STATE_DIR, WORKFLOW_BUNDLE_PATH } from './env';
 
 const stack = (command: string): void => {
@@ -24,8 +25,12 @@ export default async function setup(): Promise<() => void> {
   mkdirSync(TEST_STATE_DIR, { recursive: true });
   stack('start');
   const { code } = await bundleWorkflowCode({ ...WORKFLOW_BUNDLE_OPTIONS, logger: new DefaultLogger('WARN') });
-  writeFileSync(WORKFLOW_BUNDLE_PATH, code);
+  // Renamed into place: a worker of another run in this checkout may be reading the bundle right now.
+  writeFileSync(`${WORKFLOW_BUNDLE_PATH}.${process.pid}`, code);
+  renameSync(`${WORKFLOW_BUNDLE_PATH}.${process.pid}`, WORKFLOW_BUNDLE_PATH);
+  const kube = holdKubeForRun();
   return () => {
+    kube.release();
     if (process.env.METALFLOW_KEEP_TEST_STACK !== '1') stack('stop');
   };
 }

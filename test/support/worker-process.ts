@@ -14,6 +14,7 @@ import { LocalSecretStore } from '../../clients/secrets/local-store';
 import { REPO_ROOT } from '../../config/env';
 import { TEMPORAL_ADDRESS, WORKFLOW_BUNDLE_PATH } from './env';
 import { FAST_HOST_OPTIONS, uniq } from './harness';
+import { expireLostAttempts, runningOn } from './lost-attempts';
 import type { HostWorkflowOptions } from '../../workflows/definitions';
 
 export class WorkerProcesses {
@@ -58,6 +59,15 @@ export class WorkerProcesses {
       taskQueue: this.taskQueue,
       hostOptions,
     });
+  }
+
+  /**
+   * Once `killed` is dead: the activity attempts it held on the workers' task queue given up by the server
+   * at once, not at their heartbeat timeout (test/support/lost-attempts.ts). Returns how many there were.
+   */
+  async expireLost(connection: Connection, killed: ChildProcess): Promise<number> {
+    const client = new Client({ connection });
+    return expireLostAttempts(client, killed.pid!, await runningOn(client, this.taskQueue));
   }
 
   killAll(): void {
