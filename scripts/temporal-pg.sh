@@ -60,6 +60,12 @@ LOGS="$STATE/logs"
 
 log() { printf '[temporal-pg] %s\n' "$*"; }
 die() { printf '[temporal-pg] ERROR: %s\n' "$*" >&2; exit 1; }
+# shellcheck source=scripts/lib/temporal-pg-build.sh
+source "$REPO/scripts/lib/temporal-pg-build.sh"
+# shellcheck source=scripts/lib/temporal-pg-postgres.sh
+source "$REPO/scripts/lib/temporal-pg-postgres.sh"
+# The PostgreSQL binaries' directory, found (or installed) by main.
+PG_BIN=""
 
 for v in BASE SHARDS HEALTH_TIMEOUT; do
   [[ "${!v}" =~ ^[0-9]+$ ]] || die "$v must be a number, got '${!v}'"
@@ -90,176 +96,6 @@ membership_base() {
     if ! grep -qxE "$p|$((p + 1))|$((p + 2))|$((p + 3))" <<<"$listening"; then echo "$p"; return; fi
   done
   die "no four free ports below 32768 for Temporal's membership; set TEMPORAL_PG_MEMBERSHIP_PORT_BASE"
-}
-
-# ------------------------------------------------------------- install ----
-go_bin() {
-  if [[ -n "${GO:-}" ]]; then echo "$GO"; else bash "$REPO/scripts/kube-build.sh" --go | tail -1; fi
-}
-
-installed() { [[ -x "$BIN_DIR/temporal-server" && -x "$BIN_DIR/temporal-sql-tool" && -d "$BIN_DIR/schema/postgresql/v12" ]]; }
-
-install() {
-  # Checked before the lock: PostgreSQL and Temporal started later must not
-  # inherit the lock's descriptor (they would hold it for their lifetime).
-  if installed; then log "Temporal server $TEMPORAL_SERVER_VERSION: ok ($BIN_DIR)"; return 0; fi
-  mkdir -p "$CACHE"
-  exec 9>"$CACHE/.lock"
-  if command -v flock >/dev/null 2>&1; then flock -w 3600 9 || die "another install holds $CACHE/.lock"; fi
-  if installed; then exec 9>&-; log "Temporal server $TEMPORAL_SERVER_VERSION: ok ($BIN_DIR)"; return 0; fi
-  build
-  exec 9>&-
-}
-
-build() {
-  local go start secs tmp moddir
-  go="$(go_bin)"
-  log "building Temporal server $TEMPORAL_SERVER_VERSION (cmd/server, cmd/tools/sql) with $("$go" env GOVERSION); the first build downloads modules and takes minutes"
-  start=$SECONDS
-  tmp="$(mktemp -d "$CACHE/build.XXXXXX")"
-  # go install MODULE@VERSION builds with the module's own go.mod and go.sum.
-  if ! env GOTOOLCHAIN=local CGO_ENABLED=0 GOBIN="$tmp" GOFLAGS="-buildvcs=false${GOFLAGS:+ $GOFLAGS}" \
-      "$go" install -trimpath -ldflags "-s -w" \
-      "go.temporal.io/server/cmd/server@$TEMPORAL_SERVER_VERSION" \
-      "go.temporal.io/server/cmd/tools/sql@$TEMPORAL_SERVER_VERSION"; then
-    rm -rf "$tmp"
-    die "go install failed (see above); module download errors mean the Go module proxy ($("$go" env GOPROXY)) is unreachable"
-  fi
-  moddir="$(env GOTOOLCHAIN=local "$go" mod download -json "go.temporal.io/server@$TEMPORAL_SERVER_VERSION" \
-    | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')"
-  [[ -d "$moddir/schema/postgresql/v12" ]] || { rm -rf "$tmp"; die "no schema/postgresql/v12 in the module ($moddir)"; }
-  mkdir -p "$tmp/schema/postgresql"
-  cp -R "$moddir/schema/postgresql/v12" "$tmp/schema/postgresql/"
-  chmod -R u+w "$tmp/schema"
-  mv "$tmp/server" "$tmp/temporal-server"
-  mv "$tmp/sql" "$tmp/temporal-sql-tool"
-  chmod 755 "$tmp"
-  secs=$((SECONDS - start))
-  printf 'version=%s\ngo=%s\nbuilt_at=%s\nbuild_seconds=%s\nhost_cpus=%s\n' "$TEMPORAL_SERVER_VERSION" \
-    "$("$go" env GOVERSION)" "$(date -u +%Y-%m-%dT%H:%M:%SZ)" "$secs" "$(nproc 2>/dev/null || echo '?')" >"$tmp/build-info"
-  rm -rf "$BIN_DIR"
-  mv "$tmp" "$BIN_DIR"
-  log "built $BIN_DIR in ${secs}s"
-}
-
-# ---------------------------------------------------------- PostgreSQL ----
-pg_bindir() {
-  local d
-  if [[ -x /usr/local/bin/pg_ctl ]]; then dirname "$(readlink -f /usr/local/bin/pg_ctl)"; return; fi
-  for d in $(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V -r); do
-    [[ -x "$d/pg_ctl" ]] && { echo "$d"; return; }
-  done
-  command -v pg_ctl >/dev/null 2>&1 && { dirname "$(command -v pg_ctl)"; return; }
-  return 1
-}
-
-# Debian's postgresql package when no PostgreSQL is found (root or sudo). Its
-# own `main` cluster (port 5432) is not used here; where the package starts
-# it, `pg_ctlcluster <version> main stop` stops it.
-pg_install() {
-  local sudo=()
-  command -v apt-get >/dev/null 2>&1 || die "PostgreSQL not found (/usr/local/bin/pg_ctl, /usr/lib/postgresql/*/bin) and no apt-get: install PostgreSQL 12 or newer"
-  if [[ "$(id -u)" != 0 ]]; then
-    command -v sudo >/dev/null 2>&1 || die "PostgreSQL not found; need root or sudo to apt-get install postgresql"
-    sudo=(sudo)
-  fi
-  log "PostgreSQL not found: apt-get install postgresql" >&2
-  DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get update -qq >&2 || die "apt-get update failed (is the Debian mirror reachable?)"
-  DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends postgresql >&2 \
-    || die "apt-get install postgresql failed"
-}
-PG_BIN=""
-
-# Run a PostgreSQL program as the data dir's owner (`postgres` when we are root).
-as_pg() {
-  if [[ "$(id -u)" == 0 ]]; then
-    setpriv --reuid=postgres --regid=postgres --init-groups -- "$@"
-  else
-    "$@"
-  fi
-}
-
-pg_password() { cat "$STATE/pg-password"; }
-
-pg_running() { [[ -f "$DATA/postmaster.pid" ]] && as_pg "$PG_BIN/pg_ctl" -D "$DATA" status >/dev/null 2>&1; }
-
-pg_init() {
-  [[ -f "$DATA/PG_VERSION" ]] && return 0
-  log "initdb $DATA (user $DB_USER, password auth on 127.0.0.1 only)"
-  mkdir -p "$STATE"
-  if [[ ! -f "$STATE/pg-password" ]]; then
-    (umask 077; head -c 24 /dev/urandom | base64 | tr -d '/+=' >"$STATE/pg-password")
-  fi
-  mkdir -p "$DATA"
-  chmod 700 "$DATA"
-  local pwfile="$STATE/pg-password.init"
-  cp "$STATE/pg-password" "$pwfile"
-  if [[ "$(id -u)" == 0 ]]; then chown -R postgres:postgres "$DATA" "$pwfile"; fi
-  as_pg "$PG_BIN/initdb" -D "$DATA" -U "$DB_USER" --pwfile="$pwfile" -E UTF8 --locale=C.UTF-8 \
-    --auth-local=scram-sha-256 --auth-host=scram-sha-256 >"$LOGS/initdb.log" 2>&1 \
-    || { rm -f "$pwfile"; die "initdb failed: see $LOGS/initdb.log"; }
-  rm -f "$pwfile"
-  # Loopback only: no socket in /var/run, TCP on 127.0.0.1.
-  cat >>"$DATA/postgresql.conf" <<EOF
-# scripts/temporal-pg.sh
-listen_addresses = '$HOST'
-unix_socket_directories = ''
-max_connections = 200
-shared_buffers = 256MB
-EOF
-}
-
-pg_start() {
-  pg_running && { log "postgres: running (port $PG_PORT)"; return 0; }
-  rm -f "$DATA/postmaster.pid"
-  log "postgres: starting on $HOST:$PG_PORT ($PG_BIN)"
-  # Its own session and process group, so the bench can sum its CPU (backends included).
-  local logf="$LOGS/postgres.log"
-  touch "$logf"
-  if [[ "$(id -u)" == 0 ]]; then chown postgres:postgres "$logf"; fi
-  if [[ "$(id -u)" == 0 ]]; then
-    setsid setpriv --reuid=postgres --regid=postgres --init-groups -- \
-      "$PG_BIN/postgres" -D "$DATA" -p "$PG_PORT" </dev/null >>"$logf" 2>&1 &
-  else
-    setsid "$PG_BIN/postgres" -D "$DATA" -p "$PG_PORT" </dev/null >>"$logf" 2>&1 &
-  fi
-  echo $! >"$RUN/postgres.pid"
-  local i
-  for ((i = 0; i < 60; i++)); do
-    if "$PG_BIN/pg_isready" -h "$HOST" -p "$PG_PORT" -q; then return 0; fi
-    kill -0 "$(cat "$RUN/postgres.pid")" 2>/dev/null || { tail -20 "$logf" >&2; die "postgres exited (log $logf)"; }
-    sleep 0.5
-  done
-  die "postgres not ready after 30 s (log $logf)"
-}
-
-sql_tool() {
-  local db="$1"; shift
-  SQL_PASSWORD="$(pg_password)" "$BIN_DIR/temporal-sql-tool" --plugin postgres12 --ep "$HOST" -p "$PG_PORT" \
-    -u "$DB_USER" --db "$db" "$@"
-}
-
-psql_in() {
-  local db="$1"; shift
-  PGPASSWORD="$(pg_password)" "$PG_BIN/psql" -h "$HOST" -p "$PG_PORT" -U "$DB_USER" -d "$db" -tAq "$@"
-}
-
-# Create each database and its schema from the module's files; update-schema
-# is a no-op at the latest version, so a later release's build only adds steps.
-pg_schema() {
-  local db dir
-  for db in temporal temporal_visibility; do
-    case "$db" in temporal) dir=temporal ;; *) dir=visibility ;; esac
-    if [[ -z "$(psql_in postgres -c "SELECT 1 FROM pg_database WHERE datname = '$db'")" ]]; then
-      sql_tool "$db" create-database >>"$LOGS/schema.log" 2>&1 || die "create-database $db failed: see $LOGS/schema.log"
-    fi
-    if [[ -z "$(psql_in "$db" -c "SELECT 1 FROM pg_tables WHERE tablename = 'schema_version'")" ]]; then
-      sql_tool "$db" setup-schema -v 0.0 >>"$LOGS/schema.log" 2>&1 || die "setup-schema $db failed: see $LOGS/schema.log"
-    fi
-    sql_tool "$db" update-schema -d "$BIN_DIR/schema/postgresql/v12/$dir/versioned" >>"$LOGS/schema.log" 2>&1 \
-      || die "update-schema $db failed: see $LOGS/schema.log"
-  done
-  log "schema: temporal $(psql_in temporal -c 'SELECT curr_version FROM schema_version'), visibility $(psql_in temporal_visibility -c 'SELECT curr_version FROM schema_version')"
 }
 
 # ------------------------------------------------------------ Temporal ----

@@ -70,6 +70,17 @@ export function componentsFromIronic(list: readonly IronicFirmwareComponent[]): 
 }
 
 /**
+ * The same components, whatever the order of each one's keys: the API server gives an object's keys
+ * back sorted (Go maps), not in the order componentsFromIronic writes them, so comparing the JSON
+ * text would find every read different and rewrite an unchanged status each time.
+ */
+export function sameComponents(a: readonly FirmwareComponentStatus[] | undefined, b: readonly FirmwareComponentStatus[]): boolean {
+  const key = (cs: readonly FirmwareComponentStatus[] | undefined) =>
+    JSON.stringify((cs ?? []).map((c) => [c.component, c.initialVersion, c.currentVersion ?? '', c.lastVersionFlashed ?? '', c.updatedAt ?? '']));
+  return key(a) === key(b);
+}
+
+/**
  * Field-named errors in spec.updates: the `firmware` clean step's checks (a component of bios or
  * bmc, an http(s) URL), and, as BMO checks, a component Ironic reports no version of; that last
  * only where Ironic reports components at all (fake-hardware's firmware interface reports none).

@@ -8,37 +8,13 @@
  * in `validate.ts`.
  */
 import { Type, type Static, type TLiteral, type TUnion } from '@sinclair/typebox';
+import { HardwareDetailsSchema } from './host-hardware';
 import { HostDhcpSchema, HostDhcpStatusSchema } from './host-dhcp';
+import { MAX_LENGTH, open, passThrough, str } from './schema-parts';
 
-const open = { additionalProperties: false } as const;
-
-/**
- * String limits. Kubernetes' where a value is a Kubernetes name, Ironic's where Ironic
- * keeps it, otherwise what such a value needs with room to spare; every string has one,
- * so no field of a spec, a status annotation or an API body is unbounded.
- */
-export const MAX_LENGTH = {
-  /** Kubernetes object names (DNS-1123 subdomain), host names. */
-  name: 253,
-  /** Namespaces, kinds (DNS-1123 label). */
-  label: 63,
-  /** A group (253) '/' a version (63). */
-  apiVersion: 317,
-  /** UIDs, resourceVersions, Ironic UUIDs, timestamps. */
-  id: 128,
-  /** Short tokens: architecture, profile, HCTL, MAC and IP addresses, PCI addresses, CPU flags. */
-  word: 64,
-  /** Inventory strings (vendor, model, serial number, WWN): Ironic's column size. */
-  text: 255,
-  /** Device paths (/dev/disk/by-path/...), Kubernetes field paths. */
-  path: 1024,
-  /** Ironic's node description limit. */
-  description: 4096,
-  /** The last error: Metal3's condition message limit. */
-  message: 32768,
-} as const;
-
-const str = (maxLength: number, extra: Record<string, unknown> = {}) => Type.String({ maxLength, ...extra });
+// Re-exported: most of the code base imports them from here.
+export { HardwareDetailsSchema } from './host-hardware';
+export { MAX_LENGTH } from './schema-parts';
 
 export const BOOT_MODES = ['UEFI', 'UEFISecureBoot', 'legacy'] as const;
 export const CLEANING_MODES = ['metadata', 'disabled'] as const;
@@ -132,8 +108,6 @@ export const ObjectReferenceSchema = Type.Object(
   open,
 );
 
-/** Fields Metal3 accepts that metalflow stores but does not act on yet. */
-const passThrough = Type.Object({}, { additionalProperties: true });
 
 /**
  * spec.raid / spec.firmware: any shape here (so a Metal3 manifest still fits the CRD), null as Go
@@ -218,95 +192,6 @@ export const ERROR_TYPES = [
 
 const OperationMetricSchema = Type.Object(
   { start: Type.Optional(str(MAX_LENGTH.id)), end: Type.Optional(str(MAX_LENGTH.id)) },
-  open,
-);
-
-export const HardwareDetailsSchema = Type.Object(
-  {
-    systemVendor: Type.Optional(
-      Type.Object(
-        {
-          manufacturer: Type.Optional(str(MAX_LENGTH.text)),
-          productName: Type.Optional(str(MAX_LENGTH.text)),
-          serialNumber: Type.Optional(str(MAX_LENGTH.text)),
-        },
-        open,
-      ),
-    ),
-    firmware: Type.Optional(
-      Type.Object(
-        {
-          bios: Type.Optional(
-            Type.Object(
-              {
-                date: Type.Optional(str(MAX_LENGTH.word)),
-                vendor: Type.Optional(str(MAX_LENGTH.text)),
-                version: Type.Optional(str(MAX_LENGTH.text)),
-              },
-              open,
-            ),
-          ),
-        },
-        open,
-      ),
-    ),
-    ramMebibytes: Type.Optional(Type.Integer({ minimum: 0 })),
-    nics: Type.Optional(
-      Type.Array(
-        Type.Object(
-          {
-            name: Type.Optional(str(MAX_LENGTH.text)),
-            model: Type.Optional(str(MAX_LENGTH.text)),
-            mac: Type.Optional(str(MAX_LENGTH.word)),
-            ip: Type.Optional(str(MAX_LENGTH.word)),
-            speedGbps: Type.Optional(Type.Integer()),
-            vlans: Type.Optional(
-              Type.Array(Type.Object({ id: Type.Optional(Type.Integer()), name: Type.Optional(str(MAX_LENGTH.text)) }, open)),
-            ),
-            vlanId: Type.Optional(Type.Integer()),
-            pxe: Type.Optional(Type.Boolean()),
-            lldp: Type.Optional(passThrough),
-            pciAddress: Type.Optional(str(MAX_LENGTH.word)),
-          },
-          open,
-        ),
-      ),
-    ),
-    storage: Type.Optional(
-      Type.Array(
-        Type.Object(
-          {
-            name: Type.Optional(str(MAX_LENGTH.text)),
-            alternateNames: Type.Optional(Type.Array(str(MAX_LENGTH.path))),
-            rotational: Type.Optional(Type.Boolean()),
-            type: Type.Optional(str(MAX_LENGTH.word)),
-            sizeBytes: Type.Optional(Type.Integer({ minimum: 0 })),
-            vendor: Type.Optional(str(MAX_LENGTH.text)),
-            model: Type.Optional(str(MAX_LENGTH.text)),
-            serialNumber: Type.Optional(str(MAX_LENGTH.text)),
-            wwn: Type.Optional(str(MAX_LENGTH.text)),
-            wwnVendorExtension: Type.Optional(str(MAX_LENGTH.text)),
-            wwnWithExtension: Type.Optional(str(MAX_LENGTH.text)),
-            hctl: Type.Optional(str(MAX_LENGTH.word)),
-          },
-          open,
-        ),
-      ),
-    ),
-    cpu: Type.Optional(
-      Type.Object(
-        {
-          arch: Type.Optional(str(MAX_LENGTH.word)),
-          model: Type.Optional(str(MAX_LENGTH.text)),
-          clockMegahertz: Type.Optional(Type.Number()),
-          flags: Type.Optional(Type.Array(str(MAX_LENGTH.word))),
-          count: Type.Optional(Type.Integer({ minimum: 0 })),
-        },
-        open,
-      ),
-    ),
-    hostname: Type.Optional(str(MAX_LENGTH.name)),
-  },
   open,
 );
 

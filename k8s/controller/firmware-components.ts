@@ -12,7 +12,7 @@
  */
 import type { KubeRest } from '../../clients/kubernetes/kube-rest';
 import type { CleanStep, FirmwareUpdate } from '../../types/clean';
-import { COMPONENTS, componentsFromIronic, firmwareUpdatesErrors, updatesChanged, type HostFirmwareComponentsSpec, type HostFirmwareComponentsStatus, type IronicFirmwareComponent } from '../../types/firmware-components';
+import { COMPONENTS, componentsFromIronic, firmwareUpdatesErrors, sameComponents, updatesChanged, type HostFirmwareComponentsSpec, type HostFirmwareComponentsStatus, type IronicFirmwareComponent } from '../../types/firmware-components';
 import { firmwareConditions, sameConditions, type Condition, type ConditionWords } from '../../types/firmware-status';
 import { formatFieldErrors, type FieldError } from '../../types/field-error';
 import { Informer, type KubeObject } from './informer';
@@ -72,7 +72,8 @@ export class FirmwareComponents {
       this.deps.log(`${key}: HostFirmwareComponents status: ${status.components?.length ?? 0} components, ${((status.conditions ?? []) as Partial<Condition>[]).map((c) => `${c.type}=${c.status}`).join(', ')}`);
     };
     const status: HostFirmwareComponentsStatus = { ...(hfc.status?.updates ? { updates: hfc.status.updates } : {}), components, conditions };
-    if (JSON.stringify(hfc.status?.components ?? []) !== JSON.stringify(components) || !sameConditions(hfc.status?.conditions as Partial<Condition>[] | undefined, conditions)) {
+    // Written (and logged) only when it differs: the host is read every few minutes.
+    if (!sameComponents(hfc.status?.components, components) || !sameConditions(hfc.status?.conditions as Partial<Condition>[] | undefined, conditions)) {
       await write(status);
     }
     await this.deps.warn(hfc, COMPONENTS.kind, errors, true, 'Invalid Firmware Components');

@@ -7,9 +7,7 @@
  * the object and the workflow.
  */
 import type { Client, UpdateDefinition } from '@temporalio/client';
-import { formatFieldErrors, type FieldError } from '../../types/field-error';
-import { HostStatusSchema, type HostRef, type HostSpec, type HostStatus } from '../../types/host';
-import { fitStrings } from '../../types/fit-schema';
+import type { HostRef, HostSpec, HostStatus } from '../../types/host';
 import { hostWorkflowId } from '../../types/host-ref';
 import { validateHostSpec } from '../../types/validate';
 import {
@@ -17,7 +15,6 @@ import {
   applySpecUpdate,
   deleteHostUpdate,
   hostViewQuery,
-  powerRequestsUpdate,
   requestInspectionUpdate,
   restoreStatusUpdate,
   type HostDirectives,
@@ -25,28 +22,24 @@ import {
   setPausedUpdate,
   MAX_PAUSE_REASON,
 } from '../../workflows/definitions';
-import type { PowerRequestChange, PowerRequestsView } from '../../workflows/power-requests';
+import type { PowerRequestsView } from '../../workflows/power-requests';
 import { hostRun, hostWorkflowStart, lastHostView, readoptHost, readoptMessage, type HostRun } from '../../clients/temporal/host-run';
 import { KubeError } from '../../clients/kubernetes/kube-error';
 import type { KubeRest } from '../../clients/kubernetes/kube-rest';
+import { MERGE } from '../../clients/kubernetes/metal3-objects';
 import { recordHostEvent } from '../../clients/kubernetes/events';
-import { invalidStatus } from './invalid-status';
 import { releaseCompanions } from './bmo-release';
 import { moveAnnotations } from './move';
 import { ANNOTATIONS, annotationConflicts, parseAnnotations, type HostAnnotations } from './annotations';
+import { reportInvalid, warnAnnotationValues, warnIgnored } from './host-reports';
 import type { KubeObject } from './informer';
+import { syncPowerRequests } from './power-annotations';
 import { policyOf, syncUpdatePolicy, type HostUpdatePolicyObject } from './update-policies';
 
 export const FINALIZER = 'baremetalhost.metal3.io';
-/** Metal3 fields metalflow accepts without acting on them, and why. */
-const IGNORED_FIELDS = {
-  taints: 'deprecated in Metal3, which never implemented it either',
-  networkInterfaces: 'switch-port configuration is not implemented in metalflow',
-} as const;
 /** All namespaces, or one (METALFLOW_WATCH_NAMESPACE) for a namespaced install. */
 export const bmhPath = (namespace?: string): string =>
   namespace ? `/apis/metal3.io/v1alpha1/namespaces/${namespace}/baremetalhosts` : '/apis/metal3.io/v1alpha1/baremetalhosts';
-const MERGE = 'application/merge-patch+json';
 
 export interface BareMetalHost extends KubeObject {
   spec?: unknown;
@@ -212,20 +205,20 @@ export class Reconciler {
     // Paused: the workflow is told (it cancels what runs and starts nothing), and nothing else is read.
     if (await this.syncPaused(key, ref, annotations.value)) return;
     if (annotations.errors.length > 0) {
-      await this.reportInvalid(obj, ref, 'InvalidAnnotation', annotations.errors);
+      await reportInvalid(this.deps, this.objectPath(ref), obj, ref, 'InvalidAnnotation', annotations.errors);
       return;
     }
-    await this.warnAnnotationValues(obj, key, ref, annotations.warnings);
+    await warnAnnotationValues(this.deps, this.annotationWarned, obj, key, ref, annotations.warnings);
 
     const valid = validateHostSpec(ref, obj.spec);
     if (!valid.ok) {
-      await this.reportInvalid(obj, ref, 'InvalidSpec', valid.errors);
+      await reportInvalid(this.deps, this.objectPath(ref), obj, ref, 'InvalidSpec', valid.errors);
       return;
     }
     const spec = valid.value.spec;
     const conflicts = annotationConflicts(spec, annotations.value);
     if (conflicts.length > 0) {
-      await this.reportInvalid(obj, ref, 'InvalidAnnotation', conflicts);
+      await reportInvalid(this.deps, this.objectPath(ref), obj, ref, 'InvalidAnnotation', conflicts);
       return;
     }
     const consumed: string[] = [];
@@ -255,9 +248,9 @@ export class Reconciler {
       // A Conflict (a change the running operation depends on) throws: the queue retries with backoff.
       fresh = (await this.withStart(ref, applySpecUpdate, [spec])).view.power;
       this.applied.set(key, fingerprint);
-      await this.warnIgnored(obj, ref, spec);
+      await warnIgnored(this.deps.rest, obj, ref, spec);
     }
-    await this.syncPowerRequests(obj, ref, key, annotations.value, fresh);
+    await syncPowerRequests(this.deps, this.powerApplied, this.objectPath(ref), obj, ref, key, annotations.value, fresh);
     if (this.deps.updatePolicy) await syncUpdatePolicy(this.deps.client, ref, policyOf(this.deps.updatePolicy(key), this.deps.log), this.policyApplied);
 
     if (annotations.value.inspect === 'requested') {
@@ -306,83 +299,10 @@ export class Reconciler {
     this.sentDirectives.set(key, fingerprint);
   }
 
-  /**
-   * Hands the reboot annotations to the workflow (level-triggered: the full set each time
-   * it changes) and, as Metal3 does, removes the one-shot `reboot.metal3.io` once the
-   * workflow says its reboot has run, so it is served exactly once.
-   */
-  private async syncPowerRequests(
-    obj: BareMetalHost,
-    ref: HostRef,
-    key: string,
-    a: HostAnnotations,
-    /** The workflow's requests as the spec update just returned them, saving a query. */
-    fresh: PowerRequestsView | undefined,
-  ): Promise<void> {
-    const change: PowerRequestChange = { rebootAnnotation: a.reboot ?? null, holdOff: a.powerOff, onlyThese: true };
-    const print = JSON.stringify(change);
-    const handle = this.deps.client.workflow.getHandle(hostWorkflowId(ref));
-    const known = this.powerApplied.get(key);
-    const current = async (): Promise<PowerRequestsView> => fresh ?? (await handle.query(hostViewQuery)).power;
-    let power: PowerRequestsView;
-    if (known === print) {
-      if (!a.reboot) return;
-      // Only the one-shot's progress can have moved: a query adds nothing to the history.
-      power = await current();
-    } else if (known === undefined && !a.reboot && Object.keys(a.powerOff).length === 0) {
-      // First sight without reboot annotations: update only if the workflow holds requests
-      // from annotations removed while no controller was watching.
-      power = await current();
-      if (power && (power.annotation !== undefined || Object.keys(power.holds ?? {}).length > 0)) {
-        power = await handle.executeUpdate(powerRequestsUpdate, { args: [change] });
-      }
-      this.powerApplied.set(key, print);
-    } else {
-      power = await handle.executeUpdate(powerRequestsUpdate, { args: [change] });
-      this.powerApplied.set(key, print);
-    }
-    if (a.reboot && power.annotation === 'done') {
-      await this.deps.rest.call('PATCH', this.objectPath(ref), {
-        body: { metadata: { annotations: { [ANNOTATIONS.reboot]: null }, resourceVersion: obj.metadata.resourceVersion } },
-        contentType: MERGE,
-      });
-      this.deps.log?.(`${ref.namespace}/${ref.name}: reboot done, removed ${ANNOTATIONS.reboot}`);
-    } else if (a.reboot) {
-      // The status write that ends the reboot brings the host back; this is the safety net.
-      this.deps.requeueAfter(key, 5000);
-    }
-  }
-
   /** Update-with-start of the host's workflow: idempotent, starts it when it does not run. */
   private async withStart<R, A extends unknown[]>(ref: HostRef, update: UpdateDefinition<R, A>, args: A): Promise<R> {
     const startWorkflowOperation = hostWorkflowStart(ref, this.deps.taskQueue, this.options());
     return this.deps.client.workflow.executeUpdateWithStart(update, { args, startWorkflowOperation });
-  }
-
-  /**
-   * Metal3 fields accepted so that its manifests apply, with nothing behind them here: said once per
-   * spec handed over (again after a controller restart), so the user knows they do nothing.
-   */
-  private async warnIgnored(obj: BareMetalHost, ref: HostRef, spec: HostSpec): Promise<void> {
-    const ignored = Object.entries(IGNORED_FIELDS).filter(([key]) => (spec[key as keyof typeof IGNORED_FIELDS]?.length ?? 0) > 0);
-    if (ignored.length === 0) return;
-    const message = ignored.map(([key, why]) => `spec.${key} is accepted but ignored: ${why}`).join('; ');
-    await recordHostEvent(this.deps.rest, { ...ref, uid: obj.metadata.uid }, { type: 'Warning', reason: 'FieldIgnored', message }, 'metalflow-controller');
-  }
-
-  /**
-   * Values Metal3 reads as its default (a reboot that does not parse is soft, detached arguments
-   * that do not decode are "delete"): read the same way here, and said once per distinct set in a
-   * Warning Event with BMO's reason, so a typo in a hard reboot does not pass unnoticed.
-   */
-  private async warnAnnotationValues(obj: BareMetalHost, key: string, ref: HostRef, warnings: FieldError[]): Promise<void> {
-    const message = warnings.length > 0 ? fitStrings(HostStatusSchema.properties.errorMessage, formatFieldErrors(warnings)) : '';
-    if ((this.annotationWarned.get(key) ?? '') === message) return;
-    if (message) {
-      this.deps.log?.(`${ref.namespace}/${ref.name}: ${message}`);
-      await recordHostEvent(this.deps.rest, { ...ref, uid: obj.metadata.uid }, { type: 'Warning', reason: 'InvalidAnnotationValue', message }, 'metalflow-controller');
-    }
-    this.annotationWarned.set(key, message);
   }
 
   /** Metal3 removes the one-shot annotations once acted on; a merge patch with null removes a key. */
@@ -392,18 +312,4 @@ export class Reconciler {
       contentType: MERGE,
     });
   }
-
-  /** Puts the problem on the object (status and an Event) once; nothing else about the host changes. */
-  private async reportInvalid(obj: BareMetalHost, ref: HostRef, reason: string, errors: FieldError[]): Promise<void> {
-    // Cut to the CRD's limit: reasons may quote what was given.
-    const message = fitStrings(HostStatusSchema.properties.errorMessage, formatFieldErrors(errors));
-    if (obj.status?.operationalStatus === 'error' && obj.status.errorMessage === message) return;
-    this.deps.log?.(`${ref.namespace}/${ref.name}: ${message}`);
-    await this.deps.rest.call('PATCH', `${this.objectPath(ref)}/status`, {
-      body: { status: invalidStatus(obj, errors, message) },
-      contentType: MERGE,
-    });
-    await recordHostEvent(this.deps.rest, { ...ref, uid: obj.metadata.uid }, { type: 'Warning', reason, message }, 'metalflow-controller');
-  }
 }
-

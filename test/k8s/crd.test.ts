@@ -1,8 +1,9 @@
 /**
- * The generated CRDs, admission policy, RBAC and Deployment on a real
- * kube-apiserver (built from k8s.io/kubernetes by scripts/kube-build.sh, run by
- * scripts/kube.sh). No controller runs here: these tests are about what the API
- * server accepts, rejects and prints.
+ * The generated CRDs, RBAC and Deployment on a real kube-apiserver (built
+ * from k8s.io/kubernetes by scripts/kube-build.sh, run by scripts/kube.sh);
+ * what the CRD rejects beyond its types (CEL rules, the admission policy) is
+ * in crd-validation.test.ts. No controller runs here: these tests are about
+ * what the API server accepts, rejects and prints.
  *
  *   METALFLOW_TEST_NO_STACK=1 npx vitest run test/k8s
  */
@@ -10,45 +11,14 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { REPO_ROOT } from '../../config/env';
-import { BOOT_MODES } from '../../types/host';
-import { bareMetalHostSchema, hardwareDataSchema, POLICY_NAME } from '../../k8s/generate-crds';
-import { KUBE_BUILD_TIMEOUT_MS, kubectl, kubePaths, useKube, waitFor, type KubeLease } from './kube-harness';
+import { bareMetalHostSchema, hardwareDataSchema } from '../../k8s/generate-crds';
+import { kubectl, kubePaths } from './kube-harness';
+import { baseSpec, bmh, fixture, useCrdNamespaces } from './crd-support';
 
-const FIXTURES = join(REPO_ROOT, 'test', 'k8s', 'fixtures');
-const fixture = (name: string): string => join(FIXTURES, name);
-const NS = `crd-${process.pid}-${Date.now().toString(36)}`;
-const OTHER_NS = `${NS}-other`;
+const { ns: NS, apply } = useCrdNamespaces('crd');
 const SA = 'system:serviceaccount:metalflow-system:metalflow-controller';
-
-const bmh = (name: string, spec: Record<string, unknown>): string =>
-  JSON.stringify({ apiVersion: 'metal3.io/v1alpha1', kind: 'BareMetalHost', metadata: { name }, spec });
-const baseSpec = (mac = '00:5c:52:31:3a:01'): Record<string, unknown> => ({
-  online: true,
-  bootMACAddress: mac,
-  bmc: { address: 'ipmi://192.168.122.1:6233', credentialsName: 'host-0-bmc-secret' },
-});
-/** `kubectl apply` of an inline manifest in the test namespace. */
-const apply = (manifest: string, ...extra: string[]) =>
-  kubectl(['apply', '-n', NS, ...extra, '-f', '-'], { input: manifest, check: false });
-
-let kube: KubeLease | undefined;
-
-beforeAll(() => {
-  kube = useKube();
-  kubectl(['apply', '-f', join(REPO_ROOT, 'k8s', 'crds'), '-f', join(REPO_ROOT, 'k8s', 'rbac.yaml')]);
-  kubectl(['wait', '--for=condition=Established', '--timeout=60s', 'crd/baremetalhosts.metal3.io', 'crd/hardwaredata.metal3.io']);
-  kubectl(['create', 'namespace', NS]);
-  kubectl(['create', 'namespace', OTHER_NS]);
-}, KUBE_BUILD_TIMEOUT_MS);
-
-afterAll(() => {
-  // Without a controller-manager a deleted namespace never finishes
-  // terminating; delete the hosts (no finalizers here) and leave the namespaces.
-  if (kube) kubectl(['delete', 'bmh,hardwaredata,secrets', '--all', '-n', NS, '--wait=false'], { check: false });
-  kube?.release();
-}, 180_000);
 
 describe('generated CRDs', () => {
   it('--check passes on the committed files', () => {
@@ -258,102 +228,6 @@ describe('kubectl get bmh', () => {
     );
     expect(r.status).not.toBe(0);
     expect(r.stderr).toContain('status.operationalStatus: Unsupported value: "sideways"');
-  });
-});
-
-describe('validation the schema alone cannot express', () => {
-  it('bootMACAddress cannot change or be removed once set (CEL transition rule)', () => {
-    expect(apply(bmh('mac-0', baseSpec('00:5c:52:31:3a:20'))).status).toBe(0);
-    // Re-applying the same MAC with another change is fine.
-    expect(apply(bmh('mac-0', { ...baseSpec('00:5c:52:31:3a:20'), online: false })).status).toBe(0);
-
-    const changed = kubectl(['patch', 'bmh', 'mac-0', '-n', NS, '--type=merge', '-p', '{"spec":{"bootMACAddress":"00:5c:52:31:3a:21"}}'], { check: false });
-    expect(changed.status).not.toBe(0);
-    expect(changed.stderr).toContain('spec.bootMACAddress: Forbidden: bootMACAddress cannot be changed or removed once set');
-
-    const removed = kubectl(['patch', 'bmh', 'mac-0', '-n', NS, '--type=json', '-p', '[{"op":"remove","path":"/spec/bootMACAddress"}]'], { check: false });
-    expect(removed.status).not.toBe(0);
-    expect(removed.stderr).toContain('bootMACAddress cannot be changed or removed once set');
-
-    // A host enrolled without a boot MAC may get one later (e.g. from inspection).
-    const noMac = baseSpec();
-    delete noMac.bootMACAddress;
-    expect(apply(bmh('mac-1', noMac)).status).toBe(0);
-    expect(kubectl(['patch', 'bmh', 'mac-1', '-n', NS, '--type=merge', '-p', '{"spec":{"bootMACAddress":"00:5c:52:31:3a:22"}}'], { check: false }).status).toBe(0);
-  });
-
-  it('a userData/networkData/metaData Secret in another namespace is rejected (admission policy)', async () => {
-    const crossNs = bmh('secret-ns-0', { ...baseSpec('00:5c:52:31:3a:30'), userData: { name: 'host-0-userdata', namespace: OTHER_NS } });
-    // The policy is type-checked and loaded asynchronously after it is created.
-    await waitFor(`ValidatingAdmissionPolicy ${POLICY_NAME} to be active`, () => apply(crossNs, '--dry-run=server').status !== 0, 60_000);
-
-    const r = apply(crossNs);
-    expect(r.status).not.toBe(0);
-    expect(r.stderr).toContain(`ValidatingAdmissionPolicy '${POLICY_NAME}'`);
-    expect(r.stderr).toContain(`spec.userData.namespace: the Secret must be in the host's namespace "${NS}", not "${OTHER_NS}"`);
-
-    for (const field of ['networkData', 'metaData']) {
-      const other = apply(bmh(`secret-ns-${field.toLowerCase()}`, { ...baseSpec('00:5c:52:31:3a:31'), [field]: { name: 's', namespace: OTHER_NS } }));
-      expect(other.status).not.toBe(0);
-      expect(other.stderr).toContain(`spec.${field}.namespace: the Secret must be in the host's namespace`);
-    }
-    // The host's own namespace, spelled out or left empty, is fine.
-    expect(apply(bmh('secret-ns-1', { ...baseSpec('00:5c:52:31:3a:32'), userData: { name: 'u', namespace: NS } })).status).toBe(0);
-    expect(apply(bmh('secret-ns-2', { ...baseSpec('00:5c:52:31:3a:33'), networkData: { name: 'n', namespace: '' } })).status).toBe(0);
-    // An update that moves an existing reference to another namespace is rejected too.
-    const moved = kubectl(['patch', 'bmh', 'secret-ns-1', '-n', NS, '--type=merge', '-p', JSON.stringify({ spec: { userData: { name: 'u', namespace: OTHER_NS } } })], { check: false });
-    expect(moved.status).not.toBe(0);
-    expect(moved.stderr).toContain('spec.userData.namespace');
-  });
-
-  it('why a policy: CEL in a CRD schema cannot read metadata.namespace', () => {
-    const probe = {
-      apiVersion: 'apiextensions.k8s.io/v1',
-      kind: 'CustomResourceDefinition',
-      metadata: { name: 'probes.cel.metalflow.io' },
-      spec: {
-        group: 'cel.metalflow.io',
-        names: { kind: 'Probe', plural: 'probes' },
-        scope: 'Namespaced',
-        versions: [{
-          name: 'v1', served: true, storage: true,
-          schema: { openAPIV3Schema: {
-            type: 'object',
-            properties: { spec: { type: 'object', properties: { ns: { type: 'string' } } } },
-            'x-kubernetes-validations': [{ rule: '!has(self.spec.ns) || self.spec.ns == self.metadata.namespace' }],
-          } },
-        }],
-      },
-    };
-    const r = kubectl(['apply', '--dry-run=server', '-f', '-'], { input: JSON.stringify(probe), check: false });
-    expect(r.status).not.toBe(0);
-    expect(r.stderr).toContain("undefined field 'namespace'");
-  });
-
-  it('an unknown bootMode is rejected by the enum', () => {
-    const r = apply(bmh('boot-mode-0', { ...baseSpec('00:5c:52:31:3a:40'), bootMode: 'BIOS' }));
-    expect(r.status).not.toBe(0);
-    expect(r.stderr).toContain(`spec.bootMode: Unsupported value: "BIOS": supported values: ${BOOT_MODES.map((m) => `"${m}"`).join(', ')}`);
-    for (const mode of BOOT_MODES) {
-      expect(apply(bmh(`boot-mode-${mode.toLowerCase()}`, { ...baseSpec('00:5c:52:31:3a:41'), bootMode: mode })).status).toBe(0);
-    }
-  });
-
-  it('missing required fields and unknown fields are rejected', () => {
-    const noOnline = apply(bmh('required-0', { bmc: { address: 'ipmi://192.168.122.1:6233', credentialsName: 'host-0-bmc-secret' } }));
-    expect(noOnline.status).not.toBe(0);
-    expect(noOnline.stderr).toContain('spec.online: Required value');
-    // A bmc without its address is still incomplete (Metal3 requires both fields when bmc is given).
-    const partialBmc = apply(bmh('required-1', { online: true, bmc: { credentialsName: 'host-0-bmc-secret' } }));
-    expect(partialBmc.status).not.toBe(0);
-    expect(partialBmc.stderr).toContain('spec.bmc.address: Required value');
-    const unknown = apply(bmh('unknown-0', { ...baseSpec('00:5c:52:31:3a:50'), bogusField: 1 }));
-    expect(unknown.status).not.toBe(0);
-    expect(unknown.stderr).toContain('unknown field "spec.bogusField"');
-    // Open (pass-through) objects keep whatever Metal3 puts there.
-    expect(apply(bmh('open-0', { ...baseSpec('00:5c:52:31:3a:51'), raid: { hardwareRAIDVolumes: [{ level: '1' }] } })).status).toBe(0);
-    const raid = JSON.parse(kubectl(['get', 'bmh', 'open-0', '-n', NS, '-o', 'jsonpath={.spec.raid}']).stdout);
-    expect(raid).toEqual({ hardwareRAIDVolumes: [{ level: '1' }] });
   });
 });
 

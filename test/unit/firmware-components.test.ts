@@ -1,6 +1,6 @@
 /** HostFirmwareComponents' pure parts (types/firmware-components.ts): status from Ironic, spec.updates checked. */
 import { describe, expect, it } from 'vitest';
-import { componentsFromIronic, firmwareUpdatesErrors, updatesChanged } from '../../types/firmware-components';
+import { componentsFromIronic, firmwareUpdatesErrors, sameComponents, updatesChanged } from '../../types/firmware-components';
 
 const IRONIC = [
   { component: 'bios', initial_version: '1.4.2', current_version: '2.1.0', last_version_flashed: '2.1.0', updated_at: '2026-11-24T08:00:00+00:00' },
@@ -13,6 +13,16 @@ describe('HostFirmwareComponents', () => {
       { component: 'bios', initialVersion: '1.4.2', currentVersion: '2.1.0', lastVersionFlashed: '2.1.0', updatedAt: '2026-11-24T08:00:00+00:00' },
       { component: 'bmc', initialVersion: '4.40.10', currentVersion: '4.40.10' },
     ]);
+  });
+
+  it('status.components read back with keys sorted (as the API server returns them) are the same; a changed version is not', () => {
+    const written = componentsFromIronic(IRONIC);
+    const readBack = JSON.parse(JSON.stringify(written, (_k, v: unknown) => (v && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort(([x], [y]) => x.localeCompare(y))) : v))) as typeof written;
+    expect(JSON.stringify(readBack)).not.toBe(JSON.stringify(written));
+    expect(sameComponents(readBack, written)).toBe(true);
+    expect(sameComponents(readBack, componentsFromIronic([{ ...IRONIC[0]!, current_version: '2.2.0' }, IRONIC[1]!]))).toBe(false);
+    expect(sameComponents(undefined, [])).toBe(true);
+    expect(sameComponents(undefined, written)).toBe(false);
   });
 
   it("refuses what the firmware clean step refuses, and a component Ironic does not report where it reports any", () => {

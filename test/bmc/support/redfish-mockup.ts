@@ -24,8 +24,10 @@
  * creation) is outside what the client relies on.
  *
  * Every request is recorded in `log` so tests can check what the client sent.
+ * The services themselves (sessions, tasks, Reset, resources) are routes in
+ * redfish-mockup-routes.ts; this module is the server, its state and auth.
  */
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
@@ -33,8 +35,8 @@ import type { Socket } from 'node:net';
 import { isAbsolute, join, resolve } from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { REPO_ROOT } from '../../../config/env';
+import { createSession, redfishError, reset, resources, sessions, tasks, type Json } from './redfish-mockup-routes';
 
-type Json = Record<string, unknown>;
 
 /**
  * The DMTF tree, read where it lives (never copied into the repository): `../shared` next to the
@@ -79,29 +81,6 @@ export interface RecordedRequest {
   body?: unknown;
 }
 
-const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
-
-function merge(target: Json, patch: Json): Json {
-  const out: Json = { ...target };
-  for (const [k, v] of Object.entries(patch)) {
-    out[k] = isObject(v) && isObject(out[k]) ? merge(out[k] as Json, v) : v;
-  }
-  return out;
-}
-
-function redfishError(status: number, messageId: string, message: string): { status: number; body: Json } {
-  return {
-    status,
-    body: {
-      error: {
-        code: messageId,
-        message,
-        '@Message.ExtendedInfo': [{ '@odata.type': '#Message.v1_1_1.Message', MessageId: messageId, Message: message, Severity: 'Critical' }],
-      },
-    },
-  };
-}
-
 export interface Task {
   id: string;
   pollsLeft: number;
@@ -113,10 +92,10 @@ export interface Task {
   state: 'Running' | 'Completed' | 'Exception';
 }
 
-/** Extra routes (redfish-mockup-firmware.ts): true when the request was answered. */
+/** A service of the server (redfish-mockup-routes.ts) or a test's extra one (redfish-mockup-firmware.ts): true when the request was answered. */
 export type MockupRoute = (
   m: RedfishMockup,
-  req: { method: string; path: string; body: unknown },
+  req: { method: string; path: string; body: unknown; ifMatch?: string },
   answer: (status: number, json?: Json, headers?: Record<string, string>) => void,
 ) => boolean;
 
@@ -144,11 +123,13 @@ export class RedfishMockup {
   readonly onBoot: Array<(systemPath: string) => void> = [];
 
   private readonly overlay = new Map<string, Json>();
-  private readonly tasks = new Map<string, Task>();
+  private readonly taskList = new Map<string, Task>();
   private readonly sockets = new Set<Socket>();
   private server?: Server;
   private nextId = 1;
   private readonly opts: MockupOptions;
+  /** `sessions: 'broken'`: sessions advertised, but creating one answers 405. */
+  readonly sessionsBroken: boolean;
   port = 0;
 
   constructor(opts: MockupOptions = {}) {
@@ -161,6 +142,7 @@ export class RedfishMockup {
     this.password = opts.password ?? 'password';
     this.taskPolls = opts.taskPolls ?? 2;
     this.asyncActions = opts.asyncActions ?? true;
+    this.sessionsBroken = opts.sessions === 'broken';
   }
 
   get url(): string {
@@ -207,14 +189,24 @@ export class RedfishMockup {
 
   /** A task (its monitor is `/redfish/v1/TaskService/TaskMonitors/<id>`); takes `failNextTask`. */
   addTask(apply: Task['apply'], ready?: Task['ready']): string {
-    const id = String(this.nextId++);
+    const id = this.newId();
     const task: Task = { id, pollsLeft: this.taskPolls, apply, ready, state: 'Running' };
     if (this.failNextTask) {
       task.fail = this.failNextTask;
       this.failNextTask = undefined;
     }
-    this.tasks.set(id, task);
+    this.taskList.set(id, task);
     return id;
+  }
+
+  /** A task by id, as its monitor reports it. */
+  task(id: string): Task | undefined {
+    return this.taskList.get(id);
+  }
+
+  /** The next id: sessions, tasks and concurrent changes draw from one sequence, so no two share a number. */
+  newId(): string {
+    return String(this.nextId++);
   }
 
   /** Forget every session (as if they timed out). */
@@ -287,29 +279,8 @@ export class RedfishMockup {
       res.end(readFileSync(join(this.root, '$metadata', 'index.xml')));
       return;
     }
-    const sessionsPath = '/redfish/v1/SessionService/Sessions';
-
-    if (method === 'POST' && path === sessionsPath) {
-      if (this.opts.sessions === 'broken') {
-        error(redfishError(405, 'Base.1.0.OperationNotAllowed', 'Session creation is disabled on this service'));
-        return;
-      }
-      const b = isObject(body) ? body : {};
-      if (b.UserName !== this.username || b.Password !== this.password) {
-        error(redfishError(401, 'Base.1.0.NoValidSession', 'The authentication credentials included with this request are missing or invalid'));
-        return;
-      }
-      const id = String(this.nextId++);
-      const token = randomBytes(16).toString('hex');
-      this.sessions.set(token, id);
-      const location = `${sessionsPath}/${id}`;
-      answer(
-        201,
-        { '@odata.id': location, '@odata.type': '#Session.v1_5_0.Session', Id: id, Name: `Session ${id}`, UserName: this.username },
-        { 'x-auth-token': token, location },
-      );
-      return;
-    }
+    const request = { method, path, body, ifMatch };
+    if (createSession(this, request, answer)) return;
 
     if (!open && (auth === 'none' || auth === 'bad')) {
       error(redfishError(401, 'Base.1.0.NoValidSession', 'There is no valid session established with the implementation'), {
@@ -323,142 +294,7 @@ export class RedfishMockup {
       return;
     }
 
-    if (path.startsWith(`${sessionsPath}/`)) {
-      const id = path.slice(sessionsPath.length + 1);
-      const token = [...this.sessions.entries()].find(([, sid]) => sid === id)?.[0];
-      if (!token) {
-        error(redfishError(404, 'Base.1.0.ResourceMissingAtURI', `No session ${id}`));
-        return;
-      }
-      if (method === 'DELETE') {
-        this.sessions.delete(token);
-        answer(204);
-      } else {
-        answer(200, { '@odata.id': path, Id: id, UserName: this.username });
-      }
-      return;
-    }
-    if (path === sessionsPath && method === 'GET') {
-      const members = [...this.sessions.values()].map((id) => ({ '@odata.id': `${sessionsPath}/${id}` }));
-      answer(200, { '@odata.id': sessionsPath, Members: members, 'Members@odata.count': members.length });
-      return;
-    }
-
-    const monitorPrefix = '/redfish/v1/TaskService/TaskMonitors/';
-    if (path.startsWith(monitorPrefix) || path.startsWith('/redfish/v1/TaskService/Tasks/')) {
-      const id = path.split('/').pop()!;
-      const task = this.tasks.get(id);
-      if (!task) {
-        if (path.startsWith(monitorPrefix)) {
-          error(redfishError(404, 'Base.1.0.ResourceMissingAtURI', `No task monitor ${id}`));
-          return;
-        }
-      } else {
-        const monitor = path.startsWith(monitorPrefix);
-        if (monitor && task.state === 'Running') {
-          if (task.pollsLeft > 0) {
-            task.pollsLeft--;
-          } else if (task.fail) {
-            task.state = 'Exception';
-          } else if (!task.ready || task.ready()) {
-            task.fail = task.apply() || undefined;
-            task.state = task.fail ? 'Exception' : 'Completed';
-          }
-        }
-        const t: Json = {
-          '@odata.id': `/redfish/v1/TaskService/Tasks/${id}`,
-          '@odata.type': '#Task.v1_7_0.Task',
-          Id: id,
-          TaskState: task.state,
-          TaskStatus: task.state === 'Exception' ? 'Critical' : 'OK',
-          TaskMonitor: `${monitorPrefix}${id}`,
-          Messages: task.state === 'Exception' ? [{ MessageId: 'Base.1.0.InternalError', Message: task.fail }] : [],
-        };
-        answer(monitor && task.state === 'Running' ? 202 : 200, t, monitor ? { location: `${monitorPrefix}${id}` } : {});
-        return;
-      }
-    }
-
-    const resetSuffix = '/Actions/ComputerSystem.Reset';
-    if (method === 'POST' && path.endsWith(resetSuffix)) {
-      const systemPath = path.slice(0, -resetSuffix.length);
-      const system = this.resource(systemPath);
-      if (!system) {
-        error(redfishError(404, 'Base.1.0.ResourceMissingAtURI', `No system at ${systemPath}`));
-        return;
-      }
-      const action = ((system.Actions as Json | undefined)?.['#ComputerSystem.Reset'] ?? {}) as Json;
-      const allowed = (action['ResetType@Redfish.AllowableValues'] as string[] | undefined) ?? [];
-      const type = isObject(body) ? body.ResetType : undefined;
-      if (typeof type !== 'string' || !allowed.includes(type)) {
-        error(redfishError(400, 'Base.1.0.ActionParameterNotSupported', `The value ${String(type)} for the parameter ResetType in the action ComputerSystem.Reset is not supported`));
-        return;
-      }
-      const apply = () => {
-        const before = (this.resource(systemPath) ?? system).PowerState;
-        const power = ['ForceOff', 'GracefulShutdown'].includes(type) ? 'Off' : type === 'Nmi' ? (system.PowerState as string) : 'On';
-        this.setResource(systemPath, { ...(this.resource(systemPath) ?? system), PowerState: power, LastResetTime: new Date().toISOString() });
-        const boots = /Restart|PowerCycle/.test(type) || (power === 'On' && before === 'Off');
-        if (boots) for (const hook of this.onBoot) hook(systemPath);
-      };
-      if (!this.asyncActions) {
-        apply();
-        answer(204);
-        return;
-      }
-      const id = this.addTask(apply);
-      answer(202, { '@odata.id': `/redfish/v1/TaskService/Tasks/${id}`, Id: id, TaskState: 'New' }, { location: `${monitorPrefix}${id}` });
-      return;
-    }
-
-    for (const route of this.routes) if (route(this, { method, path, body }, answer)) return;
-
-    const current = this.resource(path);
-    if (!current) {
-      error(redfishError(404, 'Base.1.0.ResourceMissingAtURI', `The resource at the URI ${path} was not found`));
-      return;
-    }
-
-    if (method === 'GET') {
-      answer(200, current, { etag: this.etag(path)! });
-      return;
-    }
-
-    if (method === 'PATCH') {
-      // Writable here: computer systems and virtual media slots.
-      if (!/^\/redfish\/v1\/Systems\/[^/]+(\/VirtualMedia\/[^/]+)?$/.test(path)) {
-        error(redfishError(405, 'Base.1.0.OperationNotAllowed', `PATCH is not allowed on ${path}`), { allow: 'GET, HEAD' });
-        return;
-      }
-      if (!isObject(body)) {
-        error(redfishError(400, 'Base.1.0.MalformedJSON', 'The request body was malformed JSON'));
-        return;
-      }
-      if (this.concurrentChanges > 0) {
-        this.concurrentChanges--;
-        const oem = isObject(current.Oem) ? current.Oem : {};
-        this.setResource(path, { ...current, Oem: { ...oem, ChangedBy: `another client ${this.nextId++}` } });
-      }
-      if (!ifMatch) {
-        error(redfishError(428, 'Base.1.0.PreconditionRequired', 'A precondition header or annotation is required to change this resource'));
-        return;
-      }
-      if (ifMatch !== this.etag(path)) {
-        error(redfishError(412, 'Base.1.0.PreconditionFailed', 'The ETag supplied did not match the ETag required to change this resource'));
-        return;
-      }
-      const boot = isObject(body.Boot) ? body.Boot : undefined;
-      const targets = isObject(current.Boot) ? (current.Boot['BootSourceOverrideTarget@Redfish.AllowableValues'] as string[] | undefined) : undefined;
-      if (boot && typeof boot.BootSourceOverrideTarget === 'string' && targets && !targets.includes(boot.BootSourceOverrideTarget)) {
-        error(redfishError(400, 'Base.1.0.PropertyValueNotInList', `The value ${boot.BootSourceOverrideTarget} for the property BootSourceOverrideTarget is not in the list of acceptable values`));
-        return;
-      }
-      const updated = merge(this.resource(path)!, body);
-      this.setResource(path, updated);
-      answer(200, updated, { etag: this.etag(path)! });
-      return;
-    }
-
-    error(redfishError(405, 'Base.1.0.OperationNotAllowed', `${method} is not allowed on ${path}`), { allow: 'GET, HEAD' });
+    // The test's own routes come after the built-in actions and before the tree's resources.
+    for (const route of [sessions, tasks, reset, ...this.routes, resources]) if (route(this, request, answer)) return;
   }
 }

@@ -1,0 +1,73 @@
+/**
+ * The reboot and power-off annotations of a BareMetalHost (`reboot.metal3.io`
+ * and `reboot.metal3.io/<key>`) handed to its workflow as power requests.
+ * Level-triggered: the full set goes each time it changes, so a lost update is
+ * repaired by the next reconcile. As Metal3 does, the one-shot
+ * `reboot.metal3.io` is removed once the workflow says its reboot has run, so
+ * it is served exactly once.
+ */
+import type { Client } from '@temporalio/client';
+import type { KubeRest } from '../../clients/kubernetes/kube-rest';
+import { MERGE } from '../../clients/kubernetes/metal3-objects';
+import type { HostRef } from '../../types/host';
+import { hostWorkflowId } from '../../types/host-ref';
+import { hostViewQuery, powerRequestsUpdate } from '../../workflows/definitions';
+import type { PowerRequestChange, PowerRequestsView } from '../../workflows/power-requests';
+import { ANNOTATIONS, type HostAnnotations } from './annotations';
+import type { BareMetalHost } from './reconciler';
+
+export interface PowerAnnotationDeps {
+  rest: KubeRest;
+  client: Client;
+  requeueAfter: (key: string, ms: number) => void;
+  log?: (message: string) => void;
+}
+
+/**
+ * `applied`: the requests last handed to each workflow (the reconciler's; losing it only costs a
+ * repeat update). `objectPath`: the host object's API path.
+ */
+export async function syncPowerRequests(
+  deps: PowerAnnotationDeps,
+  applied: Map<string, string>,
+  objectPath: string,
+  obj: BareMetalHost,
+  ref: HostRef,
+  key: string,
+  a: HostAnnotations,
+  /** The workflow's requests as the spec update just returned them, saving a query. */
+  fresh: PowerRequestsView | undefined,
+): Promise<void> {
+  const change: PowerRequestChange = { rebootAnnotation: a.reboot ?? null, holdOff: a.powerOff, onlyThese: true };
+  const print = JSON.stringify(change);
+  const handle = deps.client.workflow.getHandle(hostWorkflowId(ref));
+  const known = applied.get(key);
+  const current = async (): Promise<PowerRequestsView> => fresh ?? (await handle.query(hostViewQuery)).power;
+  let power: PowerRequestsView;
+  if (known === print) {
+    if (!a.reboot) return;
+    // Only the one-shot's progress can have moved: a query adds nothing to the history.
+    power = await current();
+  } else if (known === undefined && !a.reboot && Object.keys(a.powerOff).length === 0) {
+    // First sight without reboot annotations: update only if the workflow holds requests
+    // from annotations removed while no controller was watching.
+    power = await current();
+    if (power && (power.annotation !== undefined || Object.keys(power.holds ?? {}).length > 0)) {
+      power = await handle.executeUpdate(powerRequestsUpdate, { args: [change] });
+    }
+    applied.set(key, print);
+  } else {
+    power = await handle.executeUpdate(powerRequestsUpdate, { args: [change] });
+    applied.set(key, print);
+  }
+  if (a.reboot && power.annotation === 'done') {
+    await deps.rest.call('PATCH', objectPath, {
+      body: { metadata: { annotations: { [ANNOTATIONS.reboot]: null }, resourceVersion: obj.metadata.resourceVersion } },
+      contentType: MERGE,
+    });
+    deps.log?.(`${ref.namespace}/${ref.name}: reboot done, removed ${ANNOTATIONS.reboot}`);
+  } else if (a.reboot) {
+    // The status write that ends the reboot brings the host back; this is the safety net.
+    deps.requeueAfter(key, 5000);
+  }
+}
