@@ -16,6 +16,7 @@ import { bootCapabilities, nodeInterfaces } from '../clients/ironic/node-spec';
 import { DELETABLE_STATES, TRANSITIONAL_STATES, type IronicNode } from '../clients/ironic/types';
 import { NodeWatcher, DEFAULT_WATCH } from '../clients/ironic/node-watcher';
 import { CREDENTIALS, IMAGE, pool, sleep, type BenchHost, type Phase } from './common';
+import { resendDelayMs, TRANSIENT_RESENDS, transientIronicError } from '../activities/ironic-transient';
 
 export interface FloorOptions {
   ironicUrl: string;
@@ -37,6 +38,8 @@ export class FloorDriver {
   private readonly nodes = new Map<string, FloorNode>();
   /** Verbs Ironic answered with 5xx (retried). */
   retries = 0;
+  /** Inspections sent again after Ironic failed them for its own saturation (as the activity does). */
+  transientResends = 0;
 
   /** The same shared waiting as the activities, at the floor's (tighter) poll interval. */
   private readonly watcher: NodeWatcher;
@@ -54,8 +57,24 @@ export class FloorDriver {
         case 'available':
           await this.ensureNode(n);
           await this.drive(n, (node, issued) => (node.provision_state !== 'enroll' ? 'done' : issued.includes('manage') ? 'fail' : 'manage'));
-          await this.drive(n, (node, issued) =>
-            node.provision_state === 'manageable' ? (issued.includes('inspect') ? 'done' : 'inspect') : 'fail',
+          await this.drive(
+            n,
+            (node, issued) => {
+              if (node.provision_state === 'manageable') return issued.includes('inspect') ? 'done' : 'inspect';
+              // As inspectNode: an inspection Ironic failed for its own saturation (its SQLite locked) is sent again.
+              const sent = issued.filter((v) => v === 'inspect').length;
+              return node.provision_state === 'inspect failed' && transientIronicError(node.last_error) && sent <= TRANSIENT_RESENDS ? 'inspect' : 'fail';
+            },
+            {
+              inspect: async (issued) => {
+                const sent = issued.filter((v) => v === 'inspect').length;
+                if (sent > 0) {
+                  this.transientResends++;
+                  await sleep(resendDelayMs(sent));
+                }
+                return {};
+              },
+            },
           );
           await this.client.getInventory(n.uuid!);
           // As metalflow's prepare (and BMO's): the node stays manageable; provisioning cleans.
@@ -151,7 +170,7 @@ export class FloorDriver {
   private async drive(
     n: FloorNode,
     plan: (node: IronicNode, issued: string[]) => string,
-    prepare: Record<string, () => Promise<Record<string, unknown>>> = {},
+    prepare: Record<string, (issued: string[]) => Promise<Record<string, unknown>>> = {},
   ): Promise<void> {
     const issued: string[] = [];
     for (;;) {
@@ -164,7 +183,7 @@ export class FloorDriver {
       if (step === 'fail') throw new Error(`floor: node ${n.host.name} in ${node.provision_state}: ${node.last_error ?? ''}`);
       if (step !== 'wait') {
         try {
-          const extra = (await prepare[step]?.()) ?? {};
+          const extra = (await prepare[step]?.(issued)) ?? {};
           await this.client.setProvisionState(n.uuid!, step, extra);
           issued.push(step);
           continue;

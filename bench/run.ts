@@ -353,6 +353,7 @@ async function main(): Promise<void> {
       redfish: opts.redfish,
     });
     const floor = opts.floor ? await measure('floor', (p, hs) => floorDriver.runPhase(p, hs)) : undefined;
+    if (floorDriver.transientResends > 0) log(`floor: ${floorDriver.transientResends} inspection(s) sent again after Ironic failed them for its own saturation`);
 
     // ---------------------------------------------------------- report ----
     const ratio: BenchResult['ratio'] = {};
