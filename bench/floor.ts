@@ -36,7 +36,7 @@ interface FloorNode {
 export class FloorDriver {
   readonly client: IronicClient;
   private readonly nodes = new Map<string, FloorNode>();
-  /** Verbs Ironic answered with 5xx (retried). */
+  /** Verbs Ironic answered with 5xx, and reads it did not answer (each retried). */
   retries = 0;
   /** Inspections sent again after Ironic failed them for its own saturation (as the activity does). */
   transientResends = 0;
@@ -136,8 +136,24 @@ export class FloorDriver {
     return `${this.opts.namespace}~${host.name}`;
   }
 
+  /**
+   * A read Ironic did not answer (too busy: "Headers Timeout" at 100 Redfish hosts) is read again after a
+   * pause, as an activity's retry policy (1 s, doubling) reads again; the 30th such failure in a row is the run's.
+   */
+  private async read<T>(f: () => Promise<T>): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await f();
+      } catch (err) {
+        if (!(err instanceof IronicError && err.kind === 'unavailable') || attempt >= 30) throw err;
+        this.retries++;
+        await sleep(Math.min(1000 * 2 ** (attempt - 1), 10_000));
+      }
+    }
+  }
+
   private async mustGet(n: FloorNode): Promise<IronicNode> {
-    const node = await this.client.getNode(n.uuid!);
+    const node = await this.read(() => this.client.getNode(n.uuid!));
     if (!node) throw new Error(`floor: node ${n.uuid} vanished`);
     return node;
   }
@@ -203,7 +219,7 @@ export class FloorDriver {
   /** setPower: find the node, then read, ask once, poll until the power state matches. */
   private async setPower(n: FloorNode, on: boolean): Promise<void> {
     const target = on ? 'power on' : 'power off';
-    await this.client.getNode(n.uuid!);
+    await this.read(() => this.client.getNode(n.uuid!));
     for (;;) {
       const node = await this.mustGet(n);
       if (node.power_state === target) {

@@ -64,6 +64,8 @@ export interface BenchResult {
   fleet?: DriverFigures & { operations: FleetPhaseFigures[]; temporal: TemporalFigures };
   /** Absent with --no-floor (scale runs: no target needs it at 1,000 hosts). */
   floor?: DriverFigures;
+  /** The floor's run failed: why (metalflow's figures stand without the comparison). */
+  floorError?: string;
   ratio: Partial<Record<Phase, number>>;
   targets: { name: string; target: string; measured: string; met: boolean | null; note?: string }[];
 }
@@ -158,7 +160,7 @@ export function formatTable(r: BenchResult): string {
   out.push(
     `metalflow benchmark: ${r.options.hosts} hosts, concurrency ${r.options.concurrency}, ${r.options.redfish ? 'redfish (sushy-tools)' : 'fake-hardware'}; ` +
       (r.options.driver === 'fleet' ? 'driven by fleet operations; ' : '') +
-      (r.floor ? `floor polls every ${r.options.floorPollMs} ms` : 'no floor run (--no-floor)'),
+      (r.floor ? `floor polls every ${r.options.floorPollMs} ms` : r.floorError ? `the floor run FAILED: ${r.floorError}` : 'no floor run (--no-floor)'),
   );
   out.push(`machine: ${r.machine.cpus} cores (${r.machine.cpuModel}), ${r.machine.memGiB} GiB, Node ${r.machine.node}; commit ${r.commit}; ${r.date}`);
   const workerEnv = Object.entries(r.options.workerEnv ?? {});

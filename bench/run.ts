@@ -352,8 +352,18 @@ async function main(): Promise<void> {
       pollMs: opts.floorPollMs,
       redfish: opts.redfish,
     });
-    const floor = opts.floor ? await measure('floor', (p, hs) => floorDriver.runPhase(p, hs)) : undefined;
+    // A floor that fails (Ironic saturated beyond what it retries) costs the run its comparison, not metalflow's figures.
+    let floorError: string | undefined;
+    const floor = opts.floor
+      ? await measure('floor', (p, hs) => floorDriver.runPhase(p, hs)).catch(async (err: unknown) => {
+          floorError = err instanceof Error ? err.message : String(err);
+          log(`floor failed: ${floorError}; reporting metalflow without it`);
+          await cleanup(temporalAddress, `floor-${runId}`).catch((e: unknown) => log(`cleanup failed: ${String(e)}`));
+          return undefined;
+        })
+      : undefined;
     if (floorDriver.transientResends > 0) log(`floor: ${floorDriver.transientResends} inspection(s) sent again after Ironic failed them for its own saturation`);
+    if (floorDriver.retries > 0) log(`floor: ${floorDriver.retries} Ironic request(s) retried (5xx answers, reads not answered)`);
 
     // ---------------------------------------------------------- report ----
     const ratio: BenchResult['ratio'] = {};
@@ -383,6 +393,7 @@ async function main(): Promise<void> {
       metalflow: { ...mf, temporal, worker: workerFig, api: apiFig, apiServerErrors, ...(fleetOperations ? { fleetOperations } : {}) },
       fleet,
       floor,
+      ...(floorError ? { floorError } : {}),
       ratio,
     };
     const result: BenchResult = { ...partial, targets: evaluateTargets(partial) };
