@@ -1,20 +1,36 @@
 // Prints the plain "N passed, N failed" line from vitest's JSON report; a run
 // that failed before reporting (install, type check, stack start) counts as one failure.
+// Above it, each failed test and each test that passed only on its retry, with
+// the first line of its error: CI keeps only the end of the output.
 import { existsSync, readFileSync } from 'node:fs';
+import { relative } from 'node:path';
 
-const [file, rcArg] = process.argv.slice(2);
+const [file, rcArg, flakyArg] = process.argv.slice(2);
+const flakyFile = flakyArg ?? 'test-results/flaky.json';
 const rc = Number(rcArg ?? 0);
 let passed = 0;
 let failed = 0;
 let skipped = 0;
+const firstLine = (s) => String(s ?? '').split('\n').find((l) => l.trim() !== '')?.trim().slice(0, 300) ?? '';
 if (file && existsSync(file)) {
   const report = JSON.parse(readFileSync(file, 'utf8'));
   passed = report.numPassedTests ?? 0;
   failed = report.numFailedTests ?? 0;
   skipped = (report.numPendingTests ?? 0) + (report.numTodoTests ?? 0);
+  for (const f of report.testResults ?? []) {
+    const name = relative(process.cwd(), f.name ?? '');
+    const failedTests = (f.assertionResults ?? []).filter((t) => t.status === 'failed');
+    for (const t of failedTests) console.log(`FAILED ${name} > ${t.fullName}: ${firstLine(t.failureMessages?.[0])}`);
+    if (f.status === 'failed' && failedTests.length === 0) console.log(`FAILED ${name} (the file itself): ${firstLine(f.message)}`);
+  }
   // Suites that crashed before running their tests report no test failures.
   if (rc !== 0 && failed === 0) failed = Math.max(1, report.numFailedTestSuites ?? 0);
 } else if (rc !== 0) {
   failed = 1;
+}
+if (existsSync(flakyFile)) {
+  for (const t of JSON.parse(readFileSync(flakyFile, 'utf8'))) {
+    console.log(`FLAKY (passed on retry ${t.retries}) ${t.file} > ${t.name}: ${firstLine(t.firstError)}`);
+  }
 }
 console.log(`${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ''}`);

@@ -4,7 +4,7 @@
 # plain summary CI reads: "N passed, N failed".
 set -uo pipefail
 cd "$(dirname "$0")/.."
-rm -f test-results/vitest.json
+rm -f test-results/vitest.json test-results/flaky.json
 rc=0
 npx tsc --noEmit -p . || rc=$?
 if [ $rc -ne 0 ]; then echo "type check failed"; fi

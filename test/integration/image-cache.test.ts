@@ -123,6 +123,9 @@ describe('the image cache', { timeout: 900_000 }, () => {
     // The cache downloaded it once; sushy fetched it from the cache, not from the origin.
     expect(gets('/os/live.iso') - before).toBe(1);
     await h.hosts.remove(ref);
+    // Gone before the next test's host takes the same system: this host's delete powers it off, and beside the
+    // next host's power on it left that one waiting out its 120 s power check.
+    await waitFor('deleted', async () => (await h.hosts.get(ref).then(() => false, () => true)) || undefined, { timeoutMs: 120_000 });
   });
 
   it('boots a direct host with a config-2 drive in the USB slot, read back as cloud-init reads it, its URL kept out of history', async () => {
