@@ -188,21 +188,31 @@ export class FirmwareSettingsController {
     const name = firmwareSchemaName(schema);
     const owner: Owner = { apiVersion: API, kind: FIRMWARE.settings.kind, name: hfs.metadata.name, uid: hfs.metadata.uid ?? '' };
     type SchemaObject = KubeObject & { metadata: { ownerReferences?: Owner[] } };
-    const existing = await getObject<SchemaObject>(this.deps.rest, firmwareSchemaPath(namespace, name));
-    if (existing) {
-      const owners = existing.metadata.ownerReferences ?? [];
-      if (!owners.some((o) => o.uid === owner.uid)) {
-        await this.deps.rest.call('PUT', firmwareSchemaPath(namespace, name), { body: { ...existing, metadata: { ...existing.metadata, ownerReferences: [...owners, owner] } } });
-      }
-      return { namespace, name };
-    }
     const vendor = (host.status as { hardware?: { systemVendor?: { manufacturer?: string; productName?: string } } } | undefined)?.hardware?.systemVendor;
     const spec = {
       ...(vendor?.manufacturer ? { hardwareVendor: vendor.manufacturer } : {}),
       ...(vendor?.productName ? { hardwareModel: vendor.productName } : {}),
       schema,
     };
-    await createObject(this.deps.rest, firmwareSchemaPath(namespace), { apiVersion: API, kind: FIRMWARE.schema.kind, metadata: { name, namespace, ownerReferences: [owner] }, spec });
+    // Hosts with one registry share the schema and reconcile at once: a create that lost the race (409) and an owner
+    // update that met another's (409 on the resourceVersion) read the schema again, so no host drops out of its owners.
+    for (let attempt = 1; ; attempt++) {
+      const existing = await getObject<SchemaObject>(this.deps.rest, firmwareSchemaPath(namespace, name));
+      try {
+        if (!existing) {
+          const made = await createObject(this.deps.rest, firmwareSchemaPath(namespace), { apiVersion: API, kind: FIRMWARE.schema.kind, metadata: { name, namespace, ownerReferences: [owner] }, spec });
+          if ('created' in made) break;
+          if (attempt >= 5) throw new Error(`FirmwareSchema ${namespace}/${name}: already exists, yet not found, ${attempt} times`);
+          continue;
+        }
+        const owners = existing.metadata.ownerReferences ?? [];
+        if (owners.some((o) => o.uid === owner.uid)) break;
+        await this.deps.rest.call('PUT', firmwareSchemaPath(namespace, name), { body: { ...existing, metadata: { ...existing.metadata, ownerReferences: [...owners, owner] } } });
+        break;
+      } catch (err) {
+        if (!(err instanceof KubeError && err.status === 409) || attempt >= 5) throw err;
+      }
+    }
     return { namespace, name };
   }
 
