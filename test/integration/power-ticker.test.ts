@@ -44,14 +44,18 @@ describe('the idle power check', () => {
 
     // Five wakes while idle: each a new generation, none an operation.
     for (let i = 1; i <= 5; i++) await h.hosts.put(ref, { spec: { ...spec, description: `rack 4, change ${i}` }, credentials });
-    const kindsNow = async () => ((await handle.fetchHistory()).events ?? []).map(kindOf);
-    const firedAfterWakes = count(await kindsNow(), 'timerFired');
-    await waitFor('two more ticks', async () => count(await kindsNow(), 'timerFired') >= firedAfterWakes + 2, { timeoutMs: 60_000 });
+    const firedAfterWakes = count(((await handle.fetchHistory()).events ?? []).map(kindOf), 'timerFired');
+    // A snapshot taken between a fire and its task would lack that fire's next timer: wait for a settled one.
+    const history = await waitFor('two more ticks, the last one\'s task done', async () => {
+      const snapshot = await handle.fetchHistory();
+      const k = (snapshot.events ?? []).map(kindOf);
+      const settled = k.slice(k.lastIndexOf('timerFired')).includes('workflowTaskCompleted');
+      return count(k, 'timerFired') >= firedAfterWakes + 2 && settled ? snapshot : undefined;
+    }, { timeoutMs: 60_000 });
 
     const view = await handle.query(hostViewQuery);
     expect(view.generation).toBe(idle.generation + 5);
     expect(view.operations.length).toBe(idle.operations.length);
-    const history = await handle.fetchHistory();
     const kinds = (history.events ?? []).map(kindOf);
     expect(count(kinds, 'timerCanceled')).toBe(0);
     // The run's first timer, then one per fire: the one pending is the next tick.
