@@ -7,14 +7,13 @@
  * before its history grows too long (host-context.ts).
  */
 import { condition, allHandlersFinished, log } from '@temporalio/workflow';
-import { since, startHostRun, sinceInline, powerTickerEra } from './versions';
+import { since, startHostRun, sinceInline } from './versions';
 import { emptyStatus } from '../types/host';
 import { DEFAULT_HOST_OPTIONS, type HostState, type HostView, type HostWorkflowInput } from './definitions';
 import { decide, deleteGiveUp, metal3Transition } from './decide';
 import { customDeployMethod } from '../types/custom-deploy';
 import { offlinePowerStep, settlePowerRequests } from './power-requests';
 import { powerCheckDelayMs, readPower } from './power-check';
-import { startPowerTicker } from './power-ticker';
 import { hostContext, now, type HostContext } from './host-context';
 import { setHostHandlers } from './host-handlers';
 import { operationRunner } from './host-operation';
@@ -102,9 +101,6 @@ export async function hostWorkflow(input: HostWorkflowInput): Promise<HostView> 
   recordHostUid(s);
 
   ctx.publish();
-  const periodSeconds = s.options.powerCheckSeconds ?? DEFAULT_HOST_OPTIONS.powerCheckSeconds;
-  // Started here or never: a timer started on a pass through the loop is numbered by how many passes there were (power-ticker.ts).
-  const ticker = powerTickerEra() && periodSeconds > 0 ? startPowerTicker(periodSeconds * 1000) : undefined;
   /** Lease checks come more often than power checks: the power check's due time outlives the lease waits. */
   let powerDueAt: number | undefined;
   // A run continued from a backoff waits out what was left of it before retrying.
@@ -215,12 +211,6 @@ export async function hostWorkflow(input: HostWorkflowInput): Promise<HostView> 
         powerDueAt = undefined;
         await checkPower(ctx);
       }
-    } else if (checkMs !== undefined && ticker) {
-      // Checked when a tick comes while idle; a wake leaves the clock running, and a tick during an operation is let go.
-      const seen = ticker.ticks;
-      const dueAt = ticker.dueAt;
-      await condition(() => woken() || ticker.ticks !== seen);
-      if (Date.now() >= dueAt) await checkPower(ctx);
     } else if (checkMs !== undefined && since('power-check')) {
       // Whether the check is due is read from the clock, not from what ended the wait:
       // an update delivered in the timer's workflow task while the check's local

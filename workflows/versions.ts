@@ -6,8 +6,6 @@
  * that recorded the era's marker was written by code that had all of them.
  *
  * Eras, newest first:
- * - `power-ticker`: fewer-events and everything it implies; the idle power
- *   check's timer is a ticker started with the run (power-ticker.ts).
  * - `fewer-events`: every patch below, and every patch asked through
  *   sinceInline(); the provisioning permit is asked by a local activity
  *   (host-permit.ts). A new host pays for this one marker only.
@@ -29,7 +27,6 @@ import { operationLabel } from './operation-label';
 
 let inlineEra = false;
 let fewerEventsEra = false;
-let tickerEra = false;
 
 /**
  * Called first in every host workflow run, before anything else can ask for a patch. A run
@@ -37,17 +34,12 @@ let tickerEra = false;
  * answer is false there and it asks operations-inline as it did.
  */
 export function startHostRun(): void {
-  // A run of an older era replays its first task without this marker: false, and it asks the next one as it did.
-  tickerEra = patched('power-ticker');
-  fewerEventsEra = tickerEra || patched('fewer-events');
+  fewerEventsEra = patched('fewer-events');
   inlineEra = fewerEventsEra || patched('operations-inline');
 }
 
 /** The run's operations run inside it (patch operations-inline, implied by fewer-events). */
 export const operationsInline = (): boolean => inlineEra;
-
-/** The run's idle power checks come from a ticker started with it (patch power-ticker, power-ticker.ts). */
-export const powerTickerEra = (): boolean => tickerEra;
 
 /** The run asks its provisioning permit by a local activity (patch fewer-events). */
 export const fewerEvents = (): boolean => fewerEventsEra;

@@ -95,8 +95,7 @@ describe('an Ironic-managed host (fake-hardware)', { timeout: 360_000 }, () => {
       const all = await kinds();
       return fired(all) >= before + 3 ? all : undefined;
     });
-    // Between two idle checks: exactly what one check costs, no child workflow, no activity task. The next
-    // tick's timer starts in the fire's own activation, before the check's marker (patch power-ticker).
+    // Between two idle checks: exactly what one check costs, no child workflow, no activity task.
     const last = k.lastIndexOf('timerFired');
     const previous = k.lastIndexOf('timerFired', last - 1);
     expect(k.slice(previous, last)).toEqual([
@@ -104,8 +103,8 @@ describe('an Ironic-managed host (fake-hardware)', { timeout: 360_000 }, () => {
       'workflowTaskScheduled',
       'workflowTaskStarted',
       'workflowTaskCompleted',
-      'timerStarted',
       'markerRecorded',
+      'timerStarted',
     ]);
   });
 
