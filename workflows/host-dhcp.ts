@@ -153,6 +153,12 @@ export function leaseCheckDelayMs(s: HostState): number | undefined {
   return Math.max(0, last + seconds * 1000 - Date.now());
 }
 
+/** ms between lease reads (era idle-by-fire: counted in the idle wait's fires); undefined when this host reads none. */
+export function leasePeriodMs(s: HostState): number | undefined {
+  const seconds = s.options.dhcpLeaseCheckSeconds ?? DEFAULT_LEASE_CHECK_SECONDS;
+  return leaseCheckDelayMs(s) === undefined ? undefined : seconds * 1000;
+}
+
 /** Reads the boot MAC's lease into status.dhcp; published only when it changed. A failed read is logged and tried at the next check. */
 export async function readLease(ctx: HostContext): Promise<void> {
   const { s } = ctx;

@@ -7,7 +7,8 @@
  * before its history grows too long (host-context.ts).
  */
 import { condition, allHandlersFinished, log } from '@temporalio/workflow';
-import { since, startHostRun, sinceInline } from './versions';
+import { idleByFire, since, startHostRun, sinceInline } from './versions';
+import { idleWait, type IdleTicks } from './idle-wait';
 import { emptyStatus } from '../types/host';
 import { DEFAULT_HOST_OPTIONS, type HostState, type HostView, type HostWorkflowInput } from './definitions';
 import { decide, deleteGiveUp, metal3Transition } from './decide';
@@ -27,7 +28,7 @@ import { disablePowerOffStale } from './disable-power-off';
 import { pendingSettingsSteps } from '../types/host-settings';
 import { settingsHeld } from './servicing-rules';
 import type { HostEvent } from '../activities/host-status-activities';
-import { dhcpTracked, leaseCheckDelayMs, readLease, releaseDhcpOnDelete, syncDhcp } from './host-dhcp';
+import { dhcpTracked, leaseCheckDelayMs, leasePeriodMs, readLease, releaseDhcpOnDelete, syncDhcp } from './host-dhcp';
 
 function initialState(input: HostWorkflowInput): HostState {
   return {
@@ -103,6 +104,7 @@ export async function hostWorkflow(input: HostWorkflowInput): Promise<HostView> 
   ctx.publish();
   /** Lease checks come more often than power checks: the power check's due time outlives the lease waits. */
   let powerDueAt: number | undefined;
+  const ticks: IdleTicks = { fired: 0 };
   // A run continued from a backoff waits out what was left of it before retrying.
   if (s.retryAt !== undefined && since('continue-as-new-from-backoff')) await waitForRetry();
   for (;;) {
@@ -195,6 +197,12 @@ export async function hostWorkflow(input: HostWorkflowInput): Promise<HostView> 
     const changed = changeSeen(ctx);
     const woken = () => changed() || historyTooLong();
     const checkMs = powerCheckDelayMs(s);
+    if (idleByFire()) {
+      // The first lease read is due as soon as the reservation is written; later ones follow the fires.
+      if (leaseCheckDelayMs(s) !== undefined && !s.dhcp?.leaseCheckedAt) await readLease(ctx);
+      else await idleWait(ctx, changed, { powerMs: checkMs, leaseMs: leasePeriodMs(s), checkPower: () => checkPower(ctx), readLease: () => readLease(ctx) }, ticks);
+      continue;
+    }
     const leaseMs = leaseCheckDelayMs(s);
     if (leaseMs !== undefined) {
       // A host with a DHCP reservation (patch dhcp-reservations, so a run of today's code) also reads its lease.

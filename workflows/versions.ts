@@ -6,6 +6,9 @@
  * that recorded the era's marker was written by code that had all of them.
  *
  * Eras, newest first:
+ * - `idle-by-fire` (asked beside the others, so a run keeps the idle wait it
+ *   started with): the idle wait's checks follow its timer's fire, not the
+ *   clock (idle-wait.ts). Independent of the eras below.
  * - `fewer-events`: every patch below, and every patch asked through
  *   sinceInline(); the provisioning permit is asked by a local activity
  *   (host-permit.ts). A new host pays for this one marker only.
@@ -27,6 +30,7 @@ import { operationLabel } from './operation-label';
 
 let inlineEra = false;
 let fewerEventsEra = false;
+let idleByFireEra = false;
 
 /**
  * Called first in every host workflow run, before anything else can ask for a patch. A run
@@ -36,7 +40,11 @@ let fewerEventsEra = false;
 export function startHostRun(): void {
   fewerEventsEra = patched('fewer-events');
   inlineEra = fewerEventsEra || patched('operations-inline');
+  idleByFireEra = patched('idle-by-fire');
 }
+
+/** The idle wait decides by its timer's fire (patch idle-by-fire, idle-wait.ts). */
+export const idleByFire = (): boolean => idleByFireEra;
 
 /** The run's operations run inside it (patch operations-inline, implied by fewer-events). */
 export const operationsInline = (): boolean => inlineEra;

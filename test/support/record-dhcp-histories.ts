@@ -13,7 +13,7 @@
  * the workflow code of the tree METALFLOW_OLD_TREE names (e.g. `git archive
  * <commit>` unpacked, its node_modules a link to this one's).
  * Never overwrites a fixture.
- * `node --import tsx test/support/record-dhcp-histories.ts [before]` as root on a running test stack.
+ * `node --import tsx test/support/record-dhcp-histories.ts [before | -<patch id>]` as root on a running test stack.
  */
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -28,7 +28,9 @@ import { assertNewFixtures, saveHistory } from './record-fixture';
 import { askLease, startSite, stopSite, type TestSite } from './dnsmasq-site';
 
 const before = process.argv[2] === 'before';
-const FILES = before ? ['host-lifecycle-before-dhcp-reservations.json'] : ['host-dhcp-reservation.json', 'host-dhcp-pool-provision.json'];
+// `-<patch id>`: the same two hosts on today's code, named for a later patch of their paths (e.g. -idle-by-fire).
+const suffix = !before && process.argv[2]?.startsWith('-') ? process.argv[2] : '';
+const FILES = before ? ['host-lifecycle-before-dhcp-reservations.json'] : [`host-dhcp-reservation${suffix}.json`, `host-dhcp-pool-provision${suffix}.json`];
 assertNewFixtures(...FILES);
 const NET = '10.251.9';
 const IMAGE = { url: 'http://127.0.0.1/images/demo.qcow2', checksum: 'b'.repeat(64), checksumType: 'sha256' as const, format: 'qcow2' as const };
