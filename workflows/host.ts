@@ -8,7 +8,7 @@
  */
 import { condition, allHandlersFinished, log } from '@temporalio/workflow';
 import { idleByFire, since, startHostRun, sinceInline } from './versions';
-import { idleWait, type IdleTicks } from './idle-wait';
+import { IdleWait } from './idle-wait';
 import { emptyStatus } from '../types/host';
 import { DEFAULT_HOST_OPTIONS, type HostState, type HostView, type HostWorkflowInput } from './definitions';
 import { decide, deleteGiveUp, metal3Transition } from './decide';
@@ -104,7 +104,7 @@ export async function hostWorkflow(input: HostWorkflowInput): Promise<HostView> 
   ctx.publish();
   /** Lease checks come more often than power checks: the power check's due time outlives the lease waits. */
   let powerDueAt: number | undefined;
-  const ticks: IdleTicks = { fired: 0 };
+  const idle = new IdleWait(ctx);
   // A run continued from a backoff waits out what was left of it before retrying.
   if (s.retryAt !== undefined && since('continue-as-new-from-backoff')) await waitForRetry();
   for (;;) {
@@ -160,6 +160,7 @@ export async function hostWorkflow(input: HostWorkflowInput): Promise<HostView> 
       continue;
     }
     if (decision.kind === 'operation') {
+      if (idleByFire()) idle.leave();
       // Checked while the host still shows where it was: a bad image leaves it there (image-check.ts).
       const deploy = decision.op === 'provision' ? await imageToDeploy(ctx, backoff) : undefined;
       if (deploy === 'again') continue;
@@ -200,7 +201,7 @@ export async function hostWorkflow(input: HostWorkflowInput): Promise<HostView> 
     if (idleByFire()) {
       // The first lease read is due as soon as the reservation is written; later ones follow the fires.
       if (leaseCheckDelayMs(s) !== undefined && !s.dhcp?.leaseCheckedAt) await readLease(ctx);
-      else await idleWait(ctx, changed, { powerMs: checkMs, leaseMs: leasePeriodMs(s), checkPower: () => checkPower(ctx), readLease: () => readLease(ctx) }, ticks);
+      else await idle.wait(changed, { powerMs: checkMs, leaseMs: leasePeriodMs(s), checkPower: () => checkPower(ctx), readLease: () => readLease(ctx) });
       continue;
     }
     const leaseMs = leaseCheckDelayMs(s);

@@ -29,44 +29,76 @@ export interface IdleChecks {
   readLease(): Promise<void>;
 }
 
-/** Fires counted since the run started (the lease reads and power checks are told apart by it). */
-export interface IdleTicks {
-  fired: number;
+/** One period of the idle wait. Kept across the loop's passes until it fires or an operation starts. */
+interface IdleTimer {
+  fired: boolean;
+  settled: Promise<void>;
+  cancel(): void;
 }
 
-/** Waits until `changed()` or one period; on a fire, runs what is due at that fire. */
-export async function idleWait(ctx: HostContext, changed: () => boolean, checks: IdleChecks, ticks: IdleTicks): Promise<void> {
-  const { powerMs, leaseMs } = checks;
-  const periodMs = leaseMs !== undefined && powerMs !== undefined ? Math.min(leaseMs, powerMs) : (leaseMs ?? powerMs);
-  if (periodMs === undefined) {
-    await condition(() => changed() || ctx.historyTooLong());
-    return;
-  }
-  if (!(await firedBeforeChange(periodMs, () => changed() || ctx.historyTooLong()))) return;
-  ticks.fired += 1;
-  const every = (ms: number): boolean => ticks.fired % Math.max(1, Math.round(ms / periodMs)) === 0;
-  if (leaseMs !== undefined && every(leaseMs)) await checks.readLease();
-  if (powerMs !== undefined && every(powerMs)) await checks.checkPower();
+function startIdleTimer(ms: number): IdleTimer {
+  const scope = new CancellationScope();
+  const t: IdleTimer = { fired: false, settled: Promise.resolve(), cancel: () => scope.cancel() };
+  t.settled = scope.run(() => sleep(ms)).then(
+    () => {
+      t.fired = true;
+    },
+    () => undefined,
+  );
+  return t;
 }
 
 /**
- * Whether the timer fired (true) or `woken` came first and the timer was cancelled.
- * A fire and a change in one activation count as a fire: the settled timer says so,
- * whichever promise the race saw first.
+ * The idle wait's state in one run: the pending timer and the fires counted
+ * (lease reads and power checks are told apart by the count).
  */
-async function firedBeforeChange(ms: number, woken: () => boolean): Promise<boolean> {
-  let fired = false;
-  await CancellationScope.cancellable(async () => {
-    const timer = sleep(ms).then(() => {
-      fired = true;
-    });
-    try {
-      await Promise.race([timer, condition(woken)]);
-    } finally {
-      CancellationScope.current().cancel();
-      // Settled either way now: resolved if it fired, rejected by the cancel if not.
-      await timer.catch(() => undefined);
+export class IdleWait {
+  private timer: IdleTimer | undefined;
+  private fires = 0;
+
+  constructor(private readonly ctx: HostContext) {}
+
+  /**
+   * An operation starts: its timer goes (a fire during the operation would cost a task and be
+   * ignored). Called where the loop decides, after whatever arrived in that task was applied.
+   */
+  leave(): void {
+    this.timer?.cancel();
+    this.timer = undefined;
+  }
+
+  /**
+   * Waits until `changed()` or the period ends; on a fire, starts the next period's timer
+   * first and then runs what is due at that fire. The timer is started only when none is
+   * pending or in the pass that saw it fire, never because a pass came back idle: a pass the
+   * live worker makes before an update of the same task (a stale activation) starts nothing
+   * a replay would not.
+   */
+  async wait(changed: () => boolean, checks: IdleChecks): Promise<void> {
+    const { powerMs, leaseMs } = checks;
+    const periodMs = leaseMs !== undefined && powerMs !== undefined ? Math.min(leaseMs, powerMs) : (leaseMs ?? powerMs);
+    const woken = (): boolean => changed() || this.ctx.historyTooLong();
+    if (periodMs === undefined) {
+      this.leave();
+      await condition(woken);
+      return;
     }
-  });
-  return fired;
+    this.timer ??= startIdleTimer(periodMs);
+    const timer = this.timer;
+    const waitScope = new CancellationScope();
+    const woke = waitScope.run(() => condition(woken)).then(
+      () => undefined,
+      () => undefined,
+    );
+    await Promise.race([timer.settled, woke]);
+    waitScope.cancel();
+    await woke;
+    // A fire applied in this activation has set `fired` by now (its callback ran before ours).
+    if (!timer.fired) return;
+    this.timer = startIdleTimer(periodMs);
+    this.fires += 1;
+    const every = (ms: number): boolean => this.fires % Math.max(1, Math.round(ms / periodMs)) === 0;
+    if (leaseMs !== undefined && every(leaseMs)) await checks.readLease();
+    if (powerMs !== undefined && every(powerMs)) await checks.checkPower();
+  }
 }
