@@ -8,7 +8,8 @@
  * update `holdFirmwareChange`; the host holds it (`firmwareHeld`) until the
  * `service` operation that runs before the reboot takes it (servicing-rules.ts).
  */
-import { ApplicationFailure, patched, setHandler } from '@temporalio/workflow';
+import { ApplicationFailure, setHandler } from '@temporalio/workflow';
+import { patchedCounted } from './versions';
 import { formatFieldErrors } from '../types/field-error';
 import { validateCleanRequest, type CleanRequest } from '../types/clean';
 import { holdFirmwareChangeUpdate, type HostState, type PendingClean } from './definitions';
@@ -58,7 +59,7 @@ export function setHoldFirmwareHandler(ctx: HostContext): void {
       }
       if (JSON.stringify(s.firmwareHeld?.request) === JSON.stringify(request)) return result(false);
       // Asked only here: runs that never hold a change decide and replay as before.
-      if (!patched('firmware-servicing')) return result(false);
+      if (!patchedCounted('firmware-servicing')) return result(false);
       ids = Math.max(ids, s.firmwareHeld?.id ?? 0) + 1;
       // Stored as the validator accepted it (a handler never re-validates: it runs again on replay).
       const held: PendingClean = { request, id: ids, at: now() };

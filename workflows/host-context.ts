@@ -4,8 +4,9 @@
  * the shim's nudges, the view, search attributes, status publishing and the
  * hand-over to a fresh run.
  */
-import { allHandlersFinished, condition, continueAsNew, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
-import { since } from './versions';
+import { allHandlersFinished, condition, continueAsNew, log, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import { countedHistory, since } from './versions';
+import { countEvents, eventsCounted } from './history-count';
 import type { ProvisioningState } from '../types/host';
 import { SEARCH_ATTRIBUTES } from '../types/search-attributes';
 import { parseBmcAddress } from '../types/bmc';
@@ -93,6 +94,7 @@ export function hostContext(s: HostState): HostContext {
       if (fingerprint === published && since('search-attributes-dedupe')) return;
       published = fingerprint;
       upsertSearchAttributes(pairs);
+      countEvents(1);
     },
     setState: (state) => {
       if (s.status.provisioning.state === state) return;
@@ -101,12 +103,18 @@ export function hostContext(s: HostState): HostContext {
       ctx.publish();
     },
     sync: status.sync,
-    historyTooLong: () => workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > s.options.maxHistoryEvents,
+    historyTooLong: () => {
+      const max = s.options.maxHistoryEvents;
+      // The server's length and suggestion only as a far backstop (history-count.ts: they can be a task behind).
+      if (countedHistory()) return eventsCounted() > max || workflowInfo().historyLength > 2 * max;
+      return workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > max;
+    },
     continueAsNewWithState: async (carry) => {
       await ctx.beforeHandOver?.();
       // The status write in flight finishes first: the next run starts from a published status.
       await condition(() => !status.busy() && allHandlersFinished());
       carry?.();
+      log.info('continuing as new', { eventsCounted: eventsCounted(), historyLength: workflowInfo().historyLength });
       return continueAsNew<(input: HostWorkflowInput) => Promise<HostView>>({ ref: s.ref, state: s });
     },
   };

@@ -4,20 +4,84 @@
  * of an operation running inside the host workflow with that operation, so
  * the UI shows each operation as its own step. A summary is metadata: it is
  * not part of what replay compares.
+ *
+ * Also counts the history events each command and accepted message costs
+ * (history-count.ts), where the workflow code issues or takes it, so a replay
+ * counts the same at the same point.
  */
-import type { ActivityInput, LocalActivityInput, Next, WorkflowInterceptors, WorkflowOutboundCallsInterceptor } from '@temporalio/workflow';
+import type {
+  ActivityInput,
+  LocalActivityInput,
+  Next,
+  SignalInput,
+  SignalWorkflowInput,
+  StartChildWorkflowExecutionInput,
+  TimerInput,
+  UpdateInput,
+  WorkflowInboundCallsInterceptor,
+  WorkflowInterceptors,
+  WorkflowOutboundCallsInterceptor,
+} from '@temporalio/workflow';
 import { operationLabel } from './operation-label';
+import { countEvents, WORKFLOW_TASK_EVENTS } from './history-count';
 
 const labelled = <T extends ActivityInput | LocalActivityInput>(input: T): T => {
   const label = operationLabel();
   return label && !input.options.summary ? { ...input, options: { ...input.options, summary: `${label}: ${input.activityType}` } } : input;
 };
 
+/** Counts `onSettled` events when the promise settles (`onRejected` if it is rejected), leaving the promise to its caller. */
+function countWhenSettled<T>(p: Promise<T>, onSettled: number, onRejected = onSettled): Promise<T> {
+  p.then(
+    () => countEvents(onSettled),
+    () => countEvents(onRejected),
+  );
+  return p;
+}
+
+const TASK = WORKFLOW_TASK_EVENTS;
+
 export const interceptors = (): WorkflowInterceptors => ({
   outbound: [
     {
-      scheduleActivity: (input: ActivityInput, next: Next<WorkflowOutboundCallsInterceptor, 'scheduleActivity'>) => next(labelled(input)),
-      scheduleLocalActivity: (input: LocalActivityInput, next: Next<WorkflowOutboundCallsInterceptor, 'scheduleLocalActivity'>) => next(labelled(input)),
+      // Scheduled, started, closed; the result wakes a workflow task.
+      scheduleActivity: (input: ActivityInput, next: Next<WorkflowOutboundCallsInterceptor, 'scheduleActivity'>) => {
+        countEvents(3);
+        return countWhenSettled(next(labelled(input)), TASK);
+      },
+      // One marker, written by the task that ran it.
+      scheduleLocalActivity: (input: LocalActivityInput, next: Next<WorkflowOutboundCallsInterceptor, 'scheduleLocalActivity'>) => {
+        countEvents(1);
+        return next(labelled(input));
+      },
+      // Started, then fired (a task of its own) or cancelled (by a task already counted).
+      startTimer: (input: TimerInput, next: Next<WorkflowOutboundCallsInterceptor, 'startTimer'>) => {
+        countEvents(2);
+        return countWhenSettled(next(input), TASK, 0);
+      },
+      // Initiated, started, closed; start and close each wake a task.
+      startChildWorkflowExecution: (input: StartChildWorkflowExecutionInput, next: Next<WorkflowOutboundCallsInterceptor, 'startChildWorkflowExecution'>) => {
+        countEvents(3 + 2 * TASK);
+        return next(input);
+      },
+      // Initiated, signalled; the outcome wakes a task.
+      signalWorkflow: (input: SignalWorkflowInput, next: Next<WorkflowOutboundCallsInterceptor, 'signalWorkflow'>) => {
+        countEvents(2 + TASK);
+        return next(input);
+      },
+    },
+  ],
+  inbound: [
+    {
+      // Only accepted updates reach the handler (a rejected one leaves no event): accepted, completed, and its task.
+      handleUpdate: (input: UpdateInput, next: Next<WorkflowInboundCallsInterceptor, 'handleUpdate'>) => {
+        countEvents(2 + TASK);
+        return next(input);
+      },
+      handleSignal: (input: SignalInput, next: Next<WorkflowInboundCallsInterceptor, 'handleSignal'>) => {
+        countEvents(1 + TASK);
+        return next(input);
+      },
     },
   ],
 });

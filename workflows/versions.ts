@@ -6,6 +6,10 @@
  * that recorded the era's marker was written by code that had all of them.
  *
  * Eras, newest first:
+ * - `counted-history` (asked before idle-by-fire and implying it, so a new run
+ *   still pays for one marker beside fewer-events'): the run decides its
+ *   hand-over from the history events it counted itself (history-count.ts),
+ *   not from workflowInfo().historyLength.
  * - `idle-by-fire` (asked beside the others, so a run keeps the idle wait it
  *   started with): the idle wait's checks follow its timer's fire, not the
  *   clock (idle-wait.ts). Independent of the eras below.
@@ -27,10 +31,15 @@
  */
 import { patched } from '@temporalio/workflow';
 import { operationLabel } from './operation-label';
+import { countEvents } from './history-count';
 
 let inlineEra = false;
 let fewerEventsEra = false;
 let idleByFireEra = false;
+let countedHistoryEra = false;
+
+/** A patch's marker and its TemporalChangeVersion search attribute. */
+const PATCH_EVENTS = 2;
 
 /**
  * Called first in every host workflow run, before anything else can ask for a patch. A run
@@ -40,8 +49,14 @@ let idleByFireEra = false;
 export function startHostRun(): void {
   fewerEventsEra = patched('fewer-events');
   inlineEra = fewerEventsEra || patched('operations-inline');
-  idleByFireEra = patched('idle-by-fire');
+  countedHistoryEra = patched('counted-history');
+  // Counted only in the era that reads the count (the eras it implies add no marker of their own).
+  if (countedHistoryEra) countEvents(2 * PATCH_EVENTS);
+  idleByFireEra = countedHistoryEra || patched('idle-by-fire');
 }
+
+/** The run hands over by its own count of history events (patch counted-history, history-count.ts). */
+export const countedHistory = (): boolean => countedHistoryEra;
 
 /** The idle wait decides by its timer's fire (patch idle-by-fire, idle-wait.ts). */
 export const idleByFire = (): boolean => idleByFireEra;
@@ -57,3 +72,15 @@ export const since = (id: string): boolean => inlineEra || operationLabel() !== 
 
 /** `patched(id)` for a patch older than fewer-events that since() does not cover: no marker in a run of fewer-events. */
 export const sinceInline = (id: string): boolean => fewerEventsEra || patched(id);
+
+const markersCounted = new Set<string>();
+
+/** `patched(id)` for a patch newer than the eras, asked in the host workflow: its marker is counted (history-count.ts). */
+export function patchedCounted(id: string): boolean {
+  const has = patched(id);
+  if (has && !markersCounted.has(id)) {
+    markersCounted.add(id);
+    countEvents(PATCH_EVENTS);
+  }
+  return has;
+}

@@ -24,6 +24,11 @@ describe('replay of recorded histories', () => {
     // A failing host continued as new from its backoff, and the run after it (test/support/record-failure-histories.ts).
     expect(files).toContain('host-failure-continue-as-new-run1.json');
     expect(files).toContain('host-failure-continue-as-new-run2.json');
+    // The same, handed over by the run's own count of its history (patch counted-history; record-failure-histories.ts
+    // -counted-history), and its idle checks (record-power-histories.ts -counted-history).
+    for (const f of ['host-failure-continue-as-new-counted-history-run1', 'host-failure-continue-as-new-counted-history-run2', 'host-power-counted-history']) {
+      expect(files).toContain(`${f}.json`);
+    }
     // A failing host that backs off and recovers within one run (test/support/record-recovery-histories.ts).
     expect(files).toContain('host-failure-backoff-recovery.json');
     // A stuck deploy cancelled by a pause, then a delete held until resumed (test/support/record-interrupt-histories.ts).

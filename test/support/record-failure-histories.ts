@@ -4,13 +4,15 @@
  * Secret) continues as new from its backoff; the first run (ends in
  * continue-as-new during a backoff) and the second (starts by waiting out the
  * rest of the backoff) are saved. Never overwrites a fixture: a new shape gets
- * new files. `node --import tsx test/support/record-failure-histories.ts` on a
- * running test stack.
+ * new files. `node --import tsx test/support/record-failure-histories.ts
+ * [-<patch id>]` on a running test stack; the suffix names a later shape
+ * (`-counted-history`: the hand-over decided by the run's own count).
  */
 import { randomMac, startHarness, waitFor } from './harness';
 import { assertNewFixtures, saveHistory, startHost } from './record-fixture';
 
-const FILES = ['host-failure-continue-as-new-run1.json', 'host-failure-continue-as-new-run2.json'];
+const suffix = process.argv[2] ?? '';
+const FILES = [`host-failure-continue-as-new${suffix}-run1.json`, `host-failure-continue-as-new${suffix}-run2.json`];
 assertNewFixtures(...FILES);
 const h = await startHarness();
 try {

@@ -1,0 +1,36 @@
+/**
+ * The history events a workflow run has written, counted by the run itself:
+ * interceptors.ts adds what each command and each accepted message costs.
+ *
+ * Why not `workflowInfo().historyLength`: a query that reaches a cached
+ * workflow after its timer fired (or an activity finished) but before the task
+ * that carries it has started makes the worker apply the fire in an activation
+ * of its own, with the previous task's history length, time and
+ * continue-as-new suggestion (bench/findings/stale-activation-trace-*). A
+ * replay reads the task's own values there. A hand-over decided from them
+ * differs between the live run and its replay when the limit falls between
+ * the two (1,000-host benchmark: "Continue as new workflow machine does not
+ * handle this event"). The count is a function of what the run did, so a
+ * replay reaches the same number at the same point.
+ *
+ * It errs high: every fire, result and message is counted as a workflow task
+ * of its own, where the server often carries several in one. A run hands
+ * over somewhat early, never late. Not counted: the workflow-task heartbeats
+ * of a local activity running longer than ~8 s, and markers of patches
+ * outside versions.ts; historyLength stays a far backstop for those.
+ *
+ * Module state: each workflow execution evaluates its own copy (workers/
+ * worker.ts preloads only modules without state).
+ */
+
+/** What one workflow task costs: scheduled, started, completed. */
+export const WORKFLOW_TASK_EVENTS = 3;
+
+/** A run starts with WorkflowExecutionStarted and its first workflow task. */
+let events = 1 + WORKFLOW_TASK_EVENTS;
+
+export function countEvents(n: number): void {
+  events += n;
+}
+
+export const eventsCounted = (): number => events;
