@@ -95,6 +95,8 @@ export async function fleetWorkflow(input: FleetInput, carry: FleetCarry = {}): 
   const options: FleetOptions = { ...DEFAULT_FLEET_OPTIONS, ...carry.options };
   // Waves and cancel's abortInFlight: a run recorded before them replays without (its input had neither).
   const wavesAndAbort = patched('fleet-waves');
+  // The hand-over by the run's own count of its history (history-count.ts): the API's progress reads are queries.
+  const countedHistory = patched('fleet-counted-history');
   const s: FleetState = carried ?? { hosts: [], runs: 0 };
   s.runs += 1;
   const dryRun = input.dryRun === true;
@@ -241,7 +243,7 @@ export async function fleetWorkflow(input: FleetInput, carry: FleetCarry = {}): 
         if (nextWave()) continue;
       }
       publish();
-      if (await nextChange(() => changes, options.maxHistoryEvents)) return await continueAsNew<typeof fleetWorkflow>(input, handOver());
+      if (await nextChange(() => changes, options.maxHistoryEvents, countedHistory)) return await continueAsNew<typeof fleetWorkflow>(input, handOver());
     }
   } catch (err) {
     if (!isCancellation(err)) throw err;

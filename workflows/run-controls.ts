@@ -9,6 +9,7 @@ import type { UpdateDefinition } from '@temporalio/common';
 import type { FleetControlRequest, FleetCounts, FleetHost, FleetHostOutcome } from './fleet-definitions';
 import type { FleetHostResult } from './fleet-goals';
 import { budgetSpent } from './fleet-plan';
+import { eventsCounted } from './history-count';
 
 const now = (): string => new Date().toISOString();
 const MAX_REASON = 256;
@@ -129,8 +130,12 @@ export function baseProgress<H extends FleetHost, S extends RunControlState & { 
  * `maxHistoryEvents`, or Temporal suggests it) that the run must continue as new; its
  * handlers have finished by then.
  */
-export async function nextChange(changes: () => number, maxHistoryEvents: number): Promise<boolean> {
-  const tooLong = (): boolean => workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > maxHistoryEvents;
+export async function nextChange(changes: () => number, maxHistoryEvents: number, counted = false): Promise<boolean> {
+  // `counted` (the caller's patch): by the run's own count, the server's length only as a far backstop (history-count.ts).
+  const tooLong = (): boolean =>
+    counted
+      ? eventsCounted() > maxHistoryEvents || workflowInfo().historyLength > 2 * maxHistoryEvents
+      : workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > maxHistoryEvents;
   if (tooLong()) {
     await condition(allHandlersFinished);
     return true;

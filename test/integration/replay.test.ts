@@ -26,7 +26,14 @@ describe('replay of recorded histories', () => {
     expect(files).toContain('host-failure-continue-as-new-run2.json');
     // The same, handed over by the run's own count of its history (patch counted-history; record-failure-histories.ts
     // -counted-history), and its idle checks (record-power-histories.ts -counted-history).
-    for (const f of ['host-failure-continue-as-new-counted-history-run1', 'host-failure-continue-as-new-counted-history-run2', 'host-power-counted-history']) {
+    // A fleet handed over by its own count (patch fleet-counted-history; record-fleet-histories.ts -counted-history).
+    for (const f of [
+      'host-failure-continue-as-new-counted-history-run1',
+      'host-failure-continue-as-new-counted-history-run2',
+      'host-power-counted-history',
+      'fleet-reboot-continued-counted-history-run1',
+      'fleet-reboot-continued-counted-history-last',
+    ]) {
       expect(files).toContain(`${f}.json`);
     }
     // A failing host that backs off and recovers within one run (test/support/record-recovery-histories.ts).
