@@ -22,6 +22,7 @@
  * Module state: each workflow execution evaluates its own copy (workers/
  * worker.ts preloads only modules without state).
  */
+import { workflowInfo } from '@temporalio/workflow';
 
 /** What one workflow task costs: scheduled, started, completed. */
 export const WORKFLOW_TASK_EVENTS = 3;
@@ -34,3 +35,6 @@ export function countEvents(n: number): void {
 }
 
 export const eventsCounted = (): number => events;
+
+/** Past `max` by the run's own count; the server's length only as a far backstop (for what is not counted). */
+export const countedPast = (max: number): boolean => events > max || workflowInfo().historyLength > 2 * max;

@@ -6,7 +6,7 @@
  */
 import { allHandlersFinished, condition, continueAsNew, log, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import { countedHistory, since } from './versions';
-import { countEvents, eventsCounted } from './history-count';
+import { countEvents, countedPast, eventsCounted } from './history-count';
 import type { ProvisioningState } from '../types/host';
 import { SEARCH_ATTRIBUTES } from '../types/search-attributes';
 import { parseBmcAddress } from '../types/bmc';
@@ -105,8 +105,8 @@ export function hostContext(s: HostState): HostContext {
     sync: status.sync,
     historyTooLong: () => {
       const max = s.options.maxHistoryEvents;
-      // The server's length and suggestion only as a far backstop (history-count.ts: they can be a task behind).
-      if (countedHistory()) return eventsCounted() > max || workflowInfo().historyLength > 2 * max;
+      // The server's length and suggestion can be a task behind (history-count.ts).
+      if (countedHistory()) return countedPast(max);
       return workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > max;
     },
     continueAsNewWithState: async (carry) => {

@@ -30,7 +30,11 @@ const labelled = <T extends ActivityInput | LocalActivityInput>(input: T): T => 
   return label && !input.options.summary ? { ...input, options: { ...input.options, summary: `${label}: ${input.activityType}` } } : input;
 };
 
-/** Counts `onSettled` events when the promise settles (`onRejected` if it is rejected), leaving the promise to its caller. */
+/**
+ * Counts `onSettled` events when the promise settles (`onRejected` if it is rejected), leaving the
+ * promise to its caller. Every such promise here is awaited by workflow code (sleep, activities),
+ * so the rejection handler this attaches hides no failure.
+ */
 function countWhenSettled<T>(p: Promise<T>, onSettled: number, onRejected = onSettled): Promise<T> {
   p.then(
     () => countEvents(onSettled),

@@ -9,7 +9,7 @@ import type { UpdateDefinition } from '@temporalio/common';
 import type { FleetControlRequest, FleetCounts, FleetHost, FleetHostOutcome } from './fleet-definitions';
 import type { FleetHostResult } from './fleet-goals';
 import { budgetSpent } from './fleet-plan';
-import { eventsCounted } from './history-count';
+import { countedPast } from './history-count';
 
 const now = (): string => new Date().toISOString();
 const MAX_REASON = 256;
@@ -131,11 +131,9 @@ export function baseProgress<H extends FleetHost, S extends RunControlState & { 
  * handlers have finished by then.
  */
 export async function nextChange(changes: () => number, maxHistoryEvents: number, counted = false): Promise<boolean> {
-  // `counted` (the caller's patch): by the run's own count, the server's length only as a far backstop (history-count.ts).
+  // `counted` (the caller's patch): by the run's own count (history-count.ts).
   const tooLong = (): boolean =>
-    counted
-      ? eventsCounted() > maxHistoryEvents || workflowInfo().historyLength > 2 * maxHistoryEvents
-      : workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > maxHistoryEvents;
+    counted ? countedPast(maxHistoryEvents) : workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > maxHistoryEvents;
   if (tooLong()) {
     await condition(allHandlersFinished);
     return true;
