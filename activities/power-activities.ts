@@ -177,7 +177,14 @@ export function createPowerActivities(deps: PowerActivityDeps) {
     }
   }
 
-  return { readHostPower, changeNodePower };
+  /**
+   * Nothing: the idle wait's fence (patch fire-fence, idle-wait.ts). A local activity
+   * records no event when scheduled and its result waits for a real workflow task, so
+   * what the wait does after a fire lands in the task that carries the fire.
+   */
+  async function idleFence(): Promise<void> {}
+
+  return { readHostPower, changeNodePower, idleFence };
 }
 
 export type PowerActivities = ReturnType<typeof createPowerActivities>;

@@ -14,7 +14,7 @@ import { DEFAULT_HOST_OPTIONS, type HostState, type HostView, type HostWorkflowI
 import { decide, deleteGiveUp, metal3Transition } from './decide';
 import { customDeployMethod } from '../types/custom-deploy';
 import { offlinePowerStep, settlePowerRequests } from './power-requests';
-import { powerCheckDelayMs, readPower } from './power-check';
+import { idleFence, powerCheckDelayMs, powerCheckIsLocal, readPower } from './power-check';
 import { hostContext, now, type HostContext } from './host-context';
 import { setHostHandlers } from './host-handlers';
 import { operationRunner } from './host-operation';
@@ -201,7 +201,7 @@ export async function hostWorkflow(input: HostWorkflowInput): Promise<HostView> 
     if (idleByFire()) {
       // The first lease read is due as soon as the reservation is written; later ones follow the fires.
       if (leaseCheckDelayMs(s) !== undefined && !s.dhcp?.leaseCheckedAt) await readLease(ctx);
-      else await idle.wait(changed, { powerMs: checkMs, leaseMs: leasePeriodMs(s), checkPower: () => checkPower(ctx), readLease: () => readLease(ctx) });
+      else await idle.wait(changed, { powerMs: checkMs, leaseMs: leasePeriodMs(s), checkPower: () => checkPower(ctx), readLease: () => readLease(ctx), powerCheckIsLocal: () => powerCheckIsLocal(s), fence: idleFence });
       continue;
     }
     const leaseMs = leaseCheckDelayMs(s);

@@ -13,12 +13,26 @@
  * started) and due on replay (a local activity instead): a nondeterminism error
  * on every later task of that host. Read from the fire, both take the same path.
  *
+ * From era `fire-fence` on, what a fire starts waits for the task that carries
+ * it: a query dispatched straight to the worker while the fire was being written
+ * brings the fire with it (a stale activation), and whatever that activation
+ * commands is completed with the next real task, ahead of an update that task
+ * delivers; a replay applies that update first (sdk-core sorts updates before
+ * results), so a timer started there is out of order: the third kind of
+ * nondeterminism (bench/findings/nondeterminism-1000-fleet-counted-h-0985.json).
+ * So the first thing after a fire is a local activity (the power check when it
+ * is one, else an empty fence): scheduling one records no event, and sdk-core
+ * answers the query before the result can arrive and then keeps the result for
+ * the next real task, where it is sorted after the update as on replay. The
+ * next period's timer is started by the next pass, after the checks.
+ *
  * A host with a DHCP reservation reads its lease every lease period and its
  * power every few of them, counted in fires (one timer for both, so neither
  * needs the clock to tell which is due).
  */
 import { CancellationScope, condition, sleep } from '@temporalio/workflow';
 import type { HostContext } from './host-context';
+import { fireFence } from './versions';
 
 export interface IdleChecks {
   /** ms between power checks; undefined: none. */
@@ -27,6 +41,10 @@ export interface IdleChecks {
   leaseMs: number | undefined;
   checkPower(): Promise<void>;
   readLease(): Promise<void>;
+  /** The power check's first step is a local activity (so it can be the fence); asked only in era fire-fence. */
+  powerCheckIsLocal(): boolean;
+  /** An empty local activity (era fire-fence). */
+  fence(): Promise<void>;
 }
 
 /** One period of the idle wait. Kept across the loop's passes until it fires or an operation starts. */
@@ -68,8 +86,9 @@ export class IdleWait {
   }
 
   /**
-   * Waits until `changed()` or the period ends; on a fire, starts the next period's timer
-   * first and then runs what is due at that fire. The timer is started only when none is
+   * Waits until `changed()` or the period ends; on a fire, runs what is due at that fire
+   * (era fire-fence: a local activity first, the next timer from the next pass; before it:
+   * the next period's timer first). The timer is started only when none is
    * pending or in the pass that saw it fire, never because a pass came back idle: a pass the
    * live worker makes before an update of the same task (a stale activation) starts nothing
    * a replay would not.
@@ -95,10 +114,30 @@ export class IdleWait {
     await woke;
     // A fire applied in this activation has set `fired` by now (its callback ran before ours).
     if (!timer.fired) return;
+    if (fireFence()) {
+      this.timer = undefined;
+      this.fires += 1;
+      const { leaseDue, powerDue } = this.due(periodMs, checks);
+      if (powerDue && checks.powerCheckIsLocal()) {
+        await checks.checkPower();
+        if (leaseDue) await checks.readLease();
+        return;
+      }
+      await checks.fence();
+      if (leaseDue) await checks.readLease();
+      if (powerDue) await checks.checkPower();
+      return;
+    }
     this.timer = startIdleTimer(periodMs);
     this.fires += 1;
+    const { leaseDue, powerDue } = this.due(periodMs, checks);
+    if (leaseDue) await checks.readLease();
+    if (powerDue) await checks.checkPower();
+  }
+
+  /** What is due at the fire just counted. */
+  private due(periodMs: number, { leaseMs, powerMs }: IdleChecks): { leaseDue: boolean; powerDue: boolean } {
     const every = (ms: number): boolean => this.fires % Math.max(1, Math.round(ms / periodMs)) === 0;
-    if (leaseMs !== undefined && every(leaseMs)) await checks.readLease();
-    if (powerMs !== undefined && every(powerMs)) await checks.checkPower();
+    return { leaseDue: leaseMs !== undefined && every(leaseMs), powerDue: powerMs !== undefined && every(powerMs) };
   }
 }

@@ -52,6 +52,17 @@ export function powerCheckDelayMs(s: HostState): number | undefined {
   return seconds * 1000;
 }
 
+/** The power check starts with the local activity (an Ironic node's power), not the BMC read activity. */
+export function powerCheckIsLocal(s: HostState): boolean {
+  if (!s.spec) return true;
+  return powerPath(s.spec, s.status.provisioning.ID || undefined) !== 'bmc' || !since('bmc-power-check-activity');
+}
+
+/** An empty local activity: the idle wait's fence (idle-wait.ts). */
+export async function idleFence(): Promise<void> {
+  await local.idleFence();
+}
+
 /**
  * The host's real power state (undefined when it cannot be told now: logged,
  * retried at the next check), or that Ironic no longer has the host's node.

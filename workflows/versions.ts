@@ -6,6 +6,9 @@
  * that recorded the era's marker was written by code that had all of them.
  *
  * Eras, newest first:
+ * - `fire-fence` (asked before counted-history and implying it): after its
+ *   timer fires, the idle wait first runs a local activity and starts the next
+ *   period's timer only after the checks (idle-wait.ts).
  * - `counted-history` (asked before idle-by-fire and implying it, so a new run
  *   still pays for one marker beside fewer-events'): the run decides its
  *   hand-over from the history events it counted itself (history-count.ts),
@@ -37,6 +40,7 @@ let inlineEra = false;
 let fewerEventsEra = false;
 let idleByFireEra = false;
 let countedHistoryEra = false;
+let fireFenceEra = false;
 
 /** A patch's marker and its TemporalChangeVersion search attribute. */
 const PATCH_EVENTS = 2;
@@ -49,7 +53,8 @@ const PATCH_EVENTS = 2;
 export function startHostRun(): void {
   fewerEventsEra = patched('fewer-events');
   inlineEra = fewerEventsEra || patched('operations-inline');
-  countedHistoryEra = patched('counted-history');
+  fireFenceEra = patched('fire-fence');
+  countedHistoryEra = fireFenceEra || patched('counted-history');
   // Counted only in the era that reads the count (the eras it implies add no marker of their own).
   if (countedHistoryEra) countEvents(2 * PATCH_EVENTS);
   idleByFireEra = countedHistoryEra || patched('idle-by-fire');
@@ -57,6 +62,9 @@ export function startHostRun(): void {
 
 /** The run hands over by its own count of history events (patch counted-history, history-count.ts). */
 export const countedHistory = (): boolean => countedHistoryEra;
+
+/** After a fire the idle wait fences with a local activity and starts its next timer last (patch fire-fence, idle-wait.ts). */
+export const fireFence = (): boolean => fireFenceEra;
 
 /** The idle wait decides by its timer's fire (patch idle-by-fire, idle-wait.ts). */
 export const idleByFire = (): boolean => idleByFireEra;

@@ -95,8 +95,8 @@ describe('an Ironic-managed host (fake-hardware)', { timeout: 360_000 }, () => {
       const all = await kinds();
       return fired(all) >= before + 3 ? all : undefined;
     });
-    // Between two idle checks: exactly what one check costs, no child workflow, no activity task. The next
-    // period's timer is started at the fire, before the check (idle-wait.ts), so it comes before the marker.
+    // Between two idle checks: exactly what one check costs, no child workflow, no activity task. The check's
+    // local activity comes first and the next period's timer after it (era fire-fence, idle-wait.ts).
     const last = k.lastIndexOf('timerFired');
     const previous = k.lastIndexOf('timerFired', last - 1);
     expect(k.slice(previous, last)).toEqual([
@@ -104,8 +104,8 @@ describe('an Ironic-managed host (fake-hardware)', { timeout: 360_000 }, () => {
       'workflowTaskScheduled',
       'workflowTaskStarted',
       'workflowTaskCompleted',
-      'timerStarted',
       'markerRecorded',
+      'timerStarted',
     ]);
   });
 

@@ -33,6 +33,11 @@ describe('replay of recorded histories', () => {
       'host-power-counted-history',
       'fleet-reboot-continued-counted-history-run1',
       'fleet-reboot-continued-counted-history-last',
+      // The idle wait fenced by a local activity after each fire, its next timer last (patch fire-fence;
+      // record-power-histories.ts / record-dhcp-histories.ts -fire-fence).
+      'host-power-fire-fence',
+      'host-dhcp-reservation-fire-fence',
+      'host-dhcp-pool-provision-fire-fence',
     ]) {
       expect(files).toContain(`${f}.json`);
     }
