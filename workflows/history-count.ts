@@ -36,5 +36,22 @@ export function countEvents(n: number): void {
 
 export const eventsCounted = (): number => events;
 
+/**
+ * Era fire-fence on: a timer's two events are counted when it fires, none when it is
+ * cancelled. A timer started in a task whose completion is lost (the task timed out while a
+ * slow local activity held it) and cancelled in the next one never reaches the history, and a
+ * replay, which takes that next task's update first, never starts it: counted at its start, the
+ * live run was 2 ahead of its replay (1,000-host run 6eb082, h-0182: 61 live, 59 on replay, so
+ * the replay of the run that handed over fails). A timer that fired was sent; one cancelled after
+ * it was sent leaves 2 events uncounted (historyLength's backstop covers a run of those).
+ */
+let timersCountedOnFire = false;
+
+export function countTimersOnFire(): void {
+  timersCountedOnFire = true;
+}
+
+export const timersOnFire = (): boolean => timersCountedOnFire;
+
 /** Past `max` by the run's own count; the server's length only as a far backstop (for what is not counted). */
 export const countedPast = (max: number): boolean => events > max || workflowInfo().historyLength > 2 * max;

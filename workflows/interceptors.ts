@@ -23,7 +23,7 @@ import type {
   WorkflowOutboundCallsInterceptor,
 } from '@temporalio/workflow';
 import { operationLabel } from './operation-label';
-import { countEvents, WORKFLOW_TASK_EVENTS } from './history-count';
+import { countEvents, timersOnFire, WORKFLOW_TASK_EVENTS } from './history-count';
 
 const labelled = <T extends ActivityInput | LocalActivityInput>(input: T): T => {
   const label = operationLabel();
@@ -60,6 +60,7 @@ export const interceptors = (): WorkflowInterceptors => ({
       },
       // Started, then fired (a task of its own) or cancelled (by a task already counted).
       startTimer: (input: TimerInput, next: Next<WorkflowOutboundCallsInterceptor, 'startTimer'>) => {
+        if (timersOnFire()) return countWhenSettled(next(input), 2 + TASK, 0);
         countEvents(2);
         return countWhenSettled(next(input), TASK, 0);
       },

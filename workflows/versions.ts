@@ -8,7 +8,8 @@
  * Eras, newest first:
  * - `fire-fence` (asked before counted-history and implying it): after its
  *   timer fires, the idle wait first runs a local activity and starts the next
- *   period's timer only after the checks (idle-wait.ts).
+ *   period's timer only after the checks (idle-wait.ts); its count of history
+ *   events takes a timer's when it fires (history-count.ts).
  * - `counted-history` (asked before idle-by-fire and implying it, so a new run
  *   still pays for one marker beside fewer-events'): the run decides its
  *   hand-over from the history events it counted itself (history-count.ts),
@@ -34,7 +35,7 @@
  */
 import { patched } from '@temporalio/workflow';
 import { operationLabel } from './operation-label';
-import { countEvents } from './history-count';
+import { countEvents, countTimersOnFire } from './history-count';
 
 let inlineEra = false;
 let fewerEventsEra = false;
@@ -54,6 +55,7 @@ export function startHostRun(): void {
   fewerEventsEra = patched('fewer-events');
   inlineEra = fewerEventsEra || patched('operations-inline');
   fireFenceEra = patched('fire-fence');
+  if (fireFenceEra) countTimersOnFire();
   countedHistoryEra = fireFenceEra || patched('counted-history');
   // Counted only in the era that reads the count (the eras it implies add no marker of their own).
   if (countedHistoryEra) countEvents(2 * PATCH_EVENTS);

@@ -38,6 +38,11 @@ describe('replay of recorded histories', () => {
       'host-power-fire-fence',
       'host-dhcp-reservation-fire-fence',
       'host-dhcp-pool-provision-fire-fence',
+      // The same era's count takes a timer's events when it fires (history-count.ts; record-failure-histories.ts -fire-fence).
+      'host-failure-continue-as-new-fire-fence-run1',
+      'host-failure-continue-as-new-fire-fence-run2',
+      // Idle timers cancelled by reboots until the count hands over (record-cancelled-timer-histories.ts -fire-fence).
+      'host-cancelled-timers-fire-fence-run1',
     ]) {
       expect(files).toContain(`${f}.json`);
     }
