@@ -52,9 +52,9 @@ export function powerCheckDelayMs(s: HostState): number | undefined {
   return seconds * 1000;
 }
 
-/** The power check starts with the local activity (an Ironic node's power), not the BMC read activity. */
+/** The power check starts with the local activity (an Ironic node's power), not the BMC read activity; without a spec it reads nothing. */
 export function powerCheckIsLocal(s: HostState): boolean {
-  if (!s.spec) return true;
+  if (!s.spec) return false;
   return powerPath(s.spec, s.status.provisioning.ID || undefined) !== 'bmc' || !since('bmc-power-check-activity');
 }
 
