@@ -170,8 +170,9 @@ export function formatTable(r: BenchResult): string {
   out.push(`  ${pad('phase (wall time)', 28)} ${padl('metalflow', 10)} ${padl('floor', 9)} ${padl('ratio', 7)}   target`);
   for (const p of r.options.phases) {
     const ratio = r.ratio[p];
-    const verdict = ratio === undefined ? '' : ratio <= 1.25 ? 'met' : 'MISSED';
-    out.push(`  ${pad(PHASE_LABEL[p], 28)} ${padl(s(m.phaseMs[p]), 10)} ${padl(r.floor ? s(r.floor.phaseMs[p]) : '-', 9)} ${padl(ratio?.toFixed(2) ?? '-', 7)}   <= 1.25 ${verdict}`);
+    // Issue 17's per-phase target, defined at 100 hosts (as in evaluateTargets; it replaced issue 5's 1.25).
+    const verdict = ratio === undefined ? '' : r.options.hosts !== 100 ? 'n/a' : ratio <= 1.1 ? 'met' : 'MISSED';
+    out.push(`  ${pad(PHASE_LABEL[p], 28)} ${padl(s(m.phaseMs[p]), 10)} ${padl(r.floor ? s(r.floor.phaseMs[p]) : '-', 9)} ${padl(ratio?.toFixed(2) ?? '-', 7)}   <= 1.10 at 100 hosts ${verdict}`);
   }
   const cumul = (d: DriverFigures): string =>
     `all-available ${s(d.cumulativeMs.available)}` +
@@ -285,5 +286,9 @@ function formatFleet(r: BenchResult, f: NonNullable<BenchResult['fleet']>): stri
   );
   return out;
 }
+
+/** Names a result so that runs never overwrite each other: the date, commit, driver, store and run id. */
+export const resultFileName = (r: Pick<BenchResult, 'date' | 'commit' | 'options'>, runId: string): string =>
+  `${r.date.slice(0, 10)}-${r.commit}-${r.options.driver ?? 'api'}${r.options.temporal === 'postgres' ? '-postgres' : ''}-${runId}.json`;
 
 export { PHASES };

@@ -2,7 +2,9 @@
  * `npm run bench`: N hosts through create -> available -> provisioned ->
  * available -> gone through metalflow's HTTP API (worker and API as child
  * processes), then the same through the floor driver (same Ironic calls, no
- * Temporal). Prints a table and writes bench/results/<date>-<commit>.json.
+ * Temporal). Prints a table and writes
+ * bench/results/<date>-<commit>-<driver>[-postgres]-<run id>.json (two runs of one commit on one
+ * day used to share a name, and the second overwrote the first).
  *
  *   npm run bench -- [--hosts 100] [--concurrency N] [--redfish] [--scale]
  *                    [--floor-poll-ms 100] [--no-floor] [--idle-seconds S] [--max-history-events N]
@@ -33,7 +35,8 @@
  * runs on one commit: `--hosts 1000 --concurrency 200` (API and floor), then
  * the same with `--driver fleet --no-floor`.
  * `npm run bench -- cleanup [--temporal postgres] <namespace>...` removes what
- * a failed run left behind.
+ * a failed run left behind. `npm run bench -- compare <result.json>...` prints
+ * the figures of several runs side by side (bench/compare.ts).
  */
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -46,6 +49,7 @@ import { WORKFLOW_BUNDLE_OPTIONS } from '../workers/worker';
 import { tokenHash } from '../api/auth/token-file';
 import { IronicProxy, type RecordedRequest } from '../test/support/ironic-proxy';
 import { cleanupNamespaces } from './cleanup';
+import { compareFiles } from './compare';
 import { makeHosts, PHASES, sleep, writeSushySystems, type BenchHost, type Phase, type SushySystem } from './common';
 import { FloorDriver } from './floor';
 import { FleetDriver } from './fleet-driver';
@@ -68,7 +72,7 @@ import {
   type Child,
   type StackService,
 } from './procs';
-import { evaluateTargets, formatTable, type BenchResult, type CpuByProcess, type DriverFigures } from './report';
+import { evaluateTargets, formatTable, resultFileName, type BenchResult, type CpuByProcess, type DriverFigures } from './report';
 import { temporalFigures } from './temporal';
 import { parseOptions } from './options';
 import { RunStack } from './run-stack';
@@ -114,6 +118,10 @@ const cleanup = (temporalAddress: string, ...namespaces: string[]): Promise<void
   cleanupNamespaces(temporalAddress, IRONIC_URL, namespaces, 'benchmark run failed');
 
 async function main(): Promise<void> {
+  if (process.argv[2] === 'compare') {
+    console.log(compareFiles(process.argv.slice(3)));
+    return;
+  }
   if (process.argv[2] === 'cleanup') {
     // npm run bench -- cleanup <namespace>...: what a failed run left behind (host namespaces bench-<id>, floor-<id>).
     const args = process.argv.slice(3);
@@ -397,7 +405,7 @@ async function main(): Promise<void> {
       ratio,
     };
     const result: BenchResult = { ...partial, targets: evaluateTargets(partial) };
-    const out = opts.out ?? join(REPO_ROOT, 'bench', 'results', `${result.date.slice(0, 10)}-${result.commit}.json`);
+    const out = opts.out ?? join(REPO_ROOT, 'bench', 'results', resultFileName(result, runId));
     mkdirSync(join(out, '..'), { recursive: true });
     writeFileSync(out, `${JSON.stringify(result, null, 2)}\n`);
     console.log(formatTable(result));

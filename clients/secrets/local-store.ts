@@ -6,8 +6,19 @@
  * can share the folder. The host a secret was written for is recorded beside
  * the ciphertext and bound to it through the associated data, so an edited
  * owner does not decrypt either.
+ *
+ * Which secrets a host owns is answered from an index beside the files
+ * (`.owners/<sha256 of the owner>/<name>`, empty markers), not by reading every
+ * secret of the namespace: the API asks it on every create and delete, and at
+ * 1,000 hosts a scan per request made the creates quadratic and ran the API out
+ * of file descriptors (EMFILE, 200 creates each opening every file at once).
+ * A marker is written before its secret, so a crash leaves at most a marker
+ * without a secret, never an owned secret the index misses; every marker is
+ * checked against the secret's own recorded owner before it is believed.
+ * Files written before the index existed are indexed once per namespace by one
+ * scan (then `.owners/.complete`).
  */
-import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
 import { chmod, mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -23,6 +34,26 @@ interface Envelope {
 }
 
 const SUFFIX = '.secret';
+const INDEX = '.owners';
+const COMPLETE = '.complete';
+/** Files read at once by a scan: bounded, so a large namespace cannot exhaust the process's descriptors. */
+const SCAN_CONCURRENCY = 16;
+const ownerKey = (owner: string): string => createHash('sha256').update(owner).digest('hex');
+const missing = (err: unknown): boolean => (err as NodeJS.ErrnoException).code === 'ENOENT';
+
+/** `fn` over `items`, at most `limit` at a time, results in order. */
+async function mapLimited<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+  const results = new Array<R>(items.length);
+  let next = 0;
+  const lane = async (): Promise<void> => {
+    while (next < items.length) {
+      const i = next++;
+      results[i] = await fn(items[i]!);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, lane));
+  return results;
+}
 const aad = (namespace: string, name: string, owner: string | undefined): Buffer =>
   Buffer.from(owner === undefined ? `${namespace}/${name}` : `${namespace}/${name}\0owner=${owner}`);
 
@@ -33,6 +64,8 @@ export const LOCAL_SECRET_NAME_MAX = 255 - SUFFIX.length;
 export class LocalSecretStore implements SecretStore {
   private readonly key: Buffer;
   readonly maxNameLength = LOCAL_SECRET_NAME_MAX;
+  /** Namespaces whose index is known complete, or being completed by a scan (shared by concurrent callers). */
+  private readonly indexed = new Map<string, Promise<void>>();
 
   constructor(
     private readonly dir: string,
@@ -78,6 +111,8 @@ export class LocalSecretStore implements SecretStore {
   async write(namespace: string, name: string, data: SecretData, owner?: string): Promise<void> {
     const file = this.path(namespace, name);
     await mkdir(dirname(file), { recursive: true, mode: 0o700 });
+    const before = await this.ownerOf(namespace, name).catch(() => null);
+    if (owner !== undefined) await this.mark(namespace, name, owner);
     const iv = randomBytes(12);
     const cipher = createCipheriv('aes-256-gcm', this.key, iv);
     cipher.setAAD(aad(namespace, name, owner));
@@ -88,10 +123,13 @@ export class LocalSecretStore implements SecretStore {
     await writeFile(tmp, JSON.stringify(env), { mode: 0o600 });
     await chmod(tmp, 0o600);
     await rename(tmp, file);
+    if (typeof before === 'string' && before !== owner) await this.unmark(namespace, name, before);
   }
 
   async remove(namespace: string, name: string): Promise<void> {
+    const owner = await this.ownerOf(namespace, name).catch(() => null);
     await rm(this.path(namespace, name), { force: true });
+    if (typeof owner === 'string') await this.unmark(namespace, name, owner);
   }
 
   async ownerOf(namespace: string, name: string): Promise<string | null | undefined> {
@@ -101,16 +139,61 @@ export class LocalSecretStore implements SecretStore {
 
   async ownedBy(namespace: string, owner: string): Promise<string[]> {
     if (!NAME.test(namespace)) throw new Error(`invalid namespace ${namespace}: lower-case DNS names only`);
+    await this.ensureIndexed(namespace);
+    let marked: string[];
+    try {
+      marked = await readdir(join(this.dir, namespace, INDEX, ownerKey(owner)));
+    } catch (err) {
+      if (missing(err)) return [];
+      throw err;
+    }
+    // A marker whose secret is gone or now another's (a crash between the two writes) is left alone:
+    // removing it here could race a write that has put the marker down and not yet the secret.
+    const owned = await mapLimited(marked, SCAN_CONCURRENCY, async (name) =>
+      (await this.ownerOf(namespace, name).catch(() => null)) === owner ? name : undefined,
+    );
+    return owned.filter((n): n is string => n !== undefined);
+  }
+
+  /** Records `name` as `owner`'s in the index (before the secret itself is written). */
+  private async mark(namespace: string, name: string, owner: string): Promise<void> {
+    const dir = join(this.dir, namespace, INDEX, ownerKey(owner));
+    await mkdir(dir, { recursive: true, mode: 0o700 });
+    await writeFile(join(dir, name), '', { mode: 0o600 });
+  }
+
+  private async unmark(namespace: string, name: string, owner: string): Promise<void> {
+    await rm(join(this.dir, namespace, INDEX, ownerKey(owner), name), { force: true });
+  }
+
+  /** Indexes the namespace's secrets written before the index existed: one scan, once. */
+  private ensureIndexed(namespace: string): Promise<void> {
+    let done = this.indexed.get(namespace);
+    if (!done) {
+      done = this.indexNamespace(namespace);
+      this.indexed.set(namespace, done);
+      done.catch(() => this.indexed.delete(namespace));
+    }
+    return done;
+  }
+
+  private async indexNamespace(namespace: string): Promise<void> {
+    const stamp = join(this.dir, namespace, INDEX, COMPLETE);
+    if (existsSync(stamp)) return;
     let files: string[];
     try {
       files = await readdir(join(this.dir, namespace));
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
+      if (missing(err)) return;
       throw err;
     }
-    const names = files.filter((f) => f.endsWith(SUFFIX)).map((f) => f.slice(0, -SUFFIX.length));
-    const owners = await Promise.all(names.map(async (n) => ((await this.ownerOf(namespace, n).catch(() => null)) === owner ? n : undefined)));
-    return owners.filter((n): n is string => n !== undefined);
+    const names = files.filter((f) => f.endsWith(SUFFIX) && !f.startsWith('.')).map((f) => f.slice(0, -SUFFIX.length));
+    await mapLimited(names, SCAN_CONCURRENCY, async (name) => {
+      const owner = await this.ownerOf(namespace, name).catch(() => null);
+      if (typeof owner === 'string') await this.mark(namespace, name, owner);
+    });
+    await mkdir(dirname(stamp), { recursive: true, mode: 0o700 });
+    await writeFile(stamp, new Date().toISOString(), { mode: 0o600 });
   }
 }
 
