@@ -24,7 +24,6 @@ import {
 } from '../../workflows/definitions';
 import type { PowerRequestsView } from '../../workflows/power-requests';
 import { hostRun, hostWorkflowStart, lastHostView, readoptHost, readoptMessage, type HostRun } from '../../clients/temporal/host-run';
-import { KubeError } from '../../clients/kubernetes/kube-error';
 import type { KubeRest } from '../../clients/kubernetes/kube-rest';
 import { MERGE } from '../../clients/kubernetes/metal3-objects';
 import { recordHostEvent } from '../../clients/kubernetes/events';
