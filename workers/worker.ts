@@ -33,14 +33,17 @@ export const WORKFLOWS_PATH = fileURLToPath(new URL('../workflows/index.ts', imp
  * context. Without this, each cached workflow (a host and every operation
  * child) evaluates its own copy of the bundle's modules, typebox's hundreds
  * of them included: that copy was 44% of a cached host's memory
- * (npm run bench:memory). Only pure modules belong here (no per-workflow
- * state, no @temporalio/workflow); the SDK deep-freezes them. typebox comes
+ * (npm run bench:memory). Only modules without per-workflow state belong
+ * here, and none that imports @temporalio/workflow; the SDK deep-freezes
+ * their exports. typebox comes
  * along as their import (naming it here does nothing: webpack drops an
  * unused require of a side-effect-free package).
  */
-export const WORKFLOW_PRELOAD_MODULES: string[] = ['bmc', 'failures', 'field-error', 'host-ref', 'host', 'search-attributes', 'validate'].map((m) =>
-  fileURLToPath(new URL(`../types/${m}.ts`, import.meta.url)),
-);
+export const WORKFLOW_PRELOAD_MODULES: string[] = [
+  ...['bmc', 'failures', 'field-error', 'host-ref', 'host', 'search-attributes', 'validate'].map((m) => `../types/${m}.ts`),
+  // One AsyncLocalStorage for every workflow instead of one each (see the module's comment).
+  '../workflows/operation-label.ts',
+].map((m) => fileURLToPath(new URL(m, import.meta.url)));
 
 /** Workflows kept in the worker's memory unless METALFLOW_WORKER_MAX_CACHED_WORKFLOWS says otherwise. */
 export const DEFAULT_MAX_CACHED_WORKFLOWS = 400;
