@@ -35,9 +35,8 @@ export const WORKFLOWS_PATH = fileURLToPath(new URL('../workflows/index.ts', imp
  * of them included: that copy was 44% of a cached host's memory
  * (npm run bench:memory). Only modules without per-workflow state belong
  * here, and none that imports @temporalio/workflow; the SDK deep-freezes
- * their exports. typebox comes
- * along as their import (naming it here does nothing: webpack drops an
- * unused require of a side-effect-free package).
+ * their exports. typebox comes along as their import (naming it here does
+ * nothing: webpack drops an unused require of a side-effect-free package).
  */
 export const WORKFLOW_PRELOAD_MODULES: string[] = [
   ...['bmc', 'failures', 'field-error', 'host-ref', 'host', 'search-attributes', 'validate'].map((m) => `../types/${m}.ts`),
