@@ -40,6 +40,8 @@ export class FloorDriver {
   retries = 0;
   /** Inspections sent again after Ironic failed them for its own saturation (as the activity does). */
   transientResends = 0;
+  /** Verbs Ironic refused (400) because the node had already moved: an earlier request of ours landed after all. */
+  rejectedReplans = 0;
 
   /** The same shared waiting as the activities, at the floor's (tighter) poll interval. */
   private readonly watcher: NodeWatcher;
@@ -204,6 +206,15 @@ export class FloorDriver {
           issued.push(step);
           continue;
         } catch (err) {
+          // 400 for a verb: as the activities' drive, an earlier request may have landed after all (its
+          // answer lost to a timeout under load) and moved the node; re-plan from a fresh read unless
+          // nothing moved.
+          if (err instanceof IronicError && err.kind === 'rejected') {
+            const again = await this.mustGet(n);
+            if (again.provision_state === node.provision_state && again.target_provision_state === node.target_provision_state) throw err;
+            this.rejectedReplans++;
+            continue;
+          }
           // 409 busy: re-read. 5xx (e.g. 503 "concurrent action limit ... reached"): metalflow's activity
           // retry policy retries after 1 s, doubling; the floor retries at its poll interval.
           if (!(err instanceof IronicError && (err.kind === 'conflict' || err.kind === 'unavailable'))) throw err;

@@ -32,6 +32,11 @@ export const BENCH_STACK_ENV: Record<string, string> = {
   TEMPORAL_UI_PORT: String(BENCH_PORTS.temporalUi),
   IRONIC_PORT: String(BENCH_PORTS.ironic),
   SUSHY_PORT: String(BENCH_PORTS.sushy),
+  // Ironic's own default and what Metal3's ironic-image runs (it sets none). The dev stack's 30 s
+  // (scripts/lib/stack-config.sh) is for the power tests; each sync reads every node, and at 1,000
+  // nodes a 30 s sync kept a third of Ironic's core busy with no request at all and made 200
+  // deploys take 1.8x as long (README, Benchmark). Set it in the environment to reproduce older runs.
+  IRONIC_SYNC_POWER_STATE_INTERVAL: process.env.IRONIC_SYNC_POWER_STATE_INTERVAL ?? '120',
 };
 
 export const TEMPORAL_ADDRESS = `127.0.0.1:${BENCH_PORTS.temporal}`;

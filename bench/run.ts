@@ -57,6 +57,7 @@ import { MetalflowDriver } from './metalflow';
 import {
   API_URL,
   BENCH_PORTS,
+  BENCH_STACK_ENV,
   gitCommit,
   BENCH_STATE_DIR,
   IRONIC_URL,
@@ -372,6 +373,7 @@ async function main(): Promise<void> {
       : undefined;
     if (floorDriver.transientResends > 0) log(`floor: ${floorDriver.transientResends} inspection(s) sent again after Ironic failed them for its own saturation`);
     if (floorDriver.retries > 0) log(`floor: ${floorDriver.retries} Ironic request(s) retried (5xx answers, reads not answered)`);
+    if (floorDriver.rejectedReplans > 0) log(`floor: ${floorDriver.rejectedReplans} verb(s) refused because the node had moved on (an earlier request landed after all); re-planned from a fresh read`);
 
     // ---------------------------------------------------------- report ----
     const ratio: BenchResult['ratio'] = {};
@@ -395,6 +397,7 @@ async function main(): Promise<void> {
         workers: opts.workers,
         fleet: opts.fleet,
         driver: opts.driver,
+        ironicSyncPowerStateInterval: Number(BENCH_STACK_ENV.IRONIC_SYNC_POWER_STATE_INTERVAL),
         workerEnv: Object.fromEntries(Object.entries(process.env).filter(([k]) => k.startsWith('METALFLOW_WORKER_')) as [string, string][]),
       },
       temporalServer,

@@ -27,6 +27,8 @@
 #   SUSHY_POWER_DELAY    1-11     seconds (MIN-MAX, random) before a Redfish
 #                                 power change lands on a fake system
 #   METALFLOW_HEALTH_TIMEOUT  60               seconds to wait for health
+#   IRONIC_SYNC_POWER_STATE_INTERVAL  30       seconds between Ironic's power
+#                        syncs; each visits every node (raise it for large fleets)
 #   METALFLOW_VENV       <repo>/.venv
 #   TEMPORAL_SQLITE_PRAGMAS  "journal_mode=wal synchronous=normal"  pragmas
 #                        for the dev server's SQLite file (empty: SQLite's own)
@@ -50,6 +52,7 @@ SUSHY_PASSWORD="${SUSHY_PASSWORD:-password}"
 SUSHY_SYSTEMS_FILE="${SUSHY_SYSTEMS_FILE:-$REPO/scripts/sushy-fake-systems.json}"
 SUSHY_POWER_DELAY="${SUSHY_POWER_DELAY:-1-11}"
 HEALTH_TIMEOUT="${METALFLOW_HEALTH_TIMEOUT:-60}"
+IRONIC_SYNC_POWER_STATE_INTERVAL="${IRONIC_SYNC_POWER_STATE_INTERVAL:-30}"
 SEARCH_ATTRIBUTES_FILE="$REPO/scripts/search-attributes.txt"
 HOST=127.0.0.1
 SERVICES=(temporal sushy ironic)   # start order; stop runs in reverse
@@ -78,7 +81,7 @@ SUSHY_SSL_KEY="${SUSHY_EMULATOR_SSL_KEY:-}"
 
 [[ "$SUSHY_POWER_DELAY" =~ ^([0-9]+(\.[0-9]+)?)-([0-9]+(\.[0-9]+)?)$ ]] \
   || die "SUSHY_POWER_DELAY must be MIN-MAX seconds (e.g. 1-11 or 0-0.5), got '$SUSHY_POWER_DELAY'"
-for v in TEMPORAL_PORT TEMPORAL_UI_PORT IRONIC_PORT SUSHY_PORT HEALTH_TIMEOUT; do
+for v in TEMPORAL_PORT TEMPORAL_UI_PORT IRONIC_PORT SUSHY_PORT HEALTH_TIMEOUT IRONIC_SYNC_POWER_STATE_INTERVAL; do
   [[ "${!v}" =~ ^[0-9]+$ ]] || die "$v must be a number, got '${!v}'"
 done
 # A certificate and its key: both or neither, and both readable files.
