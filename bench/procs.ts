@@ -39,6 +39,19 @@ export const BENCH_STACK_ENV: Record<string, string> = {
   IRONIC_SYNC_POWER_STATE_INTERVAL: process.env.IRONIC_SYNC_POWER_STATE_INTERVAL ?? '120',
 };
 
+/**
+ * The power sync interval of the Ironic this run used, read from the config stack.sh generated at its
+ * start (a stack kept from an earlier run may have been started with another value than ours).
+ */
+export function ironicSyncPowerStateInterval(): number | undefined {
+  try {
+    const m = /^sync_power_state_interval = (\d+)$/m.exec(readFileSync(join(BENCH_STATE_DIR, 'ironic', 'ironic.conf'), 'utf8'));
+    return m ? Number(m[1]) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 export const TEMPORAL_ADDRESS = `127.0.0.1:${BENCH_PORTS.temporal}`;
 export const IRONIC_URL = `http://127.0.0.1:${BENCH_PORTS.ironic}`;
 export const SUSHY_URL = `http://127.0.0.1:${BENCH_PORTS.sushy}`;

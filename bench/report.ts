@@ -43,7 +43,7 @@ export interface BenchResult {
     /** What drove the metalflow lifecycle (absent in older results: the per-host API). */
     driver?: 'api' | 'fleet';
     workerEnv?: Record<string, string>;
-    /** Ironic's [conductor]sync_power_state_interval in seconds (absent in older results: 30). */
+    /** Ironic's [conductor]sync_power_state_interval in seconds, from its generated config (absent before 455218a: 30). */
     ironicSyncPowerStateInterval?: number;
   };
   metalflow: DriverFigures & {
@@ -167,7 +167,8 @@ export function formatTable(r: BenchResult): string {
   out.push(`machine: ${r.machine.cpus} cores (${r.machine.cpuModel}), ${r.machine.memGiB} GiB, Node ${r.machine.node}; commit ${r.commit}; ${r.date}`);
   const workerEnv = Object.entries(r.options.workerEnv ?? {});
   if (r.temporalServer) out.push(`temporal: ${r.temporalServer.server} on ${r.temporalServer.persistence}, ${r.temporalServer.address}`);
-  out.push(`ironic: power state sync every ${r.options.ironicSyncPowerStateInterval ?? 30} s`);
+  const sync = r.options.ironicSyncPowerStateInterval;
+  out.push(`ironic: power state sync ${sync === undefined ? 'interval unknown (before 455218a: 30 s)' : `every ${sync} s`}`);
   if (workerEnv.length > 0) out.push(`worker settings: ${workerEnv.map(([k, v]) => `${k}=${v}`).join(' ')}`);
   out.push('');
   out.push(`  ${pad('phase (wall time)', 28)} ${padl('metalflow', 10)} ${padl('floor', 9)} ${padl('ratio', 7)}   target`);
