@@ -4,8 +4,8 @@
  * PUT each (a fleet acts on hosts that exist; it does not enroll them); then
  * one fleet operation per phase (`provision`, `deprovision`, `delete`) over the
  * run's namespace, with `maxConcurrent` = the run's concurrency. A host has
- * reached a phase on the same looks as the per-host driver's (the shared host
- * list), so the two drivers' phase times compare; the fleet must end
+ * reached a phase on the same looks as the per-host driver's (one visibility
+ * list per tick, bench/host-look.ts), so the two drivers' phase times compare; the fleet must end
  * `completed` with every selected host `succeeded`.
  */
 import { Client } from '@temporalio/client';
@@ -58,6 +58,7 @@ export class FleetDriver extends MetalflowDriver {
     // Every host waits on the shared list (no per-host request while the fleet runs).
     const target = phase === 'gone' ? 'gone' : phase === 'provisioned' ? 'provisioned' : 'available';
     await pool(hosts, hosts.length, (host) => this.until(host, phase, target));
+    await this.checkNoneEndedAbnormally(phase);
     const progress = await this.fleetEnded(name);
     if (progress.phase !== 'completed' || progress.counts.succeeded !== hosts.length) {
       const failures = progress.failures.slice(0, 5).map((f) => `${f.ref.name}: ${f.error}`).join('; ');

@@ -1,15 +1,17 @@
 /**
  * Drives hosts through metalflow's public HTTP API, phase by phase, with at
- * most `concurrency` hosts in flight. A host has reached a phase when the
- * host list (GET /v1/hosts) shows the target state and Temporal's visibility
- * shows no operation child of it running, on two consecutive looks (the time
- * is the first); "gone" is absent from the list. Two list requests per tick
- * for the whole fleet: no per-host queries, which would load the worker.
+ * most `concurrency` hosts in flight. A host has reached a phase when
+ * Temporal's visibility shows its workflow in the target state and no
+ * operation child of it running, on two consecutive looks (the time is the
+ * first); "gone" is its workflow no longer running, and a host workflow that
+ * ended abnormally fails the phase. One visibility list per tick for the whole
+ * fleet (bench/host-look.ts): no per-host queries, which would load the worker.
  */
 import { Client, type Connection } from '@temporalio/client';
 import { connectTemporalClient } from '../clients/temporal/connection';
 import { ApiClient } from './api-client';
 import { CREDENTIALS, IMAGE, pool, type BenchHost, type Phase } from './common';
+import { abnormallyEndedHosts, lookAtHosts, type LookTarget } from './host-look';
 import { Ticker } from './ticker';
 
 export interface ApiCall {
@@ -64,6 +66,8 @@ export class MetalflowDriver {
   private busy = new Set<string>();
   private connection?: Connection;
   private listedAt = 0;
+  /** What the waiting hosts wait for (one phase at a time); the look lists only what can tell them. */
+  private lookTarget: LookTarget = 'available';
   private ticker?: Ticker;
 
   constructor(protected readonly opts: MetalflowOptions) {
@@ -87,23 +91,36 @@ export class MetalflowDriver {
     return `/v1/namespaces/${this.opts.namespace}/hosts/${host.name}`;
   }
 
-  /** One list request per tick for all hosts (cheap on visibility), instead of one query per host. */
+  /** One visibility list per tick for all hosts (bench/host-look.ts), instead of one query per host. */
   protected startTicker(): void {
-    const ns = this.opts.namespace;
     this.ticker ??= new Ticker(async () => {
-      this.connection ??= await connectTemporalClient({ address: this.opts.temporalAddress });
-      const client = new Client({ connection: this.connection });
       const at = Date.now();
-      const busy = new Set([...(await hostsWithRunningOperation(client, `host/${ns}/`))].map((key) => key.slice(ns.length + 1)));
-      const r = await this.api.request('GET', `/v1/hosts?namespace=${ns}`);
-      if (r.status !== 200) return;
-      const m = new Map<string, string>();
-      for (const item of r.json.items as { name: string; provisioningState: string }[]) m.set(item.name, item.provisioningState);
-      this.listed = m;
-      this.busy = busy;
+      const look = await lookAtHosts(await this.temporal(), this.opts.namespace, this.lookTarget);
+      this.listed = look.states;
+      this.busy = look.busy;
       this.listedAt = at;
     }, this.opts.pollMs);
     this.ticker.start();
+  }
+
+  protected async temporal(): Promise<Client> {
+    this.connection ??= await connectTemporalClient({ address: this.opts.temporalAddress });
+    return new Client({ connection: this.connection });
+  }
+
+  /** No looks while the benchmark samples the fleet at rest (they would be counted as its cost). */
+  async pauseLooks(): Promise<void> {
+    await this.ticker?.pause();
+  }
+
+  resumeLooks(): void {
+    this.ticker?.resume();
+  }
+
+  /** After a phase: a host workflow that failed or was terminated is not a host that reached anything. */
+  protected async checkNoneEndedAbnormally(phase: Phase): Promise<void> {
+    const ended = await abnormallyEndedHosts(await this.temporal(), this.opts.namespace);
+    if (ended.length > 0) throw new Error(`phase ${phase}: ${ended.length} host workflow(s) ended abnormally: ${ended.slice(0, 5).join(', ')}`);
   }
 
   protected nextTick(): Promise<void> {
@@ -118,6 +135,7 @@ export class MetalflowDriver {
 
   protected async until(host: BenchHost, phase: Phase, target: string | 'gone'): Promise<void> {
     const deadline = Date.now() + this.opts.phaseTimeoutMs;
+    this.lookTarget = target;
     const issuedAt = Date.now();
     let seenAt: number | undefined;
     for (;;) {
@@ -177,5 +195,6 @@ export class MetalflowDriver {
           return this.until(host, phase, 'gone');
       }
     });
+    await this.checkNoneEndedAbnormally(phase);
   }
 }

@@ -45,6 +45,12 @@ export interface BenchResult {
     workerEnv?: Record<string, string>;
     /** Ironic's [conductor]sync_power_state_interval in seconds, from its generated config (absent before 455218a: 30). */
     ironicSyncPowerStateInterval?: number;
+    /**
+     * How the driver looked at its hosts: 'visibility-list' = one narrowed visibility list per
+     * tick, paused while the fleet is at rest (bench/host-look.ts); absent = the earlier runs'
+     * GET /v1/hosts plus a list of running operations (three visibility lists per tick, all the time).
+     */
+    observer?: 'visibility-list';
   };
   metalflow: DriverFigures & {
     temporal: TemporalFigures;
@@ -169,6 +175,9 @@ export function formatTable(r: BenchResult): string {
   if (r.temporalServer) out.push(`temporal: ${r.temporalServer.server} on ${r.temporalServer.persistence}, ${r.temporalServer.address}`);
   const sync = r.options.ironicSyncPowerStateInterval;
   out.push(`ironic: power state sync ${sync === undefined ? 'interval unknown (before 455218a: 30 s)' : `every ${sync} s`}`);
+  out.push(
+    `driver's look at the hosts: ${r.options.observer === 'visibility-list' ? 'one visibility list per tick, none while at rest' : 'GET /v1/hosts + a list of running operations per tick, also while at rest (before this field; part of Temporal CPU)'}`,
+  );
   if (workerEnv.length > 0) out.push(`worker settings: ${workerEnv.map(([k, v]) => `${k}=${v}`).join(' ')}`);
   out.push('');
   out.push(`  ${pad('phase (wall time)', 28)} ${padl('metalflow', 10)} ${padl('floor', 9)} ${padl('ratio', 7)}   target`);

@@ -304,6 +304,8 @@ async function main(): Promise<void> {
         if (p !== idlePhase) return;
         log(`all hosts idle in ${p === 'available' ? 'available' : 'provisioned'}; sampling worker RSS for ${opts.idleSeconds} s`);
         let peak = 0;
+        // The driver's looks are the benchmark's, not the fleet's: none while it is at rest.
+        await metalflow!.pauseLooks();
         const cpu0 = cpuNow();
         const t0 = Date.now();
         for (let i = 0; i < opts.idleSeconds; i++) {
@@ -316,6 +318,7 @@ async function main(): Promise<void> {
         idleCpuShare = { temporal: d.temporal / secs, ironic: d.ironic / secs, worker: d.worker / secs, api: d.api / secs, bench: d.bench / secs };
         idleRssMiB = peak;
         idleHosts = opts.hosts;
+        metalflow!.resumeLooks();
       },
       (p) => metalflow!.lastReached(p),
     );
@@ -398,6 +401,7 @@ async function main(): Promise<void> {
         fleet: opts.fleet,
         driver: opts.driver,
         ironicSyncPowerStateInterval: ironicSyncPowerStateInterval(),
+        observer: 'visibility-list',
         workerEnv: Object.fromEntries(Object.entries(process.env).filter(([k]) => k.startsWith('METALFLOW_WORKER_')) as [string, string][]),
       },
       temporalServer,

@@ -30,7 +30,7 @@ describe('npm run bench', () => {
     const r = JSON.parse(readFileSync(out, 'utf8')) as BenchResult;
     expect(r.floor).toBeDefined();
     const floor = r.floor!;
-    expect(r.options).toMatchObject({ hosts: 3, concurrency: 3, redfish: false });
+    expect(r.options).toMatchObject({ hosts: 3, concurrency: 3, redfish: false, observer: 'visibility-list' });
     expect(r.options.phases).toEqual([...PHASES]);
     for (const p of PHASES) {
       expect(r.metalflow.phaseMs[p]).toBeGreaterThan(0);
