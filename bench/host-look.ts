@@ -8,13 +8,16 @@
  * ListWorkflowExecutions, most of it decoding the rows' search attributes:
  * the instrument, not metalflow, and it ran on through the idle windows.
  *
- * Now one list: the run's running workflows (`host/<ns>/…`) that can tell the
- * waiting hosts something, i.e. the operation children (a host with one
- * running is not there yet) and, for a state target, only the host workflows
- * already in that state (for "gone", every running host workflow: absent is
- * gone). The rows shrink to what the phase can still learn from.
+ * Now one list, of the rows that can tell a host still waiting something: its
+ * workflow once it is in the target state (for "gone", while it still runs:
+ * absent is gone), named with `WorkflowId IN (…)` so the hosts already
+ * recorded cost nothing, plus any running operation child of the run (hosts
+ * started before patch operations-inline had them; a host with one running is
+ * not there yet). The API driver has at most `concurrency` hosts waiting, so a
+ * look returns at most that many rows, most looks a handful.
  */
 import type { Client } from '@temporalio/client';
+import { hostWorkflowId } from '../types/host-ref';
 import { SEARCH_ATTRIBUTES } from '../types/search-attributes';
 
 export type LookTarget = string | 'gone';
@@ -26,11 +29,17 @@ export interface HostLook {
   busy: Set<string>;
 }
 
-/** The visibility query of one look (namespace and state are the run's own names, never free text). */
-export function hostLookQuery(namespace: string, target: LookTarget): string {
-  const clauses = [`WorkflowId STARTS_WITH "host/${namespace}/"`, `ExecutionStatus = "Running"`];
-  if (target !== 'gone') clauses.push(`(WorkflowType != "hostWorkflow" OR ${SEARCH_ATTRIBUTES.provisioningState.name} = "${target}")`);
-  return clauses.join(' AND ');
+/** Hosts named per list request: a long IN list is one query string (about 27 characters a host). */
+export const LOOK_CHUNK = 500;
+
+/**
+ * The visibility query of one look at `waiting` (host names of the run's namespace; the names and
+ * the state are the run's own, never free text).
+ */
+export function hostLookQuery(namespace: string, target: LookTarget, waiting: readonly string[]): string {
+  const ids = waiting.map((name) => `"${hostWorkflowId({ namespace, name })}"`).join(', ');
+  const hosts = target === 'gone' ? `WorkflowId IN (${ids})` : `WorkflowId IN (${ids}) AND ${SEARCH_ATTRIBUTES.provisioningState.name} = "${target}"`;
+  return `ExecutionStatus = "Running" AND ((${hosts}) OR (WorkflowId STARTS_WITH "host/${namespace}/" AND WorkflowType != "hostWorkflow"))`;
 }
 
 /** Sorts a listed workflow into the look: `host/<ns>/<name>` is the host, `host/<ns>/<name>/<op>` an operation of it. */
@@ -45,9 +54,12 @@ export function addToLook(look: HostLook, workflowId: string, searchAttributes: 
   look.states.set(name, Array.isArray(state) && typeof state[0] === 'string' ? state[0] : '');
 }
 
-export async function lookAtHosts(client: Client, namespace: string, target: LookTarget): Promise<HostLook> {
+export async function lookAtHosts(client: Client, namespace: string, target: LookTarget, waiting: readonly string[]): Promise<HostLook> {
   const look: HostLook = { states: new Map(), busy: new Set() };
-  for await (const wf of client.workflow.list({ query: hostLookQuery(namespace, target) })) addToLook(look, wf.workflowId, wf.searchAttributes);
+  for (let i = 0; i < waiting.length; i += LOOK_CHUNK) {
+    const query = hostLookQuery(namespace, target, waiting.slice(i, i + LOOK_CHUNK));
+    for await (const wf of client.workflow.list({ query })) addToLook(look, wf.workflowId, wf.searchAttributes);
+  }
   return look;
 }
 

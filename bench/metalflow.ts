@@ -68,6 +68,10 @@ export class MetalflowDriver {
   private listedAt = 0;
   /** What the waiting hosts wait for (one phase at a time); the look lists only what can tell them. */
   private lookTarget: LookTarget = 'available';
+  /** Hosts in until(): the only ones a look asks about. */
+  private readonly waiting = new Set<string>();
+  /** The hosts the last look asked about (a host absent from it is gone only if it was asked about). */
+  private lookedFor = new Set<string>();
   private ticker?: Ticker;
 
   constructor(protected readonly opts: MetalflowOptions) {
@@ -94,10 +98,15 @@ export class MetalflowDriver {
   /** One visibility list per tick for all hosts (bench/host-look.ts), instead of one query per host. */
   protected startTicker(): void {
     this.ticker ??= new Ticker(async () => {
+      // Nobody waiting, nothing to ask (between phases, and while the hosts are sent their calls).
+      if (this.waiting.size === 0) return;
+      const client = await this.temporal();
+      const waiting = [...this.waiting];
       const at = Date.now();
-      const look = await lookAtHosts(await this.temporal(), this.opts.namespace, this.lookTarget);
+      const look = await lookAtHosts(client, this.opts.namespace, this.lookTarget, waiting);
       this.listed = look.states;
       this.busy = look.busy;
+      this.lookedFor = new Set(waiting);
       this.listedAt = at;
     }, this.opts.pollMs);
     this.ticker.start();
@@ -136,11 +145,20 @@ export class MetalflowDriver {
   protected async until(host: BenchHost, phase: Phase, target: string | 'gone'): Promise<void> {
     const deadline = Date.now() + this.opts.phaseTimeoutMs;
     this.lookTarget = target;
+    this.waiting.add(host.name);
+    try {
+      await this.waitFor(host, phase, target, deadline);
+    } finally {
+      this.waiting.delete(host.name);
+    }
+  }
+
+  private async waitFor(host: BenchHost, phase: Phase, target: string | 'gone', deadline: number): Promise<void> {
     const issuedAt = Date.now();
     let seenAt: number | undefined;
     for (;;) {
       await this.nextTick();
-      if (this.listedAt < issuedAt) continue;
+      if (this.listedAt < issuedAt || !this.lookedFor.has(host.name)) continue;
       const listed = this.listed.get(host.name);
       const there = target === 'gone' ? listed === undefined : listed === target && !this.busy.has(host.name);
       if (there && seenAt !== undefined) {

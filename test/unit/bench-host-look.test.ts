@@ -10,11 +10,14 @@ import { Ticker } from '../../bench/ticker';
 const state = (s: string) => ({ MetalflowProvisioningState: [s] });
 
 describe('bench host look', () => {
-  it('lists the operation children and only the hosts already in the target state; every running host for gone', () => {
-    expect(hostLookQuery('bench-1', 'provisioned')).toBe(
-      'WorkflowId STARTS_WITH "host/bench-1/" AND ExecutionStatus = "Running" AND (WorkflowType != "hostWorkflow" OR MetalflowProvisioningState = "provisioned")',
+  it('asks only about the waiting hosts: in the target state (running at all, for gone), plus any operation child', () => {
+    expect(hostLookQuery('bench-1', 'provisioned', ['h-0001', 'h-0007'])).toBe(
+      'ExecutionStatus = "Running" AND ((WorkflowId IN ("host/bench-1/h-0001", "host/bench-1/h-0007") AND MetalflowProvisioningState = "provisioned")' +
+        ' OR (WorkflowId STARTS_WITH "host/bench-1/" AND WorkflowType != "hostWorkflow"))',
     );
-    expect(hostLookQuery('bench-1', 'gone')).toBe('WorkflowId STARTS_WITH "host/bench-1/" AND ExecutionStatus = "Running"');
+    expect(hostLookQuery('bench-1', 'gone', ['h-0001'])).toBe(
+      'ExecutionStatus = "Running" AND ((WorkflowId IN ("host/bench-1/h-0001")) OR (WorkflowId STARTS_WITH "host/bench-1/" AND WorkflowType != "hostWorkflow"))',
+    );
   });
 
   it('sorts the rows: a host workflow gives its state, an operation child makes its host busy', () => {
