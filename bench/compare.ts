@@ -1,16 +1,17 @@
 /**
  * `npm run bench -- compare <result.json>...`: several runs' figures side by side. A 1,000-host comparison
- * of the fleet driver, the per-host API driver and the floor is two runs (`--hosts 1000 --concurrency 200`,
- * then the same with `--driver fleet --no-floor`: one run of all three would outlast a working session), so
- * the table issue 11 asks for is made from their two result files. Each metalflow lifecycle is a column
- * (a `--fleet` run gives two), each floor too; the runs' commits, host counts and concurrency head it, and a
- * difference in host count or concurrency is said above the table, since their times would not compare.
- */
+ * of the fleet driver, the per-host API driver and the floor is made of runs of one commit, since one run
+ * of all three would outlast a working session on a slow machine: `--hosts 1000 --concurrency 200` (API
+ * and floor) or, shorter, the same with `--no-floor` and then `--driver floor` (the floor alone), and the
+ * same with `--driver fleet --no-floor`; the table issue 11 asks for is made from their result files. Each
+ * metalflow lifecycle is a column (a `--fleet` run gives two), each floor too (the first floor is what the
+ * phases are compared with); the runs' commits, host counts and concurrency head it, and a difference in
+ * host count or concurrency is said above the table, since their times would not compare. */
 import { readFileSync } from 'node:fs';
 import { basename } from 'node:path';
 import { PHASE_LABEL, type Phase } from './common';
 import type { FleetPhaseFigures } from './fleet-driver';
-import type { BenchResult, CpuByProcess, DriverFigures } from './report';
+import { isFloorOnly, type BenchResult, type CpuByProcess, type DriverFigures, type FloorOnlyResult } from './report';
 
 interface Column {
   label: string;
@@ -26,8 +27,9 @@ const sec = (ms: number | undefined): string => (ms === undefined ? '-' : `${(ms
 const perHost = (c: Column, ...kinds: (keyof CpuByProcess)[]): string =>
   `${(Object.values(c.figures.cpuSecondsByPhase).reduce((a, cpu) => a + kinds.reduce((b, k) => b + cpu[k], 0), 0) / c.hosts).toFixed(2)} s`;
 
-function columns(file: string, r: BenchResult): Column[] {
+function columns(file: string, r: BenchResult | FloorOnlyResult): Column[] {
   const tag = `${r.commit}${r.options.temporal === 'postgres' ? ', postgres' : ''} (${basename(file)})`;
+  if (isFloorOnly(r)) return [{ label: `floor (--driver floor) @ ${tag}`, figures: r.floor, hosts: r.options.hosts }];
   const out: Column[] = [
     {
       label: `${r.options.driver === 'fleet' ? 'fleet' : 'per-host API'} @ ${tag}`,
@@ -44,7 +46,7 @@ function columns(file: string, r: BenchResult): Column[] {
 }
 
 /** The table for results already read (file name -> result), in the order given. */
-export function compareResults(runs: { file: string; result: BenchResult }[]): string {
+export function compareResults(runs: { file: string; result: BenchResult | FloorOnlyResult }[]): string {
   if (runs.length === 0) throw new Error('compare: name at least one result file (bench/results/*.json)');
   const cols = runs.flatMap(({ file, result }) => columns(file, result));
   const phases = [...new Set(runs.flatMap(({ result }) => result.options.phases))] as Phase[];
@@ -93,8 +95,8 @@ export function compareResults(runs: { file: string; result: BenchResult }[]): s
 export function compareFiles(files: string[]): string {
   return compareResults(
     files.map((file) => {
-      const result = JSON.parse(readFileSync(file, 'utf8')) as BenchResult;
-      if (result.version !== 1 || !result.metalflow) throw new Error(`compare: ${file} is not a benchmark result (bench/results/*.json)`);
+      const result = JSON.parse(readFileSync(file, 'utf8')) as BenchResult | FloorOnlyResult;
+      if (result.version !== 1 || !(isFloorOnly(result) ? result.floor : result.metalflow)) throw new Error(`compare: ${file} is not a benchmark result (bench/results/*.json)`);
       return { file, result };
     }),
   );

@@ -23,11 +23,12 @@ export interface Options {
   /** Also drive the lifecycle through fleet operations (issue 11). */
   fleet: boolean;
   /**
-   * What drives the measured lifecycle: per-host API calls, or one fleet operation per phase. `--driver
-   * fleet` lets a 1,000-host comparison be made of two runs on one commit (API + floor, then fleet), each
-   * within a working session, where `--fleet` would run all three lifecycles in one.
+   * What drives the measured lifecycle: per-host API calls, one fleet operation per phase, or nothing
+   * (`floor`: the floor alone). A 1,000-host comparison is then three runs of one commit (`--no-floor`,
+   * `--driver fleet --no-floor`, `--driver floor`), each within a working session on a slow machine,
+   * where `--fleet` would run all three lifecycles in one.
    */
-  driver: 'api' | 'fleet';
+  driver: 'api' | 'fleet' | 'floor';
 }
 
 export function parseOptions(argv: string[], helpFrom: URL): Options {
@@ -69,14 +70,15 @@ export function parseOptions(argv: string[], helpFrom: URL): Options {
   const maxHistory = values['max-history-events'] ?? (scale ? '60' : undefined);
   const temporal = parseTemporalProfile(values.temporal);
   const driver = values.driver;
-  if (driver !== 'api' && driver !== 'fleet') throw new Error(`--driver must be api or fleet, got "${driver}"`);
+  if (driver !== 'api' && driver !== 'fleet' && driver !== 'floor') throw new Error(`--driver must be api, fleet or floor, got "${driver}"`);
   if (driver === 'fleet' && values.fleet) throw new Error('--fleet drives a second lifecycle with fleet operations beside the API one; with --driver fleet the only lifecycle is already driven so: leave one of them out');
+  if (driver === 'floor' && (values.fleet || values['no-floor'])) throw new Error('--driver floor runs the floor alone: --fleet and --no-floor do not go with it');
   return {
     hosts,
     concurrency: int('concurrency', values.concurrency, scale ? Math.min(hosts, 200) : hosts),
     redfish: values.redfish ?? false,
     floorPollMs: int('floor-poll-ms', values['floor-poll-ms'], 100),
-    floor: !(values['no-floor'] ?? scale),
+    floor: driver === 'floor' || !(values['no-floor'] ?? scale),
     idleSeconds: int('idle-seconds', values['idle-seconds'], hosts >= 1000 ? 60 : 5),
     out: values.out,
     keepStack: values['keep-stack'] ?? false,

@@ -40,8 +40,8 @@ export interface BenchResult {
     /** Worker processes (absent in older results: one). */
     workers?: number;
     fleet?: boolean;
-    /** What drove the metalflow lifecycle (absent in older results: the per-host API). */
-    driver?: 'api' | 'fleet';
+    /** What drove the metalflow lifecycle (absent in older results: the per-host API); `floor`: a FloorOnlyResult. */
+    driver?: 'api' | 'fleet' | 'floor';
     workerEnv?: Record<string, string>;
     /** Ironic's [conductor]sync_power_state_interval in seconds, from its generated config (absent before 455218a: 30). */
     ironicSyncPowerStateInterval?: number;
@@ -77,6 +77,18 @@ export interface BenchResult {
   ratio: Partial<Record<Phase, number>>;
   targets: { name: string; target: string; measured: string; met: boolean | null; note?: string }[];
 }
+
+/**
+ * `--driver floor`: the floor alone, the floor half of a comparison made of several runs (at 1,000
+ * hosts on a slow machine each lifecycle is one to two hours). `npm run bench -- compare` puts it
+ * beside the metalflow runs of the same commit.
+ */
+export interface FloorOnlyResult extends Pick<BenchResult, 'version' | 'date' | 'commit' | 'machine' | 'options'> {
+  floorOnly: true;
+  floor: DriverFigures;
+}
+
+export const isFloorOnly = (r: BenchResult | FloorOnlyResult): r is FloorOnlyResult => 'floorOnly' in r && r.floorOnly === true;
 
 const s = (ms: number | undefined): string => (ms === undefined ? '-' : `${(ms / 1000).toFixed(1)} s`);
 const ms = (v: number | undefined): string => (v === undefined ? '-' : `${Math.round(v)}`);
@@ -274,6 +286,24 @@ export function formatTable(r: BenchResult): string {
   return out.join('\n');
 }
 
+/** The table of a floor-only run: phase times, Ironic requests and CPU. */
+export function formatFloorOnly(r: FloorOnlyResult): string {
+  const f = r.floor;
+  const out = [
+    `floor alone (--driver floor): ${r.options.hosts} hosts, concurrency ${r.options.concurrency}, ${r.options.redfish ? 'redfish (sushy-tools)' : 'fake-hardware'}; polls every ${r.options.floorPollMs} ms`,
+    `machine: ${r.machine.cpus} cores (${r.machine.cpuModel}), ${r.machine.memGiB} GiB, Node ${r.machine.node}; commit ${r.commit}; ${r.date}`,
+    `ironic: power state sync ${r.options.ironicSyncPowerStateInterval === undefined ? 'interval unknown' : `every ${r.options.ironicSyncPowerStateInterval} s`}`,
+    '',
+    `  ${pad('phase (wall time)', 28)} ${padl('floor', 10)} ${padl('Ironic req/host', 16)} ${padl('Ironic CPU s', 13)}`,
+  ];
+  for (const p of r.options.phases) {
+    out.push(`  ${pad(PHASE_LABEL[p], 28)} ${padl(s(f.phaseMs[p]), 10)} ${padl(f.ironicRequestsPerHostByPhase[p].toFixed(1), 16)} ${padl(f.cpuSecondsByPhase[p].ironic.toFixed(1), 13)}`);
+  }
+  out.push(`  whole lifecycle ${s(f.cumulativeMs[r.options.phases.at(-1)!])}; Ironic requests per host ${f.ironicRequestsPerHost.toFixed(1)}`);
+  out.push('  (compare it with the metalflow runs of the same commit: npm run bench -- compare <results>)');
+  return out.join('\n');
+}
+
 /** A phase's fleet operation: POST -> first host asked, -> first operation; runs, the last run's events. */
 function fleetDetail(operations: FleetPhaseFigures[], p: Phase): string {
   const op = operations.find((o) => o.phase === p);
@@ -301,7 +331,7 @@ function formatFleet(r: BenchResult, f: NonNullable<BenchResult['fleet']>): stri
 }
 
 /** Names a result so that runs never overwrite each other: the date, commit, driver, store and run id. */
-export const resultFileName = (r: Pick<BenchResult, 'date' | 'commit' | 'options'>, runId: string): string =>
+export const resultFileName = (r: Pick<BenchResult | FloorOnlyResult, 'date' | 'commit' | 'options'>, runId: string): string =>
   `${r.date.slice(0, 10)}-${r.commit}-${r.options.driver ?? 'api'}${r.options.temporal === 'postgres' ? '-postgres' : ''}-${runId}.json`;
 
 export { PHASES };

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { REPO_ROOT } from '../../config/env';
-import type { BenchResult } from '../../bench/report';
+import type { BenchResult, FloorOnlyResult } from '../../bench/report';
 
 const PHASES = ['available', 'provisioned', 'deprovisioned', 'gone'] as const;
 
@@ -101,6 +101,27 @@ describe('npm run bench', () => {
     expect(f.temporal.failedOperations).toBe(0);
     for (const op of ['provision', 'deprovision', 'delete']) expect(f.temporal.operationsPerHost[op], op).toBe(1);
   }, 600_000);
+
+  it('--driver floor runs the floor alone: no worker or API, a result with only the floor, which compare takes as the floor', () => {
+    const out = join(mkdtempSync(join(tmpdir(), 'mf-bench-')), 'floor.json');
+    const run = spawnSync(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'bench', 'run.ts'), '--hosts', '2', '--driver', 'floor', '--out', out], {
+      cwd: REPO_ROOT,
+      encoding: 'utf8',
+      timeout: 300_000,
+    });
+    if (run.status !== 0) throw new Error(`bench exited ${run.status ?? run.signal}:\n${run.stdout}\n${run.stderr}`);
+    expect(run.stderr).not.toContain('bundling workflows');
+    expect(run.stdout).toContain('floor alone (--driver floor): 2 hosts');
+    const r = JSON.parse(readFileSync(out, 'utf8')) as FloorOnlyResult & Partial<BenchResult>;
+    expect(r.floorOnly).toBe(true);
+    expect(r.metalflow).toBeUndefined();
+    expect(r.options).toMatchObject({ hosts: 2, driver: 'floor', floor: true });
+    for (const p of PHASES) expect(r.floor.phaseMs[p], p).toBeGreaterThan(0);
+    expect(r.floor.ironicRequestsPerHostByKind['PUT /v1/nodes/{node}/states/provision']).toBeGreaterThan(0);
+    const compare = spawnSync(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'bench', 'run.ts'), 'compare', out], { cwd: REPO_ROOT, encoding: 'utf8' });
+    expect(compare.status, compare.stderr).toBe(0);
+    expect(compare.stdout).toContain('[1] floor (--driver floor) @');
+  }, 330_000);
 
   it('bench:memory measures the worker with idle host workflows in three set-ups', () => {
     const run = spawnSync(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'bench', 'cache-memory.ts'), '--workflows', '5'], {

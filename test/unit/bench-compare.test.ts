@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { PHASES, type Phase } from '../../bench/common';
 import { compareFiles, compareResults } from '../../bench/compare';
-import { resultFileName, type BenchResult, type CpuByProcess, type DriverFigures } from '../../bench/report';
+import { formatFloorOnly, resultFileName, type BenchResult, type CpuByProcess, type DriverFigures, type FloorOnlyResult } from '../../bench/report';
 
 const cpu = (temporal: number, worker = 0, api = 0, ironic = 0): CpuByProcess => ({ temporal, ironic, worker, api, bench: 0 });
 const byPhase = <T,>(f: (p: Phase) => T): Record<Phase, T> => Object.fromEntries(PHASES.map((p) => [p, f(p)])) as Record<Phase, T>;
@@ -79,6 +79,25 @@ describe('npm run bench -- compare', () => {
       '56 / 1937 ms',
     ]);
     expect(table).not.toContain('NOTE');
+  });
+
+  it('takes the floor of a floor-only run (--driver floor) as what the metalflow runs of the same commit compare with', () => {
+    const api = result({ commit: 'aaaaaaa', driver: 'api', seconds: [800, 900, 600, 300] });
+    const fleet = result({ commit: 'aaaaaaa', driver: 'fleet', seconds: [850, 990, 650, 290] });
+    const { metalflow: _m, ratio: _r, targets: _t, ...head } = result({ commit: 'aaaaaaa', driver: 'api', seconds: [1, 1, 1, 1] });
+    const floorOnly: FloorOnlyResult = { ...head, options: { ...head.options, driver: 'floor', floor: true }, floorOnly: true, floor: figures([400, 450, 500, 200], cpu(0, 0, 0, 300), 38) };
+    const table = compareResults([
+      { file: 'api.json', result: api },
+      { file: 'fleet.json', result: fleet },
+      { file: 'floor.json', result: floorOnly },
+    ]);
+    expect(table).toContain('[3] floor (--driver floor) @ aaaaaaa (floor.json)');
+    const row = (name: string) => table.split('\n').find((l) => l.trimStart().startsWith(name))!.trim().split(/\s{2,}/);
+    expect(row('provision -> provisioned')).toEqual(['provision -> provisioned', '900.0 s (2.00)', '990.0 s (2.20)', '450.0 s']);
+    expect(row('Temporal CPU per host lifecycle')).toEqual(['Temporal CPU per host lifecycle', '0.40 s', '0.40 s', '-']);
+    expect(table).not.toContain('NOTE');
+    expect(formatFloorOnly(floorOnly)).toContain('whole lifecycle 1550.0 s; Ironic requests per host 38.0');
+    expect(resultFileName(floorOnly, 'f00d00')).toBe('2026-11-28-aaaaaaa-floor-f00d00.json');
   });
 
   it('says when the runs are of other commits or shapes', () => {

@@ -11,8 +11,14 @@ describe('bench --driver', () => {
     expect(parse('--driver', 'fleet', '--hosts', '1000', '--concurrency', '200', '--no-floor')).toMatchObject({ driver: 'fleet', hosts: 1000, floor: false });
   });
 
+  it('runs the floor alone with --driver floor (even at --scale, which leaves the floor out otherwise), and refuses --no-floor or --fleet beside it', () => {
+    expect(parse('--driver', 'floor', '--scale')).toMatchObject({ driver: 'floor', floor: true, hosts: 1000 });
+    expect(() => parse('--driver', 'floor', '--no-floor')).toThrow(/--driver floor runs the floor alone/);
+    expect(() => parse('--driver', 'floor', '--fleet')).toThrow(/--driver floor runs the floor alone/);
+  });
+
   it('refuses an unknown driver and --fleet beside --driver fleet, naming the option', () => {
-    expect(() => parse('--driver', 'kubectl')).toThrow('--driver must be api or fleet, got "kubectl"');
+    expect(() => parse('--driver', 'kubectl')).toThrow('--driver must be api, fleet or floor, got "kubectl"');
     expect(() => parse('--driver', 'fleet', '--fleet')).toThrow(/--fleet .* --driver fleet/);
   });
 });

@@ -1,0 +1,90 @@
+/** One driver through the phases: wall time, Ironic requests (through the counting proxy) and CPU per phase. */
+import type { IronicProxy, RecordedRequest } from '../test/support/ironic-proxy';
+import { PHASES, type BenchHost, type Phase } from './common';
+import type { CpuByProcess, DriverFigures } from './report';
+
+/** Normalised request kind: node IDs and names become {node}, query values are dropped. */
+export function requestKind(r: RecordedRequest): string {
+  const [path = '', query] = r.path.split('?');
+  const p = path.replace(/^\/v1\/nodes\/[^/]+/, '/v1/nodes/{node}');
+  const q = query ? `?${query.split('&').map((kv) => kv.split('=')[0]).filter((k) => k !== 'fields').join('&')}` : '';
+  return `${r.method} ${p}${q === '?' ? '' : q}`;
+}
+
+/** A node PATCH's fields (top-level path segments, `extra/<key>` for extra), e.g. `instance_info+deploy_interface`. */
+export function patchFields(r: RecordedRequest): string {
+  try {
+    const ops = JSON.parse(r.body) as { path?: string }[];
+    const fields = ops.map((o) => (o.path ?? '').split('/').slice(1, o.path?.startsWith('/extra/') ? 3 : 2).join('/'));
+    return [...new Set(fields)].sort().join('+');
+  } catch {
+    return '?';
+  }
+}
+
+export const cpuDelta = (a: CpuByProcess, b: CpuByProcess): CpuByProcess => ({
+  temporal: b.temporal - a.temporal,
+  ironic: b.ironic - a.ironic,
+  worker: b.worker - a.worker,
+  api: b.api - a.api,
+  bench: b.bench - a.bench,
+});
+
+export interface MeasureContext {
+  phases: Phase[];
+  hosts: BenchHost[];
+  proxy: IronicProxy;
+  cpuNow: () => CpuByProcess;
+  log: (msg: string) => void;
+}
+
+/** Runs the phases with a driver, timing them and counting Ironic requests. */
+export async function measurePhases(
+  ctx: MeasureContext,
+  label: string,
+  runPhase: (p: Phase, hs: BenchHost[]) => Promise<void>,
+  afterPhase?: (p: Phase) => Promise<void>,
+  /** When the phase really ended, if the driver saw it before it returned (first look of a confirmed state). */
+  endOf?: (p: Phase) => number | undefined,
+): Promise<DriverFigures> {
+  const n = ctx.hosts.length;
+  const phaseMs = {} as Record<Phase, number>;
+  const cumulativeMs = {} as Record<Phase, number>;
+  const byPhase = {} as Record<Phase, number>;
+  const cpuByPhase = {} as DriverFigures['cpuSecondsByPhase'];
+  const kinds: Record<string, number> = {};
+  for (const p of ctx.phases) {
+    const start = Date.now();
+    const cpu0 = ctx.cpuNow();
+    ctx.proxy.requests.length = 0;
+    await runPhase(p, ctx.hosts);
+    const end = endOf?.(p) || Date.now();
+    phaseMs[p] = end - start;
+    // Sum of phase times: waits between phases (idle sampling) are not the lifecycle's.
+    cumulativeMs[p] = Object.values(phaseMs).reduce((a, b) => a + b, 0);
+    cpuByPhase[p] = cpuDelta(cpu0, ctx.cpuNow());
+    byPhase[p] = ctx.proxy.requests.length / n;
+    for (const r of ctx.proxy.requests) kinds[requestKind(r)] = (kinds[requestKind(r)] ?? 0) + 1;
+    ctx.log(`${label}: ${p} after ${(phaseMs[p] / 1000).toFixed(1)} s (${byPhase[p].toFixed(1)} Ironic requests per host)`);
+    // Which fields each node PATCH wrote (issue 17: PATCHes per host against the floor's).
+    const patches: Record<string, number> = {};
+    for (const r of ctx.proxy.requests) if (r.method === 'PATCH') patches[patchFields(r)] = (patches[patchFields(r)] ?? 0) + 1;
+    const listed = Object.entries(patches).map(([f, c]) => `${f} ${(c / n).toFixed(2)}`);
+    if (listed.length > 0) ctx.log(`${label}: ${p} node PATCHes per host by field: ${listed.join(', ')}`);
+    await afterPhase?.(p);
+  }
+  for (const p of PHASES) {
+    phaseMs[p] ??= 0;
+    cumulativeMs[p] ??= cumulativeMs.available;
+    byPhase[p] ??= 0;
+    cpuByPhase[p] ??= { temporal: 0, ironic: 0, worker: 0, api: 0, bench: 0 };
+  }
+  return {
+    phaseMs,
+    cumulativeMs,
+    ironicRequestsPerHost: Object.values(byPhase).reduce((a, b) => a + b, 0),
+    ironicRequestsPerHostByPhase: byPhase,
+    ironicRequestsPerHostByKind: Object.fromEntries(Object.entries(kinds).map(([k, v]) => [k, v / n])),
+    cpuSecondsByPhase: cpuByPhase,
+  };
+}

@@ -1,0 +1,198 @@
+/**
+ * The metalflow half of a benchmark run: bundles the workflows, starts the worker(s) and the API
+ * as child processes (the worker's Ironic traffic through the counting proxy), drives the hosts
+ * through the phases (per-host API calls or fleet operations), samples the fleet at rest, and
+ * with --fleet drives the lifecycle again through fleet operations. Stops its processes before it
+ * returns, so the floor that follows has the machine to itself.
+ */
+import { randomBytes } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { request } from 'undici';
+import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
+import { WORKFLOW_BUNDLE_OPTIONS } from '../workers/worker';
+import { tokenHash } from '../api/auth/token-file';
+import type { IronicProxy } from '../test/support/ironic-proxy';
+import { sleep, type BenchHost, type Phase } from './common';
+import { FleetDriver } from './fleet-driver';
+import { cpuDelta, measurePhases, type MeasureContext } from './measure';
+import { MetalflowDriver } from './metalflow';
+import type { Options } from './options';
+import { API_URL, BENCH_PORTS, BENCH_STATE_DIR, ProcWatch, readProc, readProcGroup, servicePid, startNodeChild, waitUntil, type Child, type StackService } from './procs';
+import type { BenchResult, CpuByProcess } from './report';
+import type { RunStack } from './run-stack';
+import { temporalFigures } from './temporal';
+import { totalCpu, type TemporalProfile } from './temporal-profile';
+import { WorkerWatch } from './worker-watch';
+
+export interface MetalflowRunContext {
+  opts: Options;
+  phases: Phase[];
+  hosts: BenchHost[];
+  runId: string;
+  runDir: string;
+  secretDir: string;
+  namespace: string;
+  fleetNamespace: string;
+  proxy: IronicProxy;
+  tprofile: TemporalProfile;
+  runStack: RunStack;
+  phaseTimeoutMs: number;
+  log: (msg: string) => void;
+}
+
+export interface MetalflowRunResult {
+  metalflow: BenchResult['metalflow'];
+  fleet?: BenchResult['fleet'];
+  temporalServer: BenchResult['temporalServer'];
+}
+
+/** CPU seconds of the run's processes now (Temporal, Ironic, the workers, the API, this process). */
+export function cpuReader(tprofile: TemporalProfile, watches?: { worker: WorkerWatch; api: ProcWatch }): () => CpuByProcess {
+  const pgid = (svc: StackService): number => servicePid(svc) ?? -1;
+  return () => {
+    const self = process.cpuUsage();
+    return {
+      temporal: totalCpu(tprofile.cpuByPart()),
+      ironic: readProcGroup(pgid('ironic'))?.cpuSeconds ?? 0,
+      worker: watches?.worker.cpuSeconds() ?? 0,
+      api: watches?.api.sample()?.cpuSeconds ?? 0,
+      bench: (self.user + self.system) / 1e6,
+    };
+  };
+}
+
+export async function runMetalflow(ctx: MetalflowRunContext): Promise<MetalflowRunResult> {
+  const { opts, log, tprofile, proxy } = ctx;
+  const temporalAddress = tprofile.address;
+  const children: Child[] = [];
+  let metalflow: MetalflowDriver | undefined;
+  try {
+    log('bundling workflows');
+    const bundlePath = join(BENCH_STATE_DIR, 'workflow-bundle.js');
+    const { code } = await bundleWorkflowCode({ ...WORKFLOW_BUNDLE_OPTIONS, logger: new DefaultLogger('WARN') });
+    writeFileSync(bundlePath, code);
+    const apiToken = randomBytes(24).toString('base64url');
+    const tokensFile = join(ctx.runDir, 'api-tokens');
+    writeFileSync(tokensFile, `${tokenHash(apiToken)} bench admin:*\n`, { mode: 0o600 });
+    const childEnv = {
+      TEMPORAL_ADDRESS: temporalAddress,
+      TEMPORAL_NAMESPACE: 'default',
+      IRONIC_URL: proxy.url,
+      METALFLOW_TASK_QUEUE: `bench-${ctx.runId}`,
+      METALFLOW_STATE_DIR: ctx.runDir,
+      METALFLOW_SECRET_DIR: ctx.secretDir,
+      METALFLOW_SECRET_KEY: randomBytes(32).toString('base64'),
+      METALFLOW_WORKFLOW_BUNDLE: bundlePath,
+      METALFLOW_API_HOST: '127.0.0.1',
+      METALFLOW_API_PORT: String(BENCH_PORTS.api),
+      METALFLOW_API_TOKENS_FILE: tokensFile,
+      // The audit log is a line per change: kept beside the API's log, off its stdout.
+      METALFLOW_API_AUDIT_LOG: join(ctx.runDir, 'api-audit.log'),
+      ...(opts.maxHistoryEvents !== undefined ? { METALFLOW_MAX_HISTORY_EVENTS: String(opts.maxHistoryEvents) } : {}),
+      // The floor (a plain controller) has no provisioning limit: none here either unless one is set for the run.
+      METALFLOW_PROVISIONING_LIMIT: process.env.METALFLOW_PROVISIONING_LIMIT ?? '0',
+    };
+    const prof = (name: string): string[] => (opts.profile ? ['--cpu-prof', '--cpu-prof-dir', join(ctx.runDir, `${name}-profile`)] : []);
+    // --workers N: N worker processes polling the same task queue (the PostgreSQL profile's default is 2).
+    const workers = Array.from({ length: opts.workers }, (_, i) => {
+      const name = opts.workers === 1 ? 'worker' : `worker-${i + 1}`;
+      return ctx.runStack.track(startNodeChild(name, 'workers/main.ts', childEnv, join(ctx.runDir, `${name}.log`), prof(name)));
+    });
+    children.push(...workers);
+    const api = ctx.runStack.track(startNodeChild('api', 'api/main.ts', childEnv, join(ctx.runDir, 'api.log'), prof('api')));
+    children.push(api);
+    for (const w of workers) await waitUntil('the worker', () => w.output.some((l) => l.includes('metalflow worker on task queue')), 120_000, w);
+    await waitUntil('the API', async () => (await request(`${API_URL}/healthz`)).statusCode === 200, 120_000, api);
+    log(`worker pid ${workers.map((w) => w.pid).join(', ')}, API pid ${api.pid} on ${API_URL}, Ironic proxy ${proxy.url}`);
+
+    const watches = {
+      worker: new WorkerWatch(workers.map((w) => new ProcWatch('worker', () => readProc(w.pid)).start())),
+      api: new ProcWatch('api', () => readProc(api.pid)).start(),
+    };
+    const cpuNow = cpuReader(tprofile, watches);
+    const mctx: MeasureContext = { phases: ctx.phases, hosts: ctx.hosts, proxy, cpuNow, log };
+
+    const driverOptions = {
+      apiUrl: API_URL,
+      apiToken,
+      temporalAddress,
+      namespace: ctx.namespace,
+      concurrency: opts.concurrency,
+      pollMs: opts.hosts > 300 ? 1000 : 250,
+      redfish: opts.redfish,
+      phaseTimeoutMs: ctx.phaseTimeoutMs,
+    };
+    const driver = opts.driver === 'fleet' ? new FleetDriver(driverOptions) : new MetalflowDriver(driverOptions);
+    metalflow = driver;
+    let idleRssMiB: number | undefined;
+    let idleHosts: number | undefined;
+    let idleCpuShare: CpuByProcess | undefined;
+    const idlePhase: Phase = opts.redfish ? 'available' : 'provisioned';
+    const temporalCpu0 = tprofile.cpuByPart();
+    const mf = await measurePhases(
+      mctx,
+      opts.driver === 'fleet' ? 'metalflow (fleet operations)' : 'metalflow',
+      (p, hs) => driver.runPhase(p, hs),
+      async (p) => {
+        if (p !== idlePhase) return;
+        log(`all hosts idle in ${p === 'available' ? 'available' : 'provisioned'}; sampling worker RSS for ${opts.idleSeconds} s`);
+        let peak = 0;
+        // The driver's looks are the benchmark's, not the fleet's: none while it is at rest.
+        await driver.pauseLooks();
+        const cpu0 = cpuNow();
+        const t0 = Date.now();
+        for (let i = 0; i < opts.idleSeconds; i++) {
+          await sleep(1000);
+          peak = Math.max(peak, watches.worker.rssMiB());
+        }
+        const d = cpuDelta(cpu0, cpuNow());
+        const secs = (Date.now() - t0) / 1000;
+        // What a fleet at rest costs: Ironic's periodic tasks, the dev server, the hosts' power checks.
+        idleCpuShare = { temporal: d.temporal / secs, ironic: d.ironic / secs, worker: d.worker / secs, api: d.api / secs, bench: d.bench / secs };
+        idleRssMiB = peak;
+        idleHosts = opts.hosts;
+        driver.resumeLooks();
+      },
+      (p) => driver.lastReached(p),
+    );
+    await driver.stop();
+    metalflow = undefined;
+    const fleetOperations = driver instanceof FleetDriver ? driver.fleets : undefined;
+    const apiServerErrors = { count: driver.serverErrors.length, byMessage: {} as Record<string, number> };
+    for (const e of driver.serverErrors) {
+      const k = `${e.method} ${e.phase}: ${e.status} ${e.message}`;
+      apiServerErrors.byMessage[k] = (apiServerErrors.byMessage[k] ?? 0) + 1;
+    }
+    const temporalCpu1 = tprofile.cpuByPart();
+    const temporalServer = {
+      ...tprofile.info(),
+      cpuSecondsByPart: Object.fromEntries(Object.entries(temporalCpu1).map(([k, v]) => [k, v - (temporalCpu0[k] ?? 0)])),
+    };
+    log('reading Temporal histories');
+    const temporal = await temporalFigures(temporalAddress, ctx.namespace, driver.calls, opts.hosts);
+    // --fleet: the same lifecycle again, on the same worker and API, with a fleet operation per phase.
+    let fleet: BenchResult['fleet'];
+    if (opts.fleet) {
+      const fleetDriver = new FleetDriver({ ...driverOptions, namespace: ctx.fleetNamespace });
+      metalflow = fleetDriver;
+      const figures = await measurePhases(mctx, 'fleet', (p, hs) => fleetDriver.runPhase(p, hs), undefined, (p) => fleetDriver.lastReached(p));
+      await fleetDriver.stop();
+      metalflow = undefined;
+      log('reading Temporal histories of the fleet run');
+      fleet = { ...figures, operations: fleetDriver.fleets, temporal: await temporalFigures(temporalAddress, ctx.fleetNamespace, fleetDriver.calls, opts.hosts) };
+    }
+    watches.worker.stop();
+    watches.api.stop();
+    const worker = { ...watches.worker.figures(), idleRssMiB, idleHosts, idleState: idlePhase, idleCpuShare };
+    const apiFig = { peakRssMiB: watches.api.peakRssMiB, cpuSeconds: watches.api.last?.cpuSeconds ?? 0 };
+    return {
+      metalflow: { ...mf, temporal, worker, api: apiFig, apiServerErrors, ...(fleetOperations ? { fleetOperations } : {}) },
+      fleet,
+      temporalServer,
+    };
+  } finally {
+    await metalflow?.stop().catch(() => undefined);
+    for (const c of children) await c.stop().catch(() => undefined);
+  }
+}
