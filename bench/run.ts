@@ -92,6 +92,8 @@ async function main(): Promise<void> {
   }
   const opts = parseOptions(process.argv.slice(2), new URL(import.meta.url));
   const runId = randomBytes(3).toString('hex');
+  // The code that runs is the checkout at the start: a commit made while a long run goes on must not be its label.
+  const commit = gitCommit();
   const namespace = `bench-${runId}`;
   const taskQueue = `bench-${runId}`;
   const fleetNamespace = `fleet-${runId}`;
@@ -163,7 +165,7 @@ async function main(): Promise<void> {
     const head = {
       version: 1 as const,
       date: new Date().toISOString(),
-      commit: gitCommit(),
+      commit,
       machine: { cpus: cpus().length, cpuModel, memGiB: Math.round(totalmem() / 2 ** 30), node: process.versions.node, os: `${process.platform} ${process.arch}` },
       options: {
         hosts: opts.hosts,
