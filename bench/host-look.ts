@@ -17,6 +17,7 @@
  * look returns at most that many rows, most looks a handful.
  */
 import type { Client } from '@temporalio/client';
+import { hostListItem } from '../clients/temporal/host-list';
 import { hostWorkflowId } from '../types/host-ref';
 import { SEARCH_ATTRIBUTES } from '../types/search-attributes';
 
@@ -50,8 +51,7 @@ export function addToLook(look: HostLook, workflowId: string, searchAttributes: 
     look.busy.add(name);
     return;
   }
-  const state = searchAttributes?.[SEARCH_ATTRIBUTES.provisioningState.name];
-  look.states.set(name, Array.isArray(state) && typeof state[0] === 'string' ? state[0] : '');
+  look.states.set(name, hostListItem(searchAttributes).provisioningState);
 }
 
 export async function lookAtHosts(client: Client, namespace: string, target: LookTarget, waiting: readonly string[]): Promise<HostLook> {
