@@ -33,20 +33,32 @@ export type HostRun =
   | { kind: 'ended'; status: WorkflowExecutionStatusName; closedAt?: Date };
 
 export async function hostRun(client: Client, ref: HostRef): Promise<HostRun> {
+  return (await markedHostRun(client, ref)).run;
+}
+
+/**
+ * The host's run and a mark that changes whenever its history does (run id,
+ * history length, status): a host workflow's view is derived from its history
+ * alone, so an unchanged mark means an unchanged view. A describe is a read of
+ * the server's mutable state; a query is a workflow task on a worker (a replay
+ * when the host is not cached): watchers describe, and query only on a new mark.
+ */
+export async function markedHostRun(client: Client, ref: HostRef): Promise<{ run: HostRun; mark: string }> {
   try {
     const d = await client.workflow.getHandle(hostWorkflowId(ref)).describe();
+    const mark = `${d.runId}:${d.historyLength}:${d.status.name}`;
     switch (d.status.name) {
       // Describe without a run id reads the newest run: continued-as-new only in a race, the new run runs.
       case 'RUNNING':
       case 'CONTINUED_AS_NEW':
-        return { kind: 'running' };
+        return { run: { kind: 'running' }, mark };
       case 'COMPLETED':
-        return { kind: 'deleted' };
+        return { run: { kind: 'deleted' }, mark };
       default:
-        return { kind: 'ended', status: d.status.name, closedAt: d.closeTime };
+        return { run: { kind: 'ended', status: d.status.name, closedAt: d.closeTime }, mark };
     }
   } catch (err) {
-    if (err instanceof WorkflowNotFoundError) return { kind: 'absent' };
+    if (err instanceof WorkflowNotFoundError) return { run: { kind: 'absent' }, mark: 'absent' };
     throw err;
   }
 }

@@ -11,6 +11,10 @@ import { callApi, serveApi } from '../support/api-client';
 import { IronicProxy, isDeploy } from '../support/ironic-proxy';
 import { IRONIC_URL } from '../support/env';
 import { availableHosts, fleetEnded, peakOverlap, startFleet, waitForFleet } from '../support/fleet-hosts';
+import { Client } from '@temporalio/client';
+import { createFleetActivities } from '../../activities/fleet-activities';
+import { hostWorkflowId } from '../../types/host-ref';
+import { powerRequestsUpdate } from '../../workflows/definitions';
 
 let h: Harness;
 let api: { app: FastifyInstance; base: string };
@@ -59,6 +63,45 @@ describe('fleet operations', { timeout: 600_000 }, () => {
     // The run is visible by its search attributes.
     const listed = await callApi(api.base, 'GET', '/v1/fleet-operations');
     expect(listed.json.items.find((i: { name: string }) => i.name === name)).toMatchObject({ operation: 'reboot', phase: 'completed', succeeded: 5, failed: 0 });
+  });
+
+  it("watches a host by its history's mark: no query while nothing moved, the change seen once it does", async () => {
+    const ns = uniq('fleet');
+    const [ref] = await availableHosts(api.base, h, ns, ['watch-a'], { role: 'watch' });
+    // The fleet activities on a client that counts the queries they send.
+    const client = new Client({ connection: h.client.connection, namespace: h.client.options.namespace });
+    let queries = 0;
+    let describes = 0;
+    const getHandle = client.workflow.getHandle.bind(client.workflow);
+    client.workflow.getHandle = ((...args: Parameters<typeof getHandle>) => {
+      const handle = getHandle(...args);
+      const query = handle.query.bind(handle);
+      const describe = handle.describe.bind(handle);
+      handle.describe = () => {
+        describes += 1;
+        return describe();
+      };
+      handle.query = ((...q: Parameters<typeof query>) => {
+        queries += 1;
+        return query(...q);
+      }) as typeof handle.query;
+      return handle;
+    }) as typeof client.workflow.getHandle;
+    const fleet = createFleetActivities({ client });
+    const call = { ref: ref!, operation: { kind: 'reboot' as const, mode: 'hard' as const }, fleet: uniq('watch'), since: new Date().toISOString() };
+    // A host at rest: 6 looks in 8 s (0.5 s apart, growing 1.5x); a query at the first look only (one more if the
+    // host's own bookkeeping moved its history meanwhile). Before the mark, every look queried.
+    const idle = await fleet.awaitFleetHost({ ...call, windowMs: 8000 });
+    expect(idle).toEqual({ waiting: 'available' });
+    expect(describes).toBeGreaterThanOrEqual(5);
+    expect(queries).toBeGreaterThanOrEqual(1);
+    expect(queries).toBeLessThanOrEqual(2);
+    // A reboot moves the history: the next look queries and finds it done.
+    queries = 0;
+    const watching = fleet.awaitFleetHost({ ...call, windowMs: 60_000 });
+    await h.client.workflow.getHandle(hostWorkflowId(ref!)).executeUpdate(powerRequestsUpdate, { args: [{ reboot: { mode: 'hard' } }] });
+    expect(await watching).toMatchObject({ result: { outcome: 'succeeded' } });
+    expect(queries).toBeGreaterThanOrEqual(2);
   });
 
   it('a dry run reports the selection and changes nothing', async () => {
