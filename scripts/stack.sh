@@ -4,7 +4,11 @@
 # (fake systems). Each service is a background process with a pid file and a
 # log file under the state dir. See scripts/README-stack.md.
 #
-# Usage: scripts/stack.sh start   [temporal|ironic|sushy ...]
+# Usage: scripts/stack.sh start   [temporal|ironic|sushy ...] [--empty-db]
+#                       --empty-db: an Ironic that is not running starts with
+#                       an EMPTY database (a running one is left as it is);
+#                       the test stack's start, so that a local run begins as
+#                       CI's does, without the nodes of earlier runs
 #        scripts/stack.sh stop    [temporal|ironic|sushy ...]
 #        scripts/stack.sh restart [temporal|ironic|sushy ...] [--empty-db]
 #                       --empty-db: Ironic comes back with an EMPTY database
@@ -256,12 +260,17 @@ EOF
 cmd="${1:-}"; shift || true
 case "$cmd" in
   start)
-    select_services "$@"; lock
+    empty_db=0; names=()
+    for a in "$@"; do
+      if [[ "$a" == --empty-db ]]; then empty_db=1; else names+=("$a"); fi
+    done
+    select_services "${names[@]}"; lock
     [[ -x "$VENV/bin/python" ]] || die "python venv $VENV not found; run scripts/install.sh"
     # Check every service that is not running before starting any of them.
     for s in "${SELECTED[@]}"; do
       if [[ -z "$(running_pid "$s")" ]]; then precheck_one "$s"; fi
     done
+    if ((empty_db)) && selected ironic && [[ -z "$(running_pid ironic)" ]]; then empty_ironic_db; fi
     for s in "${SERVICES[@]}"; do
       if selected "$s"; then start_one "$s"; fi
     done

@@ -30,7 +30,7 @@ import { hostViewQuery, requestCleanUpdate, type HostView } from '../../workflow
 import { COMPONENTS } from '../../types/firmware-components';
 import { ANNOTATIONS } from './annotations';
 import { FirmwareComponents, type HostFirmwareComponentsObject } from './firmware-components';
-import { holdForServicing, type HoldDeps } from './firmware-hold';
+import { holdForServicing, SERVICED_READ_MARGIN_MS, type HoldDeps } from './firmware-hold';
 import { Informer, type KubeObject } from './informer';
 import type { BareMetalHost } from './reconciler';
 import { WorkQueue } from './work-queue';
@@ -134,6 +134,7 @@ export class FirmwareSettingsController {
     const hfs = this.informer.cache.get(key) ?? (await this.create(host));
     if (!hfs || NOT_READ_IN.has(host.status?.provisioning?.state ?? '')) return;
     let inventory;
+    const readAt = Date.now();
     try {
       inventory = await readFirmwareInventory(this.deps.client, this.deps.taskQueue, { namespace, name }, { nodeId });
     } catch (err) {
@@ -168,8 +169,12 @@ export class FirmwareSettingsController {
     if (components.step) steps.push(components.step);
     if (evaluation.changeDetected && evaluation.errors.length === 0) steps.push({ name: 'bios', settings: evaluation.changed });
     // A provisioned host holds the change for servicing at its next reboot, as its HostUpdatePolicy allows (firmware-hold.ts).
-    if (host.status?.provisioning?.state === 'provisioned') await holdForServicing(this.holdDeps, hfs, steps, components);
-    else if (steps.length > 0 && (await this.apply(hfs, steps))) await components.handed();
+    if (host.status?.provisioning?.state === 'provisioned') {
+      if ((await holdForServicing(this.holdDeps, hfs, steps, components, readAt)) === 'stale') {
+        this.queue.addAfter(key, SERVICED_READ_MARGIN_MS);
+        return;
+      }
+    } else if (steps.length > 0 && (await this.apply(hfs, steps))) await components.handed();
     // No updates asked (the list emptied): nothing for the hardware, recorded as handed over.
     else if (components.changeDetected && !components.step) await components.handed();
     const pending = evaluation.changeDetected || components.changeDetected;

@@ -46,7 +46,8 @@ afterAll(async () => {
 describe('NodeWatcher on the real Ironic', () => {
   it('wakes only the waiter whose node changed, and reads many nodes with one list per tick', async () => {
     const nodes = await makeNodes(8);
-    const watcher = new NodeWatcher(client, { intervalMs: 100, listThreshold: 4 });
+    // nodesPerGet this high: a list however many nodes the shared Ironic holds.
+    const watcher = new NodeWatcher(client, { intervalMs: 100, listThreshold: 4, nodesPerGet: 1e6 });
     proxy.requests.length = 0;
     const waits = nodes.map((n) => track(watcher.wait(n.uuid, n, 60_000)));
 
@@ -78,6 +79,28 @@ describe('NodeWatcher on the real Ironic', () => {
     const reads = watcher.reads;
     await new Promise((r) => setTimeout(r, 400));
     expect(watcher.reads).toBe(reads);
+  });
+
+  it('reads a few watched nodes among many with a GET each, listing only to count the nodes again', async () => {
+    const nodes = await makeNodes(6);
+    const total = (await direct.listNodeStates(['uuid'])).length;
+    // Six watched among `total`: a list costs Ironic more than six GETs once it counted more than 6 x nodesPerGet nodes.
+    const watcher = new NodeWatcher(client, { intervalMs: 100, listThreshold: 4, nodesPerGet: (total - 1) / 6, recountMs: 1500 });
+    const lists = () => proxy.count((r) => r.method === 'GET' && r.path.startsWith('/v1/nodes?'));
+    const gets = () => proxy.count((r) => r.method === 'GET' && /^\/v1\/nodes\/[^/?]+\?fields=/.test(r.path));
+    proxy.requests.length = 0;
+    const waits = nodes.map((n) => track(watcher.wait(n.uuid, n, 60_000)));
+    // The first read lists (nothing counted yet), the next ones GET each node; after recountMs a list counts again.
+    await waitFor('a second list (the recount)', async () => lists() >= 2, { timeoutMs: 30_000, intervalMs: 50 });
+    const first = proxy.requests.filter((r) => r.method === 'GET').slice(0, 7).map((r) => r.path.split('?')[0]);
+    expect(first).toEqual(['/v1/nodes', ...Array(6).fill(expect.stringMatching(/^\/v1\/nodes\/[^/]+$/))]);
+    expect(new Set(first.slice(1))).toEqual(new Set(nodes.map((n) => `/v1/nodes/${n.uuid}`)));
+    await direct.patchNode(nodes[2]!.uuid, [{ op: 'add', path: '/maintenance', value: true }]);
+    expect(await waits[2]!.done).toBe('changed');
+    expect(waits.filter((w) => w.outcome !== undefined)).toHaveLength(1);
+    watcher.close();
+    await Promise.all(waits.map((w) => w.done));
+    expect(gets()).toBeGreaterThanOrEqual(6);
   });
 
   it('reads a few nodes one by one with limited fields, and ends unchanged waits at their deadline', async () => {

@@ -8,6 +8,9 @@
  * bios), the BIOS read back from Ironic into the HFS status and the HFC's status.updates set.
  */
 import { describe, expect, it } from 'vitest';
+import { holdForServicing } from '../../k8s/controller/firmware-hold';
+import type { ComponentsOutcome } from '../../k8s/controller/firmware-components';
+import type { CleanStep } from '../../types/clean';
 import { hostWorkflowId } from '../../types/host-ref';
 import { hostViewQuery, type HostView } from '../../workflows/definitions';
 import { IRONIC_URL } from '../support/env';
@@ -108,5 +111,18 @@ describe('HostFirmwareSettings / HostFirmwareComponents on a provisioned BareMet
     }, { timeoutMs: 120_000 });
     expect(hfc.status?.updates).toEqual(UPDATES);
     expect(events(name).some((e) => e.reason === 'ServiceSucceeded')).toBe(true);
+
+    // A firmware read begun before that service ended still reports the BIOS as it was (Enabled): the controller
+    // must not hold the serviced change again from it (it did, seldom: the next reboot serviced it a second time).
+    const serviced = (await view(name)).firmwareServiced;
+    expect(serviced).toBeDefined();
+    const logs: string[] = [];
+    const deps = { client: suite.client, log: (m: string) => logs.push(m), event: async () => undefined };
+    const noComponents: ComponentsOutcome = { changeDetected: false, handed: async () => undefined };
+    const fromOldRead: CleanStep[] = [{ name: 'bios', settings: { ProcVirtualization: 'Disabled' } }];
+    const hfsObject = { metadata: { name, namespace: NS } };
+    expect(await holdForServicing(deps, hfsObject, fromOldRead, noComponents, Date.parse(serviced!.at) - 1000)).toBe('stale');
+    expect((await view(name)).firmwareHeld).toBeUndefined();
+    expect(logs.join('\n')).toMatch(/begun before the last service ended/);
   }, 900_000);
 });

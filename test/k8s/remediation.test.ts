@@ -71,6 +71,7 @@ interface Machine {
   systemUUID: string;
   labels: Record<string, string>;
   annotations: Record<string, string>;
+  poweredOn: () => Promise<boolean>;
 }
 
 /** The host's Node as CAPM3 leaves it: labelled metal3.io/uuid with the host's uid, plus the user's labels and annotations. */
@@ -83,6 +84,7 @@ function nodeFor(host: string): Machine {
     systemUUID: randomUUID(),
     labels: { 'metal3.io/uuid': uid, 'node-role.kubernetes.io/worker': '', 'example.com/rack': 'r7' },
     annotations: { 'example.com/owner': 'team-a', 'example.com/note': '{"json":true}' },
+    poweredOn: async () => (await view(host)).status.poweredOn,
   };
   kubeletRegisters(m.node, m, m.labels, m.annotations);
   return m;

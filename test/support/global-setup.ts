@@ -12,8 +12,8 @@ import { WORKFLOW_BUNDLE_OPTIONS } from '../../workers/worker';
 import { holdKubeForRun } from '../k8s/kube-harness';
 import { TEST_ENV, TEST_STATE_DIR, WORKFLOW_BUNDLE_PATH } from './env';
 
-const stack = (command: string): void => {
-  execFileSync('bash', [join(REPO_ROOT, 'scripts', 'stack.sh'), command], {
+const stack = (...args: string[]): void => {
+  execFileSync('bash', [join(REPO_ROOT, 'scripts', 'stack.sh'), ...args], {
     env: { ...process.env, ...TEST_ENV },
     stdio: 'inherit',
   });
@@ -23,7 +23,9 @@ export default async function setup(): Promise<() => void> {
   // Pure unit tests can run without the stack: METALFLOW_TEST_NO_STACK=1 npx vitest run test/unit
   if (process.env.METALFLOW_TEST_NO_STACK === '1') return () => undefined;
   mkdirSync(TEST_STATE_DIR, { recursive: true });
-  stack('start');
+  // An Ironic left stopped by an earlier run starts empty, as CI's does: the nodes of earlier runs would cost
+  // every file's node reads and Ironic's periodic work (a stack kept running with METALFLOW_KEEP_TEST_STACK stays as it is).
+  stack('start', '--empty-db');
   const { code } = await bundleWorkflowCode({ ...WORKFLOW_BUNDLE_OPTIONS, logger: new DefaultLogger('WARN') });
   // Renamed into place: a worker of another run in this checkout may be reading the bundle right now.
   writeFileSync(`${WORKFLOW_BUNDLE_PATH}.${process.pid}`, code);
