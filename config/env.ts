@@ -35,7 +35,7 @@ export interface MetalflowConfig extends TlsConfig {
   /** Kubernetes mode: secrets come from Kubernetes and hosts' status is written back. */
   kubeconfig?: string;
   /** Host workflow options set where workflows are started (API, controller). */
-  hostOptions: { powerCheckSeconds?: number; softPowerOffSeconds?: number; maxHistoryEvents?: number; probeImages?: boolean; cacheImages?: boolean; imageCacheSites?: string[]; maxProvisioningRetries?: number; dhcpLeaseCheckSeconds?: number };
+  hostOptions: { powerCheckSeconds?: number; watchedPowerCheckSeconds?: number; softPowerOffSeconds?: number; maxHistoryEvents?: number; probeImages?: boolean; cacheImages?: boolean; imageCacheSites?: string[]; maxProvisioningRetries?: number; dhcpLeaseCheckSeconds?: number };
   /** Worker capacity; unset fields keep the SDK's defaults. */
   workerTuning: WorkerTuning;
   controller: ControllerConfig;
@@ -47,6 +47,11 @@ export interface MetalflowConfig extends TlsConfig {
   imageCache?: ImageCacheConfig;
   /** Hosts inspecting, provisioning or deprovisioning at once (Metal3's PROVISIONING_LIMIT); 0: no limit. */
   provisioningLimit: number;
+  /**
+   * METALFLOW_POWER_SENTINEL_SECONDS: the worker starts the power sentinel (workflows/power-sentinel.ts),
+   * listing Ironic's nodes this often; 0 or unset: none (opt-in while it is measured).
+   */
+  powerSentinelSeconds: number;
 }
 
 export interface ImageCacheConfig {
@@ -194,6 +199,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): MetalflowConfi
     hostOptions: Object.fromEntries(
       Object.entries({
         powerCheckSeconds: seconds('METALFLOW_POWER_CHECK_SECONDS', env.METALFLOW_POWER_CHECK_SECONDS),
+        // With the power sentinel on, a host on an Ironic node checks only as a backstop (1800 unless set).
+        watchedPowerCheckSeconds:
+          seconds('METALFLOW_WATCHED_POWER_CHECK_SECONDS', env.METALFLOW_WATCHED_POWER_CHECK_SECONDS) ??
+          ((seconds('METALFLOW_POWER_SENTINEL_SECONDS', env.METALFLOW_POWER_SENTINEL_SECONDS) ?? 0) > 0 ? 1800 : undefined),
         // Ironic needs a positive timeout for a soft power off.
         softPowerOffSeconds: seconds('METALFLOW_SOFT_POWER_OFF_SECONDS', env.METALFLOW_SOFT_POWER_OFF_SECONDS, 1),
         maxHistoryEvents: historyEvents(env.METALFLOW_MAX_HISTORY_EVENTS),
@@ -236,6 +245,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): MetalflowConfi
     imageCache: imageCache(env),
     provisioningLimit:
       whole('METALFLOW_PROVISIONING_LIMIT', env.METALFLOW_PROVISIONING_LIMIT, 0, 100_000, 'a whole number of hosts from 0 (no limit) to 100000') ?? DEFAULT_PROVISIONING_LIMIT,
+    powerSentinelSeconds: seconds('METALFLOW_POWER_SENTINEL_SECONDS', env.METALFLOW_POWER_SENTINEL_SECONDS) ?? 0,
   };
 }
 

@@ -13,6 +13,7 @@ import { KubernetesSecretReader } from '../clients/secrets/kube-store';
 import { inClusterSettings, loadKubeConfig } from '../clients/kubernetes/kube-config';
 import { startImageCache } from './image-cache';
 import { createSiteCacheWorker } from './site-cache-worker';
+import { startPowerSentinel } from './power-sentinel-start';
 
 const config = loadConfig();
 if (config.workerMetricsPort !== undefined) {
@@ -72,6 +73,16 @@ const worker = await createWorker(
 console.log(
   `metalflow worker on task queue ${config.taskQueue} at ${config.temporalAddress}${config.temporalTls ? ' (TLS)' : ''}, Ironic ${config.ironicUrl}`,
 );
+if (config.powerSentinelSeconds > 0) {
+  const id = await startPowerSentinel({
+    connection: temporalConnection(config),
+    namespace: config.temporalNamespace,
+    taskQueue: config.taskQueue,
+    intervalSeconds: config.powerSentinelSeconds,
+    dataConverter: metalflowDataConverter(config.payloadKeysFile),
+  });
+  console.log(`[worker] power sentinel ${id}: Ironic's nodes listed every ${config.powerSentinelSeconds} s`);
+}
 // A site's cache worker also takes its site's cache requests (README "Images", the cache per site).
 const site = config.imageCache?.site;
 const siteWorker =

@@ -14,6 +14,7 @@ import type { KubeRest } from '../clients/kubernetes/kube-rest';
 import { createPowerActivities } from '../activities/power-activities';
 import { createFleetActivities } from '../activities/fleet-activities';
 import { createPivotActivities } from '../activities/pivot-activities';
+import { createPowerSentinelActivities } from '../activities/power-sentinel-activities';
 import { createPlaneCheckActivities } from '../activities/plane-check-activities';
 import { createImageActivities } from '../activities/image-activities';
 import { createImageCacheActivities, type ServedImageCache } from '../activities/image-cache-activities';
@@ -108,6 +109,8 @@ export async function createWorker(
       // A pivot reads and writes both planes' API servers (kubeconfigs named in its input) and watches the source host workflows.
       ...createPivotActivities({ rest: deps.kubernetes, secrets: deps.secrets }),
       ...createPlaneCheckActivities({ ironic: deps.ironic }),
+      // The power sentinel's watch of every node's power (workflows/power-sentinel.ts), signalling hosts with the worker's client.
+      ...createPowerSentinelActivities({ ironic: deps.ironic }),
       // Ironic's BIOS settings and firmware components for the controller's HostFirmwareSettings/Components and the API.
       ...createFirmwareInventoryActivities({ ironic: deps.ironic }),
       // Remediations act on the host through its workflow (and its BareMetalHost), on Nodes through the API server.

@@ -2,7 +2,7 @@
  * The host workflow's contract, defined once and imported by the workflow, the
  * API and the tests: its input, the updates it accepts and the query it answers.
  */
-import { defineQuery, defineUpdate } from '@temporalio/workflow';
+import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { HardwareDetails, HostRef, HostSpec, HostStatus, Image, OperationalStatus, ProvisioningState } from '../types/host';
 import type { CleanRequest, FirmwareUpdate } from '../types/clean';
 import type { HostUpdatePolicySpec } from '../types/host-update-policy';
@@ -101,6 +101,13 @@ export interface HostWorkflowOptions {
   maxProvisioningRetries?: number;
   /** How often an idle host with a DHCP reservation reads its lease into status.dhcp (host-dhcp.ts); 60 when unset, 0: never. */
   dhcpLeaseCheckSeconds?: number;
+  /**
+   * The power check's period for a host whose power its Ironic node reports, when the workers'
+   * power sentinel watches Ironic (power-sentinel.ts) and signals a change within its interval:
+   * the periodic check is then only a backstop. Unset: powerCheckSeconds. The direct
+   * provisioner's BMC reads keep powerCheckSeconds.
+   */
+  watchedPowerCheckSeconds?: number;
 }
 
 export const DEFAULT_HOST_OPTIONS: HostWorkflowOptions = {
@@ -164,6 +171,8 @@ export interface HostState {
   inspectionRequested?: boolean;
   /** Reboot and keyed power-off requests (absent in runs started before they existed). */
   power?: PowerRequests;
+  /** The power sentinel saw the node's power change (powerChangedSignal): check it at the next idle pass. */
+  powerCheckAsked?: boolean;
   /** Nothing touches the hardware (no operation, retry or power check) until unpaused. */
   paused?: PauseState;
   /** The API host's `metadata.labels` (fleet operations select by them); absent until some are set. */
@@ -285,6 +294,17 @@ export const setImageUpdate = defineUpdate<ApplySpecResult, [Image | null]>('set
 /** Ask the host to deprovision, power off and leave Ironic; the workflow ends when it is gone. */
 export const deleteHostUpdate = defineUpdate<{ accepted: boolean }, []>('deleteHost');
 export const hostViewQuery = defineQuery<HostView>('host');
+
+/** What the power sentinel saw of the host's Ironic node; the host reads its power itself before it records anything. */
+export interface PowerChanged {
+  /** When the sentinel's list saw it (its clock). */
+  at: string;
+  /** Ironic's power_state before and now; absent `to`: the node is gone. */
+  from: string | null;
+  to?: string | null;
+}
+/** Sent by the power sentinel (workflows/power-sentinel.ts) when the host's node changed power or vanished while steady. */
+export const powerChangedSignal = defineSignal<[PowerChanged]>('powerChanged');
 
 export interface DirectivesResult {
   changed: boolean;

@@ -6,7 +6,7 @@
  * notices and acts.
  */
 import { ApplicationFailure, setHandler } from '@temporalio/workflow';
-import { since, sinceInline } from './versions';
+import { powerSignal, since, sinceInline } from './versions';
 import { formatFieldErrors } from '../types/field-error';
 import type { HostSpec, Image } from '../types/host';
 import { validateHostSpec } from '../types/validate';
@@ -25,6 +25,7 @@ import {
   powerRequestsUpdate,
   setPausedUpdate,
   recordMoveUpdate,
+  powerChangedSignal,
 } from './definitions';
 import { specConflict } from './decide';
 import { applyDirectives, checkRestoredStatus, requestInspection, restoreStatus } from './host-directives';
@@ -99,6 +100,13 @@ export function setHostHandlers(ctx: HostContext): void {
     (image: Image | null) => acceptSpec(withImage(image)),
     { validator: (image: Image | null) => checkSpec(withImage(image)) },
   );
+
+  // The power sentinel saw the node change (power-sentinel.ts): the host reads its power itself when idle (host.ts).
+  // Not a nudge: that would cut an error backoff short or redo an image check. A run of an older era
+  // never acted on the signal (versions.ts): there nothing changes.
+  setHandler(powerChangedSignal, () => {
+    if (powerSignal()) s.powerCheckAsked = true;
+  });
 
   setHandler(applyDirectivesUpdate, (d) => {
     const { result, events } = applyDirectives(s, d);

@@ -62,6 +62,16 @@ async function checkPower(ctx: HostContext): Promise<void> {
   await ctx.sync({ type: 'Warning', reason: 'PowerStateMismatch', message });
 }
 
+/**
+ * A check asked by the power sentinel's signal: a local activity first (the idle
+ * wait's fence, idle-wait.ts), so whatever the signal's task brings is ordered
+ * the same live and on replay.
+ */
+async function checkPowerNow(ctx: HostContext): Promise<void> {
+  if (!powerCheckIsLocal(ctx.s)) await idleFence();
+  await checkPower(ctx);
+}
+
 /** From now on: has anything arrived that may change the decision (a spec, a delete, a power request, a directive)? */
 function changeSeen(ctx: HostContext): () => boolean {
   const { s } = ctx;
@@ -195,9 +205,18 @@ export async function hostWorkflow(input: HostWorkflowInput): Promise<HostView> 
     }
     // Idle: the only time it is safe to hand our state to a fresh run.
     if (historyTooLong()) await continueAsNewWithState();
-    const changed = changeSeen(ctx);
-    const woken = () => changed() || historyTooLong();
     const checkMs = powerCheckDelayMs(s);
+    if (s.powerCheckAsked) {
+      // The power sentinel saw the node change (patch power-signal; only set in that era).
+      s.powerCheckAsked = false;
+      if (checkMs !== undefined) {
+        await checkPowerNow(ctx);
+        continue;
+      }
+    }
+    const seen = changeSeen(ctx);
+    const changed = () => seen() || s.powerCheckAsked === true;
+    const woken = () => changed() || historyTooLong();
     if (idleByFire()) {
       // The first lease read is due as soon as the reservation is written; later ones follow the fires.
       if (leaseCheckDelayMs(s) !== undefined && !s.dhcp?.leaseCheckedAt) await readLease(ctx);

@@ -18,3 +18,4 @@ export { pivotWorkflow } from './pivot';
 export { planeCheckWorkflow } from './plane-check';
 export { ipPoolWorkflow } from './ippool';
 export { firmwareInventoryWorkflow } from './firmware-inventory';
+export { powerSentinelWorkflow } from './power-sentinel';

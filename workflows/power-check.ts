@@ -9,7 +9,7 @@
  * session can take longer than a workflow task may stay open.
  */
 import { log, proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
-import { since } from './versions';
+import { powerSignal, since } from './versions';
 import { parseBmcAddress } from '../types/bmc';
 import type { PowerActivities } from '../activities/power-activities';
 import type { BmcActivities } from '../activities/bmc-activities';
@@ -48,7 +48,11 @@ export function powerCheckDelayMs(s: HostState): number | undefined {
     // A fake:// BMC exists only inside Ironic's fake-hardware driver: nothing to ask.
     const bmc = parseBmcAddress(s.spec.bmc!.address);
     if (!bmc.ok || bmc.value.type === 'fake') return undefined;
+    return seconds * 1000;
   }
+  // Ironic's node: the power sentinel signals its changes (patch power-signal); the check is a backstop.
+  const watched = s.options.watchedPowerCheckSeconds;
+  if (watched !== undefined && watched > 0 && powerSignal()) return watched * 1000;
   return seconds * 1000;
 }
 

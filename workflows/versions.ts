@@ -6,6 +6,12 @@
  * that recorded the era's marker was written by code that had all of them.
  *
  * Eras, newest first:
+ * - `power-signal` (asked before fire-fence and implying it, so a new run pays
+ *   for no more markers than before): the host takes the power sentinel's
+ *   `powerChanged` signal as a reason to check its power at the next idle pass,
+ *   and a host on an Ironic node checks every `watchedPowerCheckSeconds`
+ *   (power-check.ts). A run of an older era ignores the signal (its history
+ *   could hold one that its code never acted on).
  * - `fire-fence` (asked before counted-history and implying it): after its
  *   timer fires, the idle wait first runs a local activity and starts the next
  *   period's timer only after the checks (idle-wait.ts); its count of history
@@ -42,6 +48,7 @@ let fewerEventsEra = false;
 let idleByFireEra = false;
 let countedHistoryEra = false;
 let fireFenceEra = false;
+let powerSignalEra = false;
 
 /** A patch's marker and its TemporalChangeVersion search attribute. */
 const PATCH_EVENTS = 2;
@@ -54,7 +61,8 @@ const PATCH_EVENTS = 2;
 export function startHostRun(): void {
   fewerEventsEra = patched('fewer-events');
   inlineEra = fewerEventsEra || patched('operations-inline');
-  fireFenceEra = patched('fire-fence');
+  powerSignalEra = patched('power-signal');
+  fireFenceEra = powerSignalEra || patched('fire-fence');
   if (fireFenceEra) countTimersOnFire();
   countedHistoryEra = fireFenceEra || patched('counted-history');
   // Counted only in the era that reads the count (the eras it implies add no marker of their own).
@@ -64,6 +72,9 @@ export function startHostRun(): void {
 
 /** The run hands over by its own count of history events (patch counted-history, history-count.ts). */
 export const countedHistory = (): boolean => countedHistoryEra;
+
+/** The host acts on the power sentinel's signal and checks a watched node's power less often (patch power-signal). */
+export const powerSignal = (): boolean => powerSignalEra;
 
 /** After a fire the idle wait fences with a local activity and starts its next timer last (patch fire-fence, idle-wait.ts). */
 export const fireFence = (): boolean => fireFenceEra;

@@ -1,0 +1,98 @@
+/**
+ * The power sentinel (workflows/power-sentinel.ts) on the real stack: hosts
+ * whose own power check would come only in an hour (watchedPowerCheckSeconds
+ * 3600), their Ironic nodes powered off behind their backs. The host the
+ * sentinel watches (its namespace) notices within seconds through the
+ * `powerChanged` signal, records the mismatch and powers on again; the one
+ * outside its namespace, powered off at the same time, has noticed nothing.
+ * The host's history replays with today's code; cancelling the sentinel ends
+ * it cancelled, never failed.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { defaultPayloadConverter } from '@temporalio/common';
+import { Worker } from '@temporalio/worker';
+import { IronicClient } from '../../clients/ironic/client';
+import type { HostRef } from '../../types/host';
+import { hostWorkflowId } from '../../types/host-ref';
+import { hostViewQuery, type HostView } from '../../workflows/definitions';
+import { powerSentinelWorkflowId, type powerSentinelWorkflow } from '../../workflows/power-sentinel';
+import type { WatchPowerResult } from '../../activities/power-sentinel-activities';
+import { FAST_HOST_OPTIONS, randomMac, startHarness, uniq, waitFor, type Harness } from '../support/harness';
+import { IRONIC_URL, WORKFLOW_BUNDLE_PATH } from '../support/env';
+
+const WATCHED = uniq('sentinel');
+const OTHER = uniq('unwatched');
+let h: Harness;
+const ironic = new IronicClient({ url: IRONIC_URL });
+
+beforeAll(async () => {
+  h = await startHarness({ hostOptions: { ...FAST_HOST_OPTIONS, powerCheckSeconds: 3600, watchedPowerCheckSeconds: 3600 } });
+}, 120_000);
+afterAll(async () => {
+  await h?.close();
+});
+
+const view = (ref: HostRef): Promise<HostView> => h.client.workflow.getHandle(hostWorkflowId(ref)).query(hostViewQuery);
+
+async function availableHost(namespace: string): Promise<{ ref: HostRef; nodeId: string }> {
+  const ref = { namespace, name: 'pw' };
+  await h.hosts.put(ref, {
+    spec: { bmc: { address: `fake://${namespace}`, credentialsName: 'pw-bmc' }, bootMACAddress: randomMac(), online: true, inspectionMode: 'disabled', automatedCleaningMode: 'disabled' },
+    credentials: { username: 'admin', password: 'pw' },
+  });
+  const v = await waitFor(`${namespace} available and on`, async () => {
+    const x = await view(ref);
+    return x.status.provisioning.state === 'available' && x.status.poweredOn && !x.currentOperation ? x : undefined;
+  }, { timeoutMs: 180_000 });
+  return { ref, nodeId: v.status.provisioning.ID };
+}
+
+describe('the power sentinel', { timeout: 300_000 }, () => {
+  it('tells a watched host its node was powered off behind its back; the host checks, records and powers on', async () => {
+    const [watched, other] = await Promise.all([availableHost(WATCHED), availableHost(OTHER)]);
+    const sentinel = await h.client.workflow.start<typeof powerSentinelWorkflow>('powerSentinelWorkflow', {
+      workflowId: powerSentinelWorkflowId(`${h.taskQueue}-${WATCHED}`),
+      taskQueue: h.taskQueue,
+      args: [{ intervalSeconds: 1, watchSeconds: 120, namespace: WATCHED }],
+    });
+    // Its first list is the baseline: a change is one between two lists.
+    await waitFor('the sentinel listed Ironic', async () => {
+      const d = await sentinel.describe();
+      const payload = d.raw.pendingActivities?.[0]?.heartbeatDetails?.payloads?.[0];
+      return payload && defaultPayloadConverter.fromPayload<WatchPowerResult>(payload).lists >= 1 ? true : undefined;
+    });
+    await Promise.all([ironic.setPowerState(watched.nodeId, 'power off'), ironic.setPowerState(other.nodeId, 'power off')]);
+
+    const fixed = await waitFor('the watched host found off and powered on again', async () => {
+      const v = await view(watched.ref);
+      return v.power.lastMismatch && v.status.poweredOn && !v.currentOperation ? v : undefined;
+    }, { timeoutMs: 60_000 });
+    expect(fixed.power.lastMismatch).toMatchObject({ observedOn: false, recordedOn: true });
+    expect((await ironic.getNode(watched.nodeId))?.power_state).toBe('power on');
+    // Outside the sentinel's namespace: still believed on, its check an hour away.
+    const unwatched = await view(other.ref);
+    expect(unwatched.power.lastMismatch).toBeUndefined();
+    expect(unwatched.status.poweredOn).toBe(true);
+
+    const handle = h.client.workflow.getHandle(hostWorkflowId(watched.ref));
+    const history = await handle.fetchHistory();
+    const signals = (history.events ?? []).filter((e) => e.workflowExecutionSignaledEventAttributes?.signalName === 'powerChanged');
+    expect(signals.length).toBeGreaterThanOrEqual(1);
+    // The run is of the power-signal era (versions.ts): its patch marker, read from the payload.
+    const patches = (history.events ?? [])
+      .map((e) => e.markerRecordedEventAttributes)
+      .filter((m) => m?.markerName === 'core_patch')
+      .map((m) => defaultPayloadConverter.fromPayload<{ id: string }>(m!.details!['patch_data']!.payloads![0]!).id);
+    expect(patches).toContain('power-signal');
+    expect(patches).not.toContain('fire-fence');
+    await expect(Worker.runReplayHistory({ workflowBundle: { codePath: WORKFLOW_BUNDLE_PATH }, replayName: 'sentinel-host' }, history)).resolves.toBeUndefined();
+
+    await sentinel.cancel();
+    const closed = await waitFor('the sentinel closed', async () => {
+      const d = await sentinel.describe();
+      return d.status.name === 'RUNNING' ? undefined : d.status.name;
+    });
+    expect(closed).toBe('CANCELLED');
+    await ironic.setPowerState(other.nodeId, 'power on');
+  });
+});
