@@ -23,6 +23,7 @@ import { registerUpdatePolicyRoutes } from './update-policy-routes';
 import { IpPools } from '../clients/temporal/ip-pools';
 import { validateRemediationRequest } from '../types/remediation';
 import { ApiError, busyError, type HostService } from './host-service';
+import { grpcStatus } from './temporal-errors';
 import { CleanBodySchema, DetachBodySchema, RaidBodySchema, HostInputSchema, HostParamsSchema, ImageBodySchema, ListQuerySchema, PauseBodySchema, PowerOffParamsSchema, RebootBodySchema, RebootHeadersSchema } from './schemas';
 import { canView, installGuard } from './auth/guard';
 import type { AuthOptions } from './auth/options';
@@ -105,7 +106,8 @@ export async function buildServer(hosts: HostService, opts: { logger?: boolean; 
       return reply.status(err.statusCode).send({ error, message: `body: ${bodyReason}`, fields: [{ field: 'body', reason: bodyReason }] });
     }
     const status = 'statusCode' in err && typeof err.statusCode === 'number' ? err.statusCode : 500;
-    if (status >= 500) app.log.error({ err: { message: err.message, name: err.name } }, 'request failed');
+    // The gRPC status under a Temporal error says which failure it was (its details name no payload).
+    if (status >= 500) app.log.error({ err: { message: err.message, name: err.name, grpc: grpcStatus(err) } }, 'request failed');
     return reply.status(status).send({ error: status >= 500 ? 'Internal' : 'BadRequest', message: err.message, fields: [] });
   });
 

@@ -6,7 +6,12 @@
  * workflow (its workflow task failed or timed out, or the registry was
  * cleared) and, once its own retries run out, answer UNAVAILABLE; the
  * update's docs say the caller should send it again. A server that is down
- * or shedding load answers the same way. Nothing was applied in those
+ * or shedding load answers the same way. An update the workflow had already
+ * received when its workflow task failed (a task that timed out under load,
+ * its completion refused) is aborted with FAILED_PRECONDITION "workflow task
+ * failure" (the server's WorkflowNotReady; it does not retry it itself, the
+ * task's effects were dropped): seen at 1,000 hosts on PostgreSQL, where it
+ * failed a benchmark's deprovision with a 500. Nothing was applied in those
  * cases. A call that timed out is different: the server may still apply it,
  * so the caller is told the outcome is unknown and that repeating the same
  * request is safe (every host change is a whole desired state, so applying
@@ -28,14 +33,20 @@ const CODE_NAMES: Record<number, string> = { 1: 'CANCELLED', 4: 'DEADLINE_EXCEED
 /** The codes under which the server did not apply the request. */
 const NOT_APPLIED = new Set<number>([14, 8, 10]);
 const OUTCOME_UNKNOWN = new Set<number>([4, 1]);
+const FAILED_PRECONDITION = 9;
+/** The server's WorkflowNotReady for an update whose workflow task failed (service/history/workflow/update). */
+const TASK_FAILED = /workflow task failure/i;
 
-function grpcCode(err: unknown): number | undefined {
+/** The gRPC status code and details under `err` (the SDK wraps the status in `cause`), for classification and logs. */
+export function grpcStatus(err: unknown): { code: number; details?: string } | undefined {
   for (let e: unknown = err, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
-    const code = (e as { code?: unknown }).code;
-    if (typeof code === 'number') return code;
+    const { code, details } = e as { code?: unknown; details?: unknown };
+    if (typeof code === 'number') return { code, ...(typeof details === 'string' ? { details } : {}) };
   }
   return undefined;
 }
+
+const grpcCode = (err: unknown): number | undefined => grpcStatus(err)?.code;
 
 /** Classifies `err` when it is a transient Temporal failure; undefined for everything else. */
 export function temporalBusy(err: unknown): TemporalBusy | undefined {
@@ -48,11 +59,14 @@ export function temporalBusy(err: unknown): TemporalBusy | undefined {
       message: 'Temporal did not answer in time; the change may or may not have been applied. Repeat the same request: it is safe to apply twice',
     };
   }
-  if (code !== undefined && NOT_APPLIED.has(code)) {
+  const taskFailed = code === FAILED_PRECONDITION && TASK_FAILED.test(grpcStatus(err)?.details ?? err.message);
+  if (code !== undefined && (NOT_APPLIED.has(code) || taskFailed)) {
     return {
       nothingApplied: true,
       retryAfterSeconds: RETRY_AFTER_SECONDS,
-      message: `Temporal is busy or unreachable (${CODE_NAMES[code]}: ${err.message}); nothing was changed. Retry the request`,
+      message: taskFailed
+        ? `the host's workflow task failed while it took the change (Temporal under load: ${grpcStatus(err)?.details ?? err.message}); nothing was changed. Retry the request`
+        : `Temporal is busy or unreachable (${CODE_NAMES[code]}: ${err.message}); nothing was changed. Retry the request`,
     };
   }
   return undefined;

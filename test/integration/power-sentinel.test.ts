@@ -20,8 +20,6 @@ import type { WatchPowerResult } from '../../activities/power-sentinel-activitie
 import { FAST_HOST_OPTIONS, randomMac, startHarness, uniq, waitFor, type Harness } from '../support/harness';
 import { IRONIC_URL, WORKFLOW_BUNDLE_PATH } from '../support/env';
 
-const WATCHED = uniq('sentinel');
-const OTHER = uniq('unwatched');
 let h: Harness;
 const ironic = new IronicClient({ url: IRONIC_URL });
 
@@ -49,9 +47,11 @@ async function availableHost(namespace: string): Promise<{ ref: HostRef; nodeId:
 
 describe('the power sentinel', { timeout: 300_000 }, () => {
   it('tells a watched host its node was powered off behind its back; the host checks, records and powers on', async () => {
-    const [watched, other] = await Promise.all([availableHost(WATCHED), availableHost(OTHER)]);
+    // Namespaces of this attempt's own (a retry must not find the first attempt's hosts).
+    const WATCHED = uniq('sentinel');
+    const [watched, other] = await Promise.all([availableHost(WATCHED), availableHost(uniq('unwatched'))]);
     const sentinel = await h.client.workflow.start<typeof powerSentinelWorkflow>('powerSentinelWorkflow', {
-      workflowId: powerSentinelWorkflowId(`${h.taskQueue}-${WATCHED}`),
+      workflowId: powerSentinelWorkflowId(uniq(`${h.taskQueue}-${WATCHED}`)),
       taskQueue: h.taskQueue,
       args: [{ intervalSeconds: 1, watchSeconds: 120, namespace: WATCHED }],
     });
@@ -82,7 +82,7 @@ describe('the power sentinel', { timeout: 300_000 }, () => {
     const patches = (history.events ?? [])
       .map((e) => e.markerRecordedEventAttributes)
       .filter((m) => m?.markerName === 'core_patch')
-      .map((m) => defaultPayloadConverter.fromPayload<{ id: string }>(m!.details!['patch_data']!.payloads![0]!).id);
+      .map((m) => defaultPayloadConverter.fromPayload<{ id: string }>(m!.details!['patch-data']!.payloads![0]!).id);
     expect(patches).toContain('power-signal');
     expect(patches).not.toContain('fire-fence');
     await expect(Worker.runReplayHistory({ workflowBundle: { codePath: WORKFLOW_BUNDLE_PATH }, replayName: 'sentinel-host' }, history)).resolves.toBeUndefined();

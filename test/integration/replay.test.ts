@@ -43,6 +43,8 @@ describe('replay of recorded histories', () => {
       'host-failure-continue-as-new-fire-fence-run2',
       // Idle timers cancelled by reboots until the count hands over (record-cancelled-timer-histories.ts -fire-fence).
       'host-cancelled-timers-fire-fence-run1',
+      // A host told by the power sentinel's signal that its node changed power (patch power-signal; record-power-signal-histories.ts).
+      'host-power-signal',
     ]) {
       expect(files).toContain(`${f}.json`);
     }
