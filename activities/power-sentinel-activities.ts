@@ -17,7 +17,7 @@ import type { IronicClient } from '../clients/ironic/client';
 import { hostWorkflowId } from '../types/host-ref';
 import { powerChangedSignal } from '../workflows/definitions';
 import { heartbeat, pause } from './activity-context';
-import { powerChanges, SENTINEL_FIELDS, type SentinelNode } from './power-sentinel-changes';
+import { NOTHING_SEEN, powerChanges, SENTINEL_FIELDS, type SentinelNode } from './power-sentinel-changes';
 
 export interface WatchPowerInput {
   intervalSeconds: number;
@@ -39,7 +39,7 @@ export function createPowerSentinelActivities(deps: { ironic: IronicClient; clie
       const client = deps.client ?? Context.current().client;
       const until = Date.now() + input.watchSeconds * 1000;
       const result: WatchPowerResult = { lists: 0, failedLists: 0, signalled: 0 };
-      let before: Map<string, SentinelNode> | undefined;
+      let seen = NOTHING_SEEN;
       for (;;) {
         let now: Map<string, SentinelNode> | undefined;
         try {
@@ -50,8 +50,10 @@ export function createPowerSentinelActivities(deps: { ironic: IronicClient; clie
           result.failedLists += 1;
           log.warn('power sentinel: Ironic list failed', { error: err instanceof Error ? err.message : String(err) });
         }
-        if (now && before) {
-          for (const change of powerChanges(before, now)) {
+        if (now) {
+          const decided = powerChanges(seen, now);
+          seen = decided.seen;
+          for (const change of decided.changes) {
             if (input.namespace !== undefined && change.ref.namespace !== input.namespace) continue;
             try {
               await client.workflow.getHandle(hostWorkflowId(change.ref)).signal(powerChangedSignal, { at: new Date().toISOString(), from: change.from, ...(change.to !== undefined ? { to: change.to } : {}) });
@@ -62,7 +64,6 @@ export function createPowerSentinelActivities(deps: { ironic: IronicClient; clie
             }
           }
         }
-        if (now) before = now;
         heartbeat(result);
         if (Date.now() + input.intervalSeconds * 1000 > until) return result;
         await pause(input.intervalSeconds * 1000);

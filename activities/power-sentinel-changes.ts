@@ -1,10 +1,14 @@
 /**
- * What the power sentinel signals, decided from two consecutive lists of
- * Ironic's nodes: a metalflow host's node that was steady in both (same
- * provision state, one of the steady ones, no power change under way) and
- * whose power_state differs, or that was steady and is gone. A node moving
- * between provision states is in an operation of its host, which reads power
- * itself at its end; so is a node with a target_power_state.
+ * What the power sentinel signals, decided from each list of Ironic's nodes
+ * against what it saw before: a metalflow host's node that is steady (one of
+ * the resting provision states, no power change under way) with another
+ * power_state than when last seen steady in the same provision state, or that
+ * was steady in the last list and is gone. A node seen moving between
+ * provision states is in an operation of its host, which reads power itself at
+ * its end. Compared with the last *steady* sight, not the last list: a list
+ * taken while Ironic applies a power change shows it with a
+ * target_power_state, and comparing list to list then missed the change
+ * (under load, when Ironic is slow to apply it).
  */
 import type { HostRef } from '../types/host';
 import type { IronicNode } from '../clients/ironic/types';
@@ -35,18 +39,30 @@ export function ownerOf(node: Pick<IronicNode, 'extra'>): HostRef | undefined {
 
 const steady = (n: SentinelNode): boolean => STEADY.has(n.provision_state ?? '') && !n.target_power_state;
 
-export function powerChanges(before: ReadonlyMap<string, SentinelNode>, now: ReadonlyMap<string, SentinelNode>): PowerChange[] {
-  const out: PowerChange[] = [];
-  for (const [id, was] of before) {
+/** What the sentinel remembers between lists: the last list, and each node's last steady sight. */
+export interface Seen {
+  last: ReadonlyMap<string, SentinelNode>;
+  steady: ReadonlyMap<string, SentinelNode>;
+}
+
+export const NOTHING_SEEN: Seen = { last: new Map(), steady: new Map() };
+
+export function powerChanges(seen: Seen, now: ReadonlyMap<string, SentinelNode>): { changes: PowerChange[]; seen: Seen } {
+  const changes: PowerChange[] = [];
+  const steadyNow = new Map(seen.steady);
+  for (const [id, was] of seen.last) {
+    if (now.has(id)) continue;
+    steadyNow.delete(id);
     const ref = ownerOf(was);
-    if (!ref || !steady(was)) continue;
-    const is = now.get(id);
-    if (!is) {
-      out.push({ ref, nodeId: id, from: was.power_state ?? null });
-      continue;
-    }
-    if (!steady(is) || is.provision_state !== was.provision_state) continue;
-    if ((is.power_state ?? null) !== (was.power_state ?? null)) out.push({ ref, nodeId: id, from: was.power_state ?? null, to: is.power_state ?? null });
+    if (ref && steady(was)) changes.push({ ref, nodeId: id, from: was.power_state ?? null });
   }
-  return out;
+  for (const [id, is] of now) {
+    if (!steady(is)) continue;
+    const base = seen.steady.get(id);
+    steadyNow.set(id, is);
+    const ref = ownerOf(is);
+    if (!ref || !base || base.provision_state !== is.provision_state) continue;
+    if ((is.power_state ?? null) !== (base.power_state ?? null)) changes.push({ ref, nodeId: id, from: base.power_state ?? null, to: is.power_state ?? null });
+  }
+  return { changes, seen: { last: now, steady: steadyNow } };
 }
