@@ -46,12 +46,11 @@ export function grpcStatus(err: unknown): { code: number; details?: string } | u
   return undefined;
 }
 
-const grpcCode = (err: unknown): number | undefined => grpcStatus(err)?.code;
-
 /** Classifies `err` when it is a transient Temporal failure; undefined for everything else. */
 export function temporalBusy(err: unknown): TemporalBusy | undefined {
   if (!(err instanceof ServiceError || err instanceof WorkflowUpdateRPCTimeoutOrCancelledError)) return undefined;
-  const code = grpcCode(err);
+  const status = grpcStatus(err);
+  const code = status?.code;
   if (err instanceof WorkflowUpdateRPCTimeoutOrCancelledError || (code !== undefined && OUTCOME_UNKNOWN.has(code))) {
     return {
       nothingApplied: false,
@@ -59,13 +58,13 @@ export function temporalBusy(err: unknown): TemporalBusy | undefined {
       message: 'Temporal did not answer in time; the change may or may not have been applied. Repeat the same request: it is safe to apply twice',
     };
   }
-  const taskFailed = code === FAILED_PRECONDITION && TASK_FAILED.test(grpcStatus(err)?.details ?? err.message);
+  const taskFailed = code === FAILED_PRECONDITION && TASK_FAILED.test(status?.details ?? err.message);
   if (code !== undefined && (NOT_APPLIED.has(code) || taskFailed)) {
     return {
       nothingApplied: true,
       retryAfterSeconds: RETRY_AFTER_SECONDS,
       message: taskFailed
-        ? `the host's workflow task failed while it took the change (Temporal under load: ${grpcStatus(err)?.details ?? err.message}); nothing was changed. Retry the request`
+        ? `the host's workflow task failed while it took the change (Temporal under load: ${status?.details ?? err.message}); nothing was changed. Retry the request`
         : `Temporal is busy or unreachable (${CODE_NAMES[code]}: ${err.message}); nothing was changed. Retry the request`,
     };
   }

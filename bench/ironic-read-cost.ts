@@ -7,6 +7,9 @@
  *
  *   node --import tsx bench/ironic-read-cost.ts --url http://127.0.0.1:6385 --pid <ironic pid> [--nodes 500] [--gets 300] [--lists 20]
  *
+ * `--pid`: the pid scripts/stack.sh recorded (run/ironic.pid); it starts Ironic in a session of its own, so that pid
+ * is also the process group whose CPU is summed (Ironic forks a worker).
+ *
  * Creates fake-hardware nodes (named `readcost-…`) until Ironic has `--nodes`,
  * deletes them at the end. CPU is read from /proc for Ironic's process group,
  * less what the same process spent per second while nobody asked (its periodic
@@ -28,8 +31,7 @@ const { values } = parseArgs({
   },
 });
 if (!values.url || !values.pid) throw new Error('--url and --pid (Ironic) are required');
-const pid = Number(values.pid);
-const pgid = Number(/\) \S+ \d+ (\d+)/.exec(await import('node:fs').then((fs) => fs.readFileSync(`/proc/${pid}/stat`, 'utf8')))?.[1]);
+const pgid = Number(values.pid);
 const cpu = (): number => readProcGroup(pgid)?.cpuSeconds ?? NaN;
 const ironic = new IronicClient({ url: values.url });
 const fields = [...WATCHED_FIELDS];

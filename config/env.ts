@@ -173,6 +173,7 @@ const port = (name: string, value: string | undefined, fallback: number): number
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): MetalflowConfig {
   const stateDir = env.METALFLOW_STATE_DIR ?? join(REPO_ROOT, '.state', 'stack');
+  const powerSentinelSeconds = seconds('METALFLOW_POWER_SENTINEL_SECONDS', env.METALFLOW_POWER_SENTINEL_SECONDS) ?? 0;
   const inspection = env.METALFLOW_INSPECTION ?? 'out-of-band';
   if (inspection !== 'agent' && inspection !== 'out-of-band') {
     throw new Error(`METALFLOW_INSPECTION must be "agent" or "out-of-band", got "${inspection}"`);
@@ -201,8 +202,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): MetalflowConfi
         powerCheckSeconds: seconds('METALFLOW_POWER_CHECK_SECONDS', env.METALFLOW_POWER_CHECK_SECONDS),
         // With the power sentinel on, a host on an Ironic node checks only as a backstop (1800 unless set).
         watchedPowerCheckSeconds:
-          seconds('METALFLOW_WATCHED_POWER_CHECK_SECONDS', env.METALFLOW_WATCHED_POWER_CHECK_SECONDS) ??
-          ((seconds('METALFLOW_POWER_SENTINEL_SECONDS', env.METALFLOW_POWER_SENTINEL_SECONDS) ?? 0) > 0 ? 1800 : undefined),
+          seconds('METALFLOW_WATCHED_POWER_CHECK_SECONDS', env.METALFLOW_WATCHED_POWER_CHECK_SECONDS) ?? (powerSentinelSeconds > 0 ? 1800 : undefined),
         // Ironic needs a positive timeout for a soft power off.
         softPowerOffSeconds: seconds('METALFLOW_SOFT_POWER_OFF_SECONDS', env.METALFLOW_SOFT_POWER_OFF_SECONDS, 1),
         maxHistoryEvents: historyEvents(env.METALFLOW_MAX_HISTORY_EVENTS),
@@ -245,7 +245,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): MetalflowConfi
     imageCache: imageCache(env),
     provisioningLimit:
       whole('METALFLOW_PROVISIONING_LIMIT', env.METALFLOW_PROVISIONING_LIMIT, 0, 100_000, 'a whole number of hosts from 0 (no limit) to 100000') ?? DEFAULT_PROVISIONING_LIMIT,
-    powerSentinelSeconds: seconds('METALFLOW_POWER_SENTINEL_SECONDS', env.METALFLOW_POWER_SENTINEL_SECONDS) ?? 0,
+    powerSentinelSeconds,
   };
 }
 

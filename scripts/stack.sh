@@ -154,6 +154,15 @@ empty_ironic_db() {
   log "ironic: database emptied ($db removed); nodes are gone"
 }
 
+# start/restart arguments: service names into `names`, --empty-db into `empty_db`.
+split_empty_db() {
+  empty_db=0; names=()
+  local a
+  for a in "$@"; do
+    if [[ "$a" == --empty-db ]]; then empty_db=1; else names+=("$a"); fi
+  done
+}
+
 # Binaries present and ports free for a service that is not running yet.
 precheck_one() {
   case "$1" in
@@ -260,10 +269,7 @@ EOF
 cmd="${1:-}"; shift || true
 case "$cmd" in
   start)
-    empty_db=0; names=()
-    for a in "$@"; do
-      if [[ "$a" == --empty-db ]]; then empty_db=1; else names+=("$a"); fi
-    done
+    split_empty_db "$@"
     select_services "${names[@]}"; lock
     [[ -x "$VENV/bin/python" ]] || die "python venv $VENV not found; run scripts/install.sh"
     # Check every service that is not running before starting any of them.
@@ -279,10 +285,7 @@ case "$cmd" in
     select_services "$@"; lock
     stop_selected ;;
   restart)
-    empty_db=0; names=()
-    for a in "$@"; do
-      if [[ "$a" == --empty-db ]]; then empty_db=1; else names+=("$a"); fi
-    done
+    split_empty_db "$@"
     select_services "${names[@]}"; lock
     [[ -x "$VENV/bin/python" ]] || die "python venv $VENV not found; run scripts/install.sh"
     if ((empty_db)) && ! selected ironic; then
