@@ -23,6 +23,10 @@ const local = proxyLocalActivities<PowerActivities>({
   // task's 10 s timeout, so a slow Ironic or BMC fails the check, not the task
   // (at 1,000 hosts, 30 s reads timed tasks out and updates sent then failed).
   startToCloseTimeout: '4 seconds',
+  // Also bounds the wait for one of the worker's local-activity slots and the
+  // backoff: at 1,000 hosts on a saturated machine, reads queued behind a slow
+  // Ironic kept tasks open past their timeout ("Workflow task not found").
+  scheduleToCloseTimeout: '8 seconds',
   // A BMC that does not answer is tried again at the next check, not hammered now.
   retry: { initialInterval: '1 second', maximumAttempts: 2 },
 });
