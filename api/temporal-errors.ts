@@ -11,7 +11,8 @@
  * its completion refused) is aborted with FAILED_PRECONDITION "workflow task
  * failure" (the server's WorkflowNotReady; it does not retry it itself, the
  * task's effects were dropped): seen at 1,000 hosts on PostgreSQL, where it
- * failed a benchmark's deprovision with a 500. Nothing was applied in those
+ * failed a benchmark's deprovision with a 500; and while that task is retried
+ * the server refuses updates at once ("Workflow Task in failed state"). Nothing was applied in those
  * cases. A call that timed out is different: the server may still apply it,
  * so the caller is told the outcome is unknown and that repeating the same
  * request is safe (every host change is a whole desired state, so applying
@@ -34,8 +35,13 @@ const CODE_NAMES: Record<number, string> = { 1: 'CANCELLED', 4: 'DEADLINE_EXCEED
 const NOT_APPLIED = new Set<number>([14, 8, 10]);
 const OUTCOME_UNKNOWN = new Set<number>([4, 1]);
 const FAILED_PRECONDITION = 9;
-/** The server's WorkflowNotReady for an update whose workflow task failed (service/history/workflow/update). */
-const TASK_FAILED = /workflow task failure/i;
+/**
+ * The server's WorkflowNotReady for an update (or query) whose workflow task failed: one handed to the task that
+ * then failed ("unexpected workflow task failure"), or one refused at once while the task is being retried after
+ * failures ("Workflow Task in failed state": timed-out tasks under load, run 6332d6; a workflow whose code keeps
+ * failing stays in it, and its caller keeps being told to retry while the Temporal UI shows why).
+ */
+const TASK_FAILED = /workflow task failure|workflow task in failed state/i;
 
 /** The gRPC status code and details under `err` (the SDK wraps the status in `cause`), for classification and logs. */
 export function grpcStatus(err: unknown): { code: number; details?: string } | undefined {
@@ -64,7 +70,7 @@ export function temporalBusy(err: unknown): TemporalBusy | undefined {
       nothingApplied: true,
       retryAfterSeconds: RETRY_AFTER_SECONDS,
       message: taskFailed
-        ? `the host's workflow task failed while it took the change (Temporal under load: ${status?.details ?? err.message}); nothing was changed. Retry the request`
+        ? `the host's workflow task failed (under load its tasks time out; if this persists, the host's workflow in the Temporal UI says why): ${status?.details ?? err.message}; nothing was changed. Retry the request`
         : `Temporal is busy or unreachable (${CODE_NAMES[code]}: ${err.message}); nothing was changed. Retry the request`,
     };
   }

@@ -1,7 +1,7 @@
 /**
  * What a node read costs Ironic's process in CPU: one fields-limited GET of a
  * node against one fields-limited list of every node, at the node count asked
- * for. The node watcher (clients/ironic/node-watcher.ts) chooses between them
+ * for; also a GET of the whole node and the power check's two-field GET. The node watcher (clients/ironic/node-watcher.ts) chooses between them
  * by this ratio (nodesPerGet): a list replaces the GETs of the watched nodes
  * only when it costs less.
  *
@@ -20,6 +20,7 @@ import { randomBytes } from 'node:crypto';
 import { IronicClient } from '../clients/ironic/client';
 import { WATCHED_FIELDS } from '../clients/ironic/node-watcher';
 import { readProcGroup } from './procs';
+import { POWER_FIELDS } from '../activities/power-activities';
 
 const { values } = parseArgs({
   options: {
@@ -69,6 +70,9 @@ try {
   const idle = await idleRate(5000);
   let k = 0;
   const perGet = await costOf(Number(values.gets), () => ironic.getNodeState(ids[k++ % ids.length]!, fields), idle);
+  // The whole node (every field), as the idle power check read it before it asked for two fields.
+  const perFullGet = await costOf(Number(values.gets), () => ironic.getNode(ids[k++ % ids.length]!), idle);
+  const perPowerGet = await costOf(Number(values.gets), () => ironic.getNodeState(ids[k++ % ids.length]!, [...POWER_FIELDS]), idle);
   const perList = await costOf(Number(values.lists), () => ironic.listNodeStates(fields), idle);
   const perListedNode = perList / all.length;
   console.log(
@@ -77,6 +81,8 @@ try {
         nodes: all.length,
         idleCpuPerSecond: Number(idle.toFixed(4)),
         cpuMsPerGet: Number((perGet * 1000).toFixed(2)),
+        cpuMsPerFullGet: Number((perFullGet * 1000).toFixed(2)),
+        cpuMsPerPowerGet: Number((perPowerGet * 1000).toFixed(2)),
         cpuMsPerList: Number((perList * 1000).toFixed(1)),
         cpuMsPerListedNode: Number((perListedNode * 1000).toFixed(3)),
         nodesPerGet: Number((perGet / perListedNode).toFixed(1)),

@@ -10,6 +10,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApiError } from '../../api/host-service';
 import { IronicClient } from '../../clients/ironic/client';
+import { POWER_FIELDS } from '../../activities/power-activities';
 import { emptyStatus, type HostSpec } from '../../types/host';
 import { hostWorkflowId } from '../../types/host-ref';
 import { registrationFingerprint } from '../../workflows/decide';
@@ -159,7 +160,7 @@ describe('an Ironic-managed host (fake-hardware)', { timeout: 360_000 }, () => {
     await h.hosts.releasePowerOff(ref, 'remediation');
     // Wait through two power checks: still off, nothing sent.
     const checks = proxy.requests.length;
-    await until('two power checks', async () => proxy.requests.slice(checks).filter((r) => r.method === 'GET' && r.path === `/v1/nodes/${nodeId}`).length >= 2 && true);
+    await until('two power checks', async () => proxy.requests.slice(checks).filter((r) => r.method === 'GET' && r.path === `/v1/nodes/${nodeId}?fields=${POWER_FIELDS.join(',')}`).length >= 2);
     expect((await view(name)).status.poweredOn).toBe(false);
     expect(powerTargets(nodeId, mark)).toEqual([]);
 

@@ -12,6 +12,11 @@ describe('temporalBusy', () => {
     expect(busy).toMatchObject({ nothingApplied: true, retryAfterSeconds: 2 });
     expect(busy?.message).toMatch(/workflow task failed.*nothing was changed/);
   });
+  it('an update refused while the workflow task is retried after failures: nothing applied, retry', () => {
+    const busy = temporalBusy(grpc(9, 'Unable to perform workflow execution update due to Workflow Task in failed state.'));
+    expect(busy).toMatchObject({ nothingApplied: true, retryAfterSeconds: 2 });
+    expect(busy?.message).toMatch(/Workflow Task in failed state.*nothing was changed/);
+  });
   it('another FAILED_PRECONDITION stays an error (not retried blindly)', () => {
     expect(temporalBusy(grpc(9, 'The limit on the total number of distinct updates in this workflow has been reached (2000).'))).toBeUndefined();
   });
