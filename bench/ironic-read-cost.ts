@@ -1,7 +1,8 @@
 /**
  * What a node read costs Ironic's process in CPU: one fields-limited GET of a
  * node against one fields-limited list of every node, at the node count asked
- * for; also a GET of the whole node and the power check's two-field GET. The node watcher (clients/ironic/node-watcher.ts) chooses between them
+ * for; also a GET of the whole node and the power check's two-field GET (the
+ * same CPU for Ironic as the whole node, 2026-11-29). The node watcher (clients/ironic/node-watcher.ts) chooses between them
  * by this ratio (nodesPerGet): a list replaces the GETs of the watched nodes
  * only when it costs less.
  *
