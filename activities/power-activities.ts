@@ -14,19 +14,13 @@ import { FAILURE } from '../types/failures';
 import type { HostRef, HostSpec } from '../types/host';
 import { activityContext, poller, DEFAULT_POLL, type PollOptions } from './activity-context';
 import { IronicError, type IronicClient, type IronicPowerTarget } from '../clients/ironic/client';
-import type { IronicNode } from '../clients/ironic/types';
+import { POWER_FIELDS, type IronicNode } from '../clients/ironic/types';
 import type { BmcActivities } from './bmc-activities';
 import { markerKey, ownMarker, provisionMoment, writeMarker } from './sent-marker';
 import { nodeGone } from './ironic-node-driver';
 
 export type PowerPath = 'ironic' | 'bmc';
 
-/**
- * All the idle power check reads of an Ironic node: less to send and parse than the whole
- * node (driver_info, properties, instance_info, links). Not cheaper for Ironic: its CPU per
- * GET measured the same either way, 10-17 ms (bench/ironic-read-cost.ts, 2026-11-29).
- */
-export const POWER_FIELDS = ['power_state', 'target_power_state'] as const;
 export type PowerMode = 'soft' | 'hard';
 
 export interface PowerActivityDeps {

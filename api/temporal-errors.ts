@@ -12,8 +12,8 @@
  * failure" (the server's WorkflowNotReady; it does not retry it itself, the
  * task's effects were dropped): seen at 1,000 hosts on PostgreSQL, where it
  * failed a benchmark's deprovision with a 500; and while that task is retried
- * the server refuses updates at once ("Workflow Task in failed state"). Nothing was applied in those
- * cases. A call that timed out is different: the server may still apply it,
+ * the server refuses updates at once ("Workflow Task in failed state").
+ * Nothing was applied in those cases. A call that timed out is different: the server may still apply it,
  * so the caller is told the outcome is unknown and that repeating the same
  * request is safe (every host change is a whole desired state, so applying
  * it twice is applying it once).

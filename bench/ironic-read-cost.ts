@@ -2,9 +2,10 @@
  * What a node read costs Ironic's process in CPU: one fields-limited GET of a
  * node against one fields-limited list of every node, at the node count asked
  * for; also a GET of the whole node and the power check's two-field GET (the
- * same CPU for Ironic as the whole node, 2026-11-29). The node watcher (clients/ironic/node-watcher.ts) chooses between them
- * by this ratio (nodesPerGet): a list replaces the GETs of the watched nodes
- * only when it costs less.
+ * same CPU for Ironic as the whole node, 2026-11-29). The node watcher
+ * (clients/ironic/node-watcher.ts) chooses between GETs and a list by this
+ * ratio (nodesPerGet): a list replaces the GETs of the watched nodes only
+ * when it costs less.
  *
  *   node --import tsx bench/ironic-read-cost.ts --url http://127.0.0.1:6385 --pid <ironic pid> [--nodes 500] [--gets 300] [--lists 20]
  *
@@ -21,7 +22,7 @@ import { randomBytes } from 'node:crypto';
 import { IronicClient } from '../clients/ironic/client';
 import { WATCHED_FIELDS } from '../clients/ironic/node-watcher';
 import { readProcGroup } from './procs';
-import { POWER_FIELDS } from '../activities/power-activities';
+import { POWER_FIELDS } from '../clients/ironic/types';
 
 const { values } = parseArgs({
   options: {

@@ -10,7 +10,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApiError } from '../../api/host-service';
 import { IronicClient } from '../../clients/ironic/client';
-import { POWER_FIELDS } from '../../activities/power-activities';
+import { POWER_FIELDS } from '../../clients/ironic/types';
 import { emptyStatus, type HostSpec } from '../../types/host';
 import { hostWorkflowId } from '../../types/host-ref';
 import { registrationFingerprint } from '../../workflows/decide';
