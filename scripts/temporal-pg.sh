@@ -209,9 +209,11 @@ temporal_start() {
 
 # Each NAME=Type line of scripts/search-attributes.txt, registered when missing.
 register_search_attributes() {
-  local listing line name type
+  # The deadline counts from here: SECONDS counts from the script's start, which
+  # includes the first build (minutes on a fresh machine).
+  local listing line name type deadline=$((SECONDS + HEALTH_TIMEOUT))
   until listing="$(temporal_cli operator search-attribute list --namespace default -o json 2>/dev/null)"; do
-    ((SECONDS < HEALTH_TIMEOUT * 2)) || die "could not list search attributes"
+    ((SECONDS < deadline)) || die "could not list search attributes after ${HEALTH_TIMEOUT}s (log $LOGS/temporal.log)"
     sleep 1
   done
   while IFS= read -r line || [[ -n "$line" ]]; do
