@@ -28,7 +28,8 @@ const perHost = (c: Column, ...kinds: (keyof CpuByProcess)[]): string =>
   `${(Object.values(c.figures.cpuSecondsByPhase).reduce((a, cpu) => a + kinds.reduce((b, k) => b + cpu[k], 0), 0) / c.hosts).toFixed(2)} s`;
 
 function columns(file: string, r: BenchResult | FloorOnlyResult): Column[] {
-  const tag = `${r.commit}${r.options.temporal === 'postgres' ? ', postgres' : ''} (${basename(file)})`;
+  const sentinel = r.options.powerSentinelSeconds ? `, sentinel ${r.options.powerSentinelSeconds} s` : '';
+  const tag = `${r.commit}${r.options.temporal === 'postgres' ? ', postgres' : ''}${sentinel} (${basename(file)})`;
   if (isFloorOnly(r)) return [{ label: `floor (--driver floor) @ ${tag}`, figures: r.floor, hosts: r.options.hosts }];
   const out: Column[] = [
     {

@@ -43,6 +43,8 @@ export interface BenchResult {
     /** What drove the metalflow lifecycle (absent in older results: the per-host API); `floor`: a FloorOnlyResult. */
     driver?: 'api' | 'fleet' | 'floor';
     workerEnv?: Record<string, string>;
+    /** METALFLOW_POWER_SENTINEL_SECONDS as the workers read it (0: off); absent in results before it was recorded. */
+    powerSentinelSeconds?: number;
     /** Ironic's [conductor]sync_power_state_interval in seconds, from its generated config (absent before 455218a: 30). */
     ironicSyncPowerStateInterval?: number;
     /**
@@ -190,6 +192,8 @@ export function formatTable(r: BenchResult): string {
   out.push(
     `driver's look at the hosts: ${r.options.observer === 'visibility-list' ? 'one visibility list per tick, none while at rest' : 'GET /v1/hosts + a list of running operations per tick, also while at rest (before this field; part of Temporal CPU)'}`,
   );
+  const sentinel = r.options.powerSentinelSeconds;
+  if (sentinel !== undefined) out.push(`power sentinel: ${sentinel > 0 ? `Ironic's nodes listed every ${sentinel} s, hosts' own checks a backstop` : 'off (each idle host checks its power itself)'}`);
   if (workerEnv.length > 0) out.push(`worker settings: ${workerEnv.map(([k, v]) => `${k}=${v}`).join(' ')}`);
   out.push('');
   out.push(`  ${pad('phase (wall time)', 28)} ${padl('metalflow', 10)} ${padl('floor', 9)} ${padl('ratio', 7)}   target`);

@@ -45,7 +45,7 @@ import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { request } from 'undici';
-import { REPO_ROOT } from '../config/env';
+import { loadConfig, REPO_ROOT } from '../config/env';
 import { IronicProxy } from '../test/support/ironic-proxy';
 import { cleanupNamespaces } from './cleanup';
 import { compareFiles } from './compare';
@@ -182,6 +182,8 @@ async function main(): Promise<void> {
         driver: opts.driver,
         ironicSyncPowerStateInterval: ironicSyncPowerStateInterval(),
         observer: 'visibility-list' as const,
+        // The workers inherit the bench's environment: what they make of it.
+        powerSentinelSeconds: loadConfig(process.env).powerSentinelSeconds,
         workerEnv: Object.fromEntries(Object.entries(process.env).filter(([k]) => k.startsWith('METALFLOW_WORKER_')) as [string, string][]),
       },
     };

@@ -49,7 +49,9 @@ export interface MetalflowConfig extends TlsConfig {
   provisioningLimit: number;
   /**
    * METALFLOW_POWER_SENTINEL_SECONDS: the worker starts the power sentinel (workflows/power-sentinel.ts),
-   * listing Ironic's nodes this often; 0 or unset: none (opt-in while it is measured).
+   * listing Ironic's nodes this often; 30 unless set, 0: none (each idle host then checks its power itself
+   * every powerCheckSeconds). On by default since the 1,000-host runs 503618 (off) and 5aa6c8 (on): README
+   * "Power, reboots".
    */
   powerSentinelSeconds: number;
 }
@@ -171,9 +173,12 @@ function workerTuning(env: NodeJS.ProcessEnv): WorkerTuning {
 
 const port = (name: string, value: string | undefined, fallback: number): number => whole(name, value, 0, 65_535, 'a port number') ?? fallback;
 
+/** How often the power sentinel lists Ironic's nodes unless METALFLOW_POWER_SENTINEL_SECONDS says otherwise. */
+export const DEFAULT_POWER_SENTINEL_SECONDS = 30;
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): MetalflowConfig {
   const stateDir = env.METALFLOW_STATE_DIR ?? join(REPO_ROOT, '.state', 'stack');
-  const powerSentinelSeconds = seconds('METALFLOW_POWER_SENTINEL_SECONDS', env.METALFLOW_POWER_SENTINEL_SECONDS) ?? 0;
+  const powerSentinelSeconds = seconds('METALFLOW_POWER_SENTINEL_SECONDS', env.METALFLOW_POWER_SENTINEL_SECONDS) ?? DEFAULT_POWER_SENTINEL_SECONDS;
   const inspection = env.METALFLOW_INSPECTION ?? 'out-of-band';
   if (inspection !== 'agent' && inspection !== 'out-of-band') {
     throw new Error(`METALFLOW_INSPECTION must be "agent" or "out-of-band", got "${inspection}"`);

@@ -1,6 +1,6 @@
 /**
- * Starts the task queue's power sentinel (workflows/power-sentinel.ts) when
- * METALFLOW_POWER_SENTINEL_SECONDS is set: every worker asks, the first start
+ * Starts the task queue's power sentinel (workflows/power-sentinel.ts) unless
+ * METALFLOW_POWER_SENTINEL_SECONDS is 0: every worker asks, the first start
  * wins and the others find it running (one sentinel per task queue).
  */
 import { Client, WorkflowExecutionAlreadyStartedError, type DataConverter } from '@temporalio/client';

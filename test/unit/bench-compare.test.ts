@@ -109,6 +109,18 @@ describe('npm run bench -- compare', () => {
     expect(table).toContain('NOTE: the runs are of different commits');
   });
 
+  it("names a run's power sentinel in its column, and nothing for runs without one", () => {
+    const off = result({ commit: 'aaaaaaa', driver: 'api', seconds: [1, 1, 1, 1] });
+    const on = result({ commit: 'aaaaaaa', driver: 'api', seconds: [1, 1, 1, 1] });
+    on.options.powerSentinelSeconds = 30;
+    const table = compareResults([
+      { file: 'off.json', result: off },
+      { file: 'on.json', result: on },
+    ]);
+    expect(table).toContain('per-host API @ aaaaaaa (off.json)');
+    expect(table).toContain('per-host API @ aaaaaaa, sentinel 30 s (on.json)');
+  });
+
   it('reads result files and refuses what is not one', () => {
     const dir = mkdtempSync(join(tmpdir(), 'mf-compare-'));
     writeFileSync(join(dir, 'r.json'), JSON.stringify(result({ commit: 'ccccccc', driver: 'api', seconds: [1, 2, 3, 4] })));

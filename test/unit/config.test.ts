@@ -44,20 +44,33 @@ describe('worker tuning from the environment', () => {
 
 describe('host workflow options from the environment', () => {
   it('reads the power check interval and soft power off timeout, leaving unset ones to the workflow defaults', () => {
-    expect(loadConfig({}).hostOptions).toEqual({});
+    // With the power sentinel on (the default) a host on an Ironic node checks only as a backstop.
+    expect(loadConfig({}).hostOptions).toEqual({ watchedPowerCheckSeconds: 1800 });
+    expect(loadConfig({ METALFLOW_POWER_SENTINEL_SECONDS: '0' }).hostOptions).toEqual({});
     expect(loadConfig({ METALFLOW_POWER_CHECK_SECONDS: '0', METALFLOW_SOFT_POWER_OFF_SECONDS: '60' }).hostOptions).toEqual({
       powerCheckSeconds: 0,
+      watchedPowerCheckSeconds: 1800,
       softPowerOffSeconds: 60,
     });
     expect(() => loadConfig({ METALFLOW_SOFT_POWER_OFF_SECONDS: '0' })).toThrow(/METALFLOW_SOFT_POWER_OFF_SECONDS must be whole seconds from 1 to 86400, got "0"/);
     expect(() => loadConfig({ METALFLOW_POWER_CHECK_SECONDS: '5m' })).toThrow(/METALFLOW_POWER_CHECK_SECONDS must be whole seconds from 0 to 86400, got "5m"/);
   });
 
+  it('runs the power sentinel every 30 s unless set; 0 turns it off and the hosts check every powerCheckSeconds again', () => {
+    expect(loadConfig({}).powerSentinelSeconds).toBe(30);
+    expect(loadConfig({ METALFLOW_POWER_SENTINEL_SECONDS: '10' })).toMatchObject({ powerSentinelSeconds: 10, hostOptions: { watchedPowerCheckSeconds: 1800 } });
+    expect(loadConfig({ METALFLOW_POWER_SENTINEL_SECONDS: '0' }).powerSentinelSeconds).toBe(0);
+    // A backstop set by hand wins, with the sentinel on or off.
+    expect(loadConfig({ METALFLOW_WATCHED_POWER_CHECK_SECONDS: '600' }).hostOptions).toEqual({ watchedPowerCheckSeconds: 600 });
+    expect(loadConfig({ METALFLOW_POWER_SENTINEL_SECONDS: '0', METALFLOW_WATCHED_POWER_CHECK_SECONDS: '600' }).hostOptions).toEqual({ watchedPowerCheckSeconds: 600 });
+    expect(() => loadConfig({ METALFLOW_POWER_SENTINEL_SECONDS: '-1' })).toThrow(/METALFLOW_POWER_SENTINEL_SECONDS must be whole seconds from 0 to 86400, got "-1"/);
+  });
+
   it('reads the continue-as-new threshold, refusing values outside 20..10240 events', () => {
-    expect(loadConfig({ METALFLOW_MAX_HISTORY_EVENTS: '60' }).hostOptions).toEqual({ maxHistoryEvents: 60 });
-    expect(loadConfig({ METALFLOW_PROBE_IMAGES: '1' }).hostOptions).toEqual({ probeImages: true });
-    expect(loadConfig({ METALFLOW_PROBE_IMAGES: '0' }).hostOptions).toEqual({ probeImages: false });
-    expect(loadConfig({ METALFLOW_CACHE_IMAGES: '1' }).hostOptions).toEqual({ cacheImages: true });
+    expect(loadConfig({ METALFLOW_MAX_HISTORY_EVENTS: '60' }).hostOptions).toMatchObject({ maxHistoryEvents: 60 });
+    expect(loadConfig({ METALFLOW_PROBE_IMAGES: '1' }).hostOptions).toMatchObject({ probeImages: true });
+    expect(loadConfig({ METALFLOW_PROBE_IMAGES: '0' }).hostOptions).toMatchObject({ probeImages: false });
+    expect(loadConfig({ METALFLOW_CACHE_IMAGES: '1' }).hostOptions).toMatchObject({ cacheImages: true });
     expect(() => loadConfig({ METALFLOW_CACHE_IMAGES: 'yes' })).toThrow(/METALFLOW_CACHE_IMAGES must be 0 or 1, got "yes"/);
   });
 
