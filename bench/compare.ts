@@ -28,9 +28,10 @@ const perHost = (c: Column, ...kinds: (keyof CpuByProcess)[]): string =>
   `${(Object.values(c.figures.cpuSecondsByPhase).reduce((a, cpu) => a + kinds.reduce((b, k) => b + cpu[k], 0), 0) / c.hosts).toFixed(2)} s`;
 
 function columns(file: string, r: BenchResult | FloorOnlyResult): Column[] {
-  const sentinel = r.options.powerSentinelSeconds ? `, sentinel ${r.options.powerSentinelSeconds} s` : '';
-  const tag = `${r.commit}${r.options.temporal === 'postgres' ? ', postgres' : ''}${sentinel} (${basename(file)})`;
-  if (isFloorOnly(r)) return [{ label: `floor (--driver floor) @ ${tag}`, figures: r.floor, hosts: r.options.hosts }];
+  const name = (extra = ''): string => `${r.commit}${r.options.temporal === 'postgres' ? ', postgres' : ''}${extra} (${basename(file)})`;
+  // The sentinel is the workers' (a floor has none): named on the metalflow columns only.
+  const tag = name(r.options.powerSentinelSeconds ? `, sentinel ${r.options.powerSentinelSeconds} s` : '');
+  if (isFloorOnly(r)) return [{ label: `floor (--driver floor) @ ${name()}`, figures: r.floor, hosts: r.options.hosts }];
   const out: Column[] = [
     {
       label: `${r.options.driver === 'fleet' ? 'fleet' : 'per-host API'} @ ${tag}`,
@@ -42,7 +43,7 @@ function columns(file: string, r: BenchResult | FloorOnlyResult): Column[] {
     },
   ];
   if (r.fleet) out.push({ label: `fleet (--fleet) @ ${tag}`, figures: r.fleet, hosts: r.options.hosts, temporal: r.fleet.temporal, fleetOperations: r.fleet.operations });
-  if (r.floor) out.push({ label: `floor @ ${tag}`, figures: r.floor, hosts: r.options.hosts });
+  if (r.floor) out.push({ label: `floor @ ${name()}`, figures: r.floor, hosts: r.options.hosts });
   return out;
 }
 

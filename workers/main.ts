@@ -13,7 +13,7 @@ import { KubernetesSecretReader } from '../clients/secrets/kube-store';
 import { inClusterSettings, loadKubeConfig } from '../clients/kubernetes/kube-config';
 import { startImageCache } from './image-cache';
 import { createSiteCacheWorker } from './site-cache-worker';
-import { startPowerSentinel } from './power-sentinel-start';
+import { startPowerSentinel, stopPowerSentinel } from './power-sentinel-start';
 
 const config = loadConfig();
 if (config.workerMetricsPort !== undefined) {
@@ -82,6 +82,8 @@ if (config.powerSentinelSeconds > 0) {
     dataConverter: metalflowDataConverter(config.payloadKeysFile),
   });
   console.log(`[worker] power sentinel ${id}: Ironic's nodes listed every ${config.powerSentinelSeconds} s`);
+} else if (await stopPowerSentinel({ connection: temporalConnection(config), namespace: config.temporalNamespace, taskQueue: config.taskQueue })) {
+  console.log('[worker] power sentinel cancelled (METALFLOW_POWER_SENTINEL_SECONDS=0)');
 }
 // A site's cache worker also takes its site's cache requests (README "Images", the cache per site).
 const site = config.imageCache?.site;

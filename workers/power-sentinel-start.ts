@@ -1,9 +1,11 @@
 /**
  * Starts the task queue's power sentinel (workflows/power-sentinel.ts) unless
  * METALFLOW_POWER_SENTINEL_SECONDS is 0: every worker asks, the first start
- * wins and the others find it running (one sentinel per task queue).
+ * wins and the others find it running (one sentinel per task queue). With 0
+ * the worker cancels a sentinel still running from before (it is on by
+ * default, so "off" must stop the one the last start left running).
  */
-import { Client, WorkflowExecutionAlreadyStartedError, type DataConverter } from '@temporalio/client';
+import { Client, WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type DataConverter } from '@temporalio/client';
 import { connectTemporalClient, type TemporalConnectionSettings } from '../clients/temporal/connection';
 import { powerSentinelWorkflowId, type powerSentinelWorkflow } from '../workflows/power-sentinel';
 
@@ -29,6 +31,24 @@ export async function startPowerSentinel(opts: {
       if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
     }
     return workflowId;
+  } finally {
+    await connection.close();
+  }
+}
+
+/** Cancels the task queue's running sentinel; true when one was running. */
+export async function stopPowerSentinel(opts: { connection: TemporalConnectionSettings; namespace: string; taskQueue: string }): Promise<boolean> {
+  const connection = await connectTemporalClient(opts.connection);
+  try {
+    const handle = new Client({ connection, namespace: opts.namespace }).workflow.getHandle(powerSentinelWorkflowId(opts.taskQueue));
+    try {
+      if ((await handle.describe()).status.name !== 'RUNNING') return false;
+      await handle.cancel();
+      return true;
+    } catch (err) {
+      if (err instanceof WorkflowNotFoundError) return false;
+      throw err;
+    }
   } finally {
     await connection.close();
   }

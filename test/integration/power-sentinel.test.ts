@@ -6,7 +6,8 @@
  * `powerChanged` signal, records the mismatch and powers on again; the one
  * outside its namespace, powered off at the same time, has noticed nothing.
  * The host's history replays with today's code; cancelling the sentinel ends
- * it cancelled, never failed.
+ * it cancelled, never failed. Workers start one sentinel per task queue, and a
+ * worker set to 0 cancels the one running.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defaultPayloadConverter } from '@temporalio/common';
@@ -18,7 +19,8 @@ import { hostViewQuery, type HostView } from '../../workflows/definitions';
 import { powerSentinelWorkflowId, type powerSentinelWorkflow } from '../../workflows/power-sentinel';
 import type { WatchPowerResult } from '../../activities/power-sentinel-activities';
 import { FAST_HOST_OPTIONS, randomMac, startHarness, uniq, waitFor, type Harness } from '../support/harness';
-import { IRONIC_URL, WORKFLOW_BUNDLE_PATH } from '../support/env';
+import { IRONIC_URL, TEMPORAL_ADDRESS, WORKFLOW_BUNDLE_PATH } from '../support/env';
+import { startPowerSentinel, stopPowerSentinel } from '../../workers/power-sentinel-start';
 
 let h: Harness;
 const ironic = new IronicClient({ url: IRONIC_URL });
@@ -94,5 +96,25 @@ describe('the power sentinel', { timeout: 300_000 }, () => {
     });
     expect(closed).toBe('CANCELLED');
     await ironic.setPowerState(other.nodeId, 'power on');
+  });
+
+  it('runs one sentinel per task queue however many workers start it, and a worker set to 0 cancels it', async () => {
+    // What workers/main.ts does at start: every worker asks (on by default), and with METALFLOW_POWER_SENTINEL_SECONDS=0 it stops one left running.
+    const settings = { connection: { address: TEMPORAL_ADDRESS }, namespace: 'default', taskQueue: h.taskQueue };
+    const [first, second] = await Promise.all([startPowerSentinel({ ...settings, intervalSeconds: 30 }), startPowerSentinel({ ...settings, intervalSeconds: 30 })]);
+    expect(second).toBe(first);
+    const handle = h.client.workflow.getHandle(first);
+    const runId = (await handle.describe()).runId;
+    expect(await startPowerSentinel({ ...settings, intervalSeconds: 30 })).toBe(first);
+    expect((await handle.describe()).runId).toBe(runId);
+
+    expect(await stopPowerSentinel(settings)).toBe(true);
+    const closed = await waitFor('the sentinel closed', async () => {
+      const d = await handle.describe();
+      return d.status.name === 'RUNNING' ? undefined : d.status.name;
+    });
+    expect(closed).toBe('CANCELLED');
+    // Nothing running: nothing to stop.
+    expect(await stopPowerSentinel(settings)).toBe(false);
   });
 });

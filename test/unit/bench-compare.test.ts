@@ -111,7 +111,7 @@ describe('npm run bench -- compare', () => {
 
   it("names a run's power sentinel in its column, and nothing for runs without one", () => {
     const off = result({ commit: 'aaaaaaa', driver: 'api', seconds: [1, 1, 1, 1] });
-    const on = result({ commit: 'aaaaaaa', driver: 'api', seconds: [1, 1, 1, 1] });
+    const on = result({ commit: 'aaaaaaa', driver: 'api', seconds: [1, 1, 1, 1], floorSeconds: [1, 1, 1, 1] });
     on.options.powerSentinelSeconds = 30;
     const table = compareResults([
       { file: 'off.json', result: off },
@@ -119,6 +119,8 @@ describe('npm run bench -- compare', () => {
     ]);
     expect(table).toContain('per-host API @ aaaaaaa (off.json)');
     expect(table).toContain('per-host API @ aaaaaaa, sentinel 30 s (on.json)');
+    // The floor beside it has no sentinel.
+    expect(table).toContain('floor @ aaaaaaa (on.json)');
   });
 
   it('reads result files and refuses what is not one', () => {
