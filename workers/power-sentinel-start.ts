@@ -9,17 +9,26 @@ import { Client, WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, ty
 import { connectTemporalClient, type TemporalConnectionSettings } from '../clients/temporal/connection';
 import { powerSentinelWorkflowId, type powerSentinelWorkflow } from '../workflows/power-sentinel';
 
-export async function startPowerSentinel(opts: {
+interface SentinelTarget {
   connection: TemporalConnectionSettings;
   namespace: string;
   taskQueue: string;
-  intervalSeconds: number;
   dataConverter?: DataConverter;
-}): Promise<string> {
+}
+
+/** A client for one call at worker start, closed after it. */
+async function withClient<T>(opts: SentinelTarget, use: (client: Client) => Promise<T>): Promise<T> {
   const connection = await connectTemporalClient(opts.connection);
   try {
-    const client = new Client({ connection, namespace: opts.namespace, ...(opts.dataConverter ? { dataConverter: opts.dataConverter } : {}) });
-    const workflowId = powerSentinelWorkflowId(opts.taskQueue);
+    return await use(new Client({ connection, namespace: opts.namespace, ...(opts.dataConverter ? { dataConverter: opts.dataConverter } : {}) }));
+  } finally {
+    await connection.close();
+  }
+}
+
+export async function startPowerSentinel(opts: SentinelTarget & { intervalSeconds: number }): Promise<string> {
+  const workflowId = powerSentinelWorkflowId(opts.taskQueue);
+  return withClient(opts, async (client) => {
     try {
       await client.workflow.start<typeof powerSentinelWorkflow>('powerSentinelWorkflow', {
         workflowId,
@@ -31,16 +40,13 @@ export async function startPowerSentinel(opts: {
       if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
     }
     return workflowId;
-  } finally {
-    await connection.close();
-  }
+  });
 }
 
 /** Cancels the task queue's running sentinel; true when one was running. */
-export async function stopPowerSentinel(opts: { connection: TemporalConnectionSettings; namespace: string; taskQueue: string }): Promise<boolean> {
-  const connection = await connectTemporalClient(opts.connection);
-  try {
-    const handle = new Client({ connection, namespace: opts.namespace }).workflow.getHandle(powerSentinelWorkflowId(opts.taskQueue));
+export async function stopPowerSentinel(opts: SentinelTarget): Promise<boolean> {
+  return withClient(opts, async (client) => {
+    const handle = client.workflow.getHandle(powerSentinelWorkflowId(opts.taskQueue));
     try {
       if ((await handle.describe()).status.name !== 'RUNNING') return false;
       await handle.cancel();
@@ -49,7 +55,5 @@ export async function stopPowerSentinel(opts: { connection: TemporalConnectionSe
       if (err instanceof WorkflowNotFoundError) return false;
       throw err;
     }
-  } finally {
-    await connection.close();
-  }
+  });
 }

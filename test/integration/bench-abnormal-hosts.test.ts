@@ -1,8 +1,8 @@
 /**
  * The benchmark's check after each phase (bench/host-look.ts
- * abnormallyEndedHosts) against the real dev server's visibility: a host
- * workflow of the run that was terminated, failed or timed out is named; one
- * that completed, one still running and another run's are not. Without it a
+ * abnormallyEndedHosts) against the real dev server's visibility: the run's
+ * host workflows that were terminated or timed out are named; one still
+ * running and another run's terminated one are not. Without it a
  * host whose workflow died would never count as anything, and the phase
  * would only time out. No worker polls the task queue: the workflows are
  * started by type name and ended from the client.
