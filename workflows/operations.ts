@@ -31,6 +31,14 @@ import { cleanWorkflow, serviceWorkflow } from './clean-operation';
 const quick = proxyActivities<IronicActivities>({ startToCloseTimeout: '2 minutes', retry });
 
 /**
+ * Writing the node record: several requests, each queued behind a busy
+ * Ironic at fleet scale (at 1,000 hosts ~1% of first attempts ran past two
+ * minutes and were redone). It keeps alive from 10 s on, so a crash is still
+ * noticed within a minute; options only, so running histories replay as they were.
+ */
+const registering = proxyActivities<IronicActivities>({ startToCloseTimeout: '15 minutes', heartbeatTimeout: '1 minute', retry });
+
+/**
  * Provision-state changes wait on Ironic; heartbeats let a new worker take
  * over after a crash. Each heartbeat the server records is a database write:
  * the worker sends at most one per 15 s (its maxHeartbeatThrottleInterval),
@@ -73,7 +81,7 @@ export async function enrollWorkflow(input: OperationInput): Promise<OperationOu
   if (since('bmc-preflight') && bmcType.ok && bmcType.value.type !== 'fake') {
     await bmc.preflightBmc({ ref: input.ref, spec });
   }
-  const { nodeId } = await quick.ensureNode({ ref: input.ref, spec, nodeId: input.nodeId });
+  const { nodeId } = await registering.ensureNode({ ref: input.ref, spec, nodeId: input.nodeId });
   const node = await waiting.manageNode({ ref: input.ref, nodeId });
   if (input.adopt) {
     const adopted = await waiting.adoptNode({ ref: input.ref, nodeId, image: input.adopt.image });
