@@ -15,7 +15,7 @@ import type { IronicNode } from '../clients/ironic/types';
 import { readSecretKey, type SecretReader } from '../clients/secrets/secret-store';
 import { parseConfigMapping } from '../types/config-data';
 import { deployChosenInterface } from './ironic-instance-info';
-import { keepAlive, pause } from './activity-context';
+import { pause } from './activity-context';
 import { createRamdiskCheck } from './ironic-ramdisk';
 import { resendDelayMs, TRANSIENT_RESENDS, transientIronicError } from './ironic-transient';
 import { automatedCleanOps, lastError, operationFailed, OWNER_KEY, ownerMark, summary, type NodeDriver, type NodeSummary, type NodeTarget, type Step } from './ironic-node-driver';
@@ -78,16 +78,6 @@ export function createRegisterActivities(deps: RegisterDeps) {
 
   /** Creates or updates the host's node so it matches the spec; returns its UUID. */
   async function ensureNode(input: { ref: HostRef; spec: HostSpec; nodeId?: string }): Promise<NodeSummary> {
-    // Several requests; on a saturated Ironic they queue for minutes, which is progress, not a lost worker.
-    const stop = keepAlive();
-    try {
-      return await writeNode(input);
-    } finally {
-      stop();
-    }
-  }
-
-  async function writeNode(input: { ref: HostRef; spec: HostSpec; nodeId?: string }): Promise<NodeSummary> {
     const { ref, spec } = input;
     const bmc = bmcOf(spec);
     const access = parseBmcAddress(bmc.address);

@@ -33,8 +33,10 @@ const quick = proxyActivities<IronicActivities>({ startToCloseTimeout: '2 minute
 /**
  * Writing the node record: several requests, each queued behind a busy
  * Ironic at fleet scale (at 1,000 hosts ~1% of first attempts ran past two
- * minutes and were redone). It keeps alive from 10 s on, so a crash is still
- * noticed within a minute; options only, so running histories replay as they were.
+ * minutes and were redone). Like every Ironic activity it heartbeats every
+ * 10 s (wrap, ironic-node-driver.ts), so a slow Ironic gets the time and a
+ * crash is still noticed within a minute. Options only: running histories
+ * replay as they were.
  */
 const registering = proxyActivities<IronicActivities>({ startToCloseTimeout: '15 minutes', heartbeatTimeout: '1 minute', retry });
 

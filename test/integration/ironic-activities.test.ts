@@ -171,6 +171,37 @@ describe('a fake-hardware host through every provision-state verb', () => {
   });
 });
 
+describe('ensureNode on a slow Ironic (issue 17)', () => {
+  it('heartbeats while a request is held past 10 s (what its 1-minute heartbeat timeout relies on), and not when Ironic answers at once', async () => {
+    const proxy = new IronicProxy(IRONIC_URL);
+    await proxy.start();
+    try {
+      const a = createIronicActivities({ ironic: new IronicClient({ url: proxy.url }), secrets, poll });
+      const beats = async (hold: boolean): Promise<{ beats: number; nodeId: string; ref: { namespace: string; name: string } }> => {
+        const { ref, spec } = await fakeHost();
+        let held = false;
+        // The node's creation queued behind a busy Ironic: the activity is making progress, not lost.
+        if (hold) proxy.hold((r) => !held && r.method === 'POST' && r.path === '/v1/nodes' && (held = true), 11_000);
+        const env = new MockActivityEnvironment({ activityId: uniq('ensure') });
+        let count = 0;
+        env.on('heartbeat', () => (count += 1));
+        const run = <A extends unknown[], R>(fn: (...args: A) => Promise<R>, ...args: A): Promise<R> => env.run(fn, ...args);
+        const { nodeId } = await run(a.ensureNode, { ref, spec });
+        if (hold) expect(held).toBe(true);
+        return { beats: count, nodeId, ref };
+      };
+      const quick = await beats(false);
+      expect(quick.beats).toBe(0);
+      const slow = await beats(true);
+      expect(slow.beats).toBeGreaterThanOrEqual(1);
+      expect((await ironic.getNode(slow.nodeId))?.provision_state).toBe('enroll');
+      for (const { ref, nodeId } of [quick, slow]) expect((await acts.deleteNode({ ref, nodeId })).deleted).toBe(true);
+    } finally {
+      await proxy.stop();
+    }
+  });
+});
+
 describe('node PATCHes (issue 17)', () => {
   it('writes what a verb needs with its sent marker in one PATCH, and disable_power_off with the new node', async () => {
     const proxy = new IronicProxy(IRONIC_URL);
