@@ -184,7 +184,8 @@ async function main(): Promise<void> {
         observer: 'visibility-list' as const,
         // The workers inherit the bench's environment: what they make of it.
         powerSentinelSeconds: loadConfig(process.env).powerSentinelSeconds,
-        workerEnv: Object.fromEntries(Object.entries(process.env).filter(([k]) => k.startsWith('METALFLOW_WORKER_')) as [string, string][]),
+        // glibc's MALLOC_ARENA_MAX moves the workers' RSS (README *Configuration*).
+        workerEnv: Object.fromEntries(Object.entries(process.env).filter(([k]) => k.startsWith('METALFLOW_WORKER_') || k === 'MALLOC_ARENA_MAX') as [string, string][]),
       },
     };
     const write = (result: BenchResult | FloorOnlyResult): void => {
