@@ -17,6 +17,7 @@ import { parseArgs } from 'node:util';
 import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
 import { Client } from '@temporalio/client';
 import { connectTemporalClient } from '../clients/temporal/connection';
+import { RECOMMENDED_MALLOC_ARENA_MAX } from '../config/env';
 import { DEFAULT_MAX_CACHED_WORKFLOWS, WORKFLOW_BUNDLE_OPTIONS } from '../workers/worker';
 import { hostViewQuery, type HostWorkflowInput } from '../workflows/definitions';
 import { hostWorkflowId } from '../types/host-ref';
@@ -80,6 +81,9 @@ async function measure(client: Client, v: Variant, bundlePath: string, workflows
 }
 
 async function main(): Promise<void> {
+  // The workers as shipped (their launchers set it; glibc reads it at a process's start). MALLOC_ARENA_MAX=8 (or
+  // any) in the environment measures another setting.
+  process.env.MALLOC_ARENA_MAX ??= RECOMMENDED_MALLOC_ARENA_MAX;
   const { values } = parseArgs({ options: { workflows: { type: 'string', default: '1000' } } });
   const workflows = Number(values.workflows);
   if (!Number.isInteger(workflows) || workflows < 1) throw new Error(`--workflows must be a positive integer, got "${values.workflows}"`);
@@ -104,7 +108,7 @@ async function main(): Promise<void> {
       { name: 'every host cached, shared modules', preload: true, cache: all },
       { name: 'every host cached, SDK default bundle', preload: false, cache: all },
     ];
-    console.log(`worker RSS with ${workflows} idle host workflows (machine: this one; Temporal ${TEMPORAL_ADDRESS})`);
+    console.log(`worker RSS with ${workflows} idle host workflows (machine: this one; Temporal ${TEMPORAL_ADDRESS}; MALLOC_ARENA_MAX=${process.env.MALLOC_ARENA_MAX})`);
     for (const v of variants) {
       log(v.name);
       const r = await measure(client, v, v.preload ? bundles.preload : bundles.plain, workflows);

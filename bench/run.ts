@@ -45,7 +45,7 @@ import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { request } from 'undici';
-import { loadConfig, REPO_ROOT } from '../config/env';
+import { loadConfig, RECOMMENDED_MALLOC_ARENA_MAX, REPO_ROOT } from '../config/env';
 import { IronicProxy } from '../test/support/ironic-proxy';
 import { cleanupNamespaces } from './cleanup';
 import { compareFiles } from './compare';
@@ -79,6 +79,9 @@ const cleanup = (temporalAddress: string, ...namespaces: string[]): Promise<void
   cleanupNamespaces(temporalAddress, IRONIC_URL, namespaces, 'benchmark run failed');
 
 async function main(): Promise<void> {
+  // The children inherit it (glibc reads it at their start): workers and API as shipped, and the floor's and
+  // metalflow's Ironic alike, so both drivers run on the same setting.
+  process.env.MALLOC_ARENA_MAX ??= RECOMMENDED_MALLOC_ARENA_MAX;
   if (process.argv[2] === 'compare') {
     console.log(compareFiles(process.argv.slice(3)));
     return;
