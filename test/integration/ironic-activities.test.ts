@@ -34,6 +34,20 @@ async function fakeHost(): Promise<{ ref: { namespace: string; name: string }; s
   };
 }
 
+/** The activities through the fault proxy in front of the real Ironic, stopped after `use`. */
+async function withProxy(use: (a: ReturnType<typeof createIronicActivities>, proxy: IronicProxy) => Promise<void>): Promise<void> {
+  const proxy = new IronicProxy(IRONIC_URL);
+  await proxy.start();
+  try {
+    await use(createIronicActivities({ ironic: new IronicClient({ url: proxy.url }), secrets, poll }), proxy);
+  } finally {
+    await proxy.stop();
+  }
+}
+
+/** An activity run in an activity context (heartbeats, sent markers), typed as the activity is. */
+const runIn = <A extends unknown[], R>(env: MockActivityEnvironment, fn: (...args: A) => Promise<R>, ...args: A): Promise<R> => env.run(fn, ...args);
+
 async function failureOf(p: Promise<unknown>): Promise<ApplicationFailure> {
   const err = await p.then(
     () => undefined,
@@ -154,10 +168,7 @@ describe('a fake-hardware host through every provision-state verb', () => {
   });
 
   it('retries through HTTP 409 (node locked) without failing the operation', async () => {
-    const proxy = new IronicProxy(IRONIC_URL);
-    await proxy.start();
-    try {
-      const a = createIronicActivities({ ironic: new IronicClient({ url: proxy.url }), secrets, poll });
+    await withProxy(async (a, proxy) => {
       const { ref, spec } = await fakeHost();
       const { nodeId } = await a.ensureNode({ ref, spec });
       const isManage = (r: { method: string; path: string; body: string }) =>
@@ -165,18 +176,13 @@ describe('a fake-hardware host through every provision-state verb', () => {
       proxy.fail(isManage, 2);
       expect((await a.manageNode({ ref, nodeId })).provisionState).toBe('manageable');
       expect(proxy.count(isManage)).toBe(3);
-    } finally {
-      await proxy.stop();
-    }
+    });
   });
 });
 
 describe('ensureNode on a slow Ironic (issue 17)', () => {
   it('heartbeats while a request is held past 10 s (what its 1-minute heartbeat timeout relies on), and not when Ironic answers at once', async () => {
-    const proxy = new IronicProxy(IRONIC_URL);
-    await proxy.start();
-    try {
-      const a = createIronicActivities({ ironic: new IronicClient({ url: proxy.url }), secrets, poll });
+    await withProxy(async (a, proxy) => {
       const beats = async (hold: boolean): Promise<{ beats: number; nodeId: string; ref: { namespace: string; name: string } }> => {
         const { ref, spec } = await fakeHost();
         let held = false;
@@ -185,8 +191,7 @@ describe('ensureNode on a slow Ironic (issue 17)', () => {
         const env = new MockActivityEnvironment({ activityId: uniq('ensure') });
         let count = 0;
         env.on('heartbeat', () => (count += 1));
-        const run = <A extends unknown[], R>(fn: (...args: A) => Promise<R>, ...args: A): Promise<R> => env.run(fn, ...args);
-        const { nodeId } = await run(a.ensureNode, { ref, spec });
+        const { nodeId } = await runIn(env, a.ensureNode, { ref, spec });
         if (hold) expect(held).toBe(true);
         return { beats: count, nodeId, ref };
       };
@@ -196,22 +201,17 @@ describe('ensureNode on a slow Ironic (issue 17)', () => {
       expect(slow.beats).toBeGreaterThanOrEqual(1);
       expect((await ironic.getNode(slow.nodeId))?.provision_state).toBe('enroll');
       for (const { ref, nodeId } of [quick, slow]) expect((await acts.deleteNode({ ref, nodeId })).deleted).toBe(true);
-    } finally {
-      await proxy.stop();
-    }
+    });
   });
 });
 
 describe('node PATCHes (issue 17)', () => {
   it('writes what a verb needs with its sent marker in one PATCH, and disable_power_off with the new node', async () => {
-    const proxy = new IronicProxy(IRONIC_URL);
-    await proxy.start();
-    try {
-      const a = createIronicActivities({ ironic: new IronicClient({ url: proxy.url }), secrets, poll });
+    await withProxy(async (a, proxy) => {
       const { ref, spec } = await fakeHost();
       // In an activity context the verbs write their sent marker (activities/sent-marker.ts); one activity id per call.
       const run = <A extends unknown[], R>(id: string, fn: (...args: A) => Promise<R>, ...args: A): Promise<R> =>
-        new MockActivityEnvironment({ activityId: id }).run(fn, ...args);
+        runIn(new MockActivityEnvironment({ activityId: id }), fn, ...args);
       const patches = (): { path: string; value?: unknown }[][] =>
         proxy.requests.filter((r) => r.method === 'PATCH').map((r) => JSON.parse(r.body) as { path: string; value?: unknown }[]);
       const { nodeId } = await run('ensure', a.ensureNode, { ref, spec: { ...spec, disablePowerOff: true } });
@@ -235,9 +235,7 @@ describe('node PATCHes (issue 17)', () => {
       expect(node?.automated_clean).toBe(false);
       await run('undeploy', a.undeployNode, { ref, nodeId, automatedCleaning: false });
       await acts.deleteNode({ ref, nodeId });
-    } finally {
-      await proxy.stop();
-    }
+    });
   });
 });
 
