@@ -160,22 +160,10 @@ install_npm() {
   log "npm: npm ci"
   local out; out="$(mktemp)"
   if ! (cd "$REPO" && npm ci --no-audit --no-fund --loglevel=error) >"$out" 2>&1; then
-    if grep -q 'in sync' "$out"; then
-      # The lock lists only the linux builds of some optional platform
-      # packages (e.g. @swc/core-*), which `npm ci` rejects as out of sync.
-      # `npm install --no-save` installs the same tree without writing
-      # package.json or package-lock.json.
-      grep -E 'Missing:' "$out" | head -5 | sed 's/^/[install]   /'
-      log "npm: npm ci rejects the lock for other platforms' optional packages (above; npm 11 here omits them"
-      log "npm: from the lock however it is regenerated); installing the locked tree with 'npm install --no-save'"
-      rm -f "$out"
-      (cd "$REPO" && npm install --no-save --no-audit --no-fund --loglevel=error) \
-        || die "npm install --no-save failed (registry reachable?)"
-      [[ "$(hash_of "$LOCK")" == "$h" ]] || die "npm changed package-lock.json; check 'git diff package-lock.json'"
-    else
-      cat "$out" >&2; rm -f "$out"
-      die "npm ci failed (registry reachable? see npm's message above)"
-    fi
+    cat "$out" >&2; rm -f "$out"
+    # A lock that lacks other platforms' optional packages is refused as "not in sync":
+    # regenerate it without node_modules (see docs/contributing.md), never install around it.
+    die "npm ci failed (registry reachable? lock complete? see npm's message above)"
   fi
   rm -f "$out"
   stamp_write npm "$h"
