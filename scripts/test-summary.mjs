@@ -1,7 +1,8 @@
 // Prints the plain "N passed, N failed" line from vitest's JSON report; a run
 // that failed before reporting (install, type check, stack start) counts as one failure.
-// Above it, each failed test and each test that passed only on its retry, with
-// the first line of its error: CI keeps only the end of the output.
+// Above it: the ten slowest files, each file over its time budget (test/budgets.json),
+// each failed test and each test that passed only on its retry, with the first line
+// of its error: CI keeps only the end of the output.
 import { existsSync, readFileSync } from 'node:fs';
 import { relative } from 'node:path';
 
@@ -11,12 +12,28 @@ const rc = Number(rcArg ?? 0);
 let passed = 0;
 let failed = 0;
 let skipped = 0;
+/** Seconds each file took, the ten slowest, and the files over their budget: a budget is a file's share of the gate. */
+function printDurations(results) {
+  const budgets = existsSync('test/budgets.json') ? JSON.parse(readFileSync('test/budgets.json', 'utf8')) : { defaultSeconds: Infinity, files: {} };
+  const files = results
+    .filter((f) => Number.isFinite(f.startTime) && Number.isFinite(f.endTime))
+    .map((f) => ({ name: relative(process.cwd(), f.name ?? ''), seconds: (f.endTime - f.startTime) / 1000 }))
+    .sort((a, b) => b.seconds - a.seconds);
+  if (files.length === 0) return;
+  console.log('slowest test files (s):');
+  for (const f of files.slice(0, 10)) console.log(`  ${f.seconds.toFixed(1).padStart(7)}  ${f.name}`);
+  for (const f of files) {
+    const budget = budgets.files?.[f.name] ?? budgets.defaultSeconds;
+    if (f.seconds > budget) console.log(`OVER BUDGET ${f.name}: ${f.seconds.toFixed(1)} s (budget ${budget} s, test/budgets.json)`);
+  }
+}
 const firstLine = (s) => String(s ?? '').split('\n').find((l) => l.trim() !== '')?.trim().slice(0, 300) ?? '';
 if (file && existsSync(file)) {
   const report = JSON.parse(readFileSync(file, 'utf8'));
   passed = report.numPassedTests ?? 0;
   failed = report.numFailedTests ?? 0;
   skipped = (report.numPendingTests ?? 0) + (report.numTodoTests ?? 0);
+  printDurations(report.testResults ?? []);
   for (const f of report.testResults ?? []) {
     const name = relative(process.cwd(), f.name ?? '');
     const failedTests = (f.assertionResults ?? []).filter((t) => t.status === 'failed');
