@@ -39,7 +39,24 @@ import { RedfishError } from '../clients/bmc/errors';
 import { applyBios, type BiosApplyResult } from '../clients/redfish/bios';
 import { biosSettings } from '../clients/ironic/clean-steps';
 import type { CleanStep } from '../types/clean';
-import { componentOf, firmwareInventory, simpleUpdate, type FirmwareComponentKind } from '../clients/redfish/firmware';
+import { componentOf, findUpdateTask, firmwareInventory, prepareSimpleUpdate, startSimpleUpdate, type FirmwareComponentKind } from '../clients/redfish/firmware';
+
+/** What a firmware update's attempt leaves for its retry: the task the BMC accepted, and the version before it. */
+export interface FirmwareProgress {
+  task: string;
+  before?: string;
+}
+
+const firmwareProgressOf = (v: unknown): FirmwareProgress | undefined => {
+  if (typeof v !== 'object' || v === null) return undefined;
+  const { task, before } = v as Record<string, unknown>;
+  return typeof task === 'string' && task !== '' ? { task, ...(typeof before === 'string' ? { before } : {}) } : undefined;
+};
+
+/** How long a BMC may stay unreachable while it flashes (real BMCs reset themselves for minutes). */
+const FIRMWARE_OUTAGE_MS = 10 * 60_000;
+/** How far the BMC's clock may lag the worker's when a task's start is compared with the activity's. */
+const TASK_CLOCK_MARGIN_MS = 5 * 60_000;
 
 export interface BmcActivityDeps {
   secrets: SecretReader;
@@ -281,23 +298,52 @@ export function createBmcActivities(deps: BmcActivityDeps) {
   /**
    * One firmware image through UpdateService.SimpleUpdate, followed to the
    * end of its task, with the component's version before and after from the
-   * firmware inventory. The URL's query (a pre-signed URL's signature) never
-   * reaches an error or the result.
+   * firmware inventory. Sent at most once per activity, whatever its retries
+   * meet: a component that already reports the step's `version` is left
+   * alone; the task the BMC accepted is recorded in the heartbeat details
+   * and a retry follows it; a retry that finds no record (its worker died
+   * before the heartbeat left) looks for the update's task in the BMC's task
+   * collection first; and a BMC that resets itself while it flashes is
+   * waited for instead of failing the attempt. The URL's query (a pre-signed
+   * URL's signature) never reaches an error or the result.
    */
   async function updateBmcFirmware(
-    input: BmcTarget & { component: FirmwareComponentKind; url: string },
-  ): Promise<{ component: FirmwareComponentKind; before?: string; after?: string }> {
+    input: BmcTarget & { component: FirmwareComponentKind; url: string; version?: string },
+  ): Promise<{ component: FirmwareComponentKind; before?: string; after?: string; skipped?: true }> {
     return withBmc(input, async (bmc) => {
       const redfish = redfishOf(input, bmc, 'firmware update service');
       const versionOf = async () => componentOf(await firmwareInventory(redfish), input.component, redfish.systemPath);
-      const before = await versionOf();
+      const ctx = activityContext();
+      const recorded = firmwareProgressOf(ctx?.info.heartbeatDetails);
+      const now = await versionOf();
+      const before = recorded ? recorded.before : now?.version;
+      if (!recorded && input.version !== undefined && now?.version === input.version) {
+        return { component: input.component, before: now.version, after: now.version, skipped: true };
+      }
+      const what = `SimpleUpdate ${input.component}`;
+      let task = recorded?.task;
       try {
-        await simpleUpdate(redfish, { imageUri: input.url, ...(before ? { targets: [before.path] } : {}) });
+        if (task === undefined) {
+          const update = await prepareSimpleUpdate(redfish, { imageUri: input.url, ...(now ? { targets: [now.path] } : {}) });
+          // The activity's first schedule bounds what can be its own task: an older one for the same image was another request's.
+          const since = (ctx?.info.scheduledTimestampMs ?? Date.now()) - TASK_CLOCK_MARGIN_MS;
+          task = (await findUpdateTask(redfish, update, since))?.monitor ?? (await startSimpleUpdate(redfish, update));
+          if (task !== undefined) heartbeat({ task, ...(before !== undefined ? { before } : {}) } satisfies FirmwareProgress);
+        }
+        if (task !== undefined) await redfish.followTaskAt(task, what, { failKind: 'task-failed', outageMs: FIRMWARE_OUTAGE_MS });
       } catch (err) {
-        throw withoutQuery(err, input.url);
+        // Accepted, then the BMC forgot the task (a reset may clear its task list): its inventory says whether it took the image.
+        if (task === undefined || !(isBmcError(err) && err.status === 404)) throw withoutQuery(err, input.url);
+        const after = (await versionOf())?.version;
+        if (after !== before && (input.version === undefined || after === input.version)) return { component: input.component, before, after };
+        throw ApplicationFailure.nonRetryable(
+          `the BMC accepted the ${input.component} image (task ${task}) and then lost its task; the component still reports ${after ?? 'no version'}: not sent again by this attempt`,
+          FAILURE.operationFailed,
+          { kind: 'bmc-fault' },
+        );
       }
       const after = await versionOf();
-      return { component: input.component, before: before?.version, after: after?.version };
+      return { component: input.component, before, after: after?.version };
     });
   }
 

@@ -19,11 +19,15 @@ fetching anything.  For the fake systems whose entry in
   fetched in the background; the task completes with the component's version
   set to the image's content when that is a short version string (the minor
   number bumped otherwise), or ends in ``Exception`` with the fetch error.
+  Each task records its ``StartTime`` and the request (``Payload``), and
+  ``/redfish/v1/TaskService/Tasks`` lists them, as real BMCs keep them.
 
 State lives in the fake driver's persistent state (``SUSHY_EMULATOR_STATE_DIR``).
 """
 
 import copy
+import datetime
+import json
 import re
 import threading
 import time
@@ -38,6 +42,7 @@ VERSION_TEXT = re.compile(r"^[A-Za-z0-9][A-Za-z0-9 ._+-]{0,63}$")
 MONITOR = "/redfish/v1/TaskService/TaskMonitors/"
 TASKS = "/redfish/v1/TaskService/Tasks/"
 INVENTORY = "/redfish/v1/UpdateService/FirmwareInventory"
+UPDATE_ACTION = "/redfish/v1/UpdateService/Actions/UpdateService.SimpleUpdate"
 
 
 def _error(status, message_id, message):
@@ -144,7 +149,14 @@ def _new_version(old, content):
 
 def _task_body(task_id, task):
     failed = task["state"] == "Exception"
+    extra = {}
+    if task.get("started"):
+        extra["StartTime"] = task["started"]
+    if task.get("payload") is not None:
+        extra["Payload"] = {"HttpOperation": "POST", "TargetUri": UPDATE_ACTION,
+                            "JsonBody": json.dumps(task["payload"], sort_keys=True)}
     return {
+        **extra,
         "@odata.type": "#Task.v1_4_3.Task",
         "@odata.id": TASKS + task_id,
         "Id": task_id,
@@ -245,7 +257,8 @@ def install(app):
             return _error(400, "Base.1.0.ActionParameterValueNotInList", f"Target {targets[0]} is no firmware component here")
         state = app.systems._bf_state(uuid)
         task_id = f"fw-{uuid[-4:]}-{len(state['tasks']) + 1}"
-        state["tasks"][task_id] = {"state": "Running", "component": component}
+        started = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+        state["tasks"][task_id] = {"state": "Running", "component": component, "started": started, "payload": body}
         app.systems._bf_save(uuid, state)
         delay = float(app.config.get("SUSHY_EMULATOR_FAKE_UPDATE_DELAY", 1))
         threading.Thread(target=_run_update, args=(app.systems, uuid, task_id, image_uri, component, delay),
@@ -262,12 +275,33 @@ def install(app):
                 return flask.jsonify(_task_body(task_id, found)), 202 if monitor and running else 200, headers
         return _error(404, "Base.1.0.ResourceMissingAtURI", f"No task {task_id}")
 
+    def task_collection():
+        members = [{"@odata.id": TASKS + task_id}
+                   for _, state in _systems_with_firmware(app.systems)
+                   for task_id in state["tasks"]]
+        return flask.jsonify({
+            "@odata.type": "#TaskCollection.TaskCollection",
+            "@odata.id": TASKS.rstrip("/"), "Name": "Task Collection",
+            "Members": members, "Members@odata.count": len(members)})
+
+    root = app.view_functions["root_resource"]
+
+    def root_with_tasks():
+        """The service root links its TaskService, as real BMCs' do (sushy's template has none)."""
+        res = root()
+        body = json.loads(res.get_data(as_text=True))
+        body.setdefault("Tasks", {"@odata.id": "/redfish/v1/TaskService"})
+        res.set_data(json.dumps(body))
+        return res
+
+    app.view_functions["root_resource"] = root_with_tasks
     app.view_functions["bios_settings"] = _with_access(bios_settings)
     app.view_functions["UpdateService.update_service_simple_update"] = simple_update
     app.add_url_rule(INVENTORY, "bf_inventory", firmware_inventory, methods=["GET"])
     app.add_url_rule(INVENTORY + "/<member>", "bf_member", firmware_member, methods=["GET"])
     app.add_url_rule(MONITOR + "<task_id>", "bf_monitor", lambda task_id: task(task_id, True), methods=["GET"])
     app.add_url_rule(TASKS + "<task_id>", "bf_task", lambda task_id: task(task_id, False), methods=["GET"])
+    app.add_url_rule(TASKS.rstrip("/"), "bf_tasks", task_collection, methods=["GET"])
 
 
 def _with_access(view):

@@ -65,6 +65,11 @@ export interface FirmwareUpdate {
   component: FirmwareComponent;
   /** http(s) only: the BMC (or Ironic) fetches it. */
   url: string;
+  /**
+   * The version the component reports once this image is on it (direct hosts): a component that already
+   * reports it is not flashed. Ironic's firmware.update takes no version, so the Ironic path ignores it.
+   */
+  version?: string;
 }
 
 export interface CleanRequest {
@@ -198,7 +203,7 @@ function biosStep(step: Record<string, unknown>, field: string, errors: FieldErr
 }
 
 function firmwareStep(v: unknown, field: string, errors: FieldError[]): CleanStep | undefined {
-  const shape = `a list of 1 to ${MAX_VOLUMES} updates {component: ${list(FIRMWARE_COMPONENTS)}, url: http(s) URL}`;
+  const shape = `a list of 1 to ${MAX_VOLUMES} updates {component: ${list(FIRMWARE_COMPONENTS)}, url: http(s) URL, version (optional)}`;
   if (!Array.isArray(v) || v.length === 0 || v.length > MAX_VOLUMES) {
     errors.push({ field, reason: `the firmware step needs updates: ${shape}` });
     return undefined;
@@ -207,14 +212,19 @@ function firmwareStep(v: unknown, field: string, errors: FieldError[]): CleanSte
   v.forEach((u, i) => {
     const at = `${field}[${i}]`;
     if (!isObject(u)) return void errors.push({ field: at, reason: `must be {component: ${list(FIRMWARE_COMPONENTS)}, url: http(s) URL}` });
-    unknownKeys(u, ['component', 'url'], at, errors);
+    unknownKeys(u, ['component', 'url', 'version'], at, errors);
     if (typeof u.component !== 'string' || !(FIRMWARE_COMPONENTS as readonly string[]).includes(u.component)) {
       errors.push({ field: `${at}.component`, reason: `unknown firmware component ${JSON.stringify(u.component)}; accepted: ${list(FIRMWARE_COMPONENTS)}` });
     }
     if (!httpUrl(u.url)) errors.push({ field: `${at}.url`, reason: 'must be an http or https URL of at most 2048 characters (the BMC fetches it)' });
+    if (u.version !== undefined && (typeof u.version !== 'string' || !VERSION_TEXT.test(u.version))) {
+      errors.push({ field: `${at}.version`, reason: 'must be the version the component reports once flashed: 1-64 letters, digits, spaces or ._+-, starting with a letter or digit' });
+    }
   });
   return errors.length === before ? { name: 'firmware', updates: v as FirmwareUpdate[] } : undefined;
 }
+
+const VERSION_TEXT = /^[A-Za-z0-9][A-Za-z0-9 ._+-]{0,63}$/;
 
 function httpUrl(v: unknown): boolean {
   if (typeof v !== 'string' || v.length > 2048) return false;

@@ -225,6 +225,8 @@ export interface PendingClean {
   /** Tells a request that replaced another (while the first waited to retry) from the one that ran. */
   id: number;
   at: string;
+  /** A firmware change held while the host was provisioned, taken as its clean once deprovisioned (patch held-firmware-kept). */
+  held?: true;
 }
 
 /** Who paused the host: Metal3's `baremetalhost.metal3.io/paused` value, or the API caller's reason. */

@@ -9,8 +9,9 @@
  *   host reboots and the BIOS is read back; a BIOS that already has them is
  *   left alone (no reboot).
  * - `firmware`: each image through UpdateService.SimpleUpdate, its task
- *   followed to the end; the component's version before and after is recorded
- *   in the operation's note.
+ *   followed to the end, sent at most once however its activity is retried
+ *   (a component already at the update's `version` is not flashed); the
+ *   component's version before and after is recorded in the operation's note.
  * Other steps (erase, RAID) need Ironic's agent; the request validator
  * refuses them for direct hosts before anything runs.
  */
@@ -39,9 +40,9 @@ async function runStep(t: BmcTarget, step: CleanStep, label: string): Promise<{ 
       const done: string[] = [];
       for (const update of step.updates) {
         const r = await bmc.updateBmcFirmware.executeWithOptions({ ...OPTIONS, summary: `${label}: updateBmcFirmware firmware ${update.component}` }, [
-          { ...t, component: update.component, url: update.url },
+          { ...t, component: update.component, url: update.url, ...(update.version !== undefined ? { version: update.version } : {}) },
         ]);
-        done.push(`${r.component} ${r.before ?? 'unknown'} → ${r.after ?? 'unknown'}`);
+        done.push(r.skipped ? `${r.component} already ${r.after ?? 'unknown'}, not flashed` : `${r.component} ${r.before ?? 'unknown'} → ${r.after ?? 'unknown'}`);
       }
       return { note: `firmware (${done.join(', ')})` };
     }

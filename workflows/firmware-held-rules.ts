@@ -61,3 +61,22 @@ export function firmwareHeldReason(s: HostState): string | undefined {
   });
   return why.join('; ');
 }
+
+/**
+ * A deprovisioned host's held change (patch held-firmware-kept): the available host takes it as its clean,
+ * as it takes a HostFirmwareSettings change (BMO applies both while preparing). A clean already asked for
+ * keeps its steps; the held steps it lacks join it. Before the patch the change was dropped, and only the
+ * Kubernetes controller handed it over again (the API's caller had to PUT it again).
+ */
+export function heldToClean(s: HostState, at: string): void {
+  const held = s.firmwareHeld;
+  if (!held) return;
+  const pending = s.cleanRequest;
+  if (!pending) {
+    s.cleanRequest = { request: { steps: ordered(held.request.steps) }, id: held.id, at, held: true };
+    return;
+  }
+  const names = new Set(pending.request.steps.map((step) => step.name));
+  const missing = held.request.steps.filter((step) => !names.has(step.name));
+  if (missing.length > 0) s.cleanRequest = { ...pending, request: { steps: [...pending.request.steps, ...missing] }, held: true };
+}

@@ -13,7 +13,7 @@ import {
   ParentClosePolicy,
   setCurrentDetails,
 } from '@temporalio/workflow';
-import { operationsInline, since, sinceInline } from './versions';
+import { operationsInline, patchedCounted, since, sinceInline } from './versions';
 import { networkDataFrom } from './host-dhcp';
 import type { HostSpec, Image, OperationName, ProvisioningState } from '../types/host';
 import { hostWorkflowId } from '../types/host-ref';
@@ -33,7 +33,7 @@ import { hostUid, recordHostUid } from './host-uid';
 import { customDeployMethod } from '../types/custom-deploy';
 import { pendingSettingsSteps, recordAppliedSettings } from '../types/host-settings';
 import { serviceableSettings } from './servicing-rules';
-import { heldServiceable, settleHeld } from './firmware-held-rules';
+import { heldServiceable, heldToClean, settleHeld } from './firmware-held-rules';
 
 const reasonOf = (text: string): string =>
   text.replace(/(^|\s)(\w)/g, (_m, _sp: string, c: string) => c.toUpperCase()).replace(/\s/g, '');
@@ -171,6 +171,8 @@ export function operationRunner(ctx: HostContext): OperationRunner {
       }
       applyOutcome(op, outcome, spec);
       if (clean && s.cleanRequest?.id === clean.id) delete s.cleanRequest;
+      // A change held while provisioned, applied by this clean: recorded as servicing records it (HostFirmwareComponents' status.updates).
+      if (clean?.held) settleHeld(s, clean.id, clean.request.steps, now());
       if (settings) recordAppliedSettings(s.status, settings);
       if (held && held.steps.length > 0) settleHeld(s, held.id, held.steps, now());
       record.outcome = 'succeeded';
@@ -257,8 +259,11 @@ export function operationRunner(ctx: HostContext): OperationRunner {
     const method = s.customDeploy ? customDeployMethod(spec) : undefined;
     if (op === 'provision' && method) s.status.provisioning.customDeploy = { method };
     if (op === 'deprovision') delete s.status.provisioning.image;
-    // Held for a provisioned host only: an available one takes the change as a clean, asked again (firmware-held.ts).
-    if (op === 'deprovision' && s.firmwareHeld) delete s.firmwareHeld;
+    // Held for a provisioned host only: the available host it becomes takes the change as its clean (firmware-held-rules.ts).
+    if (op === 'deprovision' && s.firmwareHeld) {
+      if (!s.deleteRequested && patchedCounted('held-firmware-kept')) heldToClean(s, now());
+      delete s.firmwareHeld;
+    }
     if (op === 'deprovision' && s.customDeploy) delete s.status.provisioning.customDeploy;
     if (op === 'delete') s.status.provisioning.ID = '';
     // Attached (again) / detached: see decide() and host-directives.ts.

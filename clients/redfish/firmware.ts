@@ -89,11 +89,14 @@ export interface SimpleUpdateRequest {
   targets?: string[];
 }
 
-/**
- * `UpdateService.SimpleUpdate` with the image's http(s) URL, followed through
- * the task the BMC answers with until it ends. Returns the final task body.
- */
-export async function simpleUpdate(c: RedfishClient, req: SimpleUpdateRequest): Promise<Json> {
+/** A SimpleUpdate as it will be sent: the action's target and its body. */
+export interface PreparedUpdate {
+  target: string;
+  payload: Json;
+}
+
+/** Checks the image URL and what the BMC's SimpleUpdate accepts; sends nothing. */
+export async function prepareSimpleUpdate(c: RedfishClient, req: SimpleUpdateRequest): Promise<PreparedUpdate> {
   let url: URL;
   try {
     url = new URL(req.imageUri);
@@ -114,5 +117,91 @@ export async function simpleUpdate(c: RedfishClient, req: SimpleUpdateRequest): 
   }
   const payload: Json = { ImageURI: req.imageUri, TransferProtocol: protocol };
   if (req.targets && req.targets.length > 0) payload.Targets = req.targets;
+  return { target, payload };
+}
+
+/**
+ * Sends the SimpleUpdate and returns the task the BMC answered with (its
+ * monitor), without waiting for it; undefined when the BMC started none (it
+ * finished at once).
+ */
+export async function startSimpleUpdate(c: RedfishClient, update: PreparedUpdate): Promise<string | undefined> {
+  return (await c.startAction(update.target, update.payload)).monitor;
+}
+
+/** A task of the TaskService that runs (or ran) an update. */
+export interface UpdateTask {
+  /** Where it is followed: its TaskMonitor, else the Task itself. */
+  monitor: string;
+  state?: string;
+  /** The BMC's clock, ms since epoch; undefined when it does not say. */
+  startedAt?: number;
+}
+
+const UNFINISHED = new Set(['New', 'Starting', 'Running', 'Suspended', 'Interrupted', 'Pending', 'Stopping', 'Service']);
+/** A BMC keeps many finished tasks: only the newest are read, one GET each. */
+const TASKS_READ = 32;
+
+const samePath = (a: string, b: string): boolean => {
+  const path = (v: string) => (/^https?:\/\//i.test(v) ? new URL(v).pathname : v).replace(/\/+$/, '');
+  try {
+    return path(a) === path(b);
+  } catch {
+    return false;
+  }
+};
+
+/**
+ * The TaskService's task for this very update, by the request it records
+ * (`Payload`: the SimpleUpdate target and a body with the same ImageURI and
+ * Targets): one still running, or one that started at or after `since` (the
+ * BMC's clock). Undefined when there is none, or the BMC keeps no task
+ * collection or no payloads (nothing can be told apart then).
+ */
+export async function findUpdateTask(c: RedfishClient, update: PreparedUpdate, since: number): Promise<UpdateTask | undefined> {
+  const service = odataId(c.serviceRoot.Tasks);
+  if (!service) return undefined;
+  let collection: string | undefined;
+  let paths: string[];
+  try {
+    collection = odataId((await c.get(service)).Tasks);
+    if (!collection) return undefined;
+    paths = arr((await c.get(collection)).Members)
+      .map(odataId)
+      .filter((p): p is string => p !== undefined);
+  } catch (err) {
+    // A BMC without a task collection: nothing to find (a real outage shows again on the send).
+    if (err instanceof RedfishError && (err.kind === 'not-found' || err.kind === 'unsupported' || err.status === 404)) return undefined;
+    throw err;
+  }
+  const targets = JSON.stringify(update.payload.Targets ?? null);
+  for (const path of paths.slice(-TASKS_READ).reverse()) {
+    const task = await c.get(path);
+    const payload = obj(task.Payload);
+    const targetUri = str(payload.TargetUri);
+    if (!targetUri || !samePath(targetUri, update.target)) continue;
+    let body: Json;
+    try {
+      body = obj(typeof payload.JsonBody === 'string' ? JSON.parse(payload.JsonBody) : payload.JsonBody);
+    } catch {
+      continue;
+    }
+    if (body.ImageURI !== update.payload.ImageURI || JSON.stringify(body.Targets ?? null) !== targets) continue;
+    const state = str(task.TaskState);
+    const started = Date.parse(str(task.StartTime) ?? '');
+    const startedAt = Number.isFinite(started) ? started : undefined;
+    const running = state !== undefined && UNFINISHED.has(state);
+    if (!running && (startedAt === undefined || startedAt < since)) continue;
+    return { monitor: str(task.TaskMonitor) ?? path, ...(state ? { state } : {}), ...(startedAt !== undefined ? { startedAt } : {}) };
+  }
+  return undefined;
+}
+
+/**
+ * `UpdateService.SimpleUpdate` with the image's http(s) URL, followed through
+ * the task the BMC answers with until it ends. Returns the final task body.
+ */
+export async function simpleUpdate(c: RedfishClient, req: SimpleUpdateRequest): Promise<Json> {
+  const { target, payload } = await prepareSimpleUpdate(c, req);
   return c.postAction(target, payload, { followLocation: true, taskFailKind: 'task-failed' });
 }

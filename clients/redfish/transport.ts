@@ -219,6 +219,30 @@ export abstract class RedfishTransport {
   }
 
   /**
+   * POSTs an action and returns the BMC's answer without following the task it
+   * starts: the caller records the task (`monitor`, the 202's Location or the
+   * Task the body names) before waiting on it, so a retry can follow it instead
+   * of sending the action again.
+   */
+  async startAction(target: string, body: Json): Promise<{ status: number; body: Json; monitor?: string }> {
+    const res = await this.send('POST', target, { body });
+    const named = res.status === 202 || str(res.body.TaskState) !== undefined;
+    const monitor = header(res, 'location') ?? (named ? odataId(res.body) : undefined);
+    return { status: res.status, body: res.body, ...(monitor ? { monitor } : {}) };
+  }
+
+  /**
+   * Follows the task at `monitor` (a task monitor or the Task itself) until it
+   * ends, as followTask does. `outageMs`: a BMC that stops answering (refused,
+   * no answer, HTTP 5xx) is waited for up to that long in a row, polling on: a
+   * BMC resets itself while it flashes its own firmware, and the task it
+   * answered with is still the one to follow when it is back.
+   */
+  async followTaskAt(monitor: string, what: string, opts: { failKind?: BmcErrorKind; outageMs?: number } = {}): Promise<Json> {
+    return this.pollTask(monitor, undefined, what, opts.failKind ?? 'bmc-fault', opts.outageMs ?? 0);
+  }
+
+  /**
    * Follows an asynchronous operation: polls the task monitor (the 202's
    * Location, or the Task the body names) until it stops answering 202 and
    * any Task it returns is finished. A task that ends in Exception, Killed or
@@ -227,21 +251,39 @@ export abstract class RedfishTransport {
   private async followTask(accepted: RedfishResponse, what: string, failKind: BmcErrorKind = 'bmc-fault'): Promise<Json> {
     const monitor = header(accepted, 'location') ?? odataId(accepted.body);
     if (!monitor) return accepted.body;
+    return this.pollTask(monitor, accepted, what, failKind, 0);
+  }
+
+  private async pollTask(monitor: string, accepted: RedfishResponse | undefined, what: string, failKind: BmcErrorKind, outageMs: number): Promise<Json> {
     const deadline = Date.now() + this.taskTimeoutMs;
-    let last: RedfishResponse = accepted;
+    let last: RedfishResponse | undefined = accepted;
+    let downSince: number | undefined;
     for (;;) {
-      const retryAfter = Number(header(last, 'retry-after'));
-      const wait = Number.isFinite(retryAfter) && retryAfter > 0 ? Math.min(retryAfter * 1000, 10_000) : this.taskPollMs;
+      const retryAfter = Number(last ? header(last, 'retry-after') : undefined);
+      const wait = last === undefined ? 0 : Number.isFinite(retryAfter) && retryAfter > 0 ? Math.min(retryAfter * 1000, 10_000) : this.taskPollMs;
       if (Date.now() + wait > deadline) {
-        const stateNow = str(last.body.TaskState);
+        const stateNow = last ? str(last.body.TaskState) : undefined;
         throw this.fail('timeout', `Redfish ${what}: task ${monitor} still ${stateNow ?? 'running'} after ${Math.round(this.taskTimeoutMs / 1000)} s`);
       }
-      await sleep(wait, this.signal);
-      let res = await this.raw('GET', monitor);
-      if (res.status === 401 && this.auth.kind === 'session') {
-        await this.createSession();
+      if (wait > 0) await sleep(wait, this.signal);
+      let res: RedfishResponse;
+      try {
         res = await this.raw('GET', monitor);
+        if (res.status === 401 && this.auth.kind === 'session') {
+          await this.createSession();
+          res = await this.raw('GET', monitor);
+        }
+        if (res.status >= 500) throw this.redacted(httpError('GET', this.url(monitor), res, this.username));
+      } catch (err) {
+        const outage = err instanceof RedfishError && (err.kind === 'unreachable' || (err.kind === 'bmc-fault' && (err.status ?? 0) >= 500));
+        if (!outage || this.signal?.aborted) throw err;
+        downSince ??= Date.now();
+        if (Date.now() - downSince >= outageMs) throw err;
+        // Polled again at the usual pace: no answer to take a Retry-After from.
+        last = { status: 0, headers: {}, body: {}, text: '' };
+        continue;
       }
+      downSince = undefined;
       last = res;
       if (res.status === 404) {
         throw this.fail('bmc-fault', `Redfish ${what}: task monitor ${monitor} disappeared (HTTP 404) before reporting completion`, 404);

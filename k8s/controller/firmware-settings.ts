@@ -236,6 +236,9 @@ export class FirmwareSettingsController {
     const state = view.status.provisioning.state;
     const fresh = state === 'available' && !pending && !view.spec?.image;
     const correcting = state === 'preparing' && pending !== undefined && view.status.errorCount > 0 && isFirmwareOnly(pending) && JSON.stringify(pending) !== JSON.stringify(request);
+    // The change the host held while provisioned, which it took as its clean once deprovisioned: its images are taken
+    // (status.updates), never asked again once that clean has flashed them.
+    if (view.cleanRequest?.held && sameImages(pending, request)) return true;
     if (!fresh && !correcting) return false;
     try {
       await handle.executeUpdate(requestCleanUpdate, { args: [request] });
@@ -295,4 +298,10 @@ export async function createForHost<T extends KubeObject>(
 }
 
 const sortedEntries = (m: Record<string, string> | undefined) => Object.entries(m ?? {}).sort(([a], [b]) => a.localeCompare(b));
+const imagesOf = (r: CleanRequest | undefined) => r?.steps.find((step) => step.name === 'firmware');
+/** Both ask the same firmware images (and `r` asks some). */
+const sameImages = (pending: CleanRequest | undefined, r: CleanRequest): boolean => {
+  const images = imagesOf(r);
+  return images !== undefined && JSON.stringify(imagesOf(pending)) === JSON.stringify(images);
+};
 const isFirmwareOnly = (r: CleanRequest): boolean => r.steps.every((step) => step.name === 'firmware' || (step.name === 'bios' && step.firmware === undefined));

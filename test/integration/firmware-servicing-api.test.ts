@@ -5,7 +5,8 @@
  * while the host has no HostUpdatePolicy allowing it (a reboot reboots only), a setting put back
  * withdraws its part, a policy deleted before the reboot leaves it held; with the policy the next reboot services the firmware then bios steps
  * (fake-hardware's firmware and bios interfaces run as service steps) before rebooting, and
- * Ironic reports the new BIOS value.
+ * Ironic reports the new BIOS value. A change still held when the host is deprovisioned is its
+ * clean once it is available.
  */
 import { describe, expect, it } from 'vitest';
 import { hostWorkflowId } from '../../types/host-ref';
@@ -38,32 +39,44 @@ const REGISTRY = [
   { name: 'NumCores', value: '16', attribute_type: 'Integer', lower_bound: 1, upper_bound: 64 },
 ];
 const UPDATES = [{ component: 'bios', url: 'http://127.0.0.1/firmware/bios-2.1.0.bin' }];
+const cleanSteps = (nodeId: string) => (r: RecordedRequest) => r.method === 'PUT' && r.path === `/v1/nodes/${nodeId}/states/provision` && target(r) === 'clean';
+
+/**
+ * A fake-hardware host given a BIOS registry through Ironic's fake bios interface (while its node is
+ * manageable), then provisioned; `whileAvailable` runs before the registry is stored.
+ */
+async function provisionedHost(prefix: string, whileAvailable?: (name: string) => Promise<void>) {
+  const name = uniq(prefix);
+  created.push(name);
+  const mac = randomMac();
+  const spec = (image?: typeof IMAGE) => ({ bmc: { address: `fake://${name}`, credentialsName: `${name}-bmc-secret` }, bootMACAddress: mac, online: true, ...(image ? { image } : {}) });
+  /** Idle in `state`, with no clean pending. */
+  const idle = (state: string) => async () => {
+    const v = await view(name);
+    return v.status.provisioning.state === state && !v.currentOperation && !v.cleanRequest ? v : undefined;
+  };
+  await ctx.h.hosts.put(ref(name), { spec: spec(), credentials: { username: 'admin', password: 'pw' } });
+  const nodeId = (await waitFor('available', idle('available'), { timeoutMs: 180_000 })).status.provisioning.ID;
+  await whileAvailable?.(name);
+  expect((await ironic('PUT', `/v1/nodes/${nodeId}/states/provision`, { target: 'clean', clean_steps: [{ interface: 'bios', step: 'apply_configuration', args: { settings: REGISTRY } }] })).status).toBe(202);
+  await waitFor('the registry stored', async () => ((await biosOf(nodeId)).NumCores === '16' ? true : undefined), { timeoutMs: 60_000 });
+  await waitFor('manageable', async () => (((await (await ironic('GET', `/v1/nodes/${nodeId}?fields=provision_state`)).json()) as { provision_state: string }).provision_state === 'manageable' ? true : undefined), { timeoutMs: 60_000 });
+  await ctx.h.hosts.put(ref(name), { spec: spec(IMAGE) });
+  await waitFor('provisioned', idle('provisioned'), { timeoutMs: 180_000 });
+  return { name, nodeId, spec, idle };
+}
 
 describe('firmware changes on a provisioned host in API mode', () => {
   it('holds them with the reason, sends nothing without a policy, services them at the reboot with one', async () => {
-    const name = uniq('fwsvc');
-    created.push(name);
-    const mac = randomMac();
-    const spec = (image?: typeof IMAGE) => ({ bmc: { address: `fake://${name}`, credentialsName: `${name}-bmc-secret` }, bootMACAddress: mac, online: true, ...(image ? { image } : {}) });
-    const idle = (state: string) => async () => {
-      const v = await view(name);
-      return v.status.provisioning.state === state && !v.currentOperation ? v : undefined;
-    };
-    await ctx.h.hosts.put(ref(name), { spec: spec(), credentials: { username: 'admin', password: 'pw' } });
-    const nodeId = (await waitFor('available', idle('available'), { timeoutMs: 180_000 })).status.provisioning.ID;
-    // Never held on a host that is not provisioned (an available one takes a clean instead).
-    const notProvisioned = await ctx.h.hosts.update(ref(name), holdFirmwareChangeUpdate, [{ steps: [{ name: 'bios', settings: { NumCores: '8' } }] }]).then(
-      () => undefined,
-      (e: unknown) => e as ApiError,
-    );
-    expect(notProvisioned?.status).toBe(409);
-    expect(notProvisioned?.message).toMatch(/held for servicing only on a provisioned host, and the host is available/);
-    // A BIOS registry, stored through Ironic's fake bios interface while the node is manageable.
-    expect((await ironic('PUT', `/v1/nodes/${nodeId}/states/provision`, { target: 'clean', clean_steps: [{ interface: 'bios', step: 'apply_configuration', args: { settings: REGISTRY } }] })).status).toBe(202);
-    await waitFor('the registry stored', async () => ((await biosOf(nodeId)).NumCores === '16' ? true : undefined), { timeoutMs: 60_000 });
-    await waitFor('manageable', async () => (((await (await ironic('GET', `/v1/nodes/${nodeId}?fields=provision_state`)).json()) as { provision_state: string }).provision_state === 'manageable' ? true : undefined), { timeoutMs: 60_000 });
-    await ctx.h.hosts.put(ref(name), { spec: spec(IMAGE) });
-    await waitFor('provisioned', idle('provisioned'), { timeoutMs: 180_000 });
+    const { name, nodeId } = await provisionedHost('fwsvc', async (name) => {
+      // Never held on a host that is not provisioned (an available one takes a clean instead).
+      const notProvisioned = await ctx.h.hosts.update(ref(name), holdFirmwareChangeUpdate, [{ steps: [{ name: 'bios', settings: { NumCores: '8' } }] }]).then(
+        () => undefined,
+        (e: unknown) => e as ApiError,
+      );
+      expect(notProvisioned?.status).toBe(409);
+      expect(notProvisioned?.message).toMatch(/held for servicing only on a provisioned host, and the host is available/);
+    });
 
     const { app, base } = await serveApi(ctx.h.hosts);
     try {
@@ -134,6 +147,44 @@ describe('firmware changes on a provisioned host in API mode', () => {
       const after = await callApi(base, 'GET', settings);
       expect(after.json.status.settings).toMatchObject({ ProcVirtualization: 'Disabled' });
       expect(after.json.status.conditions.find((c: { type: string }) => c.type === 'ChangeDetected').status).toBe('False');
+    } finally {
+      await app.close();
+    }
+  }, 600_000);
+
+  // Patch held-firmware-kept: before it, the deprovision dropped the change and the caller had to PUT it again.
+  it('a held change is applied as the clean of the available host a deprovision leaves', async () => {
+    const { name, nodeId, spec, idle } = await provisionedHost('fwdep');
+    const { app, base } = await serveApi(ctx.h.hosts);
+    try {
+      const settings = `/v1/namespaces/${NS}/hosts/${name}/firmware-settings`;
+      expect((await callApi(base, 'PUT', settings, { settings: { ProcVirtualization: 'Disabled' } })).status).toBe(202);
+      const held = await callApi(base, 'PUT', `/v1/namespaces/${NS}/hosts/${name}/firmware-updates`, { updates: UPDATES });
+      expect(held.status).toBe(202);
+      expect(held.json.held.request.steps.map((s: { name: string }) => s.name)).toEqual(['firmware', 'bios']);
+      const before = await view(name);
+      const cleansBefore = before.operations.filter((o) => o.kind === 'clean').length;
+      const sentBefore = ctx.proxy.count(cleanSteps(nodeId));
+
+      // The image removed: deprovisioned, and the held change goes with the host to available.
+      await ctx.h.hosts.put(ref(name), { spec: spec() });
+      const done = await waitFor('deprovisioned and idle', async () => {
+        const v = await idle('available')();
+        return v && v.operations.some((o) => o.kind === 'deprovision' && o.outcome === 'succeeded') ? v : undefined;
+      }, { timeoutMs: 300_000 });
+      const cleans = done.operations.filter((o) => o.kind === 'clean');
+      expect(cleans).toHaveLength(cleansBefore + 1);
+      expect(cleans.at(-1)).toMatchObject({ outcome: 'succeeded', steps: ['firmware', 'bios'] });
+      expect(done.firmwareHeld).toBeUndefined();
+      expect(done.settingsHeld).toBeUndefined();
+      expect(done.firmwareServiced).toMatchObject({ updates: UPDATES, settings: { ProcVirtualization: 'Disabled' } });
+      // One Ironic manual clean per step, the images as firmware.update's settings.
+      const sent = ctx.proxy.requests.filter(cleanSteps(nodeId)).slice(sentBefore).map((r) => (JSON.parse(r.body) as { clean_steps: unknown }).clean_steps);
+      expect(sent).toEqual([
+        [{ interface: 'firmware', step: 'update', args: { settings: UPDATES } }],
+        [{ interface: 'bios', step: 'apply_configuration', args: { settings: [{ name: 'ProcVirtualization', value: 'Disabled' }] } }],
+      ]);
+      expect(await biosOf(nodeId)).toMatchObject({ ProcVirtualization: 'Disabled' });
     } finally {
       await app.close();
     }

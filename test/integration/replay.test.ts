@@ -171,6 +171,9 @@ describe('replay of recorded histories', () => {
     // HostUpdatePolicy rebooted with nothing held (the code before, when such a change waited outside the workflow), and one
     // whose held change is serviced at the reboot, then another held and withdrawn (record-firmware-servicing-histories.ts old|new).
     for (const f of ['host-firmware-change-waits-v1', 'host-firmware-change-serviced']) expect(files).toContain(`${f}.json`);
+    // A held change dropped by a deprovision, and taken as the available host's clean (patch held-firmware-kept;
+    // record-firmware-servicing-histories.ts held-old|held-new).
+    for (const f of ['host-firmware-held-deprovisioned-v1', 'host-firmware-held-kept']) expect(files).toContain(`${f}.json`);
   });
 
   it.each(files)('%s replays without nondeterminism', async (file) => {

@@ -5,7 +5,8 @@
  * held by the host workflow with the reason in a SettingsHeld Event; without a HostUpdatePolicy a
  * reboot annotation only reboots (nothing serviced, the BIOS unchanged); a spec put back withdraws
  * it; with the policy the annotation's reboot is preceded by one service operation (firmware, then
- * bios), the BIOS read back from Ironic into the HFS status and the HFC's status.updates set.
+ * bios), the BIOS read back from Ironic into the HFS status and the HFC's status.updates set. A change
+ * still held when the host is deprovisioned is its clean once available, its images flashed once.
  */
 import { describe, expect, it } from 'vitest';
 import { holdForServicing } from '../../k8s/controller/firmware-hold';
@@ -56,15 +57,21 @@ async function rebootAnnotation(name: string, reboots: number): Promise<HostView
   }, { timeoutMs: 240_000 });
 }
 
+/** A provisioned BareMetalHost whose HFS status Ironic has filled. */
+async function provisioned(prefix: string): Promise<{ name: string; nodeId: string }> {
+  const name = uniq(prefix);
+  apply(secretDoc(`${name}-bmc-secret`, { username: 'admin', password: 'x' }));
+  // spec.firmware gives the fake BIOS a setting while preparing (fake-hardware reports none before), so the HFS can name it.
+  apply(hostDoc(name, fakeHostSpec(name, { image: IMAGE, firmware: { virtualizationEnabled: true } })));
+  kubectl(['wait', '-n', NS, '--for=jsonpath={.status.provisioning.state}=provisioned', `bmh/${name}`, '--timeout=240s']);
+  const nodeId = (await view(name)).status.provisioning.ID;
+  await waitFor('the HFS status read from Ironic', async () => (get<Status>('hfs', name)?.status?.settings?.ProcVirtualization === 'Enabled' ? true : undefined), { timeoutMs: 120_000 });
+  return { name, nodeId };
+}
+
 describe('HostFirmwareSettings / HostFirmwareComponents on a provisioned BareMetalHost', () => {
   it('holds the change with the reason, services it at the reboot annotation only under a HostUpdatePolicy', async () => {
-    const name = uniq('fwsvc');
-    apply(secretDoc(`${name}-bmc-secret`, { username: 'admin', password: 'x' }));
-    // spec.firmware gives the fake BIOS a setting while preparing (fake-hardware reports none before), so the HFS can name it.
-    apply(hostDoc(name, fakeHostSpec(name, { image: IMAGE, firmware: { virtualizationEnabled: true } })));
-    kubectl(['wait', '-n', NS, '--for=jsonpath={.status.provisioning.state}=provisioned', `bmh/${name}`, '--timeout=240s']);
-    const nodeId = (await view(name)).status.provisioning.ID;
-    await waitFor('the HFS status read from Ironic', async () => (get<Status>('hfs', name)?.status?.settings?.ProcVirtualization === 'Enabled' ? true : undefined), { timeoutMs: 120_000 });
+    const { name, nodeId } = await provisioned('fwsvc');
 
     const hfsDoc = (value: string) => ({ kind: 'HostFirmwareSettings', metadata: { name }, spec: { settings: { ProcVirtualization: value } } });
     apply(hfsDoc('Disabled'));
@@ -124,5 +131,38 @@ describe('HostFirmwareSettings / HostFirmwareComponents on a provisioned BareMet
     expect(await holdForServicing(deps, hfsObject, fromOldRead, noComponents, Date.parse(serviced!.at) - 1000)).toBe('stale');
     expect((await view(name)).firmwareHeld).toBeUndefined();
     expect(logs.join('\n')).toMatch(/begun before the last service ended/);
+  }, 900_000);
+
+  // Patch held-firmware-kept: the host takes its held change as its clean once deprovisioned; the controller hands
+  // the images over (status.updates) instead of asking them a second time.
+  it('applies a held change as the clean of the host its deprovisioning leaves available, the images flashed once', async () => {
+    const { name, nodeId } = await provisioned('fwdep');
+    apply({ kind: 'HostFirmwareSettings', metadata: { name }, spec: { settings: { ProcVirtualization: 'Disabled' } } });
+    apply({ kind: 'HostFirmwareComponents', metadata: { name }, spec: { updates: UPDATES } });
+    const held = await waitFor('both held', async () => {
+      const v = await view(name);
+      return v.firmwareHeld?.request.steps.length === 2 ? v : undefined;
+    }, { timeoutMs: 120_000 });
+    // spec.firmware's own clean while the host was first prepared.
+    const cleansBefore = held.operations.filter((o) => o.kind === 'clean').length;
+
+    kubectl(['patch', 'bmh', name, '-n', NS, '--type=json', '-p', JSON.stringify([{ op: 'remove', path: '/spec/image' }])]);
+    const hfc = await waitFor('the HFC status.updates', async () => {
+      const o = get<Status>('hostfirmwarecomponents', name);
+      return o?.status?.updates && changeDetected(o) === 'False' ? o : undefined;
+    }, { timeoutMs: 300_000 });
+    expect(hfc.status?.updates).toEqual(UPDATES);
+    await waitFor('the HFS status read back', async () => {
+      const o = get<Status>('hfs', name);
+      return o?.status?.settings?.ProcVirtualization === 'Disabled' && changeDetected(o) === 'False' ? true : undefined;
+    }, { timeoutMs: 120_000 });
+    const done = await waitFor('available and idle', async () => {
+      const v = await view(name);
+      return v.status.provisioning.state === 'available' && !v.currentOperation && !v.cleanRequest ? v : undefined;
+    }, { timeoutMs: 120_000 });
+    const cleans = done.operations.filter((o) => o.kind === 'clean').slice(cleansBefore);
+    expect(cleans.map((o) => [o.outcome, o.steps])).toEqual([['succeeded', ['firmware', 'bios']]]);
+    expect(done.firmwareHeld).toBeUndefined();
+    expect(await biosOf(nodeId)).toMatchObject({ ProcVirtualization: 'Disabled' });
   }, 900_000);
 });

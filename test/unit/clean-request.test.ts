@@ -40,6 +40,19 @@ describe('validateCleanRequest', () => {
     });
   });
 
+  it('takes an update\'s expected version (what the component reports once flashed), never sent to Ironic', () => {
+    const update = { component: 'bmc', url: 'http://h/bmc.bin', version: '5.0.1' };
+    expect(validateCleanRequest({ steps: [{ name: 'firmware', updates: [update] }] })).toMatchObject({ ok: true });
+    expect(fields({ steps: [{ name: 'firmware', updates: [{ ...update, version: '' }, { ...update, version: 5 }, { ...update, version: '-x' }] }] })).toEqual([
+      'steps[0].updates[0].version',
+      'steps[0].updates[1].version',
+      'steps[0].updates[2].version',
+    ]);
+    expect(ironicCleanSteps({ name: 'firmware', updates: [{ component: 'bmc', url: 'http://h/bmc.bin', version: '5.0.1' }] })).toEqual([
+      { interface: 'firmware', step: 'update', args: { settings: [{ component: 'bmc', url: 'http://h/bmc.bin' }] } },
+    ]);
+  });
+
   it('names each field it refuses', () => {
     expect(fields(null)).toEqual(['body']);
     expect(fields({ steps: [{ name: 'bios' }] })).toEqual(['steps[0]']);

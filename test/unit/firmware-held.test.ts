@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { CleanStep } from '../../types/clean';
 import type { HostState } from '../../workflows/definitions';
 import { decide } from '../../workflows/decide';
-import { firmwareHeldReason, heldServiceable, settleHeld, withHeld } from '../../workflows/firmware-held-rules';
+import { firmwareHeldReason, heldServiceable, heldToClean, settleHeld, withHeld } from '../../workflows/firmware-held-rules';
 import { serviceableSettings, settingsHeld } from '../../workflows/servicing-rules';
 import { hostState, testSpec } from '../support/host-state';
 
@@ -66,5 +66,20 @@ describe('a firmware change held on a provisioned host (patch firmware-servicing
     expect(s.firmwareHeld?.request.steps).toEqual([BIOS]);
     settleHeld(s, 1, [BIOS], 'now');
     expect(s.firmwareHeld).toBeUndefined();
+  });
+
+  it('becomes the clean of the available host a deprovision leaves (patch held-firmware-kept), firmware first', () => {
+    const s = provisioned([BIOS, IMAGES]);
+    heldToClean(s, 'then');
+    expect(s.cleanRequest).toEqual({ request: { steps: [IMAGES, BIOS] }, id: 1, at: 'then', held: true });
+    s.status.provisioning.state = 'available';
+    delete s.firmwareHeld;
+    expect(decide(s)).toEqual({ kind: 'operation', op: 'clean', state: 'preparing' });
+
+    // A clean already asked for keeps its steps; the held ones it lacks join it.
+    const asked = provisioned([BIOS, IMAGES]);
+    asked.cleanRequest = { request: { steps: [{ name: 'bios', settings: { NumCores: '8' } }] }, id: 4, at: 'before' };
+    heldToClean(asked, 'then');
+    expect(asked.cleanRequest).toEqual({ request: { steps: [{ name: 'bios', settings: { NumCores: '8' } }, IMAGES] }, id: 4, at: 'before', held: true });
   });
 });
