@@ -29,6 +29,7 @@ import { CleanBodySchema, DetachBodySchema, RaidBodySchema, HostInputSchema, Hos
 import { canView, installGuard } from './auth/guard';
 import type { AuthOptions } from './auth/options';
 import type { HostSpec } from '../types/host';
+import type { PivotPlaneRegistry } from '../config/pivot-planes';
 
 class RequestValidationError extends Error {
   readonly statusCode = 400;
@@ -63,7 +64,7 @@ export type ApiLogger = boolean | { level?: string; stream: { write(line: string
 
 export async function buildServer(
   hosts: HostService,
-  opts: { logger?: ApiLogger; auth: AuthOptions; fleets?: FleetService; ipPools?: IpPools },
+  opts: { logger?: ApiLogger; auth: AuthOptions; fleets?: FleetService; ipPools?: IpPools; pivotPlanes?: PivotPlaneRegistry },
 ): Promise<FastifyInstance> {
   // Fastify logs method and URL only, never bodies (they carry BMC passwords and user data).
   const logger = opts.logger ?? false;
@@ -144,7 +145,7 @@ export async function buildServer(
 
   registerHostActionRoutes(app, hosts);
   registerFleetRoutes(app, opts.fleets ?? new FleetService({ client: hosts.client, taskQueue: hosts.taskQueue }));
-  registerPivotRoutes(app, pivotService({ client: hosts.client, taskQueue: hosts.taskQueue }));
+  registerPivotRoutes(app, pivotService({ client: hosts.client, taskQueue: hosts.taskQueue }), opts.pivotPlanes);
   registerRemediationRoutes(app, hosts);
   registerFirmwareRoutes(app, hosts);
   registerUpdatePolicyRoutes(app, hosts);

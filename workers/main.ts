@@ -1,6 +1,7 @@
 /** The worker process: `npm run worker`. Configuration comes from the environment (see README). */
 import { loadConfig, RECOMMENDED_MALLOC_ARENA_MAX, temporalConnection } from '../config/env';
 import { loadDhcpSites } from '../config/dhcp-sites';
+import { loadPivotPlanes } from '../config/pivot-planes';
 import { readTlsFiles } from '../clients/tls/files';
 import { connectTemporalWorker } from '../clients/temporal/native-connection';
 import { IronicClient } from '../clients/ironic/client';
@@ -25,6 +26,8 @@ if (config.workerMetricsPort !== undefined) {
   console.log(`[worker] Temporal SDK metrics at http://${bindAddress}/metrics`);
 }
 const dhcpSites = loadDhcpSites(process.env);
+// Read at start, so a mistake in it stops the worker instead of the first pivot.
+const pivotPlanes = loadPivotPlanes(process.env);
 const key = loadSecretKey({ key: config.secretKey, keyFile: config.secretKeyFile, createIfMissing: true });
 const ironic = new IronicClient({
   url: config.ironicUrl,
@@ -62,6 +65,7 @@ const worker = await createWorker(
     ...(served ? { imageCache: served.imageCache, configDrives: served.configDrives } : {}),
     kubernetes,
     provisioningLimit: config.provisioningLimit,
+    pivotPlanes,
     dataConverter: metalflowDataConverter(config.payloadKeysFile),
   },
   {

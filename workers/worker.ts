@@ -14,6 +14,7 @@ import type { KubeRest } from '../clients/kubernetes/kube-rest';
 import { createPowerActivities } from '../activities/power-activities';
 import { createFleetActivities } from '../activities/fleet-activities';
 import { createPivotActivities } from '../activities/pivot-activities';
+import type { PivotPlaneRegistry } from '../config/pivot-planes';
 import { createPowerSentinelActivities } from '../activities/power-sentinel-activities';
 import { createPlaneCheckActivities } from '../activities/plane-check-activities';
 import { createImageActivities } from '../activities/image-activities';
@@ -74,6 +75,8 @@ export interface WorkerDeps extends IronicActivityDeps {
   provisioningLimit?: number;
   /** How long the limiter's queue may stand still before it checks its holders' runs are open (60 s; tests shorten it). */
   provisioningLimitCheckSeconds?: number;
+  /** The planes a pivot may name (METALFLOW_PIVOT_PLANES); none registered when unset. */
+  pivotPlanes?: PivotPlaneRegistry;
 }
 
 export async function createWorker(
@@ -106,8 +109,8 @@ export async function createWorker(
       ...createFleetActivities({ rest: deps.kubernetes }),
       // The provisioning limiter's permits (workflows/provisioning-limiter.ts), with the same client.
       ...createLimiterActivities({ limit: deps.provisioningLimit ?? DEFAULT_PROVISIONING_LIMIT, checkSeconds: deps.provisioningLimitCheckSeconds }),
-      // A pivot reads and writes both planes' API servers (kubeconfigs named in its input) and watches the source host workflows.
-      ...createPivotActivities({ rest: deps.kubernetes, secrets: deps.secrets }),
+      // A pivot reads and writes both planes' API servers (planes the operator registered, named by id) and watches the source host workflows.
+      ...createPivotActivities({ rest: deps.kubernetes, secrets: deps.secrets, ...(deps.pivotPlanes ? { planes: deps.pivotPlanes } : {}) }),
       ...createPlaneCheckActivities({ ironic: deps.ironic }),
       // The power sentinel's watch of every node's power (workflows/power-sentinel.ts), signalling hosts with the worker's client.
       ...createPowerSentinelActivities({ ironic: deps.ironic }),
