@@ -15,6 +15,7 @@ import { createPowerActivities } from '../activities/power-activities';
 import { createFleetActivities } from '../activities/fleet-activities';
 import { createPivotActivities } from '../activities/pivot-activities';
 import type { PivotPlaneRegistry } from '../config/pivot-planes';
+import { addressPolicy, type AddressPolicy } from '../clients/images/address-policy';
 import { createPowerSentinelActivities } from '../activities/power-sentinel-activities';
 import { createPlaneCheckActivities } from '../activities/plane-check-activities';
 import { createImageActivities } from '../activities/image-activities';
@@ -77,6 +78,8 @@ export interface WorkerDeps extends IronicActivityDeps {
   provisioningLimitCheckSeconds?: number;
   /** The planes a pivot may name (METALFLOW_PIVOT_PLANES); none registered when unset. */
   pivotPlanes?: PivotPlaneRegistry;
+  /** Addresses the image probe, checksum files and image downloads may reach (METALFLOW_IMAGE_FETCH_*); the default-deny policy when unset. */
+  imageFetchPolicy?: AddressPolicy;
 }
 
 export async function createWorker(
@@ -84,6 +87,8 @@ export async function createWorker(
   overrides: Partial<WorkerOptions> = {},
 ): Promise<Worker> {
   const bmc = createBmcActivities({ secrets: deps.secrets, ...(deps.bmcCa ? { ca: deps.bmcCa } : {}) });
+  // Never without a policy: a worker that was given none refuses loopback, link-local and the like.
+  const imageHttp = { policy: deps.imageFetchPolicy ?? addressPolicy(), ...(deps.imageCa ? { ca: deps.imageCa } : {}) };
   return Worker.create({
     connection: deps.connection,
     namespace: deps.namespace,
@@ -98,9 +103,9 @@ export async function createWorker(
       ...createPowerActivities({ ironic: deps.ironic, bmc, poll: deps.poll }),
       ...createSettleActivities({ ironic: deps.ironic, poll: deps.poll }),
       // Image probe and checksum files (patch image-probe): 30 s per request.
-      ...createImageActivities(deps.imageCa ? { http: { ca: deps.imageCa } } : {}),
+      ...createImageActivities({ http: imageHttp }),
       // The image cache (patch image-cache) and the direct provisioner's whole-image check (patch direct-image-verify).
-      ...createImageCacheActivities({ ...(deps.imageCache ? { cache: deps.imageCache } : {}), ...(deps.imageCa ? { http: { ca: deps.imageCa } } : {}) }),
+      ...createImageCacheActivities({ ...(deps.imageCache ? { cache: deps.imageCache } : {}), http: imageHttp }),
       // The direct provisioner's config drive in the BMC's USB slot (patch direct-config-drive).
       ...createConfigDriveActivities({ secrets: deps.secrets, ...(deps.bmcCa ? { ca: deps.bmcCa } : {}), ...(deps.configDrives ? { drives: deps.configDrives } : {}) }),
       // DHCP reservations in each site's dnsmasq hosts dir (README "DHCP and addresses").
