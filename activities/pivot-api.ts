@@ -13,7 +13,7 @@ import { readFile } from 'node:fs/promises';
 import { ApplicationFailure } from '@temporalio/common';
 import { answerMessage, apiHostPath, MetalflowApi, type ApiAnswer } from '../clients/metalflow/api-client';
 import type { SecretReader } from '../clients/secrets/secret-store';
-import { readSecretKey } from '../clients/secrets/secret-store';
+import { readSecretKey } from './secret-key';
 import type { HostRef, HostSpec } from '../types/host';
 import { pivotPauseValue, type PivotSelector } from '../types/pivot';
 import { EMPTY_PLANE_REGISTRY, originAllowed, urlOrigin, type PivotPlaneRegistry, type RegisteredPlane } from '../config/pivot-planes';
