@@ -17,7 +17,7 @@ import { createKubernetesActivities } from '../../activities/host-status-activit
 import { parsePivotPlanes } from '../../config/pivot-planes';
 import { FAILURE } from '../../types/failures';
 import { uniq } from '../support/harness';
-import { KUBE_BUILD_TIMEOUT_MS, KUBECONFIG, kubectl, useKube, type KubeLease } from './kube-harness';
+import { adminKubeRest, KUBE_BUILD_TIMEOUT_MS, kubectl, useKube, type KubeLease } from './kube-harness';
 
 const NS = uniq('plane-secret');
 const dir = mkdtempSync(join(tmpdir(), 'metalflow-plane-secret-'));
@@ -36,10 +36,7 @@ function secret(name: string, value: string): void {
 beforeAll(async () => {
   kube = useKube();
   kubectl(['create', 'namespace', NS]);
-  const kc = new KubeConfig();
-  kc.loadFromFile(KUBECONFIG);
-  rest = await KubeRest.create(kc);
-  server = kc.getCurrentCluster()!.server;
+  ({ rest, server } = await adminKubeRest());
   secret('exec', kubeconfigText({ exec: { apiVersion: 'client.authentication.k8s.io/v1beta1', command: '/bin/sh', args: ['-c', `touch ${marker}`] } }));
   secret('token-file', kubeconfigText({ 'token-file': '/var/run/secrets/kubernetes.io/serviceaccount/token' }));
   secret('unlisted', kubeconfigText({ token: 'x' }, 'https://127.0.0.3:6443'));
