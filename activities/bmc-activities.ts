@@ -34,7 +34,8 @@ import {
   type PowerState,
   type RebootMode,
 } from '../clients/bmc/bmc-client';
-import { readSecretKey, type SecretReader } from '../clients/secrets/secret-store';
+import type { SecretReader } from '../clients/secrets/secret-store';
+import { readSecretKey } from './secret-key';
 import { RedfishError } from '../clients/bmc/errors';
 import { applyBios, type BiosApplyResult } from '../clients/redfish/bios';
 import { biosSettings } from '../clients/ironic/clean-steps';

@@ -6,7 +6,8 @@
  * ISO); the direct provisioner builds the ISO itself (config-drive-activities.ts).
  */
 import type { HostRef, SecretReference } from '../types/host';
-import { readSecretKey, type SecretReader } from '../clients/secrets/secret-store';
+import type { SecretReader } from '../clients/secrets/secret-store';
+import { readSecretKey } from './secret-key';
 import { parseConfigMapping, type ConfigDriveData } from '../types/config-data';
 import { renderNetworkData, type AddressNetworkData } from '../types/network-data';
 import { operationFailed } from './ironic-node-driver';

@@ -55,7 +55,7 @@ export function createKubernetesActivities(deps: { rest: KubeRest; component?: s
 
   const transient = (err: unknown): never => {
     if (err instanceof KubeError && err.status >= 400 && err.status < 500 && err.status !== 409 && err.status !== 429) {
-      throw ApplicationFailure.nonRetryable(err.message, FAILURE.ironicRejected);
+      throw ApplicationFailure.nonRetryable(err.message, FAILURE.kubernetesRejected);
     }
     throw ApplicationFailure.retryable((err as Error).message, FAILURE.transient);
   };

@@ -64,17 +64,33 @@ export const nodeGone = (nodeId: string): ApplicationFailure =>
     { nodeId },
   );
 
-/** Ironic's errors as failures the workflow can branch on; secrets never reach the message. */
-function translate(err: unknown): never {
+/** Errors no retry can mend: a bug in metalflow, not a peer being busy. */
+const PROGRAMMING_ERRORS = [TypeError, ReferenceError, RangeError, SyntaxError];
+
+/**
+ * Ironic's errors as the failures the workflow branches on: the one mapping every Ironic
+ * activity uses. Secrets never reach the message.
+ */
+export function translate(err: unknown): never {
   if (err instanceof IronicError) {
     switch (err.kind) {
       case 'too-old':
         throw ApplicationFailure.nonRetryable(err.message, FAILURE.ironicTooOld);
       case 'rejected':
         throw ApplicationFailure.nonRetryable(err.message, FAILURE.ironicRejected);
+      case 'bad-answer':
+        throw ApplicationFailure.nonRetryable(err.message, FAILURE.internal);
+      case 'not-found':
+        // A verb or read on a node Ironic no longer has: the host registers again, nothing to retry.
+        if (err.missingNode !== undefined) throw nodeGone(err.missingNode);
+        throw ApplicationFailure.retryable(err.message, FAILURE.transient);
       default:
         throw ApplicationFailure.retryable(err.message, FAILURE.transient);
     }
+  }
+  if (PROGRAMMING_ERRORS.some((t) => err instanceof t)) {
+    const e = err as Error;
+    throw ApplicationFailure.nonRetryable(`internal error in metalflow: ${e.name}: ${e.message}`, FAILURE.internal);
   }
   throw err;
 }

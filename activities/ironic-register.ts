@@ -12,7 +12,8 @@ import { DISABLE_POWER_OFF_MICROVERSION, IronicError, type IronicClient, type Js
 import { hardwareFromInventory, hardwareFromProperties } from '../clients/ironic/hardware';
 import { bootCapabilities, ironicRootDeviceHints, nodeInterfaces, type InspectionPreference } from '../clients/ironic/node-spec';
 import type { IronicNode } from '../clients/ironic/types';
-import { readSecretKey, type SecretReader } from '../clients/secrets/secret-store';
+import type { SecretReader } from '../clients/secrets/secret-store';
+import { readSecretKey } from './secret-key';
 import { parseConfigMapping } from '../types/config-data';
 import { deployChosenInterface } from './ironic-instance-info';
 import { pause } from './activity-context';

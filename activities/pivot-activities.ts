@@ -9,7 +9,8 @@ import { Context } from '@temporalio/activity';
 import { Client } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import type { HostRef } from '../types/host';
-import { isApiPlane, type Plane, type PivotSelector } from '../types/pivot';
+import type { Plane, PivotSelector } from '../types/pivot';
+import type { RegisteredPlane } from '../config/pivot-planes';
 import type { SecretReader } from '../clients/secrets/secret-store';
 import { hostWorkflowId } from '../types/host-ref';
 import { bmhObjectPath, deleteObject, getObject, patchMetadata } from '../clients/kubernetes/metal3-objects';
@@ -18,7 +19,7 @@ import { hostViewQuery, recordMoveUpdate, type HostView } from '../workflows/def
 import type { FleetSelection } from '../workflows/fleet-definitions';
 import type { PivotExpect, PivotManifest, PrecheckResult } from '../workflows/pivot-definitions';
 import { heartbeat, pause } from './activity-context';
-import { planeRest, type PivotPlaneDeps } from './pivot-planes';
+import { planeRest, refused, resolvePlane, type PivotPlaneDeps } from './pivot-planes';
 import { targetPlaneProblem } from './pivot-target-check';
 import { exportHost, selectBareMetalHosts, sourceProblem, targetProblem, METAL3_ANNOTATIONS, type BareMetalHostObject } from './pivot-export';
 import { freeze, importHost, rollBackHost, unfreeze } from './pivot-import';
@@ -36,20 +37,29 @@ const DETACH_AS_IS = JSON.stringify({ deleteAction: 'delete' });
 
 export function createPivotActivities(deps: PivotPlaneDeps & { client?: Client; secrets?: SecretReader } = {}) {
   const ownClient = (): Client => deps.client ?? Context.current().client;
-  /** The plane's host workflows: the worker's own namespace unless the plane names another. */
-  const hostClient = (plane: Plane): Client => {
+  /** The plane's host workflows: the worker's own namespace unless the registered plane names another. */
+  const hostClient = (input: Plane, side: 'source' | 'target'): Client => {
+    const plane = resolvePlane(deps, input, side);
     const own = ownClient();
     if (!plane.temporalNamespace || plane.temporalNamespace === own.options.namespace) return own;
     return new Client({ connection: own.connection, namespace: plane.temporalNamespace, dataConverter: own.options.dataConverter });
   };
   const source = (c: PivotHostCall) => planeRest(deps, c.source, 'source');
   const target = (c: PivotHostCall) => planeRest(deps, c.target, 'target');
-  /** API-mode planes (both are, or neither: types/pivot.ts): their clients, the tokens read now. */
-  const apis = async (c: PivotHostCall) => ({ src: await viaApi.apiPlane(deps, c.source.api!, 'source'), dst: await viaApi.apiPlane(deps, c.target.api!, 'target') });
+  /** API-mode planes (both are, or neither): their clients, the tokens read now. */
+  const apis = async (c: PivotHostCall) => ({ src: await viaApi.apiPlane(deps, resolvePlane(deps, c.source, 'source'), 'source'), dst: await viaApi.apiPlane(deps, resolvePlane(deps, c.target, 'target'), 'target') });
+  /** Whether the plane is a metalflow API (else a Kubernetes API server), as the operator registered it. */
+  const isApiPlane = (plane: Plane, side: 'source' | 'target'): boolean => resolvePlane(deps, plane, side).api !== undefined;
+  /** Whether a host call's planes are API planes; one of each kind is refused before anything is read. */
+  const apiMode = (c: { source: Plane; target?: Plane }): boolean => {
+    const src = isApiPlane(c.source, 'source');
+    if (c.target && isApiPlane(c.target, 'target') !== src) throw refused('target.plane', 'source and target must both be metalflow API planes or both Kubernetes planes');
+    return src;
+  };
 
   /** Polls the source host's view until `done` says so, heartbeating what it saw. */
   async function watchHost(plane: Plane, ref: HostRef, done: (v: HostView) => boolean, what: string): Promise<void> {
-    const c = hostClient(plane);
+    const c = hostClient(plane, 'source');
     let delay = 300;
     for (;;) {
       const run = await hostRun(c, ref);
@@ -65,7 +75,7 @@ export function createPivotActivities(deps: PivotPlaneDeps & { client?: Client; 
   /** What still differs in a Kubernetes target: the object, then the target's host workflow (the restored status shows the source's at once). */
   async function kubeTargetLook(call: PivotHostCall & { expect: PivotExpect }): Promise<() => Promise<string | undefined>> {
     const rest = await target(call);
-    const c = hostClient(call.target);
+    const c = hostClient(call.target, 'target');
     return async () => targetMismatch(await getObject<BareMetalHostObject>(rest, bmhObjectPath(call.ref.namespace, call.ref.name)), call.expect) ?? (await targetAtRest(c, call.ref, call.expect));
   }
 
@@ -90,21 +100,22 @@ export function createPivotActivities(deps: PivotPlaneDeps & { client?: Client; 
 
   return {
     async selectPivotHosts(input: { source: Plane; selector: PivotSelector }): Promise<FleetSelection> {
-      if (isApiPlane(input.source)) return viaApi.apiSelect(await viaApi.apiPlane(deps, input.source.api, 'source'), input.selector);
+      if (apiMode(input)) return viaApi.apiSelect(await viaApi.apiPlane(deps, resolvePlane(deps, input.source, 'source'), 'source'), input.selector);
       return selectBareMetalHosts(await planeRest(deps, input.source, 'source'), input.selector);
     },
 
     /** Whether the host may move now: a reason to skip it, or ok. Changes nothing. */
     async precheckPivotHost(call: PivotHostCall): Promise<PrecheckResult> {
-      const problem = isApiPlane(call.source)
+      const problem = apiMode(call)
         ? await (async () => {
             const { src, dst } = await apis(call);
             return (await viaApi.apiSourceProblem(src, deps.secrets, call.ref, call.pivot)) ?? (await viaApi.apiTargetProblem(dst, call.ref));
           })()
         : (await sourceProblem(await source(call), call.ref, call.pivot)) ?? (await targetProblem(await target(call), call.ref, call.pivot));
       if (problem) return { skip: problem };
-      if (call.target.taskQueue) {
-        const reason = await targetPlaneProblem(hostClient(call.target), call.target.taskQueue, call.pivot);
+      const { taskQueue } = resolvePlane(deps, call.target, 'target');
+      if (taskQueue) {
+        const reason = await targetPlaneProblem(hostClient(call.target, 'target'), taskQueue, call.pivot);
         if (reason) return { skip: reason };
       }
       return { ok: true };
@@ -112,7 +123,7 @@ export function createPivotActivities(deps: PivotPlaneDeps & { client?: Client; 
 
     /** Pauses the source host with the pivot's value and waits until its workflow is idle (paused, nothing running) and its status published. */
     async freezePivotHost(call: PivotHostCall): Promise<void> {
-      if (isApiPlane(call.source)) return viaApi.apiFreeze((await apis(call)).src, call.ref, call.pivot);
+      if (apiMode(call)) return viaApi.apiFreeze((await apis(call)).src, call.ref, call.pivot);
       const rest = await source(call);
       await freeze(rest, call.ref, call.pivot);
       let view: HostView | undefined;
@@ -128,13 +139,13 @@ export function createPivotActivities(deps: PivotPlaneDeps & { client?: Client; 
     },
 
     async exportPivotHost(call: PivotHostCall): Promise<PivotManifest> {
-      if (isApiPlane(call.source)) return viaApi.apiExport((await apis(call)).src, call.ref);
+      if (apiMode(call)) return viaApi.apiExport((await apis(call)).src, call.ref);
       return exportHost(await source(call), call.ref);
     },
 
     /** Secrets, host (paused, with the status annotation), HardwareData: created in the target, Secret data read and written here only. */
     async importPivotHost(call: PivotHostCall & { manifest: PivotManifest }): Promise<void> {
-      if (isApiPlane(call.target)) {
+      if (apiMode(call)) {
         // Nothing is created in an API target before hand-over: its name must still be free.
         const taken = await viaApi.apiTargetProblem((await apis(call)).dst, call.ref);
         if (taken) throw ApplicationFailure.create({ type: 'PivotTargetTaken', nonRetryable: true, message: taken });
@@ -144,7 +155,7 @@ export function createPivotActivities(deps: PivotPlaneDeps & { client?: Client; 
     },
 
     async rollbackPivotHost(call: PivotHostCall): Promise<void> {
-      if (isApiPlane(call.source)) return viaApi.apiUnfreeze((await apis(call)).src, call.ref, call.pivot);
+      if (apiMode(call)) return viaApi.apiUnfreeze((await apis(call)).src, call.ref, call.pivot);
       await rollBackHost(await source(call), await target(call), call.pivot, call.ref);
     },
 
@@ -154,7 +165,7 @@ export function createPivotActivities(deps: PivotPlaneDeps & { client?: Client; 
      * Waits until the host reports itself detached.
      */
     async detachPivotSource(call: PivotHostCall): Promise<void> {
-      if (isApiPlane(call.source)) return viaApi.apiDetach((await apis(call)).src, call.ref, call.pivot);
+      if (apiMode(call)) return viaApi.apiDetach((await apis(call)).src, call.ref, call.pivot);
       const rest = await source(call);
       const obj = await getObject<BareMetalHostObject>(rest, bmhObjectPath(call.ref.namespace, call.ref.name));
       if (!obj) throw new Error(`BareMetalHost ${call.ref.namespace}/${call.ref.name} is gone from the source before it was detached`);
@@ -168,7 +179,7 @@ export function createPivotActivities(deps: PivotPlaneDeps & { client?: Client; 
 
     /** The target may act: its pause goes, and its controller restores the status annotation and adopts. */
     async releasePivotTarget(call: PivotHostCall & { manifest?: PivotManifest; expect?: PivotExpect }): Promise<void> {
-      if (isApiPlane(call.target)) {
+      if (apiMode(call)) {
         const { src, dst } = await apis(call);
         let manifest: Pick<PivotManifest, 'labels' | 'spec' | 'statusAnnotation'> | undefined = call.manifest;
         if (!manifest) {
@@ -185,7 +196,7 @@ export function createPivotActivities(deps: PivotPlaneDeps & { client?: Client; 
     /** Watches the target host until it shows what the source showed, or `windowMs` has passed. */
     async awaitPivotTarget(call: PivotHostCall & { expect: PivotExpect; windowMs: number }): Promise<{ matched: true } | { waiting: string }> {
       const until = Date.now() + call.windowMs;
-      const look = isApiPlane(call.target) ? await apiTargetLook(call) : await kubeTargetLook(call);
+      const look = apiMode(call) ? await apiTargetLook(call) : await kubeTargetLook(call);
       for (let delay = 300; ; delay = Math.min(delay * 1.5, 3000)) {
         const seen = await look();
         if (!seen) return { matched: true };
@@ -197,10 +208,10 @@ export function createPivotActivities(deps: PivotPlaneDeps & { client?: Client; 
 
     /** The source object deleted; detached, the source host workflow removes it without deprovisioning or power change. Waits until it is gone. */
     async removePivotSource(call: PivotHostCall): Promise<void> {
-      if (isApiPlane(call.source)) {
+      if (apiMode(call)) {
         const { src } = await apis(call);
         // The source host workflow is this worker's (the pivot runs on the source plane): its last record says where the host went.
-        if (await viaApi.apiHost(src, call.ref, 'source')) await recordMove(hostClient(call.source), call);
+        if (await viaApi.apiHost(src, call.ref, 'source')) await recordMove(hostClient(call.source, 'source'), call, resolvePlane(deps, call.target, 'target'));
         return viaApi.apiRemoveSource(src, call.ref);
       }
       const rest = await source(call);
@@ -211,7 +222,7 @@ export function createPivotActivities(deps: PivotPlaneDeps & { client?: Client; 
         await patchMetadata(rest, path, { annotations: { [METAL3_ANNOTATIONS.detached]: DETACH_AS_IS } });
       }
       if (obj) {
-        await recordMove(hostClient(call.source), call);
+        await recordMove(hostClient(call.source, 'source'), call, resolvePlane(deps, call.target, 'target'));
         await deleteObject(rest, path);
       }
       for (let delay = 300; ; delay = Math.min(delay * 1.5, 3000)) {
@@ -224,12 +235,13 @@ export function createPivotActivities(deps: PivotPlaneDeps & { client?: Client; 
 }
 
 /** The source host workflow's last record says where the host went (once per pivot; a run already gone has nothing to record). */
-async function recordMove(c: Client, call: PivotHostCall): Promise<void> {
+async function recordMove(c: Client, call: PivotHostCall, plane: RegisteredPlane): Promise<void> {
   if ((await hostRun(c, call.ref)).kind !== 'running') return;
   const handle = c.workflow.getHandle(hostWorkflowId(call.ref));
   if ((await handle.query(hostViewQuery)).movedTo?.pivot === call.pivot) return;
-  const { taskQueue, temporalNamespace, kubeconfig, kubeconfigSecret, api } = call.target;
+  const { id, taskQueue, temporalNamespace, kubeconfig, kubeconfigSecret, api } = plane;
   const target = {
+    ...(id ? { plane: id } : {}),
     ...(api ? { api: { url: api.url } } : {}),
     ...(taskQueue ? { taskQueue } : {}),
     ...(temporalNamespace ? { temporalNamespace } : {}),

@@ -13,9 +13,10 @@ import { readFile } from 'node:fs/promises';
 import { ApplicationFailure } from '@temporalio/common';
 import { answerMessage, apiHostPath, MetalflowApi, type ApiAnswer } from '../clients/metalflow/api-client';
 import type { SecretReader } from '../clients/secrets/secret-store';
-import { readSecretKey } from '../clients/secrets/secret-store';
+import { readSecretKey } from './secret-key';
 import type { HostRef, HostSpec } from '../types/host';
-import { pivotPauseValue, type ApiPlane, type PivotSelector } from '../types/pivot';
+import { pivotPauseValue, type PivotSelector } from '../types/pivot';
+import { EMPTY_PLANE_REGISTRY, originAllowed, urlOrigin, type PivotPlaneRegistry, type RegisteredPlane } from '../config/pivot-planes';
 import type { HostView } from '../workflows/definitions';
 import type { FleetSelection } from '../workflows/fleet-definitions';
 import { selectionMatches } from '../workflows/fleet-selection';
@@ -26,6 +27,8 @@ import { referencedSecrets, STEADY_STATES } from './pivot-export';
 export interface ApiPlaneDeps {
   /** The worker's secret store: the source hosts' Secrets, and a plane's tokenSecret. */
   secrets?: SecretReader;
+  /** The planes the operator registered, for their allowedUrls. */
+  planes?: PivotPlaneRegistry;
 }
 
 /** A target's refusal of the create: the source was attached again, the host runs on there. */
@@ -34,23 +37,29 @@ export const PIVOT_TARGET_REFUSED = 'PivotTargetRefused';
 const unusable = (field: string, message: string): ApplicationFailure =>
   ApplicationFailure.create({ type: 'PivotPlaneUnusable', nonRetryable: true, message: `${field}: ${message}` });
 
-/** The plane's API client; the token read now, from the file or Secret the input names. */
-export async function apiPlane(deps: ApiPlaneDeps, plane: ApiPlane, side: 'source' | 'target'): Promise<MetalflowApi> {
+/** The plane's API client; the token read now, from the file or Secret the operator registered for it. */
+export async function apiPlane(deps: ApiPlaneDeps, plane: RegisteredPlane, side: 'source' | 'target'): Promise<MetalflowApi> {
+  const field = plane.id ? `${side}.plane` : side;
+  const name = `plane "${plane.id}"`;
+  const api = plane.api;
+  if (!api) throw unusable(field, `${plane.id ? name : "the worker's own cluster"} is a Kubernetes plane; the other side is a metalflow API plane (both must be of one kind)`);
+  // The registry checked it at start; checked again here, before the token is read, as the one place a request is sent from.
+  if (!originAllowed(deps.planes ?? EMPTY_PLANE_REGISTRY, api.url)) throw unusable(field, `${name}'s URL ${urlOrigin(api.url) ?? api.url} is not on allowedUrls`);
   let token: string | undefined;
-  if (plane.tokenFile) {
+  if (api.tokenFile) {
     try {
-      token = (await readFile(plane.tokenFile, 'utf8')).trim();
+      token = (await readFile(api.tokenFile, 'utf8')).trim();
     } catch (err) {
-      throw unusable(`${side}.api.tokenFile`, `cannot be read: ${(err as NodeJS.ErrnoException).code ?? 'error'}`);
+      throw unusable(field, `${name}'s token file cannot be read: ${(err as NodeJS.ErrnoException).code ?? 'error'}`);
     }
-  } else if (plane.tokenSecret) {
-    const { namespace, name, key = 'token' } = plane.tokenSecret;
-    if (!deps.secrets) throw unusable(`${side}.api.tokenSecret`, 'the worker has no secret store to read it from');
-    token = (await deps.secrets.read(namespace, name))?.[key]?.trim();
-    if (!token) throw unusable(`${side}.api.tokenSecret`, `Secret ${namespace}/${name} has no non-empty key "${key}"`);
+  } else if (api.tokenSecret) {
+    const { namespace, name: secret, key = 'token' } = api.tokenSecret;
+    if (!deps.secrets) throw unusable(field, `${name}'s token is a Secret, and the worker has no secret store to read it from`);
+    token = (await deps.secrets.read(namespace, secret))?.[key]?.trim();
+    if (!token) throw unusable(field, `${name}'s Secret ${namespace}/${secret} has no non-empty key "${key}"`);
   }
-  if (!token) throw unusable(`${side}.api.tokenFile`, 'is empty');
-  return new MetalflowApi(plane.url, token);
+  if (!token) throw unusable(field, `${name}'s token is empty`);
+  return new MetalflowApi(api.url, token);
 }
 
 /** The host's view, or undefined for a 404; any other answer but 200 is an error naming the plane. */

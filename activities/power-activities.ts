@@ -17,7 +17,7 @@ import { IronicError, type IronicClient, type IronicPowerTarget } from '../clien
 import { POWER_FIELDS, type IronicNode } from '../clients/ironic/types';
 import type { BmcActivities } from './bmc-activities';
 import { markerKey, ownMarker, provisionMoment, writeMarker } from './sent-marker';
-import { nodeGone } from './ironic-node-driver';
+import { nodeGone, translate } from './ironic-node-driver';
 
 export type PowerPath = 'ironic' | 'bmc';
 
@@ -50,14 +50,6 @@ export interface NodePowerInput {
 }
 
 const failed = (message: string): ApplicationFailure => ApplicationFailure.nonRetryable(message, FAILURE.operationFailed);
-
-function translate(err: unknown): never {
-  if (err instanceof IronicError) {
-    if (err.kind === 'rejected' || err.kind === 'too-old') throw ApplicationFailure.nonRetryable(err.message, FAILURE.ironicRejected);
-    throw ApplicationFailure.retryable(err.message, FAILURE.transient);
-  }
-  throw err;
-}
 
 export function createPowerActivities(deps: PowerActivityDeps) {
   const { ironic } = deps;

@@ -4,12 +4,16 @@
  * 'Bearer …'` show metalflow's encrypted payloads decoded to an operator who
  * may see every host: a bearer token from the API's tokens file with a grant
  * on namespace `*` (any role). POST /decode and /encode take and return
- * `{"payloads": [{"metadata": {k: base64}, "data": base64}]}`. CORS is granted
- * only to the configured origins (the UI's by default).
+ * `{"payloads": [{"metadata": {k: base64}, "data": base64}]}`. /encode seals
+ * payloads the workers will trust (a workflow input, a signal), so it needs
+ * `admin:*`: a viewer may read every host, not forge what a host is told.
+ * CORS is granted only to the configured origins (the UI's by default).
  */
+import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Payload } from '@temporalio/common';
 import type { EncryptionCodec } from '../clients/temporal/payload-codec';
+import { allows } from './auth/roles';
 import type { TokenFile } from './auth/token-file';
 
 export interface CodecServerOptions {
@@ -80,6 +84,9 @@ export function createCodecServer(opts: CodecServerOptions): Server {
       if (!principal.grants.some((g) => g.namespace === '*')) {
         return send(res, 403, { error: 'Forbidden', message: `${principal.subject} has no grant on every namespace ("<role>:*"), which decoding any host's payloads needs` });
       }
+      if (path === '/encode' && !allows(principal, 'admin', '*')) {
+        return send(res, 403, { error: 'Forbidden', message: `${principal.subject} is not admin:*, which /encode needs (it seals payloads the workers trust); /decode needs only a grant on every namespace` });
+      }
       let body: { payloads?: WirePayload[] };
       try {
         body = JSON.parse(await readBody(req, max)) as { payloads?: WirePayload[] };
@@ -95,6 +102,10 @@ export function createCodecServer(opts: CodecServerOptions): Server {
       } catch (err) {
         send(res, 400, { error: 'InvalidRequest', message: (err as Error).message });
       }
-    })().catch((err: unknown) => send(res, 500, { error: 'Internal', message: String(err) }));
+    })().catch((err: unknown) => {
+      const requestId = randomUUID();
+      console.error(JSON.stringify({ msg: 'codec request failed', requestId, err: err instanceof Error ? { name: err.name, message: err.message, stack: err.stack } : String(err) }));
+      send(res, 500, { error: 'Internal', message: `internal error; the codec server's log has the detail under request id ${requestId}`, requestId });
+    });
   });
 }

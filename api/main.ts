@@ -10,6 +10,7 @@ import { loadAuthOptions } from './auth/options';
 import { auditSink } from './auth/audit';
 import { parseKubeRoles, TokenReviewer } from './auth/token-review';
 import { loadKubeConfig } from '../clients/kubernetes/kube-config';
+import { loadPivotPlanes } from '../config/pivot-planes';
 
 const config = loadConfig();
 // Before connecting anywhere: no token source (and no explicit METALFLOW_API_AUTH=none on loopback) is a refusal to start.
@@ -38,7 +39,8 @@ const hosts = new HostService({
   hostOptions: config.hostOptions,
   updateTimeoutMs: config.apiUpdateTimeoutSeconds * 1000,
 });
-const app = await buildServer(hosts, { logger: true, auth });
+// The planes a pivot may name: unknown ids are refused here, before the worker (which checks them again) sees them.
+const app = await buildServer(hosts, { logger: true, auth, pivotPlanes: loadPivotPlanes(process.env) });
 await app.listen({ host: config.apiHost, port: config.apiPort });
 console.log(`metalflow API on ${auth.tls ? 'https' : 'http'}://${config.apiHost}:${config.apiPort} (OpenAPI at /openapi.json)`);
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {

@@ -12,6 +12,31 @@ import { cancelPivotUpdate, pausePivotUpdate, pivotProgressQuery, pivotWorkflowI
 import { RunService, type RunServiceDeps } from './run-service';
 import { registerRunControlRoutes, requireScope } from './run-routes';
 import { PauseBodySchema } from './schemas';
+import { ApiError } from './api-error';
+import type { FieldError } from '../types/field-error';
+import type { PivotPlaneRegistry } from '../config/pivot-planes';
+
+/**
+ * The plane ids a pivot names, against the planes the operator registered: an unknown id, or one
+ * side an API plane and the other a Kubernetes plane, is a 400 before anything starts.
+ */
+export function planeErrors(registry: PivotPlaneRegistry, input: PivotInput): FieldError[] {
+  const errors: FieldError[] = [];
+  const known = [...registry.planes.keys()].join(', ') || 'none';
+  const kinds: Array<'api' | 'kube'> = [];
+  for (const side of ['source', 'target'] as const) {
+    const id = input[side].plane;
+    if (id === undefined) {
+      kinds.push('kube');
+      continue;
+    }
+    const plane = registry.planes.get(id);
+    if (!plane) errors.push({ field: `${side}.plane`, reason: `no plane "${id}" is registered (registered: ${known}; the operator registers planes in METALFLOW_PIVOT_PLANES)` });
+    else kinds.push(plane.api ? 'api' : 'kube');
+  }
+  if (errors.length === 0 && kinds[0] !== kinds[1]) errors.push({ field: 'target.plane', reason: 'source and target must both be metalflow API planes or both Kubernetes planes' });
+  return errors;
+}
 
 export function pivotService(deps: RunServiceDeps): RunService<PivotInput, PivotProgress> {
   return new RunService<PivotInput, PivotProgress>(deps, {
@@ -29,7 +54,8 @@ export function pivotService(deps: RunServiceDeps): RunService<PivotInput, Pivot
   });
 }
 
-export function registerPivotRoutes(base: FastifyInstance, pivots: RunService<PivotInput, PivotProgress>): void {
+/** `planes`: the API's own copy of the registry, to refuse unknown ids at once (the worker checks them again). */
+export function registerPivotRoutes(base: FastifyInstance, pivots: RunService<PivotInput, PivotProgress>, planes?: PivotPlaneRegistry): void {
   const app = base.withTypeProvider<TypeBoxTypeProvider>();
   app.post(
     '/v1/pivots',
@@ -42,6 +68,8 @@ export function registerPivotRoutes(base: FastifyInstance, pivots: RunService<Pi
     async (req, reply) => {
       const input = req.body as PivotInput;
       requireScope(req, 'admin', pivotScope(input));
+      const errors = planes ? planeErrors(planes, input) : [];
+      if (errors.length > 0) throw new ApiError(400, 'InvalidRequest', errors.map((e) => `${e.field}: ${e.reason}`).join('; '), errors);
       const { created, progress } = await pivots.create(input);
       return reply.status(created ? 201 : 200).send(progress);
     },

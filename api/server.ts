@@ -3,6 +3,7 @@
  * schemas, documented as OpenAPI at /openapi.json. Errors are JSON
  * `{ error, message, fields: [{ field, reason }] }`.
  */
+import { randomUUID } from 'node:crypto';
 import Fastify, { type FastifyInstance, type FastifyError } from 'fastify';
 import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
@@ -28,6 +29,7 @@ import { CleanBodySchema, DetachBodySchema, RaidBodySchema, HostInputSchema, Hos
 import { canView, installGuard } from './auth/guard';
 import type { AuthOptions } from './auth/options';
 import type { HostSpec } from '../types/host';
+import type { PivotPlaneRegistry } from '../config/pivot-planes';
 
 class RequestValidationError extends Error {
   readonly statusCode = 400;
@@ -57,14 +59,22 @@ const BODY_ERRORS: Record<string, string> = {
   FST_ERR_CTP_INVALID_MEDIA_TYPE: 'must be application/json',
 };
 
-export async function buildServer(hosts: HostService, opts: { logger?: boolean; auth: AuthOptions; fleets?: FleetService; ipPools?: IpPools }): Promise<FastifyInstance> {
+/** Where the API logs: off, to stdout, or (tests) to a stream of JSON lines. */
+export type ApiLogger = boolean | { level?: string; stream: { write(line: string): void } };
+
+export async function buildServer(
+  hosts: HostService,
+  opts: { logger?: ApiLogger; auth: AuthOptions; fleets?: FleetService; ipPools?: IpPools; pivotPlanes?: PivotPlaneRegistry },
+): Promise<FastifyInstance> {
   // Fastify logs method and URL only, never bodies (they carry BMC passwords and user data).
   const logger = opts.logger ?? false;
   const tls = opts.auth.tls;
   // With a CA, a client certificate is asked for but not required: token callers connect without one.
   // Host names are Kubernetes names, up to 253 characters (Fastify's default cut is 100: a longer one was a 404);
   // up to 1024 reach the route, whose schema names path.name when too long.
-  const limits = { routerOptions: { maxParamLength: 1024 }, bodyLimit: API_BODY_LIMIT_BYTES };
+  // A request id a caller cannot choose (no request-id header is trusted) and cannot guess from the previous one:
+  // a 500 names it, and only the log holds the detail under it.
+  const limits = { routerOptions: { maxParamLength: 1024 }, bodyLimit: API_BODY_LIMIT_BYTES, genReqId: () => randomUUID() };
   const base = tls
     ? (Fastify({ logger, ...limits, https: { key: tls.key, cert: tls.cert, ca: tls.ca, requestCert: tls.ca !== undefined, rejectUnauthorized: false } }) as unknown as FastifyInstance)
     : Fastify({ logger, ...limits });
@@ -87,7 +97,7 @@ export async function buildServer(hosts: HostService, opts: { logger?: boolean; 
     return errors.length > 0 ? { error: new RequestValidationError(errors) } : { value: data };
   });
 
-  app.setErrorHandler((thrown: FastifyError | ApiError | RequestValidationError, _req, reply) => {
+  app.setErrorHandler((thrown: FastifyError | ApiError | RequestValidationError, req, reply) => {
     // Reads (describe, query, list) reach Temporal too; a busy or unreachable server is a 503 there as well.
     const err = busyError(thrown) ?? thrown;
     if (err instanceof ApiError) {
@@ -106,9 +116,14 @@ export async function buildServer(hosts: HostService, opts: { logger?: boolean; 
       return reply.status(err.statusCode).send({ error, message: `body: ${bodyReason}`, fields: [{ field: 'body', reason: bodyReason }] });
     }
     const status = 'statusCode' in err && typeof err.statusCode === 'number' ? err.statusCode : 500;
-    // The gRPC status under a Temporal error says which failure it was (its details name no payload).
-    if (status >= 500) app.log.error({ err: { message: err.message, name: err.name, grpc: grpcStatus(err) } }, 'request failed');
-    return reply.status(status).send({ error: status >= 500 ? 'Internal' : 'BadRequest', message: err.message, fields: [] });
+    if (status >= 500) {
+      // An unexpected error's text may name files, addresses or a peer's answer: the log keeps it under the
+      // request id, the caller gets the id. The gRPC status under a Temporal error says which failure it was.
+      req.log.error({ err: { message: err.message, name: err.name, stack: err.stack, grpc: grpcStatus(err) } }, 'request failed');
+      void reply.header('x-request-id', req.id);
+      return reply.status(status).send({ error: 'Internal', message: `internal error; the API's log has the detail under request id ${req.id}`, requestId: req.id, fields: [] });
+    }
+    return reply.status(status).send({ error: 'BadRequest', message: err.message, fields: [] });
   });
 
   await app.register(swagger, {
@@ -130,7 +145,7 @@ export async function buildServer(hosts: HostService, opts: { logger?: boolean; 
 
   registerHostActionRoutes(app, hosts);
   registerFleetRoutes(app, opts.fleets ?? new FleetService({ client: hosts.client, taskQueue: hosts.taskQueue }));
-  registerPivotRoutes(app, pivotService({ client: hosts.client, taskQueue: hosts.taskQueue }));
+  registerPivotRoutes(app, pivotService({ client: hosts.client, taskQueue: hosts.taskQueue }), opts.pivotPlanes);
   registerRemediationRoutes(app, hosts);
   registerFirmwareRoutes(app, hosts);
   registerUpdatePolicyRoutes(app, hosts);

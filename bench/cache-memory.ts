@@ -58,6 +58,7 @@ async function measure(client: Client, v: Variant, bundlePath: string, workflows
       METALFLOW_TASK_QUEUE: taskQueue,
       METALFLOW_STATE_DIR: stateDir,
       METALFLOW_WORKFLOW_BUNDLE: bundlePath,
+      METALFLOW_IMAGE_FETCH_ALLOW: '127.0.0.0/8',
       ...(v.cache !== undefined ? { METALFLOW_WORKER_MAX_CACHED_WORKFLOWS: String(v.cache) } : {}),
     },
     join(stateDir, 'worker.log'),

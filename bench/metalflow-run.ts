@@ -84,6 +84,8 @@ export async function runMetalflow(ctx: MetalflowRunContext): Promise<MetalflowR
       METALFLOW_SECRET_DIR: ctx.secretDir,
       METALFLOW_SECRET_KEY: randomBytes(32).toString('base64'),
       METALFLOW_WORKFLOW_BUNDLE: bundlePath,
+      // The bench's images are served on loopback, which a worker refuses unless let through.
+      METALFLOW_IMAGE_FETCH_ALLOW: '127.0.0.0/8',
       METALFLOW_API_HOST: '127.0.0.1',
       METALFLOW_API_PORT: String(BENCH_PORTS.api),
       METALFLOW_API_TOKENS_FILE: tokensFile,

@@ -62,6 +62,8 @@ mkdir -p "$IMAGES"
 [ -s "$IMAGES/$IMAGE_NAME" ] || { printf 'QFI\xfb\x00\x00\x00\x03'; head -c $((4 * 1024 * 1024 - 8)) /dev/zero; } >"$IMAGES/$IMAGE_NAME"
 DEMO_IMAGE_PORT=${DEMO_IMAGE_PORT:-8082}
 export METALFLOW_DEMO_IMAGE_URL=http://127.0.0.1:$DEMO_IMAGE_PORT/$IMAGE_NAME
+# The image origin is on loopback, which the worker's image fetches refuse unless let through (README "Images").
+export METALFLOW_IMAGE_FETCH_ALLOW=${METALFLOW_IMAGE_FETCH_ALLOW:-127.0.0.0/8}
 METALFLOW_DEMO_IMAGE_SHA256=$(sha256sum "$IMAGES/$IMAGE_NAME" | cut -d' ' -f1)
 export METALFLOW_DEMO_IMAGE_SHA256
 export METALFLOW_DEMO_ORIGIN_LOG=$RUN/image-origin.log

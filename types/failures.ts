@@ -23,6 +23,10 @@ export const FAILURE = {
   imageUnusable: 'ImageUnusable',
   /** A DHCP reservation cannot be made: invalid, a MAC or address held by another host, an unknown site, a foreign file (clients/dnsmasq/). */
   dhcpUnusable: 'DhcpUnusable',
+  /** The Kubernetes API server refused a write as invalid or forbidden (4xx but 409 and 429): retrying cannot help. */
+  kubernetesRejected: 'KubernetesRejected',
+  /** A bug or a peer's answer metalflow cannot read (a TypeError, a success whose body is not JSON): retrying gets the same. */
+  internal: 'InternalError',
 } as const;
 
 export type FailureType = (typeof FAILURE)[keyof typeof FAILURE];
@@ -34,4 +38,6 @@ export const NON_RETRYABLE_FAILURES: string[] = [
   FAILURE.ironicTooOld,
   FAILURE.ironicRejected,
   FAILURE.nodeGone,
+  FAILURE.kubernetesRejected,
+  FAILURE.internal,
 ];

@@ -2,8 +2,9 @@
  * A pivot's input: which hosts move, from which management plane to which,
  * how many at once and how many may fail. One TypeBox schema serves the API's
  * body and the workflow's own check of a `temporal workflow start` input.
- * A plane names where its credentials are (a kubeconfig file or Secret), never
- * the credentials themselves: the input is workflow history.
+ * A plane is named by the id the operator registered it under in the worker's
+ * and the API's configuration (config/pivot-planes.ts): a caller never says
+ * which file or Secret the worker reads, nor where it sends what it read.
  */
 import { Type, type Static } from '@sinclair/typebox';
 import type { FieldError, Result } from './field-error';
@@ -37,7 +38,12 @@ export const ApiPlaneSchema = Type.Object(
 );
 export type ApiPlane = Static<typeof ApiPlaneSchema>;
 
-export const PlaneSchema = Type.Object(
+/**
+ * How pivots started before planes were registered named them (paths and Secrets in the input). Only the
+ * workflow still reads it, for runs already under way; the worker uses such a plane only when the operator
+ * registered one with the same kubeconfig, Secret or URL.
+ */
+export const LegacyPlaneSchema = Type.Object(
   {
     api: Type.Optional(ApiPlaneSchema),
     kubeconfig: Type.Optional(Type.String({ minLength: 1, maxLength: 4096, description: "Path of the plane's kubeconfig file, as the worker running the pivot sees it" })),
@@ -47,9 +53,17 @@ export const PlaneSchema = Type.Object(
   },
   { ...closed, description: 'A management plane: its Kubernetes API server (kubeconfig file or Secret; none: the worker\'s own) and the worker that serves it' },
 );
-export type Plane = Static<typeof PlaneSchema>;
-/** Whether the plane is a metalflow API (else a Kubernetes API server). */
-export const isApiPlane = (plane: Plane): plane is Plane & { api: ApiPlane } => plane.api !== undefined;
+export type LegacyPlane = Static<typeof LegacyPlaneSchema>;
+
+/** A plane as a pivot names it: a registered plane's id, or nothing for the worker's own cluster and Temporal namespace. */
+export const PlaneSchema = Type.Object(
+  {
+    plane: Type.Optional(Type.String({ minLength: 1, maxLength: 63, pattern: DNS_LABEL, description: 'The id of a plane the operator registered (METALFLOW_PIVOT_PLANES); none: the worker\'s own cluster' })),
+  },
+  { ...closed, description: 'A management plane, by the id the operator registered it under' },
+);
+/** A plane as the workflow and activities receive it: by id, or (runs started before ids) the legacy fields. */
+export type Plane = Static<typeof PlaneSchema> & Partial<LegacyPlane>;
 
 const { maxConcurrent, maxFailures, hostTimeoutSeconds, dryRun } = FleetInputSchema.properties;
 
@@ -57,25 +71,26 @@ const { maxConcurrent, maxFailures, hostTimeoutSeconds, dryRun } = FleetInputSch
 export const PivotSelectorSchema = Type.Omit(FleetSelectorSchema, ['bmcTypes']);
 export type PivotSelector = Static<typeof PivotSelectorSchema>;
 
-export const PivotInputSchema = Type.Object(
-  {
-    name: Type.String({ minLength: 1, maxLength: MAX_PIVOT_NAME, pattern: DNS_LABEL, description: 'The pivot; its workflow id is pivot/<name>' }),
-    source: PlaneSchema,
-    target: PlaneSchema,
-    selector: PivotSelectorSchema,
-    maxConcurrent,
-    maxFailures,
-    hostTimeoutSeconds,
-    dryRun: Type.Optional({ ...dryRun, description: 'Run only the pre-checks and report each host' }),
-  },
-  closed,
-);
-export type PivotInput = Static<typeof PivotInputSchema>;
+const pivotFields = {
+  name: Type.String({ minLength: 1, maxLength: MAX_PIVOT_NAME, pattern: DNS_LABEL, description: 'The pivot; its workflow id is pivot/<name>' }),
+  selector: PivotSelectorSchema,
+  maxConcurrent,
+  maxFailures,
+  hostTimeoutSeconds,
+  dryRun: Type.Optional({ ...dryRun, description: 'Run only the pre-checks and report each host' }),
+};
+export const PivotInputSchema = Type.Object({ ...pivotFields, source: PlaneSchema, target: PlaneSchema }, closed);
+const LegacyPivotInputSchema = Type.Object({ ...pivotFields, source: LegacyPlaneSchema, target: LegacyPlaneSchema }, closed);
+export type PivotInput = Omit<Static<typeof PivotInputSchema>, 'source' | 'target'> & { source: Plane; target: Plane };
 
-/** Every field error of a pivot's input; the value typed when there is none. */
-export function validatePivotInput(input: unknown): Result<PivotInput> {
+/**
+ * Every field error of a pivot's input; the value typed when there is none. `legacyPlanes` accepts the
+ * planes of runs started before planes were registered (the workflow replaying such a run), and only them.
+ */
+export function validatePivotInput(input: unknown, opts: { legacyPlanes?: boolean } = {}): Result<PivotInput> {
   if (typeof input !== 'object' || input === null || Array.isArray(input)) return { ok: false, errors: [{ field: 'body', reason: 'must be an object' }] };
-  const errors: FieldError[] = schemaErrors(PivotInputSchema, input, '').map((e) => (e.field === '(root)' ? { ...e, field: 'body' } : e));
+  if (!opts.legacyPlanes) return validateById(input);
+  const errors: FieldError[] = schemaErrors(LegacyPivotInputSchema, input, '').map((e) => (e.field === '(root)' ? { ...e, field: 'body' } : e));
   if (errors.length > 0) return { ok: false, errors };
   const value = input as PivotInput;
   for (const side of ['source', 'target'] as const) {
@@ -94,6 +109,32 @@ export function validatePivotInput(input: unknown): Result<PivotInput> {
   if (!value.target.api && !value.target.kubeconfig && !value.target.kubeconfigSecret) {
     errors.push({ field: 'target.kubeconfig', reason: "is required (or target.kubeconfigSecret): the target is another cluster than the worker's own" });
   }
+  const criteria = ['namespace', 'labelSelector', 'states', 'hosts'] as const;
+  if (!criteria.some((c) => value.selector[c] !== undefined)) {
+    errors.push({ field: 'selector', reason: `must give at least one of ${criteria.join(', ')} (a pivot never means "every host" by omission)` });
+  }
+  if (value.maxConcurrent === 0 || value.maxConcurrent === '0%') errors.push({ field: 'maxConcurrent', reason: 'must be at least 1 (or a percentage above 0%)' });
+  return errors.length > 0 ? { ok: false, errors } : { ok: true, value };
+}
+
+const LEGACY_FIELDS = ['kubeconfig', 'kubeconfigSecret', 'api', 'taskQueue', 'temporalNamespace'] as const;
+
+function validateById(input: object): Result<PivotInput> {
+  const errors: FieldError[] = [];
+  // Said plainly: a caller used to name files and Secrets here, and the generic "unknown field" would not say why it went.
+  for (const side of ['source', 'target'] as const) {
+    const plane = (input as Record<string, unknown>)[side];
+    if (typeof plane !== 'object' || plane === null) continue;
+    for (const f of LEGACY_FIELDS) {
+      if (f in plane) errors.push({ field: `${side}.${f}`, reason: 'is not accepted: name a plane the operator registered (METALFLOW_PIVOT_PLANES) by its id, as {"plane": "<id>"}' });
+    }
+  }
+  if (errors.length > 0) return { ok: false, errors };
+  errors.push(...schemaErrors(PivotInputSchema, input, '').map((e) => (e.field === '(root)' ? { ...e, field: 'body' } : e)));
+  if (errors.length > 0) return { ok: false, errors };
+  const value = input as PivotInput;
+  if (!value.target.plane) errors.push({ field: 'target.plane', reason: "is required: the id of a registered plane (the target is another plane than the worker's own)" });
+  else if (value.target.plane === value.source.plane) errors.push({ field: 'target.plane', reason: "is the source's plane: a pivot moves hosts to another plane" });
   const criteria = ['namespace', 'labelSelector', 'states', 'hosts'] as const;
   if (!criteria.some((c) => value.selector[c] !== undefined)) {
     errors.push({ field: 'selector', reason: `must give at least one of ${criteria.join(', ')} (a pivot never means "every host" by omission)` });

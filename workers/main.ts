@@ -1,6 +1,8 @@
 /** The worker process: `npm run worker`. Configuration comes from the environment (see README). */
 import { loadConfig, RECOMMENDED_MALLOC_ARENA_MAX, temporalConnection } from '../config/env';
 import { loadDhcpSites } from '../config/dhcp-sites';
+import { loadPivotPlanes } from '../config/pivot-planes';
+import { addressPolicyFromEnv } from '../clients/images/address-policy';
 import { readTlsFiles } from '../clients/tls/files';
 import { connectTemporalWorker } from '../clients/temporal/native-connection';
 import { IronicClient } from '../clients/ironic/client';
@@ -25,6 +27,14 @@ if (config.workerMetricsPort !== undefined) {
   console.log(`[worker] Temporal SDK metrics at http://${bindAddress}/metrics`);
 }
 const dhcpSites = loadDhcpSites(process.env);
+// Read at start, so a mistake in it stops the worker instead of the first pivot.
+const pivotPlanes = loadPivotPlanes(process.env);
+// Image URLs come from API callers: the worker's own fetches keep off loopback, link-local and its own listeners
+// unless METALFLOW_IMAGE_FETCH_ALLOW lets a range through (README "Images").
+const imageFetchPolicy = addressPolicyFromEnv(
+  process.env,
+  [config.imageCache?.port, config.workerMetricsPort].filter((p): p is number => p !== undefined),
+);
 const key = loadSecretKey({ key: config.secretKey, keyFile: config.secretKeyFile, createIfMissing: true });
 const ironic = new IronicClient({
   url: config.ironicUrl,
@@ -44,7 +54,7 @@ if (config.kubeconfig || inClusterSettings(process.env)) {
   kubernetes = await KubeRest.create(kc);
 }
 // The image cache and its HTTP server (README "Images"), when METALFLOW_IMAGE_CACHE_DIR is set.
-const served = config.imageCache ? await startImageCache(config.imageCache, config.imageCaFile) : undefined;
+const served = config.imageCache ? await startImageCache(config.imageCache, config.imageCaFile, imageFetchPolicy) : undefined;
 const connection = await connectTemporalWorker(temporalConnection(config));
 const worker = await createWorker(
   {
@@ -62,6 +72,8 @@ const worker = await createWorker(
     ...(served ? { imageCache: served.imageCache, configDrives: served.configDrives } : {}),
     kubernetes,
     provisioningLimit: config.provisioningLimit,
+    pivotPlanes,
+    imageFetchPolicy,
     dataConverter: metalflowDataConverter(config.payloadKeysFile),
   },
   {
@@ -99,6 +111,7 @@ const siteWorker =
         taskQueue: config.taskQueue,
         site,
         cache: served.imageCache,
+        fetchPolicy: imageFetchPolicy,
         ...(config.imageCaFile ? { imageCa: readTlsFiles({ caFile: config.imageCaFile }).ca } : {}),
         dataConverter: metalflowDataConverter(config.payloadKeysFile),
       })

@@ -4,6 +4,7 @@
  * (types/image-cache-site.ts) with the cache activities alone, so hosts of
  * the site have their images downloaded and served here, next to them.
  */
+import type { AddressPolicy } from '../clients/images/address-policy';
 import { Worker, type NativeConnection } from '@temporalio/worker';
 import type { DataConverter } from '@temporalio/common';
 import { createImageCacheActivities, type ServedImageCache } from '../activities/image-cache-activities';
@@ -17,11 +18,13 @@ export interface SiteCacheWorkerDeps {
   site: string;
   cache: ServedImageCache;
   imageCa?: Buffer;
+  /** The worker's image fetch policy (METALFLOW_IMAGE_FETCH_*). */
+  fetchPolicy: AddressPolicy;
   dataConverter?: DataConverter;
 }
 
 export async function createSiteCacheWorker(deps: SiteCacheWorkerDeps): Promise<Worker> {
-  const { cacheImage } = createImageCacheActivities({ cache: deps.cache, ...(deps.imageCa ? { http: { ca: deps.imageCa } } : {}) });
+  const { cacheImage } = createImageCacheActivities({ cache: deps.cache, http: { policy: deps.fetchPolicy, ...(deps.imageCa ? { ca: deps.imageCa } : {}) } });
   return Worker.create({
     connection: deps.connection,
     namespace: deps.namespace,

@@ -14,6 +14,8 @@ import type { KubeRest } from '../clients/kubernetes/kube-rest';
 import { createPowerActivities } from '../activities/power-activities';
 import { createFleetActivities } from '../activities/fleet-activities';
 import { createPivotActivities } from '../activities/pivot-activities';
+import type { PivotPlaneRegistry } from '../config/pivot-planes';
+import { addressPolicy, type AddressPolicy } from '../clients/images/address-policy';
 import { createPowerSentinelActivities } from '../activities/power-sentinel-activities';
 import { createPlaneCheckActivities } from '../activities/plane-check-activities';
 import { createImageActivities } from '../activities/image-activities';
@@ -74,6 +76,10 @@ export interface WorkerDeps extends IronicActivityDeps {
   provisioningLimit?: number;
   /** How long the limiter's queue may stand still before it checks its holders' runs are open (60 s; tests shorten it). */
   provisioningLimitCheckSeconds?: number;
+  /** The planes a pivot may name (METALFLOW_PIVOT_PLANES); none registered when unset. */
+  pivotPlanes?: PivotPlaneRegistry;
+  /** Addresses the image probe, checksum files and image downloads may reach (METALFLOW_IMAGE_FETCH_*); the default-deny policy when unset. */
+  imageFetchPolicy?: AddressPolicy;
 }
 
 export async function createWorker(
@@ -81,6 +87,8 @@ export async function createWorker(
   overrides: Partial<WorkerOptions> = {},
 ): Promise<Worker> {
   const bmc = createBmcActivities({ secrets: deps.secrets, ...(deps.bmcCa ? { ca: deps.bmcCa } : {}) });
+  // Never without a policy: a worker that was given none refuses loopback, link-local and the like.
+  const imageHttp = { policy: deps.imageFetchPolicy ?? addressPolicy(), ...(deps.imageCa ? { ca: deps.imageCa } : {}) };
   return Worker.create({
     connection: deps.connection,
     namespace: deps.namespace,
@@ -95,9 +103,9 @@ export async function createWorker(
       ...createPowerActivities({ ironic: deps.ironic, bmc, poll: deps.poll }),
       ...createSettleActivities({ ironic: deps.ironic, poll: deps.poll }),
       // Image probe and checksum files (patch image-probe): 30 s per request.
-      ...createImageActivities(deps.imageCa ? { http: { ca: deps.imageCa } } : {}),
+      ...createImageActivities({ http: imageHttp }),
       // The image cache (patch image-cache) and the direct provisioner's whole-image check (patch direct-image-verify).
-      ...createImageCacheActivities({ ...(deps.imageCache ? { cache: deps.imageCache } : {}), ...(deps.imageCa ? { http: { ca: deps.imageCa } } : {}) }),
+      ...createImageCacheActivities({ ...(deps.imageCache ? { cache: deps.imageCache } : {}), http: imageHttp }),
       // The direct provisioner's config drive in the BMC's USB slot (patch direct-config-drive).
       ...createConfigDriveActivities({ secrets: deps.secrets, ...(deps.bmcCa ? { ca: deps.bmcCa } : {}), ...(deps.configDrives ? { drives: deps.configDrives } : {}) }),
       // DHCP reservations in each site's dnsmasq hosts dir (README "DHCP and addresses").
@@ -106,8 +114,8 @@ export async function createWorker(
       ...createFleetActivities({ rest: deps.kubernetes }),
       // The provisioning limiter's permits (workflows/provisioning-limiter.ts), with the same client.
       ...createLimiterActivities({ limit: deps.provisioningLimit ?? DEFAULT_PROVISIONING_LIMIT, checkSeconds: deps.provisioningLimitCheckSeconds }),
-      // A pivot reads and writes both planes' API servers (kubeconfigs named in its input) and watches the source host workflows.
-      ...createPivotActivities({ rest: deps.kubernetes, secrets: deps.secrets }),
+      // A pivot reads and writes both planes' API servers (planes the operator registered, named by id) and watches the source host workflows.
+      ...createPivotActivities({ rest: deps.kubernetes, secrets: deps.secrets, ...(deps.pivotPlanes ? { planes: deps.pivotPlanes } : {}) }),
       ...createPlaneCheckActivities({ ironic: deps.ironic }),
       // The power sentinel's watch of every node's power (workflows/power-sentinel.ts), signalling hosts with the worker's client.
       ...createPowerSentinelActivities({ ironic: deps.ironic }),

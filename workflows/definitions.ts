@@ -206,11 +206,11 @@ export interface DhcpState {
   failed?: true;
 }
 
-/** Where a pivot moved the host: the target plane as the pivot names it (paths and names, never credentials). */
+/** Where a pivot moved the host: the target plane as the operator registered it (its id, paths and names, never credentials). */
 export interface MovedTo {
   pivot: string;
   at: string;
-  target: { taskQueue?: string; temporalNamespace?: string; kubeconfig?: string; kubeconfigSecret?: { namespace: string; name: string }; api?: { url: string } };
+  target: { plane?: string; taskQueue?: string; temporalNamespace?: string; kubeconfig?: string; kubeconfigSecret?: { namespace: string; name: string }; api?: { url: string } };
 }
 
 /** Held firmware changes a service applied: the images flashed and the BIOS settings set. */

@@ -72,7 +72,8 @@ export async function runPivotHost(
       // From here on the source lets go: the only way is forward.
       await waitCalls.detachPivotSource(call);
       // An API target is created here (nothing exists there before hand-over): it needs the export, or the expectation to rebuild it.
-      await pivotCalls.releasePivotTarget(input.target.api ? { ...call, ...(manifest ? { manifest } : {}), ...(host.expect ? { expect: host.expect } : {}) } : call);
+      // By id the workflow cannot tell an API target from a Kubernetes one: it sends what an API target needs, the other ignores it.
+      await pivotCalls.releasePivotTarget(input.target.api || input.target.plane ? { ...call, ...(manifest ? { manifest } : {}), ...(host.expect ? { expect: host.expect } : {}) } : call);
       step(host, 'verify');
     }
     if (host.step === 'verify') {

@@ -152,6 +152,8 @@ export class ChaosStack {
       METALFLOW_SECRET_KEY: this.secretKey.toString('base64'),
       // Whatever the caller's shell has: API-mode processes must not find a kubeconfig.
       METALFLOW_KUBECONFIG: '',
+      // The round's images are served on loopback, which a worker refuses unless let through.
+      METALFLOW_IMAGE_FETCH_ALLOW: '127.0.0.0/8',
     };
     const apiMode = { ...common, METALFLOW_TASK_QUEUE: taskQueues.api, METALFLOW_SECRET_DIR: join(runDir, 'secrets') };
     const k8sMode = { ...common, METALFLOW_TASK_QUEUE: taskQueues.k8s, METALFLOW_KUBECONFIG: this.kubeconfig ?? '' };

@@ -4,6 +4,7 @@
  * name only: the query string of a pre-signed URL is a credential.
  */
 import { tlsFailure } from '../tls/tls-error';
+import { addressRefused } from './address-policy';
 
 export type ImageErrorType =
   /** 404 or 410: no such file. */
@@ -25,7 +26,9 @@ export type ImageErrorType =
   /** The whole image was read and its hash is not the one given (the partial download is deleted). */
   | 'checksum-mismatch'
   /** The image cache cannot take it (not configured on the worker, no checksum to verify, bigger than the cache). */
-  | 'cache';
+  | 'cache'
+  /** The URL's host is (or resolves to) an address the worker's fetch policy refuses: loopback, link-local, its own listeners. */
+  | 'address-refused';
 
 /** Types that may pass on their own (the activity retries them); the others need a spec change. */
 export const TRANSIENT_IMAGE_ERRORS: ReadonlySet<ImageErrorType> = new Set(['unreachable']);
@@ -67,6 +70,8 @@ export function statusError(what: string, url: string, status: number): ImageErr
 
 /** A request that got no HTTP answer, as an ImageError that never quotes the URL. */
 export function networkError(what: string, url: string, err: unknown): ImageError {
+  const refused = addressRefused(err);
+  if (refused) return new ImageError('address-refused', `${what} at ${where(url)}: ${refused.message}`);
   const tls = tlsFailure(err);
   if (tls) {
     const hint = tls.notTls ? 'the port does not speak TLS (an http:// URL?)' : tls.untrusted ? 'its certificate is not signed by a CA the worker trusts (METALFLOW_IMAGE_CACERT_FILE)' : 'see the reason';

@@ -5,16 +5,42 @@
  * timeout on every request. Bodies are streamed and cut off at the bytes wanted:
  * nothing beyond that is read or held.
  */
-import { Agent, interceptors, request, type Dispatcher } from 'undici';
+import { isIP } from 'node:net';
+import { Agent, buildConnector, interceptors, request, type Dispatcher } from 'undici';
 import { ImageError, networkError, statusError, where } from './errors';
+import { policyLookup, refusal, type AddressPolicy } from './address-policy';
 
 export interface ImageHttpOptions {
   /** CA bundle (PEM) the image servers' certificates are checked against; the system's CAs when unset. */
   ca?: Buffer;
   /** Per request: connecting, the headers, and each pause in the body. */
   timeoutMs?: number;
+  /** Addresses refused after DNS and on every redirect hop (the worker's METALFLOW_IMAGE_FETCH_*); none: any address. */
+  policy?: AddressPolicy;
   /** Overrides the Agent built from the options above (tests). */
   dispatcher?: Dispatcher;
+}
+
+const defaultPort = (protocol: string): number => (protocol === 'https:' ? 443 : 80);
+
+/** undici's connector with the policy checked on the address each connection is about to use. */
+function policyConnector(policy: AddressPolicy, base: buildConnector.BuildOptions): buildConnector.connector {
+  const byPort = new Map<number, buildConnector.connector>();
+  return (opts, callback) => {
+    const port = Number(opts.port) || defaultPort(opts.protocol);
+    const host = opts.hostname.replace(/^\[|\]$/g, '');
+    // An address literal is never looked up: checked here instead.
+    if (isIP(host)) {
+      const refused = refusal(policy, host, port);
+      if (refused) return callback(refused, null);
+    }
+    let connect = byPort.get(port);
+    if (!connect) {
+      connect = buildConnector({ ...base, lookup: policyLookup(policy, () => port) } as buildConnector.BuildOptions);
+      byPort.set(port, connect);
+    }
+    return connect(opts, callback);
+  };
 }
 
 export const DEFAULT_IMAGE_TIMEOUT_MS = 30_000;
@@ -25,12 +51,13 @@ const builtFrom = new WeakMap<Dispatcher, ImageHttpOptions>();
 export function imageDispatcher(opts: ImageHttpOptions = {}): Dispatcher {
   if (opts.dispatcher) return opts.dispatcher;
   const timeout = opts.timeoutMs ?? DEFAULT_IMAGE_TIMEOUT_MS;
+  const connect = { timeout, ...(opts.ca ? { ca: opts.ca } : {}) };
   const dispatcher = new Agent({
-    connect: { timeout, ...(opts.ca ? { ca: opts.ca } : {}) },
+    connect: opts.policy ? policyConnector(opts.policy, connect) : connect,
     headersTimeout: timeout,
     bodyTimeout: timeout,
   }).compose(interceptors.redirect({ maxRedirections: 5 }));
-  builtFrom.set(dispatcher, { ...(opts.ca ? { ca: opts.ca } : {}), timeoutMs: timeout });
+  builtFrom.set(dispatcher, { ...(opts.ca ? { ca: opts.ca } : {}), ...(opts.policy ? { policy: opts.policy } : {}), timeoutMs: timeout });
   return dispatcher;
 }
 

@@ -13,14 +13,26 @@ import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { ImageError, networkError, statusError, where } from './errors';
 import { DEFAULT_IMAGE_TIMEOUT_MS, type ImageHttpOptions } from './http';
+import { isIP } from 'node:net';
+import { policyLookup, refusal } from './address-policy';
 
 const MAX_REDIRECTS = 5;
 
 function getOnce(url: URL, opts: ImageHttpOptions, signal?: AbortSignal): Promise<IncomingMessage> {
   const timeout = opts.timeoutMs ?? DEFAULT_IMAGE_TIMEOUT_MS;
+  const policy = opts.policy;
+  const port = Number(url.port) || (url.protocol === 'https:' ? 443 : 80);
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  // An address literal is never looked up: checked here; a name is checked on what it resolves to.
+  const refused = policy && isIP(host) ? refusal(policy, host, port) : undefined;
+  if (refused) return Promise.reject(refused);
   return new Promise((resolve, reject) => {
     const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
-    const req = send(url, { method: 'GET', ...(opts.ca && url.protocol === 'https:' ? { ca: opts.ca } : {}), ...(signal ? { signal } : {}) }, resolve);
+    const req = send(
+      url,
+      { method: 'GET', ...(opts.ca && url.protocol === 'https:' ? { ca: opts.ca } : {}), ...(signal ? { signal } : {}), ...(policy ? { lookup: policyLookup(policy, () => port) } : {}) },
+      resolve,
+    );
     // Idle time on the socket, connecting and reading alike (undici's connect, headers and body timeouts).
     req.setTimeout(timeout, () => req.destroy(new Error(`no data for ${timeout / 1000} s`)));
     req.once('error', reject);

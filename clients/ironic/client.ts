@@ -14,6 +14,12 @@ export * from './errors';
 export * from './microversions';
 export type { IronicClientOptions } from './transport';
 
+/**
+ * A node's path. Ids come from Ironic, but also from a host's stored status (a restored
+ * status is the caller's): one with `/`, `?` or `..` must not reach another resource.
+ */
+export const nodePath = (id: string): string => `/v1/nodes/${encodeURIComponent(id)}`;
+
 export type IronicPowerTarget = 'power on' | 'power off' | 'soft power off' | 'rebooting' | 'soft rebooting';
 
 export class IronicClient extends IronicTransport {
@@ -25,24 +31,24 @@ export class IronicClient extends IronicTransport {
   async abortProvisioning(nodeId: string): Promise<void> {
     await this.microversion();
     const deployAbort = this.serverMax !== undefined && compareMicroversions(this.serverMax, DEPLOY_ABORT_MICROVERSION) >= 0;
-    await this.send('PUT', `/v1/nodes/${nodeId}/states/provision`, { target: 'abort' }, deployAbort ? DEPLOY_ABORT_MICROVERSION : true);
+    await this.send('PUT', `${nodePath(nodeId)}/states/provision`, { target: 'abort' }, deployAbort ? DEPLOY_ABORT_MICROVERSION : true);
   }
 
   /** Sets the node's `disable_power_off`; the caller checks supports(DISABLE_POWER_OFF_MICROVERSION) first. */
   async setDisablePowerOff(nodeId: string, value: boolean): Promise<void> {
-    await this.send('PATCH', `/v1/nodes/${nodeId}`, [{ op: 'add', path: '/disable_power_off', value }], DISABLE_POWER_OFF_MICROVERSION);
+    await this.send('PATCH', `${nodePath(nodeId)}`, [{ op: 'add', path: '/disable_power_off', value }], DISABLE_POWER_OFF_MICROVERSION);
   }
 
   /** The node's `disable_power_off`, or undefined when the server does not have the field. */
   async getDisablePowerOff(nodeId: string): Promise<boolean | undefined> {
     if (!(await this.supports(DISABLE_POWER_OFF_MICROVERSION))) return undefined;
-    const node = await this.send<{ disable_power_off?: boolean }>('GET', `/v1/nodes/${nodeId}?fields=disable_power_off`, undefined, DISABLE_POWER_OFF_MICROVERSION);
+    const node = await this.send<{ disable_power_off?: boolean }>('GET', `${nodePath(nodeId)}?fields=disable_power_off`, undefined, DISABLE_POWER_OFF_MICROVERSION);
     return node.disable_power_off;
   }
 
   async getNode(ident: string): Promise<IronicNode | undefined> {
     try {
-      return await this.send<IronicNode>('GET', `/v1/nodes/${encodeURIComponent(ident)}`);
+      return await this.send<IronicNode>('GET', `${nodePath(ident)}`);
     } catch (err) {
       if (err instanceof IronicError && err.kind === 'not-found') return undefined;
       throw err;
@@ -52,7 +58,7 @@ export class IronicClient extends IronicTransport {
   /** A few fields of one node; undefined when it does not exist. */
   async getNodeState<K extends keyof IronicNode>(ident: string, fields: K[]): Promise<Pick<IronicNode, K> | undefined> {
     try {
-      return await this.send<Pick<IronicNode, K>>('GET', `/v1/nodes/${encodeURIComponent(ident)}?fields=${fields.join(',')}`);
+      return await this.send<Pick<IronicNode, K>>('GET', `${nodePath(ident)}?fields=${fields.join(',')}`);
     } catch (err) {
       if (err instanceof IronicError && err.kind === 'not-found') return undefined;
       throw err;
@@ -67,7 +73,7 @@ export class IronicClient extends IronicTransport {
     for (;;) {
       const page = await this.send<{ nodes: Pick<IronicNode, K | 'uuid'>[] }>(
         'GET',
-        `/v1/nodes?fields=${wanted.join(',')}&limit=${this.pageSize}${marker ? `&marker=${marker}` : ''}`,
+        `/v1/nodes?fields=${wanted.join(',')}&limit=${this.pageSize}${marker ? `&marker=${encodeURIComponent(marker)}` : ''}`,
         undefined,
         version ?? true,
       );
@@ -92,21 +98,21 @@ export class IronicClient extends IronicTransport {
   }
 
   patchNode(nodeId: string, ops: JsonPatchOp[], version?: string): Promise<IronicNode> {
-    return this.send<IronicNode>('PATCH', `/v1/nodes/${nodeId}`, ops, version ?? true);
+    return this.send<IronicNode>('PATCH', `${nodePath(nodeId)}`, ops, version ?? true);
   }
 
   /** Maintenance with a reason: Ironic's own endpoint (`maintenance_reason` cannot be patched). */
   async setMaintenance(nodeId: string, reason: string): Promise<void> {
-    await this.send('PUT', `/v1/nodes/${nodeId}/maintenance`, { reason });
+    await this.send('PUT', `${nodePath(nodeId)}/maintenance`, { reason });
   }
 
   /** Out of maintenance (`DELETE …/maintenance`, which also clears the reason and fault). */
   async clearMaintenance(nodeId: string): Promise<void> {
-    await this.send('DELETE', `/v1/nodes/${nodeId}/maintenance`);
+    await this.send('DELETE', `${nodePath(nodeId)}/maintenance`);
   }
 
   async deleteNode(nodeId: string): Promise<void> {
-    await this.send('DELETE', `/v1/nodes/${nodeId}`);
+    await this.send('DELETE', `${nodePath(nodeId)}`);
   }
 
   async listPorts(nodeId: string): Promise<IronicPort[]> {
@@ -124,12 +130,12 @@ export class IronicClient extends IronicTransport {
   /** `service` is sent at the version that has it; an older Ironic is refused by name (too-old) before anything is sent. */
   async setProvisionState(nodeId: string, target: string, extra: Record<string, unknown> = {}): Promise<void> {
     const version = target === 'service' ? await this.requireVersion(SERVICE_MICROVERSION, 'servicing a provisioned host (the service verb, Ironic 2023.2 / 23.0 or later)') : true;
-    await this.send('PUT', `/v1/nodes/${nodeId}/states/provision`, { target, ...extra }, version);
+    await this.send('PUT', `${nodePath(nodeId)}/states/provision`, { target, ...extra }, version);
   }
 
   /** The node's desired RAID layout (`PUT …/states/raid`), which Ironic's raid.create_configuration clean step builds. */
   async setTargetRaidConfig(nodeId: string, config: { logical_disks: unknown[] }): Promise<void> {
-    await this.send('PUT', `/v1/nodes/${nodeId}/states/raid`, config);
+    await this.send('PUT', `${nodePath(nodeId)}/states/raid`, config);
   }
 
   /**
@@ -137,13 +143,13 @@ export class IronicClient extends IronicTransport {
    * `last_error` within a sync interval (node_history on), so a late reader finds the reason here.
    */
   async getNodeHistory(nodeId: string): Promise<{ created_at: string; severity: string; event: string }[]> {
-    const { history } = await this.send<{ history: { created_at: string; severity: string; event: string }[] }>('GET', `/v1/nodes/${nodeId}/history`);
+    const { history } = await this.send<{ history: { created_at: string; severity: string; event: string }[] }>('GET', `${nodePath(nodeId)}/history`);
     return history.map(({ created_at, severity, event }) => ({ created_at, severity, event }));
   }
 
   /** Each interface's check of the node's settings (`GET …/validate`): `{ deploy: { result, reason }, boot: … }`. */
   validateNode(nodeId: string): Promise<Record<string, { result: boolean | null; reason?: string | null }>> {
-    return this.send('GET', `/v1/nodes/${nodeId}/validate`);
+    return this.send('GET', `${nodePath(nodeId)}/validate`);
   }
 
   /**
@@ -151,7 +157,7 @@ export class IronicClient extends IronicTransport {
    * its BIOS registry fields (`?detail=true`, API 1.74): types, limits, read-only, allowable values.
    */
   async getBiosRegistry(nodeId: string): Promise<IronicBiosSetting[]> {
-    return (await this.send<{ bios: IronicBiosSetting[] }>('GET', `/v1/nodes/${nodeId}/bios?detail=true`)).bios;
+    return (await this.send<{ bios: IronicBiosSetting[] }>('GET', `${nodePath(nodeId)}/bios?detail=true`)).bios;
   }
 
   /**
@@ -160,12 +166,12 @@ export class IronicClient extends IronicTransport {
    * caches none (no-firmware, fake).
    */
   async getFirmwareComponents(nodeId: string): Promise<IronicFirmwareComponent[]> {
-    return (await this.send<{ firmware: IronicFirmwareComponent[] }>('GET', `/v1/nodes/${nodeId}/firmware`, undefined, FIRMWARE_MICROVERSION)).firmware;
+    return (await this.send<{ firmware: IronicFirmwareComponent[] }>('GET', `${nodePath(nodeId)}/firmware`, undefined, FIRMWARE_MICROVERSION)).firmware;
   }
 
   /** `timeout` (seconds) bounds a soft power off / soft reboot; Ironic records a last_error when it passes. */
   async setPowerState(nodeId: string, target: IronicPowerTarget, timeout?: number): Promise<void> {
-    await this.send('PUT', `/v1/nodes/${nodeId}/states/power`, timeout === undefined ? { target } : { target, timeout });
+    await this.send('PUT', `${nodePath(nodeId)}/states/power`, timeout === undefined ? { target } : { target, timeout });
   }
 
   /** Hardware types and the conductors serving each (Ironic lists only those of live conductors). */
@@ -181,7 +187,7 @@ export class IronicClient extends IronicTransport {
 
   async getInventory(nodeId: string): Promise<Record<string, unknown> | undefined> {
     try {
-      const res = await this.send<{ inventory?: Record<string, unknown> }>('GET', `/v1/nodes/${nodeId}/inventory`);
+      const res = await this.send<{ inventory?: Record<string, unknown> }>('GET', `${nodePath(nodeId)}/inventory`);
       return res.inventory;
     } catch (err) {
       if (err instanceof IronicError && err.kind === 'not-found') return undefined;

@@ -1,17 +1,29 @@
 /** Ironic's failures, typed so activities can tell "busy, try again" from "refused" from "gone". */
 
-/** `tls`: the handshake failed (untrusted certificate, a client certificate wanted, not TLS at all); retried like `unavailable`. */
-export type IronicErrorKind = 'not-found' | 'conflict' | 'rejected' | 'too-old' | 'unavailable' | 'tls';
+/**
+ * `tls`: the handshake failed (untrusted certificate, a client certificate wanted, not TLS at all); retried like `unavailable`.
+ * `bad-answer`: a success whose body metalflow cannot read (not JSON): sending it again gets the same.
+ */
+export type IronicErrorKind = 'not-found' | 'conflict' | 'rejected' | 'too-old' | 'unavailable' | 'tls' | 'bad-answer';
 
 export class IronicError extends Error {
   constructor(
     readonly kind: IronicErrorKind,
     message: string,
     readonly status?: number,
+    /** With `not-found`: the node Ironic says it does not have (a 404 on a node's own path). */
+    readonly missingNode?: string,
   ) {
     super(message);
     this.name = 'IronicError';
   }
+}
+
+/** The node a 404 is about, when Ironic says that node itself could not be found (not a sub-resource such as its inventory). */
+export function missingNodeOf(path: string, message: string): string | undefined {
+  const m = /^\/v1\/nodes\/([^/?]+)/.exec(path);
+  if (!m || !/Node .* could not be found/i.test(message)) return undefined;
+  return decodeURIComponent(m[1]!);
 }
 
 /** Ironic wraps its message as JSON inside a JSON string; unwrap it to the faultstring. */

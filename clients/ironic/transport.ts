@@ -7,7 +7,7 @@ import { Agent, request, type Dispatcher } from 'undici';
 import type { TlsMaterial } from '../tls/files';
 import { probeTls } from '../tls/probe';
 import { tlsFailure } from '../tls/tls-error';
-import { IronicError, ironicErrorMessage } from './errors';
+import { IronicError, ironicErrorMessage, missingNodeOf } from './errors';
 import { compareMicroversions, REQUIRED_MICROVERSION } from './microversions';
 
 export interface IronicClientOptions {
@@ -129,11 +129,19 @@ export class IronicTransport {
       throw await this.unreachable(err);
     }
     const text = await res.body.text();
-    if (res.statusCode < 300) return (text ? JSON.parse(text) : undefined) as T;
+    if (res.statusCode < 300) {
+      if (!text) return undefined as T;
+      try {
+        return JSON.parse(text) as T;
+      } catch {
+        // A proxy's page or a truncated body: typed, so it is not retried as if Ironic were busy.
+        throw new IronicError('bad-answer', `Ironic ${method} ${path.split('?')[0]}: HTTP ${res.statusCode} with a body that is not JSON (${JSON.stringify(text.slice(0, 80))})`, res.statusCode);
+      }
+    }
     const message = `Ironic ${method} ${path.split('?')[0]}: HTTP ${res.statusCode}: ${ironicErrorMessage(text)}`;
     switch (res.statusCode) {
       case 404:
-        throw new IronicError('not-found', message, 404);
+        throw new IronicError('not-found', message, 404, missingNodeOf(path, message));
       case 409:
         throw new IronicError('conflict', message, 409);
       case 406:

@@ -8,6 +8,7 @@
  * its own site's cache. The main worker has no cache: a host whose image went
  * there would fail.
  */
+import { TEST_FETCH_POLICY } from '../support/fetch-policy';
 import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -43,7 +44,7 @@ beforeAll(async () => {
   h = await startHarness({ hostOptions: { ...FAST_HOST_OPTIONS, cacheImages: true, imageCacheSites: [...SITES], dhcpLeaseCheckSeconds: 0 }, dhcpSites });
   for (const site of SITES) {
     caches[site] = await startTestImageCache();
-    const worker = await createSiteCacheWorker({ connection: h.nativeConnection, namespace: 'default', taskQueue: h.taskQueue, site, cache: caches[site]!.served });
+    const worker = await createSiteCacheWorker({ connection: h.nativeConnection, namespace: 'default', taskQueue: h.taskQueue, site, cache: caches[site]!.served, fetchPolicy: TEST_FETCH_POLICY });
     siteWorkers.push({ worker, running: worker.run() });
   }
 });

@@ -4,8 +4,8 @@
  * plane B a second Ironic (scripts/stack.sh on its own state dir and port),
  * its own worker, task queue, secret store and HTTP API in a Temporal
  * namespace of its own. Each Ironic behind a recording proxy. The pivot runs
- * on A's worker and reaches both planes only through their APIs (tokens in
- * files); the hosts' Secrets go from A's store to B's inside the hand-over
+ * on A's worker and reaches both planes only through their APIs, registered
+ * as planes by id (tokens in files); the hosts' Secrets go from A's store to B's inside the hand-over
  * activity, never through the pivot's history.
  */
 import { execFileSync } from 'node:child_process';
@@ -24,6 +24,7 @@ import { createTemporalNamespace } from '../support/temporal-namespace';
 import { provisionVerb } from '../k8s/pivot-figures';
 import { pivotWorkflowId, type PivotProgress } from '../../workflows/pivot-definitions';
 import type { HostView } from '../../workflows/definitions';
+import { parsePivotPlanes, type PivotPlaneRegistry } from '../../config/pivot-planes';
 
 const IMAGE = { url: 'http://127.0.0.1/images/pivot-api.qcow2', checksum: 'c'.repeat(64), checksumType: 'sha256', format: 'qcow2' };
 const B_STATE = join(TEST_STATE_DIR, '..', 'test-pivot-api-b');
@@ -36,17 +37,20 @@ interface ApiPlaneUnderTest {
   app: FastifyInstance;
   base: string;
   token: string;
-  /** The token alone in a file, as the pivot's input names it. */
+  /** The token alone in a file, as the plane's registration names it. */
   tokenFile: string;
   proxy: IronicProxy;
 }
 
+/** Both planes, as the operator registers them on both workers and APIs: filled once both APIs listen. */
+const planes: PivotPlaneRegistry = { planes: new Map(), allowedOrigins: new Set(), source: 'the test registry' };
+
 async function startPlane(ironicUrl: string, namespace?: string): Promise<ApiPlaneUnderTest> {
   const proxy = new IronicProxy(ironicUrl);
   await proxy.start();
-  const h = await startHarness({ ironicUrl: proxy.url, ...(namespace ? { namespace } : {}) });
+  const h = await startHarness({ ironicUrl: proxy.url, pivotPlanes: planes, ...(namespace ? { namespace } : {}) });
   const { file, tokens } = writeTokenFile([['pivot-admin', 'admin:*']]);
-  const { app, base } = await serveApi(h.hosts, { env: { METALFLOW_API_TOKENS_FILE: file } });
+  const { app, base } = await serveApi(h.hosts, { env: { METALFLOW_API_TOKENS_FILE: file }, pivotPlanes: planes });
   const token = tokens['pivot-admin']!;
   const tokenFile = join(mkdtempSync(join(tmpdir(), 'metalflow-pivot-token-')), 'token');
   writeFileSync(tokenFile, `${token}\n`, { mode: 0o600 });
@@ -65,6 +69,18 @@ describe('a pivot between two API planes', { timeout: 900_000 }, () => {
     createTemporalNamespace(NS_B);
     a = await startPlane(IRONIC_URL);
     b = await startPlane(`http://127.0.0.1:${B_IRONIC_PORT}`, NS_B);
+    const registered = parsePivotPlanes(
+      JSON.stringify({
+        allowedUrls: [a.base, b.base],
+        planes: {
+          'plane-a': { api: { url: a.base, tokenFile: a.tokenFile }, taskQueue: a.h.taskQueue, temporalNamespace: 'default' },
+          'plane-b': { api: { url: b.base, tokenFile: b.tokenFile }, taskQueue: b.h.taskQueue, temporalNamespace: NS_B },
+        },
+      }),
+      'the test registry',
+    );
+    registered.planes.forEach((p, id) => planes.planes.set(id, p));
+    registered.allowedOrigins.forEach((o) => planes.allowedOrigins.add(o));
   }, 300_000);
 
   afterAll(async () => {
@@ -111,8 +127,8 @@ describe('a pivot between two API planes', { timeout: 900_000 }, () => {
 
     const input = {
       name: PIVOT,
-      source: { api: { url: A.base, tokenFile: A.tokenFile } },
-      target: { api: { url: B.base, tokenFile: B.tokenFile }, taskQueue: B.h.taskQueue, temporalNamespace: NS_B },
+      source: { plane: 'plane-a' },
+      target: { plane: 'plane-b' },
       selector: { namespace: ns, labelSelector: { matchLabels: { move: PIVOT } } },
       maxConcurrent: 3,
       maxFailures: 1,
@@ -180,8 +196,8 @@ describe('a pivot between two API planes', { timeout: 900_000 }, () => {
     const sentBackA = A.proxy.requests.length;
     const backStarted = await call(B, 'POST', '/v1/pivots', {
       name: BACK,
-      source: { api: { url: B.base, tokenFile: B.tokenFile } },
-      target: { api: { url: A.base, tokenFile: A.tokenFile }, taskQueue: A.h.taskQueue, temporalNamespace: 'default' },
+      source: { plane: 'plane-b' },
+      target: { plane: 'plane-a' },
       selector: { hosts: [{ namespace: ns, name: hosts.provisioned }] },
       hostTimeoutSeconds: 600,
     });

@@ -24,13 +24,13 @@ describe('pivot API', { timeout: 300_000 }, () => {
     const res = await callApi(stack.base, 'POST', '/v1/pivots', { name, source: {}, target: {}, selector: {}, maxConcurrent: 0 });
     expect(res.status).toBe(400);
     const fields = (res.json as { fields?: Array<{ field: string }> }).fields?.map((d) => d.field) ?? [];
-    expect(fields).toEqual(expect.arrayContaining(['target.kubeconfig', 'selector', 'maxConcurrent']));
+    expect(fields).toEqual(expect.arrayContaining(['target.plane', 'selector', 'maxConcurrent']));
     expect((await callApi(stack.base, 'GET', `/v1/pivots/${name}`)).status).toBe(404);
   });
 
   it('starts pivot/<name>; one whose source plane has no API server fails naming the field; controls on it are 409', async () => {
     const name = uniq('pivot');
-    const input = { name, source: {}, target: { kubeconfig: '/nonexistent/kubeconfig' }, selector: { namespace: 'metal3' } };
+    const input = { name, source: {}, target: { plane: 'mgmt' }, selector: { namespace: 'metal3' } };
     const res = await callApi(stack.base, 'POST', '/v1/pivots', input);
     expect(res.status).toBe(201);
     expect((res.json as { name: string }).name).toBe(name);
@@ -40,7 +40,7 @@ describe('pivot API', { timeout: 300_000 }, () => {
     expect(err).toBeInstanceOf(WorkflowFailedError);
     const messages: string[] = [];
     for (let e: unknown = err; e instanceof Error; e = e.cause) messages.push(e.message);
-    expect(messages.join(' / ')).toContain('source.kubeconfig: is required');
+    expect(messages.join(' / ')).toContain('source.plane: is required');
     const progress = await callApi(stack.base, 'GET', `/v1/pivots/${name}`);
     expect(progress.status).toBe(200);
     expect((progress.json as { phase: string }).phase).toBe('selecting');

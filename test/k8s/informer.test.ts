@@ -5,12 +5,11 @@
  * start. The chaos suite found it: a controller watching a fresh namespace
  * retried that list for ever and never drove a host.
  */
-import { KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { KubeRest } from '../../clients/kubernetes/kube-rest';
+import type { KubeRest } from '../../clients/kubernetes/kube-rest';
 import { Informer, type KubeObject } from '../../k8s/controller/informer';
 import { uniq, waitFor } from '../support/harness';
-import { KUBE_BUILD_TIMEOUT_MS, KUBECONFIG, kubectl, useKube, type KubeLease } from './kube-harness';
+import { adminKubeRest, KUBE_BUILD_TIMEOUT_MS, kubectl, useKube, type KubeLease } from './kube-harness';
 import { secretDoc } from './manifests';
 
 const NS = uniq('mf-informer');
@@ -20,9 +19,7 @@ let rest: KubeRest;
 beforeAll(async () => {
   kube = useKube();
   kubectl(['create', 'namespace', NS]);
-  const kc = new KubeConfig();
-  kc.loadFromFile(KUBECONFIG);
-  rest = await KubeRest.create(kc);
+  ({ rest } = await adminKubeRest());
 }, KUBE_BUILD_TIMEOUT_MS);
 afterAll(() => kube?.release());
 

@@ -217,3 +217,12 @@ export async function waitFor(what: string, fn: () => boolean | Promise<boolean>
     await new Promise((r) => setTimeout(r, 250));
   }
 }
+
+/** A client of the test API server as its admin (KUBECONFIG), and the server's URL. */
+export async function adminKubeRest(): Promise<{ rest: import('../../clients/kubernetes/kube-rest').KubeRest; server: string }> {
+  const { KubeConfig } = await import('@kubernetes/client-node');
+  const { KubeRest } = await import('../../clients/kubernetes/kube-rest');
+  const kc = new KubeConfig();
+  kc.loadFromFile(KUBECONFIG);
+  return { rest: await KubeRest.create(kc), server: kc.getCurrentCluster()!.server };
+}

@@ -71,7 +71,7 @@ describe('pivot under SIGKILL', () => {
     const handle = await planes.env.client.workflow.start<typeof pivotWorkflow>('pivotWorkflow', {
       workflowId: pivotWorkflowId(name),
       taskQueue: TQ_A,
-      args: [{ name, source: {}, target: { kubeconfig: planes.kubeB.kubeconfig, taskQueue: TQ_B, temporalNamespace: NS_B }, selector: { namespace: NS }, maxConcurrent, hostTimeoutSeconds: 1800 }],
+      args: [{ name, source: {}, target: { plane: planes.PLANE_B }, selector: { namespace: NS }, maxConcurrent, hostTimeoutSeconds: 1800 }],
     });
     await waitFor('every kill done, or the pivot ended', async () => {
       // While the worker is down the query has no one to answer it: asked again.

@@ -9,7 +9,8 @@
  */
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { parse } from 'yaml';
 import { join } from 'node:path';
 import { afterAll, beforeAll } from 'vitest';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
@@ -18,13 +19,17 @@ import { IRONIC_URL, TEMPORAL_ADDRESS, TEST_ENV, TEST_STATE_DIR } from '../suppo
 import { startProxyProcess } from '../support/ironic-proxy-process';
 import { uniq } from '../support/harness';
 import { createTemporalNamespace } from '../support/temporal-namespace';
-import { KUBE_BUILD_TIMEOUT_MS, kubectl, startOwnKube, useKube, type KubeLease } from './kube-harness';
+import { KUBE_BUILD_TIMEOUT_MS, KUBECONFIG, kubectl, startOwnKube, useKube, type KubeLease } from './kube-harness';
 import { cleanNamespace, prepareNamespace, shim, type Shim } from './shim-harness';
 
 type Proxy = Awaited<ReturnType<typeof startProxyProcess>>;
 
 export interface PivotPlanes {
   readonly NS_B: string;
+  /** Plane B's id in plane A's worker's METALFLOW_PIVOT_PLANES. */
+  readonly PLANE_B: string;
+  /** Plane A's id in plane B's worker's METALFLOW_PIVOT_PLANES (a pivot back). */
+  readonly PLANE_A: string;
   readonly TQ_A: string;
   readonly TQ_B: string;
   readonly env: TestWorkflowEnvironment;
@@ -70,7 +75,11 @@ export function usePivotPlanes(ns: string, refused: string, slot = 0): PivotPlan
     execFileSync('bash', [join(REPO_ROOT, 'scripts', 'stack.sh'), cmd, 'ironic'], { env: { ...process.env, ...B_IRONIC_ENV }, stdio: 'inherit' });
   };
   const temporal = (...args: string[]) => execFileSync(join(REPO_ROOT, '.venv', 'bin', 'temporal'), [...args, '--address', TEMPORAL_ADDRESS], { encoding: 'utf8' });
-  const workerAEnv = () => ({ IRONIC_URL: proxyA!.url, METALFLOW_SECRET_KEY: KEY_A });
+  const PLANE_B = 'plane-b';
+  const PLANE_A = 'plane-a';
+  const PLANES_FILE = join(B_STATE, 'pivot-planes.json');
+  const PLANES_FILE_B = join(B_STATE, 'pivot-planes-b.json');
+  const workerAEnv = () => ({ IRONIC_URL: proxyA!.url, METALFLOW_SECRET_KEY: KEY_A, METALFLOW_PIVOT_PLANES: PLANES_FILE });
 
   const refusePolicy = [
     {
@@ -96,6 +105,10 @@ export function usePivotPlanes(ns: string, refused: string, slot = 0): PivotPlan
     inB(['wait', '--for=condition=Established', '--timeout=60s', 'crd/baremetalhosts.metal3.io', 'crd/hardwaredata.metal3.io']);
     inB(['apply', '-f', '-'], { input: JSON.stringify({ apiVersion: 'v1', kind: 'List', items: refusePolicy }) });
     stackB('start');
+    // Each plane as the operator registers it for the other's worker: its kubeconfig, worker and namespace, its API server allowed.
+    const server = (kubeconfig: string) => (parse(readFileSync(kubeconfig, 'utf8')) as { clusters: Array<{ cluster: { server: string } }> }).clusters[0]!.cluster.server;
+    writeFileSync(PLANES_FILE, JSON.stringify({ allowedUrls: [server(kubeB.kubeconfig)], planes: { [PLANE_B]: { kubeconfig: kubeB.kubeconfig, taskQueue: TQ_B, temporalNamespace: NS_B } } }));
+    writeFileSync(PLANES_FILE_B, JSON.stringify({ allowedUrls: [server(KUBECONFIG)], planes: { [PLANE_A]: { kubeconfig: KUBECONFIG, taskQueue: TQ_A, temporalNamespace: 'default' } } }));
     createTemporalNamespace(NS_B);
     env = await TestWorkflowEnvironment.createFromExistingServer({ address: TEMPORAL_ADDRESS });
     proxyA = await startProxyProcess(IRONIC_URL, join(B_STATE, 'ironic-a-requests.jsonl'));
@@ -105,7 +118,7 @@ export function usePivotPlanes(ns: string, refused: string, slot = 0): PivotPlan
     planeA.startController();
     const b = { METALFLOW_KUBECONFIG: kubeB.kubeconfig, TEMPORAL_NAMESPACE: NS_B };
     planeB = shim({ namespace: ns, taskQueue: TQ_B });
-    planeB.startWorker({ ...b, IRONIC_URL: proxyB.url });
+    planeB.startWorker({ ...b, IRONIC_URL: proxyB.url, METALFLOW_PIVOT_PLANES: PLANES_FILE_B });
     planeB.startController(b);
   }, KUBE_BUILD_TIMEOUT_MS);
 
@@ -133,6 +146,8 @@ export function usePivotPlanes(ns: string, refused: string, slot = 0): PivotPlan
   };
   return {
     NS_B,
+    PLANE_B,
+    PLANE_A,
     TQ_A,
     TQ_B,
     get env() { return ready(env); },

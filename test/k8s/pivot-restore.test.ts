@@ -108,7 +108,7 @@ describe('restore from the export vs. from the manifest', () => {
     const result: PivotProgress = await planes.env.client.workflow.execute<typeof pivotWorkflow>('pivotWorkflow', {
       workflowId: pivotWorkflowId(pivot),
       taskQueue: TQ_A,
-      args: [{ name: pivot, source: {}, target: { kubeconfig: planes.kubeB.kubeconfig, taskQueue: TQ_B, temporalNamespace: NS_B }, selector: { namespace: NS, hosts: [{ namespace: NS, name: EXPORTED }] }, hostTimeoutSeconds: 600 }],
+      args: [{ name: pivot, source: {}, target: { plane: planes.PLANE_B }, selector: { namespace: NS, hosts: [{ namespace: NS, name: EXPORTED }] }, hostTimeoutSeconds: 600 }],
     });
     expect(result.counts, JSON.stringify(result.hosts)).toMatchObject({ succeeded: 1 });
 

@@ -64,7 +64,7 @@ describe('pivot A → B', () => {
     const handle = await planes.env.client.workflow.start<typeof pivotWorkflow>('pivotWorkflow', {
       workflowId: pivotWorkflowId(PIVOT),
       taskQueue: TQ_A,
-      args: [{ name: PIVOT, source: {}, target: { kubeconfig: planes.kubeB.kubeconfig, taskQueue: TQ_B, temporalNamespace: NS_B }, selector: { namespace: NS }, maxConcurrent: 4, maxFailures: 1, hostTimeoutSeconds: 600 }],
+      args: [{ name: PIVOT, source: {}, target: { plane: planes.PLANE_B }, selector: { namespace: NS }, maxConcurrent: 4, maxFailures: 1, hostTimeoutSeconds: 600 }],
     });
     const result: PivotProgress = await handle.result();
     const outcome = (name: string) => result.hosts.find((h) => h.ref.name === name)!;
@@ -105,7 +105,7 @@ describe('pivot A → B', () => {
     for (const name of [...PROVISIONED, ...AVAILABLE]) {
       expect(inPlaneA.has(name), name).toBe(false);
       const last = (await planes.env.client.workflow.getHandle(hostWorkflowId({ namespace: NS, name })).result()) as HostView;
-      expect(last.movedTo, name).toMatchObject({ pivot: PIVOT, target: { taskQueue: TQ_B, temporalNamespace: NS_B, kubeconfig: planes.kubeB.kubeconfig } });
+      expect(last.movedTo, name).toMatchObject({ pivot: PIVOT, target: { plane: planes.PLANE_B, taskQueue: TQ_B, temporalNamespace: NS_B, kubeconfig: planes.kubeB.kubeconfig } });
     }
     for (const name of [NO_SECRET, REFUSED]) {
       expect(inPlaneA.get(name)?.status?.provisioning?.state, name).toBe('provisioned');
@@ -159,7 +159,7 @@ describe('pivot A → B', () => {
     const handle = await clientB.workflow.start<typeof pivotWorkflow>('pivotWorkflow', {
       workflowId: pivotWorkflowId(name),
       taskQueue: TQ_B,
-      args: [{ name, source: {}, target: { kubeconfig: KUBECONFIG, taskQueue: TQ_A, temporalNamespace: 'default' }, selector: { namespace: NS, hosts: back.map((n) => ({ namespace: NS, name: n })) }, maxConcurrent: 2, hostTimeoutSeconds: 600 }],
+      args: [{ name, source: {}, target: { plane: planes.PLANE_A }, selector: { namespace: NS, hosts: back.map((n) => ({ namespace: NS, name: n })) }, maxConcurrent: 2, hostTimeoutSeconds: 600 }],
     });
     const result: PivotProgress = await handle.result();
     expect(result.counts, JSON.stringify(result.hosts)).toMatchObject({ succeeded: 2, failed: 0, skipped: 0 });
@@ -191,7 +191,7 @@ describe('pivot pre-check of the target plane', () => {
       result = await planes.env.client.workflow.execute<typeof pivotWorkflow>('pivotWorkflow', {
         workflowId: pivotWorkflowId(name),
         taskQueue: TQ_A,
-        args: [{ name, source: {}, target: { kubeconfig: planes.kubeB.kubeconfig, taskQueue: TQ_B, temporalNamespace: NS_B }, selector: { namespace: NS, hosts: [{ namespace: NS, name: REFUSED }] }, dryRun: true }],
+        args: [{ name, source: {}, target: { plane: planes.PLANE_B }, selector: { namespace: NS, hosts: [{ namespace: NS, name: REFUSED }] }, dryRun: true }],
       });
     } finally {
       stackB('start');
@@ -206,7 +206,7 @@ describe('pivot pre-check of the target plane', () => {
     const ok: PivotProgress = await planes.env.client.workflow.execute<typeof pivotWorkflow>('pivotWorkflow', {
       workflowId: pivotWorkflowId(again),
       taskQueue: TQ_A,
-      args: [{ name: again, source: {}, target: { kubeconfig: planes.kubeB.kubeconfig, taskQueue: TQ_B, temporalNamespace: NS_B }, selector: { namespace: NS, hosts: [{ namespace: NS, name: REFUSED }] }, dryRun: true }],
+      args: [{ name: again, source: {}, target: { plane: planes.PLANE_B }, selector: { namespace: NS, hosts: [{ namespace: NS, name: REFUSED }] }, dryRun: true }],
     });
     expect(ok.counts, JSON.stringify(ok.hosts)).toMatchObject({ succeeded: 1, skipped: 0 });
   }, 300_000);

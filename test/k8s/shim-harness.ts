@@ -4,6 +4,7 @@
  * in kubectl calls), on the test stack's Temporal and Ironic, driving one
  * namespace of the shared test API server.
  */
+import { TEST_FETCH_ENV } from '../support/fetch-policy';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll } from 'vitest';
 import type { Client } from '@temporalio/client';
@@ -55,6 +56,7 @@ export function shim(opts: { namespace: string; taskQueue: string }): Shim {
         IRONIC_URL,
         METALFLOW_WORKFLOW_BUNDLE: WORKFLOW_BUNDLE_PATH,
         METALFLOW_SECRET_KEY: randomBytes(32).toString('base64'),
+        ...TEST_FETCH_ENV,
         ...env,
       }),
     startController: (env = {}) =>

@@ -14,6 +14,7 @@ import type { HostService } from '../../api/host-service';
 import { loadAuthOptions, type AuthOptions } from '../../api/auth/options';
 import type { AuditRecord } from '../../api/auth/audit';
 import { tokenHash } from '../../api/auth/token-file';
+import type { PivotPlaneRegistry } from '../../config/pivot-planes';
 
 const tokenOf = new Map<string, string>();
 
@@ -31,7 +32,7 @@ export function writeTokenFile(entries: Array<[subject: string, grants: string]>
 
 export async function serveApi(
   hosts: HostService,
-  opts: { env?: NodeJS.ProcessEnv; audit?: AuditRecord[] } = {},
+  opts: { env?: NodeJS.ProcessEnv; audit?: AuditRecord[]; pivotPlanes?: PivotPlaneRegistry } = {},
 ): Promise<{ app: FastifyInstance; base: string; auth: AuthOptions }> {
   let env = opts.env;
   let adminToken: string | undefined;
@@ -42,7 +43,7 @@ export async function serveApi(
   }
   const audit = opts.audit;
   const auth = loadAuthOptions(env, '127.0.0.1', (r) => audit?.push(r));
-  const app = await buildServer(hosts, { auth });
+  const app = await buildServer(hosts, { auth, ...(opts.pivotPlanes ? { pivotPlanes: opts.pivotPlanes } : {}) });
   await app.listen({ host: '127.0.0.1', port: 0 });
   const addr = app.server.address();
   const base = `${auth.tls ? 'https' : 'http'}://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}`;

@@ -3,6 +3,9 @@
  * on a task queue of the test's own, the real Ironic client, a secret store in
  * a temporary folder, and waiting on conditions instead of sleeping.
  */
+import { TEST_FETCH_POLICY } from './fetch-policy';
+import type { AddressPolicy } from '../../clients/images/address-policy';
+import type { PivotPlaneRegistry } from '../../config/pivot-planes';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -89,6 +92,10 @@ export async function startHarness(
     configDrives?: ServedConfigDrives;
     /** The Temporal namespace (default "default"): a second plane's host workflows need their own (ids are per namespace). */
     namespace?: string;
+    /** The pivot planes the worker knows (METALFLOW_PIVOT_PLANES); read by each pivot activity, so a test may fill it once its planes are up. */
+    pivotPlanes?: PivotPlaneRegistry;
+    /** The worker's image fetch policy; loopback let through by default (the tests' image servers). */
+    imageFetchPolicy?: AddressPolicy;
   } = {},
 ): Promise<Harness> {
   const namespace = opts.namespace ?? 'default';
@@ -102,7 +109,7 @@ export async function startHarness(
   const secrets = new LocalSecretStore(secretDir, randomBytes(32));
   const taskQueue = uniq('tq');
   const worker = await createWorker(
-    { connection: nativeConnection, namespace, taskQueue, ironic, secrets, poll: { initialMs: 100, factor: 1.5, maxMs: 1000 }, dataConverter: opts.dataConverter, kubernetes: opts.kubernetes, provisioningLimit: opts.provisioningLimit, provisioningLimitCheckSeconds: opts.provisioningLimitCheckSeconds, dhcpSites: opts.dhcpSites, imageCache: opts.imageCache, configDrives: opts.configDrives },
+    { connection: nativeConnection, namespace, taskQueue, ironic, secrets, poll: { initialMs: 100, factor: 1.5, maxMs: 1000 }, dataConverter: opts.dataConverter, kubernetes: opts.kubernetes, provisioningLimit: opts.provisioningLimit, provisioningLimitCheckSeconds: opts.provisioningLimitCheckSeconds, dhcpSites: opts.dhcpSites, imageCache: opts.imageCache, configDrives: opts.configDrives, pivotPlanes: opts.pivotPlanes, imageFetchPolicy: opts.imageFetchPolicy ?? TEST_FETCH_POLICY },
     { workflowBundle: opts.workflowCode ? { code: opts.workflowCode } : { codePath: WORKFLOW_BUNDLE_PATH }, workflowsPath: undefined },
   );
   const running = opts.startWorker === false ? undefined : worker.run();

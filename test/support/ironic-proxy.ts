@@ -64,6 +64,11 @@ export class IronicProxy {
     this.faults.push({ match, remaining: times, status, body: ironicErrorBody(faultstring) });
   }
 
+  /** Answer the next `times` matching requests with `status` and `body` as given (e.g. a success that is not JSON). */
+  answerRaw(match: Match, times: number, status: number, body: string): void {
+    this.faults.push({ match, remaining: times, status, body });
+  }
+
   /** Forward matching requests only after `ms`, so a test can act while one is in flight. */
   hold(match: Match, ms: number): void {
     this.holds.push({ match, ms });

@@ -6,6 +6,7 @@
  * the patch is every image-cache fixture recorded earlier.
  * `node --import tsx test/support/record-image-cache-site-history.ts` on a running test stack.
  */
+import { TEST_FETCH_POLICY } from './fetch-policy';
 import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -33,7 +34,7 @@ try {
     hostOptions: { ...FAST_HOST_OPTIONS, cacheImages: true, imageCacheSites: [SITE], dhcpLeaseCheckSeconds: 0 },
     dhcpSites: { [SITE]: { hostsDir: dhcpDir, leasesFile: join(dhcpDir, 'leases') } },
   });
-  const siteWorker = await createSiteCacheWorker({ connection: h.nativeConnection, namespace: 'default', taskQueue: h.taskQueue, site: SITE, cache: cache.served });
+  const siteWorker = await createSiteCacheWorker({ connection: h.nativeConnection, namespace: 'default', taskQueue: h.taskQueue, site: SITE, cache: cache.served, fetchPolicy: TEST_FETCH_POLICY });
   const running = siteWorker.run();
   try {
     const ref = { namespace: 'replay', name: `cache-site-${Date.now()}` };

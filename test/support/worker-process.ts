@@ -3,6 +3,7 @@
  * task queue and secret store. Each worker is one Node process (tsx as a
  * loader, not its CLI, which forks), so SIGKILL hits the worker itself.
  */
+import { TEST_FETCH_ENV } from './fetch-policy';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
@@ -43,6 +44,7 @@ export class WorkerProcesses {
         METALFLOW_SECRET_DIR: this.secretDir,
         METALFLOW_SECRET_KEY: this.key.toString('base64'),
         METALFLOW_WORKFLOW_BUNDLE: WORKFLOW_BUNDLE_PATH,
+        ...TEST_FETCH_ENV,
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     });

@@ -3,41 +3,52 @@ import { describe, expect, it } from 'vitest';
 import { validatePivotInput } from '../../types/pivot';
 import { targetMismatch } from '../../activities/pivot-activities';
 
-const good = { name: 'to-mgmt', source: {}, target: { kubeconfig: '/etc/metalflow/target.kubeconfig', taskQueue: 'metalflow-hosts' }, selector: { namespace: 'metal3' } };
+const good = { name: 'to-mgmt', source: {}, target: { plane: 'mgmt' }, selector: { namespace: 'metal3' } };
+const legacy = { ...good, target: { kubeconfig: '/etc/metalflow/target.kubeconfig', taskQueue: 'metalflow-hosts' } };
+const fields = (input: unknown, opts: { legacyPlanes?: boolean } = {}) => {
+  const r = validatePivotInput(input, opts);
+  return r.ok ? [] : r.errors.map((e) => e.field);
+};
 
 describe('validatePivotInput', () => {
-  it('accepts a pivot to a target kubeconfig', () => {
+  it('accepts a pivot to a registered plane, named by id', () => {
     expect(validatePivotInput(good)).toMatchObject({ ok: true });
+    expect(validatePivotInput({ ...good, source: { plane: 'boot' } })).toMatchObject({ ok: true });
   });
 
   it('names each bad field', () => {
-    const fields = (input: unknown) => {
-      const r = validatePivotInput(input);
-      return r.ok ? [] : r.errors.map((e) => e.field);
-    };
     expect(fields({ ...good, name: 'Bad_Name' })).toEqual(['name']);
-    expect(fields({ ...good, target: {} })).toEqual(['target.kubeconfig']);
-    expect(fields({ ...good, target: { kubeconfig: '/a', kubeconfigSecret: { namespace: 'ns', name: 'k' } } })).toEqual(['target.kubeconfigSecret']);
+    expect(fields({ ...good, target: {} })).toEqual(['target.plane']);
+    expect(fields({ ...good, source: { plane: 'mgmt' } })).toEqual(['target.plane']);
+    expect(fields({ ...good, target: { plane: 'Not An Id' } })).toEqual(['target.plane']);
     expect(fields({ ...good, selector: {} })).toEqual(['selector']);
     expect(fields({ ...good, maxConcurrent: 0 })).toEqual(['maxConcurrent']);
-    expect(fields({ ...good, target: { kubeconfig: '/a', password: 'x' } })).toContain('target.password');
+    expect(fields({ ...good, target: { plane: 'mgmt', password: 'x' } })).toContain('target.password');
   });
 
-  it('takes API planes, each naming where its token is, never the token', () => {
+  it('refuses every field that said where credentials are or where requests go, saying to name a registered plane', () => {
+    const r = validatePivotInput({
+      ...good,
+      source: { api: { url: 'http://127.0.0.1:1', tokenFile: '/var/run/secrets/kubernetes.io/serviceaccount/token' } },
+      target: { kubeconfig: '/root/.kube/config', kubeconfigSecret: { namespace: 'kube-system', name: 'admin' }, taskQueue: 'q', temporalNamespace: 'other' },
+    });
+    expect(r.ok).toBe(false);
+    if (r.ok) return;
+    expect(r.errors.map((e) => e.field).sort()).toEqual(['source.api', 'target.kubeconfig', 'target.kubeconfigSecret', 'target.taskQueue', 'target.temporalNamespace']);
+    expect(r.errors[0]!.reason).toMatch(/name a plane the operator registered \(METALFLOW_PIVOT_PLANES\) by its id/);
+  });
+
+  it('still reads a run started before plane ids (the workflow replaying it), and only when asked', () => {
+    expect(validatePivotInput(legacy, { legacyPlanes: true })).toMatchObject({ ok: true });
+    expect(fields(legacy)).toEqual(['target.kubeconfig', 'target.taskQueue']);
+    expect(fields({ ...legacy, target: {} }, { legacyPlanes: true })).toEqual(['target.kubeconfig']);
+    expect(fields({ ...legacy, target: { kubeconfig: '/a', kubeconfigSecret: { namespace: 'ns', name: 'k' } } }, { legacyPlanes: true })).toEqual(['target.kubeconfigSecret']);
     const api = (url: string, more: Record<string, unknown> = { tokenFile: '/etc/metalflow/token' }) => ({ api: { url, ...more } });
-    const apiGood = { ...good, source: api('http://127.0.0.1:8080'), target: api('https://mgmt.example:8080', { tokenSecret: { namespace: 'metal3', name: 'mgmt-token' } }) };
-    expect(validatePivotInput(apiGood)).toMatchObject({ ok: true });
-    const fields = (input: unknown) => {
-      const r = validatePivotInput(input);
-      return r.ok ? [] : r.errors.map((e) => e.field);
-    };
-    expect(fields({ ...apiGood, target: api('https://mgmt.example:8080', { token: 'secret' }) })).toContain('target.api.token');
-    expect(fields({ ...apiGood, target: api('https://mgmt.example:8080', {}) })).toEqual(['target.api.tokenFile']);
-    expect(fields({ ...apiGood, target: api('https://mgmt.example:8080', { tokenFile: '/t', tokenSecret: { namespace: 'a', name: 'b' } }) })).toEqual(['target.api.tokenFile']);
-    expect(fields({ ...apiGood, target: api('ftp://x') })).toEqual(['target.api.url']);
-    expect(fields({ ...apiGood, target: api('http://127.0.0.1:8080/') })).toEqual(['target.api.url']);
-    expect(fields({ ...apiGood, target: { ...api('https://m:1'), kubeconfig: '/k' } })).toEqual(['target.api']);
-    expect(fields({ ...good, target: api('https://m:1') })).toEqual(['target.api']);
+    const apiGood = { ...legacy, source: api('http://127.0.0.1:8080'), target: api('https://mgmt.example:8080', { tokenSecret: { namespace: 'metal3', name: 'mgmt-token' } }) };
+    expect(validatePivotInput(apiGood, { legacyPlanes: true })).toMatchObject({ ok: true });
+    expect(fields({ ...apiGood, target: api('https://mgmt.example:8080', {}) }, { legacyPlanes: true })).toEqual(['target.api.tokenFile']);
+    expect(fields({ ...apiGood, target: api('http://127.0.0.1:8080/') }, { legacyPlanes: true })).toEqual(['target.api.url']);
+    expect(fields({ ...legacy, target: api('https://m:1') }, { legacyPlanes: true })).toEqual(['target.api']);
   });
 });
 

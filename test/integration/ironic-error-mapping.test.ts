@@ -1,0 +1,77 @@
+/**
+ * One mapping from Ironic's answers to the failures the workflows branch on
+ * (activities/ironic-node-driver.ts `translate`, used by every Ironic
+ * activity, power included), against the test stack's real Ironic behind a
+ * recording proxy: a verb on a node Ironic does not have is "node gone" at
+ * once, not a transient retried a dozen times; a success that is not JSON and
+ * a bug in metalflow are final; too-old is IronicTooOld wherever it comes
+ * from; node ids are encoded in paths, so an id cannot reach another resource.
+ */
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ApplicationFailure } from '@temporalio/common';
+import { IronicClient, IronicError } from '../../clients/ironic/client';
+import { translate, wrap } from '../../activities/ironic-node-driver';
+import { FAILURE } from '../../types/failures';
+import { IronicProxy } from '../support/ironic-proxy';
+import { IRONIC_URL } from '../support/env';
+
+let proxy: IronicProxy;
+let ironic: IronicClient;
+
+beforeAll(async () => {
+  proxy = new IronicProxy(IRONIC_URL);
+  await proxy.start();
+  ironic = new IronicClient({ url: proxy.url });
+});
+afterAll(async () => {
+  await proxy?.stop();
+});
+
+async function failureOf(p: Promise<unknown>): Promise<ApplicationFailure> {
+  const err = await p.then(() => undefined, (e: unknown) => e);
+  expect(err).toBeInstanceOf(ApplicationFailure);
+  return err as ApplicationFailure;
+}
+
+describe('Ironic error mapping', () => {
+  it('a verb on a node Ironic does not have is IronicNodeGone, final, naming the node', async () => {
+    const id = randomUUID();
+    const failure = await failureOf(wrap(() => ironic.setProvisionState(id, 'manage'))());
+    expect(failure).toMatchObject({ type: FAILURE.nodeGone, nonRetryable: true, details: [{ nodeId: id }] });
+    const power = await failureOf(wrap(() => ironic.setPowerState(id, 'power on'))());
+    expect(power).toMatchObject({ type: FAILURE.nodeGone, nonRetryable: true });
+  });
+
+  it('encodes node ids in paths: an id with "/", "?" or ".." names no other resource', async () => {
+    const id = '../drivers/fake-hardware?x=1';
+    const sent = proxy.requests.length;
+    const err = await ironic.setProvisionState(id, 'manage').then(() => undefined, (e: unknown) => e);
+    expect(err).toBeInstanceOf(IronicError);
+    expect(proxy.requests.slice(sent).map((r) => r.path)).toEqual(['/v1/nodes/..%2Fdrivers%2Ffake-hardware%3Fx%3D1/states/provision']);
+    // Ironic sees the whole id as one node name, and refuses it as one.
+    expect(err).toMatchObject({ kind: 'rejected' });
+    await expect(ironic.getNodeState(id, ['uuid'])).rejects.toMatchObject({ kind: 'rejected', message: expect.stringContaining('Expected UUID or name for node') });
+  });
+
+  it('a success whose body is not JSON is final (InternalError), not retried as if Ironic were busy', async () => {
+    const id = randomUUID();
+    proxy.answerRaw((r) => r.path.startsWith(`/v1/nodes/${id}`), 1, 200, '<html>captive portal</html>');
+    const failure = await failureOf(wrap(() => ironic.getNode(id))());
+    expect(failure).toMatchObject({ type: FAILURE.internal, nonRetryable: true });
+    expect(failure.message).toMatch(/HTTP 200 with a body that is not JSON \("<html>captive portal<\/html>"\)/);
+  });
+
+  it('a bug in metalflow (TypeError) is final; too-old is IronicTooOld; a busy Ironic stays transient', async () => {
+    const bug = await failureOf(wrap(async () => (undefined as unknown as { x: () => void }).x())());
+    expect(bug).toMatchObject({ type: FAILURE.internal, nonRetryable: true });
+    expect(bug.message).toMatch(/^internal error in metalflow: TypeError: /);
+    const tooOld = await ironic.requireVersion('1.999', 'a test feature').then(() => undefined, (e: unknown) => e);
+    expect(tooOld).toBeInstanceOf(IronicError);
+    const mapped = await failureOf(Promise.resolve().then(() => translate(tooOld)));
+    expect(mapped).toMatchObject({ type: FAILURE.ironicTooOld, nonRetryable: true });
+    const id = randomUUID();
+    proxy.fail((r) => r.path.startsWith(`/v1/nodes/${id}`), 1, 503, 'busy');
+    expect(await failureOf(wrap(() => ironic.getNode(id))())).toMatchObject({ type: FAILURE.transient, nonRetryable: false });
+  });
+});
