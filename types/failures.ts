@@ -23,6 +23,8 @@ export const FAILURE = {
   imageUnusable: 'ImageUnusable',
   /** A DHCP reservation cannot be made: invalid, a MAC or address held by another host, an unknown site, a foreign file (clients/dnsmasq/). */
   dhcpUnusable: 'DhcpUnusable',
+  /** A Kubernetes-mode host's status write reached a worker with no API server configured: retrying on it cannot help. */
+  kubernetesNotConfigured: 'KubernetesNotConfigured',
 } as const;
 
 export type FailureType = (typeof FAILURE)[keyof typeof FAILURE];
