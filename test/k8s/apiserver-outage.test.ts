@@ -62,7 +62,7 @@ describe('the Kubernetes shim and its API server', () => {
 
 /**
  * A host whose status write cannot finish must still hand over to a fresh run and act. Before
- * patch status-outbox the hand-over waited for the write, which was retried for as long as the
+ * patch bounded-history the hand-over waited for the write, which was retried for as long as the
  * API server was away: the host took no delete, power change or spec until it came back.
  * Driven through the HTTP API's service (no controller: the API server is down), with a
  * worker in Kubernetes mode and a history limit that hands over after every few steps.
@@ -82,11 +82,17 @@ describe('a status write that cannot finish', () => {
   });
 
   const bmhStatus = (name: string) => JSON.parse(kubectl(['get', 'bmh', name, '-n', ns, '-o', 'json']).stdout).status as { provisioning?: { state?: string }; poweredOn?: boolean } | undefined;
-  /** The current run's input: what the previous run handed over. */
-  const handedOver = async (handle: WorkflowHandle<typeof hostWorkflow>): Promise<HostWorkflowInput | undefined> => {
-    const first = (await handle.fetchHistory()).events?.[0]?.workflowExecutionStartedEventAttributes;
-    const data = first?.input?.payloads?.[0]?.data;
-    return data ? (JSON.parse(Buffer.from(data).toString('utf8')) as HostWorkflowInput) : undefined;
+  /** A run after `since` began with a status outbox handed over by the run before it. */
+  const carriedOutbox = async (handle: WorkflowHandle<typeof hostWorkflow>, since: string): Promise<boolean> => {
+    if (!h) return false;
+    for await (const wf of h.client.workflow.list({ query: `WorkflowId = '${handle.workflowId}'` })) {
+      if (wf.runId === since) continue;
+      const first = (await h.client.workflow.getHandle(handle.workflowId, wf.runId).fetchHistory()).events?.[0]?.workflowExecutionStartedEventAttributes;
+      const data = first?.input?.payloads?.[0]?.data;
+      const input = data ? (JSON.parse(Buffer.from(data).toString('utf8')) as HostWorkflowInput) : undefined;
+      if (input?.state?.statusOutbox) return true;
+    }
+    return false;
   };
 
   it('hands over with the write unfinished: the host obeys a delete and a power change, and its status catches up', async () => {
@@ -108,21 +114,23 @@ describe('a status write that cannot finish', () => {
     const runsBefore = { kept: (await handles.kept.describe()).runId, deleted: (await handles.deleted.describe()).runId };
     kubeSh('stop', 'apiserver');
     try {
-      // Each power change writes status and Events that cannot arrive now.
+      // Each power change writes status and Events that cannot arrive now; the steps past the
+      // history limit make the host hand over at its next idle pass.
       for (const ref of Object.values(refs)) await harness.hosts.holdPowerOff(ref, 'outage');
       for (const [key, handle] of Object.entries(handles)) {
-        await waitFor(`${key}: off, and handed over with its write unfinished`, async () => {
+        await waitFor(`${key}: off and idle`, async () => {
           const v = await handle.query(hostViewQuery);
-          if (v.status.poweredOn || v.currentOperation) return undefined;
-          const d = await handle.describe();
-          if (d.runId === runsBefore[key as keyof typeof runsBefore]) return undefined;
-          return (await handedOver(handle))?.state?.statusOutbox !== undefined ? true : undefined;
+          return !v.status.poweredOn && !v.currentOperation ? true : undefined;
         }, { timeoutMs: 120_000 });
       }
       // The delete through the API path is obeyed while the API server is still away.
       await harness.hosts.remove(refs.deleted);
+      await waitFor('the deleted host gone', async () => ((await handles.deleted.describe()).status.name === 'COMPLETED' ? true : undefined), { timeoutMs: 120_000 });
       const final = await handles.deleted.result();
       expect(final.operations.at(-1)).toMatchObject({ kind: 'delete', outcome: 'succeeded' });
+      // It got there through hand-overs that carried the unwritten status.
+      expect(await carriedOutbox(handles.deleted, runsBefore.deleted)).toBe(true);
+      await waitFor('kept: handed over with its write unfinished', async () => ((await carriedOutbox(handles.kept, runsBefore.kept)) ? true : undefined), { timeoutMs: 120_000 });
     } finally {
       kubeSh('start', 'apiserver');
     }
