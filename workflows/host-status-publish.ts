@@ -32,7 +32,7 @@ const kubeBackground = proxyActivities<KubernetesActivities>({
 const MAX_QUEUED_EVENTS = 50;
 
 /**
- * After a write's attempts ran out (about 6 minutes), the next round starts this much later:
+ * After a write's attempts ran out (about 4 minutes), the next round starts this much later:
  * a timer and one activity per round in history, however long the API server stays away.
  */
 const RETRY_ROUND_PAUSE = '2 minutes';
