@@ -88,12 +88,15 @@ export function createKubernetesActivities(deps: { rest: KubeRest; component?: s
     /** Runs before `background-status-publish` send one event; later ones send what gathered meanwhile. */
     event?: HostEvent;
     events?: HostEvent[];
-  }): Promise<{ published: boolean }> {
+    /** `status.hardware` is left out as unchanged since this run's last write: the object's stays. */
+    hardwareKept?: boolean;
+  }): Promise<{ published: boolean; hardwareMissing?: true }> {
     const path = `${GROUP}/namespaces/${input.ref.namespace}/baremetalhosts/${input.ref.name}`;
     // The CRD enforces the schema's string limits; a BMC's inventory or Ironic's error text may be longer.
     const fitted = fitStrings(HostStatusSchema, input.status);
     try {
       const owner = await rest.call<Owner>('GET', path);
+      if (input.hardwareKept && owner.status?.hardware === undefined) return { published: false, hardwareMissing: true };
       // Computed here, from what is published, against what the object holds: a condition keeps its
       // lastTransitionTime until its status changes, and nothing of it enters workflow history.
       const conditions = computeConditions(fitted, owner.status?.conditions, {
@@ -101,8 +104,10 @@ export function createKubernetesActivities(deps: { rest: KubeRest; component?: s
         generation: owner.metadata.generation,
       });
       const status = mergePatchFor(owner.status, { ...(fitted as unknown as Json), ...statusHardwareProfile(owner, fitted), conditions });
+      // Absent from a merge patch: left as the object has it.
+      if (input.hardwareKept) delete status.hardware;
       await rest.call('PATCH', `${path}/status`, { body: { status }, contentType: 'application/merge-patch+json' });
-      await upsertHardwareData(owner, fitted);
+      if (!input.hardwareKept) await upsertHardwareData(owner, fitted);
       for (const event of [...(input.event ? [input.event] : []), ...(input.events ?? [])]) {
         // BMO's reasons where it has the same Event (clients/kubernetes/bmo-events.ts).
         for (const written of asBmoEvents(event, fitted.poweredOn)) await recordHostEvent(rest, owner.metadata, written, component);
@@ -118,3 +123,19 @@ export function createKubernetesActivities(deps: { rest: KubeRest; component?: s
 }
 
 export type KubernetesActivities = ReturnType<typeof createKubernetesActivities>;
+
+/**
+ * The status activity of a worker with no API server configured. Left unregistered, the SDK fails
+ * the task as retryable ("not registered"), and the write was retried for ever; this fails it for
+ * good, saying what is missing, and the host goes on.
+ */
+export function createUnconfiguredKubernetesActivities(): KubernetesActivities {
+  return {
+    publishHostStatus: async (input: { ref: HostRef }) => {
+      throw ApplicationFailure.nonRetryable(
+        `cannot write the status of BareMetalHost ${input.ref.namespace}/${input.ref.name}: this worker has no Kubernetes API server configured (METALFLOW_KUBECONFIG, or a pod's service account); run Kubernetes-mode hosts on workers that have one`,
+        FAILURE.kubernetesNotConfigured,
+      );
+    },
+  };
+}

@@ -94,6 +94,7 @@ export class HostService {
     if (errors.length > 0) throw invalid(errors);
 
     const previous = await this.secrets.write(ref, writes);
+    let created: boolean;
     try {
       if (input.status) return { created: true, view: await this.startRestored(ref, input.status, valid.value.spec, input.metadata?.labels) };
       // A host whose workflow ended abnormally comes back with its last status and takes the new spec.
@@ -102,13 +103,19 @@ export class HostService {
       const result = await this.bounded(() =>
         this.deps.client.workflow.executeUpdateWithStart(applySpecUpdate, { args: input.metadata ? [valid.value.spec, input.metadata] : [valid.value.spec], startWorkflowOperation }),
       );
-      // The update's own result: a read after it could fail and wrongly undo the secrets below.
-      return { created: !readopted && result.generation === 1 && result.changed, view: result.view };
+      created = !readopted && result.generation === 1 && result.changed;
     } catch (err) {
       // Put the secrets back as they were, so a rejected change leaves nothing behind.
       // Not after a timeout: the server may still apply the spec, which then needs them.
       if (temporalBusy(err)?.nothingApplied === false) throw this.translate(err);
       await this.secrets.restore(ref, previous);
+      throw this.translate(err);
+    }
+    // The view is read after the update, outside the put-back above: the change is applied, and a
+    // failed read must not undo its secrets. (The update answers a summary: its result is history.)
+    try {
+      return { created, view: await this.handle(ref).query(hostViewQuery) };
+    } catch (err) {
       throw this.translate(err);
     }
   }
@@ -151,7 +158,8 @@ export class HostService {
     }
     await this.readoptIfEnded(ref);
     try {
-      return (await this.bounded(() => this.handle(ref).executeUpdate(setImageUpdate, { args: [image] }))).view;
+      await this.bounded(() => this.handle(ref).executeUpdate(setImageUpdate, { args: [image] }));
+      return await this.handle(ref).query(hostViewQuery);
     } catch (err) {
       throw this.translate(err);
     }

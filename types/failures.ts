@@ -27,6 +27,8 @@ export const FAILURE = {
   kubernetesRejected: 'KubernetesRejected',
   /** A bug or a peer's answer metalflow cannot read (a TypeError, a success whose body is not JSON): retrying gets the same. */
   internal: 'InternalError',
+  /** A Kubernetes-mode host's status write reached a worker with no API server configured: retrying on it cannot help. */
+  kubernetesNotConfigured: 'KubernetesNotConfigured',
 } as const;
 
 export type FailureType = (typeof FAILURE)[keyof typeof FAILURE];

@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import type { DataConverter } from '@temporalio/common';
 import { createIronicActivities, type IronicActivityDeps } from '../activities/ironic-activities';
-import { createKubernetesActivities } from '../activities/host-status-activities';
+import { createKubernetesActivities, createUnconfiguredKubernetesActivities } from '../activities/host-status-activities';
 import { createBmcActivities } from '../activities/bmc-activities';
 import { createSettleActivities } from '../activities/ironic-settle';
 import type { KubeRest } from '../clients/kubernetes/kube-rest';
@@ -126,7 +126,8 @@ export async function createWorker(
       ...createRemediationNodeActivities({ rest: deps.kubernetes }),
       // Re-provision and re-inspect (opt-in) ask the host what the fleet's deprovision, provision and reinspect ask.
       ...createRemediationReprovisionActivities({ rest: deps.kubernetes }),
-      ...(deps.kubernetes ? createKubernetesActivities({ rest: deps.kubernetes }) : {}),
+      // Without an API server the status write fails for good (a retryable "not registered" held the host for ever).
+      ...(deps.kubernetes ? createKubernetesActivities({ rest: deps.kubernetes }) : createUnconfiguredKubernetesActivities()),
     },
     // New hosts and every operation's child workflow start on the shared
     // (non-sticky) queue; the SDK's default gives it 2 of 10 pollers, which

@@ -7,6 +7,7 @@ import type { HardwareDetails, HostRef, HostSpec, HostStatus, Image, Operational
 import type { CleanRequest, FirmwareUpdate } from '../types/clean';
 import type { HostUpdatePolicySpec } from '../types/host-update-policy';
 import type { PowerRequestChange, PowerRequests, PowerRequestsView } from './power-requests';
+import type { HostEvent } from '../clients/kubernetes/events';
 
 export type OperationKind = 'enroll' | 'inspect' | 'prepare' | 'provision' | 'deprovision' | 'power' | 'reboot' | 'delete' | 'detach' | 'clean' | 'service';
 
@@ -70,6 +71,12 @@ export interface HostWorkflowOptions {
   maxErrorBackoffSeconds: number;
   /** Continue-as-new after this many history events (Temporal suggests it earlier on its own). */
   maxHistoryEvents: number;
+  /**
+   * Continue-as-new once the run has written this many bytes of history beside its input (patch
+   * bounded-history; DEFAULT_MAX_HISTORY_BYTES when unset): a host whose status carries a large
+   * inventory keeps each run's history small, whatever its event count.
+   */
+  maxHistoryBytes?: number;
   /** Write status and Events back to the host's BareMetalHost object (set by the Kubernetes shim). */
   publishStatus: boolean;
   /**
@@ -109,6 +116,9 @@ export interface HostWorkflowOptions {
    */
   watchedPowerCheckSeconds?: number;
 }
+
+/** 768 KiB: a run's history stays within about twice its input and this (Temporal warns at 10 MiB and stops a run at 50 MiB). Above what 4,000 events without payloads are estimated at (history-count.ts), so an ordinary host still hands over by its count. */
+export const DEFAULT_MAX_HISTORY_BYTES = 768 * 1024;
 
 export const DEFAULT_HOST_OPTIONS: HostWorkflowOptions = {
   errorBackoffSeconds: 10,
@@ -193,6 +203,16 @@ export interface HostState {
   movedTo?: MovedTo;
   /** spec.dhcp's reservation as written, and the pool address it holds (patch dhcp-reservations; host-dhcp.ts). */
   dhcp?: DhcpState;
+  /**
+   * Kubernetes mode: a status write not finished when the run handed over (patch bounded-history;
+   * host-status-publish.ts). The next run writes its status first, with these Events.
+   */
+  statusOutbox?: StatusOutbox;
+}
+
+/** The status outbox handed to the next run: the status itself is the state's; the Events still to go with it (at most 50). */
+export interface StatusOutbox {
+  events: HostEvent[];
 }
 
 export interface DhcpState {
@@ -277,11 +297,16 @@ export interface HostView {
   movedTo?: MovedTo;
 }
 
+/**
+ * A small summary: an update's result is kept in history, and the whole view (status with the
+ * hardware inventory, 50 operation records) made every spec change cost that much. The view is a
+ * query away (no history).
+ */
 export interface ApplySpecResult {
   generation: number;
   changed: boolean;
-  /** The host as it stands after the change, so callers need no second round trip. */
-  view: HostView;
+  /** Reboot and power-off requests after the change (the shim's power annotations follow them). */
+  power: PowerRequestsView;
 }
 
 /** What an API host has besides its spec. `labels` replaces the host's labels; absent leaves them as they are. */

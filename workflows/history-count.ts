@@ -53,5 +53,38 @@ export function countTimersOnFire(): void {
 
 export const timersOnFire = (): boolean => timersCountedOnFire;
 
+/**
+ * What one event costs in history beside its payloads (ids, times, the worker's identity, the task
+ * queue); a little more than the server's own records, so the estimate errs high as the count does.
+ */
+export const EVENT_BYTES = 160;
+
+/** Payload bytes the run wrote (inputs, results, update arguments and results, failures), its own input aside. */
+let payloadBytes = 0;
+
+/** A payload's size as its JSON: a function of what the run holds, the same live and on replay. */
+export function sizeOf(value: unknown): number {
+  if (value === undefined) return 0;
+  try {
+    return JSON.stringify(value)?.length ?? 0;
+  } catch {
+    return 0;
+  }
+}
+
+export function countBytes(n: number): void {
+  payloadBytes += n;
+}
+
+/** A failure's size in history: its messages along the causes, and its stack traces (estimated: their text may differ by worker). */
+export function failureSize(err: unknown): number {
+  let n = 0;
+  for (let e: unknown = err, depth = 0; e instanceof Error && depth < 8; e = e.cause, depth++) n += e.message.length + 1024;
+  return n;
+}
+
+/** The history this run wrote since it started, in bytes, estimated by the run itself (its input is not counted). */
+export const bytesCounted = (): number => payloadBytes + events * EVENT_BYTES;
+
 /** Past `max` by the run's own count; the server's length only as a far backstop (for what is not counted). */
 export const countedPast = (max: number): boolean => events > max || workflowInfo().historyLength > 2 * max;

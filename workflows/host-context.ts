@@ -5,12 +5,12 @@
  * hand-over to a fresh run.
  */
 import { allHandlersFinished, condition, continueAsNew, log, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
-import { countedHistory, since } from './versions';
-import { countEvents, countedPast, eventsCounted } from './history-count';
+import { countedHistory, historyBytes, runInputBytes, since, statusOutbox } from './versions';
+import { bytesCounted, countEvents, countedPast, eventsCounted } from './history-count';
 import type { ProvisioningState } from '../types/host';
 import { SEARCH_ATTRIBUTES } from '../types/search-attributes';
 import { parseBmcAddress } from '../types/bmc';
-import type { HostState, HostView, HostWorkflowInput, OperationRecord } from './definitions';
+import { DEFAULT_MAX_HISTORY_BYTES, type HostState, type HostView, type HostWorkflowInput, type OperationRecord } from './definitions';
 import { powerRequestsView } from './power-requests';
 import { statusPublisher } from './host-status-publish';
 import { hostUid } from './host-uid';
@@ -18,6 +18,21 @@ import { settingsHeld } from './servicing-rules';
 import type { HostEvent } from '../activities/host-status-activities';
 
 export const now = (): string => new Date().toISOString();
+
+/**
+ * Era bounded-history: past `max` bytes by the run's own estimate (history-count.ts), or, once it
+ * has written a quarter of that, past the server's size backstop or its continue-as-new
+ * suggestion. Only the run's own growth counts: its input (the state, a large inventory
+ * included) is written again by each hand-over, so a run whose input alone passes the server's
+ * threshold must not hand over at once, and again, for ever.
+ */
+function bytesPast(max: number): boolean {
+  const grown = bytesCounted();
+  if (grown > max) return true;
+  if (grown < max / 4) return false;
+  const info = workflowInfo();
+  return info.continueAsNewSuggested || info.historySize > 2 * (runInputBytes() + max);
+}
 
 export interface HostContext {
   readonly s: HostState;
@@ -106,15 +121,21 @@ export function hostContext(s: HostState): HostContext {
     historyTooLong: () => {
       const max = s.options.maxHistoryEvents;
       // The server's length and suggestion can be a task behind (history-count.ts).
+      if (historyBytes()) return countedPast(max) || bytesPast(s.options.maxHistoryBytes ?? DEFAULT_MAX_HISTORY_BYTES);
       if (countedHistory()) return countedPast(max);
       return workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > max;
     },
     continueAsNewWithState: async (carry) => {
       await ctx.beforeHandOver?.();
-      // The status write in flight finishes first: the next run starts from a published status.
-      await condition(() => !status.busy() && allHandlersFinished());
+      // Before patch bounded-history the status write in flight finished first, and a write that
+      // could not finish (the API server away) held the host for as long. Now what is not written
+      // yet goes to the next run, which writes it first; the run waits for nothing but its handlers.
+      const carried = status.pending() !== undefined && statusOutbox();
+      await condition(() => (carried || !status.busy()) && allHandlersFinished());
       carry?.();
-      log.info('continuing as new', { eventsCounted: eventsCounted(), historyLength: workflowInfo().historyLength });
+      const unwritten = carried ? status.pending() : undefined;
+      if (unwritten) s.statusOutbox = unwritten;
+      log.info('continuing as new', { eventsCounted: eventsCounted(), bytesCounted: bytesCounted(), historyLength: workflowInfo().historyLength, historySize: workflowInfo().historySize });
       return continueAsNew<(input: HostWorkflowInput) => Promise<HostView>>({ ref: s.ref, state: s });
     },
   };

@@ -82,7 +82,7 @@ export function setHostHandlers(ctx: HostContext): void {
       s.retryAt = undefined;
       ctx.publish();
     }
-    return { generation: s.generation, changed, view: ctx.view() };
+    return { generation: s.generation, changed, power: powerRequestsView(s.power) };
   };
 
   setHandler(applySpecUpdate, acceptSpec, { validator: checkSpec });

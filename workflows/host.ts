@@ -97,7 +97,7 @@ function settingsHeldEvent(s: HostState): HostEvent | undefined {
 }
 
 export async function hostWorkflow(input: HostWorkflowInput): Promise<HostView> {
-  startHostRun();
+  startHostRun(input);
   const s: HostState = input.state ?? initialState(input);
   const ctx = hostContext(s);
   const { historyTooLong, continueAsNewWithState } = ctx;

@@ -5,9 +5,10 @@
  * the UI shows each operation as its own step. A summary is metadata: it is
  * not part of what replay compares.
  *
- * Also counts the history events each command and accepted message costs
- * (history-count.ts), where the workflow code issues or takes it, so a replay
- * counts the same at the same point.
+ * Also counts the history events each command and accepted message costs,
+ * and the bytes of the payloads they carry (history-count.ts), where the
+ * workflow code issues or takes it, so a replay counts the same at the same
+ * point.
  */
 import type {
   ActivityInput,
@@ -23,7 +24,7 @@ import type {
   WorkflowOutboundCallsInterceptor,
 } from '@temporalio/workflow';
 import { operationLabel } from './operation-label';
-import { countEvents, timersOnFire, WORKFLOW_TASK_EVENTS } from './history-count';
+import { countBytes, countEvents, failureSize, sizeOf, timersOnFire, WORKFLOW_TASK_EVENTS } from './history-count';
 
 const labelled = <T extends ActivityInput | LocalActivityInput>(input: T): T => {
   const label = operationLabel();
@@ -35,10 +36,16 @@ const labelled = <T extends ActivityInput | LocalActivityInput>(input: T): T => 
  * promise to its caller. Every such promise here is awaited by workflow code (sleep, activities),
  * so the rejection handler this attaches hides no failure.
  */
-function countWhenSettled<T>(p: Promise<T>, onSettled: number, onRejected = onSettled): Promise<T> {
+function countWhenSettled<T>(p: Promise<T>, onSettled: number, onRejected = onSettled, payloads = true): Promise<T> {
   p.then(
-    () => countEvents(onSettled),
-    () => countEvents(onRejected),
+    (result) => {
+      countEvents(onSettled);
+      if (payloads) countBytes(sizeOf(result));
+    },
+    (err: unknown) => {
+      countEvents(onRejected);
+      if (payloads) countBytes(failureSize(err));
+    },
   );
   return p;
 }
@@ -51,27 +58,31 @@ export const interceptors = (): WorkflowInterceptors => ({
       // Scheduled, started, closed; the result wakes a workflow task.
       scheduleActivity: (input: ActivityInput, next: Next<WorkflowOutboundCallsInterceptor, 'scheduleActivity'>) => {
         countEvents(3);
+        countBytes(sizeOf(input.args));
         return countWhenSettled(next(labelled(input)), TASK);
       },
       // One marker, written by the task that ran it.
       scheduleLocalActivity: (input: LocalActivityInput, next: Next<WorkflowOutboundCallsInterceptor, 'scheduleLocalActivity'>) => {
         countEvents(1);
-        return next(labelled(input));
+        // The marker holds the result.
+        return countWhenSettled(next(labelled(input)), 0);
       },
       // Started, then fired (a task of its own) or cancelled (by a task already counted).
       startTimer: (input: TimerInput, next: Next<WorkflowOutboundCallsInterceptor, 'startTimer'>) => {
-        if (timersOnFire()) return countWhenSettled(next(input), 2 + TASK, 0);
+        if (timersOnFire()) return countWhenSettled(next(input), 2 + TASK, 0, false);
         countEvents(2);
-        return countWhenSettled(next(input), TASK, 0);
+        return countWhenSettled(next(input), TASK, 0, false);
       },
       // Initiated, started, closed; start and close each wake a task.
       startChildWorkflowExecution: (input: StartChildWorkflowExecutionInput, next: Next<WorkflowOutboundCallsInterceptor, 'startChildWorkflowExecution'>) => {
         countEvents(3 + 2 * TASK);
+        countBytes(sizeOf(input.options.args));
         return next(input);
       },
       // Initiated, signalled; the outcome wakes a task.
       signalWorkflow: (input: SignalWorkflowInput, next: Next<WorkflowOutboundCallsInterceptor, 'signalWorkflow'>) => {
         countEvents(2 + TASK);
+        countBytes(sizeOf(input.args));
         return next(input);
       },
     },
@@ -81,10 +92,13 @@ export const interceptors = (): WorkflowInterceptors => ({
       // Only accepted updates reach the handler (a rejected one leaves no event): accepted, completed, and its task.
       handleUpdate: (input: UpdateInput, next: Next<WorkflowInboundCallsInterceptor, 'handleUpdate'>) => {
         countEvents(2 + TASK);
-        return next(input);
+        // Its arguments are in the accepted event, its result in the completed one.
+        countBytes(sizeOf(input.args));
+        return countWhenSettled(next(input), 0);
       },
       handleSignal: (input: SignalInput, next: Next<WorkflowInboundCallsInterceptor, 'handleSignal'>) => {
         countEvents(1 + TASK);
+        countBytes(sizeOf(input.args));
         return next(input);
       },
     },

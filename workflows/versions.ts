@@ -6,6 +6,14 @@
  * that recorded the era's marker was written by code that had all of them.
  *
  * Eras, newest first:
+ * - `bounded-history` (asked before power-signal and implying it): the run
+ *   also hands over by the bytes of history it counted itself
+ *   (history-count.ts), with the server's size and its continue-as-new
+ *   suggestion as backstops (host-context.ts); a status write that cannot
+ *   finish is handed to the next run instead of holding the hand-over, and
+ *   one that ran out of attempts is tried again after a pause
+ *   (host-status-publish.ts). A run of an older era keeps waiting for its
+ *   write at a hand-over; the write's capped attempts end that wait.
  * - `power-signal` (asked before fire-fence and implying it, so a new run pays
  *   for no more markers than before): the host takes the power sentinel's
  *   `powerChanged` signal as a reason to check its power at the next idle pass,
@@ -41,7 +49,7 @@
  */
 import { patched } from '@temporalio/workflow';
 import { operationLabel } from './operation-label';
-import { countEvents, countTimersOnFire } from './history-count';
+import { countEvents, countTimersOnFire, sizeOf } from './history-count';
 
 let inlineEra = false;
 let fewerEventsEra = false;
@@ -49,6 +57,9 @@ let idleByFireEra = false;
 let countedHistoryEra = false;
 let fireFenceEra = false;
 let powerSignalEra = false;
+let historyBytesEra = false;
+/** The size of the run's input (the state handed over), for the server's size backstop. */
+let inputBytes = 0;
 
 /** A patch's marker and its TemporalChangeVersion search attribute. */
 const PATCH_EVENTS = 2;
@@ -58,10 +69,12 @@ const PATCH_EVENTS = 2;
  * that began before fewer-events replays its first workflow task without the marker, so the
  * answer is false there and it asks operations-inline as it did.
  */
-export function startHostRun(): void {
+export function startHostRun(input: unknown): void {
   fewerEventsEra = patched('fewer-events');
   inlineEra = fewerEventsEra || patched('operations-inline');
-  powerSignalEra = patched('power-signal');
+  historyBytesEra = patched('bounded-history');
+  if (historyBytesEra) inputBytes = sizeOf(input);
+  powerSignalEra = historyBytesEra || patched('power-signal');
   fireFenceEra = powerSignalEra || patched('fire-fence');
   if (fireFenceEra) countTimersOnFire();
   countedHistoryEra = fireFenceEra || patched('counted-history');
@@ -69,6 +82,18 @@ export function startHostRun(): void {
   if (countedHistoryEra) countEvents(2 * PATCH_EVENTS);
   idleByFireEra = countedHistoryEra || patched('idle-by-fire');
 }
+
+/** The run also hands over by its own count of history bytes (patch bounded-history, host-context.ts). */
+export const historyBytes = (): boolean => historyBytesEra;
+
+/** The bytes of the run's input, counted in era bounded-history (0 otherwise). */
+export const runInputBytes = (): number => inputBytes;
+
+/**
+ * A hand-over leaves an unfinished status write to the next run instead of waiting for it, and a
+ * write that ran out of attempts is tried again after a pause (patch bounded-history, host-status-publish.ts).
+ */
+export const statusOutbox = (): boolean => historyBytesEra;
 
 /** The run hands over by its own count of history events (patch counted-history, history-count.ts). */
 export const countedHistory = (): boolean => countedHistoryEra;

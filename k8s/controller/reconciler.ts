@@ -245,7 +245,7 @@ export class Reconciler {
     let fresh: PowerRequestsView | undefined;
     if (this.applied.get(key) !== fingerprint) {
       // A Conflict (a change the running operation depends on) throws: the queue retries with backoff.
-      fresh = (await this.withStart(ref, applySpecUpdate, [spec])).view.power;
+      fresh = (await this.withStart(ref, applySpecUpdate, [spec])).power;
       this.applied.set(key, fingerprint);
       await warnIgnored(this.deps.rest, obj, ref, spec);
     }

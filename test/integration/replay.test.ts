@@ -45,6 +45,12 @@ describe('replay of recorded histories', () => {
       'host-cancelled-timers-fire-fence-run1',
       // A host told by the power sentinel's signal that its node changed power (patch power-signal; record-power-signal-histories.ts).
       'host-power-signal',
+      // Era bounded-history (record-bounded-history-histories.ts): handed over with a status write unfinished, and the run
+      // that writes it first; handed over by the bytes written, waiting for its spec and from an error backoff.
+      'host-bounded-history-outbox-run1',
+      'host-bounded-history-outbox-run2',
+      'host-bounded-history-bytes-run1',
+      'host-bounded-history-bytes-backoff-run1',
     ]) {
       expect(files).toContain(`${f}.json`);
     }

@@ -4,11 +4,17 @@
  * beside other Kubernetes files, the outage failed those files' own calls
  * (CI saw a remediation's Node read refused while this ran).
  */
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { KubeConfig } from '@kubernetes/client-node';
+import type { WorkflowHandle } from '@temporalio/client';
+import { loadKubeConfig } from '../../clients/kubernetes/kube-config';
+import { KubeRest } from '../../clients/kubernetes/kube-rest';
+import type { HostRef } from '../../types/host';
 import { hostWorkflowId } from '../../types/host-ref';
-import { hostViewQuery } from '../../workflows/definitions';
-import { uniq, waitFor } from '../support/harness';
-import { kubeSh, kubectl } from './kube-harness';
+import { hostViewQuery, type HostWorkflowInput } from '../../workflows/definitions';
+import type { hostWorkflow } from '../../workflows/host';
+import { FAST_HOST_OPTIONS, startHarness, uniq, waitFor, type Harness } from '../support/harness';
+import { KUBECONFIG, kubeSh, kubectl } from './kube-harness';
 import { fakeHostSpec, hostDoc, secretDoc } from './manifests';
 import { useShimSuite } from './shim-harness';
 
@@ -53,3 +59,86 @@ describe('the Kubernetes shim and its API server', () => {
   });
 
 });
+
+/**
+ * A host whose status write cannot finish must still hand over to a fresh run and act. Before
+ * patch bounded-history the hand-over waited for the write, which was retried for as long as the
+ * API server was away: the host took no delete, power change or spec until it came back.
+ * Driven through the HTTP API's service (no controller: the API server is down), with a
+ * worker in Kubernetes mode and a history limit that hands over after every few steps.
+ */
+describe('a status write that cannot finish', () => {
+  const ns = uniq('mf-outbox');
+  let h: Harness | undefined;
+  beforeAll(async () => {
+    kubectl(['create', 'namespace', ns]);
+    const kc = new KubeConfig();
+    loadKubeConfig(kc, KUBECONFIG);
+    h = await startHarness({ kubernetes: await KubeRest.create(kc), hostOptions: { ...FAST_HOST_OPTIONS, publishStatus: true, maxHistoryEvents: 20 } });
+  });
+  afterAll(async () => {
+    await h?.close();
+    kubectl(['delete', 'namespace', ns, '--wait=false'], { check: false });
+  });
+
+  const bmhStatus = (name: string) => JSON.parse(kubectl(['get', 'bmh', name, '-n', ns, '-o', 'json']).stdout).status as { provisioning?: { state?: string }; poweredOn?: boolean } | undefined;
+  /** A run after `since` began with a status outbox handed over by the run before it. */
+  const carriedOutbox = async (handle: WorkflowHandle<typeof hostWorkflow>, since: string): Promise<boolean> => {
+    if (!h) return false;
+    for await (const wf of h.client.workflow.list({ query: `WorkflowId = '${handle.workflowId}'` })) {
+      if (wf.runId === since) continue;
+      const first = (await h.client.workflow.getHandle(handle.workflowId, wf.runId).fetchHistory()).events?.[0]?.workflowExecutionStartedEventAttributes;
+      const data = first?.input?.payloads?.[0]?.data;
+      const input = data ? (JSON.parse(Buffer.from(data).toString('utf8')) as HostWorkflowInput) : undefined;
+      if (input?.state?.statusOutbox) return true;
+    }
+    return false;
+  };
+
+  it('hands over with the write unfinished: the host obeys a delete and a power change, and its status catches up', async () => {
+    if (!h) throw new Error('no harness');
+    const harness = h;
+    const refs: Record<'kept' | 'deleted', HostRef> = { kept: { namespace: ns, name: uniq('kept') }, deleted: { namespace: ns, name: uniq('deleted') } };
+    const handles = {
+      kept: harness.client.workflow.getHandle<typeof hostWorkflow>(hostWorkflowId(refs.kept)),
+      deleted: harness.client.workflow.getHandle<typeof hostWorkflow>(hostWorkflowId(refs.deleted)),
+    };
+    for (const ref of Object.values(refs)) {
+      const spec = fakeHostSpec(ref.name);
+      kubectl(['apply', '-n', ns, '-f', '-'], { input: JSON.stringify(hostDoc(ref.name, spec)) });
+      await harness.hosts.put(ref, { spec, credentials: { username: 'admin', password: 'x' } });
+    }
+    for (const ref of Object.values(refs)) {
+      await waitFor(`${ref.name} available on its BareMetalHost`, async () => bmhStatus(ref.name)?.provisioning?.state === 'available', { timeoutMs: 120_000 });
+    }
+    const runsBefore = { kept: (await handles.kept.describe()).runId, deleted: (await handles.deleted.describe()).runId };
+    kubeSh('stop', 'apiserver');
+    try {
+      // Each power change writes status and Events that cannot arrive now; the steps past the
+      // history limit make the host hand over at its next idle pass.
+      for (const ref of Object.values(refs)) await harness.hosts.holdPowerOff(ref, 'outage');
+      for (const [key, handle] of Object.entries(handles)) {
+        await waitFor(`${key}: off and idle`, async () => {
+          const v = await handle.query(hostViewQuery);
+          return !v.status.poweredOn && !v.currentOperation ? true : undefined;
+        }, { timeoutMs: 120_000 });
+      }
+      // The delete through the API path is obeyed while the API server is still away.
+      await harness.hosts.remove(refs.deleted);
+      await waitFor('the deleted host gone', async () => ((await handles.deleted.describe()).status.name === 'COMPLETED' ? true : undefined), { timeoutMs: 120_000 });
+      const final = await handles.deleted.result();
+      expect(final.operations.at(-1)).toMatchObject({ kind: 'delete', outcome: 'succeeded' });
+      // It got there through hand-overs that carried the unwritten status.
+      expect(await carriedOutbox(handles.deleted, runsBefore.deleted)).toBe(true);
+      await waitFor('kept: handed over with its write unfinished', async () => ((await carriedOutbox(handles.kept, runsBefore.kept)) ? true : undefined), { timeoutMs: 120_000 });
+    } finally {
+      kubeSh('start', 'apiserver');
+    }
+    // What the kept host did meanwhile reaches its BareMetalHost. Polled with short reads: the
+    // worker runs in this process, and a long `kubectl wait` would hold its event loop.
+    await waitFor('the power change on the BareMetalHost', async () => (bmhStatus(refs.kept.name)?.poweredOn === false ? true : undefined), { timeoutMs: 300_000, intervalMs: 2000 });
+    const view = await handles.kept.query(hostViewQuery);
+    expect(bmhStatus(refs.kept.name)?.provisioning?.state).toBe(view.status.provisioning.state);
+  }, 900_000);
+});
+

@@ -29,7 +29,7 @@ try {
     await until('provisioning with the new method', (v) => v.currentOperation?.kind === 'provision');
   } else {
     // Ignored before the patch: still provisioned with the first method once the update is in.
-    await until('the update in', (v) => v.generation >= changed.view.generation && !v.currentOperation && v.status.provisioning.state === 'provisioned');
+    await until('the update in', (v) => v.generation >= changed.generation && !v.currentOperation && v.status.provisioning.state === 'provisioned');
     const { customDeploy: _removed, ...withoutMethod } = spec;
     await handle.executeUpdate(applySpecUpdate, { args: [withoutMethod] });
     await until('available', (v) => v.status.provisioning.state === 'available' && !v.currentOperation);

@@ -22,11 +22,11 @@ try {
   const ref = { namespace: 'replay', name: `disable-power-off-${Date.now()}` };
   const { handle } = await availableFakeHost(h, ref, 'replay-disable-power-off');
   const { spec } = await handle.query(hostViewQuery);
-  const { view } = await handle.executeUpdate(applySpecUpdate, { args: [{ ...spec!, disablePowerOff: true }] });
+  const { generation } = await handle.executeUpdate(applySpecUpdate, { args: [{ ...spec!, disablePowerOff: true }] });
   const enrolled = shape === 'new' ? 2 : 1;
   await waitFor('the update handled', async () => {
     const v = await handle.query(hostViewQuery);
-    return v.generation >= view.generation && !v.currentOperation && v.operations.filter((o) => o.kind === 'enroll').length === enrolled;
+    return v.generation >= generation && !v.currentOperation && v.operations.filter((o) => o.kind === 'enroll').length === enrolled;
   }, { timeoutMs: 120_000 });
   await deleteAndSave(h, ref, FILE);
 } finally {

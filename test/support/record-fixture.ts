@@ -31,7 +31,8 @@ export function assertNewFixtures(...files: string[]): void {
 export function saveHistory(workflowId: string, file: string, runId?: string): void {
   const temporal = join(REPO_ROOT, '.venv', 'bin', 'temporal');
   const args = ['workflow', 'show', '--address', TEMPORAL_ADDRESS, '-w', workflowId, ...(runId ? ['-r', runId] : []), '-o', 'json'];
-  writeFileSync(join(FIXTURE_DIR, file), execFileSync(temporal, args), { flag: 'wx' });
+  // A run of a host with a large inventory is more than execFileSync's default 1 MiB.
+  writeFileSync(join(FIXTURE_DIR, file), execFileSync(temporal, args, { maxBuffer: 64 * 1024 * 1024 }), { flag: 'wx' });
   console.log(`recorded ${workflowId}${runId ? ` run ${runId}` : ''} → ${file}`);
 }
 

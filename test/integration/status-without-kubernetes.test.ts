@@ -1,0 +1,76 @@
+/**
+ * A Kubernetes-mode host on a worker with no API server configured: its status
+ * writes fail for good at once (a typed, non-retryable failure), and the host
+ * goes on, hands over to fresh runs and obeys a delete. Unregistered, the
+ * activity failed as retryable for ever, and the first hand-over waited on it.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { hostWorkflowId } from '../../types/host-ref';
+import { FAILURE } from '../../types/failures';
+import { hostViewQuery } from '../../workflows/definitions';
+import type { hostWorkflow } from '../../workflows/host';
+import { readoptHost } from '../../clients/temporal/host-run';
+import { FAST_HOST_OPTIONS, randomMac, startHarness, uniq, waitFor, type Harness } from '../support/harness';
+import { largeInventory, runHistorySizes, statusWithInventory } from '../support/large-inventory';
+
+let h: Harness;
+beforeAll(async () => {
+  h = await startHarness({ hostOptions: { ...FAST_HOST_OPTIONS, publishStatus: true, maxHistoryEvents: 20 } });
+});
+afterAll(async () => {
+  await h?.close();
+});
+
+describe('status publishing on a worker without Kubernetes', () => {
+  it('fails each write for good and leaves the host free to hand over and be deleted', async () => {
+    const ref = { namespace: 'no-kube', name: uniq('host') };
+    const handle = h.client.workflow.getHandle<typeof hostWorkflow>(hostWorkflowId(ref));
+    await h.hosts.put(ref, {
+      spec: { bmc: { address: `fake://${ref.name}`, credentialsName: `${ref.name}-bmc` }, bootMACAddress: randomMac(), online: true },
+      credentials: { username: 'admin', password: 'x' },
+    });
+    const firstRun = (await handle.describe()).runId;
+    await waitFor('available, idle and handed over to a new run', async () => {
+      const v = await handle.query(hostViewQuery);
+      if (v.status.provisioning.state !== 'available' || v.currentOperation) return undefined;
+      return (await handle.describe()).runId !== firstRun ? true : undefined;
+    }, { timeoutMs: 120_000 });
+    const failures = ((await h.client.workflow.getHandle(hostWorkflowId(ref), firstRun).fetchHistory()).events ?? [])
+      .flatMap((e) => (e.activityTaskFailedEventAttributes ? [e.activityTaskFailedEventAttributes.failure] : []));
+    expect(failures.length).toBeGreaterThan(0);
+    for (const f of failures) {
+      expect(f?.applicationFailureInfo).toMatchObject({ type: FAILURE.kubernetesNotConfigured, nonRetryable: true });
+      expect(f?.message).toContain('no Kubernetes API server configured');
+    }
+    await h.hosts.remove(ref);
+    const final = await handle.result();
+    expect(final.operations.at(-1)).toMatchObject({ kind: 'delete', outcome: 'succeeded' });
+  });
+
+  /**
+   * No write ever arrives here, so each one carries the whole status, a large inventory
+   * included: the run hands over by the bytes it wrote, not only by its event count (4,000 by
+   * default: one run would have grown by the inventory's size per failure, to tens of MB).
+   */
+  it('hands over by history size: a large inventory in an error loop keeps every run under 2 MB', async () => {
+    const ref = { namespace: 'no-kube', name: uniq('large') };
+    const id = hostWorkflowId(ref);
+    const options = { ...FAST_HOST_OPTIONS, publishStatus: true };
+    await readoptHost(h.client, {
+      ref,
+      taskQueue: h.taskQueue,
+      options,
+      status: statusWithInventory(largeInventory(300)),
+      // No credentials Secret: every registration fails and is retried after the backoff.
+      spec: { bmc: { address: `fake://${ref.name}`, credentialsName: `${ref.name}-bmc` }, bootMACAddress: randomMac(), online: true },
+    });
+    const handle = h.client.workflow.getHandle<typeof hostWorkflow>(id);
+    const failures = 15;
+    await waitFor(`${failures} failed registrations`, async () => ((await handle.query(hostViewQuery)).status.errorCount >= failures ? true : undefined), { timeoutMs: 240_000 });
+    const runs = await runHistorySizes(h.client, id);
+    console.log(`history of ${id}: ${runs.map((r) => `${r.runId.slice(0, 8)} ${r.events} events, ${(r.bytes / 1024).toFixed(0)} KiB`).join('; ')}`);
+    expect(runs.length).toBeGreaterThan(1);
+    for (const r of runs) expect(r.bytes).toBeLessThan(2 * 1024 * 1024);
+    await handle.terminate('test done');
+  });
+});
