@@ -215,7 +215,7 @@ async function reconcileWithDeadline(reconciler: Reconciler, key: string): Promi
       Date.now() >= deadline
         ? ` (no answer from Temporal within ${settings.reconcileTimeoutSeconds} s: is a worker polling task queue "${config.taskQueue}"?)`
         : '';
-    log(`${key}: reconcile failed, retrying with backoff: ${err instanceof Error ? err.message : String(err)}${hint}`);
+    log(`${key}: reconcile failed, retrying with backoff: ${failureText(err)}${hint}`);
     throw err;
   }
 }
@@ -240,4 +240,11 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     elector.stop();
     void connection.close().then(() => process.exit(0));
   });
+}
+
+/** An error and its causes: Temporal's "Workflow Update failed" says why only in its cause (the validator's reason). */
+function failureText(err: unknown): string {
+  if (!(err instanceof Error)) return String(err);
+  const cause = err.cause instanceof Error && !err.message.includes(err.cause.message) ? `: ${failureText(err.cause)}` : '';
+  return `${err.message}${cause}`;
 }

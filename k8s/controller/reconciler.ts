@@ -23,7 +23,7 @@ import {
   MAX_PAUSE_REASON,
 } from '../../workflows/definitions';
 import type { PowerRequestsView } from '../../workflows/power-requests';
-import { hostRun, hostWorkflowStart, lastHostView, readoptHost, readoptMessage, type HostRun } from '../../clients/temporal/host-run';
+import { hostRun, hostWorkflowStart, lastHostView, ReadoptRefused, readoptHost, readoptMessage, type HostRun } from '../../clients/temporal/host-run';
 import type { KubeRest } from '../../clients/kubernetes/kube-rest';
 import { MERGE } from '../../clients/kubernetes/metal3-objects';
 import { recordHostEvent } from '../../clients/kubernetes/events';
@@ -71,6 +71,8 @@ export class Reconciler {
   private readonly annotationWarned = new Map<string, string>();
   /** The HostUpdatePolicy last handed to each workflow (same caveat). */
   private readonly policyApplied = new Map<string, string>();
+  /** The reason a host's status was last refused for re-adoption: its Warning Event is written once per reason. */
+  private readonly readoptRefused = new Map<string, string>();
 
   constructor(private readonly deps: ReconcilerDeps) {}
 
@@ -113,7 +115,9 @@ export class Reconciler {
             return undefined;
           })
         : undefined;
-    const status = last?.status ?? (obj.status?.provisioning ? (obj.status as HostStatus) : undefined);
+    // A run that ended before it held a status (e.g. ended because its status was refused) tells nothing: the object's status does.
+    const lastStatus = last && (last.status.provisioning.state !== '' || last.status.provisioning.ID !== '') ? last.status : undefined;
+    const status = lastStatus ?? (obj.status?.provisioning ? (obj.status as HostStatus) : undefined);
     const annotations = parseAnnotations(obj.metadata.annotations);
     const valid = validateHostSpec(ref, obj.spec);
     const spec = valid.ok ? valid.value.spec : last?.spec;
@@ -127,17 +131,27 @@ export class Reconciler {
       this.deps.log?.(`${ref.namespace}/${ref.name}: the host workflow ended (${run.kind === 'ended' ? run.status : 'gone'}) with no status to re-adopt from; started again from the spec`);
       return;
     }
-    await readoptHost(this.deps.client, {
-      ref,
-      taskQueue: this.deps.taskQueue,
-      options: this.options(),
-      status,
-      spec,
-      directives: annotations.errors.length === 0 && spec ? this.directives(obj, ref, spec, annotations.value) : undefined,
-    });
+    try {
+      await readoptHost(this.deps.client, {
+        ref,
+        taskQueue: this.deps.taskQueue,
+        options: this.options(),
+        status,
+        spec,
+        directives: annotations.errors.length === 0 && spec ? this.directives(obj, ref, spec, annotations.value) : undefined,
+      });
+    } catch (err) {
+      // Nothing else may start the host (a spec sent now would register it from scratch): the reconcile fails and is retried.
+      if (err instanceof ReadoptRefused && this.readoptRefused.get(key) !== err.reason) {
+        this.readoptRefused.set(key, err.reason);
+        await recordHostEvent(this.deps.rest, { ...ref, uid: obj.metadata.uid }, { type: 'Warning', reason: 'ReadoptRefused', message: err.message }, 'metalflow-controller');
+      }
+      throw err;
+    }
+    this.readoptRefused.delete(key);
     // Everything handed to the ended run is sent to the new one again.
     this.forget(key);
-    const message = readoptMessage(run, status, last ? 'its last state' : "the object's status");
+    const message = readoptMessage(run, status, lastStatus ? 'its last state' : "the object's status");
     this.deps.log?.(`${ref.namespace}/${ref.name}: ${message}`);
     await recordHostEvent(this.deps.rest, { ...ref, uid: obj.metadata.uid }, { type: 'Warning', reason: 'WorkflowReadopted', message }, 'metalflow-controller');
   }
