@@ -21,6 +21,9 @@ import { createRamdiskCheck } from './ironic-ramdisk';
 import { resendDelayMs, TRANSIENT_RESENDS, transientIronicError } from './ironic-transient';
 import { automatedCleanOps, lastError, operationFailed, OWNER_KEY, ownerMark, summary, type NodeDriver, type NodeSummary, type NodeTarget, type Step } from './ironic-node-driver';
 
+/** Ironic's states that allow a node's driver and interfaces to change (outside maintenance); its conductor's update_node. */
+const INTERFACES_UPDATABLE: readonly string[] = ['enroll', 'inspecting', 'inspect wait', 'manageable', 'available'];
+
 export interface RegisterDeps {
   ironic: IronicClient;
   secrets: SecretReader;
@@ -135,9 +138,13 @@ export function createRegisterActivities(deps: RegisterDeps) {
       // A node found by id or name that lacks the mark (Metal3's, or registered before marks were
       // checked) is the host's from now on: only marked nodes are ever powered off or deleted.
       if (node.extra?.[OWNER_KEY] !== ownerMark(ref)) ops.push({ op: 'add', path: `/extra/${OWNER_KEY}`, value: ownerMark(ref) });
-      if (node.driver !== access.value.driver) ops.push({ op: 'add', path: '/driver', value: access.value.driver });
+      // Ironic refuses a driver or interface change outside these states (409, not transient): a node adopted
+      // active (Metal3's, with its own interfaces, e.g. inspect_interface agent) keeps them until it is registered
+      // again in a state that allows it; they serve the node as they are.
+      const locked = !INTERFACES_UPDATABLE.includes(node.provision_state) && !node.maintenance;
+      if (!locked && node.driver !== access.value.driver) ops.push({ op: 'add', path: '/driver', value: access.value.driver });
       const current = node as unknown as Record<string, unknown>;
-      for (const [key, value] of Object.entries(interfaces)) {
+      for (const [key, value] of locked ? [] : Object.entries(interfaces)) {
         // live-iso (ramdisk) and custom deploys choose their deploy interface; their deploy or the next one resets it.
         if (key === 'deploy_interface' && deployChosenInterface(current[key])) continue;
         if (current[key] !== value) ops.push({ op: 'add', path: `/${key}`, value });

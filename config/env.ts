@@ -113,6 +113,10 @@ export interface ControllerConfig {
   nodeHealthSeconds: number;
   /** How often a host's BIOS settings and firmware components are read from Ironic again (k8s/controller/firmware-settings.ts). */
   firmwareResyncSeconds: number;
+  /** Refuse to drive hosts while Metal3's operator is active (k8s/controller/bmo-guard.ts); METALFLOW_BMO_CHECK=off turns it off. */
+  bmoCheck: boolean;
+  /** Namespace of BMO's leader Lease `baremetal-operator`; unset: any namespace. */
+  bmoLeaseNamespace?: string;
 }
 
 /** A whole number in [min, max] from the environment, undefined when unset; `what` completes "must be ...". */
@@ -253,6 +257,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): MetalflowConfi
       nodeHealthSeconds:
         whole('METALFLOW_CONTROLLER_NODE_HEALTH_SECONDS', env.METALFLOW_CONTROLLER_NODE_HEALTH_SECONDS, 0, 86_400, 'a whole number of seconds from 0 (off) to 86400') ?? 60,
       firmwareResyncSeconds: seconds('METALFLOW_FIRMWARE_RESYNC_SECONDS', env.METALFLOW_FIRMWARE_RESYNC_SECONDS, 1) ?? 300,
+      bmoCheck: ((v) => {
+        if (!['', 'on', 'off'].includes(v)) throw new Error(`METALFLOW_BMO_CHECK must be "on" or "off" (drive hosts even while Metal3's operator looks active), got "${v}"`);
+        return v !== 'off';
+      })(env.METALFLOW_BMO_CHECK ?? ''),
+      bmoLeaseNamespace: env.METALFLOW_BMO_LEASE_NAMESPACE || undefined,
     },
     metricsHost: env.METALFLOW_METRICS_HOST || '127.0.0.1',
     workerMetricsPort: whole('METALFLOW_WORKER_METRICS_PORT', env.METALFLOW_WORKER_METRICS_PORT, 1, 65_535, 'a port from 1 to 65535'),

@@ -79,6 +79,15 @@ export const ImageSchema = Type.Object(
   open,
 );
 
+/** status.provisioning.image: Metal3 writes `{"url": ""}` on every host that runs no image (no image, as its Go code reads it). */
+export const StatusImageSchema = Type.Object(
+  {
+    ...ImageSchema.properties,
+    url: Type.String({ maxLength: 4096, description: 'URL of the image the host runs; empty (as Metal3 writes it): none' }),
+  },
+  open,
+);
+
 export const RootDeviceHintsSchema = Type.Object(
   {
     deviceName: Type.Optional(str(MAX_LENGTH.path, { minLength: 1 })),
@@ -199,7 +208,7 @@ export const ProvisionStatusSchema = Type.Object(
   {
     state: literalUnion(PROVISIONING_STATES, 'Provisioning state, as Metal3 names it'),
     ID: str(MAX_LENGTH.id, { description: 'Ironic node UUID' }),
-    image: Type.Optional(ImageSchema),
+    image: Type.Optional(StatusImageSchema),
     bootMode: Type.Optional(literalUnion(BOOT_MODES, 'Boot mode in use')),
     rootDeviceHints: Type.Optional(RootDeviceHintsSchema),
     // Metal3 records these; kept so a status copied from Metal3 restores as it is.

@@ -233,15 +233,27 @@ export function metal3Transition(s: HostState): Decision | undefined {
 }
 
 /**
+ * An available host with something to deploy whose spec.online is false: BMO's
+ * NeedsProvisioning() is false there, so the host waits (powered off) until it
+ * is wanted on. Provisioning would clean the disks of a host that was asked to stay off.
+ */
+export function offlineHoldsProvisioning(s: HostState): boolean {
+  const spec = s.spec;
+  if (!spec || spec.online || s.status.provisioning.state !== 'available') return false;
+  return spec.image !== undefined || (s.customDeploy === true && customDeployMethod(spec) !== undefined);
+}
+
+/**
  * `giveUp`: deleteGiveUp applies (patch `delete-gives-up`; runs before it retried for ever).
  * `metal3`: metal3Transition applies (patch `metal3-transitions`).
  * `retries`: a failed deploy deprovisions and counts, up to the retry limit (patch `provisioning-fail-count`).
  * `customDeploy`: a changed custom deploy method deprovisions (patch `custom-deploy-change`).
  * `powerOffFlag`: a changed disablePowerOff registers again (patch `disable-power-off-node`).
+ * `online`: an available host provisions only while spec.online is true, as BMO (patch `provision-needs-online`).
  */
 export function decide(
   s: HostState,
-  opts: { giveUp?: boolean; metal3?: boolean; retries?: boolean; customDeploy?: boolean; powerOffFlag?: boolean } = {},
+  opts: { giveUp?: boolean; metal3?: boolean; retries?: boolean; customDeploy?: boolean; powerOffFlag?: boolean; online?: boolean } = {},
 ): Decision {
   const state = s.status.provisioning.state;
   const spec = s.spec;
@@ -339,7 +351,7 @@ export function decide(
       if (s.cleanRequest) return { kind: 'operation', op: 'clean', state: 'preparing' };
       // Changed RAID or BIOS flags are applied before an image goes on, as BMO prepares again.
       if (settingsPending(s)) return { kind: 'operation', op: 'clean', state: 'preparing' };
-      if (deploys) {
+      if (deploys && !(opts.online && !spec.online)) {
         const limit = opts.retries ? retryLimitReached(s) : undefined;
         if (limit === undefined) return { kind: 'operation', op: 'provision', state: 'provisioning' };
         // Recorded once; then nothing until the image changes (BMO does not manage power there either).

@@ -51,6 +51,8 @@ export function restoreStatus(s: HostState, status: HostStatus, now: string): { 
     return { restored: false, reason: `the host already has a status (provisioning state ${current.state || 'unmanaged'})`, events: [] };
   }
   const restored = JSON.parse(JSON.stringify(status)) as HostStatus;
+  // Metal3 writes `{"url": ""}` on a host that runs no image (a status the validator refused before it accepted one).
+  if (restored.provisioning.image?.url === '') delete restored.provisioning.image;
   restored.lastUpdated ??= now;
   s.status = restored;
   s.registered = undefined;

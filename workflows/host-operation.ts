@@ -11,6 +11,7 @@ import {
   isCancellation,
   log,
   ParentClosePolicy,
+  patched,
   setCurrentDetails,
 } from '@temporalio/workflow';
 import { operationsInline, patchedCounted, since, sinceInline } from './versions';
@@ -96,7 +97,9 @@ export function operationRunner(ctx: HostContext): OperationRunner {
     ctx.running = record;
     s.operations = [...s.operations, record].slice(-MAX_OPERATION_RECORDS);
     const metric = HISTORY_KEY[op];
-    if (metric && state !== 'available' && state !== 'provisioned' && state !== 'externally provisioned') {
+    // A steady state's registration (a re-adoption, a changed BMC) is not timed: BMO times only the host's first.
+    const timed = state !== 'available' && state !== 'provisioned' && state !== 'externally provisioned';
+    if (metric && timed) {
       s.status.operationHistory[metric] = { start: record.startedAt };
     }
     // A delete, a pause or a new desired state cancels an operation that is no longer wanted.
@@ -178,7 +181,10 @@ export function operationRunner(ctx: HostContext): OperationRunner {
       record.outcome = 'succeeded';
       record.endedAt = now();
       if (outcome.note) record.note = outcome.note;
-      if (metric && s.status.operationHistory[metric].start) s.status.operationHistory[metric].end = record.endedAt;
+      // Runs before the patch also ended an untimed one, overwriting the end of the start it kept (BMO's, after a takeover).
+      if (metric && s.status.operationHistory[metric].start && (timed || !patched('steady-history-kept'))) {
+        s.status.operationHistory[metric].end = record.endedAt;
+      }
       s.status.errorType = '';
       s.status.errorMessage = '';
       s.status.errorCount = 0;

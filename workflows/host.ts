@@ -6,12 +6,12 @@
  * them after a visible, bounded backoff, and hands its state to a fresh run
  * before its history grows too long (host-context.ts).
  */
-import { condition, allHandlersFinished, log } from '@temporalio/workflow';
+import { condition, allHandlersFinished, log, patched } from '@temporalio/workflow';
 import { idleByFire, since, startHostRun, sinceInline } from './versions';
 import { IdleWait } from './idle-wait';
 import { emptyStatus } from '../types/host';
 import { DEFAULT_HOST_OPTIONS, type HostState, type HostView, type HostWorkflowInput } from './definitions';
-import { decide, deleteGiveUp, metal3Transition } from './decide';
+import { decide, deleteGiveUp, metal3Transition, offlineHoldsProvisioning } from './decide';
 import { customDeployMethod } from '../types/custom-deploy';
 import { offlinePowerStep, settlePowerRequests } from './power-requests';
 import { idleFence, powerCheckDelayMs, powerCheckIsLocal, readPower } from './power-check';
@@ -147,6 +147,8 @@ export async function hostWorkflow(input: HostWorkflowInput): Promise<HostView> 
       retries,
       customDeploy: customDeployChanged(s) && sinceInline('custom-deploy-change'),
       powerOffFlag: disablePowerOffStale(s) && sinceInline('disable-power-off-node'),
+      // Asked only where it changes the decision; runs before it provisioned such a host.
+      online: offlineHoldsProvisioning(s) && patched('provision-needs-online'),
     });
     if (decision.kind === 'operation' && decision.op === 'power') {
       // As Metal3: spec.online false is a soft power off, hard only after a failure.

@@ -26,6 +26,14 @@ export function missingNodeOf(path: string, message: string): string | undefined
   return decodeURIComponent(m[1]!);
 }
 
+/**
+ * Ironic's 409 for a field its node's provision state does not let change
+ * (its conductor's InvalidState: "Node … can not have inspect_interface updated
+ * unless it is in one of allowed (…) states or in maintenance mode. Current
+ * state is 'active'."): sending it again changes nothing, unlike a locked node's 409.
+ */
+export const refusedInState = (body: string): boolean => /unless it is in one of allowed \(/i.test(ironicErrorMessage(body));
+
 /** Ironic wraps its message as JSON inside a JSON string; unwrap it to the faultstring. */
 export function ironicErrorMessage(body: string): string {
   try {

@@ -7,7 +7,7 @@ import { Agent, request, type Dispatcher } from 'undici';
 import type { TlsMaterial } from '../tls/files';
 import { probeTls } from '../tls/probe';
 import { tlsFailure } from '../tls/tls-error';
-import { IronicError, ironicErrorMessage, missingNodeOf } from './errors';
+import { IronicError, ironicErrorMessage, missingNodeOf, refusedInState } from './errors';
 import { compareMicroversions, REQUIRED_MICROVERSION } from './microversions';
 
 export interface IronicClientOptions {
@@ -143,7 +143,8 @@ export class IronicTransport {
       case 404:
         throw new IronicError('not-found', message, 404, missingNodeOf(path, message));
       case 409:
-        throw new IronicError('conflict', message, 409);
+        // A 409 is "node locked, retry" unless Ironic says the node's state forbids the change: that one stays.
+        throw new IronicError(refusedInState(text) ? 'rejected' : 'conflict', message, 409);
       case 406:
         throw new IronicError('too-old', message, 406);
       case 400:

@@ -18,6 +18,7 @@ export interface IronicNode {
   instance_info: Record<string, unknown>;
   /** null: Ironic's default for the hardware type. */
   deploy_interface?: string | null;
+  inspect_interface?: string | null;
   /** Network configuration Ironic hands the agent ramdisk (Metal3's preprovisioningNetworkDataName). */
   network_data?: Record<string, unknown> | null;
   properties: Record<string, unknown>;

@@ -6,9 +6,12 @@
  * behind, and forgetting it would orphan the node or, on a re-create,
  * register and inspect a provisioned machine from nothing.
  */
-import { WithStartWorkflowOperation, WorkflowNotFoundError, type Client, type WorkflowExecutionStatusName } from '@temporalio/client';
+import { WithStartWorkflowOperation, WorkflowNotFoundError, WorkflowUpdateFailedError, type Client, type WorkflowExecutionStatusName } from '@temporalio/client';
 import { HostStatusSchema, type HostRef, type HostSpec, type HostStatus } from '../../types/host';
 import { fitStrings } from '../../types/fit-schema';
+import { metal3StatusAsGoReads } from '../../types/metal3-status';
+import { schemaErrors } from '../../types/validate';
+import { formatFieldErrors } from '../../types/field-error';
 import { hostWorkflowId } from '../../types/host-ref';
 import {
   applyDirectivesUpdate,
@@ -115,11 +118,23 @@ export interface ReadoptInput {
  */
 export async function readoptHost(client: Client, input: ReadoptInput): Promise<{ restored: boolean; reason?: string }> {
   const { ref } = input;
-  const result = await client.workflow.executeUpdateWithStart(restoreStatusUpdate, {
-    // The restore validator holds a status to the schema's limits; what the old run observed may be longer.
-    args: [fitStrings(HostStatusSchema, input.status)],
-    startWorkflowOperation: hostWorkflowStart(ref, input.taskQueue, input.options, input.uid),
-  });
+  // A status Metal3's operator wrote (nulls, `image: {url: ""}`) reads as its Go code reads it; the
+  // restore validator holds a status to the schema's limits, and what the old run observed may be longer.
+  const status = fitStrings(HostStatusSchema, metal3StatusAsGoReads(input.status) as HostStatus);
+  // Checked before anything starts: a run started beside a refused status would register the host from scratch.
+  const problems = schemaErrors(HostStatusSchema, status, 'status');
+  if (problems.length > 0) throw new ReadoptRefused(ref, formatFieldErrors(problems));
+  const startWorkflowOperation = hostWorkflowStart(ref, input.taskQueue, input.options, input.uid);
+  let result: { restored: boolean; reason?: string };
+  try {
+    result = await client.workflow.executeUpdateWithStart(restoreStatusUpdate, { args: [status], startWorkflowOperation });
+  } catch (err) {
+    if (!(err instanceof WorkflowUpdateFailedError)) throw err;
+    // The start went through before the update was refused: end that empty run, so no spec reaches it.
+    const started = await startWorkflowOperation.workflowHandle().catch(() => undefined);
+    await started?.terminate(`the status to re-adopt from was refused: ${err.cause?.message ?? err.message}`).catch(() => undefined);
+    throw new ReadoptRefused(ref, err.cause?.message ?? err.message);
+  }
   const handle = client.workflow.getHandle(hostWorkflowId(ref));
   if (input.directives) await handle.executeUpdate(applyDirectivesUpdate, { args: [input.directives] });
   if (input.spec) await handle.executeUpdate(applySpecUpdate, { args: input.labels ? [input.spec, { labels: input.labels }] : [input.spec] });
@@ -128,6 +143,17 @@ export async function readoptHost(client: Client, input: ReadoptInput): Promise<
   }
   if (input.deleteRequested) await handle.executeUpdate(deleteHostUpdate);
   return result;
+}
+
+/** The host workflow refused the status a host was to be re-adopted from; nothing was left running. */
+export class ReadoptRefused extends Error {
+  constructor(
+    ref: HostRef,
+    readonly reason: string,
+  ) {
+    super(`${ref.namespace}/${ref.name}: not re-adopted, its status is refused (${reason}); no workflow was left running, nothing was registered`);
+    this.name = 'ReadoptRefused';
+  }
 }
 
 /** The log line / Event message for a re-adoption. */

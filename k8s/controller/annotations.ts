@@ -7,6 +7,7 @@
  */
 import { HardwareDetailsSchema, HostStatusSchema, type HardwareDetails, type HostSpec, type HostStatus } from '../../types/host';
 import { schemaErrors } from '../../types/validate';
+import { metal3StatusAsGoReads } from '../../types/metal3-status';
 import type { FieldError } from '../../types/field-error';
 import type { RebootMode } from '../../workflows/power-requests';
 
@@ -110,37 +111,6 @@ function parseJson(field: string, raw: string, errors: FieldError[], accepted: s
 const ACCEPTED_STATUS = "must be a BareMetalHost status as JSON (Metal3's export of .status)";
 const ACCEPTED_HARDWARE = 'must be status.hardware as JSON (systemVendor, firmware, ramMebibytes, nics, storage, cpu, hostname)';
 
-/** JSON null is Go's zero value: drop it, as Metal3's decoding does (its exported statuses carry `"end": null`). */
-function withoutNulls(v: unknown): unknown {
-  if (Array.isArray(v)) return v.map(withoutNulls);
-  if (typeof v !== 'object' || v === null) return v;
-  return Object.fromEntries(Object.entries(v).filter(([, x]) => x !== null).map(([k, x]) => [k, withoutNulls(x)]));
-}
-
-/**
- * A status as Metal3 writes it, read the way Metal3 reads it: nulls and
- * omitted fields are zero values, and an image with an empty URL is no image.
- */
-function asGoDecodes(json: unknown): unknown {
-  const v = withoutNulls(json);
-  if (typeof v !== 'object' || v === null || Array.isArray(v)) return v;
-  const st = v as Record<string, unknown>;
-  const history = (typeof st.operationHistory === 'object' && st.operationHistory !== null ? st.operationHistory : {}) as Record<string, unknown>;
-  const out: Record<string, unknown> = {
-    errorMessage: '',
-    errorCount: 0,
-    poweredOn: false,
-    ...st,
-    operationHistory: { register: {}, inspect: {}, provision: {}, deprovision: {}, ...history },
-  };
-  const prov = out.provisioning as { image?: { url?: unknown } } | undefined;
-  if (prov && typeof prov === 'object' && prov.image && prov.image.url === '') {
-    const { image: _empty, ...rest } = prov;
-    out.provisioning = rest;
-  }
-  return out;
-}
-
 export function parseAnnotations(annotations: Record<string, string> | undefined): {
   value: HostAnnotations;
   /** Values refused (Metal3's webhook or schema would refuse them too): the host is not touched. */
@@ -162,7 +132,7 @@ export function parseAnnotations(annotations: Record<string, string> | undefined
   if (ANNOTATIONS.status in a) {
     const json = parseJson(field(ANNOTATIONS.status), a[ANNOTATIONS.status]!, errors, ACCEPTED_STATUS);
     if (json !== undefined) {
-      const parsed = asGoDecodes(json);
+      const parsed = metal3StatusAsGoReads(json);
       const problems = schemaErrors(HostStatusSchema, parsed, field(ANNOTATIONS.status));
       if (problems.length > 0) errors.push(...problems);
       else value.restoreStatus = parsed as HostStatus;

@@ -20,6 +20,8 @@ export interface KubeObject {
     annotations?: Record<string, string>;
     labels?: Record<string, string>;
     creationTimestamp?: string;
+    /** Who wrote which fields when (bmo-guard.ts reads the managers and times). */
+    managedFields?: { manager?: string; operation?: string; time?: string }[];
   };
 }
 

@@ -28,6 +28,7 @@ import { NodeHealthReporter } from './node-health';
 import { IronicClient } from '../../clients/ironic/client';
 import { readTlsFiles } from '../../clients/tls/files';
 import { FirmwareSettingsController } from './firmware-settings';
+import { BmoGuard } from './bmo-guard';
 
 const config = loadConfig();
 const log = (m: string): void => console.log(`[controller] ${m}`);
@@ -69,6 +70,9 @@ const ironic =
     ? new IronicClient({ url: config.ironicUrl, basicAuth: config.ironicBasicAuth, requestTimeoutMs: 20_000, ...(config.ironicTls ? { tls: readTlsFiles(config.ironicTls) } : {}) })
     : undefined;
 let firmware: FirmwareSettingsController | undefined;
+// Shared by every leadership cycle: one Lease read serves every host reconciled at once.
+const bmoGuard = new BmoGuard(rest, { leaseNamespace: settings.bmoLeaseNamespace });
+if (!settings.bmoCheck) log("METALFLOW_BMO_CHECK=off: hosts are driven without looking for Metal3's operator");
 
 /** Drives hosts while holding the lease; stops at once when it is lost, then campaigns again. */
 async function lead(): Promise<void> {
@@ -139,6 +143,7 @@ async function lead(): Promise<void> {
       requeueAfter: (key, ms) => q.addAfter(key, ms),
       log,
       updatePolicy: (key) => policies.cache.get(key),
+      ...(settings.bmoCheck ? { bmoGuard } : {}),
     });
     queue = q;
     informer = inf;
@@ -215,7 +220,7 @@ async function reconcileWithDeadline(reconciler: Reconciler, key: string): Promi
       Date.now() >= deadline
         ? ` (no answer from Temporal within ${settings.reconcileTimeoutSeconds} s: is a worker polling task queue "${config.taskQueue}"?)`
         : '';
-    log(`${key}: reconcile failed, retrying with backoff: ${err instanceof Error ? err.message : String(err)}${hint}`);
+    log(`${key}: reconcile failed, retrying with backoff: ${failureText(err)}${hint}`);
     throw err;
   }
 }
@@ -240,4 +245,11 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     elector.stop();
     void connection.close().then(() => process.exit(0));
   });
+}
+
+/** An error and its causes: Temporal's "Workflow Update failed" says why only in its cause (the validator's reason). */
+function failureText(err: unknown): string {
+  if (!(err instanceof Error)) return String(err);
+  const cause = err.cause instanceof Error && !err.message.includes(err.cause.message) ? `: ${failureText(err.cause)}` : '';
+  return `${err.message}${cause}`;
 }

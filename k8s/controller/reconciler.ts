@@ -23,7 +23,8 @@ import {
   MAX_PAUSE_REASON,
 } from '../../workflows/definitions';
 import type { PowerRequestsView } from '../../workflows/power-requests';
-import { hostRun, hostWorkflowStart, lastHostView, readoptHost, readoptMessage, type HostRun } from '../../clients/temporal/host-run';
+import type { BmoGuard } from './bmo-guard';
+import { hostRun, hostWorkflowStart, lastHostView, ReadoptRefused, readoptHost, readoptMessage, type HostRun } from '../../clients/temporal/host-run';
 import type { KubeRest } from '../../clients/kubernetes/kube-rest';
 import { MERGE } from '../../clients/kubernetes/metal3-objects';
 import { recordHostEvent } from '../../clients/kubernetes/events';
@@ -57,7 +58,12 @@ export interface ReconcilerDeps {
   log?: (message: string) => void;
   /** The HostUpdatePolicy of the host's name, as its informer last saw it (update-policies.ts). */
   updatePolicy?: (key: string) => HostUpdatePolicyObject | undefined;
+  /** Signs that Metal3's operator still drives hosts (bmo-guard.ts); absent: not checked (METALFLOW_BMO_CHECK=off). */
+  bmoGuard?: BmoGuard;
 }
+
+/** How often a host held back while Metal3's operator looks active is looked at again. */
+export const BMO_RECHECK_MS = 5000;
 
 export class Reconciler {
   /** What was last handed to each workflow; only saves repeat updates, so losing it is harmless. */
@@ -71,6 +77,10 @@ export class Reconciler {
   private readonly annotationWarned = new Map<string, string>();
   /** The HostUpdatePolicy last handed to each workflow (same caveat). */
   private readonly policyApplied = new Map<string, string>();
+  /** The reason a host's status was last refused for re-adoption: its Warning Event is written once per reason. */
+  private readonly readoptRefused = new Map<string, string>();
+  /** Hosts held back because Metal3's operator looks active: warned once until they are driven again. */
+  private readonly bmoHeld = new Set<string>();
 
   constructor(private readonly deps: ReconcilerDeps) {}
 
@@ -113,7 +123,9 @@ export class Reconciler {
             return undefined;
           })
         : undefined;
-    const status = last?.status ?? (obj.status?.provisioning ? (obj.status as HostStatus) : undefined);
+    // A run that ended before it held a status (e.g. ended because its status was refused) tells nothing: the object's status does.
+    const lastStatus = last && (last.status.provisioning.state !== '' || last.status.provisioning.ID !== '') ? last.status : undefined;
+    const status = lastStatus ?? (obj.status?.provisioning ? (obj.status as HostStatus) : undefined);
     const annotations = parseAnnotations(obj.metadata.annotations);
     const valid = validateHostSpec(ref, obj.spec);
     const spec = valid.ok ? valid.value.spec : last?.spec;
@@ -127,17 +139,27 @@ export class Reconciler {
       this.deps.log?.(`${ref.namespace}/${ref.name}: the host workflow ended (${run.kind === 'ended' ? run.status : 'gone'}) with no status to re-adopt from; started again from the spec`);
       return;
     }
-    await readoptHost(this.deps.client, {
-      ref,
-      taskQueue: this.deps.taskQueue,
-      options: this.options(),
-      status,
-      spec,
-      directives: annotations.errors.length === 0 && spec ? this.directives(obj, ref, spec, annotations.value) : undefined,
-    });
+    try {
+      await readoptHost(this.deps.client, {
+        ref,
+        taskQueue: this.deps.taskQueue,
+        options: this.options(),
+        status,
+        spec,
+        directives: annotations.errors.length === 0 && spec ? this.directives(obj, ref, spec, annotations.value) : undefined,
+      });
+    } catch (err) {
+      // Nothing else may start the host (a spec sent now would register it from scratch): the reconcile fails and is retried.
+      if (err instanceof ReadoptRefused && this.readoptRefused.get(key) !== err.reason) {
+        this.readoptRefused.set(key, err.reason);
+        await recordHostEvent(this.deps.rest, { ...ref, uid: obj.metadata.uid }, { type: 'Warning', reason: 'ReadoptRefused', message: err.message }, 'metalflow-controller');
+      }
+      throw err;
+    }
+    this.readoptRefused.delete(key);
     // Everything handed to the ended run is sent to the new one again.
     this.forget(key);
-    const message = readoptMessage(run, status, last ? 'its last state' : "the object's status");
+    const message = readoptMessage(run, status, lastStatus ? 'its last state' : "the object's status");
     this.deps.log?.(`${ref.namespace}/${ref.name}: ${message}`);
     await recordHostEvent(this.deps.rest, { ...ref, uid: obj.metadata.uid }, { type: 'Warning', reason: 'WorkflowReadopted', message }, 'metalflow-controller');
   }
@@ -154,6 +176,9 @@ export class Reconciler {
     }
     const ref: HostRef = { namespace: obj.metadata.namespace ?? 'default', name: obj.metadata.name };
     const finalizers = obj.metadata.finalizers ?? [];
+
+    // Nothing at all while Metal3's operator may drive the host too (a delete included: BMO would handle it).
+    if (await this.heldForBmo(key, obj, ref)) return;
 
     if (obj.metadata.deletionTimestamp) {
       if (!finalizers.includes(FINALIZER)) return;
@@ -257,6 +282,22 @@ export class Reconciler {
       consumed.push(ANNOTATIONS.inspect);
     }
     if (consumed.length > 0) await this.removeAnnotations(ref, consumed);
+  }
+
+  private async heldForBmo(key: string, obj: BareMetalHost, ref: HostRef): Promise<boolean> {
+    const reason = await this.deps.bmoGuard?.refuse(obj.metadata.managedFields);
+    if (!reason) {
+      if (this.bmoHeld.delete(key)) this.deps.log?.(`${key}: Metal3's operator no longer looks active; driving the host`);
+      return false;
+    }
+    if (!this.bmoHeld.has(key)) {
+      this.bmoHeld.add(key);
+      const message = `not driven while Metal3's operator is active: ${reason}. Stop it first (scale its Deployment to 0), or set METALFLOW_BMO_CHECK=off if it no longer drives these hosts`;
+      this.deps.log?.(`${key}: ${message}`);
+      await recordHostEvent(this.deps.rest, { ...ref, uid: obj.metadata.uid }, { type: 'Warning', reason: 'BareMetalOperatorActive', message }, 'metalflow-controller');
+    }
+    this.deps.requeueAfter(key, BMO_RECHECK_MS);
+    return true;
   }
 
   /**

@@ -12,6 +12,8 @@ import { describe, expect, it } from 'vitest';
 import { ApplicationFailure } from '@temporalio/common';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { IronicClient } from '../../clients/ironic/client';
+import { IronicError } from '../../clients/ironic/errors';
+import { deployedNode } from '../support/deployed-node';
 import { createIronicActivities } from '../../activities/ironic-activities';
 import { LocalSecretStore } from '../../clients/secrets/local-store';
 import type { HostSpec } from '../../types/host';
@@ -120,6 +122,21 @@ describe('ensureNode', () => {
     const bmo = await ironic.createNode({ name: `${NS}~${ref.name}`, driver: 'fake-hardware' });
     expect((await acts.ensureNode({ ref, spec })).nodeId).toBe(bmo.uuid);
     expect((await ironic.getNode(bmo.uuid))?.extra.metalflow_host).toBe(`${NS}/${ref.name}`);
+  });
+
+  it("adopts an active node with Metal3's interfaces as they are: Ironic's refusal to change them there is not transient", async () => {
+    const { ref, spec } = await fakeHost();
+    // Metal3 registers without fast inspection with the agent inspect interface; metalflow picks fake for fake-hardware.
+    const bmo = await deployedNode(ironic, `${NS}~${ref.name}`, spec.bootMACAddress!, { url: 'http://127.0.0.1/images/bmo.qcow2', checksum: 'e'.repeat(64) }, { inspect_interface: 'agent' });
+    const patch = await ironic.patchNode(bmo.uuid, [{ op: 'add', path: '/inspect_interface', value: 'fake' }]).then(() => undefined, (e: unknown) => e);
+    expect(patch).toBeInstanceOf(IronicError);
+    expect(patch).toMatchObject({ kind: 'rejected', status: 409 });
+    expect((patch as IronicError).message).toMatch(/can not have inspect_interface updated unless it is in one of allowed/);
+
+    const adopted = await acts.ensureNode({ ref, spec, nodeId: bmo.uuid });
+    expect(adopted).toMatchObject({ nodeId: bmo.uuid, provisionState: 'active', poweredOn: true });
+    const after = await ironic.getNode(bmo.uuid);
+    expect(after).toMatchObject({ inspect_interface: 'agent', provision_state: 'active', extra: { metalflow_host: `${NS}/${ref.name}` } });
   });
 
   it('fails with the secret and key named when credentials are missing, creating nothing', async () => {

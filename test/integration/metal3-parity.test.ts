@@ -199,3 +199,29 @@ describe("BMO's steady-state transitions (item 8, patch metal3-transitions)", ()
     expect((await h.ironic.getNode(nodeId))?.properties.root_device).toEqual({ name: 's== /dev/sdb' });
   });
 });
+
+describe("spec.online gates provisioning, as BMO's NeedsProvisioning (patch provision-needs-online)", { timeout: 600_000 }, () => {
+  it('an available host given an image while online is false stays available, and provisions once online is true', async () => {
+    const { ref, spec, nodeId } = await hostIn('available', { online: false });
+    const mark = proxy.requests.length;
+    await h.hosts.put(ref, { spec: { ...spec, image: IMAGE } });
+    // The workflow took the spec and decided on it (an operation would show as current, or in the list).
+    const held = await settle('the image taken while off', async () => {
+      const v = await h.hosts.get(ref);
+      return v.spec?.image?.url === IMAGE.url && !v.currentOperation ? v : undefined;
+    });
+    expect(held.status.provisioning.state).toBe('available');
+    expect(held.operations.map((o) => o.kind)).not.toContain('provision');
+    // Nothing reached the node: no provide (automated cleaning), no deploy.
+    expect(proxy.requests.slice(mark).filter((r) => r.method === 'PUT' && r.path === `/v1/nodes/${nodeId}/states/provision`)).toEqual([]);
+
+    await h.hosts.put(ref, { spec: { ...spec, image: IMAGE, online: true } });
+    const provisioned = await settle('provisioned once online', async () => {
+      const v = await h.hosts.get(ref);
+      return v.status.provisioning.state === 'provisioned' && !v.currentOperation ? v : undefined;
+    });
+    expect(provisioned.status.provisioning.image?.url).toBe(IMAGE.url);
+    expect(proxy.requests.slice(mark).filter((r) => isDeploy(r) && r.path === `/v1/nodes/${nodeId}/states/provision`)).toHaveLength(1);
+    await h.hosts.remove(ref);
+  });
+});

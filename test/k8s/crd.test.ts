@@ -267,7 +267,9 @@ describe('RBAC and Deployment', () => {
     // No cluster-wide Secret read: a namespace without a RoleBinding (and every namespace at once) is closed.
     for (const verb of ['get', 'list', 'watch']) expect(can(verb, 'secrets'), verb).toBe('no');
     expect(kubectl(['auth', 'can-i', 'list', 'secrets', '--all-namespaces', `--as=${SA}`], { check: false }).stdout.trim()).toBe('no');
-    expect(can('get', 'leases.coordination.k8s.io', NS)).toBe('no');
+    // Leases elsewhere are read only (Metal3's operator's, k8s/controller/bmo-guard.ts), never written.
+    for (const verb of ['get', 'list']) expect(can(verb, 'leases.coordination.k8s.io', NS), `${verb} leases`).toBe('yes');
+    for (const verb of ['create', 'update', 'patch', 'delete']) expect(can(verb, 'leases.coordination.k8s.io', NS), `${verb} leases`).toBe('no');
     expect(can('delete', 'leases.coordination.k8s.io', 'metalflow-system')).toBe('no');
     expect(can('get', 'configmaps')).toBe('no');
     expect(can('list', 'pods')).toBe('no');
@@ -297,5 +299,19 @@ describe('RBAC and Deployment', () => {
     expect(pod.containers[0].image).toBe('metalflow:dev');
     expect(pod.containers[0].command).toEqual(['node', '--import', 'tsx', 'k8s/controller/main.ts']);
     expect(pod.containers[0].env.map((e: { name: string }) => e.name)).toContain('TEMPORAL_ADDRESS');
+  });
+
+  it('worker.yaml is a valid Deployment of the worker, with the controller\'s Temporal settings and service account (server dry run)', () => {
+    const manifest = (file: string) => JSON.parse(kubectl(['apply', '--dry-run=server', '-o', 'json', '-f', join(REPO_ROOT, 'k8s', file)]).stdout);
+    const worker = manifest('worker.yaml');
+    const controller = manifest('deployment.yaml');
+    expect(worker.metadata.namespace).toBe('metalflow-system');
+    const pod = worker.spec.template.spec;
+    expect(pod.serviceAccountName).toBe('metalflow-controller');
+    expect(pod.containers[0].command).toEqual(['node', '--import', 'tsx', 'workers/main.ts']);
+    const env = (dep: typeof worker) => Object.fromEntries((dep.spec.template.spec.containers[0].env as { name: string; value?: string }[]).map((e) => [e.name, e.value]));
+    for (const name of ['TEMPORAL_ADDRESS', 'TEMPORAL_NAMESPACE', 'METALFLOW_TASK_QUEUE', 'IRONIC_URL']) expect(env(worker)[name], name).toBe(env(controller)[name]);
+    // In-cluster: the service account's token, no kubeconfig.
+    expect(env(worker).METALFLOW_KUBECONFIG).toBeUndefined();
   });
 });

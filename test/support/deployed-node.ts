@@ -21,7 +21,14 @@ async function settled(ironic: IronicClient, nodeId: string, state: string): Pro
 }
 
 /** Registers node `name` with a port for `mac`, deploys it (instance_info from `image`) and powers it on. */
-export async function deployedNode(ironic: IronicClient, name: string, mac: string, image: { url: string; checksum?: string }): Promise<IronicNode> {
+export async function deployedNode(
+  ironic: IronicClient,
+  name: string,
+  mac: string,
+  image: { url: string; checksum?: string },
+  /** Interfaces other than metalflow's choice (BMO's `inspect_interface: agent`). */
+  interfaces: Record<string, string> = {},
+): Promise<IronicNode> {
   const node = await ironic.createNode({
     name,
     driver: 'fake-hardware',
@@ -30,6 +37,7 @@ export async function deployedNode(ironic: IronicClient, name: string, mac: stri
     inspect_interface: 'fake',
     management_interface: 'fake',
     power_interface: 'fake',
+    ...interfaces,
     properties: { root_device: { name: 's== /dev/sda' } },
     instance_info: { image_source: image.url, ...(image.checksum ? { image_checksum: image.checksum } : {}) },
   });

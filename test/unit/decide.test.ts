@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { credentialsChanged, decide, deleteGiveUp, DELETE_RETRY_LIMIT, detachPending, inspectionMode, nextStateAfter, registrationFingerprint, specConflict } from '../../workflows/decide';
+import { credentialsChanged, decide, deleteGiveUp, DELETE_RETRY_LIMIT, detachPending, inspectionMode, nextStateAfter, offlineHoldsProvisioning, registrationFingerprint, specConflict } from '../../workflows/decide';
 import type { HostDirectives } from '../../workflows/definitions';
 import { hostState, testSpec } from '../support/host-state';
 
@@ -31,6 +31,23 @@ describe('decide', () => {
     expect(decide(state({ spec: spec({ image }), state: 'available' }))).toEqual({ kind: 'operation', op: 'provision', state: 'provisioning' });
     expect(decide(state({ spec: spec({ image }), state: 'provisioned' }))).toEqual({ kind: 'wait' });
     expect(decide(state({ spec: spec(), state: 'provisioned' }))).toEqual({ kind: 'operation', op: 'deprovision', state: 'deprovisioning' });
+  });
+
+  it('provisions an available host only while spec.online is true (BMO NeedsProvisioning), with the patch taken', () => {
+    const image = { url: 'http://x/i.qcow2', checksum: 'a'.repeat(64) };
+    const off = state({ spec: spec({ image, online: false }), state: 'available', poweredOn: false });
+    expect(offlineHoldsProvisioning(off)).toBe(true);
+    expect(decide(off, { online: true })).toEqual({ kind: 'wait' });
+    // Still powered on: it is powered off, not provisioned.
+    const offButOn = state({ spec: spec({ image, online: false }), state: 'available', poweredOn: true });
+    expect(decide(offButOn, { online: true })).toMatchObject({ kind: 'operation', op: 'power', state: 'available' });
+    // Runs recorded before the patch provisioned it.
+    expect(decide(off)).toEqual({ kind: 'operation', op: 'provision', state: 'provisioning' });
+    const on = state({ spec: spec({ image, online: true }), state: 'available', poweredOn: false });
+    expect(offlineHoldsProvisioning(on)).toBe(false);
+    expect(decide(on, { online: true })).toEqual({ kind: 'operation', op: 'provision', state: 'provisioning' });
+    // A provisioned host with online false stays provisioned (powered off), as before.
+    expect(offlineHoldsProvisioning(state({ spec: spec({ image, online: false }), state: 'provisioned' }))).toBe(false);
   });
 
   it('undoes a provisioning whose image was removed while it waited to retry', () => {
