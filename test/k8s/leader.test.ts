@@ -4,28 +4,15 @@
  * while it renews it, and loses it once it stops; the holder gives the lease
  * up before it expires for the others when it cannot renew.
  */
-import { KubeConfig } from '@kubernetes/client-node';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { KubeRest } from '../../clients/kubernetes/kube-rest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { LeaderElector } from '../../k8s/controller/leader';
 import { uniq, waitFor } from '../support/harness';
-import { KUBE_BUILD_TIMEOUT_MS, KUBECONFIG, kubectl, useKube, type KubeLease } from './kube-harness';
+import { kubectl } from './kube-harness';
+import { useKubeRest } from './kube-rest-suite';
 
 const NS = uniq('mf-leader');
-let kube: KubeLease | undefined;
-let rest: KubeRest;
-
-beforeAll(async () => {
-  kube = useKube();
-  kubectl(['create', 'namespace', NS]);
-  const kc = new KubeConfig();
-  kc.loadFromFile(KUBECONFIG);
-  rest = await KubeRest.create(kc);
-}, KUBE_BUILD_TIMEOUT_MS);
-afterAll(() => {
-  kubectl(['delete', 'namespace', NS, '--wait=false'], { check: false });
-  kube?.release();
-});
+const kube = useKubeRest(NS);
+afterAll(() => kubectl(['delete', 'namespace', NS, '--wait=false'], { check: false }));
 
 const leases = `/apis/coordination.k8s.io/v1/namespaces/${NS}/leases`;
 interface Lease {
@@ -38,7 +25,7 @@ describe('leader election', () => {
   it("keeps off a lease another replica renews with a clock an hour behind, and takes it once the renewals stop", async () => {
     const name = 'skewed';
     const hourAgo = Date.now() - 3_600_000;
-    await rest.call('POST', leases, {
+    await kube.rest.call('POST', leases, {
       body: { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name }, spec: { holderIdentity: 'other', leaseDurationSeconds: 2, renewTime: microTime(hourAgo) } },
     });
     // The other replica renews every 300 ms; its renewTime moves, by its own clock, an hour behind ours.
@@ -46,25 +33,25 @@ describe('leader election', () => {
     let renewing = true;
     const renewer = (async () => {
       while (renewing) {
-        const lease = await rest.call<Lease>('GET', `${leases}/${name}`);
+        const lease = await kube.rest.call<Lease>('GET', `${leases}/${name}`);
         if (lease.spec.holderIdentity !== 'other') return;
         renewals += 1;
-        await rest.call('PUT', `${leases}/${name}`, { body: { ...lease, spec: { ...lease.spec, renewTime: microTime(hourAgo + renewals * 300) } } }).catch(() => undefined);
+        await kube.rest.call('PUT', `${leases}/${name}`, { body: { ...lease, spec: { ...lease.spec, renewTime: microTime(hourAgo + renewals * 300) } } }).catch(() => undefined);
         await new Promise((r) => setTimeout(r, 300));
       }
     })();
-    const elector = new LeaderElector(rest, { namespace: NS, name, identity: 'me', leaseSeconds: 2, retryMs: 100 });
+    const elector = new LeaderElector(kube.rest, { namespace: NS, name, identity: 'me', leaseSeconds: 2, retryMs: 100 });
     let acquired = false;
     void elector.acquire(() => undefined).then(() => (acquired = true), () => undefined);
     try {
-      const tries = () => rest.count(`GET ${leases}/${name}`) - renewals;
+      const tries = () => kube.rest.count(`GET ${leases}/${name}`) - renewals;
       // Well past the lease's 2 s of tries while the other renews: none takes it.
       await waitFor('the candidate to try for longer than the lease', async () => renewals >= 12 && tries() >= 20, { timeoutMs: 60_000 });
       expect(acquired).toBe(false);
       renewing = false;
       await renewer;
       await waitFor('the candidate to take the lease once it is no longer renewed', async () => acquired, { timeoutMs: 30_000 });
-      expect((await rest.call<Lease>('GET', `${leases}/${name}`)).spec.holderIdentity).toBe('me');
+      expect((await kube.rest.call<Lease>('GET', `${leases}/${name}`)).spec.holderIdentity).toBe('me');
     } finally {
       renewing = false;
       elector.stop();
@@ -72,6 +59,6 @@ describe('leader election', () => {
   });
 
   it('refuses a renew deadline that is not below the lease', () => {
-    expect(() => new LeaderElector(rest, { namespace: NS, name: 'x', identity: 'me', leaseSeconds: 2, renewDeadlineMs: 2000 })).toThrow(/renew deadline \(2000 ms\) must be below the lease \(2000 ms\)/);
+    expect(() => new LeaderElector(kube.rest, { namespace: NS, name: 'x', identity: 'me', leaseSeconds: 2, renewDeadlineMs: 2000 })).toThrow(/renew deadline \(2000 ms\) must be below the lease \(2000 ms\)/);
   });
 });
