@@ -57,7 +57,7 @@ function eventSeed(ref: HostRef, uid: string, lastUpdated: string | undefined): 
   let activity = '';
   try {
     const info = Context.current().info;
-    activity = `${info.workflowExecution.workflowId}/${info.workflowExecution.runId}/${info.activityId}`;
+    activity = `${info.workflowExecution?.workflowId ?? ''}/${info.workflowExecution?.runId ?? ''}/${info.activityId}`;
   } catch {
     // Called outside an activity: the input alone names it.
   }

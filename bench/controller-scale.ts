@@ -9,7 +9,9 @@
  *   npm run bench:controller -- --hosts 1000 [--rest-seconds 120] [--keep-kube]
  *
  * Temporal and Ironic are taken from TEMPORAL_ADDRESS and IRONIC_URL (e.g. a
- * test stack); the kube-apiserver's ports from BENCH_CTL_ETCD_PORT,
+ * test stack), the controller's settings from the environment (e.g.
+ * METALFLOW_LEASE_SECONDS: on a machine so loaded that renewals take seconds,
+ * a longer lease keeps the controller from losing it mid-round); the kube-apiserver's ports from BENCH_CTL_ETCD_PORT,
  * BENCH_CTL_ETCD_PEER_PORT, BENCH_CTL_KUBE_API_PORT (24379, 24380, 24443).
  * Prints and writes bench/findings/<date>-<commit>-controller-<id>.json:
  * Temporal calls per minute at rest (starts, updates, queries, describes, and
@@ -232,7 +234,7 @@ async function main(): Promise<void> {
       date: new Date().toISOString(),
       commit: gitCommit(),
       machine: { cpus: cpus().length, memGiB: Math.round(totalmem() / 2 ** 30), node: process.versions.node },
-      options: { hosts: HOSTS, restSeconds: REST_SECONDS, workflows: 'stub (bench/controller-stub-workflow.ts)', ironic: 'one fake-hardware node for every host' },
+      options: { hosts: HOSTS, restSeconds: REST_SECONDS, leaseSeconds: Number(process.env.METALFLOW_LEASE_SECONDS ?? 15), workflows: 'stub (bench/controller-stub-workflow.ts)', ironic: 'one fake-hardware node for every host' },
       firstReconcileSeconds: Number(firstReconcileS.toFixed(1)),
       atRest,
       restart,

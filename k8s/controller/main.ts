@@ -3,6 +3,7 @@
  * workflows. Run it with METALFLOW_KUBECONFIG (or in-cluster) and the same
  * Temporal settings as the worker. Only the lease holder drives hosts.
  */
+import { setMaxListeners } from 'node:events';
 import { hostname } from 'node:os';
 import { metalflowDataConverter } from '../../clients/temporal/payload-keys';
 import { KubeConfig } from '@kubernetes/client-node';
@@ -80,6 +81,8 @@ async function lead(): Promise<void> {
     const cycle = { leading: true };
     // Reconciles under way when the lease goes are cut short: another replica may already drive those hosts.
     const leading = new AbortController();
+    // Each reconcile under way listens on it: more than Node's default of 10 is expected, not a leak.
+    setMaxListeners(settings.concurrency * 4 + 10, leading.signal);
     const lost = new Promise<void>((resolve) => {
       void elector.acquire(() => {
         cycle.leading = false;
