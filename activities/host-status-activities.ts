@@ -3,7 +3,8 @@
  * records a Kubernetes Event for each transition and error, and keeps the
  * HardwareData object named like the host in step with inspection results.
  */
-import { ApplicationFailure } from '@temporalio/activity';
+import { createHash } from 'node:crypto';
+import { ApplicationFailure, Context } from '@temporalio/activity';
 import { HostStatusSchema, type HostRef, type HostStatus } from '../types/host';
 import { fitStrings } from '../types/fit-schema';
 import { computeConditions, kubeTimestamp } from '../types/conditions';
@@ -19,7 +20,7 @@ export type { HostEvent } from '../clients/kubernetes/events';
 const GROUP = '/apis/metal3.io/v1alpha1';
 
 interface Owner {
-  metadata: { uid: string; name: string; namespace: string; generation?: number };
+  metadata: { uid: string; name: string; namespace: string; generation?: number; resourceVersion?: string };
   spec?: { hardwareProfile?: string; bmc?: { address?: string } };
   status?: Record<string, unknown>;
 }
@@ -47,6 +48,26 @@ export function mergePatchFor(current: unknown, desired: Json): Json {
     else if (isObject(value) && isObject(desired[key])) patch[key] = mergePatchFor(value, desired[key] as Json);
   }
   return patch;
+}
+
+const STATUS_WRITE_ATTEMPTS = 5;
+
+/** What one publish is: its activity (workflow, run, activity id) when run as one, and the host and status time. */
+function eventSeed(ref: HostRef, uid: string, lastUpdated: string | undefined): string {
+  let activity = '';
+  try {
+    const info = Context.current().info;
+    activity = `${info.workflowExecution?.workflowId ?? ''}/${info.workflowExecution?.runId ?? ''}/${info.activityId}`;
+  } catch {
+    // Called outside an activity: the input alone names it.
+  }
+  return `${activity}|${ref.namespace}/${ref.name}|${uid}|${lastUpdated ?? ''}`;
+}
+
+/** `<host>.<hash>`: an Event's name must be a DNS subdomain; the host's name is one. */
+function eventName(host: string, seed: string, index: number, event: HostEvent): string {
+  const hash = createHash('sha256').update(`${seed}|${index}|${event.type}|${event.reason}|${event.message}`).digest('hex').slice(0, 16);
+  return `${host.slice(0, 253 - 17)}.${hash}`;
 }
 
 export function createKubernetesActivities(deps: { rest: KubeRest; component?: string }) {
@@ -95,22 +116,37 @@ export function createKubernetesActivities(deps: { rest: KubeRest; component?: s
     // The CRD enforces the schema's string limits; a BMC's inventory or Ironic's error text may be longer.
     const fitted = fitStrings(HostStatusSchema, input.status);
     try {
-      const owner = await rest.call<Owner>('GET', path);
-      if (input.hardwareKept && owner.status?.hardware === undefined) return { published: false, hardwareMissing: true };
-      // Computed here, from what is published, against what the object holds: a condition keeps its
-      // lastTransitionTime until its status changes, and nothing of it enters workflow history.
-      const conditions = computeConditions(fitted, owner.status?.conditions, {
-        now: kubeTimestamp(new Date()),
-        generation: owner.metadata.generation,
-      });
-      const status = mergePatchFor(owner.status, { ...(fitted as unknown as Json), ...statusHardwareProfile(owner, fitted), conditions });
-      // Absent from a merge patch: left as the object has it.
-      if (input.hardwareKept) delete status.hardware;
-      await rest.call('PATCH', `${path}/status`, { body: { status }, contentType: 'application/merge-patch+json' });
+      let owner: Owner;
+      // The controller writes this status too (an invalid spec, node health): the patch is computed from the object
+      // as read and sent with its resourceVersion, so a write in between is read again, never overwritten.
+      for (let attempt = 1; ; attempt++) {
+        owner = await rest.call<Owner>('GET', path);
+        if (input.hardwareKept && owner.status?.hardware === undefined) return { published: false, hardwareMissing: true };
+        // Computed here, from what is published, against what the object holds: a condition keeps its
+        // lastTransitionTime until its status changes, and nothing of it enters workflow history.
+        const conditions = computeConditions(fitted, owner.status?.conditions, {
+          now: kubeTimestamp(new Date()),
+          generation: owner.metadata.generation,
+        });
+        const status = mergePatchFor(owner.status, { ...(fitted as unknown as Json), ...statusHardwareProfile(owner, fitted), conditions });
+        // Absent from a merge patch: left as the object has it.
+        if (input.hardwareKept) delete status.hardware;
+        try {
+          await rest.call('PATCH', `${path}/status`, { body: { metadata: { resourceVersion: owner.metadata.resourceVersion }, status }, contentType: 'application/merge-patch+json' });
+          break;
+        } catch (err) {
+          if (!(err instanceof KubeError && err.status === 409) || attempt >= STATUS_WRITE_ATTEMPTS) throw err;
+        }
+      }
       if (!input.hardwareKept) await upsertHardwareData(owner, fitted);
+      // Named after this publish (the activity, or the input): a retried publish finds its Events already there.
+      const seed = eventSeed(input.ref, owner.metadata.uid, fitted.lastUpdated);
+      let index = 0;
       for (const event of [...(input.event ? [input.event] : []), ...(input.events ?? [])]) {
         // BMO's reasons where it has the same Event (clients/kubernetes/bmo-events.ts).
-        for (const written of asBmoEvents(event, fitted.poweredOn)) await recordHostEvent(rest, owner.metadata, written, component);
+        for (const written of asBmoEvents(event, fitted.poweredOn)) {
+          await recordHostEvent(rest, owner.metadata, written, component, eventName(input.ref.name, seed, index++, written));
+        }
       }
       return { published: true };
     } catch (err) {

@@ -102,6 +102,8 @@ export interface ControllerConfig {
   reconcileTimeoutSeconds: number;
   /** How often Temporal is asked which host workflows ended abnormally, to re-adopt those hosts. */
   endedScanSeconds: number;
+  /** How often every host is queued again with no event to bring it (a missed watch event, a lost timer). */
+  resyncSeconds: number;
   id?: string;
   /** Port of the controller's Prometheus endpoint (metal3_* series) on METALFLOW_METRICS_HOST; off when unset. */
   metricsPort?: number;
@@ -246,6 +248,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): MetalflowConfi
       reconcileTimeoutSeconds:
         seconds('METALFLOW_CONTROLLER_RECONCILE_TIMEOUT_SECONDS', env.METALFLOW_CONTROLLER_RECONCILE_TIMEOUT_SECONDS, 1) ?? 60,
       endedScanSeconds: seconds('METALFLOW_CONTROLLER_ENDED_SCAN_SECONDS', env.METALFLOW_CONTROLLER_ENDED_SCAN_SECONDS, 1) ?? 30,
+      // A resync of an idle host costs one describe (no query, no history): 1,000 hosts every 10 minutes is ~100 a minute.
+      resyncSeconds: seconds('METALFLOW_CONTROLLER_RESYNC_SECONDS', env.METALFLOW_CONTROLLER_RESYNC_SECONDS, 1) ?? 600,
       id: env.METALFLOW_CONTROLLER_ID || undefined,
       metricsPort: whole('METALFLOW_CONTROLLER_METRICS_PORT', env.METALFLOW_CONTROLLER_METRICS_PORT, 1, 65_535, 'a port from 1 to 65535'),
       remediationCapm3: ((v) => {
@@ -256,7 +260,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): MetalflowConfi
       // BMO reads them on every reconcile; one list of all nodes a minute costs Ironic one request.
       nodeHealthSeconds:
         whole('METALFLOW_CONTROLLER_NODE_HEALTH_SECONDS', env.METALFLOW_CONTROLLER_NODE_HEALTH_SECONDS, 0, 86_400, 'a whole number of seconds from 0 (off) to 86400') ?? 60,
-      firmwareResyncSeconds: seconds('METALFLOW_FIRMWARE_RESYNC_SECONDS', env.METALFLOW_FIRMWARE_RESYNC_SECONDS, 1) ?? 300,
+      // A host's firmware changes through a clean, a service or an inspection, each a state change that reads it at once.
+      firmwareResyncSeconds: seconds('METALFLOW_FIRMWARE_RESYNC_SECONDS', env.METALFLOW_FIRMWARE_RESYNC_SECONDS, 1) ?? 1800,
       bmoCheck: ((v) => {
         if (!['', 'on', 'off'].includes(v)) throw new Error(`METALFLOW_BMO_CHECK must be "on" or "off" (drive hosts even while Metal3's operator looks active), got "${v}"`);
         return v !== 'off';

@@ -1,7 +1,7 @@
 /**
  * One read of a node's BIOS settings and firmware components from Ironic,
- * for callers that talk to Temporal only: the Kubernetes controller's
- * HostFirmwareSettings and HostFirmwareComponents, the API's firmware routes.
+ * for callers that talk to Temporal only: the API's firmware routes (the
+ * Kubernetes controller reads Ironic itself).
  * Id `firmware-inventory/<ns>/<name>`: concurrent readers of one host share
  * the run. Two events of history; no state, nothing to replay across versions.
  */

@@ -2,6 +2,7 @@
  * Kubernetes Events about a BareMetalHost, so `kubectl describe bmh` tells the
  * story. Shared by the status activity and the controller.
  */
+import { KubeError } from './kube-error';
 import type { KubeRest } from './kube-rest';
 import { BMO_EVENT_COMPONENT, BMO_REPORTING_CONTROLLER } from './bmo-events';
 
@@ -21,15 +22,16 @@ export interface EventSubject {
 
 /**
  * `source.component` and `reportingComponent` are BMO's (alerts select on them); `instance`, which
- * metalflow process wrote it (the worker's status activity or the controller).
+ * metalflow process wrote it (the worker's status activity or the controller). `name`, when given,
+ * makes the write idempotent: a second POST of it is a 409, taken as done.
  */
-export async function recordHostEvent(rest: KubeRest, subject: EventSubject, event: HostEvent, instance: string): Promise<void> {
+export async function recordHostEvent(rest: KubeRest, subject: EventSubject, event: HostEvent, instance: string, name?: string): Promise<void> {
   const now = new Date().toISOString();
   await rest.call('POST', `/api/v1/namespaces/${subject.namespace}/events`, {
     body: {
       apiVersion: 'v1',
       kind: 'Event',
-      metadata: { generateName: `${subject.name}.`, namespace: subject.namespace },
+      metadata: { ...(name ? { name } : { generateName: `${subject.name}.` }), namespace: subject.namespace },
       involvedObject: { apiVersion: 'metal3.io/v1alpha1', kind: subject.kind ?? 'BareMetalHost', name: subject.name, namespace: subject.namespace, uid: subject.uid },
       reason: event.reason,
       message: event.message,
@@ -41,5 +43,8 @@ export async function recordHostEvent(rest: KubeRest, subject: EventSubject, eve
       lastTimestamp: now,
       count: 1,
     },
+  }).catch((err: unknown) => {
+    // A named Event already there was written by an earlier attempt of the same write.
+    if (!(name && err instanceof KubeError && err.status === 409)) throw err;
   });
 }

@@ -15,6 +15,8 @@ export interface KubeRequest {
   contentType?: string;
   /** Accept header; PARTIAL_METADATA asks for metadata only. */
   accept?: string;
+  /** Ends the request early (a lease renewal that must not outlive its deadline). */
+  signal?: AbortSignal;
 }
 
 /**
@@ -125,6 +127,7 @@ export class KubeRest {
       headers,
       body: req.body === undefined ? undefined : JSON.stringify(req.body),
       dispatcher: this.dispatcher,
+      ...(req.signal ? { signal: req.signal } : {}),
       headersTimeout: 30_000,
       bodyTimeout: 60_000,
     });

@@ -1,6 +1,6 @@
 /**
  * Reads a host's firmware from Ironic through the worker (workflows/firmware-inventory.ts):
- * the controller and the API talk to Temporal only. Readers of one host at the same
+ * the API talks to Temporal only. Readers of one host at the same
  * time share one run (USE_EXISTING); a finished run's id is free for the next read.
  */
 import { WorkflowFailedError, type Client } from '@temporalio/client';

@@ -2,8 +2,8 @@
  * HostFirmwareSettings and FirmwareSchema in Kubernetes mode, as BMO's
  * hostfirmwaresettings_controller keeps them: a registered host gets its
  * HostFirmwareSettings (same name, owned by the BareMetalHost); once it is
- * past inspection, what Ironic reports (`GET …/bios?detail=true`, read on the
- * worker through workflows/firmware-inventory.ts) becomes `status.settings`,
+ * past inspection, what Ironic reports (`GET …/bios?detail=true`, read by the
+ * controller itself: a read belongs in no workflow's history) becomes `status.settings`,
  * the registry a FirmwareSchema shared by hosts of the same hardware
  * (`schema-<hash>`, `status.schema` naming it), and `ChangeDetected`/`Valid`
  * are set as BMO sets them, with a Warning Event per invalid setting. A valid
@@ -12,15 +12,21 @@
  * it is held for servicing at the next reboot (firmware-hold.ts): the
  * controller never sends Ironic anything. HostFirmwareComponents ride on the same read
  * (firmware-components.ts); their `firmware` step goes in the same request.
- * Re-read every 5 minutes, every minute while a change is pending (BMO's
- * delays), and when the host's state changes.
+ * Re-read when the host's state changes, every minute while a change is
+ * pending (BMO's delay), else every 30 minutes (`METALFLOW_FIRMWARE_RESYNC_SECONDS`;
+ * BMO's 5 minutes cost 288,000 reads a day at 1,000 hosts for what changes only
+ * through a clean, a service or an inspection, each a state change). A read
+ * whose answer, objects and host state are as at the last quiet pass writes
+ * and asks nothing more.
  */
 import { WorkflowUpdateFailedError, type Client } from '@temporalio/client';
 import type { KubeRest } from '../../clients/kubernetes/kube-rest';
 import { KubeError } from '../../clients/kubernetes/kube-error';
 import { recordHostEvent } from '../../clients/kubernetes/events';
 import { createObject, getObject } from '../../clients/kubernetes/metal3-objects';
-import { FirmwareReadError, readFirmwareInventory } from '../../clients/temporal/firmware-inventory';
+import { createHash } from 'node:crypto';
+import { IronicError, type IronicClient } from '../../clients/ironic/client';
+import { readNodeFirmware } from '../../clients/ironic/firmware-inventory';
 import type { CleanRequest, CleanStep } from '../../types/clean';
 import { FIRMWARE, type HostFirmwareSettingsSpec, type HostFirmwareSettingsStatus } from '../../types/firmware-settings';
 import { evaluateFirmwareSettings, firmwareConditions, firmwareSchemaName, firmwareSchemaOf, reportedSettings, sameConditions, type Condition } from '../../types/firmware-status';
@@ -56,9 +62,11 @@ export interface FirmwareSettingsDeps {
   client: Client;
   taskQueue: string;
   namespace?: string;
+  /** Read only: the controller never changes anything in Ironic. */
+  ironic: IronicClient;
   /** The BareMetalHost of that key, from the host informer's cache. */
   host: (key: string) => BareMetalHost | undefined;
-  /** How often a host's firmware is read again (300 s; 60 s, or this if shorter, while a change is pending). */
+  /** How often a host's firmware is read again (1800 s; 60 s, or this if shorter, while a change is pending). */
   resyncSeconds?: number;
   /** Which controller process writes the Events. */
   instance: string;
@@ -75,6 +83,8 @@ export class FirmwareSettingsController {
   private readonly generations = new Map<string, string>();
   /** The errors last said in Events, per object (see warn). */
   private readonly warned = new Map<string, string>();
+  /** Per host, what its last pass with nothing pending read and saw (see quietMark). */
+  private readonly quiet = new Map<string, string>();
 
   private readonly components: FirmwareComponents;
   private readonly holdDeps: HoldDeps;
@@ -136,13 +146,20 @@ export class FirmwareSettingsController {
     let inventory;
     const readAt = Date.now();
     try {
-      inventory = await readFirmwareInventory(this.deps.client, this.deps.taskQueue, { namespace, name }, { nodeId });
+      inventory = await readNodeFirmware(this.deps.ironic, nodeId);
     } catch (err) {
-      if (!(err instanceof FirmwareReadError)) throw err;
-      this.deps.log(`${key}: ${err.message}; read again in 30 s`);
+      if (!(err instanceof IronicError)) throw err;
+      this.deps.log(`${key}: reading the host's firmware from Ironic failed: ${err.message}; read again in 30 s`);
       this.queue.addAfter(key, 30_000);
       return;
     }
+    const resync = this.deps.resyncSeconds ?? 1800;
+    const mark = this.quietMark(key, host, hfs, inventory);
+    if (this.quiet.get(key) === mark) {
+      this.queue.addAfter(key, resync * 1000);
+      return;
+    }
+    this.quiet.delete(key);
     const components = await this.components.reconcile(host, inventory.components ?? []);
     const schema = firmwareSchemaOf(inventory.bios);
     const settings = reportedSettings(inventory.bios);
@@ -178,8 +195,24 @@ export class FirmwareSettingsController {
     // No updates asked (the list emptied): nothing for the hardware, recorded as handed over.
     else if (components.changeDetected && !components.step) await components.handed();
     const pending = evaluation.changeDetected || components.changeDetected;
-    const resync = this.deps.resyncSeconds ?? 300;
+    // Read back through the informer, this pass's own status write moves the mark once; the next quiet pass settles it.
+    if (!pending) this.quiet.set(key, this.quietMark(key, host, this.informer.cache.get(key) ?? hfs, inventory));
     this.queue.addAfter(key, (pending ? Math.min(60, resync) : resync) * 1000);
+  }
+
+  /**
+   * What a pass depends on: Ironic's answer (hashed: a registry is tens of KB on real servers), the
+   * objects' uid, generation and status version, and the host's node, state and operational status.
+   */
+  private quietMark(key: string, host: BareMetalHost, hfs: HostFirmwareSettingsObject, inventory: unknown): string {
+    const hfc = this.components.informer.cache.get(key);
+    const p = host.status?.provisioning;
+    return [
+      createHash('sha256').update(JSON.stringify(inventory)).digest('hex'),
+      hfs.metadata.uid, hfs.metadata.generation, hfs.metadata.resourceVersion,
+      hfc?.metadata.uid, hfc?.metadata.generation, hfc?.metadata.resourceVersion,
+      p?.ID, p?.state, host.status?.operationalStatus,
+    ].join('|');
   }
 
   /** BMO's: spec.settings empty, the BareMetalHost its controller (deleted with it). */

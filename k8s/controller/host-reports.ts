@@ -58,8 +58,9 @@ export async function reportInvalid(deps: ReportDeps, objectPath: string, obj: B
   const message = fitStrings(HostStatusSchema.properties.errorMessage, formatFieldErrors(errors));
   if (obj.status?.operationalStatus === 'error' && obj.status.errorMessage === message) return;
   deps.log?.(`${ref.namespace}/${ref.name}: ${message}`);
+  // With the resourceVersion read: a worker's status written since is not overwritten (409; the queue retries on the new object).
   await deps.rest.call('PATCH', `${objectPath}/status`, {
-    body: { status: invalidStatus(obj, errors, message) },
+    body: { metadata: { resourceVersion: obj.metadata.resourceVersion }, status: invalidStatus(obj, errors, message) },
     contentType: MERGE,
   });
   await recordHostEvent(deps.rest, { ...ref, uid: obj.metadata.uid }, { type: 'Warning', reason, message }, 'metalflow-controller');

@@ -2,6 +2,12 @@
  * Leader election through a coordination.k8s.io Lease, so that of several
  * controller replicas only one drives hosts. Updates are optimistic
  * (resourceVersion), so two candidates can never both win a round.
+ *
+ * As client-go's leaderelection: another holder's lease is counted as expired
+ * from the local time this process first saw its current record, never from
+ * the renewTime it wrote (the two clocks need not agree), and the holder gives
+ * the lease up once it has not renewed for the renew deadline (two thirds of
+ * the lease), so it has stopped before any other replica may take over.
  */
 import { KubeError } from '../../clients/kubernetes/kube-error';
 import type { KubeRest } from '../../clients/kubernetes/kube-rest';
@@ -22,7 +28,12 @@ export interface LeaderOptions {
   name: string;
   identity: string;
   leaseSeconds?: number;
+  /** How long the holder keeps leading without a successful renewal (two thirds of the lease); below the lease. */
+  renewDeadlineMs?: number;
+  /** How often a candidate tries, and the holder renews (a fifth of the lease, at most 2 s). */
   retryMs?: number;
+  /** The local clock (tests). */
+  now?: () => number;
 }
 
 const microTime = (d: Date): string => d.toISOString().replace('Z', '000Z');
@@ -32,22 +43,44 @@ export class LeaderElector {
   private stopped = false;
   private holding?: Promise<void>;
   private markHeld?: () => void;
+  /** The lease's record as last read, and the local time it was first read so. */
+  private observed?: { record: string; at: number };
 
   constructor(
     private readonly rest: KubeRest,
     private readonly opts: LeaderOptions,
-  ) {}
+  ) {
+    const lease = this.leaseMs;
+    if (this.renewDeadlineMs >= lease) throw new Error(`leader election: the renew deadline (${this.renewDeadlineMs} ms) must be below the lease (${lease} ms)`);
+  }
+
+  private get leaseMs(): number {
+    return (this.opts.leaseSeconds ?? 15) * 1000;
+  }
+
+  private get renewDeadlineMs(): number {
+    return this.opts.renewDeadlineMs ?? Math.floor((this.leaseMs * 2) / 3);
+  }
+
+  private get retryMs(): number {
+    return this.opts.retryMs ?? Math.min(2000, Math.floor(this.leaseMs / 5));
+  }
+
+  private now(): number {
+    return this.opts.now?.() ?? Date.now();
+  }
 
   private get path(): string {
     return `/apis/coordination.k8s.io/v1/namespaces/${this.opts.namespace}/leases`;
   }
 
-  private async tryAcquire(): Promise<boolean> {
+  private async tryAcquire(signal?: AbortSignal): Promise<boolean> {
     const seconds = this.opts.leaseSeconds ?? 15;
     const now = new Date();
+    const local = this.now();
     let lease: Lease | undefined;
     try {
-      lease = await this.rest.call<Lease>('GET', `${this.path}/${this.opts.name}`);
+      lease = await this.rest.call<Lease>('GET', `${this.path}/${this.opts.name}`, signal ? { signal } : {});
     } catch (err) {
       if (!(err instanceof KubeError && err.status === 404)) throw err;
     }
@@ -56,12 +89,15 @@ export class LeaderElector {
       if (!lease) {
         await this.rest.call('POST', this.path, {
           body: { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: this.opts.name, namespace: this.opts.namespace }, spec: { ...spec, acquireTime: microTime(now), leaseTransitions: 0 } },
+          ...(signal ? { signal } : {}),
         });
         return true;
       }
       const held = lease.spec.holderIdentity;
-      const renewed = lease.spec.renewTime ? Date.parse(lease.spec.renewTime) : 0;
-      const expired = renewed + (lease.spec.leaseDurationSeconds ?? seconds) * 1000 < now.getTime();
+      const { holderIdentity, leaseDurationSeconds, acquireTime, renewTime, leaseTransitions } = lease.spec;
+      const record = JSON.stringify([holderIdentity, leaseDurationSeconds, acquireTime, renewTime, leaseTransitions]);
+      if (this.observed?.record !== record) this.observed = { record, at: local };
+      const expired = this.observed.at + (leaseDurationSeconds ?? seconds) * 1000 <= local;
       if (held && held !== this.opts.identity && !expired) return false;
       const transitions = (lease.spec.leaseTransitions ?? 0) + (held === this.opts.identity ? 0 : 1);
       await this.rest.call('PUT', `${this.path}/${this.opts.name}`, {
@@ -69,6 +105,7 @@ export class LeaderElector {
           ...lease,
           spec: { ...lease.spec, ...spec, acquireTime: held === this.opts.identity ? lease.spec.acquireTime : microTime(now), leaseTransitions: transitions },
         },
+        ...(signal ? { signal } : {}),
       });
       return true;
     } catch (err) {
@@ -86,40 +123,51 @@ export class LeaderElector {
   /** Resolves once this process holds the lease; `onLost` runs if it is ever lost. */
   async acquire(onLost: () => void): Promise<void> {
     this.holding = new Promise<void>((resolve) => (this.markHeld = resolve));
-    const retry = this.opts.retryMs ?? 2000;
+    let renewed = 0;
     for (;;) {
       if (this.stopped) throw new Error('leader election stopped');
+      const started = this.now();
       try {
-        if (await this.tryAcquire()) break;
+        if (await this.tryAcquire()) {
+          renewed = started;
+          break;
+        }
       } catch {
         // API server unreachable: keep trying
       }
-      await new Promise((r) => setTimeout(r, retry));
+      await new Promise((r) => setTimeout(r, this.retryMs));
     }
     this.markHeld?.();
-    const renewEvery = ((this.opts.leaseSeconds ?? 15) * 1000) / 3;
-    let failures = 0;
-    this.renewTimer = setInterval(() => {
-      void this.tryAcquire().then(
-        (held) => {
-          failures = held ? 0 : failures + 3;
-          if (failures >= 3) this.lose(onLost);
-        },
-        () => {
-          failures += 1;
-          if (failures >= 3) this.lose(onLost);
-        },
-      );
-    }, renewEvery);
+    // Counted from when each successful renewal was sent: others count the lease from when they read it, later.
+    const renew = async (): Promise<void> => {
+      if (this.stopped) return;
+      const started = this.now();
+      const left = renewed + this.renewDeadlineMs - started;
+      let outcome: 'renewed' | 'taken' | 'failed' = 'failed';
+      if (left > 0) {
+        try {
+          outcome = (await this.tryAcquire(AbortSignal.timeout(left))) ? 'renewed' : 'taken';
+        } catch {
+          // unreachable, or past the deadline: counted below
+        }
+      }
+      if (outcome === 'renewed') renewed = started;
+      if (outcome === 'taken' || this.now() - renewed >= this.renewDeadlineMs) {
+        this.lose(onLost);
+        return;
+      }
+      this.renewTimer = setTimeout(() => void renew(), this.retryMs);
+    };
+    this.renewTimer = setTimeout(() => void renew(), this.retryMs);
   }
 
   private lose(onLost: () => void): void {
-    clearInterval(this.renewTimer);
+    clearTimeout(this.renewTimer);
     if (!this.stopped) onLost();
   }
 
   stop(): void {
     this.stopped = true;
-    clearInterval(this.renewTimer);
+    clearTimeout(this.renewTimer);
   }
 }

@@ -3,6 +3,7 @@
  * workflows. Run it with METALFLOW_KUBECONFIG (or in-cluster) and the same
  * Temporal settings as the worker. Only the lease holder drives hosts.
  */
+import { setMaxListeners } from 'node:events';
 import { hostname } from 'node:os';
 import { metalflowDataConverter } from '../../clients/temporal/payload-keys';
 import { KubeConfig } from '@kubernetes/client-node';
@@ -29,6 +30,7 @@ import { IronicClient } from '../../clients/ironic/client';
 import { readTlsFiles } from '../../clients/tls/files';
 import { FirmwareSettingsController } from './firmware-settings';
 import { BmoGuard } from './bmo-guard';
+import { temporalCallCounter } from './temporal-calls';
 
 const config = loadConfig();
 const log = (m: string): void => console.log(`[controller] ${m}`);
@@ -38,7 +40,13 @@ if (!loadKubeConfig(kc, config.kubeconfig)) {
 }
 const rest = await KubeRest.create(kc);
 const connection = await connectTemporalClient(temporalConnection(config));
-const client = new Client({ connection, namespace: config.temporalNamespace, dataConverter: metalflowDataConverter(config.payloadKeysFile) });
+const metrics = new ControllerMetrics();
+const client = new Client({
+  connection,
+  namespace: config.temporalNamespace,
+  dataConverter: metalflowDataConverter(config.payloadKeysFile),
+  interceptors: { workflow: [temporalCallCounter(metrics.registry).interceptor] },
+});
 
 const settings = config.controller;
 const identity = settings.id ?? `${hostname()}-${process.pid}`;
@@ -54,7 +62,6 @@ let updatePolicies: Informer<HostUpdatePolicyObject> | undefined;
 const watchNamespace = settings.watchNamespace;
 let queue: WorkQueue | undefined;
 let stopScan: (() => void) | undefined;
-const metrics = new ControllerMetrics();
 if (settings.metricsPort !== undefined) {
   const served = await serveMetrics(metrics.registry, { host: config.metricsHost, port: settings.metricsPort });
   log(`metrics at ${served.url}`);
@@ -64,11 +71,8 @@ let ipam: IpamController | undefined;
 let healthCheck: HealthCheck | undefined;
 let capm3: Capm3RemediationBridge | undefined;
 let nodeHealth: NodeHealthReporter | undefined;
-// Only for the node health conditions: the controller never changes anything in Ironic.
-const ironic =
-  settings.nodeHealthSeconds > 0
-    ? new IronicClient({ url: config.ironicUrl, basicAuth: config.ironicBasicAuth, requestTimeoutMs: 20_000, ...(config.ironicTls ? { tls: readTlsFiles(config.ironicTls) } : {}) })
-    : undefined;
+// Read only, for the node health conditions and the hosts' firmware: the controller never changes anything in Ironic.
+const ironic = new IronicClient({ url: config.ironicUrl, basicAuth: config.ironicBasicAuth, requestTimeoutMs: 20_000, ...(config.ironicTls ? { tls: readTlsFiles(config.ironicTls) } : {}) });
 let firmware: FirmwareSettingsController | undefined;
 // Shared by every leadership cycle: one Lease read serves every host reconciled at once.
 const bmoGuard = new BmoGuard(rest, { leaseNamespace: settings.bmoLeaseNamespace });
@@ -79,9 +83,14 @@ async function lead(): Promise<void> {
   for (;;) {
     log(`${identity} waiting for the lease`);
     const cycle = { leading: true };
+    // Reconciles under way when the lease goes are cut short: another replica may already drive those hosts.
+    const leading = new AbortController();
+    // Each reconcile under way listens on it: more than Node's default of 10 is expected, not a leak.
+    setMaxListeners(settings.concurrency * 4 + 10, leading.signal);
     const lost = new Promise<void>((resolve) => {
       void elector.acquire(() => {
         cycle.leading = false;
+        leading.abort(new Error('lost the lease'));
         log('lost the lease; stopped driving hosts');
         informer?.stop();
         secrets?.stop();
@@ -99,11 +108,15 @@ async function lead(): Promise<void> {
     });
     await elector.held();
     log(`${identity} holds the lease`);
-    const q = new WorkQueue((key) => reconcileWithDeadline(reconciler, key), {
+    const q = new WorkQueue((key) => reconcileWithDeadline(reconciler, key, leading.signal), {
       maxQueued: 10_000,
       concurrency: settings.concurrency,
       baseBackoffMs: 500,
       maxBackoffMs: 60_000,
+      // The informer's cache is the truth: keys refused while the queue was full, and any a lost event or timer left, come from it.
+      keys: () => inf.cache.keys(),
+      resyncMs: settings.resyncSeconds * 1000,
+      log,
     });
     const inf = new Informer<BareMetalHost>(
       rest,
@@ -176,13 +189,13 @@ async function lead(): Promise<void> {
     // Metal3 IPAM's IPPools and IPClaims (k8s/controller/ipam.ts); likewise not awaited, for clusters without its CRDs.
     ipam = new IpamController({ rest, client, taskQueue: config.taskQueue, namespace: watchNamespace, log });
     void ipam.start();
-    if (ironic) {
+    if (settings.nodeHealthSeconds > 0) {
       nodeHealth = new NodeHealthReporter({ rest, ironic, periodMs: settings.nodeHealthSeconds * 1000, hosts: () => inf.cache.values(), log });
       nodeHealth.start();
     }
     // HostFirmwareSettings and FirmwareSchema (k8s/controller/firmware-settings.ts); not awaited either.
     const fw = new FirmwareSettingsController({
-      rest, client, taskQueue: config.taskQueue, namespace: watchNamespace, host: (key) => inf.cache.get(key),
+      rest, client, ironic, taskQueue: config.taskQueue, namespace: watchNamespace, host: (key) => inf.cache.get(key),
       resyncSeconds: settings.firmwareResyncSeconds, instance: identity, log,
     });
     firmware = fw;
@@ -208,13 +221,15 @@ void lead();
  * (the SDK would otherwise re-send the update for good). The failure is
  * logged: the queue's retry alone would leave an operator nothing to read.
  */
-async function reconcileWithDeadline(reconciler: Reconciler, key: string): Promise<void> {
+async function reconcileWithDeadline(reconciler: Reconciler, key: string, leading: AbortSignal): Promise<void> {
   const deadline = Date.now() + settings.reconcileTimeoutSeconds * 1000;
   const [namespace = '', name = ''] = key.split('/');
+  if (leading.aborted) return;
   try {
-    await client.withDeadline(deadline, () => reconciler.reconcile(key));
+    await client.withAbortSignal(leading, () => client.withDeadline(deadline, () => reconciler.reconcile(key)));
     metrics.reconciled(namespace, name, true);
   } catch (err) {
+    if (leading.aborted) return;
     metrics.reconciled(namespace, name, false);
     const hint =
       Date.now() >= deadline

@@ -103,8 +103,18 @@ export class ControllerMetrics {
   }
 
   reconciled(namespace: string, host: string, ok: boolean): void {
-    this.reconciles.inc({ namespace, host });
     if (!ok) this.reconcileErrors.inc();
+    // The reconcile that finds a host gone comes after its series were removed: counting it would bring them back.
+    if (this.seen.has(`${namespace}/${host}`)) this.reconciles.inc({ namespace, host });
+  }
+
+  /** Every series labelled with this host: a deleted host's would otherwise stay for the life of the process. */
+  private removeHost(namespace: string, host: string): void {
+    const labels = { namespace, host };
+    this.reconciles.remove(labels);
+    for (const on_off of ['on', 'off']) this.powerChanges.remove({ ...labels, on_off });
+    for (const h of Object.values(this.durations)) h.remove(labels);
+    for (const c of Object.values(this.delayed)) c.remove(labels);
   }
 
   /**
@@ -117,6 +127,7 @@ export class ControllerMetrics {
       this.seen.delete(key);
       this.missing.delete(key);
       this.delayedDelete.delete(key);
+      this.removeHost(namespace, host);
       return;
     }
     this.countFacts(key, facts);

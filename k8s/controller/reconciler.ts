@@ -37,6 +37,8 @@ import { syncPowerRequests } from './power-annotations';
 import { policyOf, syncUpdatePolicy, type HostUpdatePolicyObject } from './update-policies';
 
 export const FINALIZER = 'baremetalhost.metal3.io';
+const DELETE_RECHECK_MAX_MS = 30_000;
+const DELETE_HELD_RECHECK_MS = 60_000;
 /** All namespaces, or one (METALFLOW_WATCH_NAMESPACE) for a namespaced install. */
 export const bmhPath = (namespace?: string): string =>
   namespace ? `/apis/metal3.io/v1alpha1/namespaces/${namespace}/baremetalhosts` : '/apis/metal3.io/v1alpha1/baremetalhosts';
@@ -81,6 +83,10 @@ export class Reconciler {
   private readonly readoptRefused = new Map<string, string>();
   /** Hosts held back because Metal3's operator looks active: warned once until they are driven again. */
   private readonly bmoHeld = new Set<string>();
+  /** Hosts whose running workflow has taken the delete; lost on a restart, when one query finds it out again. */
+  private readonly deleteSent = new Set<string>();
+  /** A deleting host's resourceVersion when last looked at and the wait before the next look. */
+  private readonly deleteWait = new Map<string, { version: string; ms: number }>();
 
   constructor(private readonly deps: ReconcilerDeps) {}
 
@@ -95,6 +101,27 @@ export class Reconciler {
     this.pausedApplied.delete(key);
     this.annotationWarned.delete(key);
     this.policyApplied.delete(key);
+    this.deleteSent.delete(key);
+    this.deleteWait.delete(key);
+  }
+
+  /**
+   * When to look at a deleting host again, only to see its workflow complete (a describe): the worker's
+   * status writes show a delete moving, and each is a watch event that brings the host here at once. So
+   * the wait starts at 1 s and doubles up to 30 s while the object stands still. A delete held by the
+   * paused annotation or a detached host's "delay" waits for the annotation's removal, itself a watch
+   * event: a look a minute is only a safety net.
+   */
+  private deleteRecheck(key: string, obj: BareMetalHost, held: boolean): number {
+    if (held) {
+      this.deleteWait.delete(key);
+      return DELETE_HELD_RECHECK_MS;
+    }
+    const version = obj.metadata.resourceVersion ?? '';
+    const last = this.deleteWait.get(key);
+    const ms = last && last.version === version ? Math.min(last.ms * 2, DELETE_RECHECK_MAX_MS) : 1000;
+    this.deleteWait.set(key, { version, ms });
+    return ms;
   }
 
   /**
@@ -195,12 +222,16 @@ export class Reconciler {
         await this.syncPaused(key, ref, annotations.value);
         const valid = validateHostSpec(ref, obj.spec);
         if (annotations.errors.length === 0 && valid.ok) await this.sendDirectives(key, ref, this.directives(obj, ref, valid.value.spec, annotations.value));
-        const handle = this.deps.client.workflow.getHandle(hostWorkflowId(ref));
-        // Every accepted update is history: sent on each requeue it cost ~5 events a second for the
-        // whole delete. A query costs none, so the update goes once (again only if a run lost it).
-        if (!(await handle.query(hostViewQuery)).deleteRequested) await handle.executeUpdate(deleteHostUpdate);
-        // A detached host with deleteAction "delay" waits for the annotation's removal: look less often.
-        this.deps.requeueAfter(key, annotations.value.detached?.deleteAction === 'delay' ? 10_000 : 1000);
+        if (!this.deleteSent.has(key)) {
+          const handle = this.deps.client.workflow.getHandle(hostWorkflowId(ref));
+          // Every accepted update is history, and a query on a host not in a worker's cache replays its whole
+          // history: the delete is asked once, remembered, and asked again only of a new run (readopt forgets it).
+          // A restarted controller queries once, so a delete already taken is not sent twice.
+          if (!(await handle.query(hostViewQuery)).deleteRequested) await handle.executeUpdate(deleteHostUpdate);
+          this.deleteSent.add(key);
+        }
+        const held = annotations.value.paused || annotations.value.detached?.deleteAction === 'delay';
+        this.deps.requeueAfter(key, this.deleteRecheck(key, obj, held));
         return;
       }
       const released = await releaseCompanions(this.deps.rest, ref, obj.spec);

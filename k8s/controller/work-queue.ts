@@ -3,13 +3,25 @@
  * queued at most once, and a key being processed that changes again is
  * processed once more afterwards (never twice at the same time). Failed keys
  * come back after a per-key backoff.
+ *
+ * A key refused because the queue is full (a timer's re-add included) is not
+ * remembered one by one, which would unbound the queue: the queue notes that it
+ * dropped something and then passes over every key `keys` lists (the
+ * informer's cache, the truth), feeding them in as it drains and never past
+ * half full, so events keep room and a pass ends. `resyncMs` starts a pass every
+ * so often besides, for whatever a missed watch event or a lost timer left.
  */
 export interface WorkQueueOptions {
-  /** Keys waiting at most; beyond it `add` reports false and the next re-list picks them up. */
+  /** Keys waiting at most; beyond it `add` reports false and the keys are resynced once the queue has drained. */
   maxQueued: number;
   concurrency: number;
   baseBackoffMs: number;
   maxBackoffMs: number;
+  /** Every key that should be reconciled (the informer's cache): read to recover from an overflow and to resync. */
+  keys?: () => Iterable<string>;
+  /** Queue every key this often (0 or unset: only after an overflow). */
+  resyncMs?: number;
+  log?: (message: string) => void;
 }
 
 export class WorkQueue {
@@ -22,11 +34,26 @@ export class WorkQueue {
   private running = 0;
   private stopped = false;
   private idleWaiters: (() => void)[] = [];
+  /** Keys were refused since the current pass started (or, with none, since the last). */
+  private dropped = false;
+  /** The pass over `keys` under way: its next keys go in as the queue drains. */
+  private pass?: Iterator<string>;
+  private resyncTimer?: NodeJS.Timeout;
+  /** Keys refused for want of room, over the queue's life. */
+  droppedTotal = 0;
+  /** Passes over every key (periodic or after an overflow). */
+  resyncs = 0;
 
   constructor(
     private readonly handler: (key: string) => Promise<void>,
     private readonly opts: WorkQueueOptions,
-  ) {}
+  ) {
+    const period = opts.resyncMs ?? 0;
+    if (period > 0 && opts.keys) {
+      this.resyncTimer = setInterval(() => this.startPass(), period);
+      this.resyncTimer.unref();
+    }
+  }
 
   get size(): number {
     return this.queued.size;
@@ -40,7 +67,12 @@ export class WorkQueue {
       return true;
     }
     if (this.queued.has(key)) return true;
-    if (this.queued.size >= this.opts.maxQueued) return false;
+    if (this.queued.size >= this.opts.maxQueued) {
+      if (!this.dropped) this.opts.log?.(`work queue full (${this.opts.maxQueued} keys): refused keys come back with a pass over every key`);
+      this.dropped = true;
+      this.droppedTotal += 1;
+      return false;
+    }
     this.queued.add(key);
     this.order.push(key);
     this.pump();
@@ -81,11 +113,37 @@ export class WorkQueue {
           this.active.delete(key);
           this.running -= 1;
           if (this.dirty.delete(key)) this.add(key);
+          if (this.dropped && !this.pass) this.startPass();
+          this.feed();
           this.pump();
           if (this.running === 0 && this.order.length === 0) {
             for (const w of this.idleWaiters.splice(0)) w();
           }
         });
+    }
+  }
+
+  /** Starts a pass over every key, unless one is under way (a periodic one then waits for the next period). */
+  private startPass(): void {
+    if (this.stopped || !this.opts.keys || this.pass) return;
+    this.dropped = false;
+    this.resyncs += 1;
+    this.pass = this.opts.keys()[Symbol.iterator]();
+    this.feed();
+  }
+
+  /** The pass's next keys, up to half the queue: keys from events keep the other half. */
+  private feed(): void {
+    const room = Math.max(1, Math.floor(this.opts.maxQueued / 2));
+    while (this.pass && !this.stopped && this.queued.size < room) {
+      const next = this.pass.next();
+      if (next.done) {
+        this.pass = undefined;
+        // Refused while this pass ran: they may have been passed already, so another pass.
+        if (this.dropped) this.startPass();
+        return;
+      }
+      this.add(next.value);
     }
   }
 
@@ -97,6 +155,7 @@ export class WorkQueue {
 
   stop(): void {
     this.stopped = true;
+    clearInterval(this.resyncTimer);
     for (const t of this.timers.values()) clearTimeout(t);
     this.timers.clear();
   }

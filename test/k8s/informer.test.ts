@@ -5,29 +5,21 @@
  * start. The chaos suite found it: a controller watching a fresh namespace
  * retried that list for ever and never drove a host.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { KubeRest } from '../../clients/kubernetes/kube-rest';
+import { describe, expect, it } from 'vitest';
 import { Informer, type KubeObject } from '../../k8s/controller/informer';
 import { uniq, waitFor } from '../support/harness';
-import { adminKubeRest, KUBE_BUILD_TIMEOUT_MS, kubectl, useKube, type KubeLease } from './kube-harness';
+import { kubectl } from './kube-harness';
+import { useKubeRest } from './kube-rest-suite';
 import { secretDoc } from './manifests';
 
 const NS = uniq('mf-informer');
-let kube: KubeLease | undefined;
-let rest: KubeRest;
-
-beforeAll(async () => {
-  kube = useKube();
-  kubectl(['create', 'namespace', NS]);
-  ({ rest } = await adminKubeRest());
-}, KUBE_BUILD_TIMEOUT_MS);
-afterAll(() => kube?.release());
+const kube = useKubeRest(NS);
 
 describe('the informer', () => {
   it('syncs the Secrets of a namespace that has none, metadata only, and then sees one created', async () => {
     const logged: string[] = [];
     const changed: string[] = [];
-    const informer = new Informer<KubeObject>(rest, `/api/v1/namespaces/${NS}/secrets`, (key) => changed.push(key), {
+    const informer = new Informer<KubeObject>(kube.rest, `/api/v1/namespaces/${NS}/secrets`, (key) => changed.push(key), {
       metadataOnly: true,
       log: (m) => logged.push(m),
     });

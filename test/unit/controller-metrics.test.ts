@@ -63,6 +63,29 @@ describe('ControllerMetrics', () => {
     expect(await value(m, 'metal3_reconcile_error_total')).toBe(1);
   });
 
+  it("removes a deleted host's series, and a reconcile that finds it gone brings none back", async () => {
+    const m = new ControllerMetrics({ processMetrics: false });
+    const baseline = (await m.registry.metrics()).split('\n').filter((l) => l && !l.startsWith('#')).length;
+    const op = { register: {}, inspect: {}, provision: { start: '2026-11-23T10:00:00Z', end: '2026-11-23T10:01:40Z' }, deprovision: {} };
+    m.observe('ns', 'gone', status({ state: 'available', poweredOn: true }));
+    m.observe('ns', 'gone', status({ state: 'available', poweredOn: false, operationalStatus: 'delayed' }));
+    m.observe('ns', 'gone', status({ state: 'provisioned', poweredOn: true, operationHistory: op }));
+    m.reconciled('ns', 'gone', true);
+    m.observe('ns', 'kept', status({ state: 'available' }));
+    m.reconciled('ns', 'kept', true);
+    expect(await m.registry.metrics()).toContain('host="gone"');
+    m.observe('ns', 'gone', undefined);
+    m.reconciled('ns', 'gone', true);
+    const text = await m.registry.metrics();
+    expect(text).not.toContain('host="gone"');
+    expect(text).toContain('metal3_reconcile_total{namespace="ns",host="kept"} 1');
+    m.observe('ns', 'kept', undefined);
+    // Back to the baseline, but for the unlabelled series that counted what the hosts did.
+    const left = (await m.registry.metrics()).split('\n').filter((l) => l && !l.startsWith('#') && /host=/.test(l));
+    expect(left).toEqual([]);
+    expect(baseline).toBeGreaterThan(0);
+  });
+
   it('counts a credentials Secret missing once per episode, from the Secret watch, and a Secret version tried, from the status', async () => {
     const m = new ControllerMetrics({ processMetrics: false });
     const missing = { credentials: { name: 's', found: false } };

@@ -68,4 +68,34 @@ describe('WorkQueue', () => {
     q.stop();
     blocked.stop();
   });
+
+  it('recovers the keys it refused while full, timer re-adds included, from the key list once it drains', async () => {
+    const all = ['a', 'b', 'c', 'd', 'e', 'f', 'g'];
+    const runs = new Map<string, number>();
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const q = new WorkQueue(async (k) => {
+      runs.set(k, (runs.get(k) ?? 0) + 1);
+      await gate;
+    }, { ...opts, concurrency: 1, keys: () => all });
+    q.add('a');
+    await until('the first run to start', () => runs.get('a') === 1);
+    expect(['b', 'c', 'd', 'e', 'f'].map((k) => q.add(k))).toEqual([true, true, true, false, false]);
+    q.addAfter('g', 1);
+    await until('the timer to fire into a full queue', () => q.droppedTotal === 3);
+    release();
+    await until('every key to run', () => all.every((k) => (runs.get(k) ?? 0) >= 1));
+    await q.idle();
+    expect(q.resyncs).toBeGreaterThanOrEqual(1);
+    q.stop();
+  });
+
+  it('queues every key again each resync period, with no event to bring them', async () => {
+    const runs = new Map<string, number>();
+    const q = new WorkQueue(async (k) => {
+      runs.set(k, (runs.get(k) ?? 0) + 1);
+    }, { ...opts, keys: () => ['x', 'y'], resyncMs: 5 });
+    await until('two passes over both keys', () => (runs.get('x') ?? 0) >= 2 && (runs.get('y') ?? 0) >= 2);
+    q.stop();
+  });
 });

@@ -1,0 +1,64 @@
+/**
+ * Leader election on the real kube-apiserver's Lease: another replica whose
+ * clock is behind (its renewTime reads as long past) still holds the lease
+ * while it renews it, and loses it once it stops; the holder gives the lease
+ * up before it expires for the others when it cannot renew.
+ */
+import { afterAll, describe, expect, it } from 'vitest';
+import { LeaderElector } from '../../k8s/controller/leader';
+import { uniq, waitFor } from '../support/harness';
+import { kubectl } from './kube-harness';
+import { useKubeRest } from './kube-rest-suite';
+
+const NS = uniq('mf-leader');
+const kube = useKubeRest(NS);
+afterAll(() => kubectl(['delete', 'namespace', NS, '--wait=false'], { check: false }));
+
+const leases = `/apis/coordination.k8s.io/v1/namespaces/${NS}/leases`;
+interface Lease {
+  metadata: { resourceVersion: string };
+  spec: { holderIdentity?: string; renewTime?: string; leaseDurationSeconds?: number };
+}
+const microTime = (ms: number): string => new Date(ms).toISOString().replace('Z', '000Z');
+
+describe('leader election', () => {
+  it("keeps off a lease another replica renews with a clock an hour behind, and takes it once the renewals stop", async () => {
+    const name = 'skewed';
+    const hourAgo = Date.now() - 3_600_000;
+    await kube.rest.call('POST', leases, {
+      body: { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name }, spec: { holderIdentity: 'other', leaseDurationSeconds: 2, renewTime: microTime(hourAgo) } },
+    });
+    // The other replica renews every 300 ms; its renewTime moves, by its own clock, an hour behind ours.
+    let renewals = 0;
+    let renewing = true;
+    const renewer = (async () => {
+      while (renewing) {
+        const lease = await kube.rest.call<Lease>('GET', `${leases}/${name}`);
+        if (lease.spec.holderIdentity !== 'other') return;
+        renewals += 1;
+        await kube.rest.call('PUT', `${leases}/${name}`, { body: { ...lease, spec: { ...lease.spec, renewTime: microTime(hourAgo + renewals * 300) } } }).catch(() => undefined);
+        await new Promise((r) => setTimeout(r, 300));
+      }
+    })();
+    const elector = new LeaderElector(kube.rest, { namespace: NS, name, identity: 'me', leaseSeconds: 2, retryMs: 100 });
+    let acquired = false;
+    void elector.acquire(() => undefined).then(() => (acquired = true), () => undefined);
+    try {
+      const tries = () => kube.rest.count(`GET ${leases}/${name}`) - renewals;
+      // Well past the lease's 2 s of tries while the other renews: none takes it.
+      await waitFor('the candidate to try for longer than the lease', async () => renewals >= 12 && tries() >= 20, { timeoutMs: 60_000 });
+      expect(acquired).toBe(false);
+      renewing = false;
+      await renewer;
+      await waitFor('the candidate to take the lease once it is no longer renewed', async () => acquired, { timeoutMs: 30_000 });
+      expect((await kube.rest.call<Lease>('GET', `${leases}/${name}`)).spec.holderIdentity).toBe('me');
+    } finally {
+      renewing = false;
+      elector.stop();
+    }
+  });
+
+  it('refuses a renew deadline that is not below the lease', () => {
+    expect(() => new LeaderElector(kube.rest, { namespace: NS, name: 'x', identity: 'me', leaseSeconds: 2, renewDeadlineMs: 2000 })).toThrow(/renew deadline \(2000 ms\) must be below the lease \(2000 ms\)/);
+  });
+});
