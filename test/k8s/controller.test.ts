@@ -164,8 +164,15 @@ describe('the Kubernetes shim', () => {
     kubectl(['annotate', 'bmh', name, '-n', NS, 'example.com/touched=yes']);
     kubectl(['patch', 'bmh', name, '-n', NS, '--type=merge', '-p', '{"spec":{"online":false}}']);
     suite.shim.startController();
+    // The killed controller may or may not have handed the image over: provisioned if it did; if not,
+    // available, as BMO holds a host with an image while spec.online is false. Off either way.
+    await waitFor('powered off as the spec now says', async () => {
+      const status = json(['get', 'bmh', name]).status;
+      return status.poweredOn === false && ['available', 'provisioned'].includes(status.provisioning.state);
+    }, { timeoutMs: 120_000 });
+    kubectl(['patch', 'bmh', name, '-n', NS, '--type=merge', '-p', '{"spec":{"online":true}}']);
     kubectl(['wait', '-n', NS, '--for=jsonpath={.status.provisioning.state}=provisioned', `bmh/${name}`, '--timeout=120s']);
-    await waitFor('powered off as the spec now says', async () => json(['get', 'bmh', name]).status.poweredOn === false, { timeoutMs: 60_000 });
+    await waitFor('powered on again', async () => json(['get', 'bmh', name]).status.poweredOn === true, { timeoutMs: 60_000 });
     const runs: string[] = [];
     for await (const wf of suite.client.workflow.list({ query: `WorkflowId = '${hostWorkflowId({ namespace: NS, name })}'` })) runs.push(wf.runId);
     expect(runs).toHaveLength(1);
