@@ -104,12 +104,17 @@ describe('cleaning where BMO cleans', { timeout: 600_000 }, () => {
       ...over,
     });
     const sushy = { username: 'admin', password: 'password' };
+    /** The image with spec.online true: as BMO, a host provisions only while it is wanted on. */
+    const provisionOn = async (ref: Ref): Promise<void> => {
+      const { spec } = await h.hosts.get(ref);
+      await h.hosts.put(ref, { spec: { ...spec!, image: IMAGE, online: true } });
+    };
 
     it('becomes available; its provisioning fails naming the missing ramdisk, for cleaning', async () => {
       const ref = { namespace: NS, name: uniq('rf-clean') };
       const nodeId = await availableHost(ref, redfish(ref), sushy);
       expect((await h.ironic.getNode(nodeId))?.provision_state).toBe('manageable');
-      await h.hosts.setImage(ref, IMAGE);
+      await provisionOn(ref);
       const failed = await provisioningError(ref);
       expect(failed.status.errorMessage).toContain('cleaning needs the agent ramdisk and none is configured');
       expect(failed.status.errorMessage).toContain('deploy_kernel');
@@ -120,7 +125,7 @@ describe('cleaning where BMO cleans', { timeout: 600_000 }, () => {
     it('with cleaning disabled, the deploy is refused naming the missing ramdisk', async () => {
       const ref = { namespace: NS, name: uniq('rf-deploy') };
       await availableHost(ref, redfish(ref, { automatedCleaningMode: 'disabled' }), sushy);
-      await h.hosts.setImage(ref, IMAGE);
+      await provisionOn(ref);
       const failed = await provisioningError(ref);
       expect(failed.status.errorMessage).toContain('deploying needs the agent ramdisk and none is configured');
       expect(failed.status.errorMessage).toContain('deploy_ramdisk');
