@@ -91,17 +91,21 @@ const FLEET: Record<Kind, number> = {
 const OFF: Kind[] = ['availableOff', 'provisionedOff'];
 const WITH_IMAGE: Kind[] = ['provisioned', 'provisionedOff', 'detached', 'deprovisioning', 'rebooting', 'rebootedAfter', 'heldOffAfter'];
 
+/** Each host's spec as first put: a provisioned host that is to be off is provisioned on, then turned off (as BMO, a host provisions only while online). */
+const specs = new Map<string, HostSpec>();
+
 async function host(kind: Kind, i: number): Promise<HostRef> {
   const ref = { namespace: NS, name: uniq(`${kind.toLowerCase()}-${i}`) };
   const spec: HostSpec = {
     bmc: { address: `fake://${ref.name}`, credentialsName: `${ref.name}-bmc` },
     bootMACAddress: randomMac(),
-    online: !OFF.includes(kind),
+    online: !OFF.includes(kind) || WITH_IMAGE.includes(kind),
     automatedCleaningMode: 'disabled',
     ...(WITH_IMAGE.includes(kind) ? { image: IMAGE } : {}),
     ...(kind === 'externallyProvisioned' ? { externallyProvisioned: true } : {}),
   };
   await h.hosts.put(ref, { spec, credentials: { username: 'admin', password: 'pw' } });
+  specs.set(ref.name, spec);
   return ref;
 }
 
@@ -131,6 +135,8 @@ describe('Ironic restarted with an empty database', () => {
       heldOffAfter: 'provisioned',
     };
     await Promise.all(hosts.map(({ kind, ref }) => idle(ref, steady[kind])));
+    for (const ref of of('provisionedOff')) await h.hosts.put(ref, { spec: { ...specs.get(ref.name)!, online: false } });
+    await Promise.all(of('provisionedOff').map((ref) => idle(ref, 'provisioned', (v) => !v.status.poweredOn)));
 
     // Detached (Metal3's detached annotation): out of Ironic, left alone.
     for (const ref of of('detached')) {
