@@ -60,6 +60,8 @@ export interface KubeRestOptions {
   tokenRefreshMs?: number;
   /** The clock, for tests. */
   now?: () => number;
+  /** Connections kept to the API server; requests beyond them wait for one. 16 unless set. */
+  connections?: number;
 }
 
 export class KubeRest {
@@ -97,7 +99,7 @@ export class KubeRest {
     await kc.applyToHTTPSOptions(opts as never);
     const dispatcher = new Agent({
       connect: { ca: opts.ca, cert: opts.cert, key: opts.key, rejectUnauthorized: !cluster.skipTLSVerify },
-      connections: 16,
+      connections: options.connections ?? 16,
     });
     const user = kc.getCurrentUser() as ({ tokenFile?: string; authProvider?: { config?: Record<string, string> } } | null);
     const path = user?.authProvider?.config?.tokenFile ?? user?.tokenFile;

@@ -10,7 +10,8 @@
  * the lease), so it has stopped before any other replica may take over.
  */
 import { KubeError } from '../../clients/kubernetes/kube-error';
-import type { KubeRest } from '../../clients/kubernetes/kube-rest';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { KubeRest } from '../../clients/kubernetes/kube-rest';
 
 interface Lease {
   metadata: { name: string; namespace: string; resourceVersion?: string };
@@ -45,6 +46,14 @@ export class LeaderElector {
   private markHeld?: () => void;
   /** The lease's record as last read, and the local time it was first read so. */
   private observed?: { record: string; at: number };
+
+  /**
+   * An elector on connections of its own: renewals that queued behind the controller's reconciles
+   * on a shared pool would miss the renew deadline exactly when the controller is busiest.
+   */
+  static async connect(kc: KubeConfig, opts: LeaderOptions): Promise<LeaderElector> {
+    return new LeaderElector(await KubeRest.create(kc, { connections: 2 }), opts);
+  }
 
   constructor(
     private readonly rest: KubeRest,
@@ -145,10 +154,21 @@ export class LeaderElector {
       const left = renewed + this.renewDeadlineMs - started;
       let outcome: 'renewed' | 'taken' | 'failed' = 'failed';
       if (left > 0) {
+        const deadline = new AbortController();
+        let timer: NodeJS.Timeout | undefined;
+        // Raced, not only aborted: undici settles a request still queued for a connection only once it is sent.
+        const late = new Promise<never>((_, reject) => {
+          timer = setTimeout(() => {
+            deadline.abort();
+            reject(new Error('renewal past the renew deadline'));
+          }, left);
+        });
         try {
-          outcome = (await this.tryAcquire(AbortSignal.timeout(left))) ? 'renewed' : 'taken';
+          outcome = (await Promise.race([this.tryAcquire(deadline.signal), late])) ? 'renewed' : 'taken';
         } catch {
           // unreachable, or past the deadline: counted below
+        } finally {
+          clearTimeout(timer);
         }
       }
       if (outcome === 'renewed') renewed = started;

@@ -50,7 +50,7 @@ const client = new Client({
 
 const settings = config.controller;
 const identity = settings.id ?? `${hostname()}-${process.pid}`;
-const elector = new LeaderElector(rest, {
+const elector = await LeaderElector.connect(kc, {
   namespace: settings.leaseNamespace,
   name: 'metalflow-controller',
   identity,

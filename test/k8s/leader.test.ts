@@ -4,10 +4,12 @@
  * while it renews it, and loses it once it stops; the holder gives the lease
  * up before it expires for the others when it cannot renew.
  */
+import { KubeConfig } from '@kubernetes/client-node';
 import { afterAll, describe, expect, it } from 'vitest';
+import { KubeRest } from '../../clients/kubernetes/kube-rest';
 import { LeaderElector } from '../../k8s/controller/leader';
 import { uniq, waitFor } from '../support/harness';
-import { kubectl } from './kube-harness';
+import { KUBECONFIG, kubectl } from './kube-harness';
 import { useKubeRest } from './kube-rest-suite';
 
 const NS = uniq('mf-leader');
@@ -55,6 +57,42 @@ describe('leader election', () => {
     } finally {
       renewing = false;
       elector.stop();
+    }
+  });
+
+  it("keeps renewing while every connection of the controller's own client is busy, where an elector sharing those connections loses the lease", async () => {
+    const kc = new KubeConfig();
+    kc.loadFromFile(KUBECONFIG);
+    // The controller's client.
+    const busy = await KubeRest.create(kc, { connections: 2 });
+    const timing = { leaseSeconds: 3, renewDeadlineMs: 2000, retryMs: 200 };
+    const own = await LeaderElector.connect(kc, { namespace: NS, name: 'own-connections', identity: 'me', ...timing });
+    const shared = new LeaderElector(busy, { namespace: NS, name: 'shared-connections', identity: 'me', ...timing });
+    const hold = new AbortController();
+    let watches: Promise<unknown>[] = [];
+    let ownLost = false;
+    let sharedLost = false;
+    try {
+      await own.acquire(() => (ownLost = true));
+      await shared.acquire(() => (sharedLost = true));
+      // Then every connection of the controller's client is held by a request that lasts (a watch, as a busy reconcile round holds them).
+      watches = [1, 2].map(() =>
+        busy.call('GET', `/api/v1/namespaces/${NS}/configmaps`, { query: { watch: true, timeoutSeconds: 120 }, signal: hold.signal }).catch(() => undefined),
+      );
+      await waitFor('the shared elector to lose its lease behind the busy connections', async () => sharedLost, { timeoutMs: 60_000 });
+      // Renewals counted by their renewTime as the API server stores it, across well over the renew deadline.
+      const seen = new Set<string>();
+      await waitFor('the own-connection elector to renew ten times', async () => {
+        const lease = await kube.rest.call<Lease>('GET', `${leases}/own-connections`);
+        if (lease.spec.holderIdentity === 'me' && lease.spec.renewTime) seen.add(lease.spec.renewTime);
+        return seen.size >= 10 || ownLost;
+      }, { timeoutMs: 60_000 });
+      expect(ownLost).toBe(false);
+    } finally {
+      own.stop();
+      shared.stop();
+      hold.abort();
+      await Promise.all(watches);
     }
   });
 
