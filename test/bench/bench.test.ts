@@ -6,7 +6,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { REPO_ROOT } from '../../config/env';
@@ -36,7 +36,9 @@ describe('npm run bench', () => {
       expect(r.metalflow.phaseMs[p]).toBeGreaterThan(0);
       expect(floor.phaseMs[p]).toBeGreaterThan(0);
       expect(r.ratio[p]).toBeGreaterThan(0);
-      expect(r.metalflow.cpuSecondsByPhase[p].temporal).toBeGreaterThanOrEqual(0);
+      // Temporal works in every phase, and no process can use more than the machine's cores for the phase's length.
+      expect(r.metalflow.cpuSecondsByPhase[p].temporal).toBeGreaterThan(0);
+      expect(r.metalflow.cpuSecondsByPhase[p].temporal).toBeLessThanOrEqual((r.metalflow.phaseMs[p] / 1000) * cpus().length);
     }
     expect(r.metalflow.cumulativeMs.gone).toBeGreaterThanOrEqual(r.metalflow.cumulativeMs.provisioned);
     expect(r.metalflow.cumulativeMs.provisioned).toBeGreaterThanOrEqual(r.metalflow.cumulativeMs.available);
@@ -81,6 +83,7 @@ describe('npm run bench', () => {
     expect(r.metalflow.worker.peakRssMiB).toBeGreaterThan(20);
     expect(r.metalflow.worker.idleRssMiB).toBeGreaterThan(20);
     expect(r.metalflow.worker.idleCpuShare?.ironic).toBeGreaterThanOrEqual(0);
+    expect(r.metalflow.worker.idleCpuShare?.ironic).toBeLessThanOrEqual(1);
     expect(r.metalflow.worker.cpuSeconds).toBeGreaterThan(0);
     expect(r.metalflow.api.peakRssMiB).toBeGreaterThan(20);
     expect(r.metalflow.api.cpuSeconds).toBeGreaterThan(0);
@@ -94,6 +97,7 @@ describe('npm run bench', () => {
       expect(o.counts.succeeded, o.phase).toBe(3);
       expect(o.maxConcurrent, o.phase).toBe(3);
       expect(o.startToFirstAskMs, o.phase).toBeGreaterThanOrEqual(0);
+      expect(o.startToFirstAskMs, o.phase).toBeLessThan(f.phaseMs[o.phase]);
       expect(o.lastRunHistoryEvents, o.phase).toBeGreaterThan(10);
     }
     expect(f.operations[0]!.startToFirstOperationMs).toBeGreaterThanOrEqual(f.operations[0]!.startToFirstAskMs!);

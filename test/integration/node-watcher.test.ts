@@ -33,6 +33,12 @@ function track(p: Promise<WaitOutcome>): { outcome?: WaitOutcome; done: Promise<
   return t;
 }
 
+/** Resolves once the watcher has read Ironic `n` more times. */
+async function ticks(watcher: NodeWatcher, n: number): Promise<void> {
+  const from = watcher.reads;
+  await waitFor(`${n} more reads of the watcher`, async () => watcher.reads >= from + n, { timeoutMs: 30_000, intervalMs: 20 });
+}
+
 beforeAll(async () => {
   await proxy.start();
   client = new IronicClient({ url: proxy.url });
@@ -51,13 +57,13 @@ describe('NodeWatcher on the real Ironic', () => {
     proxy.requests.length = 0;
     const waits = nodes.map((n) => track(watcher.wait(n.uuid, n, 60_000)));
 
-    // Let a few ticks pass with nothing changing: nobody wakes.
-    await new Promise((r) => setTimeout(r, 800));
+    // A few ticks with nothing changing: nobody wakes.
+    await ticks(watcher, 5);
     expect(waits.every((w) => w.outcome === undefined)).toBe(true);
 
     await direct.patchNode(nodes[3]!.uuid, [{ op: 'add', path: '/maintenance', value: true }]);
     expect(await waits[3]!.done).toBe('changed');
-    await new Promise((r) => setTimeout(r, 300));
+    await ticks(watcher, 3);
     expect(waits.filter((w) => w.outcome !== undefined)).toHaveLength(1);
 
     await direct.deleteNode(nodes[5]!.uuid);
@@ -77,7 +83,12 @@ describe('NodeWatcher on the real Ironic', () => {
     expect(await Promise.all(waits.filter((w) => w.outcome === undefined).map((w) => w.done))).toEqual(Array(5).fill('timeout'));
     expect(watcher.watching).toBe(0);
     const reads = watcher.reads;
-    await new Promise((r) => setTimeout(r, 400));
+    // A second watcher on the same tick counts the time: four of its reads, none of the closed one's.
+    const clock = new NodeWatcher(client, { intervalMs: 100, listThreshold: 4, nodesPerGet: 1e6 });
+    const kept = clock.wait(nodes[1]!.uuid, nodes[1]!, 60_000);
+    await ticks(clock, 4);
+    clock.close();
+    await kept;
     expect(watcher.reads).toBe(reads);
   });
 
