@@ -51,6 +51,36 @@ export function mergePatchFor(current: unknown, desired: Json): Json {
 }
 
 const STATUS_WRITE_ATTEMPTS = 5;
+/** Tries of one Event within a publish, apart from the status write's; then the activity's own retry. */
+const EVENT_WRITE_ATTEMPTS = 4;
+const EVENT_RETRY_FIRST_MS = 250;
+
+/**
+ * Recorded (as heartbeat details) once a publish has written the status and HardwareData: a retry
+ * of the same activity sends only the Events. Redoing the status write could fail where the first
+ * one had passed (the object changed, the write now refused) and take the Events down with it.
+ */
+interface PublishProgress {
+  statusWritten: true;
+  /** The object the status went to; the Events are named after it. */
+  uid: string;
+}
+
+function activityContext(): Context | undefined {
+  try {
+    return Context.current();
+  } catch {
+    return undefined;
+  }
+}
+
+function earlierProgress(): PublishProgress | undefined {
+  const details: unknown = activityContext()?.info.heartbeatDetails;
+  return isObject(details) && details.statusWritten === true && typeof details.uid === 'string' ? { statusWritten: true, uid: details.uid } : undefined;
+}
+
+/** Worth writing again: the API server unavailable or overloaded, or the answer lost on the way. */
+const eventRetryable = (err: unknown): boolean => !(err instanceof KubeError) || err.status >= 500 || err.status === 429;
 
 /** What one publish is: its activity (workflow, run, activity id) when run as one, and the host and status time. */
 function eventSeed(ref: HostRef, uid: string, lastUpdated: string | undefined): string {
@@ -115,12 +145,15 @@ export function createKubernetesActivities(deps: { rest: KubeRest; component?: s
     const path = `${GROUP}/namespaces/${input.ref.namespace}/baremetalhosts/${input.ref.name}`;
     // The CRD enforces the schema's string limits; a BMC's inventory or Ironic's error text may be longer.
     const fitted = fitStrings(HostStatusSchema, input.status);
+    const ctx = activityContext();
+    const progress = earlierProgress();
     try {
       let owner: Owner;
       // The controller writes this status too (an invalid spec, node health): the patch is computed from the object
       // as read and sent with its resourceVersion, so a write in between is read again, never overwritten.
       for (let attempt = 1; ; attempt++) {
         owner = await rest.call<Owner>('GET', path);
+        if (progress) break;
         if (input.hardwareKept && owner.status?.hardware === undefined) return { published: false, hardwareMissing: true };
         // Computed here, from what is published, against what the object holds: a condition keeps its
         // lastTransitionTime until its status changes, and nothing of it enters workflow history.
@@ -138,14 +171,28 @@ export function createKubernetesActivities(deps: { rest: KubeRest; component?: s
           if (!(err instanceof KubeError && err.status === 409) || attempt >= STATUS_WRITE_ATTEMPTS) throw err;
         }
       }
-      if (!input.hardwareKept) await upsertHardwareData(owner, fitted);
+      const uid = progress?.uid ?? owner.metadata.uid;
+      if (!progress) {
+        if (!input.hardwareKept) await upsertHardwareData(owner, fitted);
+        ctx?.heartbeat({ statusWritten: true, uid } satisfies PublishProgress);
+      }
       // Named after this publish (the activity, or the input): a retried publish finds its Events already there.
-      const seed = eventSeed(input.ref, owner.metadata.uid, fitted.lastUpdated);
+      const seed = eventSeed(input.ref, uid, fitted.lastUpdated);
       let index = 0;
       for (const event of [...(input.event ? [input.event] : []), ...(input.events ?? [])]) {
         // BMO's reasons where it has the same Event (clients/kubernetes/bmo-events.ts).
         for (const written of asBmoEvents(event, fitted.poweredOn)) {
-          await recordHostEvent(rest, owner.metadata, written, component, eventName(input.ref.name, seed, index++, written));
+          const name = eventName(input.ref.name, seed, index++, written);
+          for (let attempt = 1; ; attempt++) {
+            try {
+              await recordHostEvent(rest, { ...owner.metadata, uid }, written, component, name);
+              break;
+            } catch (err) {
+              if (!eventRetryable(err) || attempt >= EVENT_WRITE_ATTEMPTS) throw err;
+              const pause = EVENT_RETRY_FIRST_MS * 2 ** (attempt - 1);
+              await (ctx ? ctx.sleep(pause) : new Promise((r) => setTimeout(r, pause)));
+            }
+          }
         }
       }
       return { published: true };

@@ -13,8 +13,10 @@ import { hostRun, hostWorkflowStart, lastHostView, readoptHost, readoptMessage, 
 import { hostListClauses, hostListItem, runningHosts, type HostListItem } from '../clients/temporal/host-list';
 import { validateHostSpec } from '../types/validate';
 import { validateLabels } from '../types/labels';
-import type { SecretStore } from '../clients/secrets/secret-store';
+import type { Lease } from '../clients/secrets/secret-store';
+import { LeaseBusy, LeaseLost } from '../clients/secrets/file-lease';
 import { HostSecrets } from './host-secrets';
+import { DeletedHostSweep } from './deleted-host-sweep';
 import {
   applyDirectivesUpdate,
   applySpecUpdate,
@@ -46,9 +48,32 @@ const invalid = (errors: FieldError[]): ApiError =>
 export class HostService {
   private readonly secrets: HostSecrets;
   private readonly locks = new Map<string, Promise<void>>();
+  private leaseWaiting = 0;
+  /** Deleted hosts whose secrets go once their delete has completed. */
+  private readonly deletes: DeletedHostSweep;
 
   constructor(private readonly deps: HostServiceDeps) {
     this.secrets = new HostSecrets(deps.secrets);
+    this.deletes = new DeletedHostSweep(async (ref) => {
+      const run = await hostRun(this.deps.client, ref);
+      if (run.kind === 'deleted') await this.sweepIfDeleted(ref);
+      return run.kind === 'deleted' || run.kind === 'absent';
+    });
+  }
+
+  /** Requests of this process now waiting for a host's lease another process holds. */
+  get leaseWaits(): number {
+    return this.leaseWaiting;
+  }
+
+  /** Deletes sent by this process whose host has not yet been seen gone (their secrets still to remove). */
+  get pendingDeletes(): number {
+    return this.deletes.size;
+  }
+
+  /** Stops the background checks of deleted hosts (the process is ending). */
+  close(): void {
+    this.deletes.close();
   }
 
   private log(message: string): void {
@@ -72,10 +97,10 @@ export class HostService {
   /** Creates the host or replaces its spec. Either everything is applied or nothing is. */
   put(ref: HostRef, input: HostInput): Promise<{ created: boolean; view: HostView }> {
     this.checkRef(ref);
-    return this.serialized(ref, () => this.putNow(ref, input));
+    return this.serialized(ref, (lease) => this.putNow(ref, input, lease));
   }
 
-  private async putNow(ref: HostRef, input: HostInput): Promise<{ created: boolean; view: HostView }> {
+  private async putNow(ref: HostRef, input: HostInput, lease: Lease): Promise<{ created: boolean; view: HostView }> {
     const prepared = this.secrets.writesFor(ref, input);
     if ('errors' in prepared) throw invalid(prepared.errors);
     const { writes } = prepared;
@@ -86,13 +111,17 @@ export class HostService {
     const creating = run.kind === 'absent' || run.kind === 'deleted';
     if (input.status && !creating) throw new ApiError(409, 'Conflict', `status: taken only when the host is created; ${ref.namespace}/${ref.name} exists (${run.kind})`);
     // A create: what an earlier host of this name left behind is not this host's.
-    if (creating) await this.secrets.removeOwned(ref);
+    if (creating) {
+      await this.held(lease);
+      await this.secrets.removeOwned(ref);
+    }
     const errors = await this.secrets.check(ref, valid.value.spec, writes, async () => {
       if (run.kind === 'running') return (await this.handle(ref).query(hostViewQuery)).spec;
       return run.kind === 'ended' ? (await this.lastView(ref)).spec : undefined;
     });
     if (errors.length > 0) throw invalid(errors);
 
+    await this.held(lease);
     const previous = await this.secrets.write(ref, writes);
     let created: boolean;
     try {
@@ -108,6 +137,8 @@ export class HostService {
       // Put the secrets back as they were, so a rejected change leaves nothing behind.
       // Not after a timeout: the server may still apply the spec, which then needs them.
       if (temporalBusy(err)?.nothingApplied === false) throw this.translate(err);
+      // Past its lease, another replica may have written since: putting back would erase its secrets.
+      await this.held(lease, 'the change was not applied, and its secrets could not be put back');
       await this.secrets.restore(ref, previous);
       throw this.translate(err);
     }
@@ -121,12 +152,13 @@ export class HostService {
   }
 
   /**
-   * One change of a host's secrets at a time (in this process): two PUTs interleaving
-   * their writes and put-backs would leave one's secrets under the other's spec.
+   * One change of a host's secrets at a time: two PUTs interleaving their writes and put-backs
+   * would leave one's secrets under the other's spec. Within this process the changes queue here;
+   * across API replicas each takes the host's lease in the secret store.
    */
-  private serialized<T>(ref: HostRef, fn: () => Promise<T>): Promise<T> {
+  private serialized<T>(ref: HostRef, fn: (lease: Lease) => Promise<T>): Promise<T> {
     const key = hostWorkflowId(ref);
-    const run = (this.locks.get(key) ?? Promise.resolve()).then(fn);
+    const run = (this.locks.get(key) ?? Promise.resolve()).then(() => this.leased(ref, fn));
     const tail = run.then(
       () => undefined,
       () => undefined,
@@ -138,10 +170,39 @@ export class HostService {
     return run;
   }
 
+  private async leased<T>(ref: HostRef, fn: (lease: Lease) => Promise<T>): Promise<T> {
+    let lease: Lease;
+    try {
+      lease = await this.deps.secrets.lease(ref.namespace, ref.name, {
+        waitMs: this.deps.updateTimeoutMs ?? DEFAULT_UPDATE_TIMEOUT_MS,
+        onWait: (done) => (this.leaseWaiting += done ? -1 : 1),
+      });
+    } catch (err) {
+      if (!(err instanceof LeaseBusy)) throw err;
+      throw new ApiError(503, 'Unavailable', `host ${ref.namespace}/${ref.name}: another change of it is still in progress (on another API replica); nothing was changed, send it again`, [], 2);
+    }
+    try {
+      return await fn(lease);
+    } finally {
+      await lease.release();
+    }
+  }
+
+  /** Throws a 503 when this process may no longer hold the host's lease (`what` happened, if anything). */
+  private async held(lease: Lease, what = 'nothing was changed'): Promise<void> {
+    try {
+      await lease.check();
+    } catch (err) {
+      if (!(err instanceof LeaseLost)) throw err;
+      throw new ApiError(503, 'Unavailable', `this API replica lost the host's change lease (${err.message}): ${what}; send it again`, [], 2);
+    }
+  }
+
   /** Removes a deleted host's secrets; checked again in turn with PUTs, so a create racing it keeps its own. */
   private sweepIfDeleted(ref: HostRef): Promise<void> {
-    return this.serialized(ref, async () => {
+    return this.serialized(ref, async (lease) => {
       if ((await hostRun(this.deps.client, ref)).kind !== 'deleted') return;
+      await this.held(lease);
       const removed = await this.secrets.removeOwned(ref);
       if (removed.length > 0) this.log(`host ${ref.namespace}/${ref.name}: deleted; removed its secrets ${removed.join(', ')}`);
     });
@@ -279,11 +340,9 @@ export class HostService {
       throw this.translate(err);
     }
     // Once the delete is done its secrets go too (a read or create after it also removes them,
-    // should this process not live that long).
-    void this.handle(ref)
-      .result()
-      .then(() => this.sweepIfDeleted(ref))
-      .catch(() => undefined);
+    // should this process not live that long). Checked by short describes on a backoff, not a
+    // long poll per delete: a delete held by a pause or a detach may wait for weeks.
+    this.deletes.add(ref);
     return this.handle(ref).query(hostViewQuery);
   }
 

@@ -5,7 +5,9 @@
  * not decrypt). Writes are atomic (temp file + rename), so the API and workers
  * can share the folder. The host a secret was written for is recorded beside
  * the ciphertext and bound to it through the associated data, so an edited
- * owner does not decrypt either.
+ * owner does not decrypt either. API replicas sharing the folder take a
+ * per-host lease in it (`.leases/`, file-lease.ts) around each change of a
+ * host's secrets.
  *
  * Which secrets a host owns is answered from an index beside the files
  * (`.owners/<sha256 of the owner>/<name>`, empty markers), not by reading every
@@ -22,7 +24,8 @@ import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:
 import { chmod, mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import type { SecretData, SecretStore } from './secret-store';
+import type { Lease, LeaseOptions, SecretData, SecretStore } from './secret-store';
+import { FileLeases } from './file-lease';
 
 interface Envelope {
   v: 1;
@@ -36,6 +39,8 @@ interface Envelope {
 const SUFFIX = '.secret';
 const INDEX = '.owners';
 const COMPLETE = '.complete';
+/** Beside the namespaces' folders; a dot name is never a namespace. */
+const LEASES = '.leases';
 /** Files read at once by a scan: bounded, so a large namespace cannot exhaust the process's descriptors. */
 const SCAN_CONCURRENCY = 16;
 const ownerKey = (owner: string): string => createHash('sha256').update(owner).digest('hex');
@@ -66,13 +71,21 @@ export class LocalSecretStore implements SecretStore {
   readonly maxNameLength = LOCAL_SECRET_NAME_MAX;
   /** Namespaces whose index is known complete, or being completed by a scan (shared by concurrent callers). */
   private readonly indexed = new Map<string, Promise<void>>();
+  private readonly leases: FileLeases;
 
   constructor(
     private readonly dir: string,
     key: Buffer,
+    opts: { leaseTtlMs?: number } = {},
   ) {
     if (key.length !== 32) throw new Error('the secret store key must be 32 bytes (base64 of 32 random bytes)');
     this.key = key;
+    this.leases = new FileLeases(join(dir, LEASES), opts.leaseTtlMs);
+  }
+
+  lease(namespace: string, name: string, opts: LeaseOptions): Promise<Lease> {
+    if (!NAME.test(namespace) || !NAME.test(name)) throw new Error(`invalid lease name ${namespace}/${name}: lower-case DNS names only`);
+    return this.leases.acquire(join(namespace, name), opts);
   }
 
   private path(namespace: string, name: string): string {

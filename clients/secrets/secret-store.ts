@@ -2,7 +2,10 @@
  * Where secret values live. Workflows only ever hold a secret's namespace and
  * name; activities read the values at the moment they use them.
  */
+import type { Lease, LeaseOptions } from './file-lease';
+
 export type SecretData = Record<string, string>;
+export type { Lease, LeaseOptions } from './file-lease';
 
 export interface SecretReader {
   read(namespace: string, name: string): Promise<SecretData | undefined>;
@@ -18,4 +21,9 @@ export interface SecretStore extends SecretReader {
   ownerOf(namespace: string, name: string): Promise<string | null | undefined>;
   /** Names of the namespace's secrets recorded as `owner`'s. */
   ownedBy(namespace: string, owner: string): Promise<string[]>;
+  /**
+   * A lease on `name` (a host's) shared by every process using this store: one holder at a time,
+   * across API replicas. Throws `LeaseBusy` after `opts.waitMs` while another holds it.
+   */
+  lease(namespace: string, name: string, opts: LeaseOptions): Promise<Lease>;
 }

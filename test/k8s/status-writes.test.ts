@@ -2,14 +2,20 @@
  * The worker's status write on the real kube-apiserver: a write by another
  * writer between its read and its write (the controller's node health
  * conditions) is read again, not overwritten, and a publish retried after it
- * wrote sends its Events once.
+ * wrote sends its Events once. An Event whose write fails is written again on
+ * its own, through test/support's fault-injecting proxy in front of the real
+ * API server: within the publish, and by a retry of the activity that does not
+ * write the status again.
  */
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { KubeConfig } from '@kubernetes/client-node';
+import { MockActivityEnvironment } from '@temporalio/testing';
 import { createKubernetesActivities } from '../../activities/host-status-activities';
-import type { KubeRest } from '../../clients/kubernetes/kube-rest';
+import { KubeRest } from '../../clients/kubernetes/kube-rest';
 import { emptyStatus } from '../../types/host';
 import { uniq } from '../support/harness';
-import { kubectl } from './kube-harness';
+import { IronicProxy, type RecordedRequest } from '../support/ironic-proxy';
+import { KUBECONFIG, kubectl } from './kube-harness';
 import { useKubeRest } from './kube-rest-suite';
 import { hostDoc } from './manifests';
 
@@ -65,5 +71,86 @@ describe("the worker's status write", () => {
     await activities.publishHostStatus(input);
     const events = JSON.parse(kubectl(['get', 'events', '-n', NS, '--field-selector', `involvedObject.name=${name}`, '-o', 'json']).stdout) as { items: { reason: string }[] };
     expect(events.items.filter((e) => e.reason === 'StateChanged')).toHaveLength(1);
+  });
+});
+
+const isEventPost = (r: RecordedRequest) => r.method === 'POST' && r.path.startsWith(`/api/v1/namespaces/${NS}/events`);
+const isStatusPatch = (name: string) => (r: RecordedRequest) => r.method === 'PATCH' && r.path === `${path(name)}/status`;
+const eventsOf = (name: string, reason: string) =>
+  (JSON.parse(kubectl(['get', 'events', '-n', NS, '--field-selector', `involvedObject.name=${name}`, '-o', 'json']).stdout) as { items: { reason: string }[] }).items.filter((e) => e.reason === reason);
+
+describe('an Event whose write fails', () => {
+  let proxy: IronicProxy;
+  let rest: KubeRest;
+  beforeAll(async () => {
+    // The proxy presents the admin's client certificate; the activity talks plain HTTP to it (no TLS to verify).
+    const admin = new KubeConfig();
+    admin.loadFromFile(KUBECONFIG);
+    const tls: { ca?: Buffer; cert?: Buffer; key?: Buffer } = {};
+    await admin.applyToHTTPSOptions(tls as never);
+    proxy = new IronicProxy(admin.getCurrentCluster()!.server, tls);
+    await proxy.start();
+    const kc = new KubeConfig();
+    kc.loadFromOptions({
+      clusters: [{ name: 'proxy', server: proxy.url, skipTLSVerify: true }],
+      users: [{ name: 'proxied' }],
+      contexts: [{ name: 'proxy', cluster: 'proxy', user: 'proxied' }],
+      currentContext: 'proxy',
+    });
+    rest = await KubeRest.create(kc);
+  });
+  afterAll(() => proxy?.stop());
+
+  const publishInput = (name: string, reason: string) => ({
+    ref: { namespace: NS, name },
+    status: { ...emptyStatus(), lastUpdated: '2026-12-01T11:00:00Z', provisioning: { state: 'inspecting' as const, ID: 'n' } },
+    event: { type: 'Normal' as const, reason, message: 'registering -> inspecting' },
+  });
+
+  it('is written again within the publish: refused once, or written with its answer lost', async () => {
+    for (const fault of ['503', 'answer lost'] as const) {
+      const name = uniq('event-retry');
+      pausedHost(name);
+      const before = proxy.count(isEventPost);
+      let first = true;
+      proxy.interceptor = (r) => {
+        if (!first || !isEventPost(r)) return undefined;
+        first = false;
+        return fault === '503' ? { kind: 'answer', status: 503, faultstring: 'etcd leader changed' } : { kind: 'no-answer', ms: 0, forward: true };
+      };
+      try {
+        const env = new MockActivityEnvironment({ activityId: uniq('publish') });
+        expect(await env.run(createKubernetesActivities({ rest }).publishHostStatus, publishInput(name, 'InspectionStarted'))).toEqual({ published: true });
+      } finally {
+        proxy.interceptor = undefined;
+      }
+      expect(proxy.count(isEventPost) - before).toBe(2);
+      expect(eventsOf(name, 'InspectionStarted')).toHaveLength(1);
+    }
+  });
+
+  it("is sent by the activity's retry without writing the status again", async () => {
+    const name = uniq('event-retry-act');
+    pausedHost(name);
+    const activityId = uniq('publish');
+    // Attempt 1: the status is written; every Event write is refused, so the attempt fails.
+    let eventsDown = true;
+    proxy.interceptor = (r) => (eventsDown && isEventPost(r) ? { kind: 'answer', status: 503, faultstring: 'the server is currently unable to handle the request' } : undefined);
+    const first = new MockActivityEnvironment({ activityId });
+    const beats: unknown[] = [];
+    first.on('heartbeat', (d: unknown) => beats.push(d));
+    const input = publishInput(name, 'ProvisioningStarted');
+    await expect(first.run(createKubernetesActivities({ rest }).publishHostStatus, input)).rejects.toThrow();
+    expect(eventsOf(name, 'ProvisioningStarted')).toHaveLength(0);
+    expect(proxy.count(isStatusPatch(name))).toBe(1);
+
+    // Attempt 2, with what attempt 1 recorded: a status write now would be refused, and must not be sent.
+    eventsDown = false;
+    proxy.interceptor = undefined;
+    proxy.fail(isStatusPatch(name), 1, 422, 'status refused now');
+    const retry = new MockActivityEnvironment({ activityId, attempt: 2, heartbeatDetails: beats.at(-1) });
+    expect(await retry.run(createKubernetesActivities({ rest }).publishHostStatus, input)).toEqual({ published: true });
+    expect(proxy.count(isStatusPatch(name))).toBe(1);
+    expect(eventsOf(name, 'ProvisioningStarted')).toHaveLength(1);
   });
 });

@@ -6,7 +6,9 @@
  * expected `authorization: Bearer <API key>` with gRPC UNAUTHENTICATED (as
  * Temporal Cloud does), and passes every other call, stream by stream, to the
  * dev server over plain HTTP/2. It records what it saw (authorization
- * headers, client certificate names) so a test can show what was sent.
+ * headers, client certificate names, the calls by method and which are still
+ * open) so a test can show what was sent, and can hold a call back until the
+ * test lets it go.
  */
 import { connect, constants, createSecureServer, createServer, type ClientHttp2Session, type Http2Server, type Http2Session, type IncomingHttpHeaders, type OutgoingHttpHeaders, type ServerHttp2Stream } from 'node:http2';
 import type { AddressInfo } from 'node:net';
@@ -29,8 +31,16 @@ export interface GrpcProxy {
   clientCertificates: string[];
   /** Calls refused for a missing or wrong API key. */
   refused: number;
+  /** Calls of `method` (e.g. `GetWorkflowExecutionHistory`) seen so far. */
+  calls(method: string): number;
+  /** Calls of `method` open now (sent and not yet answered in full). */
+  open(method: string): number;
+  /** Holds the next call of `method` before it reaches the server; `held` settles once one is held. */
+  hold(method: string): { held: Promise<void>; release(): void };
   close(): Promise<void>;
 }
+
+const methodOf = (path: string | string[] | undefined): string => String(path ?? '').split('/').pop() ?? '';
 
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'upgrade', 'proxy-connection', 'http2-settings']);
 
@@ -59,6 +69,10 @@ export async function startGrpcProxy(opts: GrpcProxyOptions): Promise<GrpcProxy>
   };
   const state: Pick<GrpcProxy, 'authorizations' | 'clientCertificates' | 'refused'> = { authorizations: [], clientCertificates: [], refused: 0 };
   const sessions = new Set<Http2Session>();
+  const seen = new Map<string, number>();
+  const openCalls = new Map<string, number>();
+  const holds: { method: string; gate: Promise<void>; onHeld: () => void }[] = [];
+  const bump = (m: Map<string, number>, method: string, by: number) => m.set(method, (m.get(method) ?? 0) + by);
 
   const server: Http2Server = opts.tls
     ? createSecureServer({
@@ -74,7 +88,18 @@ export async function startGrpcProxy(opts: GrpcProxyOptions): Promise<GrpcProxy>
     const cn = typeof socket.getPeerCertificate === 'function' ? socket.getPeerCertificate()?.subject?.CN : undefined;
     if (cn) state.clientCertificates.push(Array.isArray(cn) ? cn.join(',') : cn);
   });
-  server.on('stream', (stream: ServerHttp2Stream, headers: IncomingHttpHeaders) => {
+  server.on('stream', (stream: ServerHttp2Stream, headers: IncomingHttpHeaders) => void onStream(stream, headers));
+  const onStream = async (stream: ServerHttp2Stream, headers: IncomingHttpHeaders): Promise<void> => {
+    const method = methodOf(headers[':path']);
+    bump(seen, method, 1);
+    bump(openCalls, method, 1);
+    stream.on('close', () => bump(openCalls, method, -1));
+    const held = holds.findIndex((h) => h.method === method);
+    if (held >= 0) {
+      const [h] = holds.splice(held, 1);
+      h!.onHeld();
+      await h!.gate;
+    }
     const authorization = headers.authorization;
     state.authorizations.push(authorization);
     if (opts.apiKey !== undefined && authorization !== `Bearer ${opts.apiKey}`) {
@@ -107,7 +132,7 @@ export async function startGrpcProxy(opts: GrpcProxyOptions): Promise<GrpcProxy>
     stream.on('close', () => {
       if (!req.closed) req.close(constants.NGHTTP2_CANCEL);
     });
-  });
+  };
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   return {
@@ -117,6 +142,16 @@ export async function startGrpcProxy(opts: GrpcProxyOptions): Promise<GrpcProxy>
       return state.refused;
     },
     address: `127.0.0.1:${port}`,
+    calls: (method) => seen.get(method) ?? 0,
+    open: (method) => openCalls.get(method) ?? 0,
+    hold(method) {
+      let release!: () => void;
+      let onHeld!: () => void;
+      const gate = new Promise<void>((r) => (release = r));
+      const held = new Promise<void>((r) => (onHeld = r));
+      holds.push({ method, gate, onHeld });
+      return { held, release };
+    },
     async close() {
       for (const s of sessions) s.destroy();
       upstream?.destroy();

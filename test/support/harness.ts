@@ -96,6 +96,8 @@ export async function startHarness(
     pivotPlanes?: PivotPlaneRegistry;
     /** The worker's image fetch policy; loopback let through by default (the tests' image servers). */
     imageFetchPolicy?: AddressPolicy;
+    /** The secret store's key (random unless given): other processes' stores on `secretDir` need it. */
+    secretKey?: Buffer;
   } = {},
 ): Promise<Harness> {
   const namespace = opts.namespace ?? 'default';
@@ -106,7 +108,7 @@ export async function startHarness(
   const client = opts.dataConverter ? new Client({ connection: env.connection, namespace, dataConverter: opts.dataConverter }) : env.client;
   const ironic = new IronicClient({ url: opts.ironicUrl ?? IRONIC_URL });
   const secretDir = mkdtempSync(join(tmpdir(), 'metalflow-secrets-'));
-  const secrets = new LocalSecretStore(secretDir, randomBytes(32));
+  const secrets = new LocalSecretStore(secretDir, opts.secretKey ?? randomBytes(32));
   const taskQueue = uniq('tq');
   const worker = await createWorker(
     { connection: nativeConnection, namespace, taskQueue, ironic, secrets, poll: { initialMs: 100, factor: 1.5, maxMs: 1000 }, dataConverter: opts.dataConverter, kubernetes: opts.kubernetes, provisioningLimit: opts.provisioningLimit, provisioningLimitCheckSeconds: opts.provisioningLimitCheckSeconds, dhcpSites: opts.dhcpSites, imageCache: opts.imageCache, configDrives: opts.configDrives, pivotPlanes: opts.pivotPlanes, imageFetchPolicy: opts.imageFetchPolicy ?? TEST_FETCH_POLICY },
@@ -125,6 +127,7 @@ export async function startHarness(
     worker,
     hosts,
     async close() {
+      hosts.close();
       if (running) {
         worker.shutdown();
         await running;

@@ -4,9 +4,12 @@
  * and can answer some requests itself (409 "node locked") or hold them, to
  * show behaviour no healthy peer would show on demand. An interceptor (the
  * chaos suite's) may answer any request itself or leave it unanswered.
- * Everything else goes to the peer untouched.
+ * Everything else goes to the peer untouched. A peer behind TLS (the
+ * kube-apiserver) is reached with the TLS options given, so its clients talk
+ * plain HTTP to the proxy and the proxy authenticates for them.
  */
 import { createServer, request, type ClientRequest, type IncomingMessage, type Server } from 'node:http';
+import { request as tlsRequest, type RequestOptions as TlsRequestOptions } from 'node:https';
 import type { AddressInfo } from 'node:net';
 
 export interface RecordedRequest {
@@ -52,7 +55,11 @@ export class IronicProxy {
   /** Consulted for every request no fail() fault took; undefined lets it through. */
   interceptor?: (r: RecordedRequest) => Intercept | undefined;
 
-  constructor(private readonly target: string) {}
+  constructor(
+    private readonly target: string,
+    /** For an https target: its CA and the client certificate to present. */
+    private readonly tls?: Pick<TlsRequestOptions, 'ca' | 'cert' | 'key'>,
+  ) {}
 
   get url(): string {
     const addr = this.server?.address() as AddressInfo;
@@ -144,7 +151,9 @@ export class IronicProxy {
 
   private forward(rec: RecordedRequest, req: IncomingMessage, body: Buffer, onAnswer: (up: IncomingMessage) => void): ClientRequest {
     const target = new URL(rec.path, this.target);
-    const upstream = request(target, { method: rec.method, headers: { ...req.headers, host: target.host } }, onAnswer);
+    const options = { method: rec.method, headers: { ...req.headers, host: target.host } };
+    const tls = { ca: this.tls?.ca, cert: this.tls?.cert, key: this.tls?.key };
+    const upstream = target.protocol === 'https:' ? tlsRequest(target, { ...options, ...tls }, onAnswer) : request(target, options, onAnswer);
     upstream.end(body);
     return upstream;
   }
