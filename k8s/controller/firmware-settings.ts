@@ -232,8 +232,8 @@ export class FirmwareSettingsController {
       ...(vendor?.productName ? { hardwareModel: vendor.productName } : {}),
       schema,
     };
-    // Hosts with one registry share the schema and reconcile at once: a create that lost the race (409) and an owner
-    // update that met another's (409 on the resourceVersion) read the schema again, so no host drops out of its owners.
+    // Hosts with one registry share the schema and reconcile at once: a create that lost the race (409), or a first
+    // owner list that met another's (a failed test), reads the schema again, so no host drops out of its owners.
     for (let attempt = 1; ; attempt++) {
       const existing = await getObject<SchemaObject>(this.deps.rest, firmwareSchemaPath(namespace, name));
       try {
@@ -245,10 +245,15 @@ export class FirmwareSettingsController {
         }
         const owners = existing.metadata.ownerReferences ?? [];
         if (owners.some((o) => o.uid === owner.uid)) break;
-        await this.deps.rest.call('PUT', firmwareSchemaPath(namespace, name), { body: { ...existing, metadata: { ...existing.metadata, ownerReferences: [...owners, owner] } } });
+        // Appended by a JSON patch without a resourceVersion: the API server applies it to whatever the schema holds
+        // then, so a thousand hosts of one model add themselves without re-reading a growing object after each conflict.
+        const patch = owners.length > 0
+          ? [{ op: 'add', path: '/metadata/ownerReferences/-', value: owner }]
+          : [{ op: 'test', path: '/metadata/resourceVersion', value: existing.metadata.resourceVersion }, { op: 'add', path: '/metadata/ownerReferences', value: [owner] }];
+        await this.deps.rest.call('PATCH', firmwareSchemaPath(namespace, name), { body: patch, contentType: 'application/json-patch+json' });
         break;
       } catch (err) {
-        if (!(err instanceof KubeError && err.status === 409) || attempt >= 5) throw err;
+        if (!(err instanceof KubeError && (err.status === 409 || err.status === 422)) || attempt >= 5) throw err;
       }
     }
     return { namespace, name };
