@@ -31,6 +31,7 @@ import { readTlsFiles } from '../../clients/tls/files';
 import { FirmwareSettingsController } from './firmware-settings';
 import { BmoGuard } from './bmo-guard';
 import { temporalCallCounter } from './temporal-calls';
+import { withReconcileSignal } from './reconcile-signal';
 
 const config = loadConfig();
 const log = (m: string): void => console.log(`[controller] ${m}`);
@@ -85,8 +86,8 @@ async function lead(): Promise<void> {
     const cycle = { leading: true };
     // Reconciles under way when the lease goes are cut short: another replica may already drive those hosts.
     const leading = new AbortController();
-    // Each reconcile under way listens on it: more than Node's default of 10 is expected, not a leak.
-    setMaxListeners(settings.concurrency * 4 + 10, leading.signal);
+    // Each reconcile under way listens on it once (reconcile-signal.ts): more than Node's default of 10 is expected, not a leak.
+    setMaxListeners(settings.concurrency + 10, leading.signal);
     const lost = new Promise<void>((resolve) => {
       void elector.acquire(() => {
         cycle.leading = false;
@@ -226,7 +227,7 @@ async function reconcileWithDeadline(reconciler: Reconciler, key: string, leadin
   const [namespace = '', name = ''] = key.split('/');
   if (leading.aborted) return;
   try {
-    await client.withAbortSignal(leading, () => client.withDeadline(deadline, () => reconciler.reconcile(key)));
+    await withReconcileSignal(leading, (signal) => client.withAbortSignal(signal, () => client.withDeadline(deadline, () => reconciler.reconcile(key))));
     metrics.reconciled(namespace, name, true);
   } catch (err) {
     if (leading.aborted) return;
