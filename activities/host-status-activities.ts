@@ -10,10 +10,11 @@ import { fitStrings } from '../types/fit-schema';
 import { computeConditions, kubeTimestamp } from '../types/conditions';
 import { hardwareProfileName, isHardwareProfile } from '../types/hardware-profile';
 import { FAILURE } from '../types/failures';
-import { KubeError } from '../clients/kubernetes/kube-error';
+import { isKubeError } from '../clients/kubernetes/kube-error';
 import type { KubeRest } from '../clients/kubernetes/kube-rest';
 import { recordHostEvent, type HostEvent } from '../clients/kubernetes/events';
 import { asBmoEvents } from '../clients/kubernetes/bmo-events';
+import { toFailure } from './failures';
 
 export type { HostEvent } from '../clients/kubernetes/events';
 
@@ -74,11 +75,9 @@ export function createKubernetesActivities(deps: { rest: KubeRest; component?: s
   const { rest } = deps;
   const component = deps.component ?? 'metalflow';
 
+  /** A refusal is final (KubernetesRejected), a bug is internal, the rest is retried (activities/failures.ts). */
   const transient = (err: unknown): never => {
-    if (err instanceof KubeError && err.status >= 400 && err.status < 500 && err.status !== 409 && err.status !== 429) {
-      throw ApplicationFailure.nonRetryable(err.message, FAILURE.kubernetesRejected);
-    }
-    throw ApplicationFailure.retryable((err as Error).message, FAILURE.transient);
+    throw toFailure(err);
   };
 
   async function upsertHardwareData(owner: Owner, status: HostStatus): Promise<void> {
@@ -97,7 +96,7 @@ export function createKubernetesActivities(deps: { rest: KubeRest; component?: s
     try {
       await rest.call('PATCH', `${path}/${owner.metadata.name}`, { body: { spec: body.spec }, contentType: 'application/merge-patch+json' });
     } catch (err) {
-      if (!(err instanceof KubeError && err.status === 404)) throw err;
+      if (!isKubeError(err, 'not-found')) throw err;
       await rest.call('POST', path, { body });
     }
   }
@@ -135,7 +134,7 @@ export function createKubernetesActivities(deps: { rest: KubeRest; component?: s
           await rest.call('PATCH', `${path}/status`, { body: { metadata: { resourceVersion: owner.metadata.resourceVersion }, status }, contentType: 'application/merge-patch+json' });
           break;
         } catch (err) {
-          if (!(err instanceof KubeError && err.status === 409) || attempt >= STATUS_WRITE_ATTEMPTS) throw err;
+          if (!isKubeError(err, 'conflict') || attempt >= STATUS_WRITE_ATTEMPTS) throw err;
         }
       }
       if (!input.hardwareKept) await upsertHardwareData(owner, fitted);
@@ -150,7 +149,7 @@ export function createKubernetesActivities(deps: { rest: KubeRest; component?: s
       }
       return { published: true };
     } catch (err) {
-      if (err instanceof KubeError && err.status === 404) return { published: false };
+      if (isKubeError(err, 'not-found')) return { published: false };
       return transient(err);
     }
   }

@@ -21,7 +21,7 @@
  */
 import { WorkflowUpdateFailedError, type Client } from '@temporalio/client';
 import type { KubeRest } from '../../clients/kubernetes/kube-rest';
-import { KubeError } from '../../clients/kubernetes/kube-error';
+import { isKubeError, KubeError } from '../../clients/kubernetes/kube-error';
 import { recordHostEvent } from '../../clients/kubernetes/events';
 import { createObject, getObject } from '../../clients/kubernetes/metal3-objects';
 import { createHash } from 'node:crypto';
@@ -248,7 +248,7 @@ export class FirmwareSettingsController {
         await this.deps.rest.call('PUT', firmwareSchemaPath(namespace, name), { body: { ...existing, metadata: { ...existing.metadata, ownerReferences: [...owners, owner] } } });
         break;
       } catch (err) {
-        if (!(err instanceof KubeError && err.status === 409) || attempt >= 5) throw err;
+        if (!isKubeError(err, 'conflict') || attempt >= 5) throw err;
       }
     }
     return { namespace, name };
