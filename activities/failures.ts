@@ -37,10 +37,13 @@ export function failureClassOf(err: unknown): (FailureClass & { message: string 
 export function toFailure(err: unknown): unknown {
   const c = failureClassOf(err);
   if (!c) return err;
-  return ApplicationFailure.create({
+  const failure = ApplicationFailure.create({
     message: c.message,
     type: c.type,
     nonRetryable: !c.retryable,
     ...(c.details ? { details: [c.details] } : {}),
   });
+  // A bug's own stack, where an operator reading the failure looks for it (not this function's).
+  if (isProgrammingError(err) && err.stack) failure.stack = err.stack;
+  return failure;
 }

@@ -27,6 +27,8 @@ import { startImageServer, type ImageServer } from '../support/image-server';
 import { TEST_FETCH_POLICY } from '../support/fetch-policy';
 import { imageBytes } from '../support/image-bytes';
 import { applicationFailure } from '../bmc/support/failure';
+import { startHarness } from '../support/harness';
+import { activityFailureMapping } from '../../workers/activity-failures';
 import { IPMI_PASSWORD, IPMI_USER, startIpmiSim, type IpmiSim } from '../bmc/support/ipmi-sim';
 
 const NS = 'peer-errors';
@@ -154,5 +156,16 @@ describe('images (HTTP server on loopback)', () => {
     const f = await failure(checkImage({ image: null as unknown as Image }));
     expect(f).toMatchObject({ type: FAILURE.internal, nonRetryable: true });
     expect(f.message).toMatch(/^internal error in metalflow: TypeError: /);
+  });
+});
+
+describe("the project's worker", () => {
+  it('runs every activity through the one conversion (activities without a peer mapping of their own included)', async () => {
+    const h = await startHarness({ startWorker: false });
+    try {
+      expect(h.worker.options.interceptors.activity).toContain(activityFailureMapping);
+    } finally {
+      await h.close();
+    }
   });
 });

@@ -20,6 +20,9 @@ import { classifyIpmitoolFailure } from '../../clients/ipmi/ipmitool';
 import { ImageError, imageFailureClass, statusError } from '../../clients/images/errors';
 import { KubeError, kubeErrorKind, kubeFailureClass } from '../../clients/kubernetes/kube-error';
 import { MOCKUP_ROOT } from '../bmc/support/redfish-mockup';
+import { MockActivityEnvironment } from '@temporalio/testing';
+import { activityFailureMapping } from '../../workers/activity-failures';
+import { createLimiterActivities } from '../../activities/limiter-activities';
 
 const registry = JSON.parse(readFileSync(join(MOCKUP_ROOT, 'Registries', 'Base.1.5.0.json'), 'utf8')) as {
   Messages: Record<string, { Message: string; Severity: string; Resolution: string }>;
@@ -178,5 +181,18 @@ describe('the activity layer: one conversion to a Temporal failure', () => {
     const own = ApplicationFailure.nonRetryable('x', 'PivotTargetConflict');
     expect(toFailure(own)).toBe(own);
     expect(failureClassOf(new Error('socket hang up'))).toEqual({ type: FAILURE.transient, retryable: true, message: 'socket hang up' });
+  });
+});
+
+describe("the worker's activity interceptor", () => {
+  it('gives an activity without a mapping of its own the same conversion: a bug is a final InternalError, with its own stack', async () => {
+    const { closedPermitHolders } = createLimiterActivities({ limit: 1 });
+    const broken = () => closedPermitHolders(null as unknown as []);
+    const bare = await new MockActivityEnvironment().run(broken).then(() => undefined, (e: unknown) => e);
+    expect(bare).toBeInstanceOf(TypeError);
+    const mapped = await new MockActivityEnvironment(undefined, { interceptors: [activityFailureMapping] }).run(broken).then(() => undefined, (e: unknown) => e);
+    expect(mapped).toBeInstanceOf(ApplicationFailure);
+    expect(mapped).toMatchObject({ type: FAILURE.internal, nonRetryable: true });
+    expect((mapped as Error).stack).toContain('limiter-activities');
   });
 });
