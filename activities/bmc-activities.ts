@@ -9,8 +9,8 @@
  * first, so a retry after a worker died mid-call converges instead of
  * repeating a reset. A BMC error becomes a failure whose message names the
  * cause (DNS, refused, TLS, 401, unknown system); kinds that may pass on their
- * own (unreachable, BMC fault, timeout) are retryable, the rest end the
- * operation at once.
+ * own (unreachable, BMC fault, timeout) are retryable, an answer metalflow
+ * cannot read is an InternalError, the rest end the operation at once.
  *
  * A slow BMC is bounded by its own request timeouts, never by the activity's
  * heartbeat timeout: every call heartbeats while it connects, reads the
@@ -36,6 +36,7 @@ import {
 } from '../clients/bmc/bmc-client';
 import type { SecretReader } from '../clients/secrets/secret-store';
 import { readSecretKey } from './secret-key';
+import { toFailure } from './failures';
 import { RedfishError } from '../clients/bmc/errors';
 import { applyBios, type BiosApplyResult } from '../clients/redfish/bios';
 import { biosSettings } from '../clients/ironic/clean-steps';
@@ -96,12 +97,9 @@ function access(spec: HostSpec): BmcAccess {
   return parsed.value;
 }
 
+/** BMC errors (and any other) as the failures the workflows branch on (activities/failures.ts). */
 function translate(err: unknown): never {
-  if (isBmcError(err)) {
-    if (err.retryable) throw ApplicationFailure.retryable(err.message, FAILURE.transient, { kind: err.kind });
-    throw ApplicationFailure.nonRetryable(err.message, FAILURE.operationFailed, { kind: err.kind });
-  }
-  throw err;
+  throw toFailure(err);
 }
 
 type BiosStep = Extract<CleanStep, { name: 'bios' }>;

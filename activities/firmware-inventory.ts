@@ -4,8 +4,8 @@
  * which has Ironic's address and credentials). A read: safe to retry, changes
  * nothing.
  */
-import { ApplicationFailure } from '@temporalio/common';
 import { IronicError, type IronicClient } from '../clients/ironic/client';
+import { nodeGone, translate } from './ironic-node-driver';
 import { readNodeFirmware } from '../clients/ironic/firmware-inventory';
 import type { FirmwareInventory, FirmwareInventoryInput } from '../workflows/firmware-inventory';
 
@@ -16,10 +16,9 @@ export function createFirmwareInventoryActivities(deps: { ironic: IronicClient }
       try {
         return await readNodeFirmware(ironic, input.nodeId);
       } catch (err) {
-        if (err instanceof IronicError && err.kind === 'not-found') {
-          throw ApplicationFailure.create({ type: 'IronicNodeGone', nonRetryable: true, message: `Ironic has no node ${input.nodeId}` });
-        }
-        throw err;
+        // Every path read is under the node's own: a 404 means the node is gone.
+        if (err instanceof IronicError && err.kind === 'not-found') throw nodeGone(input.nodeId);
+        return translate(err);
       }
     },
   };

@@ -31,7 +31,7 @@ import { fleetPowerKey, type FleetSelection } from '../workflows/fleet-definitio
 import { abortedResult, fleetHostResult, imageToRestore, keysToRelease, type FleetHostResult, type HostFinding } from '../workflows/fleet-goals';
 import { selectionMatches, type SelectionCandidate } from '../workflows/fleet-selection';
 import { heartbeat, pause } from './activity-context';
-import { KubeError } from '../clients/kubernetes/kube-error';
+import { isKubeError } from '../clients/kubernetes/kube-error';
 import type { KubeRest } from '../clients/kubernetes/kube-rest';
 import { createFleetRemediation } from './fleet-remediate';
 import { bareMetalHostLabels, changeBareMetalHost, pauseBareMetalHost, releaseBareMetalHostHold, restoreBareMetalHostImage } from './fleet-kubernetes';
@@ -94,7 +94,7 @@ function refusal(err: unknown): FleetHostResult | undefined {
 
 /** The API server's refusal of a change to a BareMetalHost (admission, validation) as the host's failure. */
 function objectRefusal(err: unknown): FleetHostResult | undefined {
-  if (err instanceof KubeError && (err.status === 400 || err.status === 403 || err.status === 422)) {
+  if (isKubeError(err, 'rejected')) {
     return { outcome: 'failed', error: `the BareMetalHost refused the change: ${err.message}` };
   }
   return undefined;

@@ -10,10 +10,11 @@ import { fitStrings } from '../types/fit-schema';
 import { computeConditions, kubeTimestamp } from '../types/conditions';
 import { hardwareProfileName, isHardwareProfile } from '../types/hardware-profile';
 import { FAILURE } from '../types/failures';
-import { KubeError } from '../clients/kubernetes/kube-error';
+import { isKubeError } from '../clients/kubernetes/kube-error';
 import type { KubeRest } from '../clients/kubernetes/kube-rest';
 import { recordHostEvent, type HostEvent } from '../clients/kubernetes/events';
 import { asBmoEvents } from '../clients/kubernetes/bmo-events';
+import { toFailure } from './failures';
 
 export type { HostEvent } from '../clients/kubernetes/events';
 
@@ -80,7 +81,7 @@ function earlierProgress(): PublishProgress | undefined {
 }
 
 /** Worth writing again: the API server unavailable or overloaded, or the answer lost on the way. */
-const eventRetryable = (err: unknown): boolean => !(err instanceof KubeError) || err.status >= 500 || err.status === 429;
+const eventRetryable = (err: unknown): boolean => !isKubeError(err, 'rejected') && !isKubeError(err, 'not-found') && !isKubeError(err, 'conflict');
 
 /** What one publish is: its activity (workflow, run, activity id) when run as one, and the host and status time. */
 function eventSeed(ref: HostRef, uid: string, lastUpdated: string | undefined): string {
@@ -104,11 +105,9 @@ export function createKubernetesActivities(deps: { rest: KubeRest; component?: s
   const { rest } = deps;
   const component = deps.component ?? 'metalflow';
 
+  /** A refusal is final (KubernetesRejected), a bug is internal, the rest is retried (activities/failures.ts). */
   const transient = (err: unknown): never => {
-    if (err instanceof KubeError && err.status >= 400 && err.status < 500 && err.status !== 409 && err.status !== 429) {
-      throw ApplicationFailure.nonRetryable(err.message, FAILURE.kubernetesRejected);
-    }
-    throw ApplicationFailure.retryable((err as Error).message, FAILURE.transient);
+    throw toFailure(err);
   };
 
   async function upsertHardwareData(owner: Owner, status: HostStatus): Promise<void> {
@@ -127,7 +126,7 @@ export function createKubernetesActivities(deps: { rest: KubeRest; component?: s
     try {
       await rest.call('PATCH', `${path}/${owner.metadata.name}`, { body: { spec: body.spec }, contentType: 'application/merge-patch+json' });
     } catch (err) {
-      if (!(err instanceof KubeError && err.status === 404)) throw err;
+      if (!isKubeError(err, 'not-found')) throw err;
       await rest.call('POST', path, { body });
     }
   }
@@ -168,7 +167,7 @@ export function createKubernetesActivities(deps: { rest: KubeRest; component?: s
           await rest.call('PATCH', `${path}/status`, { body: { metadata: { resourceVersion: owner.metadata.resourceVersion }, status }, contentType: 'application/merge-patch+json' });
           break;
         } catch (err) {
-          if (!(err instanceof KubeError && err.status === 409) || attempt >= STATUS_WRITE_ATTEMPTS) throw err;
+          if (!isKubeError(err, 'conflict') || attempt >= STATUS_WRITE_ATTEMPTS) throw err;
         }
       }
       const uid = progress?.uid ?? owner.metadata.uid;
@@ -197,7 +196,7 @@ export function createKubernetesActivities(deps: { rest: KubeRest; component?: s
       }
       return { published: true };
     } catch (err) {
-      if (err instanceof KubeError && err.status === 404) return { published: false };
+      if (isKubeError(err, 'not-found')) return { published: false };
       return transient(err);
     }
   }

@@ -4,10 +4,8 @@
  * or the BMC. Read-only and bounded (a HEAD, 64 KiB of the image, at most
  * 1 MiB of checksum file), so safe to retry; it heartbeats while it waits.
  */
-import { ApplicationFailure } from '@temporalio/activity';
-import { FAILURE } from '../types/failures';
 import type { Image } from '../types/host';
-import { ImageError, TRANSIENT_IMAGE_ERRORS } from '../clients/images/errors';
+import { toFailure } from './failures';
 import { imageDispatcher, type ImageHttpOptions } from '../clients/images/http';
 import { describeProbe, probeImage } from '../clients/images/probe';
 import { isOciUrl } from '../types/image';
@@ -23,12 +21,8 @@ export interface ImageCheckResult {
   warnings: string[];
 }
 
-/** An ImageError as the Temporal failure the workflow branches on (its type in the details); anything else as it is. */
-export function imageFailure(err: unknown): unknown {
-  if (!(err instanceof ImageError)) return err;
-  if (TRANSIENT_IMAGE_ERRORS.has(err.type)) return ApplicationFailure.retryable(err.message, FAILURE.transient);
-  return ApplicationFailure.nonRetryable(err.message, FAILURE.imageUnusable, { type: err.type });
-}
+/** An ImageError (its type in the details), or any other error, as the Temporal failure the workflow branches on. */
+export const imageFailure = (err: unknown): unknown => toFailure(err);
 
 export const isUrl = (checksum: string | undefined): boolean => /^https?:\/\//i.test(checksum ?? '');
 
@@ -39,10 +33,10 @@ export function createImageActivities(deps: { http?: ImageHttpOptions } = {}) {
   const dispatcher = imageDispatcher(deps.http);
   return {
     async checkImage({ image }: { image: Image }): Promise<ImageCheckResult> {
-      // Ironic pulls it from the registry with the host's pull secret, which this worker never reads.
-      if (isOciUrl(image.url)) return { image, summary: 'an OCI image, pulled by Ironic from its registry (not probed)', warnings: [] };
       const stop = keepAlive(5_000);
       try {
+        // Ironic pulls it from the registry with the host's pull secret, which this worker never reads.
+        if (isOciUrl(image.url)) return { image, summary: 'an OCI image, pulled by Ironic from its registry (not probed)', warnings: [] };
         const probe = await probeImage(dispatcher, image);
         const warnings = isInlineMd5(image) ? [MD5_WARNING] : [];
         if (!isUrl(image.checksum)) return { image, summary: describeProbe(probe), warnings };

@@ -14,6 +14,8 @@ import { ironicNodeName } from '../types/host-ref';
 import { activityContext, heartbeat, keepAlive, poller, type PollOptions } from './activity-context';
 import { markerKey, markerOp, ownMarker, provisionMoment } from './sent-marker';
 import { IronicError, type IronicClient, type JsonPatchOp } from '../clients/ironic/client';
+import { nodeGoneMessage } from '../clients/ironic/errors';
+import { toFailure } from './failures';
 import { TRANSITIONAL_STATES, type IronicNode } from '../clients/ironic/types';
 import type { NodeWatcher } from '../clients/ironic/node-watcher';
 
@@ -57,42 +59,14 @@ export const operationFailed = (message: string): ApplicationFailure =>
 export const lastError = (node: IronicNode): string => node.last_error ?? 'no reason given by Ironic';
 
 /** The host's node is gone from Ironic: a typed failure the host workflow answers by registering again. */
-export const nodeGone = (nodeId: string): ApplicationFailure =>
-  ApplicationFailure.nonRetryable(
-    `Ironic node ${nodeId} no longer exists (Ironic lost it, e.g. its database was emptied, or it was deleted behind metalflow's back)`,
-    FAILURE.nodeGone,
-    { nodeId },
-  );
-
-/** Errors no retry can mend: a bug in metalflow, not a peer being busy. */
-const PROGRAMMING_ERRORS = [TypeError, ReferenceError, RangeError, SyntaxError];
+export const nodeGone = (nodeId: string): ApplicationFailure => ApplicationFailure.nonRetryable(nodeGoneMessage(nodeId), FAILURE.nodeGone, { nodeId });
 
 /**
- * Ironic's errors as the failures the workflow branches on: the one mapping every Ironic
- * activity uses. Secrets never reach the message.
+ * Ironic's errors (and any other) as the failures the workflow branches on: the
+ * mapping every Ironic activity uses (activities/failures.ts). Secrets never reach the message.
  */
 export function translate(err: unknown): never {
-  if (err instanceof IronicError) {
-    switch (err.kind) {
-      case 'too-old':
-        throw ApplicationFailure.nonRetryable(err.message, FAILURE.ironicTooOld);
-      case 'rejected':
-        throw ApplicationFailure.nonRetryable(err.message, FAILURE.ironicRejected);
-      case 'bad-answer':
-        throw ApplicationFailure.nonRetryable(err.message, FAILURE.internal);
-      case 'not-found':
-        // A verb or read on a node Ironic no longer has: the host registers again, nothing to retry.
-        if (err.missingNode !== undefined) throw nodeGone(err.missingNode);
-        throw ApplicationFailure.retryable(err.message, FAILURE.transient);
-      default:
-        throw ApplicationFailure.retryable(err.message, FAILURE.transient);
-    }
-  }
-  if (PROGRAMMING_ERRORS.some((t) => err instanceof t)) {
-    const e = err as Error;
-    throw ApplicationFailure.nonRetryable(`internal error in metalflow: ${e.name}: ${e.message}`, FAILURE.internal);
-  }
-  throw err;
+  throw toFailure(err);
 }
 
 /** An activity as Temporal registers it: heartbeating while it runs, Ironic errors translated. */

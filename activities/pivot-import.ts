@@ -6,7 +6,7 @@
  * pivot's name; the roll-back removes only what carries that mark.
  */
 import { ApplicationFailure } from '@temporalio/common';
-import { KubeError } from '../clients/kubernetes/kube-error';
+import { isKubeError } from '../clients/kubernetes/kube-error';
 import type { KubeRest } from '../clients/kubernetes/kube-rest';
 import {
   bmhObjectPath,
@@ -27,7 +27,7 @@ import { METAL3_ANNOTATIONS, referencedSecrets } from './pivot-export';
 
 /** A refusal by the target's API server (admission, validation, RBAC): retrying changes nothing, the host rolls back. */
 function refusedByTarget(what: string, err: unknown): never {
-  if (err instanceof KubeError && err.status >= 400 && err.status < 500 && err.status !== 409 && err.status !== 429) {
+  if (isKubeError(err, 'rejected')) {
     throw ApplicationFailure.create({ type: 'PivotImportRefused', nonRetryable: true, message: `the target refused ${what}: ${err.message}` });
   }
   throw err;

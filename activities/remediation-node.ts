@@ -8,7 +8,7 @@
 import { ApplicationFailure } from '@temporalio/common';
 import type { HostRef } from '../types/host';
 import { REMEDIATION_FAILURE } from '../types/remediation';
-import { KubeError } from '../clients/kubernetes/kube-error';
+import { isKubeError } from '../clients/kubernetes/kube-error';
 import type { KubeRest } from '../clients/kubernetes/kube-rest';
 import { patchHostRemediationStatus } from '../clients/kubernetes/host-remediations';
 import type { HostRemediationStatus } from '../types/host-remediation';
@@ -51,7 +51,7 @@ async function withConflictRetry<T>(fn: () => Promise<T>): Promise<T> {
     try {
       return await fn();
     } catch (err) {
-      if (!(err instanceof KubeError && err.status === 409) || i >= 5) throw err;
+      if (!isKubeError(err, 'conflict') || i >= 5) throw err;
     }
   }
 }

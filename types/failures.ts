@@ -1,10 +1,16 @@
 /**
- * Failure `type`s shared by activities (which throw them) and workflows (which
- * branch on them). An operation failure is the host's fault or the hardware's
- * and is recorded in status; anything else is transient and retried quietly.
+ * The closed set of failure `type`s shared by activities (which throw them)
+ * and workflows (which branch on them). Each peer's client throws typed errors
+ * of its own and says where they fall in this set (`…FailureClass` next to
+ * each client's error type); activities/failures.ts turns that into the
+ * Temporal failure, once. An operation failure is the host's fault or the
+ * hardware's and is recorded in status; `Transient` is retried quietly.
  */
 export const FAILURE = {
-  /** Ironic reports the operation failed (e.g. `deploy failed` with last_error). */
+  /**
+   * The operation cannot succeed as asked: Ironic reports it failed (`deploy failed` with last_error), or a BMC
+   * refuses it (wrong credentials, no such system, not supported, a failed BMC task); the details name the BMC error `kind`.
+   */
   operationFailed: 'OperationFailed',
   /** A referenced secret or key is missing or unreadable. */
   secretMissing: 'SecretMissing',
@@ -12,7 +18,7 @@ export const FAILURE = {
   ironicTooOld: 'IronicTooOld',
   /** The request was refused as invalid by Ironic (HTTP 400): retrying cannot help. */
   ironicRejected: 'IronicRejected',
-  /** Ironic or the network failed in a way that may pass (5xx, 409 locked, timeouts). */
+  /** A peer or the network failed in a way that may pass (5xx, 409 node locked, 429, refused, timeouts). */
   transient: 'Transient',
   /**
    * The host's Ironic node no longer exists (Ironic lost it, e.g. its database
@@ -25,7 +31,7 @@ export const FAILURE = {
   dhcpUnusable: 'DhcpUnusable',
   /** The Kubernetes API server refused a write as invalid or forbidden (4xx but 409 and 429): retrying cannot help. */
   kubernetesRejected: 'KubernetesRejected',
-  /** A bug or a peer's answer metalflow cannot read (a TypeError, a success whose body is not JSON): retrying gets the same. */
+  /** A bug or a peer's answer metalflow cannot read (a TypeError, a success whose body is not JSON or lacks what it must hold): retrying gets the same. */
   internal: 'InternalError',
   /** A Kubernetes-mode host's status write reached a worker with no API server configured: retrying on it cannot help. */
   kubernetesNotConfigured: 'KubernetesNotConfigured',
@@ -43,3 +49,17 @@ export const NON_RETRYABLE_FAILURES: string[] = [
   FAILURE.kubernetesRejected,
   FAILURE.internal,
 ];
+
+/**
+ * Where a peer's error falls in the closed set: what each client's mapping
+ * returns (no Temporal types in clients/), and the activity layer throws as
+ * a Temporal failure (activities/failures.ts).
+ */
+export interface FailureClass {
+  type: FailureType;
+  retryable: boolean;
+  /** Replaces the error's own message when the failure says more (e.g. "node gone"). */
+  message?: string;
+  /** Small, secret-free facts for the workflow or an operator (the BMC error kind, the image error type, the lost node). */
+  details?: Record<string, unknown>;
+}

@@ -28,6 +28,7 @@ import { createDhcpActivities, type DhcpSite } from '../activities/dhcp-activiti
 import { createLimiterActivities } from '../activities/limiter-activities';
 import { createFirmwareInventoryActivities } from '../activities/firmware-inventory';
 import { DEFAULT_PROVISIONING_LIMIT } from '../types/provisioning-limit';
+import { activityFailureMapping } from './activity-failures';
 
 export const WORKFLOWS_PATH = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
 
@@ -96,7 +97,8 @@ export async function createWorker(
     ...(deps.dataConverter ? { dataConverter: deps.dataConverter } : {}),
     workflowsPath: WORKFLOWS_PATH,
     // A prebuilt bundle (overrides.workflowBundle) was built with WORKFLOW_BUNDLE_OPTIONS already.
-    ...(overrides.workflowBundle ? {} : { bundlerOptions: { preloadModules: WORKFLOW_PRELOAD_MODULES }, interceptors: { workflowModules: WORKFLOW_INTERCEPTOR_MODULES } }),
+    ...(overrides.workflowBundle ? {} : { bundlerOptions: { preloadModules: WORKFLOW_PRELOAD_MODULES } }),
+    interceptors: { activity: [activityFailureMapping], ...(overrides.workflowBundle ? {} : { workflowModules: WORKFLOW_INTERCEPTOR_MODULES }) },
     activities: {
       ...createIronicActivities(deps),
       ...bmc,

@@ -97,7 +97,7 @@ export class RedfishBmc implements BmcClient {
   async getPower(): Promise<PowerState> {
     const raw = await this.redfish.getPowerState();
     const state = raw ? REDFISH_POWER[raw] : undefined;
-    if (!state) throw new RedfishError('bmc-fault', `system ${this.redfish.systemPath} on ${this.redfish.origin} reports no usable PowerState (${raw ?? 'none'})`);
+    if (!state) throw new RedfishError('bad-answer', `system ${this.redfish.systemPath} on ${this.redfish.origin} reports no usable PowerState (${raw ?? 'none'})`);
     return state;
   }
 

@@ -5,6 +5,7 @@
  * Messages name the BMC, the operation and the cause; they never contain the
  * password (every message goes through `redact`).
  */
+import { FAILURE, type FailureClass } from '../../types/failures';
 
 export type BmcErrorKind =
   /** HTTP 401/403, IPMI RAKP failure or unknown user: the credentials are wrong (or lack privilege). */
@@ -24,7 +25,12 @@ export type BmcErrorKind =
   /** The BMC accepted a power change but the host did not reach the state within the wait. */
   | 'timeout'
   /** A BMC task that does not pass on its own ended in failure (a firmware update whose image the BMC could not fetch or flash). */
-  | 'task-failed';
+  | 'task-failed'
+  /**
+   * A success metalflow cannot read: a Redfish 2xx whose body is not JSON or lacks what it must hold
+   * (no PowerState), ipmitool output that is not the answer to the command. Asking again gets the same.
+   */
+  | 'bad-answer';
 
 export type BmcProtocol = 'redfish' | 'ipmi';
 
@@ -64,6 +70,19 @@ export class IpmiError extends BmcError {
 
 export function isBmcError(err: unknown): err is BmcError {
   return err instanceof BmcError;
+}
+
+/**
+ * A BMC's errors (Redfish or IPMI: each client maps its protocol's failures
+ * to a kind) in the closed set the workflows branch on: the kinds that may
+ * pass are retried, an answer metalflow cannot read is internal, the rest
+ * (credentials, no such system, unsupported, refused, a failed task) end the
+ * operation with its kind in the details.
+ */
+export function bmcFailureClass(err: BmcError): FailureClass {
+  if (err.kind === 'bad-answer') return { type: FAILURE.internal, retryable: false, details: { kind: err.kind } };
+  if (err.retryable) return { type: FAILURE.transient, retryable: true, details: { kind: err.kind } };
+  return { type: FAILURE.operationFailed, retryable: false, details: { kind: err.kind } };
 }
 
 /**

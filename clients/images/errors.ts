@@ -3,6 +3,7 @@
  * activity maps to a Temporal failure. Messages name the URL's host and file
  * name only: the query string of a pre-signed URL is a credential.
  */
+import { FAILURE, type FailureClass } from '../../types/failures';
 import { tlsFailure } from '../tls/tls-error';
 import { addressRefused } from './address-policy';
 
@@ -15,6 +16,8 @@ export type ImageErrorType =
   | 'tls'
   /** No HTTP answer: DNS, refused, reset, timed out. May pass on its own. */
   | 'unreachable'
+  /** The server answered 5xx or 429: busy or broken for now. May pass on its own. */
+  | 'unavailable'
   /** The server answered 200 with an HTML page (a login or error page), not an image. */
   | 'html-page'
   /** The first bytes do not fit spec.image.format. */
@@ -31,7 +34,7 @@ export type ImageErrorType =
   | 'address-refused';
 
 /** Types that may pass on their own (the activity retries them); the others need a spec change. */
-export const TRANSIENT_IMAGE_ERRORS: ReadonlySet<ImageErrorType> = new Set(['unreachable']);
+export const TRANSIENT_IMAGE_ERRORS: ReadonlySet<ImageErrorType> = new Set(['unreachable', 'unavailable']);
 
 export class ImageError extends Error {
   override readonly name = 'ImageError';
@@ -42,6 +45,12 @@ export class ImageError extends Error {
   ) {
     super(message);
   }
+}
+
+/** An image's errors in the closed set the workflows branch on: what may pass is retried, the rest is ImageUnusable with its type. */
+export function imageFailureClass(err: ImageError): FailureClass {
+  if (TRANSIENT_IMAGE_ERRORS.has(err.type)) return { type: FAILURE.transient, retryable: true, details: { type: err.type } };
+  return { type: FAILURE.imageUnusable, retryable: false, details: { type: err.type } };
 }
 
 /** `host` and `…/file` of a URL, never its query string. */
@@ -65,7 +74,7 @@ export function statusError(what: string, url: string, status: number): ImageErr
         ? ' (not even its first byte could be read: the file is most likely empty)'
         : '';
   const transient = status >= 500 || status === 429;
-  return new ImageError(transient ? 'unreachable' : 'http-error', `${what} at ${where(url)}: HTTP ${status}${hint}`, status);
+  return new ImageError(transient ? 'unavailable' : 'http-error', `${what} at ${where(url)}: HTTP ${status}${hint}`, status);
 }
 
 /** A request that got no HTTP answer, as an ImageError that never quotes the URL. */

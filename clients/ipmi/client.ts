@@ -86,7 +86,7 @@ export class IpmiClient {
     const { stdout } = await this.run(['chassis', 'power', 'status']);
     const state = parsePowerStatus(stdout);
     if (!state) {
-      throw new IpmiError('bmc-fault', `IPMI chassis power status on ${this.where}: unexpected answer "${stdout.trim().slice(0, 200)}"`);
+      throw new IpmiError('bad-answer', `IPMI chassis power status on ${this.where}: unexpected answer "${stdout.trim().slice(0, 200)}"`);
     }
     return state;
   }
@@ -94,7 +94,7 @@ export class IpmiClient {
   async power(action: IpmiPowerAction): Promise<void> {
     const { stdout } = await this.run(['chassis', 'power', action]);
     if (!/Chassis Power Control:/i.test(stdout)) {
-      throw new IpmiError('bmc-fault', `IPMI chassis power ${action} on ${this.where}: unexpected answer "${stdout.trim().slice(0, 200)}"`);
+      throw new IpmiError('bad-answer', `IPMI chassis power ${action} on ${this.where}: unexpected answer "${stdout.trim().slice(0, 200)}"`);
     }
   }
 

@@ -1,4 +1,5 @@
 /** Ironic's failures, typed so activities can tell "busy, try again" from "refused" from "gone". */
+import { FAILURE, type FailureClass } from '../../types/failures';
 
 /**
  * `tls`: the handshake failed (untrusted certificate, a client certificate wanted, not TLS at all); retried like `unavailable`.
@@ -16,6 +17,33 @@ export class IronicError extends Error {
   ) {
     super(message);
     this.name = 'IronicError';
+  }
+}
+
+/** What a verb or read on a node Ironic no longer has says. */
+export const nodeGoneMessage = (nodeId: string): string =>
+  `Ironic node ${nodeId} no longer exists (Ironic lost it, e.g. its database was emptied, or it was deleted behind metalflow's back)`;
+
+/**
+ * Ironic's errors in the closed set the workflows branch on. A 404 on the
+ * node itself is "node gone" (the host registers again; nothing to retry); a
+ * 404 on anything else (a sub-resource, a driver) may pass.
+ */
+export function ironicFailureClass(err: IronicError): FailureClass {
+  switch (err.kind) {
+    case 'too-old':
+      return { type: FAILURE.ironicTooOld, retryable: false };
+    case 'rejected':
+      return { type: FAILURE.ironicRejected, retryable: false };
+    case 'bad-answer':
+      return { type: FAILURE.internal, retryable: false };
+    case 'not-found':
+      if (err.missingNode !== undefined) return { type: FAILURE.nodeGone, retryable: false, message: nodeGoneMessage(err.missingNode), details: { nodeId: err.missingNode } };
+      return { type: FAILURE.transient, retryable: true };
+    case 'conflict':
+    case 'unavailable':
+    case 'tls':
+      return { type: FAILURE.transient, retryable: true };
   }
 }
 

@@ -2,7 +2,7 @@
  * Kubernetes Events about a BareMetalHost, so `kubectl describe bmh` tells the
  * story. Shared by the status activity and the controller.
  */
-import { KubeError } from './kube-error';
+import { isKubeError } from './kube-error';
 import type { KubeRest } from './kube-rest';
 import { BMO_EVENT_COMPONENT, BMO_REPORTING_CONTROLLER } from './bmo-events';
 
@@ -45,6 +45,6 @@ export async function recordHostEvent(rest: KubeRest, subject: EventSubject, eve
     },
   }).catch((err: unknown) => {
     // A named Event already there was written by an earlier attempt of the same write.
-    if (!(name && err instanceof KubeError && err.status === 409)) throw err;
+    if (!(name && isKubeError(err, 'conflict'))) throw err;
   });
 }

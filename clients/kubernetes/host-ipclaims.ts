@@ -6,7 +6,7 @@
  * deletes the IPAddress before releasing the address). Pure I/O.
  */
 import { IPAM_API_VERSION, IPCLAIM_FINALIZER } from '../../types/ipam';
-import { KubeError } from './kube-error';
+import { isKubeError } from './kube-error';
 import type { KubeRest } from './kube-rest';
 import { ipamPath } from './ipam-objects';
 import { bmhObjectPath, createObject, getObject, type ObjectMeta } from './metal3-objects';
@@ -93,7 +93,7 @@ export async function deleteHostIpClaim(rest: KubeRest, host: HostClaimRef): Pro
     // Preconditioned on the object read: a claim recreated meanwhile is not deleted by mistake.
     await rest.call('DELETE', path, { body: { preconditions: { uid: existing.metadata.uid } } });
   } catch (err) {
-    if (!(err instanceof KubeError && (err.status === 404 || err.status === 409))) throw err;
+    if (!((isKubeError(err, 'not-found') || isKubeError(err, 'conflict')))) throw err;
   }
   return 'deleted';
 }

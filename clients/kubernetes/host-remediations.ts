@@ -1,6 +1,6 @@
 /** HostRemediation objects (metalflow.io): their path and the status write. Pure I/O. */
 import { HOST_REMEDIATION, type HostRemediationStatus } from '../../types/host-remediation';
-import { KubeError } from './kube-error';
+import { isKubeError } from './kube-error';
 import type { KubeRest } from './kube-rest';
 
 export const hostRemediationsPath = (namespace?: string): string =>
@@ -15,7 +15,7 @@ export async function patchHostRemediationStatus(rest: KubeRest, namespace: stri
     });
     return true;
   } catch (err) {
-    if (err instanceof KubeError && err.status === 404) return false;
+    if (isKubeError(err, 'not-found')) return false;
     throw err;
   }
 }
@@ -26,7 +26,7 @@ export async function createHostRemediation(rest: KubeRest, namespace: string, o
     await rest.call('POST', hostRemediationsPath(namespace), { body: { apiVersion: `${HOST_REMEDIATION.group}/${HOST_REMEDIATION.version}`, kind: HOST_REMEDIATION.kind, ...object } });
     return true;
   } catch (err) {
-    if (err instanceof KubeError && err.status === 409) return false;
+    if (isKubeError(err, 'conflict')) return false;
     throw err;
   }
 }

@@ -5,7 +5,7 @@
  * patches, and IPAddress objects created and deleted. Pure I/O.
  */
 import { IPAM, IPAM_API_VERSION, type IPAddressSpec } from '../../types/ipam';
-import { KubeError } from './kube-error';
+import { isKubeError } from './kube-error';
 import type { KubeRest } from './kube-rest';
 
 export type IpamPlural = 'ippools' | 'ipclaims' | 'ipaddresses';
@@ -14,7 +14,7 @@ export const ipamPath = (plural: IpamPlural, namespace?: string, name?: string):
   `/apis/${IPAM.group}/${IPAM.version}${namespace ? `/namespaces/${encodeURIComponent(namespace)}` : ''}/${plural}${name ? `/${encodeURIComponent(name)}` : ''}`;
 
 const notFoundIsFine = (err: unknown): void => {
-  if (!(err instanceof KubeError && err.status === 404)) throw err;
+  if (!isKubeError(err, 'not-found')) throw err;
 };
 
 interface Meta {
@@ -53,7 +53,7 @@ export async function createIpAddress(rest: KubeRest, obj: IPAddressObject): Pro
   try {
     return await rest.call<IPAddressObject>('POST', ipamPath('ipaddresses', obj.metadata.namespace), { body: { apiVersion: IPAM_API_VERSION, kind: 'IPAddress', ...obj } });
   } catch (err) {
-    if (!(err instanceof KubeError && err.status === 409)) throw err;
+    if (!isKubeError(err, 'conflict')) throw err;
     return rest.call<IPAddressObject>('GET', ipamPath('ipaddresses', obj.metadata.namespace, obj.metadata.name));
   }
 }

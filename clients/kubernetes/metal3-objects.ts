@@ -3,7 +3,7 @@
  * pivot moves them between clusters: typed results, 404 as undefined, 409 on
  * create as "exists" so that callers can compare and stay idempotent.
  */
-import { KubeError } from './kube-error';
+import { isKubeError } from './kube-error';
 import type { KubeRest } from './kube-rest';
 
 export interface ObjectMeta {
@@ -43,7 +43,7 @@ export async function getObject<T>(rest: KubeRest, path: string): Promise<T | un
   try {
     return await rest.call<T>('GET', path);
   } catch (err) {
-    if (err instanceof KubeError && err.status === 404) return undefined;
+    if (isKubeError(err, 'not-found')) return undefined;
     throw err;
   }
 }
@@ -53,7 +53,7 @@ export async function createObject<T>(rest: KubeRest, collection: string, body: 
   try {
     return { created: await rest.call<T>('POST', collection, { body }) };
   } catch (err) {
-    if (err instanceof KubeError && err.status === 409) return { exists: true };
+    if (isKubeError(err, 'conflict')) return { exists: true };
     throw err;
   }
 }
@@ -63,7 +63,7 @@ export async function deleteObject(rest: KubeRest, path: string): Promise<void> 
   try {
     await rest.call('DELETE', path);
   } catch (err) {
-    if (!(err instanceof KubeError && err.status === 404)) throw err;
+    if (!isKubeError(err, 'not-found')) throw err;
   }
 }
 

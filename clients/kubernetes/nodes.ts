@@ -4,7 +4,7 @@
  * what to do with them is the remediation workflow's.
  */
 import type { HostRef } from '../../types/host';
-import { KubeError } from './kube-error';
+import { isKubeError } from './kube-error';
 import type { KubeRest } from './kube-rest';
 
 export interface NodeCondition {
@@ -42,7 +42,7 @@ export async function getNode(rest: KubeRest, name: string): Promise<KubeNode | 
   try {
     return await rest.call<KubeNode>('GET', nodePath(name));
   } catch (err) {
-    if (err instanceof KubeError && err.status === 404) return undefined;
+    if (isKubeError(err, 'not-found')) return undefined;
     throw err;
   }
 }
@@ -70,8 +70,8 @@ export async function deleteNode(rest: KubeRest, name: string, uid: string): Pro
     await rest.call('DELETE', nodePath(name), { body: { kind: 'DeleteOptions', apiVersion: 'v1', preconditions: { uid } } });
     return 'deleted';
   } catch (err) {
-    if (err instanceof KubeError && err.status === 404) return 'absent';
-    if (err instanceof KubeError && err.status === 409) return 'replaced';
+    if (isKubeError(err, 'not-found')) return 'absent';
+    if (isKubeError(err, 'conflict')) return 'replaced';
     throw err;
   }
 }
@@ -85,7 +85,7 @@ export async function annotateHost(rest: KubeRest, ref: HostRef, annotations: Re
     await rest.call('PATCH', hostPath(ref), { body: { metadata: { annotations } }, contentType: MERGE });
     return true;
   } catch (err) {
-    if (err instanceof KubeError && err.status === 404) return false;
+    if (isKubeError(err, 'not-found')) return false;
     throw err;
   }
 }

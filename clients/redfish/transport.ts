@@ -125,6 +125,7 @@ export abstract class RedfishTransport {
       ...opts.headers,
     };
     if (opts.body !== undefined) headers['content-type'] = 'application/json';
+    let answer: RedfishResponse;
     try {
       const res = await request(url, {
         method,
@@ -136,12 +137,18 @@ export abstract class RedfishTransport {
         signal: cancel ? AbortSignal.any([AbortSignal.timeout(this.timeoutMs), cancel]) : AbortSignal.timeout(this.timeoutMs),
       });
       const text = await res.body.text();
-      return { status: res.statusCode, headers: res.headers, body: parseJson(text), text };
+      answer = { status: res.statusCode, headers: res.headers, body: parseJson(text), text };
     } catch (err) {
       if (cancel?.aborted) throw abortReason(cancel);
       if (err instanceof RedfishError) throw err;
       throw this.redacted(networkError(err, this.origin, this.timeoutMs));
     }
+    // An error status may carry any body (httpError quotes it); a success must be readable, or nothing is known.
+    if (answer.status >= 200 && answer.status < 300 && !readableBody(answer.text)) {
+      const excerpt = JSON.stringify(answer.text.replace(/\s+/g, ' ').trim().slice(0, 80));
+      throw this.fail('bad-answer', `Redfish ${method} ${url}: HTTP ${answer.status} with a body that is not a JSON object (${excerpt})`, answer.status);
+    }
+    return answer;
   }
 
   /**
@@ -303,6 +310,17 @@ export abstract class RedfishTransport {
 
   /** POSTs a new session; the token replaces any previous one. */
   protected abstract createSession(): Promise<void>;
+}
+
+/** Empty, or a JSON object: what a Redfish success carries. Anything else (an HTML page from a proxy, a truncated body) cannot be read. */
+function readableBody(text: string): boolean {
+  if (text.trim() === '') return true;
+  try {
+    const v: unknown = JSON.parse(text);
+    return typeof v === 'object' && v !== null && !Array.isArray(v);
+  } catch {
+    return false;
+  }
 }
 
 function taskMessages(task: Json): string {

@@ -1,5 +1,5 @@
 /** Secrets read from Kubernetes at the moment of use (Metal3's credentialsName, userData, ...). */
-import { KubeError } from '../kubernetes/kube-error';
+import { isKubeError } from '../kubernetes/kube-error';
 import type { KubeRest } from '../kubernetes/kube-rest';
 import type { SecretData, SecretReader } from './secret-store';
 
@@ -11,7 +11,7 @@ export class KubernetesSecretReader implements SecretReader {
     try {
       secret = await this.rest.call('GET', `/api/v1/namespaces/${namespace}/secrets/${name}`);
     } catch (err) {
-      if (err instanceof KubeError && err.status === 404) return undefined;
+      if (isKubeError(err, 'not-found')) return undefined;
       throw err;
     }
     const out: SecretData = {};

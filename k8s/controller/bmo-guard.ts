@@ -13,7 +13,7 @@
  *   without leader election, or one the Lease check cannot see.
  * METALFLOW_BMO_CHECK=off skips both (e.g. BMO runs against another Ironic).
  */
-import { KubeError } from '../../clients/kubernetes/kube-error';
+import { isKubeError } from '../../clients/kubernetes/kube-error';
 import type { KubeRest } from '../../clients/kubernetes/kube-rest';
 
 export const BMO_LEASE_NAME = 'baremetal-operator';
@@ -90,7 +90,7 @@ export class BmoGuard {
     try {
       return [await this.rest.call<Lease>('GET', `/apis/coordination.k8s.io/v1/namespaces/${ns}/leases/${BMO_LEASE_NAME}`)];
     } catch (err) {
-      if (err instanceof KubeError && err.status === 404) return [];
+      if (isKubeError(err, 'not-found')) return [];
       throw err;
     }
   }

@@ -7,7 +7,7 @@
  * Without this, a taken-over host's Secrets and HardwareData stay
  * Terminating for ever once deleted.
  */
-import { KubeError } from '../../clients/kubernetes/kube-error';
+import { isKubeError } from '../../clients/kubernetes/kube-error';
 import { PARTIAL_METADATA, type KubeRest } from '../../clients/kubernetes/kube-rest';
 import type { HostRef } from '../../types/host';
 
@@ -30,7 +30,7 @@ async function dropFinalizer(rest: KubeRest, path: string, finalizer: string): P
   try {
     obj = await rest.call<Meta>('GET', path, { accept: PARTIAL_METADATA });
   } catch (err) {
-    if (err instanceof KubeError && err.status === 404) return false;
+    if (isKubeError(err, 'not-found')) return false;
     throw err;
   }
   const at = (obj.metadata?.finalizers ?? []).indexOf(finalizer);
@@ -66,7 +66,7 @@ export async function releaseCompanions(rest: KubeRest, ref: HostRef, spec: unkn
   const hardwareData = `/apis/metal3.io/v1alpha1/namespaces/${ref.namespace}/hardwaredata/${ref.name}`;
   if (await dropFinalizer(rest, hardwareData, BMO_HARDWARE_DATA_FINALIZER)) released.push(`HardwareData ${ref.name}`);
   await rest.call('DELETE', hardwareData).catch((err: unknown) => {
-    if (!(err instanceof KubeError && err.status === 404)) throw err;
+    if (!isKubeError(err, 'not-found')) throw err;
   });
   return released;
 }

@@ -9,7 +9,7 @@
  * the HostRemediation (which cancels the remediation).
  */
 import type { KubeRest } from '../../clients/kubernetes/kube-rest';
-import { KubeError } from '../../clients/kubernetes/kube-error';
+import { isKubeError } from '../../clients/kubernetes/kube-error';
 import { createHostRemediation, hostRemediationsPath } from '../../clients/kubernetes/host-remediations';
 import { REMEDIATION_DEFAULTS } from '../../types/remediation';
 import { Informer, type KubeObject } from './informer';
@@ -130,7 +130,7 @@ export class Capm3RemediationBridge {
       await this.deps.rest.call('DELETE', `${hostRemediationsPath(namespace)}/${encodeURIComponent(name)}`);
       this.deps.log(`${namespace}/${name}: its Metal3Remediation is gone; HostRemediation deleted`);
     } catch (err) {
-      if (!(err instanceof KubeError && err.status === 404)) throw err;
+      if (!isKubeError(err, 'not-found')) throw err;
     }
   }
 }

@@ -21,7 +21,7 @@
  */
 import { WorkflowUpdateFailedError, type Client } from '@temporalio/client';
 import type { KubeRest } from '../../clients/kubernetes/kube-rest';
-import { KubeError } from '../../clients/kubernetes/kube-error';
+import { isKubeError, KubeError } from '../../clients/kubernetes/kube-error';
 import { recordHostEvent } from '../../clients/kubernetes/events';
 import { createObject, getObject } from '../../clients/kubernetes/metal3-objects';
 import { createHash } from 'node:crypto';
@@ -253,7 +253,8 @@ export class FirmwareSettingsController {
         await this.deps.rest.call('PATCH', firmwareSchemaPath(namespace, name), { body: patch, contentType: 'application/json-patch+json' });
         break;
       } catch (err) {
-        if (!(err instanceof KubeError && (err.status === 409 || err.status === 422)) || attempt >= 5) throw err;
+        // A failed `test` of the first owner list is a 422: another host's list landed first.
+        if (!(isKubeError(err, 'conflict') || (err instanceof KubeError && err.status === 422)) || attempt >= 5) throw err;
       }
     }
     return { namespace, name };

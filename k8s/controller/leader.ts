@@ -9,8 +9,8 @@
  * the lease up once it has not renewed for the renew deadline (two thirds of
  * the lease), so it has stopped before any other replica may take over.
  */
-import { KubeError } from '../../clients/kubernetes/kube-error';
 import type { KubeConfig } from '@kubernetes/client-node';
+import { isKubeError } from '../../clients/kubernetes/kube-error';
 import { KubeRest } from '../../clients/kubernetes/kube-rest';
 
 interface Lease {
@@ -91,7 +91,7 @@ export class LeaderElector {
     try {
       lease = await this.rest.call<Lease>('GET', `${this.path}/${this.opts.name}`, signal ? { signal } : {});
     } catch (err) {
-      if (!(err instanceof KubeError && err.status === 404)) throw err;
+      if (!isKubeError(err, 'not-found')) throw err;
     }
     const spec = { holderIdentity: this.opts.identity, leaseDurationSeconds: seconds, renewTime: microTime(now) };
     try {
@@ -119,7 +119,7 @@ export class LeaderElector {
       return true;
     } catch (err) {
       // Another candidate won this round (409 on create or update).
-      if (err instanceof KubeError && err.status === 409) return false;
+      if (isKubeError(err, 'conflict')) return false;
       throw err;
     }
   }

@@ -15,7 +15,7 @@
  */
 import type { IronicClient } from '../../clients/ironic/client';
 import { NODE_HEALTH_MICROVERSION } from '../../clients/ironic/client';
-import { KubeError } from '../../clients/kubernetes/kube-error';
+import { isKubeError } from '../../clients/kubernetes/kube-error';
 import type { KubeRest } from '../../clients/kubernetes/kube-rest';
 import { computeConditions, kubeTimestamp, type HostCondition, type NodeReading } from '../../types/conditions';
 import type { BareMetalHost } from './reconciler';
@@ -96,7 +96,7 @@ export class NodeHealthReporter {
       return true;
     } catch (err) {
       // Changed or gone since the informer saw it: the next period reads it again.
-      if (err instanceof KubeError && (err.status === 409 || err.status === 404)) return false;
+      if ((isKubeError(err, 'conflict') || isKubeError(err, 'not-found'))) return false;
       this.deps.log(`${namespace}/${name}: node health conditions not written: ${(err as Error).message}`);
       return false;
     }

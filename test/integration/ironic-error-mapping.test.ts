@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApplicationFailure } from '@temporalio/common';
 import { IronicClient, IronicError } from '../../clients/ironic/client';
 import { translate, wrap } from '../../activities/ironic-node-driver';
+import { createPowerActivities } from '../../activities/power-activities';
 import { FAILURE } from '../../types/failures';
 import { IronicProxy } from '../support/ironic-proxy';
 import { IRONIC_URL } from '../support/env';
@@ -73,5 +74,13 @@ describe('Ironic error mapping', () => {
     const id = randomUUID();
     proxy.fail((r) => r.path.startsWith(`/v1/nodes/${id}`), 1, 503, 'busy');
     expect(await failureOf(wrap(() => ironic.getNode(id))())).toMatchObject({ type: FAILURE.transient, nonRetryable: false });
+  });
+
+  it('an Ironic that refuses the API version (406) is IronicTooOld in the power activities too, not IronicRejected', async () => {
+    const id = randomUUID();
+    proxy.fail((r) => r.path.startsWith(`/v1/nodes/${id}`), 1, 406, 'Version 1.81 was requested but the maximum version supported by this service is 1.46.');
+    const { readHostPower } = createPowerActivities({ ironic, bmc: { getBmcPower: async () => ({ poweredOn: false, state: 'off' }) } });
+    const f = await failureOf(readHostPower({ ref: { namespace: 'errors', name: 'h' }, spec: { online: true } as never, nodeId: id, via: 'ironic' }));
+    expect(f).toMatchObject({ type: FAILURE.ironicTooOld, nonRetryable: true });
   });
 });

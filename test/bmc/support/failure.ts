@@ -1,4 +1,5 @@
 import { expect } from 'vitest';
+import { ApplicationFailure } from '@temporalio/common';
 import { RedfishError, type BmcError } from '../../../clients/bmc/errors';
 
 /** The RedfishError `p` rejects with (the test fails when it resolves or throws anything else). */
@@ -10,4 +11,14 @@ export async function redfishFailure(p: Promise<unknown>): Promise<BmcError> {
     return err as BmcError;
   }
   throw new Error('expected the call to fail');
+}
+
+/** The Temporal ApplicationFailure `p` (an activity) rejects with: what the workflow sees. */
+export async function applicationFailure(p: Promise<unknown>): Promise<ApplicationFailure> {
+  const err = await p.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(err).toBeInstanceOf(ApplicationFailure);
+  return err as ApplicationFailure;
 }
