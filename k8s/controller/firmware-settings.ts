@@ -85,6 +85,11 @@ export class FirmwareSettingsController {
   private readonly warned = new Map<string, string>();
   /** Per host, what its last pass with nothing pending read and saw (see quietMark). */
   private readonly quiet = new Map<string, string>();
+  /**
+   * Per FirmwareSchema, the owners it is known to hold: a schema shared by a thousand hosts of one model
+   * is read again only when an owner may be missing, not once per host (its owner list grows with the fleet).
+   */
+  private readonly schemaOwners = new Map<string, Set<string>>();
 
   private readonly components: FirmwareComponents;
   private readonly holdDeps: HoldDeps;
@@ -234,12 +239,32 @@ export class FirmwareSettingsController {
     };
     // Hosts with one registry share the schema and reconcile at once: a create that lost the race (409), or a first
     // owner list that met another's (a failed test), reads the schema again, so no host drops out of its owners.
+    const schemaKey = `${namespace}/${name}`;
+    const known = this.schemaOwners.get(schemaKey);
+    if (known?.has(owner.uid)) return { namespace, name };
+    const append = (): Promise<unknown> =>
+      this.deps.rest.call('PATCH', firmwareSchemaPath(namespace, name), { body: [{ op: 'add', path: '/metadata/ownerReferences/-', value: owner }], contentType: 'application/json-patch+json' });
+    if (known && known.size > 0) {
+      // Known to exist with owners, all of them known: appended unread. Gone since (404), it is read and made again below.
+      try {
+        await append();
+        known.add(owner.uid);
+        return { namespace, name };
+      } catch (err) {
+        if (!isKubeError(err, 'not-found')) throw err;
+      }
+    }
     for (let attempt = 1; ; attempt++) {
       const existing = await getObject<SchemaObject>(this.deps.rest, firmwareSchemaPath(namespace, name));
+      const held = new Set((existing?.metadata.ownerReferences ?? []).map((o) => o.uid));
+      this.schemaOwners.set(schemaKey, held);
       try {
         if (!existing) {
           const made = await createObject(this.deps.rest, firmwareSchemaPath(namespace), { apiVersion: API, kind: FIRMWARE.schema.kind, metadata: { name, namespace, ownerReferences: [owner] }, spec });
-          if ('created' in made) break;
+          if ('created' in made) {
+            held.add(owner.uid);
+            break;
+          }
           if (attempt >= 5) throw new Error(`FirmwareSchema ${namespace}/${name}: already exists, yet not found, ${attempt} times`);
           continue;
         }
@@ -247,10 +272,12 @@ export class FirmwareSettingsController {
         if (owners.some((o) => o.uid === owner.uid)) break;
         // Appended by a JSON patch without a resourceVersion: the API server applies it to whatever the schema holds
         // then, so a thousand hosts of one model add themselves without re-reading a growing object after each conflict.
-        const patch = owners.length > 0
-          ? [{ op: 'add', path: '/metadata/ownerReferences/-', value: owner }]
-          : [{ op: 'test', path: '/metadata/resourceVersion', value: existing.metadata.resourceVersion }, { op: 'add', path: '/metadata/ownerReferences', value: [owner] }];
-        await this.deps.rest.call('PATCH', firmwareSchemaPath(namespace, name), { body: patch, contentType: 'application/json-patch+json' });
+        if (owners.length > 0) await append();
+        else {
+          const first = [{ op: 'test', path: '/metadata/resourceVersion', value: existing.metadata.resourceVersion }, { op: 'add', path: '/metadata/ownerReferences', value: [owner] }];
+          await this.deps.rest.call('PATCH', firmwareSchemaPath(namespace, name), { body: first, contentType: 'application/json-patch+json' });
+        }
+        held.add(owner.uid);
         break;
       } catch (err) {
         // A failed `test` of the first owner list is a 422: another host's list landed first.
