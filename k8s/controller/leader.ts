@@ -130,7 +130,7 @@ export class LeaderElector {
   }
 
   /** Resolves once this process holds the lease; `onLost` runs if it is ever lost. */
-  async acquire(onLost: () => void): Promise<void> {
+  async acquire(onLost: (why: string) => void): Promise<void> {
     this.holding = new Promise<void>((resolve) => (this.markHeld = resolve));
     let renewed = 0;
     for (;;) {
@@ -148,11 +148,13 @@ export class LeaderElector {
     }
     this.markHeld?.();
     // Counted from when each successful renewal was sent: others count the lease from when they read it, later.
+    let due = 0;
     const renew = async (): Promise<void> => {
       if (this.stopped) return;
       const started = this.now();
       const left = renewed + this.renewDeadlineMs - started;
       let outcome: 'renewed' | 'taken' | 'failed' = 'failed';
+      let failure = 'no time left to try';
       if (left > 0) {
         const deadline = new AbortController();
         let timer: NodeJS.Timeout | undefined;
@@ -165,25 +167,28 @@ export class LeaderElector {
         });
         try {
           outcome = (await Promise.race([this.tryAcquire(deadline.signal), late])) ? 'renewed' : 'taken';
-        } catch {
+        } catch (err) {
           // unreachable, or past the deadline: counted below
+          failure = err instanceof Error ? err.message : String(err);
         } finally {
           clearTimeout(timer);
         }
       }
       if (outcome === 'renewed') renewed = started;
-      if (outcome === 'taken' || this.now() - renewed >= this.renewDeadlineMs) {
-        this.lose(onLost);
-        return;
-      }
+      if (outcome === 'taken') return this.lose(onLost, 'another replica holds it');
+      const since = this.now() - renewed;
+      // How late this renewal's timer fired tells a busy event loop from a slow API server.
+      if (since >= this.renewDeadlineMs) return this.lose(onLost, `not renewed for ${since} ms (renew deadline ${this.renewDeadlineMs} ms; last try: ${failure}; its timer fired ${Math.max(0, started - due)} ms late)`);
+      due = this.now() + this.retryMs;
       this.renewTimer = setTimeout(() => void renew(), this.retryMs);
     };
+    due = this.now() + this.retryMs;
     this.renewTimer = setTimeout(() => void renew(), this.retryMs);
   }
 
-  private lose(onLost: () => void): void {
+  private lose(onLost: (why: string) => void, why: string): void {
     clearTimeout(this.renewTimer);
-    if (!this.stopped) onLost();
+    if (!this.stopped) onLost(why);
   }
 
   stop(): void {

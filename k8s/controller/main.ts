@@ -89,10 +89,10 @@ async function lead(): Promise<void> {
     // Each reconcile under way listens on it once (reconcile-signal.ts): more than Node's default of 10 is expected, not a leak.
     setMaxListeners(settings.concurrency + 10, leading.signal);
     const lost = new Promise<void>((resolve) => {
-      void elector.acquire(() => {
+      void elector.acquire((why) => {
         cycle.leading = false;
         leading.abort(new Error('lost the lease'));
-        log('lost the lease; stopped driving hosts');
+        log(`lost the lease (${why}); stopped driving hosts`);
         informer?.stop();
         secrets?.stop();
         updatePolicies?.stop();

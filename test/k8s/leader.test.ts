@@ -72,14 +72,20 @@ describe('leader election', () => {
     let watches: Promise<unknown>[] = [];
     let ownLost = false;
     let sharedLost = false;
+    let sharedWhy = '';
     try {
       await own.acquire(() => (ownLost = true));
-      await shared.acquire(() => (sharedLost = true));
+      await shared.acquire((why) => {
+        sharedLost = true;
+        sharedWhy = why;
+      });
       // Then every connection of the controller's client is held by a request that lasts (a watch, as a busy reconcile round holds them).
       watches = [1, 2].map(() =>
         busy.call('GET', `/api/v1/namespaces/${NS}/configmaps`, { query: { watch: true, timeoutSeconds: 120 }, signal: hold.signal }).catch(() => undefined),
       );
       await waitFor('the shared elector to lose its lease behind the busy connections', async () => sharedLost, { timeoutMs: 60_000 });
+      // The log line an operator reads: how long, and that the request (not the event loop) was late.
+      expect(sharedWhy).toMatch(/^not renewed for \d+ ms \(renew deadline 2000 ms; last try: renewal past the renew deadline; its timer fired \d+ ms late\)$/);
       // Renewals counted by their renewTime as the API server stores it, across well over the renew deadline.
       const seen = new Set<string>();
       await waitFor('the own-connection elector to renew ten times', async () => {
