@@ -1,8 +1,7 @@
 /**
- * The history events of one host operation: its child workflow's whole
- * history, or, for an operation that ran inside the host workflow (patch
- * operations-inline), the host run's activity events whose summary names it
- * (`<seq>-<kind>: <activity>`), with the events that ended them.
+ * The history events of one host operation: the host run's activity events
+ * whose summary names it (`<seq>-<kind>: <activity>`), with the events that
+ * ended them.
  */
 import type { Client } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
@@ -14,7 +13,6 @@ import type { OperationRecord } from '../../workflows/definitions';
 type Event = temporal.api.history.v1.IHistoryEvent;
 
 export async function operationEvents(client: Client, ref: HostRef, op: OperationRecord): Promise<Event[]> {
-  if (op.workflowId) return (await client.workflow.getHandle(op.workflowId).fetchHistory()).events ?? [];
   const events = (await client.workflow.getHandle(hostWorkflowId(ref)).fetchHistory()).events ?? [];
   const prefix = `${op.seq}-${op.kind}: `;
   const ours = new Set<string>();
