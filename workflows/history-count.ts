@@ -16,8 +16,8 @@
  * It errs high: every fire, result and message is counted as a workflow task
  * of its own, where the server often carries several in one. A run hands
  * over somewhat early, never late. Not counted: the workflow-task heartbeats
- * of a local activity running longer than ~8 s, and the markers of patched()
- * calls; historyLength stays a far backstop for those.
+ * of a local activity running longer than ~8 s, and patch markers;
+ * historyLength stays a far backstop for those.
  *
  * Module state: each workflow execution evaluates its own copy (workers/
  * worker.ts preloads only modules without state).

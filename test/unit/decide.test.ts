@@ -41,8 +41,6 @@ describe('decide', () => {
     // Still powered on: it is powered off, not provisioned.
     const offButOn = state({ spec: spec({ image, online: false }), state: 'available', poweredOn: true });
     expect(decide(offButOn, { online: true })).toMatchObject({ kind: 'operation', op: 'power', state: 'available' });
-    // Runs recorded before the patch provisioned it.
-    expect(decide(off)).toEqual({ kind: 'operation', op: 'provision', state: 'provisioning' });
     const on = state({ spec: spec({ image, online: true }), state: 'available', poweredOn: false });
     expect(offlineHoldsProvisioning(on)).toBe(false);
     expect(decide(on, { online: true })).toEqual({ kind: 'operation', op: 'provision', state: 'provisioning' });
@@ -97,8 +95,6 @@ describe('decide', () => {
     const unreachable = Object.assign(failing({ state: 'deprovisioning' }, 4, 'registration error'), { nodeLost: { nodeId: 'n', at: 't' } });
     expect(decide(unreachable, { giveUp: true })).toMatchObject({ op: 'delete', state: 'deleting' });
     expect(decide(unreachable)).toMatchObject({ op: 'enroll' });
-    // Without the flag (runs before the patch) and outside a delete: as before.
-    expect(decide(deprov)).toMatchObject({ op: 'deprovision' });
     expect(deleteGiveUp(failing({ state: 'deprovisioning', deleteRequested: false }, 9, 'provisioning error'))).toBeUndefined();
     expect(deleteGiveUp(failing({ state: 'deleting' }, 9, 'registration error'))).toBeUndefined();
   });
