@@ -12,8 +12,8 @@ import { disablePowerOffStale } from './disable-power-off';
 import { pendingSettingsSteps } from '../types/host-settings';
 import { serviceDue } from './servicing-rules';
 
-/** spec.raid / spec.firmware differ from what was applied (the host loop sets `specSettings` once the spec has any). */
-export const settingsPending = (s: HostState): boolean => s.specSettings === true && pendingSettingsSteps(s.spec, s.status).length > 0;
+/** spec.raid / spec.firmware differ from what was applied. */
+export const settingsPending = (s: HostState): boolean => pendingSettingsSteps(s.spec, s.status).length > 0;
 
 /** Power target of a `power` or `reboot` operation decided in a steady state. */
 export interface PowerStep {
@@ -240,7 +240,7 @@ export function metal3Transition(s: HostState): Decision | undefined {
 export function offlineHoldsProvisioning(s: HostState): boolean {
   const spec = s.spec;
   if (!spec || spec.online || s.status.provisioning.state !== 'available') return false;
-  return spec.image !== undefined || (s.customDeploy === true && customDeployMethod(spec) !== undefined);
+  return spec.image !== undefined || customDeployMethod(spec) !== undefined;
 }
 
 /**
@@ -309,7 +309,7 @@ export function decide(
   const needsRegistration =
     s.registered !== registrationFingerprint(spec) || credentialsChanged(s) || (opts.powerOffFlag === true && disablePowerOffStale(s));
   // Metal3's custom deploy provisions with or without an image.
-  const deploys = spec.image !== undefined || (s.customDeploy === true && customDeployMethod(spec) !== undefined);
+  const deploys = spec.image !== undefined || customDeployMethod(spec) !== undefined;
   /** Steady states: power follows spec.online, reboot and power-off requests (power-requests.ts). */
   const power = (): Decision => {
     const goal = powerGoal(s.status.poweredOn, spec, s.power);

@@ -154,8 +154,6 @@ export interface HostState {
   registered?: string;
   /** spec.disablePowerOff at the last registration (the node's own disable_power_off; disable-power-off.ts). */
   registeredDisablePowerOff?: boolean;
-  /** Patch `custom-deploy` taken: spec.customDeploy.method provisions (asked once, only for a spec with a method). */
-  customDeploy?: true;
   status: HostStatus;
   deleteRequested: boolean;
   opSeq: number;
@@ -187,8 +185,6 @@ export interface HostState {
   labels?: Record<string, string>;
   /** A manual clean asked for (`POST …/clean`): run from `preparing` until it succeeds or is withdrawn. */
   cleanRequest?: PendingClean;
-  /** spec.raid / spec.firmware are applied as clean steps while preparing (host-settings.ts). */
-  specSettings?: boolean;
   /** The host's HostUpdatePolicy (host-update-policy.ts): absent, no servicing, as in Metal3. */
   updatePolicy?: HostUpdatePolicySpec;
   /** HostFirmwareSettings / HostFirmwareComponents changes held for a provisioned host's servicing (firmware-held.ts). */

@@ -244,7 +244,7 @@ export function operationRunner(ctx: HostContext): OperationRunner {
     // As BMO: a deploy that succeeded clears the count of failed ones (provisioning-retries.ts).
     if (op === 'provision' && s.status.provisioningFailCount) s.status.provisioningFailCount = 0;
     // As Metal3's status.provisioning.customDeploy.
-    const method = s.customDeploy ? customDeployMethod(spec) : undefined;
+    const method = customDeployMethod(spec);
     if (op === 'provision' && method) s.status.provisioning.customDeploy = { method };
     if (op === 'deprovision') delete s.status.provisioning.image;
     // Held for a provisioned host only: the available host it becomes takes the change as its clean (firmware-held-rules.ts).
@@ -252,7 +252,7 @@ export function operationRunner(ctx: HostContext): OperationRunner {
       if (!s.deleteRequested) heldToClean(s, now());
       delete s.firmwareHeld;
     }
-    if (op === 'deprovision' && s.customDeploy) delete s.status.provisioning.customDeploy;
+    if (op === 'deprovision') delete s.status.provisioning.customDeploy;
     if (op === 'delete') s.status.provisioning.ID = '';
     // Attached (again) / detached: see decide() and host-directives.ts.
     if (op === 'enroll' && (s.needsAttach || s.detached)) {

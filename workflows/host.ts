@@ -12,7 +12,6 @@ import { IdleWait } from './idle-wait';
 import { emptyStatus } from '../types/host';
 import { DEFAULT_HOST_OPTIONS, type HostState, type HostView, type HostWorkflowInput } from './definitions';
 import { decide, deleteGiveUp, metal3Transition, offlineHoldsProvisioning } from './decide';
-import { customDeployMethod } from '../types/custom-deploy';
 import { offlinePowerStep, settlePowerRequests } from './power-requests';
 import { idleFence, powerCheckDelayMs, powerCheckIsLocal, readPower } from './power-check';
 import { hostContext, now, type HostContext } from './host-context';
@@ -25,7 +24,6 @@ import { needsPermit, permitKeeper } from './host-permit';
 import { provisioningRetriesApply, recordAttempt } from './provisioning-retries';
 import { customDeployChanged } from './custom-deploy-change';
 import { disablePowerOffStale } from './disable-power-off';
-import { pendingSettingsSteps } from '../types/host-settings';
 import { settingsHeld } from './servicing-rules';
 import type { HostEvent } from '../activities/host-status-activities';
 import { dhcpTracked, leaseCheckDelayMs, leasePeriodMs, readLease, releaseDhcpOnDelete, syncDhcp } from './host-dhcp';
@@ -130,10 +128,8 @@ export async function hostWorkflow(input: HostWorkflowInput): Promise<HostView> 
     // The boot MAC's reservation before anything boots it (host-dhcp.ts; only for a host with spec.dhcp).
     if (dhcpTracked(s) && (await syncDhcp(ctx, backoff)) === 'again') continue;
     s.power = settlePowerRequests(s.status.poweredOn, s.spec, s.power);
-    if (!s.customDeploy && customDeployMethod(s.spec) !== undefined) s.customDeploy = true;
     // A failed deploy deprovisions and is counted, up to BMO's retry limit (provisioning-retries.ts).
     const retries = provisioningRetriesApply(s);
-    if (!s.specSettings && pendingSettingsSteps(s.spec, s.status).length > 0) s.specSettings = true;
     // No await unless there is something to tell: an await lets handlers run before decide().
     const held = settingsHeldEvent(s);
     if (held) await ctx.sync(held);

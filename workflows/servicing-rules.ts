@@ -21,7 +21,7 @@ const HELD_STATES: readonly ProvisioningState[] = ['provisioning', 'provisioned'
  */
 export function serviceableSettings(s: HostState): CleanStep[] {
   if (!s.updatePolicy || s.status.provisioning.state !== 'provisioned') return [];
-  const spec = s.specSettings === true ? pendingSettingsSteps(s.spec, s.status).filter((step) => servicingAllows(s.updatePolicy, step.name)) : [];
+  const spec = pendingSettingsSteps(s.spec, s.status).filter((step) => servicingAllows(s.updatePolicy, step.name));
   return withHeld(heldServiceable(s), spec);
 }
 

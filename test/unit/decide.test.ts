@@ -262,11 +262,10 @@ describe('restored status', () => {
   });
 });
 
-describe('customDeploy.method (patch custom-deploy)', () => {
+describe('customDeploy.method', () => {
   const custom = () => spec({ customDeploy: { method: 'install_coreos' } });
-  it('provisions an available host with a method and no image once the patch is taken', () => {
+  it('provisions an available host with a method and no image', () => {
     const s = state({ spec: custom(), state: 'available' });
-    s.customDeploy = true;
     expect(decide(s)).toEqual({ kind: 'operation', op: 'provision', state: 'provisioning' });
     s.status.provisioning.state = 'provisioned';
     expect(decide(s).kind).not.toBe('operation');
@@ -274,16 +273,8 @@ describe('customDeploy.method (patch custom-deploy)', () => {
     expect(decide(s)).toEqual({ kind: 'operation', op: 'provision', state: 'provisioning' });
   });
 
-  it('decides as before without the patch (a run that never took it): no provisioning, and a provisioned host without image deprovisions', () => {
-    const s = state({ spec: custom(), state: 'available' });
-    expect(decide(s).kind).not.toBe('operation');
-    s.status.provisioning.state = 'provisioned';
-    expect(decide(s)).toEqual({ kind: 'operation', op: 'deprovision', state: 'deprovisioning' });
-  });
-
   it('an empty method asks for nothing, as in Metal3', () => {
     const s = state({ spec: spec({ customDeploy: { method: '' } }), state: 'available' });
-    s.customDeploy = true;
     expect(decide(s).kind).not.toBe('operation');
   });
 });
