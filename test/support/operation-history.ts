@@ -34,13 +34,11 @@ export async function operationEvents(client: Client, ref: HostRef, op: Operatio
 }
 
 /**
- * How many times a host ran operations of `kind`, over every run of its workflow: its child workflows
- * (`<kind>Workflow`) and the operations that ran inside it (distinct `<seq>-<kind>` activity summaries).
+ * How many times a host ran operations of `kind`, over every run of its workflow (distinct
+ * `<seq>-<kind>` activity summaries).
  */
 export async function operationRuns(client: Client, ref: HostRef, kind: string): Promise<number> {
   const id = hostWorkflowId(ref);
-  let n = 0;
-  for await (const _ of client.workflow.list({ query: `WorkflowId STARTS_WITH '${id}/' AND WorkflowType = '${kind}Workflow'` })) n += 1;
   const labels = new Set<string>();
   for await (const run of client.workflow.list({ query: `WorkflowId = '${id}'` })) {
     for (const e of (await client.workflow.getHandle(id, run.runId).fetchHistory()).events ?? []) {
@@ -51,5 +49,5 @@ export async function operationRuns(client: Client, ref: HostRef, kind: string):
       if (label.endsWith(`-${kind}`)) labels.add(`${run.runId} ${label}`);
     }
   }
-  return n + labels.size;
+  return labels.size;
 }
