@@ -136,9 +136,6 @@ describe('a fleet operation whose progress is too large to answer whole', { time
     const bad = await callApi(stack.base, 'GET', `/v1/fleet-operations/${name}?limit=0`);
     expect(bad.status).toBe(400);
     expect(JSON.stringify(bad.json)).toMatch(/limit/);
-    // Asked only because the progress was too large: the patch's marker is in this fleet's history.
-    const markers = ((await handle.fetchHistory()).events ?? []).filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_patch');
-    expect(markers.length).toBeGreaterThan(0);
   });
 });
 
