@@ -110,7 +110,7 @@ export function createFleetActivities(deps: { client?: Client; rest?: KubeRest }
   const reach = { kubernetes: deps.rest !== undefined };
   /** The host's BareMetalHost is where its changes go. */
   const viaObject = (view: HostView): KubeRest | undefined => (view.managedBy === 'kubernetes' ? deps.rest : undefined);
-  /** `remediate` (patch fleet-remediate): each host's result is its remediation's. */
+  /** `remediate`: each host's result is its remediation's. */
   const remediation = createFleetRemediation(deps);
 
   return {

@@ -211,7 +211,7 @@ export function createRegisterActivities(deps: RegisterDeps) {
   }
 
   /**
-   * `preparing` as BMO's Prepare (patch bmo-cleaning-placement): the node is left `manageable` (or
+   * `preparing` as BMO's Prepare: the node is left `manageable` (or
    * `available`, cleaned by a deprovision) and automated cleaning waits for provisioning (deployNode),
    * so a host needs no agent ramdisk to become available. Manual cleaning is the clean operation's.
    */

@@ -171,7 +171,7 @@ export function createPowerActivities(deps: PowerActivityDeps) {
   }
 
   /**
-   * Nothing: the idle wait's fence (patch fire-fence, idle-wait.ts). A local activity
+   * Nothing: the idle wait's fence (idle-wait.ts). A local activity
    * records no event when scheduled and its result waits for a real workflow task, so
    * what the wait does after a fire lands in the task that carries the fire.
    */

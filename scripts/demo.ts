@@ -202,18 +202,17 @@ async function main(): Promise<void> {
   for (const h of directHosts) {
     const v = await api('GET', `/v1/namespaces/${NS}/hosts/${h.name}`);
     console.log(`  ${h.name} (${(h.body.spec.bmc as { address: string }).address}), Ironic node: ${v.status.provisioning.ID || 'none'}`);
-    // An operation that ran inside the host workflow (patch operations-inline) has no workflow of its own.
-    const ops = v.operations as { seq: number; kind: string; outcome: string; workflowId?: string; note?: string }[];
+    // An operation runs inside the host workflow: no workflow of its own.
+    const ops = v.operations as { seq: number; kind: string; outcome: string; note?: string }[];
     // Re-runs of the demo add power runs; the first three steps and the latest few tell the story.
     const shown = ops.length > 10 ? [...ops.slice(0, 3), ...ops.slice(-6)] : ops;
     for (const op of shown) {
       if (ops.length > 10 && op === ops.at(-6)) console.log(`    … ${ops.length - 9} more runs (GET /v1/namespaces/${NS}/hosts/${h.name}/history)`);
-      console.log(`    ${(op.workflowId ?? `${op.seq}-${op.kind} (in the host's run)`).padEnd(34)} ${op.kind.padEnd(8)} ${op.outcome}${op.note ? ` (${op.note})` : ''}`);
+      console.log(`    ${`${op.seq}-${op.kind} (in the host's run)`.padEnd(34)} ${op.kind.padEnd(8)} ${op.outcome}${op.note ? ` (${op.note})` : ''}`);
     }
   }
 
   const query = encodeURIComponent(`WorkflowType = "hostWorkflow" AND MetalflowHostNamespace = "${NS}"`);
-  const powerRuns = encodeURIComponent(`WorkflowType = "powerWorkflow" AND WorkflowId STARTS_WITH "host/${NS}/"`);
   console.log(`
 Done: fake-0 and fake-1 are provisioned, fake-2 is available.
 redfish-0 was registered against the sushy-tools Redfish BMC at ${SUSHY} and inspected out of band
@@ -221,11 +220,11 @@ redfish-0 was registered against the sushy-tools Redfish BMC at ${SUSHY} and ins
 Ironic agent ramdisk (IPA) booted over virtual media or PXE, which this demo does not ship.
 redfish-direct (sushy) and ipmi-direct (ipmi_sim on 127.0.0.1:${IPMI_PORT}) use the direct provisioner: no
 Ironic node; enrolment is a BMC pre-flight, redfish-direct's hardware was read from Redfish (IPMI has
-no inventory), and their power followed spec.online: on -> off -> on, each change a powerWorkflow run.
+no inventory), and their power followed spec.online: on -> off -> on, each change a power operation
+in the host's own run (its activities carry <seq>-power as their summary).
 
   API:          ${API}   (OpenAPI: ${API}/openapi.json; try: curl -s -H "Authorization: Bearer $(cat ${TOKEN_FILE ?? '<token file>'})" ${API}/v1/hosts | jq)
   Temporal UI:  ${UI}/namespaces/default/workflows?query=${query}
-  Power runs:   ${UI}/namespaces/default/workflows?query=${powerRuns}
 `);
 }
 

@@ -64,12 +64,6 @@ export const FLEET_OPERATIONS = {
     { ...closed, description: 'A remediation of each host (its own remediateWorkflow, or a HostRemediation for a BareMetalHost) with this strategy' },
   ),
 } as const;
-/** Operations added after the first fleet workflows (patch fleet-inspect-detach): older code refused them as invalid input. */
-export const LATER_FLEET_OPERATIONS: ReadonlySet<string> = new Set(['reinspect', 'detach', 'attach']);
-/** Added with patch fleet-clean: older code refused it as invalid input. */
-export const CLEAN_FLEET_OPERATION = 'clean';
-/** Added with patch fleet-remediate: older code refused it as invalid input. */
-export const REMEDIATE_FLEET_OPERATION = 'remediate';
 export type FleetOperationKind = keyof typeof FLEET_OPERATIONS;
 export const FLEET_OPERATION_KINDS = Object.keys(FLEET_OPERATIONS) as FleetOperationKind[];
 export const FleetOperationSchema = Type.Union(Object.values(FLEET_OPERATIONS));

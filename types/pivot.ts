@@ -39,9 +39,8 @@ export const ApiPlaneSchema = Type.Object(
 export type ApiPlane = Static<typeof ApiPlaneSchema>;
 
 /**
- * How pivots started before planes were registered named them (paths and Secrets in the input). Only the
- * workflow still reads it, for runs already under way; the worker uses such a plane only when the operator
- * registered one with the same kubeconfig, Secret or URL.
+ * How planes were once named in a pivot's input (paths and Secrets). The input check refuses these
+ * fields now; the activities' plane resolution still types them (activities/pivot-planes.ts).
  */
 export const LegacyPlaneSchema = Type.Object(
   {
@@ -80,41 +79,12 @@ const pivotFields = {
   dryRun: Type.Optional({ ...dryRun, description: 'Run only the pre-checks and report each host' }),
 };
 export const PivotInputSchema = Type.Object({ ...pivotFields, source: PlaneSchema, target: PlaneSchema }, closed);
-const LegacyPivotInputSchema = Type.Object({ ...pivotFields, source: LegacyPlaneSchema, target: LegacyPlaneSchema }, closed);
 export type PivotInput = Omit<Static<typeof PivotInputSchema>, 'source' | 'target'> & { source: Plane; target: Plane };
 
-/**
- * Every field error of a pivot's input; the value typed when there is none. `legacyPlanes` accepts the
- * planes of runs started before planes were registered (the workflow replaying such a run), and only them.
- */
-export function validatePivotInput(input: unknown, opts: { legacyPlanes?: boolean } = {}): Result<PivotInput> {
+/** Every field error of a pivot's input; the value typed when there is none. */
+export function validatePivotInput(input: unknown): Result<PivotInput> {
   if (typeof input !== 'object' || input === null || Array.isArray(input)) return { ok: false, errors: [{ field: 'body', reason: 'must be an object' }] };
-  if (!opts.legacyPlanes) return validateById(input);
-  const errors: FieldError[] = schemaErrors(LegacyPivotInputSchema, input, '').map((e) => (e.field === '(root)' ? { ...e, field: 'body' } : e));
-  if (errors.length > 0) return { ok: false, errors };
-  const value = input as PivotInput;
-  for (const side of ['source', 'target'] as const) {
-    const plane = value[side];
-    if (plane.kubeconfig && plane.kubeconfigSecret) errors.push({ field: `${side}.kubeconfigSecret`, reason: 'give kubeconfig or kubeconfigSecret, not both' });
-    if (plane.api) {
-      if (plane.kubeconfig || plane.kubeconfigSecret) errors.push({ field: `${side}.api`, reason: 'an API plane has no kubeconfig: give api or kubeconfig/kubeconfigSecret, not both' });
-      if (!plane.api.tokenFile === !plane.api.tokenSecret) errors.push({ field: `${side}.api.tokenFile`, reason: 'give exactly one of tokenFile or tokenSecret (where the token is; never the token itself)' });
-    }
-  }
-  if (!value.source.api !== !value.target.api) {
-    errors.push({ field: 'target.api', reason: 'source and target must both be API planes or both Kubernetes planes' });
-  } else if (value.source.api && value.target.api && value.source.api.url.replace(/\/+$/, '') === value.target.api.url.replace(/\/+$/, '')) {
-    errors.push({ field: 'target.api.url', reason: "is the source's URL: a pivot moves hosts to another plane" });
-  }
-  if (!value.target.api && !value.target.kubeconfig && !value.target.kubeconfigSecret) {
-    errors.push({ field: 'target.kubeconfig', reason: "is required (or target.kubeconfigSecret): the target is another cluster than the worker's own" });
-  }
-  const criteria = ['namespace', 'labelSelector', 'states', 'hosts'] as const;
-  if (!criteria.some((c) => value.selector[c] !== undefined)) {
-    errors.push({ field: 'selector', reason: `must give at least one of ${criteria.join(', ')} (a pivot never means "every host" by omission)` });
-  }
-  if (value.maxConcurrent === 0 || value.maxConcurrent === '0%') errors.push({ field: 'maxConcurrent', reason: 'must be at least 1 (or a percentage above 0%)' });
-  return errors.length > 0 ? { ok: false, errors } : { ok: true, value };
+  return validateById(input);
 }
 
 const LEGACY_FIELDS = ['kubeconfig', 'kubeconfigSecret', 'api', 'taskQueue', 'temporalNamespace'] as const;

@@ -1,12 +1,12 @@
 /**
- * The `clean` operation (patch manual-clean): a manual clean's named steps,
+ * The `clean` operation: a manual clean's named steps,
  * in order, each one Ironic manual clean of its own, so the Temporal UI
  * shows each step as its own activity (`<seq>-clean: cleanNode <step>`) and
  * a failure names the step Ironic failed. Runs inside the host workflow, in
- * `preparing`; the node is left `manageable` for `prepare` (which, with patch
- * bmo-cleaning-placement, leaves it so until provisioning; before it, provides it).
+ * `preparing`; the node is left `manageable` for `prepare` (which leaves it so
+ * until provisioning).
  *
- * The `service` operation (patch servicing) runs the same named steps on a
+ * The `service` operation runs the same named steps on a
  * provisioned host, each one Ironic service (`<seq>-service: serviceNode <step>`),
  * the node staying `active`.
  */
@@ -29,14 +29,14 @@ const OPTIONS: ActivityOptions = {
 const stepping = proxyActivities<Pick<IronicActivities, 'cleanNode' | 'serviceNode'>>(OPTIONS);
 
 /** `progress` hears each step's name as it starts (the host's record and current details show it). */
-export async function cleanWorkflow(input: OperationInput, progress?: (step: string) => void): Promise<OperationOutcome> {
-  // Only runs that took patch direct-clean (clean-request.ts) hold a direct host's request.
+export async function cleanOperation(input: OperationInput, progress?: (step: string) => void): Promise<OperationOutcome> {
+  // A direct host's clean runs over Redfish (direct-clean.ts).
   if (isDirect(input.spec)) return directClean(input, progress);
   return namedSteps(input, 'cleanNode', 'clean', progress);
 }
 
-/** A provisioned host's steps through Ironic's servicing (patch servicing; only runs with an update policy service). */
-export async function serviceWorkflow(input: OperationInput, progress?: (step: string) => void): Promise<OperationOutcome> {
+/** A provisioned host's steps through Ironic's servicing (only runs with an update policy service). */
+export async function serviceOperation(input: OperationInput, progress?: (step: string) => void): Promise<OperationOutcome> {
   return namedSteps(input, 'serviceNode', 'service', progress);
 }
 

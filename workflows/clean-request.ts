@@ -1,5 +1,5 @@
 /**
- * The host's `requestClean` update (patch manual-clean): a manual clean is
+ * The host's `requestClean` update: a manual clean is
  * validated and refused before anything is stored or sent to Ironic; an
  * accepted request makes the host run the `clean` operation from
  * `preparing`, and is retried on failure until it succeeds or is withdrawn.
@@ -9,7 +9,6 @@ import { formatFieldErrors } from '../types/field-error';
 import { isDirect } from './direct-operations';
 import { DIRECT_CLEAN_STEPS, ERASING_STEPS, stepNames, validateCleanRequest, type CleanRequest } from '../types/clean';
 import { requestCleanUpdate, type HostState, type OperationKind } from './definitions';
-import { operationsInline, sinceInline } from './versions';
 import { policyEntryFor, servicingAllows } from '../types/host-update-policy';
 import { now, type HostContext } from './host-context';
 
@@ -32,7 +31,6 @@ export function checkCleanRequest(s: HostState, request: CleanRequest | null, ru
       );
     }
   }
-  if (!operationsInline()) refuse("this host's workflow run predates inline operations; it accepts a clean once it continues as new");
   if (s.detached || s.directives?.detached) refuse('the host is detached from Ironic');
   if (running === 'clean') refuse(`a clean is running; withdraw it first (DELETE …/clean), then send the corrected request`);
   const state = s.status.provisioning.state;
@@ -76,9 +74,6 @@ export function setCleanHandler(ctx: HostContext): void {
         ctx.nudge([{ type: 'Normal', reason: 'CleanWithdrawn', message: 'the clean request was withdrawn' }]);
         return { changed: true };
       }
-      if (!sinceInline('manual-clean')) return { changed: false };
-      // A direct host's clean runs over Redfish (direct-clean.ts); the validator of older code refused it.
-      if (isDirect(s.spec) && !sinceInline('direct-clean')) return { changed: false };
       ids = Math.max(ids, s.cleanRequest?.id ?? 0) + 1;
       // Stored as the validator accepted it: a handler never re-validates (it runs again on replay).
       s.cleanRequest = { request, id: ids, at: now() };

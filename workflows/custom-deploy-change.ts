@@ -1,5 +1,5 @@
 /**
- * BMO's provisioningCancelled for a custom deploy (patch `custom-deploy-change`):
+ * BMO's provisioningCancelled for a custom deploy:
  * a provisioned host whose `spec.customDeploy.method` differs from the one it
  * was deployed with (`status.provisioning.customDeploy.method`), or was
  * removed, is deprovisioned and provisioned again, as a changed image URL is

@@ -12,8 +12,8 @@ import { disablePowerOffStale } from './disable-power-off';
 import { pendingSettingsSteps } from '../types/host-settings';
 import { serviceDue } from './servicing-rules';
 
-/** spec.raid / spec.firmware differ from what was applied, in a run that took patch spec-raid-firmware. */
-export const settingsPending = (s: HostState): boolean => s.specSettings === true && pendingSettingsSteps(s.spec, s.status).length > 0;
+/** spec.raid / spec.firmware differ from what was applied. */
+export const settingsPending = (s: HostState): boolean => pendingSettingsSteps(s.spec, s.status).length > 0;
 
 /** Power target of a `power` or `reboot` operation decided in a steady state. */
 export interface PowerStep {
@@ -47,7 +47,7 @@ export type Decision =
 /**
  * How this host is inspected: `inspect.metal3.io: disabled` wins, then
  * spec.inspectionMode, `agent` by default. The hook for `fast` (out-of-band)
- * inspection: inspectWorkflow receives the spec and can branch on it.
+ * inspection: the inspect operation receives the spec and can branch on it.
  */
 export function inspectionMode(s: HostState): InspectionMode {
   if (s.directives?.inspectionDisabled) return 'disabled';
@@ -198,7 +198,7 @@ function registeredHints(s: HostState): string | undefined {
 
 /**
  * Steady-state moves BMO's host state machine makes that metalflow did not
- * before (patch `metal3-transitions`), or undefined:
+ * before, or undefined:
  * - available with `externallyProvisioned` set → externally provisioned;
  * - externally provisioned with it cleared → provisioned, the node adopted with
  *   the spec's image (BMO copies it to the status); with no image the host is
@@ -240,16 +240,16 @@ export function metal3Transition(s: HostState): Decision | undefined {
 export function offlineHoldsProvisioning(s: HostState): boolean {
   const spec = s.spec;
   if (!spec || spec.online || s.status.provisioning.state !== 'available') return false;
-  return spec.image !== undefined || (s.customDeploy === true && customDeployMethod(spec) !== undefined);
+  return spec.image !== undefined || customDeployMethod(spec) !== undefined;
 }
 
 /**
- * `giveUp`: deleteGiveUp applies (patch `delete-gives-up`; runs before it retried for ever).
- * `metal3`: metal3Transition applies (patch `metal3-transitions`).
- * `retries`: a failed deploy deprovisions and counts, up to the retry limit (patch `provisioning-fail-count`).
- * `customDeploy`: a changed custom deploy method deprovisions (patch `custom-deploy-change`).
- * `powerOffFlag`: a changed disablePowerOff registers again (patch `disable-power-off-node`).
- * `online`: an available host provisions only while spec.online is true, as BMO (patch `provision-needs-online`).
+ * `giveUp`: deleteGiveUp applies.
+ * `metal3`: metal3Transition applies.
+ * `retries`: a failed deploy deprovisions and counts, up to the retry limit.
+ * `customDeploy`: a changed custom deploy method deprovisions.
+ * `powerOffFlag`: a changed disablePowerOff registers again.
+ * `online`: an available host provisions only while spec.online is true, as BMO.
  */
 export function decide(
   s: HostState,
@@ -308,8 +308,8 @@ export function decide(
 
   const needsRegistration =
     s.registered !== registrationFingerprint(spec) || credentialsChanged(s) || (opts.powerOffFlag === true && disablePowerOffStale(s));
-  // Metal3's custom deploy provisions with or without an image (patch custom-deploy).
-  const deploys = spec.image !== undefined || (s.customDeploy === true && customDeployMethod(spec) !== undefined);
+  // Metal3's custom deploy provisions with or without an image.
+  const deploys = spec.image !== undefined || customDeployMethod(spec) !== undefined;
   /** Steady states: power follows spec.online, reboot and power-off requests (power-requests.ts). */
   const power = (): Decision => {
     const goal = powerGoal(s.status.poweredOn, spec, s.power);
@@ -334,7 +334,7 @@ export function decide(
     case 'inspecting':
       return { kind: 'operation', op: 'inspect', state };
     case 'preparing':
-      // A manual clean asked for (patch manual-clean; only runs that took it carry a request).
+      // A manual clean asked for (only runs that took it carry a request).
       if (s.cleanRequest || settingsPending(s)) return { kind: 'operation', op: 'clean', state };
       return { kind: 'operation', op: 'prepare', state };
     case 'provisioning':

@@ -42,9 +42,7 @@ export interface HostDirectives {
 export interface OperationRecord {
   seq: number;
   kind: OperationKind;
-  /** The operation's child workflow; absent when it ran inside the host workflow (`inline`). */
-  workflowId?: string;
-  /** Ran inside the host workflow (patch operations-inline): its activities carry `<seq>-<kind>` as their summary. */
+  /** Ran inside the host workflow: its activities carry `<seq>-<kind>` as their summary. */
   inline?: true;
   /** Provisioning state the host showed while the operation ran. */
   state: string;
@@ -72,8 +70,8 @@ export interface HostWorkflowOptions {
   /** Continue-as-new after this many history events (Temporal suggests it earlier on its own). */
   maxHistoryEvents: number;
   /**
-   * Continue-as-new once the run has written this many bytes of history beside its input (patch
-   * bounded-history; DEFAULT_MAX_HISTORY_BYTES when unset): a host whose status carries a large
+   * Continue-as-new once the run has written this many bytes of history beside its input
+   * (DEFAULT_MAX_HISTORY_BYTES when unset): a host whose status carries a large
    * inventory keeps each run's history small, whatever its event count.
    */
   maxHistoryBytes?: number;
@@ -93,17 +91,17 @@ export interface HostWorkflowOptions {
   probeImages?: boolean;
   /**
    * Deploy each image through the workers' image cache (downloaded once, verified whole,
-   * patch image-cache, README "Images"); off when unset, as in runs started before it.
+   * README "Images"); off when unset.
    */
   cacheImages?: boolean;
   /**
    * Sites with an image cache worker of their own (METALFLOW_IMAGE_CACHE_SITES): a host whose
-   * spec.dhcp.site is one of them caches its image there (patch image-cache-site, README "Images").
+   * spec.dhcp.site is one of them caches its image there (README "Images").
    */
   imageCacheSites?: string[];
   /**
    * BMO's `--max-provisioning-retries`: deploys of one image that may fail before the host stops
-   * trying (patch provisioning-fail-count); unset: 5, as BMO; 0: no limit.
+   * trying; unset: 5, as BMO; 0: no limit.
    */
   maxProvisioningRetries?: number;
   /** How often an idle host with a DHCP reservation reads its lease into status.dhcp (host-dhcp.ts); 60 when unset, 0: never. */
@@ -156,8 +154,6 @@ export interface HostState {
   registered?: string;
   /** spec.disablePowerOff at the last registration (the node's own disable_power_off; disable-power-off.ts). */
   registeredDisablePowerOff?: boolean;
-  /** Patch `custom-deploy` taken: spec.customDeploy.method provisions (asked once, only for a spec with a method). */
-  customDeploy?: true;
   status: HostStatus;
   deleteRequested: boolean;
   opSeq: number;
@@ -168,7 +164,7 @@ export interface HostState {
   directives?: HostDirectives;
   /**
    * A provisioning permit asked for and not yet used when the run continued as new while
-   * waiting for it (patch permit-continue-as-new): the next run keeps the place in the queue.
+   * waiting for it: the next run keeps the place in the queue.
    */
   permit?: PermitCarry;
   /** Removed from Ironic by a detach; nothing is done until the annotation goes. */
@@ -187,25 +183,23 @@ export interface HostState {
   paused?: PauseState;
   /** The API host's `metadata.labels` (fleet operations select by them); absent until some are set. */
   labels?: Record<string, string>;
-  /** A manual clean asked for (`POST …/clean`, patch manual-clean): run from `preparing` until it succeeds or is withdrawn. */
+  /** A manual clean asked for (`POST …/clean`): run from `preparing` until it succeeds or is withdrawn. */
   cleanRequest?: PendingClean;
-  /** spec.raid / spec.firmware are applied as clean steps while preparing (patch spec-raid-firmware; host-settings.ts). */
-  specSettings?: boolean;
-  /** The host's HostUpdatePolicy (patch servicing; host-update-policy.ts): absent, no servicing, as in Metal3. */
+  /** The host's HostUpdatePolicy (host-update-policy.ts): absent, no servicing, as in Metal3. */
   updatePolicy?: HostUpdatePolicySpec;
-  /** HostFirmwareSettings / HostFirmwareComponents changes held for a provisioned host's servicing (patch firmware-servicing; firmware-held.ts). */
+  /** HostFirmwareSettings / HostFirmwareComponents changes held for a provisioned host's servicing (firmware-held.ts). */
   firmwareHeld?: PendingClean;
   /** What the last servicing of held changes applied (HostFirmwareComponents' status.updates follows it). */
   firmwareServiced?: FirmwareServiced;
-  /** The settingsHeld reason last told in an Event (patch settings-held-event), so each reason is told once. */
+  /** The settingsHeld reason last told in an Event, so each reason is told once. */
   heldTold?: string;
   /** A pivot moved the host to another plane; recorded before the source lets it go, so the run's last record says where. */
   movedTo?: MovedTo;
-  /** spec.dhcp's reservation as written, and the pool address it holds (patch dhcp-reservations; host-dhcp.ts). */
+  /** spec.dhcp's reservation as written, and the pool address it holds (host-dhcp.ts). */
   dhcp?: DhcpState;
   /**
-   * Kubernetes mode: a status write not finished when the run handed over (patch bounded-history;
-   * host-status-publish.ts). The next run writes its status first, with these Events.
+   * Kubernetes mode: a status write not finished when the run handed over
+   * (host-status-publish.ts). The next run writes its status first, with these Events.
    */
   statusOutbox?: StatusOutbox;
 }
@@ -245,7 +239,7 @@ export interface PendingClean {
   /** Tells a request that replaced another (while the first waited to retry) from the one that ran. */
   id: number;
   at: string;
-  /** A firmware change held while the host was provisioned, taken as its clean once deprovisioned (patch held-firmware-kept). */
+  /** A firmware change held while the host was provisioned, taken as its clean once deprovisioned. */
   held?: true;
 }
 
@@ -405,7 +399,7 @@ export interface HoldFirmwareResult {
 /**
  * A HostFirmwareSettings change (a `bios` step with settings) and/or HostFirmwareComponents updates
  * (a `firmware` step) for a provisioned host, held until its next reboot and applied there by servicing
- * when its HostUpdatePolicy allows (patch firmware-servicing); null withdraws them. The whole held change
+ * when its HostUpdatePolicy allows; null withdraws them. The whole held change
  * is replaced each time. Rejected: InvalidRequest for another step or a bad one, Conflict when the host
  * is not provisioned (never while provisioning; an available host takes them as a clean).
  */

@@ -1,5 +1,5 @@
 /**
- * A manual clean of a `spec.provisioner: direct` host (patch direct-clean):
+ * A manual clean of a `spec.provisioner: direct` host:
  * the steps metalflow can run itself over Redfish, in order, each its own
  * activity so the Temporal UI shows which step runs and which failed
  * (`<seq>-clean: applyBmcBios bios`, `<seq>-clean: updateBmcFirmware firmware bmc`).

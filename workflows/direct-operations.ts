@@ -12,7 +12,6 @@
  * already is where asked), so a retried activity never cycles power twice.
  */
 import { ApplicationFailure, proxyActivities } from '@temporalio/workflow';
-import { sinceInline } from './versions';
 import type { BmcActivities, BmcTarget } from '../activities/bmc-activities';
 import type { ImageCacheActivities } from '../activities/image-cache-activities';
 import type { ConfigDriveActivities } from '../activities/config-drive-activities';
@@ -47,9 +46,9 @@ const drives = proxyActivities<ConfigDriveActivities>({ startToCloseTimeout: '15
 /** A host with user, network or meta data boots with a config drive beside its ISO. */
 const hasConfigData = (spec: HostSpec): boolean => Boolean(spec.userData || spec.networkData || spec.metaData);
 
-/** Ejects the config drive and deletes it from the server (patch direct-config-drive; a no-op for a host that had none). */
+/** Ejects the config drive and deletes it from the server (a no-op for a host that had none). */
 async function removeConfigDrive(t: { ref: OperationInput['ref']; spec: HostSpec }): Promise<void> {
-  if (sinceInline('direct-config-drive')) await drives.removeConfigDrive(t);
+  await drives.removeConfigDrive(t);
 }
 
 export const isDirect = (spec: HostSpec | undefined): boolean => spec?.provisioner === 'direct';
@@ -113,16 +112,16 @@ export async function directProvision(input: OperationInput): Promise<OperationO
   if (!(isoInserted && before.poweredOn)) {
     if (before.poweredOn) await power.setBmcPower({ ...t, on: false });
     if (!isoInserted) {
-      // The BMC boots whatever it downloads: the whole ISO is checked first, unless the image cache did (patch direct-image-verify).
-      if (image.checksum && !input.imageVerified && sinceInline('direct-image-verify')) await verify.verifyImage({ image });
+      // The BMC boots whatever it downloads: the whole ISO is checked first, unless the image cache did.
+      if (image.checksum && !input.imageVerified) await verify.verifyImage({ image });
       await quick.ejectBmcMedia(t);
       await media.insertBmcMedia({ ...t, imageUrl: image.url });
     }
-    // A pool address (spec.dhcp.ipPool) renders network_data when the spec gives none (patch direct-pool-network-data:
-    // asked only for such a host, so no other history changes); only the allocation passes, rendered in the activity.
-    const pool = input.networkDataFrom && sinceInline('direct-pool-network-data') ? input.networkDataFrom : undefined;
+    // A pool address (spec.dhcp.ipPool) renders network_data when the spec gives none; only the allocation
+    // passes, rendered in the activity.
+    const pool = input.networkDataFrom;
     // User, network and meta data as an OpenStack config drive in the USB slot; its URL never leaves the activity.
-    if ((hasConfigData(t.spec) || pool) && sinceInline('direct-config-drive')) {
+    if (hasConfigData(t.spec) || pool) {
       await drives.insertConfigDrive({ ...t, ...(input.uid ? { uid: input.uid } : {}), ...(pool ? { networkDataFrom: pool } : {}) });
     }
     await quick.setBmcBootDevice({

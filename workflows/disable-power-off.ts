@@ -1,5 +1,5 @@
 /**
- * spec.disablePowerOff on the node itself (patch `disable-power-off-node`):
+ * spec.disablePowerOff on the node itself:
  * where Ironic has the node field `disable_power_off` (API 1.95), registration
  * sets it (activities/ironic-register.ts), as BMO does, so Ironic itself never
  * powers the node off; a changed value registers the host again. The

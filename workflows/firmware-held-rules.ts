@@ -1,6 +1,6 @@
 /**
  * What is done with a held HostFirmwareSettings / HostFirmwareComponents change
- * on a provisioned host (patch firmware-servicing; the update in
+ * on a provisioned host (the update in
  * firmware-held.ts): which of its steps the HostUpdatePolicy lets the next
  * service take, how they join spec.firmware's, and why the rest waits. Pure,
  * like decide().
@@ -63,10 +63,9 @@ export function firmwareHeldReason(s: HostState): string | undefined {
 }
 
 /**
- * A deprovisioned host's held change (patch held-firmware-kept): the available host takes it as its clean,
+ * A deprovisioned host's held change: the available host takes it as its clean,
  * as it takes a HostFirmwareSettings change (BMO applies both while preparing). A clean already asked for
- * keeps its steps; the held steps it lacks join it. Before the patch the change was dropped, and only the
- * Kubernetes controller handed it over again (the API's caller had to PUT it again).
+ * keeps its steps; the held steps it lacks join it (the API's caller need not PUT it again).
  */
 export function heldToClean(s: HostState, at: string): void {
   const held = s.firmwareHeld;

@@ -1,6 +1,6 @@
 /**
- * HostFirmwareSettings / HostFirmwareComponents changes on a provisioned host
- * (patch firmware-servicing): BMO's doServiceIfNeeded applies them by Ironic
+ * HostFirmwareSettings / HostFirmwareComponents changes on a provisioned host:
+ * BMO's doServiceIfNeeded applies them by Ironic
  * servicing at the host's next reboot, each only as its HostUpdatePolicy
  * allows (`firmwareSettings: onReboot` the BIOS settings, `firmwareUpdates:
  * onReboot` the images); without it they wait and say why. The controller
@@ -9,7 +9,6 @@
  * `service` operation that runs before the reboot takes it (servicing-rules.ts).
  */
 import { ApplicationFailure, setHandler } from '@temporalio/workflow';
-import { patchedCounted } from './versions';
 import { formatFieldErrors } from '../types/field-error';
 import { validateCleanRequest, type CleanRequest } from '../types/clean';
 import { holdFirmwareChangeUpdate, type HostState, type PendingClean } from './definitions';
@@ -58,8 +57,6 @@ export function setHoldFirmwareHandler(ctx: HostContext): void {
         return result(true);
       }
       if (JSON.stringify(s.firmwareHeld?.request) === JSON.stringify(request)) return result(false);
-      // Asked only here: runs that never hold a change decide and replay as before.
-      if (!patchedCounted('firmware-servicing')) return result(false);
       ids = Math.max(ids, s.firmwareHeld?.id ?? 0) + 1;
       // Stored as the validator accepted it (a handler never re-validates: it runs again on replay).
       const held: PendingClean = { request, id: ids, at: now() };

@@ -15,13 +15,12 @@ import {
   continueAsNew,
   isCancellation,
   log,
-  patched,
   setHandler,
   upsertSearchAttributes,
 } from '@temporalio/workflow';
-import { formatFieldErrors, type Result } from '../types/field-error';
+import { formatFieldErrors } from '../types/field-error';
 import { firstPage, progressPage, progressTooLarge, boundedProgress } from './fleet-progress-page';
-import { CLEAN_FLEET_OPERATION, LATER_FLEET_OPERATIONS, REMEDIATE_FLEET_OPERATION, validateFleetInput, type FleetInput } from '../types/fleet';
+import { validateFleetInput, type FleetInput } from '../types/fleet';
 import { SEARCH_ATTRIBUTES } from '../types/search-attributes';
 import {
   DEFAULT_FLEET_OPTIONS,
@@ -43,8 +42,7 @@ import { baseProgress, nextChange, outcomeBook, setControlHandlers } from './run
 
 /** Besides the input: what a previous run hands over, and tuning (tests shorten the poll window). */
 export interface FleetCarry {
-  state?: FleetState;
-  /** The state packed (patch fleet-packed-carry): what 10,000 hosts need to fit in one payload. */
+  /** The state packed: what 10,000 hosts need to fit in one payload. */
   packed?: PackedFleetState;
   options?: Partial<FleetOptions>;
 }
@@ -57,46 +55,16 @@ function checkAbort(req: FleetControlRequest): void {
   }
 }
 
-/**
- * reinspect, detach and attach came later (patch fleet-inspect-detach): a run
- * recorded before them failed such an input as invalid, and replays so. The
- * marker is asked for only when the input names one of them.
- */
-function laterOperationRefused(input: FleetInput): Result<FleetInput> | undefined {
-  const kind = (input as { operation?: { kind?: unknown } } | null)?.operation?.kind;
-  if (typeof kind !== 'string' || !LATER_FLEET_OPERATIONS.has(kind) || patched('fleet-inspect-detach')) return undefined;
-  return { ok: false, errors: [{ field: 'operation.kind', reason: `must be one of ${OLD_FLEET_OPERATION_KINDS}` }] };
-}
-const OLD_FLEET_OPERATION_KINDS = 'reboot, powerOff, powerOn, provision, deprovision, delete';
-
-/** clean came later still (patch fleet-clean): a run recorded before it failed such an input as invalid, and replays so. */
-function cleanOperationRefused(input: FleetInput): Result<FleetInput> | undefined {
-  const kind = (input as { operation?: { kind?: unknown } } | null)?.operation?.kind;
-  if (kind !== CLEAN_FLEET_OPERATION || patched('fleet-clean')) return undefined;
-  return { ok: false, errors: [{ field: 'operation.kind', reason: `must be one of ${OLD_FLEET_OPERATION_KINDS}, reinspect, detach, attach` }] };
-}
-
-/** remediate came later again (patch fleet-remediate): a run recorded before it failed such an input as invalid, and replays so. */
-function remediateOperationRefused(input: FleetInput): Result<FleetInput> | undefined {
-  const kind = (input as { operation?: { kind?: unknown } } | null)?.operation?.kind;
-  if (kind !== REMEDIATE_FLEET_OPERATION || patched('fleet-remediate')) return undefined;
-  return { ok: false, errors: [{ field: 'operation.kind', reason: `must be one of ${OLD_FLEET_OPERATION_KINDS}, reinspect, detach, attach, clean` }] };
-}
-
 export async function fleetWorkflow(input: FleetInput, carry: FleetCarry = {}): Promise<FleetProgress> {
-  const carried = carry.packed ? unpackFleetState(carry.packed) : carry.state;
+  const carried = carry.packed ? unpackFleetState(carry.packed) : undefined;
   if (!carried) {
     // A `temporal workflow start` input is checked like the API's body: a bad one fails at once, naming the field.
-    const valid = laterOperationRefused(input) ?? cleanOperationRefused(input) ?? remediateOperationRefused(input) ?? validateFleetInput(input);
+    const valid = validateFleetInput(input);
     if (!valid.ok) {
       throw ApplicationFailure.create({ type: 'InvalidFleetInput', nonRetryable: true, message: formatFieldErrors(valid.errors), details: [valid.errors] });
     }
   }
   const options: FleetOptions = { ...DEFAULT_FLEET_OPTIONS, ...carry.options };
-  // Waves and cancel's abortInFlight: a run recorded before them replays without (its input had neither).
-  const wavesAndAbort = patched('fleet-waves');
-  // The hand-over by the run's own count of its history (history-count.ts): the API's progress reads are queries.
-  const countedHistory = patched('fleet-counted-history');
   const s: FleetState = carried ?? { hosts: [], runs: 0 };
   s.runs += 1;
   const dryRun = input.dryRun === true;
@@ -115,7 +83,7 @@ export async function fleetWorkflow(input: FleetInput, carry: FleetCarry = {}): 
     phase: phaseOf(s, dryRun, done),
     ...baseProgress(s, counts, { maxConcurrent: limit, maxFailures: budget }),
     failures: s.hosts.filter((h) => h.outcome === 'failed').map((h) => ({ ref: h.ref, error: h.error ?? '' })),
-    ...(wavesAndAbort && input.waves && ends.length > 0 ? { wave: waveProgress() } : {}),
+    ...(input.waves && ends.length > 0 ? { wave: waveProgress() } : {}),
     ...(done ? {} : { estimatedEnd: estimatedEnd(s, counts, limit, Date.now()) }),
   });
 
@@ -148,13 +116,11 @@ export async function fleetWorkflow(input: FleetInput, carry: FleetCarry = {}): 
 
   /**
    * What an update or the run's end answers. A progress too large for one payload in history
-   * (over 1 MB: some 3,000 hosts) is its first page (patch fleet-bounded-results: before it, such
-   * a fleet's pause or end was refused by the server). Asked only then, so smaller fleets'
-   * histories stay as they were.
+   * (over 1 MB: some 3,000 hosts) is its first page: the server refuses a larger result.
    */
   const answer = (): FleetProgress => {
     const p = progress();
-    return progressTooLarge(p, options.progressLimitBytes) && patched('fleet-bounded-results') ? firstPage(p, options.progressLimitBytes) : p;
+    return progressTooLarge(p, options.progressLimitBytes) ? firstPage(p, options.progressLimitBytes) : p;
   };
 
   setHandler(fleetProgressQuery, (page) => (page ? progressPage(progress(), page) : boundedProgress(progress(), options.progressLimitBytes)));
@@ -167,7 +133,7 @@ export async function fleetWorkflow(input: FleetInput, carry: FleetCarry = {}): 
     ended: () => (done ? `fleet operation ${input.name} has ended (${phaseOf(s, dryRun, done)})` : undefined),
     // A second cancel may still ask to stop the hosts in flight.
     onCancel: (req) => {
-      if (wavesAndAbort && req?.abortInFlight === true) s.cancelled!.abortInFlight = true;
+      if (req?.abortInFlight === true) s.cancelled!.abortInFlight = true;
     },
     checkCancel: checkAbort,
   });
@@ -180,7 +146,7 @@ export async function fleetWorkflow(input: FleetInput, carry: FleetCarry = {}): 
   }
   limit = concurrencyLimit(input.maxConcurrent, s.hosts.length);
   budget = failureBudget(input.maxFailures, s.hosts.length);
-  ends = wavesAndAbort ? waveEnds(input.waves, s.hosts.length) : [s.hosts.length];
+  ends = waveEnds(input.waves, s.hosts.length);
   if (dryRun) return finish();
 
   /** Each host's wait, so that an abort can stop it (not carried: a new run starts them again). */
@@ -191,15 +157,9 @@ export async function fleetWorkflow(input: FleetInput, carry: FleetCarry = {}): 
       setOutcome(h, 'inFlight');
     }
     const drive = (): Promise<void> => (h.aborting ? abortFleetHost(h, input, s.cancelled?.reason, settle) : runFleetHost(h, input, options, settle));
-    let run: Promise<void>;
-    if (wavesAndAbort) {
-      const scope = new CancellationScope();
-      scopes.set(h, scope);
-      run = scope.run(drive);
-    } else {
-      run = drive();
-    }
-    void run.catch((err: unknown) => {
+    const scope = new CancellationScope();
+    scopes.set(h, scope);
+    void scope.run(drive).catch((err: unknown) => {
       if (!isCancellation(err)) throw err;
     });
   };
@@ -238,12 +198,10 @@ export async function fleetWorkflow(input: FleetInput, carry: FleetCarry = {}): 
         if (cursor >= ends[s.wave ?? 0]!) break;
         launch(s.hosts[cursor]!);
       }
-      if (wavesAndAbort) {
-        abortInFlight();
-        if (nextWave()) continue;
-      }
+      abortInFlight();
+      if (nextWave()) continue;
       publish();
-      if (await nextChange(() => changes, options.maxHistoryEvents, countedHistory)) return await continueAsNew<typeof fleetWorkflow>(input, handOver());
+      if (await nextChange(() => changes, options.maxHistoryEvents, true)) return await continueAsNew<typeof fleetWorkflow>(input, handOver());
     }
   } catch (err) {
     if (!isCancellation(err)) throw err;
@@ -259,11 +217,10 @@ export async function fleetWorkflow(input: FleetInput, carry: FleetCarry = {}): 
   }
   return finish();
 
-  /** The next run's carry: packed since patch fleet-packed-carry (a run recorded before it handed its state over as it was). */
+  /** The next run's carry: the state packed. */
   function handOver(): FleetCarry {
     const { options: tuning } = carry;
-    const packed = patched('fleet-packed-carry') ? packFleetState(s) : undefined;
-    return { ...(tuning ? { options: tuning } : {}), ...(packed ? { packed } : { state: s }) };
+    return { ...(tuning ? { options: tuning } : {}), packed: packFleetState(s) };
   }
 
   async function finish(): Promise<FleetProgress> {

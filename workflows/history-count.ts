@@ -6,18 +6,18 @@
  * workflow after its timer fired (or an activity finished) but before the task
  * that carries it has started makes the worker apply the fire in an activation
  * of its own, with the previous task's history length, time and
- * continue-as-new suggestion (bench/findings/stale-activation-trace-*). A
+ * continue-as-new suggestion. A
  * replay reads the task's own values there. A hand-over decided from them
  * differs between the live run and its replay when the limit falls between
- * the two (1,000-host benchmark: "Continue as new workflow machine does not
- * handle this event"). The count is a function of what the run did, so a
+ * the two ("Continue as new workflow machine does not handle this event";
+ * docs/adr/0001-history-handover.md). The count is a function of what the run did, so a
  * replay reaches the same number at the same point.
  *
  * It errs high: every fire, result and message is counted as a workflow task
  * of its own, where the server often carries several in one. A run hands
  * over somewhat early, never late. Not counted: the workflow-task heartbeats
- * of a local activity running longer than ~8 s, and markers of patches
- * outside versions.ts; historyLength stays a far backstop for those.
+ * of a local activity running longer than ~8 s, and patch markers;
+ * historyLength stays a far backstop for those.
  *
  * Module state: each workflow execution evaluates its own copy (workers/
  * worker.ts preloads only modules without state).
@@ -36,22 +36,15 @@ export function countEvents(n: number): void {
 
 export const eventsCounted = (): number => events;
 
-/**
- * Era fire-fence on: a timer's two events are counted when it fires, none when it is
- * cancelled. A timer started in a task whose completion is lost (the task timed out while a
- * slow local activity held it) and cancelled in the next one never reaches the history, and a
- * replay, which takes that next task's update first, never starts it: counted at its start, the
- * live run was 2 ahead of its replay (1,000-host run 6eb082, h-0182: 61 live, 59 on replay, so
- * the replay of the run that handed over fails). A timer that fired was sent; one cancelled after
- * it was sent leaves 2 events uncounted (historyLength's backstop covers a run of those).
- */
-let timersCountedOnFire = false;
+/** The size of the run's input (the state handed over), for the server's size backstop (host-context.ts). */
+let inputBytes = 0;
 
-export function countTimersOnFire(): void {
-  timersCountedOnFire = true;
+/** Called first in every host workflow run. */
+export function countRunInput(input: unknown): void {
+  inputBytes = sizeOf(input);
 }
 
-export const timersOnFire = (): boolean => timersCountedOnFire;
+export const runInputBytes = (): number => inputBytes;
 
 /**
  * What one event costs in history beside its payloads (ids, times, the worker's identity, the task

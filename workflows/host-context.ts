@@ -5,8 +5,7 @@
  * hand-over to a fresh run.
  */
 import { allHandlersFinished, condition, continueAsNew, log, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
-import { countedHistory, historyBytes, runInputBytes, since, statusOutbox } from './versions';
-import { bytesCounted, countEvents, countedPast, eventsCounted } from './history-count';
+import { bytesCounted, countEvents, countedPast, eventsCounted, runInputBytes } from './history-count';
 import type { ProvisioningState } from '../types/host';
 import { SEARCH_ATTRIBUTES } from '../types/search-attributes';
 import { parseBmcAddress } from '../types/bmc';
@@ -20,7 +19,7 @@ import type { HostEvent } from '../activities/host-status-activities';
 export const now = (): string => new Date().toISOString();
 
 /**
- * Era bounded-history: past `max` bytes by the run's own estimate (history-count.ts), or, once it
+ * Past `max` bytes by the run's own estimate (history-count.ts), or, once it
  * has written a quarter of that, past the server's size backstop or its continue-as-new
  * suggestion. Only the run's own growth counts: its input (the state, a large inventory
  * included) is written again by each hand-over, so a run whose input alone passes the server's
@@ -106,7 +105,7 @@ export function hostContext(s: HostState): HostContext {
       // An unchanged upsert still costs a history event and a visibility write;
       // skipping it is most of what the host workflow saves per operation.
       const fingerprint = JSON.stringify(pairs);
-      if (fingerprint === published && since('search-attributes-dedupe')) return;
+      if (fingerprint === published) return;
       published = fingerprint;
       upsertSearchAttributes(pairs);
       countEvents(1);
@@ -121,16 +120,13 @@ export function hostContext(s: HostState): HostContext {
     historyTooLong: () => {
       const max = s.options.maxHistoryEvents;
       // The server's length and suggestion can be a task behind (history-count.ts).
-      if (historyBytes()) return countedPast(max) || bytesPast(s.options.maxHistoryBytes ?? DEFAULT_MAX_HISTORY_BYTES);
-      if (countedHistory()) return countedPast(max);
-      return workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > max;
+      return countedPast(max) || bytesPast(s.options.maxHistoryBytes ?? DEFAULT_MAX_HISTORY_BYTES);
     },
     continueAsNewWithState: async (carry) => {
       await ctx.beforeHandOver?.();
-      // Before patch bounded-history the status write in flight finished first, and a write that
-      // could not finish (the API server away) held the host for as long. Now what is not written
-      // yet goes to the next run, which writes it first; the run waits for nothing but its handlers.
-      const carried = status.pending() !== undefined && statusOutbox();
+      // A status write that cannot finish (the API server away) must not hold the hand-over: what is
+      // not written yet goes to the next run, which writes it first; the run waits only for its handlers.
+      const carried = status.pending() !== undefined;
       await condition(() => (carried || !status.busy()) && allHandlersFinished());
       carry?.();
       const unwritten = carried ? status.pending() : undefined;

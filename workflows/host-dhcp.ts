@@ -1,5 +1,5 @@
 /**
- * The host's DHCP reservation (spec.dhcp, patch `dhcp-reservations`): written
+ * The host's DHCP reservation (spec.dhcp): written
  * to its site's dnsmasq before anything else the host does (so the boot MAC
  * has its address when it first PXE-boots), written again when the MAC,
  * address, site, hostname or tags change, and released once the host is
@@ -9,13 +9,8 @@
  * While idle, the lease is read back into status.dhcp every
  * `dhcpLeaseCheckSeconds`; the idle loop continues as new as usual, so the
  * checks never grow a run's history without bound.
- *
- * The patch is asked only for a host with spec.dhcp, which no run from
- * before it can have (the field did not exist), so every other history is
- * as before.
  */
 import { isCancellation, log, proxyActivities } from '@temporalio/workflow';
-import { sinceInline } from './versions';
 import type { DhcpActivities } from '../activities/dhcp-activities';
 import type { DhcpReservation } from '../types/dhcp';
 import { DEFAULT_DHCP_SITE, type HostDhcp, type HostDhcpStatus } from '../types/host-dhcp';
@@ -35,13 +30,12 @@ const LABEL = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;
 const hostKey = (s: HostState): string => `${s.ref.namespace}/${s.ref.name}`;
 
 /**
- * Whether the host's DHCP state is kept: true once the host has had spec.dhcp
- * under the patch. Synchronous, so a host without it awaits nothing more than
- * before (an extra await reorders commands against update completions).
+ * Whether the host's DHCP state is kept: true once the host has had spec.dhcp.
+ * Synchronous: an extra await would reorder commands against update completions.
  */
 export function dhcpTracked(s: HostState): boolean {
   if (s.dhcp) return true;
-  if (!s.spec?.dhcp || !sinceInline('dhcp-reservations')) return false;
+  if (!s.spec?.dhcp) return false;
   s.dhcp = {};
   return true;
 }
@@ -153,7 +147,7 @@ export function leaseCheckDelayMs(s: HostState): number | undefined {
   return Math.max(0, last + seconds * 1000 - Date.now());
 }
 
-/** ms between lease reads (era idle-by-fire: counted in the idle wait's fires); undefined when this host reads none. */
+/** ms between lease reads (counted in the idle wait's fires); undefined when this host reads none. */
 export function leasePeriodMs(s: HostState): number | undefined {
   const seconds = s.options.dhcpLeaseCheckSeconds ?? DEFAULT_LEASE_CHECK_SECONDS;
   return leaseCheckDelayMs(s) === undefined ? undefined : seconds * 1000;

@@ -6,7 +6,6 @@
  * notices and acts.
  */
 import { ApplicationFailure, setHandler } from '@temporalio/workflow';
-import { powerSignal, since, sinceInline } from './versions';
 import { formatFieldErrors } from '../types/field-error';
 import type { HostSpec, Image } from '../types/host';
 import { validateHostSpec } from '../types/validate';
@@ -63,17 +62,10 @@ export function setHostHandlers(ctx: HostContext): void {
    * arrives, the handler on every replay as well, so a rule tightened since
    * must not decide what the handler of an old history does.
    */
-  const normalForm = (spec: HostSpec): HostSpec => {
-    if (since('spec-stored-without-revalidation')) return normalizeHostSpec(spec);
-    // Before the patch the handler stored validateHostSpec's normal form, the same one
-    // for every spec its validator accepted; a spec today's rules refuse keeps it too.
-    const valid = validateHostSpec(s.ref, spec);
-    return valid.ok ? valid.value.spec : normalizeHostSpec(spec);
-  };
+  const normalForm = (spec: HostSpec): HostSpec => normalizeHostSpec(spec);
 
   const acceptSpec = (input: HostSpec, meta?: HostMetadata): ApplySpecResult => {
-    // Labels change no decision; the marker tells runs that carry them from older ones.
-    if (meta?.labels !== undefined && sinceInline('host-labels')) s.labels = { ...meta.labels };
+    if (meta?.labels !== undefined) s.labels = { ...meta.labels };
     const spec = normalForm(input);
     const changed = JSON.stringify(spec) !== JSON.stringify(s.spec);
     if (changed) {
@@ -102,10 +94,9 @@ export function setHostHandlers(ctx: HostContext): void {
   );
 
   // The power sentinel saw the node change (power-sentinel.ts): the host reads its power itself when idle (host.ts).
-  // Not a nudge: that would cut an error backoff short or redo an image check. A run of an older era
-  // never acted on the signal (versions.ts): there nothing changes.
+  // Not a nudge: that would cut an error backoff short or redo an image check.
   setHandler(powerChangedSignal, () => {
-    if (powerSignal()) s.powerCheckAsked = true;
+    s.powerCheckAsked = true;
   });
 
   setHandler(applyDirectivesUpdate, (d) => {
@@ -153,11 +144,10 @@ export function setHostHandlers(ctx: HostContext): void {
   setHandler(
     powerRequestsUpdate,
     (change: PowerRequestChange) => {
-      // Only a change carrying a request id takes the new path: hosts recorded before it replay as they ran.
-      const rememberIds = change.reboot?.requestId !== undefined && since('reboot-request-ids');
+      const rememberIds = change.reboot?.requestId !== undefined;
       // As Metal3: a keyed power-off request on a host whose power must never go off reboots it once.
       const rebooted = s.spec?.disablePowerOff ? addedHolds(s.power, change) : [];
-      const rebootForKeys = rebooted.length > 0 && sinceInline('disable-power-off-reboot');
+      const rebootForKeys = rebooted.length > 0;
       s.power = applyPowerRequestChange(s.power, change, rememberIds, rebootForKeys);
       if (rebootForKeys) ctx.nudge(rebooted.map(([key, mode]) => keyedRebootEvent(key, mode)));
       return powerRequestsView(s.power);
@@ -174,7 +164,7 @@ export function setHostHandlers(ctx: HostContext): void {
     },
   );
 
-  // A record only (no nudge: the loop has nothing to do for it), so runs that never get one replay as before.
+  // A record only: no nudge, the loop has nothing to do for it.
   setHandler(
     recordMoveUpdate,
     (moved) => {

@@ -1,27 +1,16 @@
 /**
- * Runs one of the host's operations as a child workflow and records how it
+ * Runs one of the host's operations inside the host workflow and records how it
  * ended: the outcome on the host's status on success, the error, a visible,
  * bounded backoff and the retry on failure, nothing held against the host when
  * the host itself cancelled it (a delete, a pause, a new desired state).
  */
-import {
-  CancellationScope,
-  condition,
-  executeChild,
-  isCancellation,
-  log,
-  ParentClosePolicy,
-  patched,
-  setCurrentDetails,
-} from '@temporalio/workflow';
-import { operationsInline, patchedCounted, since, sinceInline } from './versions';
+import { CancellationScope, condition, isCancellation, log, setCurrentDetails } from '@temporalio/workflow';
 import { networkDataFrom } from './host-dhcp';
 import type { HostSpec, Image, OperationName, ProvisioningState } from '../types/host';
-import { hostWorkflowId } from '../types/host-ref';
 import { failureMessage } from './failure-message';
 import { DEFAULT_HOST_OPTIONS, type OperationKind, type OperationRecord } from './definitions';
 import { ERROR_TYPE_OF, nextStateAfter, registrationFingerprint, type PowerStep } from './decide';
-import { OPERATION_WORKFLOWS } from './operations';
+import { OPERATIONS } from './operations';
 import type { OperationInput, OperationOutcome } from './operation-types';
 import { withOperationLabel } from './operation-label';
 import { credentialsAttempt } from './host-directives';
@@ -30,7 +19,7 @@ import { powerPath } from './power-operations';
 import { interruptReason, INTERRUPTIBLE } from './interrupt';
 import { now, type HostContext } from './host-context';
 import { markNodeLost, nodeGoneIn } from './node-lost';
-import { hostUid, recordHostUid } from './host-uid';
+import { hostUid } from './host-uid';
 import { customDeployMethod } from '../types/custom-deploy';
 import { pendingSettingsSteps, recordAppliedSettings } from '../types/host-settings';
 import { serviceableSettings } from './servicing-rules';
@@ -62,7 +51,7 @@ export interface OperationExtra {
 }
 
 export interface OperationRunner {
-  /** Runs one operation as a child workflow; true when it succeeded. */
+  /** Runs one operation; true when it succeeded. */
   runOperation(op: OperationKind, state: ProvisioningState, extra?: OperationExtra): Promise<boolean>;
   /** Waits until `s.retryAt` (or a change that makes the wait moot). */
   waitForRetry(): Promise<void>;
@@ -77,18 +66,15 @@ export function operationRunner(ctx: HostContext): OperationRunner {
     const { adopt, power, image, imageVerified, release, delayedSince } = extra;
     const spec = s.spec;
     const tried = op === 'enroll' ? credentialsAttempt(s) : undefined;
-    // A host whose run began before hosts had a uid draws it before its first deploy.
-    if (op === 'provision') recordHostUid(s);
     const uid = op === 'provision' ? hostUid(s) : undefined;
     if (tried) s.status.triedCredentials = tried;
     s.opSeq += 1;
-    // From patch operations-inline on, an operation runs inside the host workflow (its activities labelled
-    // with it) instead of as a child: a child cost ~12 events of its own and 3 more here, per operation.
-    const inline = operationsInline();
+    // An operation runs inside the host workflow, its activities labelled with it (a child workflow
+    // per operation would cost ~12 events of its own and 3 more here); `inline` tells readers so.
     const record: OperationRecord = {
       seq: s.opSeq,
       kind: op,
-      ...(inline ? { inline: true as const } : { workflowId: `${hostWorkflowId(s.ref)}/${s.opSeq}-${op}` }),
+      inline: true,
       state,
       startedAt: now(),
       outcome: 'running',
@@ -105,7 +91,7 @@ export function operationRunner(ctx: HostContext): OperationRunner {
     // A delete, a pause or a new desired state cancels an operation that is no longer wanted.
     const scope = new CancellationScope();
     let settled = false;
-    if (INTERRUPTIBLE.has(op) && since('interruptible-operations')) {
+    if (INTERRUPTIBLE.has(op)) {
       condition(() => settled || interruptReason(s, op) !== undefined)
         .then(() => {
           if (settled) return;
@@ -133,7 +119,7 @@ export function operationRunner(ctx: HostContext): OperationRunner {
       record.step = step;
       setCurrentDetails(`**${op}** (operation ${record.seq}) step ${step} since ${now()}`);
     };
-    if (inline) setCurrentDetails(`**${op}** (operation ${record.seq}) since ${record.startedAt}`);
+    setCurrentDetails(`**${op}** (operation ${record.seq}) since ${record.startedAt}`);
     if (op === 'service') {
       // Metal3's operationalStatus while a provisioned host is serviced (the provisioning state stays provisioned).
       s.status.operationalStatus = 'servicing';
@@ -163,11 +149,7 @@ export function operationRunner(ctx: HostContext): OperationRunner {
       };
       let outcome: OperationOutcome;
       try {
-        outcome = await scope.run(() =>
-          inline
-            ? withOperationLabel(`${record.seq}-${op}`, () => OPERATION_WORKFLOWS[op](input, progress))
-            : executeChild(OPERATION_WORKFLOWS[op], { workflowId: record.workflowId, args: [input], parentClosePolicy: ParentClosePolicy.TERMINATE }),
-        );
+        outcome = await scope.run(() => withOperationLabel(`${record.seq}-${op}`, () => OPERATIONS[op](input, progress)));
       } finally {
         // Before the outcome is recorded, and before any backoff: the next host need not wait for either.
         release?.();
@@ -181,8 +163,8 @@ export function operationRunner(ctx: HostContext): OperationRunner {
       record.outcome = 'succeeded';
       record.endedAt = now();
       if (outcome.note) record.note = outcome.note;
-      // Runs before the patch also ended an untimed one, overwriting the end of the start it kept (BMO's, after a takeover).
-      if (metric && s.status.operationHistory[metric].start && (timed || !patched('steady-history-kept'))) {
+      // An untimed one leaves the start it kept (BMO's, after a takeover) alone.
+      if (metric && s.status.operationHistory[metric].start && timed) {
         s.status.operationHistory[metric].end = record.endedAt;
       }
       s.status.errorType = '';
@@ -195,7 +177,7 @@ export function operationRunner(ctx: HostContext): OperationRunner {
       s.status.lastUpdated = record.endedAt;
       ctx.publish();
       const note = outcome.note ? ` (${outcome.note})` : '';
-      if (refresh && sinceInline('registration-events')) {
+      if (refresh) {
         await ctx.sync({ type: 'Normal', reason: 'RegistrationUpdated', message: `registration updated: the Ironic node now matches the spec and credentials; provisioning state ${next}${note}` });
       } else {
         await ctx.sync({ type: 'Normal', reason: `${reasonOf(op)}Succeeded`, message: `${op} succeeded; provisioning state ${next || 'unmanaged'}${note}` });
@@ -203,7 +185,7 @@ export function operationRunner(ctx: HostContext): OperationRunner {
       return true;
     } catch (err) {
       // An operator cancelling the host workflow itself ends it, without an error on the host.
-      if (isCancellation(err) && CancellationScope.current().consideredCancelled && since('cancelled-host-not-failed')) throw err;
+      if (isCancellation(err) && CancellationScope.current().consideredCancelled) throw err;
       if (isCancellation(err) && record.cancelReason !== undefined) {
         record.outcome = 'cancelled';
         record.endedAt = now();
@@ -213,7 +195,7 @@ export function operationRunner(ctx: HostContext): OperationRunner {
       }
       // Ironic lost the node: not the host's failure. It registers again where it stands
       // (decide) and carries on at once: no error recorded, no backoff.
-      if (op !== 'enroll' && nodeGoneIn(err) && since('reregister-lost-node')) {
+      if (op !== 'enroll' && nodeGoneIn(err)) {
         record.outcome = 'failed';
         record.endedAt = now();
         record.error = failureMessage(err);
@@ -244,7 +226,7 @@ export function operationRunner(ctx: HostContext): OperationRunner {
       ctx.running = undefined;
       // A cancelled service leaves the host as it was (Ironic's node settled back to active).
       if (op === 'service' && s.status.operationalStatus === 'servicing') s.status.operationalStatus = s.status.errorType ? 'error' : 'OK';
-      if (inline) setCurrentDetails('');
+      setCurrentDetails('');
     }
   };
 
@@ -261,16 +243,16 @@ export function operationRunner(ctx: HostContext): OperationRunner {
     if (op === 'provision' && spec?.image) s.status.provisioning.image = spec.image;
     // As BMO: a deploy that succeeded clears the count of failed ones (provisioning-retries.ts).
     if (op === 'provision' && s.status.provisioningFailCount) s.status.provisioningFailCount = 0;
-    // As Metal3's status.provisioning.customDeploy (only runs with patch custom-deploy ever deploy one).
-    const method = s.customDeploy ? customDeployMethod(spec) : undefined;
+    // As Metal3's status.provisioning.customDeploy.
+    const method = customDeployMethod(spec);
     if (op === 'provision' && method) s.status.provisioning.customDeploy = { method };
     if (op === 'deprovision') delete s.status.provisioning.image;
     // Held for a provisioned host only: the available host it becomes takes the change as its clean (firmware-held-rules.ts).
     if (op === 'deprovision' && s.firmwareHeld) {
-      if (!s.deleteRequested && patchedCounted('held-firmware-kept')) heldToClean(s, now());
+      if (!s.deleteRequested) heldToClean(s, now());
       delete s.firmwareHeld;
     }
-    if (op === 'deprovision' && s.customDeploy) delete s.status.provisioning.customDeploy;
+    if (op === 'deprovision') delete s.status.provisioning.customDeploy;
     if (op === 'delete') s.status.provisioning.ID = '';
     // Attached (again) / detached: see decide() and host-directives.ts.
     if (op === 'enroll' && (s.needsAttach || s.detached)) {
@@ -308,16 +290,12 @@ export function operationRunner(ctx: HostContext): OperationRunner {
     const nudged = ctx.nudges;
     const changed = (): boolean => s.generation !== generation || s.deleteRequested !== deleteRequested || ctx.nudges !== nudged;
     const retryAt = Date.parse(s.retryAt ?? '');
-    if (since('continue-as-new-from-backoff')) {
-      for (;;) {
-        if (ctx.historyTooLong() && !changed()) await ctx.continueAsNewWithState();
-        const remaining = retryAt - Date.now();
-        if (remaining <= 0) break;
-        const woken = await condition(() => changed() || ctx.historyTooLong(), remaining);
-        if (!woken || changed()) break;
-      }
-    } else {
-      await condition(changed, retryAt - Date.now());
+    for (;;) {
+      if (ctx.historyTooLong() && !changed()) await ctx.continueAsNewWithState();
+      const remaining = retryAt - Date.now();
+      if (remaining <= 0) break;
+      const woken = await condition(() => changed() || ctx.historyTooLong(), remaining);
+      if (!woken || changed()) break;
     }
     s.retryAt = undefined;
   };

@@ -1,6 +1,5 @@
 /**
- * The host's side of the provisioning limit (patch provisioning-limit, README
- * "Provisioning limit"): before inspecting, provisioning or deprovisioning, a
+ * The host's side of the provisioning limit (README "Provisioning limit"): before inspecting, provisioning or deprovisioning, a
  * host asks its task queue's limiter for a permit and waits, in the state it
  * is in with `operationalStatus: delayed`, until the limiter's signal says go.
  * The permit goes back when the operation ends (however it ends); a place in
@@ -12,12 +11,10 @@ import {
   condition,
   getExternalWorkflowHandle,
   isCancellation,
-  proxyActivities,
   proxyLocalActivities,
   setHandler,
   workflowInfo,
 } from '@temporalio/workflow';
-import { fewerEvents, sinceInline } from './versions';
 import { parseBmcAddress } from '../types/bmc';
 import type { HostSpec, OperationalStatus, ProvisioningState } from '../types/host';
 import type { LimiterActivities } from '../activities/limiter-activities';
@@ -27,11 +24,10 @@ import { isDirect } from './direct-operations';
 import { limiterWorkflowId, permitGrantedSignal, releasePermitSignal } from './limiter-definitions';
 import { now, type HostContext } from './host-context';
 
-const limiter = proxyActivities<LimiterActivities>({ startToCloseTimeout: '1 minute', retry: QUIET_RETRY });
 /**
- * The same request as a local activity (patch fewer-events): one marker event in the
- * workflow task that asks, instead of three activity events and a workflow task of its
- * own; asked on each inspect, provision and deprovision, answered at once without a limit.
+ * The request is a local activity: one marker event in the workflow task that asks,
+ * instead of three activity events and a workflow task of its own; asked on each
+ * inspect, provision and deprovision, answered at once without a limit.
  */
 const limiterLocal = proxyLocalActivities<LimiterActivities>({ startToCloseTimeout: '1 minute', retry: QUIET_RETRY });
 
@@ -63,7 +59,7 @@ export interface PermitKeeper {
   /**
    * Release signals sent but not yet delivered. The server drops a signal whose sender's
    * run has closed before delivering it, so a run awaits them before it continues as new
-   * or ends (patch permit-release-delivered), or the permit stays held.
+   * or ends, or the permit stays held.
    */
   undelivered(): boolean;
   delivered(): Promise<void>;
@@ -126,7 +122,7 @@ export function permitKeeper(ctx: HostContext): PermitKeeper {
     const { runId, workflowId } = workflowInfo();
     p.announced = true;
     try {
-      const { unlimited } = await (fewerEvents() ? limiterLocal : limiter).requestProvisioningPermit({ requestId: p.requestId, workflowId, runId, state, at: now() });
+      const { unlimited } = await limiterLocal.requestProvisioningPermit({ requestId: p.requestId, workflowId, runId, state, at: now() });
       if (unlimited) Object.assign(p, { unlimited, granted: true });
     } catch (err) {
       // Cancelled while asking: the request may have reached the limiter.
@@ -158,16 +154,10 @@ export function permitKeeper(ctx: HostContext): PermitKeeper {
     ctx.publish();
     await ctx.sync();
     try {
-      // Waiting long while updates arrive grows the history: hand the place to a fresh run (patch
-      // permit-continue-as-new). A run from before the patch waits as it did.
-      let handOver = true;
+      // Waiting long while updates arrive grows the history: hand the place to a fresh run.
       for (;;) {
-        await condition(() => p.granted || woken() || (handOver && ctx.historyTooLong()));
+        await condition(() => p.granted || woken() || ctx.historyTooLong());
         if (p.granted || woken()) break;
-        if (!sinceInline('permit-continue-as-new')) {
-          handOver = false;
-          continue;
-        }
         await ctx.continueAsNewWithState(() => {
           s.permit = { requestId: p.requestId, state, delayedSince, granted: p.granted, statusBefore: before };
         });

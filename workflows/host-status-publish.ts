@@ -1,26 +1,18 @@
 /**
  * Writing a host's status (and its Events) back to its BareMetalHost, when the
- * Kubernetes shim drives the host. Since `background-status-publish` the write
- * runs beside the host's work: an API server outage must not hold the host's
+ * Kubernetes shim drives the host. The write runs beside the host's work: an API server outage must not hold the host's
  * state machine, and status catches up when it returns.
  */
 import { ActivityFailure, ApplicationFailure, log, proxyActivities, sleep } from '@temporalio/workflow';
-import { since, statusOutbox } from './versions';
 import { failureMessage } from './failure-message';
 import type { HostState, StatusOutbox } from './definitions';
 import type { HostEvent, KubernetesActivities } from '../activities/host-status-activities';
-
-const kube = proxyActivities<KubernetesActivities>({
-  startToCloseTimeout: '1 minute',
-  retry: { initialInterval: '1 second', maximumInterval: '30 seconds', maximumAttempts: 10 },
-});
 
 /**
  * Status publishing in the background: retried while the API server is away
  * (the server retries; no history per attempt), while the host's own work goes
  * on. A rejected write (4xx) is not retried. The attempts are capped: a write
- * that waited for ever held a run that had to wait for it (before patch
- * bounded-history, every hand-over did), and a worker that answered it with
+ * that waited for ever would hold a host's run, and a worker that answered it with
  * "not registered" kept it retrying for ever.
  */
 const kubeBackground = proxyActivities<KubernetesActivities>({
@@ -85,7 +77,7 @@ export function statusPublisher(s: HostState): StatusPublisher {
         } catch (err) {
           outbox.inFlight = [];
           log.warn('could not publish host status', { error: failureMessage(err) });
-          if (mayPass(err) && statusOutbox()) {
+          if (mayPass(err)) {
             // The API server is still away: this round's Events go with the next round, after a pause.
             queue(events);
             outbox.dirty = true;
@@ -100,22 +92,13 @@ export function statusPublisher(s: HostState): StatusPublisher {
 
   const sync = async (event?: HostEvent): Promise<void> => {
     if (!s.options.publishStatus) return;
-    if (since('background-status-publish')) {
-      // Never awaited: an API server outage must not hold the host's state machine.
-      if (event) outbox.events = [...outbox.events, event].slice(-MAX_QUEUED_EVENTS);
-      outbox.dirty = true;
-      if (!outbox.busy) void drainOutbox();
-      return;
-    }
-    try {
-      await kube.publishHostStatus({ ref: s.ref, status: s.status, event });
-    } catch (err) {
-      // The host's work goes on; the next transition publishes the whole status again.
-      log.warn('could not publish host status', { error: failureMessage(err) });
-    }
+    // Never awaited: an API server outage must not hold the host's state machine.
+    if (event) outbox.events = [...outbox.events, event].slice(-MAX_QUEUED_EVENTS);
+    outbox.dirty = true;
+    if (!outbox.busy) void drainOutbox();
   };
 
-  // Handed over by the previous run with a write unfinished (patch bounded-history): written first.
+  // Handed over by the previous run with a write unfinished: written first.
   if (s.statusOutbox) {
     queue(s.statusOutbox.events);
     delete s.statusOutbox;

@@ -8,12 +8,11 @@
  * which changes whenever the node is registered again.
  */
 import { uuid4 } from '@temporalio/workflow';
-import { sinceInline } from './versions';
 import type { HostState } from './definitions';
 
-/** Draws the API host's uid once (patch `host-uid`: runs recorded before it never drew one). */
+/** Draws the API host's uid once. */
 export function recordHostUid(s: HostState): void {
-  if (s.uid === undefined && sinceInline('host-uid')) s.uid = uuid4();
+  if (s.uid === undefined) s.uid = uuid4();
 }
 
 /** What the config drive's meta_data.uuid is: the object's uid in Kubernetes mode, else the host's own. */

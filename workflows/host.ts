@@ -1,18 +1,17 @@
 /**
  * One long-lived workflow per host: the host's single owner. It takes the
  * desired spec through a validated update (host-handlers.ts), decides with
- * `decide()`, and runs each step as a child workflow, one at a time
+ * `decide()`, and runs each operation itself, one at a time
  * (host-operation.ts). It records failures in the host's status and retries
  * them after a visible, bounded backoff, and hands its state to a fresh run
  * before its history grows too long (host-context.ts).
  */
-import { condition, allHandlersFinished, log, patched } from '@temporalio/workflow';
-import { idleByFire, since, startHostRun, sinceInline } from './versions';
+import { condition, allHandlersFinished, log } from '@temporalio/workflow';
+import { countRunInput } from './history-count';
 import { IdleWait } from './idle-wait';
 import { emptyStatus } from '../types/host';
 import { DEFAULT_HOST_OPTIONS, type HostState, type HostView, type HostWorkflowInput } from './definitions';
 import { decide, deleteGiveUp, metal3Transition, offlineHoldsProvisioning } from './decide';
-import { customDeployMethod } from '../types/custom-deploy';
 import { offlinePowerStep, settlePowerRequests } from './power-requests';
 import { idleFence, powerCheckDelayMs, powerCheckIsLocal, readPower } from './power-check';
 import { hostContext, now, type HostContext } from './host-context';
@@ -25,7 +24,6 @@ import { needsPermit, permitKeeper } from './host-permit';
 import { provisioningRetriesApply, recordAttempt } from './provisioning-retries';
 import { customDeployChanged } from './custom-deploy-change';
 import { disablePowerOffStale } from './disable-power-off';
-import { pendingSettingsSteps } from '../types/host-settings';
 import { settingsHeld } from './servicing-rules';
 import type { HostEvent } from '../activities/host-status-activities';
 import { dhcpTracked, leaseCheckDelayMs, leasePeriodMs, readLease, releaseDhcpOnDelete, syncDhcp } from './host-dhcp';
@@ -47,7 +45,7 @@ function initialState(input: HostWorkflowInput): HostState {
 async function checkPower(ctx: HostContext): Promise<void> {
   const { s } = ctx;
   const { poweredOn: observed, nodeGone } = await readPower(s);
-  if (nodeGone && since('reregister-lost-node')) {
+  if (nodeGone) {
     // The next decision registers the host again (node-lost.ts).
     await ctx.sync(markNodeLost(s, `the power check found no Ironic node ${s.status.provisioning.ID}`, now()));
     return;
@@ -83,13 +81,13 @@ function changeSeen(ctx: HostContext): () => boolean {
 }
 
 /**
- * Why a changed spec.raid / spec.firmware waits, told once per reason as an Event (patch
- * settings-held-event): Kubernetes mode shows it there, the API view as `settingsHeld`.
+ * Why a changed spec.raid / spec.firmware waits, told once per reason as an Event:
+ * Kubernetes mode shows it there, the API view as `settingsHeld`.
  */
 function settingsHeldEvent(s: HostState): HostEvent | undefined {
   const held = settingsHeld(s);
   if (held === undefined) delete s.heldTold;
-  else if (held !== s.heldTold && sinceInline('settings-held-event')) {
+  else if (held !== s.heldTold) {
     s.heldTold = held;
     return { type: 'Normal', reason: 'SettingsHeld', message: held };
   }
@@ -97,30 +95,28 @@ function settingsHeldEvent(s: HostState): HostEvent | undefined {
 }
 
 export async function hostWorkflow(input: HostWorkflowInput): Promise<HostView> {
-  startHostRun(input);
+  countRunInput(input);
   const s: HostState = input.state ?? initialState(input);
   const ctx = hostContext(s);
   const { historyTooLong, continueAsNewWithState } = ctx;
   setHostHandlers(ctx);
   const { runOperation, waitForRetry, backoff } = operationRunner(ctx);
   const permits = permitKeeper(ctx);
-  /** A release sent in this run reaches the limiter before the run closes (host-permit.ts); asked only then, so other histories are as before. */
+  /** A release sent in this run reaches the limiter before the run closes (host-permit.ts). */
   const releasesDelivered = async (): Promise<void> => {
-    if (permits.undelivered() && sinceInline('permit-release-delivered')) await permits.delivered();
+    if (permits.undelivered()) await permits.delivered();
   };
   ctx.beforeHandOver = releasesDelivered;
   recordHostUid(s);
 
   ctx.publish();
-  /** Lease checks come more often than power checks: the power check's due time outlives the lease waits. */
-  let powerDueAt: number | undefined;
   const idle = new IdleWait(ctx);
   // A run continued from a backoff waits out what was left of it before retrying.
-  if (s.retryAt !== undefined && since('continue-as-new-from-backoff')) await waitForRetry();
+  if (s.retryAt !== undefined) await waitForRetry();
   for (;;) {
     // Events from the shim's updates, with the status they changed.
     for (const event of ctx.pendingEvents.splice(0)) await ctx.sync(event);
-    if (s.paused && since('paused')) {
+    if (s.paused) {
       // Paused: nothing touches the hardware, deletion included (as in Metal3), until unpaused.
       // A place in the provisioning queue goes to the next host.
       permits.release();
@@ -132,28 +128,23 @@ export async function hostWorkflow(input: HostWorkflowInput): Promise<HostView> 
     // The boot MAC's reservation before anything boots it (host-dhcp.ts; only for a host with spec.dhcp).
     if (dhcpTracked(s) && (await syncDhcp(ctx, backoff)) === 'again') continue;
     s.power = settlePowerRequests(s.status.poweredOn, s.spec, s.power);
-    // The patch is asked only where it changes the decision, so every other run's history is as before.
-    if (!s.customDeploy && customDeployMethod(s.spec) !== undefined && sinceInline('custom-deploy')) s.customDeploy = true;
     // A failed deploy deprovisions and is counted, up to BMO's retry limit (provisioning-retries.ts).
-    const retries = provisioningRetriesApply(s) && sinceInline('provisioning-fail-count');
-    // Only a spec with RAID or BIOS flags to apply asks (earlier code refused such a spec).
-    if (!s.specSettings && pendingSettingsSteps(s.spec, s.status).length > 0 && sinceInline('spec-raid-firmware')) s.specSettings = true;
-    // No await unless there is something to tell: an await here would let handlers run before decide() in old histories.
+    const retries = provisioningRetriesApply(s);
+    // No await unless there is something to tell: an await lets handlers run before decide().
     const held = settingsHeldEvent(s);
     if (held) await ctx.sync(held);
     const decision = decide(s, {
-      giveUp: deleteGiveUp(s) !== undefined && sinceInline('delete-gives-up'),
-      metal3: metal3Transition(s) !== undefined && sinceInline('metal3-transitions'),
+      giveUp: deleteGiveUp(s) !== undefined,
+      metal3: metal3Transition(s) !== undefined,
       retries,
-      customDeploy: customDeployChanged(s) && sinceInline('custom-deploy-change'),
-      powerOffFlag: disablePowerOffStale(s) && sinceInline('disable-power-off-node'),
-      // Asked only where it changes the decision; runs before it provisioned such a host.
-      online: offlineHoldsProvisioning(s) && patched('provision-needs-online'),
+      customDeploy: customDeployChanged(s),
+      powerOffFlag: disablePowerOffStale(s),
+      online: offlineHoldsProvisioning(s),
     });
     if (decision.kind === 'operation' && decision.op === 'power') {
       // As Metal3: spec.online false is a soft power off, hard only after a failure.
       const offline = offlinePowerStep(decision.power, s.status.errorCount);
-      if (offline && sinceInline('soft-power-off')) decision.power = offline;
+      if (offline) decision.power = offline;
     }
     const gated = decision.kind === 'operation' && needsPermit(decision.op, s.spec);
     if (!gated) permits.release();
@@ -172,12 +163,12 @@ export async function hostWorkflow(input: HostWorkflowInput): Promise<HostView> 
       continue;
     }
     if (decision.kind === 'operation') {
-      if (idleByFire()) idle.leave();
+      idle.leave();
       // Checked while the host still shows where it was: a bad image leaves it there (image-check.ts).
       const deploy = decision.op === 'provision' ? await imageToDeploy(ctx, backoff) : undefined;
       if (deploy === 'again') continue;
       let permit: { granted: boolean; delayedSince?: string } | undefined;
-      if (gated && sinceInline('provisioning-limit')) {
+      if (gated) {
         // At most METALFLOW_PROVISIONING_LIMIT hosts inspect, provision or deprovision at once (host-permit.ts).
         permit = await permits.acquire(decision.state, changeSeen(ctx));
         if (!permit.granted) continue;
@@ -193,7 +184,7 @@ export async function hostWorkflow(input: HostWorkflowInput): Promise<HostView> 
       ctx.setState(decision.state);
       if (before !== decision.state) {
         // A new host has no state yet; "unmanaged" is a state of its own (a host without a BMC).
-        const from = before || (sinceInline('registration-events') ? 'none' : 'unmanaged');
+        const from = before || 'none';
         await ctx.sync({ type: 'Normal', reason: 'StateChanged', message: `provisioning state ${from} → ${decision.state}` });
       }
       const succeeded = await runOperation(decision.op, decision.state, {
@@ -209,7 +200,7 @@ export async function hostWorkflow(input: HostWorkflowInput): Promise<HostView> 
     if (historyTooLong()) await continueAsNewWithState();
     const checkMs = powerCheckDelayMs(s);
     if (s.powerCheckAsked) {
-      // The power sentinel saw the node change (patch power-signal; only set in that era).
+      // The power sentinel saw the node change.
       s.powerCheckAsked = false;
       if (checkMs !== undefined) {
         await checkPowerNow(ctx);
@@ -218,41 +209,9 @@ export async function hostWorkflow(input: HostWorkflowInput): Promise<HostView> 
     }
     const seen = changeSeen(ctx);
     const changed = () => seen() || s.powerCheckAsked === true;
-    const woken = () => changed() || historyTooLong();
-    if (idleByFire()) {
-      // The first lease read is due as soon as the reservation is written; later ones follow the fires.
-      if (leaseCheckDelayMs(s) !== undefined && !s.dhcp?.leaseCheckedAt) await readLease(ctx);
-      else await idle.wait(changed, { powerMs: checkMs, leaseMs: leasePeriodMs(s), checkPower: () => checkPower(ctx), readLease: () => readLease(ctx), powerCheckIsLocal: () => powerCheckIsLocal(s), fence: idleFence });
-      continue;
-    }
-    const leaseMs = leaseCheckDelayMs(s);
-    if (leaseMs !== undefined) {
-      // A host with a DHCP reservation (patch dhcp-reservations, so a run of today's code) also reads its lease.
-      if (leaseMs === 0) {
-        await readLease(ctx);
-        continue;
-      }
-      if (checkMs !== undefined) powerDueAt ??= Date.now() + checkMs;
-      else powerDueAt = undefined;
-      // A change restarts the power check's wait, as on the path below.
-      if (await condition(woken, Math.max(1, Math.min(leaseMs, (powerDueAt ?? Infinity) - Date.now())))) powerDueAt = undefined;
-      if (leaseCheckDelayMs(s) === 0) await readLease(ctx);
-      if (powerDueAt !== undefined && Date.now() >= powerDueAt) {
-        powerDueAt = undefined;
-        await checkPower(ctx);
-      }
-    } else if (checkMs !== undefined && since('power-check')) {
-      // Whether the check is due is read from the clock, not from what ended the wait:
-      // an update delivered in the timer's workflow task while the check's local
-      // activity runs is replayed in the timer's activation, so "woken by the update"
-      // on replay would skip a check the history holds (nondeterminism).
-      const byClock = since('power-check-by-clock');
-      const dueAt = Date.now() + checkMs;
-      const changed = await condition(woken, checkMs);
-      if (byClock ? Date.now() >= dueAt : !changed) await checkPower(ctx);
-    } else {
-      await condition(woken);
-    }
+    // The first lease read is due as soon as the reservation is written; later ones follow the fires.
+    if (leaseCheckDelayMs(s) !== undefined && !s.dhcp?.leaseCheckedAt) await readLease(ctx);
+    else await idle.wait(changed, { powerMs: checkMs, leaseMs: leasePeriodMs(s), checkPower: () => checkPower(ctx), readLease: () => readLease(ctx), powerCheckIsLocal: () => powerCheckIsLocal(s), fence: idleFence });
   }
   if (s.dhcp) await releaseDhcpOnDelete(s);
   await condition(allHandlersFinished);

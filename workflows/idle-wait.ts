@@ -1,10 +1,9 @@
 /**
- * The host workflow's idle wait from era `idle-by-fire` on (versions.ts): what
- * the wait does when it ends is decided by its timer having fired, never by
- * the clock or by what else arrived with the fire.
+ * The host workflow's idle wait: what the wait does when it ends is decided by
+ * its timer having fired, never by the clock or by what else arrived with the
+ * fire.
  *
- * Why: the 1,000-host benchmark (bench/findings/stale-activation-trace-*)
- * showed the live worker applying a timer's fire (or an activity's result) in
+ * Why: a benchmark of 1,000 hosts (docs/adr/0001-history-handover.md) showed the live worker applying a timer's fire (or an activity's result) in
  * an activation of its own, with the previous task's time and history length,
  * when a query reached the workflow before the task that carries the fire
  * started; an update sent meanwhile came in the next activation. A replay
@@ -13,13 +12,13 @@
  * started) and due on replay (a local activity instead): a nondeterminism error
  * on every later task of that host. Read from the fire, both take the same path.
  *
- * From era `fire-fence` on, what a fire starts waits for the task that carries
+ * What a fire starts waits for the task that carries
  * it: a query dispatched straight to the worker while the fire was being written
  * brings the fire with it (a stale activation), and whatever that activation
  * commands is completed with the next real task, ahead of an update that task
  * delivers; a replay applies that update first (sdk-core sorts updates before
  * results), so a timer started there is out of order: the third kind of
- * nondeterminism (bench/findings/nondeterminism-1000-fleet-counted-h-0985.json).
+ * nondeterminism.
  * So the first thing after a fire is a local activity (the power check when it
  * is one, else an empty fence): scheduling one records no event, and sdk-core
  * answers the query before the result can arrive and then keeps the result for
@@ -32,7 +31,6 @@
  */
 import { CancellationScope, condition, sleep } from '@temporalio/workflow';
 import type { HostContext } from './host-context';
-import { fireFence } from './versions';
 
 export interface IdleChecks {
   /** ms between power checks; undefined: none. */
@@ -41,9 +39,9 @@ export interface IdleChecks {
   leaseMs: number | undefined;
   checkPower(): Promise<void>;
   readLease(): Promise<void>;
-  /** The power check's first step is a local activity (so it can be the fence); asked only in era fire-fence. */
+  /** The power check's first step is a local activity (so it can be the fence). */
   powerCheckIsLocal(): boolean;
-  /** An empty local activity (era fire-fence). */
+  /** An empty local activity. */
   fence(): Promise<void>;
 }
 
@@ -87,8 +85,7 @@ export class IdleWait {
 
   /**
    * Waits until `changed()` or the period ends; on a fire, runs what is due at that fire
-   * (era fire-fence: a local activity first, the next timer from the next pass; before it:
-   * the next period's timer first). The timer is started only when none is
+   * (a local activity first, the next timer from the next pass). The timer is started only when none is
    * pending or in the pass that saw it fire, never because a pass came back idle: a pass the
    * live worker makes before an update of the same task (a stale activation) starts nothing
    * a replay would not.
@@ -114,23 +111,15 @@ export class IdleWait {
     await woke;
     // A fire applied in this activation has set `fired` by now (its callback ran before ours).
     if (!timer.fired) return;
-    if (fireFence()) {
-      this.timer = undefined;
-      this.fires += 1;
-      const { leaseDue, powerDue } = this.due(periodMs, checks);
-      if (powerDue && checks.powerCheckIsLocal()) {
-        await checks.checkPower();
-        if (leaseDue) await checks.readLease();
-        return;
-      }
-      await checks.fence();
-      if (leaseDue) await checks.readLease();
-      if (powerDue) await checks.checkPower();
-      return;
-    }
-    this.timer = startIdleTimer(periodMs);
+    this.timer = undefined;
     this.fires += 1;
     const { leaseDue, powerDue } = this.due(periodMs, checks);
+    if (powerDue && checks.powerCheckIsLocal()) {
+      await checks.checkPower();
+      if (leaseDue) await checks.readLease();
+      return;
+    }
+    await checks.fence();
     if (leaseDue) await checks.readLease();
     if (powerDue) await checks.checkPower();
   }

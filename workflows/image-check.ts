@@ -1,19 +1,18 @@
 /**
- * The image is checked before a provisioning starts (patch `image-probe`,
- * host option `probeImages`): its URL probed and a checksum-file URL read
+ * The image is checked before a provisioning starts (host option
+ * `probeImages`): its URL probed and a checksum-file URL read
  * (activities/image-activities.ts), while the host still shows the state it
  * was in. An image that cannot be deployed is a provisioning error on the
  * host, which stays where it was (available) with nothing sent to Ironic or
  * the BMC, and is checked again after the backoff, or at once when the spec
  * changes (a new image URL), as for any failed operation.
  *
- * With the host option `cacheImages` (patch `image-cache`) the image then goes
+ * With the host option `cacheImages` the image then goes
  * into the workers' image cache, downloaded once and verified whole, and the
  * deploy is pointed at the cache's URL: the cache of the host's site when
- * its site has one (host option `imageCacheSites`, patch `image-cache-site`).
+ * its site has one (host option `imageCacheSites`).
  */
 import { isCancellation, log, proxyActivities, workflowInfo } from '@temporalio/workflow';
-import { sinceInline } from './versions';
 import type { ImageActivities } from '../activities/image-activities';
 import type { ImageCacheActivities } from '../activities/image-cache-activities';
 import type { Image } from '../types/host';
@@ -38,12 +37,12 @@ const CACHE_OPTIONS = {
 const cache = proxyActivities<ImageCacheActivities>(CACHE_OPTIONS);
 
 /**
- * The cache of the host's site (patch image-cache-site): its worker polls the site's queue. A site
+ * The cache of the host's site: its worker polls the site's queue. A site
  * whose cache worker is down is an error on the host after 10 minutes, not a host waiting for ever.
  */
 function cacheOf(s: HostContext['s']): Pick<ImageCacheActivities, 'cacheImage'> {
   const site = s.spec?.dhcp?.site;
-  if (!site || !s.options.imageCacheSites?.includes(site) || !sinceInline('image-cache-site')) return cache;
+  if (!site || !s.options.imageCacheSites?.includes(site)) return cache;
   return proxyActivities<ImageCacheActivities>({ ...CACHE_OPTIONS, taskQueue: imageCacheTaskQueue(workflowInfo().taskQueue, site), scheduleToStartTimeout: '10 minutes' });
 }
 
@@ -63,8 +62,8 @@ export async function imageToDeploy(ctx: HostContext, backoff: () => Promise<voi
   const { s } = ctx;
   const image = s.spec?.image;
   if (!image) return undefined;
-  const probe = s.options.probeImages === true && sinceInline('image-probe');
-  const cached = s.options.cacheImages === true && sinceInline('image-cache');
+  const probe = s.options.probeImages === true;
+  const cached = s.options.cacheImages === true;
   if (!probe && !cached) return undefined;
   // A new spec, a delete or a pause while the check ran: its answer may be moot, so the host decides again.
   const generation = s.generation;

@@ -1,16 +1,5 @@
 // The workflow bundle's entry point: every workflow type the worker registers.
 export { hostWorkflow } from './host';
-export {
-  enrollWorkflow,
-  inspectWorkflow,
-  prepareWorkflow,
-  provisionWorkflow,
-  deprovisionWorkflow,
-  powerWorkflow,
-  rebootWorkflow,
-  deleteWorkflow,
-  detachWorkflow,
-} from './operations';
 export { fleetWorkflow } from './fleet';
 export { remediateWorkflow } from './remediate';
 export { provisioningLimiterWorkflow } from './provisioning-limiter';

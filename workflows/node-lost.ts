@@ -6,7 +6,6 @@
  * check finds no node under the stored id), registers again where it stands
  * (a provisioned host's new node is adopted with its image, never deployed
  * again, see decide()) and then carries on with whatever it was doing.
- * Behind `patched('reregister-lost-node')` at both places that notice it.
  */
 import { ApplicationFailure } from '@temporalio/workflow';
 import { FAILURE } from '../types/failures';

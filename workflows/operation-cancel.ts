@@ -5,7 +5,6 @@
  * reports the cancellation, so the host's next step finds the node at rest.
  */
 import { CancellationScope, isCancellation, proxyActivities } from '@temporalio/workflow';
-import { since } from './versions';
 import type { SettleActivities } from '../activities/ironic-settle';
 import { QUIET_RETRY } from './operation-common';
 import type { OperationInput } from './operation-types';
@@ -21,7 +20,7 @@ export async function abortingOnCancel<T>(input: OperationInput, step: () => Pro
   try {
     return await step();
   } catch (err) {
-    if (!isCancellation(err) || !input.nodeId || !since('settle-node-on-cancel')) throw err;
+    if (!isCancellation(err) || !input.nodeId) throw err;
     const nodeId = input.nodeId;
     // The cancellation is already delivered: this scope must not be cancelled with it.
     await CancellationScope.nonCancellable(() => settle.settleNode({ ref: input.ref, nodeId }));

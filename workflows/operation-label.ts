@@ -1,5 +1,5 @@
 /**
- * Operations that run inside the host workflow (patch operations-inline)
+ * Operations that run inside the host workflow
  * are told apart in the Temporal UI by their activities' summaries: each
  * activity an operation schedules is labelled with it ("3-provision:
  * deployNode"; workflows/interceptors.ts). The label lives in async-local

@@ -1,4 +1,4 @@
-/** What every operation child workflow takes and returns (shared by the Ironic and direct paths). */
+/** What every host operation takes and returns (shared by the Ironic and direct paths). */
 import type { AddressNetworkData } from '../types/network-data';
 import type { HardwareDetails, HostRef, HostSpec, Image } from '../types/host';
 import type { PowerOrder } from './power-operations';
@@ -9,7 +9,7 @@ export interface OperationInput {
   /** References only (secret names), never secret values. */
   spec?: HostSpec;
   nodeId?: string;
-  /** Provision only: the config drive's meta_data.uuid (host-uid.ts); absent in runs recorded before it. */
+  /** Provision only: the config drive's meta_data.uuid (host-uid.ts). */
   uid?: string;
   /** Power target for the `power` operation. */
   powerOn?: boolean;

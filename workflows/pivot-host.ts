@@ -5,7 +5,7 @@
  * idempotent). A failure before hand-over rolls back (the target's copy
  * removed, the source unfrozen); after it, the move only goes forward.
  */
-import { ActivityFailure, ApplicationFailure, isCancellation, patched, proxyActivities } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, isCancellation, proxyActivities } from '@temporalio/workflow';
 import type { createPivotActivities } from '../activities/pivot-activities';
 import { DEFAULT_HOST_TIMEOUT_SECONDS } from '../types/fleet';
 import type { PivotInput } from '../types/pivot';
@@ -95,7 +95,7 @@ export async function runPivotHost(
   } catch (err) {
     if (isCancellation(err)) throw err;
     // An API target refused the create and the source took the host back: a roll-back, not a host left to the target.
-    if (targetRefused(err) && patched('pivot-api-target-refused')) {
+    if (targetRefused(err)) {
       host.rolledBack = true;
       return settle(host, { outcome: 'failed', error: `handover failed: ${message(err)}` });
     }

@@ -8,7 +8,7 @@
  * updates; progress is a query. Decisions only: every read and write of a
  * cluster is an activity (activities/pivot-*.ts).
  */
-import { ApplicationFailure, CancellationScope, allHandlersFinished, condition, continueAsNew, isCancellation, log, patched, setHandler } from '@temporalio/workflow';
+import { ApplicationFailure, CancellationScope, allHandlersFinished, condition, continueAsNew, isCancellation, log, setHandler } from '@temporalio/workflow';
 import { formatFieldErrors } from '../types/field-error';
 import { validatePivotInput, type PivotInput } from '../types/pivot';
 import { concurrencyLimit, countOutcomes, failureBudget, finished, mayStartMore, phaseOf } from './fleet-plan';
@@ -37,8 +37,7 @@ const now = (): string => new Date().toISOString();
 
 export async function pivotWorkflow(input: PivotInput, carry: PivotCarry = {}): Promise<PivotProgress> {
   if (!carry.state) {
-    // Runs started before planes were registered named kubeconfigs and Secrets; they replay with that check.
-    const valid = validatePivotInput(input, { legacyPlanes: !patched('pivot-plane-ids') });
+    const valid = validatePivotInput(input);
     if (!valid.ok) throw ApplicationFailure.create({ type: 'InvalidPivotInput', nonRetryable: true, message: formatFieldErrors(valid.errors), details: [valid.errors] });
   }
   const options: PivotOptions = { ...DEFAULT_PIVOT_OPTIONS, ...carry.options };

@@ -9,7 +9,6 @@
  * session can take longer than a workflow task may stay open.
  */
 import { log, proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
-import { powerSignal, since } from './versions';
 import { parseBmcAddress } from '../types/bmc';
 import type { PowerActivities } from '../activities/power-activities';
 import type { BmcActivities } from '../activities/bmc-activities';
@@ -56,16 +55,16 @@ export function powerCheckDelayMs(s: HostState): number | undefined {
     if (!bmc.ok || bmc.value.type === 'fake') return undefined;
     return seconds * 1000;
   }
-  // Ironic's node: the power sentinel signals its changes (patch power-signal); the check is a backstop.
+  // Ironic's node: the power sentinel signals its changes; the check is a backstop.
   const watched = s.options.watchedPowerCheckSeconds;
-  if (watched !== undefined && watched > 0 && powerSignal()) return watched * 1000;
+  if (watched !== undefined && watched > 0) return watched * 1000;
   return seconds * 1000;
 }
 
 /** The power check starts with the local activity (an Ironic node's power), not the BMC read activity; without a spec it reads nothing. */
 export function powerCheckIsLocal(s: HostState): boolean {
   if (!s.spec) return false;
-  return powerPath(s.spec, s.status.provisioning.ID || undefined) !== 'bmc' || !since('bmc-power-check-activity');
+  return powerPath(s.spec, s.status.provisioning.ID || undefined) !== 'bmc';
 }
 
 /** An empty local activity: the idle wait's fence (idle-wait.ts). */
@@ -82,8 +81,8 @@ export async function readPower(s: HostState): Promise<{ poweredOn?: boolean; no
   const nodeId = s.status.provisioning.ID || undefined;
   const via = powerPath(s.spec, nodeId);
   try {
-    // Before this patch the BMC read was the 4 s local activity too: a slow BMC never answered in time.
-    if (via === 'bmc' && since('bmc-power-check-activity')) return { poweredOn: (await bmcRead.getBmcPower({ ref: s.ref, spec: s.spec })).poweredOn };
+    // Not the 4 s local activity: a slow BMC would never answer in time.
+    if (via === 'bmc') return { poweredOn: (await bmcRead.getBmcPower({ ref: s.ref, spec: s.spec })).poweredOn };
     return await local.readHostPower({ ref: s.ref, spec: s.spec, nodeId, via });
   } catch (err) {
     log.warn('power check failed', { error: failureMessage(err) });

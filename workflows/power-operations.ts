@@ -4,7 +4,6 @@
  * otherwise), and fast out-of-band inspection from the BMC.
  */
 import { proxyActivities } from '@temporalio/workflow';
-import { since } from './versions';
 import type { HardwareDetails, HostRef, HostSpec } from '../types/host';
 import { BMC_RETRY, QUIET_RETRY } from './operation-common';
 import type { BmcActivities } from '../activities/bmc-activities';
@@ -44,7 +43,7 @@ const slowPower = (softTimeoutSeconds: number, policy: typeof retry | typeof QUI
  * reboot operation powered the host off a second time (the chaos suite).
  */
 const ironicPower = (o: PowerOrder) =>
-  proxyActivities<PowerActivities>(slowPower(o.softTimeoutSeconds, since('ironic-power-quiet-retry') ? QUIET_RETRY : retry));
+  proxyActivities<PowerActivities>(slowPower(o.softTimeoutSeconds, QUIET_RETRY));
 const bmcPower = (o: PowerOrder) => proxyActivities<BmcActivities>(slowPower(o.softTimeoutSeconds));
 
 /** Out-of-band inventory: a dozen or more requests to the BMC (each up to 30 s on a slow one), heartbeating. */

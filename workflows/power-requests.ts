@@ -135,8 +135,7 @@ export function addedHolds(current: PowerRequests | undefined, change: PowerRequ
 
 /**
  * The requests after a (checked) change; `seq` moves only when something changed.
- * `rememberIds`: a reboot's requestId is remembered and a repeat of one is ignored
- * (false replays hosts recorded before request ids existed).
+ * `rememberIds`: a reboot's requestId is remembered and a repeat of one is ignored.
  * `rebootForKeys`: each key added asks a one-shot reboot too (a host with spec.disablePowerOff, where
  * Metal3 reboots instead of powering off; its keys are kept but never hold it off: activeHolds).
  */
@@ -222,7 +221,7 @@ export function settlePowerRequests(poweredOn: boolean, spec: HostSpec | undefin
 }
 
 /**
- * `spec.online: false` as Metal3 powers off (patch soft-power-off): soft (a shutdown,
+ * `spec.online: false` as Metal3 powers off: soft (a shutdown,
  * hard if it fails within the soft timeout), hard at once only when the host's last
  * operation failed (BMO: `ErrorCount > 0` makes the power off hard). Applies to a power
  * step without a mode, the one spec.online (or a corrected mismatch) asks for; requests

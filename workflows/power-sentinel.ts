@@ -3,8 +3,7 @@
  * queue>`, started by the worker, workers/main.ts) that keeps one activity
  * watching Ironic's nodes (activities/power-sentinel-activities.ts): one list
  * per interval for the whole fleet, and a `powerChanged` signal to a host whose
- * node changed power or vanished while at rest. Hosts of the power-signal era
- * then check their power at once, and otherwise only every
+ * node changed power or vanished while at rest. Hosts then check their power at once, and otherwise only every
  * watchedPowerCheckSeconds (30 minutes by default instead of 5): at 1,000
  * hosts at rest, a workflow task and an Ironic read every 1.8 s instead of
  * every 0.3 s, and a change seen within the interval instead of up to 5

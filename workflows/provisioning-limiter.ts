@@ -11,7 +11,6 @@ import {
   condition,
   continueAsNew,
   getExternalWorkflowHandle,
-  patched,
   proxyActivities,
   setHandler,
   workflowInfo,
@@ -52,7 +51,7 @@ export async function provisioningLimiterWorkflow(input: LimiterInput): Promise<
     const known = st.holders.find((h) => h.requestId === req.requestId) ?? st.queue.find((r) => r.requestId === req.requestId);
     if (!known) st.queue.push(req);
     // The same request from a later run of the host: it continued as new while waiting (or holding), and keeps its place.
-    else if (known.runId !== req.runId && patched('permit-continue-as-new')) known.runId = req.runId;
+    else if (known.runId !== req.runId) known.runId = req.runId;
   });
   setHandler(releasePermitSignal, ({ requestId }) => drop(requestId));
   setHandler(limiterViewQuery, () => st);
@@ -60,10 +59,10 @@ export async function provisioningLimiterWorkflow(input: LimiterInput): Promise<
   const grant = (req: PermitRequest): void => {
     st.holders.push({ ...req, grantedAt: new Date().toISOString() });
     signalling += 1;
-    // To the host's current run: the run that asked may have continued as new, handing the request on
-    // (patch permit-continue-as-new; before it, to the run that asked). A closed host cannot use it, and
+    // To the host's current run: the run that asked may have continued as new, handing the request on.
+    // A closed host cannot use it, and
     // its permit is free again at once; a run that does not know the request hands it back.
-    getExternalWorkflowHandle(req.workflowId, patched('permit-continue-as-new') ? undefined : req.runId)
+    getExternalWorkflowHandle(req.workflowId)
       .signal(permitGrantedSignal, { requestId: req.requestId })
       .catch(() => drop(req.requestId))
       .finally(() => {

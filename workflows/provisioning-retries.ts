@@ -1,6 +1,5 @@
 /**
- * BMO's provisioning retry limit (`--max-provisioning-retries`, patch
- * `provisioning-fail-count`). A failed deploy is not retried in place: the
+ * BMO's provisioning retry limit (`--max-provisioning-retries`). A failed deploy is not retried in place: the
  * host deprovisions (Ironic cleans up the failed deploy), counting the
  * failure in `status.provisioningFailCount`, goes back to `available` and
  * provisions again, until the count reaches the limit for the same image
@@ -35,7 +34,7 @@ export function deployFailed(s: HostState): boolean {
   return st.provisioning.state === 'provisioning' && st.operationalStatus === 'error' && st.errorType === 'provisioning error';
 }
 
-/** Whether the patch can change this decision: a failed deploy, or a host about to provision (the attempt is recorded). */
+/** Whether the retry limit can change this decision: a failed deploy, or a host about to provision (the attempt is recorded). */
 export function provisioningRetriesApply(s: HostState): boolean {
   if (s.deleteRequested || !s.spec?.bmc) return false;
   if (deployFailed(s)) return true;

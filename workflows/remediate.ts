@@ -10,7 +10,7 @@
  * history is bounded by its attempts. Each step is an activity with a
  * summary and the workflow's current details say where it stands.
  */
-import { ApplicationFailure, CancellationScope, isCancellation, log, patched, proxyActivities, setCurrentDetails, setHandler, workflowInfo, type ActivityOptions } from '@temporalio/workflow';
+import { ApplicationFailure, CancellationScope, isCancellation, log, proxyActivities, setCurrentDetails, setHandler, workflowInfo, type ActivityOptions } from '@temporalio/workflow';
 import { MAX_RETRY_LIMIT, strategyPairingError } from '../types/remediation';
 import { reinspectHost, reprovisionHost, type Act, type RemediationActivities, type StepContext } from './remediation-beyond';
 import {
@@ -95,9 +95,8 @@ export async function remediateWorkflow(input: RemediationInput): Promise<Remedi
     const h = await quick.readRemediationHost(ref);
     if (!h.found) return await end('refused', `host ${host} not found: nothing changed`, 'Failed');
     if (!h.online) return await end('refused', 'Unable to remediate, Host is powered off (spec.online is false): nothing changed', 'Failed');
-    // A host whose power must never go off is rebooted instead (Metal3 reads the keyed request so); refused before the patch.
-    const rebootOnly = h.disablePowerOff === true && patched('remediation-disable-power-off-reboot');
-    if (h.disablePowerOff && !rebootOnly) return await end('refused', 'the host has spec.disablePowerOff: a power cycle would power it off; nothing changed', 'Failed');
+    // A host whose power must never go off is rebooted instead (Metal3 reads the keyed request so).
+    const rebootOnly = h.disablePowerOff === true;
     if (kubernetes) {
       const found = await act('findHostNode', 'find the Node')([{ nodeName: input.request.nodeName, hostUid: h.uid }]);
       if (!found.node) return await end('refused', `${found.reason ?? 'no Node'}: nothing changed`, 'Failed');
@@ -134,15 +133,15 @@ export async function remediateWorkflow(input: RemediationInput): Promise<Remedi
       if (v.retryCount >= v.strategy.retryLimit) break;
       step(`not back within ${v.strategy.timeoutSeconds} s: retrying`);
     }
-    // Beyond Metal3 (opt-in, so a run without it never reaches the patch): the same image again.
+    // Beyond Metal3 (opt-in): the same image again.
     let beyond = '';
-    if (v.strategy.reprovision && patched('remediation-reprovision')) {
+    if (v.strategy.reprovision) {
       step(`retry limit ${v.strategy.retryLimit} reached: re-provisioning`);
       const r = await reprovisionHost(later);
       v.reprovisioned = r.ok ? 'succeeded' : 'failed';
       if (r.ok) return await end('succeeded', `remediated by re-provisioning the same image, after ${v.retryCount} power cycle(s): ${v.node ? `Node ${v.node.name} is back` : 'the host is provisioned and powered on'}`);
       beyond = `, then a re-provision that failed (${r.why})`;
-      if (v.strategy.reinspect && patched('remediation-reinspect')) beyond += `; ${await reinspectHost(later, r.hardware)}`;
+      if (v.strategy.reinspect) beyond += `; ${await reinspectHost(later, r.hardware)}`;
     }
     step(`retry limit ${v.strategy.retryLimit} reached: marking the host capm3.metal3.io/unhealthy`, 'Deleting machine');
     await publish();

@@ -45,9 +45,9 @@ export interface RemediationView {
     type: 'Reboot';
     retryLimit: number;
     timeoutSeconds: number;
-    /** Opt-in, beyond Metal3: after the reboots, re-provision the same image (patch remediation-reprovision). */
+    /** Opt-in, beyond Metal3: after the reboots, re-provision the same image. */
     reprovision?: { timeoutSeconds: number };
-    /** Opt-in, beyond Metal3: after a failed re-provision, re-inspect and name what changed (patch remediation-reinspect). */
+    /** Opt-in, beyond Metal3: after a failed re-provision, re-inspect and name what changed. */
     reinspect?: { timeoutSeconds: number };
   };
   /** `none` in API mode: the power cycle only. */

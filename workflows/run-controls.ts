@@ -131,7 +131,7 @@ export function baseProgress<H extends FleetHost, S extends RunControlState & { 
  * handlers have finished by then.
  */
 export async function nextChange(changes: () => number, maxHistoryEvents: number, counted = false): Promise<boolean> {
-  // `counted` (the caller's patch): by the run's own count (history-count.ts).
+  // `counted`: by the run's own count (history-count.ts).
   const tooLong = (): boolean =>
     counted ? countedPast(maxHistoryEvents) : workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > maxHistoryEvents;
   if (tooLong()) {

@@ -1,5 +1,5 @@
 /**
- * When a provisioned host is serviced (patch servicing), and why a changed
+ * When a provisioned host is serviced, and why a changed
  * spec.raid / spec.firmware waits. Pure, like decide(): servicing needs the
  * host's HostUpdatePolicy, as in Metal3, and BMO's timing (spec.firmware at
  * the host's next reboot; an explicit clean request at once).
@@ -15,13 +15,13 @@ import { firmwareHeldReason, heldServiceable, withHeld } from './firmware-held-r
 const HELD_STATES: readonly ProvisioningState[] = ['provisioning', 'provisioned', 'externally provisioned'];
 
 /**
- * The change a provisioned host takes by servicing (patch servicing): spec.firmware only with a
+ * The change a provisioned host takes by servicing: spec.firmware only with a
  * HostUpdatePolicy whose firmwareSettings is onReboot, as BMO (BMO services no RAID: spec.raid waits),
  * and the held HostFirmwareSettings / HostFirmwareComponents change as the policy allows (firmware-held.ts).
  */
 export function serviceableSettings(s: HostState): CleanStep[] {
   if (!s.updatePolicy || s.status.provisioning.state !== 'provisioned') return [];
-  const spec = s.specSettings === true ? pendingSettingsSteps(s.spec, s.status).filter((step) => servicingAllows(s.updatePolicy, step.name)) : [];
+  const spec = pendingSettingsSteps(s.spec, s.status).filter((step) => servicingAllows(s.updatePolicy, step.name));
   return withHeld(heldServiceable(s), spec);
 }
 
@@ -59,7 +59,7 @@ function specSettingsHeld(s: HostState): string | undefined {
   return `${pending.join(' and ')} changed while the host is ${state}: applied only while preparing or, on a provisioned host, by servicing as its HostUpdatePolicy allows; ${deprovision}`;
 }
 
-/** A provisioned host's servicing is due (patch servicing): a clean request its policy allowed, or spec.firmware at a reboot. */
+/** A provisioned host's servicing is due: a clean request its policy allowed, or spec.firmware at a reboot. */
 export function serviceDue(s: HostState): boolean {
   if (!s.updatePolicy) return false;
   if (s.cleanRequest) return true;

@@ -1,11 +1,10 @@
 /**
- * The host's `setUpdatePolicy` update (patch servicing): Metal3's
+ * The host's `setUpdatePolicy` update: Metal3's
  * HostUpdatePolicy of the host's name, from the CRD shim or `PUT/DELETE
  * …/update-policy`. Stored as given (the validator checked it); with it a
  * provisioned host may be serviced (servicing-rules.ts).
  */
 import { ApplicationFailure, setHandler } from '@temporalio/workflow';
-import { sinceInline } from './versions';
 import { formatFieldErrors } from '../types/field-error';
 import { normalUpdatePolicy, updatePolicyErrors } from '../types/host-update-policy';
 import { setUpdatePolicyUpdate } from './definitions';
@@ -20,7 +19,6 @@ export function setUpdatePolicyHandler(ctx: HostContext): void {
     (policy) => {
       const next = policy === null ? undefined : normalUpdatePolicy(policy);
       if (same(next, s.updatePolicy)) return { changed: false, ...(s.updatePolicy ? { policy: s.updatePolicy } : {}) };
-      if (!sinceInline('servicing')) return { changed: false };
       if (next === undefined) delete s.updatePolicy;
       else s.updatePolicy = next;
       const message = next ? `HostUpdatePolicy set: firmwareSettings ${next.firmwareSettings ?? 'not set'}, firmwareUpdates ${next.firmwareUpdates ?? 'not set'}` : 'HostUpdatePolicy removed: a provisioned host is not serviced';

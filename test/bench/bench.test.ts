@@ -52,7 +52,7 @@ describe('npm run bench', () => {
     }
     expect(t.apiToFirstActivityMs.create.fromRequest?.n).toBe(3);
     expect(t.apiToFirstActivityMs.create.fromRequest!.p99).toBeGreaterThan(0);
-    // Operations run inside the host workflow (operations-inline): a host's events are its workflow's.
+    // Operations run inside the host workflow: a host's events are its workflow's.
     expect(t.historyEventsPerHost!.mean).toBe(t.hostWorkflowEventsPerHost!.mean);
     // A lifecycle is ~93 host-workflow events: with the threshold at 40 every host continues as new
     // at an idle point, and its state goes with it (each operation above ran exactly once).

@@ -110,9 +110,7 @@ describe('interrupting operations', { timeout: 300_000 }, () => {
     expect(final.status.errorCount).toBe(0);
     expect(final.status.errorMessage).toBe('');
     expect(await h.ironic.getNode(nodeId)).toBeUndefined();
-    // A child (before operations-inline) ended cancelled, not failed, once Ironic had been told to stop.
-    if (provision!.workflowId) expect((await h.client.workflow.getHandle(provision!.workflowId).describe()).status.name).toBe('CANCELLED');
-    // ... and told Ironic only after the deploy wait had stopped: a wait still running when the host
+    // Ironic was told only after the deploy wait had stopped: a wait still running when the host
     // deprovisioned the node saw it available and deployed it again (a CI run: the delete then waited
     // out Ironic's 10-minute callback timeout).
     expect(await settleOrder(name, provision!)).toEqual(['deployNode stopped', 'settleNode scheduled']);

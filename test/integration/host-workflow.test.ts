@@ -91,7 +91,7 @@ describe('host workflow', () => {
 
     const histories = await allHistories(name);
     // The check reads real, decoded history: the host's name is in the activities' decoded inputs
-    // (in the host's own history: operations run inside it, patch operations-inline).
+    // (in the host's own history: operations run inside it).
     expect(histories.some((t) => t.where.includes('activityTaskScheduledEventAttributes.input') && t.text.includes(`"name":"${name}"`))).toBe(true);
     expect(findSecrets(histories, [PASSWORD, 'marker userdata'])).toEqual([]);
   });

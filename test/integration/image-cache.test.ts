@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { HostRef, HostSpec, Image } from '../../types/host';
 import type { HostView } from '../../workflows/definitions';
 import { FAST_HOST_OPTIONS, startHarness, uniq, waitFor, type Harness } from '../support/harness';
-import { availableFakeHost } from '../support/record-fixture';
+import { availableFakeHost } from '../support/history-fixture';
 import { imageBytes } from '../support/image-bytes';
 import { startImageServer, type ImageServer } from '../support/image-server';
 import { startTestImageCache, type TestImageCache } from '../support/image-cache';

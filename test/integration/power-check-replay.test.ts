@@ -4,8 +4,8 @@
  * that came in the same task; replayed later (the worker's cache had evicted
  * it), the update was handed to the workflow together with the timer, the
  * workflow took itself for "woken by the update", skipped the check, and
- * failed with a nondeterminism error. The check is now decided by the clock,
- * so it runs whatever the order. Here the update reaches the server while no
+ * failed with a nondeterminism error. The check is now decided by the idle
+ * timer's fire (workflows/idle-wait.ts), so it runs whatever the order. Here the update reaches the server while no
  * worker runs, after the timer fired, so the next worker gets both at once;
  * the check must run in that task and the history must replay. Real Temporal
  * and Ironic.

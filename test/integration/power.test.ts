@@ -97,7 +97,7 @@ describe('an Ironic-managed host (fake-hardware)', { timeout: 360_000 }, () => {
       return fired(all) >= before + 3 ? all : undefined;
     });
     // Between two idle checks: exactly what one check costs, no child workflow, no activity task. The check's
-    // local activity comes first and the next period's timer after it (era fire-fence, idle-wait.ts).
+    // local activity comes first and the next period's timer after it (idle-wait.ts).
     const last = k.lastIndexOf('timerFired');
     const previous = k.lastIndexOf('timerFired', last - 1);
     expect(k.slice(previous, last)).toEqual([

@@ -15,7 +15,7 @@ import type { pivotWorkflow } from '../../workflows/pivot';
 import { isDeploy, isPowerChange } from '../support/ironic-proxy';
 import { uniq } from '../support/harness';
 import { secretsInHistories } from '../support/history-secrets';
-import { saveHistory } from '../support/record-fixture';
+import { saveHistory } from '../support/history-fixture';
 import { KUBECONFIG, waitFor } from './kube-harness';
 import { fakeHostSpec, hostDoc, secretDoc } from './manifests';
 import { hostsIn, provisionVerb, type PivotBmh } from './pivot-figures';
@@ -146,7 +146,7 @@ describe('pivot A → B', () => {
       const labels = (JSON.parse(inB(['get', 'crd', crd, '-o', 'json']).stdout) as { metadata: { labels?: Record<string, string> } }).metadata.labels;
       expect(labels, crd).toMatchObject({ 'clusterctl.cluster.x-k8s.io': '', 'clusterctl.cluster.x-k8s.io/move-hierarchy': '' });
     }
-    // A replay fixture of this shape, once: METALFLOW_RECORD_PIVOT_FIXTURE=pivot-a-to-b-v1.json (never overwritten).
+    // The baseline replay fixture of a whole pivot (two real planes): METALFLOW_RECORD_PIVOT_FIXTURE=pivot-a-to-b.json.
     if (process.env.METALFLOW_RECORD_PIVOT_FIXTURE) saveHistory(pivotWorkflowId(PIVOT), process.env.METALFLOW_RECORD_PIVOT_FIXTURE);
   }, 900_000);
 

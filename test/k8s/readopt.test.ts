@@ -34,7 +34,7 @@ async function ironicNode(id: string): Promise<{ provision_state: string; provis
 }
 
 /** Operations of a kind the host ran, as children or inside its workflow (test/support/operation-history.ts). */
-const childRuns = (name: string, type: string): Promise<number> => operationRuns(suite.client, { namespace: NS, name }, type.replace(/Workflow$/, ''));
+const operationsOf = (name: string, kind: string): Promise<number> => operationRuns(suite.client, { namespace: NS, name }, kind);
 
 async function provisionedThenTerminated(name: string): Promise<string> {
   apply(secretDoc(`${name}-bmc-secret`, { username: 'admin', password: 'pw' }));
@@ -77,8 +77,8 @@ describe('a BareMetalHost whose workflow ended abnormally', () => {
 
     // The node was left as it was: no provision-state change at all since the terminate.
     expect(await ironicNode(nodeId)).toMatchObject({ provision_state: 'active', provision_updated_at: before?.provision_updated_at });
-    expect(await childRuns(name, 'provisionWorkflow')).toBe(1);
-    expect(await childRuns(name, 'inspectWorkflow')).toBe(1);
+    expect(await operationsOf(name, 'provision')).toBe(1);
+    expect(await operationsOf(name, 'inspect')).toBe(1);
     expect(kubectl(['get', 'bmh', name, '-n', NS, '-o', 'jsonpath={.status.provisioning.state}']).stdout).toBe('provisioned');
   });
 
@@ -88,7 +88,7 @@ describe('a BareMetalHost whose workflow ended abnormally', () => {
     kubectl(['delete', 'bmh', name, '-n', NS, '--timeout=120s']);
     expect(kubectl(['get', 'bmh', name, '-n', NS], { check: false }).status).not.toBe(0);
     expect(await ironicNode(nodeId)).toBeUndefined();
-    expect(await childRuns(name, 'deprovisionWorkflow')).toBe(1);
+    expect(await operationsOf(name, 'deprovision')).toBe(1);
     expect((await suite.client.workflow.getHandle(hostWorkflowId({ namespace: NS, name })).describe()).status.name).toBe('COMPLETED');
   });
 

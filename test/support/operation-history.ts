@@ -1,8 +1,7 @@
 /**
- * The history events of one host operation: its child workflow's whole
- * history, or, for an operation that ran inside the host workflow (patch
- * operations-inline), the host run's activity events whose summary names it
- * (`<seq>-<kind>: <activity>`), with the events that ended them.
+ * The history events of one host operation: the host run's activity events
+ * whose summary names it (`<seq>-<kind>: <activity>`), with the events that
+ * ended them.
  */
 import type { Client } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
@@ -14,7 +13,6 @@ import type { OperationRecord } from '../../workflows/definitions';
 type Event = temporal.api.history.v1.IHistoryEvent;
 
 export async function operationEvents(client: Client, ref: HostRef, op: OperationRecord): Promise<Event[]> {
-  if (op.workflowId) return (await client.workflow.getHandle(op.workflowId).fetchHistory()).events ?? [];
   const events = (await client.workflow.getHandle(hostWorkflowId(ref)).fetchHistory()).events ?? [];
   const prefix = `${op.seq}-${op.kind}: `;
   const ours = new Set<string>();
@@ -36,13 +34,11 @@ export async function operationEvents(client: Client, ref: HostRef, op: Operatio
 }
 
 /**
- * How many times a host ran operations of `kind`, over every run of its workflow: its child workflows
- * (`<kind>Workflow`) and the operations that ran inside it (distinct `<seq>-<kind>` activity summaries).
+ * How many times a host ran operations of `kind`, over every run of its workflow (distinct
+ * `<seq>-<kind>` activity summaries).
  */
 export async function operationRuns(client: Client, ref: HostRef, kind: string): Promise<number> {
   const id = hostWorkflowId(ref);
-  let n = 0;
-  for await (const _ of client.workflow.list({ query: `WorkflowId STARTS_WITH '${id}/' AND WorkflowType = '${kind}Workflow'` })) n += 1;
   const labels = new Set<string>();
   for await (const run of client.workflow.list({ query: `WorkflowId = '${id}'` })) {
     for (const e of (await client.workflow.getHandle(id, run.runId).fetchHistory()).events ?? []) {
@@ -53,5 +49,5 @@ export async function operationRuns(client: Client, ref: HostRef, kind: string):
       if (label.endsWith(`-${kind}`)) labels.add(`${run.runId} ${label}`);
     }
   }
-  return n + labels.size;
+  return labels.size;
 }

@@ -1,19 +1,18 @@
 /**
  * A host that waits long for a provisioning permit while updates arrive
- * (README "Provisioning limit", patch permit-continue-as-new), on a worker
+ * (README "Provisioning limit"), on a worker
  * with a limit of 1 whose Ironic is reached through the fault proxy: one host
  * holds the permit in `provisioning` (its deploys refused as "node locked"
  * until `unblock()`), the other is given an image, waits `delayed`, and
  * receives `updates` spec changes that do not change what it waits for (its
- * description). Used by test/integration/provisioning-limit-continue.test.ts
- * and record-permit-histories.ts.
+ * description). Used by test/integration/provisioning-limit-continue.test.ts.
  */
 import type { HostRef, Image } from '../../types/host';
 import { hostWorkflowId } from '../../types/host-ref';
 import { hostViewQuery, type HostView } from '../../workflows/definitions';
 import { isDeploy, type IronicProxy } from './ironic-proxy';
 import { waitFor, type Harness } from './harness';
-import { availableFakeHost } from './record-fixture';
+import { availableFakeHost } from './history-fixture';
 
 export const PERMIT_WAIT_IMAGE: Image = { url: 'http://127.0.0.1/images/permit.qcow2', checksum: 'c'.repeat(64), checksumType: 'sha256', format: 'qcow2' };
 

@@ -41,8 +41,6 @@ describe('decide', () => {
     // Still powered on: it is powered off, not provisioned.
     const offButOn = state({ spec: spec({ image, online: false }), state: 'available', poweredOn: true });
     expect(decide(offButOn, { online: true })).toMatchObject({ kind: 'operation', op: 'power', state: 'available' });
-    // Runs recorded before the patch provisioned it.
-    expect(decide(off)).toEqual({ kind: 'operation', op: 'provision', state: 'provisioning' });
     const on = state({ spec: spec({ image, online: true }), state: 'available', poweredOn: false });
     expect(offlineHoldsProvisioning(on)).toBe(false);
     expect(decide(on, { online: true })).toEqual({ kind: 'operation', op: 'provision', state: 'provisioning' });
@@ -97,8 +95,6 @@ describe('decide', () => {
     const unreachable = Object.assign(failing({ state: 'deprovisioning' }, 4, 'registration error'), { nodeLost: { nodeId: 'n', at: 't' } });
     expect(decide(unreachable, { giveUp: true })).toMatchObject({ op: 'delete', state: 'deleting' });
     expect(decide(unreachable)).toMatchObject({ op: 'enroll' });
-    // Without the flag (runs before the patch) and outside a delete: as before.
-    expect(decide(deprov)).toMatchObject({ op: 'deprovision' });
     expect(deleteGiveUp(failing({ state: 'deprovisioning', deleteRequested: false }, 9, 'provisioning error'))).toBeUndefined();
     expect(deleteGiveUp(failing({ state: 'deleting' }, 9, 'registration error'))).toBeUndefined();
   });
@@ -266,11 +262,10 @@ describe('restored status', () => {
   });
 });
 
-describe('customDeploy.method (patch custom-deploy)', () => {
+describe('customDeploy.method', () => {
   const custom = () => spec({ customDeploy: { method: 'install_coreos' } });
-  it('provisions an available host with a method and no image once the patch is taken', () => {
+  it('provisions an available host with a method and no image', () => {
     const s = state({ spec: custom(), state: 'available' });
-    s.customDeploy = true;
     expect(decide(s)).toEqual({ kind: 'operation', op: 'provision', state: 'provisioning' });
     s.status.provisioning.state = 'provisioned';
     expect(decide(s).kind).not.toBe('operation');
@@ -278,16 +273,8 @@ describe('customDeploy.method (patch custom-deploy)', () => {
     expect(decide(s)).toEqual({ kind: 'operation', op: 'provision', state: 'provisioning' });
   });
 
-  it('decides as before without the patch (a run that never took it): no provisioning, and a provisioned host without image deprovisions', () => {
-    const s = state({ spec: custom(), state: 'available' });
-    expect(decide(s).kind).not.toBe('operation');
-    s.status.provisioning.state = 'provisioned';
-    expect(decide(s)).toEqual({ kind: 'operation', op: 'deprovision', state: 'deprovisioning' });
-  });
-
   it('an empty method asks for nothing, as in Metal3', () => {
     const s = state({ spec: spec({ customDeploy: { method: '' } }), state: 'available' });
-    s.customDeploy = true;
     expect(decide(s).kind).not.toBe('operation');
   });
 });

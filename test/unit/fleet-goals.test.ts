@@ -7,7 +7,7 @@ import { abortedResult, fleetHostResult, imageToRestore, keysToRelease, type Hos
 
 const SINCE = '2026-01-01T00:00:10.000Z';
 const op = (kind: OperationRecord['kind'], outcome: OperationRecord['outcome'], startedAt = '2026-01-01T00:00:20.000Z', error?: string): OperationRecord => ({
-  seq: 1, kind, workflowId: 'w', state: 'available', startedAt, outcome, ...(error ? { error } : {}),
+  seq: 1, kind, inline: true, state: 'available', startedAt, outcome, ...(error ? { error } : {}),
 });
 
 function running(over: Partial<HostView> = {}, status: Partial<HostView['status']> = {}): HostFinding {

@@ -74,9 +74,7 @@ describe("the node's raid_config compared with the desired volumes", () => {
 
 describe('the spec settings rule of decide()', () => {
   const withSettings = (state: ProvisioningState) => {
-    const s = hostState({ state, spec: testSpec({ firmware: { virtualizationEnabled: true } }), ID: 'n' });
-    s.specSettings = true;
-    return s;
+    return hostState({ state, spec: testSpec({ firmware: { virtualizationEnabled: true } }), ID: 'n' });
   };
 
   it('applies changed settings while preparing, and from available (before an image) through preparing', () => {
@@ -87,12 +85,6 @@ describe('the spec settings rule of decide()', () => {
     expect(interruptReason(available, 'clean')).toBeUndefined();
     recordAppliedSettings(available.status, pendingSettingsSteps(available.spec, available.status));
     expect(decide(available)).toMatchObject({ kind: 'operation', op: 'provision' });
-  });
-
-  it('runs nothing in a run that did not take the patch', () => {
-    const s = withSettings('preparing');
-    delete s.specSettings;
-    expect(decide(s)).toEqual({ kind: 'operation', op: 'prepare', state: 'preparing' });
   });
 
   it('holds a change on a provisioned host, saying why', () => {

@@ -4,9 +4,8 @@ import { validatePivotInput } from '../../types/pivot';
 import { targetMismatch } from '../../activities/pivot-activities';
 
 const good = { name: 'to-mgmt', source: {}, target: { plane: 'mgmt' }, selector: { namespace: 'metal3' } };
-const legacy = { ...good, target: { kubeconfig: '/etc/metalflow/target.kubeconfig', taskQueue: 'metalflow-hosts' } };
-const fields = (input: unknown, opts: { legacyPlanes?: boolean } = {}) => {
-  const r = validatePivotInput(input, opts);
+const fields = (input: unknown) => {
+  const r = validatePivotInput(input);
   return r.ok ? [] : r.errors.map((e) => e.field);
 };
 
@@ -36,19 +35,6 @@ describe('validatePivotInput', () => {
     if (r.ok) return;
     expect(r.errors.map((e) => e.field).sort()).toEqual(['source.api', 'target.kubeconfig', 'target.kubeconfigSecret', 'target.taskQueue', 'target.temporalNamespace']);
     expect(r.errors[0]!.reason).toMatch(/name a plane the operator registered \(METALFLOW_PIVOT_PLANES\) by its id/);
-  });
-
-  it('still reads a run started before plane ids (the workflow replaying it), and only when asked', () => {
-    expect(validatePivotInput(legacy, { legacyPlanes: true })).toMatchObject({ ok: true });
-    expect(fields(legacy)).toEqual(['target.kubeconfig', 'target.taskQueue']);
-    expect(fields({ ...legacy, target: {} }, { legacyPlanes: true })).toEqual(['target.kubeconfig']);
-    expect(fields({ ...legacy, target: { kubeconfig: '/a', kubeconfigSecret: { namespace: 'ns', name: 'k' } } }, { legacyPlanes: true })).toEqual(['target.kubeconfigSecret']);
-    const api = (url: string, more: Record<string, unknown> = { tokenFile: '/etc/metalflow/token' }) => ({ api: { url, ...more } });
-    const apiGood = { ...legacy, source: api('http://127.0.0.1:8080'), target: api('https://mgmt.example:8080', { tokenSecret: { namespace: 'metal3', name: 'mgmt-token' } }) };
-    expect(validatePivotInput(apiGood, { legacyPlanes: true })).toMatchObject({ ok: true });
-    expect(fields({ ...apiGood, target: api('https://mgmt.example:8080', {}) }, { legacyPlanes: true })).toEqual(['target.api.tokenFile']);
-    expect(fields({ ...apiGood, target: api('http://127.0.0.1:8080/') }, { legacyPlanes: true })).toEqual(['target.api.url']);
-    expect(fields({ ...legacy, target: api('https://m:1') }, { legacyPlanes: true })).toEqual(['target.api']);
   });
 });
 

@@ -226,7 +226,5 @@ describe('keyed power-off requests on a host with spec.disablePowerOff (Metal3 r
     const served = rebootServed(p)!;
     expect(applyPowerRequestChange(served, { holdOff: { a: 'soft', b: 'hard' }, onlyThese: true }, false, true).reboot).toBeUndefined();
     expect(powerGoal(true, noOff, served)).toEqual({ action: 'none' });
-    // Before patch disable-power-off-reboot: stored and ignored.
-    expect(applyPowerRequestChange(undefined, { holdOff: { a: 'soft' } }).reboot).toBeUndefined();
   });
 });

@@ -1,0 +1,61 @@
+/**
+ * Replays the baseline histories (test/fixtures/baseline, recorded by
+ * test/support/record-baseline.ts) against the current workflow code, with no
+ * server: a change to workflow logic that running hosts, fleets, pivots or
+ * pools would fail on fails here. Such a change needs `patched()`
+ * (docs/contributing.md, "Changing workflow code").
+ *
+ * Runs without the test stack: METALFLOW_TEST_NO_STACK=1 npx vitest run test/unit/replay-baseline.test.ts
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { bundleWorkflowCode, DefaultLogger, Worker } from '@temporalio/worker';
+import { REPO_ROOT } from '../../config/env';
+import { WORKFLOW_BUNDLE_OPTIONS } from '../../workers/worker';
+
+const DIR = join(REPO_ROOT, 'test', 'fixtures', 'baseline');
+const files = readdirSync(DIR).filter((f) => f.endsWith('.json')).sort();
+
+/** Every workflow type the worker registers (workflows/index.ts) and each main path, by its fixture. */
+const EXPECTED = [
+  // hostWorkflow: the lifecycle, power checks and requests, the failure loop across a hand-over, a delete,
+  // a manual clean, servicing, the direct provisioner, the sentinel's signal, a host that waited for a permit.
+  'host-lifecycle',
+  'host-power',
+  'host-failure-run1',
+  'host-failure-run2',
+  'host-delete-provisioned',
+  'host-clean',
+  'host-service',
+  'host-direct',
+  'host-power-signal',
+  'host-limited',
+  'fleet-reboot-run1',
+  'fleet-reboot-last',
+  'pivot-source-refused',
+  'plane-check',
+  'remediation-power-cycle',
+  'ippool-lifecycle',
+  'ippool-continued-run1',
+  'provisioning-limiter',
+  'power-sentinel',
+  'firmware-inventory',
+];
+
+let code: string;
+beforeAll(async () => {
+  ({ code } = await bundleWorkflowCode({ ...WORKFLOW_BUNDLE_OPTIONS, logger: new DefaultLogger('WARN') }));
+}, 120_000);
+
+describe('replay of the baseline histories', () => {
+  it('has a fixture for every workflow type and main path', () => {
+    expect(files).toEqual(expect.arrayContaining(EXPECTED.map((f) => `${f}.json`)));
+  });
+
+  it.each(files)('%s replays without nondeterminism', async (file) => {
+    // runReplayHistory parses the CLI's proto-JSON itself.
+    const history: unknown = JSON.parse(readFileSync(join(DIR, file), 'utf8'));
+    await expect(Worker.runReplayHistory({ workflowBundle: { code }, replayName: file }, history)).resolves.toBeUndefined();
+  });
+});
