@@ -1,6 +1,7 @@
 /**
  * Runtime configuration from the environment, read once at the edge. Every
- * variable is documented in the README's configuration table.
+ * variable is described in config/settings.ts, from which
+ * docs/configuration.md is generated (`npm run docs:config`).
  */
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
