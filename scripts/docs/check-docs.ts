@@ -1,8 +1,8 @@
 /**
  * Checks the user documentation (README.md, CHANGELOG.md, docs/, bench/README.md
  * and the benchmark records): every relative link and anchor resolves, every
- * `make` and `npm run` target a doc names exists, every METALFLOW_* variable a
- * doc names is read somewhere, and the README stays within its length budget.
+ * `make` and `npm run` target a doc names exists, every environment variable
+ * a doc names (METALFLOW_*, TEMPORAL_*, IRONIC_*, the stack's) is read somewhere, and the README stays within its length budget.
  * Pure functions over file contents, so test/unit/docs.test.ts can also show
  * them finding a planted fault.
  */
@@ -103,6 +103,12 @@ export function linkProblems(file: string, text: string, exists: (path: string) 
   return problems;
 }
 
+/** The environment variables of metalflow's processes and scripts, by prefix. */
+const VARIABLE = /\b(?:METALFLOW|TEMPORAL|IRONIC|SUSHY|DEMO|DHCP|IPMI_SIM|KUBE_API|ETCD)_[A-Z0-9_]*[A-Z0-9]\b/g;
+
+/** Variables the docs name to say metalflow does not read them. */
+const NAMED_AS_NOT_READ = new Set(['TEMPORAL_CONFIG_FILE']);
+
 export interface Known {
   makeTargets: Set<string>;
   npmScripts: Set<string>;
@@ -122,8 +128,8 @@ export function nameProblems(file: string, text: string, known: Known): Problem[
     }
   }
   text.split('\n').forEach((l, i) => {
-    for (const m of l.matchAll(/\bMETALFLOW_[A-Z0-9_]*[A-Z0-9]\b/g)) {
-      if (!known.variableKnown(m[0])) problems.push({ file, line: i + 1, problem: `${m[0]}: no such variable in config/, the processes, scripts or tests` });
+    for (const m of l.matchAll(VARIABLE)) {
+      if (!known.variableKnown(m[0]) && !NAMED_AS_NOT_READ.has(m[0])) problems.push({ file, line: i + 1, problem: `${m[0]}: no such variable in config/, the processes, scripts or tests` });
     }
   });
   return problems;

@@ -37,12 +37,13 @@ describe('the checks find planted faults', () => {
   });
 
   it('a make target, an npm script and a variable that do not exist', () => {
-    const known: Known = { makeTargets: new Set(['demo']), npmScripts: new Set(['bench']), variableKnown: (n) => n === 'METALFLOW_API_PORT' };
-    const text = 'Run `make demo`, then `make demo-everything` and `npm run bench`, `npm run benchmark`.\nSet `METALFLOW_API_PORT` and METALFLOW_API_PROT.\n';
+    const known: Known = { makeTargets: new Set(['demo']), npmScripts: new Set(['bench']), variableKnown: (n) => n === 'METALFLOW_API_PORT' || n === 'IRONIC_URL' };
+    const text = 'Run `make demo`, then `make demo-everything` and `npm run bench`, `npm run benchmark`.\nSet `METALFLOW_API_PORT`, `IRONIC_URL`, METALFLOW_API_PROT and `IRONIC_ULR`.\n';
     expect(nameProblems('README.md', text, known).map((p) => p.problem)).toEqual([
       'make demo-everything: no such Makefile target',
       'npm run benchmark: no such package.json script',
       'METALFLOW_API_PROT: no such variable in config/, the processes, scripts or tests',
+      'IRONIC_ULR: no such variable in config/, the processes, scripts or tests',
     ]);
   });
 });
