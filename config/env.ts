@@ -1,6 +1,7 @@
 /**
  * Runtime configuration from the environment, read once at the edge. Every
- * variable is documented in the README's configuration table.
+ * variable is described in config/settings.ts, from which
+ * docs/configuration.md is generated (`npm run docs:config`).
  */
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -43,15 +44,15 @@ export interface MetalflowConfig extends TlsConfig {
   metricsHost: string;
   /** Port of the worker's Prometheus endpoint (the Temporal SDK's own metrics); off when unset. */
   workerMetricsPort?: number;
-  /** The worker's image cache (README "Images"); off when METALFLOW_IMAGE_CACHE_DIR is unset. */
+  /** The worker's image cache (docs/images.md); off when METALFLOW_IMAGE_CACHE_DIR is unset. */
   imageCache?: ImageCacheConfig;
   /** Hosts inspecting, provisioning or deprovisioning at once (Metal3's PROVISIONING_LIMIT); 0: no limit. */
   provisioningLimit: number;
   /**
    * METALFLOW_POWER_SENTINEL_SECONDS: the worker starts the power sentinel (workflows/power-sentinel.ts),
    * listing Ironic's nodes this often; 30 unless set, 0: none (each idle host then checks its power itself
-   * every powerCheckSeconds). On by default since the 1,000-host runs 503618 (off) and 5aa6c8 (on): README
-   * "Power, reboots".
+   * every powerCheckSeconds). On by default: at 1,000 hosts it cut the whole lifecycle and the cost at rest
+   * (docs/power.md, docs/adr/0002-power-sentinel.md).
    */
   powerSentinelSeconds: number;
 }
@@ -187,7 +188,7 @@ export const DEFAULT_POWER_SENTINEL_SECONDS = 30;
  * process starts, so the launchers set it (package.json's scripts, the demo,
  * the benchmark), not the process itself. With glibc's default (8 arenas per
  * core) the worker's threads each grow their own heap arenas: at 1,000 hosts
- * at rest the worker held 551 MiB, with 2 arenas 500 MiB (README *Configuration*).
+ * at rest the worker held 551 MiB, with 2 arenas 500 MiB (bench/results/2026-11-29-1000-hosts-dev-server.md).
  */
 export const RECOMMENDED_MALLOC_ARENA_MAX = '2';
 
@@ -226,15 +227,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): MetalflowConfi
         // Ironic needs a positive timeout for a soft power off.
         softPowerOffSeconds: seconds('METALFLOW_SOFT_POWER_OFF_SECONDS', env.METALFLOW_SOFT_POWER_OFF_SECONDS, 1),
         maxHistoryEvents: historyEvents(env.METALFLOW_MAX_HISTORY_EVENTS),
-        // Probe the image (and read a checksum-file URL) before each deploy: README "Images".
+        // Probe the image (and read a checksum-file URL) before each deploy: docs/images.md.
         probeImages: ((n) => (n === undefined ? undefined : n === 1))(whole('METALFLOW_PROBE_IMAGES', env.METALFLOW_PROBE_IMAGES, 0, 1, '0 or 1')),
-        // Deploy through the workers' image cache (patch image-cache): README "Images".
+        // Deploy through the workers' image cache (patch image-cache): docs/images.md.
         cacheImages: ((n) => (n === undefined ? undefined : n === 1))(whole('METALFLOW_CACHE_IMAGES', env.METALFLOW_CACHE_IMAGES, 0, 1, '0 or 1')),
-        // Sites whose own worker caches their hosts' images (patch image-cache-site): README "Images".
+        // Sites whose own worker caches their hosts' images (patch image-cache-site): docs/images.md.
         imageCacheSites: parseImageCacheSites(env.METALFLOW_IMAGE_CACHE_SITES),
         // BMO's --max-provisioning-retries (default 5; 0: no limit).
         maxProvisioningRetries: whole('METALFLOW_MAX_PROVISIONING_RETRIES', env.METALFLOW_MAX_PROVISIONING_RETRIES, 0, 1000, 'a whole number from 0 (no limit) to 1000'),
-        // How often an idle host with spec.dhcp reads its lease into status.dhcp (60; 0: never): README "DHCP and addresses".
+        // How often an idle host with spec.dhcp reads its lease into status.dhcp (60; 0: never): docs/dhcp-and-ipam.md.
         dhcpLeaseCheckSeconds: seconds('METALFLOW_DHCP_LEASE_CHECK_SECONDS', env.METALFLOW_DHCP_LEASE_CHECK_SECONDS),
       }).filter(([, v]) => v !== undefined),
     ),

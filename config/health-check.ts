@@ -1,7 +1,7 @@
 /**
  * The controller's built-in health check (k8s/controller/health-check.ts):
- * off unless METALFLOW_HEALTH_CHECK=true. Every variable is in the README's
- * *Remediation* section.
+ * off unless METALFLOW_HEALTH_CHECK=true. Every variable is in config/settings.ts
+ * and docs/configuration.md; the check itself in docs/remediation.md.
  */
 import { NODE_HANDLING, REMEDIATION_DEFAULTS, MAX_RETRY_LIMIT, type NodeHandling } from '../types/remediation';
 

@@ -22,7 +22,7 @@ export interface TlsConfig {
   ironicTls?: TlsFiles;
   /** CA bundle metalflow's own Redfish client trusts (pre-flight, fast inspection, the direct provisioner). */
   bmcCaFile?: string;
-  /** CA bundle the image check trusts for https image and checksum-file URLs (README "Images"). */
+  /** CA bundle the image check trusts for https image and checksum-file URLs (docs/images.md). */
   imageCaFile?: string;
   /** `driver_info.redfish_verify_ca` of Redfish nodes: a CA bundle path on the Ironic conductor. */
   ironicRedfishVerifyCa?: string;

@@ -10,7 +10,7 @@
  * replay reads the task's own values there. A hand-over decided from them
  * differs between the live run and its replay when the limit falls between
  * the two ("Continue as new workflow machine does not handle this event";
- * docs/adr/0001-history-handover.md). The count is a function of what the run did, so a
+ * docs/adr/0003-counted-hand-over.md). The count is a function of what the run did, so a
  * replay reaches the same number at the same point.
  *
  * It errs high: every fire, result and message is counted as a workflow task

@@ -3,7 +3,7 @@
  * its timer having fired, never by the clock or by what else arrived with the
  * fire.
  *
- * Why: a benchmark of 1,000 hosts (docs/adr/0001-history-handover.md) showed the live worker applying a timer's fire (or an activity's result) in
+ * Why: a benchmark of 1,000 hosts (docs/adr/0003-counted-hand-over.md) showed the live worker applying a timer's fire (or an activity's result) in
  * an activation of its own, with the previous task's time and history length,
  * when a query reached the workflow before the task that carries the fire
  * started; an update sent meanwhile came in the next activation. A replay

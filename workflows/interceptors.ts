@@ -69,7 +69,7 @@ export const interceptors = (): WorkflowInterceptors => ({
       },
       // Counted when it fires (started, fired, and a task of its own), not when cancelled: a timer
       // started in a task whose completion is lost and cancelled in the next never reaches the
-      // history, and a replay never starts it (docs/adr/0001-history-handover.md). One cancelled
+      // history, and a replay never starts it (docs/adr/0003-counted-hand-over.md). One cancelled
       // after it was sent leaves 2 events uncounted; historyLength's backstop covers a run of those.
       startTimer: (input: TimerInput, next: Next<WorkflowOutboundCallsInterceptor, 'startTimer'>) => countWhenSettled(next(input), 2 + TASK, 0, false),
       // Initiated, started, closed; start and close each wake a task.
