@@ -28,6 +28,7 @@ import { createDhcpActivities, type DhcpSite } from '../activities/dhcp-activiti
 import { createLimiterActivities } from '../activities/limiter-activities';
 import { createFirmwareInventoryActivities } from '../activities/firmware-inventory';
 import { DEFAULT_PROVISIONING_LIMIT } from '../types/provisioning-limit';
+import type { WorkerVersion } from '../config/worker-versioning';
 
 export const WORKFLOWS_PATH = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
 
@@ -80,6 +81,11 @@ export interface WorkerDeps extends IronicActivityDeps {
   pivotPlanes?: PivotPlaneRegistry;
   /** Addresses the image probe, checksum files and image downloads may reach (METALFLOW_IMAGE_FETCH_*); the default-deny policy when unset. */
   imageFetchPolicy?: AddressPolicy;
+  /**
+   * The Worker Deployment Version it polls as (METALFLOW_WORKER_DEPLOYMENT, METALFLOW_WORKER_BUILD_ID); unset: unversioned.
+   * Each workflow type's behavior is in workflows/versioning.ts; types it does not name upgrade automatically.
+   */
+  version?: WorkerVersion;
 }
 
 export async function createWorker(
@@ -94,6 +100,7 @@ export async function createWorker(
     namespace: deps.namespace,
     taskQueue: deps.taskQueue,
     ...(deps.dataConverter ? { dataConverter: deps.dataConverter } : {}),
+    ...(deps.version ? { workerDeploymentOptions: { useWorkerVersioning: true, version: deps.version, defaultVersioningBehavior: 'AUTO_UPGRADE' } } : {}),
     workflowsPath: WORKFLOWS_PATH,
     // A prebuilt bundle (overrides.workflowBundle) was built with WORKFLOW_BUNDLE_OPTIONS already.
     ...(overrides.workflowBundle ? {} : { bundlerOptions: { preloadModules: WORKFLOW_PRELOAD_MODULES }, interceptors: { workflowModules: WORKFLOW_INTERCEPTOR_MODULES } }),
