@@ -15,7 +15,7 @@
  * Types not named here (the operation workflows kept for old host histories)
  * take the worker's default, AUTO_UPGRADE.
  */
-import { setWorkflowOptions } from '@temporalio/workflow';
+import { setWorkflowOptions, workflowInfo } from '@temporalio/workflow';
 import type { VersioningBehavior } from '@temporalio/common';
 import { hostWorkflow } from './host';
 import { fleetWorkflow } from './fleet';
@@ -42,4 +42,16 @@ export const WORKFLOW_VERSIONING: ReadonlyArray<readonly [WorkflowFn, Versioning
   [powerSentinelWorkflow, 'AUTO_UPGRADE'],
 ];
 
-for (const [fn, versioningBehavior] of WORKFLOW_VERSIONING) setWorkflowOptions({ versioningBehavior }, fn as (...args: unknown[]) => Promise<unknown>);
+/** The behavior of a workflow function, or undefined for a type this module does not name. */
+export function versioningBehaviorOf(fn: unknown): VersioningBehavior | undefined {
+  return WORKFLOW_VERSIONING.find(([f]) => f === fn)?.[1];
+}
+
+// Asked once per run, on the worker that first runs it: only a versioned worker may state a behavior
+// (the server refuses a workflow task completion of an unversioned one that does, METALFLOW_WORKER_VERSIONING=off).
+for (const [fn, versioningBehavior] of WORKFLOW_VERSIONING) {
+  setWorkflowOptions(
+    () => (workflowInfo().currentDeploymentVersion?.deploymentName ? { versioningBehavior } : {}),
+    fn as (...args: unknown[]) => Promise<unknown>,
+  );
+}

@@ -121,4 +121,12 @@ describe('worker versioning', () => {
     await waitFor('the host on v2', async () => ((await versioning(host)).buildId === 'v2' ? true : undefined));
     expect((await versioning(host)).behavior).toBe('AUTO_UPGRADE');
   });
+
+  it('runs the same workflow types on an unversioned worker (METALFLOW_WORKER_VERSIONING=off)', async () => {
+    const h = await startHarness();
+    harnesses.push(h);
+    const check = await h.client.workflow.start<typeof planeCheckWorkflow>('planeCheckWorkflow', { taskQueue: h.taskQueue, workflowId: uniq('plane-check') });
+    await check.result();
+    expect(await versioning(check)).toEqual({ buildId: undefined, behavior: undefined });
+  });
 });

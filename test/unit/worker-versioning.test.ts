@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { REPO_ROOT } from '../../config/env';
 import { defaultBuildId, loadWorkerVersion } from '../../config/worker-versioning';
 import * as workflows from '../../workflows/index';
+import { versioningBehaviorOf } from '../../workflows/versioning';
 
 /** Kept only so histories of runs from before the operations moved into the host workflow replay; the worker's default (AUTO_UPGRADE) covers them. */
 const OPERATION_WORKFLOWS = ['enrollWorkflow', 'inspectWorkflow', 'prepareWorkflow', 'provisionWorkflow', 'deprovisionWorkflow', 'powerWorkflow', 'rebootWorkflow', 'deleteWorkflow', 'detachWorkflow'];
@@ -33,7 +34,7 @@ describe('workflow versioning behaviors', () => {
     const behaviors = Object.fromEntries(
       Object.entries(workflows)
         .filter(([name]) => !OPERATION_WORKFLOWS.includes(name))
-        .map(([name, fn]) => [name, (fn as { workflowDefinitionOptions?: { versioningBehavior?: string } }).workflowDefinitionOptions?.versioningBehavior]),
+        .map(([name, fn]) => [name, versioningBehaviorOf(fn)]),
     );
     expect(behaviors).toEqual({
       hostWorkflow: 'AUTO_UPGRADE',
