@@ -56,6 +56,8 @@ async function measure(client: Client, v: Variant, bundlePath: string, workflows
       TEMPORAL_ADDRESS,
       IRONIC_URL,
       METALFLOW_TASK_QUEUE: taskQueue,
+      // A Worker Deployment per run: its worker's version becomes current at start, as on a first install.
+      METALFLOW_WORKER_DEPLOYMENT: taskQueue,
       METALFLOW_STATE_DIR: stateDir,
       METALFLOW_WORKFLOW_BUNDLE: bundlePath,
       METALFLOW_IMAGE_FETCH_ALLOW: '127.0.0.0/8',

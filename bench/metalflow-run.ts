@@ -80,6 +80,8 @@ export async function runMetalflow(ctx: MetalflowRunContext): Promise<MetalflowR
       TEMPORAL_NAMESPACE: 'default',
       IRONIC_URL: proxy.url,
       METALFLOW_TASK_QUEUE: `bench-${ctx.runId}`,
+      // A Worker Deployment per run: its worker's version becomes current at start, as on a first install.
+      METALFLOW_WORKER_DEPLOYMENT: `bench-${ctx.runId}`,
       METALFLOW_STATE_DIR: ctx.runDir,
       METALFLOW_SECRET_DIR: ctx.secretDir,
       METALFLOW_SECRET_KEY: randomBytes(32).toString('base64'),

@@ -75,6 +75,9 @@ if ! alive api && (exec 3<>"/dev/tcp/127.0.0.1/$METALFLOW_API_PORT") 2>/dev/null
   echo "error: port $METALFLOW_API_PORT (metalflow API) is in use by another program; set METALFLOW_API_PORT" >&2
   exit 1
 fi
+# The demo's own Worker Deployment and build id: the stack outlives commits, and a new commit's build id
+# would not be current there (docs/operations.md, "Upgrading workers").
+export METALFLOW_WORKER_DEPLOYMENT=${METALFLOW_WORKER_DEPLOYMENT:-metalflow-demo} METALFLOW_WORKER_BUILD_ID=${METALFLOW_WORKER_BUILD_ID:-demo}
 start_bg worker workers/main.ts
 start_bg api api/main.ts
 

@@ -169,6 +169,9 @@ EOF
   cat >"$STATE/dynamicconfig.yaml" <<EOF
 limit.maxIDLength:
   - value: 1000
+# Worker Deployments need no setting on this release; the benchmark makes one per run (default: 100 per namespace).
+matching.maxDeployments:
+  - value: 100000
 EOF
 }
 

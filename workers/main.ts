@@ -1,5 +1,9 @@
 /** The worker process: `npm run worker`. Configuration comes from the environment (see README). */
-import { loadConfig, RECOMMENDED_MALLOC_ARENA_MAX, temporalConnection } from '../config/env';
+import { loadConfig, RECOMMENDED_MALLOC_ARENA_MAX, REPO_ROOT, temporalConnection } from '../config/env';
+import { loadWorkerVersion } from '../config/worker-versioning';
+import { hostname } from 'node:os';
+import { connectTemporalClient } from '../clients/temporal/connection';
+import { becomeCurrentIfNone, describeOutcome } from './deployment-version';
 import { loadDhcpSites } from '../config/dhcp-sites';
 import { loadPivotPlanes } from '../config/pivot-planes';
 import { addressPolicyFromEnv } from '../clients/images/address-policy';
@@ -18,6 +22,8 @@ import { createSiteCacheWorker } from './site-cache-worker';
 import { startPowerSentinel, stopPowerSentinel } from './power-sentinel-start';
 
 const config = loadConfig();
+// Its Worker Deployment Version (docs/operations.md, "Upgrading workers"); undefined with METALFLOW_WORKER_VERSIONING=off.
+const version = loadWorkerVersion(process.env, REPO_ROOT);
 if (config.workerMetricsPort !== undefined) {
   // The Temporal SDK's own metrics (workflow and activity task latencies, slots, polls, cache), served by its
   // Core runtime: before any connection, which would install the default runtime.
@@ -75,6 +81,7 @@ const worker = await createWorker(
     pivotPlanes,
     imageFetchPolicy,
     dataConverter: metalflowDataConverter(config.payloadKeysFile),
+    version,
   },
   {
     ...config.workerTuning,
@@ -83,7 +90,8 @@ const worker = await createWorker(
   },
 );
 console.log(
-  `metalflow worker on task queue ${config.taskQueue} at ${config.temporalAddress}${config.temporalTls ? ' (TLS)' : ''}, Ironic ${config.ironicUrl}`,
+  `metalflow worker on task queue ${config.taskQueue} at ${config.temporalAddress}${config.temporalTls ? ' (TLS)' : ''}, Ironic ${config.ironicUrl}` +
+    (version ? `, worker deployment version ${version.deploymentName}:${version.buildId}` : ', unversioned (METALFLOW_WORKER_VERSIONING=off)'),
 );
 if (process.env.MALLOC_ARENA_MAX === undefined) {
   // Only its launcher can set it (glibc reads it at start): said once, so a fleet's worker is not quietly larger.
@@ -117,5 +125,21 @@ const siteWorker =
       })
     : undefined;
 if (siteWorker) console.log(`[worker] image cache of site ${site ?? ''} at ${served?.imageCache.baseUrl ?? ''}`);
-await Promise.all([worker.run(), siteWorker?.run()]);
+// A first install's version becomes current once it is registered, which takes the worker's first polls.
+const currentVersion = version
+  ? (async () => {
+      const client = await connectTemporalClient(temporalConnection(config));
+      try {
+        const outcome = await becomeCurrentIfNone({ connection: client, namespace: config.temporalNamespace, version, identity: `${process.pid}@${hostname()}` });
+        console.log(`[worker] ${describeOutcome(version, outcome)}`);
+      } catch (err) {
+        worker.shutdown();
+        siteWorker?.shutdown();
+        throw err;
+      } finally {
+        await client.close();
+      }
+    })()
+  : undefined;
+await Promise.all([worker.run(), siteWorker?.run(), currentVersion]);
 await connection.close();

@@ -29,6 +29,7 @@ import { createLimiterActivities } from '../activities/limiter-activities';
 import { createFirmwareInventoryActivities } from '../activities/firmware-inventory';
 import { DEFAULT_PROVISIONING_LIMIT } from '../types/provisioning-limit';
 import { activityFailureMapping } from './activity-failures';
+import type { WorkerVersion } from '../config/worker-versioning';
 
 export const WORKFLOWS_PATH = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
 
@@ -81,6 +82,11 @@ export interface WorkerDeps extends IronicActivityDeps {
   pivotPlanes?: PivotPlaneRegistry;
   /** Addresses the image probe, checksum files and image downloads may reach (METALFLOW_IMAGE_FETCH_*); the default-deny policy when unset. */
   imageFetchPolicy?: AddressPolicy;
+  /**
+   * The Worker Deployment Version it polls as (METALFLOW_WORKER_DEPLOYMENT, METALFLOW_WORKER_BUILD_ID); unset: unversioned.
+   * Each workflow type's behavior is in workflows/versioning.ts; types it does not name upgrade automatically.
+   */
+  version?: WorkerVersion;
 }
 
 export async function createWorker(
@@ -95,6 +101,7 @@ export async function createWorker(
     namespace: deps.namespace,
     taskQueue: deps.taskQueue,
     ...(deps.dataConverter ? { dataConverter: deps.dataConverter } : {}),
+    ...(deps.version ? { workerDeploymentOptions: { useWorkerVersioning: true, version: deps.version, defaultVersioningBehavior: 'AUTO_UPGRADE' } } : {}),
     workflowsPath: WORKFLOWS_PATH,
     // A prebuilt bundle (overrides.workflowBundle) was built with WORKFLOW_BUNDLE_OPTIONS already.
     ...(overrides.workflowBundle ? {} : { bundlerOptions: { preloadModules: WORKFLOW_PRELOAD_MODULES } }),

@@ -8,3 +8,5 @@ export { planeCheckWorkflow } from './plane-check';
 export { ipPoolWorkflow } from './ippool';
 export { firmwareInventoryWorkflow } from './firmware-inventory';
 export { powerSentinelWorkflow } from './power-sentinel';
+// Each type's Worker Versioning behavior (PINNED or AUTO_UPGRADE), set on the functions above.
+import './versioning';

@@ -149,6 +149,8 @@ export class ChaosStack {
       METALFLOW_PAYLOAD_KEYS_FILE: keys,
       METALFLOW_WORKFLOW_BUNDLE: bundle,
       METALFLOW_MAX_HISTORY_EVENTS: String(this.opts.maxHistoryEvents),
+      // A Worker Deployment per round: its workers' version becomes current at start, as on a first install.
+      METALFLOW_WORKER_DEPLOYMENT: `chaos-${this.names.runId}`,
       METALFLOW_SECRET_KEY: this.secretKey.toString('base64'),
       // Whatever the caller's shell has: API-mode processes must not find a kubeconfig.
       METALFLOW_KUBECONFIG: '',

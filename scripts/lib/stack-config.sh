@@ -199,6 +199,9 @@ command_of() {
       # An operation's first activity goes back with the workflow task's reply
       # to the worker that completed it, skipping a round through matching.
       pragmas+=(--dynamic-config-value system.enableActivityEagerExecution=true)
+      # Worker Deployments need no setting on this server; the tests and the benchmark make one per run
+      # (Temporal's default allows 100 per namespace) and a stack outlives many runs.
+      pragmas+=(--dynamic-config-value matching.maxDeployments=100000)
       mapfile -t unset_args < <(temporal_env_unset)
       CMD=(env "${unset_args[@]}" "$VENV/bin/temporal" server start-dev
         --db-filename "$STATE/temporal.db" --ip "$HOST"

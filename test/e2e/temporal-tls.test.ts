@@ -82,6 +82,8 @@ const own = (): Record<string, string> => ({
   IRONIC_URL,
   METALFLOW_STATE_DIR: mkdtempSync(join(tmpdir(), 'mf-temporal-tls-')),
   METALFLOW_SECRET_KEY: randomBytes(32).toString('base64'),
+  // A Worker Deployment of its own: its worker's version becomes current at start, whatever build the stack saw before.
+  METALFLOW_WORKER_DEPLOYMENT: uniq('mf-tls'),
 });
 
 const tlsEnv = (address: string, client?: string): Record<string, string> => ({

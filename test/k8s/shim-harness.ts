@@ -30,6 +30,8 @@ export interface Shim {
 
 export function shim(opts: { namespace: string; taskQueue: string }): Shim {
   const children: { label: string; child: ChildProcess; output: string[] }[] = [];
+  // A Worker Deployment of its own: the first worker makes its version current, whatever build the stack saw before.
+  const deployment = `mf-shim-${randomBytes(4).toString('hex')}`;
   const alive = (c: ChildProcess): boolean => c.exitCode === null && c.signalCode === null;
   const run = (label: 'worker' | 'controller', script: string, env: Record<string, string>): ChildProcess => {
     const child = spawn(process.execPath, ['--import', 'tsx', join(REPO_ROOT, script)], {
@@ -56,6 +58,7 @@ export function shim(opts: { namespace: string; taskQueue: string }): Shim {
         IRONIC_URL,
         METALFLOW_WORKFLOW_BUNDLE: WORKFLOW_BUNDLE_PATH,
         METALFLOW_SECRET_KEY: randomBytes(32).toString('base64'),
+        METALFLOW_WORKER_DEPLOYMENT: deployment,
         ...TEST_FETCH_ENV,
         ...env,
       }),

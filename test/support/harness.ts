@@ -18,6 +18,7 @@ import { IronicClient } from '../../clients/ironic/client';
 import type { KubeRest } from '../../clients/kubernetes/kube-rest';
 import { LocalSecretStore } from '../../clients/secrets/local-store';
 import { createWorker } from '../../workers/worker';
+import type { WorkerVersion } from '../../config/worker-versioning';
 import type { DhcpSite } from '../../activities/dhcp-activities';
 import type { ServedImageCache } from '../../activities/image-cache-activities';
 import type { ServedConfigDrives } from '../../activities/config-drive-activities';
@@ -98,6 +99,10 @@ export async function startHarness(
     imageFetchPolicy?: AddressPolicy;
     /** The secret store's key (random unless given): other processes' stores on `secretDir` need it. */
     secretKey?: Buffer;
+    /** A task queue of the test's own (a fresh one unless given): two workers' harnesses share one. */
+    taskQueue?: string;
+    /** The worker's Worker Deployment Version; unversioned unless given. */
+    version?: WorkerVersion;
   } = {},
 ): Promise<Harness> {
   const namespace = opts.namespace ?? 'default';
@@ -109,9 +114,9 @@ export async function startHarness(
   const ironic = new IronicClient({ url: opts.ironicUrl ?? IRONIC_URL });
   const secretDir = mkdtempSync(join(tmpdir(), 'metalflow-secrets-'));
   const secrets = new LocalSecretStore(secretDir, opts.secretKey ?? randomBytes(32));
-  const taskQueue = uniq('tq');
+  const taskQueue = opts.taskQueue ?? uniq('tq');
   const worker = await createWorker(
-    { connection: nativeConnection, namespace, taskQueue, ironic, secrets, poll: { initialMs: 100, factor: 1.5, maxMs: 1000 }, dataConverter: opts.dataConverter, kubernetes: opts.kubernetes, provisioningLimit: opts.provisioningLimit, provisioningLimitCheckSeconds: opts.provisioningLimitCheckSeconds, dhcpSites: opts.dhcpSites, imageCache: opts.imageCache, configDrives: opts.configDrives, pivotPlanes: opts.pivotPlanes, imageFetchPolicy: opts.imageFetchPolicy ?? TEST_FETCH_POLICY },
+    { connection: nativeConnection, namespace, taskQueue, ironic, secrets, poll: { initialMs: 100, factor: 1.5, maxMs: 1000 }, dataConverter: opts.dataConverter, kubernetes: opts.kubernetes, provisioningLimit: opts.provisioningLimit, provisioningLimitCheckSeconds: opts.provisioningLimitCheckSeconds, dhcpSites: opts.dhcpSites, imageCache: opts.imageCache, configDrives: opts.configDrives, pivotPlanes: opts.pivotPlanes, imageFetchPolicy: opts.imageFetchPolicy ?? TEST_FETCH_POLICY, version: opts.version },
     { workflowBundle: opts.workflowCode ? { code: opts.workflowCode } : { codePath: WORKFLOW_BUNDLE_PATH }, workflowsPath: undefined },
   );
   const running = opts.startWorker === false ? undefined : worker.run();

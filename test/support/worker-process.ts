@@ -20,6 +20,7 @@ import type { HostWorkflowOptions } from '../../workflows/definitions';
 
 export class WorkerProcesses {
   readonly taskQueue: string;
+  readonly deployment: string;
   private readonly key = randomBytes(32);
   private readonly secretDir: string;
   private readonly children: ChildProcess[] = [];
@@ -30,6 +31,7 @@ export class WorkerProcesses {
     private readonly ironicUrl: () => string,
   ) {
     this.taskQueue = uniq(`tq-${label}`);
+    this.deployment = uniq(`mf-${label}`);
     this.secretDir = mkdtempSync(join(tmpdir(), `mf-${label}-`));
   }
 
@@ -44,6 +46,8 @@ export class WorkerProcesses {
         METALFLOW_SECRET_DIR: this.secretDir,
         METALFLOW_SECRET_KEY: this.key.toString('base64'),
         METALFLOW_WORKFLOW_BUNDLE: WORKFLOW_BUNDLE_PATH,
+        // A deployment of their own: the first worker makes its version current, as on a first install.
+        METALFLOW_WORKER_DEPLOYMENT: this.deployment,
         ...TEST_FETCH_ENV,
       },
       stdio: ['ignore', 'pipe', 'pipe'],
