@@ -9,9 +9,10 @@
  * controller and worker start. Counted at a recording proxy in front of the
  * worker's Ironic: no provision, clean, deploy, power or boot-device request.
  *
- * Five of the snapshot's twelve hosts (the machine is small): two
- * provisioned (one powered off with online false), two available (one with an
- * image and online false: h-09), one Redfish host on sushy-tools.
+ * All twelve of the snapshot's hosts: five provisioned (h-04 powered off
+ * with online false), five available (h-09 with an image and online false),
+ * two Redfish hosts, on systems of this file's own sushy-tools (no other file
+ * changes their power under it).
  */
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync } from 'node:fs';
@@ -24,7 +25,9 @@ import { REPO_ROOT } from '../../config/env';
 import { hostWorkflowId } from '../../types/host-ref';
 import { withoutNulls } from '../../types/metal3-status';
 import { hostViewQuery, type HostView } from '../../workflows/definitions';
-import { IRONIC_URL, SUSHY_URL } from '../support/env';
+import { IRONIC_URL } from '../support/env';
+import { unusedPort } from '../support/ports';
+import { ownSushy, SUSHY_SYSTEMS } from '../bmc/support/sushy';
 import { randomMac, uniq, waitFor } from '../support/harness';
 import type { RecordedRequest } from '../support/ironic-proxy';
 import { startProxyProcess } from '../support/ironic-proxy-process';
@@ -32,10 +35,15 @@ import { kubectl } from './kube-harness';
 import { useShimSuite } from './shim-harness';
 
 const FIXTURES = join(REPO_ROOT, 'test', 'fixtures', 'bmo-takeover');
-const HOSTS = ['h-00', 'h-04', 'h-05', 'h-09', 'rf-0'] as const;
+const HOSTS = ['h-00', 'h-01', 'h-02', 'h-03', 'h-04', 'h-05', 'h-06', 'h-07', 'h-08', 'h-09', 'rf-0', 'rf-1'] as const;
 type Name = (typeof HOSTS)[number];
-/** A sushy-tools fake system of the test stack for the Redfish host (the snapshot's sushy ran elsewhere). */
-const RF_SYSTEM = '/redfish/v1/Systems/6d660000-0000-4000-8000-000000000007';
+/** Fake systems of this file's sushy-tools for the Redfish hosts (the snapshot's sushy ran elsewhere). */
+const RF_SYSTEMS: Partial<Record<Name, string>> = { 'rf-0': SUSHY_SYSTEMS.bm01, 'rf-1': SUSHY_SYSTEMS.bm02 };
+const rfSystem = (name: Name): string => {
+  const system = RF_SYSTEMS[name];
+  if (!system) throw new Error(`${name}: no sushy-tools system for it`);
+  return system;
+};
 
 interface Bmh {
   metadata: {
@@ -69,11 +77,15 @@ const bmoNode = (name: Name): FixtureNode => structuredClone(snapshot.nodes.find
 
 const NS = uniq('mf-bmo');
 let proxy: Awaited<ReturnType<typeof startProxyProcess>> | undefined;
+let sushy: ReturnType<typeof ownSushy> | undefined;
 beforeAll(async () => {
   proxy = await startProxyProcess(IRONIC_URL, join(mkdtempSync(join(tmpdir(), 'mf-bmo-')), 'ironic-requests.jsonl'));
+  sushy = ownSushy('bmo-takeover-sushy', await unusedPort());
+  sushy.start();
 });
 afterAll(() => {
   proxy?.stop();
+  sushy?.stop();
   // The controller reads BMO's Lease in every namespace: none may outlive this file.
   kubectl(['delete', 'lease', 'baremetal-operator', '-n', NS, '--ignore-not-found'], { check: false });
   // BMO's finalizers on the Secrets and HardwareData: nothing deletes these hosts here.
@@ -110,7 +122,7 @@ async function recreateNode(name: Name, mac: string): Promise<IronicNode> {
   const interfaces = Object.fromEntries(Object.entries(n).filter(([k, v]) => k.endsWith('_interface') && typeof v === 'string'));
   const driverInfo =
     n.driver === 'redfish'
-      ? { ...n.driver_info, redfish_address: SUSHY_URL, redfish_system_id: RF_SYSTEM, redfish_username: 'admin', redfish_password: 'password' }
+      ? { ...n.driver_info, redfish_address: sushy!.url, redfish_system_id: rfSystem(name), redfish_username: 'admin', redfish_password: 'password' }
       : n.driver_info;
   // Ironic masks the config drive it was given; the node keeps the rest of BMO's instance_info.
   const { configdrive: _masked, ...instanceInfo } = n.instance_info;
@@ -148,7 +160,7 @@ async function recreateNode(name: Name, mac: string): Promise<IronicNode> {
 function loadHost(name: Name, nodeId: string, mac: string, secretVersion: string): Bmh {
   const h = bmoHost(name);
   const spec = { ...h.spec, bootMACAddress: mac };
-  if (spec.bmc.address.startsWith('redfish')) spec.bmc = { ...spec.bmc, address: `redfish-virtualmedia+${SUSHY_URL}${RF_SYSTEM}` };
+  if (spec.bmc.address.startsWith('redfish')) spec.bmc = { ...spec.bmc, address: `redfish-virtualmedia+${sushy!.url}${rfSystem(name)}` };
   if (spec.userData) spec.userData = { ...spec.userData, namespace: NS };
   const { 'kubectl.kubernetes.io/last-applied-configuration': _applied, ...annotations } = h.metadata.annotations ?? {};
   kubectl(['create', '-n', NS, '-f', '-'], {
@@ -201,9 +213,12 @@ describe("a fleet as Metal3's operator left it, taken over", { timeout: 900_000 
   beforeAll(async () => {
     // BMO stopped, metalflow not yet up.
     suite.shim.running('controller')?.kill('SIGKILL');
+    // Ironic's verbs for the twelve nodes at once; the objects one after another (kubectl blocks).
+    const macs = new Map(HOSTS.map((name) => [name, randomMac()] as const));
+    const nodes = new Map(await Promise.all(HOSTS.map(async (name) => [name, await recreateNode(name, macs.get(name)!)] as const)));
     for (const name of HOSTS) {
-      const mac = randomMac();
-      const node = await recreateNode(name, mac);
+      const mac = macs.get(name)!;
+      const node = nodes.get(name)!;
       const version = loadSecrets(name);
       const before = loadHost(name, node.uuid, mac, version);
       loadHardwareData(name, before.metadata.uid!);
@@ -301,5 +316,11 @@ describe("a fleet as Metal3's operator left it, taken over", { timeout: 900_000 
     const h09Node = loaded.get('h-09')!.node.uuid;
     expect(proxy!.requests().filter((r) => drives(r) && r.path.includes(h09Node))).toEqual([]);
     expect(getHost('h-09').status.provisioning.state).toBe('available');
+
+    // Wanted on, it provisions with the image BMO held it with.
+    kubectl(['patch', 'bmh', 'h-09', '-n', NS, '--type=merge', '-p', JSON.stringify({ spec: { online: true } })]);
+    const h09On = await until('h-09', 'provisioned');
+    expect(h09On.operations.map((o) => `${o.kind}:${o.outcome}`)).toEqual(['enroll:succeeded', 'provision:succeeded']);
+    expect((await ironic.getNode(h09Node))?.provision_state).toBe('active');
   });
 });
