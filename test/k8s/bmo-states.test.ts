@@ -38,7 +38,7 @@ beforeAll(async () => {
 });
 afterAll(() => {
   proxy?.stop();
-  // The controllers of other files read BMO's Lease in every namespace: none may outlive this file.
+  // A controller with the default settings reads BMO's Lease in every namespace: none may outlive this file.
   kubectl(['delete', 'lease', 'baremetal-operator', '-n', NS, '--ignore-not-found'], { check: false });
   fleet.releaseFinalizers();
 });

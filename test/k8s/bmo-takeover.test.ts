@@ -54,7 +54,7 @@ beforeAll(async () => {
 afterAll(() => {
   proxy?.stop();
   sushy?.stop();
-  // The controller reads BMO's Lease in every namespace: none may outlive this file.
+  // A controller with the default settings reads BMO's Lease in every namespace: none may outlive this file.
   kubectl(['delete', 'lease', 'baremetal-operator', '-n', NS, '--ignore-not-found'], { check: false });
   // BMO's finalizers on the Secrets and HardwareData: nothing deletes these hosts here.
   fleet.releaseFinalizers();
