@@ -87,10 +87,29 @@ function imageCache(env: NodeJS.ProcessEnv): ImageCacheConfig | undefined {
   return { dir: resolve(dir), maxBytes, host, port, url, ...(site ? { site: site[0] } : {}) };
 }
 
+const NAMESPACE = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+
+/**
+ * METALFLOW_WATCH_NAMESPACE: unset or empty, every namespace (as BMO without
+ * WATCH_NAMESPACE); otherwise a comma-separated list of namespaces.
+ */
+export function parseWatchNamespaces(value: string | undefined): readonly string[] | undefined {
+  if (value === undefined || value.trim() === '') return undefined;
+  const names = value.split(',').map((n) => n.trim());
+  for (const n of names) {
+    if (n.length > 63 || !NAMESPACE.test(n)) {
+      throw new Error(
+        `METALFLOW_WATCH_NAMESPACE must be empty (every namespace) or namespaces separated by commas (DNS-1123 labels, at most 63 characters each), got "${value}": "${n}" is not a namespace`,
+      );
+    }
+  }
+  return [...new Set(names)];
+}
+
 /** The Kubernetes shim's controller (k8s/controller). */
 export interface ControllerConfig {
-  /** One namespace to watch; all when unset. */
-  watchNamespace?: string;
+  /** The namespaces watched, one informer each; every namespace (cluster-wide list and watch) when unset. */
+  watchNamespaces?: readonly string[];
   leaseNamespace: string;
   leaseSeconds: number;
   /** Hosts reconciled at the same time. */
@@ -241,7 +260,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): MetalflowConfi
     ),
     workerTuning: workerTuning(env),
     controller: {
-      watchNamespace: env.METALFLOW_WATCH_NAMESPACE || undefined,
+      watchNamespaces: parseWatchNamespaces(env.METALFLOW_WATCH_NAMESPACE),
       leaseNamespace: env.METALFLOW_LEASE_NAMESPACE || 'default',
       // At least 2 s: the holder renews it every third of it.
       leaseSeconds: seconds('METALFLOW_LEASE_SECONDS', env.METALFLOW_LEASE_SECONDS, 2) ?? 15,

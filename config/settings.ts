@@ -124,7 +124,7 @@ export const SETTING_GROUPS: readonly SettingGroup[] = [
     settings: [
       { names: ['METALFLOW_KUBECONFIG'], default: 'unset', description: 'Kubernetes mode for the worker and the controller (docs/kubernetes.md); the API reads it for `METALFLOW_API_KUBE_ROLES`.', readers: ['worker', 'api', 'controller'] },
       { names: ['METALFLOW_SERVICE_ACCOUNT_DIR'], default: '/var/run/secrets/kubernetes.io/serviceaccount', description: 'In-cluster token and CA folder, used with `KUBERNETES_SERVICE_HOST`/`_PORT` when `METALFLOW_KUBECONFIG` is unset.', readers: ['worker', 'api', 'controller'] },
-      { names: ['METALFLOW_WATCH_NAMESPACE'], default: 'all namespaces', description: 'The one namespace the controller watches.', readers: ['controller'] },
+      { names: ['METALFLOW_WATCH_NAMESPACE'], default: 'all namespaces', description: 'The namespaces the controller watches, comma-separated (one list and watch each); unset or empty: every namespace, cluster-wide (docs/takeover.md, docs/security.md).', readers: ['controller'] },
       { names: ['METALFLOW_LEASE_NAMESPACE', 'METALFLOW_LEASE_SECONDS'], default: 'default, 15', description: 'The controller\'s leader-election Lease and its duration (at least 2 s).', readers: ['controller'], check: { path: 'controller.leaseSeconds', value: 15 } },
       { names: ['METALFLOW_CONTROLLER_ID'], default: 'host-pid', description: 'The controller\'s identity in the Lease.', readers: ['controller'] },
       { names: ['METALFLOW_CONTROLLER_CONCURRENCY'], default: '16', description: 'Hosts reconciled at the same time (1-10000).', readers: ['controller'], check: { path: 'controller.concurrency', value: 16 } },

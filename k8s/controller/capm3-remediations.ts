@@ -12,7 +12,7 @@ import type { KubeRest } from '../../clients/kubernetes/kube-rest';
 import { isKubeError } from '../../clients/kubernetes/kube-error';
 import { createHostRemediation, hostRemediationsPath } from '../../clients/kubernetes/host-remediations';
 import { REMEDIATION_DEFAULTS } from '../../types/remediation';
-import { Informer, type KubeObject } from './informer';
+import { Informer, watchPaths, type KubeObject } from './informer';
 import { WorkQueue } from './work-queue';
 import type { HostRemediationObject } from './remediations';
 
@@ -30,7 +30,8 @@ interface Metal3Remediation extends KubeObject {
 
 export interface Capm3BridgeDeps {
   rest: KubeRest;
-  namespace?: string;
+  /** The watched namespaces; every namespace when unset (METALFLOW_WATCH_NAMESPACE). */
+  namespaces?: readonly string[];
   hostRemediation: (key: string) => HostRemediationObject | undefined;
   log: (message: string) => void;
 }
@@ -50,8 +51,8 @@ export class Capm3RemediationBridge {
 
   constructor(private readonly deps: Capm3BridgeDeps) {
     this.queue = new WorkQueue((key) => this.reconcile(key), { maxQueued: 10_000, concurrency: 2, baseBackoffMs: 1000, maxBackoffMs: 60_000 });
-    const path = `${INFRA}${deps.namespace ? `/namespaces/${encodeURIComponent(deps.namespace)}` : ''}/metal3remediations`;
-    this.informer = new Informer<Metal3Remediation>(deps.rest, path, (key) => this.queue.add(key), { log: deps.log });
+    const paths = watchPaths(deps.namespaces, (ns) => `${INFRA}${ns ? `/namespaces/${encodeURIComponent(ns)}` : ''}/metal3remediations`);
+    this.informer = new Informer<Metal3Remediation>(deps.rest, paths, (key) => this.queue.add(key), { log: deps.log });
   }
 
   start(): Promise<void> {

@@ -12,7 +12,8 @@ import { SEARCH_ATTRIBUTES } from '../../types/search-attributes';
 export interface EndedScanOptions {
   client: Client;
   periodMs: number;
-  watchNamespace?: string;
+  /** The watched namespaces; every namespace when unset. */
+  watchNamespaces?: readonly string[];
   /** Queues a host by its informer key (`namespace/name`). */
   enqueue: (key: string) => void;
   log?: (message: string) => void;
@@ -33,7 +34,7 @@ export function scanEndedWorkflows(opts: EndedScanOptions): () => void {
       `ExecutionStatus != 'ContinuedAsNew'`,
       `CloseTime > '${new Date(since - opts.periodMs).toISOString()}'`,
     ];
-    if (opts.watchNamespace) clauses.push(`${SEARCH_ATTRIBUTES.hostNamespace.name} = '${opts.watchNamespace}'`);
+    if (opts.watchNamespaces) clauses.push(`${SEARCH_ATTRIBUTES.hostNamespace.name} IN (${opts.watchNamespaces.map((ns) => `'${ns}'`).join(', ')})`);
     try {
       for await (const wf of opts.client.workflow.list({ query: clauses.join(' AND ') })) {
         const ref = parseHostWorkflowId(wf.workflowId);

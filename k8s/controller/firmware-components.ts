@@ -15,7 +15,7 @@ import type { CleanStep, FirmwareUpdate } from '../../types/clean';
 import { COMPONENTS, componentsFromIronic, firmwareUpdatesErrors, sameComponents, updatesChanged, type HostFirmwareComponentsSpec, type HostFirmwareComponentsStatus, type IronicFirmwareComponent } from '../../types/firmware-components';
 import { firmwareConditions, sameConditions, type Condition, type ConditionWords } from '../../types/firmware-status';
 import { formatFieldErrors, type FieldError } from '../../types/field-error';
-import { Informer, type KubeObject } from './informer';
+import { Informer, watchPaths, type KubeObject } from './informer';
 import type { BareMetalHost } from './reconciler';
 
 export interface HostFirmwareComponentsObject extends KubeObject {
@@ -36,7 +36,8 @@ const WORDS: ConditionWords = { ok: 'OK', bad: 'InvalidComponent', message: (err
 
 export interface ComponentsDeps {
   rest: KubeRest;
-  namespace?: string;
+  /** The watched namespaces; every namespace when unset (METALFLOW_WATCH_NAMESPACE). */
+  namespaces?: readonly string[];
   path: (namespace?: string, name?: string) => string;
   create: (host: BareMetalHost) => Promise<HostFirmwareComponentsObject | undefined>;
   warn: (obj: KubeObject, kind: string, errors: FieldError[], reported: boolean, prefix: string) => Promise<void>;
@@ -49,7 +50,7 @@ export class FirmwareComponents {
   readonly informer: Informer<HostFirmwareComponentsObject>;
 
   constructor(private readonly deps: ComponentsDeps) {
-    this.informer = new Informer<HostFirmwareComponentsObject>(deps.rest, deps.path(deps.namespace), deps.changed, { log: deps.log });
+    this.informer = new Informer<HostFirmwareComponentsObject>(deps.rest, watchPaths(deps.namespaces, (ns) => deps.path(ns)), deps.changed, { log: deps.log });
   }
 
   async reconcile(host: BareMetalHost, ironic: readonly IronicFirmwareComponent[]): Promise<ComponentsOutcome> {

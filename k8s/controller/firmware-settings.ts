@@ -37,7 +37,7 @@ import { COMPONENTS } from '../../types/firmware-components';
 import { ANNOTATIONS } from './annotations';
 import { FirmwareComponents, type HostFirmwareComponentsObject } from './firmware-components';
 import { holdForServicing, SERVICED_READ_MARGIN_MS, type HoldDeps } from './firmware-hold';
-import { Informer, type KubeObject } from './informer';
+import { Informer, watchPaths, type KubeObject } from './informer';
 import type { BareMetalHost } from './reconciler';
 import { WorkQueue } from './work-queue';
 
@@ -61,7 +61,8 @@ export interface FirmwareSettingsDeps {
   rest: KubeRest;
   client: Client;
   taskQueue: string;
-  namespace?: string;
+  /** The watched namespaces; every namespace when unset (METALFLOW_WATCH_NAMESPACE). */
+  namespaces?: readonly string[];
   /** Read only: the controller never changes anything in Ironic. */
   ironic: IronicClient;
   /** The BareMetalHost of that key, from the host informer's cache. */
@@ -98,7 +99,7 @@ export class FirmwareSettingsController {
     this.queue = new WorkQueue((key) => this.reconcile(key), { maxQueued: 100_000, concurrency: 8, baseBackoffMs: 1000, maxBackoffMs: 60_000 });
     this.components = new FirmwareComponents({
       rest: deps.rest,
-      namespace: deps.namespace,
+      namespaces: deps.namespaces,
       path: hfcPath,
       create: (host) => createForHost<HostFirmwareComponentsObject>(deps, COMPONENTS, host, { updates: [] }),
       warn: (obj, kind, errors, reported, prefix) => this.warn(obj, kind, errors, reported, prefix),
@@ -107,7 +108,7 @@ export class FirmwareSettingsController {
     });
     this.holdDeps = { client: deps.client, log: deps.log, event: (obj, type, reason, message) => this.event(obj, FIRMWARE.settings.kind, type, reason, message) };
     // As BMO: a change of spec (generation), or a new object; not its own status writes.
-    this.informer = new Informer<HostFirmwareSettingsObject>(deps.rest, hfsPath(deps.namespace), (key) => this.objectChanged(this.informer, `${FIRMWARE.settings.kind}/${key}`, key), { log: deps.log });
+    this.informer = new Informer<HostFirmwareSettingsObject>(deps.rest, watchPaths(deps.namespaces, (ns) => hfsPath(ns)), (key) => this.objectChanged(this.informer, `${FIRMWARE.settings.kind}/${key}`, key), { log: deps.log });
   }
 
   async start(): Promise<void> {

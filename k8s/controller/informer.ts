@@ -1,5 +1,6 @@
 /**
- * List-and-watch with resourceVersion for one resource: keeps a cache, tells
+ * List-and-watch with resourceVersion for one resource (one stream per watched
+ * namespace, or one cluster-wide): keeps a cache, tells
  * the controller which keys changed, re-lists on 410 Gone and reconnects with
  * backoff when the watch drops (API server restart). One list at start and per
  * re-list, never per event.
@@ -35,8 +36,38 @@ export interface InformerOptions {
   log?: (message: string) => void;
 }
 
+/**
+ * The paths an informer lists and watches for the watched namespaces: the
+ * cluster-wide path when every namespace is watched, otherwise one namespaced
+ * path each (RBAC may then be a Role per namespace; a cluster-wide watch with
+ * a filter would need the ClusterRole, e.g. read access to every Secret).
+ */
+export function watchPaths(namespaces: readonly string[] | undefined, pathOf: (namespace?: string) => string): string[] {
+  return namespaces ? namespaces.map((ns) => pathOf(ns)) : [pathOf()];
+}
+
+/** One cache filled by one list-and-watch per path (a path per watched namespace, or one cluster-wide). */
 export class Informer<T extends KubeObject> {
   readonly cache = new Map<string, T>();
+  private readonly streams: PathStream<T>[];
+
+  constructor(rest: KubeRest, paths: string | readonly string[], onChange: (key: string) => void, opts: InformerOptions = {}) {
+    this.streams = (typeof paths === 'string' ? [paths] : paths).map((path) => new PathStream(rest, path, this.cache, onChange, opts));
+  }
+
+  /** Resolves once the first list of every path is in the cache. */
+  async start(): Promise<void> {
+    await Promise.all(this.streams.map((s) => s.start()));
+  }
+
+  stop(): void {
+    for (const s of this.streams) s.stop();
+  }
+}
+
+class PathStream<T extends KubeObject> {
+  /** The keys this path put in the shared cache: a re-list drops only its own. */
+  private readonly own = new Set<string>();
   private resourceVersion = '';
   private stopped = false;
   private abort?: AbortController;
@@ -44,14 +75,14 @@ export class Informer<T extends KubeObject> {
   private readonly minBackoff: number;
   private readonly maxBackoff: number;
   private readonly log: (m: string) => void;
-  private synced!: Promise<void>;
   private readonly metadataOnly: boolean;
 
   constructor(
     private readonly rest: KubeRest,
     private readonly path: string,
+    private readonly cache: Map<string, T>,
     private readonly onChange: (key: string) => void,
-    opts: InformerOptions = {},
+    opts: InformerOptions,
   ) {
     this.minBackoff = opts.minBackoffMs ?? 250;
     this.maxBackoff = opts.maxBackoffMs ?? 10_000;
@@ -60,13 +91,7 @@ export class Informer<T extends KubeObject> {
     this.metadataOnly = opts.metadataOnly ?? false;
   }
 
-  /** Resolves once the first list is in the cache. */
-  start(): Promise<void> {
-    this.synced = this.run();
-    return this.synced;
-  }
-
-  private async run(): Promise<void> {
+  async start(): Promise<void> {
     await this.relist();
     void this.watchLoop();
   }
@@ -85,12 +110,14 @@ export class Informer<T extends KubeObject> {
         for (const item of list.items ?? []) {
           const key = keyOf(item);
           seen.add(key);
+          this.own.add(key);
           const old = this.cache.get(key);
           this.cache.set(key, item);
           if (old?.metadata.resourceVersion !== item.metadata.resourceVersion) this.onChange(key);
         }
-        for (const key of [...this.cache.keys()]) {
+        for (const key of [...this.own]) {
           if (!seen.has(key)) {
+            this.own.delete(key);
             this.cache.delete(key);
             this.onChange(key);
           }
@@ -143,8 +170,13 @@ export class Informer<T extends KubeObject> {
             if (obj.metadata?.resourceVersion) this.resourceVersion = obj.metadata.resourceVersion;
             if (phase === 'BOOKMARK') return;
             const k = keyOf(obj);
-            if (phase === 'DELETED') this.cache.delete(k);
-            else this.cache.set(k, obj);
+            if (phase === 'DELETED') {
+              this.cache.delete(k);
+              this.own.delete(k);
+            } else {
+              this.cache.set(k, obj);
+              this.own.add(k);
+            }
             this.onChange(k);
           },
           (err: unknown) => {

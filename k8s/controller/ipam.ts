@@ -28,7 +28,7 @@ import {
 } from '../../types/ipam';
 import { validateClaimSpec, validatePoolSpec } from '../../types/ipam-validate';
 import { formatFieldErrors } from '../../types/field-error';
-import { Informer, type KubeObject } from './informer';
+import { Informer, watchPaths, type KubeObject } from './informer';
 import { WorkQueue } from './work-queue';
 
 interface Labelled extends KubeObject {
@@ -47,7 +47,8 @@ export interface IpamControllerDeps {
   rest: KubeRest;
   client: Client;
   taskQueue: string;
-  namespace?: string;
+  /** The watched namespaces; every namespace when unset (METALFLOW_WATCH_NAMESPACE). */
+  namespaces?: readonly string[];
   log: (message: string) => void;
   /** How long a claim waits before asking a full or missing pool again (15 s). */
   retryMs?: number;
@@ -70,8 +71,8 @@ export class IpamController {
       baseBackoffMs: 500,
       maxBackoffMs: 30_000,
     });
-    this.pools = new Informer<IPPoolObject>(deps.rest, ipamPath('ippools', deps.namespace), (key) => this.queue.add(POOL + key), { log: deps.log });
-    this.claims = new Informer<IPClaimObject>(deps.rest, ipamPath('ipclaims', deps.namespace), (key) => this.queue.add(CLAIM + key), { log: deps.log });
+    this.pools = new Informer<IPPoolObject>(deps.rest, watchPaths(deps.namespaces, (ns) => ipamPath('ippools', ns)), (key) => this.queue.add(POOL + key), { log: deps.log });
+    this.claims = new Informer<IPClaimObject>(deps.rest, watchPaths(deps.namespaces, (ns) => ipamPath('ipclaims', ns)), (key) => this.queue.add(CLAIM + key), { log: deps.log });
   }
 
   async start(): Promise<void> {

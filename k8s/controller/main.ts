@@ -12,7 +12,7 @@ import { loadConfig, temporalConnection } from '../../config/env';
 import { connectTemporalClient } from '../../clients/temporal/connection';
 import { KubeRest } from '../../clients/kubernetes/kube-rest';
 import { loadKubeConfig } from '../../clients/kubernetes/kube-config';
-import { Informer, type KubeObject } from './informer';
+import { Informer, watchPaths, type KubeObject } from './informer';
 import { updatePoliciesPath, type HostUpdatePolicyObject } from './update-policies';
 import { LeaderElector } from './leader';
 import { bmhPath, Reconciler, type BareMetalHost } from './reconciler';
@@ -60,7 +60,7 @@ const elector = await LeaderElector.connect(kc, {
 let informer: Informer<BareMetalHost> | undefined;
 let secrets: Informer<KubeObject> | undefined;
 let updatePolicies: Informer<HostUpdatePolicyObject> | undefined;
-const watchNamespace = settings.watchNamespace;
+const watchNamespaces = settings.watchNamespaces;
 let queue: WorkQueue | undefined;
 let stopScan: (() => void) | undefined;
 if (settings.metricsPort !== undefined) {
@@ -121,7 +121,7 @@ async function lead(): Promise<void> {
     });
     const inf = new Informer<BareMetalHost>(
       rest,
-      bmhPath(watchNamespace),
+      watchPaths(watchNamespaces, bmhPath),
       (key) => {
         observe(key);
         q.add(key);
@@ -131,9 +131,9 @@ async function lead(): Promise<void> {
       { log },
     );
     // Metal3's HostUpdatePolicy of a host's name: a change queues that host (update-policies.ts).
-    const policies = new Informer<HostUpdatePolicyObject>(rest, updatePoliciesPath(watchNamespace), (key) => inf.cache.has(key) && q.add(key), { log });
+    const policies = new Informer<HostUpdatePolicyObject>(rest, watchPaths(watchNamespaces, updatePoliciesPath), (key) => inf.cache.has(key) && q.add(key), { log });
     // Secrets, metadata only: a new resourceVersion of a host's credentials Secret is handed to its workflow.
-    const sec = new Informer<KubeObject>(rest, secretsPath(watchNamespace), (key) => enqueueHostsUsing(key), { log, metadataOnly: true });
+    const sec = new Informer<KubeObject>(rest, watchPaths(watchNamespaces, secretsPath), (key) => enqueueHostsUsing(key), { log, metadataOnly: true });
     const enqueueHostsUsing = (secretKey: string): void => {
       for (const [hostKey, host] of inf.cache) {
         if (`${host.metadata.namespace ?? ''}/${credentialsName(host) ?? ''}` !== secretKey) continue;
@@ -169,7 +169,7 @@ async function lead(): Promise<void> {
     updatePolicies = policies;
     await inf.start();
     log(`watching ${inf.cache.size} BareMetalHosts`);
-    const rem = new RemediationController({ rest, client, taskQueue: config.taskQueue, namespace: watchNamespace, log,
+    const rem = new RemediationController({ rest, client, taskQueue: config.taskQueue, namespaces: watchNamespaces, log,
       onChange: (key) => {
         healthCheck?.poke();
         capm3?.hostRemediationChanged(key);
@@ -179,7 +179,7 @@ async function lead(): Promise<void> {
     // Not awaited: a cluster without the HostRemediation CRD still gets its hosts driven (the list is retried and logged).
     // The health check starts once the HostRemediations are listed: it counts those running.
     const check = settings.healthCheck && new HealthCheck({ rest, config: settings.healthCheck, hosts: () => inf.cache.values(), remediations: () => rem.objects(), log });
-    const bridge = settings.remediationCapm3 ? new Capm3RemediationBridge({ rest, namespace: watchNamespace, hostRemediation: (key) => rem.get(key), log }) : undefined;
+    const bridge = settings.remediationCapm3 ? new Capm3RemediationBridge({ rest, namespaces: watchNamespaces, hostRemediation: (key) => rem.get(key), log }) : undefined;
     void rem.start().then(() => {
       // The lease may have gone while the HostRemediations were listed: then nothing starts.
       if (!cycle.leading) return;
@@ -188,7 +188,7 @@ async function lead(): Promise<void> {
       return Promise.all([check?.start(), bridge?.start()]);
     });
     // Metal3 IPAM's IPPools and IPClaims (k8s/controller/ipam.ts); likewise not awaited, for clusters without its CRDs.
-    ipam = new IpamController({ rest, client, taskQueue: config.taskQueue, namespace: watchNamespace, log });
+    ipam = new IpamController({ rest, client, taskQueue: config.taskQueue, namespaces: watchNamespaces, log });
     void ipam.start();
     if (settings.nodeHealthSeconds > 0) {
       nodeHealth = new NodeHealthReporter({ rest, ironic, periodMs: settings.nodeHealthSeconds * 1000, hosts: () => inf.cache.values(), log });
@@ -196,7 +196,7 @@ async function lead(): Promise<void> {
     }
     // HostFirmwareSettings and FirmwareSchema (k8s/controller/firmware-settings.ts); not awaited either.
     const fw = new FirmwareSettingsController({
-      rest, client, ironic, taskQueue: config.taskQueue, namespace: watchNamespace, host: (key) => inf.cache.get(key),
+      rest, client, ironic, taskQueue: config.taskQueue, namespaces: watchNamespaces, host: (key) => inf.cache.get(key),
       resyncSeconds: settings.firmwareResyncSeconds, instance: identity, log,
     });
     firmware = fw;
@@ -207,7 +207,7 @@ async function lead(): Promise<void> {
     stopScan = scanEndedWorkflows({
       client,
       periodMs: settings.endedScanSeconds * 1000,
-      watchNamespace,
+      watchNamespaces,
       enqueue: (key) => inf.cache.has(key) && q.add(key),
       log,
     });

@@ -39,7 +39,7 @@ import { policyOf, syncUpdatePolicy, type HostUpdatePolicyObject } from './updat
 export const FINALIZER = 'baremetalhost.metal3.io';
 const DELETE_RECHECK_MAX_MS = 30_000;
 const DELETE_HELD_RECHECK_MS = 60_000;
-/** All namespaces, or one (METALFLOW_WATCH_NAMESPACE) for a namespaced install. */
+/** The cluster-wide path (every namespace), or one namespace's (see watchPaths). */
 export const bmhPath = (namespace?: string): string =>
   namespace ? `/apis/metal3.io/v1alpha1/namespaces/${namespace}/baremetalhosts` : '/apis/metal3.io/v1alpha1/baremetalhosts';
 

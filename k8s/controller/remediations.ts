@@ -11,7 +11,7 @@ import type { KubeRest } from '../../clients/kubernetes/kube-rest';
 import { hostRemediationsPath, patchHostRemediationStatus } from '../../clients/kubernetes/host-remediations';
 import type { HostRemediationSpec, HostRemediationStatus } from '../../types/host-remediation';
 import { remediationWorkflowId, type RemediationInput } from '../../workflows/remediation-definitions';
-import { Informer, type KubeObject } from './informer';
+import { Informer, watchPaths, type KubeObject } from './informer';
 import { WorkQueue } from './work-queue';
 
 export interface HostRemediationObject extends KubeObject {
@@ -23,7 +23,8 @@ export interface RemediationControllerDeps {
   rest: KubeRest;
   client: Client;
   taskQueue: string;
-  namespace?: string;
+  /** The watched namespaces; every namespace when unset (METALFLOW_WATCH_NAMESPACE). */
+  namespaces?: readonly string[];
   log: (message: string) => void;
   /** Told of every change (the health check counts remediations running; CAPM3's status follows). */
   onChange?: (key: string) => void;
@@ -37,7 +38,7 @@ export class RemediationController {
 
   constructor(private readonly deps: RemediationControllerDeps) {
     this.queue = new WorkQueue((key) => this.reconcile(key), { maxQueued: 10_000, concurrency: 4, baseBackoffMs: 500, maxBackoffMs: 30_000 });
-    this.informer = new Informer<HostRemediationObject>(deps.rest, hostRemediationsPath(deps.namespace), (key) => {
+    this.informer = new Informer<HostRemediationObject>(deps.rest, watchPaths(deps.namespaces, hostRemediationsPath), (key) => {
       this.queue.add(key);
       // One ending or deleted may let a queued one of its host start.
       for (const [k, o] of this.informer.cache) if (k !== key && o.status?.outcome === 'queued') this.queue.add(k);

@@ -9,190 +9,67 @@
  * controller and worker start. Counted at a recording proxy in front of the
  * worker's Ironic: no provision, clean, deploy, power or boot-device request.
  *
- * Five of the snapshot's twelve hosts (the machine is small): two
- * provisioned (one powered off with online false), two available (one with an
- * image and online false: h-09), one Redfish host on sushy-tools.
+ * All twelve of the snapshot's hosts: five provisioned (h-04 powered off
+ * with online false), five available (h-09 with an image and online false),
+ * two Redfish hosts, on systems of this file's own sushy-tools (no other file
+ * changes their power under it).
  */
-import { randomUUID } from 'node:crypto';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { IronicClient } from '../../clients/ironic/client';
 import type { IronicNode } from '../../clients/ironic/types';
-import { REPO_ROOT } from '../../config/env';
 import { hostWorkflowId } from '../../types/host-ref';
 import { withoutNulls } from '../../types/metal3-status';
 import { hostViewQuery, type HostView } from '../../workflows/definitions';
-import { IRONIC_URL, SUSHY_URL } from '../support/env';
+import { IRONIC_URL } from '../support/env';
+import { unusedPort } from '../support/ports';
+import { ownSushy, SUSHY_SYSTEMS } from '../bmc/support/sushy';
 import { randomMac, uniq, waitFor } from '../support/harness';
-import type { RecordedRequest } from '../support/ironic-proxy';
 import { startProxyProcess } from '../support/ironic-proxy-process';
 import { kubectl } from './kube-harness';
+import { bmoFleet, bmoHost, bmoLease, bmoNode, drives, type Bmh } from './bmo-fleet';
 import { useShimSuite } from './shim-harness';
 
-const FIXTURES = join(REPO_ROOT, 'test', 'fixtures', 'bmo-takeover');
-const HOSTS = ['h-00', 'h-04', 'h-05', 'h-09', 'rf-0'] as const;
+const HOSTS = ['h-00', 'h-01', 'h-02', 'h-03', 'h-04', 'h-05', 'h-06', 'h-07', 'h-08', 'h-09', 'rf-0', 'rf-1'] as const;
 type Name = (typeof HOSTS)[number];
-/** A sushy-tools fake system of the test stack for the Redfish host (the snapshot's sushy ran elsewhere). */
-const RF_SYSTEM = '/redfish/v1/Systems/6d660000-0000-4000-8000-000000000007';
-
-interface Bmh {
-  metadata: {
-    name: string;
-    namespace: string;
-    uid?: string;
-    resourceVersion?: string;
-    finalizers?: string[];
-    annotations?: Record<string, string>;
-    managedFields?: { manager?: string; subresource?: string }[];
-  };
-  spec: Record<string, unknown> & { online: boolean; bmc: { address: string; credentialsName: string }; bootMACAddress: string; image?: unknown; userData?: { name: string; namespace?: string } };
-  status: Record<string, unknown> & { provisioning: { state: string; ID: string; image?: { url: string } }; poweredOn: boolean; hardware?: unknown; operationHistory: unknown };
-}
-interface FixtureNode extends Record<string, unknown> {
-  name: string;
-  driver: string;
-  driver_info: Record<string, unknown>;
-  instance_info: Record<string, unknown>;
-  provision_state: string;
-  power_state: string | null;
-}
-
-const snapshot = {
-  hosts: (JSON.parse(readFileSync(join(FIXTURES, 'bmh.json'), 'utf8')) as { items: Bmh[] }).items,
-  nodes: ((n: { nodes?: FixtureNode[] } | FixtureNode[]) => (Array.isArray(n) ? n : n.nodes ?? []))(JSON.parse(readFileSync(join(FIXTURES, 'ironic-nodes.json'), 'utf8'))),
-  hardwareData: (JSON.parse(readFileSync(join(FIXTURES, 'hardwaredata.json'), 'utf8')) as { items: { metadata: Record<string, unknown> & { name: string }; spec: unknown }[] }).items,
+/** Fake systems of this file's sushy-tools for the Redfish hosts (the snapshot's sushy ran elsewhere). */
+const RF_SYSTEMS: Partial<Record<Name, string>> = { 'rf-0': SUSHY_SYSTEMS.bm01, 'rf-1': SUSHY_SYSTEMS.bm02 };
+const rfSystem = (name: Name): string => {
+  const system = RF_SYSTEMS[name];
+  if (!system) throw new Error(`${name}: no sushy-tools system for it`);
+  return system;
 };
-const bmoHost = (name: Name): Bmh => structuredClone(snapshot.hosts.find((h) => h.metadata.name === name)!);
-const bmoNode = (name: Name): FixtureNode => structuredClone(snapshot.nodes.find((n) => n.name === `metal3~${name}`)!);
+
 
 const NS = uniq('mf-bmo');
 let proxy: Awaited<ReturnType<typeof startProxyProcess>> | undefined;
+let sushy: ReturnType<typeof ownSushy> | undefined;
 beforeAll(async () => {
   proxy = await startProxyProcess(IRONIC_URL, join(mkdtempSync(join(tmpdir(), 'mf-bmo-')), 'ironic-requests.jsonl'));
+  sushy = ownSushy('bmo-takeover-sushy', await unusedPort());
+  sushy.start();
 });
 afterAll(() => {
   proxy?.stop();
-  // The controller reads BMO's Lease in every namespace: none may outlive this file.
+  sushy?.stop();
+  // A controller with the default settings reads BMO's Lease in every namespace: none may outlive this file.
   kubectl(['delete', 'lease', 'baremetal-operator', '-n', NS, '--ignore-not-found'], { check: false });
   // BMO's finalizers on the Secrets and HardwareData: nothing deletes these hosts here.
-  for (const kind of ['secret', 'hardwaredata']) {
-    for (const name of kubectl(['get', kind, '-n', NS, '-o', 'name'], { check: false }).stdout.split('\n').filter(Boolean)) {
-      kubectl(['patch', name, '-n', NS, '--type=merge', '-p', '{"metadata":{"finalizers":null}}'], { check: false });
-    }
-  }
+  fleet.releaseFinalizers();
 });
 const suite = useShimSuite(NS, uniq('tq-bmo'), {}, () => ({ IRONIC_URL: proxy!.url }));
 const ironic = new IronicClient({ url: IRONIC_URL });
+const fleet = bmoFleet({ ns: NS, ironic, redfish: (name) => ({ url: sushy!.url, system: rfSystem(name as Name) }) });
 
 const json = <T>(args: string[]): T => JSON.parse(kubectl([...args, '-o', 'json']).stdout) as T;
-const getHost = (name: Name): Bmh => json<Bmh>(['get', 'bmh', name, '-n', NS]);
+const getHost = (name: Name): Bmh => fleet.getHost(name);
 const eventsOf = (name: string): { reason: string; message: string; type: string }[] =>
   json<{ items: { reason: string; message: string; type: string }[] }>(['get', 'events', '-n', NS, '--field-selector', `involvedObject.name=${name}`]).items;
 const view = (name: Name): Promise<HostView | undefined> =>
   suite.client.workflow.getHandle(hostWorkflowId({ namespace: NS, name })).query(hostViewQuery).catch(() => undefined);
 
-/** Requests that would change a host: provision-state verbs (clean, deploy, provide…), power, boot device, virtual media. */
-const drives = (r: RecordedRequest): boolean => r.method !== 'GET' && /\/states\/(provision|power|raid)$|\/management\/boot_device|\/vmedia/.test(r.path);
-
-async function settled(nodeId: string, state: string): Promise<IronicNode> {
-  return waitFor(`node ${nodeId} ${state}`, async () => {
-    const n = await ironic.getNode(nodeId);
-    if (n?.last_error) throw new Error(`Ironic: ${n.last_error}`);
-    return n?.provision_state === state && !n.target_provision_state ? n : undefined;
-  }, { timeoutMs: 180_000, intervalMs: 250 });
-}
-
-/** BMO's node, with this test's endpoints: its interfaces, instance_info and driver_info shape kept, its state reached by Ironic's verbs. */
-async function recreateNode(name: Name, mac: string): Promise<IronicNode> {
-  const n = bmoNode(name);
-  const interfaces = Object.fromEntries(Object.entries(n).filter(([k, v]) => k.endsWith('_interface') && typeof v === 'string'));
-  const driverInfo =
-    n.driver === 'redfish'
-      ? { ...n.driver_info, redfish_address: SUSHY_URL, redfish_system_id: RF_SYSTEM, redfish_username: 'admin', redfish_password: 'password' }
-      : n.driver_info;
-  // Ironic masks the config drive it was given; the node keeps the rest of BMO's instance_info.
-  const { configdrive: _masked, ...instanceInfo } = n.instance_info;
-  const node = await ironic.createNode(
-    {
-      name: `${NS}~${name}`,
-      driver: n.driver,
-      ...interfaces,
-      driver_info: driverInfo,
-      properties: n.properties,
-      automated_clean: n.automated_clean,
-      instance_info: instanceInfo,
-      ...(n.provision_state === 'active' ? { instance_uuid: randomUUID() } : {}),
-    },
-    'latest',
-  );
-  await ironic.createPort(node.uuid, mac);
-  await ironic.setProvisionState(node.uuid, 'manage');
-  await settled(node.uuid, 'manageable');
-  if (n.provision_state === 'active') {
-    await ironic.setProvisionState(node.uuid, 'adopt');
-    await settled(node.uuid, 'active');
-  }
-  if (n.power_state === 'power on' || n.power_state === 'power off') {
-    await ironic.setPowerState(node.uuid, n.power_state);
-    await waitFor(`node ${name} ${n.power_state}`, async () => {
-      const now = await ironic.getNode(node.uuid);
-      return now?.power_state === n.power_state && !now.target_power_state ? now : undefined;
-    }, { timeoutMs: 60_000, intervalMs: 250 });
-  }
-  return (await ironic.getNode(node.uuid))!;
-}
-
-/** The object as BMO wrote it: created, then its whole status put through the status subresource (as BMO's Update does). */
-function loadHost(name: Name, nodeId: string, mac: string, secretVersion: string): Bmh {
-  const h = bmoHost(name);
-  const spec = { ...h.spec, bootMACAddress: mac };
-  if (spec.bmc.address.startsWith('redfish')) spec.bmc = { ...spec.bmc, address: `redfish-virtualmedia+${SUSHY_URL}${RF_SYSTEM}` };
-  if (spec.userData) spec.userData = { ...spec.userData, namespace: NS };
-  const { 'kubectl.kubernetes.io/last-applied-configuration': _applied, ...annotations } = h.metadata.annotations ?? {};
-  kubectl(['create', '-n', NS, '-f', '-'], {
-    input: JSON.stringify({ apiVersion: 'metal3.io/v1alpha1', kind: 'BareMetalHost', metadata: { name, namespace: NS, finalizers: h.metadata.finalizers, annotations }, spec }),
-  });
-  const created = getHost(name);
-  const credentials = { credentials: { name: spec.bmc.credentialsName, namespace: NS }, credentialsVersion: secretVersion };
-  const status = { ...h.status, provisioning: { ...h.status.provisioning, ID: nodeId }, goodCredentials: credentials, triedCredentials: credentials };
-  kubectl(['replace', '--subresource=status', '-n', NS, '-f', '-'], { input: JSON.stringify({ ...created, status }) });
-  return { ...created, status };
-}
-
-function loadSecrets(name: Name): string {
-  const bmo = { finalizers: ['baremetalhost.metal3.io/secret'], labels: { 'environment.metal3.io': 'baremetal' } };
-  const secret = (n: string, data: Record<string, string>) =>
-    kubectl(['create', '-n', NS, '-f', '-'], { input: JSON.stringify({ apiVersion: 'v1', kind: 'Secret', metadata: { name: n, namespace: NS, ...bmo }, type: 'Opaque', stringData: data }) });
-  const h = bmoHost(name);
-  secret(h.spec.bmc.credentialsName, { username: 'admin', password: 'password' });
-  if (h.spec.userData) secret(h.spec.userData.name, { userData: '#cloud-config\n' });
-  return kubectl(['get', 'secret', h.spec.bmc.credentialsName, '-n', NS, '-o', 'jsonpath={.metadata.resourceVersion}']).stdout;
-}
-
-function loadHardwareData(name: Name, hostUid: string): void {
-  const hd = snapshot.hardwareData.find((d) => d.metadata.name === name);
-  if (!hd) return;
-  const { finalizers } = hd.metadata as { finalizers?: string[] };
-  kubectl(['create', '-n', NS, '-f', '-'], {
-    input: JSON.stringify({
-      apiVersion: 'metal3.io/v1alpha1',
-      kind: 'HardwareData',
-      metadata: { name, namespace: NS, finalizers, ownerReferences: [{ apiVersion: 'metal3.io/v1alpha1', kind: 'BareMetalHost', name, uid: hostUid, controller: true, blockOwnerDeletion: true }] },
-      spec: hd.spec,
-    }),
-  });
-}
-
-const microTime = (d: Date): string => d.toISOString().replace('Z', '000Z');
-/** BMO's leader Lease as a running BMO holds it (renewed long enough for the test to look). */
-const bmoLease = (holder: string) => ({
-  apiVersion: 'coordination.k8s.io/v1',
-  kind: 'Lease',
-  metadata: { name: 'baremetal-operator', namespace: NS },
-  spec: { holderIdentity: holder, leaseDurationSeconds: 3600, acquireTime: microTime(new Date()), renewTime: microTime(new Date()), leaseTransitions: 0 },
-});
 
 const loaded = new Map<Name, { before: Bmh; node: IronicNode }>();
 let mark = 0;
@@ -201,16 +78,19 @@ describe("a fleet as Metal3's operator left it, taken over", { timeout: 900_000 
   beforeAll(async () => {
     // BMO stopped, metalflow not yet up.
     suite.shim.running('controller')?.kill('SIGKILL');
+    // Ironic's verbs for the twelve nodes at once; the objects one after another (kubectl blocks).
+    const macs = new Map(HOSTS.map((name) => [name, randomMac()] as const));
+    const nodes = new Map(await Promise.all(HOSTS.map(async (name) => [name, await fleet.recreateNode(name, bmoNode(name), macs.get(name)!)] as const)));
     for (const name of HOSTS) {
-      const mac = randomMac();
-      const node = await recreateNode(name, mac);
-      const version = loadSecrets(name);
-      const before = loadHost(name, node.uuid, mac, version);
-      loadHardwareData(name, before.metadata.uid!);
+      const mac = macs.get(name)!;
+      const node = nodes.get(name)!;
+      const version = fleet.loadSecrets(bmoHost(name));
+      const before = fleet.loadHost(bmoHost(name), node.uuid, mac, version);
+      fleet.loadHardwareData(name, name, before.metadata.uid!);
       loaded.set(name, { before, node });
     }
     // BMO still leads: a fresh Lease of its name.
-    kubectl(['create', '-f', '-'], { input: JSON.stringify(bmoLease('bmo-7c9d_5f1e')) });
+    kubectl(['create', '-f', '-'], { input: JSON.stringify(bmoLease(NS, 'bmo-7c9d_5f1e')) });
     mark = proxy!.requests().length;
     suite.shim.startController();
   }, 900_000);
@@ -301,5 +181,11 @@ describe("a fleet as Metal3's operator left it, taken over", { timeout: 900_000 
     const h09Node = loaded.get('h-09')!.node.uuid;
     expect(proxy!.requests().filter((r) => drives(r) && r.path.includes(h09Node))).toEqual([]);
     expect(getHost('h-09').status.provisioning.state).toBe('available');
+
+    // Wanted on, it provisions with the image BMO held it with.
+    kubectl(['patch', 'bmh', 'h-09', '-n', NS, '--type=merge', '-p', JSON.stringify({ spec: { online: true } })]);
+    const h09On = await until('h-09', 'provisioned');
+    expect(h09On.operations.map((o) => `${o.kind}:${o.outcome}`)).toEqual(['enroll:succeeded', 'provision:succeeded']);
+    expect((await ironic.getNode(h09Node))?.provision_state).toBe('active');
   });
 });

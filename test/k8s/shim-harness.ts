@@ -68,6 +68,9 @@ export function shim(opts: { namespace: string; taskQueue: string }): Shim {
         IRONIC_URL,
         METALFLOW_WATCH_NAMESPACE: opts.namespace,
         METALFLOW_LEASE_NAMESPACE: opts.namespace,
+        // Metal3's operator's Lease looked for in the file's own namespace: the takeover tests hold one for a while,
+        // and a controller reading every namespace would refuse the hosts of the files running beside them.
+        METALFLOW_BMO_LEASE_NAMESPACE: opts.namespace,
         METALFLOW_LEASE_SECONDS: '4',
         ...env,
       }),

@@ -136,7 +136,13 @@ describe('host workflow options from the environment', () => {
         METALFLOW_CONTROLLER_RECONCILE_TIMEOUT_SECONDS: '5',
         METALFLOW_LEASE_SECONDS: '4',
       }).controller,
-    ).toMatchObject({ watchNamespace: 'racks', concurrency: 4, reconcileTimeoutSeconds: 5, leaseSeconds: 4 });
+    ).toMatchObject({ watchNamespaces: ['racks'], concurrency: 4, reconcileTimeoutSeconds: 5, leaseSeconds: 4 });
+    // Unset or empty: every namespace, as BMO without WATCH_NAMESPACE; a list: those (one informer each).
+    expect(loadConfig({ METALFLOW_WATCH_NAMESPACE: '' }).controller.watchNamespaces).toBeUndefined();
+    expect(loadConfig({ METALFLOW_WATCH_NAMESPACE: ' racks-a, racks-b ,racks-a' }).controller.watchNamespaces).toEqual(['racks-a', 'racks-b']);
+    for (const bad of ['racks,', 'Racks', 'racks b', 'a'.repeat(64)]) {
+      expect(() => loadConfig({ METALFLOW_WATCH_NAMESPACE: bad })).toThrow(/^METALFLOW_WATCH_NAMESPACE must be empty \(every namespace\) or namespaces separated by commas/);
+    }
     // Number('sixteen') would be NaN: a queue that never runs anything, with no error.
     for (const bad of ['0', 'sixteen', '2.5', '10001']) {
       expect(() => loadConfig({ METALFLOW_CONTROLLER_CONCURRENCY: bad })).toThrow(
