@@ -33,7 +33,7 @@ interface Host {
   direct?: boolean;
 }
 
-/** scripts/demo.sh serves the image from a local origin, with the worker's image cache in front (README "Images"). */
+/** scripts/demo.sh serves the image from a local origin, with the worker's image cache in front (docs/images.md). */
 const ORIGIN_LOG = process.env.METALFLOW_DEMO_ORIGIN_LOG;
 const image = {
   url: process.env.METALFLOW_DEMO_IMAGE_URL ?? 'http://127.0.0.1/images/demo-ubuntu-24.04.qcow2',
