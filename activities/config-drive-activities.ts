@@ -1,5 +1,5 @@
 /**
- * The direct provisioner's config drive (README "The direct provisioner"):
+ * The direct provisioner's config drive (docs/images.md, *Config drive for the direct provisioner*):
  * built from the host's Secrets as an ISO 9660 `config-2` volume
  * (clients/images/config-drive.ts), kept in the store the image cache's
  * server serves, and inserted in the BMC's USB stick/floppy slot beside the

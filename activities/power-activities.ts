@@ -95,7 +95,7 @@ export function createPowerActivities(deps: PowerActivityDeps) {
     // "not off yet" from "off and on again" on a node that is on. Ironic's own `rebooting`
     // leaves nothing to tell them apart, and a lost record meant a second reboot.
     // With disablePowerOff the host must never be seen off: Ironic's reboot it is, and a
-    // worker killed right after sending it may send it twice (see README, Reliability).
+    // worker killed right after sending it may send it twice (see docs/reliability.md).
     const inPlace = input.action === 'reboot' && input.inPlace === true;
     const soft: IronicPowerTarget = inPlace ? 'soft rebooting' : 'soft power off';
     const hard: IronicPowerTarget = inPlace ? 'rebooting' : 'power off';

@@ -1,4 +1,4 @@
-/** The codec server process: `npm run codec-server` (see README, Security). */
+/** The codec server process: `npm run codec-server` (see docs/security.md, *Payload encryption and the codec server*). */
 import { readFileSync } from 'node:fs';
 import { loadConfig } from '../config/env';
 import { EncryptionCodec } from '../clients/temporal/payload-codec';

@@ -1,4 +1,4 @@
-/** The API process: `npm run api`. Configuration comes from the environment (see README). */
+/** The API process: `npm run api`. Configuration comes from the environment (see docs/configuration.md). */
 import { Client } from '@temporalio/client';
 import { metalflowDataConverter } from '../clients/temporal/payload-keys';
 import { loadConfig, temporalConnection } from '../config/env';

@@ -4,7 +4,7 @@
  * The driver used to take three lists per tick (GET /v1/hosts, which lists the
  * running host workflows and the abnormally ended ones, plus one list of the
  * running operation children). A perf profile of the dev server during a
- * 1,000-host run (README *Benchmark*) put a third of its CPU in
+ * 1,000-host run (docs/benchmarks.md) put a third of its CPU in
  * ListWorkflowExecutions, most of it decoding the rows' search attributes:
  * the instrument, not metalflow, and it ran on through the idle windows.
  *

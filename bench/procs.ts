@@ -35,7 +35,7 @@ export const BENCH_STACK_ENV: Record<string, string> = {
   // Ironic's own default and what Metal3's ironic-image runs (it sets none). The dev stack's 30 s
   // (scripts/lib/stack-config.sh) is for the power tests; each sync reads every node, and at 1,000
   // nodes a 30 s sync kept a third of Ironic's core busy with no request at all and made 200
-  // deploys take 1.8x as long (README, Benchmark). Set it in the environment to reproduce older runs.
+  // deploys take 1.8x as long (docs/benchmarks.md). Set it in the environment to reproduce older runs.
   IRONIC_SYNC_POWER_STATE_INTERVAL: process.env.IRONIC_SYNC_POWER_STATE_INTERVAL ?? '120',
 };
 

@@ -187,7 +187,7 @@ async function main(): Promise<void> {
         observer: 'visibility-list' as const,
         // The workers inherit the bench's environment: what they make of it.
         powerSentinelSeconds: loadConfig(process.env).powerSentinelSeconds,
-        // glibc's MALLOC_ARENA_MAX moves the workers' RSS (README *Configuration*).
+        // glibc's MALLOC_ARENA_MAX moves the workers' RSS (docs/configuration.md, *Worker*).
         workerEnv: Object.fromEntries(Object.entries(process.env).filter(([k]) => k.startsWith('METALFLOW_WORKER_') || k === 'MALLOC_ARENA_MAX') as [string, string][]),
       },
     };

@@ -17,7 +17,7 @@ eval "$(bash scripts/stack.sh env)"
 export METALFLOW_STATE_DIR=${METALFLOW_STATE_DIR:-$ROOT/.state/stack}
 export METALFLOW_KUBECONFIG=$KUBECONFIG
 export METALFLOW_TASK_QUEUE=metalflow-k8s-demo
-# The demo's images are on loopback, which the worker's image fetches refuse unless let through (README "Images").
+# The demo's images are on loopback, which the worker's image fetches refuse unless let through (docs/security.md, *The worker's image fetches*).
 export METALFLOW_IMAGE_FETCH_ALLOW=${METALFLOW_IMAGE_FETCH_ALLOW:-127.0.0.0/8}
 export METALFLOW_LEASE_NAMESPACE=default
 RUN=$METALFLOW_STATE_DIR/run-k8s

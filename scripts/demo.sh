@@ -15,7 +15,7 @@ export METALFLOW_STATE_DIR=${METALFLOW_STATE_DIR:-$ROOT/.state/stack}
 export METALFLOW_API_PORT=${METALFLOW_API_PORT:-8080}
 export METALFLOW_API_URL=http://127.0.0.1:$METALFLOW_API_PORT
 RUN=$METALFLOW_STATE_DIR/run
-# DHCP (README "DHCP and addresses"): the demo site's dnsmasq in a network namespace, the fake hosts'
+# DHCP (docs/dhcp-and-ipam.md): the demo site's dnsmasq in a network namespace, the fake hosts'
 # addresses claimed from an IPPool and reserved there. Needs root (network namespaces), dnsmasq and busybox.
 if [ "$(id -u)" = 0 ] && command -v dnsmasq >/dev/null && command -v busybox >/dev/null &&
   DHCP_SITE=demo DHCP_NET=${DEMO_DHCP_NET:-10.251.0} DHCP_NETNS=${DEMO_DHCP_NETNS:-mf-dhcp-demo} bash scripts/dnsmasq.sh start; then
@@ -27,7 +27,7 @@ else
   echo "DHCP part of the demo skipped: it needs root, dnsmasq and busybox (scripts/install.sh installs the packages)"
 fi
 mkdir -p "$RUN"
-# Payload encryption: the worker and the API share one key ring (README, Security); made once, 0600.
+# Payload encryption: the worker and the API share one key ring (docs/security.md, *Payload encryption and the codec server*); made once, 0600.
 export METALFLOW_PAYLOAD_KEYS_FILE=${METALFLOW_PAYLOAD_KEYS_FILE:-$METALFLOW_STATE_DIR/payload.keys}
 if [ ! -f "$METALFLOW_PAYLOAD_KEYS_FILE" ]; then
   (umask 077 && echo "demo-$(date +%Y%m%d):$(head -c 32 /dev/urandom | base64 -w0)" >"$METALFLOW_PAYLOAD_KEYS_FILE")
@@ -53,7 +53,7 @@ start_cmd() {
 # glibc arenas: 2 keep the worker ~50 MiB smaller at rest (config/env.ts RECOMMENDED_MALLOC_ARENA_MAX).
 start_bg() { start_cmd "$1" env MALLOC_ARENA_MAX="${MALLOC_ARENA_MAX:-2}" node --import tsx "$2"; }
 
-# Images (README "Images"): a plain static server as the image's origin, and the worker's image cache in
+# Images (docs/images.md): a plain static server as the image's origin, and the worker's image cache in
 # front of it: the fake hosts are deployed from the cache, which fetched the image once and checked its sha256.
 IMAGES=$METALFLOW_STATE_DIR/demo-images
 IMAGE_NAME=demo-ubuntu-24.04.qcow2
@@ -62,7 +62,7 @@ mkdir -p "$IMAGES"
 [ -s "$IMAGES/$IMAGE_NAME" ] || { printf 'QFI\xfb\x00\x00\x00\x03'; head -c $((4 * 1024 * 1024 - 8)) /dev/zero; } >"$IMAGES/$IMAGE_NAME"
 DEMO_IMAGE_PORT=${DEMO_IMAGE_PORT:-8082}
 export METALFLOW_DEMO_IMAGE_URL=http://127.0.0.1:$DEMO_IMAGE_PORT/$IMAGE_NAME
-# The image origin is on loopback, which the worker's image fetches refuse unless let through (README "Images").
+# The image origin is on loopback, which the worker's image fetches refuse unless let through (docs/security.md, *The worker's image fetches*).
 export METALFLOW_IMAGE_FETCH_ALLOW=${METALFLOW_IMAGE_FETCH_ALLOW:-127.0.0.0/8}
 METALFLOW_DEMO_IMAGE_SHA256=$(sha256sum "$IMAGES/$IMAGE_NAME" | cut -d' ' -f1)
 export METALFLOW_DEMO_IMAGE_SHA256

@@ -33,7 +33,7 @@ interface Host {
   direct?: boolean;
 }
 
-/** scripts/demo.sh serves the image from a local origin, with the worker's image cache in front (README "Images"). */
+/** scripts/demo.sh serves the image from a local origin, with the worker's image cache in front (docs/images.md). */
 const ORIGIN_LOG = process.env.METALFLOW_DEMO_ORIGIN_LOG;
 const image = {
   url: process.env.METALFLOW_DEMO_IMAGE_URL ?? 'http://127.0.0.1/images/demo-ubuntu-24.04.qcow2',
@@ -198,7 +198,7 @@ async function main(): Promise<void> {
   if (DHCP_NET) await showDhcp();
   showImageDownloads();
 
-  console.log('\nWhat the direct hosts did (each line is a child workflow of the host):');
+  console.log('\nWhat the direct hosts did (each line is an operation in the host run):');
   for (const h of directHosts) {
     const v = await api('GET', `/v1/namespaces/${NS}/hosts/${h.name}`);
     console.log(`  ${h.name} (${(h.body.spec.bmc as { address: string }).address}), Ironic node: ${v.status.provisioning.ID || 'none'}`);

@@ -31,7 +31,7 @@ export const HostDhcpSchema = Type.Object(
     tags: Type.Optional(Type.Array(Type.String({ maxLength: 64 }), { maxItems: 16, description: 'dnsmasq tags set for the MAC (set:<tag>)' })),
     ignore: Type.Optional(Type.Boolean({ description: 'The host must not PXE: its site\'s dnsmasq ignores its boot MAC' })),
   },
-  { ...open, description: 'metalflow extension: a DHCP reservation for the boot MAC in the site\'s dnsmasq (README "DHCP and addresses")' },
+  { ...open, description: 'metalflow extension: a DHCP reservation for the boot MAC in the site\'s dnsmasq (docs/dhcp-and-ipam.md)' },
 );
 
 export const HostDhcpStatusSchema = Type.Object(

@@ -1,5 +1,5 @@
 /**
- * The image cache per site (README "Images"): a host whose site
+ * The image cache per site (docs/images.md, *The cache per site*): a host whose site
  * (`spec.dhcp.site`) is one of the host option `imageCacheSites` has its image
  * cached by the worker at that site, which polls the site's own task queue
  * and serves its cache next to the site's hosts (its METALFLOW_IMAGE_CACHE_URL

@@ -1,4 +1,4 @@
-/** The worker process: `npm run worker`. Configuration comes from the environment (see README). */
+/** The worker process: `npm run worker`. Configuration comes from the environment (see docs/configuration.md). */
 import { loadConfig, RECOMMENDED_MALLOC_ARENA_MAX, REPO_ROOT, temporalConnection } from '../config/env';
 import { loadWorkerVersion } from '../config/worker-versioning';
 import { hostname } from 'node:os';
@@ -36,7 +36,7 @@ const dhcpSites = loadDhcpSites(process.env);
 // Read at start, so a mistake in it stops the worker instead of the first pivot.
 const pivotPlanes = loadPivotPlanes(process.env);
 // Image URLs come from API callers: the worker's own fetches keep off loopback, link-local and its own listeners
-// unless METALFLOW_IMAGE_FETCH_ALLOW lets a range through (README "Images").
+// unless METALFLOW_IMAGE_FETCH_ALLOW lets a range through (docs/security.md, *The worker's image fetches*).
 const imageFetchPolicy = addressPolicyFromEnv(
   process.env,
   [config.imageCache?.port, config.workerMetricsPort].filter((p): p is number => p !== undefined),
@@ -59,7 +59,7 @@ if (config.kubeconfig || inClusterSettings(process.env)) {
   loadKubeConfig(kc, config.kubeconfig);
   kubernetes = await KubeRest.create(kc);
 }
-// The image cache and its HTTP server (README "Images"), when METALFLOW_IMAGE_CACHE_DIR is set.
+// The image cache and its HTTP server (docs/images.md), when METALFLOW_IMAGE_CACHE_DIR is set.
 const served = config.imageCache ? await startImageCache(config.imageCache, config.imageCaFile, imageFetchPolicy) : undefined;
 const connection = await connectTemporalWorker(temporalConnection(config));
 const worker = await createWorker(
@@ -95,7 +95,7 @@ console.log(
 );
 if (process.env.MALLOC_ARENA_MAX === undefined) {
   // Only its launcher can set it (glibc reads it at start): said once, so a fleet's worker is not quietly larger.
-  console.log(`[worker] MALLOC_ARENA_MAX is unset: glibc keeps more memory at rest (~50 MiB at 1,000 hosts); ${RECOMMENDED_MALLOC_ARENA_MAX} is recommended (README Configuration)`);
+  console.log(`[worker] MALLOC_ARENA_MAX is unset: glibc keeps more memory at rest (~50 MiB at 1,000 hosts); ${RECOMMENDED_MALLOC_ARENA_MAX} is recommended (docs/configuration.md)`);
 }
 if (config.powerSentinelSeconds > 0) {
   const id = await startPowerSentinel({
@@ -109,7 +109,7 @@ if (config.powerSentinelSeconds > 0) {
 } else if (await stopPowerSentinel({ connection: temporalConnection(config), namespace: config.temporalNamespace, taskQueue: config.taskQueue })) {
   console.log('[worker] power sentinel cancelled (METALFLOW_POWER_SENTINEL_SECONDS=0)');
 }
-// A site's cache worker also takes its site's cache requests (README "Images", the cache per site).
+// A site's cache worker also takes its site's cache requests (docs/images.md, *The cache per site*).
 const site = config.imageCache?.site;
 const siteWorker =
   site && served

@@ -1,5 +1,5 @@
 /**
- * A site's image cache worker (METALFLOW_IMAGE_CACHE_SITE, README "Images"):
+ * A site's image cache worker (METALFLOW_IMAGE_CACHE_SITE, docs/images.md, *The cache per site*):
  * beside the worker's main task queue, it polls the site's cache queue
  * (types/image-cache-site.ts) with the cache activities alone, so hosts of
  * the site have their images downloaded and served here, next to them.

@@ -117,7 +117,7 @@ export async function createWorker(
       ...createImageCacheActivities({ ...(deps.imageCache ? { cache: deps.imageCache } : {}), http: imageHttp }),
       // The direct provisioner's config drive in the BMC's USB slot (patch direct-config-drive).
       ...createConfigDriveActivities({ secrets: deps.secrets, ...(deps.bmcCa ? { ca: deps.bmcCa } : {}), ...(deps.configDrives ? { drives: deps.configDrives } : {}) }),
-      // DHCP reservations in each site's dnsmasq hosts dir (README "DHCP and addresses").
+      // DHCP reservations in each site's dnsmasq hosts dir (docs/dhcp-and-ipam.md).
       ...createDhcpActivities({ sites: deps.dhcpSites ?? {}, ...(deps.kubernetes ? { kube: deps.kubernetes } : {}) }),
       // Fleet operations act through the host workflows, with the worker's own Temporal client.
       ...createFleetActivities({ rest: deps.kubernetes }),

@@ -86,17 +86,17 @@ export interface HostWorkflowOptions {
   softPowerOffSeconds: number;
   /**
    * Probe the image URL and resolve a checksum-file URL before each provisioning
-   * (workflows/image-check.ts, README "Images"); off when unset, as in runs started before it.
+   * (workflows/image-check.ts, docs/images.md); off when unset.
    */
   probeImages?: boolean;
   /**
    * Deploy each image through the workers' image cache (downloaded once, verified whole,
-   * README "Images"); off when unset.
+   * docs/images.md); off when unset.
    */
   cacheImages?: boolean;
   /**
    * Sites with an image cache worker of their own (METALFLOW_IMAGE_CACHE_SITES): a host whose
-   * spec.dhcp.site is one of them caches its image there (README "Images").
+   * spec.dhcp.site is one of them caches its image there (docs/images.md, *The cache per site*).
    */
   imageCacheSites?: string[];
   /**

@@ -77,7 +77,7 @@ export function whyNotActionable(op: FleetOperation, found: HostFinding, reach: 
     return `the host is ${state}: it is inspected only when not provisioned (deprovision it first)`;
   }
   if (op.kind === 'clean') {
-    // A manual clean has no trigger on a BareMetalHost yet (README, Cleaning and firmware).
+    // A manual clean has no trigger on a BareMetalHost yet (docs/cleaning-and-firmware.md).
     if (view.managedBy === 'kubernetes') return 'the host is driven by its BareMetalHost, which has no manual clean trigger yet';
     // Its clean (running, waiting to retry, or the prepare after it) keeps it in preparing; other states refuse a clean.
     if (state !== 'available' && state !== 'preparing') return `the host is ${state || 'not registered'}: a clean runs only on an available host`;

@@ -1,5 +1,5 @@
 /**
- * The host's side of the provisioning limit (README "Provisioning limit"): before inspecting, provisioning or deprovisioning, a
+ * The host's side of the provisioning limit (docs/kubernetes.md, *Provisioning limit*): before inspecting, provisioning or deprovisioning, a
  * host asks its task queue's limiter for a permit and waits, in the state it
  * is in with `operationalStatus: delayed`, until the limiter's signal says go.
  * The permit goes back when the operation ends (however it ends); a place in

@@ -1,5 +1,5 @@
 /**
- * The IP pool workflow's contract (README "DHCP and addresses"): one workflow
+ * The IP pool workflow's contract (docs/dhcp-and-ipam.md): one workflow
  * per IPPool, `ippool/<namespace>/<name>`, owns the pool's allocation table;
  * every allocation and release is an Update, so they are applied one at a
  * time, recorded in the pool's history before anyone is answered, and a

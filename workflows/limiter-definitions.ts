@@ -1,5 +1,5 @@
 /**
- * The provisioning limit's contract (README "Provisioning limit"): one limiter
+ * The provisioning limit's contract (docs/kubernetes.md, *Provisioning limit*): one limiter
  * workflow per task queue hands out permits to the host workflows, first come
  * first served, as Metal3's PROVISIONING_LIMIT bounds how many hosts are busy
  * with Ironic's ramdisk at once. Imported by the limiter, the hosts and the

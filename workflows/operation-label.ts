@@ -13,7 +13,7 @@
  * workflow promise carry one property per cached workflow and copy them all
  * at creation: memory and CPU grew with the square of the cache (at 400
  * cached hosts a pending promise held a 19 KB property table, 420 MB of the
- * workflow thread's 510 MB live heap; README *Benchmark*). A label is only
+ * workflow thread's 510 MB live heap; docs/benchmarks.md). A label is only
  * read inside the activation that runs the operation's code, and activations
  * run one at a time, so one storage keeps workflows apart as well as one
  * each. Not imported from @temporalio/workflow (a preloaded module must not

@@ -1,6 +1,6 @@
 /**
- * The API's security settings, read from the environment (see README,
- * Security). Without a token file the API will not start, unless
+ * The API's security settings, read from the environment (see docs/security.md,
+ * *API authentication and roles*). Without a token file the API will not start, unless
  * METALFLOW_API_AUTH=none and it listens on loopback only.
  */
 import { readFileSync } from 'node:fs';

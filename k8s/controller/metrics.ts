@@ -42,7 +42,7 @@ const CREDENTIALS_INVALID = /has no non-empty key "(?:username|password)"/;
 /** The same for a user/network/meta data Secret: BMO's host_data_type is the key it wanted. */
 const CONFIG_DATA_MISSING = /has no non-empty key "(userData|networkData|metaData)"/;
 
-/** A host delayed in one of these states waits to deprovision (it waits where it is: README "Provisioning limit"). */
+/** A host delayed in one of these states waits to deprovision (it waits where it is: docs/kubernetes.md, *Provisioning limit*). */
 const BEFORE_DEPROVISIONING = new Set(['provisioned', 'externally provisioned', 'deprovisioning', 'deleting', 'powering off before delete']);
 
 export class ControllerMetrics {

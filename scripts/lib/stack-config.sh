@@ -111,7 +111,7 @@ connection = sqlite:///$d/ironic.sqlite
 # Ironic sets). A killed Ironic loses nothing (the writes are in the kernel's
 # page cache); only a machine crash could, and this database is a test
 # stack's. Measured at 200 deploys on 1,000 nodes, it moved Ironic's times
-# within the run-to-run noise on this disk (README, Benchmark): it is here
+# within the run-to-run noise on this disk (docs/benchmarks.md): it is here
 # for parity with what Metal3 runs.
 sqlite_synchronous = false
 

@@ -1,6 +1,6 @@
 /**
- * A host waiting long for a provisioning permit while updates arrive (patch
- * permit-continue-as-new, README "Provisioning limit"), on the real Temporal
+ * A host waiting long for a provisioning permit while updates arrive
+ * (docs/kubernetes.md, *Provisioning limit*), on the real Temporal
  * and Ironic with a limit of 1: the waiting host's history is bounded (it
  * continues as new while it waits, its host history threshold set low), it
  * keeps its place in the limiter's queue and the time it began to wait, and

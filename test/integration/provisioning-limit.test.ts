@@ -1,5 +1,5 @@
 /**
- * The provisioning limit (issue 16 item 10, README "Provisioning limit") on the
+ * The provisioning limit (docs/kubernetes.md, *Provisioning limit*) on the
  * real Temporal and Ironic: with a limit of 2, five hosts inspected and
  * provisioned at once never have more than two inspecting, provisioning or
  * deprovisioning; the others wait `delayed`, in arrival order, and all end

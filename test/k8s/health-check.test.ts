@@ -1,6 +1,5 @@
 /**
- * The controller's built-in health check on a real API server (README
- * *Remediation*): a Node NotReady past the threshold gets exactly one
+ * The controller's built-in health check on a real API server (docs/remediation.md): a Node NotReady past the threshold gets exactly one
  * HostRemediation, also across a controller restart; a whole rack NotReady at
  * once gets no more than the group's share, the rest are deferred with an
  * Event and picked up when a host comes back. The test plays the kubelet on

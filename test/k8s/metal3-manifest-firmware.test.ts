@@ -6,7 +6,7 @@
  * preparing, then the HFS settings and the HFC firmware as clean steps; what Ironic holds is read
  * back from Ironic; each step shows as an activity summary in the host workflow's history (what the
  * Temporal UI shows). Then an image (provisioned), a HostUpdatePolicy and a changed spec.firmware
- * serviced at a reboot (one `service` verb). No spec.raid: README *Cleaning and firmware* says why.
+ * serviced at a reboot (one `service` verb). No spec.raid: docs/cleaning-and-firmware.md says why.
  */
 import { describe, expect, it } from 'vitest';
 import { defaultPayloadConverter } from '@temporalio/common';

@@ -1,6 +1,6 @@
 /**
  * A host that waits long for a provisioning permit while updates arrive
- * (README "Provisioning limit"), on a worker
+ * (docs/kubernetes.md, *Provisioning limit*), on a worker
  * with a limit of 1 whose Ironic is reached through the fault proxy: one host
  * holds the permit in `provisioning` (its deploys refused as "node locked"
  * until `unblock()`), the other is given an image, waits `delayed`, and
