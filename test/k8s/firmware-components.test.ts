@@ -30,7 +30,8 @@ const view = (name: string) => suite.client.workflow.getHandle(hostWorkflowId({ 
 
 describe('HostFirmwareComponents in Kubernetes mode', () => {
   it('refuses invalid updates with nothing sent, flashes valid ones through Ironic as the firmware clean step', async () => {
-    const name = 'hfc-0';
+    // A name of its own per attempt: a retry of this test in the same namespace must not meet the first attempt's host.
+    const name = uniq('hfc');
     kubectl(['apply', '-n', NS, '-f', '-'], { input: JSON.stringify(secretDoc(`${name}-bmc-secret`, { username: 'admin', password: 'pw' })) });
     kubectl(['apply', '-n', NS, '-f', '-'], { input: JSON.stringify(hostDoc(name, fakeHostSpec(name))) });
     kubectl(['wait', '-n', NS, '--for=jsonpath={.status.provisioning.state}=available', `bmh/${name}`, '--timeout=180s']);
