@@ -1,5 +1,5 @@
 /** The API's typed errors: what the server answers (status, type, fields), and Temporal's busy answers as a 503. */
-import type { FieldError } from '../types/field-error';
+import type { FieldError } from '../model/field-error';
 import { temporalBusy } from './temporal-errors';
 
 export class ApiError extends Error {

@@ -4,8 +4,8 @@
  * check, on a backoff per host: a delete held by a pause or a detach may wait
  * for weeks, and a long poll per delete held a gRPC call open for all that time.
  */
-import type { HostRef } from '../types/host';
-import { hostWorkflowId } from '../types/host-ref';
+import type { HostRef } from '../model/host';
+import { hostWorkflowId } from '../model/host-ref';
 
 interface Pending {
   ref: HostRef;

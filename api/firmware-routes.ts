@@ -9,20 +9,20 @@
  * already reports change nothing (200). HostFirmwareComponents likewise:
  * `GET …/firmware-components` (Ironic's `GET …/firmware`), `PUT
  * …/firmware-updates` (spec.updates as the host's `firmware` clean step).
- * Ironic is read on the worker (workflows/firmware-inventory.ts).
+ * Ironic is read on the worker (workflows/firmware/firmware-inventory.ts).
  */
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { FirmwareReadError, readFirmwareInventory } from '../clients/temporal/firmware-inventory';
-import { HostFirmwareSettingsSpecSchema, type SettingSchemas } from '../types/firmware-settings';
-import { evaluateFirmwareSettings, firmwareConditions, firmwareSchemaName, firmwareSchemaOf, reportedSettings, type Condition } from '../types/firmware-status';
-import { formatFieldErrors, type FieldError } from '../types/field-error';
-import type { HostRef } from '../types/host';
-import { holdFirmwareChangeUpdate, type HostView } from '../workflows/definitions';
+import { FirmwareReadError, readFirmwareInventory } from '../control/firmware-inventory';
+import { HostFirmwareSettingsSpecSchema, type SettingSchemas } from '../model/firmware-settings';
+import { evaluateFirmwareSettings, firmwareConditions, firmwareSchemaName, firmwareSchemaOf, reportedSettings, type Condition } from '../model/firmware-status';
+import { formatFieldErrors, type FieldError } from '../model/field-error';
+import type { HostRef } from '../model/host';
+import { holdFirmwareChangeUpdate, type HostView } from '../contracts/host';
 import { ApiError, type HostService } from './host-service';
 import { HostParamsSchema } from './schemas';
-import { componentsFromIronic, firmwareUpdatesErrors, HostFirmwareComponentsSpecSchema, type FirmwareComponentStatus } from '../types/firmware-components';
-import type { CleanStep, FirmwareUpdate } from '../types/clean';
+import { componentsFromIronic, firmwareUpdatesErrors, HostFirmwareComponentsSpecSchema, type FirmwareComponentStatus } from '../model/firmware-components';
+import type { CleanStep, FirmwareUpdate } from '../model/clean';
 
 export interface FirmwareSettingsView {
   spec: { settings: Record<string, string | number> };
@@ -69,7 +69,7 @@ export function registerFirmwareRoutes(base: FastifyInstance, hosts: HostService
 
   /**
    * A provisioned host holds the change for servicing at its next reboot, as its HostUpdatePolicy allows
-   * (workflows/firmware-held.ts): this step replaces the held one of its name (none withdraws it), the
+   * (workflows/host/rules/firmware-held.ts): this step replaces the held one of its name (none withdraws it), the
    * other kind's stays; firmware before bios, as the controller sends them.
    */
   async function hold(ref: HostRef, host: HostView, name: 'bios' | 'firmware', step: CleanStep | undefined): Promise<HostView> {

@@ -7,13 +7,13 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import { FleetInputSchema, fleetScope, type FleetInput } from '../types/fleet';
+import { FleetInputSchema, fleetScope, type FleetInput } from '../model/fleet';
 import type { FleetService } from './fleet-service';
 import { allows, type Action } from './auth/roles';
 import { registerRunControlRoutes, requireScope } from './run-routes';
 import { PauseBodySchema } from './schemas';
-import { DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT, type FleetProgressPageRequest } from '../workflows/fleet-progress-page';
-import { FLEET_HOST_OUTCOMES, type FleetHostOutcome } from '../workflows/fleet-definitions';
+import { DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT, type FleetProgressPageRequest } from '../contracts/fleet-progress-page';
+import { FLEET_HOST_OUTCOMES, type FleetHostOutcome } from '../contracts/fleet';
 
 const FleetCancelBodySchema = Type.Object(
   {
@@ -23,7 +23,7 @@ const FleetCancelBodySchema = Type.Object(
   { additionalProperties: false, 'x-optional': true },
 );
 
-/** GET …/{name}?offset=&limit=&outcome=: one page of the hosts (workflows/fleet-progress-page.ts). */
+/** GET …/{name}?offset=&limit=&outcome=: one page of the hosts (contracts/fleet-progress-page.ts). */
 const FleetPageQuerySchema = Type.Object(
   {
     offset: Type.Optional(Type.String({ pattern: '^(0|[1-9][0-9]{0,8})$', description: 'Index of the first host of the page (among those with `outcome`, when given)' })),

@@ -5,8 +5,8 @@
  * (namespaces it may touch) goes into the workflow's memo so permissions are
  * checked without reading its input.
  */
-import { fleetScope, validateFleetInput, type FleetInput } from '../types/fleet';
-import { SEARCH_ATTRIBUTES } from '../types/search-attributes';
+import { fleetScope, validateFleetInput, type FleetInput } from '../model/fleet';
+import { SEARCH_ATTRIBUTES } from '../model/search-attributes';
 import {
   cancelFleetUpdate,
   fleetProgressQuery,
@@ -15,8 +15,8 @@ import {
   resumeFleetUpdate,
   type FleetOptions,
   type FleetProgress,
-} from '../workflows/fleet-definitions';
-import { countOutcomes } from '../workflows/fleet-plan';
+} from '../contracts/fleet';
+import { countOutcomes } from '../contracts/fleet-plan';
 import { MEMO_SCOPE, RunService, type RunServiceDeps } from './run-service';
 
 export interface FleetServiceDeps extends RunServiceDeps {

@@ -2,13 +2,13 @@
  * One host's re-inspection from the HTTP API: what a fleet operation's
  * `reinspect` does to each of its hosts, and the `inspect.metal3.io`
  * annotation in Kubernetes mode. The same refusals as the fleet's
- * (workflows/fleet-goals.ts), as a 409 with the reason.
+ * (contracts/fleet-goals.ts), as a 409 with the reason.
  */
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { requestInspectionUpdate, type HostView } from '../workflows/definitions';
-import { whyNotActionable } from '../workflows/fleet-goals';
-import type { FleetOperation } from '../types/fleet';
+import { requestInspectionUpdate, type HostView } from '../contracts/host';
+import { whyNotActionable } from '../contracts/fleet-goals';
+import type { FleetOperation } from '../model/fleet';
 import { ApiError, type HostService } from './host-service';
 import { HostParamsSchema } from './schemas';
 

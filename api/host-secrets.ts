@@ -5,10 +5,10 @@
  * and removes them when the host is deleted, so a host created again under
  * the same name starts without its predecessor's password.
  */
-import type { FieldError } from '../types/field-error';
-import type { HostRef, HostSpec } from '../types/host';
-import { defaultSecretNames } from '../types/host-ref';
-import { inlineConfigDataErrors } from '../types/config-data';
+import type { FieldError } from '../model/field-error';
+import type { HostRef, HostSpec } from '../model/host';
+import { defaultSecretNames } from '../model/host-ref';
+import { inlineConfigDataErrors } from '../model/config-data';
 import type { SecretData, SecretStore } from '../clients/secrets/secret-store';
 
 export interface SecretWrite {

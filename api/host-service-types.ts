@@ -1,8 +1,8 @@
 /** The HTTP API's host service: what it takes (a host's input, its dependencies) and what a read of an ended host shows. */
 import type { Client } from '@temporalio/client';
-import type { HostSpec, HostStatus } from '../types/host';
+import type { HostSpec, HostStatus } from '../model/host';
 import type { SecretStore } from '../clients/secrets/secret-store';
-import type { HostMetadata, HostView, HostWorkflowOptions } from '../workflows/definitions';
+import type { HostMetadata, HostView, HostWorkflowOptions } from '../contracts/host';
 
 export interface HostInput {
   metadata?: HostMetadata;

@@ -5,14 +5,14 @@
  */
 import { WorkflowUpdateFailedError, type Client } from '@temporalio/client';
 import { ApplicationFailure, type UpdateDefinition } from '@temporalio/common';
-import type { FieldError } from '../types/field-error';
-import type { CleanRequest } from '../types/clean';
-import type { HostRef, HostSpec, HostStatus, Image, ProvisioningState } from '../types/host';
-import { hostWorkflowId, validateHostRef } from '../types/host-ref';
-import { hostRun, hostWorkflowStart, lastHostView, readoptHost, readoptMessage, type HostRun } from '../clients/temporal/host-run';
-import { hostListClauses, hostListItem, runningHosts, type HostListItem } from '../clients/temporal/host-list';
-import { validateHostSpec } from '../types/validate';
-import { validateLabels } from '../types/labels';
+import type { FieldError } from '../model/field-error';
+import type { CleanRequest } from '../model/clean';
+import type { HostRef, HostSpec, HostStatus, Image, ProvisioningState } from '../model/host';
+import { hostWorkflowId, validateHostRef } from '../model/host-ref';
+import { hostRun, hostWorkflowStart, lastHostView, readoptHost, readoptMessage, type HostRun } from '../control/host-run';
+import { hostListClauses, hostListItem, runningHosts, type HostListItem } from '../control/host-list';
+import { validateHostSpec } from '../model/validate';
+import { validateLabels } from '../model/labels';
 import type { Lease } from '../clients/secrets/secret-store';
 import { LeaseBusy, LeaseLost } from '../clients/secrets/file-lease';
 import { HostSecrets } from './host-secrets';
@@ -30,8 +30,8 @@ import {
   type HostMetadata,
   type HostView,
   type HostWorkflowOptions,
-} from '../workflows/definitions';
-import type { PowerRequestChange, RebootMode } from '../workflows/power-requests';
+} from '../contracts/host';
+import type { PowerRequestChange, RebootMode } from '../contracts/power-requests';
 import { temporalBusy } from './temporal-errors';
 import { ApiError, busyError } from './api-error';
 

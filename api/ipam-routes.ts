@@ -8,10 +8,10 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import { IpamError, type ClaimAllocation, type IpPools } from '../clients/temporal/ip-pools';
-import { IPAM_API_VERSION, IPPoolSpecSchema, IpAddressStringSchema, ipAddressSpec, type IPPoolSpec, type PoolRef } from '../types/ipam';
-import { objectNameErrors, validatePoolSpec } from '../types/ipam-validate';
-import type { PoolView } from '../workflows/ippool-definitions';
+import { IpamError, type ClaimAllocation, type IpPools } from '../control/ip-pools';
+import { IPAM_API_VERSION, IPPoolSpecSchema, IpAddressStringSchema, ipAddressSpec, type IPPoolSpec, type PoolRef } from '../model/ipam';
+import { objectNameErrors, validatePoolSpec } from '../model/ipam-validate';
+import type { PoolView } from '../contracts/ippool';
 import { ApiError } from './host-service';
 import { HostParamsSchema } from './schemas';
 import { canView } from './auth/guard';

@@ -6,14 +6,14 @@
  */
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { PivotInputSchema, pivotScope, validatePivotInput, type PivotInput } from '../types/pivot';
-import { countOutcomes } from '../workflows/fleet-plan';
-import { cancelPivotUpdate, pausePivotUpdate, pivotProgressQuery, pivotWorkflowId, resumePivotUpdate, type PivotProgress } from '../workflows/pivot-definitions';
+import { PivotInputSchema, pivotScope, validatePivotInput, type PivotInput } from '../model/pivot';
+import { countOutcomes } from '../contracts/fleet-plan';
+import { cancelPivotUpdate, pausePivotUpdate, pivotProgressQuery, pivotWorkflowId, resumePivotUpdate, type PivotProgress } from '../contracts/pivot';
 import { RunService, type RunServiceDeps } from './run-service';
 import { registerRunControlRoutes, requireScope } from './run-routes';
 import { PauseBodySchema } from './schemas';
 import { ApiError } from './api-error';
-import type { FieldError } from '../types/field-error';
+import type { FieldError } from '../model/field-error';
 import type { PivotPlaneRegistry } from '../config/pivot-planes';
 
 /**

@@ -10,10 +10,10 @@ import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { WorkflowNotFoundError } from '@temporalio/client';
-import { RemediationInputSchema, type RemediationRequest } from '../types/remediation';
-import type { HostRef } from '../types/host';
-import { initialRemediationView, remediationQuery, remediationWorkflowId, type RemediationInput, type RemediationView } from '../workflows/remediation-definitions';
-import type { remediateWorkflow } from '../workflows/remediate';
+import { RemediationInputSchema, type RemediationRequest } from '../model/remediation';
+import type { HostRef } from '../model/host';
+import { initialRemediationView, remediationQuery, remediationWorkflowId, type RemediationInput, type RemediationView } from '../contracts/remediation';
+import type { RemediateWorkflow } from '../contracts/remediation';
 import { ApiError, type HostService } from './host-service';
 import { HostParamsSchema } from './schemas';
 
@@ -40,7 +40,7 @@ export function registerRemediationRoutes(base: FastifyInstance, hosts: HostServ
   }
 
   async function read(ref: HostRef, uid: string): Promise<RemediationView & { workflowStatus: string }> {
-    const handle = client.workflow.getHandle<typeof remediateWorkflow>(remediationWorkflowId(ref, uid));
+    const handle = client.workflow.getHandle<RemediateWorkflow>(remediationWorkflowId(ref, uid));
     try {
       const [d, view] = await Promise.all([handle.describe(), handle.query(remediationQuery)]);
       return { ...view, workflowStatus: d.status.name };
@@ -77,7 +77,7 @@ export function registerRemediationRoutes(base: FastifyInstance, hosts: HostServ
       if (running) throw new ApiError(409, 'Conflict', `remediation ${running.uid} of host ${ref.namespace}/${ref.name} is running`);
       const uid = randomUUID();
       const input: RemediationInput = { ref, uid, request, kubernetes: false };
-      await client.workflow.start<typeof remediateWorkflow>('remediateWorkflow', { taskQueue: hosts.taskQueue, workflowId: remediationWorkflowId(ref, uid), args: [input] });
+      await client.workflow.start<RemediateWorkflow>('remediateWorkflow', { taskQueue: hosts.taskQueue, workflowId: remediationWorkflowId(ref, uid), args: [input] });
       // A workflow whose first task has not run yet may not answer a query on a busy server: its starting view then.
       const view = await read(ref, uid).catch(() => ({ ...initialRemediationView(input), workflowStatus: 'RUNNING' }));
       return reply.status(201).send(view);

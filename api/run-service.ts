@@ -8,8 +8,8 @@
  */
 import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@temporalio/client';
 import { ApplicationFailure, type QueryDefinition, type UpdateDefinition } from '@temporalio/common';
-import type { FieldError, Result } from '../types/field-error';
-import type { FleetControlRequest } from '../workflows/fleet-definitions';
+import type { FieldError, Result } from '../model/field-error';
+import type { FleetControlRequest } from '../contracts/fleet';
 import { ApiError, busyError } from './host-service';
 
 export interface RunKind<I extends { name: string }, P extends { input: I }> {

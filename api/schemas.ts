@@ -1,8 +1,8 @@
 /** Request schemas of the HTTP API, built from the host model's schemas. */
-import { CLEAN_STEP_NAMES } from '../types/clean';
+import { CLEAN_STEP_NAMES } from '../model/clean';
 import { Type, type Static } from '@sinclair/typebox';
-import { HostSpecSchema, HostStatusSchema, ImageSchema, MAX_LENGTH, PROVISIONING_STATES } from '../types/host';
-import { LabelsSchema } from '../types/labels';
+import { HostSpecSchema, HostStatusSchema, ImageSchema, MAX_LENGTH, PROVISIONING_STATES } from '../model/host';
+import { LabelsSchema } from '../model/labels';
 
 /** What the API takes inline and stores as Secrets; the whole body is limited too (server.ts). */
 export const INLINE_MAX_LENGTH = {
@@ -133,7 +133,7 @@ export const PowerOffParamsSchema = Type.Object({
 });
 
 /**
- * `POST …/clean`, for the API description; checked by validateCleanRequest (types/clean.ts,
+ * `POST …/clean`, for the API description; checked by validateCleanRequest (model/clean.ts,
  * `x-validator`), so each field error names its field and lists what is accepted.
  */
 /** `PUT …/raid`: Metal3's spec.raid as it is (host-settings.ts checks it field by field), or null. */

@@ -10,8 +10,8 @@
  */
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { HostUpdatePolicySpecSchema, type HostUpdatePolicySpec } from '../types/host-update-policy';
-import { setUpdatePolicyUpdate } from '../workflows/definitions';
+import { HostUpdatePolicySpecSchema, type HostUpdatePolicySpec } from '../model/host-update-policy';
+import { setUpdatePolicyUpdate } from '../contracts/host';
 import type { HostService } from './host-service';
 import { HostParamsSchema } from './schemas';
 

@@ -19,8 +19,8 @@ import { Client } from '@temporalio/client';
 import { connectTemporalClient } from '../clients/temporal/connection';
 import { RECOMMENDED_MALLOC_ARENA_MAX } from '../config/env';
 import { DEFAULT_MAX_CACHED_WORKFLOWS, WORKFLOW_BUNDLE_OPTIONS } from '../workers/worker';
-import { hostViewQuery, type HostWorkflowInput } from '../workflows/definitions';
-import { hostWorkflowId } from '../types/host-ref';
+import { hostViewQuery, type HostWorkflowInput } from '../contracts/host';
+import { hostWorkflowId } from '../model/host-ref';
 import { pool, sleep } from './common';
 import { BENCH_STATE_DIR, IRONIC_URL, TEMPORAL_ADDRESS, readProc, stack, stackRunning, startNodeChild, waitUntil, type StackService } from './procs';
 

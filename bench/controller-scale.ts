@@ -30,7 +30,7 @@ import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { REPO_ROOT } from '../config/env';
 import { KubeRest } from '../clients/kubernetes/kube-rest';
-import { emptyStatus } from '../types/host';
+import { emptyStatus } from '../model/host';
 import { pool } from './common';
 import { gitCommit, readProc, startNodeChild, waitUntil, type Child } from './procs';
 

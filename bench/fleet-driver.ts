@@ -10,7 +10,7 @@
  */
 import { Client } from '@temporalio/client';
 import { connectTemporalClient } from '../clients/temporal/connection';
-import type { FleetProgress } from '../workflows/fleet-definitions';
+import type { FleetProgress } from '../contracts/fleet';
 import { IMAGE, pool, type BenchHost, type Phase } from './common';
 import { MetalflowDriver } from './metalflow';
 

@@ -4,19 +4,19 @@
  * and the same concurrency, with a tight fixed poll (through the same shared
  * NodeWatcher the activities use) and no Temporal, no API, no secret store. Its time is the best this Ironic on this machine can do.
  *
- * The sequence mirrors what the host workflow decides (workflows/decide.ts)
+ * The sequence mirrors what the host workflow decides (workflows/host/decide.ts)
  * for create -> available -> provisioned -> available -> gone, including the
  * power operation the workflow runs when Ironic reports a power state other
  * than spec.online. Poll reads are the only requests allowed to differ.
  */
-import { parseBmcAddress } from '../types/bmc';
+import { parseBmcAddress } from '../model/bmc';
 import { ironicDriverInfo } from '../clients/ironic/driver-info';
 import { IronicClient, IronicError } from '../clients/ironic/client';
 import { bootCapabilities, nodeInterfaces } from '../clients/ironic/node-spec';
 import { DELETABLE_STATES, TRANSITIONAL_STATES, type IronicNode } from '../clients/ironic/types';
 import { NodeWatcher, DEFAULT_WATCH } from '../clients/ironic/node-watcher';
 import { CREDENTIALS, IMAGE, pool, sleep, type BenchHost, type Phase } from './common';
-import { resendDelayMs, TRANSIENT_RESENDS, transientIronicError } from '../activities/ironic-transient';
+import { resendDelayMs, TRANSIENT_RESENDS, transientIronicError } from '../activities/ironic/transient';
 
 export interface FloorOptions {
   ironicUrl: string;

@@ -17,9 +17,9 @@
  * look returns at most that many rows, most looks a handful.
  */
 import type { Client } from '@temporalio/client';
-import { hostListItem } from '../clients/temporal/host-list';
-import { hostWorkflowId } from '../types/host-ref';
-import { SEARCH_ATTRIBUTES } from '../types/search-attributes';
+import { hostListItem } from '../control/host-list';
+import { hostWorkflowId } from '../model/host-ref';
+import { SEARCH_ATTRIBUTES } from '../model/search-attributes';
 
 export type LookTarget = string | 'gone';
 

@@ -5,7 +5,7 @@
  * reads instead.
  */
 import type { Client } from '@temporalio/client';
-import type { HostView } from '../workflows/definitions';
+import type { HostView } from '../contracts/host';
 
 export interface InlineOperations {
   counts: Record<string, number>;

@@ -1,5 +1,5 @@
 /** One driver through the phases: wall time, Ironic requests (through the counting proxy) and CPU per phase. */
-import type { IronicProxy, RecordedRequest } from '../test/support/ironic-proxy';
+import type { IronicProxy, RecordedRequest } from './support/ironic-proxy';
 import { PHASES, type BenchHost, type Phase } from './common';
 import type { CpuByProcess, DriverFigures } from './report';
 

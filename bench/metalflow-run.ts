@@ -12,7 +12,7 @@ import { request } from 'undici';
 import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
 import { WORKFLOW_BUNDLE_OPTIONS } from '../workers/worker';
 import { tokenHash } from '../api/auth/token-file';
-import type { IronicProxy } from '../test/support/ironic-proxy';
+import type { IronicProxy } from './support/ironic-proxy';
 import { sleep, type BenchHost, type Phase } from './common';
 import { FleetDriver } from './fleet-driver';
 import { cpuDelta, measurePhases, type MeasureContext } from './measure';

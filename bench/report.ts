@@ -4,7 +4,7 @@ import type { FleetPhaseFigures } from './fleet-driver';
 import type { TemporalFigures } from './temporal';
 import type { TemporalProfileName, TemporalServerInfo } from './temporal-profile';
 import type { WorkerFigures } from './worker-watch';
-import { DEFAULT_HOST_OPTIONS } from '../workflows/definitions';
+import { DEFAULT_HOST_OPTIONS } from '../contracts/host';
 
 export type CpuByProcess = Record<'temporal' | 'ironic' | 'worker' | 'api' | 'bench', number>;
 

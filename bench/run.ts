@@ -46,7 +46,7 @@ import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { request } from 'undici';
 import { loadConfig, RECOMMENDED_MALLOC_ARENA_MAX, REPO_ROOT } from '../config/env';
-import { IronicProxy } from '../test/support/ironic-proxy';
+import { IronicProxy } from './support/ironic-proxy';
 import { cleanupNamespaces } from './cleanup';
 import { compareFiles } from './compare';
 import { makeHosts, PHASES, writeSushySystems, type Phase, type SushySystem } from './common';

@@ -6,7 +6,14 @@
  * dnsmasqs give (scripts/dnsmasq.sh's DHCP_LEASE_TIME; default 3600).
  */
 import { isAbsolute, join } from 'node:path';
-import type { DhcpSite } from '../activities/dhcp-activities';
+
+/** One site's dnsmasq, as scripts/dnsmasq.sh lays it out (`<state>/dnsmasq/<site>/{hosts.d,dnsmasq.leases}`). */
+export interface DhcpSite {
+  hostsDir: string;
+  leasesFile: string;
+  /** dnsmasq's lease time in seconds, to tell when a lease was last taken or renewed; omitted → lastSeen null. */
+  leaseTimeSeconds?: number;
+}
 
 export function loadDhcpSites(env: NodeJS.ProcessEnv): Record<string, DhcpSite> {
   const raw = env.METALFLOW_DHCP_SITES?.trim();

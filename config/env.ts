@@ -6,8 +6,8 @@
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadTlsConfig, type TemporalConnectionSettings, type TlsConfig } from './tls';
-import { DEFAULT_PROVISIONING_LIMIT } from '../types/provisioning-limit';
-import { parseImageCacheSites } from '../types/image-cache-site';
+import { DEFAULT_PROVISIONING_LIMIT } from '../model/provisioning-limit';
+import { parseImageCacheSites } from '../model/image-cache-site';
 import { loadHealthCheckConfig, type HealthCheckConfig } from './health-check';
 
 export type { TemporalConnectionSettings, TemporalTls, TlsConfig, TlsFiles } from './tls';
@@ -49,7 +49,7 @@ export interface MetalflowConfig extends TlsConfig {
   /** Hosts inspecting, provisioning or deprovisioning at once (Metal3's PROVISIONING_LIMIT); 0: no limit. */
   provisioningLimit: number;
   /**
-   * METALFLOW_POWER_SENTINEL_SECONDS: the worker starts the power sentinel (workflows/power-sentinel.ts),
+   * METALFLOW_POWER_SENTINEL_SECONDS: the worker starts the power sentinel (workflows/power/power-sentinel.ts),
    * listing Ironic's nodes this often; 30 unless set, 0: none (each idle host then checks its power itself
    * every powerCheckSeconds). On by default: at 1,000 hosts it cut the whole lifecycle and the cost at rest
    * (docs/power.md, docs/adr/0002-power-sentinel.md).

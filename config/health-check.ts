@@ -3,7 +3,7 @@
  * off unless METALFLOW_HEALTH_CHECK=true. Every variable is in config/settings.ts
  * and docs/configuration.md; the check itself in docs/remediation.md.
  */
-import { NODE_HANDLING, REMEDIATION_DEFAULTS, MAX_RETRY_LIMIT, type NodeHandling } from '../types/remediation';
+import { NODE_HANDLING, REMEDIATION_DEFAULTS, MAX_RETRY_LIMIT, type NodeHandling } from '../model/remediation';
 
 export interface HealthCheckConfig {
   /** How long a Node must be NotReady or Unknown before its host is remediated. */

@@ -1,7 +1,7 @@
 /**
  * Generates the metalflow CRDs (Metal3's `BareMetalHost` and `HardwareData`,
  * group metal3.io, version v1alpha1) and the admission policy that goes with
- * them from the TypeBox schemas in types/host.ts, the single source of the
+ * them from the TypeBox schemas in model/host.ts, the single source of the
  * host model. Nothing here restates a field: the schema is converted.
  *
  *   npx tsx k8s/generate-crds.ts           write k8s/crds/*.yaml
@@ -32,14 +32,14 @@ import { fileURLToPath } from 'node:url';
 import { bareMetalHostCrd, GROUP, hardwareDataCrd, secretNamespacePolicy } from './crd-gen/objects';
 import { toYaml } from './crd-gen/yaml';
 import { hostRemediationCrd } from './crd-gen/remediation-objects';
-import { HOST_REMEDIATION } from '../types/host-remediation';
+import { HOST_REMEDIATION } from '../model/host-remediation';
 import { ipAddressCrd, ipClaimCrd, ipPoolCrd } from './crd-gen/ipam-objects';
-import { IPAM } from '../types/ipam';
+import { IPAM } from '../model/ipam';
 import { firmwareSchemaCrd, hostFirmwareComponentsCrd, hostFirmwareSettingsCrd } from './crd-gen/firmware-objects';
-import { COMPONENTS } from '../types/firmware-components';
-import { FIRMWARE } from '../types/firmware-settings';
+import { COMPONENTS } from '../model/firmware-components';
+import { FIRMWARE } from '../model/firmware-settings';
 import { hostUpdatePolicyCrd } from './crd-gen/update-policy-objects';
-import { UPDATE_POLICY } from '../types/host-update-policy';
+import { UPDATE_POLICY } from '../model/host-update-policy';
 
 export * from './crd-gen/objects';
 export { toStructural, type JSONSchemaProps, type ValidationRule } from './crd-gen/structural';
@@ -60,7 +60,7 @@ export function generatedFiles(dir = CRD_DIR): Record<string, string> {
     [join(dir, `${FIRMWARE.group}_${COMPONENTS.plural}.yaml`)]: toYaml([hostFirmwareComponentsCrd()]),
     [join(dir, `${UPDATE_POLICY.group}_${UPDATE_POLICY.plural}.yaml`)]: toYaml([hostUpdatePolicyCrd()]),
     [join(dir, `${HOST_REMEDIATION.group}_${HOST_REMEDIATION.plural}.yaml`)]: toYaml([hostRemediationCrd()]),
-    // Metal3 IP Address Manager's, under its file names (types/ipam.ts).
+    // Metal3 IP Address Manager's, under its file names (model/ipam.ts).
     [join(dir, `${IPAM.group}_ippools.yaml`)]: toYaml([ipPoolCrd()]),
     [join(dir, `${IPAM.group}_ipclaims.yaml`)]: toYaml([ipClaimCrd()]),
     [join(dir, `${IPAM.group}_ipaddresses.yaml`)]: toYaml([ipAddressCrd()]),
@@ -94,7 +94,7 @@ function main(argv: string[]): number {
       continue;
     }
     if (check) {
-      console.error(`generate-crds: ${rel} ${current === undefined ? 'is missing' : 'differs from types/host.ts'}; run: npx tsx k8s/generate-crds.ts`);
+      console.error(`generate-crds: ${rel} ${current === undefined ? 'is missing' : 'differs from model/host.ts'}; run: npx tsx k8s/generate-crds.ts`);
       stale++;
     } else {
       mkdirSync(dirname(file), { recursive: true });

@@ -3,8 +3,8 @@
  * downloads deleted, and served over HTTP with the direct provisioner's config drives.
  */
 import type { ImageCacheConfig } from '../config/env';
-import type { ServedImageCache } from '../activities/image-cache-activities';
-import type { ServedConfigDrives } from '../activities/config-drive-activities';
+import type { ServedImageCache } from '../activities/images/cache';
+import type { ServedConfigDrives } from '../activities/images/config-drive';
 import { ImageCache } from '../clients/images/cache';
 import { startCacheServer } from '../clients/images/cache-server';
 import { ConfigDriveStore } from '../clients/images/config-drive';

@@ -1,5 +1,5 @@
 /**
- * Starts the task queue's power sentinel (workflows/power-sentinel.ts) unless
+ * Starts the task queue's power sentinel (workflows/power/power-sentinel.ts) unless
  * METALFLOW_POWER_SENTINEL_SECONDS is 0: every worker asks, the first start
  * wins and the others find it running (one sentinel per task queue). With 0
  * the worker cancels a sentinel still running from before (it is on by
@@ -7,7 +7,7 @@
  */
 import { Client, WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type DataConverter } from '@temporalio/client';
 import { connectTemporalClient, type TemporalConnectionSettings } from '../clients/temporal/connection';
-import { powerSentinelWorkflowId, type powerSentinelWorkflow } from '../workflows/power-sentinel';
+import { powerSentinelWorkflowId, type PowerSentinelWorkflow } from '../contracts/power-sentinel';
 
 interface SentinelTarget {
   connection: TemporalConnectionSettings;
@@ -30,7 +30,7 @@ export async function startPowerSentinel(opts: SentinelTarget & { intervalSecond
   const workflowId = powerSentinelWorkflowId(opts.taskQueue);
   return withClient(opts, async (client) => {
     try {
-      await client.workflow.start<typeof powerSentinelWorkflow>('powerSentinelWorkflow', {
+      await client.workflow.start<PowerSentinelWorkflow>('powerSentinelWorkflow', {
         workflowId,
         taskQueue: opts.taskQueue,
         args: [{ intervalSeconds: opts.intervalSeconds }],

@@ -1,14 +1,14 @@
 /**
  * A site's image cache worker (METALFLOW_IMAGE_CACHE_SITE, docs/images.md, *The cache per site*):
  * beside the worker's main task queue, it polls the site's cache queue
- * (types/image-cache-site.ts) with the cache activities alone, so hosts of
+ * (model/image-cache-site.ts) with the cache activities alone, so hosts of
  * the site have their images downloaded and served here, next to them.
  */
 import type { AddressPolicy } from '../clients/images/address-policy';
 import { Worker, type NativeConnection } from '@temporalio/worker';
 import type { DataConverter } from '@temporalio/common';
-import { createImageCacheActivities, type ServedImageCache } from '../activities/image-cache-activities';
-import { imageCacheTaskQueue } from '../types/image-cache-site';
+import { createImageCacheActivities, type ServedImageCache } from '../activities/images/cache';
+import { imageCacheTaskQueue } from '../model/image-cache-site';
 
 export interface SiteCacheWorkerDeps {
   connection: NativeConnection;

@@ -6,28 +6,28 @@
 import { fileURLToPath } from 'node:url';
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import type { DataConverter } from '@temporalio/common';
-import { createIronicActivities, type IronicActivityDeps } from '../activities/ironic-activities';
-import { createKubernetesActivities, createUnconfiguredKubernetesActivities } from '../activities/host-status-activities';
-import { createBmcActivities } from '../activities/bmc-activities';
-import { createSettleActivities } from '../activities/ironic-settle';
+import { createIronicActivities, type IronicActivityDeps } from '../activities/ironic/activities';
+import { createKubernetesActivities, createUnconfiguredKubernetesActivities } from '../activities/kubernetes/host-status';
+import { createBmcActivities } from '../activities/bmc/activities';
+import { createSettleActivities } from '../activities/ironic/settle';
 import type { KubeRest } from '../clients/kubernetes/kube-rest';
-import { createPowerActivities } from '../activities/power-activities';
-import { createFleetActivities } from '../activities/fleet-activities';
-import { createPivotActivities } from '../activities/pivot-activities';
+import { createPowerActivities } from '../activities/power/activities';
+import { createFleetActivities } from '../activities/fleet/activities';
+import { createPivotActivities } from '../activities/pivot/activities';
 import type { PivotPlaneRegistry } from '../config/pivot-planes';
 import { addressPolicy, type AddressPolicy } from '../clients/images/address-policy';
-import { createPowerSentinelActivities } from '../activities/power-sentinel-activities';
-import { createPlaneCheckActivities } from '../activities/plane-check-activities';
-import { createImageActivities } from '../activities/image-activities';
-import { createImageCacheActivities, type ServedImageCache } from '../activities/image-cache-activities';
-import { createConfigDriveActivities, type ServedConfigDrives } from '../activities/config-drive-activities';
-import { createRemediationHostActivities } from '../activities/remediation-host';
-import { createRemediationNodeActivities } from '../activities/remediation-node';
-import { createRemediationReprovisionActivities } from '../activities/remediation-reprovision';
-import { createDhcpActivities, type DhcpSite } from '../activities/dhcp-activities';
-import { createLimiterActivities } from '../activities/limiter-activities';
-import { createFirmwareInventoryActivities } from '../activities/firmware-inventory';
-import { DEFAULT_PROVISIONING_LIMIT } from '../types/provisioning-limit';
+import { createPowerSentinelActivities } from '../activities/power/sentinel';
+import { createPlaneCheckActivities } from '../activities/pivot/plane-check';
+import { createImageActivities } from '../activities/images/activities';
+import { createImageCacheActivities, type ServedImageCache } from '../activities/images/cache';
+import { createConfigDriveActivities, type ServedConfigDrives } from '../activities/images/config-drive';
+import { createRemediationHostActivities } from '../activities/remediation/host';
+import { createRemediationNodeActivities } from '../activities/remediation/node';
+import { createRemediationReprovisionActivities } from '../activities/remediation/reprovision';
+import { createDhcpActivities, type DhcpSite } from '../activities/dhcp/activities';
+import { createLimiterActivities } from '../activities/limiter/activities';
+import { createFirmwareInventoryActivities } from '../activities/ironic/firmware-inventory';
+import { DEFAULT_PROVISIONING_LIMIT } from '../model/provisioning-limit';
 import { activityFailureMapping } from './activity-failures';
 import type { WorkerVersion } from '../config/worker-versioning';
 
@@ -44,16 +44,16 @@ export const WORKFLOWS_PATH = fileURLToPath(new URL('../workflows/index.ts', imp
  * nothing: webpack drops an unused require of a side-effect-free package).
  */
 export const WORKFLOW_PRELOAD_MODULES: string[] = [
-  ...['bmc', 'failures', 'field-error', 'host-ref', 'host', 'search-attributes', 'validate'].map((m) => `../types/${m}.ts`),
+  ...['bmc', 'failures', 'field-error', 'host-ref', 'host', 'search-attributes', 'validate'].map((m) => `../model/${m}.ts`),
   // One AsyncLocalStorage for every workflow instead of one each (see the module's comment).
-  '../workflows/operation-label.ts',
+  '../workflows/host/operation-label.ts',
 ].map((m) => fileURLToPath(new URL(m, import.meta.url)));
 
 /** Workflows kept in the worker's memory unless METALFLOW_WORKER_MAX_CACHED_WORKFLOWS says otherwise. */
 export const DEFAULT_MAX_CACHED_WORKFLOWS = 400;
 
 /** What `bundleWorkflowCode` needs to build the same bundle the worker would (tests and the bench prebuild it). */
-export const WORKFLOW_INTERCEPTOR_MODULES = [fileURLToPath(new URL('../workflows/interceptors.ts', import.meta.url))];
+export const WORKFLOW_INTERCEPTOR_MODULES = [fileURLToPath(new URL('../workflows/common/interceptors.ts', import.meta.url))];
 export const WORKFLOW_BUNDLE_OPTIONS = { workflowsPath: WORKFLOWS_PATH, preloadModules: WORKFLOW_PRELOAD_MODULES, workflowInterceptorModules: WORKFLOW_INTERCEPTOR_MODULES };
 
 export interface WorkerDeps extends IronicActivityDeps {
@@ -84,7 +84,7 @@ export interface WorkerDeps extends IronicActivityDeps {
   imageFetchPolicy?: AddressPolicy;
   /**
    * The Worker Deployment Version it polls as (METALFLOW_WORKER_DEPLOYMENT, METALFLOW_WORKER_BUILD_ID); unset: unversioned.
-   * Each workflow type's behavior is in workflows/versioning.ts; types it does not name upgrade automatically.
+   * Each workflow type's behavior is in workflows/common/versioning.ts; types it does not name upgrade automatically.
    */
   version?: WorkerVersion;
 }
@@ -121,12 +121,12 @@ export async function createWorker(
       ...createDhcpActivities({ sites: deps.dhcpSites ?? {}, ...(deps.kubernetes ? { kube: deps.kubernetes } : {}) }),
       // Fleet operations act through the host workflows, with the worker's own Temporal client.
       ...createFleetActivities({ rest: deps.kubernetes }),
-      // The provisioning limiter's permits (workflows/provisioning-limiter.ts), with the same client.
+      // The provisioning limiter's permits (workflows/limiter/provisioning-limiter.ts), with the same client.
       ...createLimiterActivities({ limit: deps.provisioningLimit ?? DEFAULT_PROVISIONING_LIMIT, checkSeconds: deps.provisioningLimitCheckSeconds }),
       // A pivot reads and writes both planes' API servers (planes the operator registered, named by id) and watches the source host workflows.
       ...createPivotActivities({ rest: deps.kubernetes, secrets: deps.secrets, ...(deps.pivotPlanes ? { planes: deps.pivotPlanes } : {}) }),
       ...createPlaneCheckActivities({ ironic: deps.ironic }),
-      // The power sentinel's watch of every node's power (workflows/power-sentinel.ts), signalling hosts with the worker's client.
+      // The power sentinel's watch of every node's power (workflows/power/power-sentinel.ts), signalling hosts with the worker's client.
       ...createPowerSentinelActivities({ ironic: deps.ironic }),
       // Ironic's BIOS settings and firmware components for the controller's HostFirmwareSettings/Components and the API.
       ...createFirmwareInventoryActivities({ ironic: deps.ironic }),

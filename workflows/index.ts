@@ -1,12 +1,12 @@
 // The workflow bundle's entry point: every workflow type the worker registers.
-export { hostWorkflow } from './host';
-export { fleetWorkflow } from './fleet';
-export { remediateWorkflow } from './remediate';
-export { provisioningLimiterWorkflow } from './provisioning-limiter';
-export { pivotWorkflow } from './pivot';
-export { planeCheckWorkflow } from './plane-check';
-export { ipPoolWorkflow } from './ippool';
-export { firmwareInventoryWorkflow } from './firmware-inventory';
-export { powerSentinelWorkflow } from './power-sentinel';
+export { hostWorkflow } from './host/host';
+export { fleetWorkflow } from './fleet/fleet';
+export { remediateWorkflow } from './remediation/remediate';
+export { provisioningLimiterWorkflow } from './limiter/provisioning-limiter';
+export { pivotWorkflow } from './pivot/pivot';
+export { planeCheckWorkflow } from './pivot/plane-check';
+export { ipPoolWorkflow } from './ipam/ippool';
+export { firmwareInventoryWorkflow } from './firmware/firmware-inventory';
+export { powerSentinelWorkflow } from './power/power-sentinel';
 // Each type's Worker Versioning behavior (PINNED or AUTO_UPGRADE), set on the functions above.
-import './versioning';
+import './common/versioning';

@@ -8,9 +8,9 @@
 import { closeSync, existsSync, openSync, readSync, statSync } from 'node:fs';
 import type { Client } from '@temporalio/client';
 import type { PayloadCodec } from '@temporalio/common';
-import { hostWorkflowId } from '../../types/host-ref';
-import { isDeploy, isPowerChange, reachedPeer, type RecordedRequest } from '../../test/support/ironic-proxy';
-import { secretsInHistories } from '../../test/support/history-secrets';
+import { hostWorkflowId } from '../../model/host-ref';
+import { isDeploy, isPowerChange, reachedPeer, type RecordedRequest } from '../support/ironic-proxy';
+import { secretsInHistories } from '../support/history-secrets';
 import type { Wipe } from './faults';
 import type { HostRecord } from './fleet';
 import type { ChaosHost } from './hosts';

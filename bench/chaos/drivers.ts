@@ -8,7 +8,7 @@
 import { KubeConfig } from '@kubernetes/client-node';
 import { KubeError } from '../../clients/kubernetes/kube-error';
 import { KubeRest } from '../../clients/kubernetes/kube-rest';
-import type { HostView } from '../../workflows/definitions';
+import type { HostView } from '../../contracts/host';
 import type { ApiClient } from '../api-client';
 import { sleep } from '../common';
 import { credentialsName, networkDataName, userDataName, type ChaosHost, type HostMode } from './hosts';

@@ -4,7 +4,7 @@
  * lifecycle as a fast one) and what each does. The fault proxy in front of
  * Ironic is on all along.
  */
-import type { IronicProxy, Intercept, RecordedRequest } from '../../test/support/ironic-proxy';
+import type { IronicProxy, Intercept, RecordedRequest } from '../support/ironic-proxy';
 import { sleep } from '../common';
 import type { IronicWatch } from './ironic-watch';
 import type { ChaosOptions, ScheduledFault } from './options';

@@ -5,7 +5,7 @@
  * (a password and user/network data unique to the host and the run), which
  * must never show in a history or a log.
  */
-import type { HostSpec, Image } from '../../types/host';
+import type { HostSpec, Image } from '../../model/host';
 import { IMAGE } from '../common';
 import type { ChaosOptions } from './options';
 import type { Random } from './random';

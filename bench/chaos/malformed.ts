@@ -1,5 +1,5 @@
 /**
- * The malformed-input corpus (test/support/malformed-run.ts: over 200 bad
+ * The malformed-input corpus (bench/support/malformed-run.ts: over 200 bad
  * specs, API bodies and annotations) sent to the chaos run's own API once the
  * hosts are through: each must be refused with a field error and change
  * nothing. The API is restarted first with power checks off, so the corpus
@@ -7,7 +7,7 @@
  */
 import type { Client } from '@temporalio/client';
 import { LocalSecretStore } from '../../clients/secrets/local-store';
-import { historyLengthOf, runMalformedCorpus, setUpCorpusHost, type CorpusResult, type CorpusTarget } from '../../test/support/malformed-run';
+import { historyLengthOf, runMalformedCorpus, setUpCorpusHost, type CorpusResult, type CorpusTarget } from '../support/malformed-run';
 import type { MalformedInputs } from './report';
 import type { Supervised } from './supervisor';
 

@@ -1,6 +1,6 @@
 /** The chaos run's result document (bench/results/chaos-*.json) and its table on stdout. */
 import { cpus, totalmem } from 'node:os';
-import type { InjectedFault } from '../../test/support/ironic-proxy';
+import type { InjectedFault } from '../support/ironic-proxy';
 import { percentiles } from '../common';
 import type { Checks } from './checks';
 import type { FaultRecord } from './faults';
@@ -9,7 +9,7 @@ import { STEPS } from './hosts';
 import type { ChaosOptions } from './options';
 import type { Crash } from './supervisor';
 
-/** What the malformed-input corpus (test/support/malformed-run.ts) found, when the run had an API to send it to. */
+/** What the malformed-input corpus (bench/support/malformed-run.ts) found, when the run had an API to send it to. */
 export interface MalformedInputs {
   sent: number;
   rejectedWithFieldError: number;

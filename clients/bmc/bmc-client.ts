@@ -2,7 +2,7 @@
  * One small interface over the BMC protocols, so activities can manage power,
  * boot device, inventory and virtual media without caring whether the host
  * has a Redfish or an IPMI BMC. `openBmc` picks the implementation from the
- * parsed BMC address (`parseBmcAddress` in types/bmc.ts).
+ * parsed BMC address (`parseBmcAddress` in model/bmc.ts).
  *
  * Power changes wait (by default) until the host reports the new state, and
  * reboots are "power off, wait for off, power on" for both protocols, as
@@ -10,8 +10,8 @@
  * a `timeout` error if the host is not off within `offTimeoutMs`, so the
  * caller can fall back to a hard one (Metal3's reboot annotation semantics).
  */
-import { BMC_TYPE_TABLE, type BmcAccess } from '../../types/bmc';
-import type { HardwareDetails } from '../../types/host';
+import { BMC_TYPE_TABLE, type BmcAccess } from '../../model/bmc';
+import type { HardwareDetails } from '../../model/host';
 import { BmcError, IpmiError, RedfishError, type BmcProtocol } from './errors';
 import { IpmiClient, type IpmitoolOptions } from '../ipmi/client';
 import { RedfishClient, type BootTarget, type MediaSlot, type RedfishClientOptions, type ResetType } from '../redfish/client';

@@ -5,7 +5,7 @@
  * Messages name the BMC, the operation and the cause; they never contain the
  * password (every message goes through `redact`).
  */
-import { FAILURE, type FailureClass } from '../../types/failures';
+import { FAILURE, type FailureClass } from '../../model/failures';
 
 export type BmcErrorKind =
   /** HTTP 401/403, IPMI RAKP failure or unknown user: the credentials are wrong (or lack privilege). */

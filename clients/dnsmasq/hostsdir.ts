@@ -8,8 +8,8 @@
 import { randomBytes } from 'node:crypto';
 import { readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { formatFieldErrors } from '../../types/field-error';
-import { validateReservation, type DhcpReservation } from '../../types/dhcp';
+import { formatFieldErrors } from '../../model/field-error';
+import { validateReservation, type DhcpReservation } from '../../model/dhcp';
 import { DhcpError } from './errors';
 import { fileNameFor, FILE_PREFIX, parseFile, renderFile, type ReservationFile } from './reservation-file';
 

@@ -13,7 +13,7 @@
  * moved off a host) is given out again only after the site's dnsmasq restarts
  * (`scripts/dnsmasq.sh restart`), which reads the hosts dir afresh.
  */
-import type { DhcpReservation } from '../../types/dhcp';
+import type { DhcpReservation } from '../../model/dhcp';
 
 /** Every file metalflow writes starts with this; a file without it is not touched. */
 export const MARKER = '# metalflow dhcp reservation';

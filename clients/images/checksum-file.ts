@@ -7,7 +7,7 @@
  * hex digits); md5 is accepted with a warning, as Ironic deprecates it.
  */
 import type { Dispatcher } from 'undici';
-import type { Image } from '../../types/host';
+import type { Image } from '../../model/host';
 import { ImageError, where } from './errors';
 import { fetchStart } from './http';
 import { sniffFormat } from './sniff';

@@ -23,8 +23,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import type { ConfigDriveData } from '../../types/config-data';
-import type { HostRef } from '../../types/host';
+import type { ConfigDriveData } from '../../model/config-data';
+import type { HostRef } from '../../model/host';
 
 const run = promisify(execFile);
 

@@ -3,7 +3,7 @@
  * activity maps to a Temporal failure. Messages name the URL's host and file
  * name only: the query string of a pre-signed URL is a credential.
  */
-import { FAILURE, type FailureClass } from '../../types/failures';
+import { FAILURE, type FailureClass } from '../../model/failures';
 import { tlsFailure } from '../tls/tls-error';
 import { addressRefused } from './address-policy';
 

@@ -7,7 +7,7 @@
  * sends the whole image: the stream is cut off after 64 KiB.
  */
 import type { Dispatcher } from 'undici';
-import type { Image } from '../../types/host';
+import type { Image } from '../../model/host';
 import { ImageError, where } from './errors';
 import { fetchStart } from './http';
 import { describeSniffed, formatMismatch, SNIFF_BYTES, sniffFormat, type SniffedFormat } from './sniff';

@@ -8,7 +8,7 @@
  * page (a login or error page served with 200). Nothing proves a raw disk:
  * raw is "none of the above", and a raw image may begin with anything.
  */
-import type { Image } from '../../types/host';
+import type { Image } from '../../model/host';
 
 /** How many bytes the sniffer wants: ISO 9660's descriptor sits at 0x8001. */
 export const SNIFF_BYTES = 65_536;

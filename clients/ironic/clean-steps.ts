@@ -3,7 +3,7 @@
  * of a manual clean, and the node's `target_raid_config` the RAID step
  * builds from. Pure translation, kept apart from the I/O that sends it.
  */
-import type { CleanStep, FirmwareConfig, RaidConfig } from '../../types/clean';
+import type { CleanStep, FirmwareConfig, RaidConfig } from '../../model/clean';
 
 export interface IronicCleanStep {
   interface: 'deploy' | 'raid' | 'bios' | 'firmware';

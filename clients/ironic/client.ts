@@ -3,8 +3,8 @@
  * what Ironic caches about a node. The HTTP side (negotiation, typed errors,
  * TLS) is transport.ts; errors.ts and microversions.ts are re-exported here.
  */
-import type { IronicBiosSetting } from '../../types/firmware-settings';
-import type { IronicFirmwareComponent } from '../../types/firmware-components';
+import type { IronicBiosSetting } from '../../model/firmware-settings';
+import type { IronicFirmwareComponent } from '../../model/firmware-components';
 import { IronicError } from './errors';
 import { compareMicroversions, DEPLOY_ABORT_MICROVERSION, DISABLE_POWER_OFF_MICROVERSION, SERVICE_MICROVERSION } from './microversions';
 import { IronicTransport } from './transport';

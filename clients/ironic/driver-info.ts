@@ -2,7 +2,7 @@
  * Ironic's wire format for BMC access (`driver_info`), kept out of `types/`:
  * types are preloaded into the workflow sandbox and hold no peer's format.
  */
-import { BMC_TYPE_TABLE, IPMI_DEFAULT_PORT, hostForUrl, type BmcAccess } from '../../types/bmc';
+import { BMC_TYPE_TABLE, IPMI_DEFAULT_PORT, hostForUrl, type BmcAccess } from '../../model/bmc';
 
 /**
  * Ironic `driver_info` for a node, keyed as BMO does. The password appears

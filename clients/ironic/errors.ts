@@ -1,5 +1,5 @@
 /** Ironic's failures, typed so activities can tell "busy, try again" from "refused" from "gone". */
-import { FAILURE, type FailureClass } from '../../types/failures';
+import { FAILURE, type FailureClass } from '../../model/failures';
 
 /**
  * `tls`: the handshake failed (untrusted certificate, a client certificate wanted, not TLS at all); retried like `unavailable`.

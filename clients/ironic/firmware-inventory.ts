@@ -5,8 +5,8 @@
  * Kubernetes controller, which reads Ironic itself: a read changes nothing and
  * belongs in no workflow's history.
  */
-import type { IronicBiosSetting } from '../../types/firmware-settings';
-import type { IronicFirmwareComponent } from '../../types/firmware-components';
+import type { IronicBiosSetting } from '../../model/firmware-settings';
+import type { IronicFirmwareComponent } from '../../model/firmware-components';
 import type { IronicClient } from './client';
 
 export interface NodeFirmware {

@@ -2,7 +2,7 @@
  * Maps what Ironic learned about a machine (its stored inventory, or failing
  * that the node's scheduling properties) onto Metal3's `status.hardware`.
  */
-import type { HardwareDetails } from '../../types/host';
+import type { HardwareDetails } from '../../model/host';
 
 type Json = Record<string, unknown>;
 

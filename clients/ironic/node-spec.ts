@@ -2,8 +2,8 @@
  * What a host's spec asks of its Ironic node: hardware type, interfaces,
  * properties. Pure translation, kept apart from the I/O that applies it.
  */
-import { BMC_TYPE_TABLE, type BmcAccess, type IronicInterfaces } from '../../types/bmc';
-import type { HostSpec, RootDeviceHints } from '../../types/host';
+import { BMC_TYPE_TABLE, type BmcAccess, type IronicInterfaces } from '../../model/bmc';
+import type { HostSpec, RootDeviceHints } from '../../model/host';
 
 /** Ironic's root device hint names for Metal3's fields. */
 export function ironicRootDeviceHints(hints: RootDeviceHints | undefined): Record<string, unknown> | undefined {

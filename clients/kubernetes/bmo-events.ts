@@ -11,7 +11,7 @@
  * pre-signed credential). Pure: the workflow's history keeps its own reasons,
  * this is how they are written to Kubernetes.
  */
-import type { HostEvent } from './events';
+import type { HostEvent } from '../../model/host-event';
 
 /** `source.component` of BMO's Events (`BareMetalHost.NewEvent`). */
 export const BMO_EVENT_COMPONENT = 'metal3-baremetal-controller';
@@ -38,8 +38,8 @@ const STARTED: Record<string, string> = {
 
 /**
  * The state an Event's message names as entered: a StateChanged's `provisioning state <from> → <to>`
- * (workflows/host.ts), or an operation's `<op> succeeded; provisioning state <next>[ (note)]`
- * (workflows/host-operation.ts: registration goes straight on to inspecting).
+ * (workflows/host/host.ts), or an operation's `<op> succeeded; provisioning state <next>[ (note)]`
+ * (workflows/host/operation.ts: registration goes straight on to inspecting).
  */
 export function enteredState(message: string): string | undefined {
   return /^provisioning state .* → (.+)$/.exec(message)?.[1] ?? /^\w+ succeeded; provisioning state ([a-z ]+?)(?: \(.*)?$/.exec(message)?.[1];

@@ -4,13 +4,10 @@
  */
 import { isKubeError } from './kube-error';
 import type { KubeRest } from './kube-rest';
+import type { HostEvent } from '../../model/host-event';
 import { BMO_EVENT_COMPONENT, BMO_REPORTING_CONTROLLER } from './bmo-events';
 
-export interface HostEvent {
-  type: 'Normal' | 'Warning';
-  reason: string;
-  message: string;
-}
+export type { HostEvent };
 
 export interface EventSubject {
   namespace: string;

@@ -5,7 +5,7 @@
  * as any claim (creates the IPAddress, sets status.address, and on deletion
  * deletes the IPAddress before releasing the address). Pure I/O.
  */
-import { IPAM_API_VERSION, IPCLAIM_FINALIZER } from '../../types/ipam';
+import { IPAM_API_VERSION, IPCLAIM_FINALIZER } from '../../model/ipam';
 import { isKubeError } from './kube-error';
 import type { KubeRest } from './kube-rest';
 import { ipamPath } from './ipam-objects';

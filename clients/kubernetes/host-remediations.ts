@@ -1,5 +1,5 @@
 /** HostRemediation objects (metalflow.io): their path and the status write. Pure I/O. */
-import { HOST_REMEDIATION, type HostRemediationStatus } from '../../types/host-remediation';
+import { HOST_REMEDIATION, type HostRemediationStatus } from '../../model/host-remediation';
 import { isKubeError } from './kube-error';
 import type { KubeRest } from './kube-rest';
 

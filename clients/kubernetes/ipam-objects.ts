@@ -4,7 +4,7 @@
  * concurrent change is a 409 and the reconcile is retried), status merge
  * patches, and IPAddress objects created and deleted. Pure I/O.
  */
-import { IPAM, IPAM_API_VERSION, type IPAddressSpec } from '../../types/ipam';
+import { IPAM, IPAM_API_VERSION, type IPAddressSpec } from '../../model/ipam';
 import { isKubeError } from './kube-error';
 import type { KubeRest } from './kube-rest';
 

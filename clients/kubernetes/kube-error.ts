@@ -4,7 +4,7 @@
  * branch on it without loading @kubernetes/client-node in a worker that has no
  * Kubernetes mode.
  */
-import { FAILURE, type FailureClass } from '../../types/failures';
+import { FAILURE, type FailureClass } from '../../model/failures';
 
 export class KubeError extends Error {
   constructor(

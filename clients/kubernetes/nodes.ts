@@ -3,7 +3,7 @@
  * and delete Nodes, and merge annotations into a BareMetalHost. Pure I/O;
  * what to do with them is the remediation workflow's.
  */
-import type { HostRef } from '../../types/host';
+import type { HostRef } from '../../model/host';
 import { isKubeError } from './kube-error';
 import type { KubeRest } from './kube-rest';
 

@@ -18,7 +18,7 @@
  * (service root, authentication, the system), this file (the operations on
  * the system: power, reset, boot override, virtual media, inventory).
  */
-import type { HardwareDetails } from '../../types/host';
+import type { HardwareDetails } from '../../model/host';
 import { RedfishError } from '../bmc/errors';
 import { arr, obj, odataId, str, type Json } from './http';
 import { hardwareFromRedfish } from './inventory';

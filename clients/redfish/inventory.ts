@@ -4,7 +4,7 @@
  * `status.hardware`, the same shape `clients/ironic/hardware.ts` fills
  * from an Ironic inventory. Pure: the client fetches, this only maps.
  */
-import type { HardwareDetails } from '../../types/host';
+import type { HardwareDetails } from '../../model/host';
 import { arr, obj, str, type Json } from './http';
 
 export interface RedfishInventorySources {

@@ -7,7 +7,7 @@
  * `RedfishError`s whose messages never carry the password.
  */
 import { Agent, request, type Dispatcher } from 'undici';
-import { hostForUrl } from '../../types/bmc';
+import { hostForUrl } from '../../model/bmc';
 import { abortReason, sleep } from '../bmc/abort';
 import { RedfishError, redact, type BmcErrorKind } from '../bmc/errors';
 import { header, httpError, networkError, odataId, parseJson, redfishErrorDetail, str, type Json, type RedfishResponse } from './http';

@@ -4,7 +4,7 @@
  * override, virtual media).
  */
 import type { Dispatcher } from 'undici';
-import type { BmcAccess } from '../../types/bmc';
+import type { BmcAccess } from '../../model/bmc';
 
 export type RedfishAuthMode = 'auto' | 'session' | 'basic';
 

@@ -9,7 +9,7 @@
  */
 import { readTlsFiles } from '../tls/files';
 import { looksLikeTls, probePlain, probeTls, type ProbeResult } from '../tls/probe';
-import type { TemporalConnectionSettings } from './connection';
+import type { TemporalConnectionSettings } from './connection-settings';
 
 export class TemporalConnectError extends Error {
   constructor(message: string, options?: { cause?: unknown }) {

@@ -6,22 +6,12 @@
  * failed instead of the SDK's "Failed to connect before the deadline".
  */
 import { Connection, type TLSConfig } from '@temporalio/client';
-import { readTlsFiles, type TlsFiles } from '../tls/files';
+import { readTlsFiles } from '../tls/files';
 import { temporalConnectFailure } from './connect-failure';
+import type { TemporalConnectionSettings } from './connection-settings';
 
-export interface TemporalTls extends TlsFiles {
-  /** The name the server's certificate is checked against (and SNI), when it is not the address's host. */
-  serverName?: string;
-}
+export type { TemporalConnectionSettings, TemporalTls } from './connection-settings';
 
-export interface TemporalConnectionSettings {
-  /** `host:port` of the Temporal frontend. */
-  address: string;
-  /** Undefined: plain gRPC. An empty object: TLS verified against the system's CAs. */
-  tls?: TemporalTls;
-  /** Sent as `authorization: Bearer <key>` on every call. */
-  apiKey?: string;
-}
 
 /** What both `Connection.connect` and `NativeConnection.connect` take. */
 export interface TemporalConnectionOptions {

@@ -5,21 +5,14 @@
  * reads a value it cannot parse as a default (detached, reboot), it is read the
  * same way, never silently: a warning says how it was read.
  */
-import { HardwareDetailsSchema, HostStatusSchema, type HardwareDetails, type HostSpec, type HostStatus } from '../../types/host';
-import { schemaErrors } from '../../types/validate';
-import { metal3StatusAsGoReads } from '../../types/metal3-status';
-import type { FieldError } from '../../types/field-error';
-import type { RebootMode } from '../../workflows/power-requests';
+import { HardwareDetailsSchema, HostStatusSchema, type HardwareDetails, type HostSpec, type HostStatus } from '../../model/host';
+import { schemaErrors } from '../../model/validate';
+import { metal3StatusAsGoReads } from '../../model/metal3-status';
+import type { FieldError } from '../../model/field-error';
+import type { RebootMode } from '../../contracts/power-requests';
+import { ANNOTATIONS } from '../../model/metal3-annotations';
 
-export const ANNOTATIONS = {
-  paused: 'baremetalhost.metal3.io/paused',
-  detached: 'baremetalhost.metal3.io/detached',
-  status: 'baremetalhost.metal3.io/status',
-  inspect: 'inspect.metal3.io',
-  hardwareDetails: 'inspect.metal3.io/hardwaredetails',
-  /** One-shot reboot; `reboot.metal3.io/<key>` keeps the host off until removed. */
-  reboot: 'reboot.metal3.io',
-} as const;
+export { ANNOTATIONS };
 
 export interface HostAnnotations {
   paused: boolean;

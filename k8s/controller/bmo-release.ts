@@ -9,7 +9,7 @@
  */
 import { isKubeError } from '../../clients/kubernetes/kube-error';
 import { PARTIAL_METADATA, type KubeRest } from '../../clients/kubernetes/kube-rest';
-import type { HostRef } from '../../types/host';
+import type { HostRef } from '../../model/host';
 
 export const BMO_SECRET_FINALIZER = 'baremetalhost.metal3.io/secret';
 export const BMO_HARDWARE_DATA_FINALIZER = 'baremetalhost.metal3.io/hardwareData';

@@ -11,7 +11,7 @@
 import type { KubeRest } from '../../clients/kubernetes/kube-rest';
 import { isKubeError } from '../../clients/kubernetes/kube-error';
 import { createHostRemediation, hostRemediationsPath } from '../../clients/kubernetes/host-remediations';
-import { REMEDIATION_DEFAULTS } from '../../types/remediation';
+import { REMEDIATION_DEFAULTS } from '../../model/remediation';
 import { Informer, watchPaths, type KubeObject } from './informer';
 import { WorkQueue } from './work-queue';
 import type { HostRemediationObject } from './remediations';

@@ -6,8 +6,8 @@
  * reconciler then re-adopts. One list call per period, whatever the fleet's size.
  */
 import type { Client } from '@temporalio/client';
-import { parseHostWorkflowId } from '../../types/host-ref';
-import { SEARCH_ATTRIBUTES } from '../../types/search-attributes';
+import { parseHostWorkflowId } from '../../model/host-ref';
+import { SEARCH_ATTRIBUTES } from '../../model/search-attributes';
 
 export interface EndedScanOptions {
   client: Client;

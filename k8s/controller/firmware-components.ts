@@ -11,12 +11,12 @@
  * workflow has taken them they are `status.updates`.
  */
 import type { KubeRest } from '../../clients/kubernetes/kube-rest';
-import type { CleanStep, FirmwareUpdate } from '../../types/clean';
-import { COMPONENTS, componentsFromIronic, firmwareUpdatesErrors, sameComponents, updatesChanged, type HostFirmwareComponentsSpec, type HostFirmwareComponentsStatus, type IronicFirmwareComponent } from '../../types/firmware-components';
-import { firmwareConditions, sameConditions, type Condition, type ConditionWords } from '../../types/firmware-status';
-import { formatFieldErrors, type FieldError } from '../../types/field-error';
+import type { CleanStep, FirmwareUpdate } from '../../model/clean';
+import { COMPONENTS, componentsFromIronic, firmwareUpdatesErrors, sameComponents, updatesChanged, type HostFirmwareComponentsSpec, type HostFirmwareComponentsStatus, type IronicFirmwareComponent } from '../../model/firmware-components';
+import { firmwareConditions, sameConditions, type Condition, type ConditionWords } from '../../model/firmware-status';
+import { formatFieldErrors, type FieldError } from '../../model/field-error';
 import { Informer, watchPaths, type KubeObject } from './informer';
-import type { BareMetalHost } from './reconciler';
+import type { BareMetalHost } from './bare-metal-host';
 
 export interface HostFirmwareComponentsObject extends KubeObject {
   spec?: HostFirmwareComponentsSpec;

@@ -1,15 +1,15 @@
 /**
  * HostFirmwareSettings / HostFirmwareComponents changes for a provisioned
  * host: handed to the host workflow as its held firmware change
- * (`holdFirmwareChange`, workflows/firmware-held.ts), which services them at
+ * (`holdFirmwareChange`, workflows/host/rules/firmware-held.ts), which services them at
  * the host's next reboot as its HostUpdatePolicy allows, as BMO's
  * doServiceIfNeeded does; a spec put back (no change left) withdraws it. The
  * updates a service flashed become the HostFirmwareComponents' status.updates.
  */
 import { WorkflowUpdateFailedError, type Client } from '@temporalio/client';
-import type { CleanStep } from '../../types/clean';
-import { hostWorkflowId } from '../../types/host-ref';
-import { holdFirmwareChangeUpdate, hostViewQuery, type HostView } from '../../workflows/definitions';
+import type { CleanStep } from '../../model/clean';
+import { hostWorkflowId } from '../../model/host-ref';
+import { holdFirmwareChangeUpdate, hostViewQuery, type HostView } from '../../contracts/host';
 import type { ComponentsOutcome } from './firmware-components';
 import type { KubeObject } from './informer';
 

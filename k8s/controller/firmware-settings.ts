@@ -27,18 +27,18 @@ import { createObject, getObject } from '../../clients/kubernetes/metal3-objects
 import { createHash } from 'node:crypto';
 import { IronicError, type IronicClient } from '../../clients/ironic/client';
 import { readNodeFirmware } from '../../clients/ironic/firmware-inventory';
-import type { CleanRequest, CleanStep } from '../../types/clean';
-import { FIRMWARE, type HostFirmwareSettingsSpec, type HostFirmwareSettingsStatus } from '../../types/firmware-settings';
-import { evaluateFirmwareSettings, firmwareConditions, firmwareSchemaName, firmwareSchemaOf, reportedSettings, sameConditions, type Condition } from '../../types/firmware-status';
-import { hostWorkflowId } from '../../types/host-ref';
-import { formatFieldErrors, type FieldError } from '../../types/field-error';
-import { hostViewQuery, requestCleanUpdate, type HostView } from '../../workflows/definitions';
-import { COMPONENTS } from '../../types/firmware-components';
+import type { CleanRequest, CleanStep } from '../../model/clean';
+import { FIRMWARE, type HostFirmwareSettingsSpec, type HostFirmwareSettingsStatus } from '../../model/firmware-settings';
+import { evaluateFirmwareSettings, firmwareConditions, firmwareSchemaName, firmwareSchemaOf, reportedSettings, sameConditions, type Condition } from '../../model/firmware-status';
+import { hostWorkflowId } from '../../model/host-ref';
+import { formatFieldErrors, type FieldError } from '../../model/field-error';
+import { hostViewQuery, requestCleanUpdate, type HostView } from '../../contracts/host';
+import { COMPONENTS } from '../../model/firmware-components';
 import { ANNOTATIONS } from './annotations';
 import { FirmwareComponents, type HostFirmwareComponentsObject } from './firmware-components';
 import { holdForServicing, SERVICED_READ_MARGIN_MS, type HoldDeps } from './firmware-hold';
 import { Informer, watchPaths, type KubeObject } from './informer';
-import type { BareMetalHost } from './reconciler';
+import type { BareMetalHost } from './bare-metal-host';
 import { WorkQueue } from './work-queue';
 
 const API = `${FIRMWARE.group}/${FIRMWARE.version}`;

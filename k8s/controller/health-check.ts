@@ -14,9 +14,9 @@ import type { KubeRest } from '../../clients/kubernetes/kube-rest';
 import { recordHostEvent } from '../../clients/kubernetes/events';
 import { createHostRemediation } from '../../clients/kubernetes/host-remediations';
 import { annotateHost, type KubeNode } from '../../clients/kubernetes/nodes';
-import { HOST_REMEDIATION } from '../../types/host-remediation';
+import { HOST_REMEDIATION } from '../../model/host-remediation';
 import { Informer, type KubeObject } from './informer';
-import type { BareMetalHost } from './reconciler';
+import type { BareMetalHost } from './bare-metal-host';
 import { remediationActive, type HostRemediationObject } from './remediations';
 import {
   EPISODE_ANNOTATION,

@@ -8,11 +8,11 @@
 import type { KubeRest } from '../../clients/kubernetes/kube-rest';
 import { MERGE } from '../../clients/kubernetes/metal3-objects';
 import { recordHostEvent } from '../../clients/kubernetes/events';
-import { formatFieldErrors, type FieldError } from '../../types/field-error';
-import { fitStrings } from '../../types/fit-schema';
-import { HostStatusSchema, type HostRef, type HostSpec } from '../../types/host';
+import { formatFieldErrors, type FieldError } from '../../model/field-error';
+import { fitStrings } from '../../model/fit-schema';
+import { HostStatusSchema, type HostRef, type HostSpec } from '../../model/host';
 import { invalidStatus } from './invalid-status';
-import type { BareMetalHost } from './reconciler';
+import type { BareMetalHost } from './bare-metal-host';
 
 /** Metal3 fields metalflow accepts without acting on them, and why. */
 const IGNORED_FIELDS = {

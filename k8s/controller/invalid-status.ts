@@ -2,9 +2,9 @@
  * The status the controller writes for a spec or annotation it refuses: nothing about the host
  * changes, but `kubectl get bmh` shows a STATE and an ERROR, as Metal3 shows a BMC it cannot use.
  */
-import { computeConditions, kubeTimestamp } from '../../types/conditions';
-import type { FieldError } from '../../types/field-error';
-import { emptyStatus, type HostStatus } from '../../types/host';
+import { computeConditions, kubeTimestamp } from '../../model/conditions';
+import type { FieldError } from '../../model/field-error';
+import { emptyStatus, type HostStatus } from '../../model/host';
 
 /**
  * Metal3's error type for what was refused: what it would have held up (a bad image a deploy,

@@ -12,7 +12,7 @@
 import type { Client } from '@temporalio/client';
 import type { KubeRest } from '../../clients/kubernetes/kube-rest';
 import { addFinalizer, createIpAddress, deleteIpAddress, ipamPath, patchIpamStatus, removeFinalizer } from '../../clients/kubernetes/ipam-objects';
-import { IpamError, IpPools } from '../../clients/temporal/ip-pools';
+import { IpamError, IpPools } from '../../control/ip-pools';
 import {
   IPADDRESS_FINALIZER,
   IPAM_API_VERSION,
@@ -25,9 +25,9 @@ import {
   type IPPoolSpec,
   type IPPoolStatus,
   type PoolRef,
-} from '../../types/ipam';
-import { validateClaimSpec, validatePoolSpec } from '../../types/ipam-validate';
-import { formatFieldErrors } from '../../types/field-error';
+} from '../../model/ipam';
+import { validateClaimSpec, validatePoolSpec } from '../../model/ipam-validate';
+import { formatFieldErrors } from '../../model/field-error';
 import { Informer, watchPaths, type KubeObject } from './informer';
 import { WorkQueue } from './work-queue';
 

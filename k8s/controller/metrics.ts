@@ -7,8 +7,8 @@
  * project's Node.js client) writes the exposition format.
  */
 import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import type { HostStatus } from '../../types/host';
-import { DELETE_RETRY_LIMIT } from '../../workflows/decide';
+import type { HostStatus } from '../../model/host';
+import { DELETE_RETRY_LIMIT } from '../../contracts/host';
 
 /** BMO's event reasons, which are its `error_type` label values (recordActionFailure). */
 const ERROR_LABEL: Record<string, string> = {
@@ -166,7 +166,7 @@ export class ControllerMetrics {
     if (next === 'unmanaged' && prev !== 'unmanaged') this.counters.unmanaged.inc();
     if (!prev || !next) return;
     if (prev !== next) this.stateChanges.inc({ prev_state: prev, new_state: next });
-    // The workflow's give-up (DeprovisioningSkipped/PowerOffSkipped, workflows/decide.ts deleteGiveUp) as BMO
+    // The workflow's give-up (DeprovisioningSkipped/PowerOffSkipped, workflows/host/decide.ts deleteGiveUp) as BMO
     // counts it: leaving a delete's cleanup state after more failures than its retry limit. From
     // deprovisioning straight to deleting (the host cannot be registered) is BMO's powering-off counter.
     const gaveUp = before.operationalStatus === 'error' && (before.errorCount ?? 0) > DELETE_RETRY_LIMIT;

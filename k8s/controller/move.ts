@@ -6,7 +6,7 @@
  * `baremetalhost.metal3.io/status`, which the target's controller restores.
  * Pure: says which annotations to change, or nothing.
  */
-import type { HostStatus } from '../../types/host';
+import type { HostStatus } from '../../model/host';
 import { ANNOTATIONS } from './annotations';
 
 export const BLOCK_MOVE = 'clusterctl.cluster.x-k8s.io/block-move';

@@ -11,14 +11,14 @@
  * only when a type's status or reason changes, with the object's
  * resourceVersion, so a status the worker wrote in between is never
  * overwritten (the next period reads it again). The worker's own writes keep
- * what this wrote (types/conditions.ts).
+ * what this wrote (model/conditions.ts).
  */
 import type { IronicClient } from '../../clients/ironic/client';
 import { NODE_HEALTH_MICROVERSION } from '../../clients/ironic/client';
 import { isKubeError } from '../../clients/kubernetes/kube-error';
 import type { KubeRest } from '../../clients/kubernetes/kube-rest';
-import { computeConditions, kubeTimestamp, type HostCondition, type NodeReading } from '../../types/conditions';
-import type { BareMetalHost } from './reconciler';
+import { computeConditions, kubeTimestamp, type HostCondition, type NodeReading } from '../../model/conditions';
+import type { BareMetalHost } from './bare-metal-host';
 
 export interface NodeHealthDeps {
   rest: KubeRest;

@@ -9,12 +9,12 @@
 import type { Client } from '@temporalio/client';
 import type { KubeRest } from '../../clients/kubernetes/kube-rest';
 import { MERGE } from '../../clients/kubernetes/metal3-objects';
-import type { HostRef } from '../../types/host';
-import { hostWorkflowId } from '../../types/host-ref';
-import { hostViewQuery, powerRequestsUpdate } from '../../workflows/definitions';
-import type { PowerRequestChange, PowerRequestsView } from '../../workflows/power-requests';
+import type { HostRef } from '../../model/host';
+import { hostWorkflowId } from '../../model/host-ref';
+import { hostViewQuery, powerRequestsUpdate } from '../../contracts/host';
+import type { PowerRequestChange, PowerRequestsView } from '../../contracts/power-requests';
 import { ANNOTATIONS, type HostAnnotations } from './annotations';
-import type { BareMetalHost } from './reconciler';
+import type { BareMetalHost } from './bare-metal-host';
 
 export interface PowerAnnotationDeps {
   rest: KubeRest;

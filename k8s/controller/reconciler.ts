@@ -7,9 +7,9 @@
  * the object and the workflow.
  */
 import type { Client, UpdateDefinition } from '@temporalio/client';
-import type { HostRef, HostSpec, HostStatus } from '../../types/host';
-import { hostWorkflowId } from '../../types/host-ref';
-import { validateHostSpec } from '../../types/validate';
+import type { HostRef, HostSpec, HostStatus } from '../../model/host';
+import { hostWorkflowId } from '../../model/host-ref';
+import { validateHostSpec } from '../../model/validate';
 import {
   applyDirectivesUpdate,
   applySpecUpdate,
@@ -21,10 +21,10 @@ import {
   type HostWorkflowOptions,
   setPausedUpdate,
   MAX_PAUSE_REASON,
-} from '../../workflows/definitions';
-import type { PowerRequestsView } from '../../workflows/power-requests';
+} from '../../contracts/host';
+import type { PowerRequestsView } from '../../contracts/power-requests';
 import type { BmoGuard } from './bmo-guard';
-import { hostRun, hostWorkflowStart, lastHostView, ReadoptRefused, readoptHost, readoptMessage, type HostRun } from '../../clients/temporal/host-run';
+import { hostRun, hostWorkflowStart, lastHostView, ReadoptRefused, readoptHost, readoptMessage, type HostRun } from '../../control/host-run';
 import type { KubeRest } from '../../clients/kubernetes/kube-rest';
 import { MERGE } from '../../clients/kubernetes/metal3-objects';
 import { recordHostEvent } from '../../clients/kubernetes/events';
@@ -32,7 +32,9 @@ import { releaseCompanions } from './bmo-release';
 import { moveAnnotations } from './move';
 import { ANNOTATIONS, annotationConflicts, parseAnnotations, type HostAnnotations } from './annotations';
 import { reportInvalid, warnAnnotationValues, warnIgnored } from './host-reports';
-import type { KubeObject } from './informer';
+import type { BareMetalHost } from './bare-metal-host';
+
+export type { BareMetalHost };
 import { syncPowerRequests } from './power-annotations';
 import { policyOf, syncUpdatePolicy, type HostUpdatePolicyObject } from './update-policies';
 
@@ -43,10 +45,6 @@ const DELETE_HELD_RECHECK_MS = 60_000;
 export const bmhPath = (namespace?: string): string =>
   namespace ? `/apis/metal3.io/v1alpha1/namespaces/${namespace}/baremetalhosts` : '/apis/metal3.io/v1alpha1/baremetalhosts';
 
-export interface BareMetalHost extends KubeObject {
-  spec?: unknown;
-  status?: Partial<HostStatus>;
-}
 
 export interface ReconcilerDeps {
   rest: KubeRest;

@@ -9,8 +9,8 @@ import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Clien
 import { WorkflowIdReusePolicy } from '@temporalio/common';
 import type { KubeRest } from '../../clients/kubernetes/kube-rest';
 import { hostRemediationsPath, patchHostRemediationStatus } from '../../clients/kubernetes/host-remediations';
-import type { HostRemediationSpec, HostRemediationStatus } from '../../types/host-remediation';
-import { remediationWorkflowId, type RemediationInput } from '../../workflows/remediation-definitions';
+import type { HostRemediationSpec, HostRemediationStatus } from '../../model/host-remediation';
+import { remediationWorkflowId, type RemediationInput } from '../../contracts/remediation';
 import { Informer, watchPaths, type KubeObject } from './informer';
 import { WorkQueue } from './work-queue';
 

@@ -5,11 +5,11 @@
  * host of its name. Deleting the policy hands null (no servicing).
  */
 import type { Client } from '@temporalio/client';
-import type { HostRef } from '../../types/host';
-import { hostWorkflowId } from '../../types/host-ref';
-import { normalUpdatePolicy, updatePolicyErrors, UPDATE_POLICY, type HostUpdatePolicySpec } from '../../types/host-update-policy';
-import { formatFieldErrors } from '../../types/field-error';
-import { hostViewQuery, setUpdatePolicyUpdate } from '../../workflows/definitions';
+import type { HostRef } from '../../model/host';
+import { hostWorkflowId } from '../../model/host-ref';
+import { normalUpdatePolicy, updatePolicyErrors, UPDATE_POLICY, type HostUpdatePolicySpec } from '../../model/host-update-policy';
+import { formatFieldErrors } from '../../model/field-error';
+import { hostViewQuery, setUpdatePolicyUpdate } from '../../contracts/host';
 import type { KubeObject } from './informer';
 
 export interface HostUpdatePolicyObject extends KubeObject {

@@ -1,6 +1,6 @@
-/** Metal3's HostFirmwareSettings, FirmwareSchema and HostFirmwareComponents CRDs, converted from types/firmware-settings.ts and types/firmware-components.ts. */
-import { FIRMWARE, FirmwareSchemaSpecSchema, HostFirmwareSettingsSpecSchema, HostFirmwareSettingsStatusSchema } from '../../types/firmware-settings';
-import { COMPONENTS, HostFirmwareComponentsSpecSchema, HostFirmwareComponentsStatusSchema } from '../../types/firmware-components';
+/** Metal3's HostFirmwareSettings, FirmwareSchema and HostFirmwareComponents CRDs, converted from model/firmware-settings.ts and model/firmware-components.ts. */
+import { FIRMWARE, FirmwareSchemaSpecSchema, HostFirmwareSettingsSpecSchema, HostFirmwareSettingsStatusSchema } from '../../model/firmware-settings';
+import { COMPONENTS, HostFirmwareComponentsSpecSchema, HostFirmwareComponentsStatusSchema } from '../../model/firmware-components';
 import { crd, META_PROPS } from './objects';
 import { toStructural } from './structural';
 

@@ -1,13 +1,13 @@
 /**
  * Metal3 IP Address Manager's CRDs (`ipam.metal3.io/v1alpha1` IPPool,
- * IPClaim, IPAddress), converted from types/ipam.ts with Metal3's names,
+ * IPClaim, IPAddress), converted from model/ipam.ts with Metal3's names,
  * short names, categories and printer columns, so its manifests apply
  * unchanged. Metal3 checks addresses with long regular expressions and a
  * webhook; here CEL's Kubernetes IP library (isIP, isCIDR, cidr().containsIP)
  * says the same at admission. What CEL cannot compare (start ≤ end, a
- * preAllocation inside the ranges) is the controller's (types/ipam-validate.ts).
+ * preAllocation inside the ranges) is the controller's (model/ipam-validate.ts).
  */
-import { IPAddressSpecSchema, IPAM, IPClaimSpecSchema, IPClaimStatusSchema, IPPoolSpecSchema, IPPoolStatusSchema } from '../../types/ipam';
+import { IPAddressSpecSchema, IPAM, IPClaimSpecSchema, IPClaimStatusSchema, IPPoolSpecSchema, IPPoolStatusSchema } from '../../model/ipam';
 import { crd, META_PROPS } from './objects';
 import { toStructural, type JSONSchemaProps, type ValidationRule } from './structural';
 

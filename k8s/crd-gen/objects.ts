@@ -1,15 +1,15 @@
 /**
  * The objects k8s/generate-crds.ts writes: the BareMetalHost and HardwareData
- * CRDs (schemas converted from types/host.ts, plus the CEL rules the schema
+ * CRDs (schemas converted from model/host.ts, plus the CEL rules the schema
  * cannot say) and the ValidatingAdmissionPolicy for what CEL on a CRD cannot see.
  */
-import { BMC_SCHEMES } from '../../types/bmc';
-import { HardwareDetailsSchema, HostSpecSchema, HostStatusSchema, SecretReferenceSchema } from '../../types/host';
+import { BMC_SCHEMES } from '../../model/bmc';
+import { HardwareDetailsSchema, HostSpecSchema, HostStatusSchema, SecretReferenceSchema } from '../../model/host';
 import { toStructural, type JSONSchemaProps, type ValidationRule } from './structural';
 
 export const GROUP = 'metal3.io';
 export const VERSION = 'v1alpha1';
-export const GENERATED_BY = 'metalflow k8s/generate-crds.ts from types/host.ts';
+export const GENERATED_BY = 'metalflow k8s/generate-crds.ts from model/host.ts';
 
 // ------------------------------------------------- rules the schema lacks ----
 
@@ -32,14 +32,14 @@ export const RULES: Record<string, ValidationRule[]> = {
       reason: 'FieldValueForbidden',
     },
     {
-      // Metal3's webhook rule (validatePowerStatus); types/validate.ts says the same.
+      // Metal3's webhook rule (validatePowerStatus); model/validate.ts says the same.
       rule: '!(has(self.disablePowerOff) && self.disablePowerOff) || self.online',
       message: 'disablePowerOff: true cannot be combined with online: false (a host whose power-off is disabled must stay online)',
       fieldPath: '.disablePowerOff',
       reason: 'FieldValueForbidden',
     },
     {
-      // Metal3's webhook parses the MAC at admission; this is the syntax part of types/mac.ts
+      // Metal3's webhook parses the MAC at admission; this is the syntax part of model/mac.ts
       // (unicast and non-zero stay with the controller, which reports them on the object).
       rule: `!has(self.bootMACAddress) || self.bootMACAddress == '' || self.bootMACAddress.matches('^([0-9a-fA-F]{2}:){5}[0-9a-fA-F]{2}$') || self.bootMACAddress.matches('^([0-9a-fA-F]{2}-){5}[0-9a-fA-F]{2}$')`,
       message: "bootMACAddress must be six two-digit hex octets separated consistently by ':' or '-', e.g. 52:54:00:12:34:56",

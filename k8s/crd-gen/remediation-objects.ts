@@ -1,12 +1,12 @@
-/** The HostRemediation CRD (metalflow.io), converted from types/host-remediation.ts. */
-import { HOST_REMEDIATION, HostRemediationSpecSchema, HostRemediationStatusSchema } from '../../types/host-remediation';
+/** The HostRemediation CRD (metalflow.io), converted from model/host-remediation.ts. */
+import { HOST_REMEDIATION, HostRemediationSpecSchema, HostRemediationStatusSchema } from '../../model/host-remediation';
 import { crd, META_PROPS } from './objects';
 import { toStructural, type JSONSchemaProps } from './structural';
 
 export function hostRemediationSchema(): JSONSchemaProps {
   const spec = toStructural(HostRemediationSpecSchema, 'spec');
   const strategy = spec.properties!.strategy!;
-  // The pairing the schema cannot say (types/remediation.ts strategyPairingError): the API server refuses it too.
+  // The pairing the schema cannot say (model/remediation.ts strategyPairingError): the API server refuses it too.
   strategy['x-kubernetes-validations'] = [
     { rule: '!has(self.reinspect) || has(self.reprovision)', message: 'reinspect needs reprovision: re-inspection runs only after a failed re-provision', fieldPath: '.reinspect' },
   ];

@@ -1,5 +1,5 @@
-/** Metal3's HostUpdatePolicy CRD, converted from types/host-update-policy.ts. */
-import { HostUpdatePolicySpecSchema, UPDATE_POLICY } from '../../types/host-update-policy';
+/** Metal3's HostUpdatePolicy CRD, converted from model/host-update-policy.ts. */
+import { HostUpdatePolicySpecSchema, UPDATE_POLICY } from '../../model/host-update-policy';
 import { crd, META_PROPS } from './objects';
 import { toStructural } from './structural';
 

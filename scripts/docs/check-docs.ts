@@ -150,7 +150,7 @@ export function knownNames(root: string): Known {
       sources.push(readFileSync(p, 'utf8'));
     }
   };
-  for (const dir of ['config', 'api', 'workers', 'k8s', 'clients', 'activities', 'workflows', 'scripts', 'bench', 'test/support', 'test/unit', 'test/integration', 'test/k8s', 'test/e2e', 'test/chaos', 'test/bench', 'test/bmc', 'test/dhcp']) walk(dir);
+  for (const dir of ['config', 'model', 'contracts', 'control', 'api', 'workers', 'k8s', 'clients', 'activities', 'workflows', 'scripts', 'bench', 'test/support', 'test/unit', 'test/integration', 'test/k8s', 'test/e2e', 'test/chaos', 'test/bench', 'test/bmc', 'test/dhcp']) walk(dir);
   const all = sources.join('\n');
   const cache = new Map<string, boolean>();
   return {

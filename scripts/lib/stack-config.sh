@@ -60,7 +60,7 @@ log_file = $LOGS/ironic.log
 debug = false
 # The hardware types Metal3's ironic-image enables for the BMC schemes BMO
 # knows (ipmi://, redfish*://, idrac*://, ilo5-redfish:// which is redfish),
-# with the interfaces BMO asks for per scheme (types/bmc-types.ts), plus
+# with the interfaces BMO asks for per scheme (model/bmc-types.ts), plus
 # fake-hardware for the tests. Defaults are listed first where the order
 # picks one (Ironic takes the hardware type's first enabled one when a
 # node names none: ipxe for ipmi, redfish-virtual-media for redfish).

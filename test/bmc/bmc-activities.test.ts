@@ -1,5 +1,5 @@
 /**
- * The BMC activities (activities/bmc-activities.ts) as the workflows call
+ * The BMC activities (activities/bmc/activities.ts) as the workflows call
  * them, with credentials read from the secret store, against real BMCs:
  * sushy-tools (the test stack's Redfish emulator, fake systems, power changes
  * land 1-11 s after the request) and OpenIPMI's ipmi_sim with a
@@ -11,12 +11,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApplicationFailure } from '@temporalio/common';
-import { createBmcActivities } from '../../activities/bmc-activities';
+import { createBmcActivities } from '../../activities/bmc/activities';
 import { LocalSecretStore } from '../../clients/secrets/local-store';
 import { RedfishClient } from '../../clients/redfish/client';
-import type { HostSpec } from '../../types/host';
+import type { HostSpec } from '../../model/host';
 import { SUSHY_URL, TEST_PORTS } from '../support/env';
-import { serveFiles, tinyIso, type FileServer } from './support/files';
+import { serveFiles, tinyIso, type FileServer } from '../../bench/support/bmc-files';
 import { unusedPort } from '../support/ports';
 import { IPMI_PASSWORD, IPMI_USER, startIpmiSim, type IpmiSim } from './support/ipmi-sim';
 

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CancelledFailure } from '@temporalio/common';
 import { MockActivityEnvironment } from '@temporalio/testing';
-import { createBmcActivities } from '../../activities/bmc-activities';
+import { createBmcActivities } from '../../activities/bmc/activities';
 import { runIpmitool } from '../../clients/ipmi/ipmitool';
 import { LocalSecretStore } from '../../clients/secrets/local-store';
 import { SUSHY_URL } from '../support/env';

@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openBmc } from '../../clients/bmc/bmc-client';
 import { IpmiError, type BmcError } from '../../clients/bmc/errors';
 import { IpmiClient, parseBootParameter, parsePowerStatus, type IpmiClientOptions } from '../../clients/ipmi/client';
-import { parseBmcAddress, type BmcAccess } from '../../types/bmc';
+import { parseBmcAddress, type BmcAccess } from '../../model/bmc';
 import { IPMI_PASSWORD, IPMI_USER, startBootRecorder, startIpmiSim, type BootRecorder, type IpmiSim } from './support/ipmi-sim';
 
 const SIM_PORT = 22623;

@@ -15,7 +15,7 @@ import { RedfishClient, type RedfishClientOptions } from '../../clients/redfish/
 import { applyBios, readBios, setPendingBios } from '../../clients/redfish/bios';
 import { componentOf, firmwareInventory, simpleUpdate } from '../../clients/redfish/firmware';
 import { redfishFailure } from './support/failure';
-import { serveFiles, type FileServer } from './support/files';
+import { serveFiles, type FileServer } from '../../bench/support/bmc-files';
 import { MOCKUP_SYSTEM, RedfishMockup } from './support/redfish-mockup';
 import { addFirmware, type FirmwareMockup } from './support/redfish-mockup-firmware';
 import { ownSushy } from './support/sushy';

@@ -30,9 +30,9 @@ import { openBmc } from '../../clients/bmc/bmc-client';
 import { RedfishError, type BmcError } from '../../clients/bmc/errors';
 import { RedfishClient, type RedfishClientOptions } from '../../clients/redfish/client';
 import { Value } from '@sinclair/typebox/value';
-import { HardwareDetailsSchema } from '../../types/host';
-import { parseBmcAddress } from '../../types/bmc';
-import { selfSignedCert } from './support/files';
+import { HardwareDetailsSchema } from '../../model/host';
+import { parseBmcAddress } from '../../model/bmc';
+import { selfSignedCert } from '../../bench/support/bmc-files';
 import { MOCKUP_SYSTEM, RedfishMockup, type MockupOptions } from './support/redfish-mockup';
 
 const PASSWORD = 'password';

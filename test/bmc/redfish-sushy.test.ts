@@ -16,10 +16,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openBmc, checkBmc } from '../../clients/bmc/bmc-client';
 import { RedfishClient, type RedfishClientOptions } from '../../clients/redfish/client';
 import { Value } from '@sinclair/typebox/value';
-import { HardwareDetailsSchema } from '../../types/host';
-import { parseBmcAddress, type BmcAccess } from '../../types/bmc';
+import { HardwareDetailsSchema } from '../../model/host';
+import { parseBmcAddress, type BmcAccess } from '../../model/bmc';
 import { redfishFailure } from './support/failure';
-import { serveFiles, tinyIso, type FileServer } from './support/files';
+import { serveFiles, tinyIso, type FileServer } from '../../bench/support/bmc-files';
 import { unusedPort } from '../support/ports';
 import { SUSHY_PASSWORD, SUSHY_PORT, SUSHY_SYSTEMS, SUSHY_URL, SUSHY_USER, startSushy, stopSushy } from './support/sushy';
 

@@ -8,8 +8,8 @@ import { chmod, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDhcpActivities } from '../../activities/dhcp-activities';
-import { FAILURE } from '../../types/failures';
+import { createDhcpActivities } from '../../activities/dhcp/activities';
+import { FAILURE } from '../../model/failures';
 import { waitFor } from '../support/harness';
 import { alive, askLease, dhcpUnavailable, NO_LEASE_TRIES, restartSite, startSite, stopSite, sweepStaleSites, type TestSite } from '../support/dnsmasq-site';
 

@@ -12,13 +12,13 @@ import { chmod, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hostWorkflowId } from '../../types/host-ref';
-import type { HostSpec } from '../../types/host';
-import { hostViewQuery, type HostView } from '../../workflows/definitions';
-import { IpPools } from '../../clients/temporal/ip-pools';
+import { hostWorkflowId } from '../../model/host-ref';
+import type { HostSpec } from '../../model/host';
+import { hostViewQuery, type HostView } from '../../contracts/host';
+import { IpPools } from '../../control/ip-pools';
 import { FAST_HOST_OPTIONS, randomMac, uniq, waitFor } from '../support/harness';
 import { useProxiedHarness } from '../support/proxied-harness';
-import { isDeploy } from '../support/ironic-proxy';
+import { isDeploy } from '../../bench/support/ironic-proxy';
 import { askLease, dhcpUnavailable, NO_LEASE_TRIES, startSite, stopSite, sweepStaleSites, type TestSite } from '../support/dnsmasq-site';
 
 const unavailable = dhcpUnavailable();

@@ -8,9 +8,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { callApi, serveApi } from '../support/api-client';
 import { IRONIC_URL } from '../support/env';
-import { IronicProxy, type RecordedRequest } from '../support/ironic-proxy';
+import { IronicProxy, type RecordedRequest } from '../../bench/support/ironic-proxy';
 import { randomMac, startHarness, uniq, waitFor, type Harness } from '../support/harness';
-import { hostWorkflowId } from '../../types/host-ref';
+import { hostWorkflowId } from '../../model/host-ref';
 
 let h: Harness;
 let app: FastifyInstance;

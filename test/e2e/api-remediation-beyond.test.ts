@@ -14,10 +14,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomUUID } from 'node:crypto';
 import type { WorkflowHandle } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
-import { hostWorkflowId } from '../../types/host-ref';
-import { requestInspectionUpdate, type HostView } from '../../workflows/definitions';
-import { remediationWorkflowId, type RemediationInput, type RemediationView } from '../../workflows/remediation-definitions';
-import type { RemediationRequest } from '../../types/remediation';
+import { hostWorkflowId } from '../../model/host-ref';
+import { requestInspectionUpdate, type HostView } from '../../contracts/host';
+import { remediationWorkflowId, type RemediationInput, type RemediationView } from '../../contracts/remediation';
+import type { RemediationRequest } from '../../model/remediation';
 import { FAST_HOST_OPTIONS, randomMac, startHarness, uniq, waitFor, type Harness } from '../support/harness';
 
 let h: Harness;

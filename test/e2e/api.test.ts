@@ -9,7 +9,7 @@ import { callApi, serveApi } from '../support/api-client';
 import { IronicClient } from '../../clients/ironic/client';
 import { createWorker } from '../../workers/worker';
 import { IRONIC_URL, WORKFLOW_BUNDLE_PATH } from '../support/env';
-import { IronicProxy, isDeploy } from '../support/ironic-proxy';
+import { IronicProxy, isDeploy } from '../../bench/support/ironic-proxy';
 import { FAST_HOST_OPTIONS, randomMac, startHarness, uniq, waitFor, type Harness } from '../support/harness';
 
 let h: Harness;

@@ -5,8 +5,8 @@
  * clean again, and the clean must end once.
  */
 import { describe, expect, it } from 'vitest';
-import type { CleanRequest } from '../../types/clean';
-import type { RecordedRequest } from '../support/ironic-proxy';
+import type { CleanRequest } from '../../model/clean';
+import type { RecordedRequest } from '../../bench/support/ironic-proxy';
 import { randomMac, uniq, waitFor } from '../support/harness';
 import { useCrashWindow } from '../support/crash-window';
 

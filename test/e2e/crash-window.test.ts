@@ -6,9 +6,9 @@
 import { describe, expect, it } from 'vitest';
 import type { ChildProcess } from 'node:child_process';
 import { IronicClient } from '../../clients/ironic/client';
-import type { HostSpec } from '../../types/host';
+import type { HostSpec } from '../../model/host';
 import { IRONIC_URL } from '../support/env';
-import { isDeploy, isPowerChange, type RecordedRequest } from '../support/ironic-proxy';
+import { isDeploy, isPowerChange, type RecordedRequest } from '../../bench/support/ironic-proxy';
 import { randomMac, uniq, waitFor } from '../support/harness';
 import { useCrashWindow } from '../support/crash-window';
 

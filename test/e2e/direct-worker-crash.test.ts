@@ -10,13 +10,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Connection } from '@temporalio/client';
 import type { HostService } from '../../api/host-service';
 import { openBmc } from '../../clients/bmc/bmc-client';
-import { parseBmcAddress } from '../../types/bmc';
-import type { HostSpec } from '../../types/host';
+import { parseBmcAddress } from '../../model/bmc';
+import type { HostSpec } from '../../model/host';
 import { IRONIC_URL, SUSHY_URL, TEMPORAL_ADDRESS } from '../support/env';
-import { IronicProxy, type RecordedRequest } from '../support/ironic-proxy';
+import { IronicProxy, type RecordedRequest } from '../../bench/support/ironic-proxy';
 import { uniq, waitFor } from '../support/harness';
 import { WorkerProcesses } from '../support/worker-process';
-import { serveFiles, tinyIso, type FileServer } from '../bmc/support/files';
+import { serveFiles, tinyIso, type FileServer } from '../../bench/support/bmc-files';
 
 const SYSTEM = '/redfish/v1/Systems/6d660000-0000-4000-8000-000000000006';
 let bmcProxy: IronicProxy; // generic HTTP proxy: here in front of the Redfish BMC

@@ -10,12 +10,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client, Connection } from '@temporalio/client';
 import type { HostService } from '../../api/host-service';
-import { hostWorkflowId } from '../../types/host-ref';
-import type { FleetInput } from '../../types/fleet';
-import { fleetProgressQuery, fleetWorkflowId } from '../../workflows/fleet-definitions';
-import type { fleetWorkflow } from '../../workflows/fleet';
+import { hostWorkflowId } from '../../model/host-ref';
+import type { FleetInput } from '../../model/fleet';
+import { fleetProgressQuery, fleetWorkflowId } from '../../contracts/fleet';
+import type { fleetWorkflow } from '../../workflows/fleet/fleet';
 import { IRONIC_URL, TEMPORAL_ADDRESS } from '../support/env';
-import { IronicProxy } from '../support/ironic-proxy';
+import { IronicProxy } from '../../bench/support/ironic-proxy';
 import { randomMac, uniq, waitFor } from '../support/harness';
 import { WorkerProcesses } from '../support/worker-process';
 

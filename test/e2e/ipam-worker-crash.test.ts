@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client, Connection } from '@temporalio/client';
-import { IpPools, type ClaimAllocation } from '../../clients/temporal/ip-pools';
+import { IpPools, type ClaimAllocation } from '../../control/ip-pools';
 import { IRONIC_URL, TEMPORAL_ADDRESS } from '../support/env';
 import { uniq, waitFor } from '../support/harness';
 import { WorkerProcesses } from '../support/worker-process';

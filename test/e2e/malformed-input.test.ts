@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { FAST_HOST_OPTIONS, startHarness, uniq, type Harness } from '../support/harness';
 import { serveApi, writeTokenFile } from '../support/api-client';
-import { historyLengthOf, malformedSummary, runMalformedCorpus, sendCase, setUpCorpusHost, type CorpusTarget } from '../support/malformed-run';
+import { historyLengthOf, malformedSummary, runMalformedCorpus, sendCase, setUpCorpusHost, type CorpusTarget } from '../../bench/support/malformed-run';
 
 let h: Harness;
 let app: FastifyInstance;

@@ -4,10 +4,10 @@
  * the worker). The next worker must not start the service again, and the service must end once.
  */
 import { describe, expect, it } from 'vitest';
-import type { RecordedRequest } from '../support/ironic-proxy';
+import type { RecordedRequest } from '../../bench/support/ironic-proxy';
 import { randomMac, uniq, waitFor } from '../support/harness';
 import { useCrashWindow } from '../support/crash-window';
-import { setUpdatePolicyUpdate } from '../../workflows/definitions';
+import { setUpdatePolicyUpdate } from '../../contracts/host';
 
 const cw = useCrashWindow('service-window');
 const NS = 'service-window';

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Connection } from '@temporalio/client';
 import type { HostService } from '../../api/host-service';
 import { IRONIC_URL, TEMPORAL_ADDRESS } from '../support/env';
-import { IronicProxy, isDeploy } from '../support/ironic-proxy';
+import { IronicProxy, isDeploy } from '../../bench/support/ironic-proxy';
 import { randomMac, uniq, waitFor } from '../support/harness';
 import { WorkerProcesses } from '../support/worker-process';
 

@@ -10,11 +10,11 @@
  * ("node does not support this clean step"): that is the forced `clean failed`.
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import type { HostSpec } from '../../types/host';
-import { hostWorkflowId } from '../../types/host-ref';
-import type { CleanRequest } from '../../types/clean';
-import { hostViewQuery, type HostView } from '../../workflows/definitions';
-import type { hostWorkflow } from '../../workflows/host';
+import type { HostSpec } from '../../model/host';
+import { hostWorkflowId } from '../../model/host-ref';
+import type { CleanRequest } from '../../model/clean';
+import { hostViewQuery, type HostView } from '../../contracts/host';
+import type { hostWorkflow } from '../../workflows/host/host';
 import { ApiError } from '../../api/host-service';
 import { IRONIC_URL } from '../support/env';
 import { randomMac, uniq, waitFor } from '../support/harness';

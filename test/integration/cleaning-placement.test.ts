@@ -12,8 +12,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { HostSpec } from '../../types/host';
-import type { HostView } from '../../workflows/definitions';
+import type { HostSpec } from '../../model/host';
+import type { HostView } from '../../contracts/host';
 import { SUSHY_URL, TEST_STATE_DIR } from '../support/env';
 import { randomMac, startHarness, uniq, waitFor, FAST_HOST_OPTIONS, type Harness } from '../support/harness';
 

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ApplicationFailure } from '@temporalio/common';
 import { IronicClient } from '../../clients/ironic/client';
-import { createIronicActivities } from '../../activities/ironic-activities';
+import { createIronicActivities } from '../../activities/ironic/activities';
 import { LocalSecretStore } from '../../clients/secrets/local-store';
 import { IRONIC_URL } from '../support/env';
 import { randomMac, uniq } from '../support/harness';

@@ -8,7 +8,7 @@
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { IronicNode } from '../../clients/ironic/types';
-import { applySpecUpdate } from '../../workflows/definitions';
+import { applySpecUpdate } from '../../contracts/host';
 import { adoptedCustomDeployHost } from '../support/deployed-node';
 import { FAST_HOST_OPTIONS, startHarness, uniq, waitFor, type Harness } from '../support/harness';
 

@@ -7,13 +7,13 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { IronicClient } from '../../clients/ironic/client';
-import { hostWorkflowId } from '../../types/host-ref';
-import { DELETE_RETRY_LIMIT } from '../../workflows/decide';
-import { hostViewQuery, type HostView } from '../../workflows/definitions';
-import type { hostWorkflow } from '../../workflows/host';
+import { hostWorkflowId } from '../../model/host-ref';
+import { DELETE_RETRY_LIMIT } from '../../workflows/host/decide';
+import { hostViewQuery, type HostView } from '../../contracts/host';
+import type { hostWorkflow } from '../../workflows/host/host';
 import { IRONIC_URL } from '../support/env';
 import { FAST_HOST_OPTIONS, randomMac, startHarness, uniq, waitFor, type Harness } from '../support/harness';
-import { IronicProxy } from '../support/ironic-proxy';
+import { IronicProxy } from '../../bench/support/ironic-proxy';
 
 const NS = 'delete-gives-up';
 const proxy = new IronicProxy(IRONIC_URL);

@@ -12,13 +12,13 @@ import { ApiError } from '../../api/host-service';
 import { RedfishClient } from '../../clients/redfish/client';
 import { readBios } from '../../clients/redfish/bios';
 import { componentOf, firmwareInventory } from '../../clients/redfish/firmware';
-import type { HostSpec } from '../../types/host';
-import type { HostView } from '../../workflows/definitions';
+import type { HostSpec } from '../../model/host';
+import type { HostView } from '../../contracts/host';
 import { startHarness, uniq, waitFor, type Harness } from '../support/harness';
 import { SUSHY_URL } from '../support/env';
 import { resetRedfishSystem } from '../support/redfish-system';
 import { operationEvents } from '../support/operation-history';
-import { serveFiles, type FileServer } from '../bmc/support/files';
+import { serveFiles, type FileServer } from '../../bench/support/bmc-files';
 
 const NS = 'direct-clean';
 const SYSTEM = '/redfish/v1/Systems/6d660000-0000-4000-8000-000000000008';

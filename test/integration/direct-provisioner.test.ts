@@ -8,14 +8,14 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApiError } from '../../api/host-service';
-import type { HostRef, HostSpec } from '../../types/host';
-import { ironicNodeName } from '../../types/host-ref';
-import type { HostView } from '../../workflows/definitions';
+import type { HostRef, HostSpec } from '../../model/host';
+import { ironicNodeName } from '../../model/host-ref';
+import type { HostView } from '../../contracts/host';
 import { startHarness, uniq, waitFor, type Harness } from '../support/harness';
 import { SUSHY_URL } from '../support/env';
 import { resetRedfishSystem } from '../support/redfish-system';
 import { sushyState as readSushy, type SushyState } from '../support/sushy-state';
-import { serveFiles, tinyIso, type FileServer } from '../bmc/support/files';
+import { serveFiles, tinyIso, type FileServer } from '../../bench/support/bmc-files';
 import { IPMI_PASSWORD, IPMI_USER, startIpmiSim, type IpmiSim } from '../bmc/support/ipmi-sim';
 
 const NS = 'direct';

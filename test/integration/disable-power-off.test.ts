@@ -6,10 +6,10 @@
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { DISABLE_POWER_OFF_MICROVERSION } from '../../clients/ironic/client';
-import type { HostSpec } from '../../types/host';
-import { hostWorkflowId } from '../../types/host-ref';
-import { applySpecUpdate, hostViewQuery, type HostView } from '../../workflows/definitions';
-import type { hostWorkflow } from '../../workflows/host';
+import type { HostSpec } from '../../model/host';
+import { hostWorkflowId } from '../../model/host-ref';
+import { applySpecUpdate, hostViewQuery, type HostView } from '../../contracts/host';
+import type { hostWorkflow } from '../../workflows/host/host';
 import { randomMac, startHarness, uniq, waitFor, type Harness } from '../support/harness';
 
 let h: Harness;

@@ -9,11 +9,11 @@
  * clean once it is available.
  */
 import { describe, expect, it } from 'vitest';
-import { hostWorkflowId } from '../../types/host-ref';
-import { holdFirmwareChangeUpdate, hostViewQuery, setUpdatePolicyUpdate, type HostView } from '../../workflows/definitions';
-import type { hostWorkflow } from '../../workflows/host';
+import { hostWorkflowId } from '../../model/host-ref';
+import { holdFirmwareChangeUpdate, hostViewQuery, setUpdatePolicyUpdate, type HostView } from '../../contracts/host';
+import type { hostWorkflow } from '../../workflows/host/host';
 import { ApiError } from '../../api/host-service';
-import type { RecordedRequest } from '../support/ironic-proxy';
+import type { RecordedRequest } from '../../bench/support/ironic-proxy';
 import { IRONIC_URL } from '../support/env';
 import { randomMac, uniq, waitFor } from '../support/harness';
 import { hostsRemovedAfterAll, useProxiedHarness } from '../support/proxied-harness';

@@ -7,9 +7,9 @@
  * (fake-hardware's firmware interface runs it).
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { hostWorkflowId } from '../../types/host-ref';
-import { hostViewQuery, type HostView } from '../../workflows/definitions';
-import type { hostWorkflow } from '../../workflows/host';
+import { hostWorkflowId } from '../../model/host-ref';
+import { hostViewQuery, type HostView } from '../../contracts/host';
+import type { hostWorkflow } from '../../workflows/host/host';
 import { IRONIC_URL } from '../support/env';
 import { randomMac, uniq, waitFor } from '../support/harness';
 import { useProxiedHarness } from '../support/proxied-harness';

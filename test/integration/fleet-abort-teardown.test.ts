@@ -9,9 +9,9 @@
 import { describe, expect, it } from 'vitest';
 import { uniq, waitFor } from '../support/harness';
 import { callApi } from '../support/api-client';
-import { isPowerChange, type RecordedRequest } from '../support/ironic-proxy';
+import { isPowerChange, type RecordedRequest } from '../../bench/support/ironic-proxy';
 import { availableHosts, fleetEnded, startFleet, useFleetStack, waitForFleet, waitForHost } from '../support/fleet-hosts';
-import { hostRun } from '../../clients/temporal/host-run';
+import { hostRun } from '../../control/host-run';
 
 const stack = useFleetStack({ proxied: true });
 

@@ -7,7 +7,7 @@
  */
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Image } from '../../types/host';
+import type { Image } from '../../model/host';
 import { randomMac, uniq, waitFor } from '../support/harness';
 import { callApi } from '../support/api-client';
 import { startImageServer, type ImageServer } from '../support/image-server';

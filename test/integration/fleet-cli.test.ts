@@ -15,8 +15,8 @@ import { uniq, waitFor } from '../support/harness';
 import { callApi, serveApi, writeTokenFile } from '../support/api-client';
 import { TEMPORAL_ADDRESS } from '../support/env';
 import { availableHosts, useFleetStack } from '../support/fleet-hosts';
-import { fleetProgressQuery, fleetWorkflowId, pauseFleetUpdate, resumeFleetUpdate, type FleetProgress } from '../../workflows/fleet-definitions';
-import type { FleetCarry, fleetWorkflow } from '../../workflows/fleet';
+import { fleetProgressQuery, fleetWorkflowId, pauseFleetUpdate, resumeFleetUpdate, type FleetProgress } from '../../contracts/fleet';
+import type { FleetCarry, fleetWorkflow } from '../../workflows/fleet/fleet';
 
 const stack = useFleetStack();
 

@@ -10,7 +10,7 @@ import { callApi } from '../support/api-client';
 import { useFleetStack, availableHosts, fleetEnded, fleetProgress, startFleet, waitForFleet, waitForHost } from '../support/fleet-hosts';
 import { WorkflowFailedError } from '@temporalio/client';
 import { CancelledFailure } from '@temporalio/common';
-import { fleetPowerKey, fleetWorkflowId } from '../../workflows/fleet-definitions';
+import { fleetPowerKey, fleetWorkflowId } from '../../contracts/fleet';
 
 const stack = useFleetStack();
 

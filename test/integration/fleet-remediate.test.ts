@@ -10,8 +10,8 @@ import { describe, expect, it } from 'vitest';
 import { randomMac, uniq } from '../support/harness';
 import { callApi } from '../support/api-client';
 import { availableHosts, fleetEnded, startFleet, useFleetStack, waitForFleet, waitForHost } from '../support/fleet-hosts';
-import { fleetRemediationUid } from '../../activities/fleet-remediate';
-import { remediationQuery, remediationWorkflowId } from '../../workflows/remediation-definitions';
+import { fleetRemediationUid } from '../../activities/fleet/remediate';
+import { remediationQuery, remediationWorkflowId } from '../../contracts/remediation';
 
 const stack = useFleetStack();
 

@@ -7,8 +7,8 @@ import { describe, expect, it } from 'vitest';
 import { uniq } from '../support/harness';
 import { callApi } from '../support/api-client';
 import { useFleetStack, availableHosts, fleetEnded, peakOverlap, startFleet, waitForFleet } from '../support/fleet-hosts';
-import { fleetWorkflowId, type FleetProgress } from '../../workflows/fleet-definitions';
-import type { fleetWorkflow } from '../../workflows/fleet';
+import { fleetWorkflowId, type FleetProgress } from '../../contracts/fleet';
+import type { fleetWorkflow } from '../../workflows/fleet/fleet';
 
 const stack = useFleetStack();
 

@@ -8,13 +8,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { startHarness, uniq, type Harness } from '../support/harness';
 import { callApi, serveApi } from '../support/api-client';
-import { IronicProxy, isDeploy } from '../support/ironic-proxy';
+import { IronicProxy, isDeploy } from '../../bench/support/ironic-proxy';
 import { IRONIC_URL } from '../support/env';
 import { availableHosts, fleetEnded, peakOverlap, startFleet, waitForFleet } from '../support/fleet-hosts';
 import { Client } from '@temporalio/client';
-import { createFleetActivities } from '../../activities/fleet-activities';
-import { hostWorkflowId } from '../../types/host-ref';
-import { powerRequestsUpdate } from '../../workflows/definitions';
+import { createFleetActivities } from '../../activities/fleet/activities';
+import { hostWorkflowId } from '../../model/host-ref';
+import { powerRequestsUpdate } from '../../contracts/host';
 
 let h: Harness;
 let api: { app: FastifyInstance; base: string };

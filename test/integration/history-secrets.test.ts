@@ -1,5 +1,5 @@
 /**
- * The secret check (test/support/history-secrets.ts) is shown to catch a
+ * The secret check (bench/support/history-secrets.ts) is shown to catch a
  * secret planted in each place Temporal keeps data: a check that cannot fail
  * proves nothing. Runs test-only workflows on the real dev server.
  */
@@ -11,7 +11,7 @@ import { Worker } from '@temporalio/worker';
 import type { Client } from '@temporalio/client';
 import { TEMPORAL_ADDRESS } from '../support/env';
 import { uniq } from '../support/harness';
-import { secretsInHistories } from '../support/history-secrets';
+import { secretsInHistories } from '../../bench/support/history-secrets';
 import { plantedActivities } from '../support/planted/activities';
 import { finishUpdate, plantedSignal, plantedUpdate, plantSecret, secretOf, type Place } from '../support/planted/workflows';
 

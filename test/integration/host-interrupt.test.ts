@@ -8,11 +8,11 @@ import { createHash } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { HostSpec, Image } from '../../types/host';
-import { hostWorkflowId } from '../../types/host-ref';
-import { hostViewQuery, type HostView, type OperationRecord } from '../../workflows/definitions';
+import type { HostSpec, Image } from '../../model/host';
+import { hostWorkflowId } from '../../model/host-ref';
+import { hostViewQuery, type HostView, type OperationRecord } from '../../contracts/host';
 import { operationEvents } from '../support/operation-history';
-import type { hostWorkflow } from '../../workflows/host';
+import type { hostWorkflow } from '../../workflows/host/host';
 import { FAST_HOST_OPTIONS, randomMac, startHarness, uniq, waitFor, type Harness } from '../support/harness';
 
 let h: Harness;

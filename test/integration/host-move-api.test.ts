@@ -10,10 +10,10 @@
 import { describe, expect, it } from 'vitest';
 import { callApi } from '../support/api-client';
 import { randomMac, uniq, waitFor } from '../support/harness';
-import { isDeploy, isPowerChange } from '../support/ironic-proxy';
+import { isDeploy, isPowerChange } from '../../bench/support/ironic-proxy';
 import { useFleetStack, waitForHost } from '../support/fleet-hosts';
 import { provisionVerb } from '../k8s/pivot-figures';
-import type { HostView } from '../../workflows/definitions';
+import type { HostView } from '../../contracts/host';
 
 const stack = useFleetStack({ proxied: true });
 const IMAGE = { url: 'http://127.0.0.1/images/move.qcow2', checksum: 'b'.repeat(64), checksumType: 'sha256', format: 'qcow2' };

@@ -5,10 +5,10 @@
  * fake-hardware in Ironic 39 has a real bios clean step and no RAID clean step (clean.test.ts).
  */
 import { describe, expect, it } from 'vitest';
-import type { HostSpec } from '../../types/host';
-import { hostWorkflowId } from '../../types/host-ref';
-import { hostViewQuery, type HostView } from '../../workflows/definitions';
-import type { hostWorkflow } from '../../workflows/host';
+import type { HostSpec } from '../../model/host';
+import { hostWorkflowId } from '../../model/host-ref';
+import { hostViewQuery, type HostView } from '../../contracts/host';
+import type { hostWorkflow } from '../../workflows/host/host';
 import { ApiError } from '../../api/host-service';
 import { IRONIC_URL } from '../support/env';
 import { randomMac, uniq, waitFor } from '../support/harness';

@@ -2,16 +2,16 @@
  * The host workflow on the real Temporal dev server, with a worker whose
  * activities talk to the real Ironic.
  */
-import { decodedHistoryTexts, findSecrets, type DecodedText } from '../support/history-secrets';
+import { decodedHistoryTexts, findSecrets, type DecodedText } from '../../bench/support/history-secrets';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WithStartWorkflowOperation, WorkflowUpdateFailedError } from '@temporalio/client';
-import type { HostSpec } from '../../types/host';
-import { hostWorkflowId } from '../../types/host-ref';
-import { applySpecUpdate, hostViewQuery, type HostView } from '../../workflows/definitions';
-import type { hostWorkflow } from '../../workflows/host';
+import type { HostSpec } from '../../model/host';
+import { hostWorkflowId } from '../../model/host-ref';
+import { applySpecUpdate, hostViewQuery, type HostView } from '../../contracts/host';
+import type { hostWorkflow } from '../../workflows/host/host';
 import { FAST_HOST_OPTIONS, randomMac, startHarness, uniq, waitFor, type Harness } from '../support/harness';
 import { SUSHY_URL } from '../support/env';
-import { ironicNodeName } from '../../types/host-ref';
+import { ironicNodeName } from '../../model/host-ref';
 
 let h: Harness;
 beforeAll(async () => {
@@ -41,7 +41,7 @@ const waitState = (name: string, state: string, timeoutMs = 60_000) =>
     return v.status.provisioning.state === state ? v : undefined;
   }, { timeoutMs });
 
-/** The host's workflow and each operation's child, every payload decoded (test/support/history-secrets.ts). */
+/** The host's workflow and each operation's child, every payload decoded (bench/support/history-secrets.ts). */
 async function allHistories(name: string): Promise<DecodedText[]> {
   return decodedHistoryTexts(h.client, hostWorkflowId({ namespace: NS, name }));
 }

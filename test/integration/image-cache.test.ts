@@ -11,8 +11,8 @@
  * read back with isoinfo, its URL and data nowhere in the host's history.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { HostRef, HostSpec, Image } from '../../types/host';
-import type { HostView } from '../../workflows/definitions';
+import type { HostRef, HostSpec, Image } from '../../model/host';
+import type { HostView } from '../../contracts/host';
 import { FAST_HOST_OPTIONS, startHarness, uniq, waitFor, type Harness } from '../support/harness';
 import { availableFakeHost } from '../support/history-fixture';
 import { imageBytes } from '../support/image-bytes';
@@ -21,9 +21,9 @@ import { startTestImageCache, type TestImageCache } from '../support/image-cache
 import { unusedPort } from '../support/ports';
 import { resetRedfishSystem } from '../support/redfish-system';
 import { sushyState } from '../support/sushy-state';
-import { secretsInHistories } from '../support/history-secrets';
-import { hostWorkflowId } from '../../types/host-ref';
-import { tinyIso } from '../bmc/support/files';
+import { secretsInHistories } from '../../bench/support/history-secrets';
+import { hostWorkflowId } from '../../model/host-ref';
+import { tinyIso } from '../../bench/support/bmc-files';
 import { sha256, withConfigDriveIso } from '../support/config-drive-iso';
 import { ownSushy } from '../bmc/support/sushy';
 

@@ -10,9 +10,9 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { HostSpec, Image } from '../../types/host';
-import type { HostView } from '../../workflows/definitions';
-import { isDeploy, type IronicProxy } from '../support/ironic-proxy';
+import type { HostSpec, Image } from '../../model/host';
+import type { HostView } from '../../contracts/host';
+import { isDeploy, type IronicProxy } from '../../bench/support/ironic-proxy';
 import { randomMac, uniq, waitFor, type Harness } from '../support/harness';
 import { useProxiedHarness } from '../support/proxied-harness';
 import { makePki } from '../support/certs';

@@ -16,10 +16,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { IronicClient } from '../../clients/ironic/client';
-import { createIronicActivities } from '../../activities/ironic-activities';
+import { createIronicActivities } from '../../activities/ironic/activities';
 import { LocalSecretStore } from '../../clients/secrets/local-store';
 import { IRONIC_URL, SUSHY_URL, TEST_STATE_DIR } from '../support/env';
-import { IronicProxy } from '../support/ironic-proxy';
+import { IronicProxy } from '../../bench/support/ironic-proxy';
 import { uniq } from '../support/harness';
 
 const NS = 'busy-ironic';

@@ -7,8 +7,8 @@
  * and a cancelled pool ends without a failure.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { IpamError, IpPools } from '../../clients/temporal/ip-pools';
-import { ipPoolWorkflowId } from '../../workflows/ippool-definitions';
+import { IpamError, IpPools } from '../../control/ip-pools';
+import { ipPoolWorkflowId } from '../../contracts/ippool';
 import { startHarness, uniq, type Harness } from '../support/harness';
 
 const CLAIMS = 500;

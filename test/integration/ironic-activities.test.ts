@@ -14,11 +14,11 @@ import { MockActivityEnvironment } from '@temporalio/testing';
 import { IronicClient } from '../../clients/ironic/client';
 import { IronicError } from '../../clients/ironic/errors';
 import { deployedNode } from '../support/deployed-node';
-import { createIronicActivities } from '../../activities/ironic-activities';
+import { createIronicActivities } from '../../activities/ironic/activities';
 import { LocalSecretStore } from '../../clients/secrets/local-store';
-import type { HostSpec } from '../../types/host';
+import type { HostSpec } from '../../model/host';
 import { IRONIC_URL, SUSHY_URL } from '../support/env';
-import { IronicProxy } from '../support/ironic-proxy';
+import { IronicProxy } from '../../bench/support/ironic-proxy';
 import { randomMac, uniq } from '../support/harness';
 
 const secrets = new LocalSecretStore(mkdtempSync(join(tmpdir(), 'mf-act-')), randomBytes(32));
@@ -226,7 +226,7 @@ describe('node PATCHes (issue 17)', () => {
   it('writes what a verb needs with its sent marker in one PATCH, and disable_power_off with the new node', async () => {
     await withProxy(async (a, proxy) => {
       const { ref, spec } = await fakeHost();
-      // In an activity context the verbs write their sent marker (activities/sent-marker.ts); one activity id per call.
+      // In an activity context the verbs write their sent marker (activities/ironic/sent-marker.ts); one activity id per call.
       const run = <A extends unknown[], R>(id: string, fn: (...args: A) => Promise<R>, ...args: A): Promise<R> =>
         runIn(new MockActivityEnvironment({ activityId: id }), fn, ...args);
       const patches = (): { path: string; value?: unknown }[][] =>

@@ -16,11 +16,11 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { IronicNode } from '../../clients/ironic/types';
-import type { HostRef, HostSpec, Image } from '../../types/host';
-import { hostWorkflowId, ironicNodeName } from '../../types/host-ref';
-import { applyDirectivesUpdate, hostViewQuery, type HostView } from '../../workflows/definitions';
+import type { HostRef, HostSpec, Image } from '../../model/host';
+import { hostWorkflowId, ironicNodeName } from '../../model/host-ref';
+import { applyDirectivesUpdate, hostViewQuery, type HostView } from '../../contracts/host';
 import { FAST_HOST_OPTIONS, randomMac, startHarness, uniq, waitFor, type Harness } from '../support/harness';
-import { IronicProxy, isDeploy, type RecordedRequest } from '../support/ironic-proxy';
+import { IronicProxy, isDeploy, type RecordedRequest } from '../../bench/support/ironic-proxy';
 import { ownIronic, type OwnIronic } from '../support/own-ironic';
 import { unusedPort } from '../support/ports';
 

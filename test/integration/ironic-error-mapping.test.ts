@@ -1,6 +1,6 @@
 /**
  * One mapping from Ironic's answers to the failures the workflows branch on
- * (activities/ironic-node-driver.ts `translate`, used by every Ironic
+ * (activities/ironic/node-driver.ts `translate`, used by every Ironic
  * activity, power included), against the test stack's real Ironic behind a
  * recording proxy: a verb on a node Ironic does not have is "node gone" at
  * once, not a transient retried a dozen times; a success that is not JSON and
@@ -11,10 +11,10 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApplicationFailure } from '@temporalio/common';
 import { IronicClient, IronicError } from '../../clients/ironic/client';
-import { translate, wrap } from '../../activities/ironic-node-driver';
-import { createPowerActivities } from '../../activities/power-activities';
-import { FAILURE } from '../../types/failures';
-import { IronicProxy } from '../support/ironic-proxy';
+import { translate, wrap } from '../../activities/ironic/node-driver';
+import { createPowerActivities } from '../../activities/power/activities';
+import { FAILURE } from '../../model/failures';
+import { IronicProxy } from '../../bench/support/ironic-proxy';
 import { IRONIC_URL } from '../support/env';
 
 let proxy: IronicProxy;

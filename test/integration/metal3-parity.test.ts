@@ -9,13 +9,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ApplicationFailure } from '@temporalio/common';
-import { createIronicActivities } from '../../activities/ironic-activities';
+import { createIronicActivities } from '../../activities/ironic/activities';
 import { LocalSecretStore } from '../../clients/secrets/local-store';
 import { IronicClient } from '../../clients/ironic/client';
-import type { HostSpec, Image } from '../../types/host';
-import { hostWorkflowId } from '../../types/host-ref';
+import type { HostSpec, Image } from '../../model/host';
+import { hostWorkflowId } from '../../model/host-ref';
 import { IRONIC_URL } from '../support/env';
-import { isDeploy, type IronicProxy } from '../support/ironic-proxy';
+import { isDeploy, type IronicProxy } from '../../bench/support/ironic-proxy';
 import { randomMac, uniq, waitFor, type Harness } from '../support/harness';
 import { useProxiedHarness } from '../support/proxied-harness';
 

@@ -9,15 +9,15 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApplicationFailure } from '@temporalio/common';
-import { createIronicActivities } from '../../activities/ironic-activities';
+import { createIronicActivities } from '../../activities/ironic/activities';
 import type { IronicNode } from '../../clients/ironic/types';
-import type { HostRef, HostSpec } from '../../types/host';
-import { hostWorkflowId } from '../../types/host-ref';
-import { applyDirectivesUpdate, hostViewQuery, type HostView } from '../../workflows/definitions';
-import type { hostWorkflow } from '../../workflows/host';
+import type { HostRef, HostSpec } from '../../model/host';
+import { hostWorkflowId } from '../../model/host-ref';
+import { applyDirectivesUpdate, hostViewQuery, type HostView } from '../../contracts/host';
+import type { hostWorkflow } from '../../workflows/host/host';
 import { FAST_HOST_OPTIONS, randomMac, startHarness, uniq, waitFor, type Harness } from '../support/harness';
 import { IPMI_PASSWORD, IPMI_USER, startIpmiSim, type IpmiSim } from '../bmc/support/ipmi-sim';
-import { IronicProxy } from '../support/ironic-proxy';
+import { IronicProxy } from '../../bench/support/ironic-proxy';
 import { IRONIC_URL } from '../support/env';
 
 const NS = 'ownership';

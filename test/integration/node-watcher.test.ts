@@ -8,7 +8,7 @@ import { IronicClient } from '../../clients/ironic/client';
 import { NodeWatcher, type WaitOutcome } from '../../clients/ironic/node-watcher';
 import type { IronicNode } from '../../clients/ironic/types';
 import { IRONIC_URL } from '../support/env';
-import { IronicProxy } from '../support/ironic-proxy';
+import { IronicProxy } from '../../bench/support/ironic-proxy';
 import { uniq, waitFor } from '../support/harness';
 
 const direct = new IronicClient({ url: IRONIC_URL });

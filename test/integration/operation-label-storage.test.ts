@@ -1,6 +1,6 @@
 /**
  * One AsyncLocalStorage for the operation labels of every workflow in the
- * worker, not one per cached workflow (workflows/operation-label.ts). On
+ * worker, not one per cached workflow (workflows/host/operation-label.ts). On
  * Node 20 each enabled storage puts a property on every promise the workflow
  * thread creates: with a storage per workflow, a promise of any workflow
  * carried two properties per cached workflow (the SDK's cancellation scope

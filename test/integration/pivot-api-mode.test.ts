@@ -18,12 +18,12 @@ import { REPO_ROOT } from '../../config/env';
 import { callApi, serveApi, writeTokenFile } from '../support/api-client';
 import { IRONIC_URL, TEST_ENV, TEST_STATE_DIR } from '../support/env';
 import { randomMac, startHarness, uniq, waitFor, type Harness } from '../support/harness';
-import { secretsInHistories } from '../support/history-secrets';
-import { IronicProxy, isDeploy, isPowerChange } from '../support/ironic-proxy';
+import { secretsInHistories } from '../../bench/support/history-secrets';
+import { IronicProxy, isDeploy, isPowerChange } from '../../bench/support/ironic-proxy';
 import { createTemporalNamespace } from '../support/temporal-namespace';
 import { provisionVerb } from '../k8s/pivot-figures';
-import { pivotWorkflowId, type PivotProgress } from '../../workflows/pivot-definitions';
-import type { HostView } from '../../workflows/definitions';
+import { pivotWorkflowId, type PivotProgress } from '../../contracts/pivot';
+import type { HostView } from '../../contracts/host';
 import { parsePivotPlanes, type PivotPlaneRegistry } from '../../config/pivot-planes';
 
 const IMAGE = { url: 'http://127.0.0.1/images/pivot-api.qcow2', checksum: 'c'.repeat(64), checksumType: 'sha256', format: 'qcow2' };

@@ -9,7 +9,7 @@ import { WorkflowFailedError } from '@temporalio/client';
 import { uniq } from '../support/harness';
 import { callApi } from '../support/api-client';
 import { useFleetStack } from '../support/fleet-hosts';
-import { pivotWorkflowId } from '../../workflows/pivot-definitions';
+import { pivotWorkflowId } from '../../contracts/pivot';
 
 const stack = useFleetStack();
 

@@ -13,10 +13,10 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WorkflowFailedError } from '@temporalio/client';
 import type { FastifyInstance } from 'fastify';
-import { createPivotActivities } from '../../activities/pivot-activities';
-import { kubeconfigProblem, resolvePlane } from '../../activities/pivot-planes';
+import { createPivotActivities } from '../../activities/pivot/activities';
+import { kubeconfigProblem, resolvePlane } from '../../activities/pivot/planes';
 import { parsePivotPlanes, type PivotPlaneRegistry } from '../../config/pivot-planes';
-import { pivotWorkflowId } from '../../workflows/pivot-definitions';
+import { pivotWorkflowId } from '../../contracts/pivot';
 import { callApi, serveApi } from '../support/api-client';
 import { startHarness, uniq, type Harness } from '../support/harness';
 

@@ -5,7 +5,7 @@
  * it), the update was handed to the workflow together with the timer, the
  * workflow took itself for "woken by the update", skipped the check, and
  * failed with a nondeterminism error. The check is now decided by the idle
- * timer's fire (workflows/idle-wait.ts), so it runs whatever the order. Here the update reaches the server while no
+ * timer's fire (workflows/host/idle-wait.ts), so it runs whatever the order. Here the update reaches the server while no
  * worker runs, after the timer fired, so the next worker gets both at once;
  * the check must run in that task and the history must replay. Real Temporal
  * and Ironic.
@@ -13,8 +13,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Worker } from '@temporalio/worker';
 import { createWorker } from '../../workers/worker';
-import { hostWorkflowId } from '../../types/host-ref';
-import { hostViewQuery, setImageUpdate } from '../../workflows/definitions';
+import { hostWorkflowId } from '../../model/host-ref';
+import { hostViewQuery, setImageUpdate } from '../../contracts/host';
 import { WORKFLOW_BUNDLE_PATH } from '../support/env';
 import { FAST_HOST_OPTIONS, randomMac, startHarness, uniq, waitFor, type Harness } from '../support/harness';
 

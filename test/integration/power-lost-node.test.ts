@@ -7,7 +7,7 @@
  * database in the middle of one).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { HostView } from '../../workflows/definitions';
+import type { HostView } from '../../contracts/host';
 import { FAST_HOST_OPTIONS, randomMac, startHarness, uniq, waitFor, type Harness } from '../support/harness';
 
 let h: Harness;

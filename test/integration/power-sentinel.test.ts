@@ -1,5 +1,5 @@
 /**
- * The power sentinel (workflows/power-sentinel.ts) on the real stack: hosts
+ * The power sentinel (workflows/power/power-sentinel.ts) on the real stack: hosts
  * whose own power check would come only in an hour (watchedPowerCheckSeconds
  * 3600), their Ironic nodes powered off behind their backs. The host the
  * sentinel watches (its namespace) notices within seconds through the
@@ -13,11 +13,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defaultPayloadConverter } from '@temporalio/common';
 import { Worker } from '@temporalio/worker';
 import { IronicClient } from '../../clients/ironic/client';
-import type { HostRef } from '../../types/host';
-import { hostWorkflowId } from '../../types/host-ref';
-import { hostViewQuery, type HostView } from '../../workflows/definitions';
-import { powerSentinelWorkflowId, type powerSentinelWorkflow } from '../../workflows/power-sentinel';
-import type { WatchPowerResult } from '../../activities/power-sentinel-activities';
+import type { HostRef } from '../../model/host';
+import { hostWorkflowId } from '../../model/host-ref';
+import { hostViewQuery, type HostView } from '../../contracts/host';
+import { powerSentinelWorkflowId, type PowerSentinelWorkflow } from '../../contracts/power-sentinel';
+import type { WatchPowerResult } from '../../activities/power/sentinel';
 import { FAST_HOST_OPTIONS, randomMac, startHarness, uniq, waitFor, type Harness } from '../support/harness';
 import { IRONIC_URL, TEMPORAL_ADDRESS, WORKFLOW_BUNDLE_PATH } from '../support/env';
 import { startPowerSentinel, stopPowerSentinel } from '../../workers/power-sentinel-start';
@@ -52,7 +52,7 @@ describe('the power sentinel', { timeout: 300_000 }, () => {
     // Namespaces of this attempt's own (a retry must not find the first attempt's hosts).
     const WATCHED = uniq('sentinel');
     const [watched, other] = await Promise.all([availableHost(WATCHED), availableHost(uniq('unwatched'))]);
-    const sentinel = await h.client.workflow.start<typeof powerSentinelWorkflow>('powerSentinelWorkflow', {
+    const sentinel = await h.client.workflow.start<PowerSentinelWorkflow>('powerSentinelWorkflow', {
       workflowId: powerSentinelWorkflowId(uniq(`${h.taskQueue}-${WATCHED}`)),
       taskQueue: h.taskQueue,
       args: [{ intervalSeconds: 1, watchSeconds: 120, namespace: WATCHED }],

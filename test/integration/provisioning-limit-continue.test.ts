@@ -7,8 +7,8 @@
  * it gets the permit and provisions when the holder's deploy ends.
  */
 import { describe, expect, it } from 'vitest';
-import { hostWorkflowId } from '../../types/host-ref';
-import { limiterViewQuery, limiterWorkflowId } from '../../workflows/limiter-definitions';
+import { hostWorkflowId } from '../../model/host-ref';
+import { limiterViewQuery, limiterWorkflowId } from '../../contracts/limiter';
 import { FAST_HOST_OPTIONS, waitFor } from '../support/harness';
 import { useProxiedHarness } from '../support/proxied-harness';
 import { hostWaitingThroughUpdates } from '../support/permit-wait';

@@ -9,11 +9,11 @@
  * another (whose release is lost: the limiter takes the permit back).
  */
 import { describe, expect, it } from 'vitest';
-import type { HostSpec } from '../../types/host';
-import { hostWorkflowId } from '../../types/host-ref';
-import { hostViewQuery, type HostView, type OperationRecord } from '../../workflows/definitions';
-import { limiterViewQuery, limiterWorkflowId, type LimiterState } from '../../workflows/limiter-definitions';
-import { isDeploy } from '../support/ironic-proxy';
+import type { HostSpec } from '../../model/host';
+import { hostWorkflowId } from '../../model/host-ref';
+import { hostViewQuery, type HostView, type OperationRecord } from '../../contracts/host';
+import { limiterViewQuery, limiterWorkflowId, type LimiterState } from '../../contracts/limiter';
+import { isDeploy } from '../../bench/support/ironic-proxy';
 import { randomMac, uniq, waitFor } from '../support/harness';
 import { useProxiedHarness } from '../support/proxied-harness';
 

@@ -10,10 +10,10 @@
  */
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import type { HostSpec, Image } from '../../types/host';
-import { hostWorkflowId } from '../../types/host-ref';
-import { hostViewQuery, type HostView } from '../../workflows/definitions';
-import type { hostWorkflow } from '../../workflows/host';
+import type { HostSpec, Image } from '../../model/host';
+import { hostWorkflowId } from '../../model/host-ref';
+import { hostViewQuery, type HostView } from '../../contracts/host';
+import type { hostWorkflow } from '../../workflows/host/host';
 import { FAST_HOST_OPTIONS, randomMac, startHarness, uniq, waitFor, type Harness } from '../support/harness';
 import { startImageServer, type ImageServer } from '../support/image-server';
 

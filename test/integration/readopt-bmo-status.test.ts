@@ -7,11 +7,11 @@
  */
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { describe, expect, it } from 'vitest';
-import { ReadoptRefused, readoptHost } from '../../clients/temporal/host-run';
-import type { HostSpec, HostStatus } from '../../types/host';
-import { hostWorkflowId } from '../../types/host-ref';
-import { hostViewQuery } from '../../workflows/definitions';
-import { isPowerChange } from '../support/ironic-proxy';
+import { ReadoptRefused, readoptHost } from '../../control/host-run';
+import type { HostSpec, HostStatus } from '../../model/host';
+import { hostWorkflowId } from '../../model/host-ref';
+import { hostViewQuery } from '../../contracts/host';
+import { isPowerChange } from '../../bench/support/ironic-proxy';
 import { randomMac, uniq, waitFor } from '../support/harness';
 import { useProxiedHarness } from '../support/proxied-harness';
 

@@ -9,8 +9,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WorkflowUpdateFailedError } from '@temporalio/client';
-import { hostWorkflowId } from '../../types/host-ref';
-import { hostViewQuery, powerRequestsUpdate, type HostView } from '../../workflows/definitions';
+import { hostWorkflowId } from '../../model/host-ref';
+import { hostViewQuery, powerRequestsUpdate, type HostView } from '../../contracts/host';
 import { FAST_HOST_OPTIONS, randomMac, startHarness, uniq, waitFor, type Harness } from '../support/harness';
 
 const NS = 'reboot-ids';

@@ -7,11 +7,11 @@
  * starts once Ironic has accepted the reboot's power-on.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hostWorkflowId } from '../../types/host-ref';
-import { hostViewQuery, type HostView } from '../../workflows/definitions';
+import { hostWorkflowId } from '../../model/host-ref';
+import { hostViewQuery, type HostView } from '../../contracts/host';
 import { IRONIC_URL } from '../support/env';
 import { FAST_HOST_OPTIONS, randomMac, startHarness, uniq, waitFor, type Harness } from '../support/harness';
-import { IronicProxy, isPowerChange, reachedPeer } from '../support/ironic-proxy';
+import { IronicProxy, isPowerChange, reachedPeer } from '../../bench/support/ironic-proxy';
 
 let proxy: IronicProxy;
 let h: Harness;

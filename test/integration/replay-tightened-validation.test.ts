@@ -4,7 +4,7 @@
  * arrives, never on replay, while the handler runs on every replay: a handler
  * that validated again would meet the new rule on the next replay of an old
  * host (a worker restart, a cache eviction) and fail its workflow task for
- * ever. Here the real workflow bundle is built with types/validate.ts swapped
+ * ever. Here the real workflow bundle is built with model/validate.ts swapped
  * for a version whose validateHostSpec refuses every spec
  * (test/support/tightened-validate.ts); a live worker on that bundle shows
  * the swap reached the workflow's update validator, and every baseline host
@@ -16,8 +16,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WorkflowUpdateFailedError } from '@temporalio/client';
 import { Worker } from '@temporalio/worker';
 import { REPO_ROOT } from '../../config/env';
-import { hostWorkflowId } from '../../types/host-ref';
-import { applySpecUpdate } from '../../workflows/definitions';
+import { hostWorkflowId } from '../../model/host-ref';
+import { applySpecUpdate } from '../../contracts/host';
 import { startHarness, uniq, randomMac, type Harness } from '../support/harness';
 import { bundleWithTightenedValidation } from '../support/tightened-bundle';
 import { TIGHTENED_REASON } from '../support/tightened-validate';

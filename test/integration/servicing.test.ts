@@ -7,12 +7,12 @@
  * the failure path, recorded with Ironic's reason, the node active again.
  */
 import { describe, expect, it } from 'vitest';
-import type { HostSpec } from '../../types/host';
-import { hostWorkflowId } from '../../types/host-ref';
-import { hostViewQuery, setUpdatePolicyUpdate, type HostView } from '../../workflows/definitions';
-import type { hostWorkflow } from '../../workflows/host';
+import type { HostSpec } from '../../model/host';
+import { hostWorkflowId } from '../../model/host-ref';
+import { hostViewQuery, setUpdatePolicyUpdate, type HostView } from '../../contracts/host';
+import type { hostWorkflow } from '../../workflows/host/host';
 import { ApiError } from '../../api/host-service';
-import type { RecordedRequest } from '../support/ironic-proxy';
+import type { RecordedRequest } from '../../bench/support/ironic-proxy';
 import { IRONIC_URL } from '../support/env';
 import { randomMac, uniq, waitFor } from '../support/harness';
 import { hostsRemovedAfterAll, useProxiedHarness } from '../support/proxied-harness';

@@ -7,9 +7,9 @@
  * is in test/unit/power-requests.test.ts.
  */
 import { describe, expect, it } from 'vitest';
-import type { HostSpec } from '../../types/host';
-import type { HostView } from '../../workflows/definitions';
-import { isPowerChange } from '../support/ironic-proxy';
+import type { HostSpec } from '../../model/host';
+import type { HostView } from '../../contracts/host';
+import { isPowerChange } from '../../bench/support/ironic-proxy';
 import { randomMac, uniq, waitFor } from '../support/harness';
 import { useProxiedHarness } from '../support/proxied-harness';
 

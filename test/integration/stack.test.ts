@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Connection } from '@temporalio/client';
 import { REPO_ROOT } from '../../config/env';
-import { SEARCH_ATTRIBUTES } from '../../types/search-attributes';
+import { SEARCH_ATTRIBUTES } from '../../model/search-attributes';
 import { TEMPORAL_ADDRESS } from '../support/env';
 
 describe('local stack', () => {

@@ -5,11 +5,11 @@
  * activity failed as retryable for ever, and the first hand-over waited on it.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hostWorkflowId } from '../../types/host-ref';
-import { FAILURE } from '../../types/failures';
-import { hostViewQuery } from '../../workflows/definitions';
-import type { hostWorkflow } from '../../workflows/host';
-import { readoptHost } from '../../clients/temporal/host-run';
+import { hostWorkflowId } from '../../model/host-ref';
+import { FAILURE } from '../../model/failures';
+import { hostViewQuery } from '../../contracts/host';
+import type { hostWorkflow } from '../../workflows/host/host';
+import { readoptHost } from '../../control/host-run';
 import { FAST_HOST_OPTIONS, randomMac, startHarness, uniq, waitFor, type Harness } from '../support/harness';
 import { largeInventory, runHistorySizes, statusWithInventory } from '../support/large-inventory';
 

@@ -17,11 +17,11 @@ import type { Client, WorkflowHandle } from '@temporalio/client';
 import { REPO_ROOT } from '../../config/env';
 import type { WorkerVersion } from '../../config/worker-versioning';
 import { becomeCurrentIfNone } from '../../workers/deployment-version';
-import { hostWorkflowId } from '../../types/host-ref';
+import { hostWorkflowId } from '../../model/host-ref';
 import { randomMac, startHarness, uniq, waitFor, type Harness } from '../support/harness';
 import { TEMPORAL_ADDRESS } from '../support/env';
 import { proceedSignal, type pinnedProbeWorkflow } from '../support/versioning-probe-workflows';
-import type { planeCheckWorkflow } from '../../workflows/plane-check';
+import type { planeCheckWorkflow } from '../../workflows/pivot/plane-check';
 
 const run = promisify(execFile);
 // Fresh for each attempt (a retry must not find the last attempt's deployment).
@@ -85,7 +85,7 @@ describe('worker versioning', () => {
     await waitFor('the probe pinned to v1', async () => ((await versioning(pinned)).buildId === 'v1' ? true : undefined));
     expect(await versioning(pinned)).toEqual({ buildId: 'v1', behavior: 'PINNED' });
 
-    // A product short-lived type is PINNED (workflows/versioning.ts), the host workflow AUTO_UPGRADE.
+    // A product short-lived type is PINNED (workflows/common/versioning.ts), the host workflow AUTO_UPGRADE.
     const check = await client.workflow.start<typeof planeCheckWorkflow>('planeCheckWorkflow', { taskQueue: productQueue, workflowId: uniq('plane-check') });
     await check.result();
     expect(await versioning(check)).toEqual({ buildId: 'v1', behavior: 'PINNED' });

@@ -4,13 +4,13 @@
  * mode as their own processes, the test stack's Temporal and Ironic
  * (fake-hardware) and, for credentials, its sushy-tools Redfish BMC.
  */
-import { decodedHistoryTexts, findSecrets } from '../support/history-secrets';
+import { decodedHistoryTexts, findSecrets } from '../../bench/support/history-secrets';
 import { randomBytes } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { IronicClient } from '../../clients/ironic/client';
-import { hostWorkflowId } from '../../types/host-ref';
-import { hostViewQuery, type HostView, type OperationKind } from '../../workflows/definitions';
+import { hostWorkflowId } from '../../model/host-ref';
+import { hostViewQuery, type HostView, type OperationKind } from '../../contracts/host';
 import { IRONIC_URL, SUSHY_URL } from '../support/env';
 import { randomMac, uniq, waitFor } from '../support/harness';
 import { kubectl } from './kube-harness';

@@ -12,7 +12,7 @@ import type { IronicClient } from '../../clients/ironic/client';
 import type { IronicNode } from '../../clients/ironic/types';
 import { REPO_ROOT } from '../../config/env';
 import { waitFor } from '../support/harness';
-import type { RecordedRequest } from '../support/ironic-proxy';
+import type { RecordedRequest } from '../../bench/support/ironic-proxy';
 import { kubectl } from './kube-harness';
 
 export const BMO_FIXTURES = join(REPO_ROOT, 'test', 'fixtures', 'bmo-takeover');

@@ -7,9 +7,9 @@
  */
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { hostWorkflowId } from '../../types/host-ref';
-import { hostViewQuery } from '../../workflows/definitions';
-import { firmwareInventoryWorkflowId } from '../../workflows/firmware-inventory';
+import { hostWorkflowId } from '../../model/host-ref';
+import { hostViewQuery } from '../../contracts/host';
+import { firmwareInventoryWorkflowId } from '../../contracts/firmware-inventory';
 import { uniq, waitFor } from '../support/harness';
 import { unusedPort } from '../support/ports';
 import { kubectl } from './kube-harness';

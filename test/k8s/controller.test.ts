@@ -3,12 +3,12 @@
  * controller as its own process, a worker in Kubernetes mode, and the real
  * Temporal and Ironic of the test stack.
  */
-import { decodedHistoryTexts, findSecrets } from '../support/history-secrets';
+import { decodedHistoryTexts, findSecrets } from '../../bench/support/history-secrets';
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { IronicClient } from '../../clients/ironic/client';
-import { hostWorkflowId } from '../../types/host-ref';
-import { hostViewQuery } from '../../workflows/definitions';
+import { hostWorkflowId } from '../../model/host-ref';
+import { hostViewQuery } from '../../contracts/host';
 import { IRONIC_URL, SUSHY_URL } from '../support/env';
 import { uniq, waitFor } from '../support/harness';
 import { kubectl } from './kube-harness';

@@ -7,7 +7,7 @@
  *   METALFLOW_TEST_NO_STACK=1 npx vitest run test/k8s
  */
 import { describe, expect, it } from 'vitest';
-import { BOOT_MODES } from '../../types/host';
+import { BOOT_MODES } from '../../model/host';
 import { POLICY_NAME } from '../../k8s/generate-crds';
 import { kubectl, waitFor } from './kube-harness';
 import { baseSpec, bmh, useCrdNamespaces } from './crd-support';

@@ -40,7 +40,7 @@ describe('generated CRDs', () => {
       writeFileSync(file, readFileSync(file, 'utf8').replace('- UEFISecureBoot\n', ''));
       const r = gen('--check');
       expect(r.status).toBe(1);
-      expect(r.stderr).toContain('metal3.io_baremetalhosts.yaml differs from types/host.ts');
+      expect(r.stderr).toContain('metal3.io_baremetalhosts.yaml differs from model/host.ts');
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

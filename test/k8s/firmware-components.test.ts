@@ -6,8 +6,8 @@
  * fake-hardware firmware interface's step really runs), then status.updates.
  */
 import { describe, expect, it } from 'vitest';
-import { hostWorkflowId } from '../../types/host-ref';
-import { hostViewQuery } from '../../workflows/definitions';
+import { hostWorkflowId } from '../../model/host-ref';
+import { hostViewQuery } from '../../contracts/host';
 import { uniq, waitFor } from '../support/harness';
 import { kubectl } from './kube-harness';
 import { fakeHostSpec, hostDoc, secretDoc } from './manifests';

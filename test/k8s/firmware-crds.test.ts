@@ -1,6 +1,6 @@
 /**
  * Metal3's HostFirmwareSettings and FirmwareSchema CRDs (generated from
- * types/firmware-settings.ts) on a real kube-apiserver: Metal3's manifests
+ * model/firmware-settings.ts) on a real kube-apiserver: Metal3's manifests
  * apply unchanged, values that are integers or strings both (intstr), and
  * what the schema forbids is refused by the API server itself.
  *

@@ -11,9 +11,9 @@
 import { describe, expect, it } from 'vitest';
 import { holdForServicing } from '../../k8s/controller/firmware-hold';
 import type { ComponentsOutcome } from '../../k8s/controller/firmware-components';
-import type { CleanStep } from '../../types/clean';
-import { hostWorkflowId } from '../../types/host-ref';
-import { hostViewQuery, type HostView } from '../../workflows/definitions';
+import type { CleanStep } from '../../model/clean';
+import { hostWorkflowId } from '../../model/host-ref';
+import { hostViewQuery, type HostView } from '../../contracts/host';
 import { IRONIC_URL } from '../support/env';
 import { uniq, waitFor } from '../support/harness';
 import { kubectl } from './kube-harness';

@@ -8,8 +8,8 @@
  * as the host's bios clean step.
  */
 import { describe, expect, it } from 'vitest';
-import { hostWorkflowId } from '../../types/host-ref';
-import { hostViewQuery } from '../../workflows/definitions';
+import { hostWorkflowId } from '../../model/host-ref';
+import { hostViewQuery } from '../../contracts/host';
 import { IRONIC_URL } from '../support/env';
 import { uniq, waitFor } from '../support/harness';
 import { kubectl } from './kube-harness';

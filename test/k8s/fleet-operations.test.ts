@@ -7,11 +7,11 @@
  * Temporal and Ironic (fake-hardware).
  */
 import { describe, expect, it } from 'vitest';
-import type { FleetInput } from '../../types/fleet';
-import { hostWorkflowId } from '../../types/host-ref';
-import { hostViewQuery } from '../../workflows/definitions';
-import { fleetWorkflowId, type FleetProgress } from '../../workflows/fleet-definitions';
-import type { fleetWorkflow } from '../../workflows/fleet';
+import type { FleetInput } from '../../model/fleet';
+import { hostWorkflowId } from '../../model/host-ref';
+import { hostViewQuery } from '../../contracts/host';
+import { fleetWorkflowId, type FleetProgress } from '../../contracts/fleet';
+import type { fleetWorkflow } from '../../workflows/fleet/fleet';
 import { uniq } from '../support/harness';
 import { kubectl } from './kube-harness';
 import { fakeHostSpec, hostDoc, secretDoc } from './manifests';

@@ -9,12 +9,12 @@
  */
 import { describe, expect, it } from 'vitest';
 import { KubeConfig } from '@kubernetes/client-node';
-import { createKubernetesActivities } from '../../activities/host-status-activities';
+import { createKubernetesActivities } from '../../activities/kubernetes/host-status';
 import { KubeRest } from '../../clients/kubernetes/kube-rest';
-import { emptyStatus, MAX_LENGTH } from '../../types/host';
-import { hostWorkflowId } from '../../types/host-ref';
+import { emptyStatus, MAX_LENGTH } from '../../model/host';
+import { hostWorkflowId } from '../../model/host-ref';
 import { uniq, waitFor } from '../support/harness';
-import { ANNOTATION_CASES, fullSpec, SPEC_CASES } from '../support/malformed-corpus';
+import { ANNOTATION_CASES, fullSpec, SPEC_CASES } from '../../bench/support/malformed-corpus';
 import { KUBECONFIG, kubectl } from './kube-harness';
 import { fakeHostSpec, hostDoc, secretDoc } from './manifests';
 import { useShimSuite } from './shim-harness';

@@ -10,8 +10,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { defaultPayloadConverter } from '@temporalio/common';
-import { hostWorkflowId } from '../../types/host-ref';
-import { hostViewQuery, type HostView, type OperationRecord } from '../../workflows/definitions';
+import { hostWorkflowId } from '../../model/host-ref';
+import { hostViewQuery, type HostView, type OperationRecord } from '../../contracts/host';
 import { IRONIC_URL } from '../support/env';
 import { operationEvents } from '../support/operation-history';
 import { uniq, waitFor } from '../support/harness';

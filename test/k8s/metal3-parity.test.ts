@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { IRONIC_URL, SUSHY_URL } from '../support/env';
 import { uniq, waitFor } from '../support/harness';
-import { isDeploy } from '../support/ironic-proxy';
+import { isDeploy } from '../../bench/support/ironic-proxy';
 import { startProxyProcess } from '../support/ironic-proxy-process';
 import { kubectl } from './kube-harness';
 import { fakeHostSpec, hostDoc, secretDoc } from './manifests';
@@ -108,7 +108,7 @@ describe("Healthy from Ironic's node health", () => {
     expect(conditions(name).Healthy).toMatchObject({ status: 'True', reason: 'Healthy' });
     // BMO's status.hardwareProfile: the profile the spec picks (none given: unknown).
     expect(json(['get', 'bmh', name]).status.hardwareProfile).toBe('unknown');
-    // The worker publishes the power change; Healthy is kept through it (types/conditions.ts).
+    // The worker publishes the power change; Healthy is kept through it (model/conditions.ts).
     kubectl(['patch', 'bmh', name, '-n', NS, '--type=merge', '-p', JSON.stringify({ spec: { online: true } })]);
     kubectl(['wait', '-n', NS, '--for=jsonpath={.status.poweredOn}=true', `bmh/${name}`, '--timeout=120s']);
     expect(conditions(name).Healthy).toMatchObject({ status: 'True', reason: 'Healthy' });

@@ -9,10 +9,10 @@
  * METALFLOW_PIVOT_KILL_SEED repeats the plan).
  */
 import { describe, expect, it } from 'vitest';
-import { PIVOT_STEPS, pivotWorkflowId, type PivotProgress, type PivotStep } from '../../workflows/pivot-definitions';
-import type { pivotWorkflow } from '../../workflows/pivot';
+import { PIVOT_STEPS, pivotWorkflowId, type PivotProgress, type PivotStep } from '../../contracts/pivot';
+import type { pivotWorkflow } from '../../workflows/pivot/pivot';
 import { Random } from '../../bench/chaos/random';
-import { isDeploy, isPowerChange } from '../support/ironic-proxy';
+import { isDeploy, isPowerChange } from '../../bench/support/ironic-proxy';
 import { uniq } from '../support/harness';
 import { expireLostAttempts, runningOn } from '../support/lost-attempts';
 import { waitFor } from './kube-harness';

@@ -1,5 +1,5 @@
 /** What the pivot tests read back: the hosts of a plane, and the requests its Ironic proxy recorded. */
-import type { RecordedRequest } from '../support/ironic-proxy';
+import type { RecordedRequest } from '../../bench/support/ironic-proxy';
 
 export interface PivotBmh {
   metadata: { name: string; labels?: Record<string, string>; annotations?: Record<string, string> };

@@ -11,11 +11,11 @@
  */
 import { describe, expect, it } from 'vitest';
 import { Client } from '@temporalio/client';
-import { hostWorkflowId } from '../../types/host-ref';
-import { hostViewQuery } from '../../workflows/definitions';
-import { pivotWorkflowId, type PivotProgress } from '../../workflows/pivot-definitions';
-import type { pivotWorkflow } from '../../workflows/pivot';
-import type { RecordedRequest } from '../support/ironic-proxy';
+import { hostWorkflowId } from '../../model/host-ref';
+import { hostViewQuery } from '../../contracts/host';
+import { pivotWorkflowId, type PivotProgress } from '../../contracts/pivot';
+import type { pivotWorkflow } from '../../workflows/pivot/pivot';
+import type { RecordedRequest } from '../../bench/support/ironic-proxy';
 import { uniq } from '../support/harness';
 import { waitFor } from './kube-harness';
 import { fakeHostSpec, hostDoc, secretDoc } from './manifests';

@@ -8,13 +8,13 @@
  */
 import { describe, expect, it } from 'vitest';
 import { Client } from '@temporalio/client';
-import { hostWorkflowId } from '../../types/host-ref';
-import { hostViewQuery, type HostView } from '../../workflows/definitions';
-import { pivotWorkflowId, type PivotProgress } from '../../workflows/pivot-definitions';
-import type { pivotWorkflow } from '../../workflows/pivot';
-import { isDeploy, isPowerChange } from '../support/ironic-proxy';
+import { hostWorkflowId } from '../../model/host-ref';
+import { hostViewQuery, type HostView } from '../../contracts/host';
+import { pivotWorkflowId, type PivotProgress } from '../../contracts/pivot';
+import type { pivotWorkflow } from '../../workflows/pivot/pivot';
+import { isDeploy, isPowerChange } from '../../bench/support/ironic-proxy';
 import { uniq } from '../support/harness';
-import { secretsInHistories } from '../support/history-secrets';
+import { secretsInHistories } from '../../bench/support/history-secrets';
 import { saveHistory } from '../support/history-fixture';
 import { KUBECONFIG, waitFor } from './kube-harness';
 import { fakeHostSpec, hostDoc, secretDoc } from './manifests';

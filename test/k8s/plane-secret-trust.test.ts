@@ -12,10 +12,10 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApplicationFailure } from '@temporalio/common';
 import { KubeRest } from '../../clients/kubernetes/kube-rest';
-import { createPivotActivities } from '../../activities/pivot-activities';
-import { createKubernetesActivities } from '../../activities/host-status-activities';
+import { createPivotActivities } from '../../activities/pivot/activities';
+import { createKubernetesActivities } from '../../activities/kubernetes/host-status';
 import { parsePivotPlanes } from '../../config/pivot-planes';
-import { FAILURE } from '../../types/failures';
+import { FAILURE } from '../../model/failures';
 import { uniq } from '../support/harness';
 import { adminKubeRest, KUBE_BUILD_TIMEOUT_MS, kubectl, useKube, type KubeLease } from './kube-harness';
 

@@ -10,16 +10,16 @@
 import { describe, expect, it } from 'vitest';
 import { randomUUID } from 'node:crypto';
 import { WorkflowNotFoundError, type WorkflowHandle } from '@temporalio/client';
-import { hostWorkflowId } from '../../types/host-ref';
-import { hostViewQuery, type HostView } from '../../workflows/definitions';
+import { hostWorkflowId } from '../../model/host-ref';
+import { hostViewQuery, type HostView } from '../../contracts/host';
 import {
   REMEDIATION_ANNOTATIONS,
   remediationQuery,
   remediationWorkflowId,
   type RemediationInput,
   type RemediationView,
-} from '../../workflows/remediation-definitions';
-import type { RemediationRequest } from '../../types/remediation';
+} from '../../contracts/remediation';
+import type { RemediationRequest } from '../../model/remediation';
 import { uniq, waitFor } from '../support/harness';
 import { expireLostAttempts, runningOn } from '../support/lost-attempts';
 import { kubectl } from './kube-harness';

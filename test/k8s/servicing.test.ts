@@ -6,8 +6,8 @@
  * annotation service it, the status showing what was applied.
  */
 import { describe, expect, it } from 'vitest';
-import { hostWorkflowId } from '../../types/host-ref';
-import { hostViewQuery, type HostView } from '../../workflows/definitions';
+import { hostWorkflowId } from '../../model/host-ref';
+import { hostViewQuery, type HostView } from '../../contracts/host';
 import { uniq, waitFor } from '../support/harness';
 import { kubectl } from './kube-harness';
 import { fakeHostSpec, hostDoc, secretDoc } from './manifests';

@@ -10,11 +10,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KubeConfig } from '@kubernetes/client-node';
 import { MockActivityEnvironment } from '@temporalio/testing';
-import { createKubernetesActivities } from '../../activities/host-status-activities';
+import { createKubernetesActivities } from '../../activities/kubernetes/host-status';
 import { KubeRest } from '../../clients/kubernetes/kube-rest';
-import { emptyStatus } from '../../types/host';
+import { emptyStatus } from '../../model/host';
 import { uniq } from '../support/harness';
-import { IronicProxy, type RecordedRequest } from '../support/ironic-proxy';
+import { IronicProxy, type RecordedRequest } from '../../bench/support/ironic-proxy';
 import { KUBECONFIG, kubectl } from './kube-harness';
 import { useKubeRest } from './kube-rest-suite';
 import { hostDoc } from './manifests';

@@ -1,5 +1,5 @@
 /**
- * Metal3's HostUpdatePolicy CRD (generated from types/host-update-policy.ts) on a real
+ * Metal3's HostUpdatePolicy CRD (generated from model/host-update-policy.ts) on a real
  * kube-apiserver: Metal3's manifest applies unchanged, and a mode other than onPreparing or
  * onReboot, or an unknown field, is refused by the API server itself.
  *

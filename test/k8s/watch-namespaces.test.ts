@@ -16,7 +16,7 @@ import { IronicClient } from '../../clients/ironic/client';
 import { REPO_ROOT } from '../../config/env';
 import { watchPaths } from '../../k8s/controller/informer';
 import { bmhPath } from '../../k8s/controller/reconciler';
-import { hostWorkflowId, ironicNodeName } from '../../types/host-ref';
+import { hostWorkflowId, ironicNodeName } from '../../model/host-ref';
 import { IRONIC_URL } from '../support/env';
 import { uniq, waitFor } from '../support/harness';
 import { KUBE_PORTS, KUBE_STATE_DIR, kubectl } from './kube-harness';

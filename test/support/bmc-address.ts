@@ -1,7 +1,7 @@
 /** Shared by the BMC address unit tests: parse-or-throw helpers and the Redfish family. */
 import { expect } from 'vitest';
-import { parseBmcAddress, type BmcAccess, type BmcType } from '../../types/bmc';
-import type { FieldError, Result } from '../../types/field-error';
+import { parseBmcAddress, type BmcAccess, type BmcType } from '../../model/bmc';
+import type { FieldError, Result } from '../../model/field-error';
 
 export function mustParse(address: string): BmcAccess {
   const r = parseBmcAddress(address);

@@ -9,7 +9,7 @@ import { Connection } from '@temporalio/client';
 import type { HostService } from '../../api/host-service';
 import { IRONIC_URL, TEMPORAL_ADDRESS } from './env';
 import { FAST_HOST_OPTIONS } from './harness';
-import { IronicProxy } from './ironic-proxy';
+import { IronicProxy } from '../../bench/support/ironic-proxy';
 import { WorkerProcesses } from './worker-process';
 
 export interface CrashWindow {

@@ -5,11 +5,11 @@
  */
 import type { IronicClient } from '../../clients/ironic/client';
 import type { IronicNode } from '../../clients/ironic/types';
-import { readoptHost } from '../../clients/temporal/host-run';
-import { emptyStatus, type HostRef, type HostSpec, type HostStatus } from '../../types/host';
-import { hostWorkflowId } from '../../types/host-ref';
-import { hostViewQuery, type HostView, type HostWorkflowOptions } from '../../workflows/definitions';
-import type { hostWorkflow } from '../../workflows/host';
+import { readoptHost } from '../../control/host-run';
+import { emptyStatus, type HostRef, type HostSpec, type HostStatus } from '../../model/host';
+import { hostWorkflowId } from '../../model/host-ref';
+import { hostViewQuery, type HostView, type HostWorkflowOptions } from '../../contracts/host';
+import type { hostWorkflow } from '../../workflows/host/host';
 import { randomMac, waitFor, type Harness } from './harness';
 
 async function settled(ironic: IronicClient, nodeId: string, state: string): Promise<IronicNode> {

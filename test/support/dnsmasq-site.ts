@@ -6,7 +6,7 @@
 import { execFile, execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import type { DhcpSite } from '../../activities/dhcp-activities';
+import type { DhcpSite } from '../../activities/dhcp/activities';
 
 const run = promisify(execFile);
 const SCRIPT = join(import.meta.dirname, '../../scripts/dnsmasq.sh');

@@ -5,11 +5,11 @@
  */
 import { afterAll, beforeAll, expect } from 'vitest';
 import type { FastifyInstance } from 'fastify';
-import type { HostView } from '../../workflows/definitions';
-import type { FleetProgress } from '../../workflows/fleet-definitions';
+import type { HostView } from '../../contracts/host';
+import type { FleetProgress } from '../../contracts/fleet';
 import { callApi, serveApi } from './api-client';
 import { randomMac, startHarness, waitFor, type Harness } from './harness';
-import { IronicProxy } from './ironic-proxy';
+import { IronicProxy } from '../../bench/support/ironic-proxy';
 import { IRONIC_URL } from './env';
 
 /**

@@ -19,11 +19,11 @@ import type { KubeRest } from '../../clients/kubernetes/kube-rest';
 import { LocalSecretStore } from '../../clients/secrets/local-store';
 import { createWorker } from '../../workers/worker';
 import type { WorkerVersion } from '../../config/worker-versioning';
-import type { DhcpSite } from '../../activities/dhcp-activities';
-import type { ServedImageCache } from '../../activities/image-cache-activities';
-import type { ServedConfigDrives } from '../../activities/config-drive-activities';
+import type { DhcpSite } from '../../activities/dhcp/activities';
+import type { ServedImageCache } from '../../activities/images/cache';
+import type { ServedConfigDrives } from '../../activities/images/config-drive';
 import { HostService } from '../../api/host-service';
-import type { HostWorkflowOptions } from '../../workflows/definitions';
+import type { HostWorkflowOptions } from '../../contracts/host';
 import { IRONIC_URL, TEMPORAL_ADDRESS, WORKFLOW_BUNDLE_PATH } from './env';
 
 /** Unique, DNS-safe suffix so test runs never collide in Temporal or Ironic. */

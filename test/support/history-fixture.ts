@@ -9,10 +9,10 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { WorkflowHandle } from '@temporalio/client';
 import { REPO_ROOT } from '../../config/env';
-import type { HostRef } from '../../types/host';
-import { hostWorkflowId } from '../../types/host-ref';
-import { hostViewQuery } from '../../workflows/definitions';
-import type { hostWorkflow } from '../../workflows/host';
+import type { HostRef } from '../../model/host';
+import { hostWorkflowId } from '../../model/host-ref';
+import { hostViewQuery } from '../../contracts/host';
+import type { hostWorkflow } from '../../workflows/host/host';
 import { TEMPORAL_ADDRESS } from './env';
 import { randomMac, waitFor, type Harness } from './harness';
 

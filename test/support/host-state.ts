@@ -1,7 +1,7 @@
 /** Builders of host workflow state for the unit tests of the workflow's pure decisions. */
-import { registrationFingerprint } from '../../workflows/decide';
-import { DEFAULT_HOST_OPTIONS, type HostState } from '../../workflows/definitions';
-import { emptyStatus, type HostSpec, type ProvisioningState } from '../../types/host';
+import { registrationFingerprint } from '../../workflows/host/decide';
+import { DEFAULT_HOST_OPTIONS, type HostState } from '../../contracts/host';
+import { emptyStatus, type HostSpec, type ProvisioningState } from '../../model/host';
 
 export const testSpec = (over: Partial<HostSpec> = {}): HostSpec => ({
   bmc: { address: 'fake://n0', credentialsName: 'n0-bmc-secret' },

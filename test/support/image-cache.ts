@@ -8,9 +8,9 @@ import { join } from 'node:path';
 import { ImageCache } from '../../clients/images/cache';
 import { startCacheServer, type CacheServer } from '../../clients/images/cache-server';
 import { ConfigDriveStore } from '../../clients/images/config-drive';
-import type { ServedConfigDrives } from '../../activities/config-drive-activities';
+import type { ServedConfigDrives } from '../../activities/images/config-drive';
 import { imageDispatcher } from '../../clients/images/http';
-import type { ServedImageCache } from '../../activities/image-cache-activities';
+import type { ServedImageCache } from '../../activities/images/cache';
 
 export interface TestImageCache {
   served: ServedImageCache;

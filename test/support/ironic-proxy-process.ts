@@ -10,7 +10,7 @@ import { appendFileSync } from 'node:fs';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { IronicProxy, type RecordedRequest } from './ironic-proxy';
+import { IronicProxy, type RecordedRequest } from '../../bench/support/ironic-proxy';
 
 /** Starts the proxy process; resolves with its URL and a reader of what it recorded. */
 export async function startProxyProcess(target: string, file: string): Promise<{ url: string; requests(): RecordedRequest[]; stop(): void }> {

@@ -6,7 +6,7 @@
  * property on every promise of the thread.
  */
 import { AsyncLocalStorage, condition, defineQuery, setHandler } from '@temporalio/workflow';
-import { operationLabel, withOperationLabel } from '../../workflows/operation-label';
+import { operationLabel, withOperationLabel } from '../../workflows/host/operation-label';
 
 export const promiseSymbolsQuery = defineQuery<{ symbols: number; label: string | null }>('promiseSymbols');
 

@@ -4,7 +4,7 @@
  * size Temporal records for every run of a workflow.
  */
 import type { Client } from '@temporalio/client';
-import { emptyStatus, type HardwareDetails, type HostStatus } from '../../types/host';
+import { emptyStatus, type HardwareDetails, type HostStatus } from '../../model/host';
 
 /** About `kib` KiB of inventory as JSON. */
 export function largeInventory(kib: number): HardwareDetails {

@@ -6,9 +6,9 @@
 import type { Client } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
 import type { temporal } from '@temporalio/proto';
-import type { HostRef } from '../../types/host';
-import { hostWorkflowId } from '../../types/host-ref';
-import type { OperationRecord } from '../../workflows/definitions';
+import type { HostRef } from '../../model/host';
+import { hostWorkflowId } from '../../model/host-ref';
+import type { OperationRecord } from '../../contracts/host';
 
 type Event = temporal.api.history.v1.IHistoryEvent;
 

@@ -7,10 +7,10 @@
  * receives `updates` spec changes that do not change what it waits for (its
  * description). Used by test/integration/provisioning-limit-continue.test.ts.
  */
-import type { HostRef, Image } from '../../types/host';
-import { hostWorkflowId } from '../../types/host-ref';
-import { hostViewQuery, type HostView } from '../../workflows/definitions';
-import { isDeploy, type IronicProxy } from './ironic-proxy';
+import type { HostRef, Image } from '../../model/host';
+import { hostWorkflowId } from '../../model/host-ref';
+import { hostViewQuery, type HostView } from '../../contracts/host';
+import { isDeploy, type IronicProxy } from '../../bench/support/ironic-proxy';
 import { waitFor, type Harness } from './harness';
 import { availableFakeHost } from './history-fixture';
 

@@ -4,9 +4,9 @@
  */
 import { afterAll, beforeAll } from 'vitest';
 import { IRONIC_URL } from './env';
-import { IronicProxy } from './ironic-proxy';
+import { IronicProxy } from '../../bench/support/ironic-proxy';
 import { startHarness, type Harness } from './harness';
-import { hostWorkflowId } from '../../types/host-ref';
+import { hostWorkflowId } from '../../model/host-ref';
 
 export interface ProxiedHarness {
   readonly h: Harness;

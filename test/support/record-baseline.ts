@@ -26,25 +26,25 @@ import { defaultPayloadConverter } from '@temporalio/common';
 import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
 import { REPO_ROOT } from '../../config/env';
 import { IronicClient } from '../../clients/ironic/client';
-import { IpamError, IpPools } from '../../clients/temporal/ip-pools';
-import { readFirmwareInventory } from '../../clients/temporal/firmware-inventory';
-import type { HostRef, HostSpec } from '../../types/host';
-import { hostWorkflowId } from '../../types/host-ref';
+import { IpamError, IpPools } from '../../control/ip-pools';
+import { readFirmwareInventory } from '../../control/firmware-inventory';
+import type { HostRef, HostSpec } from '../../model/host';
+import { hostWorkflowId } from '../../model/host-ref';
 import { WORKFLOW_BUNDLE_OPTIONS } from '../../workers/worker';
-import { applySpecUpdate, hostViewQuery, powerRequestsUpdate, setUpdatePolicyUpdate, type HostView, type HostWorkflowOptions } from '../../workflows/definitions';
-import { fleetWorkflowId } from '../../workflows/fleet-definitions';
-import type { fleetWorkflow } from '../../workflows/fleet';
-import type { hostWorkflow } from '../../workflows/host';
-import { ipPoolWorkflowId } from '../../workflows/ippool-definitions';
-import { limiterWorkflowId } from '../../workflows/limiter-definitions';
-import { pivotWorkflowId, planeCheckWorkflowId } from '../../workflows/pivot-definitions';
-import type { pivotWorkflow } from '../../workflows/pivot';
-import type { planeCheckWorkflow } from '../../workflows/plane-check';
-import { powerSentinelWorkflowId, type powerSentinelWorkflow } from '../../workflows/power-sentinel';
-import type { remediateWorkflow } from '../../workflows/remediate';
-import type { WatchPowerResult } from '../../activities/power-sentinel-activities';
-import { remediationWorkflowId, type RemediationInput } from '../../workflows/remediation-definitions';
-import { serveFiles, tinyIso } from '../bmc/support/files';
+import { applySpecUpdate, hostViewQuery, powerRequestsUpdate, setUpdatePolicyUpdate, type HostView, type HostWorkflowOptions } from '../../contracts/host';
+import { fleetWorkflowId } from '../../contracts/fleet';
+import type { fleetWorkflow } from '../../workflows/fleet/fleet';
+import type { hostWorkflow } from '../../workflows/host/host';
+import { ipPoolWorkflowId } from '../../contracts/ippool';
+import { limiterWorkflowId } from '../../contracts/limiter';
+import { pivotWorkflowId, planeCheckWorkflowId } from '../../contracts/pivot';
+import type { pivotWorkflow } from '../../workflows/pivot/pivot';
+import type { planeCheckWorkflow } from '../../workflows/pivot/plane-check';
+import { powerSentinelWorkflowId, type PowerSentinelWorkflow } from '../../contracts/power-sentinel';
+import type { remediateWorkflow } from '../../workflows/remediation/remediate';
+import type { WatchPowerResult } from '../../activities/power/sentinel';
+import { remediationWorkflowId, type RemediationInput } from '../../contracts/remediation';
+import { serveFiles, tinyIso } from '../../bench/support/bmc-files';
 import { IRONIC_URL, SUSHY_URL, TEST_ENV } from './env';
 import { FAST_HOST_OPTIONS, randomMac, startHarness, waitFor, type Harness } from './harness';
 import { BASELINE_DIR, saveHistory } from './history-fixture';
@@ -228,7 +228,7 @@ const PATHS: Record<string, Path> = {
       const ref = { namespace, name: 'watched' };
       await h.hosts.put(ref, { spec: fakeSpec('baseline-sentinel', { inspectionMode: 'disabled', automatedCleaningMode: 'disabled' }), credentials: CREDENTIALS });
       const v = await until(h, ref, 'available and on', (x) => inState('available')(x) && x.status.poweredOn);
-      const sentinel = await h.client.workflow.start<typeof powerSentinelWorkflow>('powerSentinelWorkflow', {
+      const sentinel = await h.client.workflow.start<PowerSentinelWorkflow>('powerSentinelWorkflow', {
         workflowId: powerSentinelWorkflowId(`${h.taskQueue}-baseline`),
         taskQueue: h.taskQueue,
         args: [{ intervalSeconds: 1, watchSeconds: 120, namespace }],

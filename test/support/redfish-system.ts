@@ -1,6 +1,6 @@
 /** Test setup on a Redfish system of the test stack's sushy-tools, through metalflow's own BMC client. */
 import { openBmc } from '../../clients/bmc/bmc-client';
-import { parseBmcAddress } from '../../types/bmc';
+import { parseBmcAddress } from '../../model/bmc';
 
 /**
  * The system off, its virtual media empty and its next boot from disk,

@@ -1,6 +1,6 @@
 /**
  * The real workflow bundle with one module swapped: every import of
- * types/validate.ts from workflow code gets test/support/tightened-validate.ts
+ * model/validate.ts from workflow code gets test/support/tightened-validate.ts
  * instead, as if the validation rules had been tightened in a later release.
  */
 import { join, resolve } from 'node:path';
@@ -9,7 +9,7 @@ import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
 import { REPO_ROOT } from '../../config/env';
 import { WORKFLOW_BUNDLE_OPTIONS } from '../../workers/worker';
 
-const REAL = join(REPO_ROOT, 'types', 'validate');
+const REAL = join(REPO_ROOT, 'model', 'validate');
 const TIGHTENED = join(REPO_ROOT, 'test', 'support', 'tightened-validate.ts');
 
 const swapValidation = {

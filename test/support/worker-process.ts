@@ -16,7 +16,7 @@ import { REPO_ROOT } from '../../config/env';
 import { TEMPORAL_ADDRESS, WORKFLOW_BUNDLE_PATH } from './env';
 import { FAST_HOST_OPTIONS, uniq } from './harness';
 import { expireLostAttempts, runningOn } from './lost-attempts';
-import type { HostWorkflowOptions } from '../../workflows/definitions';
+import type { HostWorkflowOptions } from '../../contracts/host';
 
 export class WorkerProcesses {
   readonly taskQueue: string;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ANNOTATIONS, parseAnnotations } from '../../k8s/controller/annotations';
-import { emptyStatus } from '../../types/host';
+import { emptyStatus } from '../../model/host';
 
 describe('Metal3 annotations', () => {
   it('reads absent annotations as no request', () => {

@@ -1,6 +1,6 @@
 /** IPv6 hosts, boot MACs, and the Ironic driver_info made from a parsed address. */
 import { describe, it, expect } from 'vitest';
-import { isIPv6, normalizeMac, validateBootMac } from '../../types/bmc';
+import { isIPv6, normalizeMac, validateBootMac } from '../../model/bmc';
 import { ironicDriverInfo } from '../../clients/ironic/driver-info';
 import { mustParse, mustFail, SYS } from '../support/bmc-address';
 

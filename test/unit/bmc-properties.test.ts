@@ -1,9 +1,9 @@
 /** Properties of the BMC address parser over generated addresses (fast-check). */
 import { describe, it, expect } from 'vitest';
 import fc from 'fast-check';
-import { BMC_SCHEMES, BMC_TYPES, BMC_TYPE_TABLE, normalizeMac, parseBmcAddress, type BmcAccess } from '../../types/bmc';
+import { BMC_SCHEMES, BMC_TYPES, BMC_TYPE_TABLE, normalizeMac, parseBmcAddress, type BmcAccess } from '../../model/bmc';
 import { ironicDriverInfo } from '../../clients/ironic/driver-info';
-import type { Result } from '../../types/field-error';
+import type { Result } from '../../model/field-error';
 import { mustParse, mustFail, SYS } from '../support/bmc-address';
 
 const schemeArb = fc.constantFrom(...BMC_SCHEMES);

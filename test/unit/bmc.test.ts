@@ -1,6 +1,6 @@
 /** BMC addresses: the scheme table and what parseBmcAddress accepts and refuses. */
 import { describe, it, expect } from 'vitest';
-import { BMC_SCHEMES, BMC_TYPES, BMC_TYPE_TABLE, parseBmcAddress } from '../../types/bmc';
+import { BMC_SCHEMES, BMC_TYPES, BMC_TYPE_TABLE, parseBmcAddress } from '../../model/bmc';
 import { mustParse, mustFail, reasonOf, SYS, REDFISH_TYPES } from '../support/bmc-address';
 
 describe('BMC_SCHEMES', () => {

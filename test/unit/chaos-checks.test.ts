@@ -17,7 +17,7 @@ import type { ChaosHost } from '../../bench/chaos/hosts';
 import { IronicWatch } from '../../bench/chaos/ironic-watch';
 import { FAULT_KINDS } from '../../bench/chaos/options';
 import { Random } from '../../bench/chaos/random';
-import type { RecordedRequest } from '../../test/support/ironic-proxy';
+import type { RecordedRequest } from '../../bench/support/ironic-proxy';
 
 const host: ChaosHost = {
   index: 0,

@@ -1,9 +1,9 @@
-/** Manual clean requests: what is refused (types/clean.ts) and what Ironic is sent (clients/ironic/clean-steps.ts). */
+/** Manual clean requests: what is refused (model/clean.ts) and what Ironic is sent (clients/ironic/clean-steps.ts). */
 import { describe, expect, it } from 'vitest';
-import { validateCleanRequest } from '../../types/clean';
+import { validateCleanRequest } from '../../model/clean';
 import { biosSettings, ironicCleanSteps, targetRaidConfig } from '../../clients/ironic/clean-steps';
-import { decide, nextStateAfter } from '../../workflows/decide';
-import { interruptReason } from '../../workflows/interrupt';
+import { decide, nextStateAfter } from '../../workflows/host/decide';
+import { interruptReason } from '../../workflows/host/interrupt';
 import { hostState, testSpec } from '../support/host-state';
 
 const fields = (body: unknown): string[] => {

@@ -3,7 +3,7 @@
  * (internal/controller/metal3.io/baremetalhost_controller.go), state by state.
  */
 import { describe, expect, it } from 'vitest';
-import { computeConditions, type HostCondition } from '../../types/conditions';
+import { computeConditions, type HostCondition } from '../../model/conditions';
 
 const T0 = '2026-11-23T10:00:00Z';
 const T1 = '2026-11-23T11:00:00Z';
@@ -85,7 +85,7 @@ describe('computeConditions', () => {
 
 describe('hardware profile names, as BMO picks them', () => {
   it("takes the spec's, else libvirt for a libvirt:// BMC, else unknown", async () => {
-    const { hardwareProfileName, isHardwareProfile } = await import('../../types/hardware-profile');
+    const { hardwareProfileName, isHardwareProfile } = await import('../../model/hardware-profile');
     expect(hardwareProfileName({ hardwareProfile: 'dell', bmc: { address: 'libvirt://h' } })).toBe('dell');
     expect(hardwareProfileName({ bmc: { address: 'libvirt://127.0.0.1:6230' } })).toBe('libvirt');
     expect(hardwareProfileName({ bmc: { address: 'ipmi://127.0.0.1' } })).toBe('unknown');

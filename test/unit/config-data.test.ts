@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { inlineConfigDataErrors, parseConfigMapping, userDataProblem } from '../../types/config-data';
+import { inlineConfigDataErrors, parseConfigMapping, userDataProblem } from '../../model/config-data';
 
 const SECRET = 'S3CR3T-value';
 

@@ -13,7 +13,7 @@ import { SETTINGS, settingNames } from '../../config/settings';
 import { CONFIG_DOC, withReference } from '../../scripts/docs/config-reference';
 
 /** Where the processes read their environment. */
-const PROCESS_DIRS = ['config', 'api', 'workers', 'k8s', 'clients', 'activities'];
+const PROCESS_DIRS = ['config', 'api', 'workers', 'k8s', 'clients', 'control', 'activities'];
 /** Where the scripts that start the stack, the demo and the tests read theirs. */
 const SCRIPT_PLACES = ['scripts', 'Makefile', 'package.json'];
 /** Constants in the code that look like variables. */

@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { loadConfig, temporalConnection } from '../../config/env';
 import { temporalConnectionOptions } from '../../clients/temporal/connection';
 import { ironicDriverInfo } from '../../clients/ironic/driver-info';
-import { parseBmcAddress } from '../../types/bmc';
+import { parseBmcAddress } from '../../model/bmc';
 
 describe('worker tuning from the environment', () => {
   it('leaves the SDK defaults alone when nothing is set', () => {

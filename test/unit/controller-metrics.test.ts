@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { ControllerMetrics } from '../../k8s/controller/metrics';
 import { hostFacts } from '../../k8s/controller/metric-facts';
-import { emptyStatus, type HostStatus } from '../../types/host';
+import { emptyStatus, type HostStatus } from '../../model/host';
 
 const status = (over: Partial<HostStatus> & { state?: HostStatus['provisioning']['state'] } = {}): HostStatus => {
   const { state, ...rest } = over;

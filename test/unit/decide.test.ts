@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { credentialsChanged, decide, deleteGiveUp, DELETE_RETRY_LIMIT, detachPending, inspectionMode, nextStateAfter, offlineHoldsProvisioning, registrationFingerprint, specConflict } from '../../workflows/decide';
-import type { HostDirectives } from '../../workflows/definitions';
+import { credentialsChanged, decide, deleteGiveUp, DELETE_RETRY_LIMIT, detachPending, inspectionMode, nextStateAfter, offlineHoldsProvisioning, registrationFingerprint, specConflict } from '../../workflows/host/decide';
+import type { HostDirectives } from '../../contracts/host';
 import { hostState, testSpec } from '../support/host-state';
 
 const spec = testSpec;

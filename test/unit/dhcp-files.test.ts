@@ -2,9 +2,9 @@
 import { describe, expect, it } from 'vitest';
 import { fileNameFor, parseFile, renderFile } from '../../clients/dnsmasq/reservation-file';
 import { parseLeases } from '../../clients/dnsmasq/leases';
-import { validateReservation } from '../../types/dhcp';
+import { validateReservation } from '../../model/dhcp';
 import { loadDhcpSites } from '../../config/dhcp-sites';
-import { createDhcpActivities } from '../../activities/dhcp-activities';
+import { createDhcpActivities } from '../../activities/dhcp/activities';
 
 describe('reservation files', () => {
   it('renders a reservation, an ignore entry and released MACs, and reads each back', () => {

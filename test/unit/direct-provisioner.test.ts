@@ -4,10 +4,10 @@
  * provisioner cannot change once the host is registered.
  */
 import { describe, expect, it } from 'vitest';
-import { validateHostSpec } from '../../types/validate';
-import { decide, registrationFingerprint, specConflict } from '../../workflows/decide';
-import { DEFAULT_HOST_OPTIONS, type HostState } from '../../workflows/definitions';
-import { emptyStatus, type HostSpec, type ProvisioningState } from '../../types/host';
+import { validateHostSpec } from '../../model/validate';
+import { decide, registrationFingerprint, specConflict } from '../../workflows/host/decide';
+import { DEFAULT_HOST_OPTIONS, type HostState } from '../../contracts/host';
+import { emptyStatus, type HostSpec, type ProvisioningState } from '../../model/host';
 
 const ref = { namespace: 'edge', name: 'node-0' };
 const REDFISH = 'redfish-virtualmedia+http://127.0.0.1:8000/redfish/v1/Systems/1';

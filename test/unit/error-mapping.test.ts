@@ -1,8 +1,8 @@
 /**
  * Each peer's errors in the closed set the workflows branch on
- * (types/failures.ts), without a stack: the per-peer mappings next to each
+ * (model/failures.ts), without a stack: the per-peer mappings next to each
  * client's error type, and the activity layer's one conversion to a Temporal
- * failure (activities/failures.ts). Redfish error bodies are built from the
+ * failure (activities/common/failures.ts). Redfish error bodies are built from the
  * DMTF Base message registry shipped with the DMTF mockup (the MessageIds and
  * texts real BMCs send); ipmitool output is the tool's own wording; Ironic's
  * 404 is its real body.
@@ -11,8 +11,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
-import { FAILURE, NON_RETRYABLE_FAILURES } from '../../types/failures';
-import { failureClassOf, toFailure } from '../../activities/failures';
+import { FAILURE, NON_RETRYABLE_FAILURES } from '../../model/failures';
+import { failureClassOf, toFailure } from '../../activities/common/failures';
 import { IronicError, ironicFailureClass, ironicErrorMessage, missingNodeOf } from '../../clients/ironic/errors';
 import { bmcFailureClass, IpmiError, RedfishError, type BmcErrorKind } from '../../clients/bmc/errors';
 import { httpError, parseJson, type RedfishResponse } from '../../clients/redfish/http';
@@ -22,7 +22,7 @@ import { KubeError, kubeErrorKind, kubeFailureClass } from '../../clients/kubern
 import { MOCKUP_ROOT } from '../bmc/support/redfish-mockup';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { activityFailureMapping } from '../../workers/activity-failures';
-import { createLimiterActivities } from '../../activities/limiter-activities';
+import { createLimiterActivities } from '../../activities/limiter/activities';
 
 const registry = JSON.parse(readFileSync(join(MOCKUP_ROOT, 'Registries', 'Base.1.5.0.json'), 'utf8')) as {
   Messages: Record<string, { Message: string; Severity: string; Resolution: string }>;
@@ -193,6 +193,6 @@ describe("the worker's activity interceptor", () => {
     const mapped = await new MockActivityEnvironment(undefined, { interceptors: [activityFailureMapping] }).run(broken).then(() => undefined, (e: unknown) => e);
     expect(mapped).toBeInstanceOf(ApplicationFailure);
     expect(mapped).toMatchObject({ type: FAILURE.internal, nonRetryable: true });
-    expect((mapped as Error).stack).toContain('limiter-activities');
+    expect((mapped as Error).stack).toContain('limiter/activities');
   });
 });

@@ -1,6 +1,6 @@
-/** HostFirmwareComponents' pure parts (types/firmware-components.ts): status from Ironic, spec.updates checked. */
+/** HostFirmwareComponents' pure parts (model/firmware-components.ts): status from Ironic, spec.updates checked. */
 import { describe, expect, it } from 'vitest';
-import { componentsFromIronic, firmwareUpdatesErrors, sameComponents, updatesChanged } from '../../types/firmware-components';
+import { componentsFromIronic, firmwareUpdatesErrors, sameComponents, updatesChanged } from '../../model/firmware-components';
 
 const IRONIC = [
   { component: 'bios', initial_version: '1.4.2', current_version: '2.1.0', last_version_flashed: '2.1.0', updated_at: '2026-11-24T08:00:00+00:00' },

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import type { CleanStep } from '../../types/clean';
-import type { HostState } from '../../workflows/definitions';
-import { decide } from '../../workflows/decide';
-import { firmwareHeldReason, heldServiceable, heldToClean, settleHeld, withHeld } from '../../workflows/firmware-held-rules';
-import { serviceableSettings, settingsHeld } from '../../workflows/servicing-rules';
+import type { CleanStep } from '../../model/clean';
+import type { HostState } from '../../contracts/host';
+import { decide } from '../../workflows/host/decide';
+import { firmwareHeldReason, heldServiceable, heldToClean, settleHeld, withHeld } from '../../workflows/host/rules/firmware-held-rules';
+import { serviceableSettings, settingsHeld } from '../../workflows/host/rules/servicing';
 import { hostState, testSpec } from '../support/host-state';
 
 const IMAGE = { url: 'http://i/a.qcow2', checksum: 'c'.repeat(32), checksumType: 'md5' as const, format: 'qcow2' as const };

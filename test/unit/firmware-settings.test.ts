@@ -1,6 +1,6 @@
-/** HostFirmwareSettings checked against a FirmwareSchema built from Ironic's BIOS registry (types/firmware-settings.ts). */
+/** HostFirmwareSettings checked against a FirmwareSchema built from Ironic's BIOS registry (model/firmware-settings.ts). */
 import { describe, expect, it } from 'vitest';
-import { changedSettings, firmwareSettingsErrors, schemaFromIronic, type IronicBiosSetting } from '../../types/firmware-settings';
+import { changedSettings, firmwareSettingsErrors, schemaFromIronic, type IronicBiosSetting } from '../../model/firmware-settings';
 
 /** As Ironic 39 returns them (GET /v1/nodes/{id}/bios?detail=true), registry fields null where the BMC gave none. */
 const IRONIC: IronicBiosSetting[] = [

@@ -1,7 +1,7 @@
-/** What the HostFirmwareSettings controller derives from Ironic's BIOS settings (types/firmware-status.ts), as BMO derives it. */
+/** What the HostFirmwareSettings controller derives from Ironic's BIOS settings (model/firmware-status.ts), as BMO derives it. */
 import { describe, expect, it } from 'vitest';
-import type { IronicBiosSetting } from '../../types/firmware-settings';
-import { evaluateFirmwareSettings, firmwareConditions, firmwareSchemaName, firmwareSchemaOf, reportedSettings, sameConditions } from '../../types/firmware-status';
+import type { IronicBiosSetting } from '../../model/firmware-settings';
+import { evaluateFirmwareSettings, firmwareConditions, firmwareSchemaName, firmwareSchemaOf, reportedSettings, sameConditions } from '../../model/firmware-status';
 
 const IRONIC: IronicBiosSetting[] = [
   { name: 'ProcVirtualization', value: 'Enabled', attribute_type: 'Enumeration', allowable_values: ['Enabled', 'Disabled'] },

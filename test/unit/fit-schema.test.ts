@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { emptyStatus, HostStatusSchema, MAX_LENGTH, type HostStatus } from '../../types/host';
-import { fitStrings } from '../../types/fit-schema';
-import { schemaErrors } from '../../types/validate';
+import { emptyStatus, HostStatusSchema, MAX_LENGTH, type HostStatus } from '../../model/host';
+import { fitStrings } from '../../model/fit-schema';
+import { schemaErrors } from '../../model/validate';
 
 describe('fitStrings', () => {
   const observed = (): HostStatus => ({

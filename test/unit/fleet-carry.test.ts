@@ -5,8 +5,8 @@
  * the unpacked state does not.
  */
 import { describe, expect, it } from 'vitest';
-import type { FleetHost, FleetState } from '../../workflows/fleet-definitions';
-import { packFleetState, unpackFleetState } from '../../workflows/fleet-carry';
+import type { FleetHost, FleetState } from '../../contracts/fleet';
+import { packFleetState, unpackFleetState } from '../../workflows/fleet/carry';
 
 const BLOB_LIMIT = 2 * 1024 * 1024;
 const AT = '2026-11-24T05:00:00.000Z';

@@ -1,9 +1,9 @@
-/** When a host has done what a fleet operation asked, read from its view (workflows/fleet-goals.ts). */
+/** When a host has done what a fleet operation asked, read from its view (contracts/fleet-goals.ts). */
 import { describe, expect, it } from 'vitest';
-import { emptyStatus } from '../../types/host';
-import type { FleetOperation } from '../../types/fleet';
-import type { HostView, OperationRecord } from '../../workflows/definitions';
-import { abortedResult, fleetHostResult, imageToRestore, keysToRelease, type HostFinding } from '../../workflows/fleet-goals';
+import { emptyStatus } from '../../model/host';
+import type { FleetOperation } from '../../model/fleet';
+import type { HostView, OperationRecord } from '../../contracts/host';
+import { abortedResult, fleetHostResult, imageToRestore, keysToRelease, type HostFinding } from '../../contracts/fleet-goals';
 
 const SINCE = '2026-01-01T00:00:10.000Z';
 const op = (kind: OperationRecord['kind'], outcome: OperationRecord['outcome'], startedAt = '2026-01-01T00:00:20.000Z', error?: string): OperationRecord => ({

@@ -1,11 +1,11 @@
 /**
- * Pages of a fleet's progress (workflows/fleet-progress-page.ts): a 10,000-host progress is
+ * Pages of a fleet's progress (contracts/fleet-progress-page.ts): a 10,000-host progress is
  * past what Temporal takes in one history payload, its first page is not, and pages cut the
  * hosts by offset, limit and outcome.
  */
 import { describe, expect, it } from 'vitest';
-import { boundedProgress, PAGE_FAILURES, progressPage, progressTooLarge, PROGRESS_LIMIT_BYTES } from '../../workflows/fleet-progress-page';
-import type { FleetHost, FleetProgress } from '../../workflows/fleet-definitions';
+import { boundedProgress, PAGE_FAILURES, progressPage, progressTooLarge, PROGRESS_LIMIT_BYTES } from '../../contracts/fleet-progress-page';
+import type { FleetHost, FleetProgress } from '../../contracts/fleet';
 
 /** A progress of n hosts of rack-sized names, every seventh failed, the rest succeeded. */
 function progressOf(n: number): FleetProgress {

@@ -1,7 +1,7 @@
 /** Fleet waves, the pure parts: the input's waves and pauseAfterWave checked with field errors, and where each wave ends. */
 import { describe, expect, it } from 'vitest';
-import { validateFleetInput } from '../../types/fleet';
-import { waveEnds } from '../../workflows/fleet-plan';
+import { validateFleetInput } from '../../model/fleet';
+import { waveEnds } from '../../contracts/fleet-plan';
 
 const good = { name: 'rollout', operation: { kind: 'reboot' }, selector: { namespace: 'lab' } };
 const fields = (input: unknown) => {

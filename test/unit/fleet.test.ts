@@ -1,10 +1,10 @@
 /** Fleet operations, the pure parts: input validation, label selection, limits and the failure budget. */
 import { describe, expect, it } from 'vitest';
-import { fleetScope, validateFleetInput } from '../../types/fleet';
-import { matchesLabelSelector, validateLabels } from '../../types/labels';
-import { selectionMatches } from '../../workflows/fleet-selection';
-import { budgetSpent, concurrencyLimit, countOutcomes, estimatedEnd, failureBudget, finished, mayStartMore } from '../../workflows/fleet-plan';
-import type { FleetHost, FleetState } from '../../workflows/fleet-definitions';
+import { fleetScope, validateFleetInput } from '../../model/fleet';
+import { matchesLabelSelector, validateLabels } from '../../model/labels';
+import { selectionMatches } from '../../model/fleet-selection';
+import { budgetSpent, concurrencyLimit, countOutcomes, estimatedEnd, failureBudget, finished, mayStartMore } from '../../contracts/fleet-plan';
+import type { FleetHost, FleetState } from '../../contracts/fleet';
 
 const good = { name: 'rack-1-reboot', operation: { kind: 'reboot' }, selector: { namespace: 'lab' } };
 

@@ -1,7 +1,7 @@
-/** What a re-inspection names against the hardware recorded before (types/hardware-changes.ts). */
+/** What a re-inspection names against the hardware recorded before (model/hardware-changes.ts). */
 import { describe, expect, it } from 'vitest';
-import { hardwareChanges } from '../../types/hardware-changes';
-import type { HardwareDetails } from '../../types/host';
+import { hardwareChanges } from '../../model/hardware-changes';
+import type { HardwareDetails } from '../../model/host';
 
 const GIB = 2 ** 30;
 const before: HardwareDetails = {

@@ -1,7 +1,7 @@
 /** spec.dhcp's validation and the network_data.json rendered from a pool address. */
 import { describe, expect, it } from 'vitest';
-import { validateHostSpec } from '../../types/validate';
-import { netmaskOf, renderNetworkData } from '../../types/network-data';
+import { validateHostSpec } from '../../model/validate';
+import { netmaskOf, renderNetworkData } from '../../model/network-data';
 
 const ref = { namespace: 'default', name: 'host-0' };
 const base = { bmc: { address: 'ipmi://10.0.0.5', credentialsName: 'bmc' }, bootMACAddress: '52:54:00:00:00:01', online: true };

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { applyDirectives, credentialsAttempt, requestInspection, restoreStatus } from '../../workflows/host-directives';
-import type { HostState } from '../../workflows/definitions';
-import { emptyStatus, type HostSpec, type ProvisioningState } from '../../types/host';
+import { applyDirectives, credentialsAttempt, requestInspection, restoreStatus } from '../../workflows/host/directives';
+import type { HostState } from '../../contracts/host';
+import { emptyStatus, type HostSpec, type ProvisioningState } from '../../model/host';
 import { hostState, testSpec } from '../support/host-state';
 
 const spec = testSpec;

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { emptyStatus, type HostSpec, type ProvisioningState } from '../../types/host';
-import { decide } from '../../workflows/decide';
-import { settingsHeld } from '../../workflows/servicing-rules';
-import { interruptReason } from '../../workflows/interrupt';
+import { emptyStatus, type HostSpec, type ProvisioningState } from '../../model/host';
+import { decide } from '../../workflows/host/decide';
+import { settingsHeld } from '../../workflows/host/rules/servicing';
+import { interruptReason } from '../../workflows/host/interrupt';
 import { hostState, testSpec } from '../support/host-state';
-import { pendingSettingsSteps, recordAppliedSettings, settingsSteps } from '../../types/host-settings';
+import { pendingSettingsSteps, recordAppliedSettings, settingsSteps } from '../../model/host-settings';
 import { raidConfigMatches, targetRaidConfig } from '../../clients/ironic/clean-steps';
 
 const spec = (over: Partial<HostSpec>): HostSpec => ({ bmc: { address: 'fake://x', credentialsName: 'c' }, online: true, ...over }) as HostSpec;

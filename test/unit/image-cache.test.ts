@@ -16,7 +16,7 @@ import { ImageCache, cacheKey } from '../../clients/images/cache';
 import { ImageError } from '../../clients/images/errors';
 import { imageDispatcher } from '../../clients/images/http';
 import { downloadVerified } from '../../clients/images/verified-download';
-import { createImageCacheActivities } from '../../activities/image-cache-activities';
+import { createImageCacheActivities } from '../../activities/images/cache';
 import { startImageServer, type ImageServer } from '../support/image-server';
 import { startTestImageCache, type TestImageCache } from '../support/image-cache';
 

@@ -13,7 +13,7 @@ import { imageDispatcher } from '../../clients/images/http';
 import { probeImage } from '../../clients/images/probe';
 import { MAX_CHECKSUM_FILE_BYTES, MD5_WARNING, resolveChecksumUrl } from '../../clients/images/checksum-file';
 import { ImageError } from '../../clients/images/errors';
-import { createImageActivities } from '../../activities/image-activities';
+import { createImageActivities } from '../../activities/images/activities';
 import { imageBytes } from '../support/image-bytes';
 import { makePki } from '../support/certs';
 import { startImageServer, type ImageServer } from '../support/image-server';

@@ -16,7 +16,7 @@ import { probeImage } from '../../clients/images/probe';
 import { resolveChecksumUrl } from '../../clients/images/checksum-file';
 import { downloadVerified } from '../../clients/images/verified-download';
 import { ImageError } from '../../clients/images/errors';
-import { createImageActivities } from '../../activities/image-activities';
+import { createImageActivities } from '../../activities/images/activities';
 import { imageBytes } from '../support/image-bytes';
 import { startImageServer, type ImageServer } from '../support/image-server';
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { httpUrlProblem, validateImage } from '../../types/image';
+import { httpUrlProblem, validateImage } from '../../model/image';
 
 const checksum = 'a'.repeat(64);
 

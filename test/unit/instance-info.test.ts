@@ -1,6 +1,6 @@
-/** The image's instance_info patch (activities/ironic-deploy.ts): what Metal3 sends, and nothing left of an earlier image. */
+/** The image's instance_info patch (activities/ironic/deploy.ts): what Metal3 sends, and nothing left of an earlier image. */
 import { describe, expect, it } from 'vitest';
-import { instanceInfo } from '../../activities/ironic-deploy';
+import { instanceInfo } from '../../activities/ironic/deploy';
 
 describe('instanceInfo', () => {
   it('sends no image_disk_format for an unset format, and removes one an earlier image left', () => {

@@ -5,10 +5,10 @@
  * (test/integration/ipam.test.ts, test/e2e/ipam-worker-crash.test.ts).
  */
 import { describe, expect, it } from 'vitest';
-import { canonicalIp, formatIp, parseCidr, parseIp } from '../../types/ipam-address';
-import { allocateAddress } from '../../types/ipam-allocate';
-import { validateClaimSpec, validatePoolSpec, poolChangeErrors } from '../../types/ipam-validate';
-import { ipAddressName, type Allocation, type IPPoolSpec } from '../../types/ipam';
+import { canonicalIp, formatIp, parseCidr, parseIp } from '../../model/ipam-address';
+import { allocateAddress } from '../../model/ipam-allocate';
+import { validateClaimSpec, validatePoolSpec, poolChangeErrors } from '../../model/ipam-validate';
+import { ipAddressName, type Allocation, type IPPoolSpec } from '../../model/ipam';
 
 const ref = { namespace: 'ns', name: 'pool1' };
 const at = '2026-01-01T00:00:00Z';

@@ -4,9 +4,9 @@
  * sends them through the real API.
  */
 import { describe, expect, it } from 'vitest';
-import { validateHostSpec } from '../../types/validate';
-import { fullSpec, generatedSpecCases, SPEC_CASES, type SpecCase } from '../support/malformed-corpus';
-import { runAnnotationCorpus } from '../support/malformed-run';
+import { validateHostSpec } from '../../model/validate';
+import { fullSpec, generatedSpecCases, SPEC_CASES, type SpecCase } from '../../bench/support/malformed-corpus';
+import { runAnnotationCorpus } from '../../bench/support/malformed-run';
 
 const ref = { namespace: 'corpus', name: 'host-0' };
 const base = { address: 'fake://host-0', credentialsName: 'host-0-bmc', mac: '52:54:00:aa:bb:cc', namespace: 'corpus' };

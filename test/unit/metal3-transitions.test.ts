@@ -1,6 +1,6 @@
 /** BMO's steady-state moves metalflow makes behind patch `metal3-transitions` (issue 16, item 8). */
 import { describe, expect, it } from 'vitest';
-import { decide, metal3Transition, nextStateAfter, registrationFingerprint } from '../../workflows/decide';
+import { decide, metal3Transition, nextStateAfter, registrationFingerprint } from '../../workflows/host/decide';
 import { hostState, testSpec } from '../support/host-state';
 
 const IMAGE = { url: 'http://images/a.qcow2', checksum: 'a'.repeat(64), checksumType: 'sha256' as const };

@@ -1,7 +1,7 @@
-/** A pivot's input check (types/pivot.ts) and the verify step's comparison (activities/pivot-activities.ts). */
+/** A pivot's input check (model/pivot.ts) and the verify step's comparison (activities/pivot/activities.ts). */
 import { describe, expect, it } from 'vitest';
-import { validatePivotInput } from '../../types/pivot';
-import { targetMismatch } from '../../activities/pivot-activities';
+import { validatePivotInput } from '../../model/pivot';
+import { targetMismatch } from '../../activities/pivot/activities';
 
 const good = { name: 'to-mgmt', source: {}, target: { plane: 'mgmt' }, selector: { namespace: 'metal3' } };
 const fields = (input: unknown) => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { decide, nextStateAfter, registrationFingerprint } from '../../workflows/decide';
-import { DEFAULT_HOST_OPTIONS, type HostState } from '../../workflows/definitions';
+import { decide, nextStateAfter, registrationFingerprint } from '../../workflows/host/decide';
+import { DEFAULT_HOST_OPTIONS, type HostState } from '../../contracts/host';
 import {
   applyPowerRequestChange,
   checkPowerRequestChange,
@@ -10,10 +10,10 @@ import {
   rebootServed,
   settlePowerRequests,
   type PowerRequests,
-} from '../../workflows/power-requests';
-import { powerPath } from '../../workflows/power-operations';
-import { validateHostSpec } from '../../types/validate';
-import { emptyStatus, type HostSpec, type ProvisioningState } from '../../types/host';
+} from '../../workflows/host/rules/power-requests';
+import { powerPath } from '../../workflows/host/provisioners/power';
+import { validateHostSpec } from '../../model/validate';
+import { emptyStatus, type HostSpec, type ProvisioningState } from '../../model/host';
 
 const spec = (over: Partial<HostSpec> = {}): HostSpec => ({
   bmc: { address: 'fake://n0', credentialsName: 'n0-bmc-secret' },

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { NOTHING_SEEN, ownerOf, powerChanges, type SentinelNode } from '../../activities/power-sentinel-changes';
+import { NOTHING_SEEN, ownerOf, powerChanges, type SentinelNode } from '../../activities/power/sentinel-changes';
 
 const node = (uuid: string, over: Partial<SentinelNode> = {}): SentinelNode => ({
   uuid,

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { decide } from '../../workflows/decide';
-import { provisioningFailures, provisioningRetriesApply, recordAttempt, retryLimitReached } from '../../workflows/provisioning-retries';
-import { customDeployChanged } from '../../workflows/custom-deploy-change';
+import { decide } from '../../workflows/host/decide';
+import { provisioningFailures, provisioningRetriesApply, recordAttempt, retryLimitReached } from '../../workflows/host/rules/provisioning-retries';
+import { customDeployChanged } from '../../workflows/host/rules/custom-deploy-change';
 import { hostState, testSpec } from '../support/host-state';
 
 const image = { url: 'http://x/i.qcow2', checksum: 'a'.repeat(64), checksumType: 'sha256' as const };

@@ -1,6 +1,6 @@
 /** The remediation request's checks (API body, HostRemediation spec): each bad field named, CAPM3's bounds. */
 import { describe, expect, it } from 'vitest';
-import { validateRemediationRequest } from '../../types/remediation';
+import { validateRemediationRequest } from '../../model/remediation';
 
 const fields = (input: unknown): string[] => {
   const r = validateRemediationRequest(input);

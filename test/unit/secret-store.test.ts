@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { LocalSecretStore } from '../../clients/secrets/local-store';
-import { readSecretKey } from '../../activities/secret-key';
+import { readSecretKey } from '../../activities/common/secret-key';
 
 const fresh = () => {
   const dir = mkdtempSync(join(tmpdir(), 'mf-secrets-'));

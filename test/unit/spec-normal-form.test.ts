@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { normalizeHostSpec } from '../../types/spec-normal-form';
-import { validateHostSpec } from '../../types/validate';
-import type { HostSpec } from '../../types/host';
+import { normalizeHostSpec } from '../../model/spec-normal-form';
+import { validateHostSpec } from '../../model/validate';
+import type { HostSpec } from '../../model/host';
 
 const ref = { namespace: 'metal3', name: 'node-0' };
 const spec = (mac: string | undefined, bmc = true): HostSpec => ({

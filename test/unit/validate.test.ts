@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { schemaErrors, validateHostSpec } from '../../types/validate';
-import { validateHostRef } from '../../types/host-ref';
-import { emptyStatus, HardwareDetailsSchema, HostSpecSchema, HostStatusSchema, type HostSpec } from '../../types/host';
+import { schemaErrors, validateHostSpec } from '../../model/validate';
+import { validateHostRef } from '../../model/host-ref';
+import { emptyStatus, HardwareDetailsSchema, HostSpecSchema, HostStatusSchema, type HostSpec } from '../../model/host';
 import { HostInputSchema, ListQuerySchema, PauseBodySchema, PowerOffParamsSchema } from '../../api/schemas';
 
 const ref = { namespace: 'metal3', name: 'node-0' };

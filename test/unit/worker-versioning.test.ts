@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { REPO_ROOT } from '../../config/env';
 import { defaultBuildId, loadWorkerVersion } from '../../config/worker-versioning';
 import * as workflows from '../../workflows/index';
-import { versioningBehaviorOf } from '../../workflows/versioning';
+import { versioningBehaviorOf } from '../../workflows/common/versioning';
 
 /** Kept only so histories of runs from before the operations moved into the host workflow replay; the worker's default (AUTO_UPGRADE) covers them. */
 const OPERATION_WORKFLOWS = ['enrollWorkflow', 'inspectWorkflow', 'prepareWorkflow', 'provisionWorkflow', 'deprovisionWorkflow', 'powerWorkflow', 'rebootWorkflow', 'deleteWorkflow', 'detachWorkflow'];

@@ -1,0 +1,33 @@
+/**
+ * A secret's key as activities read it: a missing secret or key is the
+ * failure the workflow treats as the host's (SecretMissing). Here, not in
+ * clients/, so the store itself knows nothing of Temporal.
+ */
+import { ApplicationFailure } from '@temporalio/activity';
+import { FAILURE } from '../../model/failures';
+import type { SecretReader } from '../../clients/secrets/secret-store';
+
+/**
+ * Reads one key of a secret, trying `keys` in order (Metal3 accepts e.g.
+ * `userData` or `value`). A missing secret or key is a non-retryable failure
+ * whose message names both, and never the value.
+ */
+export async function readSecretKey(
+  secrets: SecretReader,
+  namespace: string,
+  name: string,
+  keys: readonly string[],
+): Promise<string> {
+  const data = await secrets.read(namespace, name);
+  if (!data) {
+    throw ApplicationFailure.nonRetryable(`Secret ${namespace}/${name} not found`, FAILURE.secretMissing);
+  }
+  for (const key of keys) {
+    const value = data[key];
+    if (typeof value === 'string' && value !== '') return value;
+  }
+  throw ApplicationFailure.nonRetryable(
+    `Secret ${namespace}/${name} has no non-empty key ${keys.map((k) => `"${k}"`).join(' or ')}`,
+    FAILURE.secretMissing,
+  );
+}

@@ -1,0 +1,153 @@
+/**
+ * The provisioned side of a node: deploy (image in instance_info, config
+ * drive from the host's Secrets), undeploy, and adopt (active without a
+ * deploy, for a node registered again under a host that is provisioned).
+ */
+import type { HostRef, Image } from '../../model/host';
+import type { IronicClient, JsonPatchOp } from '../../clients/ironic/client';
+import type { SecretReader } from '../../clients/secrets/secret-store';
+import { registryCredentials } from '../../clients/secrets/registry-credentials';
+import { configDriveData, type ConfigDriveSources } from '../images/config-drive-data';
+import { isOciUrl } from '../../model/image';
+import { deployInterfaceOps, deploySteps, instanceInfo, isLiveIso, type DeployKind } from './instance-info';
+import { automatedCleanOps, lastError, operationFailed, summary, type NodeDriver, type NodeSummary, type NodeTarget, type Step } from './node-driver';
+import { createRamdiskCheck } from './ramdisk';
+
+export interface DeployDeps {
+  ironic: IronicClient;
+  secrets: SecretReader;
+  driver: NodeDriver;
+}
+
+export { instanceInfo } from './instance-info';
+
+interface DeployInput extends NodeTarget, ConfigDriveSources {
+  nodeId: string;
+  /** Optional only with a custom deploy (Metal3: its image is optional). */
+  image?: Image;
+  /** `customDeploy.method`: deploy with Ironic's custom-agent interface and this deploy step. */
+  customDeploy?: string;
+  /**
+   * spec.automatedCleaningMode set on a manageable node before its `provide` (BMO cleans when provisioning
+   * starts); unset (runs scheduled before it) leaves the node's own automated_clean, set at registration.
+   */
+  automatedCleaning?: boolean;
+}
+
+export function createDeployActivities(deps: DeployDeps) {
+  const { ironic, secrets } = deps;
+  const { drive } = deps.driver;
+  const { namingRamdisk } = createRamdiskCheck(ironic);
+
+  /** `user:password` for an oci:// image's registry, read at the moment of use (never in history or logs). */
+  async function pullSecret(ref: HostRef, image: Image | undefined): Promise<string | undefined> {
+    const name = image?.ociAuthSecretName;
+    if (!image || !name || !isOciUrl(image.url)) return undefined;
+    const data = await secrets.read(ref.namespace, name);
+    if (!data) throw operationFailed(`spec.image.ociAuthSecretName: Secret ${ref.namespace}/${name} not found`);
+    const creds = registryCredentials(data, image.url);
+    if ('error' in creds) throw operationFailed(`spec.image.ociAuthSecretName: Secret ${ref.namespace}/${name} ${creds.error}`);
+    return creds.value;
+  }
+
+  const configDrive = (ref: HostRef, input: DeployInput) => configDriveData(secrets, ref, input);
+
+  async function deployNode(input: DeployInput): Promise<NodeSummary> {
+    /** The deploy verb: instance_info (and deploy interface) written with the sent marker, then the config drive and steps as its arguments. */
+    const deploy = (n: { instance_info: Record<string, unknown>; deploy_interface?: string | null }): Step => {
+      let kind: Promise<DeployKind> | undefined;
+      const deployKind = (): Promise<DeployKind> =>
+        (kind ??= pullSecret(input.ref, input.image).then((secret) => ({
+          ...(input.customDeploy ? { customDeploy: input.customDeploy } : {}),
+          ...(secret ? { pullSecret: secret } : {}),
+        })));
+      return {
+        verb: 'active',
+        patch: async () => {
+          const k = await deployKind();
+          return [...instanceInfo(input.image, n.instance_info, k), ...deployInterfaceOps(input.image, n.deploy_interface, k)];
+        },
+        prepare: async () => {
+          const steps = deploySteps(await deployKind());
+          // As Metal3: no config drive for a live ISO (some BMCs cannot attach a second virtual medium).
+          const configdrive = isLiveIso(input.image, await deployKind()) ? undefined : await configDrive(input.ref, input);
+          return { ...(configdrive ? { configdrive } : {}), ...(steps ? { deploy_steps: steps } : {}) };
+        },
+      };
+    };
+    const { automatedCleaning } = input;
+    const node = await namingRamdisk(input.nodeId, () => drive(input.nodeId, (n, issued) => {
+      switch (n.provision_state) {
+        case 'active':
+          return { done: true };
+        case 'available':
+          // Deploying only ever leaves `available` for good: back there, someone tore the node down (the host's
+          // deprovision after it cancelled this deploy); deploying it again would undo that.
+          return issued.includes('active')
+            ? { fail: 'the node was torn down (available again) while it deployed; not deploying it a second time' }
+            : deploy(n);
+        case 'deploy failed':
+          return issued.includes('active') ? { fail: `deploy failed: ${lastError(n)}` } : deploy(n);
+        case 'manageable':
+          // As BMO: automated cleaning runs here, when provisioning starts, not when the host became available.
+          return { verb: 'provide', ...(automatedCleaning === undefined ? {} : { patch: () => automatedCleanOps(n, automatedCleaning) }) };
+        case 'clean failed':
+          return issued.includes('provide') ? { fail: `cleaning before deploy failed: ${lastError(n)}` } : { verb: 'manage' };
+        default:
+          return { fail: `cannot provision a node in Ironic state "${n.provision_state}"` };
+      }
+    }));
+    return summary(node);
+  }
+
+  async function undeployNode(input: NodeTarget & { nodeId: string; automatedCleaning: boolean }): Promise<NodeSummary> {
+    const node = await namingRamdisk(input.nodeId, () => drive(input.nodeId, (n, issued) => {
+      switch (n.provision_state) {
+        case 'available':
+          return { done: true };
+        case 'active':
+        case 'deploy failed':
+          return { verb: 'deleted', patch: () => automatedCleanOps(n, input.automatedCleaning) };
+        case 'clean failed':
+          return issued.includes('deleted') || issued.includes('provide')
+            ? { fail: `cleaning after deprovisioning failed: ${lastError(n)}` }
+            : { verb: 'manage' };
+        case 'manageable':
+          return { verb: 'provide' };
+        case 'error':
+          return issued.includes('deleted') ? { fail: `deprovisioning failed: ${lastError(n)}` } : { verb: 'deleted' };
+        default:
+          return { fail: `cannot deprovision a node in Ironic state "${n.provision_state}"` };
+      }
+    }));
+    return summary(node);
+  }
+
+  /**
+   * Makes a registered (manageable) node active without deploying: Ironic's
+   * `adopt`, with the image the host was provisioned with in instance_info so
+   * Ironic can later tear it down and clean as for any deployed node.
+   */
+  async function adoptNode(input: NodeTarget & { nodeId: string; image?: Image }): Promise<NodeSummary> {
+    const setImage = (n: { instance_info: Record<string, unknown>; deploy_interface?: string | null }): JsonPatchOp[] =>
+      input.image ? [...instanceInfo(input.image, n.instance_info), ...deployInterfaceOps(input.image, n.deploy_interface)] : [];
+    const node = await drive(input.nodeId, (n, issued) => {
+      switch (n.provision_state) {
+        case 'active':
+          return { done: true };
+        case 'manageable':
+          return { verb: 'adopt', patch: () => setImage(n) };
+        case 'adopt failed':
+          return issued.includes('adopt') ? { fail: `adoption failed: ${lastError(n)}` } : { verb: 'adopt', patch: () => setImage(n) };
+        case 'enroll':
+        case 'available':
+          return { verb: 'manage' };
+        default:
+          return { fail: `cannot adopt a node in Ironic state "${n.provision_state}"` };
+      }
+    });
+    return summary(node);
+  }
+
+  return { deployNode, undeployNode, adoptNode };
+}

@@ -1,0 +1,239 @@
+/**
+ * The loop every Ironic activity is built on. Each activity is
+ * level-triggered: it re-reads the node, works out the next request from
+ * whatever state Ironic reports, and loops until the goal state. A retry after
+ * a crash therefore continues where the last attempt left off instead of
+ * repeating it: the verbs already sent are carried in heartbeat details (and
+ * in the node's sent marker), so a failure Ironic reports for them is
+ * reported, not re-tried behind the workflow's back.
+ */
+import { ApplicationFailure, CancelledFailure } from '@temporalio/activity';
+import { FAILURE } from '../../model/failures';
+import type { HostRef } from '../../model/host';
+import { ironicNodeName } from '../../model/host-ref';
+import { activityContext, heartbeat, keepAlive, poller, type PollOptions } from '../common/activity-context';
+import { markerKey, markerOp, ownMarker, provisionMoment } from './sent-marker';
+import { IronicError, type IronicClient, type JsonPatchOp } from '../../clients/ironic/client';
+import { nodeGoneMessage } from '../../clients/ironic/errors';
+import { toFailure } from '../common/failures';
+import { TRANSITIONAL_STATES, type IronicNode } from '../../clients/ironic/types';
+import type { NodeWatcher } from '../../clients/ironic/node-watcher';
+
+/** Heartbeat at least this often while a node is unchanged (the SDK throttles what it sends). */
+const WAIT_SLICE_MS = 5000;
+/** Re-read the whole node at least this often even when the watcher saw no change. */
+const REREAD_MS = 60_000;
+
+export interface NodeTarget {
+  ref: HostRef;
+  nodeId?: string;
+  bootMACAddress?: string;
+}
+
+/** metalflow's ownership mark on a node it registered: `extra.metalflow_host` = `<namespace>/<name>`. */
+export const OWNER_KEY = 'metalflow_host';
+export const ownerMark = (ref: HostRef): string => `${ref.namespace}/${ref.name}`;
+
+/** What a lookup found: the host's own node, a node that is not the host's (with why), or nothing. */
+export interface NodeLookup {
+  node?: IronicNode;
+  foreign?: IronicNode;
+  reason?: string;
+}
+
+export interface NodeSummary {
+  nodeId: string;
+  provisionState: string;
+  poweredOn: boolean;
+}
+
+export const summary = (node: IronicNode): NodeSummary => ({
+  nodeId: node.uuid,
+  provisionState: node.provision_state,
+  poweredOn: node.power_state === 'power on',
+});
+
+export const operationFailed = (message: string): ApplicationFailure =>
+  ApplicationFailure.nonRetryable(message, FAILURE.operationFailed);
+
+export const lastError = (node: IronicNode): string => node.last_error ?? 'no reason given by Ironic';
+
+/** The host's node is gone from Ironic: a typed failure the host workflow answers by registering again. */
+export const nodeGone = (nodeId: string): ApplicationFailure => ApplicationFailure.nonRetryable(nodeGoneMessage(nodeId), FAILURE.nodeGone, { nodeId });
+
+/**
+ * Ironic's errors (and any other) as the failures the workflow branches on: the
+ * mapping every Ironic activity uses (activities/common/failures.ts). Secrets never reach the message.
+ */
+export function translate(err: unknown): never {
+  throw toFailure(err);
+}
+
+/** An activity as Temporal registers it: heartbeating while it runs, Ironic errors translated. */
+export const wrap =
+  <A extends unknown[], R>(fn: (...args: A) => Promise<R>) =>
+  async (...args: A): Promise<R> => {
+    const stop = keepAlive();
+    try {
+      return await fn(...args);
+    } catch (err) {
+      return translate(err);
+    } finally {
+      stop();
+    }
+  };
+
+export type Step =
+  | { done: true }
+  | { wait: string }
+  | { fail: string }
+  | {
+      verb: string;
+      prepare?: () => Promise<Record<string, unknown> | void>;
+      /**
+       * Node fields the verb needs set first, written in the same PATCH as the sent marker
+       * (one request instead of two; both or neither land). Computed from the node the plan saw.
+       */
+      patch?: () => Promise<JsonPatchOp[]> | JsonPatchOp[];
+      /** Maintenance that Ironic itself set with this fault (e.g. `service failure`) is cleared before the verb; any other refuses it. */
+      ownFault?: string;
+    };
+
+/** Metal3's automatedCleaningMode on the node, for a step's `patch` before the verb that may clean (nothing when it already is). */
+export const automatedCleanOps = (node: IronicNode, value: boolean): JsonPatchOp[] =>
+  node.automated_clean === value ? [] : [{ op: 'add', path: '/automated_clean', value }];
+
+export type Plan = (node: IronicNode, issued: readonly string[]) => Step;
+
+export interface NodeDriverDeps {
+  ironic: IronicClient;
+  poll: PollOptions;
+  watcher: NodeWatcher;
+}
+
+export function createNodeDriver(deps: NodeDriverDeps) {
+  const { ironic, poll, watcher } = deps;
+
+  /** Waits (heartbeating) until the watcher sees `node` change, vanish, or a re-read is due. */
+  async function waitForChange(node: IronicNode, details: unknown): Promise<void> {
+    const ctx = activityContext();
+    const started = Date.now();
+    for (;;) {
+      heartbeat(details);
+      const wait = watcher.wait(node.uuid, node, WAIT_SLICE_MS);
+      const outcome = await (ctx ? Promise.race([wait, ctx.cancelled]) : wait);
+      if (outcome !== 'timeout' || Date.now() - started >= REREAD_MS) return;
+    }
+  }
+
+  /**
+   * The host's node: by the id metalflow stored, then by the host's own name
+   * (`namespace~name`, Metal3's convention), then by boot MAC. A node found by
+   * id or name is the host's unless its ownership mark names another host; a
+   * node found only by MAC is the host's only with its mark: otherwise it is
+   * an operator's own node (or another host's) and never touched.
+   */
+  async function lookupNode(target: NodeTarget): Promise<NodeLookup> {
+    const mine = ownerMark(target.ref);
+    const judge = (node: IronicNode, how: string): NodeLookup => {
+      const owner = node.extra?.[OWNER_KEY];
+      if (owner === mine) return { node };
+      const label = node.name ? `${node.name} (${node.uuid})` : node.uuid;
+      if (owner !== undefined) return { foreign: node, reason: `Ironic node ${label}, found by ${how}, belongs to host ${String(owner)} (extra.${OWNER_KEY})` };
+      if (how !== 'boot MAC') return { node };
+      return {
+        foreign: node,
+        reason: `Ironic node ${label} has boot MAC ${target.bootMACAddress} but no metalflow ownership mark (extra.${OWNER_KEY}): it is not this host's node`,
+      };
+    };
+    if (target.nodeId) {
+      const byId = await ironic.getNode(target.nodeId);
+      if (byId) return judge(byId, 'its stored id');
+    }
+    const byName = await ironic.getNode(ironicNodeName(target.ref));
+    if (byName) return judge(byName, 'name');
+    if (!target.bootMACAddress) return {};
+    const byMac = await ironic.findNodeByMac(target.bootMACAddress);
+    return byMac ? judge(byMac, 'boot MAC') : {};
+  }
+
+  /** For registration: the host's node, none, or a failure naming the node that holds its boot MAC. */
+  async function findNode(target: NodeTarget): Promise<IronicNode | undefined> {
+    const found = await lookupNode(target);
+    if (found.foreign) {
+      throw operationFailed(
+        `boot MAC ${target.bootMACAddress} is already registered to Ironic node ${found.foreign.name ?? found.foreign.uuid}: ${found.reason}; ` +
+          `metalflow neither takes it over nor changes it (remove that node or its port, or set its extra.${OWNER_KEY} to "${ownerMark(target.ref)}" to hand it to this host)`,
+      );
+    }
+    return found.node;
+  }
+
+  async function mustGetNode(nodeId: string): Promise<IronicNode> {
+    const node = await ironic.getNode(nodeId);
+    if (!node) throw nodeGone(nodeId);
+    return node;
+  }
+
+  /**
+   * Walks a node to a goal: each turn re-reads it and asks the plan for one
+   * step. Verbs sent are remembered in heartbeat details across retries.
+   */
+  async function drive(nodeId: string, plan: Plan): Promise<IronicNode> {
+    const ctx = activityContext();
+    const previous = ctx?.info.heartbeatDetails as { issued?: string[] } | undefined;
+    const issued = [...(previous?.issued ?? [])];
+    const polling = poller(poll);
+    const key = markerKey();
+    let first = true;
+    for (;;) {
+      const node = await mustGetNode(nodeId);
+      if (first) {
+        first = false;
+        // A verb an earlier attempt sent, whose record died with its worker: the node moved since.
+        const marked = ownMarker(node, key);
+        if (marked && !issued.includes(marked.verb) && marked.before !== provisionMoment(node)) issued.push(marked.verb);
+      }
+      const step = TRANSITIONAL_STATES.has(node.provision_state) ? { wait: node.provision_state } : plan(node, issued);
+      if ('done' in step) return node;
+      if ('fail' in step) throw operationFailed(step.fail);
+      if ('verb' in step) {
+        // A cancelled activity never starts anything new in Ironic: the host has moved on.
+        if (ctx?.cancellationSignal.aborted) throw new CancelledFailure('the activity was cancelled before it sent ' + step.verb);
+        if (node.maintenance && !(step.ownFault !== undefined && node.fault === step.ownFault)) {
+          throw operationFailed(`Ironic node ${nodeId} is in maintenance: ${node.last_error ?? 'no reason'}`);
+        }
+        try {
+          if (node.maintenance) await ironic.clearMaintenance(nodeId);
+          const extra = (await step.prepare?.()) ?? {};
+          const ops = [...((await step.patch?.()) ?? []), ...(key ? [markerOp({ key, verb: step.verb, before: provisionMoment(node) })] : [])];
+          if (ops.length > 0) await ironic.patchNode(nodeId, ops);
+          await ironic.setProvisionState(nodeId, step.verb, extra);
+          issued.push(step.verb);
+          heartbeat({ issued });
+          polling.reset();
+          continue;
+        } catch (err) {
+          // 409: the node is locked or moved on since we read it; re-read and decide again.
+          // 400 for a verb: Ironic may have finished what an earlier attempt asked (the state
+          // moved since our read); re-plan from a fresh read, and fail only if nothing moved.
+          const rejected = err instanceof IronicError && err.kind === 'rejected';
+          if (rejected) {
+            const again = await mustGetNode(nodeId);
+            if (again.provision_state === node.provision_state && again.target_provision_state === node.target_provision_state) throw err;
+            continue;
+          }
+          if (!(err instanceof IronicError && err.kind === 'conflict')) throw err;
+        }
+        // Locked by Ironic: the state may not change, so poll instead of waiting for a change.
+        await polling.wait({ issued });
+        continue;
+      }
+      await waitForChange(node, { issued });
+    }
+  }
+
+  return { waitForChange, lookupNode, findNode, mustGetNode, drive };
+}
+
+export type NodeDriver = ReturnType<typeof createNodeDriver>;

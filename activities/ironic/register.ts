@@ -1,0 +1,245 @@
+/**
+ * Registration: the host's Ironic node created or brought in line with the
+ * spec (driver, BMC access, interfaces, boot MAC port), then managed,
+ * inspected and prepared (left manageable, as BMO leaves it).
+ */
+import { parseBmcAddress } from '../../model/bmc';
+import { ironicDriverInfo } from '../../clients/ironic/driver-info';
+import { bmcOf, type HardwareDetails, type HostRef, type HostSpec } from '../../model/host';
+import { ironicNodeName } from '../../model/host-ref';
+import { effectiveRootDeviceHints } from '../../model/hardware-profile';
+import { DISABLE_POWER_OFF_MICROVERSION, IronicError, type IronicClient, type JsonPatchOp } from '../../clients/ironic/client';
+import { hardwareFromInventory, hardwareFromProperties } from '../../clients/ironic/hardware';
+import { bootCapabilities, ironicRootDeviceHints, nodeInterfaces, type InspectionPreference } from '../../clients/ironic/node-spec';
+import type { IronicNode } from '../../clients/ironic/types';
+import type { SecretReader } from '../../clients/secrets/secret-store';
+import { readSecretKey } from '../common/secret-key';
+import { parseConfigMapping } from '../../model/config-data';
+import { deployChosenInterface } from './instance-info';
+import { pause } from '../common/activity-context';
+import { createRamdiskCheck } from './ramdisk';
+import { resendDelayMs, TRANSIENT_RESENDS, transientIronicError } from './transient';
+import { automatedCleanOps, lastError, operationFailed, OWNER_KEY, ownerMark, summary, type NodeDriver, type NodeSummary, type NodeTarget, type Step } from './node-driver';
+
+/** Ironic's states that allow a node's driver and interfaces to change (outside maintenance); its conductor's update_node. */
+const INTERFACES_UPDATABLE: readonly string[] = ['enroll', 'inspecting', 'inspect wait', 'manageable', 'available'];
+
+export interface RegisterDeps {
+  ironic: IronicClient;
+  secrets: SecretReader;
+  inspection: InspectionPreference;
+  /** `driver_info.redfish_verify_ca` for https Redfish nodes: a path on the conductor. */
+  redfishVerifyCa?: string;
+  driver: NodeDriver;
+}
+
+/** Preparing a node in neither goal state: manageable first out of enroll or a failed inspection, else stuck. */
+const managedFirst = (n: IronicNode): Step =>
+  n.provision_state === 'enroll' || n.provision_state === 'inspect failed' ? { verb: 'manage' } : { fail: `cannot prepare a node in Ironic state "${n.provision_state}"` };
+
+export function createRegisterActivities(deps: RegisterDeps) {
+  const { ironic, secrets, inspection } = deps;
+  const { drive, findNode } = deps.driver;
+  const { namingRamdisk } = createRamdiskCheck(ironic);
+
+  async function credentials(ref: HostRef, spec: HostSpec) {
+    const name = bmcOf(spec).credentialsName;
+    const username = await readSecretKey(secrets, ref.namespace, name, ['username']);
+    const password = await readSecretKey(secrets, ref.namespace, name, ['password']);
+    return { username, password };
+  }
+
+  async function ensurePort(node: IronicNode, mac: string | undefined): Promise<void> {
+    if (!mac) return;
+    const ports = await ironic.listPorts(node.uuid);
+    if (ports.some((p) => p.address.toLowerCase() === mac)) return;
+    try {
+      await ironic.createPort(node.uuid, mac);
+    } catch (err) {
+      if (!(err instanceof IronicError && err.kind === 'conflict')) throw err;
+      const owner = await ironic.findNodeByMac(mac);
+      if (owner && owner.uuid !== node.uuid) {
+        throw operationFailed(`boot MAC ${mac} is already registered to Ironic node ${owner.name ?? owner.uuid}`);
+      }
+      throw err; // our own port raced in, or the node is locked: retry
+    }
+  }
+
+  /**
+   * The node's `network_data` from `preprovisioningNetworkDataName`, as Metal3 sets it (BMO register.go, no
+   * PreprovisioningImage builder): Ironic hands it to the agent ramdisk (static IPs for inspection and
+   * deploy). Its `networkData` key (else `value`), JSON or YAML; undefined when the spec names none.
+   */
+  async function preprovisioningNetworkData(ref: HostRef, spec: HostSpec): Promise<Record<string, unknown> | undefined> {
+    const name = spec.preprovisioningNetworkDataName;
+    if (!name) return undefined;
+    const text = await readSecretKey(secrets, ref.namespace, name, ['networkData', 'value']);
+    const parsed = parseConfigMapping(text);
+    // The reason never quotes the data.
+    if ('reason' in parsed) throw operationFailed(`spec.preprovisioningNetworkDataName: Secret ${ref.namespace}/${name} must hold a JSON object or YAML mapping: it ${parsed.reason}`);
+    return parsed.value;
+  }
+
+  /** Creates or updates the host's node so it matches the spec; returns its UUID. */
+  async function ensureNode(input: { ref: HostRef; spec: HostSpec; nodeId?: string }): Promise<NodeSummary> {
+    const { ref, spec } = input;
+    const bmc = bmcOf(spec);
+    const access = parseBmcAddress(bmc.address);
+    if (!access.ok) throw operationFailed(access.errors.map((e) => `${e.field}: ${e.reason}`).join('; '));
+    const creds = await credentials(ref, spec);
+    const driverInfo = ironicDriverInfo(access.value, creds, {
+      disableCertificateVerification: bmc.disableCertificateVerification,
+      redfishVerifyCa: deps.redfishVerifyCa,
+    });
+    const enabled = await ironic.getDriver(access.value.driver).catch((err: unknown) => {
+      if (err instanceof IronicError && err.kind === 'not-found') {
+        throw operationFailed(`this Ironic does not enable hardware type ${access.value.driver} (BMC type ${access.value.type})`);
+      }
+      throw err;
+    });
+    const interfaces = nodeInterfaces(access.value, enabled, inspection);
+    const hints = effectiveRootDeviceHints(spec);
+    if ('error' in hints) throw operationFailed(hints.error);
+    const rootDevice = ironicRootDeviceHints(hints.hints);
+    const capabilities = bootCapabilities(spec);
+    const automatedClean = (spec.automatedCleaningMode ?? 'metadata') !== 'disabled';
+    const name = ironicNodeName(ref);
+    const networkData = await preprovisioningNetworkData(ref, spec);
+
+    // As BMO: the node's own disable_power_off where Ironic has it (an older Ironic relies on the workflow's rule),
+    // written with the node's other fields (one request, at the microversion that has the field).
+    const powerOff = (await ironic.supports(DISABLE_POWER_OFF_MICROVERSION)) ? spec.disablePowerOff === true : undefined;
+    const powerOffVersion = powerOff === undefined ? undefined : DISABLE_POWER_OFF_MICROVERSION;
+    let powerOffWritten = false;
+    let node = await findNode({ ref, nodeId: input.nodeId, bootMACAddress: spec.bootMACAddress });
+    if (!node) {
+      try {
+        node = await ironic.createNode({
+          name,
+          driver: access.value.driver,
+          driver_info: driverInfo,
+          ...interfaces,
+          properties: { capabilities, ...(rootDevice ? { root_device: rootDevice } : {}), ...(spec.architecture ? { cpu_arch: spec.architecture } : {}) },
+          automated_clean: automatedClean,
+          ...(networkData ? { network_data: networkData } : {}),
+          extra: { [OWNER_KEY]: ownerMark(ref) },
+          ...(powerOff === undefined ? {} : { disable_power_off: powerOff }),
+        }, powerOffVersion);
+        powerOffWritten = true;
+      } catch (err) {
+        // Another attempt created it first (duplicate name): adopt that one.
+        if (!(err instanceof IronicError && err.kind === 'conflict')) throw err;
+        node = await ironic.getNode(name);
+        if (!node) throw err;
+      }
+    } else {
+      const ops: JsonPatchOp[] = [{ op: 'add', path: '/driver_info', value: driverInfo }];
+      if (node.name !== name) ops.push({ op: 'add', path: '/name', value: name });
+      // A node found by id or name that lacks the mark (Metal3's, or registered before marks were
+      // checked) is the host's from now on: only marked nodes are ever powered off or deleted.
+      if (node.extra?.[OWNER_KEY] !== ownerMark(ref)) ops.push({ op: 'add', path: `/extra/${OWNER_KEY}`, value: ownerMark(ref) });
+      // Ironic refuses a driver or interface change outside these states (409, not transient): a node adopted
+      // active (Metal3's, with its own interfaces, e.g. inspect_interface agent) keeps them until it is registered
+      // again in a state that allows it; they serve the node as they are.
+      const locked = !INTERFACES_UPDATABLE.includes(node.provision_state) && !node.maintenance;
+      if (!locked && node.driver !== access.value.driver) ops.push({ op: 'add', path: '/driver', value: access.value.driver });
+      const current = node as unknown as Record<string, unknown>;
+      for (const [key, value] of locked ? [] : Object.entries(interfaces)) {
+        // live-iso (ramdisk) and custom deploys choose their deploy interface; their deploy or the next one resets it.
+        if (key === 'deploy_interface' && deployChosenInterface(current[key])) continue;
+        if (current[key] !== value) ops.push({ op: 'add', path: `/${key}`, value });
+      }
+      // As Metal3: set when given (a removed name leaves what the node has).
+      if (networkData && JSON.stringify(node.network_data) !== JSON.stringify(networkData)) {
+        ops.push({ op: 'add', path: '/network_data', value: networkData });
+      }
+      if (node.properties.capabilities !== capabilities) {
+        ops.push({ op: 'add', path: '/properties/capabilities', value: capabilities });
+      }
+      if (rootDevice && JSON.stringify(node.properties.root_device) !== JSON.stringify(rootDevice)) {
+        ops.push({ op: 'add', path: '/properties/root_device', value: rootDevice });
+      } else if (!rootDevice && node.properties.root_device !== undefined) {
+        ops.push({ op: 'remove', path: '/properties/root_device' });
+      }
+      // As Metal3: set when given; unset leaves what inspection found.
+      if (spec.architecture && node.properties.cpu_arch !== spec.architecture) {
+        ops.push({ op: 'add', path: '/properties/cpu_arch', value: spec.architecture });
+      }
+      if (node.automated_clean !== automatedClean) {
+        ops.push({ op: 'add', path: '/automated_clean', value: automatedClean });
+      }
+      if (powerOff !== undefined) ops.push({ op: 'add', path: '/disable_power_off', value: powerOff });
+      node = await ironic.patchNode(node.uuid, ops, powerOffVersion);
+      powerOffWritten = true;
+    }
+    // A node another attempt created first (adopted above) gets the field on its own.
+    if (powerOff !== undefined && !powerOffWritten) await ironic.setDisablePowerOff(node.uuid, powerOff);
+    await ensurePort(node, spec.bootMACAddress);
+    return summary(node);
+  }
+
+  async function manageNode(input: NodeTarget & { nodeId: string }): Promise<NodeSummary> {
+    const node = await drive(input.nodeId, (n, issued) => {
+      if (n.provision_state !== 'enroll') return { done: true };
+      if (issued.includes('manage')) return { fail: `registration failed: ${lastError(n)}` };
+      return { verb: 'manage' };
+    });
+    return summary(node);
+  }
+
+  async function inspectNode(input: NodeTarget & { nodeId: string }): Promise<{ hardware: HardwareDetails }> {
+    const node = await drive(input.nodeId, (n, issued) => {
+      switch (n.provision_state) {
+        case 'manageable':
+          return issued.includes('inspect') ? { done: true } : { verb: 'inspect' };
+        case 'inspect failed': {
+          const sent = issued.filter((v) => v === 'inspect').length;
+          if (sent === 0) return { verb: 'inspect' };
+          // Ironic too busy to inspect (its database locked under load): inspect again, quietly.
+          if (transientIronicError(n.last_error) && sent <= TRANSIENT_RESENDS) return { verb: 'inspect', prepare: () => pause(resendDelayMs(sent)) };
+          return { fail: `inspection failed: ${lastError(n)}` };
+        }
+        case 'enroll':
+        case 'available':
+          return { verb: 'manage' };
+        default:
+          return { fail: `cannot inspect a node in Ironic state "${n.provision_state}"` };
+      }
+    });
+    const inventory = await ironic.getInventory(node.uuid);
+    return { hardware: inventory ? hardwareFromInventory(inventory) : hardwareFromProperties(node.properties) };
+  }
+
+  /**
+   * `preparing` as BMO's Prepare: the node is left `manageable` (or
+   * `available`, cleaned by a deprovision) and automated cleaning waits for provisioning (deployNode),
+   * so a host needs no agent ramdisk to become available. Manual cleaning is the clean operation's.
+   */
+  async function prepareNode(input: NodeTarget & { nodeId: string }): Promise<NodeSummary> {
+    const node = await drive(input.nodeId, (n) => {
+      if (n.provision_state === 'manageable' || n.provision_state === 'available') return { done: true };
+      // As BMO's Prepare: a failed clean (an earlier provide's) is made manageable again.
+      return n.provision_state === 'clean failed' ? { verb: 'manage' } : managedFirst(n);
+    });
+    return summary(node);
+  }
+
+  /** `preparing` before patch bmo-cleaning-placement: Ironic's provide (automated cleaning) made the node available. */
+  async function provideNode(input: NodeTarget & { nodeId: string; automatedCleaning: boolean }): Promise<NodeSummary> {
+    const node = await namingRamdisk(input.nodeId, () => drive(input.nodeId, (n, issued) => {
+      switch (n.provision_state) {
+        case 'available':
+          return { done: true };
+        case 'manageable':
+          return { verb: 'provide', patch: () => automatedCleanOps(n, input.automatedCleaning) };
+        case 'clean failed':
+          return issued.includes('provide') ? { fail: `cleaning failed: ${lastError(n)}` } : { verb: 'manage' };
+        default:
+          return managedFirst(n);
+      }
+    }));
+    return summary(node);
+  }
+
+  return { ensureNode, manageNode, inspectNode, prepareNode, provideNode };
+}

@@ -1,0 +1,105 @@
+/**
+ * Power changes through Ironic's node (before a delete, after a deploy) and
+ * the node's removal: delete (the host is gone) or detach (the node record
+ * leaves Ironic, the machine keeps running).
+ *
+ * These are the destructive calls, so they act only on the host's own node
+ * (lookupNode in ironic-node-driver.ts): a node that holds the host's boot
+ * MAC without metalflow's ownership mark is an operator's and is never
+ * powered off, put in maintenance or deleted. The call then succeeds for
+ * the host (its own node is not there) and says what it left alone.
+ */
+import { log } from '@temporalio/activity';
+import { activityContext, heartbeat, poller, type PollOptions } from '../common/activity-context';
+import { IronicError, type IronicClient } from '../../clients/ironic/client';
+import { DELETABLE_STATES, TRANSITIONAL_STATES, type IronicNode } from '../../clients/ironic/types';
+import { nodeGone, operationFailed, summary, type NodeDriver, type NodeSummary, type NodeTarget } from './node-driver';
+
+export interface TeardownDeps {
+  ironic: IronicClient;
+  poll: PollOptions;
+  driver: NodeDriver;
+}
+
+/** Set when the only node found was not the host's: what was left alone and why. */
+export interface Untouched {
+  untouched?: string;
+}
+
+export function createTeardownActivities(deps: TeardownDeps) {
+  const { ironic, poll } = deps;
+  const { lookupNode, mustGetNode, waitForChange } = deps.driver;
+
+  /** The host's own node, or why the node found was left alone. */
+  async function ownNode(input: NodeTarget, action: string): Promise<{ node?: IronicNode } & Untouched> {
+    const found = await lookupNode(input);
+    if (!found.foreign) return { node: found.node };
+    const untouched = `${found.reason}; not ${action}`;
+    if (activityContext()) log.warn(`host ${input.ref.namespace}/${input.ref.name}: ${untouched}`);
+    return { untouched };
+  }
+
+  async function setPower(input: NodeTarget & { on: boolean }): Promise<NodeSummary & { found: boolean } & Untouched> {
+    const { node: found, untouched } = await ownNode(input, input.on ? 'powered on' : 'powered off');
+    // A node the host registered that is gone cannot be powered on: the host must register
+    // again (it did loop, "powered off" every time). Powering off a node that is gone is done.
+    if (!found && input.on && input.nodeId && !untouched) throw nodeGone(input.nodeId);
+    if (!found) return { nodeId: '', provisionState: '', poweredOn: false, found: false, ...(untouched ? { untouched } : {}) };
+    const target = input.on ? 'power on' : 'power off';
+    const ctx = activityContext();
+    let issued = Boolean((ctx?.info.heartbeatDetails as { issued?: boolean } | undefined)?.issued);
+    const polling = poller(poll);
+    for (;;) {
+      const node = await mustGetNode(found.uuid);
+      if (node.power_state === target) return { ...summary(node), found: true };
+      if (!node.target_power_state) {
+        if (issued && node.last_error) throw operationFailed(`power ${input.on ? 'on' : 'off'} failed: ${node.last_error}`);
+        try {
+          await ironic.setPowerState(node.uuid, target);
+          issued = true;
+          heartbeat({ issued });
+          continue;
+        } catch (err) {
+          if (!(err instanceof IronicError && err.kind === 'conflict')) throw err;
+        }
+        await polling.wait({ issued });
+        continue;
+      }
+      await waitForChange(node, { issued });
+    }
+  }
+
+  async function deleteNode(input: NodeTarget, how: 'deleted' | 'detached' = 'deleted'): Promise<{ deleted: boolean } & Untouched> {
+    const reason = `metalflow: host ${how}`;
+    const polling = poller(poll);
+    for (;;) {
+      const { node, untouched } = await ownNode(input, how);
+      if (!node) return { deleted: true, ...(untouched ? { untouched } : {}) };
+      if (!TRANSITIONAL_STATES.has(node.provision_state)) {
+        try {
+          if (!DELETABLE_STATES.has(node.provision_state) && !node.maintenance) {
+            // Ironic refuses to delete from failed states unless the node is in maintenance.
+            await ironic.setMaintenance(node.uuid, reason);
+          }
+          await ironic.deleteNode(node.uuid);
+          return { deleted: true };
+        } catch (err) {
+          if (err instanceof IronicError && err.kind === 'not-found') return { deleted: true };
+          if (!(err instanceof IronicError && err.kind === 'conflict')) throw err;
+        }
+      }
+      await polling.wait();
+    }
+  }
+
+  /**
+   * Metal3's detach: the node record leaves Ironic as it is. An active node is
+   * put in maintenance first (Ironic's way to delete without tearing down), so
+   * the machine is neither deprovisioned nor powered off.
+   */
+  async function detachNode(input: NodeTarget): Promise<{ deleted: boolean } & Untouched> {
+    return deleteNode(input, 'detached');
+  }
+
+  return { setPower, deleteNode, detachNode };
+}

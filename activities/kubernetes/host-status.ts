@@ -1,0 +1,223 @@
+/**
+ * Writes a host's status back to its BareMetalHost (merge patch on /status),
+ * records a Kubernetes Event for each transition and error, and keeps the
+ * HardwareData object named like the host in step with inspection results.
+ */
+import { createHash } from 'node:crypto';
+import { ApplicationFailure, Context } from '@temporalio/activity';
+import { HostStatusSchema, type HostRef, type HostStatus } from '../../model/host';
+import { fitStrings } from '../../model/fit-schema';
+import { computeConditions, kubeTimestamp } from '../../model/conditions';
+import { hardwareProfileName, isHardwareProfile } from '../../model/hardware-profile';
+import { FAILURE } from '../../model/failures';
+import { isKubeError } from '../../clients/kubernetes/kube-error';
+import type { KubeRest } from '../../clients/kubernetes/kube-rest';
+import { recordHostEvent, type HostEvent } from '../../clients/kubernetes/events';
+import { asBmoEvents } from '../../clients/kubernetes/bmo-events';
+import { toFailure } from '../common/failures';
+
+export type { HostEvent } from '../../clients/kubernetes/events';
+
+const GROUP = '/apis/metal3.io/v1alpha1';
+
+interface Owner {
+  metadata: { uid: string; name: string; namespace: string; generation?: number; resourceVersion?: string };
+  spec?: { hardwareProfile?: string; bmc?: { address?: string } };
+  status?: Record<string, unknown>;
+}
+
+/**
+ * `status.hardwareProfile` as BMO sets it once the profile is matched: what the status had (BMO's
+ * or a restored one), else the profile the spec picks (model/hardware-profile.ts); none when unknown.
+ */
+function statusHardwareProfile(owner: Owner, status: HostStatus): { hardwareProfile?: string } {
+  const had = status.hardwareProfile ?? (typeof owner.status?.hardwareProfile === 'string' ? owner.status.hardwareProfile : undefined);
+  if (had) return { hardwareProfile: had };
+  const name = hardwareProfileName(owner.spec ?? {});
+  return isHardwareProfile(name) ? { hardwareProfile: name } : {};
+}
+
+type Json = Record<string, unknown>;
+const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** A JSON merge patch turning `current` into `desired`: keys that disappeared become null. */
+export function mergePatchFor(current: unknown, desired: Json): Json {
+  const patch: Json = { ...desired };
+  if (!isObject(current)) return patch;
+  for (const [key, value] of Object.entries(current)) {
+    if (!(key in desired)) patch[key] = null;
+    else if (isObject(value) && isObject(desired[key])) patch[key] = mergePatchFor(value, desired[key] as Json);
+  }
+  return patch;
+}
+
+const STATUS_WRITE_ATTEMPTS = 5;
+/** Tries of one Event within a publish, apart from the status write's; then the activity's own retry. */
+const EVENT_WRITE_ATTEMPTS = 4;
+const EVENT_RETRY_FIRST_MS = 250;
+
+/**
+ * Recorded (as heartbeat details) once a publish has written the status and HardwareData: a retry
+ * of the same activity sends only the Events. Redoing the status write could fail where the first
+ * one had passed (the object changed, the write now refused) and take the Events down with it.
+ */
+interface PublishProgress {
+  statusWritten: true;
+  /** The object the status went to; the Events are named after it. */
+  uid: string;
+}
+
+function activityContext(): Context | undefined {
+  try {
+    return Context.current();
+  } catch {
+    return undefined;
+  }
+}
+
+function earlierProgress(): PublishProgress | undefined {
+  const details: unknown = activityContext()?.info.heartbeatDetails;
+  return isObject(details) && details.statusWritten === true && typeof details.uid === 'string' ? { statusWritten: true, uid: details.uid } : undefined;
+}
+
+/** Worth writing again: the API server unavailable or overloaded, or the answer lost on the way. */
+const eventRetryable = (err: unknown): boolean => !isKubeError(err, 'rejected') && !isKubeError(err, 'not-found') && !isKubeError(err, 'conflict');
+
+/** What one publish is: its activity (workflow, run, activity id) when run as one, and the host and status time. */
+function eventSeed(ref: HostRef, uid: string, lastUpdated: string | undefined): string {
+  let activity = '';
+  try {
+    const info = Context.current().info;
+    activity = `${info.workflowExecution?.workflowId ?? ''}/${info.workflowExecution?.runId ?? ''}/${info.activityId}`;
+  } catch {
+    // Called outside an activity: the input alone names it.
+  }
+  return `${activity}|${ref.namespace}/${ref.name}|${uid}|${lastUpdated ?? ''}`;
+}
+
+/** `<host>.<hash>`: an Event's name must be a DNS subdomain; the host's name is one. */
+function eventName(host: string, seed: string, index: number, event: HostEvent): string {
+  const hash = createHash('sha256').update(`${seed}|${index}|${event.type}|${event.reason}|${event.message}`).digest('hex').slice(0, 16);
+  return `${host.slice(0, 253 - 17)}.${hash}`;
+}
+
+export function createKubernetesActivities(deps: { rest: KubeRest; component?: string }) {
+  const { rest } = deps;
+  const component = deps.component ?? 'metalflow';
+
+  /** A refusal is final (KubernetesRejected), a bug is internal, the rest is retried (activities/common/failures.ts). */
+  const transient = (err: unknown): never => {
+    throw toFailure(err);
+  };
+
+  async function upsertHardwareData(owner: Owner, status: HostStatus): Promise<void> {
+    if (!status.hardware) return;
+    const path = `${GROUP}/namespaces/${owner.metadata.namespace}/hardwaredata`;
+    const body = {
+      apiVersion: 'metal3.io/v1alpha1',
+      kind: 'HardwareData',
+      metadata: {
+        name: owner.metadata.name,
+        namespace: owner.metadata.namespace,
+        ownerReferences: [{ apiVersion: 'metal3.io/v1alpha1', kind: 'BareMetalHost', name: owner.metadata.name, uid: owner.metadata.uid }],
+      },
+      spec: { hardware: status.hardware },
+    };
+    try {
+      await rest.call('PATCH', `${path}/${owner.metadata.name}`, { body: { spec: body.spec }, contentType: 'application/merge-patch+json' });
+    } catch (err) {
+      if (!isKubeError(err, 'not-found')) throw err;
+      await rest.call('POST', path, { body });
+    }
+  }
+
+  /** Publishes the status; a host whose object is gone is not an error (it is being deleted). */
+  async function publishHostStatus(input: {
+    ref: HostRef;
+    status: HostStatus;
+    /** Runs before `background-status-publish` send one event; later ones send what gathered meanwhile. */
+    event?: HostEvent;
+    events?: HostEvent[];
+    /** `status.hardware` is left out as unchanged since this run's last write: the object's stays. */
+    hardwareKept?: boolean;
+  }): Promise<{ published: boolean; hardwareMissing?: true }> {
+    const path = `${GROUP}/namespaces/${input.ref.namespace}/baremetalhosts/${input.ref.name}`;
+    // The CRD enforces the schema's string limits; a BMC's inventory or Ironic's error text may be longer.
+    const fitted = fitStrings(HostStatusSchema, input.status);
+    const ctx = activityContext();
+    const progress = earlierProgress();
+    try {
+      let owner: Owner;
+      // The controller writes this status too (an invalid spec, node health): the patch is computed from the object
+      // as read and sent with its resourceVersion, so a write in between is read again, never overwritten.
+      for (let attempt = 1; ; attempt++) {
+        owner = await rest.call<Owner>('GET', path);
+        if (progress) break;
+        if (input.hardwareKept && owner.status?.hardware === undefined) return { published: false, hardwareMissing: true };
+        // Computed here, from what is published, against what the object holds: a condition keeps its
+        // lastTransitionTime until its status changes, and nothing of it enters workflow history.
+        const conditions = computeConditions(fitted, owner.status?.conditions, {
+          now: kubeTimestamp(new Date()),
+          generation: owner.metadata.generation,
+        });
+        const status = mergePatchFor(owner.status, { ...(fitted as unknown as Json), ...statusHardwareProfile(owner, fitted), conditions });
+        // Absent from a merge patch: left as the object has it.
+        if (input.hardwareKept) delete status.hardware;
+        try {
+          await rest.call('PATCH', `${path}/status`, { body: { metadata: { resourceVersion: owner.metadata.resourceVersion }, status }, contentType: 'application/merge-patch+json' });
+          break;
+        } catch (err) {
+          if (!isKubeError(err, 'conflict') || attempt >= STATUS_WRITE_ATTEMPTS) throw err;
+        }
+      }
+      const uid = progress?.uid ?? owner.metadata.uid;
+      if (!progress) {
+        if (!input.hardwareKept) await upsertHardwareData(owner, fitted);
+        ctx?.heartbeat({ statusWritten: true, uid } satisfies PublishProgress);
+      }
+      // Named after this publish (the activity, or the input): a retried publish finds its Events already there.
+      const seed = eventSeed(input.ref, uid, fitted.lastUpdated);
+      let index = 0;
+      for (const event of [...(input.event ? [input.event] : []), ...(input.events ?? [])]) {
+        // BMO's reasons where it has the same Event (clients/kubernetes/bmo-events.ts).
+        for (const written of asBmoEvents(event, fitted.poweredOn)) {
+          const name = eventName(input.ref.name, seed, index++, written);
+          for (let attempt = 1; ; attempt++) {
+            try {
+              await recordHostEvent(rest, { ...owner.metadata, uid }, written, component, name);
+              break;
+            } catch (err) {
+              if (!eventRetryable(err) || attempt >= EVENT_WRITE_ATTEMPTS) throw err;
+              const pause = EVENT_RETRY_FIRST_MS * 2 ** (attempt - 1);
+              await (ctx ? ctx.sleep(pause) : new Promise((r) => setTimeout(r, pause)));
+            }
+          }
+        }
+      }
+      return { published: true };
+    } catch (err) {
+      if (isKubeError(err, 'not-found')) return { published: false };
+      return transient(err);
+    }
+  }
+
+  return { publishHostStatus };
+}
+
+export type KubernetesActivities = ReturnType<typeof createKubernetesActivities>;
+
+/**
+ * The status activity of a worker with no API server configured. Left unregistered, the SDK fails
+ * the task as retryable ("not registered"), and the write was retried for ever; this fails it for
+ * good, saying what is missing, and the host goes on.
+ */
+export function createUnconfiguredKubernetesActivities(): KubernetesActivities {
+  return {
+    publishHostStatus: async (input: { ref: HostRef }) => {
+      throw ApplicationFailure.nonRetryable(
+        `cannot write the status of BareMetalHost ${input.ref.namespace}/${input.ref.name}: this worker has no Kubernetes API server configured (METALFLOW_KUBECONFIG, or a pod's service account); run Kubernetes-mode hosts on workers that have one`,
+        FAILURE.kubernetesNotConfigured,
+      );
+    },
+  };
+}

@@ -1,0 +1,54 @@
+/**
+ * Hosts as Temporal's visibility lists them: the host workflows and their
+ * search attributes (namespace, name, provisioning state, BMC type), read by
+ * the API's host list and by a fleet operation's selection.
+ */
+import type { Client, WorkflowExecutionInfo } from '@temporalio/client';
+import type { ProvisioningState } from '../model/host';
+import { SEARCH_ATTRIBUTES } from '../model/search-attributes';
+
+export interface HostListItem {
+  namespace: string;
+  name: string;
+  provisioningState: string;
+  operationalStatus: string;
+  bmcType: string;
+  /** How the host's workflow ended, when it ended abnormally (see GET's `workflowEnded`). */
+  workflowEnded?: string;
+}
+
+export function hostListItem(attributes: Record<string, unknown> | undefined): HostListItem {
+  const attr = (key: { name: string }): string => {
+    const value = attributes?.[key.name];
+    return Array.isArray(value) && typeof value[0] === 'string' ? value[0] : '';
+  };
+  return {
+    namespace: attr(SEARCH_ATTRIBUTES.hostNamespace),
+    name: attr(SEARCH_ATTRIBUTES.hostName),
+    provisioningState: attr(SEARCH_ATTRIBUTES.provisioningState),
+    operationalStatus: attr(SEARCH_ATTRIBUTES.operationalStatus),
+    bmcType: attr(SEARCH_ATTRIBUTES.bmcType),
+  };
+}
+
+export interface HostListFilter {
+  namespace?: string;
+  /** Any of these provisioning states. */
+  states?: readonly ProvisioningState[];
+}
+
+/** The visibility query's clauses for host workflows matching the filter (values are validated names, never free text). */
+export function hostListClauses(filter: HostListFilter): string[] {
+  const clauses = [`WorkflowType = 'hostWorkflow'`];
+  if (filter.namespace) clauses.push(`${SEARCH_ATTRIBUTES.hostNamespace.name} = '${filter.namespace}'`);
+  if (filter.states && filter.states.length > 0) {
+    clauses.push(`(${filter.states.map((s) => `${SEARCH_ATTRIBUTES.provisioningState.name} = '${s}'`).join(' OR ')})`);
+  }
+  return clauses;
+}
+
+/** Host workflows that run now, with their search attributes. */
+export async function* runningHosts(client: Client, filter: HostListFilter): AsyncGenerator<{ workflowId: string; item: HostListItem; info: WorkflowExecutionInfo }> {
+  const query = [...hostListClauses(filter), `ExecutionStatus = 'Running'`].join(' AND ');
+  for await (const info of client.workflow.list({ query })) yield { workflowId: info.workflowId, item: hostListItem(info.searchAttributes), info };
+}

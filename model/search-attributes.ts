@@ -1,0 +1,18 @@
+/**
+ * Custom search attributes, so the Temporal UI and `temporal workflow list --query`
+ * can filter hosts. They are registered when the dev server starts
+ * (scripts/search-attributes.txt must list the same names; a test checks it).
+ * Search attributes are not encrypted: never put a secret in one.
+ */
+export const SEARCH_ATTRIBUTES = {
+  hostName: { name: 'MetalflowHostName', type: 'KEYWORD' },
+  hostNamespace: { name: 'MetalflowHostNamespace', type: 'KEYWORD' },
+  provisioningState: { name: 'MetalflowProvisioningState', type: 'KEYWORD' },
+  bmcType: { name: 'MetalflowBmcType', type: 'KEYWORD' },
+  operationalStatus: { name: 'MetalflowOperationalStatus', type: 'KEYWORD' },
+  /** Fleet operations (workflows/fleet/fleet.ts): what they do, where they are, how many hosts succeeded and failed. */
+  fleetOperation: { name: 'MetalflowFleetOperation', type: 'KEYWORD' },
+  fleetPhase: { name: 'MetalflowFleetPhase', type: 'KEYWORD' },
+  fleetSucceeded: { name: 'MetalflowFleetSucceeded', type: 'INT' },
+  fleetFailed: { name: 'MetalflowFleetFailed', type: 'INT' },
+} as const;

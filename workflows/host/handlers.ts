@@ -1,0 +1,186 @@
+/**
+ * The host workflow's query and updates: the desired spec (validated, and
+ * refused while it conflicts with the running operation), the image, the
+ * shim's directives, a restored status, inspection, deletion, pausing and
+ * power requests. Each handler changes the host's state only; the main loop
+ * notices and acts.
+ */
+import { ApplicationFailure, setHandler } from '@temporalio/workflow';
+import { formatFieldErrors } from '../../model/field-error';
+import type { HostSpec, Image } from '../../model/host';
+import { validateHostSpec } from '../../model/validate';
+import { validateLabels } from '../../model/labels';
+import { normalizeHostSpec } from '../../model/spec-normal-form';
+import {
+  applySpecUpdate,
+  setImageUpdate,
+  type ApplySpecResult,
+  type HostMetadata,
+  deleteHostUpdate,
+  hostViewQuery,
+  applyDirectivesUpdate,
+  restoreStatusUpdate,
+  requestInspectionUpdate,
+  powerRequestsUpdate,
+  setPausedUpdate,
+  recordMoveUpdate,
+  powerChangedSignal,
+} from '../../contracts/host';
+import { specConflict } from './decide';
+import { applyDirectives, checkRestoredStatus, requestInspection, restoreStatus } from './directives';
+import { addedHolds, applyPowerRequestChange, checkPowerRequestChange, keyedRebootEvent, powerRequestsView, type PowerRequestChange } from './rules/power-requests';
+import { applyPause, checkPauseRequest } from './rules/pause';
+import { now, type HostContext } from './context';
+import { setCleanHandler } from './rules/clean-request';
+import { setUpdatePolicyHandler } from './rules/update-policy';
+import { setHoldFirmwareHandler } from './rules/firmware-held';
+
+export function setHostHandlers(ctx: HostContext): void {
+  const { s } = ctx;
+  setHandler(hostViewQuery, ctx.view);
+  setCleanHandler(ctx);
+  setUpdatePolicyHandler(ctx);
+  setHoldFirmwareHandler(ctx);
+
+  /** Throws (rejecting the update, nothing applied) when the spec is invalid or conflicts with the running operation. */
+  const checkSpec = (spec: HostSpec, meta?: HostMetadata): void => {
+    const valid = validateHostSpec(s.ref, spec);
+    const errors = [...(valid.ok ? [] : valid.errors), ...(meta?.labels ? validateLabels(meta.labels, 'metadata.labels') : [])];
+    if (!valid.ok || errors.length > 0) {
+      throw ApplicationFailure.create({
+        type: 'InvalidSpec',
+        message: formatFieldErrors(errors),
+        details: [errors],
+      });
+    }
+    const conflict = specConflict(s, valid.value.spec, ctx.running?.kind);
+    if (conflict) throw ApplicationFailure.create({ type: 'Conflict', message: conflict });
+  };
+
+  /**
+   * The spec as stored. Only the validator validates: it runs when the update
+   * arrives, the handler on every replay as well, so a rule tightened since
+   * must not decide what the handler of an old history does.
+   */
+  const normalForm = (spec: HostSpec): HostSpec => normalizeHostSpec(spec);
+
+  const acceptSpec = (input: HostSpec, meta?: HostMetadata): ApplySpecResult => {
+    if (meta?.labels !== undefined) s.labels = { ...meta.labels };
+    const spec = normalForm(input);
+    const changed = JSON.stringify(spec) !== JSON.stringify(s.spec);
+    if (changed) {
+      s.spec = spec;
+      s.generation += 1;
+      s.retryAt = undefined;
+      ctx.publish();
+    }
+    return { generation: s.generation, changed, power: powerRequestsView(s.power) };
+  };
+
+  setHandler(applySpecUpdate, acceptSpec, { validator: checkSpec });
+
+  const withImage = (image: Image | null): HostSpec => {
+    if (!s.spec) throw ApplicationFailure.create({ type: 'NotFound', message: 'the host has no spec yet' });
+    const spec: HostSpec = { ...s.spec };
+    if (image) spec.image = image;
+    else delete spec.image;
+    return spec;
+  };
+
+  setHandler(
+    setImageUpdate,
+    (image: Image | null) => acceptSpec(withImage(image)),
+    { validator: (image: Image | null) => checkSpec(withImage(image)) },
+  );
+
+  // The power sentinel saw the node change (power-sentinel.ts): the host reads its power itself when idle (host.ts).
+  // Not a nudge: that would cut an error backoff short or redo an image check.
+  setHandler(powerChangedSignal, () => {
+    s.powerCheckAsked = true;
+  });
+
+  setHandler(applyDirectivesUpdate, (d) => {
+    const { result, events } = applyDirectives(s, d);
+    if (result.changed || events.length > 0) ctx.nudge(events);
+    return result;
+  });
+
+  setHandler(
+    restoreStatusUpdate,
+    (status) => {
+      const { events, ...result } = restoreStatus(s, status, now());
+      if (result.restored) {
+        ctx.publish();
+        ctx.nudge(events);
+      }
+      return result;
+    },
+    { validator: checkRestoredStatus },
+  );
+
+  setHandler(requestInspectionUpdate, () => {
+    const { events, ...result } = requestInspection(s);
+    if (events.length > 0) ctx.nudge(events);
+    return result;
+  });
+
+  setHandler(deleteHostUpdate, () => {
+    const accepted = !s.deleteRequested;
+    s.deleteRequested = true;
+    s.retryAt = undefined;
+    return { accepted };
+  });
+
+  setHandler(
+    setPausedUpdate,
+    (req) => {
+      const { result, events } = applyPause(s, req, now());
+      if (result.changed) ctx.nudge(events);
+      return { ...result, idle: ctx.running === undefined };
+    },
+    { validator: checkPauseRequest },
+  );
+
+  setHandler(
+    powerRequestsUpdate,
+    (change: PowerRequestChange) => {
+      const rememberIds = change.reboot?.requestId !== undefined;
+      // As Metal3: a keyed power-off request on a host whose power must never go off reboots it once.
+      const rebooted = s.spec?.disablePowerOff ? addedHolds(s.power, change) : [];
+      const rebootForKeys = rebooted.length > 0;
+      s.power = applyPowerRequestChange(s.power, change, rememberIds, rebootForKeys);
+      if (rebootForKeys) ctx.nudge(rebooted.map(([key, mode]) => keyedRebootEvent(key, mode)));
+      return powerRequestsView(s.power);
+    },
+    {
+      validator: (change: PowerRequestChange) => {
+        if (!s.spec) throw ApplicationFailure.create({ type: 'NotFound', message: 'the host has no spec yet' });
+        if (s.deleteRequested) throw ApplicationFailure.create({ type: 'Conflict', message: 'the host is being deleted' });
+        const errors = checkPowerRequestChange(change);
+        if (errors.length > 0) {
+          throw ApplicationFailure.create({ type: 'InvalidRequest', message: formatFieldErrors(errors), details: [errors] });
+        }
+      },
+    },
+  );
+
+  // A record only: no nudge, the loop has nothing to do for it.
+  setHandler(
+    recordMoveUpdate,
+    (moved) => {
+      s.movedTo = moved;
+      return { recorded: true as const };
+    },
+    {
+      validator: (moved) => {
+        // Only a host handed over: detached from this plane's Ironic (the pivot's hand-over) or already going.
+        if (!s.detached && !s.deleteRequested) {
+          throw ApplicationFailure.create({ type: 'Conflict', message: 'only a detached host can be recorded as moved (a pivot detaches it at hand-over)' });
+        }
+        if (typeof moved?.pivot !== 'string' || moved.pivot === '' || typeof moved.at !== 'string' || typeof moved.target !== 'object') {
+          throw ApplicationFailure.create({ type: 'InvalidRequest', message: 'recordMove needs {pivot, at, target}' });
+        }
+      },
+    },
+  );
+}

@@ -1,0 +1,190 @@
+/**
+ * The host's operations, run inside the host workflow (host-operation.ts), each
+ * labelled so the Temporal UI shows it as its own step. They sequence activities
+ * and make no decisions about the host; the host workflow decides what runs next.
+ */
+import { ActivityCancellationType, proxyActivities, type ActivityOptions } from '@temporalio/workflow';
+import { bmcOf, type HardwareDetails, type HostRef, type HostSpec, type Image } from '../../../model/host';
+import { BMC_RETRY, QUIET_RETRY as retry, required } from '../operation-common';
+import type { IronicActivities } from '../../../activities/ironic/activities';
+import type { BmcActivities } from '../../../activities/bmc/activities';
+import { parseBmcAddress } from '../../../model/bmc';
+import { customDeployMethod } from '../../../model/custom-deploy';
+import type { OperationKind } from '../../../contracts/host';
+import {
+  directDelete,
+  directDeprovision,
+  directEnroll,
+  directInspect,
+  directPower,
+  directPrepare,
+  directProvision,
+  isDirect,
+} from './direct';
+import { changePower, inspectFromBmc, reboot } from './power';
+import type { OperationInput, OperationOutcome } from '../operation-types';
+import { abortingOnCancel } from '../operation-cancel';
+import { cleanOperation, serviceOperation } from './ironic-clean';
+
+/** Node record changes: quick, one or two requests. */
+const quick = proxyActivities<IronicActivities>({ startToCloseTimeout: '2 minutes', retry });
+
+/**
+ * Writing the node record: several requests, each queued behind a busy
+ * Ironic at fleet scale (at 1,000 hosts ~1% of first attempts ran past two
+ * minutes and were redone). Like every Ironic activity it heartbeats every
+ * 10 s (wrap, ironic-node-driver.ts), so a slow Ironic gets the time and a
+ * crash is still noticed within a minute.
+ */
+const registering = proxyActivities<IronicActivities>({ startToCloseTimeout: '15 minutes', heartbeatTimeout: '1 minute', retry });
+
+/**
+ * Provision-state changes wait on Ironic; heartbeats let a new worker take
+ * over after a crash. Each heartbeat the server records is a database write:
+ * the worker sends at most one per 15 s (its maxHeartbeatThrottleInterval),
+ * about 70 writes a second for 1,000 waiting hosts, and a one-minute timeout
+ * leaves room for a slow server while a crash is still noticed within it.
+ */
+const WAITING: ActivityOptions = { startToCloseTimeout: '3 hours', heartbeatTimeout: '1 minute', retry };
+const waiting = proxyActivities<IronicActivities>(WAITING);
+
+/**
+ * The same waits where the host may cancel them (abortingOnCancel): the
+ * cancellation is over only once the activity has stopped. Cancelled the
+ * SDK's default way, the operation would go on to settle the node while the
+ * wait still ran; the host would deprovision the node to `available` within
+ * a second, and the deploy wait, which had not yet heard of its cancellation
+ * (that comes with a heartbeat's answer), would see an available node and
+ * deploy it again.
+ */
+const interruptible = proxyActivities<IronicActivities>({ ...WAITING, cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED });
+
+/** Talks to the BMC itself: short requests (a slow BMC's whole session fits), a BMC error is recorded at once (no quiet retries). */
+const bmc = proxyActivities<BmcActivities>({
+  startToCloseTimeout: '5 minutes',
+  heartbeatTimeout: '30 seconds',
+  retry: BMC_RETRY,
+});
+
+const cleaning = (spec: HostSpec | undefined): boolean => (spec?.automatedCleaningMode ?? 'metadata') !== 'disabled';
+
+/** A node holding the host's boot MAC that is not the host's was left alone: the host's record and Event say so. */
+const untouchedNote = (result: { untouched?: string }): { note?: string } => (result.untouched ? { note: result.untouched } : {});
+
+export async function enrollOperation(input: OperationInput): Promise<OperationOutcome> {
+  // spec.provisioner: direct never touches Ironic (direct-operations.ts).
+  if (isDirect(input.spec)) return directEnroll(input);
+  const spec = required(input.spec, 'a spec');
+  // Pre-flight: a wrong password or an unreachable BMC is named here, before Ironic is touched.
+  const bmcType = parseBmcAddress(bmcOf(spec).address);
+  if (bmcType.ok && bmcType.value.type !== 'fake') {
+    await bmc.preflightBmc({ ref: input.ref, spec });
+  }
+  const { nodeId } = await registering.ensureNode({ ref: input.ref, spec, nodeId: input.nodeId });
+  const node = await waiting.manageNode({ ref: input.ref, nodeId });
+  if (input.adopt) {
+    const adopted = await waiting.adoptNode({ ref: input.ref, nodeId, image: input.adopt.image });
+    return { nodeId, poweredOn: adopted.poweredOn };
+  }
+  return { nodeId, poweredOn: node.poweredOn };
+}
+
+export async function inspectOperation(input: OperationInput): Promise<OperationOutcome> {
+  if (isDirect(input.spec)) return directInspect(input);
+  if (input.spec?.inspectionMode === 'fast') return inspectFromBmc({ ref: input.ref, spec: input.spec });
+  const nodeId = required(input.nodeId, 'a node');
+  const { hardware } = await abortingOnCancel(input, () => interruptible.inspectNode({ ref: input.ref, nodeId }));
+  return { hardware };
+}
+
+export async function prepareOperation(input: OperationInput): Promise<OperationOutcome> {
+  if (isDirect(input.spec)) return directPrepare(input);
+  const nodeId = required(input.nodeId, 'a node');
+  // As BMO: the node stays manageable while the host is available and automated cleaning runs
+  // when provisioning starts (deployNode).
+  const node = await abortingOnCancel(input, () => interruptible.prepareNode({ ref: input.ref, nodeId }));
+  return { poweredOn: node.poweredOn };
+}
+
+export async function provisionOperation(input: OperationInput): Promise<OperationOutcome> {
+  if (isDirect(input.spec)) return directProvision(input);
+  const spec = required(input.spec, 'a spec');
+  const nodeId = required(input.nodeId, 'a node');
+  // A custom deploy (Metal3's customDeploy.method) needs no image.
+  const method = customDeployMethod(spec);
+  const image = input.image ?? (method ? spec.image : required(spec.image, 'an image'));
+  const acts = interruptible;
+  return abortingOnCancel(input, async () => {
+    let node = await acts.deployNode({
+      ref: input.ref,
+      nodeId,
+      ...(image ? { image } : {}),
+      ...(method ? { customDeploy: method } : {}),
+      userData: spec.userData,
+      networkData: spec.networkData,
+      metaData: spec.metaData,
+      ...(spec.preprovisioningNetworkDataName ? { preprovisioningNetworkDataName: spec.preprovisioningNetworkDataName } : {}),
+      ...(input.networkDataFrom ? { networkDataFrom: input.networkDataFrom } : {}),
+      ...(input.uid ? { uid: input.uid } : {}),
+      automatedCleaning: cleaning(spec),
+    });
+    // Drivers differ in the power state a deploy leaves behind; the spec decides.
+    if (node.poweredOn !== spec.online) node = await acts.setPower({ ref: input.ref, nodeId, on: spec.online });
+    return { poweredOn: node.poweredOn };
+  });
+}
+
+export async function deprovisionOperation(input: OperationInput): Promise<OperationOutcome> {
+  if (isDirect(input.spec)) return directDeprovision(input);
+  const nodeId = required(input.nodeId, 'a node');
+  const node = await waiting.undeployNode({ ref: input.ref, nodeId, automatedCleaning: cleaning(input.spec) });
+  return { poweredOn: node.poweredOn };
+}
+
+export async function powerOperation(input: OperationInput): Promise<OperationOutcome> {
+  // As Metal3: a host whose power must never go off is not powered off before deleting either.
+  if (input.powerOn === false && input.spec?.disablePowerOff) return {};
+  if (input.power && (input.power.via === 'bmc' || input.power.mode)) return changePower({ ...input, power: input.power });
+  if (isDirect(input.spec)) return directPower(input);
+  const node = await waiting.setPower({
+    ref: input.ref,
+    nodeId: input.nodeId,
+    bootMACAddress: input.spec?.bootMACAddress,
+    on: required(input.powerOn, 'a power target'),
+  });
+  return { poweredOn: node.poweredOn, ...untouchedNote(node) };
+}
+
+/** One-shot reboot (reboot.metal3.io or the API), through Ironic or the BMC. */
+export async function rebootOperation(input: OperationInput): Promise<OperationOutcome> {
+  return reboot({ ...input, power: required(input.power, 'a power order') });
+}
+
+export async function deleteOperation(input: OperationInput): Promise<OperationOutcome> {
+  if (isDirect(input.spec)) return directDelete(input);
+  const deleted = await quick.deleteNode({ ref: input.ref, nodeId: input.nodeId, bootMACAddress: input.spec?.bootMACAddress });
+  return { nodeId: '', poweredOn: false, ...untouchedNote(deleted) };
+}
+
+/** Leaves Ironic without deprovisioning or powering off: the node record is deleted, the machine keeps running. */
+export async function detachOperation(input: OperationInput): Promise<OperationOutcome> {
+  // A direct host has no node: detaching it must not ask Ironic anything (there may be no Ironic at all).
+  if (isDirect(input.spec)) return { nodeId: '' };
+  const detached = await quick.detachNode({ ref: input.ref, nodeId: input.nodeId, bootMACAddress: input.spec?.bootMACAddress });
+  return { nodeId: '', ...untouchedNote(detached) };
+}
+
+/** `progress`: an inline operation's steps as they start (only clean and service have named steps). */
+export const OPERATIONS: Record<OperationKind, (input: OperationInput, progress?: (step: string) => void) => Promise<OperationOutcome>> = {
+  enroll: enrollOperation,
+  inspect: inspectOperation,
+  prepare: prepareOperation,
+  provision: provisionOperation,
+  deprovision: deprovisionOperation,
+  power: powerOperation,
+  reboot: rebootOperation,
+  delete: deleteOperation,
+  detach: detachOperation,
+  clean: cleanOperation,
+  service: serviceOperation,
+};

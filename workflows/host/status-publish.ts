@@ -1,0 +1,116 @@
+/**
+ * Writing a host's status (and its Events) back to its BareMetalHost, when the
+ * Kubernetes shim drives the host. The write runs beside the host's work: an API server outage must not hold the host's
+ * state machine, and status catches up when it returns.
+ */
+import { ActivityFailure, ApplicationFailure, log, proxyActivities, sleep } from '@temporalio/workflow';
+import { failureMessage } from '../common/failure-message';
+import type { HostState, StatusOutbox } from '../../contracts/host';
+import type { KubernetesActivities } from '../../activities/kubernetes/host-status';
+import type { HostEvent } from '../../model/host-event';
+
+/**
+ * Status publishing in the background: retried while the API server is away
+ * (the server retries; no history per attempt), while the host's own work goes
+ * on. A rejected write (4xx) is not retried. The attempts are capped: a write
+ * that waited for ever would hold a host's run, and a worker that answered it with
+ * "not registered" kept it retrying for ever.
+ */
+const kubeBackground = proxyActivities<KubernetesActivities>({
+  startToCloseTimeout: '1 minute',
+  retry: { initialInterval: '1 second', maximumInterval: '1 minute', maximumAttempts: 10 },
+});
+
+/** Events kept for a status write still waiting on the API server; the oldest go first. */
+const MAX_QUEUED_EVENTS = 50;
+
+/**
+ * After a write's attempts ran out (about 4 minutes), the next round starts this much later:
+ * a timer and one activity per round in history, however long the API server stays away.
+ */
+const RETRY_ROUND_PAUSE = '2 minutes';
+
+export interface StatusPublisher {
+  /** Publishes the whole status (and an Event); a no-op for hosts not driven by the shim. */
+  sync(event?: HostEvent): Promise<void>;
+  /** A background write is in flight. */
+  busy(): boolean;
+  /** What is not known to be on the BareMetalHost yet (a write in flight or waiting), for the next run; none when all is written. */
+  pending(): StatusOutbox | undefined;
+}
+
+/** The write ran out of attempts or time (the API server away), as opposed to being refused. */
+function mayPass(err: unknown): boolean {
+  const cause = err instanceof ActivityFailure ? err.cause : err;
+  return !(cause instanceof ApplicationFailure && cause.nonRetryable);
+}
+
+export function statusPublisher(s: HostState): StatusPublisher {
+  /** One status write at a time; what changes meanwhile goes out with the next one. */
+  const outbox = { busy: false, dirty: false, events: [] as HostEvent[], inFlight: [] as HostEvent[] };
+  const queue = (events: HostEvent[]): void => {
+    outbox.events = [...events, ...outbox.events].slice(-MAX_QUEUED_EVENTS);
+  };
+  /**
+   * The inventory (its JSON) last written to the BareMetalHost by this run: a write leaves an
+   * unchanged one out. Each write's input is history, and a real server's inventory is hundreds
+   * of KB: sent whole with every transition, an error loop grew its history by that per retry.
+   */
+  let hardwareWritten: string | undefined;
+  const drainOutbox = async (): Promise<void> => {
+    outbox.busy = true;
+    try {
+      while (outbox.dirty) {
+        outbox.dirty = false;
+        const events = outbox.events.splice(0);
+        outbox.inFlight = events;
+        const hardware = s.status.hardware ? JSON.stringify(s.status.hardware) : undefined;
+        const kept = hardware !== undefined && hardware === hardwareWritten;
+        try {
+          const { hardware: _left, ...rest } = s.status;
+          const written = await kubeBackground.publishHostStatus({ ref: s.ref, status: kept ? rest : s.status, events, ...(kept ? { hardwareKept: true } : {}) });
+          outbox.inFlight = [];
+          if (written.hardwareMissing) {
+            // The object lost it (re-created, or its status cleared): written whole next.
+            hardwareWritten = undefined;
+            outbox.dirty = true;
+          } else if (written.published) hardwareWritten = hardware;
+        } catch (err) {
+          outbox.inFlight = [];
+          log.warn('could not publish host status', { error: failureMessage(err) });
+          if (mayPass(err)) {
+            // The API server is still away: this round's Events go with the next round, after a pause.
+            queue(events);
+            outbox.dirty = true;
+            await sleep(RETRY_ROUND_PAUSE);
+          }
+        }
+      }
+    } finally {
+      outbox.busy = false;
+    }
+  };
+
+  const sync = async (event?: HostEvent): Promise<void> => {
+    if (!s.options.publishStatus) return;
+    // Never awaited: an API server outage must not hold the host's state machine.
+    if (event) outbox.events = [...outbox.events, event].slice(-MAX_QUEUED_EVENTS);
+    outbox.dirty = true;
+    if (!outbox.busy) void drainOutbox();
+  };
+
+  // Handed over by the previous run with a write unfinished: written first.
+  if (s.statusOutbox) {
+    queue(s.statusOutbox.events);
+    delete s.statusOutbox;
+    outbox.dirty = true;
+    void drainOutbox();
+  }
+
+  return {
+    sync,
+    busy: () => outbox.busy,
+    pending: () =>
+      outbox.busy || outbox.dirty ? { events: [...outbox.inFlight, ...outbox.events].slice(-MAX_QUEUED_EVENTS) } : undefined,
+  };
+}
