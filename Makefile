@@ -4,7 +4,9 @@
 install:
 	@bash scripts/install.sh
 
-demo: install
+# The API-mode demo never runs Kubernetes: it skips the kube-apiserver build (the long part of a first install).
+demo:
+	@bash scripts/install.sh --skip-kube
 	@bash scripts/demo.sh
 
 demo-k8s: install
@@ -13,7 +15,8 @@ demo-k8s: install
 test: install
 	@bash scripts/test.sh
 
-stack-up: install
+stack-up:
+	@bash scripts/install.sh --skip-kube
 	@bash scripts/stack.sh start
 
 stack-down:
