@@ -17,7 +17,7 @@ const keysFile = config.payloadKeysFile ?? need('METALFLOW_PAYLOAD_KEYS_FILE');
 const codec = new EncryptionCodec(parsePayloadKeys(readFileSync(keysFile, 'utf8'), keysFile));
 const tokens = TokenFile.load(need('METALFLOW_API_TOKENS_FILE'));
 const host = process.env.METALFLOW_CODEC_HOST ?? '127.0.0.1';
-const port = Number(process.env.METALFLOW_CODEC_PORT ?? 8081);
+const port = Number(process.env.METALFLOW_CODEC_PORT ?? 8089);
 if (!Number.isInteger(port) || port < 1 || port > 65535) throw new Error(`METALFLOW_CODEC_PORT: ${process.env.METALFLOW_CODEC_PORT} is not a port (1-65535)`);
 // Plain HTTP carries bearer tokens and decoded payloads: only on loopback (put TLS in front otherwise).
 if (!isLoopback(host)) throw new Error(`METALFLOW_CODEC_HOST ${host}: the codec server speaks plain HTTP and listens on loopback only`);

@@ -89,14 +89,37 @@ done
 curl -sf "$METALFLOW_API_URL/healthz" >/dev/null || { echo "error: the API did not answer on $METALFLOW_API_URL" >&2; exit 1; }
 if ! alive worker; then echo "error: the worker exited; its log:" >&2; tail -20 "$RUN/worker.log" >&2; exit 1; fi
 
+# The codec server (docs/security.md, *Payload encryption and the codec server*): the CLI and the UI read
+# the encrypted payloads through it. Its own port: the image cache has 8081.
+export METALFLOW_CODEC_PORT=${METALFLOW_CODEC_PORT:-8089}
+if ! alive codec && (exec 3<>"/dev/tcp/127.0.0.1/$METALFLOW_CODEC_PORT") 2>/dev/null; then
+  echo "error: port $METALFLOW_CODEC_PORT (codec server) is in use by another program; set METALFLOW_CODEC_PORT" >&2
+  exit 1
+fi
+start_bg codec api/codec-main.ts
+CODEC_URL=http://127.0.0.1:$METALFLOW_CODEC_PORT
+for _ in $(seq 1 60); do
+  # 401 without a token: it is up.
+  [ "$(curl -s -o /dev/null -w '%{http_code}' -X POST "$CODEC_URL/decode")" = 401 ] && break
+  if ! alive codec; then echo "error: the codec server exited; its log:" >&2; tail -20 "$RUN/codec.log" >&2; exit 1; fi
+  sleep 0.5
+done
+CLI_ENV=$METALFLOW_STATE_DIR/temporal-cli.env
+bash scripts/temporal-cli-env.sh >"$CLI_ENV"
+
 node --import tsx scripts/demo.ts
+cat <<TEXT
+  Temporal CLI: source ${CLI_ENV#"$ROOT"/}   (PATH, TEMPORAL_ADDRESS and the codec server: payloads print decoded)
+                then e.g.: temporal workflow query -w host/demo/fake-0 --type host
+                or by flags: --codec-endpoint $CODEC_URL --codec-auth "Bearer \$(cat ${METALFLOW_API_TOKEN_FILE#"$ROOT"/})"
+TEXT
 
 stop() {
-  for name in api worker image-origin; do
+  for name in api worker codec image-origin; do
     if alive "$name"; then kill "$(cat "$RUN/$name.pid")" 2>/dev/null || true; fi
     rm -f "$RUN/$name.pid"
   done
-  echo "stopped the worker, the API and the image origin; the stack is still up (make stack-down stops it)"
+  echo "stopped the worker, the API, the codec server and the image origin; the stack is still up (make stack-down stops it)"
   exit 0
 }
 trap stop INT TERM
