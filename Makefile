@@ -22,6 +22,7 @@ stack-up:
 stack-down:
 	@bash scripts/stack.sh stop
 	@bash scripts/ipmi-sim.sh stop
+	@bash scripts/kube.sh stop
 	@if [ "$$(id -u)" = 0 ]; then DHCP_SITE=demo DHCP_NETNS=$${DEMO_DHCP_NETNS:-mf-dhcp-demo} bash scripts/dnsmasq.sh stop; fi
 
 stack-status:

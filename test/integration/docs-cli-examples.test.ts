@@ -110,7 +110,7 @@ describe('the docs\' Temporal CLI examples, verbatim against the demo', () => {
       expect(cmds.slice(0, first).some((c) => c.startsWith(ENV_LINE)), file).toBe(true);
     }
     // The path the docs name is the one the demo writes.
-    expect(readFileSync(join(REPO_ROOT, 'scripts', 'demo.sh'), 'utf8')).toMatch(/CLI_ENV=\$METALFLOW_STATE_DIR\/temporal-cli\.env/);
+    expect(readFileSync(join(REPO_ROOT, 'scripts', 'lib', 'demo-codec.sh'), 'utf8')).toMatch(/CLI_ENV=\$METALFLOW_STATE_DIR\/temporal-cli\.env/);
   });
 
   it('every example succeeds and prints payloads decoded', async () => {

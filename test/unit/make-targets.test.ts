@@ -44,4 +44,8 @@ describe('make targets install what their command needs', () => {
       expect(installs, target).toEqual(['bash scripts/install.sh']);
     }
   });
+
+  it('make stack-down stops kube-apiserver and etcd too (make demo-k8s starts them)', () => {
+    expect(commands('stack-down')).toContain('bash scripts/kube.sh stop');
+  });
 });
