@@ -4,7 +4,9 @@
 install:
 	@bash scripts/install.sh
 
-demo: install
+# The API-mode demo never runs Kubernetes: it skips the kube-apiserver build (the long part of a first install).
+demo:
+	@bash scripts/install.sh --skip-kube
 	@bash scripts/demo.sh
 
 demo-k8s: install
@@ -13,12 +15,14 @@ demo-k8s: install
 test: install
 	@bash scripts/test.sh
 
-stack-up: install
+stack-up:
+	@bash scripts/install.sh --skip-kube
 	@bash scripts/stack.sh start
 
 stack-down:
 	@bash scripts/stack.sh stop
 	@bash scripts/ipmi-sim.sh stop
+	@bash scripts/kube.sh stop
 	@if [ "$$(id -u)" = 0 ]; then DHCP_SITE=demo DHCP_NETNS=$${DEMO_DHCP_NETNS:-mf-dhcp-demo} bash scripts/dnsmasq.sh stop; fi
 
 stack-status:

@@ -4,6 +4,7 @@ import { loadConfig } from '../config/env';
 import { EncryptionCodec } from '../clients/temporal/payload-codec';
 import { parsePayloadKeys } from '../clients/temporal/payload-keys';
 import { TokenFile } from './auth/token-file';
+import { reloadTokensOnChange } from './auth/token-reload';
 import { createCodecServer } from './codec-server';
 import { isLoopback } from './auth/options';
 
@@ -15,9 +16,12 @@ const need = (name: string): string => {
 };
 const keysFile = config.payloadKeysFile ?? need('METALFLOW_PAYLOAD_KEYS_FILE');
 const codec = new EncryptionCodec(parsePayloadKeys(readFileSync(keysFile, 'utf8'), keysFile));
-const tokens = TokenFile.load(need('METALFLOW_API_TOKENS_FILE'));
+const tokensFile = need('METALFLOW_API_TOKENS_FILE');
+const tokens = TokenFile.load(tokensFile);
+const line = (level: string) => (fields: object, msg: string) => console.log(JSON.stringify({ level, msg, ...fields }));
+reloadTokensOnChange(tokens, tokensFile, { info: line('info'), error: line('error') });
 const host = process.env.METALFLOW_CODEC_HOST ?? '127.0.0.1';
-const port = Number(process.env.METALFLOW_CODEC_PORT ?? 8081);
+const port = Number(process.env.METALFLOW_CODEC_PORT ?? 8089);
 if (!Number.isInteger(port) || port < 1 || port > 65535) throw new Error(`METALFLOW_CODEC_PORT: ${process.env.METALFLOW_CODEC_PORT} is not a port (1-65535)`);
 // Plain HTTP carries bearer tokens and decoded payloads: only on loopback (put TLS in front otherwise).
 if (!isLoopback(host)) throw new Error(`METALFLOW_CODEC_HOST ${host}: the codec server speaks plain HTTP and listens on loopback only`);

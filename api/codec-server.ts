@@ -87,16 +87,19 @@ export function createCodecServer(opts: CodecServerOptions): Server {
       if (path === '/encode' && !allows(principal, 'admin', '*')) {
         return send(res, 403, { error: 'Forbidden', message: `${principal.subject} is not admin:*, which /encode needs (it seals payloads the workers trust); /decode needs only a grant on every namespace` });
       }
-      let body: { payloads?: WirePayload[] };
+      let body: { payloads?: WirePayload[] | null };
       try {
-        body = JSON.parse(await readBody(req, max)) as { payloads?: WirePayload[] };
+        body = JSON.parse(await readBody(req, max)) as { payloads?: WirePayload[] | null };
       } catch (err) {
         const status = (err as { status?: number }).status ?? 400;
         return send(res, status, { error: 'InvalidRequest', message: status === 413 ? String((err as Error).message) : 'the body must be JSON {"payloads": [...]}' });
       }
-      if (!Array.isArray(body.payloads)) return send(res, 400, { error: 'InvalidRequest', message: 'payloads: an array is required' });
+      // Go's JSON encodes an empty payload list as null: the Temporal CLI sends that for a query without --input.
+      if (typeof body !== 'object' || body === null) return send(res, 400, { error: 'InvalidRequest', message: 'the body must be JSON {"payloads": [...]}' });
+      const wire = body.payloads ?? [];
+      if (!Array.isArray(wire)) return send(res, 400, { error: 'InvalidRequest', message: 'payloads: an array (or null for none) is required' });
       try {
-        const payloads = body.payloads.map(toPayload);
+        const payloads = wire.map(toPayload);
         const out = path === '/decode' ? await opts.codec.decode(payloads) : await opts.codec.encode(payloads);
         send(res, 200, { payloads: out.map(toWire) });
       } catch (err) {

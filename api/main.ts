@@ -7,6 +7,7 @@ import { LocalSecretStore, loadSecretKey } from '../clients/secrets/local-store'
 import { HostService } from './host-service';
 import { buildServer } from './server';
 import { loadAuthOptions } from './auth/options';
+import { reloadTokensOnChange } from './auth/token-reload';
 import { auditSink } from './auth/audit';
 import { parseKubeRoles, TokenReviewer } from './auth/token-review';
 import { loadKubeConfig } from '../clients/kubernetes/kube-config';
@@ -41,6 +42,7 @@ const hosts = new HostService({
 });
 // The planes a pivot may name: unknown ids are refused here, before the worker (which checks them again) sees them.
 const app = await buildServer(hosts, { logger: true, auth, pivotPlanes: loadPivotPlanes(process.env) });
+if (auth.tokens && process.env.METALFLOW_API_TOKENS_FILE) reloadTokensOnChange(auth.tokens, process.env.METALFLOW_API_TOKENS_FILE, app.log);
 await app.listen({ host: config.apiHost, port: config.apiPort });
 console.log(`metalflow API on ${auth.tls ? 'https' : 'http'}://${config.apiHost}:${config.apiPort} (OpenAPI at /openapi.json)`);
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {

@@ -126,6 +126,12 @@ export async function buildServer(
     return reply.status(status).send({ error: 'BadRequest', message: err.message, fields: [] });
   });
 
+  // Unknown routes (and methods a route does not have) answer in the API's own error shape, not Fastify's.
+  app.setNotFoundHandler((req, reply) => {
+    const path = (req.url.split('?')[0] ?? '').slice(0, 256);
+    return reply.status(404).send({ error: 'NotFound', message: `no route ${req.method} ${path}; the API's routes are listed in /openapi.json`, fields: [] });
+  });
+
   await app.register(swagger, {
     openapi: {
       openapi: '3.0.3',

@@ -116,7 +116,7 @@ export const SETTING_GROUPS: readonly SettingGroup[] = [
       { names: ['METALFLOW_API_AUDIT_LOG'], default: 'stdout', description: 'File the audit lines (one per change) are appended to.', readers: ['api'] },
       { names: ['METALFLOW_API_TLS_CERT_FILE', 'METALFLOW_API_TLS_KEY_FILE', 'METALFLOW_API_TLS_CLIENT_CA_FILE'], default: 'unset', description: 'HTTPS, and client certificates from that CA (docs/security.md).', readers: ['api'] },
       { names: ['METALFLOW_API_UPDATE_TIMEOUT_SECONDS'], default: '60', description: 'How long an API change waits for Temporal to take it before answering 503 (at least 1).', readers: ['api'], check: { path: 'apiUpdateTimeoutSeconds', value: 60 } },
-      { names: ['METALFLOW_CODEC_HOST', 'METALFLOW_CODEC_PORT', 'METALFLOW_CODEC_CORS_ORIGINS'], default: '127.0.0.1, 8081, the UI\'s origin', description: 'The codec server (`npm run codec-server`); it listens on loopback only.', readers: ['codec server'] },
+      { names: ['METALFLOW_CODEC_HOST', 'METALFLOW_CODEC_PORT', 'METALFLOW_CODEC_CORS_ORIGINS'], default: '127.0.0.1, 8089, the UI\'s origin', description: 'The codec server (`npm run codec-server`); it listens on loopback only.', readers: ['codec server'] },
     ],
   },
   {

@@ -115,8 +115,25 @@ export type FleetAmount = NonNullable<FleetInput['maxConcurrent']>;
 
 export const DEFAULT_HOST_TIMEOUT_SECONDS = 3600;
 
+/** The rule of an Amount field, which the schema's union alone would state as "must be an integer or a string". */
+const amountRule = (least: 0 | 1): string =>
+  `must be a count of hosts from ${least} to 100000 (e.g. 5) or a percentage of the selected hosts from "${least}%" to "100%" (a string, e.g. "10%")`;
+const AMOUNT_LEAST: Array<[RegExp, 0 | 1]> = [
+  [/^maxConcurrent$/, 1],
+  [/^waves\[\d+\]\.size$/, 1],
+  [/^maxFailures$/, 0],
+];
+
+/** Schema errors with an Amount field's reason replaced by its rule (fleet and pivot inputs). */
+export function withAmountRules(errors: FieldError[]): FieldError[] {
+  return errors.map((e) => {
+    const least = AMOUNT_LEAST.find(([field]) => field.test(e.field))?.[1];
+    return least === undefined ? e : { ...e, reason: amountRule(least) };
+  });
+}
+
 function fieldsOf(schema: TSchema, value: unknown, prefix: string): FieldError[] {
-  return schemaErrors(schema, value, prefix).map((e) => (e.field === '(root)' ? { ...e, field: prefix || 'body' } : e));
+  return withAmountRules(schemaErrors(schema, value, prefix).map((e) => (e.field === '(root)' ? { ...e, field: prefix || 'body' } : e)));
 }
 
 /** The operation checked against its own variant, so a reason names the field, not "no union member matched". */

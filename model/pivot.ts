@@ -8,7 +8,7 @@
  */
 import { Type, type Static } from '@sinclair/typebox';
 import type { FieldError, Result } from './field-error';
-import { FleetInputSchema, FleetSelectorSchema } from './fleet';
+import { FleetInputSchema, FleetSelectorSchema, withAmountRules } from './fleet';
 import { schemaErrors } from './validate';
 
 const closed = { additionalProperties: false } as const;
@@ -100,7 +100,7 @@ function validateById(input: object): Result<PivotInput> {
     }
   }
   if (errors.length > 0) return { ok: false, errors };
-  errors.push(...schemaErrors(PivotInputSchema, input, '').map((e) => (e.field === '(root)' ? { ...e, field: 'body' } : e)));
+  errors.push(...withAmountRules(schemaErrors(PivotInputSchema, input, '').map((e) => (e.field === '(root)' ? { ...e, field: 'body' } : e))));
   if (errors.length > 0) return { ok: false, errors };
   const value = input as PivotInput;
   if (!value.target.plane) errors.push({ field: 'target.plane', reason: "is required: the id of a registered plane (the target is another plane than the worker's own)" });

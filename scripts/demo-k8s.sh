@@ -23,22 +23,38 @@ export METALFLOW_LEASE_NAMESPACE=default
 RUN=$METALFLOW_STATE_DIR/run-k8s
 mkdir -p "$RUN"
 NS=metal3
+# Payloads encrypted as in the API demo (the same key ring), read through the same codec server.
+# shellcheck source=scripts/lib/demo-codec.sh
+source scripts/lib/demo-codec.sh
+demo_keys_and_token
 
 kc() { "$KUBECTL" --kubeconfig "$KUBECONFIG" "$@"; }
 alive() { [ -f "$RUN/$1.pid" ] && kill -0 "$(cat "$RUN/$1.pid")" 2>/dev/null; }
 start_bg() {
   if alive "$1"; then echo "$1 already running (pid $(cat "$RUN/$1.pid"))"; return; fi
   # glibc arenas: 2 keep the worker ~50 MiB smaller at rest (config/env.ts RECOMMENDED_MALLOC_ARENA_MAX).
-  MALLOC_ARENA_MAX="${MALLOC_ARENA_MAX:-2}" node --import tsx "$2" >"$RUN/$1.log" 2>&1 &
+  # Its own session: a Ctrl-C in the terminal reaches this script only, whose trap stops the processes.
+  MALLOC_ARENA_MAX="${MALLOC_ARENA_MAX:-2}" setsid node --import tsx "$2" >"$RUN/$1.log" 2>&1 &
   echo $! >"$RUN/$1.pid"
   echo "started $1 (pid $!, log $RUN/$1.log)"
 }
 
+stop() {
+  for name in controller worker codec; do
+    if alive "$name"; then kill "$(cat "$RUN/$name.pid")" 2>/dev/null || true; fi
+    rm -f "$RUN/$name.pid"
+  done
+  echo "stopped the controller, the worker and the codec server; the stack and kube-apiserver keep running (make stack-down stops both)"
+  exit 0
+}
+# From here on a Ctrl-C stops what the demo started, whichever step it interrupts.
+trap stop INT TERM
 kc apply -f k8s/crds >/dev/null
 kc wait --for=condition=Established --timeout=60s crd/baremetalhosts.metal3.io crd/hardwaredata.metal3.io >/dev/null
 kc get namespace "$NS" >/dev/null 2>&1 || kc create namespace "$NS" >/dev/null
 start_bg worker workers/main.ts
 start_bg controller k8s/controller/main.ts
+demo_start_codec "$RUN"
 
 # Metal3's user-guide shape; the BMC addresses are metalflow's fake:// (Ironic
 # fake-hardware), the only BMCs a loopback demo can really drive to provisioned.
@@ -97,18 +113,13 @@ for _ in $(seq 1 120); do
   sleep 1
 done
 echo
-echo "kubectl:     $KUBECTL --kubeconfig $KUBECONFIG get bmh -n $NS"
+# Without KUBECONFIG, kubectl asks localhost:8080, which is the metalflow API in the API demo: say which cluster this is.
+echo "kubectl:     export KUBECONFIG=$KUBECONFIG"
+echo "             (or eval \"\$(bash scripts/kube.sh env)\": that and the built kubectl on PATH), then: kubectl get bmh -n $NS"
 echo "Temporal UI: ${TEMPORAL_UI_URL:-http://127.0.0.1:8233}/namespaces/default/workflows?query=MetalflowHostNamespace%3D%22$NS%22"
+demo_print_cli "$ROOT" "host/$NS/worker-0"
 
-stop() {
-  for name in controller worker; do
-    if alive "$name"; then kill "$(cat "$RUN/$name.pid")" 2>/dev/null || true; fi
-    rm -f "$RUN/$name.pid"
-  done
-  echo "stopped the controller and the worker; the stacks keep running (make stack-down; bash scripts/kube.sh stop)"
-  exit 0
-}
-trap stop INT TERM
 echo "Running. Press Ctrl-C to stop the controller and the worker."
 while alive worker && alive controller; do sleep 1; done
+for name in worker controller; do alive "$name" || echo "the $name stopped on its own (not by Ctrl-C): its log is $RUN/$name.log" >&2; done
 stop

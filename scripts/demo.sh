@@ -27,29 +27,30 @@ else
   echo "DHCP part of the demo skipped: it needs root, dnsmasq and busybox (scripts/install.sh installs the packages)"
 fi
 mkdir -p "$RUN"
-# Payload encryption: the worker and the API share one key ring (docs/security.md, *Payload encryption and the codec server*); made once, 0600.
-export METALFLOW_PAYLOAD_KEYS_FILE=${METALFLOW_PAYLOAD_KEYS_FILE:-$METALFLOW_STATE_DIR/payload.keys}
-if [ ! -f "$METALFLOW_PAYLOAD_KEYS_FILE" ]; then
-  (umask 077 && echo "demo-$(date +%Y%m%d):$(head -c 32 /dev/urandom | base64 -w0)" >"$METALFLOW_PAYLOAD_KEYS_FILE")
-fi
-
-# The API refuses to start without credentials: one admin token for the demo, its hash in the tokens file.
-export METALFLOW_API_TOKEN_FILE=$METALFLOW_STATE_DIR/api-token
-export METALFLOW_API_TOKENS_FILE=$METALFLOW_STATE_DIR/api-tokens
-if [ ! -s "$METALFLOW_API_TOKEN_FILE" ]; then
-  (umask 077; head -c 32 /dev/urandom | base64 | tr -d '/+=\n' >"$METALFLOW_API_TOKEN_FILE")
-fi
-(umask 077; printf 'sha256:%s demo admin:*\n' "$(tr -d '\n' <"$METALFLOW_API_TOKEN_FILE" | sha256sum | cut -d' ' -f1)" >"$METALFLOW_API_TOKENS_FILE")
+# shellcheck source=scripts/lib/demo-codec.sh
+source scripts/lib/demo-codec.sh
+demo_keys_and_token
 
 alive() { [ -f "$RUN/$1.pid" ] && kill -0 "$(cat "$RUN/$1.pid")" 2>/dev/null; }
 
 start_cmd() {
   local name=$1; shift
   if alive "$name"; then echo "$name already running (pid $(cat "$RUN/$name.pid"))"; return; fi
-  "$@" >"$RUN/$name.log" 2>&1 &
+  # Its own session: a Ctrl-C in the terminal reaches this script only, whose trap stops the processes in order.
+  setsid "$@" >"$RUN/$name.log" 2>&1 &
   echo $! >"$RUN/$name.pid"
   echo "started $name (pid $!, log $RUN/$name.log)"
 }
+stop() {
+  for name in api worker codec image-origin; do
+    if alive "$name"; then kill "$(cat "$RUN/$name.pid")" 2>/dev/null || true; fi
+    rm -f "$RUN/$name.pid"
+  done
+  echo "stopped the worker, the API, the codec server and the image origin; the stack is still up (make stack-down stops it)"
+  exit 0
+}
+# From here on a Ctrl-C stops what the demo started, whichever step it interrupts.
+trap stop INT TERM
 # glibc arenas: 2 keep the worker ~50 MiB smaller at rest (config/env.ts RECOMMENDED_MALLOC_ARENA_MAX).
 start_bg() { start_cmd "$1" env MALLOC_ARENA_MAX="${MALLOC_ARENA_MAX:-2}" node --import tsx "$2"; }
 
@@ -89,18 +90,12 @@ done
 curl -sf "$METALFLOW_API_URL/healthz" >/dev/null || { echo "error: the API did not answer on $METALFLOW_API_URL" >&2; exit 1; }
 if ! alive worker; then echo "error: the worker exited; its log:" >&2; tail -20 "$RUN/worker.log" >&2; exit 1; fi
 
-node --import tsx scripts/demo.ts
+demo_start_codec "$RUN"
 
-stop() {
-  for name in api worker image-origin; do
-    if alive "$name"; then kill "$(cat "$RUN/$name.pid")" 2>/dev/null || true; fi
-    rm -f "$RUN/$name.pid"
-  done
-  echo "stopped the worker, the API and the image origin; the stack is still up (make stack-down stops it)"
-  exit 0
-}
-trap stop INT TERM
+node --import tsx scripts/demo.ts
+demo_print_cli "$ROOT" host/demo/fake-0
+
 echo "Running. Press Ctrl-C to stop the worker and the API."
 while alive api && alive worker; do sleep 1; done
-echo "the worker or the API exited; see $RUN/worker.log and $RUN/api.log" >&2
+for name in worker api; do alive "$name" || echo "the $name stopped on its own (not by Ctrl-C): its log is $RUN/$name.log" >&2; done
 stop

@@ -9,7 +9,8 @@
 #   3. `npm ci` when node_modules is missing or package-lock.json changed.
 #   4. kube-apiserver, kubectl and etcd for the Kubernetes-mode tests and demo,
 #      built from Go modules into .cache/kube by scripts/kube-build.sh (a no-op
-#      once built; the first build takes 7-16 minutes on 2 cores).
+#      once built; the first build takes 7-16 minutes on 2 cores). `make demo`
+#      passes --skip-kube: API mode never runs Kubernetes.
 #
 # Stamps live in .state/install/*.sha256 and hold the hash of the input they
 # were built from.  Options:

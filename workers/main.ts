@@ -143,3 +143,5 @@ const currentVersion = version
   : undefined;
 await Promise.all([worker.run(), siteWorker?.run(), currentVersion]);
 await connection.close();
+// The workers have stopped (SIGTERM, SIGINT): what the process still serves (the image cache) would keep it alive.
+process.exit(0);

@@ -77,6 +77,8 @@ export function installGuard(app: FastifyInstance, opts: AuthOptions): void {
     if (who === undefined) return refuse(reply, 401, 'Unauthorized', 'no credentials: send "Authorization: Bearer <token>"');
     if (who === 'bad') return refuse(reply, 401, 'Unauthorized', 'the token or client certificate is not known');
     req.principal = who;
+    // No route matched: the not-found handler answers, whatever the caller's roles.
+    if (req.routeOptions.url === undefined) return;
     if (SCOPED_BY_HANDLER.has(`${method} ${route}`)) return;
     const action = actionFor(method, route);
     const namespace = (req.params as { namespace?: string }).namespace ?? (req.query as { namespace?: string }).namespace;

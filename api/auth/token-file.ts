@@ -23,7 +23,16 @@ export function tokenHash(token: string): string {
 }
 
 export class TokenFile {
-  private constructor(private readonly entries: Entry[]) {}
+  private constructor(private entries: Entry[]) {}
+
+  /** Takes another file's credentials in place, so holders of this object see a rotated file. */
+  adopt(other: TokenFile): void {
+    this.entries = other.entries;
+  }
+
+  get size(): number {
+    return this.entries.length;
+  }
 
   static parse(text: string, where: string): TokenFile {
     const entries: Entry[] = [];

@@ -51,3 +51,21 @@ describe('codec server /encode', () => {
     expect(Buffer.from(back[0]!.data, 'base64').toString()).toBe('{"forged":true}');
   });
 });
+
+describe('codec server payload lists', () => {
+  it('answers an empty list for a null or absent one (the Temporal CLI sends null for a query without --input)', async () => {
+    for (const body of ['{"payloads":null}', '{}']) {
+      for (const path of ['/decode', '/encode']) {
+        const res = await fetch(`${url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${ADMIN}` }, body });
+        expect(res.status, `${path} ${body}`).toBe(200);
+        expect(await res.json()).toEqual({ payloads: [] });
+      }
+    }
+  });
+
+  it('names the field when payloads is neither a list nor null', async () => {
+    const res = await fetch(`${url}/decode`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${VIEWER}` }, body: '{"payloads":"x"}' });
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as { message: string }).message).toBe('payloads: an array (or null for none) is required');
+  });
+});
