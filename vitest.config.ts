@@ -43,7 +43,7 @@ const common: TestProjectInlineConfiguration['test'] = {
 export default defineConfig({
   test: {
     globalSetup: ['test/support/global-setup.ts'],
-    reporters: ['default', 'json', './test/support/flaky-reporter.ts'],
+    reporters: ['default', 'json', './test/support/flaky-reporter.ts', './test/support/timing-reporter.ts'],
     outputFile: { json: 'test-results/vitest.json' },
     projects: [
       {
