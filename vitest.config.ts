@@ -22,6 +22,12 @@ const FLEET_SCALE = 'test/integration/fleet-scale.test.ts';
 const STOPS_KUBE = 'test/k8s/apiserver-outage.test.ts';
 const ALONE = ['test/k8s/fleet.test.ts', STOPS_KUBE, FLEET_CRASH, FLEET_SCALE, LOCKS_IRONIC, ...(process.env.METALFLOW_CHAOS_ROUND === '0' ? [] : [CHAOS])];
 
+/**
+ * Files only `npm run test:heavy` runs (METALFLOW_TEST_HEAVY=1, test/support/heavy.ts). The heavy tier also
+ * runs the chaos, fleet and pivot-chaos files at full size; `make test` runs their small rounds.
+ */
+const HEAVY_ONLY = process.env.METALFLOW_TEST_HEAVY === '1' ? [] : ['test/bench/bench-tools.test.ts'];
+
 /** What both groups share. Not `extends: true`: a project inheriting globalSetup would start the stack and bundle the workflows again. */
 const common: TestProjectInlineConfiguration['test'] = {
   setupFiles: ['test/support/quiet-runtime.ts'],
@@ -37,11 +43,11 @@ const common: TestProjectInlineConfiguration['test'] = {
 export default defineConfig({
   test: {
     globalSetup: ['test/support/global-setup.ts'],
-    reporters: ['default', 'json', './test/support/flaky-reporter.ts'],
+    reporters: ['default', 'json', './test/support/flaky-reporter.ts', './test/support/timing-reporter.ts'],
     outputFile: { json: 'test-results/vitest.json' },
     projects: [
       {
-        test: { ...common, name: 'suite', include: ['test/**/*.test.ts'], exclude: [...ALONE, CHAOS], maxWorkers: 2, sequence: { groupOrder: 0 } },
+        test: { ...common, name: 'suite', include: ['test/**/*.test.ts'], exclude: [...ALONE, CHAOS, ...HEAVY_ONLY], maxWorkers: 2, sequence: { groupOrder: 0 } },
       },
       {
         test: { ...common, name: 'alone', include: ALONE, maxWorkers: 1, sequence: { groupOrder: 1 } },

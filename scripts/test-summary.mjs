@@ -1,17 +1,41 @@
 // Prints the plain "N passed, N failed" line from vitest's JSON report; a run
 // that failed before reporting (install, type check, stack start) counts as one failure.
-// Above it: the ten slowest files, each file over its time budget (test/budgets.json),
+// Above it: where the run's time went (global setup, each group), the ten slowest files, each file over its time budget (test/budgets.json),
 // each failed test and each test that passed only on its retry, with the first line
 // of its error: CI keeps only the end of the output.
 import { existsSync, readFileSync } from 'node:fs';
 import { relative } from 'node:path';
 
-const [file, rcArg, flakyArg] = process.argv.slice(2);
+const [file, rcArg, flakyArg, timingArg] = process.argv.slice(2);
 const flakyFile = flakyArg ?? 'test-results/flaky.json';
+const timingFile = timingArg ?? 'test-results/timing.json';
 const rc = Number(rcArg ?? 0);
 let passed = 0;
 let failed = 0;
 let skipped = 0;
+/**
+ * Where the run's minutes went, from test/support/timing-reporter.ts: the type check (TYPECHECK_SECONDS, from
+ * scripts/test.sh), the time before the first file (the global setup), and each group's wall time beside the sum
+ * of its files' times.
+ */
+function printWhereTimeWent(timingFile) {
+  if (!existsSync(timingFile)) return;
+  const t = JSON.parse(readFileSync(timingFile, 'utf8'));
+  if (!Array.isArray(t.files) || t.files.length === 0) return;
+  const s = (ms) => `${Math.round(ms / 1000)} s`;
+  const parts = [];
+  if (process.env.TYPECHECK_SECONDS) parts.push(`type check ${process.env.TYPECHECK_SECONDS} s`);
+  parts.push(`before the first file (global setup) ${s(Math.min(...t.files.map((f) => f.startedAt)) - t.initAt)}`);
+  for (const group of [...new Set(t.files.map((f) => f.group))]) {
+    const fs = t.files.filter((f) => f.group === group);
+    const wall = Math.max(...fs.map((f) => f.endedAt)) - Math.min(...fs.map((f) => f.startedAt));
+    const sum = fs.reduce((a, f) => a + f.endedAt - f.startedAt, 0);
+    parts.push(`${group} ${s(wall)} (${fs.length} files, ${s(sum)} of file time)`);
+  }
+  parts.push(`vitest in all ${s(t.endedAt - t.initAt)}`);
+  console.log(`where the time went: ${parts.join('; ')}`);
+}
+
 /** Seconds each file took, the ten slowest, and the files over their budget: a budget is a file's share of the gate. */
 function printDurations(results) {
   const budgets = existsSync('test/budgets.json') ? JSON.parse(readFileSync('test/budgets.json', 'utf8')) : { defaultSeconds: Infinity, files: {} };
@@ -33,6 +57,7 @@ if (file && existsSync(file)) {
   passed = report.numPassedTests ?? 0;
   failed = report.numFailedTests ?? 0;
   skipped = (report.numPendingTests ?? 0) + (report.numTodoTests ?? 0);
+  printWhereTimeWent(timingFile);
   printDurations(report.testResults ?? []);
   for (const f of report.testResults ?? []) {
     const name = relative(process.cwd(), f.name ?? '');

@@ -4,10 +4,12 @@
 # plain summary CI reads: "N passed, N failed".
 set -uo pipefail
 cd "$(dirname "$0")/.."
-rm -f test-results/vitest.json test-results/flaky.json
+rm -f test-results/vitest.json test-results/flaky.json test-results/timing.json
 rc=0
+started=$SECONDS
 npx tsc --noEmit -p . || rc=$?
 if [ $rc -ne 0 ]; then echo "type check failed"; fi
+export TYPECHECK_SECONDS=$((SECONDS - started))
 npx vitest run || rc=$?
 node scripts/test-summary.mjs test-results/vitest.json $rc
 exit $rc

@@ -44,6 +44,8 @@ export interface ChaosOptions {
   blackholeSeconds: [number, number];
   /** A host that does not reach a step's state within this long is stuck. */
   stepTimeoutSeconds: number;
+  /** Send the malformed-input corpus to the API after the faults (off in `make test`'s small round: its e2e file sends it). */
+  malformedCorpus: boolean;
   /** METALFLOW_MAX_HISTORY_EVENTS for the host workflows: low, so hosts continue as new in the middle of the chaos. */
   maxHistoryEvents: number;
   portBase: number;
@@ -93,6 +95,7 @@ export function defaultOptions(over: Partial<ChaosOptions> = {}): ChaosOptions {
     pauseSeconds: [2, 20],
     blackholeSeconds: [20, 60],
     stepTimeoutSeconds: 1800,
+    malformedCorpus: true,
     maxHistoryEvents: 80,
     portBase: DEFAULT_PORT_BASE,
     stateDir: join(REPO_ROOT, '.state', 'chaos-stack'),

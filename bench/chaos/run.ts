@@ -122,7 +122,7 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosResult> {
     log('every host done, stuck or lost; checking');
 
     let malformed: ChaosResult['malformedInputs'];
-    if (processes.api) {
+    if (processes.api && opts.malformedCorpus) {
       log('sending the malformed-input corpus to the API');
       malformed = await malformedInputs({
         api: processes.api,

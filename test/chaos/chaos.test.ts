@@ -1,15 +1,20 @@
 /**
- * The chaos suite's small round in `make test`: 8 hosts (half through the
- * HTTP API, half through the CRD shim; two of them direct live-ISO hosts on
- * sushy), one fault of each kind at the points a fixed seed places them, on
- * a chaos stack of its own (Temporal, Ironic and sushy are killed and
- * emptied, so not the test stack) and the test kube-apiserver. Every check
- * must hold, and the malformed-input corpus sent to the same API afterwards
- * must be refused field by field with nothing changed. Unanswered Ironic requests are held 3 s here instead of past the
- * client's 30 s timeout (the caller sees a dropped connection instead of its
- * own timeout) to keep the round to a few minutes; `npm run chaos` holds them
- * 35 s. It runs alone, after every other file (vitest.config.ts): it kills
- * processes and loads both cores.
+ * The chaos suite's rounds, on a chaos stack of its own (Temporal, Ironic and
+ * sushy are killed and emptied, so not the test stack) and the test
+ * kube-apiserver; one fault of each kind at the points a fixed seed places
+ * them, and every check must hold.
+ * - `make test`: 4 hosts (two through the HTTP API, two through the CRD shim;
+ *   one of each a direct live-ISO host on sushy), shorter faults (BMCs silent
+ *   5-10 s, restarts after 1-3 s): every kind still strikes hosts mid-step.
+ *   Its time goes to the recoveries (an Ironic restarted empty, Temporal
+ *   restarted), not to the hosts: 4 hosts instead of 8 saves CPU, not minutes.
+ * - `npm run test:heavy`: 8 hosts (two of them direct), and the malformed-input
+ *   corpus sent to the same API afterwards must be refused field by field with
+ *   nothing changed (`make test` sends the corpus in test/e2e/malformed-input.test.ts).
+ * Unanswered Ironic requests are held 3 s here instead of past the client's
+ * 30 s timeout (the caller sees a dropped connection instead of its own
+ * timeout); `npm run chaos` holds them 35 s. It runs alone, after every other
+ * file (vitest.config.ts): it kills processes and loads both cores.
  */
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -18,10 +23,14 @@ import { runChaos } from '../../bench/chaos/run';
 import type { ChaosResult } from '../../bench/chaos/report';
 import { REPO_ROOT } from '../../config/env';
 import { WORKFLOW_BUNDLE_PATH } from '../support/env';
+import { HEAVY } from '../support/heavy';
 import { KUBE_BUILD_TIMEOUT_MS, KUBECONFIG, useKube, type KubeLease } from '../k8s/kube-harness';
 
-/** Seed of the round; `npm run chaos -- --seed 20261123 --hosts 8 --faults-per-kind 1 …` replays the plan. */
+/** Seed of the round; `npm run chaos -- --seed 20261123 --hosts 8 --faults-per-kind 1 …` replays the heavy round's plan. */
 const SEED = 20261123;
+const ROUND = HEAVY
+  ? { hosts: 8, pauseSeconds: [1, 5] as [number, number], blackholeSeconds: [10, 20] as [number, number] }
+  : { hosts: 4, pauseSeconds: [1, 3] as [number, number], blackholeSeconds: [5, 10] as [number, number] };
 let kube: KubeLease | undefined;
 
 beforeAll(() => {
@@ -34,14 +43,15 @@ describe('a small chaos round', () => {
     const result: ChaosResult = await runChaos(
       defaultOptions({
         seed: SEED,
-        hosts: 8,
+        hosts: ROUND.hosts,
         mode: 'both',
         bmcHosts: 2,
         faultsPerKind: 1,
-        pauseSeconds: [1, 5],
-        blackholeSeconds: [10, 20],
+        pauseSeconds: ROUND.pauseSeconds,
+        blackholeSeconds: ROUND.blackholeSeconds,
         noAnswerMs: 3000,
         stepTimeoutSeconds: 300,
+        malformedCorpus: HEAVY,
         portBase: Number(process.env.METALFLOW_CHAOS_TEST_PORT_BASE ?? 22500),
         stateDir: join(REPO_ROOT, '.state', 'chaos-test-stack'),
         kubeconfig: KUBECONFIG,
@@ -63,12 +73,16 @@ describe('a small chaos round', () => {
     expect(c.reboots.missing).toEqual([]);
     expect(c.reprovisioned).toEqual([]);
     expect(c.secrets).toEqual([]);
-    // The malformed-input corpus, sent to the same API after the faults.
-    const m = result.malformedInputs!;
-    expect(m.failures).toEqual([]);
-    expect(m.sent).toBeGreaterThanOrEqual(100);
-    expect(m.rejectedWithFieldError).toBe(m.sent);
-    expect(m.changedAnything).toBe(0);
+    // The malformed-input corpus, sent to the same API after the faults (heavy round; test/e2e/malformed-input.test.ts sends it in every run).
+    if (HEAVY) {
+      const m = result.malformedInputs!;
+      expect(m.failures).toEqual([]);
+      expect(m.sent).toBeGreaterThanOrEqual(100);
+      expect(m.rejectedWithFieldError).toBe(m.sent);
+      expect(m.changedAnything).toBe(0);
+    } else {
+      expect(result.malformedInputs).toBeUndefined();
+    }
     expect(result.passed).toBe(true);
   }, 1_500_000);
 });

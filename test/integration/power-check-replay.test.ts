@@ -11,6 +11,7 @@
  * and Ironic.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { temporal } from '@temporalio/proto';
 import { Worker } from '@temporalio/worker';
 import { createWorker } from '../../workers/worker';
 import { hostWorkflowId } from '../../model/host-ref';
@@ -50,6 +51,22 @@ afterAll(async () => {
   await h?.close();
 });
 
+/** Whether the server holds the update (admitted, not yet accepted: no worker runs). */
+async function updateAdmitted(workflowId: string, updateId: string): Promise<boolean> {
+  try {
+    await h.client.workflowService.pollWorkflowExecutionUpdate({
+      namespace: 'default',
+      updateRef: { workflowExecution: { workflowId }, updateId },
+      waitPolicy: { lifecycleStage: temporal.api.enums.v1.UpdateWorkflowExecutionLifecycleStage.UPDATE_WORKFLOW_EXECUTION_LIFECYCLE_STAGE_ADMITTED },
+    });
+    return true;
+  } catch (err) {
+    // gRPC NOT_FOUND (5): the server does not hold it yet.
+    if ((err as { code?: number }).code === 5) return false;
+    throw err;
+  }
+}
+
 /** Each event named by its attributes field, e.g. timerFiredEventAttributes → timerFired. */
 const kindOf = (e: object): string => {
   const key = Object.keys(e).find((k) => k.endsWith('EventAttributes') && (e as Record<string, unknown>)[k]);
@@ -81,10 +98,11 @@ describe('a power check and an update in the same workflow task', () => {
     worker = undefined;
     await waitFor('the idle timer to fire with no worker', fireWaiting, { timeoutMs: 30_000 });
     const image = { url: 'http://127.0.0.1/images/pcr.qcow2', checksum: 'c'.repeat(64), format: 'qcow2' as const };
-    const update = handle.executeUpdate(setImageUpdate, { args: [image] });
-    // The update must be in the server, beside the fired timer, before a worker polls; the client
-    // offers no wait for "admitted" without a worker, so this one short pause stays.
-    await new Promise((r) => setTimeout(r, 1500));
+    const updateId = uniq('pcr-image');
+    const update = handle.executeUpdate(setImageUpdate, { args: [image], updateId });
+    // The update must be in the server, beside the fired timer, before a worker polls: the server
+    // answers a poll for the ADMITTED stage once it holds the update (NotFound before).
+    await waitFor('the update admitted by the server', () => updateAdmitted(handle.workflowId, updateId), { timeoutMs: 30_000, intervalMs: 100 });
     worker = await startWorker();
     await update;
     await waitFor('provisioned', async () => {
