@@ -4,8 +4,8 @@
  * integer or a string", which -1 and "150%" both are.
  */
 import { describe, expect, it } from 'vitest';
-import { validateFleetInput } from '../../types/fleet';
-import { validatePivotInput } from '../../types/pivot';
+import { validateFleetInput } from '../../model/fleet';
+import { validatePivotInput } from '../../model/pivot';
 
 const fleet = { name: 'rack-7', operation: { kind: 'reboot' }, selector: { namespace: 'metal3' } };
 const pivot = { name: 'to-mgmt', source: {}, target: { plane: 'mgmt' }, selector: { namespace: 'metal3' } };
