@@ -34,6 +34,7 @@ const EXPECTED = [
   'fleet-reboot-run1',
   'fleet-reboot-last',
   'pivot-source-refused',
+  'pivot-a-to-b',
   'plane-check',
   'remediation-power-cycle',
   'ippool-lifecycle',
