@@ -10,9 +10,9 @@ const CHAOS = 'test/chaos/chaos.test.ts';
 /** Holds a write lock on the shared Ironic's database for 20 s: beside it, other files' Ironic writes would fail. */
 const LOCKS_IRONIC = 'test/integration/inspection-ironic-busy.test.ts';
 /**
- * The chaos round runs in `make test` (alone, last). It was out for a while: at 571ce42 it found a reboot sent
- * twice through the HTTP API (the API killed after it had started the reboot, before it answered; the client's
- * retry started a second one), fixed by the reboot's Idempotency-Key. METALFLOW_CHAOS_ROUND=0 leaves it out of a local run.
+ * A small chaos round runs in `make test` (alone, last): crash windows only a round of kills finds, such as a
+ * reboot sent twice when the API dies between starting it and answering. METALFLOW_CHAOS_ROUND=0 leaves it out
+ * of a local run.
  */
 /** 100 hosts enrolled on the shared Ironic, then a fleet reboot across a worker SIGKILL. */
 const FLEET_CRASH = 'test/e2e/fleet-worker-crash.test.ts';
