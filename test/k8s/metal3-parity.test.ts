@@ -37,6 +37,20 @@ const waitState = (name: string, state: string) =>
   kubectl(['wait', '-n', NS, `--for=jsonpath={.status.provisioning.state}=${state}`, `bmh/${name}`, '--timeout=120s']);
 const IMAGE = { url: 'http://127.0.0.1/images/ubuntu.qcow2', checksum: 'a'.repeat(64), checksumType: 'sha256', format: 'qcow2' };
 
+/**
+ * The Healthy test's host is applied before every other test and checked last: Ironic's power sync (every 30 s
+ * on the test stack) reads its BMC's health while the other tests run, instead of the test waiting for it alone.
+ */
+const HEALTHY_HOST = 'healthy-host';
+beforeAll(() => {
+  apply(secretDoc(`${HEALTHY_HOST}-bmc-secret`, { username: 'admin', password: 'password' }));
+  apply(hostDoc(HEALTHY_HOST, {
+    online: false,
+    automatedCleaningMode: 'disabled',
+    bmc: { address: `redfish+${SUSHY_URL}/redfish/v1/Systems/6d660000-0000-4000-8000-000000000006`, credentialsName: `${HEALTHY_HOST}-bmc-secret` },
+  }, { 'inspect.metal3.io': 'disabled' }));
+});
+
 /** The config drive the worker sent with the node's deploy. */
 function deployedConfigDrive(nodeId: string): { meta_data: Record<string, unknown> } {
   const deploys = proxy!.requests().filter((r) => isDeploy(r) && r.path === `/v1/nodes/${nodeId}/states/provision`);
@@ -89,30 +103,6 @@ describe('Conditions as BMO computes them', () => {
     // Written again after the spec change (online: false bumped the object's generation).
     expect(off.Ready!.observedGeneration).toBeGreaterThan(provisioned.Ready!.observedGeneration);
     expect(off.Manageable).toMatchObject({ status: 'True', lastTransitionTime: provisioned.Manageable!.lastTransitionTime });
-  });
-});
-
-describe("Healthy from Ironic's node health", () => {
-  it("turns True once Ironic's power sync has read the BMC's health (Redfish), and stays through the worker's status writes", { timeout: 300_000 }, async () => {
-    const name = 'healthy-host';
-    apply(secretDoc(`${name}-bmc-secret`, { username: 'admin', password: 'password' }));
-    const doc = hostDoc(name, {
-      online: false,
-      automatedCleaningMode: 'disabled',
-      bmc: { address: `redfish+${SUSHY_URL}/redfish/v1/Systems/6d660000-0000-4000-8000-000000000006`, credentialsName: `${name}-bmc-secret` },
-    }, { 'inspect.metal3.io': 'disabled' });
-    apply(doc);
-    waitState(name, 'available');
-    // Ironic's power sync (every 30 s on the test stack) caches sushy's Status.Health "OK" on the node.
-    kubectl(['wait', '-n', NS, '--for=condition=Healthy', `bmh/${name}`, '--timeout=180s']);
-    expect(conditions(name).Healthy).toMatchObject({ status: 'True', reason: 'Healthy' });
-    // BMO's status.hardwareProfile: the profile the spec picks (none given: unknown).
-    expect(json(['get', 'bmh', name]).status.hardwareProfile).toBe('unknown');
-    // The worker publishes the power change; Healthy is kept through it (model/conditions.ts).
-    kubectl(['patch', 'bmh', name, '-n', NS, '--type=merge', '-p', JSON.stringify({ spec: { online: true } })]);
-    kubectl(['wait', '-n', NS, '--for=jsonpath={.status.poweredOn}=true', `bmh/${name}`, '--timeout=120s']);
-    expect(conditions(name).Healthy).toMatchObject({ status: 'True', reason: 'Healthy' });
-    kubectl(['delete', 'bmh', name, '-n', NS, '--wait=true', '--timeout=180s']);
   });
 });
 
@@ -251,5 +241,22 @@ describe("Metal3's Prometheus series", () => {
     expect(counter(text, 'metal3_host_registration_required_total')).toBeGreaterThanOrEqual(base('metal3_host_registration_required_total') + 1);
     // Series metalflow never reaches are there at 0, so dashboards find them.
     expect(counter(text, 'metal3_provisioner_not_ready_total')).toBe(0);
+  });
+});
+
+describe("Healthy from Ironic's node health (its host applied before the other tests)", () => {
+  it("turns True once Ironic's power sync has read the BMC's health (Redfish), and stays through the worker's status writes", { timeout: 300_000 }, async () => {
+    const name = HEALTHY_HOST;
+    waitState(name, 'available');
+    // Ironic's power sync (every 30 s on the test stack) caches sushy's Status.Health "OK" on the node.
+    kubectl(['wait', '-n', NS, '--for=condition=Healthy', `bmh/${name}`, '--timeout=180s']);
+    expect(conditions(name).Healthy).toMatchObject({ status: 'True', reason: 'Healthy' });
+    // BMO's status.hardwareProfile: the profile the spec picks (none given: unknown).
+    expect(json(['get', 'bmh', name]).status.hardwareProfile).toBe('unknown');
+    // The worker publishes the power change; Healthy is kept through it (model/conditions.ts).
+    kubectl(['patch', 'bmh', name, '-n', NS, '--type=merge', '-p', JSON.stringify({ spec: { online: true } })]);
+    kubectl(['wait', '-n', NS, '--for=jsonpath={.status.poweredOn}=true', `bmh/${name}`, '--timeout=120s']);
+    expect(conditions(name).Healthy).toMatchObject({ status: 'True', reason: 'Healthy' });
+    kubectl(['delete', 'bmh', name, '-n', NS, '--wait=true', '--timeout=180s']);
   });
 });
