@@ -28,22 +28,22 @@ describe('decide', () => {
 
   it('provisions an available host with an image and deprovisions when it is removed', () => {
     const image = { url: 'http://x/i.qcow2', checksum: 'a'.repeat(64) };
-    expect(decide(state({ spec: spec({ image }), state: 'available' }))).toEqual({ kind: 'operation', op: 'provision', state: 'provisioning' });
+    expect(decide(state({ spec: spec({ image }), state: 'available' }))).toEqual({ kind: 'operation', op: 'provision', state: 'provisioning', recordAttempt: true });
     expect(decide(state({ spec: spec({ image }), state: 'provisioned' }))).toEqual({ kind: 'wait' });
     expect(decide(state({ spec: spec(), state: 'provisioned' }))).toEqual({ kind: 'operation', op: 'deprovision', state: 'deprovisioning' });
   });
 
-  it('provisions an available host only while spec.online is true (BMO NeedsProvisioning), with the patch taken', () => {
+  it('provisions an available host only while spec.online is true (BMO NeedsProvisioning), ', () => {
     const image = { url: 'http://x/i.qcow2', checksum: 'a'.repeat(64) };
     const off = state({ spec: spec({ image, online: false }), state: 'available', poweredOn: false });
     expect(offlineHoldsProvisioning(off)).toBe(true);
-    expect(decide(off, { online: true })).toEqual({ kind: 'wait' });
+    expect(decide(off)).toEqual({ kind: 'wait' });
     // Still powered on: it is powered off, not provisioned.
     const offButOn = state({ spec: spec({ image, online: false }), state: 'available', poweredOn: true });
-    expect(decide(offButOn, { online: true })).toMatchObject({ kind: 'operation', op: 'power', state: 'available' });
+    expect(decide(offButOn)).toMatchObject({ kind: 'operation', op: 'power', state: 'available' });
     const on = state({ spec: spec({ image, online: true }), state: 'available', poweredOn: false });
     expect(offlineHoldsProvisioning(on)).toBe(false);
-    expect(decide(on, { online: true })).toEqual({ kind: 'operation', op: 'provision', state: 'provisioning' });
+    expect(decide(on)).toEqual({ kind: 'operation', op: 'provision', state: 'provisioning', recordAttempt: true });
     // A provisioned host with online false stays provisioned (powered off), as before.
     expect(offlineHoldsProvisioning(state({ spec: spec({ image, online: false }), state: 'provisioned' }))).toBe(false);
   });
@@ -76,7 +76,7 @@ describe('decide', () => {
     expect(decide(state({ spec: spec(), state: 'deleting', deleteRequested: true }))).toMatchObject({ op: 'delete' });
   });
 
-  it("gives up cleaning up a host on delete after Metal3's retry count, and only with the patch's flag", () => {
+  it("gives up cleaning up a host on delete after Metal3's retry count, ", () => {
     const failing = (st: Parameters<typeof state>[0], errorCount: number, errorType: 'provisioning error' | 'registration error' | 'power management error') => {
       const s = state({ spec: spec(), deleteRequested: true, ...st });
       Object.assign(s.status, { operationalStatus: 'error', errorCount, errorType, errorMessage: 'BMC unreachable' });
@@ -84,17 +84,16 @@ describe('decide', () => {
     };
     // Within the retry count: the same step again.
     expect(deleteGiveUp(failing({ state: 'deprovisioning' }, DELETE_RETRY_LIMIT, 'provisioning error'))).toBeUndefined();
-    expect(decide(failing({ state: 'deprovisioning' }, DELETE_RETRY_LIMIT, 'provisioning error'), { giveUp: true })).toMatchObject({ op: 'deprovision' });
+    expect(decide(failing({ state: 'deprovisioning' }, DELETE_RETRY_LIMIT, 'provisioning error'))).toMatchObject({ op: 'deprovision' });
     // Past it: deprovisioning skipped for the power off, then the power off for deleting.
     const deprov = failing({ state: 'deprovisioning' }, DELETE_RETRY_LIMIT + 1, 'provisioning error');
-    expect(decide(deprov, { giveUp: true })).toMatchObject({ op: 'power', state: 'powering off before delete', gaveUp: { reason: 'DeprovisioningSkipped' } });
+    expect(decide(deprov)).toMatchObject({ op: 'power', state: 'powering off before delete', gaveUp: { reason: 'DeprovisioningSkipped' } });
     expect(deleteGiveUp(deprov)!.message).toMatch(/^giving up on deprovisioning after 4 failures \(last: BMC unreachable\); .*clean it up by hand/);
     const off = failing({ state: 'powering off before delete' }, DELETE_RETRY_LIMIT + 2, 'power management error');
-    expect(decide(off, { giveUp: true })).toMatchObject({ op: 'delete', state: 'deleting', gaveUp: { reason: 'PowerOffSkipped' } });
+    expect(decide(off)).toMatchObject({ op: 'delete', state: 'deleting', gaveUp: { reason: 'PowerOffSkipped' } });
     // A host that cannot be registered (dead BMC, credentials gone, node lost) skips the power off too, before registering again.
     const unreachable = Object.assign(failing({ state: 'deprovisioning' }, 4, 'registration error'), { nodeLost: { nodeId: 'n', at: 't' } });
-    expect(decide(unreachable, { giveUp: true })).toMatchObject({ op: 'delete', state: 'deleting' });
-    expect(decide(unreachable)).toMatchObject({ op: 'enroll' });
+    expect(decide(unreachable)).toMatchObject({ op: 'delete', state: 'deleting' });
     expect(deleteGiveUp(failing({ state: 'deprovisioning', deleteRequested: false }, 9, 'provisioning error'))).toBeUndefined();
     expect(deleteGiveUp(failing({ state: 'deleting' }, 9, 'registration error'))).toBeUndefined();
   });

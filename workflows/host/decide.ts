@@ -6,7 +6,7 @@ import { PROVISIONING_STATES, type ErrorType, type HostSpec, type Image, type In
 import type { HostState, OperationKind } from '../../contracts/host';
 import { customDeployMethod } from '../../model/custom-deploy';
 import { powerGoal, type RebootMode } from './rules/power-requests';
-import { deployFailed, retryLimitReached } from './rules/provisioning-retries';
+import { deployFailed, provisioningRetriesApply, retryLimitReached } from './rules/provisioning-retries';
 import { customDeployChanged } from './rules/custom-deploy-change';
 import { disablePowerOffStale } from './rules/disable-power-off';
 import { pendingSettingsSteps } from '../../model/host-settings';
@@ -39,6 +39,8 @@ export type Decision =
       recordImage?: Image;
       /** Deprovisioning after a failed deploy: counted in status.provisioningFailCount (provisioning-retries.ts). */
       failedDeploy?: true;
+      /** A provisioning from available under the retry limit: its image recorded as the attempt's (provisioning-retries.ts). */
+      recordAttempt?: true;
     }
   /** Record an error without running anything (BMO's recordActionFailure): the provisioning retry limit. */
   | { kind: 'fail'; errorType: ErrorType; message: string }
@@ -245,27 +247,20 @@ export function offlineHoldsProvisioning(s: HostState): boolean {
 }
 
 /**
- * `giveUp`: deleteGiveUp applies.
- * `metal3`: metal3Transition applies.
- * `retries`: a failed deploy deprovisions and counts, up to the retry limit.
- * `customDeploy`: a changed custom deploy method deprovisions.
- * `powerOffFlag`: a changed disablePowerOff registers again.
- * `online`: an available host provisions only while spec.online is true, as BMO.
+ * The host's next step. Every rule is evaluated here, in this order; the host
+ * workflow only carries the decision out.
  */
-export function decide(
-  s: HostState,
-  opts: { giveUp?: boolean; metal3?: boolean; retries?: boolean; customDeploy?: boolean; powerOffFlag?: boolean; online?: boolean } = {},
-): Decision {
+export function decide(s: HostState): Decision {
   const state = s.status.provisioning.state;
   const spec = s.spec;
   const detach = s.directives?.detached;
 
   // Before registering a lost node again: a host that cannot be reached is not registered for ever.
-  const gaveUp = opts.giveUp ? deleteGiveUp(s) : undefined;
+  const gaveUp = deleteGiveUp(s);
   if (gaveUp) return { kind: 'operation', op: gaveUp.op, state: gaveUp.state, gaveUp };
-  const transition = opts.metal3 ? metal3Transition(s) : undefined;
+  const transition = metal3Transition(s);
   if (transition) return transition;
-  if (opts.customDeploy && customDeployChanged(s)) return { kind: 'operation', op: 'deprovision', state: 'deprovisioning' };
+  if (customDeployChanged(s)) return { kind: 'operation', op: 'deprovision', state: 'deprovisioning' };
 
   // Ironic lost the node (node-lost.ts): register again where the host stands, before
   // anything else, a delete's deprovisioning included (its cleaning needs the node).
@@ -308,7 +303,7 @@ export function decide(
   }
 
   const needsRegistration =
-    s.registered !== registrationFingerprint(spec) || credentialsChanged(s) || (opts.powerOffFlag === true && disablePowerOffStale(s));
+    s.registered !== registrationFingerprint(spec) || credentialsChanged(s) || disablePowerOffStale(s);
   // Metal3's custom deploy provisions with or without an image.
   const deploys = spec.image !== undefined || customDeployMethod(spec) !== undefined;
   /** Steady states: power follows spec.online, reboot and power-off requests (power-requests.ts). */
@@ -320,6 +315,9 @@ export function decide(
     }
     return { kind: 'wait' };
   };
+
+  // A failed deploy deprovisions and is counted, up to BMO's retry limit (provisioning-retries.ts).
+  const retries = provisioningRetriesApply(s);
 
   switch (state) {
     case '':
@@ -340,7 +338,7 @@ export function decide(
       return { kind: 'operation', op: 'prepare', state };
     case 'provisioning':
       // As BMO: a failed deploy is cleaned up (deprovisioned) and tried again from available.
-      if (opts.retries && deployFailed(s)) return { kind: 'operation', op: 'deprovision', state: 'deprovisioning', failedDeploy: true };
+      if (retries && deployFailed(s)) return { kind: 'operation', op: 'deprovision', state: 'deprovisioning', failedDeploy: true };
       // The image was removed while a failed provisioning waited to retry: undo it instead.
       if (!deploys) return { kind: 'operation', op: 'deprovision', state: 'deprovisioning' };
       return { kind: 'operation', op: 'provision', state };
@@ -352,9 +350,9 @@ export function decide(
       if (s.cleanRequest) return { kind: 'operation', op: 'clean', state: 'preparing' };
       // Changed RAID or BIOS flags are applied before an image goes on, as BMO prepares again.
       if (settingsPending(s)) return { kind: 'operation', op: 'clean', state: 'preparing' };
-      if (deploys && !(opts.online && !spec.online)) {
-        const limit = opts.retries ? retryLimitReached(s) : undefined;
-        if (limit === undefined) return { kind: 'operation', op: 'provision', state: 'provisioning' };
+      if (deploys && !offlineHoldsProvisioning(s)) {
+        const limit = retries ? retryLimitReached(s) : undefined;
+        if (limit === undefined) return { kind: 'operation', op: 'provision', state: 'provisioning', ...(retries ? { recordAttempt: true as const } : {}) };
         // Recorded once; then nothing until the image changes (BMO does not manage power there either).
         if (s.status.operationalStatus === 'error' && s.status.errorMessage === limit) return { kind: 'wait' };
         return { kind: 'fail', errorType: 'provisioning error', message: limit };

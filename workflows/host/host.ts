@@ -11,7 +11,7 @@ import { countRunInput } from '../common/history-count';
 import { IdleWait } from './idle-wait';
 import { emptyStatus } from '../../model/host';
 import { DEFAULT_HOST_OPTIONS, type HostState, type HostView, type HostWorkflowInput } from '../../contracts/host';
-import { decide, deleteGiveUp, metal3Transition, offlineHoldsProvisioning } from './decide';
+import { decide } from './decide';
 import { offlinePowerStep, settlePowerRequests } from './rules/power-requests';
 import { idleFence, powerCheckDelayMs, powerCheckIsLocal, readPower } from './rules/power-check';
 import { hostContext, now, type HostContext } from './context';
@@ -21,9 +21,7 @@ import { markNodeLost } from './rules/node-lost';
 import { recordHostUid } from './uid';
 import { imageToDeploy } from './rules/image-check';
 import { needsPermit, permitKeeper } from './rules/permit';
-import { provisioningRetriesApply, recordAttempt } from './rules/provisioning-retries';
-import { customDeployChanged } from './rules/custom-deploy-change';
-import { disablePowerOffStale } from './rules/disable-power-off';
+import { recordAttempt } from './rules/provisioning-retries';
 import { settingsHeld } from './rules/servicing';
 import type { HostEvent } from '../../model/host-event';
 import { dhcpTracked, leaseCheckDelayMs, leasePeriodMs, readLease, releaseDhcpOnDelete, syncDhcp } from './dhcp';
@@ -128,19 +126,10 @@ export async function hostWorkflow(input: HostWorkflowInput): Promise<HostView> 
     // The boot MAC's reservation before anything boots it (host-dhcp.ts; only for a host with spec.dhcp).
     if (dhcpTracked(s) && (await syncDhcp(ctx, backoff)) === 'again') continue;
     s.power = settlePowerRequests(s.status.poweredOn, s.spec, s.power);
-    // A failed deploy deprovisions and is counted, up to BMO's retry limit (provisioning-retries.ts).
-    const retries = provisioningRetriesApply(s);
     // No await unless there is something to tell: an await lets handlers run before decide().
     const held = settingsHeldEvent(s);
     if (held) await ctx.sync(held);
-    const decision = decide(s, {
-      giveUp: deleteGiveUp(s) !== undefined,
-      metal3: metal3Transition(s) !== undefined,
-      retries,
-      customDeploy: customDeployChanged(s),
-      powerOffFlag: disablePowerOffStale(s),
-      online: offlineHoldsProvisioning(s),
-    });
+    const decision = decide(s);
     if (decision.kind === 'operation' && decision.op === 'power') {
       // As Metal3: spec.online false is a soft power off, hard only after a failure.
       const offline = offlinePowerStep(decision.power, s.status.errorCount);
@@ -175,7 +164,7 @@ export async function hostWorkflow(input: HostWorkflowInput): Promise<HostView> 
       }
       if (decision.recordImage) s.status.provisioning.image = decision.recordImage;
       if (decision.failedDeploy) s.status.provisioningFailCount = (s.status.provisioningFailCount ?? 0) + 1;
-      if (retries && decision.op === 'provision' && s.status.provisioning.state === 'available') recordAttempt(s);
+      if (decision.recordAttempt) recordAttempt(s);
       if (decision.gaveUp) {
         log.warn(decision.gaveUp.message);
         await ctx.sync({ type: 'Warning', reason: decision.gaveUp.reason, message: decision.gaveUp.message });
