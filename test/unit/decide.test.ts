@@ -1,10 +1,72 @@
 import { describe, expect, it } from 'vitest';
-import { credentialsChanged, decide, deleteGiveUp, DELETE_RETRY_LIMIT, detachPending, inspectionMode, nextStateAfter, offlineHoldsProvisioning, registrationFingerprint, specConflict } from '../../workflows/host/decide';
+import { credentialsChanged, CROSS_STATE_RULES, decide, deleteGiveUp, DELETE_RETRY_LIMIT, detachPending, HANDLERS, inspectionMode, MANAGED_RULES, nextStateAfter, offlineHoldsProvisioning, registrationFingerprint, specConflict, type Decision } from '../../workflows/host/decide';
+import type { HostState } from '../../contracts/host';
+import type { ProvisioningState } from '../../model/host';
 import type { HostDirectives } from '../../contracts/host';
 import { hostState, testSpec } from '../support/host-state';
 
 const spec = testSpec;
 const state = hostState;
+
+const IMAGE = { url: 'http://x/i.qcow2', checksum: 'a'.repeat(64) };
+
+/** One row per handler case: the host, and what its state's handler decides. */
+const TABLE: [ProvisioningState, string, () => HostState, Decision][] = [
+  ['', 'registers', () => state({ spec: spec() }), { kind: 'operation', op: 'enroll', state: 'registering' }],
+  ['unmanaged', 'registers once a BMC is given', () => state({ spec: spec(), state: 'unmanaged' }), { kind: 'operation', op: 'enroll', state: 'registering' }],
+  ['registering', 'registers', () => state({ spec: spec(), state: 'registering' }), { kind: 'operation', op: 'enroll', state: 'registering' }],
+  ['inspecting', 'inspects', () => state({ spec: spec(), state: 'inspecting' }), { kind: 'operation', op: 'inspect', state: 'inspecting' }],
+  ['match profile', 'goes on to preparing', () => state({ spec: spec(), state: 'match profile' }), { kind: 'enter', state: 'preparing' }],
+  ['ready', 'is read as available', () => state({ spec: spec(), state: 'ready' }), { kind: 'enter', state: 'available' }],
+  ['preparing', 'prepares', () => state({ spec: spec(), state: 'preparing' }), { kind: 'operation', op: 'prepare', state: 'preparing' }],
+  ['preparing', 'cleans when a clean is asked', () => Object.assign(state({ spec: spec(), state: 'preparing' }), { cleanRequest: { request: { steps: [] }, id: 1, at: 't' } }), { kind: 'operation', op: 'clean', state: 'preparing' }],
+  ['available', 'provisions an image', () => state({ spec: spec({ image: IMAGE }), state: 'available' }), { kind: 'operation', op: 'provision', state: 'provisioning', recordAttempt: true }],
+  ['available', 'registers again when BMC settings changed', () => Object.assign(state({ spec: spec(), state: 'available' }), { registered: 'old' }), { kind: 'operation', op: 'enroll', state: 'available' }],
+  ['available', 'waits with nothing to deploy and power as asked', () => state({ spec: spec(), state: 'available' }), { kind: 'wait' }],
+  ['available', 'follows spec.online without an image', () => state({ spec: spec({ online: false }), state: 'available' }), { kind: 'operation', op: 'power', state: 'available', power: { on: false } }],
+  ['provisioning', 'provisions', () => state({ spec: spec({ image: IMAGE }), state: 'provisioning' }), { kind: 'operation', op: 'provision', state: 'provisioning' }],
+  ['provisioning', 'deprovisions a failed deploy, counted', () => {
+    const s = state({ spec: spec({ image: IMAGE }), state: 'provisioning' });
+    Object.assign(s.status, { operationalStatus: 'error', errorType: 'provisioning error', errorMessage: 'deploy failed', errorCount: 1 });
+    return s;
+  }, { kind: 'operation', op: 'deprovision', state: 'deprovisioning', failedDeploy: true }],
+  ['provisioned', 'waits while the image stays', () => state({ spec: spec({ image: IMAGE }), state: 'provisioned' }), { kind: 'wait' }],
+  ['provisioned', 'deprovisions when the image is removed', () => state({ spec: spec(), state: 'provisioned' }), { kind: 'operation', op: 'deprovision', state: 'deprovisioning' }],
+  ['externally provisioned', 'powers on as spec.online asks', () => state({ spec: spec({ externallyProvisioned: true }), state: 'externally provisioned', poweredOn: false }), { kind: 'operation', op: 'power', state: 'externally provisioned', power: { on: true } }],
+  ['deprovisioning', 'deprovisions', () => state({ spec: spec(), state: 'deprovisioning' }), { kind: 'operation', op: 'deprovision', state: 'deprovisioning' }],
+  ['powering off before delete', 'waits (only reached with a delete, a cross-state rule)', () => state({ spec: spec(), state: 'powering off before delete' }), { kind: 'wait' }],
+  ['deleting', 'waits (only reached with a delete, a cross-state rule)', () => state({ spec: spec(), state: 'deleting' }), { kind: 'wait' }],
+];
+
+describe('the state handlers (HANDLERS)', () => {
+  it('has at least one row of this table per state', () => {
+    expect(new Set(TABLE.map(([st]) => st))).toEqual(new Set(Object.keys(HANDLERS)));
+  });
+
+  it.each(TABLE)('%s: %s', (_state, _what, host, expected) => {
+    expect(decide(host())).toEqual(expected);
+  });
+});
+
+describe('the cross-state rules', () => {
+  it('are asked in this order, before the handler', () => {
+    expect(CROSS_STATE_RULES.map((r) => r.name)).toEqual(['giveUpCleaningUp', 'metal3Transition', 'customDeployRedeploys', 'nodeLostRegisters', 'deleteSteps']);
+    expect(MANAGED_RULES.map((r) => r.name)).toEqual(['detachOrAttach']);
+  });
+
+  it('a delete beats the state handler, a lost node beats the delete', () => {
+    const s = state({ spec: spec({ image: IMAGE }), state: 'provisioned', deleteRequested: true });
+    expect(decide(s)).toEqual({ kind: 'operation', op: 'deprovision', state: 'deprovisioning' });
+    s.nodeLost = { nodeId: 'n', at: 't' };
+    expect(decide(s)).toEqual({ kind: 'operation', op: 'enroll', state: 'provisioned', adopt: true });
+  });
+
+  it('a Metal3 transition beats the handler', () => {
+    const s = state({ spec: spec({ image: { ...IMAGE, url: 'http://x/other' } }), state: 'provisioned' });
+    s.status.provisioning.image = IMAGE;
+    expect(decide(s)).toEqual({ kind: 'operation', op: 'deprovision', state: 'deprovisioning' });
+  });
+});
 
 describe('decide', () => {
   it('waits without a spec and enrolls once one arrives', () => {
