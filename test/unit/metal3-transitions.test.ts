@@ -11,7 +11,7 @@ describe('metal3Transition', () => {
     const s = hostState({ state: 'provisioned', spec: testSpec({ image: OTHER }) });
     s.status.provisioning.image = IMAGE;
     expect(metal3Transition(s)).toEqual({ kind: 'operation', op: 'deprovision', state: 'deprovisioning' });
-    expect(decide(s)).toEqual({ kind: 'operation', op: 'deprovision', state: 'deprovisioning' });
+    expect(decide(s)).toEqual({ kind: 'operation', op: 'deprovision', state: 'deprovisioning', permit: true });
     const back = hostState({ state: 'available', spec: testSpec({ image: OTHER }) });
     expect(decide(back)).toMatchObject({ op: 'provision', state: 'provisioning' });
   });

@@ -5,12 +5,13 @@
 import { PROVISIONING_STATES, type ErrorType, type HostSpec, type Image, type InspectionMode, type ProvisioningState } from '../../model/host';
 import type { HostState, OperationKind } from '../../contracts/host';
 import { customDeployMethod } from '../../model/custom-deploy';
-import { powerGoal, type RebootMode } from './rules/power-requests';
+import { offlinePowerStep, powerGoal, settlePowerRequests, type PowerRequests, type RebootMode } from './rules/power-requests';
 import { deployFailed, provisioningRetriesApply, retryLimitReached } from './rules/provisioning-retries';
 import { customDeployChanged } from './rules/custom-deploy-change';
 import { disablePowerOffStale } from './rules/disable-power-off';
 import { pendingSettingsSteps } from '../../model/host-settings';
-import { serviceDue } from './rules/servicing';
+import { serviceDue, settingsHeld } from './rules/servicing';
+import { needsPermit } from './rules/permit';
 import { DELETE_RETRY_LIMIT } from '../../contracts/host';
 
 export { DELETE_RETRY_LIMIT };
@@ -41,7 +42,15 @@ export type Decision =
       failedDeploy?: true;
       /** A provisioning from available under the retry limit: its image recorded as the attempt's (provisioning-retries.ts). */
       recordAttempt?: true;
+      /** Waits for a provisioning permit first (permit.ts). */
+      permit?: true;
     }
+  /** Paused: nothing touches the hardware, deletion included (as in Metal3), until unpaused. */
+  | { kind: 'pause' }
+  /** A one-shot reboot of a host held off is served by its being off: recorded, then decided again. */
+  | { kind: 'settle'; power: PowerRequests | undefined }
+  /** Why changed settings wait is new (or gone): recorded and told once as an Event, then decided again. */
+  | { kind: 'tell'; held: string | undefined }
   /** Record an error without running anything (BMO's recordActionFailure): the provisioning retry limit. */
   | { kind: 'fail'; errorType: ErrorType; message: string }
   /** Enter a state that needs no operation (a host without a BMC is `unmanaged`). */
@@ -254,6 +263,20 @@ type Handler = (s: HostState, spec: HostSpec) => Decision;
 
 const operation = (op: OperationKind, state: ProvisioningState): Decision => ({ kind: 'operation', op, state });
 
+/** A place in the provisioning queue goes to the next host meanwhile. */
+const paused: Rule = (s) => (s.paused ? { kind: 'pause' } : undefined);
+
+const rebootServedByOff: Rule = (s) => {
+  const settled = settlePowerRequests(s.status.poweredOn, s.spec, s.power);
+  return settled !== s.power ? { kind: 'settle', power: settled } : undefined;
+};
+
+/** Kubernetes mode shows why settings wait as an Event, told once per reason; the API view as `settingsHeld`. */
+const settingsHeldTold: Rule = (s) => {
+  const held = settingsHeld(s);
+  return held !== s.heldTold ? { kind: 'tell', held } : undefined;
+};
+
 /** Before registering a lost node again: a host that cannot be reached is not registered for ever. */
 const giveUpCleaningUp: Rule = (s) => {
   const gaveUp = deleteGiveUp(s);
@@ -312,7 +335,7 @@ const detachOrAttach: ManagedRule = (s) => {
  * has no BMC stops after CROSS_STATE_RULES (unmanaged); MANAGED_RULES follow
  * for the others.
  */
-export const CROSS_STATE_RULES: readonly Rule[] = [giveUpCleaningUp, metal3Transition, customDeployRedeploys, nodeLostRegisters, deleteSteps];
+export const CROSS_STATE_RULES: readonly Rule[] = [paused, rebootServedByOff, settingsHeldTold, giveUpCleaningUp, metal3Transition, customDeployRedeploys, nodeLostRegisters, deleteSteps];
 export const MANAGED_RULES: readonly ManagedRule[] = [detachOrAttach];
 
 /** Ironic's node must be registered (again): BMC settings, credentials or disablePowerOff changed. */
@@ -329,7 +352,9 @@ function steadyPower(s: HostState, spec: HostSpec): Decision {
   const goal = powerGoal(s.status.poweredOn, spec, s.power);
   if (goal.action === 'reboot') return { kind: 'operation', op: 'reboot', state, power: { on: spec.online, mode: goal.mode } };
   if (goal.action === 'power') {
-    return { kind: 'operation', op: 'power', state, power: goal.mode ? { on: goal.on, mode: goal.mode } : { on: goal.on } };
+    // As Metal3: spec.online false is a soft power off, hard only after a failure.
+    const step = goal.mode ? { on: goal.on, mode: goal.mode } : (offlinePowerStep({ on: goal.on }, s.status.errorCount) ?? { on: goal.on });
+    return { kind: 'operation', op: 'power', state, power: step };
   }
   return { kind: 'wait' };
 }
@@ -416,6 +441,12 @@ export const HANDLERS: Record<ProvisioningState, Handler> = {
  * carries the decision out.
  */
 export function decide(s: HostState): Decision {
+  const d = ruleOrHandler(s);
+  // At most METALFLOW_PROVISIONING_LIMIT hosts inspect, provision or deprovision at once (permit.ts).
+  return d.kind === 'operation' && needsPermit(d.op, s.spec) ? { ...d, permit: true } : d;
+}
+
+function ruleOrHandler(s: HostState): Decision {
   for (const rule of CROSS_STATE_RULES) {
     const d = rule(s);
     if (d) return d;
