@@ -1,5 +1,6 @@
 /** Builders of host workflow state for the unit tests of the workflow's pure decisions. */
 import { registrationFingerprint } from '../../workflows/host/decide';
+import { settingsHeld } from '../../workflows/host/rules/servicing';
 import { DEFAULT_HOST_OPTIONS, type HostState } from '../../contracts/host';
 import { emptyStatus, type HostSpec, type ProvisioningState } from '../../model/host';
 
@@ -37,4 +38,10 @@ export function hostState(over: HostStateOptions = {}): HostState {
     operations: [],
     options: DEFAULT_HOST_OPTIONS,
   };
+}
+
+/** The host once told why its settings wait (decide() tells that first, then decides). */
+export function told(s: HostState): HostState {
+  s.heldTold = settingsHeld(s);
+  return s;
 }

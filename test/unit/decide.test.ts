@@ -1,10 +1,112 @@
 import { describe, expect, it } from 'vitest';
-import { credentialsChanged, decide, deleteGiveUp, DELETE_RETRY_LIMIT, detachPending, inspectionMode, nextStateAfter, offlineHoldsProvisioning, registrationFingerprint, specConflict } from '../../workflows/host/decide';
+import { credentialsChanged, CROSS_STATE_RULES, decide, deleteGiveUp, DELETE_RETRY_LIMIT, detachPending, HANDLERS, inspectionMode, MANAGED_RULES, nextStateAfter, offlineHoldsProvisioning, registrationFingerprint, specConflict, type Decision } from '../../workflows/host/decide';
+import type { HostState } from '../../contracts/host';
+import type { ProvisioningState } from '../../model/host';
 import type { HostDirectives } from '../../contracts/host';
 import { hostState, testSpec } from '../support/host-state';
 
 const spec = testSpec;
 const state = hostState;
+
+const IMAGE = { url: 'http://x/i.qcow2', checksum: 'a'.repeat(64) };
+
+/** One row per handler case: the host, and what its state's handler decides. */
+const TABLE: [ProvisioningState, string, () => HostState, Decision][] = [
+  ['', 'registers', () => state({ spec: spec() }), { kind: 'operation', op: 'enroll', state: 'registering' }],
+  ['unmanaged', 'registers once a BMC is given', () => state({ spec: spec(), state: 'unmanaged' }), { kind: 'operation', op: 'enroll', state: 'registering' }],
+  ['registering', 'registers', () => state({ spec: spec(), state: 'registering' }), { kind: 'operation', op: 'enroll', state: 'registering' }],
+  ['inspecting', 'inspects', () => state({ spec: spec(), state: 'inspecting' }), { kind: 'operation', op: 'inspect', state: 'inspecting', permit: true }],
+  ['match profile', 'goes on to preparing', () => state({ spec: spec(), state: 'match profile' }), { kind: 'enter', state: 'preparing' }],
+  ['ready', 'is read as available', () => state({ spec: spec(), state: 'ready' }), { kind: 'enter', state: 'available' }],
+  ['preparing', 'prepares', () => state({ spec: spec(), state: 'preparing' }), { kind: 'operation', op: 'prepare', state: 'preparing' }],
+  ['preparing', 'cleans when a clean is asked', () => Object.assign(state({ spec: spec(), state: 'preparing' }), { cleanRequest: { request: { steps: [] }, id: 1, at: 't' } }), { kind: 'operation', op: 'clean', state: 'preparing' }],
+  ['available', 'provisions an image', () => state({ spec: spec({ image: IMAGE }), state: 'available' }), { kind: 'operation', op: 'provision', state: 'provisioning', recordAttempt: true, permit: true }],
+  ['available', 'registers again when BMC settings changed', () => Object.assign(state({ spec: spec(), state: 'available' }), { registered: 'old' }), { kind: 'operation', op: 'enroll', state: 'available' }],
+  ['available', 'waits with nothing to deploy and power as asked', () => state({ spec: spec(), state: 'available' }), { kind: 'wait' }],
+  ['available', 'follows spec.online without an image', () => state({ spec: spec({ online: false }), state: 'available' }), { kind: 'operation', op: 'power', state: 'available', power: { on: false, mode: 'soft' } }],
+  ['provisioning', 'provisions', () => state({ spec: spec({ image: IMAGE }), state: 'provisioning' }), { kind: 'operation', op: 'provision', state: 'provisioning', permit: true }],
+  ['provisioning', 'deprovisions a failed deploy, counted', () => {
+    const s = state({ spec: spec({ image: IMAGE }), state: 'provisioning' });
+    Object.assign(s.status, { operationalStatus: 'error', errorType: 'provisioning error', errorMessage: 'deploy failed', errorCount: 1 });
+    return s;
+  }, { kind: 'operation', op: 'deprovision', state: 'deprovisioning', failedDeploy: true, permit: true }],
+  ['provisioned', 'waits while the image stays', () => state({ spec: spec({ image: IMAGE }), state: 'provisioned' }), { kind: 'wait' }],
+  ['provisioned', 'deprovisions when the image is removed', () => state({ spec: spec(), state: 'provisioned' }), { kind: 'operation', op: 'deprovision', state: 'deprovisioning', permit: true }],
+  ['externally provisioned', 'powers on as spec.online asks', () => state({ spec: spec({ externallyProvisioned: true }), state: 'externally provisioned', poweredOn: false }), { kind: 'operation', op: 'power', state: 'externally provisioned', power: { on: true } }],
+  ['deprovisioning', 'deprovisions', () => state({ spec: spec(), state: 'deprovisioning' }), { kind: 'operation', op: 'deprovision', state: 'deprovisioning', permit: true }],
+  ['powering off before delete', 'waits (only reached with a delete, a cross-state rule)', () => state({ spec: spec(), state: 'powering off before delete' }), { kind: 'wait' }],
+  ['deleting', 'waits (only reached with a delete, a cross-state rule)', () => state({ spec: spec(), state: 'deleting' }), { kind: 'wait' }],
+];
+
+describe('the state handlers (HANDLERS)', () => {
+  it('has at least one row of this table per state', () => {
+    expect(new Set(TABLE.map(([st]) => st))).toEqual(new Set(Object.keys(HANDLERS)));
+  });
+
+  it.each(TABLE)('%s: %s', (_state, _what, host, expected) => {
+    expect(decide(host())).toEqual(expected);
+  });
+});
+
+describe('the cross-state rules', () => {
+  it('are asked in this order, before the handler', () => {
+    expect(CROSS_STATE_RULES.map((r) => r.name)).toEqual(['paused', 'rebootServedByOff', 'settingsHeldTold', 'giveUpCleaningUp', 'metal3Transition', 'customDeployRedeploys', 'nodeLostRegisters', 'deleteSteps']);
+    expect(MANAGED_RULES.map((r) => r.name)).toEqual(['detachOrAttach']);
+  });
+
+  it('a delete beats the state handler, a lost node beats the delete', () => {
+    const s = state({ spec: spec({ image: IMAGE }), state: 'provisioned', deleteRequested: true });
+    expect(decide(s)).toEqual({ kind: 'operation', op: 'deprovision', state: 'deprovisioning', permit: true });
+    s.nodeLost = { nodeId: 'n', at: 't' };
+    expect(decide(s)).toEqual({ kind: 'operation', op: 'enroll', state: 'provisioned', adopt: true });
+  });
+
+  it('pause beats everything, a delete included', () => {
+    const s = state({ spec: spec({ image: IMAGE }), state: 'provisioned', deleteRequested: true });
+    s.paused = { reason: 'test', since: 't' };
+    expect(decide(s)).toEqual({ kind: 'pause' });
+  });
+
+  it('a one-shot reboot of a host held off is served by its being off, then decided again', () => {
+    const s = state({ spec: spec({ image: IMAGE }), state: 'provisioned', poweredOn: false });
+    s.power = { holds: { maint: 'soft' }, seq: 2, reboot: { mode: 'soft', api: true, annotation: false } };
+    const d = decide(s);
+    expect(d).toMatchObject({ kind: 'settle', power: { holds: { maint: 'soft' }, seq: 3 } });
+    expect(d.kind === 'settle' && d.power?.reboot).toBeUndefined();
+    s.power = d.kind === 'settle' ? d.power : s.power;
+    expect(decide(s)).toEqual({ kind: 'wait' });
+  });
+
+  it('tells why changed settings wait once per reason, and forgets it when nothing waits', () => {
+    const s = state({ spec: spec({ image: IMAGE, raid: { softwareRAIDVolumes: [{ level: '1' }] } }), state: 'provisioned' });
+    const d = decide(s);
+    expect(d).toMatchObject({ kind: 'tell', held: expect.stringMatching(/^spec\.raid changed while the host is provisioned/) });
+    s.heldTold = d.kind === 'tell' ? d.held : undefined;
+    expect(decide(s)).toEqual({ kind: 'wait' });
+    s.spec = spec({ image: IMAGE });
+    expect(decide(s)).toEqual({ kind: 'tell', held: undefined });
+  });
+
+  it('a power off for spec.online false is soft, hard after a failure; a request keeps its mode', () => {
+    const s = state({ spec: spec({ image: IMAGE, online: false }), state: 'provisioned' });
+    expect(decide(s)).toEqual({ kind: 'operation', op: 'power', state: 'provisioned', power: { on: false, mode: 'soft' } });
+    s.status.errorCount = 1;
+    expect(decide(s)).toEqual({ kind: 'operation', op: 'power', state: 'provisioned', power: { on: false, mode: 'hard' } });
+  });
+
+  it('asks for a provisioning permit for inspect, provision and deprovision over a network boot only', () => {
+    expect(decide(state({ spec: spec({ image: IMAGE }), state: 'provisioning' }))).toMatchObject({ permit: true });
+    const vmedia = spec({ image: IMAGE, bmc: { address: 'redfish-virtualmedia://127.0.0.1/redfish/v1/Systems/1', credentialsName: 'x' } });
+    expect(decide(state({ spec: vmedia, state: 'provisioning' }))).toEqual({ kind: 'operation', op: 'provision', state: 'provisioning' });
+    expect(decide(state({ spec: spec(), state: 'preparing' }))).toEqual({ kind: 'operation', op: 'prepare', state: 'preparing' });
+  });
+
+  it('a Metal3 transition beats the handler', () => {
+    const s = state({ spec: spec({ image: { ...IMAGE, url: 'http://x/other' } }), state: 'provisioned' });
+    s.status.provisioning.image = IMAGE;
+    expect(decide(s)).toEqual({ kind: 'operation', op: 'deprovision', state: 'deprovisioning', permit: true });
+  });
+});
 
 describe('decide', () => {
   it('waits without a spec and enrolls once one arrives', () => {
@@ -28,30 +130,30 @@ describe('decide', () => {
 
   it('provisions an available host with an image and deprovisions when it is removed', () => {
     const image = { url: 'http://x/i.qcow2', checksum: 'a'.repeat(64) };
-    expect(decide(state({ spec: spec({ image }), state: 'available' }))).toEqual({ kind: 'operation', op: 'provision', state: 'provisioning' });
+    expect(decide(state({ spec: spec({ image }), state: 'available' }))).toEqual({ kind: 'operation', op: 'provision', state: 'provisioning', recordAttempt: true, permit: true });
     expect(decide(state({ spec: spec({ image }), state: 'provisioned' }))).toEqual({ kind: 'wait' });
-    expect(decide(state({ spec: spec(), state: 'provisioned' }))).toEqual({ kind: 'operation', op: 'deprovision', state: 'deprovisioning' });
+    expect(decide(state({ spec: spec(), state: 'provisioned' }))).toEqual({ kind: 'operation', op: 'deprovision', state: 'deprovisioning', permit: true });
   });
 
-  it('provisions an available host only while spec.online is true (BMO NeedsProvisioning), with the patch taken', () => {
+  it('provisions an available host only while spec.online is true (BMO NeedsProvisioning), ', () => {
     const image = { url: 'http://x/i.qcow2', checksum: 'a'.repeat(64) };
     const off = state({ spec: spec({ image, online: false }), state: 'available', poweredOn: false });
     expect(offlineHoldsProvisioning(off)).toBe(true);
-    expect(decide(off, { online: true })).toEqual({ kind: 'wait' });
+    expect(decide(off)).toEqual({ kind: 'wait' });
     // Still powered on: it is powered off, not provisioned.
     const offButOn = state({ spec: spec({ image, online: false }), state: 'available', poweredOn: true });
-    expect(decide(offButOn, { online: true })).toMatchObject({ kind: 'operation', op: 'power', state: 'available' });
+    expect(decide(offButOn)).toMatchObject({ kind: 'operation', op: 'power', state: 'available' });
     const on = state({ spec: spec({ image, online: true }), state: 'available', poweredOn: false });
     expect(offlineHoldsProvisioning(on)).toBe(false);
-    expect(decide(on, { online: true })).toEqual({ kind: 'operation', op: 'provision', state: 'provisioning' });
+    expect(decide(on)).toEqual({ kind: 'operation', op: 'provision', state: 'provisioning', recordAttempt: true, permit: true });
     // A provisioned host with online false stays provisioned (powered off), as before.
     expect(offlineHoldsProvisioning(state({ spec: spec({ image, online: false }), state: 'provisioned' }))).toBe(false);
   });
 
   it('undoes a provisioning whose image was removed while it waited to retry', () => {
     const image = { url: 'http://x/i.qcow2', checksum: 'a'.repeat(64) };
-    expect(decide(state({ spec: spec({ image }), state: 'provisioning' }))).toEqual({ kind: 'operation', op: 'provision', state: 'provisioning' });
-    expect(decide(state({ spec: spec(), state: 'provisioning' }))).toEqual({ kind: 'operation', op: 'deprovision', state: 'deprovisioning' });
+    expect(decide(state({ spec: spec({ image }), state: 'provisioning' }))).toEqual({ kind: 'operation', op: 'provision', state: 'provisioning', permit: true });
+    expect(decide(state({ spec: spec(), state: 'provisioning' }))).toEqual({ kind: 'operation', op: 'deprovision', state: 'deprovisioning', permit: true });
   });
 
   it('follows spec.online in steady states', () => {
@@ -76,7 +178,7 @@ describe('decide', () => {
     expect(decide(state({ spec: spec(), state: 'deleting', deleteRequested: true }))).toMatchObject({ op: 'delete' });
   });
 
-  it("gives up cleaning up a host on delete after Metal3's retry count, and only with the patch's flag", () => {
+  it("gives up cleaning up a host on delete after Metal3's retry count, ", () => {
     const failing = (st: Parameters<typeof state>[0], errorCount: number, errorType: 'provisioning error' | 'registration error' | 'power management error') => {
       const s = state({ spec: spec(), deleteRequested: true, ...st });
       Object.assign(s.status, { operationalStatus: 'error', errorCount, errorType, errorMessage: 'BMC unreachable' });
@@ -84,17 +186,16 @@ describe('decide', () => {
     };
     // Within the retry count: the same step again.
     expect(deleteGiveUp(failing({ state: 'deprovisioning' }, DELETE_RETRY_LIMIT, 'provisioning error'))).toBeUndefined();
-    expect(decide(failing({ state: 'deprovisioning' }, DELETE_RETRY_LIMIT, 'provisioning error'), { giveUp: true })).toMatchObject({ op: 'deprovision' });
+    expect(decide(failing({ state: 'deprovisioning' }, DELETE_RETRY_LIMIT, 'provisioning error'))).toMatchObject({ op: 'deprovision' });
     // Past it: deprovisioning skipped for the power off, then the power off for deleting.
     const deprov = failing({ state: 'deprovisioning' }, DELETE_RETRY_LIMIT + 1, 'provisioning error');
-    expect(decide(deprov, { giveUp: true })).toMatchObject({ op: 'power', state: 'powering off before delete', gaveUp: { reason: 'DeprovisioningSkipped' } });
+    expect(decide(deprov)).toMatchObject({ op: 'power', state: 'powering off before delete', gaveUp: { reason: 'DeprovisioningSkipped' } });
     expect(deleteGiveUp(deprov)!.message).toMatch(/^giving up on deprovisioning after 4 failures \(last: BMC unreachable\); .*clean it up by hand/);
     const off = failing({ state: 'powering off before delete' }, DELETE_RETRY_LIMIT + 2, 'power management error');
-    expect(decide(off, { giveUp: true })).toMatchObject({ op: 'delete', state: 'deleting', gaveUp: { reason: 'PowerOffSkipped' } });
+    expect(decide(off)).toMatchObject({ op: 'delete', state: 'deleting', gaveUp: { reason: 'PowerOffSkipped' } });
     // A host that cannot be registered (dead BMC, credentials gone, node lost) skips the power off too, before registering again.
     const unreachable = Object.assign(failing({ state: 'deprovisioning' }, 4, 'registration error'), { nodeLost: { nodeId: 'n', at: 't' } });
-    expect(decide(unreachable, { giveUp: true })).toMatchObject({ op: 'delete', state: 'deleting' });
-    expect(decide(unreachable)).toMatchObject({ op: 'enroll' });
+    expect(decide(unreachable)).toMatchObject({ op: 'delete', state: 'deleting' });
     expect(deleteGiveUp(failing({ state: 'deprovisioning', deleteRequested: false }, 9, 'provisioning error'))).toBeUndefined();
     expect(deleteGiveUp(failing({ state: 'deleting' }, 9, 'registration error'))).toBeUndefined();
   });
@@ -167,7 +268,7 @@ describe('the detached annotation', () => {
 
   it('elsewhere lets the running work reach such a state first, and says why', () => {
     const s = detached({ spec: spec({ image }), state: 'provisioning', ID: 'n' });
-    expect(decide(s)).toEqual({ kind: 'operation', op: 'provision', state: 'provisioning' });
+    expect(decide(s)).toEqual({ kind: 'operation', op: 'provision', state: 'provisioning', permit: true });
     expect(detachPending(s)).toMatch(/provisioning; it is detached once it is provisioned/);
     // force: detached in any state but the delete path
     const forced = detached({ spec: spec({ image }), state: 'provisioning', ID: 'n' }, { deleteAction: 'delete', force: true });
@@ -208,7 +309,7 @@ describe('the detached annotation', () => {
     delayed.detached = false;
     delayed.needsAttach = false;
     delayed.registered = registrationFingerprint(delayed.spec!);
-    expect(decide(delayed)).toEqual({ kind: 'operation', op: 'deprovision', state: 'deprovisioning' });
+    expect(decide(delayed)).toEqual({ kind: 'operation', op: 'deprovision', state: 'deprovisioning', permit: true });
   });
 });
 
@@ -228,7 +329,7 @@ describe('inspection annotations and spec.inspectionMode', () => {
   it('a re-inspection request inspects an available host once', () => {
     const s = state({ spec: spec(), state: 'available' });
     s.inspectionRequested = true;
-    expect(decide(s)).toEqual({ kind: 'operation', op: 'inspect', state: 'inspecting' });
+    expect(decide(s)).toEqual({ kind: 'operation', op: 'inspect', state: 'inspecting', permit: true });
     s.inspectionRequested = false;
     expect(decide(s)).toEqual({ kind: 'wait' });
   });
@@ -266,11 +367,11 @@ describe('customDeploy.method', () => {
   const custom = () => spec({ customDeploy: { method: 'install_coreos' } });
   it('provisions an available host with a method and no image', () => {
     const s = state({ spec: custom(), state: 'available' });
-    expect(decide(s)).toEqual({ kind: 'operation', op: 'provision', state: 'provisioning' });
+    expect(decide(s)).toEqual({ kind: 'operation', op: 'provision', state: 'provisioning', permit: true });
     s.status.provisioning.state = 'provisioned';
     expect(decide(s).kind).not.toBe('operation');
     s.status.provisioning.state = 'provisioning';
-    expect(decide(s)).toEqual({ kind: 'operation', op: 'provision', state: 'provisioning' });
+    expect(decide(s)).toEqual({ kind: 'operation', op: 'provision', state: 'provisioning', permit: true });
   });
 
   it('an empty method asks for nothing, as in Metal3', () => {

@@ -4,7 +4,7 @@ import type { HostState } from '../../contracts/host';
 import { decide } from '../../workflows/host/decide';
 import { firmwareHeldReason, heldServiceable, heldToClean, settleHeld, withHeld } from '../../workflows/host/rules/firmware-held-rules';
 import { serviceableSettings, settingsHeld } from '../../workflows/host/rules/servicing';
-import { hostState, testSpec } from '../support/host-state';
+import { hostState, testSpec, told } from '../support/host-state';
 
 const IMAGE = { url: 'http://i/a.qcow2', checksum: 'c'.repeat(32), checksumType: 'md5' as const, format: 'qcow2' as const };
 const BIOS: CleanStep = { name: 'bios', settings: { ProcVirtualization: 'Disabled' } };
@@ -24,7 +24,8 @@ describe('a firmware change held on a provisioned host (patch firmware-servicing
   it('waits without a policy, saying which entry it needs, and is not serviced at a reboot', () => {
     const s = rebootAsked(provisioned([BIOS, IMAGES]));
     expect(heldServiceable(s)).toEqual([]);
-    expect(decide(s)).toMatchObject({ kind: 'operation', op: 'reboot' });
+    expect(decide(s)).toEqual({ kind: 'tell', held: settingsHeld(s) });
+    expect(decide(told(s))).toMatchObject({ kind: 'operation', op: 'reboot' });
     expect(settingsHeld(s)).toBe(
       "HostFirmwareComponents updates (bios) held while the host is provisioned: needs a HostUpdatePolicy with firmwareUpdates: onReboot to be applied by servicing (the host has none); or deprovision it (remove the image) to apply at the next preparing; " +
         "HostFirmwareSettings change (ProcVirtualization) held while the host is provisioned: needs a HostUpdatePolicy with firmwareSettings: onReboot to be applied by servicing (the host has none); or deprovision it (remove the image) to apply at the next preparing",
@@ -33,8 +34,8 @@ describe('a firmware change held on a provisioned host (patch firmware-servicing
 
   it('is serviced before the reboot with the policy, firmware then bios; only the allowed part', () => {
     const both = provisioned([BIOS, IMAGES], { firmwareSettings: 'onReboot', firmwareUpdates: 'onReboot' });
-    expect(decide(both)).toMatchObject({ kind: 'wait' });
-    expect(decide(rebootAsked(both))).toEqual({ kind: 'operation', op: 'service', state: 'provisioned' });
+    expect(decide(told(both))).toMatchObject({ kind: 'wait' });
+    expect(decide(told(rebootAsked(both)))).toEqual({ kind: 'operation', op: 'service', state: 'provisioned' });
     expect(serviceableSettings(both)).toEqual([IMAGES, BIOS]);
     expect(firmwareHeldReason(both)).toMatch(/^HostFirmwareComponents updates \(bios\) held while the host is provisioned: applied by servicing at the host's next reboot \(HostUpdatePolicy firmwareUpdates: onReboot\); reboot it to apply now; HostFirmwareSettings/);
 

@@ -3,7 +3,7 @@ import { emptyStatus, type HostSpec, type ProvisioningState } from '../../model/
 import { decide } from '../../workflows/host/decide';
 import { settingsHeld } from '../../workflows/host/rules/servicing';
 import { interruptReason } from '../../workflows/host/interrupt';
-import { hostState, testSpec } from '../support/host-state';
+import { hostState, testSpec, told } from '../support/host-state';
 import { pendingSettingsSteps, recordAppliedSettings, settingsSteps } from '../../model/host-settings';
 import { raidConfigMatches, targetRaidConfig } from '../../clients/ironic/clean-steps';
 
@@ -91,7 +91,8 @@ describe('the spec settings rule of decide()', () => {
     const s = withSettings('provisioned');
     s.spec = { ...s.spec!, image: { url: 'http://i/a.qcow2', checksum: 'c'.repeat(32), checksumType: 'md5', format: 'qcow2' } };
     s.status.provisioning.image = s.spec.image;
-    expect(decide(s)).toMatchObject({ kind: 'wait' });
+    expect(decide(s)).toEqual({ kind: 'tell', held: settingsHeld(s) });
+    expect(decide(told(s))).toMatchObject({ kind: 'wait' });
     expect(settingsHeld(s)).toMatch(/^spec\.firmware changed while the host is provisioned: applied to a provisioned host only by servicing, which needs a HostUpdatePolicy with firmwareSettings: onReboot \(the host has none\)/);
     expect(settingsHeld(withSettings('available'))).toBeUndefined();
   });

@@ -1,4 +1,4 @@
-/** BMO's steady-state moves metalflow makes behind patch `metal3-transitions` (issue 16, item 8). */
+/** BMO's steady-state moves (externally provisioned, changed image URL, changed root device hints). */
 import { describe, expect, it } from 'vitest';
 import { decide, metal3Transition, nextStateAfter, registrationFingerprint } from '../../workflows/host/decide';
 import { hostState, testSpec } from '../support/host-state';
@@ -11,11 +11,9 @@ describe('metal3Transition', () => {
     const s = hostState({ state: 'provisioned', spec: testSpec({ image: OTHER }) });
     s.status.provisioning.image = IMAGE;
     expect(metal3Transition(s)).toEqual({ kind: 'operation', op: 'deprovision', state: 'deprovisioning' });
-    expect(decide(s, { metal3: true })).toEqual({ kind: 'operation', op: 'deprovision', state: 'deprovisioning' });
-    // Before the patch the change was ignored.
-    expect(decide(s)).toEqual({ kind: 'wait' });
+    expect(decide(s)).toEqual({ kind: 'operation', op: 'deprovision', state: 'deprovisioning', permit: true });
     const back = hostState({ state: 'available', spec: testSpec({ image: OTHER }) });
-    expect(decide(back, { metal3: true })).toMatchObject({ op: 'provision', state: 'provisioning' });
+    expect(decide(back)).toMatchObject({ op: 'provision', state: 'provisioning' });
   });
 
   it('the same URL with another checksum is not a new image (as BMO compares URLs)', () => {
@@ -47,7 +45,7 @@ describe('metal3Transition', () => {
     const bmc = hostState({ state: 'available', spec: testSpec() });
     bmc.spec = testSpec({ bmc: { address: 'fake://n1', credentialsName: 'n0-bmc-secret' } });
     expect(metal3Transition(bmc)).toBeUndefined();
-    expect(decide(bmc, { metal3: true })).toEqual({ kind: 'operation', op: 'enroll', state: 'available' });
+    expect(decide(bmc)).toEqual({ kind: 'operation', op: 'enroll', state: 'available' });
     // A fingerprint of another shape (an older run's) is not read as changed hints.
     const old = hostState({ state: 'available', spec: testSpec() });
     old.registered = JSON.stringify(JSON.parse(registrationFingerprint(testSpec())).slice(0, 6));

@@ -13,11 +13,10 @@ function failedDeploy() {
 }
 
 describe('provisioning retries (BMO --max-provisioning-retries)', () => {
-  it('deprovisions a failed deploy with the patch, and retried it in place before', () => {
+  it('deprovisions a failed deploy and counts it', () => {
     const s = failedDeploy();
     expect(provisioningRetriesApply(s)).toBe(true);
-    expect(decide(s, { retries: true })).toEqual({ kind: 'operation', op: 'deprovision', state: 'deprovisioning', failedDeploy: true });
-    expect(decide(s)).toEqual({ kind: 'operation', op: 'provision', state: 'provisioning' });
+    expect(decide(s)).toEqual({ kind: 'operation', op: 'deprovision', state: 'deprovisioning', failedDeploy: true, permit: true });
   });
 
   it('stops at the limit for the same image, once, and counts anew for another image', () => {
@@ -26,13 +25,13 @@ describe('provisioning retries (BMO --max-provisioning-retries)', () => {
     s.status.lastAttemptedImage = { ...image };
     const message = 'provisioning failed 5 times, retry limit (5) reached; change image or reset provisioningFailCount to retry';
     expect(retryLimitReached(s)).toBe(message);
-    expect(decide(s, { retries: true })).toEqual({ kind: 'fail', errorType: 'provisioning error', message });
+    expect(decide(s)).toEqual({ kind: 'fail', errorType: 'provisioning error', message });
     Object.assign(s.status, { operationalStatus: 'error', errorType: 'provisioning error', errorMessage: message });
-    expect(decide(s, { retries: true })).toEqual({ kind: 'wait' });
+    expect(decide(s)).toEqual({ kind: 'wait' });
     // Any field of the image (BMO's DeepEqual): here the checksum.
     s.spec = testSpec({ image: { ...image, checksum: 'b'.repeat(64) } });
     expect(provisioningFailures(s)).toBe(0);
-    expect(decide(s, { retries: true })).toEqual({ kind: 'operation', op: 'provision', state: 'provisioning' });
+    expect(decide(s)).toEqual({ kind: 'operation', op: 'provision', state: 'provisioning', recordAttempt: true, permit: true });
     recordAttempt(s);
     expect(s.status.provisioningFailCount).toBe(0);
     expect(s.status.lastAttemptedImage).toEqual(s.spec.image);
@@ -60,7 +59,7 @@ describe('custom deploy method changed on a provisioned host (BMO provisioningCa
     const s = provisioned('a', 'a');
     s.status.provisioning.image = { url: 'http://x/i' };
     expect(customDeployChanged(s)).toBe(true);
-    expect(decide(s, { customDeploy: true })).toEqual({ kind: 'operation', op: 'deprovision', state: 'deprovisioning' });
+    expect(decide(s)).toEqual({ kind: 'operation', op: 'deprovision', state: 'deprovisioning', permit: true });
   });
   it('leaves an unchanged method, and a method on a host deployed before metalflow recorded one', () => {
     expect(customDeployChanged(provisioned('a', 'a'))).toBe(false);

@@ -5,12 +5,13 @@
 import { PROVISIONING_STATES, type ErrorType, type HostSpec, type Image, type InspectionMode, type ProvisioningState } from '../../model/host';
 import type { HostState, OperationKind } from '../../contracts/host';
 import { customDeployMethod } from '../../model/custom-deploy';
-import { powerGoal, type RebootMode } from './rules/power-requests';
-import { deployFailed, retryLimitReached } from './rules/provisioning-retries';
+import { offlinePowerStep, powerGoal, settlePowerRequests, type PowerRequests, type RebootMode } from './rules/power-requests';
+import { deployFailed, provisioningRetriesApply, retryLimitReached } from './rules/provisioning-retries';
 import { customDeployChanged } from './rules/custom-deploy-change';
 import { disablePowerOffStale } from './rules/disable-power-off';
 import { pendingSettingsSteps } from '../../model/host-settings';
-import { serviceDue } from './rules/servicing';
+import { serviceDue, settingsHeld } from './rules/servicing';
+import { needsPermit } from './rules/permit';
 import { DELETE_RETRY_LIMIT } from '../../contracts/host';
 
 export { DELETE_RETRY_LIMIT };
@@ -39,7 +40,17 @@ export type Decision =
       recordImage?: Image;
       /** Deprovisioning after a failed deploy: counted in status.provisioningFailCount (provisioning-retries.ts). */
       failedDeploy?: true;
+      /** A provisioning from available under the retry limit: its image recorded as the attempt's (provisioning-retries.ts). */
+      recordAttempt?: true;
+      /** Waits for a provisioning permit first (permit.ts). */
+      permit?: true;
     }
+  /** Paused: nothing touches the hardware, deletion included (as in Metal3), until unpaused. */
+  | { kind: 'pause' }
+  /** A one-shot reboot of a host held off is served by its being off: recorded, then decided again. */
+  | { kind: 'settle'; power: PowerRequests | undefined }
+  /** Why changed settings wait is new (or gone): recorded and told once as an Event, then decided again. */
+  | { kind: 'tell'; held: string | undefined }
   /** Record an error without running anything (BMO's recordActionFailure): the provisioning retry limit. */
   | { kind: 'fail'; errorType: ErrorType; message: string }
   /** Enter a state that needs no operation (a host without a BMC is `unmanaged`). */
@@ -244,137 +255,211 @@ export function offlineHoldsProvisioning(s: HostState): boolean {
   return spec.image !== undefined || customDeployMethod(spec) !== undefined;
 }
 
+/** Rules asked in every state; the first that returns a decision wins. */
+type Rule = (s: HostState) => Decision | undefined;
+/** Rules and handlers for a host with a spec and a BMC. */
+type ManagedRule = (s: HostState, spec: HostSpec) => Decision | undefined;
+type Handler = (s: HostState, spec: HostSpec) => Decision;
+
+const operation = (op: OperationKind, state: ProvisioningState): Decision => ({ kind: 'operation', op, state });
+
+/** A place in the provisioning queue goes to the next host meanwhile. */
+const paused: Rule = (s) => (s.paused ? { kind: 'pause' } : undefined);
+
+const rebootServedByOff: Rule = (s) => {
+  const settled = settlePowerRequests(s.status.poweredOn, s.spec, s.power);
+  return settled !== s.power ? { kind: 'settle', power: settled } : undefined;
+};
+
+/** Kubernetes mode shows why settings wait as an Event, told once per reason; the API view as `settingsHeld`. */
+const settingsHeldTold: Rule = (s) => {
+  const held = settingsHeld(s);
+  return held !== s.heldTold ? { kind: 'tell', held } : undefined;
+};
+
+/** Before registering a lost node again: a host that cannot be reached is not registered for ever. */
+const giveUpCleaningUp: Rule = (s) => {
+  const gaveUp = deleteGiveUp(s);
+  return gaveUp ? { kind: 'operation', op: gaveUp.op, state: gaveUp.state, gaveUp } : undefined;
+};
+
+/** BMO's provisioningCancelled for a changed custom deploy method (custom-deploy-change.ts). */
+const customDeployRedeploys: Rule = (s) => (customDeployChanged(s) ? operation('deprovision', 'deprovisioning') : undefined);
+
 /**
- * `giveUp`: deleteGiveUp applies.
- * `metal3`: metal3Transition applies.
- * `retries`: a failed deploy deprovisions and counts, up to the retry limit.
- * `customDeploy`: a changed custom deploy method deprovisions.
- * `powerOffFlag`: a changed disablePowerOff registers again.
- * `online`: an available host provisions only while spec.online is true, as BMO.
+ * Ironic lost the node (node-lost.ts): register again where the host stands, before
+ * anything else, a delete's deprovisioning included (its cleaning needs the node).
  */
-export function decide(
-  s: HostState,
-  opts: { giveUp?: boolean; metal3?: boolean; retries?: boolean; customDeploy?: boolean; powerOffFlag?: boolean; online?: boolean } = {},
-): Decision {
+const nodeLostRegisters: Rule = (s) => {
+  const state = s.status.provisioning.state;
+  if (!s.nodeLost || s.detached || !s.spec?.bmc || !REREGISTER_STATES.includes(state)) return undefined;
+  return { kind: 'operation', op: 'enroll', state, ...(state === 'provisioned' ? { adopt: true as const } : {}) };
+};
+
+/** The delete's next step; undefined when no delete is asked, or a detached host's delete is delayed. */
+const deleteSteps: Rule = (s) => {
+  if (!s.deleteRequested) return undefined;
   const state = s.status.provisioning.state;
   const spec = s.spec;
   const detach = s.directives?.detached;
+  if (state === 'deleting') return operation('delete', state);
+  // Metal3: a detached host (or one with the annotation) is deleted without
+  // power off or deprovisioning, unless its deleteAction is `delay`: then the
+  // delete waits until the annotation is removed and the host attached again.
+  const delayed = detach ? detach.deleteAction === 'delay' : s.detached === true;
+  if (delayed) return undefined;
+  // A direct host that never enrolled: its enrollment only read the BMC, so there is nothing to undo.
+  if (spec?.provisioner === 'direct' && s.registered === undefined) return { kind: 'finish' };
+  if (detach || s.detached) return operation('delete', 'deleting');
+  if (PROVISIONED_STATES.includes(state) && !spec?.externallyProvisioned) return operation('deprovision', 'deprovisioning');
+  if ((state !== '' && state !== 'unmanaged') || s.status.provisioning.ID !== '') return operation('power', 'powering off before delete');
+  // Never registered: nothing exists outside this workflow.
+  return { kind: 'finish' };
+};
 
-  // Before registering a lost node again: a host that cannot be reached is not registered for ever.
-  const gaveUp = opts.giveUp ? deleteGiveUp(s) : undefined;
-  if (gaveUp) return { kind: 'operation', op: gaveUp.op, state: gaveUp.state, gaveUp };
-  const transition = opts.metal3 ? metal3Transition(s) : undefined;
-  if (transition) return transition;
-  if (opts.customDeploy && customDeployChanged(s)) return { kind: 'operation', op: 'deprovision', state: 'deprovisioning' };
-
-  // Ironic lost the node (node-lost.ts): register again where the host stands, before
-  // anything else, a delete's deprovisioning included (its cleaning needs the node).
-  if (s.nodeLost && !s.detached && spec?.bmc && REREGISTER_STATES.includes(state)) {
-    return { kind: 'operation', op: 'enroll', state, ...(state === 'provisioned' ? { adopt: true as const } : {}) };
-  }
-
-  if (s.deleteRequested) {
-    if (state === 'deleting') return { kind: 'operation', op: 'delete', state };
-    // Metal3: a detached host (or one with the annotation) is deleted without
-    // power off or deprovisioning, unless its deleteAction is `delay`: then the
-    // delete waits until the annotation is removed and the host attached again.
-    const delayed = detach ? detach.deleteAction === 'delay' : s.detached === true;
-    if (!delayed) {
-      // A direct host that never enrolled: its enrollment only read the BMC, so there is nothing to undo.
-      if (spec?.provisioner === 'direct' && s.registered === undefined) return { kind: 'finish' };
-      if (detach || s.detached) return { kind: 'operation', op: 'delete', state: 'deleting' };
-      if (PROVISIONED_STATES.includes(state) && !spec?.externallyProvisioned) {
-        return { kind: 'operation', op: 'deprovision', state: 'deprovisioning' };
-      }
-      if ((state !== '' && state !== 'unmanaged') || s.status.provisioning.ID !== '') {
-        return { kind: 'operation', op: 'power', state: 'powering off before delete' };
-      }
-      // Never registered: nothing exists outside this workflow.
-      return { kind: 'finish' };
-    }
-  }
-
-  if (!spec) return { kind: 'wait' };
-  if (!spec.bmc) {
-    // As in Metal3: without a BMC there is nothing to manage until one is given.
-    return state === '' ? { kind: 'enter', state: 'unmanaged' } : { kind: 'wait' };
-  }
-
+/** The detached annotation (detachPending) and attaching again after it, or after a restored status. */
+const detachOrAttach: ManagedRule = (s) => {
+  const state = s.status.provisioning.state;
+  const detach = s.directives?.detached;
   if (s.detached && detach) return { kind: 'wait' };
-  if (detach && !s.detached && detachPending(s) === undefined) return { kind: 'operation', op: 'detach', state };
+  if (detach && !s.detached && detachPending(s) === undefined) return operation('detach', state);
   if ((s.detached || s.needsAttach) && state !== '' && state !== 'unmanaged' && state !== 'registering') {
     // Attach (again): register; a provisioned host is adopted as it is, never redeployed.
-    return state === 'provisioned' ? { kind: 'operation', op: 'enroll', state, adopt: true } : { kind: 'operation', op: 'enroll', state };
+    return state === 'provisioned' ? { kind: 'operation', op: 'enroll', state, adopt: true } : operation('enroll', state);
   }
+  return undefined;
+};
 
-  const needsRegistration =
-    s.registered !== registrationFingerprint(spec) || credentialsChanged(s) || (opts.powerOffFlag === true && disablePowerOffStale(s));
-  // Metal3's custom deploy provisions with or without an image.
-  const deploys = spec.image !== undefined || customDeployMethod(spec) !== undefined;
-  /** Steady states: power follows spec.online, reboot and power-off requests (power-requests.ts). */
-  const power = (): Decision => {
-    const goal = powerGoal(s.status.poweredOn, spec, s.power);
-    if (goal.action === 'reboot') return { kind: 'operation', op: 'reboot', state, power: { on: spec.online, mode: goal.mode } };
-    if (goal.action === 'power') {
-      return { kind: 'operation', op: 'power', state, power: goal.mode ? { on: goal.on, mode: goal.mode } : { on: goal.on } };
-    }
-    return { kind: 'wait' };
-  };
+/**
+ * The rules asked before the state's handler, in this order. A host whose spec
+ * has no BMC stops after CROSS_STATE_RULES (unmanaged); MANAGED_RULES follow
+ * for the others.
+ */
+export const CROSS_STATE_RULES: readonly Rule[] = [paused, rebootServedByOff, settingsHeldTold, giveUpCleaningUp, metal3Transition, customDeployRedeploys, nodeLostRegisters, deleteSteps];
+export const MANAGED_RULES: readonly ManagedRule[] = [detachOrAttach];
 
-  switch (state) {
-    case '':
-    case 'unmanaged':
-    case 'registering':
-      return { kind: 'operation', op: 'enroll', state: 'registering' };
-    // Metal3's legacy states, only ever in a status restored from Metal3: BMO passes match profile on to
-    // preparing and reads ready as available.
-    case 'match profile':
-      return { kind: 'enter', state: 'preparing' };
-    case 'ready':
-      return { kind: 'enter', state: 'available' };
-    case 'inspecting':
-      return { kind: 'operation', op: 'inspect', state };
-    case 'preparing':
-      // A manual clean asked for (only runs that took it carry a request).
-      if (s.cleanRequest || settingsPending(s)) return { kind: 'operation', op: 'clean', state };
-      return { kind: 'operation', op: 'prepare', state };
-    case 'provisioning':
-      // As BMO: a failed deploy is cleaned up (deprovisioned) and tried again from available.
-      if (opts.retries && deployFailed(s)) return { kind: 'operation', op: 'deprovision', state: 'deprovisioning', failedDeploy: true };
-      // The image was removed while a failed provisioning waited to retry: undo it instead.
-      if (!deploys) return { kind: 'operation', op: 'deprovision', state: 'deprovisioning' };
-      return { kind: 'operation', op: 'provision', state };
-    case 'deprovisioning':
-      return { kind: 'operation', op: 'deprovision', state };
-    case 'available':
-      if (needsRegistration) return { kind: 'operation', op: 'enroll', state };
-      if (s.inspectionRequested && inspectionMode(s) !== 'disabled') return { kind: 'operation', op: 'inspect', state: 'inspecting' };
-      if (s.cleanRequest) return { kind: 'operation', op: 'clean', state: 'preparing' };
-      // Changed RAID or BIOS flags are applied before an image goes on, as BMO prepares again.
-      if (settingsPending(s)) return { kind: 'operation', op: 'clean', state: 'preparing' };
-      if (deploys && !(opts.online && !spec.online)) {
-        const limit = opts.retries ? retryLimitReached(s) : undefined;
-        if (limit === undefined) return { kind: 'operation', op: 'provision', state: 'provisioning' };
-        // Recorded once; then nothing until the image changes (BMO does not manage power there either).
-        if (s.status.operationalStatus === 'error' && s.status.errorMessage === limit) return { kind: 'wait' };
-        return { kind: 'fail', errorType: 'provisioning error', message: limit };
-      }
-      return power();
-    case 'provisioned':
-      if (needsRegistration) return { kind: 'operation', op: 'enroll', state };
-      // As in Metal3: removing the image deprovisions (changing it too: metal3Transition).
-      if (!deploys) return { kind: 'operation', op: 'deprovision', state: 'deprovisioning' };
-      // Before the reboot it waits for (as BMO, which services when the host comes back on); only runs with a policy.
-      if (serviceDue(s)) return { kind: 'operation', op: 'service', state };
-      return power();
-    case 'externally provisioned':
-      if (needsRegistration) return { kind: 'operation', op: 'enroll', state };
-      return power();
-    case 'powering off before delete':
-    case 'deleting':
-      // Only reachable with a delete request, handled above.
-      return { kind: 'wait' };
+/** Ironic's node must be registered (again): BMC settings, credentials or disablePowerOff changed. */
+function needsRegistration(s: HostState, spec: HostSpec): boolean {
+  return s.registered !== registrationFingerprint(spec) || credentialsChanged(s) || disablePowerOffStale(s);
+}
+
+/** Metal3's custom deploy provisions with or without an image. */
+const deploys = (spec: HostSpec): boolean => spec.image !== undefined || customDeployMethod(spec) !== undefined;
+
+/** Steady states: power follows spec.online, reboot and power-off requests (power-requests.ts). */
+function steadyPower(s: HostState, spec: HostSpec): Decision {
+  const state = s.status.provisioning.state;
+  const goal = powerGoal(s.status.poweredOn, spec, s.power);
+  if (goal.action === 'reboot') return { kind: 'operation', op: 'reboot', state, power: { on: spec.online, mode: goal.mode } };
+  if (goal.action === 'power') {
+    // As Metal3: spec.online false is a soft power off, hard only after a failure.
+    const step = goal.mode ? { on: goal.on, mode: goal.mode } : (offlinePowerStep({ on: goal.on }, s.status.errorCount) ?? { on: goal.on });
+    return { kind: 'operation', op: 'power', state, power: step };
   }
+  return { kind: 'wait' };
+}
+
+const registers: Handler = () => operation('enroll', 'registering');
+
+const inspecting: Handler = (s) => operation('inspect', s.status.provisioning.state);
+
+const preparing: Handler = (s) => {
+  // A manual clean asked for, or changed RAID / BIOS settings, are applied here.
+  if (s.cleanRequest || settingsPending(s)) return operation('clean', 'preparing');
+  return operation('prepare', 'preparing');
+};
+
+const provisioning: Handler = (s, spec) => {
+  // As BMO: a failed deploy is cleaned up (deprovisioned) and tried again from available.
+  if (provisioningRetriesApply(s) && deployFailed(s)) return { kind: 'operation', op: 'deprovision', state: 'deprovisioning', failedDeploy: true };
+  // The image was removed while a failed provisioning waited to retry: undo it instead.
+  if (!deploys(spec)) return operation('deprovision', 'deprovisioning');
+  return operation('provision', 'provisioning');
+};
+
+const deprovisioning: Handler = () => operation('deprovision', 'deprovisioning');
+
+const available: Handler = (s, spec) => {
+  if (needsRegistration(s, spec)) return operation('enroll', 'available');
+  if (s.inspectionRequested && inspectionMode(s) !== 'disabled') return operation('inspect', 'inspecting');
+  if (s.cleanRequest) return operation('clean', 'preparing');
+  // Changed RAID or BIOS flags are applied before an image goes on, as BMO prepares again.
+  if (settingsPending(s)) return operation('clean', 'preparing');
+  if (deploys(spec) && !offlineHoldsProvisioning(s)) {
+    // A failed deploy deprovisions and is counted, up to BMO's retry limit (provisioning-retries.ts).
+    const retries = provisioningRetriesApply(s);
+    const limit = retries ? retryLimitReached(s) : undefined;
+    if (limit === undefined) return { kind: 'operation', op: 'provision', state: 'provisioning', ...(retries ? { recordAttempt: true as const } : {}) };
+    // Recorded once; then nothing until the image changes (BMO does not manage power there either).
+    if (s.status.operationalStatus === 'error' && s.status.errorMessage === limit) return { kind: 'wait' };
+    return { kind: 'fail', errorType: 'provisioning error', message: limit };
+  }
+  return steadyPower(s, spec);
+};
+
+const provisioned: Handler = (s, spec) => {
+  if (needsRegistration(s, spec)) return operation('enroll', 'provisioned');
+  // As in Metal3: removing the image deprovisions (changing it too: metal3Transition).
+  if (!deploys(spec)) return operation('deprovision', 'deprovisioning');
+  // Before the reboot it waits for (as BMO, which services when the host comes back on).
+  if (serviceDue(s)) return operation('service', 'provisioned');
+  return steadyPower(s, spec);
+};
+
+const externallyProvisioned: Handler = (s, spec) => {
+  if (needsRegistration(s, spec)) return operation('enroll', 'externally provisioned');
+  return steadyPower(s, spec);
+};
+
+/**
+ * One handler per provisioning state, as BMO's host state machine: what a
+ * managed host does next where it stands, once no cross-state rule applied.
+ */
+export const HANDLERS: Record<ProvisioningState, Handler> = {
+  '': registers,
+  unmanaged: registers,
+  registering: registers,
+  inspecting,
+  // Metal3's legacy states, only ever in a status restored from Metal3: BMO passes match profile on to
+  // preparing and reads ready as available.
+  'match profile': () => ({ kind: 'enter', state: 'preparing' }),
+  ready: () => ({ kind: 'enter', state: 'available' }),
+  preparing,
+  available,
+  provisioning,
+  provisioned,
+  'externally provisioned': externallyProvisioned,
+  deprovisioning,
+  // Only reachable with a delete request, which deleteSteps handles.
+  'powering off before delete': () => ({ kind: 'wait' }),
+  deleting: () => ({ kind: 'wait' }),
+};
+
+/**
+ * The host's next step, and the only place it is chosen: the cross-state rules
+ * in order, then the handler of the state the host is in. The host workflow
+ * carries the decision out.
+ */
+export function decide(s: HostState): Decision {
+  const d = ruleOrHandler(s);
+  // At most METALFLOW_PROVISIONING_LIMIT hosts inspect, provision or deprovision at once (permit.ts).
+  return d.kind === 'operation' && needsPermit(d.op, s.spec) ? { ...d, permit: true } : d;
+}
+
+function ruleOrHandler(s: HostState): Decision {
+  for (const rule of CROSS_STATE_RULES) {
+    const d = rule(s);
+    if (d) return d;
+  }
+  const spec = s.spec;
+  if (!spec) return { kind: 'wait' };
+  // As in Metal3: without a BMC there is nothing to manage until one is given.
+  if (!spec.bmc) return s.status.provisioning.state === '' ? { kind: 'enter', state: 'unmanaged' } : { kind: 'wait' };
+  for (const rule of MANAGED_RULES) {
+    const d = rule(s, spec);
+    if (d) return d;
+  }
+  return HANDLERS[s.status.provisioning.state](s, spec);
 }
 
 /**

@@ -60,6 +60,14 @@ async function releaseClaim(s: HostState, state: DhcpState): Promise<void> {
 }
 
 /**
+ * Whether the reservation is brought in line before the next decision: for a host that has
+ * (or had) spec.dhcp and is not paused (a paused host touches nothing). Synchronous, as dhcpTracked.
+ */
+export function dhcpDue(s: HostState): boolean {
+  return !s.paused && dhcpTracked(s);
+}
+
+/**
  * Brings the reservation in line with spec.dhcp. `again` when it failed: the
  * error is recorded on the host (the host does nothing else meanwhile: a host
  * without its reservation must not PXE-boot) and the backoff has passed.

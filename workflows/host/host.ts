@@ -11,22 +11,17 @@ import { countRunInput } from '../common/history-count';
 import { IdleWait } from './idle-wait';
 import { emptyStatus } from '../../model/host';
 import { DEFAULT_HOST_OPTIONS, type HostState, type HostView, type HostWorkflowInput } from '../../contracts/host';
-import { decide, deleteGiveUp, metal3Transition, offlineHoldsProvisioning } from './decide';
-import { offlinePowerStep, settlePowerRequests } from './rules/power-requests';
+import { decide } from './decide';
 import { idleFence, powerCheckDelayMs, powerCheckIsLocal, readPower } from './rules/power-check';
 import { hostContext, now, type HostContext } from './context';
 import { setHostHandlers } from './handlers';
+import { beginOperation, enterState, recordFailure, settingsHeldEvent } from './decision-records';
 import { operationRunner } from './operation';
 import { markNodeLost } from './rules/node-lost';
 import { recordHostUid } from './uid';
 import { imageToDeploy } from './rules/image-check';
-import { needsPermit, permitKeeper } from './rules/permit';
-import { provisioningRetriesApply, recordAttempt } from './rules/provisioning-retries';
-import { customDeployChanged } from './rules/custom-deploy-change';
-import { disablePowerOffStale } from './rules/disable-power-off';
-import { settingsHeld } from './rules/servicing';
-import type { HostEvent } from '../../model/host-event';
-import { dhcpTracked, leaseCheckDelayMs, leasePeriodMs, readLease, releaseDhcpOnDelete, syncDhcp } from './dhcp';
+import { permitKeeper } from './rules/permit';
+import { dhcpDue, leaseCheckDelayMs, leasePeriodMs, readLease, releaseDhcpOnDelete, syncDhcp } from './dhcp';
 
 function initialState(input: HostWorkflowInput): HostState {
   return {
@@ -80,20 +75,6 @@ function changeSeen(ctx: HostContext): () => boolean {
   return () => s.generation !== generation || s.deleteRequested !== deleteRequested || s.power?.seq !== powerSeq || ctx.nudges !== nudged;
 }
 
-/**
- * Why a changed spec.raid / spec.firmware waits, told once per reason as an Event:
- * Kubernetes mode shows it there, the API view as `settingsHeld`.
- */
-function settingsHeldEvent(s: HostState): HostEvent | undefined {
-  const held = settingsHeld(s);
-  if (held === undefined) delete s.heldTold;
-  else if (held !== s.heldTold) {
-    s.heldTold = held;
-    return { type: 'Normal', reason: 'SettingsHeld', message: held };
-  }
-  return undefined;
-}
-
 export async function hostWorkflow(input: HostWorkflowInput): Promise<HostView> {
   countRunInput(input);
   const s: HostState = input.state ?? initialState(input);
@@ -116,50 +97,35 @@ export async function hostWorkflow(input: HostWorkflowInput): Promise<HostView> 
   for (;;) {
     // Events from the shim's updates, with the status they changed.
     for (const event of ctx.pendingEvents.splice(0)) await ctx.sync(event);
-    if (s.paused) {
-      // Paused: nothing touches the hardware, deletion included (as in Metal3), until unpaused.
-      // A place in the provisioning queue goes to the next host.
-      permits.release();
+    // The boot MAC's reservation before anything boots it (dhcp.ts; only for a host with spec.dhcp).
+    if (dhcpDue(s) && (await syncDhcp(ctx, backoff)) === 'again') continue;
+    let decision = decide(s);
+    // Records that change what decide() sees: made, then decided again. No await unless there is
+    // something to tell: an await lets handlers run before the next decision.
+    while (decision.kind === 'settle' || decision.kind === 'tell') {
+      if (decision.kind === 'settle') s.power = decision.power;
+      else {
+        const told = settingsHeldEvent(s, decision.held);
+        if (told) await ctx.sync(told);
+      }
+      decision = decide(s);
+    }
+    // A place in the provisioning queue is kept only for the operation that asked for it.
+    if (!(decision.kind === 'operation' && decision.permit)) permits.release();
+    if (decision.kind === 'pause') {
       if (historyTooLong()) await continueAsNewWithState();
       const nudged = ctx.nudges;
       await condition(() => !s.paused || ctx.nudges !== nudged || historyTooLong());
       continue;
     }
-    // The boot MAC's reservation before anything boots it (host-dhcp.ts; only for a host with spec.dhcp).
-    if (dhcpTracked(s) && (await syncDhcp(ctx, backoff)) === 'again') continue;
-    s.power = settlePowerRequests(s.status.poweredOn, s.spec, s.power);
-    // A failed deploy deprovisions and is counted, up to BMO's retry limit (provisioning-retries.ts).
-    const retries = provisioningRetriesApply(s);
-    // No await unless there is something to tell: an await lets handlers run before decide().
-    const held = settingsHeldEvent(s);
-    if (held) await ctx.sync(held);
-    const decision = decide(s, {
-      giveUp: deleteGiveUp(s) !== undefined,
-      metal3: metal3Transition(s) !== undefined,
-      retries,
-      customDeploy: customDeployChanged(s),
-      powerOffFlag: disablePowerOffStale(s),
-      online: offlineHoldsProvisioning(s),
-    });
-    if (decision.kind === 'operation' && decision.op === 'power') {
-      // As Metal3: spec.online false is a soft power off, hard only after a failure.
-      const offline = offlinePowerStep(decision.power, s.status.errorCount);
-      if (offline) decision.power = offline;
-    }
-    const gated = decision.kind === 'operation' && needsPermit(decision.op, s.spec);
-    if (!gated) permits.release();
     if (decision.kind === 'finish') break;
     if (decision.kind === 'fail') {
-      // The provisioning retry limit (provisioning-retries.ts): recorded as BMO's recordActionFailure does.
-      Object.assign(s.status, { errorType: decision.errorType, errorMessage: decision.message, operationalStatus: 'error', lastUpdated: now() });
-      s.status.errorCount += 1;
-      await ctx.sync({ type: 'Warning', reason: 'ProvisioningError', message: decision.message });
+      await ctx.sync(recordFailure(s, decision.errorType, decision.message));
       continue;
     }
     if (decision.kind === 'enter') {
-      const before = s.status.provisioning.state;
-      ctx.setState(decision.state);
-      await ctx.sync({ type: 'Normal', reason: 'StateChanged', message: `provisioning state ${before || 'none'} → ${decision.state}` });
+      const entered = enterState(ctx, decision.state);
+      if (entered) await ctx.sync(entered);
       continue;
     }
     if (decision.kind === 'operation') {
@@ -168,25 +134,14 @@ export async function hostWorkflow(input: HostWorkflowInput): Promise<HostView> 
       const deploy = decision.op === 'provision' ? await imageToDeploy(ctx, backoff) : undefined;
       if (deploy === 'again') continue;
       let permit: { granted: boolean; delayedSince?: string } | undefined;
-      if (gated) {
-        // At most METALFLOW_PROVISIONING_LIMIT hosts inspect, provision or deprovision at once (host-permit.ts).
+      if (decision.permit) {
         permit = await permits.acquire(decision.state, changeSeen(ctx));
         if (!permit.granted) continue;
       }
-      if (decision.recordImage) s.status.provisioning.image = decision.recordImage;
-      if (decision.failedDeploy) s.status.provisioningFailCount = (s.status.provisioningFailCount ?? 0) + 1;
-      if (retries && decision.op === 'provision' && s.status.provisioning.state === 'available') recordAttempt(s);
-      if (decision.gaveUp) {
-        log.warn(decision.gaveUp.message);
-        await ctx.sync({ type: 'Warning', reason: decision.gaveUp.reason, message: decision.gaveUp.message });
-      }
-      const before = s.status.provisioning.state;
-      ctx.setState(decision.state);
-      if (before !== decision.state) {
-        // A new host has no state yet; "unmanaged" is a state of its own (a host without a BMC).
-        const from = before || 'none';
-        await ctx.sync({ type: 'Normal', reason: 'StateChanged', message: `provisioning state ${from} → ${decision.state}` });
-      }
+      const gaveUp = beginOperation(s, decision);
+      if (gaveUp) await ctx.sync(gaveUp);
+      const entered = enterState(ctx, decision.state);
+      if (entered) await ctx.sync(entered);
       const succeeded = await runOperation(decision.op, decision.state, {
         adopt: decision.adopt,
         power: decision.power,
