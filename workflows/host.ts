@@ -26,7 +26,7 @@ import { customDeployChanged } from './custom-deploy-change';
 import { disablePowerOffStale } from './disable-power-off';
 import { settingsHeld } from './servicing-rules';
 import type { HostEvent } from '../activities/host-status-activities';
-import { dhcpTracked, leaseCheckDelayMs, leasePeriodMs, readLease, releaseDhcpOnDelete, syncDhcp } from './host-dhcp';
+import { dhcpTracked, LeaseWatch, releaseDhcpOnDelete, syncDhcp } from './host-dhcp';
 
 function initialState(input: HostWorkflowInput): HostState {
   return {
@@ -111,6 +111,7 @@ export async function hostWorkflow(input: HostWorkflowInput): Promise<HostView> 
 
   ctx.publish();
   const idle = new IdleWait(ctx);
+  const leases = new LeaseWatch(ctx);
   // A run continued from a backoff waits out what was left of it before retrying.
   if (s.retryAt !== undefined) await waitForRetry();
   for (;;) {
@@ -164,6 +165,7 @@ export async function hostWorkflow(input: HostWorkflowInput): Promise<HostView> 
     }
     if (decision.kind === 'operation') {
       idle.leave();
+      leases.stop();
       // Checked while the host still shows where it was: a bad image leaves it there (image-check.ts).
       const deploy = decision.op === 'provision' ? await imageToDeploy(ctx, backoff) : undefined;
       if (deploy === 'again') continue;
@@ -197,7 +199,10 @@ export async function hostWorkflow(input: HostWorkflowInput): Promise<HostView> 
       continue;
     }
     // Idle: the only time it is safe to hand our state to a fresh run.
-    if (historyTooLong()) await continueAsNewWithState();
+    if (historyTooLong()) {
+      leases.stop();
+      await continueAsNewWithState();
+    }
     const checkMs = powerCheckDelayMs(s);
     if (s.powerCheckAsked) {
       // The power sentinel saw the node change.
@@ -207,11 +212,15 @@ export async function hostWorkflow(input: HostWorkflowInput): Promise<HostView> 
         continue;
       }
     }
+    // A changed DHCP lease the watch returned goes into status.dhcp first (host-dhcp.ts).
+    if (leases.arrived()) {
+      await leases.apply(idleFence);
+      continue;
+    }
+    leases.ensure();
     const seen = changeSeen(ctx);
-    const changed = () => seen() || s.powerCheckAsked === true;
-    // The first lease read is due as soon as the reservation is written; later ones follow the fires.
-    if (leaseCheckDelayMs(s) !== undefined && !s.dhcp?.leaseCheckedAt) await readLease(ctx);
-    else await idle.wait(changed, { powerMs: checkMs, leaseMs: leasePeriodMs(s), checkPower: () => checkPower(ctx), readLease: () => readLease(ctx), powerCheckIsLocal: () => powerCheckIsLocal(s), fence: idleFence });
+    const changed = () => seen() || s.powerCheckAsked === true || leases.arrived();
+    await idle.wait(changed, { powerMs: checkMs, checkPower: () => checkPower(ctx), powerCheckIsLocal: () => powerCheckIsLocal(s), fence: idleFence });
   }
   if (s.dhcp) await releaseDhcpOnDelete(s);
   await condition(allHandlersFinished);
