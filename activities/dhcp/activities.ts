@@ -71,6 +71,17 @@ export function createDhcpActivities(deps: DhcpActivityDeps) {
   // One per worker, so concurrent claims on a pool share an update (clients/temporal/batcher.ts).
   let pools: IpPools | undefined;
   const poolsOf = (): IpPools => (pools ??= new IpPools({ client: deps.client ?? Context.current().client, taskQueue: Context.current().info.taskQueue }));
+  const readLease = async ({ site, mac }: { site: string; mac: string }): Promise<DhcpStatus | null> => {
+    const s = siteOf(deps, site);
+    const m = normalizeMac(mac);
+    if (!m.ok) throw ApplicationFailure.nonRetryable(`${mac}: not a MAC address`, FAILURE.dhcpUnusable, { type: 'invalid' });
+    const leases = await mapped(() => readLeases(s.leasesFile));
+    const now = Date.now();
+    const lease = leases.find((l) => l.mac === m.value && (l.expiry === null || l.expiry.getTime() > now));
+    if (!lease) return null;
+    const seen = lease.expiry && s.leaseTimeSeconds !== undefined ? new Date(lease.expiry.getTime() - s.leaseTimeSeconds * 1000) : null;
+    return { address: lease.ip, leaseExpiry: lease.expiry?.toISOString() ?? null, lastSeen: seen?.toISOString() ?? null };
+  };
   return {
     /**
      * The host's address from its IPPool (the claim named after the host): the same one each time it is asked.
@@ -124,16 +135,29 @@ export function createDhcpActivities(deps: DhcpActivityDeps) {
     },
 
     /** The MAC's current lease for `status.dhcp`, or null when it has none (never asked, or expired). */
-    async readDhcpLease({ site, mac }: { site: string; mac: string }): Promise<DhcpStatus | null> {
-      const s = siteOf(deps, site);
-      const m = normalizeMac(mac);
-      if (!m.ok) throw ApplicationFailure.nonRetryable(`${mac}: not a MAC address`, FAILURE.dhcpUnusable, { type: 'invalid' });
-      const leases = await mapped(() => readLeases(s.leasesFile));
-      const now = Date.now();
-      const lease = leases.find((l) => l.mac === m.value && (l.expiry === null || l.expiry.getTime() > now));
-      if (!lease) return null;
-      const seen = lease.expiry && s.leaseTimeSeconds !== undefined ? new Date(lease.expiry.getTime() - s.leaseTimeSeconds * 1000) : null;
-      return { address: lease.ip, leaseExpiry: lease.expiry?.toISOString() ?? null, lastSeen: seen?.toISOString() ?? null };
+    readDhcpLease: readLease,
+
+    /**
+     * Reads the MAC's lease every `periodSeconds` (at least 1) and returns only when it differs from
+     * `known`, so a host waiting for a lease adds nothing to its history. Heartbeats each read (the
+     * count as details): a lost worker is noticed and another one carries on; a cancel ends it. A read
+     * that fails for a passing reason (the leases file being rewritten) is logged and tried at the next one.
+     */
+    async watchDhcpLease({ site, mac, known, periodSeconds }: { site: string; mac: string; known: DhcpStatus | null; periodSeconds: number }): Promise<DhcpStatus | null> {
+      const ctx = Context.current();
+      const period = Math.max(1, periodSeconds) * 1000;
+      const was = JSON.stringify(known);
+      for (let reads = 1; ; reads++) {
+        try {
+          const lease = await readLease({ site, mac });
+          if (JSON.stringify(lease) !== was) return lease;
+        } catch (err) {
+          if (err instanceof ApplicationFailure && err.nonRetryable) throw err;
+          ctx.log.warn(`reading the DHCP lease of ${mac} at site ${site} failed; trying again in ${period / 1000} s`, { error: (err as Error).message });
+        }
+        ctx.heartbeat({ reads });
+        await ctx.sleep(period);
+      }
     },
   };
 }

@@ -4,6 +4,8 @@
  * busybox udhcpc asking for a lease from the site's client namespace.
  */
 import { execFile, execFileSync } from 'node:child_process';
+import { chmod, mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { DhcpSite } from '../../activities/dhcp/activities';
@@ -54,6 +56,14 @@ export async function startSite(stateDir: string, name: string, net: string, unk
   await run('bash', [SCRIPT, 'start'], { env: env(site, stateDir, unknown) });
   const dir = join(stateDir, 'dnsmasq', name);
   return { ...site, hostsDir: join(dir, 'hosts.d'), leasesFile: join(dir, 'dnsmasq.leases'), leaseTimeSeconds: LEASE_TIME_SECONDS };
+}
+
+/** A site in a fresh state folder (0755: dnsmasq, once it drops to its unprivileged user, reads under it), after sweeping stale ones. */
+export async function startFreshSite(prefix: string, name: string, net: string, unknown: 'ignore' | 'pool'): Promise<{ state: string; site: TestSite }> {
+  await sweepStaleSites();
+  const state = await mkdtemp(join(tmpdir(), prefix));
+  await chmod(state, 0o755);
+  return { state, site: await startSite(state, name, net, unknown) };
 }
 
 /**

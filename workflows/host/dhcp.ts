@@ -6,11 +6,11 @@
  * deleted (not before: deprovisioning and cleaning still boot it over the
  * network). An address from spec.dhcp.ipPool is claimed from the pool's
  * workflow (the claim named after the host) and given back with the host.
- * While idle, the lease is read back into status.dhcp every
- * `dhcpLeaseCheckSeconds`; the idle loop continues as new as usual, so the
- * checks never grow a run's history without bound.
+ * While idle, one activity reads the lease every `dhcpLeaseCheckSeconds` and
+ * returns only when it changed (LeaseWatch), so waiting for a lease adds
+ * nothing to the host's history.
  */
-import { isCancellation, log, proxyActivities } from '@temporalio/workflow';
+import { CancellationScope, isCancellation, log, proxyActivities } from '@temporalio/workflow';
 import type { DhcpActivities } from '../../activities/dhcp/activities';
 import type { DhcpReservation } from '../../model/dhcp';
 import { DEFAULT_DHCP_SITE, type HostDhcp, type HostDhcpStatus } from '../../model/host-dhcp';
@@ -105,8 +105,7 @@ export async function syncDhcp(ctx: HostContext, backoff: () => Promise<void>): 
       const ip = target.reservation.ip;
       const a = state.allocation;
       s.status.dhcp = { site: target.site, ...(ip ? { reservedAddress: ip } : {}), ...(a ? { ipPool: { name: a.pool, claim: a.claim } } : {}) };
-      // The lease is read again soon: the old one may be for another MAC or address.
-      delete state.leaseCheckedAt;
+      // A new reservation: the lease watch starts again for it (LeaseWatch.ensure).
       changed = true;
     }
     if (state.failed) {
@@ -147,42 +146,103 @@ export async function releaseDhcpOnDelete(s: HostState): Promise<void> {
   }
 }
 
-/** ms until the lease is due to be read; undefined when this host reads none (no reservation, ignored, checks off). */
-export function leaseCheckDelayMs(s: HostState): number | undefined {
-  const seconds = s.options.dhcpLeaseCheckSeconds ?? DEFAULT_LEASE_CHECK_SECONDS;
-  if (!s.dhcp?.written || s.spec?.dhcp?.ignore || !s.spec?.bootMACAddress || seconds <= 0) return undefined;
-  const last = s.dhcp.leaseCheckedAt ? Date.parse(s.dhcp.leaseCheckedAt) : 0;
-  return Math.max(0, last + seconds * 1000 - Date.now());
+/** The activity options of one lease watch: it runs while the host is idle, as long as that lasts. */
+function leaseWatcher(periodSeconds: number): Pick<DhcpActivities, 'watchDhcpLease'> {
+  return proxyActivities<DhcpActivities>({
+    // The watch ends on a change or a cancel; a longer one is started again (a retry: no event).
+    startToCloseTimeout: '1 day',
+    // A lost worker is noticed within a few reads; the watch carries on elsewhere.
+    heartbeatTimeout: `${Math.max(30, 3 * periodSeconds)} seconds`,
+    retry: { ...QUIET_RETRY, maximumAttempts: Number.POSITIVE_INFINITY },
+  });
 }
 
-/** ms between lease reads (counted in the idle wait's fires); undefined when this host reads none. */
-export function leasePeriodMs(s: HostState): number | undefined {
-  const seconds = s.options.dhcpLeaseCheckSeconds ?? DEFAULT_LEASE_CHECK_SECONDS;
-  return leaseCheckDelayMs(s) === undefined ? undefined : seconds * 1000;
-}
+type Lease = Awaited<ReturnType<DhcpActivities['watchDhcpLease']>>;
 
-/** Reads the boot MAC's lease into status.dhcp; published only when it changed. A failed read is logged and tried at the next check. */
-export async function readLease(ctx: HostContext): Promise<void> {
-  const { s } = ctx;
-  const state = s.dhcp;
-  const mac = s.spec?.bootMACAddress;
-  if (!state?.written || !mac) return;
-  state.leaseCheckedAt = now();
-  let lease: Awaited<ReturnType<DhcpActivities['readDhcpLease']>>;
-  try {
-    lease = await dhcp.readDhcpLease({ site: state.written.site, mac });
-  } catch (err) {
-    if (isCancellation(err)) throw err;
-    log.warn(`reading the DHCP lease failed: ${failureMessage(err)}`);
-    return;
+/**
+ * The boot MAC's lease, read into status.dhcp by one activity that reads at most every
+ * `dhcpLeaseCheckSeconds` and returns only when the lease changed: while a host waits for a lease
+ * (or keeps one), its history does not grow. Started by the idle wait and stopped when an
+ * operation starts (or the run hands over); started again for a new reservation. Kept across the
+ * loop's passes, as the idle timer is, so a pass that comes back idle starts nothing new.
+ */
+export class LeaseWatch {
+  private running: { key: string; cancel(): void; result: Lease | undefined; done: boolean } | undefined;
+  /** A reservation whose watch failed for good (an unknown site): not watched again until it changes. */
+  private failedKey: string | undefined;
+
+  constructor(private readonly ctx: HostContext) {}
+
+  /** The reservation a watch reads now; undefined when none is read (no reservation, ignored, checks off). */
+  private key(): { key: string; site: string; mac: string; seconds: number } | undefined {
+    const { s } = this.ctx;
+    const seconds = s.options.dhcpLeaseCheckSeconds ?? DEFAULT_LEASE_CHECK_SECONDS;
+    const written = s.dhcp?.written;
+    const mac = s.spec?.bootMACAddress;
+    if (!written || s.spec?.dhcp?.ignore || !mac || seconds <= 0) return undefined;
+    return { key: `${written.fingerprint}|${seconds}`, site: written.site, mac, seconds };
   }
-  const before = s.status.dhcp ?? { site: state.written.site };
-  const { address: _a, leaseExpiry: _e, lastSeen: _l, ...kept } = before;
-  const after: HostDhcpStatus = { ...kept, ...(lease ?? {}) };
-  if (JSON.stringify(after) === JSON.stringify(before)) return;
-  s.status.dhcp = after;
-  s.status.lastUpdated = now();
-  await ctx.sync();
+
+  /** A changed lease has arrived and waits for apply(). */
+  arrived(): boolean {
+    return this.running?.done === true && this.running.result !== undefined;
+  }
+
+  /** Starts a watch unless one for the current reservation is running; stops one for an old reservation. */
+  ensure(): void {
+    const want = this.key();
+    if (this.running && (this.running.key !== want?.key || this.running.done)) this.stop();
+    if (!want || this.running || want.key === this.failedKey) return;
+    const { s } = this.ctx;
+    const { address, leaseExpiry, lastSeen } = s.status.dhcp ?? {};
+    const known: Lease = address ? { address, leaseExpiry: leaseExpiry ?? null, lastSeen: lastSeen ?? null } : null;
+    const scope = new CancellationScope();
+    const run: NonNullable<LeaseWatch['running']> = { key: want.key, cancel: () => scope.cancel(), result: undefined, done: false };
+    this.running = run;
+    void scope
+      .run(() => leaseWatcher(want.seconds).watchDhcpLease({ site: want.site, mac: want.mac, known, periodSeconds: want.seconds }))
+      .then(
+        (lease) => {
+          run.result = lease;
+          run.done = true;
+        },
+        (err: unknown) => {
+          run.done = true;
+          if (isCancellation(err)) return;
+          // Only a failure no retry mends (an unknown site) ends a watch: it waits for a new reservation.
+          this.failedKey = run.key;
+          log.warn(`watching the DHCP lease failed: ${failureMessage(err)}`);
+        },
+      );
+  }
+
+  /** An operation starts, or the run hands over: the watch goes (started again when idle). */
+  stop(): void {
+    if (this.running && !this.running.done) this.running.cancel();
+    this.running = undefined;
+  }
+
+  /**
+   * Puts the changed lease into status.dhcp. `fence` first: an activity's result is applied as the
+   * idle timer's fire is (idle-wait.ts), so a stale activation starts nothing a replay would not.
+   */
+  async apply(fence: () => Promise<void>): Promise<void> {
+    const run = this.running;
+    if (!run?.done || run.result === undefined) return;
+    this.running = undefined;
+    await fence();
+    const { s } = this.ctx;
+    const state = s.dhcp;
+    if (!state?.written) return;
+    state.leaseCheckedAt = now();
+    const before = s.status.dhcp ?? { site: state.written.site };
+    const { address: _a, leaseExpiry: _e, lastSeen: _l, ...kept } = before;
+    const after: HostDhcpStatus = { ...kept, ...(run.result ?? {}) };
+    if (JSON.stringify(after) === JSON.stringify(before)) return;
+    s.status.dhcp = after;
+    s.status.lastUpdated = now();
+    await this.ctx.sync();
+  }
 }
 
 /** The config drive's network data comes from the pool address when the spec names none (model/network-data.ts). */

@@ -21,7 +21,7 @@ import { markNodeLost } from './rules/node-lost';
 import { recordHostUid } from './uid';
 import { imageToDeploy } from './rules/image-check';
 import { permitKeeper } from './rules/permit';
-import { dhcpDue, leaseCheckDelayMs, leasePeriodMs, readLease, releaseDhcpOnDelete, syncDhcp } from './dhcp';
+import { dhcpDue, LeaseWatch, releaseDhcpOnDelete, syncDhcp } from './dhcp';
 
 function initialState(input: HostWorkflowInput): HostState {
   return {
@@ -92,6 +92,7 @@ export async function hostWorkflow(input: HostWorkflowInput): Promise<HostView> 
 
   ctx.publish();
   const idle = new IdleWait(ctx);
+  const leases = new LeaseWatch(ctx);
   // A run continued from a backoff waits out what was left of it before retrying.
   if (s.retryAt !== undefined) await waitForRetry();
   for (;;) {
@@ -130,6 +131,7 @@ export async function hostWorkflow(input: HostWorkflowInput): Promise<HostView> 
     }
     if (decision.kind === 'operation') {
       idle.leave();
+      leases.stop();
       // Checked while the host still shows where it was: a bad image leaves it there (image-check.ts).
       const deploy = decision.op === 'provision' ? await imageToDeploy(ctx, backoff) : undefined;
       if (deploy === 'again') continue;
@@ -152,7 +154,10 @@ export async function hostWorkflow(input: HostWorkflowInput): Promise<HostView> 
       continue;
     }
     // Idle: the only time it is safe to hand our state to a fresh run.
-    if (historyTooLong()) await continueAsNewWithState();
+    if (historyTooLong()) {
+      leases.stop();
+      await continueAsNewWithState();
+    }
     const checkMs = powerCheckDelayMs(s);
     if (s.powerCheckAsked) {
       // The power sentinel saw the node change.
@@ -162,11 +167,15 @@ export async function hostWorkflow(input: HostWorkflowInput): Promise<HostView> 
         continue;
       }
     }
+    // A changed DHCP lease the watch returned goes into status.dhcp first (host-dhcp.ts).
+    if (leases.arrived()) {
+      await leases.apply(idleFence);
+      continue;
+    }
+    leases.ensure();
     const seen = changeSeen(ctx);
-    const changed = () => seen() || s.powerCheckAsked === true;
-    // The first lease read is due as soon as the reservation is written; later ones follow the fires.
-    if (leaseCheckDelayMs(s) !== undefined && !s.dhcp?.leaseCheckedAt) await readLease(ctx);
-    else await idle.wait(changed, { powerMs: checkMs, leaseMs: leasePeriodMs(s), checkPower: () => checkPower(ctx), readLease: () => readLease(ctx), powerCheckIsLocal: () => powerCheckIsLocal(s), fence: idleFence });
+    const changed = () => seen() || s.powerCheckAsked === true || leases.arrived();
+    await idle.wait(changed, { powerMs: checkMs, checkPower: () => checkPower(ctx), powerCheckIsLocal: () => powerCheckIsLocal(s), fence: idleFence });
   }
   if (s.dhcp) await releaseDhcpOnDelete(s);
   await condition(allHandlersFinished);

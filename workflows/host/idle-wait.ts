@@ -25,9 +25,8 @@
  * the next real task, where it is sorted after the update as on replay. The
  * next period's timer is started by the next pass, after the checks.
  *
- * A host with a DHCP reservation reads its lease every lease period and its
- * power every few of them, counted in fires (one timer for both, so neither
- * needs the clock to tell which is due).
+ * A host's DHCP lease is not read here: one activity watches it
+ * (host-dhcp.ts, LeaseWatch), so waiting for a lease costs no fires.
  */
 import { CancellationScope, condition, sleep } from '@temporalio/workflow';
 import type { HostContext } from './context';
@@ -35,10 +34,7 @@ import type { HostContext } from './context';
 export interface IdleChecks {
   /** ms between power checks; undefined: none. */
   powerMs: number | undefined;
-  /** ms between lease reads; undefined: none. */
-  leaseMs: number | undefined;
   checkPower(): Promise<void>;
-  readLease(): Promise<void>;
   /** The power check's first step is a local activity (so it can be the fence). */
   powerCheckIsLocal(): boolean;
   /** An empty local activity. */
@@ -64,13 +60,9 @@ function startIdleTimer(ms: number): IdleTimer {
   return t;
 }
 
-/**
- * The idle wait's state in one run: the pending timer and the fires counted
- * (lease reads and power checks are told apart by the count).
- */
+/** The idle wait's state in one run: the pending timer. */
 export class IdleWait {
   private timer: IdleTimer | undefined;
-  private fires = 0;
 
   constructor(private readonly ctx: HostContext) {}
 
@@ -91,8 +83,7 @@ export class IdleWait {
    * a replay would not.
    */
   async wait(changed: () => boolean, checks: IdleChecks): Promise<void> {
-    const { powerMs, leaseMs } = checks;
-    const periodMs = leaseMs !== undefined && powerMs !== undefined ? Math.min(leaseMs, powerMs) : (leaseMs ?? powerMs);
+    const periodMs = checks.powerMs;
     const woken = (): boolean => changed() || this.ctx.historyTooLong();
     if (periodMs === undefined) {
       this.leave();
@@ -112,21 +103,7 @@ export class IdleWait {
     // A fire applied in this activation has set `fired` by now (its callback ran before ours).
     if (!timer.fired) return;
     this.timer = undefined;
-    this.fires += 1;
-    const { leaseDue, powerDue } = this.due(periodMs, checks);
-    if (powerDue && checks.powerCheckIsLocal()) {
-      await checks.checkPower();
-      if (leaseDue) await checks.readLease();
-      return;
-    }
-    await checks.fence();
-    if (leaseDue) await checks.readLease();
-    if (powerDue) await checks.checkPower();
-  }
-
-  /** What is due at the fire just counted. */
-  private due(periodMs: number, { leaseMs, powerMs }: IdleChecks): { leaseDue: boolean; powerDue: boolean } {
-    const every = (ms: number): boolean => this.fires % Math.max(1, Math.round(ms / periodMs)) === 0;
-    return { leaseDue: leaseMs !== undefined && every(leaseMs), powerDue: powerMs !== undefined && every(powerMs) };
+    if (!checks.powerCheckIsLocal()) await checks.fence();
+    await checks.checkPower();
   }
 }
