@@ -146,7 +146,7 @@ export async function hostWorkflow(input: HostWorkflowInput): Promise<HostView> 
       const offline = offlinePowerStep(decision.power, s.status.errorCount);
       if (offline) decision.power = offline;
     }
-    const gated = decision.kind === 'operation' && needsPermit(decision.op, s.spec);
+    const gated = decision.kind === 'operation' && needsPermit(decision.op, s.spec, ctx.provisioner());
     if (!gated) permits.release();
     if (decision.kind === 'finish') break;
     if (decision.kind === 'fail') {

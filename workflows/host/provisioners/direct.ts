@@ -6,8 +6,8 @@
  * deprovisioning and deletion are BMC power and media calls. There is no
  * node to create or remove, so `status.provisioning.ID` stays empty.
  *
- * Called from the operation workflows in operations.ts, so each step still
- * shows as the host's own child run in the Temporal UI. Every activity here
+ * Run through the host's provisioner (provisioner.ts) inside the host
+ * workflow, each operation labelled as its own step in the Temporal UI. Every activity here
  * is level-triggered (it reads the BMC first and sends nothing when the BMC
  * already is where asked), so a retried activity never cycles power twice.
  */
@@ -50,8 +50,6 @@ const hasConfigData = (spec: HostSpec): boolean => Boolean(spec.userData || spec
 async function removeConfigDrive(t: { ref: OperationInput['ref']; spec: HostSpec }): Promise<void> {
   await drives.removeConfigDrive(t);
 }
-
-export const isDirect = (spec: HostSpec | undefined): boolean => spec?.provisioner === 'direct';
 
 function familyOf(spec: HostSpec): BmcFamily {
   const parsed = parseBmcAddress(bmcOf(spec).address);

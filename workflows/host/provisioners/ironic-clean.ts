@@ -13,8 +13,6 @@
 import { ActivityCancellationType, CancellationScope, CancelledFailure, proxyActivities, type ActivityOptions } from '@temporalio/workflow';
 import type { IronicActivities } from '../../../activities/ironic/activities';
 import { QUIET_RETRY, required } from '../operation-common';
-import { directClean } from './direct-clean';
-import { isDirect } from './direct';
 import { abortingOnCancel } from '../operation-cancel';
 import { operationLabel } from '../operation-label';
 import type { OperationInput, OperationOutcome } from '../operation-types';
@@ -30,8 +28,6 @@ const stepping = proxyActivities<Pick<IronicActivities, 'cleanNode' | 'serviceNo
 
 /** `progress` hears each step's name as it starts (the host's record and current details show it). */
 export async function cleanOperation(input: OperationInput, progress?: (step: string) => void): Promise<OperationOutcome> {
-  // A direct host's clean runs over Redfish (direct-clean.ts).
-  if (isDirect(input.spec)) return directClean(input, progress);
   return namedSteps(input, 'cleanNode', 'clean', progress);
 }
 

@@ -15,12 +15,11 @@ import {
   setHandler,
   workflowInfo,
 } from '@temporalio/workflow';
-import { parseBmcAddress } from '../../../model/bmc';
 import type { HostSpec, OperationalStatus, ProvisioningState } from '../../../model/host';
 import type { LimiterActivities } from '../../../activities/limiter/activities';
 import type { OperationKind } from '../../../contracts/host';
 import { QUIET_RETRY } from '../operation-common';
-import { isDirect } from '../provisioners/direct';
+import type { Provisioner } from '../provisioners/provisioner';
 import { limiterWorkflowId, permitGrantedSignal, releasePermitSignal } from '../../../contracts/limiter';
 import { now, type HostContext } from '../context';
 
@@ -31,16 +30,9 @@ import { now, type HostContext } from '../context';
  */
 const limiterLocal = proxyLocalActivities<LimiterActivities>({ startToCloseTimeout: '1 minute', retry: QUIET_RETRY });
 
-/**
- * The operations Metal3 counts (BMO gates the moves into inspecting, provisioning and
- * deprovisioning), except where no network boot is involved, as BMO exempts virtual
- * media: a virtual-media BMC, the direct provisioner, inspection read from the BMC.
- */
-export function needsPermit(op: OperationKind, spec: HostSpec | undefined): boolean {
-  if (op !== 'inspect' && op !== 'provision' && op !== 'deprovision') return false;
-  if (isDirect(spec) || (op === 'inspect' && spec?.inspectionMode === 'fast')) return false;
-  const bmc = spec?.bmc ? parseBmcAddress(spec.bmc.address) : undefined;
-  return !(bmc?.ok && bmc.value.type.endsWith('-virtualmedia'));
+/** Whether `op` waits for a permit: the host's provisioner says which of its operations boot from the network. */
+export function needsPermit(op: OperationKind, spec: HostSpec | undefined, provisioner: Provisioner): boolean {
+  return provisioner.needsPermit(op, spec);
 }
 
 export interface PermitKeeper {
