@@ -16,11 +16,11 @@ import type { DhcpReservation } from '../../model/dhcp';
 import { DEFAULT_DHCP_SITE, type HostDhcp, type HostDhcpStatus } from '../../model/host-dhcp';
 import type { AddressNetworkData } from '../../model/network-data';
 import type { DhcpState, HostState } from '../../contracts/host';
-import { QUIET_RETRY } from './operation-common';
+import { ACTIVITY_OPTIONS } from '../common/activity-options';
 import { failureMessage } from '../common/failure-message';
 import { now, type HostContext } from './context';
 
-const dhcp = proxyActivities<DhcpActivities>({ startToCloseTimeout: '2 minutes', retry: QUIET_RETRY });
+const dhcp = proxyActivities<DhcpActivities>(ACTIVITY_OPTIONS.dhcp);
 
 export const DEFAULT_LEASE_CHECK_SECONDS = 60;
 const FAILED = 'DHCP reservation failed: ';

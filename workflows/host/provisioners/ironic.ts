@@ -4,9 +4,10 @@
  * step. They sequence activities and make no decisions about the host; the host
  * workflow decides what runs next.
  */
-import { ActivityCancellationType, proxyActivities, type ActivityOptions } from '@temporalio/workflow';
+import { proxyActivities } from '@temporalio/workflow';
+import { ACTIVITY_OPTIONS } from '../../common/activity-options';
 import { bmcOf, type HardwareDetails, type HostRef, type HostSpec, type Image } from '../../../model/host';
-import { BMC_RETRY, QUIET_RETRY as retry, required } from '../operation-common';
+import { required } from '../operation-common';
 import type { IronicActivities } from '../../../activities/ironic/activities';
 import type { BmcActivities } from '../../../activities/bmc/activities';
 import { parseBmcAddress } from '../../../model/bmc';
@@ -15,45 +16,13 @@ import { changePower, inspectFromBmc, reboot } from './power';
 import type { OperationInput, OperationOutcome } from '../operation-types';
 import { abortingOnCancel } from '../operation-cancel';
 
-/** Node record changes: quick, one or two requests. */
-const quick = proxyActivities<IronicActivities>({ startToCloseTimeout: '2 minutes', retry });
-
-/**
- * Writing the node record: several requests, each queued behind a busy
- * Ironic at fleet scale (at 1,000 hosts ~1% of first attempts ran past two
- * minutes and were redone). Like every Ironic activity it heartbeats every
- * 10 s (wrap, ironic-node-driver.ts), so a slow Ironic gets the time and a
- * crash is still noticed within a minute.
- */
-const registering = proxyActivities<IronicActivities>({ startToCloseTimeout: '15 minutes', heartbeatTimeout: '1 minute', retry });
-
-/**
- * Provision-state changes wait on Ironic; heartbeats let a new worker take
- * over after a crash. Each heartbeat the server records is a database write:
- * the worker sends at most one per 15 s (its maxHeartbeatThrottleInterval),
- * about 70 writes a second for 1,000 waiting hosts, and a one-minute timeout
- * leaves room for a slow server while a crash is still noticed within it.
- */
-const WAITING: ActivityOptions = { startToCloseTimeout: '3 hours', heartbeatTimeout: '1 minute', retry };
-const waiting = proxyActivities<IronicActivities>(WAITING);
-
-/**
- * The same waits where the host may cancel them (abortingOnCancel): the
- * cancellation is over only once the activity has stopped. Cancelled the
- * SDK's default way, the operation would go on to settle the node while the
- * wait still ran; the host would deprovision the node to `available` within
- * a second, and the deploy wait, which had not yet heard of its cancellation
- * (that comes with a heartbeat's answer), would see an available node and
- * deploy it again.
- */
-const interruptible = proxyActivities<IronicActivities>({ ...WAITING, cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED });
-
-/** Talks to the BMC itself: short requests (a slow BMC's whole session fits), a BMC error is recorded at once (no quiet retries). */
-const bmc = proxyActivities<BmcActivities>({
-  startToCloseTimeout: '5 minutes',
-  heartbeatTimeout: '30 seconds',
-  retry: BMC_RETRY,
-});
+const quick = proxyActivities<IronicActivities>(ACTIVITY_OPTIONS.ironicCall);
+const registering = proxyActivities<IronicActivities>(ACTIVITY_OPTIONS.ironicRegister);
+const waiting = proxyActivities<IronicActivities>(ACTIVITY_OPTIONS.ironicWait);
+/** Waits the host may cancel (abortingOnCancel): the cancellation is over only once the activity has stopped. */
+const interruptible = proxyActivities<IronicActivities>(ACTIVITY_OPTIONS.ironicWaitCancellable);
+/** The BMC pre-flight: a BMC error is recorded at once (no quiet retries). */
+const bmc = proxyActivities<BmcActivities>(ACTIVITY_OPTIONS.bmcCall);
 
 const cleaning = (spec: HostSpec | undefined): boolean => (spec?.automatedCleaningMode ?? 'metadata') !== 'disabled';
 

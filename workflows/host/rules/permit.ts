@@ -18,17 +18,13 @@ import {
 import type { HostSpec, OperationalStatus, ProvisioningState } from '../../../model/host';
 import type { LimiterActivities } from '../../../activities/limiter/activities';
 import type { OperationKind } from '../../../contracts/host';
-import { QUIET_RETRY } from '../operation-common';
+import { LOCAL_ACTIVITY_OPTIONS } from '../../common/activity-options';
 import type { Provisioner } from '../provisioners/provisioner';
 import { limiterWorkflowId, permitGrantedSignal, releasePermitSignal } from '../../../contracts/limiter';
 import { now, type HostContext } from '../context';
 
-/**
- * The request is a local activity: one marker event in the workflow task that asks,
- * instead of three activity events and a workflow task of its own; asked on each
- * inspect, provision and deprovision, answered at once without a limit.
- */
-const limiterLocal = proxyLocalActivities<LimiterActivities>({ startToCloseTimeout: '1 minute', retry: QUIET_RETRY });
+/** Asked on each inspect, provision and deprovision, answered at once without a limit: a local activity. */
+const limiterLocal = proxyLocalActivities<LimiterActivities>(LOCAL_ACTIVITY_OPTIONS.limiterRequest);
 
 /** Whether `op` waits for a permit: the host's provisioner says which of its operations boot from the network. */
 export function needsPermit(op: OperationKind, spec: HostSpec | undefined, provisioner: Provisioner): boolean {
