@@ -20,7 +20,7 @@ import { operationRunner } from './operation';
 import { markNodeLost } from './rules/node-lost';
 import { recordHostUid } from './uid';
 import { imageToDeploy } from './rules/image-check';
-import { needsPermit, permitKeeper } from './rules/permit';
+import { permitKeeper } from './rules/permit';
 import { provisioningRetriesApply, recordAttempt } from './rules/provisioning-retries';
 import { customDeployChanged } from './rules/custom-deploy-change';
 import { disablePowerOffStale } from './rules/disable-power-off';
@@ -146,7 +146,7 @@ export async function hostWorkflow(input: HostWorkflowInput): Promise<HostView> 
       const offline = offlinePowerStep(decision.power, s.status.errorCount);
       if (offline) decision.power = offline;
     }
-    const gated = decision.kind === 'operation' && needsPermit(decision.op, s.spec, ctx.provisioner());
+    const gated = decision.kind === 'operation' && ctx.provisioner().needsPermit(decision.op, s.spec);
     if (!gated) permits.release();
     if (decision.kind === 'finish') break;
     if (decision.kind === 'fail') {

@@ -6,7 +6,7 @@
  */
 import { proxyActivities } from '@temporalio/workflow';
 import { ACTIVITY_OPTIONS } from '../../common/activity-options';
-import { bmcOf, type HardwareDetails, type HostRef, type HostSpec, type Image } from '../../../model/host';
+import { bmcOf, type HostSpec } from '../../../model/host';
 import { required } from '../operation-common';
 import type { IronicActivities } from '../../../activities/ironic/activities';
 import type { BmcActivities } from '../../../activities/bmc/activities';

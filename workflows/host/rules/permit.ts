@@ -15,21 +15,14 @@ import {
   setHandler,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { HostSpec, OperationalStatus, ProvisioningState } from '../../../model/host';
+import type { OperationalStatus, ProvisioningState } from '../../../model/host';
 import type { LimiterActivities } from '../../../activities/limiter/activities';
-import type { OperationKind } from '../../../contracts/host';
 import { LOCAL_ACTIVITY_OPTIONS } from '../../common/activity-options';
-import type { Provisioner } from '../provisioners/provisioner';
 import { limiterWorkflowId, permitGrantedSignal, releasePermitSignal } from '../../../contracts/limiter';
 import { now, type HostContext } from '../context';
 
 /** Asked on each inspect, provision and deprovision, answered at once without a limit: a local activity. */
 const limiterLocal = proxyLocalActivities<LimiterActivities>(LOCAL_ACTIVITY_OPTIONS.limiterRequest);
-
-/** Whether `op` waits for a permit: the host's provisioner says which of its operations boot from the network. */
-export function needsPermit(op: OperationKind, spec: HostSpec | undefined, provisioner: Provisioner): boolean {
-  return provisioner.needsPermit(op, spec);
-}
 
 export interface PermitKeeper {
   /**
