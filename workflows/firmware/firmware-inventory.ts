@@ -6,13 +6,11 @@
  * the run. Two events of history; no state, nothing to replay across versions.
  */
 import { proxyActivities } from '@temporalio/workflow';
+import { ACTIVITY_OPTIONS } from '../common/activity-options';
 import type { FirmwareInventoryActivities } from '../../activities/ironic/firmware-inventory';
 import type { FirmwareInventory, FirmwareInventoryInput } from '../../contracts/firmware-inventory';
 
-const { readFirmwareInventory } = proxyActivities<FirmwareInventoryActivities>({
-  startToCloseTimeout: '60 seconds',
-  retry: { maximumAttempts: 3, nonRetryableErrorTypes: ['IronicNodeGone'] },
-});
+const { readFirmwareInventory } = proxyActivities<FirmwareInventoryActivities>(ACTIVITY_OPTIONS.ironicFirmwareRead);
 
 export async function firmwareInventoryWorkflow(input: FirmwareInventoryInput): Promise<FirmwareInventory> {
   return readFirmwareInventory(input);

@@ -6,6 +6,7 @@
  */
 import { ActivityFailure, isCancellation, proxyActivities } from '@temporalio/workflow';
 import type { createFleetActivities } from '../../activities/fleet/activities';
+import { ACTIVITY_OPTIONS } from '../common/activity-options';
 import type { FleetInput } from '../../model/fleet';
 import { DEFAULT_HOST_TIMEOUT_SECONDS } from '../../model/fleet';
 import type { FleetHost, FleetOptions } from '../../contracts/fleet';
@@ -13,27 +14,14 @@ import type { FleetHostResult } from '../../contracts/fleet-goals';
 
 type FleetActivities = ReturnType<typeof createFleetActivities>;
 
-/** Reads and updates of host workflows: quick, retried quietly while Temporal is busy. */
-export const fleetCalls = proxyActivities<FleetActivities>({
-  startToCloseTimeout: '2 minutes',
-  heartbeatTimeout: '1 minute',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 12 },
-});
+export const fleetCalls = proxyActivities<FleetActivities>(ACTIVITY_OPTIONS.temporalCall);
 
 function waitCalls(windowSeconds: number) {
-  return proxyActivities<FleetActivities>({
-    startToCloseTimeout: `${windowSeconds + 60} seconds`,
-    heartbeatTimeout: '30 seconds',
-    retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 12 },
-  });
+  return proxyActivities<FleetActivities>(ACTIVITY_OPTIONS.fleetWindow(windowSeconds));
 }
 
-/** Stopping a host waits for its operation to end (Ironic asked to stop as well): minutes at worst, heartbeating. */
-const abortCalls = proxyActivities<FleetActivities>({
-  startToCloseTimeout: '1 hour',
-  heartbeatTimeout: '1 minute',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 12 },
-});
+/** Stopping a host waits for its operation to end (Ironic asked to stop as well). */
+const abortCalls = proxyActivities<FleetActivities>(ACTIVITY_OPTIONS.temporalWait);
 
 const message = (err: unknown): string => {
   const cause = err instanceof ActivityFailure ? (err.cause ?? err) : err;

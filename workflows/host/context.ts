@@ -15,6 +15,7 @@ import { statusPublisher } from './status-publish';
 import { hostUid } from './uid';
 import { settingsHeld } from './rules/servicing';
 import type { HostEvent } from '../../model/host-event';
+import { provisionerFor, type Provisioner } from './provisioners/provisioner';
 
 export const now = (): string => new Date().toISOString();
 
@@ -53,6 +54,8 @@ export interface HostContext {
   historyTooLong(): boolean;
   /** `carry` runs last, just before the hand-over, to put into the state what the next run needs. */
   continueAsNewWithState(carry?: () => void): Promise<never>;
+  /** Who carries out the host's operations (provisioners/provisioner.ts), chosen once the host has a provisioning state. */
+  provisioner(): Provisioner;
   /** Awaited before any hand-over: what this run sent must arrive while it is open (host-permit.ts's releases). */
   beforeHandOver?: () => Promise<void>;
 }
@@ -61,6 +64,7 @@ export function hostContext(s: HostState): HostContext {
   /** Search attributes last upserted by this run (a new run upserts once at start). */
   let published: string | undefined;
   const status = statusPublisher(s);
+  let provisioner: Provisioner | undefined;
 
   const ctx: HostContext = {
     s,
@@ -115,6 +119,13 @@ export function hostContext(s: HostState): HostContext {
       s.status.provisioning.state = state;
       s.status.lastUpdated = now();
       ctx.publish();
+    },
+    provisioner: () => {
+      if (provisioner) return provisioner;
+      const chosen = provisionerFor(s.spec);
+      // Until the host has a provisioning state its spec may still name another provisioner (specConflict).
+      if (s.status.provisioning.state !== '') provisioner = chosen;
+      return chosen;
     },
     sync: status.sync,
     historyTooLong: () => {

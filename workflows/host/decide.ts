@@ -11,7 +11,7 @@ import { customDeployChanged } from './rules/custom-deploy-change';
 import { disablePowerOffStale } from './rules/disable-power-off';
 import { pendingSettingsSteps } from '../../model/host-settings';
 import { serviceDue, settingsHeld } from './rules/servicing';
-import { needsPermit } from './rules/permit';
+import { provisionerFor } from './provisioners/provisioner';
 import { DELETE_RETRY_LIMIT } from '../../contracts/host';
 
 export { DELETE_RETRY_LIMIT };
@@ -443,7 +443,7 @@ export const HANDLERS: Record<ProvisioningState, Handler> = {
 export function decide(s: HostState): Decision {
   const d = ruleOrHandler(s);
   // At most METALFLOW_PROVISIONING_LIMIT hosts inspect, provision or deprovision at once (permit.ts).
-  return d.kind === 'operation' && needsPermit(d.op, s.spec) ? { ...d, permit: true } : d;
+  return d.kind === 'operation' && provisionerFor(s.spec).needsPermit(d.op, s.spec) ? { ...d, permit: true } : d;
 }
 
 function ruleOrHandler(s: HostState): Decision {

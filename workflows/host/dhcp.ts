@@ -16,11 +16,11 @@ import type { DhcpReservation } from '../../model/dhcp';
 import { DEFAULT_DHCP_SITE, type HostDhcp, type HostDhcpStatus } from '../../model/host-dhcp';
 import type { AddressNetworkData } from '../../model/network-data';
 import type { DhcpState, HostState } from '../../contracts/host';
-import { QUIET_RETRY } from './operation-common';
+import { ACTIVITY_OPTIONS } from '../common/activity-options';
 import { failureMessage } from '../common/failure-message';
 import { now, type HostContext } from './context';
 
-const dhcp = proxyActivities<DhcpActivities>({ startToCloseTimeout: '2 minutes', retry: QUIET_RETRY });
+const dhcp = proxyActivities<DhcpActivities>(ACTIVITY_OPTIONS.dhcp);
 
 export const DEFAULT_LEASE_CHECK_SECONDS = 60;
 const FAILED = 'DHCP reservation failed: ';
@@ -148,13 +148,7 @@ export async function releaseDhcpOnDelete(s: HostState): Promise<void> {
 
 /** The activity options of one lease watch: it runs while the host is idle, as long as that lasts. */
 function leaseWatcher(periodSeconds: number): Pick<DhcpActivities, 'watchDhcpLease'> {
-  return proxyActivities<DhcpActivities>({
-    // The watch ends on a change or a cancel; a longer one is started again (a retry: no event).
-    startToCloseTimeout: '1 day',
-    // A lost worker is noticed within a few reads; the watch carries on elsewhere.
-    heartbeatTimeout: `${Math.max(30, 3 * periodSeconds)} seconds`,
-    retry: { ...QUIET_RETRY, maximumAttempts: Number.POSITIVE_INFINITY },
-  });
+  return proxyActivities<DhcpActivities>(ACTIVITY_OPTIONS.dhcpLeaseWatch(periodSeconds));
 }
 
 type Lease = Awaited<ReturnType<DhcpActivities['watchDhcpLease']>>;

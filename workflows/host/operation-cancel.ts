@@ -6,15 +6,10 @@
  */
 import { CancellationScope, isCancellation, proxyActivities } from '@temporalio/workflow';
 import type { SettleActivities } from '../../activities/ironic/settle';
-import { QUIET_RETRY } from './operation-common';
+import { ACTIVITY_OPTIONS } from '../common/activity-options';
 import type { OperationInput } from './operation-types';
 
-/** Waits on Ironic (a refused abort ends on Ironic's own callback timeout): heartbeats, like the other waits. */
-const settle = proxyActivities<SettleActivities>({
-  startToCloseTimeout: '1 hour',
-  heartbeatTimeout: '1 minute',
-  retry: QUIET_RETRY,
-});
+const settle = proxyActivities<SettleActivities>(ACTIVITY_OPTIONS.ironicSettle);
 
 export async function abortingOnCancel<T>(input: OperationInput, step: () => Promise<T>): Promise<T> {
   try {

@@ -10,7 +10,6 @@ import type { HostSpec, Image, OperationName, ProvisioningState } from '../../mo
 import { failureMessage } from '../common/failure-message';
 import { DEFAULT_HOST_OPTIONS, type OperationKind, type OperationRecord } from '../../contracts/host';
 import { ERROR_TYPE_OF, nextStateAfter, registrationFingerprint, type PowerStep } from './decide';
-import { OPERATIONS } from './provisioners/ironic';
 import type { OperationInput, OperationOutcome } from './operation-types';
 import { withOperationLabel } from './operation-label';
 import { credentialsAttempt } from './directives';
@@ -149,7 +148,7 @@ export function operationRunner(ctx: HostContext): OperationRunner {
       };
       let outcome: OperationOutcome;
       try {
-        outcome = await scope.run(() => withOperationLabel(`${record.seq}-${op}`, () => OPERATIONS[op](input, progress)));
+        outcome = await scope.run(() => withOperationLabel(`${record.seq}-${op}`, () => ctx.provisioner().operations[op](input, progress)));
       } finally {
         // Before the outcome is recorded, and before any backoff: the next host need not wait for either.
         release?.();

@@ -5,6 +5,7 @@
  */
 import { ActivityFailure, ApplicationFailure, log, proxyActivities, sleep } from '@temporalio/workflow';
 import { failureMessage } from '../common/failure-message';
+import { ACTIVITY_OPTIONS } from '../common/activity-options';
 import type { HostState, StatusOutbox } from '../../contracts/host';
 import type { KubernetesActivities } from '../../activities/kubernetes/host-status';
 import type { HostEvent } from '../../model/host-event';
@@ -16,10 +17,7 @@ import type { HostEvent } from '../../model/host-event';
  * that waited for ever would hold a host's run, and a worker that answered it with
  * "not registered" kept it retrying for ever.
  */
-const kubeBackground = proxyActivities<KubernetesActivities>({
-  startToCloseTimeout: '1 minute',
-  retry: { initialInterval: '1 second', maximumInterval: '1 minute', maximumAttempts: 10 },
-});
+const kubeBackground = proxyActivities<KubernetesActivities>(ACTIVITY_OPTIONS.kubernetesWrite);
 
 /** Events kept for a status write still waiting on the API server; the oldest go first. */
 const MAX_QUEUED_EVENTS = 50;

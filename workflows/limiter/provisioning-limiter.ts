@@ -16,7 +16,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { LimiterActivities } from '../../activities/limiter/activities';
-import { QUIET_RETRY } from '../host/operation-common';
+import { ACTIVITY_OPTIONS } from '../common/activity-options';
 import {
   acquirePermitSignal,
   limiterViewQuery,
@@ -27,7 +27,7 @@ import {
   type PermitRequest,
 } from '../../contracts/limiter';
 
-const acts = proxyActivities<LimiterActivities>({ startToCloseTimeout: '2 minutes', retry: QUIET_RETRY });
+const acts = proxyActivities<LimiterActivities>(ACTIVITY_OPTIONS.limiter);
 
 const DEFAULT_CHECK_SECONDS = 60;
 /** An idle limiter ends after this long; the next request starts a new one. */

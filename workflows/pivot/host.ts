@@ -7,22 +7,19 @@
  */
 import { ActivityFailure, ApplicationFailure, isCancellation, proxyActivities } from '@temporalio/workflow';
 import type { createPivotActivities } from '../../activities/pivot/activities';
+import { ACTIVITY_OPTIONS } from '../common/activity-options';
 import { DEFAULT_HOST_TIMEOUT_SECONDS } from '../../model/fleet';
 import type { PivotInput } from '../../model/pivot';
 import type { FleetHostResult } from '../../contracts/fleet-goals';
 import type { PivotHost, PivotManifest, PivotOptions, PivotStep } from '../../contracts/pivot';
 
 type PivotActivities = ReturnType<typeof createPivotActivities>;
-const retry = { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 12 };
-
-/** Reads and writes of the two API servers: quick, retried quietly while a server is busy. */
-export const pivotCalls = proxyActivities<PivotActivities>({ startToCloseTimeout: '2 minutes', heartbeatTimeout: '1 minute', retry });
-
-/** Waits on a host workflow (idle, detached, gone): minutes at worst, heartbeating. */
-const waitCalls = proxyActivities<PivotActivities>({ startToCloseTimeout: '1 hour', heartbeatTimeout: '1 minute', retry });
+export const pivotCalls = proxyActivities<PivotActivities>(ACTIVITY_OPTIONS.pivotCall);
+/** Waits on a host workflow (idle, detached, gone). */
+const waitCalls = proxyActivities<PivotActivities>(ACTIVITY_OPTIONS.temporalWait);
 
 function windowCalls(windowSeconds: number) {
-  return proxyActivities<PivotActivities>({ startToCloseTimeout: `${windowSeconds + 60} seconds`, heartbeatTimeout: '1 minute', retry });
+  return proxyActivities<PivotActivities>(ACTIVITY_OPTIONS.pivotWindow(windowSeconds));
 }
 
 const message = (err: unknown): string => {

@@ -6,10 +6,11 @@
  * conductor. Two events of history, whatever happens.
  */
 import { proxyActivities } from '@temporalio/workflow';
+import { ACTIVITY_OPTIONS } from '../common/activity-options';
 import type { PlaneCheckActivities } from '../../activities/pivot/plane-check';
 import type { PlaneReport } from '../../contracts/pivot';
 
-const { checkOwnPlane } = proxyActivities<PlaneCheckActivities>({ startToCloseTimeout: '30 seconds', retry: { maximumAttempts: 2 } });
+const { checkOwnPlane } = proxyActivities<PlaneCheckActivities>(ACTIVITY_OPTIONS.planeCheck);
 
 export async function planeCheckWorkflow(): Promise<PlaneReport> {
   return checkOwnPlane();

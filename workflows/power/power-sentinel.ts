@@ -14,18 +14,13 @@
  * the workflow cancels the watch (a cancellation, never a failure).
  */
 import { continueAsNew, proxyActivities } from '@temporalio/workflow';
+import { ACTIVITY_OPTIONS } from '../common/activity-options';
 import type { PowerSentinelActivities } from '../../activities/power/sentinel';
 import type { PowerSentinelInput } from '../../contracts/power-sentinel';
 
 export async function powerSentinelWorkflow(input: PowerSentinelInput): Promise<void> {
   const watchSeconds = input.watchSeconds ?? 3600;
-  const { watchPowerStates } = proxyActivities<PowerSentinelActivities>({
-    startToCloseTimeout: `${watchSeconds + 300} seconds`,
-    // A list of a large fleet from a busy Ironic can take a while; three intervals, at least a minute.
-    heartbeatTimeout: `${Math.max(60, 3 * input.intervalSeconds)} seconds`,
-    // No attempt limit: the sentinel outlives any Ironic or worker outage.
-    retry: { initialInterval: '5 seconds', backoffCoefficient: 2, maximumInterval: '5 minutes' },
-  });
+  const { watchPowerStates } = proxyActivities<PowerSentinelActivities>(ACTIVITY_OPTIONS.powerWatch(watchSeconds, input.intervalSeconds));
   for (let i = 0; i < (input.watchesPerRun ?? 24); i++) await watchPowerStates({ intervalSeconds: input.intervalSeconds, watchSeconds, ...(input.namespace !== undefined ? { namespace: input.namespace } : {}) });
   await continueAsNew<typeof powerSentinelWorkflow>(input);
 }

@@ -12,6 +12,7 @@
  */
 import { ApplicationFailure, CancellationScope, isCancellation, log, proxyActivities, setCurrentDetails, setHandler, workflowInfo, type ActivityOptions } from '@temporalio/workflow';
 import { MAX_RETRY_LIMIT, strategyPairingError } from '../../model/remediation';
+import { ACTIVITY_OPTIONS } from '../common/activity-options';
 import { reinspectHost, reprovisionHost, type Act, type RemediationActivities, type StepContext } from './beyond';
 import {
   initialRemediationView,
@@ -23,21 +24,14 @@ import {
 
 type Activities = RemediationActivities;
 
-const QUICK: ActivityOptions = {
-  startToCloseTimeout: '1 minute',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds' },
-};
+const QUICK: ActivityOptions = ACTIVITY_OPTIONS.remediationCall;
 const quick = proxyActivities<Activities>(QUICK);
 const MAX_STEPS = 40;
 
 const now = (): string => new Date().toISOString();
 
 /** A waiting activity: heartbeats, so a dead worker is noticed in 30 s and the wait resumes on another. */
-const waiting = (deadline: number): ActivityOptions => ({
-  ...QUICK,
-  startToCloseTimeout: Math.max(deadline - Date.now(), 0) + 120_000,
-  heartbeatTimeout: '30 seconds',
-});
+const waiting = ACTIVITY_OPTIONS.remediationWait;
 
 export async function remediateWorkflow(input: RemediationInput): Promise<RemediationView> {
   const v = initialRemediationView(input);

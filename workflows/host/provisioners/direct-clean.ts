@@ -15,16 +15,16 @@
  * Other steps (erase, RAID) need Ironic's agent; the request validator
  * refuses them for direct hosts before anything runs.
  */
-import { ApplicationFailure, CancellationScope, CancelledFailure, proxyActivities, type ActivityOptions } from '@temporalio/workflow';
+import { ApplicationFailure, CancellationScope, CancelledFailure, proxyActivities } from '@temporalio/workflow';
+import { ACTIVITY_OPTIONS } from '../../common/activity-options';
 import type { BmcActivities, BmcTarget } from '../../../activities/bmc/activities';
 import type { CleanStep } from '../../../model/clean';
 import { FAILURE } from '../../../model/failures';
-import { BMC_RETRY, required } from '../operation-common';
+import { required } from '../operation-common';
 import { operationLabel } from '../operation-label';
 import type { OperationInput, OperationOutcome } from '../operation-types';
 
-/** A reboot into the BIOS and a read back; a firmware task on a real BMC can take tens of minutes. */
-const OPTIONS: ActivityOptions = { startToCloseTimeout: '1 hour', heartbeatTimeout: '1 minute', retry: BMC_RETRY };
+const OPTIONS = ACTIVITY_OPTIONS.bmcTask;
 const bmc = proxyActivities<Pick<BmcActivities, 'applyBmcBios' | 'updateBmcFirmware'>>(OPTIONS);
 
 /** Runs one named step; returns what the record's note says of it. */

@@ -6,42 +6,30 @@
  * deprovisioning and deletion are BMC power and media calls. There is no
  * node to create or remove, so `status.provisioning.ID` stays empty.
  *
- * Called from the operation workflows in operations.ts, so each step still
- * shows as the host's own child run in the Temporal UI. Every activity here
+ * Run through the host's provisioner (provisioner.ts) inside the host
+ * workflow, each operation labelled as its own step in the Temporal UI. Every activity here
  * is level-triggered (it reads the BMC first and sends nothing when the BMC
  * already is where asked), so a retried activity never cycles power twice.
  */
 import { ApplicationFailure, proxyActivities } from '@temporalio/workflow';
+import { ACTIVITY_OPTIONS } from '../../common/activity-options';
 import type { BmcActivities, BmcTarget } from '../../../activities/bmc/activities';
 import type { ImageCacheActivities } from '../../../activities/images/cache';
 import type { ConfigDriveActivities } from '../../../activities/images/config-drive';
 import { BMC_TYPE_TABLE, parseBmcAddress, type BmcFamily } from '../../../model/bmc';
 import { FAILURE } from '../../../model/failures';
-import { BMC_RETRY as retry, required } from '../operation-common';
+import { required } from '../operation-common';
 import { bmcOf, type HostSpec } from '../../../model/host';
 import type { OperationInput, OperationOutcome } from '../operation-types';
 
-/**
- * Short requests: pre-flight, inventory, boot override, eject, reads. A whole
- * session on a slow BMC (each request up to 30 s) fits; they heartbeat.
- */
-const quick = proxyActivities<BmcActivities>({ startToCloseTimeout: '5 minutes', heartbeatTimeout: '30 seconds', retry });
-
+/** Short requests: pre-flight, inventory, boot override, eject, reads. */
+const quick = proxyActivities<BmcActivities>(ACTIVITY_OPTIONS.bmcCall);
 /** Power changes wait (up to 2 minutes) for the BMC to report the new state, heartbeating each poll. */
-const power = proxyActivities<BmcActivities>({
-  startToCloseTimeout: '5 minutes',
-  heartbeatTimeout: '30 seconds',
-  retry,
-});
-
-/** InsertMedia: some BMCs (sushy-tools among them) download the whole ISO before answering. */
-const media = proxyActivities<BmcActivities>({ startToCloseTimeout: '15 minutes', retry });
-
-/** The whole ISO read and hashed before the BMC gets it: as long as the download takes, heartbeating. */
-const verify = proxyActivities<ImageCacheActivities>({ startToCloseTimeout: '2 hours', heartbeatTimeout: '30 seconds', retry });
-
+const power = proxyActivities<BmcActivities>(ACTIVITY_OPTIONS.bmcCall);
+const media = proxyActivities<BmcActivities>(ACTIVITY_OPTIONS.bmcMediaInsert);
+const verify = proxyActivities<ImageCacheActivities>(ACTIVITY_OPTIONS.imageVerify);
 /** The config drive: built from the host's Secrets and inserted (the BMC downloads it before answering), or ejected and deleted. */
-const drives = proxyActivities<ConfigDriveActivities>({ startToCloseTimeout: '15 minutes', retry });
+const drives = proxyActivities<ConfigDriveActivities>(ACTIVITY_OPTIONS.bmcMediaInsert);
 
 /** A host with user, network or meta data boots with a config drive beside its ISO. */
 const hasConfigData = (spec: HostSpec): boolean => Boolean(spec.userData || spec.networkData || spec.metaData);
@@ -50,8 +38,6 @@ const hasConfigData = (spec: HostSpec): boolean => Boolean(spec.userData || spec
 async function removeConfigDrive(t: { ref: OperationInput['ref']; spec: HostSpec }): Promise<void> {
   await drives.removeConfigDrive(t);
 }
-
-export const isDirect = (spec: HostSpec | undefined): boolean => spec?.provisioner === 'direct';
 
 function familyOf(spec: HostSpec): BmcFamily {
   const parsed = parseBmcAddress(bmcOf(spec).address);

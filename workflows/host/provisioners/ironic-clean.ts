@@ -10,28 +10,20 @@
  * provisioned host, each one Ironic service (`<seq>-service: serviceNode <step>`),
  * the node staying `active`.
  */
-import { ActivityCancellationType, CancellationScope, CancelledFailure, proxyActivities, type ActivityOptions } from '@temporalio/workflow';
+import { CancellationScope, CancelledFailure, proxyActivities } from '@temporalio/workflow';
+import { ACTIVITY_OPTIONS } from '../../common/activity-options';
 import type { IronicActivities } from '../../../activities/ironic/activities';
-import { QUIET_RETRY, required } from '../operation-common';
-import { directClean } from './direct-clean';
-import { isDirect } from './direct';
+import { required } from '../operation-common';
 import { abortingOnCancel } from '../operation-cancel';
 import { operationLabel } from '../operation-label';
 import type { OperationInput, OperationOutcome } from '../operation-types';
 
 /** Waits on Ironic, heartbeating; a cancelled wait has stopped before the node is settled (operation-cancel.ts). */
-const OPTIONS: ActivityOptions = {
-  startToCloseTimeout: '3 hours',
-  heartbeatTimeout: '1 minute',
-  retry: QUIET_RETRY,
-  cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
-};
+const OPTIONS = ACTIVITY_OPTIONS.ironicWaitCancellable;
 const stepping = proxyActivities<Pick<IronicActivities, 'cleanNode' | 'serviceNode'>>(OPTIONS);
 
 /** `progress` hears each step's name as it starts (the host's record and current details show it). */
 export async function cleanOperation(input: OperationInput, progress?: (step: string) => void): Promise<OperationOutcome> {
-  // A direct host's clean runs over Redfish (direct-clean.ts).
-  if (isDirect(input.spec)) return directClean(input, progress);
   return namedSteps(input, 'cleanNode', 'clean', progress);
 }
 

@@ -1,70 +1,28 @@
 /**
- * The host's operations, run inside the host workflow (host-operation.ts), each
- * labelled so the Temporal UI shows it as its own step. They sequence activities
- * and make no decisions about the host; the host workflow decides what runs next.
+ * The Ironic provisioner's operations (provisioner.ts), run inside the host
+ * workflow (operation.ts), each labelled so the Temporal UI shows it as its own
+ * step. They sequence activities and make no decisions about the host; the host
+ * workflow decides what runs next.
  */
-import { ActivityCancellationType, proxyActivities, type ActivityOptions } from '@temporalio/workflow';
-import { bmcOf, type HardwareDetails, type HostRef, type HostSpec, type Image } from '../../../model/host';
-import { BMC_RETRY, QUIET_RETRY as retry, required } from '../operation-common';
+import { proxyActivities } from '@temporalio/workflow';
+import { ACTIVITY_OPTIONS } from '../../common/activity-options';
+import { bmcOf, type HostSpec } from '../../../model/host';
+import { required } from '../operation-common';
 import type { IronicActivities } from '../../../activities/ironic/activities';
 import type { BmcActivities } from '../../../activities/bmc/activities';
 import { parseBmcAddress } from '../../../model/bmc';
 import { customDeployMethod } from '../../../model/custom-deploy';
-import type { OperationKind } from '../../../contracts/host';
-import {
-  directDelete,
-  directDeprovision,
-  directEnroll,
-  directInspect,
-  directPower,
-  directPrepare,
-  directProvision,
-  isDirect,
-} from './direct';
 import { changePower, inspectFromBmc, reboot } from './power';
 import type { OperationInput, OperationOutcome } from '../operation-types';
 import { abortingOnCancel } from '../operation-cancel';
-import { cleanOperation, serviceOperation } from './ironic-clean';
 
-/** Node record changes: quick, one or two requests. */
-const quick = proxyActivities<IronicActivities>({ startToCloseTimeout: '2 minutes', retry });
-
-/**
- * Writing the node record: several requests, each queued behind a busy
- * Ironic at fleet scale (at 1,000 hosts ~1% of first attempts ran past two
- * minutes and were redone). Like every Ironic activity it heartbeats every
- * 10 s (wrap, ironic-node-driver.ts), so a slow Ironic gets the time and a
- * crash is still noticed within a minute.
- */
-const registering = proxyActivities<IronicActivities>({ startToCloseTimeout: '15 minutes', heartbeatTimeout: '1 minute', retry });
-
-/**
- * Provision-state changes wait on Ironic; heartbeats let a new worker take
- * over after a crash. Each heartbeat the server records is a database write:
- * the worker sends at most one per 15 s (its maxHeartbeatThrottleInterval),
- * about 70 writes a second for 1,000 waiting hosts, and a one-minute timeout
- * leaves room for a slow server while a crash is still noticed within it.
- */
-const WAITING: ActivityOptions = { startToCloseTimeout: '3 hours', heartbeatTimeout: '1 minute', retry };
-const waiting = proxyActivities<IronicActivities>(WAITING);
-
-/**
- * The same waits where the host may cancel them (abortingOnCancel): the
- * cancellation is over only once the activity has stopped. Cancelled the
- * SDK's default way, the operation would go on to settle the node while the
- * wait still ran; the host would deprovision the node to `available` within
- * a second, and the deploy wait, which had not yet heard of its cancellation
- * (that comes with a heartbeat's answer), would see an available node and
- * deploy it again.
- */
-const interruptible = proxyActivities<IronicActivities>({ ...WAITING, cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED });
-
-/** Talks to the BMC itself: short requests (a slow BMC's whole session fits), a BMC error is recorded at once (no quiet retries). */
-const bmc = proxyActivities<BmcActivities>({
-  startToCloseTimeout: '5 minutes',
-  heartbeatTimeout: '30 seconds',
-  retry: BMC_RETRY,
-});
+const quick = proxyActivities<IronicActivities>(ACTIVITY_OPTIONS.ironicCall);
+const registering = proxyActivities<IronicActivities>(ACTIVITY_OPTIONS.ironicRegister);
+const waiting = proxyActivities<IronicActivities>(ACTIVITY_OPTIONS.ironicWait);
+/** Waits the host may cancel (abortingOnCancel): the cancellation is over only once the activity has stopped. */
+const interruptible = proxyActivities<IronicActivities>(ACTIVITY_OPTIONS.ironicWaitCancellable);
+/** The BMC pre-flight: a BMC error is recorded at once (no quiet retries). */
+const bmc = proxyActivities<BmcActivities>(ACTIVITY_OPTIONS.bmcCall);
 
 const cleaning = (spec: HostSpec | undefined): boolean => (spec?.automatedCleaningMode ?? 'metadata') !== 'disabled';
 
@@ -72,8 +30,6 @@ const cleaning = (spec: HostSpec | undefined): boolean => (spec?.automatedCleani
 const untouchedNote = (result: { untouched?: string }): { note?: string } => (result.untouched ? { note: result.untouched } : {});
 
 export async function enrollOperation(input: OperationInput): Promise<OperationOutcome> {
-  // spec.provisioner: direct never touches Ironic (direct-operations.ts).
-  if (isDirect(input.spec)) return directEnroll(input);
   const spec = required(input.spec, 'a spec');
   // Pre-flight: a wrong password or an unreachable BMC is named here, before Ironic is touched.
   const bmcType = parseBmcAddress(bmcOf(spec).address);
@@ -90,7 +46,6 @@ export async function enrollOperation(input: OperationInput): Promise<OperationO
 }
 
 export async function inspectOperation(input: OperationInput): Promise<OperationOutcome> {
-  if (isDirect(input.spec)) return directInspect(input);
   if (input.spec?.inspectionMode === 'fast') return inspectFromBmc({ ref: input.ref, spec: input.spec });
   const nodeId = required(input.nodeId, 'a node');
   const { hardware } = await abortingOnCancel(input, () => interruptible.inspectNode({ ref: input.ref, nodeId }));
@@ -98,7 +53,6 @@ export async function inspectOperation(input: OperationInput): Promise<Operation
 }
 
 export async function prepareOperation(input: OperationInput): Promise<OperationOutcome> {
-  if (isDirect(input.spec)) return directPrepare(input);
   const nodeId = required(input.nodeId, 'a node');
   // As BMO: the node stays manageable while the host is available and automated cleaning runs
   // when provisioning starts (deployNode).
@@ -107,7 +61,6 @@ export async function prepareOperation(input: OperationInput): Promise<Operation
 }
 
 export async function provisionOperation(input: OperationInput): Promise<OperationOutcome> {
-  if (isDirect(input.spec)) return directProvision(input);
   const spec = required(input.spec, 'a spec');
   const nodeId = required(input.nodeId, 'a node');
   // A custom deploy (Metal3's customDeploy.method) needs no image.
@@ -135,24 +88,32 @@ export async function provisionOperation(input: OperationInput): Promise<Operati
 }
 
 export async function deprovisionOperation(input: OperationInput): Promise<OperationOutcome> {
-  if (isDirect(input.spec)) return directDeprovision(input);
   const nodeId = required(input.nodeId, 'a node');
   const node = await waiting.undeployNode({ ref: input.ref, nodeId, automatedCleaning: cleaning(input.spec) });
   return { poweredOn: node.poweredOn };
 }
 
-export async function powerOperation(input: OperationInput): Promise<OperationOutcome> {
+/**
+ * Both provisioners' power operation: a steady-state order (soft, or through the
+ * BMC) goes the order's way; a plain on/off target goes to the provisioner's `setPower`.
+ */
+export async function powerByOrder(input: OperationInput, setPower: (input: OperationInput) => Promise<OperationOutcome>): Promise<OperationOutcome> {
   // As Metal3: a host whose power must never go off is not powered off before deleting either.
   if (input.powerOn === false && input.spec?.disablePowerOff) return {};
   if (input.power && (input.power.via === 'bmc' || input.power.mode)) return changePower({ ...input, power: input.power });
-  if (isDirect(input.spec)) return directPower(input);
-  const node = await waiting.setPower({
-    ref: input.ref,
-    nodeId: input.nodeId,
-    bootMACAddress: input.spec?.bootMACAddress,
-    on: required(input.powerOn, 'a power target'),
+  return setPower(input);
+}
+
+export async function powerOperation(input: OperationInput): Promise<OperationOutcome> {
+  return powerByOrder(input, async () => {
+    const node = await waiting.setPower({
+      ref: input.ref,
+      nodeId: input.nodeId,
+      bootMACAddress: input.spec?.bootMACAddress,
+      on: required(input.powerOn, 'a power target'),
+    });
+    return { poweredOn: node.poweredOn, ...untouchedNote(node) };
   });
-  return { poweredOn: node.poweredOn, ...untouchedNote(node) };
 }
 
 /** One-shot reboot (reboot.metal3.io or the API), through Ironic or the BMC. */
@@ -161,30 +122,12 @@ export async function rebootOperation(input: OperationInput): Promise<OperationO
 }
 
 export async function deleteOperation(input: OperationInput): Promise<OperationOutcome> {
-  if (isDirect(input.spec)) return directDelete(input);
   const deleted = await quick.deleteNode({ ref: input.ref, nodeId: input.nodeId, bootMACAddress: input.spec?.bootMACAddress });
   return { nodeId: '', poweredOn: false, ...untouchedNote(deleted) };
 }
 
 /** Leaves Ironic without deprovisioning or powering off: the node record is deleted, the machine keeps running. */
 export async function detachOperation(input: OperationInput): Promise<OperationOutcome> {
-  // A direct host has no node: detaching it must not ask Ironic anything (there may be no Ironic at all).
-  if (isDirect(input.spec)) return { nodeId: '' };
   const detached = await quick.detachNode({ ref: input.ref, nodeId: input.nodeId, bootMACAddress: input.spec?.bootMACAddress });
   return { nodeId: '', ...untouchedNote(detached) };
 }
-
-/** `progress`: an inline operation's steps as they start (only clean and service have named steps). */
-export const OPERATIONS: Record<OperationKind, (input: OperationInput, progress?: (step: string) => void) => Promise<OperationOutcome>> = {
-  enroll: enrollOperation,
-  inspect: inspectOperation,
-  prepare: prepareOperation,
-  provision: provisionOperation,
-  deprovision: deprovisionOperation,
-  power: powerOperation,
-  reboot: rebootOperation,
-  delete: deleteOperation,
-  detach: detachOperation,
-  clean: cleanOperation,
-  service: serviceOperation,
-};

@@ -5,7 +5,7 @@
  */
 import { proxyActivities } from '@temporalio/workflow';
 import type { HardwareDetails, HostRef, HostSpec } from '../../../model/host';
-import { BMC_RETRY, QUIET_RETRY } from '../operation-common';
+import { ACTIVITY_OPTIONS } from '../../common/activity-options';
 import type { BmcActivities } from '../../../activities/bmc/activities';
 import type { PowerActivities, PowerPath } from '../../../activities/power/activities';
 import type { RebootMode } from '../rules/power-requests';
@@ -26,28 +26,17 @@ export function powerPath(spec: HostSpec | undefined, nodeId: string | undefined
   return spec?.provisioner === 'direct' || !nodeId ? 'bmc' : 'ironic';
 }
 
-/** Power changes, through Ironic or the BMC: five attempts before the host records the failure. */
-const retry = { ...BMC_RETRY, maximumAttempts: 5 } as const;
-
-/** A soft power off may take its whole timeout before the hard one: room for both, heartbeats while waiting. */
-const slowPower = (softTimeoutSeconds: number, policy: typeof retry | typeof QUIET_RETRY = retry) => ({
-  startToCloseTimeout: `${softTimeoutSeconds + 300} seconds`,
-  heartbeatTimeout: '60 seconds',
-  retry: policy,
-});
-
 /**
  * Through Ironic, transient faults (Ironic restarting, 5xx, 409) are retried
  * quietly like every other Ironic call, about five minutes. With the BMC's five
  * attempts (~15 s) an Ironic restart failed a reboot half done, and the next
  * reboot operation powered the host off a second time (the chaos suite).
  */
-const ironicPower = (o: PowerOrder) =>
-  proxyActivities<PowerActivities>(slowPower(o.softTimeoutSeconds, QUIET_RETRY));
-const bmcPower = (o: PowerOrder) => proxyActivities<BmcActivities>(slowPower(o.softTimeoutSeconds));
+const ironicPower = (o: PowerOrder) => proxyActivities<PowerActivities>(ACTIVITY_OPTIONS.ironicPower(o.softTimeoutSeconds));
+const bmcPower = (o: PowerOrder) => proxyActivities<BmcActivities>(ACTIVITY_OPTIONS.bmcPower(o.softTimeoutSeconds));
 
 /** Out-of-band inventory: a dozen or more requests to the BMC (each up to 30 s on a slow one), heartbeating. */
-const inventory = proxyActivities<BmcActivities>({ startToCloseTimeout: '5 minutes', heartbeatTimeout: '30 seconds', retry: BMC_RETRY });
+const inventory = proxyActivities<BmcActivities>(ACTIVITY_OPTIONS.bmcCall);
 
 export interface PowerStepInput {
   ref: HostRef;

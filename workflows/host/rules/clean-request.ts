@@ -6,8 +6,8 @@
  */
 import { ApplicationFailure, setHandler } from '@temporalio/workflow';
 import { formatFieldErrors } from '../../../model/field-error';
-import { isDirect } from '../provisioners/direct';
-import { DIRECT_CLEAN_STEPS, ERASING_STEPS, stepNames, validateCleanRequest, type CleanRequest } from '../../../model/clean';
+import type { Provisioner } from '../provisioners/provisioner';
+import { ERASING_STEPS, stepNames, validateCleanRequest, type CleanRequest } from '../../../model/clean';
 import { requestCleanUpdate, type HostState, type OperationKind } from '../../../contracts/host';
 import { policyEntryFor, servicingAllows } from '../../../model/host-update-policy';
 import { now, type HostContext } from '../context';
@@ -17,24 +17,18 @@ const refuse = (message: string): never => {
 };
 
 /** Why this host cannot take `request` now (throws), or nothing when it can. */
-export function checkCleanRequest(s: HostState, request: CleanRequest | null, running: OperationKind | undefined): void {
+export function checkCleanRequest(s: HostState, request: CleanRequest | null, running: OperationKind | undefined, provisioner: Provisioner): void {
   if (request === null) return;
   const valid = validateCleanRequest(request);
   if (!valid.ok) throw ApplicationFailure.create({ type: 'InvalidRequest', message: formatFieldErrors(valid.errors), details: [valid.errors] });
   if (!s.spec) throw ApplicationFailure.create({ type: 'NotFound', message: 'the host has no spec yet' });
   if (s.deleteRequested) refuse('the host is being deleted');
-  if (isDirect(s.spec)) {
-    const needIronic = valid.value.steps.filter((step) => !DIRECT_CLEAN_STEPS.includes(step.name)).map((step) => step.name);
-    if (needIronic.length > 0) {
-      refuse(
-        `${needIronic.join(', ')} need${needIronic.length === 1 ? 's' : ''} Ironic's agent: spec.provisioner direct runs only the ${DIRECT_CLEAN_STEPS.join(' and ')} steps (over Redfish)`,
-      );
-    }
-  }
+  const unsupported = provisioner.refuseCleanSteps(valid.value.steps.map((step) => step.name));
+  if (unsupported) refuse(unsupported);
   if (s.detached || s.directives?.detached) refuse('the host is detached from Ironic');
   if (running === 'clean') refuse(`a clean is running; withdraw it first (DELETE …/clean), then send the corrected request`);
   const state = s.status.provisioning.state;
-  if (state === 'provisioned' && s.updatePolicy) return checkServiceRequest(s, valid.value, running);
+  if (state === 'provisioned' && s.updatePolicy) return checkServiceRequest(s, valid.value, running, provisioner);
   const erasing = valid.value.steps.filter((step) => ERASING_STEPS.includes(step.name)).map((step) => step.name);
   // A request waiting to retry in `preparing` (a failed clean) may be replaced by a corrected one.
   const retrying = state === 'preparing' && s.cleanRequest !== undefined;
@@ -50,7 +44,8 @@ export function checkCleanRequest(s: HostState, request: CleanRequest | null, ru
 }
 
 /** A provisioned host with a HostUpdatePolicy: serviced, each step as its policy allows; erasing and RAID never (they destroy data). */
-function checkServiceRequest(s: HostState, request: CleanRequest, running: OperationKind | undefined): void {
+function checkServiceRequest(s: HostState, request: CleanRequest, running: OperationKind | undefined, provisioner: Provisioner): void {
+  if (provisioner.servicingRefused) refuse(provisioner.servicingRefused);
   if (running === 'service') refuse('a service is running; withdraw it first (DELETE …/clean), then send the corrected request');
   const refused = request.steps.filter((step) => !servicingAllows(s.updatePolicy, step.name));
   if (refused.length === 0) return;
@@ -81,6 +76,6 @@ export function setCleanHandler(ctx: HostContext): void {
       ctx.nudge([{ type: 'Normal', reason: 'CleanRequested', message: `clean requested: ${stepNames(request).join(', ')}` }]);
       return { pending: s.cleanRequest, changed: true };
     },
-    { validator: (request) => checkCleanRequest(s, request, ctx.running?.kind) },
+    { validator: (request) => checkCleanRequest(s, request, ctx.running?.kind, ctx.provisioner()) },
   );
 }

@@ -12,7 +12,7 @@ import { ApplicationFailure, setHandler } from '@temporalio/workflow';
 import { formatFieldErrors } from '../../../model/field-error';
 import { validateCleanRequest, type CleanRequest } from '../../../model/clean';
 import { holdFirmwareChangeUpdate, type HostState, type PendingClean } from '../../../contracts/host';
-import { isDirect } from '../provisioners/direct';
+import type { Provisioner } from '../provisioners/provisioner';
 import { now, type HostContext } from '../context';
 
 const refuse = (message: string): never => {
@@ -20,7 +20,7 @@ const refuse = (message: string): never => {
 };
 
 /** Why this host cannot hold `request` (throws), or nothing when it can. */
-export function checkHoldRequest(s: HostState, request: CleanRequest | null): void {
+export function checkHoldRequest(s: HostState, request: CleanRequest | null, provisioner: Provisioner): void {
   if (request === null) return;
   const valid = validateCleanRequest(request);
   if (!valid.ok) throw ApplicationFailure.create({ type: 'InvalidRequest', message: formatFieldErrors(valid.errors), details: [valid.errors] });
@@ -32,7 +32,7 @@ export function checkHoldRequest(s: HostState, request: CleanRequest | null): vo
   if (errors.length > 0) throw ApplicationFailure.create({ type: 'InvalidRequest', message: formatFieldErrors(errors), details: [errors] });
   if (!s.spec) throw ApplicationFailure.create({ type: 'NotFound', message: 'the host has no spec yet' });
   if (s.deleteRequested) refuse('the host is being deleted');
-  if (isDirect(s.spec)) refuse('spec.provisioner direct: a provisioned direct host is not serviced (Ironic servicing); deprovision it and use POST …/clean');
+  if (provisioner.servicingRefused) refuse(provisioner.servicingRefused);
   if (s.detached || s.directives?.detached) refuse('the host is detached from Ironic');
   const state = s.status.provisioning.state;
   if (state !== 'provisioned') {
@@ -64,6 +64,6 @@ export function setHoldFirmwareHandler(ctx: HostContext): void {
       ctx.nudge([]);
       return result(true);
     },
-    { validator: (request) => checkHoldRequest(s, request) },
+    { validator: (request) => checkHoldRequest(s, request, ctx.provisioner()) },
   );
 }

@@ -17,33 +17,18 @@ import type { ImageActivities } from '../../../activities/images/activities';
 import type { ImageCacheActivities } from '../../../activities/images/cache';
 import type { Image } from '../../../model/host';
 import { imageCacheTaskQueue } from '../../../model/image-cache-site';
-import { QUIET_RETRY } from '../operation-common';
+import { ACTIVITY_OPTIONS } from '../../common/activity-options';
 import { failureMessage } from '../../common/failure-message';
 import { now, type HostContext } from '../context';
 
-const images = proxyActivities<ImageActivities>({
-  startToCloseTimeout: '3 minutes',
-  heartbeatTimeout: '30 seconds',
-  // A server that does not answer is asked a few times (about 15 s), then it is the host's error.
-  retry: { ...QUIET_RETRY, maximumAttempts: 4 },
-});
+const images = proxyActivities<ImageActivities>(ACTIVITY_OPTIONS.imageCheck);
+const cache = proxyActivities<ImageCacheActivities>(ACTIVITY_OPTIONS.imageTransfer);
 
-/** A whole image downloaded into the cache: as long as the origin takes, heartbeating every 5 s. */
-const CACHE_OPTIONS = {
-  startToCloseTimeout: '2 hours',
-  heartbeatTimeout: '30 seconds',
-  retry: { ...QUIET_RETRY, maximumAttempts: 4 },
-} as const;
-const cache = proxyActivities<ImageCacheActivities>(CACHE_OPTIONS);
-
-/**
- * The cache of the host's site: its worker polls the site's queue. A site
- * whose cache worker is down is an error on the host after 10 minutes, not a host waiting for ever.
- */
+/** The cache of the host's site: its worker polls the site's queue. */
 function cacheOf(s: HostContext['s']): Pick<ImageCacheActivities, 'cacheImage'> {
   const site = s.spec?.dhcp?.site;
   if (!site || !s.options.imageCacheSites?.includes(site)) return cache;
-  return proxyActivities<ImageCacheActivities>({ ...CACHE_OPTIONS, taskQueue: imageCacheTaskQueue(workflowInfo().taskQueue, site), scheduleToStartTimeout: '10 minutes' });
+  return proxyActivities<ImageCacheActivities>(ACTIVITY_OPTIONS.imageTransferAtSite(imageCacheTaskQueue(workflowInfo().taskQueue, site)));
 }
 
 /** The image as deployed, and whether its whole content was verified against its checksum on the way (the cache). */

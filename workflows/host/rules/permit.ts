@@ -15,33 +15,14 @@ import {
   setHandler,
   workflowInfo,
 } from '@temporalio/workflow';
-import { parseBmcAddress } from '../../../model/bmc';
-import type { HostSpec, OperationalStatus, ProvisioningState } from '../../../model/host';
+import type { OperationalStatus, ProvisioningState } from '../../../model/host';
 import type { LimiterActivities } from '../../../activities/limiter/activities';
-import type { OperationKind } from '../../../contracts/host';
-import { QUIET_RETRY } from '../operation-common';
-import { isDirect } from '../provisioners/direct';
+import { LOCAL_ACTIVITY_OPTIONS } from '../../common/activity-options';
 import { limiterWorkflowId, permitGrantedSignal, releasePermitSignal } from '../../../contracts/limiter';
 import { now, type HostContext } from '../context';
 
-/**
- * The request is a local activity: one marker event in the workflow task that asks,
- * instead of three activity events and a workflow task of its own; asked on each
- * inspect, provision and deprovision, answered at once without a limit.
- */
-const limiterLocal = proxyLocalActivities<LimiterActivities>({ startToCloseTimeout: '1 minute', retry: QUIET_RETRY });
-
-/**
- * The operations Metal3 counts (BMO gates the moves into inspecting, provisioning and
- * deprovisioning), except where no network boot is involved, as BMO exempts virtual
- * media: a virtual-media BMC, the direct provisioner, inspection read from the BMC.
- */
-export function needsPermit(op: OperationKind, spec: HostSpec | undefined): boolean {
-  if (op !== 'inspect' && op !== 'provision' && op !== 'deprovision') return false;
-  if (isDirect(spec) || (op === 'inspect' && spec?.inspectionMode === 'fast')) return false;
-  const bmc = spec?.bmc ? parseBmcAddress(spec.bmc.address) : undefined;
-  return !(bmc?.ok && bmc.value.type.endsWith('-virtualmedia'));
-}
+/** Asked on each inspect, provision and deprovision, answered at once without a limit: a local activity. */
+const limiterLocal = proxyLocalActivities<LimiterActivities>(LOCAL_ACTIVITY_OPTIONS.limiterRequest);
 
 export interface PermitKeeper {
   /**

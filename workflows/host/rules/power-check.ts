@@ -14,23 +14,11 @@ import type { PowerActivities } from '../../../activities/power/activities';
 import type { BmcActivities } from '../../../activities/bmc/activities';
 import { DEFAULT_HOST_OPTIONS, type HostState } from '../../../contracts/host';
 import { failureMessage } from '../../common/failure-message';
+import { ACTIVITY_OPTIONS, LOCAL_ACTIVITY_OPTIONS } from '../../common/activity-options';
 import { isSteadyState } from './power-requests';
 import { powerPath } from '../provisioners/power';
 
-const local = proxyLocalActivities<PowerActivities>({
-  // A local activity holds the host's workflow task open, and the task has 10 s
-  // from when the server handed it out (replay and the completion's round trip
-  // included). One read of at most 3 s, 4 s with the wait for one of the worker's
-  // local-activity slots: a slow Ironic or BMC fails the check, never the task. At
-  // 1,000 hosts on PostgreSQL (runs 0888dd, 6332d6) two attempts of 4 s (8 s in
-  // all) still timed tasks out behind a saturated Ironic; a timed-out task is
-  // retried with a growing backoff (3 minutes seen), and an update sent meanwhile
-  // (a new image) failed or waited past the API's 60 s.
-  startToCloseTimeout: '3 seconds',
-  scheduleToCloseTimeout: '4 seconds',
-  // Not tried again now: the next check is the retry.
-  retry: { maximumAttempts: 1 },
-});
+const local = proxyLocalActivities<PowerActivities>(LOCAL_ACTIVITY_OPTIONS.powerRead);
 
 /**
  * A BMC read is a whole session (Redfish: service root, system, power, session
@@ -38,11 +26,7 @@ const local = proxyLocalActivities<PowerActivities>({
  * never holds the host's workflow task open, bounded by the BMC's own request
  * timeouts (30 s each). One attempt: the next check is the retry.
  */
-const bmcRead = proxyActivities<BmcActivities>({
-  startToCloseTimeout: '3 minutes',
-  heartbeatTimeout: '30 seconds',
-  retry: { maximumAttempts: 1 },
-});
+const bmcRead = proxyActivities<BmcActivities>(ACTIVITY_OPTIONS.bmcPowerRead);
 
 /** Milliseconds until the next check, or undefined when the host is not checked now. */
 export function powerCheckDelayMs(s: HostState): number | undefined {
