@@ -72,4 +72,42 @@ describe('node settings applied before each step', { timeout: 600_000 }, () => {
     await ctx.h.hosts.remove(ref);
     await waitFor('the host deleted', async () => (await ctx.h.ironic.getNode(nodeId)) === undefined, { timeoutMs: 240_000 });
   });
+  it('inspectionMode: disabled on a host stuck in inspecting moves it on: no inspection after it, no error, available', async () => {
+    const ref = { namespace: NS, name: uniq('inspecting') };
+    const spec: HostSpec = { bmc: { address: `fake://${ref.name}`, credentialsName: `${ref.name}-bmc` }, bootMACAddress: randomMac(), online: false };
+    // The first inspect verb is held at the proxy while the test gives the node an inspect interface
+    // fake-hardware cannot run: every inspection then fails, and the host retries it for ever.
+    let nodeId: string | undefined;
+    const inspectVerb = /^\/v1\/nodes\/([^/]+)\/states\/provision$/;
+    ctx.proxy.hold((r) => {
+      const m = inspectVerb.exec(r.path);
+      if (nodeId || r.method !== 'PUT' || !m || !r.body.includes('"inspect"')) return false;
+      nodeId = m[1];
+      return true;
+    }, 5_000);
+    await ctx.h.hosts.put(ref, { spec, credentials: { username: 'admin', password: 'pw' } });
+    const held = await waitFor('the inspect verb sent', async () => nodeId);
+    await ctx.h.ironic.patchNode(held, [{ op: 'add', path: '/inspect_interface', value: 'agent' }]);
+    const stuck = await waitFor('inspection failing again and again', async () => {
+      const v = await view(ref);
+      return v.status.provisioning.state === 'inspecting' && v.operations.filter((o) => o.kind === 'inspect' && o.outcome === 'failed').length >= 2 ? v : undefined;
+    }, { timeoutMs: 120_000 });
+    expect(stuck.status.errorType).toBe('inspection error');
+
+    const changedAt = Date.now();
+    await ctx.h.hosts.put(ref, { spec: { ...spec, inspectionMode: 'disabled' } });
+    const done = await waitFor('available', async () => {
+      const v = await view(ref);
+      return v.status.provisioning.state === 'available' && !v.currentOperation ? v : undefined;
+    }, { timeoutMs: 180_000 });
+    // An attempt under way when the spec changed is cancelled; none starts after it, none fails after it.
+    const later = done.operations.filter((o) => Date.parse(o.endedAt ?? o.startedAt) > changedAt);
+    expect(later.filter((o) => o.kind === 'inspect' && o.outcome !== 'cancelled')).toEqual([]);
+    expect(later.filter((o) => o.outcome === 'failed')).toEqual([]);
+    expect(later.map((o) => o.kind)).toContain('prepare');
+    expect(done.status.errorCount).toBe(0);
+    expect(done.status.errorType).toBe('');
+    expect((await ctx.h.ironic.getNode(held))?.provision_state).toBe('manageable');
+    await ctx.h.hosts.remove(ref);
+  });
 });

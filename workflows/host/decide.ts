@@ -333,6 +333,8 @@ export function decide(
     case 'ready':
       return { kind: 'enter', state: 'available' };
     case 'inspecting':
+      // As BMO: inspection disabled meanwhile is skipped (a running one is cancelled, interrupt.ts).
+      if (inspectionMode(s) === 'disabled') return { kind: 'enter', state: 'preparing' };
       return { kind: 'operation', op: 'inspect', state };
     case 'preparing':
       // A manual clean asked for (only runs that took it carry a request).
