@@ -91,6 +91,33 @@ describe('the power sentinel', { timeout: 300_000 }, () => {
     await ironic.setPowerState(other.nodeId, 'power on');
   });
 
+  it('tells a resting host its node vanished from Ironic; the host registers again on a node of its own', async () => {
+    const WATCHED = uniq('lost');
+    const host = await availableHost(WATCHED);
+    const sentinel = await h.client.workflow.start<PowerSentinelWorkflow>('powerSentinelWorkflow', {
+      workflowId: powerSentinelWorkflowId(uniq(`${h.taskQueue}-${WATCHED}`)),
+      taskQueue: h.taskQueue,
+      args: [{ intervalSeconds: 1, watchSeconds: 120, namespace: WATCHED }],
+    });
+    await waitFor('the sentinel listed Ironic', async () => {
+      const d = await sentinel.describe();
+      const payload = d.raw.pendingActivities?.[0]?.heartbeatDetails?.payloads?.[0];
+      return payload && defaultPayloadConverter.fromPayload<WatchPowerResult>(payload).lists >= 1 ? true : undefined;
+    });
+    // Behind the host's back (its own check an hour away): as after Ironic lost its database.
+    const lostAt = Date.now();
+    await ironic.setMaintenance(host.nodeId, 'test: the node goes away');
+    await ironic.deleteNode(host.nodeId);
+    const again = await waitFor('the host registered again', async () => {
+      const v = await view(host.ref);
+      return v.status.provisioning.ID && v.status.provisioning.ID !== host.nodeId && v.status.provisioning.state === 'available' && v.status.poweredOn && !v.currentOperation ? v : undefined;
+    }, { timeoutMs: 120_000 });
+    expect(await ironic.getNode(again.status.provisioning.ID)).toMatchObject({ provision_state: 'manageable', power_state: 'power on' });
+    expect(again.status.errorCount).toBe(0);
+    expect(again.operations.some((o) => o.kind === 'enroll' && o.outcome === 'succeeded' && Date.parse(o.startedAt) > lostAt)).toBe(true);
+    await sentinel.cancel();
+  });
+
   it('runs one sentinel per task queue however many workers start it, and a worker set to 0 cancels it', async () => {
     // What workers/main.ts does at start: every worker asks (on by default), and with METALFLOW_POWER_SENTINEL_SECONDS=0 it stops one left running.
     const settings = { connection: { address: TEMPORAL_ADDRESS }, namespace: 'default', taskQueue: h.taskQueue };
