@@ -14,6 +14,7 @@ import { createRegisterActivities } from './register';
 import { createDeployActivities } from './deploy';
 import { createTeardownActivities } from './teardown';
 import { createCleanActivities } from './clean';
+import { createNodeSettingsActivities } from './node-settings';
 
 export type { NodeSummary, NodeTarget } from './node-driver';
 
@@ -43,6 +44,7 @@ export function createIronicActivities(deps: IronicActivityDeps) {
   const deploy = createDeployActivities({ ironic, secrets, driver });
   const teardown = createTeardownActivities({ ironic, poll, driver });
   const clean = createCleanActivities({ ironic, driver });
+  const settings = createNodeSettingsActivities({ ironic, secrets, redfishVerifyCa: deps.redfishVerifyCa, driver });
 
   return {
     detachNode: wrap(teardown.detachNode),
@@ -58,6 +60,7 @@ export function createIronicActivities(deps: IronicActivityDeps) {
     undeployNode: wrap(deploy.undeployNode),
     setPower: wrap(teardown.setPower),
     deleteNode: wrap(teardown.deleteNode),
+    syncNodeSettings: wrap(settings.syncNodeSettings),
   };
 }
 

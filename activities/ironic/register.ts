@@ -7,10 +7,9 @@ import { parseBmcAddress } from '../../model/bmc';
 import { ironicDriverInfo } from '../../clients/ironic/driver-info';
 import { bmcOf, type HardwareDetails, type HostRef, type HostSpec } from '../../model/host';
 import { ironicNodeName } from '../../model/host-ref';
-import { effectiveRootDeviceHints } from '../../model/hardware-profile';
 import { DISABLE_POWER_OFF_MICROVERSION, IronicError, type IronicClient, type JsonPatchOp } from '../../clients/ironic/client';
 import { hardwareFromInventory, hardwareFromProperties } from '../../clients/ironic/hardware';
-import { bootCapabilities, ironicRootDeviceHints, nodeInterfaces, type InspectionPreference } from '../../clients/ironic/node-spec';
+import { nodeInterfaces, type InspectionPreference } from '../../clients/ironic/node-spec';
 import type { IronicNode } from '../../clients/ironic/types';
 import type { SecretReader } from '../../clients/secrets/secret-store';
 import { readSecretKey } from '../common/secret-key';
@@ -18,6 +17,7 @@ import { parseConfigMapping } from '../../model/config-data';
 import { deployChosenInterface } from './instance-info';
 import { pause } from '../common/activity-context';
 import { createRamdiskCheck } from './ramdisk';
+import { propertyOps, wantedProperties } from './node-settings';
 import { resendDelayMs, TRANSIENT_RESENDS, transientIronicError } from './transient';
 import { automatedCleanOps, lastError, operationFailed, OWNER_KEY, ownerMark, summary, type NodeDriver, type NodeSummary, type NodeTarget, type Step } from './node-driver';
 
@@ -98,11 +98,8 @@ export function createRegisterActivities(deps: RegisterDeps) {
       throw err;
     });
     const interfaces = nodeInterfaces(access.value, enabled, inspection);
-    const hints = effectiveRootDeviceHints(spec);
-    if ('error' in hints) throw operationFailed(hints.error);
-    const rootDevice = ironicRootDeviceHints(hints.hints);
-    const capabilities = bootCapabilities(spec);
-    const automatedClean = (spec.automatedCleaningMode ?? 'metadata') !== 'disabled';
+    const wanted = wantedProperties(spec);
+    const { capabilities, rootDevice, automatedClean } = wanted;
     const name = ironicNodeName(ref);
     const networkData = await preprovisioningNetworkData(ref, spec);
 
@@ -153,21 +150,7 @@ export function createRegisterActivities(deps: RegisterDeps) {
       if (networkData && JSON.stringify(node.network_data) !== JSON.stringify(networkData)) {
         ops.push({ op: 'add', path: '/network_data', value: networkData });
       }
-      if (node.properties.capabilities !== capabilities) {
-        ops.push({ op: 'add', path: '/properties/capabilities', value: capabilities });
-      }
-      if (rootDevice && JSON.stringify(node.properties.root_device) !== JSON.stringify(rootDevice)) {
-        ops.push({ op: 'add', path: '/properties/root_device', value: rootDevice });
-      } else if (!rootDevice && node.properties.root_device !== undefined) {
-        ops.push({ op: 'remove', path: '/properties/root_device' });
-      }
-      // As Metal3: set when given; unset leaves what inspection found.
-      if (spec.architecture && node.properties.cpu_arch !== spec.architecture) {
-        ops.push({ op: 'add', path: '/properties/cpu_arch', value: spec.architecture });
-      }
-      if (node.automated_clean !== automatedClean) {
-        ops.push({ op: 'add', path: '/automated_clean', value: automatedClean });
-      }
+      ops.push(...propertyOps(node, wanted));
       if (powerOff !== undefined) ops.push({ op: 'add', path: '/disable_power_off', value: powerOff });
       node = await ironic.patchNode(node.uuid, ops, powerOffVersion);
       powerOffWritten = true;

@@ -3,7 +3,7 @@
  * against what it saw before: a metalflow host's node that is steady (one of
  * the resting provision states, no power change under way) with another
  * power_state than when last seen steady in the same provision state, or that
- * was steady in the last list and is gone. A node seen moving between
+ * was in the last list (steady or not) and is gone. A node seen moving between
  * provision states is in an operation of its host, which reads power itself at
  * its end. Compared with the last *steady* sight, not the last list: a list
  * taken while Ironic applies a power change shows it with a
@@ -53,8 +53,10 @@ export function powerChanges(seen: Seen, now: ReadonlyMap<string, SentinelNode>)
   for (const [id, was] of seen.last) {
     if (now.has(id)) continue;
     steadyNow.delete(id);
+    // Whatever state it was last seen in: a host whose operation ended just before Ironic lost
+    // the node is at rest now, and only this tells it (the host reads its node when idle).
     const ref = ownerOf(was);
-    if (ref && steady(was)) changes.push({ ref, nodeId: id, from: was.power_state ?? null });
+    if (ref) changes.push({ ref, nodeId: id, from: was.power_state ?? null });
   }
   for (const [id, is] of now) {
     if (!steady(is)) continue;

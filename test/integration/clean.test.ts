@@ -92,12 +92,12 @@ describe('manual cleaning', () => {
     expect(clean[0]).toMatchObject({ state: 'preparing', outcome: 'succeeded', steps: ['bios'], step: 'bios', inline: true });
     const after = done.operations.slice(done.operations.indexOf(clean[0]!) + 1);
     expect(after.map((o) => [o.kind, o.outcome])).toEqual([['prepare', 'succeeded']]);
-    // The step is its own activity in the UI: `<seq>-clean: cleanNode bios`.
+    // The step is its own activity in the UI: `<seq>-clean: cleanNode bios`, after the node's settings were checked.
     const summaries = (await operationEvents(ctx.h.client, ref(name), clean[0]!))
       .map((e) => e.activityTaskScheduledEventAttributes && e.userMetadata?.summary)
       .filter((s) => s)
       .map((s) => String(defaultPayloadConverter.fromPayload(s!)));
-    expect(summaries).toEqual([`${clean[0]!.seq}-clean: cleanNode bios`]);
+    expect(summaries).toEqual([`${clean[0]!.seq}-clean: syncNodeSettings`, `${clean[0]!.seq}-clean: cleanNode bios`]);
 
     // The same settings again: Ironic already reports them, so no clean and no verb at all (no reboot).
     const verbs = () => ctx.proxy.count((r) => r.method === 'PUT' && r.path === `/v1/nodes/${nodeId}/states/provision`);

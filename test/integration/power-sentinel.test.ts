@@ -47,22 +47,27 @@ async function availableHost(namespace: string): Promise<{ ref: HostRef; nodeId:
   return { ref, nodeId: v.status.provisioning.ID };
 }
 
+/** A sentinel listing every second for the hosts of `namespace`, once it has its first list (the baseline: a change is one between two lists). */
+async function watching(namespace: string) {
+  const sentinel = await h.client.workflow.start<PowerSentinelWorkflow>('powerSentinelWorkflow', {
+    workflowId: powerSentinelWorkflowId(uniq(`${h.taskQueue}-${namespace}`)),
+    taskQueue: h.taskQueue,
+    args: [{ intervalSeconds: 1, watchSeconds: 120, namespace }],
+  });
+  await waitFor('the sentinel listed Ironic', async () => {
+    const d = await sentinel.describe();
+    const payload = d.raw.pendingActivities?.[0]?.heartbeatDetails?.payloads?.[0];
+    return payload && defaultPayloadConverter.fromPayload<WatchPowerResult>(payload).lists >= 1 ? true : undefined;
+  });
+  return sentinel;
+}
+
 describe('the power sentinel', { timeout: 300_000 }, () => {
   it('tells a watched host its node was powered off behind its back; the host checks, records and powers on', async () => {
     // Namespaces of this attempt's own (a retry must not find the first attempt's hosts).
     const WATCHED = uniq('sentinel');
     const [watched, other] = await Promise.all([availableHost(WATCHED), availableHost(uniq('unwatched'))]);
-    const sentinel = await h.client.workflow.start<PowerSentinelWorkflow>('powerSentinelWorkflow', {
-      workflowId: powerSentinelWorkflowId(uniq(`${h.taskQueue}-${WATCHED}`)),
-      taskQueue: h.taskQueue,
-      args: [{ intervalSeconds: 1, watchSeconds: 120, namespace: WATCHED }],
-    });
-    // Its first list is the baseline: a change is one between two lists.
-    await waitFor('the sentinel listed Ironic', async () => {
-      const d = await sentinel.describe();
-      const payload = d.raw.pendingActivities?.[0]?.heartbeatDetails?.payloads?.[0];
-      return payload && defaultPayloadConverter.fromPayload<WatchPowerResult>(payload).lists >= 1 ? true : undefined;
-    });
+    const sentinel = await watching(WATCHED);
     await Promise.all([ironic.setPowerState(watched.nodeId, 'power off'), ironic.setPowerState(other.nodeId, 'power off')]);
 
     const fixed = await waitFor('the watched host found off and powered on again', async () => {
@@ -89,6 +94,24 @@ describe('the power sentinel', { timeout: 300_000 }, () => {
     });
     expect(closed).toBe('CANCELLED');
     await ironic.setPowerState(other.nodeId, 'power on');
+  });
+
+  it('tells a resting host its node vanished from Ironic; the host registers again on a node of its own', async () => {
+    const WATCHED = uniq('lost');
+    const host = await availableHost(WATCHED);
+    const sentinel = await watching(WATCHED);
+    // Behind the host's back (its own check an hour away): as after Ironic lost its database.
+    const lostAt = Date.now();
+    await ironic.setMaintenance(host.nodeId, 'test: the node goes away');
+    await ironic.deleteNode(host.nodeId);
+    const again = await waitFor('the host registered again', async () => {
+      const v = await view(host.ref);
+      return v.status.provisioning.ID && v.status.provisioning.ID !== host.nodeId && v.status.provisioning.state === 'available' && v.status.poweredOn && !v.currentOperation ? v : undefined;
+    }, { timeoutMs: 120_000 });
+    expect(await ironic.getNode(again.status.provisioning.ID)).toMatchObject({ provision_state: 'manageable', power_state: 'power on' });
+    expect(again.status.errorCount).toBe(0);
+    expect(again.operations.some((o) => o.kind === 'enroll' && o.outcome === 'succeeded' && Date.parse(o.startedAt) > lostAt)).toBe(true);
+    await sentinel.cancel();
   });
 
   it('runs one sentinel per task queue however many workers start it, and a worker set to 0 cancels it', async () => {

@@ -1,3 +1,4 @@
+import { interruptReason } from '../../workflows/host/interrupt';
 import { describe, expect, it } from 'vitest';
 import { credentialsChanged, CROSS_STATE_RULES, decide, deleteGiveUp, DELETE_RETRY_LIMIT, detachPending, HANDLERS, inspectionMode, MANAGED_RULES, nextStateAfter, offlineHoldsProvisioning, registrationFingerprint, specConflict, type Decision } from '../../workflows/host/decide';
 import type { HostState } from '../../contracts/host';
@@ -324,6 +325,18 @@ describe('inspection annotations and spec.inspectionMode', () => {
     expect(nextStateAfter('enroll', 'registering', bySpec)).toBe('preparing');
     // `fast` is inspected (another path, same state machine).
     expect(nextStateAfter('enroll', 'registering', state({ spec: spec({ inspectionMode: 'fast' }), state: 'registering' }))).toBe('inspecting');
+  });
+
+  it('inspection disabled while the host is inspecting moves it on to preparing, cancelling the running inspection', () => {
+    const s = state({ spec: spec(), state: 'inspecting', ID: 'node' });
+    expect(decide(s)).toMatchObject({ op: 'inspect' });
+    expect(interruptReason(s, 'inspect')).toBeUndefined();
+    s.spec = spec({ inspectionMode: 'disabled' });
+    expect(decide(s)).toEqual({ kind: 'enter', state: 'preparing' });
+    expect(interruptReason(s, 'inspect')).toBe('the desired state changed');
+    const annotated = state({ spec: spec(), state: 'inspecting', ID: 'node' });
+    annotated.directives = { inspectionDisabled: true };
+    expect(decide(annotated)).toEqual({ kind: 'enter', state: 'preparing' });
   });
 
   it('a re-inspection request inspects an available host once', () => {

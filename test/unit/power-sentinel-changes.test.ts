@@ -30,6 +30,14 @@ describe('the power sentinel decides from each list against what it saw', () => 
     ]]);
   });
 
+  it('signals a node that vanished while it was moving: its host may have come to rest since', () => {
+    const before = list(node('deploying', { provision_state: 'deploying' }), node('cleaning', { provision_state: 'clean wait', target_power_state: 'power off' }));
+    expect(decide(before, list())).toEqual([[
+      { ref: { namespace: 'ns', name: 'deploying' }, nodeId: 'deploying', from: 'power on' },
+      { ref: { namespace: 'ns', name: 'cleaning' }, nodeId: 'cleaning', from: 'power on' },
+    ]]);
+  });
+
   it('finds a change a list saw half-way (target_power_state set) by the last steady sight', () => {
     // Ironic slow to apply a power off: one list sees it under way, the next one done.
     const changes = decide(list(node('a')), list(node('a', { target_power_state: 'power off' })), list(node('a', { power_state: 'power off' })));

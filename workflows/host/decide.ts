@@ -361,7 +361,8 @@ function steadyPower(s: HostState, spec: HostSpec): Decision {
 
 const registers: Handler = () => operation('enroll', 'registering');
 
-const inspecting: Handler = (s) => operation('inspect', s.status.provisioning.state);
+// As BMO: inspection disabled meanwhile is skipped (a running one is cancelled, interrupt.ts).
+const inspecting: Handler = (s) => (inspectionMode(s) === 'disabled' ? { kind: 'enter', state: 'preparing' } : operation('inspect', s.status.provisioning.state));
 
 const preparing: Handler = (s) => {
   // A manual clean asked for, or changed RAID / BIOS settings, are applied here.

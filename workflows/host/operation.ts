@@ -18,6 +18,7 @@ import { powerPath } from './provisioners/power';
 import { interruptReason, INTERRUPTIBLE } from './interrupt';
 import { now, type HostContext } from './context';
 import { markNodeLost, nodeGoneIn } from './rules/node-lost';
+import { applyNodeSettings } from './rules/node-settings';
 import { hostUid } from './uid';
 import { customDeployMethod } from '../../model/custom-deploy';
 import { pendingSettingsSteps, recordAppliedSettings } from '../../model/host-settings';
@@ -148,7 +149,11 @@ export function operationRunner(ctx: HostContext): OperationRunner {
       };
       let outcome: OperationOutcome;
       try {
-        outcome = await scope.run(() => withOperationLabel(`${record.seq}-${op}`, () => ctx.provisioner().operations[op](input, progress)));
+        outcome = await scope.run(() => withOperationLabel(`${record.seq}-${op}`, async () => {
+          // The spec's node settings first, each attempt (rules/node-settings.ts).
+          await applyNodeSettings(op, input);
+          return ctx.provisioner().operations[op](input, progress);
+        }));
       } finally {
         // Before the outcome is recorded, and before any backoff: the next host need not wait for either.
         release?.();

@@ -1,0 +1,30 @@
+/**
+ * The spec's node settings (automatedCleaningMode, bootMode, root device
+ * hints, architecture, disablePowerOff, BMC address) applied to the Ironic
+ * node before each step that depends on them, as BMO pushes them on every
+ * reconcile. Before each attempt, so a spec changed while a failed step waits
+ * to retry reaches the node before the retry: a host whose automated cleaning
+ * fails gets out with `automatedCleaningMode: disabled` instead of cleaning
+ * again. The activity writes only what differs (nothing, most of the time).
+ */
+import { proxyActivities } from '@temporalio/workflow';
+import type { IronicActivities } from '../../../activities/ironic/activities';
+import type { OperationKind } from '../../../contracts/host';
+import type { OperationInput } from '../operation-types';
+import { ACTIVITY_OPTIONS } from '../../common/activity-options';
+
+const quick = proxyActivities<IronicActivities>(ACTIVITY_OPTIONS.ironicCall);
+
+/**
+ * Steps Ironic runs on the node's settings: cleaning (automated_clean, disable_power_off),
+ * deploying (boot mode, root device), inspecting and the BMC access all of them use.
+ * Registration writes them itself; power, delete and detach need none of them.
+ */
+const DEPENDS: ReadonlySet<OperationKind> = new Set(['inspect', 'prepare', 'provision', 'deprovision', 'clean', 'service']);
+
+/** Brings the node's settings in line with the spec before `op`; nothing for a host without an Ironic node. */
+export async function applyNodeSettings(op: OperationKind, input: OperationInput): Promise<void> {
+  const { spec, nodeId } = input;
+  if (!DEPENDS.has(op) || !spec?.bmc || spec.provisioner === 'direct' || !nodeId) return;
+  await quick.syncNodeSettings({ ref: input.ref, spec, nodeId });
+}
