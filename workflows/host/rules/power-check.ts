@@ -16,6 +16,7 @@ import { DEFAULT_HOST_OPTIONS, type HostState } from '../../../contracts/host';
 import { failureMessage } from '../../common/failure-message';
 import { isSteadyState } from './power-requests';
 import { powerPath } from '../provisioners/power';
+import { hostSiteQueue } from '../../../model/site';
 
 const local = proxyLocalActivities<PowerActivities>({
   // A local activity holds the host's workflow task open, and the task has 10 s
@@ -44,6 +45,12 @@ const bmcRead = proxyActivities<BmcActivities>({
   retry: { maximumAttempts: 1 },
 });
 
+/**
+ * A host of another site: its site's worker reads Ironic's node (site-route.ts sends it there).
+ * A site that does not take the read in a minute fails this check; the next check is the retry.
+ */
+const siteRead = proxyActivities<PowerActivities>({ startToCloseTimeout: '30 seconds', scheduleToStartTimeout: '1 minute', retry: { maximumAttempts: 1 } });
+
 /** Milliseconds until the next check, or undefined when the host is not checked now. */
 export function powerCheckDelayMs(s: HostState): number | undefined {
   const seconds = s.options.powerCheckSeconds ?? DEFAULT_HOST_OPTIONS.powerCheckSeconds;
@@ -63,7 +70,8 @@ export function powerCheckDelayMs(s: HostState): number | undefined {
 
 /** The power check starts with the local activity (an Ironic node's power), not the BMC read activity; without a spec it reads nothing. */
 export function powerCheckIsLocal(s: HostState): boolean {
-  if (!s.spec) return false;
+  // A host of another site reads its power through its site's worker: a local activity runs here, beside no Ironic of that site.
+  if (!s.spec || hostSiteQueue(s.spec.site)) return false;
   return powerPath(s.spec, s.status.provisioning.ID || undefined) !== 'bmc';
 }
 
@@ -83,6 +91,7 @@ export async function readPower(s: HostState): Promise<{ poweredOn?: boolean; no
   try {
     // Not the 4 s local activity: a slow BMC would never answer in time.
     if (via === 'bmc') return { poweredOn: (await bmcRead.getBmcPower({ ref: s.ref, spec: s.spec })).poweredOn };
+    if (hostSiteQueue(s.spec.site)) return await siteRead.readHostPower({ ref: s.ref, spec: s.spec, nodeId, via });
     return await local.readHostPower({ ref: s.ref, spec: s.spec, nodeId, via });
   } catch (err) {
     log.warn('power check failed', { error: failureMessage(err) });
