@@ -26,6 +26,8 @@ export interface HostServiceDeps {
    * host no worker serves is re-sent forever and the HTTP call never ends.
    */
   updateTimeoutMs?: number;
+  /** Names of the configured sites (METALFLOW_SITES_FILE) besides the default one: `spec.site` must be one of them. */
+  sites?: readonly string[];
   /** Where re-adoptions are reported (default: stderr). */
   log?: (message: string) => void;
 }

@@ -12,6 +12,7 @@ import { hostWorkflowId, validateHostRef } from '../model/host-ref';
 import { hostRun, hostWorkflowStart, lastHostView, readoptHost, readoptMessage, type HostRun } from '../control/host-run';
 import { hostListClauses, hostListItem, runningHosts, type HostListItem } from '../control/host-list';
 import { validateHostSpec } from '../model/validate';
+import { siteErrors } from '../model/site';
 import { validateLabels } from '../model/labels';
 import type { Lease } from '../clients/secrets/secret-store';
 import { LeaseBusy, LeaseLost } from '../clients/secrets/file-lease';
@@ -106,7 +107,8 @@ export class HostService {
     const { writes } = prepared;
     const valid = validateHostSpec(ref, prepared.spec);
     const labelErrors = input.metadata?.labels ? validateLabels(input.metadata.labels, 'metadata.labels') : [];
-    if (!valid.ok || labelErrors.length > 0) throw invalid([...(valid.ok ? [] : valid.errors), ...labelErrors]);
+    const siteErrs = siteErrors(prepared.spec.site, this.deps.sites ?? []);
+    if (!valid.ok || labelErrors.length > 0 || siteErrs.length > 0) throw invalid([...(valid.ok ? [] : valid.errors), ...labelErrors, ...siteErrs]);
     const run = await hostRun(this.deps.client, ref);
     const creating = run.kind === 'absent' || run.kind === 'deleted';
     if (input.status && !creating) throw new ApiError(409, 'Conflict', `status: taken only when the host is created; ${ref.namespace}/${ref.name} exists (${run.kind})`);

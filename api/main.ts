@@ -12,6 +12,7 @@ import { auditSink } from './auth/audit';
 import { parseKubeRoles, TokenReviewer } from './auth/token-review';
 import { loadKubeConfig } from '../clients/kubernetes/kube-config';
 import { loadPivotPlanes } from '../config/pivot-planes';
+import { loadSites } from '../config/sites';
 
 const config = loadConfig();
 // Before connecting anywhere: no token source (and no explicit METALFLOW_API_AUTH=none on loopback) is a refusal to start.
@@ -30,6 +31,8 @@ async function kubeReviewer(): Promise<TokenReviewer | undefined> {
   }
   return new TokenReviewer(await KubeRest.create(kc), mappings);
 }
+// Read at start: a mistake in the file stops the API, and `spec.site` is checked against it.
+const sites = loadSites(process.env, config);
 const key = loadSecretKey({ key: config.secretKey, keyFile: config.secretKeyFile, createIfMissing: true });
 const connection = await connectTemporalClient(temporalConnection(config));
 const client = new Client({ connection, namespace: config.temporalNamespace, dataConverter: metalflowDataConverter(config.payloadKeysFile) });
@@ -38,6 +41,7 @@ const hosts = new HostService({
   secrets: new LocalSecretStore(config.secretDir, key),
   taskQueue: config.taskQueue,
   hostOptions: config.hostOptions,
+  sites: sites.names(),
   updateTimeoutMs: config.apiUpdateTimeoutSeconds * 1000,
 });
 // The planes a pivot may name: unknown ids are refused here, before the worker (which checks them again) sees them.

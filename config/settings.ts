@@ -92,6 +92,7 @@ export const SETTING_GROUPS: readonly SettingGroup[] = [
       { names: ['METALFLOW_IMAGE_CACHE_SITE'], default: 'unset', description: 'With `METALFLOW_IMAGE_CACHE_DIR`: this worker is that site\'s image cache and also polls the site\'s cache task queue.', readers: ['worker'] },
       { names: ['METALFLOW_IMAGE_CACHE_MAX_BYTES'], default: '21474836480 (20 GiB)', description: 'The cache\'s size limit; the least recently used images are deleted past it.', readers: ['worker'] },
       { names: ['METALFLOW_DHCP_SITES', 'METALFLOW_DHCP_LEASE_SECONDS'], default: 'unset, 3600', description: 'Each site\'s dnsmasq as `site=<dir>` pairs (`<dir>` holds `hosts.d/` and `dnsmasq.leases`, as `scripts/dnsmasq.sh` lays them out) and the lease time they give.', readers: ['worker'] },
+      { names: ['METALFLOW_SITES_FILE'], default: 'unset (the default site only)', description: 'JSON file of the sites beside the default one: each site\'s Ironic (URL, CA and credential files), DHCP folders and image cache; `spec.site` and the `metalflow.io/site` label name them, `npm run worker -- --site NAME` serves one (docs/sites.md).', readers: ['worker', 'api', 'controller'] },
       { names: ['METALFLOW_PIVOT_PLANES'], default: 'unset (no plane registered)', description: 'The file registering the planes a pivot may name by id, and their `allowedUrls` (docs/pivot.md, docs/security.md).', readers: ['worker', 'api'] },
     ],
   },

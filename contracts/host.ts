@@ -63,6 +63,8 @@ export interface OperationRecord {
 }
 
 export interface HostWorkflowOptions {
+  /** Seconds a host's site may leave a hardware call unstarted before the host shows it unreachable (workflows/host/site-route.ts); 60 unless set. */
+  siteWatchSeconds?: number;
   /** First delay before retrying a failed operation; doubles per consecutive failure. */
   errorBackoffSeconds: number;
   /** Upper bound of that delay. */
@@ -289,6 +291,8 @@ export interface HostView {
   managedBy?: 'kubernetes';
   /** A pivot moved the host away: where to find it now. */
   movedTo?: MovedTo;
+  /** The host's site (spec.site) has left its hardware calls unstarted: its worker is stopped or cut off (docs/sites.md). */
+  siteUnreachable?: { site: string; since: string; reason: string };
 }
 
 /**

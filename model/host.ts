@@ -163,6 +163,9 @@ export const HostSpecSchema = Type.Object(
     taints: Type.Optional(deprecatedList('Deprecated in Metal3 and never implemented there: accepted and ignored')),
     networkInterfaces: Type.Optional(deprecatedList('Metal3 switch-port configuration: accepted and ignored by metalflow')),
     dhcp: Type.Optional(HostDhcpSchema),
+    site: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 63, description: 'metalflow extension: the site whose Ironic, DHCP and image cache serve the host (docs/sites.md); the default site when unset' }),
+    ),
   },
   open,
 );

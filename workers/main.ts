@@ -14,14 +14,21 @@ import { LocalSecretStore, loadSecretKey } from '../clients/secrets/local-store'
 import { createWorker } from './worker';
 import { waitForIronic } from './ironic-ready';
 import { metalflowDataConverter } from '../clients/temporal/payload-keys';
-import type { KubeRest } from '../clients/kubernetes/kube-rest';
 import { KubernetesSecretReader } from '../clients/secrets/kube-store';
-import { inClusterSettings, loadKubeConfig } from '../clients/kubernetes/kube-config';
 import { startImageCache } from './image-cache';
 import { createSiteCacheWorker } from './site-cache-worker';
 import { startPowerSentinel, stopPowerSentinel } from './power-sentinel-start';
+import { runSiteWorker, siteArgument, siteToServe } from './site-main';
+import { loadSites } from '../config/sites';
+import { kubernetesMode, peerSettings } from './process-deps';
 
 const config = loadConfig();
+// `--site NAME`: this process is that site's worker alone (docs/sites.md).
+const siteName = siteArgument(process.argv.slice(2));
+if (siteName !== undefined) {
+  await runSiteWorker(config, siteToServe(loadSites(process.env, config), siteName));
+  process.exit(0);
+}
 // Its Worker Deployment Version (docs/operations.md, "Upgrading workers"); undefined with METALFLOW_WORKER_VERSIONING=off.
 const version = loadWorkerVersion(process.env, REPO_ROOT);
 if (config.workerMetricsPort !== undefined) {
@@ -49,16 +56,7 @@ const ironic = new IronicClient({
 });
 // Fail at start, not at the first host, when Ironic is too old; wait for one that does not answer yet.
 await waitForIronic(ironic, { log: (line) => console.warn(`[worker] ${line}`) });
-let kubernetes: KubeRest | undefined;
-// Kubernetes mode with a kubeconfig, or in a pod with its service account (KUBERNETES_SERVICE_HOST and the token file).
-if (config.kubeconfig || inClusterSettings(process.env)) {
-  // Loaded only in Kubernetes mode: the client library is a sizeable share of an idle worker's memory.
-  const { KubeConfig } = await import('@kubernetes/client-node');
-  const { KubeRest } = await import('../clients/kubernetes/kube-rest');
-  const kc = new KubeConfig();
-  loadKubeConfig(kc, config.kubeconfig);
-  kubernetes = await KubeRest.create(kc);
-}
+const kubernetes = await kubernetesMode(config.kubeconfig);
 // The image cache and its HTTP server (docs/images.md), when METALFLOW_IMAGE_CACHE_DIR is set.
 const served = config.imageCache ? await startImageCache(config.imageCache, config.imageCaFile, imageFetchPolicy) : undefined;
 const connection = await connectTemporalWorker(temporalConnection(config));
@@ -70,10 +68,7 @@ const worker = await createWorker(
     ironic,
     // In Kubernetes mode Metal3's Secrets are the only source of credentials and user data.
     secrets: kubernetes ? new KubernetesSecretReader(kubernetes) : new LocalSecretStore(config.secretDir, key),
-    inspection: config.inspection,
-    redfishVerifyCa: config.ironicRedfishVerifyCa,
-    ...(config.bmcCaFile ? { bmcCa: readTlsFiles({ caFile: config.bmcCaFile }).ca } : {}),
-    ...(config.imageCaFile ? { imageCa: readTlsFiles({ caFile: config.imageCaFile }).ca } : {}),
+    ...peerSettings(config),
     dhcpSites,
     ...(served ? { imageCache: served.imageCache, configDrives: served.configDrives } : {}),
     kubernetes,

@@ -6,29 +6,26 @@
 import { fileURLToPath } from 'node:url';
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import type { DataConverter } from '@temporalio/common';
-import { createIronicActivities, type IronicActivityDeps } from '../activities/ironic/activities';
+import type { IronicActivityDeps } from '../activities/ironic/activities';
 import { createKubernetesActivities, createUnconfiguredKubernetesActivities } from '../activities/kubernetes/host-status';
-import { createBmcActivities } from '../activities/bmc/activities';
-import { createSettleActivities } from '../activities/ironic/settle';
 import type { KubeRest } from '../clients/kubernetes/kube-rest';
-import { createPowerActivities } from '../activities/power/activities';
 import { createFleetActivities } from '../activities/fleet/activities';
 import { createPivotActivities } from '../activities/pivot/activities';
 import type { PivotPlaneRegistry } from '../config/pivot-planes';
-import { addressPolicy, type AddressPolicy } from '../clients/images/address-policy';
+import type { AddressPolicy } from '../clients/images/address-policy';
 import { createPowerSentinelActivities } from '../activities/power/sentinel';
 import { createPlaneCheckActivities } from '../activities/pivot/plane-check';
-import { createImageActivities } from '../activities/images/activities';
-import { createImageCacheActivities, type ServedImageCache } from '../activities/images/cache';
-import { createConfigDriveActivities, type ServedConfigDrives } from '../activities/images/config-drive';
+import type { ServedImageCache } from '../activities/images/cache';
+import type { ServedConfigDrives } from '../activities/images/config-drive';
 import { createRemediationHostActivities } from '../activities/remediation/host';
 import { createRemediationNodeActivities } from '../activities/remediation/node';
 import { createRemediationReprovisionActivities } from '../activities/remediation/reprovision';
-import { createDhcpActivities, type DhcpSite } from '../activities/dhcp/activities';
+import type { DhcpSite } from '../activities/dhcp/activities';
 import { createLimiterActivities } from '../activities/limiter/activities';
 import { createFirmwareInventoryActivities } from '../activities/ironic/firmware-inventory';
 import { DEFAULT_PROVISIONING_LIMIT } from '../model/provisioning-limit';
 import { activityFailureMapping } from './activity-failures';
+import { createSiteActivities } from './site-activities';
 import type { WorkerVersion } from '../config/worker-versioning';
 
 export const WORKFLOWS_PATH = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
@@ -93,9 +90,6 @@ export async function createWorker(
   deps: WorkerDeps,
   overrides: Partial<WorkerOptions> = {},
 ): Promise<Worker> {
-  const bmc = createBmcActivities({ secrets: deps.secrets, ...(deps.bmcCa ? { ca: deps.bmcCa } : {}) });
-  // Never without a policy: a worker that was given none refuses loopback, link-local and the like.
-  const imageHttp = { policy: deps.imageFetchPolicy ?? addressPolicy(), ...(deps.imageCa ? { ca: deps.imageCa } : {}) };
   return Worker.create({
     connection: deps.connection,
     namespace: deps.namespace,
@@ -107,18 +101,8 @@ export async function createWorker(
     ...(overrides.workflowBundle ? {} : { bundlerOptions: { preloadModules: WORKFLOW_PRELOAD_MODULES } }),
     interceptors: { activity: [activityFailureMapping], ...(overrides.workflowBundle ? {} : { workflowModules: WORKFLOW_INTERCEPTOR_MODULES }) },
     activities: {
-      ...createIronicActivities(deps),
-      ...bmc,
-      ...createPowerActivities({ ironic: deps.ironic, bmc, poll: deps.poll }),
-      ...createSettleActivities({ ironic: deps.ironic, poll: deps.poll }),
-      // Image probe and checksum files (patch image-probe): 30 s per request.
-      ...createImageActivities({ http: imageHttp }),
-      // The image cache (patch image-cache) and the direct provisioner's whole-image check (patch direct-image-verify).
-      ...createImageCacheActivities({ ...(deps.imageCache ? { cache: deps.imageCache } : {}), http: imageHttp }),
-      // The direct provisioner's config drive in the BMC's USB slot (patch direct-config-drive).
-      ...createConfigDriveActivities({ secrets: deps.secrets, ...(deps.bmcCa ? { ca: deps.bmcCa } : {}), ...(deps.configDrives ? { drives: deps.configDrives } : {}) }),
-      // DHCP reservations in each site's dnsmasq hosts dir (docs/dhcp-and-ipam.md).
-      ...createDhcpActivities({ sites: deps.dhcpSites ?? {}, ...(deps.kubernetes ? { kube: deps.kubernetes } : {}) }),
+      // The default site's hardware: Ironic, BMCs, images, config drives, DHCP (a site worker registers these alone).
+      ...createSiteActivities(deps),
       // Fleet operations act through the host workflows, with the worker's own Temporal client.
       ...createFleetActivities({ rest: deps.kubernetes }),
       // The provisioning limiter's permits (workflows/limiter/provisioning-limiter.ts), with the same client.

@@ -3,6 +3,7 @@
  * workflows. Run it with METALFLOW_KUBECONFIG (or in-cluster) and the same
  * Temporal settings as the worker. Only the lease holder drives hosts.
  */
+import { loadSites } from '../../config/sites';
 import { setMaxListeners } from 'node:events';
 import { hostname } from 'node:os';
 import { metalflowDataConverter } from '../../clients/temporal/payload-keys';
@@ -34,6 +35,8 @@ import { temporalCallCounter } from './temporal-calls';
 import { withReconcileSignal } from './reconcile-signal';
 
 const config = loadConfig();
+// Read at start: a mistake in the file stops the controller; each host's site label is checked against it.
+const siteNames = loadSites(process.env, config).names();
 const log = (m: string): void => console.log(`[controller] ${m}`);
 const kc = new KubeConfig();
 if (!loadKubeConfig(kc, config.kubeconfig)) {
@@ -152,6 +155,7 @@ async function lead(): Promise<void> {
       client,
       taskQueue: config.taskQueue,
       hostOptions: config.hostOptions,
+      sites: siteNames,
       get: (key) => inf.cache.get(key),
       secretVersion: (namespace, name) => sec.cache.get(`${namespace}/${name}`)?.metadata.resourceVersion,
       requeueAfter: (key, ms) => q.addAfter(key, ms),

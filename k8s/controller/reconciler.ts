@@ -10,6 +10,7 @@ import type { Client, UpdateDefinition } from '@temporalio/client';
 import type { HostRef, HostSpec, HostStatus } from '../../model/host';
 import { hostWorkflowId } from '../../model/host-ref';
 import { validateHostSpec } from '../../model/validate';
+import { SITE_LABEL, siteErrors } from '../../model/site';
 import {
   applyDirectivesUpdate,
   applySpecUpdate,
@@ -32,7 +33,7 @@ import { releaseCompanions } from './bmo-release';
 import { moveAnnotations } from './move';
 import { ANNOTATIONS, annotationConflicts, parseAnnotations, type HostAnnotations } from './annotations';
 import { reportInvalid, warnAnnotationValues, warnIgnored } from './host-reports';
-import type { BareMetalHost } from './bare-metal-host';
+import { specWithSite, type BareMetalHost } from './bare-metal-host';
 
 export type { BareMetalHost };
 import { syncPowerRequests } from './power-annotations';
@@ -51,6 +52,8 @@ export interface ReconcilerDeps {
   client: Client;
   taskQueue: string;
   hostOptions?: Partial<HostWorkflowOptions>;
+  /** Names of the configured sites (METALFLOW_SITES_FILE) besides the default one: the site label must name one. */
+  sites?: readonly string[];
   get: (key: string) => BareMetalHost | undefined;
   /** resourceVersion of a Secret as the Secret informer last saw it (metadata only), or undefined. */
   secretVersion?: (namespace: string, name: string) => string | undefined;
@@ -152,7 +155,7 @@ export class Reconciler {
     const lastStatus = last && (last.status.provisioning.state !== '' || last.status.provisioning.ID !== '') ? last.status : undefined;
     const status = lastStatus ?? (obj.status?.provisioning ? (obj.status as HostStatus) : undefined);
     const annotations = parseAnnotations(obj.metadata.annotations);
-    const valid = validateHostSpec(ref, obj.spec);
+    const valid = validateHostSpec(ref, specWithSite(obj));
     const spec = valid.ok ? valid.value.spec : last?.spec;
     if (!status) {
       // Neither the ended run (unreadable: e.g. it never ran on a served task queue) nor the object
@@ -218,7 +221,7 @@ export class Reconciler {
         const annotations = parseAnnotations(obj.metadata.annotations);
         // A paused host is not deleted until unpaused (as in Metal3): the workflow holds the delete.
         await this.syncPaused(key, ref, annotations.value);
-        const valid = validateHostSpec(ref, obj.spec);
+        const valid = validateHostSpec(ref, specWithSite(obj));
         if (annotations.errors.length === 0 && valid.ok) await this.sendDirectives(key, ref, this.directives(obj, ref, valid.value.spec, annotations.value));
         if (!this.deleteSent.has(key)) {
           const handle = this.deps.client.workflow.getHandle(hostWorkflowId(ref));
@@ -263,9 +266,10 @@ export class Reconciler {
     }
     await warnAnnotationValues(this.deps, this.annotationWarned, obj, key, ref, annotations.warnings);
 
-    const valid = validateHostSpec(ref, obj.spec);
-    if (!valid.ok) {
-      await reportInvalid(this.deps, this.objectPath(ref), obj, ref, 'InvalidSpec', valid.errors);
+    const valid = validateHostSpec(ref, specWithSite(obj));
+    const siteErrs = siteErrors(valid.ok ? valid.value.spec.site : undefined, this.deps.sites ?? [], `metadata.labels["${SITE_LABEL}"]`);
+    if (!valid.ok || siteErrs.length > 0) {
+      await reportInvalid(this.deps, this.objectPath(ref), obj, ref, 'InvalidSpec', [...(valid.ok ? [] : valid.errors), ...siteErrs]);
       return;
     }
     const spec = valid.value.spec;

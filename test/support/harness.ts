@@ -103,6 +103,8 @@ export async function startHarness(
     taskQueue?: string;
     /** The worker's Worker Deployment Version; unversioned unless given. */
     version?: WorkerVersion;
+    /** Names of the configured sites beside the default one (METALFLOW_SITES_FILE): the API's check of spec.site. */
+    sites?: string[];
   } = {},
 ): Promise<Harness> {
   const namespace = opts.namespace ?? 'default';
@@ -120,7 +122,7 @@ export async function startHarness(
     { workflowBundle: opts.workflowCode ? { code: opts.workflowCode } : { codePath: WORKFLOW_BUNDLE_PATH }, workflowsPath: undefined },
   );
   const running = opts.startWorker === false ? undefined : worker.run();
-  const hosts = new HostService({ client, secrets, taskQueue, hostOptions: opts.hostOptions ?? FAST_HOST_OPTIONS });
+  const hosts = new HostService({ client, secrets, taskQueue, hostOptions: opts.hostOptions ?? FAST_HOST_OPTIONS, ...(opts.sites ? { sites: opts.sites } : {}) });
   return {
     env,
     client,

@@ -24,6 +24,7 @@ import type {
   WorkflowOutboundCallsInterceptor,
 } from '@temporalio/workflow';
 import { operationLabel } from '../host/operation-label';
+import { scheduleAtSite } from '../host/site-route';
 import { countBytes, countEvents, failureSize, sizeOf, WORKFLOW_TASK_EVENTS } from './history-count';
 
 const labelled = <T extends ActivityInput | LocalActivityInput>(input: T): T => {
@@ -54,6 +55,8 @@ const TASK = WORKFLOW_TASK_EVENTS;
 
 export const interceptors = (): WorkflowInterceptors => ({
   outbound: [
+    // First, so each attempt at a host's site is counted by the next one (site-route.ts).
+    { scheduleActivity: scheduleAtSite },
     {
       // Scheduled, started, closed; the result wakes a workflow task.
       scheduleActivity: (input: ActivityInput, next: Next<WorkflowOutboundCallsInterceptor, 'scheduleActivity'>) => {

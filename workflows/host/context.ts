@@ -13,6 +13,7 @@ import { DEFAULT_MAX_HISTORY_BYTES, type HostState, type HostView, type HostWork
 import { powerRequestsView } from './rules/power-requests';
 import { statusPublisher } from './status-publish';
 import { hostUid } from './uid';
+import { routeHostActivities, siteUnreachable } from './site-route';
 import { settingsHeld } from './rules/servicing';
 import type { HostEvent } from '../../model/host-event';
 import { provisionerFor, type Provisioner } from './provisioners/provisioner';
@@ -65,6 +66,8 @@ export function hostContext(s: HostState): HostContext {
   let published: string | undefined;
   const status = statusPublisher(s);
   let provisioner: Provisioner | undefined;
+  // The host's hardware calls go to its site's task queue, read at each call (site-route.ts).
+  routeHostActivities(() => ({ site: s.spec?.site, watchSeconds: s.options.siteWatchSeconds }));
 
   const ctx: HostContext = {
     s,
@@ -96,6 +99,7 @@ export function hostContext(s: HostState): HostContext {
       ...(s.firmwareServiced ? { firmwareServiced: s.firmwareServiced } : {}),
       ...(s.options.publishStatus ? { managedBy: 'kubernetes' as const } : {}),
       ...(s.movedTo ? { movedTo: s.movedTo } : {}),
+      ...(siteUnreachable() ? { siteUnreachable: siteUnreachable() } : {}),
     }),
     publish: () => {
       const bmc = s.spec?.bmc ? parseBmcAddress(s.spec.bmc.address) : undefined;

@@ -27,6 +27,7 @@ import {
   powerChangedSignal,
 } from '../../contracts/host';
 import { specConflict } from './decide';
+import { siteChangeConflict } from './rules/site';
 import { applyDirectives, checkRestoredStatus, requestInspection, restoreStatus } from './directives';
 import { addedHolds, applyPowerRequestChange, checkPowerRequestChange, keyedRebootEvent, powerRequestsView, type PowerRequestChange } from './rules/power-requests';
 import { applyPause, checkPauseRequest } from './rules/pause';
@@ -53,7 +54,7 @@ export function setHostHandlers(ctx: HostContext): void {
         details: [errors],
       });
     }
-    const conflict = specConflict(s, valid.value.spec, ctx.running?.kind);
+    const conflict = siteChangeConflict(s, valid.value.spec, ctx.running?.kind) ?? specConflict(s, valid.value.spec, ctx.running?.kind);
     if (conflict) throw ApplicationFailure.create({ type: 'Conflict', message: conflict });
   };
 

@@ -17,6 +17,7 @@ import { failureMessage } from '../../common/failure-message';
 import { ACTIVITY_OPTIONS, LOCAL_ACTIVITY_OPTIONS } from '../../common/activity-options';
 import { isSteadyState } from './power-requests';
 import { powerPath } from '../provisioners/power';
+import { hostSiteQueue } from '../../../model/site';
 
 const local = proxyLocalActivities<PowerActivities>(LOCAL_ACTIVITY_OPTIONS.powerRead);
 
@@ -27,6 +28,12 @@ const local = proxyLocalActivities<PowerActivities>(LOCAL_ACTIVITY_OPTIONS.power
  * timeouts (30 s each). One attempt: the next check is the retry.
  */
 const bmcRead = proxyActivities<BmcActivities>(ACTIVITY_OPTIONS.bmcPowerRead);
+
+/**
+ * A host of another site: its site's worker reads Ironic's node (site-route.ts sends it there).
+ * A site that does not take the read in a minute fails this check; the next check is the retry.
+ */
+const siteRead = proxyActivities<PowerActivities>({ startToCloseTimeout: '30 seconds', scheduleToStartTimeout: '1 minute', retry: { maximumAttempts: 1 } });
 
 /** Milliseconds until the next check, or undefined when the host is not checked now. */
 export function powerCheckDelayMs(s: HostState): number | undefined {
@@ -47,7 +54,8 @@ export function powerCheckDelayMs(s: HostState): number | undefined {
 
 /** The power check starts with the local activity (an Ironic node's power), not the BMC read activity; without a spec it reads nothing. */
 export function powerCheckIsLocal(s: HostState): boolean {
-  if (!s.spec) return false;
+  // A host of another site reads its power through its site's worker: a local activity runs here, beside no Ironic of that site.
+  if (!s.spec || hostSiteQueue(s.spec.site)) return false;
   return powerPath(s.spec, s.status.provisioning.ID || undefined) !== 'bmc';
 }
 
@@ -67,6 +75,7 @@ export async function readPower(s: HostState): Promise<{ poweredOn?: boolean; no
   try {
     // Not the 4 s local activity: a slow BMC would never answer in time.
     if (via === 'bmc') return { poweredOn: (await bmcRead.getBmcPower({ ref: s.ref, spec: s.spec })).poweredOn };
+    if (hostSiteQueue(s.spec.site)) return await siteRead.readHostPower({ ref: s.ref, spec: s.spec, nodeId, via });
     return await local.readHostPower({ ref: s.ref, spec: s.spec, nodeId, via });
   } catch (err) {
     log.warn('power check failed', { error: failureMessage(err) });

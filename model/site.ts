@@ -1,0 +1,77 @@
+/**
+ * Sites (docs/sites.md): a site is a place with its own Ironic, DHCP servers
+ * and image cache, served by a site worker that polls the site's own task
+ * queue. A host belongs to one site (`spec.site`; in Kubernetes mode the
+ * `metalflow.io/site` label); a host without one belongs to the default site,
+ * whose hardware the central worker drives on the main task queue, as a
+ * single-site install always has. Sites are what the operator configured
+ * (config/sites.ts): a caller names a site, never an Ironic URL.
+ */
+import type { FieldError } from './field-error';
+import { SITE } from './host-dhcp';
+
+/** The site of hosts that name none: the settings of the environment (IRONIC_URL and the rest), on the main task queue. */
+export const DEFAULT_SITE = 'default';
+
+/** The BareMetalHost label naming its site (Kubernetes mode); absent → the default site. */
+export const SITE_LABEL = 'metalflow.io/site';
+
+/** A site name: a DNS label, as `spec.dhcp.site`. */
+export const SITE_NAME = SITE;
+
+/** Ironic of one site: its endpoint and references to its CA and credentials (files on the site worker, never their contents). */
+export interface SiteIronic {
+  url: string;
+  /** CA bundle the site's Ironic is verified against (https only). */
+  caFile?: string;
+  clientCertFile?: string;
+  clientKeyFile?: string;
+  /** HTTP basic auth: the user, and a file holding the password. */
+  username?: string;
+  passwordFile?: string;
+}
+
+/** One site's dnsmasq folders (`<dir>` holds `hosts.d/` and `dnsmasq.leases`, as scripts/dnsmasq.sh lays them out), by `spec.dhcp.site`. */
+export interface SiteDhcp {
+  dirs: Record<string, string>;
+  leaseSeconds?: number;
+}
+
+/** The site's image cache, served by its site worker (docs/images.md). */
+export interface SiteImageCache {
+  dir: string;
+  host?: string;
+  port?: number;
+  url?: string;
+  maxBytes?: number;
+}
+
+export interface Site {
+  name: string;
+  ironic: SiteIronic;
+  dhcp?: SiteDhcp;
+  imageCache?: SiteImageCache;
+  /** The task queue its site worker polls: `site/<name>`; the default site's is the main task queue. */
+  taskQueue: string;
+}
+
+/** The task queue of a site other than the default one. */
+export const siteTaskQueue = (name: string): string => `site/${name}`;
+
+/**
+ * Where a host's hardware activities go: undefined for the default site (the
+ * workflow's own task queue), else the site's queue. Only configured sites
+ * reach a host (the API and the controller check `spec.site`), so the queue
+ * follows from the name alone.
+ */
+export const hostSiteQueue = (site: string | undefined): string | undefined => (site && site !== DEFAULT_SITE ? siteTaskQueue(site) : undefined);
+
+/** `spec.site` against the configured sites: a clear error naming the accepted ones. */
+export function siteErrors(site: string | undefined, configured: readonly string[], field = 'spec.site'): FieldError[] {
+  if (site === undefined || site === DEFAULT_SITE || configured.includes(site)) return [];
+  const accepted = [DEFAULT_SITE, ...configured.filter((n) => n !== DEFAULT_SITE)].map((n) => `"${n}"`).join(', ');
+  return [{ field, reason: `"${site}" is not a configured site; the sites are ${accepted} (the operator configures them in METALFLOW_SITES_FILE)` }];
+}
+
+/** The host's site as its provisioning state allows it to change: only while no Ironic node or operation of the old site holds the host. */
+export const SITE_CHANGE_STATES = ['', 'unmanaged'] as const;

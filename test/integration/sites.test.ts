@@ -1,0 +1,107 @@
+/**
+ * Sites (docs/sites.md) on the real Temporal and Ironic of the test stack: the
+ * central worker (the harness's) serves the default site; site B's worker
+ * (workers/site-worker.ts) polls B's own task queue. Both sites' workers
+ * point at the same test Ironic (a second Ironic per test costs a stack of its
+ * own); what is shown is where the work goes: B's hardware calls are taken
+ * only from B's queue, so with B's worker stopped B's host waits, showing
+ * `site unreachable`, while a default-site host registers and inspects; B's
+ * worker started again, B's host completes each operation once.
+ */
+import type { Worker } from '@temporalio/worker';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { HostRef } from '../../model/host';
+import type { HostView } from '../../contracts/host';
+import { siteTaskQueue } from '../../model/site';
+import { createSiteWorker } from '../../workers/site-worker';
+import { FAST_HOST_OPTIONS, randomMac, startHarness, uniq, waitFor, type Harness } from '../support/harness';
+import { ApiError } from '../../api/api-error';
+
+const NS = 'sites';
+const SITE_B = uniq('b');
+let h: Harness;
+let siteB: { worker: Worker; running: Promise<void> } | undefined;
+
+beforeAll(async () => {
+  h = await startHarness({ hostOptions: { ...FAST_HOST_OPTIONS, siteWatchSeconds: 2 }, sites: [SITE_B] });
+});
+
+afterAll(async () => {
+  if (siteB) {
+    siteB.worker.shutdown();
+    await siteB.running;
+  }
+  await h?.close();
+});
+
+async function startSiteB(): Promise<void> {
+  const worker = await createSiteWorker({ connection: h.nativeConnection, namespace: 'default', taskQueue: siteTaskQueue(SITE_B), ironic: h.ironic, secrets: h.secrets, poll: { initialMs: 100, factor: 1.5, maxMs: 1000 } });
+  siteB = { worker, running: worker.run() };
+}
+
+const view = async (ref: HostRef): Promise<HostView> => (await h.hosts.get(ref)) as HostView;
+const settle = <T>(what: string, probe: () => Promise<T | undefined | false>) => waitFor(what, probe, { timeoutMs: 300_000, intervalMs: 300 });
+const put = (ref: HostRef, site: string | undefined, bmc = true) =>
+  h.hosts.put(ref, {
+    spec: { ...(bmc ? { bmc: { address: `fake://${ref.name}`, credentialsName: `${ref.name}-bmc` } } : {}), bootMACAddress: randomMac(), online: true, ...(site ? { site } : {}) },
+    ...(bmc ? { credentials: { username: 'admin', password: 'pw' } } : {}),
+  });
+const available = (ref: HostRef) =>
+  settle(`${ref.name} available`, async () => {
+    const v = await view(ref);
+    return v.status.provisioning.state === 'available' && !v.currentOperation ? v : undefined;
+  });
+
+describe('sites', { timeout: 900_000 }, () => {
+  it('refuses a site that is not configured, naming the accepted ones', async () => {
+    const ref = { namespace: NS, name: uniq('nosite') };
+    const err = await put(ref, 'http://10.0.0.1:6385').catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ApiError);
+    expect((err as ApiError).status).toBe(400);
+    expect((err as ApiError).message).toContain(`"http://10.0.0.1:6385" is not a configured site; the sites are "default", "${SITE_B}"`);
+  });
+
+  it("a dark site's host waits, showing site unreachable, while the default site's host carries on; back, it completes once", async () => {
+    const b = { namespace: NS, name: uniq('host-b') };
+    const a = { namespace: NS, name: uniq('host-a') };
+    await put(b, SITE_B);
+    const waiting = await settle(`${b.name} site unreachable`, async () => (await view(b)).siteUnreachable);
+    expect(waiting).toMatchObject({ site: SITE_B });
+    expect(waiting.reason).toMatch(new RegExp(`^site unreachable: no worker of site "${SITE_B}" took \\w+ from task queue site/${SITE_B}`));
+
+    await put(a, undefined);
+    const hostA = await available(a);
+    expect(hostA.siteUnreachable).toBeUndefined();
+    // B has not moved: nothing of B ran on the central worker.
+    const stillB = await view(b);
+    expect(stillB.status.provisioning.ID).toBe('');
+    expect(stillB.siteUnreachable).toMatchObject({ site: SITE_B });
+
+    await startSiteB();
+    const hostB = await available(b);
+    expect(hostB.siteUnreachable).toBeUndefined();
+    // Each operation once, each succeeded: the calls sent while B was dark never ran.
+    const kinds = hostB.operations.map((o) => o.kind);
+    expect(new Set(kinds).size).toBe(kinds.length);
+    expect(hostB.operations.every((o) => o.outcome === 'succeeded')).toBe(true);
+    expect(await h.ironic.getNode(hostB.status.provisioning.ID)).toBeDefined();
+    await Promise.all([h.hosts.remove(a), h.hosts.remove(b)]);
+  });
+
+  it("refuses to move a registered host to another site, and moves one that is not registered", async () => {
+    const reg = { namespace: NS, name: uniq('move-reg') };
+    await put(reg, undefined);
+    await available(reg);
+    const err = await put(reg, SITE_B).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ApiError);
+    expect((err as ApiError).message).toMatch(/spec\.site: the host is available with Ironic node \S+ at site "default"; its site can change to ".*" only while it is unmanaged or not yet registered/);
+    expect((await view(reg)).spec?.site).toBeUndefined();
+
+    const bare = { namespace: NS, name: uniq('move-bare') };
+    await put(bare, undefined, false);
+    await settle(`${bare.name} unmanaged`, async () => (await view(bare)).status.provisioning.state === 'unmanaged');
+    await put(bare, SITE_B, false);
+    expect((await view(bare)).spec?.site).toBe(SITE_B);
+    await Promise.all([h.hosts.remove(reg), h.hosts.remove(bare)]);
+  });
+});

@@ -1,0 +1,33 @@
+/**
+ * A site worker (docs/sites.md): polls only its site's task queue
+ * (model/site.ts) with the activities that touch the site's hardware
+ * (site-activities.ts), built from the site's own settings. It runs no
+ * workflow: the host workflows, fleets, pivots and remediations stay on the
+ * central workers, which send the site's work here.
+ */
+import { Worker, type NativeConnection } from '@temporalio/worker';
+import type { DataConverter } from '@temporalio/common';
+import { createSiteActivities, type SiteActivityDeps } from './site-activities';
+import { activityFailureMapping } from './activity-failures';
+
+export interface SiteWorkerDeps extends SiteActivityDeps {
+  connection: NativeConnection;
+  namespace: string;
+  /** The site's task queue (Site.taskQueue). */
+  taskQueue: string;
+  dataConverter?: DataConverter;
+}
+
+export async function createSiteWorker(deps: SiteWorkerDeps): Promise<Worker> {
+  return Worker.create({
+    connection: deps.connection,
+    namespace: deps.namespace,
+    taskQueue: deps.taskQueue,
+    ...(deps.dataConverter ? { dataConverter: deps.dataConverter } : {}),
+    interceptors: { activity: [activityFailureMapping] },
+    activities: createSiteActivities(deps),
+    // As the central worker: most activities wait on Ironic or a BMC, one per host in flight.
+    maxConcurrentActivityTaskExecutions: 2000,
+    maxHeartbeatThrottleInterval: '15 seconds',
+  });
+}

@@ -1,0 +1,96 @@
+/**
+ * Where a host's hardware activities run (docs/sites.md): a host of a site
+ * other than the default one has them run by its site's worker, on the
+ * site's task queue (model/site.ts); everything else the host schedules
+ * (status writes, IPAM claims, the limiter) stays on the workflow's own
+ * queue. The one place that decides it is this outbound interceptor
+ * (workflows/common/interceptors.ts), so no activity proxy names a queue.
+ *
+ * A site that does not take its work (its worker stopped, its link cut)
+ * leaves the activity unstarted: each attempt to reach it is given a
+ * schedule-to-start limit, and past it the host shows `siteUnreachable` and
+ * sends the same call again, with a longer limit, until the site takes it.
+ * An activity timed out before it started never ran, so sending it again
+ * cannot do its hardware action twice; and it is never sent anywhere else.
+ *
+ * State lives in this module: each workflow evaluates its own copy of the
+ * bundle's modules (workers/worker.ts WORKFLOW_PRELOAD_MODULES), and only
+ * the host workflow sets the route.
+ */
+import { ActivityFailure, proxyActivities, TimeoutFailure, type ActivityInput, type Next, type WorkflowOutboundCallsInterceptor } from '@temporalio/workflow';
+import { hostSiteQueue } from '../../model/site';
+
+/**
+ * The activities of workers/site-activities.ts that touch the site's hardware, Ironic,
+ * DHCP or image cache (test/unit/site-activities.test.ts keeps the two lists together).
+ * Not here: the IPAM claims (the management cluster's API) and the idle fence (no I/O).
+ */
+export const SITE_ACTIVITIES: ReadonlySet<string> = new Set([
+  'adoptNode', 'applyBmcBios', 'cacheImage', 'changeNodePower', 'checkImage', 'cleanNode', 'deleteNode', 'deployNode', 'detachNode',
+  'ejectBmcMedia', 'ensureNode', 'getBmcMedia', 'getBmcPower', 'insertBmcMedia', 'insertConfigDrive', 'inspectBmc', 'inspectNode',
+  'manageNode', 'preflightBmc', 'prepareNode', 'provideNode', 'readDhcpLease', 'readHostPower', 'releaseDhcp', 'removeConfigDrive',
+  'reserveDhcp', 'serviceNode', 'setBmcBootDevice', 'setBmcPower', 'setPower', 'settleNode', 'undeployNode', 'updateBmcFirmware', 'verifyImage',
+]);
+
+/** How long a site may leave a call unstarted before the host says it is unreachable (a host option; tests shorten it). */
+export const DEFAULT_SITE_WATCH_SECONDS = 60;
+/** Each further attempt waits twice as long, up to this: fewer history events through a long outage. */
+const MAX_SITE_WATCH_SECONDS = 600;
+
+export interface SiteUnreachable {
+  site: string;
+  since: string;
+  reason: string;
+}
+
+interface Route {
+  site: string | undefined;
+  watchSeconds: number | undefined;
+}
+
+let routeOf: (() => Route) | undefined;
+let unreachable: SiteUnreachable | undefined;
+
+/** Called once by the host workflow: its site, read at each activity (a site may change while the host is not registered). */
+export function routeHostActivities(route: () => Route): void {
+  routeOf = route;
+}
+
+/** Set while the host's site has left a call unstarted past its limit. */
+export const siteUnreachable = (): SiteUnreachable | undefined => unreachable;
+
+const notStarted = (err: unknown): boolean =>
+  err instanceof ActivityFailure && err.cause instanceof TimeoutFailure && err.cause.timeoutType === 'SCHEDULE_TO_START';
+
+type AnyActivities = Record<string, (...args: unknown[]) => Promise<unknown>>;
+
+export async function scheduleAtSite(input: ActivityInput, next: Next<WorkflowOutboundCallsInterceptor, 'scheduleActivity'>): Promise<unknown> {
+  const route = routeOf?.();
+  const queue = hostSiteQueue(route?.site);
+  if (!route?.site || !queue || input.options.taskQueue !== undefined || !SITE_ACTIVITIES.has(input.activityType)) return next(input);
+  const site = route.site;
+  // A caller that set its own limit (the power check) handles a site that does not answer itself.
+  const watched = input.options.scheduleToStartTimeout === undefined;
+  const firstSeconds = route.watchSeconds ?? DEFAULT_SITE_WATCH_SECONDS;
+  const limit = (attempt: number) => (watched ? { scheduleToStartTimeout: `${Math.min(firstSeconds * 2 ** attempt, MAX_SITE_WATCH_SECONDS)} seconds` } : {});
+  const options = (attempt: number) => ({ ...input.options, taskQueue: queue, ...limit(attempt) });
+  for (let attempt = 0; ; attempt++) {
+    try {
+      // The first attempt is this call itself (its sequence number); a later one is a new call of the same activity.
+      const result = attempt === 0 ? await next({ ...input, options: options(0) }) : await proxyActivities<AnyActivities>(options(attempt))[input.activityType]!(...(input.args as unknown[]));
+      unreachable = undefined;
+      return result;
+    } catch (err) {
+      if (!watched || !notStarted(err)) {
+        // Taken by the site's worker (failed there, or cancelled here): the site answers.
+        if (err instanceof ActivityFailure && !notStarted(err)) unreachable = undefined;
+        throw err;
+      }
+      unreachable ??= {
+        site,
+        since: new Date().toISOString(),
+        reason: `site unreachable: no worker of site "${site}" took ${input.activityType} from task queue ${queue}; waiting for the site (its worker: npm run worker -- --site ${site})`,
+      };
+    }
+  }
+}
