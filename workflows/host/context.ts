@@ -47,11 +47,11 @@ export interface HostContext {
   readonly pendingEvents: HostEvent[];
   nudge(events: HostEvent[]): void;
   view(): HostView;
-  /** Upserts the search attributes (skipped when unchanged). */
-  publish(): void;
+  /** Upserts the host's search attributes (skipped when unchanged), what the Temporal UI's list filters on. */
+  indexForSearch(): void;
   setState(state: ProvisioningState): void;
-  /** Writes the status (and an Event) back to Kubernetes when this host is driven by the shim. */
-  sync(event?: HostEvent): Promise<void>;
+  /** Queues the status (and an Event) for writing back to the BareMetalHost when the shim drives this host; never waits for the write. */
+  writeStatus(event?: HostEvent): Promise<void>;
   historyTooLong(): boolean;
   /** `carry` runs last, just before the hand-over, to put into the state what the next run needs. */
   continueAsNewWithState(carry?: () => void): Promise<never>;
@@ -101,7 +101,7 @@ export function hostContext(s: HostState): HostContext {
       ...(s.movedTo ? { movedTo: s.movedTo } : {}),
       ...(siteUnreachable() ? { siteUnreachable: siteUnreachable() } : {}),
     }),
-    publish: () => {
+    indexForSearch: () => {
       const bmc = s.spec?.bmc ? parseBmcAddress(s.spec.bmc.address) : undefined;
       const pairs: Extract<Parameters<typeof upsertSearchAttributes>[0], unknown[]> = [
         { key: SEARCH_ATTRIBUTES.hostName, value: s.ref.name },
@@ -122,7 +122,7 @@ export function hostContext(s: HostState): HostContext {
       if (s.status.provisioning.state === state) return;
       s.status.provisioning.state = state;
       s.status.lastUpdated = now();
-      ctx.publish();
+      ctx.indexForSearch();
     },
     provisioner: () => {
       if (provisioner) return provisioner;
@@ -131,7 +131,7 @@ export function hostContext(s: HostState): HostContext {
       if (s.status.provisioning.state !== '') provisioner = chosen;
       return chosen;
     },
-    sync: status.sync,
+    writeStatus: status.writeStatus,
     historyTooLong: () => {
       const max = s.options.maxHistoryEvents;
       // The server's length and suggestion can be a task behind (history-count.ts).

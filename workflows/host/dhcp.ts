@@ -115,9 +115,9 @@ export async function syncDhcp(ctx: HostContext, backoff: () => Promise<void>): 
     }
     if (changed) {
       s.status.lastUpdated = now();
-      ctx.publish();
+      ctx.indexForSearch();
       const what = target ? `${target.reservation.mac} → ${target.reservation.ignore ? 'ignored' : target.reservation.ip} at site ${target.site}` : 'released';
-      await ctx.sync({ type: 'Normal', reason: 'DhcpReservation', message: `DHCP reservation ${what}` });
+      await ctx.writeStatus({ type: 'Normal', reason: 'DhcpReservation', message: `DHCP reservation ${what}` });
     }
     return undefined;
   } catch (err) {
@@ -125,8 +125,8 @@ export async function syncDhcp(ctx: HostContext, backoff: () => Promise<void>): 
     state.failed = true;
     Object.assign(s.status, { errorType: 'registration error', errorMessage: FAILED + failureMessage(err), operationalStatus: 'error', lastUpdated: now() });
     s.status.errorCount += 1;
-    ctx.publish();
-    await ctx.sync({ type: 'Warning', reason: 'DhcpReservationFailed', message: s.status.errorMessage });
+    ctx.indexForSearch();
+    await ctx.writeStatus({ type: 'Warning', reason: 'DhcpReservationFailed', message: s.status.errorMessage });
     await backoff();
     return 'again';
   }
@@ -235,7 +235,7 @@ export class LeaseWatch {
     if (JSON.stringify(after) === JSON.stringify(before)) return;
     s.status.dhcp = after;
     s.status.lastUpdated = now();
-    await this.ctx.sync();
+    await this.ctx.writeStatus();
   }
 }
 

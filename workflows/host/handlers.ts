@@ -73,7 +73,7 @@ export function setHostHandlers(ctx: HostContext): void {
       s.spec = spec;
       s.generation += 1;
       s.retryAt = undefined;
-      ctx.publish();
+      ctx.indexForSearch();
     }
     return { generation: s.generation, changed, power: powerRequestsView(s.power) };
   };
@@ -111,7 +111,7 @@ export function setHostHandlers(ctx: HostContext): void {
     (status) => {
       const { events, ...result } = restoreStatus(s, status, now());
       if (result.restored) {
-        ctx.publish();
+        ctx.indexForSearch();
         ctx.nudge(events);
       }
       return result;

@@ -42,7 +42,7 @@ async function checkPower(ctx: HostContext): Promise<void> {
   const { poweredOn: observed, nodeGone } = await readPower(s);
   if (nodeGone) {
     // The next decision registers the host again (node-lost.ts).
-    await ctx.sync(markNodeLost(s, `the power check found no Ironic node ${s.status.provisioning.ID}`, now()));
+    await ctx.writeStatus(markNodeLost(s, `the power check found no Ironic node ${s.status.provisioning.ID}`, now()));
     return;
   }
   if (observed === undefined || observed === s.status.poweredOn) return;
@@ -52,7 +52,7 @@ async function checkPower(ctx: HostContext): Promise<void> {
   s.status.lastUpdated = at;
   const message = `the host was found powered ${observed ? 'on' : 'off'} (recorded ${observed ? 'off' : 'on'}, spec.online ${String(s.spec?.online)})`;
   log.warn(message);
-  await ctx.sync({ type: 'Warning', reason: 'PowerStateMismatch', message });
+  await ctx.writeStatus({ type: 'Warning', reason: 'PowerStateMismatch', message });
 }
 
 /**
@@ -90,14 +90,14 @@ export async function hostWorkflow(input: HostWorkflowInput): Promise<HostView> 
   ctx.beforeHandOver = releasesDelivered;
   recordHostUid(s);
 
-  ctx.publish();
+  ctx.indexForSearch();
   const idle = new IdleWait(ctx);
   const leases = new LeaseWatch(ctx);
   // A run continued from a backoff waits out what was left of it before retrying.
   if (s.retryAt !== undefined) await waitForRetry();
   for (;;) {
     // Events from the shim's updates, with the status they changed.
-    for (const event of ctx.pendingEvents.splice(0)) await ctx.sync(event);
+    for (const event of ctx.pendingEvents.splice(0)) await ctx.writeStatus(event);
     // The boot MAC's reservation before anything boots it (dhcp.ts; only for a host with spec.dhcp).
     if (dhcpDue(s) && (await syncDhcp(ctx, backoff)) === 'again') continue;
     let decision = decide(s);
@@ -107,7 +107,7 @@ export async function hostWorkflow(input: HostWorkflowInput): Promise<HostView> 
       if (decision.kind === 'settle') s.power = decision.power;
       else {
         const told = settingsHeldEvent(s, decision.held);
-        if (told) await ctx.sync(told);
+        if (told) await ctx.writeStatus(told);
       }
       decision = decide(s);
     }
@@ -121,12 +121,12 @@ export async function hostWorkflow(input: HostWorkflowInput): Promise<HostView> 
     }
     if (decision.kind === 'finish') break;
     if (decision.kind === 'fail') {
-      await ctx.sync(recordFailure(s, decision.errorType, decision.message));
+      await ctx.writeStatus(recordFailure(s, decision.errorType, decision.message));
       continue;
     }
     if (decision.kind === 'enter') {
       const entered = enterState(ctx, decision.state);
-      if (entered) await ctx.sync(entered);
+      if (entered) await ctx.writeStatus(entered);
       continue;
     }
     if (decision.kind === 'operation') {
@@ -141,9 +141,9 @@ export async function hostWorkflow(input: HostWorkflowInput): Promise<HostView> 
         if (!permit.granted) continue;
       }
       const gaveUp = beginOperation(s, decision);
-      if (gaveUp) await ctx.sync(gaveUp);
+      if (gaveUp) await ctx.writeStatus(gaveUp);
       const entered = enterState(ctx, decision.state);
-      if (entered) await ctx.sync(entered);
+      if (entered) await ctx.writeStatus(entered);
       const succeeded = await runOperation(decision.op, decision.state, {
         adopt: decision.adopt,
         power: decision.power,

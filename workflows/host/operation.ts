@@ -123,7 +123,7 @@ export function operationRunner(ctx: HostContext): OperationRunner {
     if (op === 'service') {
       // Metal3's operationalStatus while a provisioned host is serviced (the provisioning state stays provisioned).
       s.status.operationalStatus = 'servicing';
-      ctx.publish();
+      ctx.indexForSearch();
     }
     try {
       const input: OperationInput = {
@@ -179,12 +179,12 @@ export function operationRunner(ctx: HostContext): OperationRunner {
       const next = nextStateAfter(op, state, s);
       ctx.setState(next);
       s.status.lastUpdated = record.endedAt;
-      ctx.publish();
+      ctx.indexForSearch();
       const note = outcome.note ? ` (${outcome.note})` : '';
       if (refresh) {
-        await ctx.sync({ type: 'Normal', reason: 'RegistrationUpdated', message: `registration updated: the Ironic node now matches the spec and credentials; provisioning state ${next}${note}` });
+        await ctx.writeStatus({ type: 'Normal', reason: 'RegistrationUpdated', message: `registration updated: the Ironic node now matches the spec and credentials; provisioning state ${next}${note}` });
       } else {
-        await ctx.sync({ type: 'Normal', reason: `${reasonOf(op)}Succeeded`, message: `${op} succeeded; provisioning state ${next || 'unmanaged'}${note}` });
+        await ctx.writeStatus({ type: 'Normal', reason: `${reasonOf(op)}Succeeded`, message: `${op} succeeded; provisioning state ${next || 'unmanaged'}${note}` });
       }
       return true;
     } catch (err) {
@@ -194,7 +194,7 @@ export function operationRunner(ctx: HostContext): OperationRunner {
         record.outcome = 'cancelled';
         record.endedAt = now();
         s.status.lastUpdated = record.endedAt;
-        await ctx.sync({ type: 'Normal', reason: `${reasonOf(op)}Cancelled`, message: `${op} cancelled: ${record.cancelReason}` });
+        await ctx.writeStatus({ type: 'Normal', reason: `${reasonOf(op)}Cancelled`, message: `${op} cancelled: ${record.cancelReason}` });
         return false;
       }
       // Ironic lost the node: not the host's failure. It registers again where it stands
@@ -204,7 +204,7 @@ export function operationRunner(ctx: HostContext): OperationRunner {
         record.endedAt = now();
         record.error = failureMessage(err);
         s.status.lastUpdated = record.endedAt;
-        await ctx.sync(markNodeLost(s, `${op} stopped: ${record.error}`, record.endedAt));
+        await ctx.writeStatus(markNodeLost(s, `${op} stopped: ${record.error}`, record.endedAt));
         return false;
       }
       record.outcome = 'failed';
@@ -218,8 +218,8 @@ export function operationRunner(ctx: HostContext): OperationRunner {
       s.status.errorCount += 1;
       s.status.operationalStatus = 'error';
       s.status.lastUpdated = record.endedAt;
-      ctx.publish();
-      await ctx.sync({ type: 'Warning', reason: reasonOf(s.status.errorType ?? 'error'), message: record.error });
+      ctx.indexForSearch();
+      await ctx.writeStatus({ type: 'Warning', reason: reasonOf(s.status.errorType ?? 'error'), message: record.error });
       // Nothing runs while we back off: a spec change that fixes the cause (a new
       // image, corrected BMC settings) must be accepted, not refused as a conflict.
       ctx.running = undefined;

@@ -29,7 +29,8 @@ export const SITE_ACTIVITIES: ReadonlySet<string> = new Set([
   'adoptNode', 'applyBmcBios', 'cacheImage', 'changeNodePower', 'checkImage', 'cleanNode', 'deleteNode', 'deployNode', 'detachNode',
   'ejectBmcMedia', 'ensureNode', 'getBmcMedia', 'getBmcPower', 'insertBmcMedia', 'insertConfigDrive', 'inspectBmc', 'inspectNode',
   'manageNode', 'preflightBmc', 'prepareNode', 'provideNode', 'readDhcpLease', 'readHostPower', 'releaseDhcp', 'removeConfigDrive',
-  'reserveDhcp', 'serviceNode', 'setBmcBootDevice', 'setBmcPower', 'setPower', 'settleNode', 'undeployNode', 'updateBmcFirmware', 'verifyImage',
+  'reserveDhcp', 'serviceNode', 'setBmcBootDevice', 'setBmcPower', 'setPower', 'settleNode', 'syncNodeSettings', 'undeployNode', 'updateBmcFirmware',
+  'verifyImage', 'watchDhcpLease',
 ]);
 
 /** How long a site may leave a call unstarted before the host says it is unreachable (a host option; tests shorten it). */

@@ -30,7 +30,7 @@ const RETRY_ROUND_PAUSE = '2 minutes';
 
 export interface StatusPublisher {
   /** Publishes the whole status (and an Event); a no-op for hosts not driven by the shim. */
-  sync(event?: HostEvent): Promise<void>;
+  writeStatus(event?: HostEvent): Promise<void>;
   /** A background write is in flight. */
   busy(): boolean;
   /** What is not known to be on the BareMetalHost yet (a write in flight or waiting), for the next run; none when all is written. */
@@ -89,7 +89,7 @@ export function statusPublisher(s: HostState): StatusPublisher {
     }
   };
 
-  const sync = async (event?: HostEvent): Promise<void> => {
+  const writeStatus = async (event?: HostEvent): Promise<void> => {
     if (!s.options.publishStatus) return;
     // Never awaited: an API server outage must not hold the host's state machine.
     if (event) outbox.events = [...outbox.events, event].slice(-MAX_QUEUED_EVENTS);
@@ -106,7 +106,7 @@ export function statusPublisher(s: HostState): StatusPublisher {
   }
 
   return {
-    sync,
+    writeStatus,
     busy: () => outbox.busy,
     pending: () =>
       outbox.busy || outbox.dirty ? { events: [...outbox.inFlight, ...outbox.events].slice(-MAX_QUEUED_EVENTS) } : undefined,

@@ -62,14 +62,14 @@ export async function imageToDeploy(ctx: HostContext, backoff: () => Promise<voi
       if (moved()) return 'again';
       for (const message of checked.warnings) {
         log.warn(message);
-        await ctx.sync({ type: 'Warning', reason: 'ImageChecksumDeprecated', message });
+        await ctx.writeStatus({ type: 'Warning', reason: 'ImageChecksumDeprecated', message });
       }
       deploy = { image: checked.image, verified: false };
     }
     if (cached) {
       const put = await cacheOf(s).cacheImage({ image: deploy.image });
       if (moved()) return 'again';
-      if (put.warning) await ctx.sync({ type: 'Warning', reason: 'ImageNotCached', message: put.warning });
+      if (put.warning) await ctx.writeStatus({ type: 'Warning', reason: 'ImageNotCached', message: put.warning });
       deploy = { image: put.image, verified: put.warning === undefined };
     }
     return deploy;
@@ -81,8 +81,8 @@ export async function imageToDeploy(ctx: HostContext, backoff: () => Promise<voi
     s.status.errorCount += 1;
     s.status.operationalStatus = 'error';
     s.status.lastUpdated = now();
-    ctx.publish();
-    await ctx.sync({ type: 'Warning', reason: 'ImageCheckFailed', message: s.status.errorMessage });
+    ctx.indexForSearch();
+    await ctx.writeStatus({ type: 'Warning', reason: 'ImageCheckFailed', message: s.status.errorMessage });
     await backoff();
     return 'again';
   }

@@ -87,8 +87,8 @@ export function permitKeeper(ctx: HostContext): PermitKeeper {
     ctx.delayed = undefined;
     if (s.status.operationalStatus === 'delayed') s.status.operationalStatus = before;
     s.status.lastUpdated = now();
-    ctx.publish();
-    void ctx.sync();
+    ctx.indexForSearch();
+    void ctx.writeStatus();
   };
 
   const release = (): void => {
@@ -132,8 +132,8 @@ export function permitKeeper(ctx: HostContext): PermitKeeper {
     ctx.delayed = { state, since: delayedSince };
     s.status.operationalStatus = 'delayed';
     s.status.lastUpdated = now();
-    ctx.publish();
-    await ctx.sync();
+    ctx.indexForSearch();
+    await ctx.writeStatus();
     try {
       // Waiting long while updates arrive grows the history: hand the place to a fresh run.
       for (;;) {
@@ -151,8 +151,8 @@ export function permitKeeper(ctx: HostContext): PermitKeeper {
       if (s.status.operationalStatus === 'delayed') s.status.operationalStatus = before;
     }
     s.status.lastUpdated = now();
-    ctx.publish();
-    if (!p.granted) await ctx.sync();
+    ctx.indexForSearch();
+    if (!p.granted) await ctx.writeStatus();
     return { granted: p.granted, delayedSince: p.delayedSince };
   };
 
