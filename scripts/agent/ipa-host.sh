@@ -21,7 +21,7 @@
 #   agent's own API (127.0.0.1:9999 inside) is reachable outside on
 #   127.0.0.1:--agent-port. So the agent reaches Ironic and the image server
 #   and nothing else, and all traffic stays on loopback;
-# - a private mount namespace (scripts/agent/ipa-ns.sh) whose /dev holds only
+# - a private mount namespace and PID namespace (scripts/agent/ipa-ns.sh) whose /dev holds only
 #   these loop devices, whose /sys/block lists only them, whose root file
 #   system is read-only (only tmpfs scratch and the state dir are writable),
 #   with /proc/cmdline replaced by --cmdline (the kernel command line Ironic
@@ -181,10 +181,13 @@ inspection_dhcp_wait_timeout = 0
 debug = true
 EOF
 
-bg agent ip netns exec "$NS" unshare --mount --propagation private \
+# Own PID namespace too (with its own /proc): the agent sees and can signal
+# only its own processes, and everything in it dies with it.
+bg agent ip netns exec "$NS" unshare --mount --propagation private --pid --fork --mount-proc --kill-child \
   env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/tmp LANG=C.UTF-8 \
   METALFLOW_AGENT_DISKS="$(cat "$D/loops")" METALFLOW_AGENT_DIR="$D" \
   METALFLOW_AGENT_VENV="$AGENT_VENV" \
+  METALFLOW_OUTER_MNTNS="$(readlink /proc/self/ns/mnt)" METALFLOW_OUTER_NETNS="$(readlink /proc/self/ns/net)" \
   bash "$REPO/scripts/agent/ipa-ns.sh"
 agent_pid="$(cat "$D/run/agent.pid")"
 log "$name: agent pid $agent_pid in netns $NS, disks ${loops[*]}, API 127.0.0.1:$agent_port"

@@ -12,8 +12,9 @@ die() { echo "[ipa-ns] ERROR: $*" >&2; exit 1; }
 
 # Refuse to go on unless this really is a mount namespace of our own: every
 # mount below would otherwise land on the machine.
-[[ "$(readlink /proc/self/ns/mnt)" != "$(readlink /proc/1/ns/mnt)" ]] || die "not in a private mount namespace"
-[[ "$(readlink /proc/self/ns/net)" != "$(readlink /proc/1/ns/net)" ]] || die "not in a network namespace"
+[[ -n "${METALFLOW_OUTER_MNTNS:-}" && -n "${METALFLOW_OUTER_NETNS:-}" ]] || die "METALFLOW_OUTER_MNTNS/NETNS not set (run via ipa-host.sh)"
+[[ "$(readlink /proc/self/ns/mnt)" != "$METALFLOW_OUTER_MNTNS" ]] || die "not in a private mount namespace"
+[[ "$(readlink /proc/self/ns/net)" != "$METALFLOW_OUTER_NETNS" ]] || die "not in a network namespace"
 for l in "${LOOPS[@]}"; do [[ "$l" =~ ^/dev/loop[0-9]+$ ]] || die "not a loop device: $l"; done
 
 mkdir -p "$D/scratch/shims"

@@ -51,6 +51,14 @@ def _host_nics():
 netutils.list_interfaces = _host_nics
 
 
+def _backing_name(dev):
+    try:
+        with open(f"/sys/block/{os.path.basename(dev)}/loop/backing_file") as f:
+            return os.path.splitext(os.path.basename(f.read().strip()))[0]
+    except OSError:
+        return None
+
+
 class LoopDiskHardwareManager(hardware.GenericHardwareManager):
     HARDWARE_MANAGER_NAME = "metalflow_loop"
     HARDWARE_MANAGER_VERSION = "1"
@@ -72,8 +80,11 @@ class LoopDiskHardwareManager(hardware.GenericHardwareManager):
                 continue
             # The generic code treats type "loop" like any disk once it is
             # listed; give it a stable model so hints can match on it.
+            # A loop device's number changes from boot to boot; the serial
+            # is the backing file's name (disk0, disk1, ...), which does not,
+            # so root device hints can name it.
             dev.model = dev.model or "metalflow-loop"
-            dev.serial = dev.serial or os.path.basename(dev.name)
+            dev.serial = _backing_name(dev.name) or dev.serial
             result.append(dev)
         missing = [d for d in disks if d not in {r.name for r in result}]
         if missing:
