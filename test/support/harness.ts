@@ -19,6 +19,7 @@ import type { KubeRest } from '../../clients/kubernetes/kube-rest';
 import { LocalSecretStore } from '../../clients/secrets/local-store';
 import { createWorker } from '../../workers/worker';
 import type { WorkerVersion } from '../../config/worker-versioning';
+import type { InspectionPreference } from '../../clients/ironic/node-spec';
 import type { DhcpSite } from '../../activities/dhcp/activities';
 import type { ServedImageCache } from '../../activities/images/cache';
 import type { ServedConfigDrives } from '../../activities/images/config-drive';
@@ -105,6 +106,8 @@ export async function startHarness(
     version?: WorkerVersion;
     /** Names of the configured sites beside the default one (METALFLOW_SITES_FILE): the API's check of spec.site. */
     sites?: string[];
+    /** METALFLOW_INSPECTION of the worker (out-of-band unless given); the agent path's tests inspect with the agent. */
+    inspection?: InspectionPreference;
   } = {},
 ): Promise<Harness> {
   const namespace = opts.namespace ?? 'default';
@@ -118,7 +121,7 @@ export async function startHarness(
   const secrets = new LocalSecretStore(secretDir, opts.secretKey ?? randomBytes(32));
   const taskQueue = opts.taskQueue ?? uniq('tq');
   const worker = await createWorker(
-    { connection: nativeConnection, namespace, taskQueue, ironic, secrets, poll: { initialMs: 100, factor: 1.5, maxMs: 1000 }, dataConverter: opts.dataConverter, kubernetes: opts.kubernetes, provisioningLimit: opts.provisioningLimit, provisioningLimitCheckSeconds: opts.provisioningLimitCheckSeconds, dhcpSites: opts.dhcpSites, imageCache: opts.imageCache, configDrives: opts.configDrives, pivotPlanes: opts.pivotPlanes, imageFetchPolicy: opts.imageFetchPolicy ?? TEST_FETCH_POLICY, version: opts.version },
+    { connection: nativeConnection, namespace, taskQueue, ironic, secrets, poll: { initialMs: 100, factor: 1.5, maxMs: 1000 }, dataConverter: opts.dataConverter, kubernetes: opts.kubernetes, provisioningLimit: opts.provisioningLimit, provisioningLimitCheckSeconds: opts.provisioningLimitCheckSeconds, dhcpSites: opts.dhcpSites, imageCache: opts.imageCache, configDrives: opts.configDrives, pivotPlanes: opts.pivotPlanes, imageFetchPolicy: opts.imageFetchPolicy ?? TEST_FETCH_POLICY, version: opts.version, ...(opts.inspection ? { inspection: opts.inspection } : {}) },
     { workflowBundle: opts.workflowCode ? { code: opts.workflowCode } : { codePath: WORKFLOW_BUNDLE_PATH }, workflowsPath: undefined },
   );
   const running = opts.startWorker === false ? undefined : worker.run();

@@ -20,6 +20,21 @@ export interface OwnIronic {
   stop(): Promise<void>;
 }
 
+/**
+ * scripts/stack.sh with `env`, its output in the error when it fails.
+ * Asynchronous: a test's in-process worker must keep heartbeating while Ironic restarts.
+ */
+export function stackScript(env: NodeJS.ProcessEnv): (...args: string[]) => Promise<void> {
+  return async (...args) => {
+    try {
+      await run('bash', [join(REPO_ROOT, 'scripts', 'stack.sh'), ...args], { env });
+    } catch (err) {
+      const e = err as { stdout?: string; stderr?: string; message: string };
+      throw new Error(`scripts/stack.sh ${args.join(' ')} failed: ${e.stderr || e.stdout || e.message}`);
+    }
+  };
+}
+
 export function ownIronic(stateName: string, port: number): OwnIronic {
   // The script checks every service's port; only Ironic's is used here.
   const env = {
@@ -30,15 +45,7 @@ export function ownIronic(stateName: string, port: number): OwnIronic {
     TEMPORAL_UI_PORT: String(port + 2),
     SUSHY_PORT: String(port + 3),
   };
-  // Asynchronous: a test's in-process worker must keep heartbeating while Ironic restarts.
-  const stack = async (...args: string[]): Promise<void> => {
-    try {
-      await run('bash', [join(REPO_ROOT, 'scripts', 'stack.sh'), ...args], { env });
-    } catch (err) {
-      const e = err as { stdout?: string; stderr?: string; message: string };
-      throw new Error(`scripts/stack.sh ${args.join(' ')} failed: ${e.stderr || e.stdout || e.message}`);
-    }
-  };
+  const stack = stackScript(env);
   return {
     url: `http://127.0.0.1:${port}`,
     start: () => stack('start', 'ironic'),

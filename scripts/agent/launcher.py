@@ -1,0 +1,232 @@
+#!/usr/bin/env python3
+"""The "power supply" of the agent-path test hosts.
+
+sushy-tools' fake systems driver PUTs a system's JSON to
+``EXTERNAL_NOTIFICATION_URL`` whenever it changes (power, boot device,
+virtual media) for systems with ``external_notifier: true``. This launcher
+receives those notifications and keeps, for every host it knows, a real
+ironic-python-agent running exactly while the host would be running the
+agent ramdisk: powered on, booting from the virtual CD, with an ISO inserted.
+It starts the agent with scripts/agent/ipa-host.sh, handing it the kernel
+command line Ironic wrote into that ISO's GRUB configuration, and stops it
+when the host powers off or boots from disk.
+
+sushy applies a power change lazily, on the first read after its delay, so a
+pending "On" is followed by a read of the system when it is due.
+
+It also serves Ironic's http_root (the ISOs Ironic publishes for virtual
+media) over HTTP, as ironic-image's httpd does.
+
+Hosts are read from --hosts (JSON, re-read on every notification):
+  {"<system uuid>": {"name": "h1", "mac": "52:54:00:..", "disks": "8G,8G",
+                     "agentPort": 24501}}
+Every start and stop is appended to <state>/events.jsonl.
+
+Usage: launcher.py --listen-port P --http-port P --http-root DIR --hosts FILE
+                   --state DIR --sushy-url URL --forward PORT[,PORT...]
+"""
+
+import argparse
+import functools
+import http.server
+import json
+import os
+import re
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+import base64
+from queue import Queue
+
+import pycdlib
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+IPA_HOST = os.path.join(HERE, "ipa-host.sh")
+
+
+def kernel_cmdline_from_iso(path):
+    """The kernel parameters of the first `linux` line of the ISO's grub.cfg."""
+    iso = pycdlib.PyCdlib()
+    iso.open(path)
+    try:
+        for name in ("/EFI/BOOT/grub.cfg", "/boot/grub/grub.cfg"):
+            try:
+                from io import BytesIO
+                out = BytesIO()
+                iso.get_file_from_iso_fp(out, rr_path=name)
+                text = out.getvalue().decode()
+                break
+            except pycdlib.pycdlibexception.PyCdlibInvalidInput:
+                continue
+        else:
+            raise ValueError(f"{path}: no grub.cfg on the ISO")
+    finally:
+        iso.close()
+    for line in text.splitlines():
+        m = re.match(r"\s*(linux|linuxefi)\s+\S+\s*(.*)$", line)
+        if m:
+            return m.group(2).strip()
+    raise ValueError(f"{path}: grub.cfg has no linux line")
+
+
+class Launcher:
+    def __init__(self, args):
+        self.args = args
+        self.lock = threading.Lock()
+        self.running = {}  # uuid -> name
+        self.timers = {}
+        os.makedirs(args.state, exist_ok=True)
+        self.events = open(os.path.join(args.state, "events.jsonl"), "a", buffering=1)
+
+    def hosts(self):
+        try:
+            with open(self.args.hosts) as f:
+                return json.load(f)
+        except FileNotFoundError:
+            return {}
+
+    def event(self, **kw):
+        kw["time"] = time.time()
+        self.events.write(json.dumps(kw) + "\n")
+
+    def sushy_request(self, path, body=None):
+        auth = base64.b64encode(f"{self.args.sushy_user}:{self.args.sushy_password}".encode()).decode()
+        req = urllib.request.Request(self.args.sushy_url + path, method="POST" if body else "GET",
+                                     data=json.dumps(body).encode() if body else None,
+                                     headers={"Authorization": f"Basic {auth}",
+                                              "Content-Type": "application/json"})
+        with urllib.request.urlopen(req, timeout=30) as r:
+            return r.read()
+
+    def notify(self, system):
+        uuid = system.get("uuid")
+        host = self.hosts().get(uuid)
+        if not host:
+            return
+        pending = system.get("pending_power") or {}
+        if pending.get("power_state") and uuid not in self.timers:
+            # A read after the delay makes sushy apply the change (and notify).
+            delay = max(0.0, float(pending.get("apply_time", 0)) - time.time()) + 0.2
+            t = threading.Timer(delay, self.poke, args=(uuid,))
+            self.timers[uuid] = t
+            t.start()
+        cd = (system.get("boot_image") or {}).get("Cd") or [None, False, False]
+        want = (system.get("power_state") == "On" and system.get("boot_device") == "Cd"
+                and bool(cd[0]) and bool(cd[2]))
+        with self.lock:
+            is_running = uuid in self.running
+            if want and not is_running:
+                self.start(uuid, host, cd[0])
+            elif not want and is_running:
+                self.stop(uuid, host, reason=f"power {system.get('power_state')}, boot {system.get('boot_device')}")
+
+    def poke(self, uuid):
+        self.timers.pop(uuid, None)
+        try:
+            self.sushy_request(f"/redfish/v1/Systems/{uuid}")
+        except Exception as exc:  # the next notification retries
+            print(f"[launcher] reading system {uuid}: {exc}", file=sys.stderr)
+
+    def start(self, uuid, host, iso_path):
+        name = host["name"]
+        try:
+            cmdline = kernel_cmdline_from_iso(iso_path)
+        except Exception as exc:
+            self.event(host=name, action="boot-failed", error=str(exc))
+            return
+        cmdfile = os.path.join(self.args.state, f"{name}.cmdline")
+        with open(cmdfile, "w") as f:
+            f.write(cmdline + "\n")
+        cmd = ["bash", IPA_HOST, "start", name, "--mac", host["mac"].lower(),
+               "--disks", host.get("disks", "8G"), "--cmdline", cmdfile,
+               "--agent-port", str(host["agentPort"]), "--forward", self.args.forward,
+               "--poweroff-url",
+               f"{self.args.sushy_url}/redfish/v1/Systems/{uuid}/Actions/ComputerSystem.Reset"]
+        r = subprocess.run(cmd, capture_output=True, text=True)
+        if r.returncode != 0:
+            self.event(host=name, action="start-failed", error=r.stderr.strip()[-2000:])
+            return
+        self.running[uuid] = name
+        self.event(host=name, action="started", cmdline=cmdline)
+
+    def stop(self, uuid, host, reason):
+        name = host["name"]
+        r = subprocess.run(["bash", IPA_HOST, "stop", name], capture_output=True, text=True)
+        self.running.pop(uuid, None)
+        self.event(host=name, action="stopped", reason=reason,
+                   **({"error": r.stderr.strip()[-2000:]} if r.returncode else {}))
+
+    def stop_all(self):
+        with self.lock:
+            hosts = self.hosts()
+            for uuid in list(self.running):
+                self.stop(uuid, hosts.get(uuid, {"name": self.running[uuid]}), reason="launcher exit")
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--listen-port", type=int, required=True)
+    p.add_argument("--http-port", type=int, required=True)
+    p.add_argument("--http-root", required=True)
+    p.add_argument("--hosts", required=True)
+    p.add_argument("--state", required=True)
+    p.add_argument("--sushy-url", required=True)
+    p.add_argument("--sushy-user", default=os.environ.get("SUSHY_USERNAME", "admin"))
+    p.add_argument("--sushy-password", default=os.environ.get("SUSHY_PASSWORD", "password"))
+    p.add_argument("--forward", required=True)
+    args = p.parse_args()
+    launcher = Launcher(args)
+
+    class Notified(http.server.BaseHTTPRequestHandler):
+        def do_PUT(self):
+            body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            self.send_response(204)
+            self.end_headers()
+            try:
+                system = json.loads(body)
+            except ValueError:
+                return
+            # Answer sushy first (it notifies from inside its request handler);
+            # one worker keeps the notifications in their order.
+            queue.put(system)
+
+        def log_message(self, *a):
+            pass
+
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *a):
+            pass
+
+    queue = Queue()
+
+    def work():
+        while True:
+            system = queue.get()
+            try:
+                launcher.notify(system)
+            except Exception as exc:
+                print(f"[launcher] notification failed: {exc!r}", file=sys.stderr, flush=True)
+
+    threading.Thread(target=work, daemon=True).start()
+    notify_srv = http.server.ThreadingHTTPServer(("127.0.0.1", args.listen_port), Notified)
+    files_srv = http.server.ThreadingHTTPServer(
+        ("127.0.0.1", args.http_port), functools.partial(Quiet, directory=args.http_root))
+    threading.Thread(target=files_srv.serve_forever, daemon=True).start()
+    import signal
+
+    def bye(*_):
+        threading.Thread(target=notify_srv.shutdown, daemon=True).start()
+
+    signal.signal(signal.SIGTERM, bye)
+    print(f"[launcher] notifications on 127.0.0.1:{args.listen_port}, "
+          f"http_root on 127.0.0.1:{args.http_port}", flush=True)
+    try:
+        notify_srv.serve_forever()
+    finally:
+        launcher.stop_all()
+
+
+if __name__ == "__main__":
+    main()

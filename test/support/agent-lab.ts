@@ -1,0 +1,159 @@
+/**
+ * The agent path's lab: an Ironic and a sushy-tools of its own (through
+ * scripts/stack.sh, state under .state/<name>) set up for Redfish virtual
+ * media and the real ironic-python-agent, and scripts/agent/launcher.py,
+ * which runs each host's agent (scripts/agent/ipa-host.sh) while sushy says
+ * the host is on and booting the virtual CD. Root only: the agent needs
+ * network and mount namespaces and loop devices.
+ */
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { REPO_ROOT } from '../../config/env';
+import { waitFor } from './harness';
+import { stackScript } from './own-ironic';
+import { unusedPort } from './ports';
+
+const run = promisify(execFile);
+
+export const AGENT_VENV = process.env.METALFLOW_AGENT_VENV ?? join(REPO_ROOT, '.venv-ipa');
+
+/** Why the agent path cannot run here, or undefined when it can. */
+export function agentLabUnavailable(): string | undefined {
+  if (process.getuid?.() !== 0) return 'the agent path needs root (network and mount namespaces, loop devices)';
+  if (!existsSync(join(AGENT_VENV, 'bin', 'ironic-python-agent'))) return `${AGENT_VENV}/bin/ironic-python-agent is missing (scripts/install.sh installs it)`;
+  for (const tool of ['socat', 'qemu-img', 'sgdisk', 'losetup', 'unshare', 'mkfs.vfat']) {
+    if (!['/usr/bin', '/usr/sbin', '/bin', '/sbin'].some((d) => existsSync(join(d, tool)))) return `${tool} is missing (scripts/apt-packages.txt)`;
+  }
+  return undefined;
+}
+
+export interface LabHost {
+  name: string;
+  uuid: string;
+  mac: string;
+  /** Sizes of the host's disks, e.g. ['8G']. */
+  disks: string[];
+}
+
+export interface AgentEvent {
+  host: string;
+  action: 'started' | 'stopped' | 'start-failed' | 'boot-failed';
+  reason?: string;
+  error?: string;
+  cmdline?: string;
+}
+
+export interface AgentLab {
+  ironicUrl: string;
+  sushyUrl: string;
+  /** The BMC address of a host, as a BareMetalHost names it. */
+  bmcAddress(host: LabHost): string;
+  /** The files backing a host's disks (they outlive its agent). */
+  diskFile(host: LabHost, index?: number): string;
+  /** The host's agent's state dir (ipa.log, cmdline). */
+  hostDir(host: LabHost): string;
+  events(): AgentEvent[];
+  close(): Promise<void>;
+}
+
+/**
+ * Starts the lab for `hosts`. `forward` names the loopback ports (besides
+ * Ironic's and the boot ISOs') the agents may reach, e.g. an image server.
+ */
+export async function startAgentLab(name: string, hosts: LabHost[], forward: number[] = []): Promise<AgentLab> {
+  const state = join(REPO_ROOT, '.state', name);
+  const agentState = join(state, 'hosts');
+  mkdirSync(state, { recursive: true });
+  const [ironicPort, sushyPort, httpPort, notifyPort, temporalPort, temporalUiPort] = await Promise.all(Array.from({ length: 6 }, () => unusedPort()));
+  const agentPorts = await Promise.all(hosts.map(() => unusedPort()));
+  const systemsFile = join(state, 'systems.json');
+  writeFileSync(
+    systemsFile,
+    JSON.stringify(
+      hosts.map((h) => ({
+        uuid: h.uuid,
+        name: h.name,
+        power_state: 'Off',
+        external_notifier: true,
+        nics: [{ mac: h.mac, ip: '192.0.2.1' }],
+        memory_gb: 4,
+        processors: { sockets: 1, model: 'metalflow test host', vendor: 'metalflow', cores: 2, threads: 2 },
+        disks: h.disks.map((size, i) => ({ id: `Disk${i}`, name: `loop${i}`, capacity_bytes: sizeBytes(size), protocol: 'SATA' })),
+      })),
+      null,
+      2,
+    ),
+  );
+  const hostsFile = join(state, 'hosts.json');
+  writeFileSync(hostsFile, JSON.stringify(Object.fromEntries(hosts.map((h, i) => [h.uuid, { name: h.name, mac: h.mac, disks: h.disks.join(','), agentPort: agentPorts[i] }]))));
+  const env = {
+    ...process.env,
+    METALFLOW_STATE_DIR: join(state, 'stack'),
+    IRONIC_PORT: String(ironicPort),
+    SUSHY_PORT: String(sushyPort),
+    TEMPORAL_PORT: String(temporalPort),
+    TEMPORAL_UI_PORT: String(temporalUiPort),
+    IRONIC_HTTP_PORT: String(httpPort),
+    SUSHY_EXTERNAL_NOTIFICATION_URL: `http://127.0.0.1:${notifyPort}/`,
+    SUSHY_SYSTEMS_FILE: systemsFile,
+    SUSHY_POWER_DELAY: '0-0.5',
+    METALFLOW_AGENT_STATE: agentState,
+  };
+  const stack = stackScript(env);
+  // Hosts of an earlier run: agents stopped, loop devices detached, disks deleted.
+  if (existsSync(agentState)) {
+    for (const old of readdirSync(agentState)) {
+      await run('bash', [join(REPO_ROOT, 'scripts', 'agent', 'ipa-host.sh'), 'destroy', old], { env });
+    }
+  }
+  // A fresh database and fresh BMC state: the nodes and power states of an earlier run are gone.
+  rmSync(join(state, 'stack'), { recursive: true, force: true });
+  rmSync(join(state, 'launcher'), { recursive: true, force: true });
+  await stack('start', 'sushy', 'ironic');
+  const launcher: ChildProcess = spawn(
+    join(REPO_ROOT, '.venv', 'bin', 'python'),
+    [
+      join(REPO_ROOT, 'scripts', 'agent', 'launcher.py'),
+      '--listen-port', String(notifyPort),
+      '--http-port', String(httpPort),
+      '--http-root', join(state, 'stack', 'ironic', 'httpboot'),
+      '--hosts', hostsFile,
+      '--state', join(state, 'launcher'),
+      '--sushy-url', `http://127.0.0.1:${sushyPort}`,
+      '--forward', [ironicPort, httpPort, ...forward].join(','),
+    ],
+    { env, stdio: ['ignore', 'ignore', 'inherit'] },
+  );
+  const exited = new Promise<void>((resolve) => launcher.once('exit', () => resolve()));
+  await waitFor('the agent launcher', async () => {
+    if (launcher.exitCode !== null) throw new Error(`agent launcher exited with ${launcher.exitCode}`);
+    return (await fetch(`http://127.0.0.1:${httpPort}/`).catch(() => undefined))?.ok;
+  });
+  const eventsFile = join(state, 'launcher', 'events.jsonl');
+  return {
+    ironicUrl: `http://127.0.0.1:${ironicPort}`,
+    sushyUrl: `http://127.0.0.1:${sushyPort}`,
+    bmcAddress: (h) => `redfish-virtualmedia+http://127.0.0.1:${sushyPort}/redfish/v1/Systems/${h.uuid}`,
+    diskFile: (h, index = 0) => join(agentState, h.name, `disk${index}.img`),
+    hostDir: (h) => join(agentState, h.name),
+    events: () =>
+      existsSync(eventsFile)
+        ? readFileSync(eventsFile, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as AgentEvent)
+        : [],
+    async close() {
+      // SIGTERM: the launcher stops every agent it runs (namespaces gone, loop devices detached).
+      launcher.kill('SIGTERM');
+      await exited;
+      await Promise.all(hosts.map((h) => run('bash', [join(REPO_ROOT, 'scripts', 'agent', 'ipa-host.sh'), 'stop', h.name], { env }).catch(() => undefined)));
+      await stack('stop', 'ironic', 'sushy');
+    },
+  };
+}
+
+function sizeBytes(size: string): number {
+  const m = /^(\d+)([MG])$/.exec(size);
+  if (!m) throw new Error(`disk size must look like 8G or 512M, got ${size}`);
+  return Number(m[1]) * (m[2] === 'G' ? 2 ** 30 : 2 ** 20);
+}
