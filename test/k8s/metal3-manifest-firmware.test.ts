@@ -88,8 +88,8 @@ describe('a Metal3 manifest with spec.firmware, HostFirmwareSettings and HostFir
     const events = hfsEvents(name);
     expect(events.filter((e) => e.includes('ValidationFailed'))).toEqual([]);
     expect(events).toContainEqual(expect.stringMatching(/^Normal SettingsApplying: applying (firmware \(bios\), )?bios \(LogicalProc\) as the host's clean steps$/));
-    // Each step its own activity in the host workflow's history, as the Temporal UI lists it.
-    for (const op of cleans) expect(await summariesOf(name, op)).toEqual((op.steps ?? []).map((step) => `${op.seq}-clean: cleanNode ${step}`));
+    // Each step its own activity in the host workflow's history, as the Temporal UI lists it, after the spec's node settings.
+    for (const op of cleans) expect(await summariesOf(name, op)).toEqual([`${op.seq}-clean: syncNodeSettings`, ...(op.steps ?? []).map((step) => `${op.seq}-clean: cleanNode ${step}`)]);
 
     // An image: provisioned. Then a changed spec.firmware, held until a policy allows servicing at a reboot.
     const provisionedSpec = { ...spec, image: IMAGE };
@@ -117,7 +117,7 @@ describe('a Metal3 manifest with spec.firmware, HostFirmwareSettings and HostFir
     }, { timeoutMs: 60_000 });
     expect(bmh?.provisioning.firmware).toEqual({ virtualizationEnabled: false, simultaneousMultithreadingEnabled: true });
     const service = done.operations.find((o) => o.kind === 'service')!;
-    expect(await summariesOf(name, service)).toEqual([`${service.seq}-service: serviceNode bios`]);
+    expect(await summariesOf(name, service)).toEqual([`${service.seq}-service: syncNodeSettings`, `${service.seq}-service: serviceNode bios`]);
     expect(done.operations.some((o) => o.kind === 'reboot' && o.outcome === 'succeeded')).toBe(true);
   }, 900_000);
 });

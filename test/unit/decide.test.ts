@@ -339,6 +339,13 @@ describe('inspection annotations and spec.inspectionMode', () => {
     expect(decide(annotated)).toEqual({ kind: 'enter', state: 'preparing' });
   });
 
+  it('a failed deploy still on record does not cut short the provisioning attempt under way', () => {
+    const s = state({ spec: spec({ image: { url: 'http://127.0.0.1/i.qcow2', checksum: 'abc', checksumType: 'sha256', format: 'qcow2' } }), state: 'provisioning', ID: 'node' });
+    Object.assign(s.status, { operationalStatus: 'error', errorType: 'provisioning error', errorMessage: 'provisioning failed 2 times, retry limit (2) reached' });
+    expect(decide(s)).toMatchObject({ kind: 'operation', op: 'deprovision', failedDeploy: true });
+    expect(interruptReason(s, 'provision')).toBeUndefined();
+  });
+
   it('a re-inspection request inspects an available host once', () => {
     const s = state({ spec: spec(), state: 'available' });
     s.inspectionRequested = true;

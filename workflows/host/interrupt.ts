@@ -18,6 +18,9 @@ export function interruptReason(s: HostState, op: OperationKind): string | undef
   if (s.paused) return `the host was paused (${s.paused.reason})`;
   const next = decide(s);
   if (next.kind === 'operation' && next.op === op) return undefined;
+  // Bookkeeping of earlier outcomes is not a new wish: a delete that gave up cleaning up lets the step already
+  // running (its power off) finish, and a failed deploy still on record does not cut short the attempt under way.
+  if (next.kind === 'operation' && (next.gaveUp || next.failedDeploy)) return undefined;
   if (s.deleteRequested) return 'the host is being deleted';
   if (s.directives?.detached && !s.detached) return 'the host is being detached';
   if (op === 'clean' && !s.cleanRequest) return 'the clean request was withdrawn';
