@@ -10,6 +10,7 @@
  * its own deploy interface), and a password Ironic masks cannot be compared
  * (a changed Secret registers the host again, the credentials check).
  */
+import { log } from '@temporalio/activity';
 import { parseBmcAddress } from '../../model/bmc';
 import { bmcOf, type HostRef, type HostSpec } from '../../model/host';
 import { effectiveRootDeviceHints } from '../../model/hardware-profile';
@@ -17,7 +18,7 @@ import { ironicDriverInfo } from '../../clients/ironic/driver-info';
 import { DISABLE_POWER_OFF_MICROVERSION, type IronicClient, type JsonPatchOp } from '../../clients/ironic/client';
 import { bootCapabilities, ironicRootDeviceHints } from '../../clients/ironic/node-spec';
 import type { IronicNode } from '../../clients/ironic/types';
-import type { SecretReader } from '../../clients/secrets/secret-store';
+import type { SecretData, SecretReader } from '../../clients/secrets/secret-store';
 import { operationFailed, type NodeDriver } from './node-driver';
 
 /** What Ironic shows in place of a secret value in driver_info. */
@@ -94,7 +95,14 @@ export function createNodeSettingsActivities(deps: NodeSettingsDeps) {
     const bmc = bmcOf(spec);
     const access = parseBmcAddress(bmc.address);
     if (!access.ok) return undefined;
-    const data = await secrets.read(ref.namespace, bmc.credentialsName);
+    let data: SecretData | undefined;
+    try {
+      data = await secrets.read(ref.namespace, bmc.credentialsName);
+    } catch (err) {
+      // The secret store away (an API server outage) must not hold the step: the node keeps the credentials it has.
+      log.warn('BMC credentials not compared with the node: the Secret could not be read', { host: `${ref.namespace}/${ref.name}`, error: err instanceof Error ? err.message : String(err) });
+      return undefined;
+    }
     const username = data?.username;
     const password = data?.password;
     if (typeof username !== 'string' || typeof password !== 'string') return undefined;
