@@ -55,6 +55,8 @@ export interface MetalflowConfig extends TlsConfig {
    * (docs/power.md, docs/adr/0002-power-sentinel.md).
    */
   powerSentinelSeconds: number;
+  /** METALFLOW_HEARTBEAT_THROTTLE_SECONDS (heartbeatThrottleSeconds below). */
+  heartbeatThrottleSeconds: number;
 }
 
 export interface ImageCacheConfig {
@@ -199,6 +201,19 @@ function workerTuning(env: NodeJS.ProcessEnv): WorkerTuning {
 
 const port = (name: string, value: string | undefined, fallback: number): number => whole(name, value, 0, 65_535, 'a port number') ?? fallback;
 
+/**
+ * The longest a worker holds back an activity's heartbeat before sending it
+ * (the SDK's maxHeartbeatThrottleInterval). A cancellation reaches an activity
+ * only as the answer to a heartbeat sent, so this bounds how long a delete or
+ * a removed image takes to stop a deploy under way; lower costs one heartbeat
+ * call per waiting activity per interval.
+ */
+export const DEFAULT_HEARTBEAT_THROTTLE_SECONDS = 15;
+
+export function heartbeatThrottleSeconds(env: NodeJS.ProcessEnv = process.env): number {
+  return seconds('METALFLOW_HEARTBEAT_THROTTLE_SECONDS', env.METALFLOW_HEARTBEAT_THROTTLE_SECONDS, 1) ?? DEFAULT_HEARTBEAT_THROTTLE_SECONDS;
+}
+
 /** How often the power sentinel lists Ironic's nodes unless METALFLOW_POWER_SENTINEL_SECONDS says otherwise. */
 export const DEFAULT_POWER_SENTINEL_SECONDS = 30;
 
@@ -294,6 +309,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): MetalflowConfi
     provisioningLimit:
       whole('METALFLOW_PROVISIONING_LIMIT', env.METALFLOW_PROVISIONING_LIMIT, 0, 100_000, 'a whole number of hosts from 0 (no limit) to 100000') ?? DEFAULT_PROVISIONING_LIMIT,
     powerSentinelSeconds,
+    heartbeatThrottleSeconds: heartbeatThrottleSeconds(env),
   };
 }
 

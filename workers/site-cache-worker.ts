@@ -9,6 +9,7 @@ import { Worker, type NativeConnection } from '@temporalio/worker';
 import type { DataConverter } from '@temporalio/common';
 import { createImageCacheActivities, type ServedImageCache } from '../activities/images/cache';
 import { imageCacheTaskQueue } from '../model/image-cache-site';
+import { heartbeatThrottleSeconds } from '../config/env';
 
 export interface SiteCacheWorkerDeps {
   connection: NativeConnection;
@@ -31,6 +32,6 @@ export async function createSiteCacheWorker(deps: SiteCacheWorkerDeps): Promise<
     taskQueue: imageCacheTaskQueue(deps.taskQueue, deps.site),
     ...(deps.dataConverter ? { dataConverter: deps.dataConverter } : {}),
     activities: { cacheImage },
-    maxHeartbeatThrottleInterval: '15 seconds',
+    maxHeartbeatThrottleInterval: `${heartbeatThrottleSeconds()} seconds`,
   });
 }

@@ -9,6 +9,7 @@ import { Worker, type NativeConnection } from '@temporalio/worker';
 import type { DataConverter } from '@temporalio/common';
 import { createSiteActivities, type SiteActivityDeps } from './site-activities';
 import { activityFailureMapping } from './activity-failures';
+import { heartbeatThrottleSeconds } from '../config/env';
 
 export interface SiteWorkerDeps extends SiteActivityDeps {
   connection: NativeConnection;
@@ -28,6 +29,6 @@ export async function createSiteWorker(deps: SiteWorkerDeps): Promise<Worker> {
     activities: createSiteActivities(deps),
     // As the central worker: most activities wait on Ironic or a BMC, one per host in flight.
     maxConcurrentActivityTaskExecutions: 2000,
-    maxHeartbeatThrottleInterval: '15 seconds',
+    maxHeartbeatThrottleInterval: `${heartbeatThrottleSeconds()} seconds`,
   });
 }

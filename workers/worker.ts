@@ -27,6 +27,7 @@ import { DEFAULT_PROVISIONING_LIMIT } from '../model/provisioning-limit';
 import { activityFailureMapping } from './activity-failures';
 import { createSiteActivities } from './site-activities';
 import type { WorkerVersion } from '../config/worker-versioning';
+import { heartbeatThrottleSeconds } from '../config/env';
 
 export const WORKFLOWS_PATH = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
 
@@ -130,7 +131,7 @@ export async function createWorker(
     // Most activities wait on Ironic or a BMC (a promise, no CPU): a fleet-wide
     // change has one per host in flight, far beyond the SDK's 100 slots.
     maxConcurrentActivityTaskExecutions: 2000,
-    maxHeartbeatThrottleInterval: '15 seconds',
+    maxHeartbeatThrottleInterval: `${heartbeatThrottleSeconds()} seconds`,
     // The SDK sizes the cache from the heap limit (about 2,300 workflows on a
     // 24 GiB machine), so every host of a fleet would stay in memory for good,
     // at about 0.3 MiB each (npm run bench:memory). A host at rest wakes once
