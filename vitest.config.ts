@@ -28,6 +28,9 @@ const ALONE = ['test/k8s/fleet.test.ts', STOPS_KUBE, FLEET_CRASH, FLEET_SCALE, L
  */
 const HEAVY_ONLY = process.env.METALFLOW_TEST_HEAVY === '1' ? [] : ['test/bench/bench-tools.test.ts'];
 
+/** The stack-free tier: no stack, no worker, no process of its own. */
+const UNIT = 'test/unit/**/*.test.ts';
+
 /** What both groups share. Not `extends: true`: a project inheriting globalSetup would start the stack and bundle the workflows again. */
 const common: TestProjectInlineConfiguration['test'] = {
   setupFiles: ['test/support/quiet-runtime.ts'],
@@ -49,7 +52,11 @@ export default defineConfig({
     outputFile: { json: 'test-results/vitest.json' },
     projects: [
       {
-        test: { ...common, name: 'suite', include: ['test/**/*.test.ts'], exclude: [...ALONE, CHAOS, ...HEAVY_ONLY], maxWorkers: 2, sequence: { groupOrder: 0 } },
+        test: { ...common, name: 'suite', include: ['test/**/*.test.ts'], exclude: [UNIT, ...ALONE, CHAOS, ...HEAVY_ONLY], maxWorkers: 2, sequence: { groupOrder: 0 } },
+      },
+      {
+        // Pure tests (no stack, no worker) share their threads' module cache: 83 files in ~20 s instead of ~2 min of per-file process start-up and imports.
+        test: { ...common, name: 'unit', include: [UNIT], pool: 'threads', isolate: false, maxWorkers: 2, sequence: { groupOrder: 0 } },
       },
       {
         test: { ...common, name: 'alone', include: ALONE, maxWorkers: 1, sequence: { groupOrder: 1 } },
