@@ -20,6 +20,11 @@ export const TEST_ENV = {
   TEMPORAL_UI_PORT: String(TEST_PORTS.temporalUi),
   IRONIC_PORT: String(TEST_PORTS.ironic),
   SUSHY_PORT: String(TEST_PORTS.sushy),
+  // A Redfish power change still lands after a delay the code must wait out, but within about a second
+  // (sushy-tools' own range, 1-11 s, cost every Redfish test ~6 s per power change).
+  SUSHY_POWER_DELAY: '0.2-1.5',
+  // Ironic reads every node's power (and Redfish health) every 10 s instead of 30 s: the tests of what follows a sync wait less.
+  IRONIC_SYNC_POWER_STATE_INTERVAL: '10',
 };
 
 export const TEMPORAL_ADDRESS = `127.0.0.1:${TEST_PORTS.temporal}`;
