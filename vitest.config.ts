@@ -1,32 +1,31 @@
 import { defineConfig, type TestProjectInlineConfiguration } from 'vitest/config';
 
+const HEAVY = process.env.METALFLOW_TEST_HEAVY === '1';
+
 /**
- * Files that load the one shared Ironic (or both cores) for minutes. They run
- * alone, after every other file: beside them, the others' waits starve (CI
- * saw 60 s waits for a single host expire while 200 hosts enrolled). The chaos
- * round kills and restarts processes of its own stack for minutes.
+ * The chaos round kills and restarts processes of a stack of its own for minutes and loads both cores:
+ * `npm run test:heavy` and `npm run chaos` run it (METALFLOW_CHAOS_ROUND=1 adds it to any run). `make test`
+ * keeps the crash windows such rounds found as deterministic tests (test/e2e/*crash*).
  */
 const CHAOS = 'test/chaos/chaos.test.ts';
+const CHAOS_ROUND = HEAVY || process.env.METALFLOW_CHAOS_ROUND === '1';
 /** Holds a write lock on the shared Ironic's database for 20 s: beside it, other files' Ironic writes would fail. */
 const LOCKS_IRONIC = 'test/integration/inspection-ironic-busy.test.ts';
-/**
- * A small chaos round runs in `make test` (alone, last): crash windows only a round of kills finds, such as a
- * reboot sent twice when the API dies between starting it and answering. METALFLOW_CHAOS_ROUND=0 leaves it out
- * of a local run.
- */
-/** 100 hosts enrolled on the shared Ironic, then a fleet reboot across a worker SIGKILL. */
-const FLEET_CRASH = 'test/e2e/fleet-worker-crash.test.ts';
-/** 200 hosts provisioned by one fleet operation. */
-const FLEET_SCALE = 'test/integration/fleet-scale.test.ts';
 /** Stops and restarts the shared test API server: beside it, other Kubernetes files' calls were refused. */
 const STOPS_KUBE = 'test/k8s/apiserver-outage.test.ts';
-const ALONE = ['test/k8s/fleet.test.ts', STOPS_KUBE, FLEET_CRASH, FLEET_SCALE, LOCKS_IRONIC, ...(process.env.METALFLOW_CHAOS_ROUND === '0' ? [] : [CHAOS])];
+/**
+ * The fleet rounds at full size (100-200 hosts on the shared Ironic) run alone, after every other file: beside
+ * them the others' waits starved (CI saw 60 s waits for a single host expire while 200 hosts enrolled). Their
+ * small rounds in `make test` (12-20 hosts) run with the rest.
+ */
+const FLEET_AT_SIZE = ['test/k8s/fleet.test.ts', 'test/e2e/fleet-worker-crash.test.ts', 'test/integration/fleet-scale.test.ts'];
+const ALONE = [STOPS_KUBE, LOCKS_IRONIC, ...(HEAVY ? FLEET_AT_SIZE : []), ...(CHAOS_ROUND ? [CHAOS] : [])];
 
 /**
  * Files only `npm run test:heavy` runs (METALFLOW_TEST_HEAVY=1, test/support/heavy.ts). The heavy tier also
  * runs the chaos, fleet and pivot-chaos files at full size; `make test` runs their small rounds.
  */
-const HEAVY_ONLY = process.env.METALFLOW_TEST_HEAVY === '1' ? [] : ['test/bench/bench-tools.test.ts'];
+const HEAVY_ONLY = HEAVY ? [] : ['test/bench/bench-tools.test.ts'];
 
 /** The stack-free tier: no stack, no worker, no process of its own. */
 const UNIT = 'test/unit/**/*.test.ts';
