@@ -6,7 +6,7 @@ install:
 
 # The API-mode demo never runs Kubernetes: it skips the kube-apiserver build (the long part of a first install).
 demo:
-	@bash scripts/install.sh --skip-kube
+	@bash scripts/install.sh --skip-kube --skip-test-server
 	@bash scripts/demo.sh
 
 demo-k8s: install
@@ -16,7 +16,7 @@ test: install
 	@bash scripts/test.sh
 
 stack-up:
-	@bash scripts/install.sh --skip-kube
+	@bash scripts/install.sh --skip-kube --skip-test-server
 	@bash scripts/stack.sh start
 
 stack-down:

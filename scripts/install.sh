@@ -12,11 +12,14 @@
 #      built from Go modules into .cache/kube by scripts/kube-build.sh (a no-op
 #      once built; the first build takes 7-16 minutes on 2 cores). `make demo`
 #      passes --skip-kube: API mode never runs Kubernetes.
+#   5. Temporal's time-skipping test server for tier 0 (Maven Central, with the
+#      JDK; scripts/temporal-test-server.sh, a few seconds once). `make demo`
+#      passes --skip-test-server.
 #
 # Stamps live in .state/install/*.sha256 and hold the hash of the input they
 # were built from.  Options:
 #   --force        ignore the stamps and redo every step
-#   --skip-apt | --skip-python | --skip-npm | --skip-kube   skip one step
+#   --skip-apt | --skip-python | --skip-npm | --skip-kube | --skip-test-server   skip one step
 # Environment: PYTHON (interpreter used to create .venv), METALFLOW_VENV
 # (venv path, default <repo>/.venv).
 set -euo pipefail
@@ -30,7 +33,7 @@ APT_LIST="$REPO/scripts/apt-packages.txt"
 REQS="$REPO/requirements.txt"
 LOCK="$REPO/package-lock.json"
 
-FORCE=0 SKIP_APT=0 SKIP_PY=0 SKIP_NPM=0 SKIP_KUBE=0
+FORCE=0 SKIP_APT=0 SKIP_PY=0 SKIP_NPM=0 SKIP_KUBE=0 SKIP_TTS=0
 for arg in "$@"; do
   case "$arg" in
     --force) FORCE=1 ;;
@@ -38,6 +41,7 @@ for arg in "$@"; do
     --skip-python) SKIP_PY=1 ;;
     --skip-npm) SKIP_NPM=1 ;;
     --skip-kube) SKIP_KUBE=1 ;;
+    --skip-test-server) SKIP_TTS=1 ;;
     -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "${BASH_SOURCE[0]}"; exit 0 ;;
     *) echo "install.sh: unknown argument: $arg (see --help)" >&2; exit 2 ;;
   esac
@@ -201,4 +205,6 @@ install_kube() {
 
 [[ $SKIP_NPM -eq 1 ]] || install_npm
 [[ $SKIP_KUBE -eq 1 ]] || install_kube
+[[ $SKIP_TTS -eq 1 ]] || bash "$REPO/scripts/temporal-test-server.sh" install \
+  || die "installing Temporal's time-skipping test server failed (a JDK and Maven, Maven Central reachable? see above)"
 log "done"
