@@ -205,6 +205,7 @@ install_kube() {
 
 [[ $SKIP_NPM -eq 1 ]] || install_npm
 [[ $SKIP_KUBE -eq 1 ]] || install_kube
+# Not fatal: without it the tier-0 tests that need it are skipped, each naming why.
 [[ $SKIP_TTS -eq 1 ]] || bash "$REPO/scripts/temporal-test-server.sh" install \
-  || die "installing Temporal's time-skipping test server failed (a JDK and Maven, Maven Central reachable? see above)"
+  || log "WARNING: Temporal's time-skipping test server could not be installed (a JDK 17 and Maven, Maven Central reachable? see above): its tier-0 tests will be skipped"
 log "done"
