@@ -9,17 +9,13 @@ const HEAVY = process.env.METALFLOW_TEST_HEAVY === '1';
  */
 const CHAOS = 'test/chaos/chaos.test.ts';
 const CHAOS_ROUND = HEAVY || process.env.METALFLOW_CHAOS_ROUND === '1';
-/** Holds a write lock on the shared Ironic's database for 20 s: beside it, other files' Ironic writes would fail. */
-const LOCKS_IRONIC = 'test/integration/inspection-ironic-busy.test.ts';
-/** Stops and restarts the shared test API server: beside it, other Kubernetes files' calls were refused. */
-const STOPS_KUBE = 'test/k8s/apiserver-outage.test.ts';
 /**
  * The fleet rounds at full size (100-200 hosts on the shared Ironic) run alone, after every other file: beside
  * them the others' waits starved (CI saw 60 s waits for a single host expire while 200 hosts enrolled). Their
  * small rounds in `make test` (12-20 hosts) run with the rest.
  */
 const FLEET_AT_SIZE = ['test/k8s/fleet.test.ts', 'test/e2e/fleet-worker-crash.test.ts', 'test/integration/fleet-scale.test.ts'];
-const ALONE = [STOPS_KUBE, LOCKS_IRONIC, ...(HEAVY ? FLEET_AT_SIZE : []), ...(CHAOS_ROUND ? [CHAOS] : [])];
+const ALONE = [...(HEAVY ? FLEET_AT_SIZE : []), ...(CHAOS_ROUND ? [CHAOS] : [])];
 
 /**
  * Files only `npm run test:heavy` runs (METALFLOW_TEST_HEAVY=1, test/support/heavy.ts). The heavy tier also

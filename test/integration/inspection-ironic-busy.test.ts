@@ -7,28 +7,42 @@
  * real sushy-tools inspection is under way, behind the fault proxy that only
  * slows the BMC's Processors answer so the lock lands mid-inspection.
  * The inspection must be sent again quietly and succeed; on the old code the
- * activity failed with "inspection failed: … TemporaryFailure".
+ * activity failed with "inspection failed: … TemporaryFailure". On an Ironic
+ * of its own: the lock would fail every other file's Ironic writes.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { IronicClient } from '../../clients/ironic/client';
 import { createIronicActivities } from '../../activities/ironic/activities';
 import { LocalSecretStore } from '../../clients/secrets/local-store';
-import { IRONIC_URL, SUSHY_URL, TEST_STATE_DIR } from '../support/env';
+import { REPO_ROOT } from '../../config/env';
+import { SUSHY_URL } from '../support/env';
+import { ownIronic, type OwnIronic } from '../support/own-ironic';
+import { unusedPort } from '../support/ports';
 import { IronicProxy } from '../../bench/support/ironic-proxy';
 import { uniq } from '../support/harness';
 
 const NS = 'busy-ironic';
 const SYSTEM = '/redfish/v1/Systems/6d660000-0000-4000-8000-000000000004';
 const LOCK_SECONDS = 20; // longer than Ironic's sqlite_max_wait_for_retry (10 s) plus its busy timeout
+const STATE = 'ironic-busy';
+
+let ironicServer: OwnIronic | undefined;
+beforeAll(async () => {
+  ironicServer = ownIronic(STATE, await unusedPort());
+  await ironicServer.start();
+}, 120_000);
+afterAll(async () => {
+  await ironicServer?.stop();
+});
 
 /** Holds a write lock on Ironic's database, as a busy Ironic's own writers do; resolves once it is held. */
 function lockIronicDb(seconds: number): Promise<ChildProcess> {
-  const db = join(TEST_STATE_DIR, 'ironic', 'ironic.sqlite');
+  const db = join(REPO_ROOT, '.state', STATE, 'ironic', 'ironic.sqlite');
   const script = `import sqlite3, sys, time
 c = sqlite3.connect(sys.argv[1], isolation_level=None, timeout=60)
 c.execute('BEGIN IMMEDIATE')
@@ -47,7 +61,7 @@ describe('inspection while Ironic is too busy to store it', () => {
     const bmc = new IronicProxy(SUSHY_URL);
     await bmc.start();
     const secrets = new LocalSecretStore(mkdtempSync(join(tmpdir(), 'mf-busy-')), randomBytes(32));
-    const ironic = new IronicClient({ url: IRONIC_URL });
+    const ironic = new IronicClient({ url: ironicServer!.url });
     const acts = createIronicActivities({ ironic, secrets, poll: { initialMs: 100, factor: 1.5, maxMs: 1000 } });
     const ref = { namespace: NS, name: uniq('redfish') };
     await secrets.write(NS, `${ref.name}-bmc`, { username: 'admin', password: 'password' });

@@ -1,9 +1,9 @@
 /**
- * The shim across an API server restart and an outage. These stop the shared
- * test API server, so they run in vitest's "alone" group (vitest.config.ts):
- * beside other Kubernetes files, the outage failed those files' own calls
- * (CI saw a remediation's Node read refused while this ran).
+ * The shim across an API server restart and an outage, on an API server and
+ * etcd of this file's own: stopping the shared test API server failed the
+ * other Kubernetes files' calls (CI saw a remediation's Node read refused).
  */
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KubeConfig } from '@kubernetes/client-node';
 import type { WorkflowHandle } from '@temporalio/client';
@@ -14,13 +14,28 @@ import { hostWorkflowId } from '../../model/host-ref';
 import { hostViewQuery, type HostWorkflowInput } from '../../contracts/host';
 import type { hostWorkflow } from '../../workflows/host/host';
 import { FAST_HOST_OPTIONS, startHarness, uniq, waitFor, type Harness } from '../support/harness';
-import { KUBECONFIG, kubeSh, kubectl } from './kube-harness';
+import { REPO_ROOT } from '../../config/env';
+import { unusedPort } from '../support/ports';
+import { KUBE_BUILD_TIMEOUT_MS, kubectl as sharedKubectl, startOwnKube, type OwnKube } from './kube-harness';
 import { fakeHostSpec, hostDoc, secretDoc } from './manifests';
 import { useShimSuite } from './shim-harness';
 
 const NS = uniq('mf-outage');
 const taskQueue = uniq('tq-k8s-outage');
-const suite = useShimSuite(NS, taskQueue);
+
+let own: OwnKube | undefined;
+// Registered before the shim suite's hooks: its worker and controller talk to this API server.
+beforeAll(async () => {
+  own = startOwnKube(join(REPO_ROOT, '.state', 'test-kube-outage'), { etcd: await unusedPort(), etcdPeer: await unusedPort(), api: await unusedPort() });
+}, KUBE_BUILD_TIMEOUT_MS);
+afterAll(() => own?.stop());
+const ownKube = (): OwnKube => {
+  if (!own) throw new Error('the API server of this file is not started');
+  return own;
+};
+const kubectl = (args: string[], opts: { input?: string; check?: boolean } = {}) => sharedKubectl(args, { ...opts, kubeconfig: ownKube().kubeconfig });
+const kubeSh = (...args: string[]): void => ownKube().sh(...args);
+const suite = useShimSuite(NS, taskQueue, {}, () => ({}), () => ownKube().kubeconfig);
 
 const json = (args: string[]) => JSON.parse(kubectl([...args, '-n', NS, '-o', 'json']).stdout);
 const apply = (doc: Record<string, unknown>, check = true) => kubectl(['apply', '-n', NS, '-f', '-'], { input: JSON.stringify(doc), check });
@@ -73,7 +88,7 @@ describe('a status write that cannot finish', () => {
   beforeAll(async () => {
     kubectl(['create', 'namespace', ns]);
     const kc = new KubeConfig();
-    loadKubeConfig(kc, KUBECONFIG);
+    loadKubeConfig(kc, ownKube().kubeconfig);
     h = await startHarness({ kubernetes: await KubeRest.create(kc), hostOptions: { ...FAST_HOST_OPTIONS, publishStatus: true, maxHistoryEvents: 20 } });
   });
   afterAll(async () => {

@@ -73,11 +73,21 @@ export function kubeSh(...args: string[]): void {
  * A second API server + etcd of the file's own (another state dir and ports), for tests of two
  * clusters (a pivot); not shared: started here, stopped by `stop()`.
  */
-export function startOwnKube(stateDir: string, ports: { etcd: number; etcdPeer: number; api: number }): { kubeconfig: string; stop(): void } {
+export interface OwnKube {
+  kubeconfig: string;
+  /** scripts/kube.sh COMMAND on this API server (e.g. `stop apiserver`). */
+  sh(...args: string[]): void;
+  stop(): void;
+}
+
+export function startOwnKube(stateDir: string, ports: { etcd: number; etcdPeer: number; api: number }): OwnKube {
   buildKube();
   const env = { ...process.env, METALFLOW_KUBE_STATE_DIR: stateDir, ETCD_PORT: String(ports.etcd), ETCD_PEER_PORT: String(ports.etcdPeer), KUBE_API_PORT: String(ports.api) };
-  execFileSync('bash', [KUBE_SH, 'start'], { env, stdio: 'inherit' });
-  return { kubeconfig: join(stateDir, 'kubeconfig'), stop: () => execFileSync('bash', [KUBE_SH, 'stop'], { env, stdio: 'inherit' }) };
+  const sh = (...args: string[]): void => {
+    execFileSync('bash', [KUBE_SH, ...args], { env, stdio: 'inherit' });
+  };
+  sh('start');
+  return { kubeconfig: join(stateDir, 'kubeconfig'), sh, stop: () => sh('stop') };
 }
 
 const USERS_DIR = join(KUBE_STATE_DIR, 'users');

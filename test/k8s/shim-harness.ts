@@ -28,7 +28,8 @@ export interface Shim {
   stop(): void;
 }
 
-export function shim(opts: { namespace: string; taskQueue: string }): Shim {
+/** `kubeconfig`: an API server of the file's own (startOwnKube) instead of the shared test one. */
+export function shim(opts: { namespace: string; taskQueue: string; kubeconfig?: string }): Shim {
   const children: { label: string; child: ChildProcess; output: string[] }[] = [];
   // A Worker Deployment of its own: the first worker makes its version current, whatever build the stack saw before.
   const deployment = `mf-shim-${randomBytes(4).toString('hex')}`;
@@ -36,7 +37,7 @@ export function shim(opts: { namespace: string; taskQueue: string }): Shim {
   const run = (label: 'worker' | 'controller', script: string, env: Record<string, string>): ChildProcess => {
     const child = spawn(process.execPath, ['--import', 'tsx', join(REPO_ROOT, script)], {
       cwd: REPO_ROOT,
-      env: { ...process.env, TEMPORAL_ADDRESS, METALFLOW_TASK_QUEUE: opts.taskQueue, METALFLOW_KUBECONFIG: KUBECONFIG, ...env },
+      env: { ...process.env, TEMPORAL_ADDRESS, METALFLOW_TASK_QUEUE: opts.taskQueue, METALFLOW_KUBECONFIG: opts.kubeconfig ?? KUBECONFIG, ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     const output: string[] = [];
@@ -83,17 +84,17 @@ export function shim(opts: { namespace: string; taskQueue: string }): Shim {
 }
 
 /** The CRDs installed and established, and a fresh namespace for this file's hosts. */
-export function prepareNamespace(ns: string): void {
-  kubectl(['apply', '-f', join(REPO_ROOT, 'k8s', 'crds')]);
-  kubectl(['wait', '--for=condition=Established', '--timeout=60s', 'crd/baremetalhosts.metal3.io', 'crd/hardwaredata.metal3.io']);
-  kubectl(['create', 'namespace', ns]);
+export function prepareNamespace(ns: string, kubeconfig?: string): void {
+  kubectl(['apply', '-f', join(REPO_ROOT, 'k8s', 'crds')], { kubeconfig });
+  kubectl(['wait', '--for=condition=Established', '--timeout=60s', 'crd/baremetalhosts.metal3.io', 'crd/hardwaredata.metal3.io'], { kubeconfig });
+  kubectl(['create', 'namespace', ns], { kubeconfig });
 }
 
 /** Removes what a test namespace left: hosts (finalizers dropped, nothing else removes them once the controller is gone). */
-export function cleanNamespace(ns: string): void {
-  kubectl(['delete', 'bmh', '--all', '-n', ns, '--wait=false'], { check: false });
-  for (const name of kubectl(['get', 'bmh', '-n', ns, '-o', 'name'], { check: false }).stdout.split('\n').filter(Boolean)) {
-    kubectl(['patch', name, '-n', ns, '--type=merge', '-p', '{"metadata":{"finalizers":null}}'], { check: false });
+export function cleanNamespace(ns: string, kubeconfig?: string): void {
+  kubectl(['delete', 'bmh', '--all', '-n', ns, '--wait=false'], { check: false, kubeconfig });
+  for (const name of kubectl(['get', 'bmh', '-n', ns, '-o', 'name'], { check: false, kubeconfig }).stdout.split('\n').filter(Boolean)) {
+    kubectl(['patch', name, '-n', ns, '--type=merge', '-p', '{"metadata":{"finalizers":null}}'], { check: false, kubeconfig });
   }
 }
 
@@ -114,21 +115,26 @@ export function useShimSuite(
   controllerEnv: Record<string, string> = {},
   /** The worker's settings, read once the file's own beforeAll hooks (registered first) have run. */
   workerEnv: () => Record<string, string> = () => ({}),
+  /** An API server of the file's own (its kubeconfig, read once the file's own beforeAll hooks have run) instead of the shared one. */
+  ownKubeconfig?: () => string,
 ): ShimSuite {
   let kube: KubeLease | undefined;
   let env: TestWorkflowEnvironment | undefined;
   let processes: Shim | undefined;
+  let kubeconfig: string | undefined;
   beforeAll(async () => {
-    kube = useKube();
-    prepareNamespace(namespace);
+    kubeconfig = ownKubeconfig?.();
+    if (!kubeconfig) kube = useKube();
+    prepareNamespace(namespace, kubeconfig);
     env = await TestWorkflowEnvironment.createFromExistingServer({ address: TEMPORAL_ADDRESS });
-    processes = shim({ namespace, taskQueue });
+    processes = shim({ namespace, taskQueue, kubeconfig });
     processes.startWorker(workerEnv());
     processes.startController(controllerEnv);
   }, KUBE_BUILD_TIMEOUT_MS);
   afterAll(async () => {
     processes?.stop();
     if (kube) cleanNamespace(namespace);
+    // An API server of the file's own is stopped by the file, namespace and all.
     await env?.teardown();
     kube?.release();
   });
