@@ -1,4 +1,7 @@
+import { readFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
 import { defineConfig, type TestProjectInlineConfiguration } from 'vitest/config';
+import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
 const HEAVY = process.env.METALFLOW_TEST_HEAVY === '1';
 
@@ -40,9 +43,37 @@ const common: TestProjectInlineConfiguration['test'] = {
   env: { METALFLOW_HEARTBEAT_THROTTLE_SECONDS: '1' },
 };
 
+/**
+ * Runs the longest files first, so no long file starts last while the other
+ * worker has nothing left to do. The length is the last run's (vitest's
+ * cache) or, in a clean clone that has no cache (CI), the file's budget in
+ * test/budgets.json (the slow files' measured times).
+ */
+/** What a file without a budget or a cached run is taken to last (most files take 10-30 s). */
+const UNKNOWN_SECONDS = 15;
+
+class SlowFirstSequencer extends BaseSequencer {
+  override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
+    const root = this.ctx.config.root;
+    const budgets = (JSON.parse(readFileSync(join(root, 'test', 'budgets.json'), 'utf8')) as { files: Record<string, number> }).files;
+    const seconds = (f: TestSpecification): number => {
+      const path = relative(root, f.moduleId);
+      const cached = this.ctx.cache.getFileTestResults(`${f.project.name}:${path}`);
+      if (cached && cached.duration > 0) return cached.duration / 1000;
+      return budgets[path] ?? UNKNOWN_SECONDS;
+    };
+    const sorted = await super.sort(files);
+    const order = new Map(sorted.map((f, i) => [f, i]));
+    return [...sorted].sort(
+      (a, b) => a.project.config.sequence.groupOrder - b.project.config.sequence.groupOrder || seconds(b) - seconds(a) || order.get(a)! - order.get(b)!,
+    );
+  }
+}
+
 export default defineConfig({
   test: {
     globalSetup: ['test/support/global-setup.ts'],
+    sequence: { sequencer: SlowFirstSequencer },
     reporters: ['default', 'json', './test/support/flaky-reporter.ts', './test/support/timing-reporter.ts'],
     outputFile: { json: 'test-results/vitest.json' },
     projects: [
