@@ -77,9 +77,9 @@ export function lastHostView(client: Client, ref: HostRef): Promise<HostView> {
 
 /**
  * The Temporal UI's summary and details of a host's run: names only (they are payloads the codec
- * encrypts, but a summary is read by everyone who opens the UI). The SDK sets them at start only:
- * its continue-as-new carries no user metadata, so a later run of the host shows none, and the
- * live state is in the search attributes and the run's current details (workflows/host/ui-details.ts).
+ * encrypts, but a summary is read by everyone who opens the UI). Set at start only: the SDK's
+ * continue-as-new sends no user metadata, so the live state is in the search attributes and each
+ * run's current details (workflows/host/ui-details.ts).
  */
 export function hostRunMetadata(ref: HostRef): { staticSummary: string; staticDetails: string } {
   return {
