@@ -45,10 +45,11 @@ const hosts = new HostService({
   updateTimeoutMs: config.apiUpdateTimeoutSeconds * 1000,
 });
 // The planes a pivot may name: unknown ids are refused here, before the worker (which checks them again) sees them.
-const app = await buildServer(hosts, { logger: true, auth, pivotPlanes: loadPivotPlanes(process.env) });
+const page = { temporalUi: { url: config.temporalUiUrl, namespace: config.temporalNamespace }, sites: sites.sites.map((s) => ({ name: s.name, taskQueue: s.taskQueue })) };
+const app = await buildServer(hosts, { logger: true, auth, pivotPlanes: loadPivotPlanes(process.env), page });
 if (auth.tokens && process.env.METALFLOW_API_TOKENS_FILE) reloadTokensOnChange(auth.tokens, process.env.METALFLOW_API_TOKENS_FILE, app.log);
 await app.listen({ host: config.apiHost, port: config.apiPort });
-console.log(`metalflow API on ${auth.tls ? 'https' : 'http'}://${config.apiHost}:${config.apiPort} (OpenAPI at /openapi.json)`);
+console.log(`metalflow API on ${auth.tls ? 'https' : 'http'}://${config.apiHost}:${config.apiPort} (OpenAPI at /openapi.json, fleet page at /fleet)`);
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.once(signal, () => {
     void app.close().then(() => connection.close()).then(() => process.exit(0));

@@ -1,6 +1,7 @@
 /**
  * Hosts as Temporal's visibility lists them: the host workflows and their
- * search attributes (namespace, name, provisioning state, BMC type), read by
+ * search attributes (namespace, name, provisioning state, BMC type, power,
+ * running operation, error type), read by
  * the API's host list and by a fleet operation's selection.
  */
 import type { Client, WorkflowExecutionInfo } from '@temporalio/client';
@@ -13,6 +14,11 @@ export interface HostListItem {
   provisioningState: string;
   operationalStatus: string;
   bmcType: string;
+  poweredOn: boolean;
+  /** The operation running now; '' while none runs. */
+  operation: string;
+  /** status.errorType; '' without an error. */
+  errorType: string;
   /** How the host's workflow ended, when it ended abnormally (see GET's `workflowEnded`). */
   workflowEnded?: string;
 }
@@ -28,6 +34,9 @@ export function hostListItem(attributes: Record<string, unknown> | undefined): H
     provisioningState: attr(SEARCH_ATTRIBUTES.provisioningState),
     operationalStatus: attr(SEARCH_ATTRIBUTES.operationalStatus),
     bmcType: attr(SEARCH_ATTRIBUTES.bmcType),
+    poweredOn: attributes?.[SEARCH_ATTRIBUTES.poweredOn.name]?.toString() === 'true',
+    operation: attr(SEARCH_ATTRIBUTES.operation),
+    errorType: attr(SEARCH_ATTRIBUTES.errorType),
   };
 }
 

@@ -75,6 +75,22 @@ export function lastHostView(client: Client, ref: HostRef): Promise<HostView> {
   return client.workflow.getHandle(hostWorkflowId(ref)).query(hostViewQuery);
 }
 
+/**
+ * The Temporal UI's summary and details of a host's run: names only (they are payloads the codec
+ * encrypts, but a summary is read by everyone who opens the UI). Set at start only: the SDK's
+ * continue-as-new sends no user metadata, so the live state is in the search attributes and each
+ * run's current details (workflows/host/ui-details.ts).
+ */
+export function hostRunMetadata(ref: HostRef): { staticSummary: string; staticDetails: string } {
+  return {
+    staticSummary: `host ${ref.namespace}/${ref.name}`,
+    staticDetails:
+      `BareMetalHost **${ref.namespace}/${ref.name}**. Its provisioning state, power, running operation and error are ` +
+      'the search attributes MetalflowProvisioningState, MetalflowPoweredOn, MetalflowOperation and MetalflowErrorType, ' +
+      'and this run\'s current details; the whole view: the `host` query.',
+  };
+}
+
 /** Update-with-start of a host workflow: starts it when none runs, else updates the running one. */
 export function hostWorkflowStart(
   ref: HostRef,
@@ -87,6 +103,7 @@ export function hostWorkflowStart(
     taskQueue,
     args: [{ ref, options, ...(uid ? { uid } : {}) }],
     workflowIdConflictPolicy: 'USE_EXISTING',
+    ...hostRunMetadata(ref),
   });
 }
 

@@ -10,6 +10,12 @@ export const SEARCH_ATTRIBUTES = {
   provisioningState: { name: 'MetalflowProvisioningState', type: 'KEYWORD' },
   bmcType: { name: 'MetalflowBmcType', type: 'KEYWORD' },
   operationalStatus: { name: 'MetalflowOperationalStatus', type: 'KEYWORD' },
+  /** status.poweredOn, as last read from the BMC. */
+  poweredOn: { name: 'MetalflowPoweredOn', type: 'BOOL' },
+  /** The operation running now (enroll, provision, power, …); absent while none runs. */
+  operation: { name: 'MetalflowOperation', type: 'KEYWORD' },
+  /** status.errorType (Metal3's kinds: provisioning error, power management error, …); absent without an error. */
+  errorType: { name: 'MetalflowErrorType', type: 'KEYWORD' },
   /** Fleet operations (workflows/fleet/fleet.ts): what they do, where they are, how many hosts succeeded and failed. */
   fleetOperation: { name: 'MetalflowFleetOperation', type: 'KEYWORD' },
   fleetPhase: { name: 'MetalflowFleetPhase', type: 'KEYWORD' },

@@ -52,6 +52,10 @@ trap stop INT TERM
 kc apply -f k8s/crds >/dev/null
 kc wait --for=condition=Established --timeout=60s crd/baremetalhosts.metal3.io crd/hardwaredata.metal3.io >/dev/null
 kc get namespace "$NS" >/dev/null 2>&1 || kc create namespace "$NS" >/dev/null
+# shellcheck source=scripts/lib/demo-metrics.sh
+source scripts/lib/demo-metrics.sh
+demo_metrics_port METALFLOW_WORKER_METRICS_PORT 9466 worker "$(alive worker && echo running)"
+demo_metrics_port METALFLOW_CONTROLLER_METRICS_PORT 9465 controller "$(alive controller && echo running)"
 start_bg worker workers/main.ts
 start_bg controller k8s/controller/main.ts
 demo_start_codec "$RUN"
@@ -118,6 +122,7 @@ echo "kubectl:     export KUBECONFIG=$KUBECONFIG"
 echo "             (or eval \"\$(bash scripts/kube.sh env)\": that and the built kubectl on PATH), then: kubectl get bmh -n $NS"
 echo "Temporal UI: ${TEMPORAL_UI_URL:-http://127.0.0.1:8233}/namespaces/default/workflows?query=MetalflowHostNamespace%3D%22$NS%22"
 demo_print_cli "$ROOT" "host/$NS/worker-0"
+demo_print_metrics
 
 echo "Running. Press Ctrl-C to stop the controller and the worker."
 while alive worker && alive controller; do sleep 1; done

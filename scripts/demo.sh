@@ -79,6 +79,9 @@ fi
 # The demo's own Worker Deployment and build id: the stack outlives commits, and a new commit's build id
 # would not be current there (docs/operations.md, "Upgrading workers").
 export METALFLOW_WORKER_DEPLOYMENT=${METALFLOW_WORKER_DEPLOYMENT:-metalflow-demo} METALFLOW_WORKER_BUILD_ID=${METALFLOW_WORKER_BUILD_ID:-demo}
+# shellcheck source=scripts/lib/demo-metrics.sh
+source scripts/lib/demo-metrics.sh
+demo_metrics_port METALFLOW_WORKER_METRICS_PORT 9464 worker "$(alive worker && echo running)"
 start_bg worker workers/main.ts
 start_bg api api/main.ts
 
@@ -94,6 +97,7 @@ demo_start_codec "$RUN"
 
 node --import tsx scripts/demo.ts
 demo_print_cli "$ROOT" host/demo/fake-0
+demo_print_metrics
 
 echo "Running. Press Ctrl-C to stop the worker and the API."
 while alive api && alive worker; do sleep 1; done

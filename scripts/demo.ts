@@ -10,6 +10,7 @@
 import { request } from 'undici';
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
+import { hostStateLinks } from '../model/temporal-ui-links';
 
 const API = process.env.METALFLOW_API_URL ?? 'http://127.0.0.1:8080';
 // scripts/demo.sh makes an admin token for the demo (METALFLOW_API_TOKEN_FILE); the API needs one.
@@ -226,6 +227,13 @@ in the host's own run (its activities carry <seq>-power as their summary).
   API:          ${API}   (OpenAPI: ${API}/openapi.json; try: curl -s -H "Authorization: Bearer $(cat ${TOKEN_FILE ?? '<token file>'})" ${API}/v1/hosts | jq)
   Temporal UI:  ${UI}/namespaces/default/workflows?query=${query}
 `);
+  showStateLinks();
+}
+
+/** The UI's host list per state (docs/operating-ui.md): its columns come from the search attributes. */
+function showStateLinks(): void {
+  console.log('The hosts by state in the Temporal UI (add the columns MetalflowProvisioningState, MetalflowPoweredOn,\nMetalflowOperation and MetalflowErrorType once with the list\'s "Configure columns"):');
+  for (const link of hostStateLinks(UI, 'default', NS)) console.log(`  ${link.label.padEnd(21)} ${link.url}`);
 }
 
 main().catch((err: unknown) => {

@@ -60,6 +60,12 @@ export const SCOPED_BY_HANDLER = new Set([
   'POST /v1/pivots/:name/cancel',
 ]);
 
+/**
+ * Pages that hold no data and read the API with the caller's token from the browser (api/fleet-page.ts):
+ * Host and Origin are checked, no credentials asked (a browser sends none on a plain navigation).
+ */
+export const PAGE_ROUTES = new Set(['GET /fleet']);
+
 /** Routes anyone may read: probes and the API description hold nothing about hosts. */
 export const PUBLIC_ROUTES = new Set(['GET /healthz', 'GET /openapi.json']);
 

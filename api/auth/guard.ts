@@ -8,7 +8,7 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { TLSSocket } from 'node:tls';
-import { actionFor, PUBLIC_ROUTES, SCOPED_BY_HANDLER } from './actions';
+import { actionFor, PAGE_ROUTES, PUBLIC_ROUTES, SCOPED_BY_HANDLER } from './actions';
 import type { AuthOptions } from './options';
 import { allows, roleFor, type Principal } from './roles';
 
@@ -70,6 +70,7 @@ export function installGuard(app: FastifyInstance, opts: AuthOptions): void {
     if (origin !== undefined && !opts.allowedOrigins.includes(origin)) {
       return refuse(reply, 403, 'Forbidden', `Origin "${origin}" is not allowed (METALFLOW_API_ALLOWED_ORIGINS)`);
     }
+    if (PAGE_ROUTES.has(`${method} ${route}`)) return;
     if (NEEDS_JSON.has(method) && !/^application\/json\s*(;|$)/i.test(req.headers['content-type'] ?? '')) {
       return refuse(reply, 415, 'UnsupportedMediaType', `${method} needs "content-type: application/json" (send {} when there is nothing to say)`, 'header.content-type');
     }

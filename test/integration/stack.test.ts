@@ -16,15 +16,15 @@ describe('local stack', () => {
       .split('\n')
       .map((l) => l.trim())
       .filter((l) => l !== '' && !l.startsWith('#'));
-    const fileType = { KEYWORD: 'Keyword', INT: 'Int' } as const;
+    const fileType = { KEYWORD: 'Keyword', INT: 'Int', BOOL: 'Bool' } as const;
     expect(listed.sort()).toEqual(Object.values(SEARCH_ATTRIBUTES).map((a) => `${a.name}=${fileType[a.type]}`).sort());
 
     const connection = await Connection.connect({ address: TEMPORAL_ADDRESS });
     try {
       const res = await connection.operatorService.listSearchAttributes({ namespace: 'default' });
       for (const attr of Object.values(SEARCH_ATTRIBUTES)) {
-        // IndexedValueType 2 is KEYWORD, 3 INT.
-        expect(res.customAttributes?.[attr.name], attr.name).toBe(attr.type === 'INT' ? 3 : 2);
+        // IndexedValueType 2 is KEYWORD, 3 INT, 5 BOOL.
+        expect(res.customAttributes?.[attr.name], attr.name).toBe({ KEYWORD: 2, INT: 3, BOOL: 5 }[attr.type]);
       }
     } finally {
       await connection.close();

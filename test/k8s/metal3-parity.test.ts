@@ -3,11 +3,13 @@
  * Temporal and Ironic: what Ironic received from a worker whose Ironic
  * traffic goes through the recording proxy, and the Events on the object.
  */
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { IRONIC_URL, SUSHY_URL } from '../support/env';
+import { REPO_ROOT } from '../../config/env';
+import { request } from 'undici';
 import { uniq, waitFor } from '../support/harness';
 import { isDeploy } from '../../bench/support/ironic-proxy';
 import { startProxyProcess } from '../support/ironic-proxy-process';
@@ -194,6 +196,30 @@ function sample(text: string, name: string, labels: Record<string, string>): num
   return undefined;
 }
 
+/** Every name a Prometheus text exposition offers: sample names, and the families its TYPE lines declare (a family with no sample yet, e.g. an error counter). */
+function exposedNames(text: string): string[] {
+  const names: string[] = [];
+  for (const line of text.split('\n')) {
+    const type = /^# TYPE (\S+) (\w+)/.exec(line);
+    if (type) names.push(type[1]!, ...(type[2] === 'histogram' ? ['_bucket', '_sum', '_count'].map((s) => type[1]! + s) : []));
+    else if (line && !line.startsWith('#')) names.push(/^[^{ ]+/.exec(line)![0]);
+  }
+  return names;
+}
+
+const PROMQL_WORDS = new Set(['by', 'without', 'on', 'ignoring', 'group_left', 'group_right', 'bool', 'and', 'or', 'unless', 'offset', 'inf', 'nan']);
+
+/** The metric names in a PromQL expression: identifiers outside label matchers, grouping lists, ranges and strings, not called as functions. */
+function promqlMetricNames(expr: string): string[] {
+  const bare = expr
+    .replace(/"(?:[^"\\]|\\.)*"/g, '""')
+    .replace(/\{[^}]*\}/g, '')
+    .replace(/\[[^\]]*\]/g, '')
+    .replace(/\b(by|without|on|ignoring|group_left|group_right)\s*\([^)]*\)/g, '')
+    .replace(/\$\w+/g, '');
+  return [...bare.matchAll(/([A-Za-z_:][\w:]*)\s*(\()?/g)].filter((m) => !m[2] && !PROMQL_WORDS.has(m[1]!.toLowerCase())).map((m) => m[1]!);
+}
+
 describe("Metal3's Prometheus series", () => {
   it('the controller exports metal3_* from what it watched, the worker the Temporal SDK metrics', async () => {
     const name = 'metrics-host';
@@ -241,6 +267,16 @@ describe("Metal3's Prometheus series", () => {
     expect(counter(text, 'metal3_host_registration_required_total')).toBeGreaterThanOrEqual(base('metal3_host_registration_required_total') + 1);
     // Series metalflow never reaches are there at 0, so dashboards find them.
     expect(counter(text, 'metal3_provisioner_not_ready_total')).toBe(0);
+  });
+
+  it("every metric the docs' Grafana dashboard queries is in this controller's or worker's scrape", async () => {
+    // A connection of its own, closed after: a kept-alive one the server drops would fail the next test's scrape.
+    const scrape = async (port: number) => (await request(`http://127.0.0.1:${port}/metrics`, { reset: true })).body.text();
+    const exposed = new Set([...exposedNames(await scrape(CONTROLLER_METRICS_PORT)), ...exposedNames(await scrape(WORKER_METRICS_PORT))]);
+    const dashboard = JSON.parse(readFileSync(join(REPO_ROOT, 'docs', 'grafana-dashboard.json'), 'utf8')) as { panels: Array<{ targets?: Array<{ expr: string }> }> };
+    const queried = [...new Set(dashboard.panels.flatMap((p) => (p.targets ?? []).flatMap((t) => promqlMetricNames(t.expr))))];
+    expect(queried.length).toBeGreaterThan(15);
+    expect(queried.filter((n) => !exposed.has(n))).toEqual([]);
   });
 });
 

@@ -15,6 +15,7 @@ import { loadAuthOptions, type AuthOptions } from '../../api/auth/options';
 import type { AuditRecord } from '../../api/auth/audit';
 import { tokenHash } from '../../api/auth/token-file';
 import type { PivotPlaneRegistry } from '../../config/pivot-planes';
+import type { FleetPageSettings } from '../../api/fleet-page';
 
 const tokenOf = new Map<string, string>();
 
@@ -32,7 +33,7 @@ export function writeTokenFile(entries: Array<[subject: string, grants: string]>
 
 export async function serveApi(
   hosts: HostService,
-  opts: { env?: NodeJS.ProcessEnv; audit?: AuditRecord[]; pivotPlanes?: PivotPlaneRegistry } = {},
+  opts: { env?: NodeJS.ProcessEnv; audit?: AuditRecord[]; pivotPlanes?: PivotPlaneRegistry; page?: FleetPageSettings } = {},
 ): Promise<{ app: FastifyInstance; base: string; auth: AuthOptions }> {
   let env = opts.env;
   let adminToken: string | undefined;
@@ -43,7 +44,7 @@ export async function serveApi(
   }
   const audit = opts.audit;
   const auth = loadAuthOptions(env, '127.0.0.1', (r) => audit?.push(r));
-  const app = await buildServer(hosts, { auth, ...(opts.pivotPlanes ? { pivotPlanes: opts.pivotPlanes } : {}) });
+  const app = await buildServer(hosts, { auth, ...(opts.pivotPlanes ? { pivotPlanes: opts.pivotPlanes } : {}), ...(opts.page ? { page: opts.page } : {}) });
   await app.listen({ host: '127.0.0.1', port: 0 });
   const addr = app.server.address();
   const base = `${auth.tls ? 'https' : 'http'}://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}`;

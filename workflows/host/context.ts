@@ -4,7 +4,7 @@
  * the shim's nudges, the view, search attributes, status publishing and the
  * hand-over to a fresh run.
  */
-import { allHandlersFinished, condition, continueAsNew, log, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import { allHandlersFinished, condition, continueAsNew, log, setCurrentDetails, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import { bytesCounted, countEvents, countedPast, eventsCounted, runInputBytes } from '../common/history-count';
 import type { ProvisioningState } from '../../model/host';
 import { SEARCH_ATTRIBUTES } from '../../model/search-attributes';
@@ -17,6 +17,7 @@ import { routeHostActivities, siteUnreachable } from './site-route';
 import { settingsHeld } from './rules/servicing';
 import type { HostEvent } from '../../model/host-event';
 import { provisionerFor, type Provisioner } from './provisioners/provisioner';
+import { hostCurrentDetails } from './ui-details';
 
 export const now = (): string => new Date().toISOString();
 
@@ -47,7 +48,7 @@ export interface HostContext {
   readonly pendingEvents: HostEvent[];
   nudge(events: HostEvent[]): void;
   view(): HostView;
-  /** Upserts the host's search attributes (skipped when unchanged), what the Temporal UI's list filters on. */
+  /** Upserts the host's search attributes (skipped when unchanged), what the Temporal UI's list filters on, and sets the run's current details. */
   indexForSearch(): void;
   setState(state: ProvisioningState): void;
   /** Queues the status (and an Event) for writing back to the BareMetalHost when the shim drives this host; never waits for the write. */
@@ -102,6 +103,8 @@ export function hostContext(s: HostState): HostContext {
       ...(siteUnreachable() ? { siteUnreachable: siteUnreachable() } : {}),
     }),
     indexForSearch: () => {
+      // An operation whose outcome is recorded is over for the reader, though its run still winds down.
+      const live = ctx.running?.outcome === 'running' ? ctx.running : undefined;
       const bmc = s.spec?.bmc ? parseBmcAddress(s.spec.bmc.address) : undefined;
       const pairs: Extract<Parameters<typeof upsertSearchAttributes>[0], unknown[]> = [
         { key: SEARCH_ATTRIBUTES.hostName, value: s.ref.name },
@@ -109,7 +112,12 @@ export function hostContext(s: HostState): HostContext {
         { key: SEARCH_ATTRIBUTES.provisioningState, value: s.status.provisioning.state || 'unmanaged' },
         { key: SEARCH_ATTRIBUTES.operationalStatus, value: s.status.operationalStatus },
         { key: SEARCH_ATTRIBUTES.bmcType, value: bmc?.ok ? bmc.value.type : 'unknown' },
+        { key: SEARCH_ATTRIBUTES.poweredOn, value: s.status.poweredOn },
+        { key: SEARCH_ATTRIBUTES.operation, value: live?.kind ?? null },
+        { key: SEARCH_ATTRIBUTES.errorType, value: s.status.errorType || null },
       ];
+      // Current details are kept in the worker's memory and read by the UI's query: no history event.
+      setCurrentDetails(hostCurrentDetails(s, live));
       // An unchanged upsert still costs a history event and a visibility write;
       // skipping it is most of what the host workflow saves per operation.
       const fingerprint = JSON.stringify(pairs);

@@ -20,6 +20,7 @@ import { now, type HostContext } from './context';
 import { markNodeLost, nodeGoneIn } from './rules/node-lost';
 import { applyNodeSettings } from './rules/node-settings';
 import { hostUid } from './uid';
+import { hostCurrentDetails } from './ui-details';
 import { customDeployMethod } from '../../model/custom-deploy';
 import { pendingSettingsSteps, recordAppliedSettings } from '../../model/host-settings';
 import { serviceableSettings } from './rules/servicing';
@@ -117,9 +118,9 @@ export function operationRunner(ctx: HostContext): OperationRunner {
     if (cleanSteps) record.steps = cleanSteps.steps.map((step) => step.name);
     const progress = (step: string): void => {
       record.step = step;
-      setCurrentDetails(`**${op}** (operation ${record.seq}) step ${step} since ${now()}`);
+      setCurrentDetails(hostCurrentDetails(s, record));
     };
-    setCurrentDetails(`**${op}** (operation ${record.seq}) since ${record.startedAt}`);
+    ctx.indexForSearch();
     if (op === 'service') {
       // Metal3's operationalStatus while a provisioned host is serviced (the provisioning state stays provisioned).
       s.status.operationalStatus = 'servicing';
@@ -230,7 +231,7 @@ export function operationRunner(ctx: HostContext): OperationRunner {
       ctx.running = undefined;
       // A cancelled service leaves the host as it was (Ironic's node settled back to active).
       if (op === 'service' && s.status.operationalStatus === 'servicing') s.status.operationalStatus = s.status.errorType ? 'error' : 'OK';
-      setCurrentDetails('');
+      ctx.indexForSearch();
     }
   };
 
