@@ -327,6 +327,8 @@ export interface PowerChanged {
   /** Ironic's power_state before and now; absent `to`: the node is gone. */
   from: string | null;
   to?: string | null;
+  /** The node's provision state moved between two of the sentinel's steady sights. */
+  provision?: { from: string | null; to: string | null };
 }
 /** Sent by the power sentinel (workflows/power/power-sentinel.ts) when the host's node changed power or vanished while steady. */
 export const powerChangedSignal = defineSignal<[PowerChanged]>('powerChanged');

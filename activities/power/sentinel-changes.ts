@@ -1,14 +1,31 @@
 /**
  * What the power sentinel signals, decided from each list of Ironic's nodes
- * against what it saw before: a metalflow host's node that is steady (one of
- * the resting provision states, no power change under way) with another
- * power_state than when last seen steady in the same provision state, or that
- * was in the last list (steady or not) and is gone. A node seen moving between
- * provision states is in an operation of its host, which reads power itself at
- * its end. Compared with the last *steady* sight, not the last list: a list
- * taken while Ironic applies a power change shows it with a
- * target_power_state, and comparing list to list then missed the change
- * (under load, when Ironic is slow to apply it).
+ * against what it saw before. Only nodes with metalflow's owner mark count,
+ * and the memory is small (a few strings per node) so that it can travel in
+ * the activity's heartbeat and outlive a worker restart (sentinel.ts).
+ *
+ * A host is told when its node:
+ * - is steady (a resting provision state, no power change under way) with
+ *   another power_state than when last seen steady in the same provision state;
+ * - is steady in another provision state than at its last steady sight
+ *   (moved behind metalflow's back, or by a host operation quicker than one
+ *   interval: the host then reads once more);
+ * - was in the last list, in any state, and is gone. A host whose operation
+ *   ended just before Ironic lost the node is at rest by now, and only this
+ *   tells it. It is told again at each list, up to LOST_TELLS times, until a
+ *   node with its mark shows up: a host whose read failed (Ironic busy right
+ *   after a restart) is not left to its backstop check.
+ *
+ * A list in which at least half of the last list's nodes vanished (Ironic lost
+ * its database), or the first list after Ironic did not answer, also sweeps:
+ * every resting host that visibility lists and that has no marked node in the
+ * list is told as if its node had vanished (sweepTells). That reaches a host
+ * whose node was made after the last list and lost before the next one.
+ *
+ * Power is compared with the last *steady* sight, not with the previous list:
+ * a list taken while Ironic applies a change shows the node with a
+ * target_power_state, and comparing list to list missed the change whenever
+ * Ironic was slow to apply it.
  */
 import type { HostRef } from '../../model/host';
 import type { IronicNode } from '../../clients/ironic/types';
@@ -20,51 +37,169 @@ export type SentinelNode = Pick<IronicNode, (typeof SENTINEL_FIELDS)[number]>;
 /** Ironic's provision states of a node at rest (Metal3: provisioned, available, externally provisioned, inspected). */
 const STEADY = new Set(['active', 'available', 'manageable']);
 
+/** How many lists in a row tell a host its node is gone while no node with its mark shows up. */
+export const LOST_TELLS = 3;
+
 export interface PowerChange {
   ref: HostRef;
   nodeId: string;
   from: string | null;
   /** Absent: the node is gone. */
   to?: string | null;
+  /** The node's provision state moved between two steady sights. */
+  provision?: { from: string | null; to: string | null };
 }
 
 /** The host that owns the node (the mark metalflow writes at registration), if any. */
 export function ownerOf(node: Pick<IronicNode, 'extra'>): HostRef | undefined {
   const mark = node.extra?.[OWNER_KEY];
-  if (typeof mark !== 'string') return undefined;
+  return typeof mark === 'string' ? parseOwner(mark) : undefined;
+}
+
+function parseOwner(mark: string): HostRef | undefined {
   const slash = mark.indexOf('/');
   if (slash <= 0 || slash === mark.length - 1) return undefined;
   return { namespace: mark.slice(0, slash), name: mark.slice(slash + 1) };
 }
 
-const steady = (n: SentinelNode): boolean => STEADY.has(n.provision_state ?? '') && !n.target_power_state;
-
-/** What the sentinel remembers between lists: the last list, and each node's last steady sight. */
-export interface Seen {
-  last: ReadonlyMap<string, SentinelNode>;
-  steady: ReadonlyMap<string, SentinelNode>;
+/** What the sentinel keeps of a node with an owner mark. */
+export interface Sight {
+  /** The mark: `<namespace>/<name>`. */
+  owner: string;
+  power: string | null;
+  provision: string | null;
+  /** A power change was under way (target_power_state set). */
+  busy: boolean;
 }
 
-export const NOTHING_SEEN: Seen = { last: new Map(), steady: new Map() };
+/** What the sentinel remembers between lists. */
+export interface Seen {
+  /** The last list's marked nodes, by uuid. */
+  last: ReadonlyMap<string, Sight>;
+  /** Each listed node's last steady sight. */
+  steady: ReadonlyMap<string, Sight>;
+  /** Hosts told their node is gone, by owner mark, and how often. */
+  lost: ReadonlyMap<string, { nodeId: string; told: number }>;
+}
 
-export function powerChanges(seen: Seen, now: ReadonlyMap<string, SentinelNode>): { changes: PowerChange[]; seen: Seen } {
+export const NOTHING_SEEN: Seen = { last: new Map(), steady: new Map(), lost: new Map() };
+
+/** The marked nodes of a list (of one namespace's hosts when given). */
+export function sightsOf(nodes: Iterable<SentinelNode>, namespace?: string): Map<string, Sight> {
+  const out = new Map<string, Sight>();
+  for (const n of nodes) {
+    const ref = ownerOf(n);
+    if (!ref || (namespace !== undefined && ref.namespace !== namespace)) continue;
+    out.set(n.uuid, { owner: `${ref.namespace}/${ref.name}`, power: n.power_state ?? null, provision: n.provision_state ?? null, busy: Boolean(n.target_power_state) });
+  }
+  return out;
+}
+
+const steady = (n: Sight): boolean => STEADY.has(n.provision ?? '') && !n.busy;
+
+export function powerChanges(seen: Seen, now: ReadonlyMap<string, Sight>): { changes: PowerChange[]; seen: Seen; massVanish: boolean } {
   const changes: PowerChange[] = [];
-  const steadyNow = new Map(seen.steady);
+  const owners = new Set([...now.values()].map((n) => n.owner));
+  const lost = new Map<string, { nodeId: string; told: number }>();
+  const tellLost = (owner: string, nodeId: string, from: string | null, told: number): void => {
+    const ref = parseOwner(owner);
+    if (!ref) return;
+    changes.push({ ref, nodeId, from });
+    lost.set(owner, { nodeId, told });
+  };
+  // Told before and still without a node: again, a bounded number of times.
+  for (const [owner, was] of seen.lost) {
+    if (owners.has(owner) || was.told >= LOST_TELLS) continue;
+    tellLost(owner, was.nodeId, null, was.told + 1);
+  }
+  let vanished = 0;
   for (const [id, was] of seen.last) {
     if (now.has(id)) continue;
-    steadyNow.delete(id);
-    // Whatever state it was last seen in: a host whose operation ended just before Ironic lost
-    // the node is at rest now, and only this tells it (the host reads its node when idle).
-    const ref = ownerOf(was);
-    if (ref) changes.push({ ref, nodeId: id, from: was.power_state ?? null });
+    vanished += 1;
+    if (owners.has(was.owner) || lost.has(was.owner)) continue;
+    tellLost(was.owner, id, was.power, 1);
   }
+  const steadyNow = new Map<string, Sight>();
   for (const [id, is] of now) {
-    if (!steady(is)) continue;
     const base = seen.steady.get(id);
+    if (!steady(is)) {
+      if (base) steadyNow.set(id, base);
+      continue;
+    }
     steadyNow.set(id, is);
-    const ref = ownerOf(is);
-    if (!ref || !base || base.provision_state !== is.provision_state) continue;
-    if ((is.power_state ?? null) !== (base.power_state ?? null)) changes.push({ ref, nodeId: id, from: base.power_state ?? null, to: is.power_state ?? null });
+    const ref = parseOwner(is.owner);
+    if (!ref || !base) continue;
+    if (base.provision !== is.provision) changes.push({ ref, nodeId: id, from: base.power, to: is.power, provision: { from: base.provision, to: is.provision } });
+    else if (base.power !== is.power) changes.push({ ref, nodeId: id, from: base.power, to: is.power });
   }
-  return { changes, seen: { last: now, steady: steadyNow } };
+  return { changes, seen: { last: now, steady: steadyNow, lost }, massVanish: vanished > 0 && vanished * 2 >= seen.last.size };
+}
+
+/** A host as visibility lists it, for a sweep. */
+export interface ListedHost {
+  workflowId: string;
+  owner: string;
+  detached: boolean;
+}
+
+/**
+ * The sweep's tells: each listed resting host with no marked node in the list and not told
+ * already. Told once more at most (a host on no Ironic node at all, the direct provisioner's,
+ * is told too: it reads its power once or twice and carries on).
+ */
+export function sweepTells(hosts: Iterable<ListedHost>, now: ReadonlyMap<string, Sight>, seen: Seen): { changes: (PowerChange & { workflowId: string })[]; seen: Seen } {
+  const owners = new Set([...now.values()].map((n) => n.owner));
+  const lost = new Map(seen.lost);
+  const changes: (PowerChange & { workflowId: string })[] = [];
+  for (const h of hosts) {
+    const ref = parseOwner(h.owner);
+    if (!ref || h.detached || owners.has(h.owner) || lost.has(h.owner)) continue;
+    changes.push({ ref, nodeId: '', from: null, workflowId: h.workflowId });
+    lost.set(h.owner, { nodeId: '', told: LOST_TELLS - 1 });
+  }
+  return { changes, seen: { ...seen, lost } };
+}
+
+/**
+ * The memory as heartbeat details: per node [uuid, owner, power, provision, busy, steady], steady
+ * 0 when the node's last steady sight is this one, null when it has none, else [power, provision].
+ */
+export interface SeenRecord {
+  nodes: [string, string, string | null, string | null, 0 | 1, 0 | null | [string | null, string | null]][];
+  lost: [string, string, number][];
+}
+
+export function recordOf(seen: Seen): SeenRecord {
+  const nodes: SeenRecord['nodes'] = [];
+  for (const [id, n] of seen.last) {
+    const s = seen.steady.get(id);
+    const same = s !== undefined && s.power === n.power && s.provision === n.provision && steady(n);
+    nodes.push([id, n.owner, n.power, n.provision, n.busy ? 1 : 0, same ? 0 : s ? [s.power, s.provision] : null]);
+  }
+  return { nodes, lost: [...seen.lost].map(([owner, l]) => [owner, l.nodeId, l.told]) };
+}
+
+const str = (v: unknown): v is string => typeof v === 'string';
+const strOrNull = (v: unknown): v is string | null => v === null || typeof v === 'string';
+
+/** The memory from heartbeat details; NOTHING_SEEN for anything else (an attempt of an older build, none). */
+export function seenFrom(details: unknown): Seen {
+  const r = (details as { seen?: unknown } | undefined)?.seen as Partial<SeenRecord> | undefined;
+  if (!r || !Array.isArray(r.nodes) || !Array.isArray(r.lost)) return NOTHING_SEEN;
+  const last = new Map<string, Sight>();
+  const steadyMap = new Map<string, Sight>();
+  for (const e of r.nodes as unknown[]) {
+    if (!Array.isArray(e) || e.length !== 6) continue;
+    const [id, owner, power, provision, busy, s] = e as unknown[];
+    if (!str(id) || !str(owner) || !strOrNull(power) || !strOrNull(provision)) continue;
+    const sight: Sight = { owner, power, provision, busy: busy === 1 };
+    last.set(id, sight);
+    if (s === 0) steadyMap.set(id, sight);
+    else if (Array.isArray(s) && s.length === 2 && strOrNull(s[0]) && strOrNull(s[1])) steadyMap.set(id, { owner, power: s[0], provision: s[1], busy: false });
+  }
+  const lost = new Map<string, { nodeId: string; told: number }>();
+  for (const e of r.lost as unknown[]) {
+    if (Array.isArray(e) && e.length === 3 && str(e[0]) && str(e[1]) && typeof e[2] === 'number') lost.set(e[0], { nodeId: e[1], told: e[2] });
+  }
+  return { last, steady: steadyMap, lost };
 }

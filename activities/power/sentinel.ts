@@ -7,17 +7,31 @@
  * Ironic read per host every powerCheckSeconds).
  *
  * Safe to retry: a signal only asks the host to read its power itself, so one
- * sent twice costs a read and changes nothing. A new attempt has no previous
- * list and signals nothing for its first interval; a change made while no
- * sentinel ran is found by the host's own (slower) check.
+ * sent twice costs a read and changes nothing. The memory the lists are
+ * compared with travels in the heartbeat details, so a retried attempt (a
+ * worker restarted or killed, a heartbeat missed) compares its first list with
+ * the last list before it: a node lost while no sentinel ran is still told.
+ * Only the hourly hand-over to the next activity starts afresh, right after a
+ * list that succeeded, and the next one lists at once.
  */
 import { Context, log } from '@temporalio/activity';
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { IronicClient } from '../../clients/ironic/client';
 import { hostWorkflowId } from '../../model/host-ref';
 import { powerChangedSignal } from '../../contracts/host';
-import { heartbeat, pause } from '../common/activity-context';
-import { NOTHING_SEEN, powerChanges, SENTINEL_FIELDS, type SentinelNode } from './sentinel-changes';
+import { activityContext, heartbeat, keepAlive, pause } from '../common/activity-context';
+import { runningHosts } from '../../control/host-list';
+import type { ProvisioningState } from '../../model/host';
+import { powerChanges, recordOf, seenFrom, SENTINEL_FIELDS, sightsOf, sweepTells, type ListedHost, type PowerChange, type Seen, type Sight } from './sentinel-changes';
+
+/** Where a host rests on its node: the states a sweep looks at (a host in an operation finds a lost node itself). */
+const RESTING: ProvisioningState[] = ['available', 'provisioned', 'externally provisioned'];
+
+/**
+ * Above this the memory is not heartbeated (a retry then starts afresh, as before): Temporal refuses
+ * payloads over 2 MiB. About 90 bytes a node: some 20,000 nodes.
+ */
+const MAX_RECORD_BYTES = 1_800_000;
 
 export interface WatchPowerInput {
   intervalSeconds: number;
@@ -31,50 +45,119 @@ export interface WatchPowerResult {
   lists: number;
   failedLists: number;
   signalled: number;
+  /** Whether this attempt started from the memory of an earlier one. */
+  resumed?: boolean;
+  /** Visibility lists of resting hosts (after Ironic did not answer, or lost most nodes at once). */
+  sweeps?: number;
 }
 
-export function createPowerSentinelActivities(deps: { ironic: IronicClient; client?: Client }) {
+export function createPowerSentinelActivities(deps: SentinelDeps) {
   return {
     async watchPowerStates(input: WatchPowerInput): Promise<WatchPowerResult> {
-      const client = deps.client ?? Context.current().client;
-      const until = Date.now() + input.watchSeconds * 1000;
-      const result: WatchPowerResult = { lists: 0, failedLists: 0, signalled: 0 };
-      let seen = NOTHING_SEEN;
-      let failedInARow = 0;
-      for (;;) {
-        let now: Map<string, SentinelNode> | undefined;
-        try {
-          now = new Map((await deps.ironic.listNodeStates([...SENTINEL_FIELDS])).map((n) => [n.uuid, n]));
-          result.lists += 1;
-          if (failedInARow > 0) log.info('power sentinel: Ironic answers again', { failedInARow });
-          failedInARow = 0;
-        } catch (err) {
-          // Ironic unreachable: this round is skipped and the last list stays the baseline. The sentinel is on by
-          // default, also beside a worker whose hosts never use Ironic: said at the first failure and every 20th.
-          result.failedLists += 1;
-          failedInARow += 1;
-          if (failedInARow % 20 === 1) log.warn('power sentinel: Ironic list failed', { error: err instanceof Error ? err.message : String(err), failedInARow });
-        }
-        if (now) {
-          const decided = powerChanges(seen, now);
-          seen = decided.seen;
-          for (const change of decided.changes) {
-            if (input.namespace !== undefined && change.ref.namespace !== input.namespace) continue;
-            try {
-              await client.workflow.getHandle(hostWorkflowId(change.ref)).signal(powerChangedSignal, { at: new Date().toISOString(), from: change.from, ...(change.to !== undefined ? { to: change.to } : {}) });
-              result.signalled += 1;
-            } catch (err) {
-              // The host is gone (deleted after its node): nothing to tell.
-              if (!(err instanceof WorkflowNotFoundError)) throw err;
-            }
-          }
-        }
-        heartbeat(result);
-        if (Date.now() + input.intervalSeconds * 1000 > until) return result;
-        await pause(input.intervalSeconds * 1000);
+      // Between lists too: the heartbeat timeout (30 s) is how soon a dead worker's watch is retried elsewhere.
+      const stopBeats = keepAlive(10_000);
+      try {
+        return await watch(deps, input);
+      } finally {
+        stopBeats();
       }
     },
   };
 }
 
+interface SentinelDeps {
+  ironic: IronicClient;
+  client?: Client;
+}
+
+async function watch(deps: SentinelDeps, input: WatchPowerInput): Promise<WatchPowerResult> {
+  const client = deps.client ?? Context.current().client;
+  const until = Date.now() + input.watchSeconds * 1000;
+  let seen: Seen = seenFrom(activityContext()?.info.heartbeatDetails);
+  const result: WatchPowerResult = { lists: 0, failedLists: 0, signalled: 0, ...(seen.last.size > 0 || seen.lost.size > 0 ? { resumed: true } : {}) };
+  let failedInARow = 0;
+  let recordTooLarge = false;
+  /** Ironic did not answer a list: it may have restarted on an empty database meanwhile. */
+  let sweepDue = false;
+  const tell = async (changes: (PowerChange & { workflowId?: string })[]): Promise<void> => {
+    for (const change of changes) {
+      const owner = `${change.ref.namespace}/${change.ref.name}`;
+      try {
+        await client.workflow.getHandle(change.workflowId ?? hostWorkflowId(change.ref)).signal(powerChangedSignal, {
+          at: new Date().toISOString(),
+          from: change.from,
+          ...(change.to !== undefined ? { to: change.to } : {}),
+          ...(change.provision ? { provision: change.provision } : {}),
+        });
+        result.signalled += 1;
+      } catch (err) {
+        // The host is gone (deleted after its node): nothing to tell, now or later.
+        if (!(err instanceof WorkflowNotFoundError)) throw err;
+        if (seen.lost.has(owner)) seen = forgetLost(seen, owner);
+      }
+    }
+  };
+  for (;;) {
+    let now: Map<string, Sight> | undefined;
+    try {
+      now = sightsOf(await deps.ironic.listNodeStates([...SENTINEL_FIELDS]), input.namespace);
+      result.lists += 1;
+      if (failedInARow > 0) log.info('power sentinel: Ironic answers again', { failedInARow });
+      failedInARow = 0;
+    } catch (err) {
+      // Ironic unreachable: this round is skipped and the last list stays the baseline. The sentinel is on by
+      // default, also beside a worker whose hosts never use Ironic: said at the first failure and every 20th.
+      result.failedLists += 1;
+      failedInARow += 1;
+      sweepDue = true;
+      if (failedInARow % 20 === 1) log.warn('power sentinel: Ironic list failed', { error: err instanceof Error ? err.message : String(err), failedInARow });
+    }
+    if (now) {
+      const decided = powerChanges(seen, now);
+      seen = decided.seen;
+      await tell(decided.changes);
+      if (decided.massVanish) sweepDue = true;
+      if (sweepDue) {
+        let hosts: ListedHost[] | undefined;
+        try {
+          hosts = await restingHosts(client, input.namespace);
+        } catch (err) {
+          // Visibility did not answer: swept at the next list.
+          log.warn('power sentinel: listing resting hosts failed', { error: err instanceof Error ? err.message : String(err) });
+        }
+        if (hosts) {
+          const swept = sweepTells(hosts, now, seen);
+          seen = swept.seen;
+          sweepDue = false;
+          result.sweeps = (result.sweeps ?? 0) + 1;
+          await tell(swept.changes);
+        }
+      }
+    }
+    const record = recordOf(seen);
+    const fits = JSON.stringify(record).length <= MAX_RECORD_BYTES;
+    if (!fits && !recordTooLarge) log.warn('power sentinel: too many nodes to keep its memory across a restart', { nodes: record.nodes.length });
+    recordTooLarge = !fits;
+    heartbeat(fits ? { ...result, seen: record } : result);
+    // Handed over only right after a list that succeeded: the next attempt's first list is then the next one.
+    if (now && Date.now() + input.intervalSeconds * 1000 > until) return result;
+    await pause(input.intervalSeconds * 1000);
+  }
+}
+
 export type PowerSentinelActivities = ReturnType<typeof createPowerSentinelActivities>;
+
+function forgetLost(seen: Seen, owner: string): Seen {
+  const lost = new Map(seen.lost);
+  lost.delete(owner);
+  return { ...seen, lost };
+}
+
+/** The resting hosts visibility lists (one paginated list), with their owner marks. */
+async function restingHosts(client: Client, namespace: string | undefined): Promise<ListedHost[]> {
+  const out: ListedHost[] = [];
+  for await (const { workflowId, item } of runningHosts(client, { ...(namespace !== undefined ? { namespace } : {}), states: RESTING })) {
+    if (item.namespace && item.name) out.push({ workflowId, owner: `${item.namespace}/${item.name}`, detached: item.operationalStatus === 'detached' });
+  }
+  return out;
+}

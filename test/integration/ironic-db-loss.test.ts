@@ -9,6 +9,10 @@
  * done: provisioned hosts adopted with their image (deploys counted at the
  * fault proxy: none after the restart but the unfinished one's), no
  * inspection, no error held against any host.
+ * Then hosts at rest, whose own checks are an hour away, told by the power
+ * sentinel alone: one whose power operation had just ended, one registered
+ * after the sentinel's worker stopped (a node it never listed), the worker
+ * back only once Ironic is empty again. Both notice within 60 s.
  * On an Ironic of this file's own (scripts/stack.sh restart ironic --empty-db).
  */
 import { createHash } from 'node:crypto';
@@ -19,6 +23,15 @@ import type { IronicNode } from '../../clients/ironic/types';
 import type { HostRef, HostSpec, Image } from '../../model/host';
 import { hostWorkflowId, ironicNodeName } from '../../model/host-ref';
 import { applyDirectivesUpdate, hostViewQuery, type HostView } from '../../contracts/host';
+import { powerSentinelWorkflowId, type PowerSentinelWorkflow } from '../../contracts/power-sentinel';
+import { DEFAULT_POWER_SENTINEL_SECONDS } from '../../config/env';
+import { HostService } from '../../api/host-service';
+import { defaultPayloadConverter } from '@temporalio/common';
+import { HEAVY } from '../support/heavy';
+import { pool } from '../../bench/common';
+
+/** Hosts at rest in the sentinel's round: a small round in make test, 200 in npm run test:heavy. */
+const AT_REST = HEAVY ? 200 : 5;
 import { FAST_HOST_OPTIONS, randomMac, startHarness, uniq, waitFor, type Harness } from '../support/harness';
 import { IronicProxy, isDeploy, type RecordedRequest } from '../../bench/support/ironic-proxy';
 import { ownIronic, type OwnIronic } from '../support/own-ironic';
@@ -251,4 +264,80 @@ describe('Ironic restarted with an empty database', () => {
     expect(after.filter((r) => verb(r, 'inspect'))).toEqual([]);
     for (const { ref } of hosts) await h.client.workflow.getHandle(hostWorkflowId(ref)).terminate('test done');
   }, 1_200_000);
+});
+
+describe('hosts at rest when Ironic loses its database, told by the power sentinel', () => {
+  it(`${AT_REST} hosts notice within 60 s: one whose operation had just ended, one whose node the sentinel never listed, the sentinel's worker restarted across the loss`, async () => {
+    const ns = uniq('db-loss-rest');
+    // Their own checks an hour away: only the sentinel can tell them.
+    const rest = new HostService({ client: h.client, secrets: h.secrets, taskQueue: h.taskQueue, hostOptions: { ...FAST_HOST_OPTIONS, powerCheckSeconds: 3600, watchedPowerCheckSeconds: 3600 } });
+    const put = async (name: string): Promise<HostRef> => {
+      const ref = { namespace: ns, name };
+      const spec: HostSpec = { bmc: { address: `fake://${ns}-${name}`, credentialsName: `${name}-bmc` }, bootMACAddress: randomMac(), online: true, inspectionMode: 'disabled', automatedCleaningMode: 'disabled' };
+      specs.set(name, spec);
+      await rest.put(ref, { spec, credentials: { username: 'admin', password: 'pw' } });
+      return ref;
+    };
+    const resting = (ref: HostRef, more: (v: HostView) => boolean) => idle(ref, 'available', more);
+    // The sentinel on a worker of its own, at the default interval, for this namespace's hosts.
+    const sentinelQueue = uniq('sentinel');
+    let sentinelWorker = await startHarness({ ironicUrl: proxy.url, taskQueue: sentinelQueue });
+    try {
+      const others = Array.from({ length: AT_REST - 2 }, (_, i) => `rest-${i}`);
+      const ended = await put('ended');
+      for (const name of others) await put(name);
+      const before = await resting(ended, (v) => v.status.poweredOn);
+      const othersBefore = new Map<string, string>();
+      await pool(others, 20, async (name) => void othersBefore.set(name, (await resting({ namespace: ns, name }, (v) => v.status.poweredOn)).status.provisioning.ID));
+      const restFrom = { at: Date.now(), requests: proxy.requests.length };
+      const sentinel = await h.client.workflow.start<PowerSentinelWorkflow>('powerSentinelWorkflow', {
+        workflowId: powerSentinelWorkflowId(sentinelQueue),
+        taskQueue: sentinelQueue,
+        args: [{ intervalSeconds: DEFAULT_POWER_SENTINEL_SECONDS, namespace: ns }],
+      });
+      // Its first list, made after the host had its node.
+      await waitFor('the sentinel listed Ironic', async () => {
+        const payload = (await sentinel.describe()).raw.pendingActivities?.[0]?.heartbeatDetails?.payloads?.[0];
+        return payload ? defaultPayloadConverter.fromPayload<{ lists: number }>(payload).lists >= 1 : false;
+      }, { timeoutMs: 60_000 });
+      // A power operation that ends just before the loss.
+      await rest.put(ended, { spec: { ...specs.get('ended')!, online: false } });
+      await resting(ended, (v) => !v.status.poweredOn);
+
+      // The sentinel's worker stops; a host registers meanwhile (its node never listed); Ironic loses every node.
+      console.log(`${AT_REST - 1} hosts at rest: ${proxy.requests.length - restFrom.requests} Ironic requests in ${((Date.now() - restFrom.at) / 1000).toFixed(1)} s (the sentinel's lists and one power operation)`);
+      await sentinelWorker.close();
+      const young = await put('young');
+      const youngBefore = await resting(young, (v) => v.status.poweredOn);
+      await ironic.restartEmpty();
+      const back = Date.now();
+      sentinelWorker = await startHarness({ ironicUrl: proxy.url, taskQueue: sentinelQueue });
+
+      // Noticed: the host's lost-node record set, or already registered again on a node of its own.
+      const noticed = (ref: HostRef, oldId: string) =>
+        waitFor(`${ref.name} noticed its node is gone`, async () => {
+          const v = await view(ref);
+          return v.status.provisioning.ID !== oldId || v.operations.some((o) => o.kind === 'enroll' && Date.parse(o.startedAt) >= back) ? Date.now() - back : undefined;
+        }, { timeoutMs: 60_000 + 20_000, intervalMs: 500 });
+      const afterLoss = proxy.requests.length;
+      const all: [HostRef, string, boolean][] = [
+        [ended, before.status.provisioning.ID, false],
+        [young, youngBefore.status.provisioning.ID, true],
+        ...others.map((name): [HostRef, string, boolean] => [{ namespace: ns, name }, othersBefore.get(name)!, true]),
+      ];
+      const took = await Promise.all(all.map(([ref, oldId]) => noticed(ref, oldId)));
+      console.log(`noticed ${took[0]} ms (operation just ended), ${took[1]} ms (never listed), slowest of ${all.length} ${Math.max(...took)} ms after Ironic answered again, empty`);
+      for (const [ref, oldId, on] of all) {
+        const v = await resting(ref, (x) => x.status.provisioning.ID !== oldId && x.status.poweredOn === on);
+        expect((await h.ironic.getNode(v.status.provisioning.ID))?.extra.metalflow_host, ref.name).toBe(`${ns}/${ref.name}`);
+        expect(v.status.errorCount, ref.name).toBe(0);
+      }
+      console.log(`${proxy.requests.length - afterLoss} Ironic requests from the loss until all ${all.length} registered again`);
+      await sentinel.terminate('test done');
+      for (const [ref] of all) await h.client.workflow.getHandle(hostWorkflowId(ref)).terminate('test done');
+    } finally {
+      rest.close();
+      await sentinelWorker.close();
+    }
+  }, HEAVY ? 1_800_000 : 600_000);
 });

@@ -6,8 +6,12 @@
  * `powerChanged` signal, records the mismatch and powers on again; the one
  * outside its namespace, powered off at the same time, has noticed nothing.
  * The host's history replays with today's code; cancelling the sentinel ends
- * it cancelled, never failed. Workers start one sentinel per task queue, and a
- * worker set to 0 cancels the one running.
+ * it cancelled, never failed. A node moved to another provision state behind
+ * metalflow's back reaches its host as well. At the default interval, an
+ * `ipmi://` host powered off at its BMC (ipmi_sim) is found by Ironic's power
+ * sync and the sentinel and powered on again within the two intervals.
+ * Workers start one sentinel per task queue, and a worker set to 0 cancels
+ * the one running.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defaultPayloadConverter } from '@temporalio/common';
@@ -21,8 +25,13 @@ import type { WatchPowerResult } from '../../activities/power/sentinel';
 import { FAST_HOST_OPTIONS, randomMac, startHarness, uniq, waitFor, type Harness } from '../support/harness';
 import { IRONIC_URL, TEMPORAL_ADDRESS, WORKFLOW_BUNDLE_PATH } from '../support/env';
 import { startPowerSentinel, stopPowerSentinel } from '../../workers/power-sentinel-start';
+import { DEFAULT_POWER_SENTINEL_SECONDS } from '../../config/env';
+import type { PowerChanged } from '../../contracts/host';
+import { IPMI_PASSWORD, IPMI_USER, startIpmiSim, type IpmiSim } from '../bmc/support/ipmi-sim';
+import { unusedPort } from '../support/ports';
 
 let h: Harness;
+let sim: IpmiSim | undefined;
 const ironic = new IronicClient({ url: IRONIC_URL });
 
 beforeAll(async () => {
@@ -30,15 +39,16 @@ beforeAll(async () => {
 }, 120_000);
 afterAll(async () => {
   await h?.close();
+  await sim?.stop();
 });
 
 const view = (ref: HostRef): Promise<HostView> => h.client.workflow.getHandle(hostWorkflowId(ref)).query(hostViewQuery);
 
-async function availableHost(namespace: string): Promise<{ ref: HostRef; nodeId: string }> {
+async function availableHost(namespace: string, bmc = { address: `fake://${namespace}`, username: 'admin', password: 'pw' }): Promise<{ ref: HostRef; nodeId: string }> {
   const ref = { namespace, name: 'pw' };
   await h.hosts.put(ref, {
-    spec: { bmc: { address: `fake://${namespace}`, credentialsName: 'pw-bmc' }, bootMACAddress: randomMac(), online: true, inspectionMode: 'disabled', automatedCleaningMode: 'disabled' },
-    credentials: { username: 'admin', password: 'pw' },
+    spec: { bmc: { address: bmc.address, credentialsName: 'pw-bmc' }, bootMACAddress: randomMac(), online: true, inspectionMode: 'disabled', automatedCleaningMode: 'disabled' },
+    credentials: { username: bmc.username, password: bmc.password },
   });
   const v = await waitFor(`${namespace} available and on`, async () => {
     const x = await view(ref);
@@ -47,12 +57,12 @@ async function availableHost(namespace: string): Promise<{ ref: HostRef; nodeId:
   return { ref, nodeId: v.status.provisioning.ID };
 }
 
-/** A sentinel listing every second for the hosts of `namespace`, once it has its first list (the baseline: a change is one between two lists). */
-async function watching(namespace: string) {
+/** A sentinel listing every second (or `intervalSeconds`) for the hosts of `namespace`, once it has its first list (the baseline: a change is one between two lists). */
+async function watching(namespace: string, intervalSeconds = 1) {
   const sentinel = await h.client.workflow.start<PowerSentinelWorkflow>('powerSentinelWorkflow', {
     workflowId: powerSentinelWorkflowId(uniq(`${h.taskQueue}-${namespace}`)),
     taskQueue: h.taskQueue,
-    args: [{ intervalSeconds: 1, watchSeconds: 120, namespace }],
+    args: [{ intervalSeconds, watchSeconds: Math.max(120, 10 * intervalSeconds), namespace }],
   });
   await waitFor('the sentinel listed Ironic', async () => {
     const d = await sentinel.describe();
@@ -82,6 +92,17 @@ describe('the power sentinel', { timeout: 300_000 }, () => {
     expect(unwatched.status.poweredOn).toBe(true);
 
     const handle = h.client.workflow.getHandle(hostWorkflowId(watched.ref));
+    // Moved to another resting provision state behind metalflow's back (manageable -> available): told too.
+    await ironic.setProvisionState(watched.nodeId, 'provide');
+    const moved = await waitFor('the host told its node moved', async () => {
+      const events = (await handle.fetchHistory()).events ?? [];
+      const told = events
+        .map((e) => e.workflowExecutionSignaledEventAttributes)
+        .filter((a) => a?.signalName === 'powerChanged' && a.input?.payloads?.[0])
+        .map((a) => defaultPayloadConverter.fromPayload<PowerChanged>(a!.input!.payloads![0]!));
+      return told.find((t) => t.provision);
+    }, { timeoutMs: 60_000 });
+    expect(moved.provision).toEqual({ from: 'manageable', to: 'available' });
     const history = await handle.fetchHistory();
     const signals = (history.events ?? []).filter((e) => e.workflowExecutionSignaledEventAttributes?.signalName === 'powerChanged');
     expect(signals.length).toBeGreaterThanOrEqual(1);
@@ -112,6 +133,26 @@ describe('the power sentinel', { timeout: 300_000 }, () => {
     expect(again.status.errorCount).toBe(0);
     expect(again.operations.some((o) => o.kind === 'enroll' && o.outcome === 'succeeded' && Date.parse(o.startedAt) > lostAt)).toBe(true);
     await sentinel.cancel();
+  });
+
+  it('at the default interval, finds an ipmi:// host powered off at its BMC and powers it on within Ironic\'s power sync plus one interval', async () => {
+    sim = await startIpmiSim(await unusedPort());
+    const ns = uniq('sentinel-ipmi');
+    const host = await availableHost(ns, { address: `ipmi://127.0.0.1:${sim.port}`, username: IPMI_USER, password: IPMI_PASSWORD });
+    const sentinel = await watching(ns, DEFAULT_POWER_SENTINEL_SECONDS);
+    expect(sim.file('power')).toBe('1');
+    // Off behind everyone's back: only Ironic's power sync can see it, then the sentinel's list.
+    const off = Date.now();
+    sim.setPowerFile('0');
+    const syncSeconds = Number(process.env.IRONIC_SYNC_POWER_STATE_INTERVAL ?? 30);
+    const fixed = await waitFor('the host found off and powered on again', async () => {
+      const v = await view(host.ref);
+      return v.power.lastMismatch && v.status.poweredOn && !v.currentOperation && sim!.file('power') === '1' ? v : undefined;
+    }, { timeoutMs: (syncSeconds + DEFAULT_POWER_SENTINEL_SECONDS) * 1000 + 30_000, intervalMs: 500 });
+    console.log(`powered on again ${Date.now() - off} ms after the BMC went off (sync ${syncSeconds} s, sentinel ${DEFAULT_POWER_SENTINEL_SECONDS} s)`);
+    expect(fixed.power.lastMismatch).toMatchObject({ observedOn: false, recordedOn: true });
+    await sentinel.cancel();
+    await h.client.workflow.getHandle(hostWorkflowId(host.ref)).terminate('test done');
   });
 
   it('runs one sentinel per task queue however many workers start it, and a worker set to 0 cancels it', async () => {

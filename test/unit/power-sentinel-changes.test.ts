@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { NOTHING_SEEN, ownerOf, powerChanges, type SentinelNode } from '../../activities/power/sentinel-changes';
+import { LOST_TELLS, NOTHING_SEEN, ownerOf, powerChanges, recordOf, seenFrom, sightsOf, sweepTells, type Seen, type SentinelNode } from '../../activities/power/sentinel-changes';
 
 const node = (uuid: string, over: Partial<SentinelNode> = {}): SentinelNode => ({
   uuid,
@@ -11,14 +11,17 @@ const node = (uuid: string, over: Partial<SentinelNode> = {}): SentinelNode => (
 });
 const list = (...nodes: SentinelNode[]) => new Map(nodes.map((n) => [n.uuid, n]));
 /** The changes of each list after the first, the sentinel's memory carried from list to list. */
-const decide = (...lists: Map<string, SentinelNode>[]) => {
-  let seen = NOTHING_SEEN;
-  return lists.map((l) => {
-    const d = powerChanges(seen, l);
+const decide = (...lists: Map<string, SentinelNode>[]) => decideFrom(NOTHING_SEEN, ...lists).changes.slice(1);
+/** The changes of every list from `start`, and the memory after the last. */
+function decideFrom(start: Seen, ...lists: Map<string, SentinelNode>[]) {
+  let seen = start;
+  const changes = lists.map((l) => {
+    const d = powerChanges(seen, sightsOf(l.values()));
     seen = d.seen;
     return d.changes;
-  }).slice(1);
-};
+  });
+  return { changes, seen };
+}
 
 describe('the power sentinel decides from each list against what it saw', () => {
   it('signals a steady node whose power changed, and a steady node that vanished', () => {
@@ -49,13 +52,11 @@ describe('the power sentinel decides from each list against what it saw', () => 
   it('leaves alone nodes in an operation, changing power on request, not metalflow’s, or new', () => {
     const before = list(
       node('deploying', { provision_state: 'wait call-back' }),
-      node('moved', { provision_state: 'available' }),
       node('targeted'),
       node('foreign', { extra: {} }),
     );
     const now = list(
       node('deploying', { provision_state: 'active', power_state: 'power off' }),
-      node('moved', { provision_state: 'active', power_state: 'power off' }),
       node('targeted', { power_state: 'power off', target_power_state: 'power on' }),
       node('foreign', { extra: {}, power_state: 'power off' }),
       node('new', { power_state: 'power off' }),
@@ -64,6 +65,54 @@ describe('the power sentinel decides from each list against what it saw', () => 
     expect(decide(list(node('same')), list(node('same')))).toEqual([[]]);
     // Through an operation and back to the same resting state: compared with its sight before, a change.
     expect(decide(list(node('op', { provision_state: 'available' })), list(node('op', { provision_state: 'cleaning' })), list(node('op', { provision_state: 'available', power_state: 'power off' })))).toEqual([[], [{ ref: { namespace: 'ns', name: 'op' }, nodeId: 'op', from: 'power on', to: 'power off' }]]);
+  });
+
+  it('signals a node moved from one resting provision state to another (behind metalflow’s back, or an operation quicker than a list)', () => {
+    const changes = decide(list(node('moved', { provision_state: 'available' })), list(node('moved', { provision_state: 'manageable' })), list(node('moved', { provision_state: 'manageable' })));
+    expect(changes).toEqual([[{ ref: { namespace: 'ns', name: 'moved' }, nodeId: 'moved', from: 'power on', to: 'power on', provision: { from: 'available', to: 'manageable' } }], []]);
+  });
+
+  it('tells a host its node is gone at each list, a bounded number of times, until a node with its mark shows up', () => {
+    const gone = { ref: { namespace: 'ns', name: 'a' }, nodeId: 'a' };
+    const empty = Array.from({ length: LOST_TELLS + 1 }, () => list());
+    expect(decide(list(node('a')), ...empty)).toEqual([[{ ...gone, from: 'power on' }], ...Array.from({ length: LOST_TELLS - 1 }, () => [{ ...gone, from: null }]), []]);
+    // Registered again (a new node with its mark): told no more.
+    const again = node('a2', { extra: { metalflow_host: 'ns/a' }, provision_state: 'manageable' });
+    expect(decide(list(node('a')), list(), list(again), list(again))).toEqual([[{ ...gone, from: 'power on' }], [], []]);
+  });
+
+  it('keeps its memory across a restart through the heartbeat record: a node lost meanwhile is still told', () => {
+    const { seen } = decideFrom(NOTHING_SEEN, list(node('a'), node('b', { provision_state: 'deploying', target_power_state: 'power off' }), node('x', { extra: {} })));
+    const record = JSON.parse(JSON.stringify(recordOf(seen))) as unknown;
+    const resumed = seenFrom({ lists: 3, seen: record });
+    expect(resumed).toEqual(seen);
+    // Unmarked nodes are not kept.
+    expect(resumed.last.has('x')).toBe(false);
+    expect(decideFrom(resumed, list()).changes).toEqual([[
+      { ref: { namespace: 'ns', name: 'a' }, nodeId: 'a', from: 'power on' },
+      { ref: { namespace: 'ns', name: 'b' }, nodeId: 'b', from: 'power on' },
+    ]]);
+    // What an attempt of an older build heartbeated, or nothing: a fresh start.
+    for (const details of [undefined, { lists: 1 }, { seen: { nodes: 'x' } }]) expect(seenFrom(details)).toEqual(NOTHING_SEEN);
+  });
+
+  it('calls for a sweep when at least half of the nodes vanished at once; the sweep tells resting hosts with no marked node, once more at most', () => {
+    const three = list(node('a'), node('b'), node('c'));
+    expect(powerChanges(decideFrom(NOTHING_SEEN, three).seen, sightsOf(list(node('a'), node('b')).values())).massVanish).toBe(false);
+    expect(powerChanges(decideFrom(NOTHING_SEEN, three).seen, sightsOf(list(node('a')).values())).massVanish).toBe(true);
+    expect(powerChanges(NOTHING_SEEN, sightsOf(list().values())).massVanish).toBe(false);
+
+    // Ironic lost its database: 'a' was listed, 'young' got its node after the last list.
+    const before = decideFrom(NOTHING_SEEN, list(node('a'), node('d'))).seen;
+    const empty = sightsOf(list(node('d')).values());
+    const decided = powerChanges(before, empty);
+    expect(decided.changes.map((c) => c.ref.name)).toEqual(['a']);
+    const host = (name: string, detached = false) => ({ workflowId: `host/ns/${name}`, owner: `ns/${name}`, detached });
+    const swept = sweepTells([host('a'), host('young'), host('d'), host('gone-detached', true)], empty, decided.seen);
+    expect(swept.changes).toEqual([{ ref: { namespace: 'ns', name: 'young' }, nodeId: '', from: null, workflowId: 'host/ns/young' }]);
+    const next = powerChanges(swept.seen, empty);
+    expect(next.changes.map((c) => c.ref.name).sort()).toEqual(['a', 'young']);
+    expect(powerChanges(next.seen, empty).changes.map((c) => c.ref.name)).toEqual(['a']);
   });
 
   it('reads the owner from the mark metalflow writes, and nothing else', () => {

@@ -161,15 +161,16 @@ export const ACTIVITY_OPTIONS = {
     retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds' },
   }),
   /**
-   * The power sentinel's watch of Ironic's power states (PowerSentinelInput):
-   * a list of a large fleet from a busy Ironic can take a while, so three
-   * intervals (at least a minute) between heartbeats; no attempt limit, the
-   * sentinel outlives any Ironic or worker outage.
+   * The power sentinel's watch of Ironic's power states (PowerSentinelInput).
+   * The attempt heartbeats every 10 s whatever it waits for (a slow list of a
+   * large fleet included), so a dead worker is noticed in 30 s and the retry,
+   * which carries the sentinel's memory, tells a lost node within about a
+   * minute; no attempt limit, the sentinel outlives any Ironic or worker outage.
    */
   powerWatch: (watchSeconds: number, intervalSeconds: number): ActivityOptions => ({
-    startToCloseTimeout: `${watchSeconds + 300} seconds`,
-    heartbeatTimeout: `${Math.max(60, 3 * intervalSeconds)} seconds`,
-    retry: { initialInterval: '5 seconds', backoffCoefficient: 2, maximumInterval: '5 minutes' },
+    startToCloseTimeout: `${watchSeconds + Math.max(300, 3 * intervalSeconds)} seconds`,
+    heartbeatTimeout: '30 seconds',
+    retry: { initialInterval: '5 seconds', backoffCoefficient: 2, maximumInterval: '1 minute' },
   }),
 } satisfies Record<string, ActivityOptions | ((...args: never[]) => ActivityOptions)>;
 

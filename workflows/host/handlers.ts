@@ -97,6 +97,8 @@ export function setHostHandlers(ctx: HostContext): void {
   // The power sentinel saw the node change (power-sentinel.ts): the host reads its power itself when idle (host.ts).
   // Not a nudge: that would cut an error backoff short or redo an image check.
   setHandler(powerChangedSignal, () => {
+    // A host that knows its node is lost registers again anyway; the sentinel repeats a lost node's hint.
+    if (s.nodeLost) return;
     s.powerCheckAsked = true;
   });
 
