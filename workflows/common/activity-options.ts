@@ -189,4 +189,12 @@ export const LOCAL_ACTIVITY_OPTIONS = {
    * next check is the retry.
    */
   powerRead: { startToCloseTimeout: '3 seconds', scheduleToCloseTimeout: '4 seconds', retry: { maximumAttempts: 1 } },
+  /**
+   * The node settings brought in line before a step (rules/node-settings.ts): a read, and a PATCH
+   * only when the spec and the node differ. As a local activity it is one marker in the task that
+   * starts the step, where an activity cost three events and a workflow task of its own before each
+   * step (20 of a lifecycle's events). Longer than a workflow task may stay open only behind a
+   * saturated Ironic, and then the worker keeps the task alive (a heartbeat task) rather than fail it.
+   */
+  nodeSettings: { startToCloseTimeout: '1 minute', retry: QUIET_RETRY },
 } satisfies Record<string, LocalActivityOptions>;

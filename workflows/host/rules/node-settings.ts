@@ -7,13 +7,15 @@
  * fails gets out with `automatedCleaningMode: disabled` instead of cleaning
  * again. The activity writes only what differs (nothing, most of the time).
  */
-import { proxyActivities } from '@temporalio/workflow';
+import { proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
 import type { IronicActivities } from '../../../activities/ironic/activities';
 import type { OperationKind } from '../../../contracts/host';
+import { hostSiteQueue } from '../../../model/site';
 import type { OperationInput } from '../operation-types';
-import { ACTIVITY_OPTIONS } from '../../common/activity-options';
+import { ACTIVITY_OPTIONS, LOCAL_ACTIVITY_OPTIONS } from '../../common/activity-options';
 
 const quick = proxyActivities<IronicActivities>(ACTIVITY_OPTIONS.ironicCall);
+const local = proxyLocalActivities<IronicActivities>(LOCAL_ACTIVITY_OPTIONS.nodeSettings);
 
 /**
  * Steps Ironic runs on the node's settings: cleaning (automated_clean, disable_power_off),
@@ -26,5 +28,7 @@ const DEPENDS: ReadonlySet<OperationKind> = new Set(['inspect', 'prepare', 'prov
 export async function applyNodeSettings(op: OperationKind, input: OperationInput): Promise<void> {
   const { spec, nodeId } = input;
   if (!DEPENDS.has(op) || !spec?.bmc || spec.provisioner === 'direct' || !nodeId) return;
-  await quick.syncNodeSettings({ ref: input.ref, spec, nodeId });
+  // A host of another site: its site's worker reaches that site's Ironic (site-route.ts); a local activity would run here.
+  const sync = hostSiteQueue(spec.site) ? quick.syncNodeSettings : local.syncNodeSettings;
+  await sync({ ref: input.ref, spec, nodeId });
 }
