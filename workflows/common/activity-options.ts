@@ -193,8 +193,9 @@ export const LOCAL_ACTIVITY_OPTIONS = {
    * The node settings brought in line before a step (rules/node-settings.ts): a read, and a PATCH
    * only when the spec and the node differ. As a local activity it is one marker in the task that
    * starts the step, where an activity cost three events and a workflow task of its own before each
-   * step (20 of a lifecycle's events). Longer than a workflow task may stay open only behind a
-   * saturated Ironic, and then the worker keeps the task alive (a heartbeat task) rather than fail it.
+   * step (20 of a lifecycle's events). Bounded as the power read is, so that it never holds the
+   * task open long: one attempt of at most 3 s, and a check that did not finish in it is done by
+   * the activity instead (retried as every Ironic call is).
    */
-  nodeSettings: { startToCloseTimeout: '1 minute', retry: QUIET_RETRY },
+  nodeSettings: { startToCloseTimeout: '3 seconds', scheduleToCloseTimeout: '4 seconds', retry: { maximumAttempts: 1 } },
 } satisfies Record<string, LocalActivityOptions>;

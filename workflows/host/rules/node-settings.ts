@@ -7,7 +7,7 @@
  * fails gets out with `automatedCleaningMode: disabled` instead of cleaning
  * again. The activity writes only what differs (nothing, most of the time).
  */
-import { proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
+import { isCancellation, proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
 import type { IronicActivities } from '../../../activities/ironic/activities';
 import type { OperationKind } from '../../../contracts/host';
 import { hostSiteQueue } from '../../../model/site';
@@ -28,7 +28,17 @@ const DEPENDS: ReadonlySet<OperationKind> = new Set(['inspect', 'prepare', 'prov
 export async function applyNodeSettings(op: OperationKind, input: OperationInput): Promise<void> {
   const { spec, nodeId } = input;
   if (!DEPENDS.has(op) || !spec?.bmc || spec.provisioner === 'direct' || !nodeId) return;
+  const args = { ref: input.ref, spec, nodeId };
   // A host of another site: its site's worker reaches that site's Ironic (site-route.ts); a local activity would run here.
-  const sync = hostSiteQueue(spec.site) ? quick.syncNodeSettings : local.syncNodeSettings;
-  await sync({ ref: input.ref, spec, nodeId });
+  if (hostSiteQueue(spec.site)) {
+    await quick.syncNodeSettings(args);
+    return;
+  }
+  try {
+    await local.syncNodeSettings(args);
+  } catch (err) {
+    if (isCancellation(err)) throw err;
+    // Slow (a busy Ironic) or failed: the activity does it, with the retries every Ironic call has.
+    await quick.syncNodeSettings(args);
+  }
 }
