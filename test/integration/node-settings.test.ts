@@ -25,15 +25,21 @@ type Ref = { namespace: string; name: string };
 const view = async (ref: Ref): Promise<HostView> => (await ctx.h.hosts.get(ref)) as HostView;
 const kinds = (v: HostView): string[] => v.operations.map((o) => `${o.kind}:${o.outcome}`);
 
+/** A new fake-hardware host, created and waited for until available. */
+async function availableHost(prefix: string): Promise<{ ref: Ref; spec: HostSpec; ready: HostView }> {
+  const ref = { namespace: NS, name: uniq(prefix) };
+  const spec: HostSpec = { bmc: { address: `fake://${ref.name}`, credentialsName: `${ref.name}-bmc` }, bootMACAddress: randomMac(), online: true };
+  await ctx.h.hosts.put(ref, { spec, credentials: { username: 'admin', password: 'pw' } });
+  const ready = await waitFor('available', async () => {
+    const v = await view(ref);
+    return v.status.provisioning.state === 'available' && !v.currentOperation ? v : undefined;
+  }, { timeoutMs: 180_000 });
+  return { ref, spec, ready };
+}
+
 describe('node settings applied before each step', { timeout: 600_000 }, () => {
   it('a host whose provisioning fails in automated cleaning recovers once automatedCleaningMode: disabled is set', async () => {
-    const ref = { namespace: NS, name: uniq('clean-fails') };
-    const spec: HostSpec = { bmc: { address: `fake://${ref.name}`, credentialsName: `${ref.name}-bmc` }, bootMACAddress: randomMac(), online: true };
-    await ctx.h.hosts.put(ref, { spec, credentials: { username: 'admin', password: 'pw' } });
-    const ready = await waitFor('available', async () => {
-      const v = await view(ref);
-      return v.status.provisioning.state === 'available' && !v.currentOperation ? v : undefined;
-    }, { timeoutMs: 180_000 });
+    const { ref, spec, ready } = await availableHost('clean-fails');
     const nodeId = ready.status.provisioning.ID;
     // Cleaning now waits for an agent that never comes.
     await ctx.h.ironic.patchNode(nodeId, [{ op: 'replace', path: '/deploy_interface', value: 'direct' }]);
@@ -75,13 +81,7 @@ describe('node settings applied before each step', { timeout: 600_000 }, () => {
     await waitFor('the host deleted', async () => (await ctx.h.ironic.getNode(nodeId)) === undefined, { timeoutMs: 240_000 });
   });
   it('a check that Ironic answers too slowly for a local activity is done by the activity, and the step runs', async () => {
-    const ref = { namespace: NS, name: uniq('slow-check') };
-    const spec: HostSpec = { bmc: { address: `fake://${ref.name}`, credentialsName: `${ref.name}-bmc` }, bootMACAddress: randomMac(), online: true };
-    await ctx.h.hosts.put(ref, { spec, credentials: { username: 'admin', password: 'pw' } });
-    const ready = await waitFor('available', async () => {
-      const v = await view(ref);
-      return v.status.provisioning.state === 'available' && !v.currentOperation ? v : undefined;
-    }, { timeoutMs: 180_000 });
+    const { ref, ready } = await availableHost('slow-check');
     // The check's read of this node's disable_power_off (nothing else reads it) answers after the local activity's limit.
     const nodeId = ready.status.provisioning.ID;
     ctx.proxy.hold((r) => r.method === 'GET' && r.path === `/v1/nodes/${nodeId}?fields=disable_power_off`, 5_000);
