@@ -11,7 +11,7 @@ import { readFileSync } from 'node:fs';
 import { basename } from 'node:path';
 import { PHASE_LABEL, type Phase } from './common';
 import type { FleetPhaseFigures } from './fleet-driver';
-import { isFloorOnly, type BenchResult, type CpuByProcess, type DriverFigures, type FloorOnlyResult } from './report';
+import { isFloorOnly, orchestrationCpu, type BenchResult, type CpuByProcess, type DriverFigures, type FloorOnlyResult, type KubeFigures } from './report';
 
 interface Column {
   label: string;
@@ -21,11 +21,12 @@ interface Column {
   temporal?: BenchResult['metalflow']['temporal'];
   fleetOperations?: FleetPhaseFigures[];
   apiServerErrors?: number;
+  kube?: KubeFigures;
 }
 
 const sec = (ms: number | undefined): string => (ms === undefined ? '-' : `${(ms / 1000).toFixed(1)} s`);
-const perHost = (c: Column, ...kinds: (keyof CpuByProcess)[]): string =>
-  `${(Object.values(c.figures.cpuSecondsByPhase).reduce((a, cpu) => a + kinds.reduce((b, k) => b + cpu[k], 0), 0) / c.hosts).toFixed(2)} s`;
+const perHost = (c: Column, of: (cpu: CpuByProcess) => number): string =>
+  `${(Object.values(c.figures.cpuSecondsByPhase).reduce((a, cpu) => a + of(cpu), 0) / c.hosts).toFixed(2)} s`;
 
 function columns(file: string, r: BenchResult | FloorOnlyResult): Column[] {
   const name = (extra = ''): string => `${r.commit}${r.options.temporal === 'postgres' ? ', postgres' : ''}${extra} (${basename(file)})`;
@@ -34,12 +35,13 @@ function columns(file: string, r: BenchResult | FloorOnlyResult): Column[] {
   if (isFloorOnly(r)) return [{ label: `floor (--driver floor) @ ${name()}`, figures: r.floor, hosts: r.options.hosts }];
   const out: Column[] = [
     {
-      label: `${r.options.driver === 'fleet' ? 'fleet' : 'per-host API'} @ ${tag}`,
+      label: `${r.options.driver === 'fleet' ? 'fleet' : r.options.driver === 'k8s' ? 'BareMetalHosts (k8s)' : 'per-host API'} @ ${tag}`,
       figures: r.metalflow,
       hosts: r.options.hosts,
       temporal: r.metalflow.temporal,
       fleetOperations: r.metalflow.fleetOperations,
       apiServerErrors: r.metalflow.apiServerErrors.count,
+      kube: r.metalflow.kube,
     },
   ];
   if (r.fleet) out.push({ label: `fleet (--fleet) @ ${tag}`, figures: r.fleet, hosts: r.options.hosts, temporal: r.fleet.temporal, fleetOperations: r.fleet.operations });
@@ -70,9 +72,16 @@ export function compareResults(runs: { file: string; result: BenchResult | Floor
     ]),
     ['whole lifecycle (first create -> all gone)', (c) => sec(c.figures.cumulativeMs[phases.at(-1)!])],
     ['Ironic requests per host', (c) => c.figures.ironicRequestsPerHost.toFixed(1)],
-    ['Temporal CPU per host lifecycle', (c) => (c.temporal ? perHost(c, 'temporal') : '-')],
-    ['orchestration CPU per host lifecycle', (c) => (c.temporal ? perHost(c, 'temporal', 'worker', 'api') : '-')],
-    ['Ironic CPU per host lifecycle', (c) => perHost(c, 'ironic')],
+    ['Temporal CPU per host lifecycle', (c) => (c.temporal ? perHost(c, (cpu) => cpu.temporal) : '-')],
+    ['orchestration CPU per host lifecycle', (c) => (c.temporal ? perHost(c, orchestrationCpu) : '-')],
+    ...(cols.some((c) => c.kube)
+      ? ([
+          ['  of which controller + kube-apiserver + etcd', (c) => (c.kube ? perHost(c, (cpu) => (cpu.controller ?? 0) + (cpu.apiserver ?? 0) + (cpu.etcd ?? 0)) : '-')],
+          ['kube-apiserver requests per host', (c) => c.kube?.requestsPerHost.toFixed(1) ?? '-'],
+          ['status writes; Events per host', (c) => (c.kube ? `${c.kube.statusWritesPerHost.toFixed(1)}; ${c.kube.eventsPerHost.toFixed(1)}` : '-')],
+        ] satisfies [string, (c: Column) => string][])
+      : []),
+    ['Ironic CPU per host lifecycle', (c) => perHost(c, (cpu) => cpu.ironic)],
     ['history events per host lifecycle (p50)', (c) => String(c.temporal?.historyEventsPerHost?.p50 ?? '-')],
     ['API call -> first activity p99 (create)', (c) => (c.temporal?.apiToFirstActivityMs.create.fromRequest ? `${Math.round(c.temporal.apiToFirstActivityMs.create.fromRequest.p99)} ms` : '-')],
     ['failed operations; API 5xx (retried)', (c) => (c.temporal ? `${c.temporal.failedOperations}; ${c.apiServerErrors ?? 0}` : '-')],

@@ -1,7 +1,7 @@
 /** One driver through the phases: wall time, Ironic requests (through the counting proxy) and CPU per phase. */
 import type { IronicProxy, RecordedRequest } from './support/ironic-proxy';
 import { PHASES, type BenchHost, type Phase } from './common';
-import type { CpuByProcess, DriverFigures } from './report';
+import { cpuProcesses, type CpuByProcess, type DriverFigures } from './report';
 
 /** Normalised request kind: node IDs and names become {node}, query values are dropped. */
 export function requestKind(r: RecordedRequest): string {
@@ -22,13 +22,9 @@ export function patchFields(r: RecordedRequest): string {
   }
 }
 
-export const cpuDelta = (a: CpuByProcess, b: CpuByProcess): CpuByProcess => ({
-  temporal: b.temporal - a.temporal,
-  ironic: b.ironic - a.ironic,
-  worker: b.worker - a.worker,
-  api: b.api - a.api,
-  bench: b.bench - a.bench,
-});
+/** Each process's CPU from `a` to `b`, scaled by `per` (1 / seconds: a share of a core). */
+export const cpuDelta = (a: CpuByProcess, b: CpuByProcess, per = 1): CpuByProcess =>
+  Object.fromEntries(cpuProcesses(b).map((k) => [k, ((b[k] ?? 0) - (a[k] ?? 0)) * per])) as CpuByProcess;
 
 export interface MeasureContext {
   phases: Phase[];

@@ -3,6 +3,10 @@ import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { parseTemporalProfile, type TemporalProfileName } from './temporal-profile';
 
+export const DRIVERS = ['api', 'fleet', 'floor', 'k8s'] as const;
+export type Driver = (typeof DRIVERS)[number];
+const isDriver = (v: string | undefined): v is Driver => (DRIVERS as readonly string[]).includes(v ?? '');
+
 export interface Options {
   hosts: number;
   concurrency: number;
@@ -26,9 +30,10 @@ export interface Options {
    * What drives the measured lifecycle: per-host API calls, one fleet operation per phase, or nothing
    * (`floor`: the floor alone). A 1,000-host comparison is then three runs of one commit (`--no-floor`,
    * `--driver fleet --no-floor`, `--driver floor`), each within a working session on a slow machine,
-   * where `--fleet` would run all three lifecycles in one.
+   * where `--fleet` would run all three lifecycles in one. `k8s`: BareMetalHosts on a kube-apiserver
+   * of the run's own, through the controller (bench/k8s-driver.ts).
    */
-  driver: 'api' | 'fleet' | 'floor';
+  driver: Driver;
 }
 
 export function parseOptions(argv: string[], helpFrom: URL): Options {
@@ -70,7 +75,8 @@ export function parseOptions(argv: string[], helpFrom: URL): Options {
   const maxHistory = values['max-history-events'] ?? (scale ? '60' : undefined);
   const temporal = parseTemporalProfile(values.temporal);
   const driver = values.driver;
-  if (driver !== 'api' && driver !== 'fleet' && driver !== 'floor') throw new Error(`--driver must be api, fleet or floor, got "${driver}"`);
+  if (!isDriver(driver)) throw new Error(`--driver must be ${DRIVERS.join(', ')}, got "${driver}"`);
+  if (driver === 'k8s' && values.fleet) throw new Error('--fleet drives a second lifecycle through the HTTP API; --driver k8s drives BareMetalHosts only: run the two separately and put them side by side with `npm run bench -- compare`');
   if (driver === 'fleet' && values.fleet) throw new Error('--fleet drives a second lifecycle with fleet operations beside the API one; with --driver fleet the only lifecycle is already driven so: leave one of them out');
   if (driver === 'floor' && (values.fleet || values['no-floor'])) throw new Error('--driver floor runs the floor alone: --fleet and --no-floor do not go with it');
   return {

@@ -24,6 +24,10 @@ export const BENCH_PORTS = {
   ironic: 21385 + PORT_OFFSET,
   sushy: 21800 + PORT_OFFSET,
   api: 21080 + PORT_OFFSET,
+  // --driver k8s (bench/kube-stack.ts)
+  etcd: 21379 + PORT_OFFSET,
+  etcdPeer: 21380 + PORT_OFFSET,
+  kubeApi: 21443 + PORT_OFFSET,
 };
 
 export const BENCH_STACK_ENV: Record<string, string> = {

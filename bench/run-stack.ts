@@ -13,6 +13,8 @@ export class RunStack {
   readonly started: StackService[] = [];
   temporalStarted = false;
   private readonly children: Child[] = [];
+  /** Services started elsewhere for this run (the kube-apiserver of --driver k8s), stopped with the rest. */
+  private readonly others: (() => void)[] = [];
   private stopped = false;
   private signalled = false;
   // Ctrl-C reaches the run twice (from the terminal and relayed by tsx's parent): the second must not kill the teardown.
@@ -66,6 +68,11 @@ export class RunStack {
     return child;
   }
 
+  /** Stopped at the end with the stack (not with --keep-stack), and on SIGINT/SIGTERM. */
+  alsoStop(stop: () => void): void {
+    this.others.push(stop);
+  }
+
   /** Stops what this run started unless --keep-stack; once. */
   stop(): void {
     if (this.stopped) return;
@@ -75,6 +82,7 @@ export class RunStack {
       process.removeListener('SIGTERM', this.onSignal);
     }
     if (this.keep) return;
+    for (const stop of this.others) stop();
     if (this.started.length > 0) {
       this.log(`stopping the bench stack services this run started (${this.started.join(', ')})`);
       try {

@@ -9,7 +9,7 @@
  *   npm run bench -- [--hosts 100] [--concurrency N] [--redfish] [--scale]
  *                    [--floor-poll-ms 100] [--no-floor] [--idle-seconds S] [--max-history-events N]
  *                    [--out FILE] [--keep-stack] [--profile] [--temporal dev|postgres] [--workers N] [--fleet]
- *                    [--driver api|fleet|floor]
+ *                    [--driver api|fleet|floor|k8s]
  *
  * --max-history-events lowers the host workflows' continue-as-new threshold
  * (METALFLOW_MAX_HISTORY_EVENTS) so that a run shows continue-as-new at
@@ -36,6 +36,15 @@
  * comparison can be three runs of one commit, each within a working session:
  * `--hosts 1000 --concurrency 200 --no-floor`, the same with `--driver fleet`,
  * and with `--driver floor`; `compare` puts them side by side.
+ * --driver k8s drives the lifecycle as Metal3 users do, through BareMetalHosts
+ * (a BMC Secret, a user-data Secret and the object; spec.image set, cleared;
+ * the object deleted) on a kube-apiserver and etcd of the run's own
+ * (scripts/kube.sh, state .state/bench-stack/kube, etcd 21379/21380,
+ * kube-apiserver 21443; built first by scripts/kube-build.sh when missing),
+ * with the controller in place of the API: the controller, kube-apiserver and
+ * etcd count in the orchestration CPU, and the API server's requests per host
+ * (status writes and Events among them) are printed by kind
+ * (bench/k8s-driver.ts, bench/kube-stack.ts).
  * `npm run bench -- cleanup [--temporal postgres] <namespace>...` removes what
  * a failed run left behind. `npm run bench -- compare <result.json>...` prints
  * the figures of several runs side by side (bench/compare.ts).

@@ -14,6 +14,8 @@ import type { HostSpec } from '../../model/host';
 import type { HostView } from '../../contracts/host';
 import { FAST_HOST_OPTIONS, randomMac, uniq, waitFor } from '../support/harness';
 import { useProxiedHarness } from '../support/proxied-harness';
+import { operationEvents, operationLocalActivities } from '../support/operation-history';
+import { defaultPayloadConverter } from '@temporalio/common';
 
 const NS = 'node-settings';
 const IMAGE = { url: 'http://127.0.0.1/node-settings.qcow2', checksum: 'd'.repeat(64), checksumType: 'sha256' as const, format: 'qcow2' as const };
@@ -23,15 +25,21 @@ type Ref = { namespace: string; name: string };
 const view = async (ref: Ref): Promise<HostView> => (await ctx.h.hosts.get(ref)) as HostView;
 const kinds = (v: HostView): string[] => v.operations.map((o) => `${o.kind}:${o.outcome}`);
 
+/** A new fake-hardware host, created and waited for until available. */
+async function availableHost(prefix: string): Promise<{ ref: Ref; spec: HostSpec; ready: HostView }> {
+  const ref = { namespace: NS, name: uniq(prefix) };
+  const spec: HostSpec = { bmc: { address: `fake://${ref.name}`, credentialsName: `${ref.name}-bmc` }, bootMACAddress: randomMac(), online: true };
+  await ctx.h.hosts.put(ref, { spec, credentials: { username: 'admin', password: 'pw' } });
+  const ready = await waitFor('available', async () => {
+    const v = await view(ref);
+    return v.status.provisioning.state === 'available' && !v.currentOperation ? v : undefined;
+  }, { timeoutMs: 180_000 });
+  return { ref, spec, ready };
+}
+
 describe('node settings applied before each step', { timeout: 600_000 }, () => {
   it('a host whose provisioning fails in automated cleaning recovers once automatedCleaningMode: disabled is set', async () => {
-    const ref = { namespace: NS, name: uniq('clean-fails') };
-    const spec: HostSpec = { bmc: { address: `fake://${ref.name}`, credentialsName: `${ref.name}-bmc` }, bootMACAddress: randomMac(), online: true };
-    await ctx.h.hosts.put(ref, { spec, credentials: { username: 'admin', password: 'pw' } });
-    const ready = await waitFor('available', async () => {
-      const v = await view(ref);
-      return v.status.provisioning.state === 'available' && !v.currentOperation ? v : undefined;
-    }, { timeoutMs: 180_000 });
+    const { ref, spec, ready } = await availableHost('clean-fails');
     const nodeId = ready.status.provisioning.ID;
     // Cleaning now waits for an agent that never comes.
     await ctx.h.ironic.patchNode(nodeId, [{ op: 'replace', path: '/deploy_interface', value: 'direct' }]);
@@ -69,6 +77,28 @@ describe('node settings applied before each step', { timeout: 600_000 }, () => {
     expect(kinds(recovered.v)).toContain('deprovision:succeeded');
     expect(recovered.v.status.errorCount).toBe(0);
 
+    await ctx.h.hosts.remove(ref);
+    await waitFor('the host deleted', async () => (await ctx.h.ironic.getNode(nodeId)) === undefined, { timeoutMs: 240_000 });
+  });
+  it('a check that Ironic answers too slowly for a local activity is done by the activity, and the step runs', async () => {
+    const { ref, ready } = await availableHost('slow-check');
+    // The check's read of this node's disable_power_off (nothing else reads it) answers after the local activity's limit.
+    const nodeId = ready.status.provisioning.ID;
+    ctx.proxy.hold((r) => r.method === 'GET' && r.path === `/v1/nodes/${nodeId}?fields=disable_power_off`, 5_000);
+    await ctx.h.hosts.setImage(ref, IMAGE);
+    const done = await waitFor('provisioned', async () => {
+      const v = await view(ref);
+      return v.status.provisioning.state === 'provisioned' && !v.currentOperation ? v : undefined;
+    }, { timeoutMs: 180_000 });
+    const provision = [...done.operations].reverse().find((o) => o.kind === 'provision')!;
+    expect(provision.outcome).toBe('succeeded');
+    // The local activity gave up (one marker), the activity checked the node, then the deploy.
+    expect(await operationLocalActivities(ctx.h.client, ref, provision)).toEqual([`${provision.seq}-provision: syncNodeSettings`]);
+    const activities = (await operationEvents(ctx.h.client, ref, provision))
+      .map((e) => e.activityTaskScheduledEventAttributes && e.userMetadata?.summary)
+      .filter((x) => x)
+      .map((x) => String(defaultPayloadConverter.fromPayload(x!)));
+    expect(activities.slice(0, 2)).toEqual([`${provision.seq}-provision: syncNodeSettings`, `${provision.seq}-provision: deployNode`]);
     await ctx.h.hosts.remove(ref);
     await waitFor('the host deleted', async () => (await ctx.h.ironic.getNode(nodeId)) === undefined, { timeoutMs: 240_000 });
   });

@@ -13,7 +13,7 @@ import { defaultPayloadConverter } from '@temporalio/common';
 import { hostWorkflowId } from '../../model/host-ref';
 import { hostViewQuery, type HostView, type OperationRecord } from '../../contracts/host';
 import { IRONIC_URL } from '../support/env';
-import { operationEvents } from '../support/operation-history';
+import { operationEvents, operationLocalActivities } from '../support/operation-history';
 import { uniq, waitFor } from '../support/harness';
 import { kubectl } from './kube-harness';
 import { fakeHostSpec, hostDoc, secretDoc } from './manifests';
@@ -35,11 +35,14 @@ interface Conditioned { status?: { conditions?: { type: string; status: string }
 const condition = (o: Conditioned, type: string) => o.status?.conditions?.find((c) => c.type === type)?.status;
 
 /** The activity summaries of one operation in the host workflow's history: the lines the Temporal UI shows. */
-const summariesOf = async (name: string, op: OperationRecord): Promise<string[]> =>
-  (await operationEvents(suite.client, { namespace: NS, name }, op))
+/** The node-settings check (a local activity) first, then the operation's activities. */
+const summariesOf = async (name: string, op: OperationRecord): Promise<string[]> => [
+  ...(await operationLocalActivities(suite.client, { namespace: NS, name }, op)),
+  ...(await operationEvents(suite.client, { namespace: NS, name }, op))
     .map((e) => e.activityTaskScheduledEventAttributes && e.userMetadata?.summary)
     .filter((s) => s)
-    .map((s) => String(defaultPayloadConverter.fromPayload(s!)));
+    .map((s) => String(defaultPayloadConverter.fromPayload(s!))),
+];
 const hfsEvents = (name: string): string[] =>
   (JSON.parse(kubectl(['get', 'events', '-n', NS, '--field-selector', `involvedObject.kind=HostFirmwareSettings,involvedObject.name=${name}`, '-o', 'json']).stdout) as { items: { type: string; reason: string; message: string }[] })
     .items.map((e) => `${e.type} ${e.reason}: ${e.message}`);

@@ -33,6 +33,15 @@ export async function operationEvents(client: Client, ref: HostRef, op: Operatio
   });
 }
 
+/** The summaries of the local activities one host operation ran (their markers carry the operation's label), in order. */
+export async function operationLocalActivities(client: Client, ref: HostRef, op: OperationRecord): Promise<string[]> {
+  const events = (await client.workflow.getHandle(hostWorkflowId(ref)).fetchHistory()).events ?? [];
+  const prefix = `${op.seq}-${op.kind}: `;
+  return events
+    .map((e) => (e.markerRecordedEventAttributes && e.userMetadata?.summary ? String(defaultPayloadConverter.fromPayload(e.userMetadata.summary)) : undefined))
+    .filter((s): s is string => s !== undefined && s.startsWith(prefix));
+}
+
 /**
  * How many times a host ran operations of `kind`, over every run of its workflow (distinct
  * `<seq>-<kind>` activity summaries).

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { PHASES, type Phase } from '../../bench/common';
 import { compareFiles, compareResults } from '../../bench/compare';
-import { formatFloorOnly, resultFileName, type BenchResult, type CpuByProcess, type DriverFigures, type FloorOnlyResult } from '../../bench/report';
+import { evaluateTargets, formatFloorOnly, formatTable, resultFileName, type BenchResult, type CpuByProcess, type DriverFigures, type FloorOnlyResult } from '../../bench/report';
 
 const cpu = (temporal: number, worker = 0, api = 0, ironic = 0): CpuByProcess => ({ temporal, ironic, worker, api, bench: 0 });
 const byPhase = <T,>(f: (p: Phase) => T): Record<Phase, T> => Object.fromEntries(PHASES.map((p) => [p, f(p)])) as Record<Phase, T>;
@@ -23,7 +23,7 @@ function figures(seconds: number[], cpuPerPhase: CpuByProcess, ironicPerHost: nu
   };
 }
 
-function result(o: { commit: string; driver: 'api' | 'fleet'; hosts?: number; seconds: number[]; floorSeconds?: number[] }): BenchResult {
+function result(o: { commit: string; driver: 'api' | 'fleet' | 'k8s'; hosts?: number; seconds: number[]; floorSeconds?: number[] }): BenchResult {
   const hosts = o.hosts ?? 1000;
   const temporal = {
     historyEventsPerHost: { p50: o.driver === 'fleet' ? 101 : 100, p95: 0, p99: 0, max: 0, mean: 0, n: hosts },
@@ -98,6 +98,53 @@ describe('npm run bench -- compare', () => {
     expect(table).not.toContain('NOTE');
     expect(formatFloorOnly(floorOnly)).toContain('whole lifecycle 1550.0 s; Ironic requests per host 38.0');
     expect(resultFileName(floorOnly, 'f00d00')).toBe('2026-11-28-aaaaaaa-floor-f00d00.json');
+  });
+
+  it('puts a BareMetalHost run (--driver k8s) beside the API run, its controller, kube-apiserver and etcd in the orchestration CPU', () => {
+    const api = result({ commit: 'aaaaaaa', driver: 'api', seconds: [800, 900, 600, 300], floorSeconds: [400, 450, 500, 200] });
+    const k8s = result({ commit: 'aaaaaaa', driver: 'k8s', seconds: [820, 910, 610, 330] });
+    // Per phase: Temporal 100, worker 50, controller 20, kube-apiserver 40, etcd 10 CPU s; no API process.
+    k8s.metalflow.cpuSecondsByPhase = byPhase(() => ({ ...cpu(100, 50, 0), controller: 20, apiserver: 40, etcd: 10 }));
+    k8s.metalflow.kube = {
+      requestsPerHost: 31.5,
+      requestsPerHostByPhase: byPhase(() => 31.5 / 4),
+      requestsPerHostByKind: { 'PATCH baremetalhosts/status': 12, 'POST events': 12, 'POST secrets': 2, 'POST baremetalhosts': 1 },
+      statusWritesPerHost: 12,
+      eventsPerHost: 12,
+    };
+    const table = compareResults([
+      { file: 'api.json', result: api },
+      { file: 'k8s.json', result: k8s },
+    ]);
+    expect(table).toContain('[3] BareMetalHosts (k8s) @ aaaaaaa (k8s.json)');
+    const row = (name: string) => table.split('\n').find((l) => l.trimStart().startsWith(name))!.trim().split(/\s{2,}/);
+    expect(row('provision -> provisioned')).toEqual(['provision -> provisioned', '900.0 s (2.00)', '450.0 s', '910.0 s (2.02)']);
+    // 4 phases x (100 + 50 + 20 + 40 + 10) CPU s over 1,000 hosts; the API run's own sum has its API's 10.
+    expect(row('orchestration CPU per host lifecycle')).toEqual(['orchestration CPU per host lifecycle', '0.64 s', '-', '0.88 s']);
+    expect(row('of which controller + kube-apiserver + etcd')).toEqual(['of which controller + kube-apiserver + etcd', '-', '-', '0.28 s']);
+    expect(row('status writes; Events per host')).toEqual(['status writes; Events per host', '-', '-', '12.0; 12.0']);
+    expect(row('kube-apiserver requests per host')).toEqual(['kube-apiserver requests per host', '-', '-', '31.5']);
+    // Its own targets: the Kubernetes path's orchestration CPU and whole lifecycle.
+    const k8sWithFloor = { ...k8s, floor: api.floor };
+    const targets = evaluateTargets(k8sWithFloor);
+    expect(targets.find((t) => t.name === 'orchestration CPU per host lifecycle')).toMatchObject({
+      target: '<= 0.55 s (Temporal + worker + controller + kube-apiserver + etcd)',
+      measured: '0.88 s',
+      met: false,
+    });
+    expect(targets.find((t) => t.name === 'metalflow / floor, whole lifecycle')).toMatchObject({ target: '<= 1.05 (1,000 hosts)', measured: (2670 / 1550).toFixed(2), met: false });
+    const printable = {
+      ...k8sWithFloor,
+      targets,
+      metalflow: {
+        ...k8sWithFloor.metalflow,
+        temporal: { ...k8sWithFloor.metalflow.temporal, stepLatencyMs: {}, createBreakdownMs: {}, operationsPerHost: {}, executions: 0, maxHostRunEvents: 0, hostsContinuedAsNew: 0 },
+        worker: { peakRssMiB: 100, cpuSeconds: 1 },
+        controller: { peakRssMiB: 90, cpuSeconds: 80 },
+      },
+    };
+    expect(formatTable(printable)).toMatch(/controller: peak RSS 90 MiB/);
+    expect(formatTable(printable)).toMatch(/status writes 12\.0, Events 12\.0 per host/);
   });
 
   it('says when the runs are of other commits or shapes', () => {

@@ -190,4 +190,13 @@ export const LOCAL_ACTIVITY_OPTIONS = {
    * next check is the retry.
    */
   powerRead: { startToCloseTimeout: '3 seconds', scheduleToCloseTimeout: '4 seconds', retry: { maximumAttempts: 1 } },
+  /**
+   * The node settings brought in line before a step (rules/node-settings.ts): a read, and a PATCH
+   * only when the spec and the node differ. As a local activity it is one marker in the task that
+   * starts the step, where an activity cost three events and a workflow task of its own before each
+   * step (20 of a lifecycle's events). Bounded as the power read is, so that it never holds the
+   * task open long: one attempt of at most 3 s, and a check that did not finish in it is done by
+   * the activity instead (retried as every Ironic call is).
+   */
+  nodeSettings: { startToCloseTimeout: '3 seconds', scheduleToCloseTimeout: '4 seconds', retry: { maximumAttempts: 1 } },
 } satisfies Record<string, LocalActivityOptions>;

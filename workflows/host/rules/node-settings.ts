@@ -7,13 +7,15 @@
  * fails gets out with `automatedCleaningMode: disabled` instead of cleaning
  * again. The activity writes only what differs (nothing, most of the time).
  */
-import { proxyActivities } from '@temporalio/workflow';
+import { isCancellation, proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
 import type { IronicActivities } from '../../../activities/ironic/activities';
 import type { OperationKind } from '../../../contracts/host';
+import { hostSiteQueue } from '../../../model/site';
 import type { OperationInput } from '../operation-types';
-import { ACTIVITY_OPTIONS } from '../../common/activity-options';
+import { ACTIVITY_OPTIONS, LOCAL_ACTIVITY_OPTIONS } from '../../common/activity-options';
 
 const quick = proxyActivities<IronicActivities>(ACTIVITY_OPTIONS.ironicCall);
+const local = proxyLocalActivities<IronicActivities>(LOCAL_ACTIVITY_OPTIONS.nodeSettings);
 
 /**
  * Steps Ironic runs on the node's settings: cleaning (automated_clean, disable_power_off),
@@ -26,5 +28,17 @@ const DEPENDS: ReadonlySet<OperationKind> = new Set(['inspect', 'prepare', 'prov
 export async function applyNodeSettings(op: OperationKind, input: OperationInput): Promise<void> {
   const { spec, nodeId } = input;
   if (!DEPENDS.has(op) || !spec?.bmc || spec.provisioner === 'direct' || !nodeId) return;
-  await quick.syncNodeSettings({ ref: input.ref, spec, nodeId });
+  const args = { ref: input.ref, spec, nodeId };
+  // A host of another site: its site's worker reaches that site's Ironic (site-route.ts); a local activity would run here.
+  if (hostSiteQueue(spec.site)) {
+    await quick.syncNodeSettings(args);
+    return;
+  }
+  try {
+    await local.syncNodeSettings(args);
+  } catch (err) {
+    if (isCancellation(err)) throw err;
+    // Slow (a busy Ironic) or failed: the activity does it, with the retries every Ironic call has.
+    await quick.syncNodeSettings(args);
+  }
 }
