@@ -28,6 +28,8 @@ const HEAVY_ONLY = HEAVY ? [] : ['test/bench/bench-tools.test.ts'];
 
 /** The stack-free tier: no stack, no worker, no process of its own. */
 const UNIT = 'test/unit/**/*.test.ts';
+/** Stack-free too, but each with a Temporal test server and worker of its own: a process of its own. */
+const TIME_SKIPPING = 'test/unit/**/*time-skipping.test.ts';
 
 /** What both groups share. Not `extends: true`: a project inheriting globalSetup would start the stack and bundle the workflows again. */
 const common: TestProjectInlineConfiguration['test'] = {
@@ -82,7 +84,10 @@ export default defineConfig({
       },
       {
         // Pure tests (no stack, no worker) share their threads' module cache: 83 files in ~20 s instead of ~2 min of per-file process start-up and imports.
-        test: { ...common, name: 'unit', include: [UNIT], pool: 'threads', isolate: false, maxWorkers: 2, sequence: { groupOrder: 0 } },
+        test: { ...common, name: 'unit', include: [UNIT], exclude: [TIME_SKIPPING], pool: 'threads', isolate: false, maxWorkers: 2, sequence: { groupOrder: 0 } },
+      },
+      {
+        test: { ...common, name: 'time-skipping', include: [TIME_SKIPPING], maxWorkers: 1, sequence: { groupOrder: 0 } },
       },
       {
         test: { ...common, name: 'alone', include: ALONE, maxWorkers: 1, sequence: { groupOrder: 1 } },

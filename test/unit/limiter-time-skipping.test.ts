@@ -12,6 +12,7 @@ import { REPO_ROOT } from '../../config/env';
 import { createLimiterActivities } from '../../activities/limiter/activities';
 import { limiterViewQuery, limiterWorkflowId } from '../../contracts/limiter';
 import { timeSkippingEnv, timeSkippingUnavailable } from '../support/time-skipping';
+import { waitFor } from '../support/harness';
 
 const unavailable = timeSkippingUnavailable();
 const TASK_QUEUE = 'limiter-time-skipping';
@@ -43,12 +44,15 @@ describe.skipIf(unavailable !== undefined)(`the provisioning limiter's timers${u
     const gone = await start('gone-holder', 'leave');
     const grantedGone = Date.parse(await gone.result());
     const waiter = await start('waiter', 'release');
+    // Time is skipped only while a client waits on a result: not before the waiter's request is queued (its local
+    // activity runs in the worker, which the server does not see), or the server would skip past it.
+    const limiter = e.client.workflow.getHandle(limiterWorkflowId(TASK_QUEUE));
+    await waitFor('the waiter queued', async () => ((await limiter.query(limiterViewQuery)).queue.some((r) => r.workflowId === waiter.workflowId) ? true : undefined));
     const grantedWaiter = Date.parse(await waiter.result());
     // Nothing released the first permit: only the limiter's check (every 60 s while hosts wait) found its run closed.
     expect(grantedWaiter - grantedGone).toBeGreaterThanOrEqual(60_000);
     expect(grantedWaiter - grantedGone).toBeLessThan(10 * 60_000);
 
-    const limiter = e.client.workflow.getHandle(limiterWorkflowId(TASK_QUEUE));
     const view = await limiter.query(limiterViewQuery);
     expect(view.queue).toEqual([]);
     await limiter.result();

@@ -28,11 +28,11 @@ function scriptsReached(cmds: string[]): Set<string> {
 }
 
 describe('make targets install what their command needs', () => {
-  it('make demo and make stack-up skip the Kubernetes build and reach no Kubernetes script', () => {
+  it('make demo and make stack-up skip the Kubernetes build and the test server, and reach no Kubernetes script', () => {
     for (const target of ['demo', 'stack-up']) {
       const cmds = commands(target);
       const installs = cmds.filter((c) => c.includes('scripts/install.sh'));
-      expect(installs, target).toEqual(['bash scripts/install.sh --skip-kube']);
+      expect(installs, target).toEqual(['bash scripts/install.sh --skip-kube --skip-test-server']);
       const reached = scriptsReached(cmds);
       expect(reached.has('kube-build.sh') || reached.has('kube.sh'), `${target} reaches ${[...reached].join(', ')}`).toBe(false);
     }
