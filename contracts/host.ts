@@ -134,10 +134,13 @@ export interface PermitCarry {
   requestId: string;
   /** The state the host waits to enter. */
   state: ProvisioningState;
-  delayedSince: string;
+  /** Since when the host shows `delayed`; absent: the limiter has not said the limit holds it. */
+  delayedSince?: string;
+  /** The limiter said the limit holds the request (absent in a carry from before it said so: held). */
+  held?: boolean;
   /** The grant arrived while the run was handing over. */
   granted: boolean;
-  /** The operational status before the host began to wait (the carried status says `delayed`). */
+  /** The operational status before the host began to wait (the carried status says `delayed` when held). */
   statusBefore: OperationalStatus;
 }
 
