@@ -417,3 +417,16 @@ export type HostWorkflow = (input: HostWorkflowInput) => Promise<HostView>;
 
 /** Metal3's retryCount: after more failures than this, a delete stops trying to clean up the host. */
 export const DELETE_RETRY_LIMIT = 3;
+
+export interface FailCountResetResult {
+  /** The count was lowered (false: it already was at or below the one asked). */
+  reset: boolean;
+  provisioningFailCount: number;
+}
+/**
+ * BMO's way out of the provisioning retry limit: `status.provisioningFailCount` set lower (Kubernetes:
+ * an edit of the object's status the controller hands over; API: `DELETE …/provisioning-fail-count`).
+ * A host held at the limit provisions again. Rejected: InvalidRequest for a count that is not a whole
+ * number of at least 0.
+ */
+export const resetProvisioningFailCountUpdate = defineUpdate<FailCountResetResult, [{ provisioningFailCount: number }]>('resetProvisioningFailCount');
