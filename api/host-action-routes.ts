@@ -6,7 +6,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { requestInspectionUpdate, type HostView } from '../contracts/host';
+import { requestInspectionUpdate, resetProvisioningFailCountUpdate, type HostView } from '../contracts/host';
 import { whyNotActionable } from '../contracts/fleet-goals';
 import type { FleetOperation } from '../model/fleet';
 import { ApiError, type HostService } from './host-service';
@@ -32,5 +32,22 @@ export function registerHostActionRoutes(base: FastifyInstance, hosts: HostServi
       },
     },
     async (req, reply) => reply.status(202).send(await hosts.update(req.params, requestInspectionUpdate, [], refuse({ kind: 'reinspect' }, 'inspect.metal3.io'))),
+  );
+  app.delete(
+    '/v1/namespaces/:namespace/hosts/:name/provisioning-fail-count',
+    {
+      schema: {
+        summary: "Reset status.provisioningFailCount to 0, as Metal3 users edit it: a host stopped at the provisioning retry limit provisions its image again",
+        params: HostParamsSchema,
+      },
+    },
+    async (req, reply) =>
+      reply.status(202).send(
+        await hosts.update(req.params, resetProvisioningFailCountUpdate, [{ provisioningFailCount: 0 }], (view: HostView) => {
+          if (view.managedBy === 'kubernetes') {
+            throw new ApiError(409, 'Conflict', 'the host is driven by its BareMetalHost (Kubernetes mode): set status.provisioningFailCount on it instead (kubectl patch --subresource=status)');
+          }
+        }),
+      ),
   );
 }

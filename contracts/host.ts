@@ -134,10 +134,13 @@ export interface PermitCarry {
   requestId: string;
   /** The state the host waits to enter. */
   state: ProvisioningState;
-  delayedSince: string;
+  /** Since when the host shows `delayed`; absent: the limiter has not said the limit holds it. */
+  delayedSince?: string;
+  /** The limiter said the limit holds the request (absent in a carry from before it said so: held). */
+  held?: boolean;
   /** The grant arrived while the run was handing over. */
   granted: boolean;
-  /** The operational status before the host began to wait (the carried status says `delayed`). */
+  /** The operational status before the host began to wait (the carried status says `delayed` when held). */
   statusBefore: OperationalStatus;
 }
 
@@ -416,3 +419,16 @@ export type HostWorkflow = (input: HostWorkflowInput) => Promise<HostView>;
 
 /** Metal3's retryCount: after more failures than this, a delete stops trying to clean up the host. */
 export const DELETE_RETRY_LIMIT = 3;
+
+export interface FailCountResetResult {
+  /** The count was lowered (false: it already was at or below the one asked). */
+  reset: boolean;
+  provisioningFailCount: number;
+}
+/**
+ * BMO's way out of the provisioning retry limit: `status.provisioningFailCount` set lower (Kubernetes:
+ * an edit of the object's status the controller hands over; API: `DELETE …/provisioning-fail-count`).
+ * A host held at the limit provisions again. Rejected: InvalidRequest for a count that is not a whole
+ * number of at least 0.
+ */
+export const resetProvisioningFailCountUpdate = defineUpdate<FailCountResetResult, [{ provisioningFailCount: number }]>('resetProvisioningFailCount');

@@ -33,6 +33,8 @@ export interface LimiterState {
   holders: PermitHolder[];
   /** Waiting requests, oldest first. */
   queue: PermitRequest[];
+  /** Waiting requests whose host was told it waits (permitQueuedSignal); absent: none told yet. */
+  told?: string[];
 }
 
 export interface LimiterInput {
@@ -49,4 +51,9 @@ export const acquirePermitSignal = defineSignal<[PermitRequest & { limit: number
 export const releasePermitSignal = defineSignal<[{ requestId: string }]>('releasePermit');
 /** Limiter → host: the request may go ahead. */
 export const permitGrantedSignal = defineSignal<[{ requestId: string }]>('permitGranted');
+/**
+ * Limiter → host: the limit holds the request (it waits behind the hosts holding permits). Only
+ * then does the host show `delayed`: a request granted at once never hears this.
+ */
+export const permitQueuedSignal = defineSignal<[{ requestId: string }]>('permitQueued');
 export const limiterViewQuery = defineQuery<LimiterState>('limiter');

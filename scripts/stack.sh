@@ -4,13 +4,13 @@
 # (fake systems). Each service is a background process with a pid file and a
 # log file under the state dir. See scripts/README-stack.md.
 #
-# Usage: scripts/stack.sh start   [temporal|ironic|sushy ...] [--empty-db]
+# Usage: scripts/stack.sh start   [temporal|ironic|sushy|httpboot ...] [--empty-db]
 #                       --empty-db: an Ironic that is not running starts with
 #                       an EMPTY database (a running one is left as it is);
 #                       the test stack's start, so that a local run begins as
 #                       CI's does, without the nodes of earlier runs
-#        scripts/stack.sh stop    [temporal|ironic|sushy ...]
-#        scripts/stack.sh restart [temporal|ironic|sushy ...] [--empty-db]
+#        scripts/stack.sh stop    [temporal|ironic|sushy|httpboot ...]
+#        scripts/stack.sh restart [temporal|ironic|sushy|httpboot ...] [--empty-db]
 #                       --empty-db: Ironic comes back with an EMPTY database
 #                       (its SQLite file is deleted while it is stopped), as a
 #                       Metal3 Ironic pod does on restart (ephemeral SQLite);
@@ -36,9 +36,14 @@
 #   METALFLOW_VENV       <repo>/.venv
 #   TEMPORAL_SQLITE_PRAGMAS  "journal_mode=wal synchronous=normal"  pragmas
 #                        for the dev server's SQLite file (empty: SQLite's own)
-#   IRONIC_HTTP_PORT     unset    the agent path (docs/agent-path.md): the port
-#                        of the server for Ironic's http_root (boot ISOs); set,
-#                        Ironic gets ironic-image's agent settings
+#   IRONIC_HTTP_PORT     IRONIC_PORT-205 (6180, ironic-image's)  the port of
+#                        the HTTP server for Ironic's http_root ([deploy] http_url:
+#                        boot ISOs, iPXE scripts, live ISOs over virtual media);
+#                        the `httpboot` service serves it
+#   IRONIC_AGENT_PATH    unset    1: the agent path (docs/agent-path.md): Ironic
+#                        gets ironic-image's agent settings, and http_root is
+#                        served by the agent launcher on IRONIC_HTTP_PORT
+#                        instead (start `sushy ironic` only)
 #                        (IRONIC_FAST_TRACK: false unless set)
 #   SUSHY_EXTERNAL_NOTIFICATION_URL  unset   where sushy PUTs the state of
 #                        systems with external_notifier (the agent launcher)
@@ -65,7 +70,7 @@ HEALTH_TIMEOUT="${METALFLOW_HEALTH_TIMEOUT:-60}"
 IRONIC_SYNC_POWER_STATE_INTERVAL="${IRONIC_SYNC_POWER_STATE_INTERVAL:-30}"
 SEARCH_ATTRIBUTES_FILE="$REPO/scripts/search-attributes.txt"
 HOST=127.0.0.1
-SERVICES=(temporal sushy ironic)   # start order; stop runs in reverse
+SERVICES=(temporal sushy httpboot ironic)   # start order; stop runs in reverse
 IRONIC_API_VERSION="1.115"          # max microversion of Ironic 39.0.0
 
 log() { printf '[stack] %s\n' "$*"; }
@@ -94,6 +99,10 @@ SUSHY_SSL_KEY="${SUSHY_EMULATOR_SSL_KEY:-}"
 for v in TEMPORAL_PORT TEMPORAL_UI_PORT IRONIC_PORT SUSHY_PORT HEALTH_TIMEOUT IRONIC_SYNC_POWER_STATE_INTERVAL; do
   [[ "${!v}" =~ ^[0-9]+$ ]] || die "$v must be a number, got '${!v}'"
 done
+# Beside Ironic's API port as in Metal3's ironic-image (6385 and 6180), so every port scheme that
+# moves IRONIC_PORT (the test stack's, a worktree's) moves this one with it.
+IRONIC_HTTP_PORT="${IRONIC_HTTP_PORT:-$((IRONIC_PORT - 205))}"
+[[ "$IRONIC_HTTP_PORT" =~ ^[0-9]+$ ]] || die "IRONIC_HTTP_PORT must be a number, got '$IRONIC_HTTP_PORT'"
 # A certificate and its key: both or neither, and both readable files.
 tls_pair() {
   local what="$1" cert_var="$2" key_var="$3" cert="$4" key="$5" f
@@ -107,8 +116,8 @@ tls_pair() {
 tls_pair ironic IRONIC_CERT_FILE IRONIC_KEY_FILE "$IRONIC_CERT_FILE" "$IRONIC_KEY_FILE"
 tls_pair sushy SUSHY_EMULATOR_SSL_CERT SUSHY_EMULATOR_SSL_KEY "$SUSHY_SSL_CERT" "$SUSHY_SSL_KEY"
 
-if [[ $(printf '%s\n' "$TEMPORAL_PORT" "$TEMPORAL_UI_PORT" "$IRONIC_PORT" "$SUSHY_PORT" | sort -u | wc -l) -ne 4 ]]; then
-  die "TEMPORAL_PORT, TEMPORAL_UI_PORT, IRONIC_PORT and SUSHY_PORT must differ ($TEMPORAL_PORT $TEMPORAL_UI_PORT $IRONIC_PORT $SUSHY_PORT)"
+if [[ $(printf '%s\n' "$TEMPORAL_PORT" "$TEMPORAL_UI_PORT" "$IRONIC_PORT" "$SUSHY_PORT" "$IRONIC_HTTP_PORT" | sort -u | wc -l) -ne 5 ]]; then
+  die "TEMPORAL_PORT, TEMPORAL_UI_PORT, IRONIC_PORT, SUSHY_PORT and IRONIC_HTTP_PORT must differ ($TEMPORAL_PORT $TEMPORAL_UI_PORT $IRONIC_PORT $SUSHY_PORT $IRONIC_HTTP_PORT)"
 fi
 
 mkdir -p "$STATE"
@@ -131,6 +140,7 @@ port_of() {
     temporal) echo "$TEMPORAL_PORT" ;;
     ironic) echo "$IRONIC_PORT" ;;
     sushy) echo "$SUSHY_PORT" ;;
+    httpboot) echo "$IRONIC_HTTP_PORT" ;;
   esac
 }
 
@@ -142,6 +152,7 @@ marker_of() {
     temporal) echo "$STATE/temporal.db" ;;
     ironic) echo "$STATE/ironic/ironic.conf" ;;
     sushy) echo "$STATE/sushy/sushy.conf" ;;
+    httpboot) echo "$STATE/ironic/httpboot" ;;
   esac
 }
 
@@ -183,6 +194,8 @@ precheck_one() {
     sushy)
       require_bin "$VENV/bin/sushy-emulator" sushy
       require_port sushy "$SUSHY_PORT" "sushy-emulator Redfish" SUSHY_PORT ;;
+    httpboot)
+      require_port httpboot "$IRONIC_HTTP_PORT" "Ironic's http_root (HTTP)" IRONIC_HTTP_PORT ;;
   esac
 }
 
@@ -264,6 +277,7 @@ export TEMPORAL_UI_URL=http://$HOST:$TEMPORAL_UI_PORT
 export IRONIC_URL=$(scheme_of ironic)://$HOST:$IRONIC_PORT
 export IRONIC_API_VERSION=$IRONIC_API_VERSION
 export SUSHY_URL=$(scheme_of sushy)://$HOST:$SUSHY_PORT
+export IRONIC_HTTP_URL=http://$HOST:$IRONIC_HTTP_PORT
 export SUSHY_USERNAME=$SUSHY_USERNAME
 export SUSHY_PASSWORD=$SUSHY_PASSWORD
 EOF
@@ -305,7 +319,7 @@ case "$cmd" in
   status) status_all ;;
   env) print_env ;;
   logs)
-    [[ $# -eq 1 ]] || die "usage: stack.sh logs temporal|ironic|sushy"
+    [[ $# -eq 1 ]] || die "usage: stack.sh logs temporal|ironic|sushy|httpboot"
     select_services "$1"; echo "$LOGS/$1.log" ;;
   ""|-h|--help|help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "${BASH_SOURCE[0]}" ;;
   *) die "unknown command '$cmd' (start|stop|restart|status|env|logs)" ;;

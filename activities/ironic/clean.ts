@@ -12,13 +12,14 @@
  */
 import type { CleanStep } from '../../model/clean';
 import type { IronicClient } from '../../clients/ironic/client';
+import type { IronicNode } from '../../clients/ironic/types';
 import { biosSettings, ironicCleanSteps, raidConfigMatches, targetRaidConfig } from '../../clients/ironic/clean-steps';
 import { activityContext } from '../common/activity-context';
 import { SERVICE_MICROVERSION } from '../../clients/ironic/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { firmwareSettingsErrors, schemaFromIronic, type IronicBiosSetting } from '../../model/firmware-settings';
 import { formatFieldErrors } from '../../model/field-error';
-import { lastError, operationFailed, summary, type NodeDriver, type NodeSummary, type NodeTarget } from './node-driver';
+import { ironicReason, operationFailed, summary, type NodeDriver, type NodeSummary, type NodeTarget } from './node-driver';
 
 /** The fault Ironic records with the maintenance it sets when a service step fails. */
 const SERVICE_FAULT = 'service failure';
@@ -80,7 +81,6 @@ export function createCleanActivities(deps: CleanDeps) {
     const skipped = await skipReason(nodeId, step, 'clean');
     if (skipped) return { ...summary(await driver.mustGetNode(nodeId)), skipped };
     const send = sender(nodeId, step, 'clean_steps');
-    let reasonCleared = false;
     const node = await driver.drive(nodeId, (n, issued) => {
       switch (n.provision_state) {
         case 'manageable':
@@ -88,11 +88,8 @@ export function createCleanActivities(deps: CleanDeps) {
         case 'clean failed':
           // Left by an earlier attempt: manageable again, then this step's clean.
           if (!issued.includes('clean')) return { verb: 'manage' };
-          // Ironic's own words: which step and why (it never puts BMC credentials in last_error).
-          if (n.last_error) return { fail: `clean step ${step.name} failed: ${lastError(n)}` };
-          // Read late (a retry after a worker died): Ironic's power sync has cleared last_error; its history has it.
-          reasonCleared = true;
-          return { done: true };
+          // Ironic's own words: which step and why (it never puts BMC credentials in last_error or its history).
+          return { failed: `clean step ${step.name} failed` };
         case 'available':
         case 'enroll':
         case 'inspect failed':
@@ -101,7 +98,6 @@ export function createCleanActivities(deps: CleanDeps) {
           return { fail: `cannot clean a node in Ironic state "${n.provision_state}"` };
       }
     });
-    if (reasonCleared) throw operationFailed(`clean step ${step.name} failed: ${await historyError(nodeId)}`);
     return summary(node);
   }
 
@@ -113,6 +109,7 @@ export function createCleanActivities(deps: CleanDeps) {
     if (skipped) return { ...summary(await driver.mustGetNode(nodeId)), skipped };
     let reason: string | undefined;
     let failed = false;
+    let failedNode: IronicNode | undefined;
     const node = await driver.drive(nodeId, (n, issued) => {
       switch (n.provision_state) {
         case 'active':
@@ -128,19 +125,14 @@ export function createCleanActivities(deps: CleanDeps) {
           // Ours: keep Ironic's words, then `abort` takes the node back to active, as Ironic documents (after the
           // maintenance Ironic set for the failure is cleared, as BMO clears it: Ironic refuses an abort in maintenance).
           reason ??= n.last_error ?? undefined;
+          failedNode ??= n;
           return { verb: 'abort', ownFault: SERVICE_FAULT };
         default:
           return { fail: `cannot service a node in Ironic state "${n.provision_state}" (servicing starts from active)` };
       }
     });
-    if (failed) throw operationFailed(`service step ${step.name} failed: ${reason ?? (await historyError(nodeId))}; the node is active again`);
+    if (failed) throw operationFailed(`service step ${step.name} failed: ${reason ?? (await ironicReason(ironic, failedNode ?? node))}; the node is active again`);
     return summary(node);
-  }
-
-  /** The newest error in the node's history, where Ironic keeps it after last_error is cleared. */
-  async function historyError(nodeId: string): Promise<string> {
-    const errors = (await ironic.getNodeHistory(nodeId)).filter((e) => e.severity === 'ERROR');
-    return errors.sort((a, b) => a.created_at.localeCompare(b.created_at)).at(-1)?.event ?? 'no reason given by Ironic';
   }
 
   return { cleanNode, serviceNode };

@@ -10,7 +10,7 @@ import { registryCredentials } from '../../clients/secrets/registry-credentials'
 import { configDriveData, type ConfigDriveSources } from '../images/config-drive-data';
 import { isOciUrl } from '../../model/image';
 import { deployInterfaceOps, deploySteps, instanceInfo, isLiveIso, type DeployKind } from './instance-info';
-import { automatedCleanOps, lastError, operationFailed, summary, type NodeDriver, type NodeSummary, type NodeTarget, type Step } from './node-driver';
+import { automatedCleanOps, operationFailed, summary, type NodeDriver, type NodeSummary, type NodeTarget, type Step } from './node-driver';
 import { createRamdiskCheck } from './ramdisk';
 
 export interface DeployDeps {
@@ -87,12 +87,12 @@ export function createDeployActivities(deps: DeployDeps) {
             ? { fail: 'the node was torn down (available again) while it deployed; not deploying it a second time' }
             : deploy(n);
         case 'deploy failed':
-          return issued.includes('active') ? { fail: `deploy failed: ${lastError(n)}` } : deploy(n);
+          return issued.includes('active') ? { failed: 'deploy failed' } : deploy(n);
         case 'manageable':
           // As BMO: automated cleaning runs here, when provisioning starts, not when the host became available.
           return { verb: 'provide', ...(automatedCleaning === undefined ? {} : { patch: () => automatedCleanOps(n, automatedCleaning) }) };
         case 'clean failed':
-          return issued.includes('provide') ? { fail: `cleaning before deploy failed: ${lastError(n)}` } : { verb: 'manage' };
+          return issued.includes('provide') ? { failed: 'cleaning before deploy failed' } : { verb: 'manage' };
         default:
           return { fail: `cannot provision a node in Ironic state "${n.provision_state}"` };
       }
@@ -110,12 +110,12 @@ export function createDeployActivities(deps: DeployDeps) {
           return { verb: 'deleted', patch: () => automatedCleanOps(n, input.automatedCleaning) };
         case 'clean failed':
           return issued.includes('deleted') || issued.includes('provide')
-            ? { fail: `cleaning after deprovisioning failed: ${lastError(n)}` }
+            ? { failed: 'cleaning after deprovisioning failed' }
             : { verb: 'manage' };
         case 'manageable':
           return { verb: 'provide' };
         case 'error':
-          return issued.includes('deleted') ? { fail: `deprovisioning failed: ${lastError(n)}` } : { verb: 'deleted' };
+          return issued.includes('deleted') ? { failed: 'deprovisioning failed' } : { verb: 'deleted' };
         default:
           return { fail: `cannot deprovision a node in Ironic state "${n.provision_state}"` };
       }
@@ -138,7 +138,7 @@ export function createDeployActivities(deps: DeployDeps) {
         case 'manageable':
           return { verb: 'adopt', patch: () => setImage(n) };
         case 'adopt failed':
-          return issued.includes('adopt') ? { fail: `adoption failed: ${lastError(n)}` } : { verb: 'adopt', patch: () => setImage(n) };
+          return issued.includes('adopt') ? { failed: 'adoption failed' } : { verb: 'adopt', patch: () => setImage(n) };
         case 'enroll':
         case 'available':
           return { verb: 'manage' };

@@ -56,7 +56,31 @@ export const summary = (node: IronicNode): NodeSummary => ({
 export const operationFailed = (message: string): ApplicationFailure =>
   ApplicationFailure.nonRetryable(message, FAILURE.operationFailed);
 
-export const lastError = (node: IronicNode): string => node.last_error ?? 'no reason given by Ironic';
+/** What a failure says when Ironic kept no reason anywhere (an aborted step writes last_error only). */
+export const NO_IRONIC_REASON = "no reason given by Ironic (the node's last_error is empty and its history holds no error)";
+
+/** The newest error in a node's history (oldest first or not), or undefined. */
+export const newestHistoryError = (history: readonly { created_at: string; severity: string; event: string }[]): string | undefined =>
+  history
+    .filter((e) => e.severity === 'ERROR')
+    .sort((a, b) => a.created_at.localeCompare(b.created_at))
+    .at(-1)?.event;
+
+/**
+ * Ironic's reason for a failure it reports on a node: `last_error`, else the newest error of the
+ * node's history (API 1.78), where Ironic keeps it once its power sync has cleared `last_error`
+ * (within a sync interval: a reader that comes late, e.g. a retry after a worker died, finds it
+ * there). An Ironic without node history answers the history read with a refusal: no reason then.
+ */
+export async function ironicReason(ironic: IronicClient, node: IronicNode): Promise<string> {
+  if (node.last_error) return node.last_error;
+  try {
+    return newestHistoryError(await ironic.getNodeHistory(node.uuid)) ?? NO_IRONIC_REASON;
+  } catch (err) {
+    if (err instanceof IronicError && (err.kind === 'rejected' || err.kind === 'too-old' || (err.kind === 'not-found' && err.missingNode === undefined))) return NO_IRONIC_REASON;
+    throw err;
+  }
+}
 
 /** The host's node is gone from Ironic: a typed failure the host workflow answers by registering again. */
 export const nodeGone = (nodeId: string): ApplicationFailure => ApplicationFailure.nonRetryable(nodeGoneMessage(nodeId), FAILURE.nodeGone, { nodeId });
@@ -87,6 +111,8 @@ export type Step =
   | { done: true }
   | { wait: string }
   | { fail: string }
+  /** A failure Ironic reports on the node: the message is followed by Ironic's reason (ironicReason). */
+  | { failed: string }
   | {
       verb: string;
       prepare?: () => Promise<Record<string, unknown> | void>;
@@ -197,11 +223,12 @@ export function createNodeDriver(deps: NodeDriverDeps) {
       const step = TRANSITIONAL_STATES.has(node.provision_state) ? { wait: node.provision_state } : plan(node, issued);
       if ('done' in step) return node;
       if ('fail' in step) throw operationFailed(step.fail);
+      if ('failed' in step) throw operationFailed(`${step.failed}: ${await ironicReason(ironic, node)}`);
       if ('verb' in step) {
         // A cancelled activity never starts anything new in Ironic: the host has moved on.
         if (ctx?.cancellationSignal.aborted) throw new CancelledFailure('the activity was cancelled before it sent ' + step.verb);
         if (node.maintenance && !(step.ownFault !== undefined && node.fault === step.ownFault)) {
-          throw operationFailed(`Ironic node ${nodeId} is in maintenance: ${node.last_error ?? 'no reason'}`);
+          throw operationFailed(`Ironic node ${nodeId} is in maintenance: ${await ironicReason(ironic, node)}`);
         }
         try {
           if (node.maintenance) await ironic.clearMaintenance(nodeId);

@@ -19,7 +19,7 @@ import { pause } from '../common/activity-context';
 import { createRamdiskCheck } from './ramdisk';
 import { propertyOps, wantedProperties } from './node-settings';
 import { resendDelayMs, TRANSIENT_RESENDS, transientIronicError } from './transient';
-import { automatedCleanOps, lastError, operationFailed, OWNER_KEY, ownerMark, summary, type NodeDriver, type NodeSummary, type NodeTarget, type Step } from './node-driver';
+import { automatedCleanOps, operationFailed, OWNER_KEY, ownerMark, summary, type NodeDriver, type NodeSummary, type NodeTarget, type Step } from './node-driver';
 
 /** Ironic's states that allow a node's driver and interfaces to change (outside maintenance); its conductor's update_node. */
 const INTERFACES_UPDATABLE: readonly string[] = ['enroll', 'inspecting', 'inspect wait', 'manageable', 'available'];
@@ -164,7 +164,7 @@ export function createRegisterActivities(deps: RegisterDeps) {
   async function manageNode(input: NodeTarget & { nodeId: string }): Promise<NodeSummary> {
     const node = await drive(input.nodeId, (n, issued) => {
       if (n.provision_state !== 'enroll') return { done: true };
-      if (issued.includes('manage')) return { fail: `registration failed: ${lastError(n)}` };
+      if (issued.includes('manage')) return { failed: 'registration failed' };
       return { verb: 'manage' };
     });
     return summary(node);
@@ -180,7 +180,7 @@ export function createRegisterActivities(deps: RegisterDeps) {
           if (sent === 0) return { verb: 'inspect' };
           // Ironic too busy to inspect (its database locked under load): inspect again, quietly.
           if (transientIronicError(n.last_error) && sent <= TRANSIENT_RESENDS) return { verb: 'inspect', prepare: () => pause(resendDelayMs(sent)) };
-          return { fail: `inspection failed: ${lastError(n)}` };
+          return { failed: 'inspection failed' };
         }
         case 'enroll':
         case 'available':
@@ -216,7 +216,7 @@ export function createRegisterActivities(deps: RegisterDeps) {
         case 'manageable':
           return { verb: 'provide', patch: () => automatedCleanOps(n, input.automatedCleaning) };
         case 'clean failed':
-          return issued.includes('provide') ? { fail: `cleaning failed: ${lastError(n)}` } : { verb: 'manage' };
+          return issued.includes('provide') ? { failed: 'cleaning failed' } : { verb: 'manage' };
         default:
           return managedFirst(n);
       }

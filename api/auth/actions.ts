@@ -31,6 +31,8 @@ const ACTIONS: Record<string, Action> = {
   [`POST ${HOST}/remediations`]: 'operate',
   // As the fleet's reinspect.
   [`POST ${HOST}/inspect`]: 'operate',
+  // Lets a host stopped at the retry limit try its image again, as changing the image would.
+  [`DELETE ${HOST}/provisioning-fail-count`]: 'operate',
   // A manual clean may erase the host's disks: admin, as deleting it is; withdrawing one is safe.
   [`POST ${HOST}/clean`]: 'admin',
   [`DELETE ${HOST}/clean`]: 'operate',

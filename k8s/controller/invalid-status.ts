@@ -39,6 +39,8 @@ export function invalidStatus(
   return {
     ...(registered ? {} : { ...emptyStatus(), provisioning }),
     operationalStatus: 'error',
+    // BMO's recordActionFailure counts every failure it records, a refused spec included.
+    errorCount: (obj.status?.errorCount ?? 0) + 1,
     errorType: invalidErrorType(errors),
     errorMessage: message,
     conditions,

@@ -38,6 +38,7 @@ import { specWithSite, type BareMetalHost } from './bare-metal-host';
 export type { BareMetalHost };
 import { syncPowerRequests } from './power-annotations';
 import { policyOf, syncUpdatePolicy, type HostUpdatePolicyObject } from './update-policies';
+import { syncFailCountReset } from './fail-count-reset';
 
 export const FINALIZER = 'baremetalhost.metal3.io';
 const DELETE_RECHECK_MAX_MS = 30_000;
@@ -84,6 +85,8 @@ export class Reconciler {
   private readonly readoptRefused = new Map<string, string>();
   /** Hosts held back because Metal3's operator looks active: warned once until they are driven again. */
   private readonly bmoHeld = new Set<string>();
+  /** A provisioningFailCount edited on the object, last handed over (same caveat as `applied`). */
+  private readonly failCountSent = new Map<string, string>();
   /** Hosts whose running workflow has taken the delete; lost on a restart, when one query finds it out again. */
   private readonly deleteSent = new Set<string>();
   /** A deleting host's resourceVersion when last looked at and the wait before the next look. */
@@ -102,6 +105,7 @@ export class Reconciler {
     this.pausedApplied.delete(key);
     this.annotationWarned.delete(key);
     this.policyApplied.delete(key);
+    this.failCountSent.delete(key);
     this.deleteSent.delete(key);
     this.deleteWait.delete(key);
   }
@@ -308,6 +312,7 @@ export class Reconciler {
       await warnIgnored(this.deps.rest, obj, ref, spec);
     }
     await syncPowerRequests(this.deps, this.powerApplied, this.objectPath(ref), obj, ref, key, annotations.value, fresh);
+    await syncFailCountReset(this.deps.client, ref, obj, this.failCountSent, key, this.deps.log);
     if (this.deps.updatePolicy) await syncUpdatePolicy(this.deps.client, ref, policyOf(this.deps.updatePolicy(key), this.deps.log), this.policyApplied);
 
     if (annotations.value.inspect === 'requested') {

@@ -22,6 +22,22 @@ export function secretRefFields(): string[] {
 
 /** CEL rules added to the BareMetalHost schema, by path ('' = root). */
 export const RULES: Record<string, ValidationRule[]> = {
+  '': [
+    {
+      // Metal3's webhook: a BMC address, once set, changes only while the host is registering or detached
+      // (here also before it has a state at all). A transition rule at the root: it needs the stored status.
+      rule:
+        "!has(oldSelf.spec) || !has(oldSelf.spec.bmc) || oldSelf.spec.bmc.address == '' || (has(self.spec) && has(self.spec.bmc) && self.spec.bmc.address == oldSelf.spec.bmc.address) || " +
+        "!has(oldSelf.status) || (has(oldSelf.status.operationalStatus) && oldSelf.status.operationalStatus == 'detached') || " +
+        "!has(oldSelf.status.provisioning) || oldSelf.status.provisioning.state in ['', 'unmanaged', 'registering']",
+      message: 'spec.bmc.address cannot change once the host is past registering (as in Metal3, only while it is registering or detached): detach it first, or delete and create it again',
+      messageExpression:
+        "'spec.bmc.address cannot change while the host is ' + oldSelf.status.provisioning.state + " +
+        "' (as in Metal3, only while it is registering or detached): set the baremetalhost.metal3.io/detached annotation first, or delete the host and create it again'",
+      fieldPath: '.spec.bmc.address',
+      reason: 'FieldValueForbidden',
+    },
+  ],
   spec: [
     {
       // A transition rule: only evaluated on update. Metal3's webhook refuses
@@ -50,6 +66,8 @@ export const RULES: Record<string, ValidationRule[]> = {
       // Metal3's webhook refuses a BMC type it does not know; a bare host[:port] is IPMI, as in Metal3.
       rule: `!has(self.bmc) || !self.bmc.address.contains('://') || self.bmc.address.lowerAscii().matches('^(${BMC_SCHEMES.map(reEscape).join('|')})://')`,
       message: `bmc.address has an unknown BMC scheme; accepted schemes: ${BMC_SCHEMES.join(', ')}`,
+      // The scheme given, named as the controller's own check names it (the message above stays the fallback).
+      messageExpression: `'bmc.address has an unknown BMC scheme "' + self.bmc.address.substring(0, self.bmc.address.indexOf('://')) + '"; accepted schemes: ${BMC_SCHEMES.join(', ')}'`,
       fieldPath: '.bmc.address',
       reason: 'FieldValueInvalid',
     },

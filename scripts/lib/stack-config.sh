@@ -47,13 +47,14 @@ ensure_search_attributes() {
 
 # The agent path (redfish-virtual-media boot of ironic-python-agent, direct
 # deploy, agent inspection), set as Metal3's ironic-image sets it, only when
-# IRONIC_HTTP_PORT names the port of an HTTP server for http_root (the agent
-# launcher, scripts/agent/launcher.py, serves it). Nothing here changes what
+# IRONIC_AGENT_PATH=1 (the agent launcher, scripts/agent/launcher.py, then
+# serves http_root on IRONIC_HTTP_PORT). Nothing here changes what
 # fake-hardware nodes do: their interfaces stay the defaults.
+agent_path() { [[ "${IRONIC_AGENT_PATH:-}" == 1 ]]; }
+
 agent_deploy_settings() {
-  [[ -n "${IRONIC_HTTP_PORT:-}" ]] || return 0
+  agent_path || return 0
   cat <<EOF
-http_url = http://$HOST:$IRONIC_HTTP_PORT
 # Put on the virtual-media ISO's kernel command line as ipa-api-url.
 external_callback_url = $(scheme_of ironic)://$HOST:$IRONIC_PORT
 # Metal3 skips the full (shred) erase and keeps the metadata erase.
@@ -64,7 +65,7 @@ EOF
 }
 
 agent_conductor_settings() {
-  [[ -n "${IRONIC_HTTP_PORT:-}" ]] || return 0
+  agent_path || return 0
   cat <<EOF
 
 # The deploy "kernel" and "ramdisk" are placeholders: the ISO Ironic builds
@@ -82,7 +83,7 @@ EOF
 }
 
 prepare_agent_boot_files() {
-  [[ -n "${IRONIC_HTTP_PORT:-}" ]] || return 0
+  agent_path || return 0
   local b="$1/agent-boot"
   mkdir -p "$b"
   echo "metalflow test agent: not a kernel" >"$b/ipa.kernel"
@@ -163,8 +164,12 @@ connection = sqlite:///$d/ironic.sqlite
 # for parity with what Metal3 runs.
 sqlite_synchronous = false
 
+# As ironic-image: Ironic's boot files (iPXE scripts, the ISOs it builds or
+# copies for virtual media, a live ISO's copy) in http_root, fetched by the
+# host or its BMC from http_url (the httpboot service, or the agent launcher).
 [deploy]
 http_root = $d/httpboot
+http_url = http://$HOST:$IRONIC_HTTP_PORT
 $(agent_deploy_settings)
 
 [pxe]
@@ -202,6 +207,10 @@ EOF
   else
     "${dbsync[@]}" upgrade >>"$LOGS/ironic.log" 2>&1 || { log_tail ironic 20; die "ironic: ironic-dbsync upgrade failed"; }
   fi
+}
+
+prepare_httpboot() {
+  mkdir -p "$STATE/ironic/httpboot"
 }
 
 prepare_sushy() {
@@ -263,5 +272,8 @@ command_of() {
       CMD=("$VENV/bin/ironic" --config-file "$STATE/ironic/ironic.conf") ;;
     sushy)
       CMD=("$VENV/bin/python" "$REPO/scripts/sushy_emulator.py" --config "$STATE/sushy/sushy.conf") ;;
+    httpboot)
+      # ironic-image runs httpd on http_root; Python's threading server is enough for one machine's hosts.
+      CMD=("$VENV/bin/python" -m http.server "$IRONIC_HTTP_PORT" --bind "$HOST" --directory "$STATE/ironic/httpboot") ;;
   esac
 }

@@ -68,6 +68,8 @@ healthy() {
     sushy)
       http_check "$scheme://$HOST:$port/redfish/v1/Systems" "$SUSHY_USERNAME:$SUSHY_PASSWORD" \
         "status == 200 and json.loads(body)['Members@odata.count'] > 0" ;;
+    httpboot)
+      http_check "http://$HOST:$port/" "" "status == 200" ;;
   esac
 }
 

@@ -9,7 +9,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { IronicClient } from '../../clients/ironic/client';
 import type { HostSpec } from '../../model/host';
-import { IRONIC_URL } from '../support/env';
+import { IRONIC_HTTP_URL, IRONIC_URL } from '../support/env';
+import { serveFiles, type FileServer } from '../../bench/support/bmc-files';
 import { randomMac, startHarness, uniq, waitFor, FAST_HOST_OPTIONS, type Harness } from '../support/harness';
 import { IPMI_PASSWORD, IPMI_USER, startIpmiSim, type IpmiSim } from '../bmc/support/ipmi-sim';
 
@@ -91,5 +92,33 @@ describe('an ipmi:// host on the project stack\'s Ironic', { timeout: 420_000 },
     // No hardwareProfile: BMO's getHardwareProfileName picks `libvirt` for a libvirt:// BMC (virtio disks).
     expect(node?.properties.root_device).toEqual({ name: 's== /dev/vda' });
     expect(vbmc.file('power')).toBe('1');
+  });
+
+  it("runs Ironic's agent inspection through iPXE: the boot script served from the stack's http_url, the host rebooted into it", async () => {
+    // The shared stack configures no agent ramdisk (the agent path does): placeholder files on the node, and
+    // Ironic driven directly (metalflow's own inspection would set the node's driver_info back to its spec's).
+    const files: FileServer = await serveFiles({ 'ipa.kernel': Buffer.from('kernel'), 'ipa.initramfs': Buffer.from('initramfs') });
+    const nodeId = (await h.hosts.get(ref)).status.provisioning.ID;
+    try {
+      await ironic.patchNode(nodeId, [
+        { op: 'add', path: '/driver_info/deploy_kernel', value: files.url('ipa.kernel') },
+        { op: 'add', path: '/driver_info/deploy_ramdisk', value: files.url('ipa.initramfs') },
+      ]);
+      sim.clearCalls();
+      // Without [deploy] http_url Ironic refuses this at once (iPXE has nowhere to serve its script from).
+      await ironic.setProvisionState(nodeId, 'inspect');
+      await settle('the inspection waiting for its agent', async () => (await ironic.getNode(nodeId))?.provision_state === 'inspect wait');
+      const script = await fetch(`${IRONIC_HTTP_URL}/${nodeId}/config`);
+      expect(script.status).toBe(200);
+      expect(await script.text()).toMatch(/^#!ipxe/);
+      // Rebooted through Ironic's ipmitool into the network boot (the boot device goes by raw commands ipmi_sim keeps to itself).
+      expect(sim.calls().filter((c) => c.startsWith('set') && /power 1/.test(c)).length).toBeGreaterThan(0);
+    } finally {
+      await files.close();
+      await ironic.abortProvisioning(nodeId).catch(() => undefined);
+      await settle('inspection ended', async () => (await ironic.getNode(nodeId))?.provision_state !== 'inspect wait');
+      await ironic.setProvisionState(nodeId, 'manage').catch(() => undefined);
+      await ironic.patchNode(nodeId, [{ op: 'remove', path: '/driver_info/deploy_kernel' }, { op: 'remove', path: '/driver_info/deploy_ramdisk' }]);
+    }
   });
 });

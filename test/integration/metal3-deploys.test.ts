@@ -6,6 +6,8 @@
  * (custom-agent and its deploy step), and preprovisioning network data.
  */
 import { randomBytes } from 'node:crypto';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -19,7 +21,9 @@ import type { HostSpec, Image } from '../../model/host';
 import { isDeploy, type IronicProxy, type RecordedRequest } from '../../bench/support/ironic-proxy';
 import { randomMac, uniq, waitFor, type Harness } from '../support/harness';
 import { useProxiedHarness } from '../support/proxied-harness';
-import { SUSHY_URL } from '../support/env';
+import { IRONIC_HTTP_URL, SUSHY_URL } from '../support/env';
+import { MockActivityEnvironment } from '@temporalio/testing';
+import { newestHistoryError } from '../../activities/ironic/node-driver';
 import { resetRedfishSystem } from '../support/redfish-system';
 import { serveFiles, tinyIso, type FileServer } from '../../bench/support/bmc-files';
 
@@ -78,24 +82,35 @@ beforeAll(async () => {
 });
 afterAll(() => isoServer?.close());
 
+/** The image the system's virtual CD holds, as sushy-tools reports it. */
+async function insertedMedia(address: string): Promise<string | undefined> {
+  const auth = { authorization: `Basic ${Buffer.from('admin:password').toString('base64')}` };
+  const path = address.slice(address.indexOf('/redfish/v1/Systems/'));
+  const cd = (await (await fetch(`${SUSHY_URL}${path}/VirtualMedia/Cd`, { headers: auth })).json()) as { Image?: string | null };
+  return cd.Image || undefined;
+}
+
+/** An available node on the ISO system for a new host (a node an earlier, interrupted run left on its MAC deleted first). */
+async function isoNode(name: string) {
+  await resetRedfishSystem(ISO_SYSTEM);
+  const stale = await ironic.findNodeByMac(ISO_MAC);
+  if (stale) {
+    await ironic.setMaintenance(stale.uuid, 'test: left by an earlier run');
+    await ironic.deleteNode(stale.uuid);
+  }
+  const ref = { namespace: NS, name: uniq(name) };
+  await secrets.write(NS, `${ref.name}-bmc`, { username: 'admin', password: 'password' });
+  const spec: HostSpec = { bmc: { address: ISO_SYSTEM, credentialsName: `${ref.name}-bmc` }, bootMACAddress: ISO_MAC, online: true };
+  const { nodeId } = await acts.ensureNode({ ref, spec });
+  expect((await node(nodeId)).deploy_interface).toBe('direct');
+  await acts.manageNode({ ref, nodeId });
+  await acts.provideNode({ ref, nodeId, automatedCleaning: false });
+  return { ref, spec, nodeId };
+}
+
 describe('live-iso, as Metal3 deploys it', { timeout: 600_000 }, () => {
   it("boots boot_iso with Ironic's ramdisk deploy interface and no config drive; a disk image afterwards goes back to the default", async () => {
-    await resetRedfishSystem(ISO_SYSTEM);
-    // A node an earlier, interrupted run of this test left on the system's MAC.
-    const stale = await ironic.findNodeByMac(ISO_MAC);
-    if (stale) {
-      await ironic.setMaintenance(stale.uuid, 'test: left by an earlier run');
-      await ironic.deleteNode(stale.uuid);
-    }
-    const ref = { namespace: NS, name: uniq('iso') };
-    await secrets.write(NS, `${ref.name}-bmc`, { username: 'admin', password: 'password' });
-    const spec: HostSpec = { bmc: { address: ISO_SYSTEM, credentialsName: `${ref.name}-bmc` }, bootMACAddress: ISO_MAC, online: true };
-    const { nodeId } = await acts.ensureNode({ ref, spec });
-    expect((await node(nodeId)).deploy_interface).toBe('direct');
-    await acts.manageNode({ ref, nodeId });
-    await acts.provideNode({ ref, nodeId, automatedCleaning: false });
-    // The BMC fetches the ISO itself (Metal3's Ironic would serve a copy from its own web server, which this stack has not).
-    await ironic.patchNode(nodeId, [{ op: 'add', path: '/instance_info/ramdisk_image_download_source', value: 'http' }]);
+    const { ref, spec, nodeId } = await isoNode('iso');
     await secrets.write(NS, 'iso-user-data', { userData: '#cloud-config\n' });
     const iso: Image = { url: isoServer.url('live.iso'), format: 'live-iso' };
     expect((await acts.deployNode({ ref, nodeId, image: iso, userData: { name: 'iso-user-data' } })).provisionState).toBe('active');
@@ -104,7 +119,10 @@ describe('live-iso, as Metal3 deploys it', { timeout: 600_000 }, () => {
     expect(live.instance_info).toMatchObject({ boot_iso: iso.url });
     for (const key of ['image_source', 'image_disk_format', 'image_checksum', 'image_os_hash_value', 'configdrive']) expect(live.instance_info).not.toHaveProperty(key);
     expect(lastBody(deploysOf(nodeId))).not.toHaveProperty('configdrive');
-    expect(isoServer.hits('/live.iso')).toBeGreaterThan(0); // the BMC's virtual media took it
+    // As with Metal3's Ironic: Ironic copied the ISO into its http_root and the BMC's virtual media took it from
+    // Ironic's own web server (the stack's httpboot, [deploy] http_url), not from where the image lives.
+    expect(isoServer.hits('/live.iso')).toBeGreaterThan(0);
+    expect(await insertedMedia(ISO_SYSTEM)).toMatch(new RegExp(`^${IRONIC_HTTP_URL}/`));
 
     // Registered again (a spec change) while provisioned: the deploy's interface stays.
     await acts.ensureNode({ ref, spec, nodeId });
@@ -128,6 +146,29 @@ describe('live-iso, as Metal3 deploys it', { timeout: 600_000 }, () => {
     expect(disk.deploy_interface).toBe('direct');
     expect(disk.instance_info).not.toHaveProperty('boot_iso');
     expect(JSON.parse(proxy.requests.slice(patches).find((r) => isDeploy(r) && r.path.includes(nodeId))!.body)).toHaveProperty('configdrive');
+    await removeNode(ref, nodeId);
+  });
+
+  it("names a failed deploy's reason from the node's history once Ironic's power sync has cleared last_error", async () => {
+    const { ref, nodeId } = await isoNode('iso-gone');
+    // Ironic's check of the ISO (a HEAD) passes, its download (a GET) fails in the deploy step: recorded in
+    // last_error and in the node's history.
+    const flaky = createServer((req, res) => res.writeHead(req.method === 'HEAD' ? 200 : 503, { 'content-length': '0' }).end());
+    await new Promise<void>((r) => flaky.listen(0, '127.0.0.1', r));
+    const missing: Image = { url: `http://127.0.0.1:${(flaky.address() as AddressInfo).port}/gone.iso`, format: 'live-iso' };
+    const first = await failureOf(acts.deployNode({ ref, nodeId, image: missing }));
+    expect(first).toBeInstanceOf(ApplicationFailure);
+    expect((first as ApplicationFailure).message).toMatch(/^deploy failed: \S/);
+    // Ironic's power sync (every 30 s on the test stack) clears last_error once it confirms the power state.
+    await waitFor('last_error cleared by the power sync', async () => ((await node(nodeId)).last_error ? undefined : true), { timeoutMs: 180_000 });
+    const reason = newestHistoryError(await ironic.getNodeHistory(nodeId));
+    expect(reason).toBeTruthy();
+    // The same activity read late, as a retry after its worker died is (it sent the deploy before): Ironic's reason still named.
+    const late = await failureOf(new MockActivityEnvironment({ heartbeatDetails: { issued: ['active'] } }).run(acts.deployNode, { ref, nodeId, image: missing }));
+    expect(late).toBeInstanceOf(ApplicationFailure);
+    expect((late as ApplicationFailure).message).toContain(`deploy failed: ${reason}`);
+    expect((late as ApplicationFailure).message).not.toMatch(/no reason given/);
+    flaky.close();
     await removeNode(ref, nodeId);
   });
 });

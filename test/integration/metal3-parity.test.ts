@@ -14,6 +14,7 @@ import { LocalSecretStore } from '../../clients/secrets/local-store';
 import { IronicClient } from '../../clients/ironic/client';
 import type { HostSpec, Image } from '../../model/host';
 import { hostWorkflowId } from '../../model/host-ref';
+import type { HostView } from '../../contracts/host';
 import { IRONIC_URL } from '../support/env';
 import { isDeploy, type IronicProxy } from '../../bench/support/ironic-proxy';
 import { randomMac, uniq, waitFor, type Harness } from '../support/harness';
@@ -223,5 +224,33 @@ describe("spec.online gates provisioning, as BMO's NeedsProvisioning (patch prov
     expect(provisioned.status.provisioning.image?.url).toBe(IMAGE.url);
     expect(proxy.requests.slice(mark).filter((r) => isDeploy(r) && r.path === `/v1/nodes/${nodeId}/states/provision`)).toHaveLength(1);
     await h.hosts.remove(ref);
+  });
+});
+
+describe("BMO's webhook and delete rules", { timeout: 600_000 }, () => {
+  it('refuses a BMC address change once the host is past registering, naming the state and the way out', async () => {
+    const { ref, spec } = await hostIn('available');
+    const refused = await failureOf(h.hosts.put(ref, { spec: { ...spec, bmc: { ...spec.bmc!, address: `fake://${ref.name}-moved` } } }));
+    expect(refused).toMatchObject({ status: 409, message: expect.stringMatching(/^spec\.bmc\.address cannot change while the host is available \(as in Metal3, only while it is registering or detached\)/) });
+    expect((await h.hosts.get(ref)).spec?.bmc?.address).toBe(spec.bmc!.address);
+    await h.hosts.remove(ref);
+  });
+
+  it('deletes a host still registering without a power off, as BMO does', async () => {
+    const ref = { namespace: NS, name: uniq('reg') };
+    // A BMC nothing answers on: Ironic's verify fails and the host stays registering.
+    const spec: HostSpec = { bmc: { address: 'redfish+http://127.0.0.1:9/redfish/v1/Systems/1', credentialsName: `${ref.name}-bmc` }, bootMACAddress: randomMac(), online: true };
+    await h.hosts.put(ref, { spec, credentials: { username: 'admin', password: 'pw' } });
+    await settle('a registration error', async () => {
+      const v = await h.hosts.get(ref);
+      return v.status.provisioning.state === 'registering' && v.status.errorType === 'registration error' ? v : undefined;
+    });
+    const before = (await h.hosts.get(ref)).operations.length;
+    await h.hosts.remove(ref);
+    const final: HostView = await h.client.workflow.getHandle(hostWorkflowId(ref)).result();
+    // Straight to deleting: no power-off of a BMC that never answered (a registration retry may end first).
+    const after = final.operations.slice(before);
+    expect(after.filter((o) => o.kind === 'power')).toEqual([]);
+    expect(after.at(-1)).toMatchObject({ kind: 'delete', outcome: 'succeeded', state: 'deleting' });
   });
 });

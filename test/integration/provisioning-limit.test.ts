@@ -177,6 +177,14 @@ describe('provisioning limit', () => {
     const delayedProvisions = final.flatMap((v) => v.operations.filter((r) => r.kind === 'provision' && r.delayedSince));
     expect(delayedProvisions.length).toBeGreaterThanOrEqual(2);
     for (const v of byArrival) expect(seenDelayed.has(v.ref.name)).toBe(true);
+    // Never delayed below the limit: the two that came to provision while a permit was free never showed it (a record's
+    // delayedSince is set exactly when the host showed delayed), and of five inspected at once at most three did.
+    const holderNames = settled.holding.map((v) => v.ref.name);
+    const records = (name: string) => [...final, goneView, lostView].find((v) => v.ref.name === name)!.operations;
+    for (const name of holderNames) expect(records(name).filter((r) => r.kind === 'provision' && r.delayedSince), name).toEqual([]);
+    const inspections = refs.flatMap((ref) => records(ref.name).filter((r) => r.kind === 'inspect'));
+    expect(inspections).toHaveLength(5);
+    expect(inspections.filter((r) => r.delayedSince).length).toBeLessThanOrEqual(5 - LIMIT);
     const end = await limiterView();
     expect(end.holders).toEqual([]);
     expect(end.queue).toEqual([]);

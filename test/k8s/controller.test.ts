@@ -115,7 +115,8 @@ describe('the Kubernetes shim', () => {
     const name = 'host-refused';
     const scheme = apply(hostDoc(name, { ...fakeHostSpec(name), bmc: { address: 'telnet://10.0.0.1', credentialsName: `${name}-bmc-secret` } }), false);
     expect(scheme.status).not.toBe(0);
-    expect(scheme.stderr).toMatch(/spec\.bmc\.address: Invalid value: .*unknown BMC scheme; accepted schemes: ipmi, libvirt, redfish/);
+    // The scheme given is named, as the controller's own check names it.
+    expect(scheme.stderr).toMatch(/spec\.bmc\.address: Invalid value: .*unknown BMC scheme "telnet"; accepted schemes: ipmi, libvirt, redfish/);
     const mac = apply(hostDoc(name, { ...fakeHostSpec(name), bootMACAddress: '52:54:00:12:34' }), false);
     expect(mac.status).not.toBe(0);
     expect(mac.stderr).toMatch(/spec\.bootMACAddress: Invalid value: .*six two-digit hex octets/);
@@ -133,6 +134,8 @@ describe('the Kubernetes shim', () => {
     // Nothing was registered: the status says what is wrong, in Metal3's terms.
     expect(bmh.status.provisioning).toEqual({ state: 'registering', ID: '' });
     expect(bmh.status.errorType).toBe('registration error');
+    // Counted as BMO counts a failure it records.
+    expect(bmh.status.errorCount).toBe(1);
     expect(kubectl(['get', 'bmh', name, '-n', NS]).stdout.split('\n')[1]).toMatch(/^host-bad\s+registering\s+true\s+registration error\s/);
     const described = kubectl(['describe', 'bmh', name, '-n', NS]).stdout;
     expect(described).toMatch(/InvalidSpec/);
@@ -148,6 +151,15 @@ describe('the Kubernetes shim', () => {
     expect(json(['get', 'bmh', name]).status.errorMessage).toBe(`Secret ${NS}/${name}-bmc-secret not found`);
     apply(secretDoc(`${name}-bmc-secret`, { username: 'admin', password: 'x' }));
     kubectl(['wait', '-n', NS, '--for=jsonpath={.status.provisioning.state}=available', `bmh/${name}`, '--timeout=90s']);
+  });
+
+  it("refuses a BMC address change at admission once the host is past registering, as Metal3's webhook", () => {
+    // Available since the test before.
+    const name = 'host-nosecret';
+    const moved = kubectl(['patch', 'bmh', name, '-n', NS, '--type=merge', '-p', JSON.stringify({ spec: { bmc: { address: `fake://${name}-moved` } } })], { check: false });
+    expect(moved.status).not.toBe(0);
+    expect(moved.stderr).toMatch(/spec\.bmc\.address: .*spec\.bmc\.address cannot change while the host is available \(as in Metal3, only while it is registering or detached\)/);
+    expect(json(['get', 'bmh', name]).spec.bmc.address).toBe(`fake://${name}`);
   });
 
   it('survives the controller being killed during provisioning: one workflow, nothing lost', async () => {

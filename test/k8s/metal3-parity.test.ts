@@ -10,6 +10,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { IRONIC_URL, SUSHY_URL } from '../support/env';
 import { REPO_ROOT } from '../../config/env';
 import { request } from 'undici';
+import { IronicClient } from '../../clients/ironic/client';
+import { startImageServer } from '../support/image-server';
 import { uniq, waitFor } from '../support/harness';
 import { isDeploy } from '../../bench/support/ironic-proxy';
 import { startProxyProcess } from '../support/ironic-proxy-process';
@@ -28,7 +30,8 @@ const TQ = uniq('tq-parity');
 /** Prometheus endpoints of this file's controller and worker (issue 16 item 14). */
 const CONTROLLER_METRICS_PORT = Number(process.env.TEST_CONTROLLER_METRICS_PORT ?? 22991);
 const WORKER_METRICS_PORT = Number(process.env.TEST_WORKER_METRICS_PORT ?? 22992);
-useShimSuite(NS, TQ, { METALFLOW_CONTROLLER_METRICS_PORT: String(CONTROLLER_METRICS_PORT), METALFLOW_CONTROLLER_NODE_HEALTH_SECONDS: '2' }, () => ({
+// A retry limit of 1: the retry test's one failed deploy reaches it.
+useShimSuite(NS, TQ, { METALFLOW_CONTROLLER_METRICS_PORT: String(CONTROLLER_METRICS_PORT), METALFLOW_CONTROLLER_NODE_HEALTH_SECONDS: '2', METALFLOW_MAX_PROVISIONING_RETRIES: '1' }, () => ({
   IRONIC_URL: proxy!.url,
   METALFLOW_WORKER_METRICS_PORT: String(WORKER_METRICS_PORT),
 }));
@@ -294,5 +297,42 @@ describe("Healthy from Ironic's node health (its host applied before the other t
     kubectl(['wait', '-n', NS, '--for=jsonpath={.status.poweredOn}=true', `bmh/${name}`, '--timeout=120s']);
     expect(conditions(name).Healthy).toMatchObject({ status: 'True', reason: 'Healthy' });
     kubectl(['delete', 'bmh', name, '-n', NS, '--wait=true', '--timeout=180s']);
+  });
+});
+
+describe('the provisioning retry limit, reset as Metal3 users reset it', () => {
+  it('a host stopped at the limit provisions again once status.provisioningFailCount is set lower on the object', { timeout: 400_000 }, async () => {
+    const name = 'retry-host';
+    const ironic = new IronicClient({ url: IRONIC_URL });
+    apply(secretDoc(`${name}-bmc-secret`, { username: 'admin', password: 'pw' }));
+    // Cleaning would wait for an agent too: the failed deploy is torn down without it.
+    apply(hostDoc(name, fakeHostSpec(name, { automatedCleaningMode: 'disabled' })));
+    kubectl(['wait', '-n', NS, '--for=jsonpath={.status.provisioning.state}=available', `bmh/${name}`, '--timeout=300s']);
+    const nodeId: string = json(['get', 'bmh', name]).status.provisioning.ID;
+    // A fake-hardware node switched to the direct deploy waits for an agent that never comes; aborted, Ironic says `deploy failed`.
+    await ironic.patchNode(nodeId, [{ op: 'replace', path: '/deploy_interface', value: 'direct' }]);
+    const deployWaits = () => waitFor('the deploy waiting for its agent', async () => (await ironic.getNode(nodeId))?.provision_state === 'wait call-back', { timeoutMs: 180_000 });
+    // Ironic's direct deploy checks that the image URL answers before it boots the agent.
+    const images = await startImageServer({ '/retry.qcow2': { body: Buffer.from('metalflow retry test image') } });
+    kubectl(['patch', 'bmh', name, '-n', NS, '--type=merge', '-p', JSON.stringify({ spec: { image: { ...IMAGE, url: images.url('/retry.qcow2') } } })]);
+    await deployWaits();
+    await ironic.abortProvisioning(nodeId);
+    const held = await waitFor('the retry limit', async () => {
+      const st = json(['get', 'bmh', name]).status;
+      return st.provisioning.state === 'available' && /retry limit \(1\) reached/.test(st.errorMessage) ? st : undefined;
+    }, { timeoutMs: 180_000 });
+    expect(held).toMatchObject({ operationalStatus: 'error', errorType: 'provisioning error', provisioningFailCount: 1 });
+    expect(held.errorMessage).toBe('provisioning failed 1 times, retry limit (1) reached; change image or reset provisioningFailCount to retry');
+
+    // What the message says, done as BMO's users do it: the status edited on the object.
+    kubectl(['patch', 'bmh', name, '-n', NS, '--subresource=status', '--type=merge', '-p', JSON.stringify({ status: { provisioningFailCount: 0 } })]);
+    await deployWaits();
+    const retrying = json(['get', 'bmh', name]).status;
+    expect(retrying.provisioning.state).toBe('provisioning');
+    expect(retrying.provisioningFailCount).toBe(0);
+    await ironic.abortProvisioning(nodeId);
+    await waitFor('the retry limit again', async () => (/retry limit/.test(json(['get', 'bmh', name]).status.errorMessage) ? true : undefined), { timeoutMs: 180_000 });
+    kubectl(['delete', 'bmh', name, '-n', NS, '--wait=true', '--timeout=180s']);
+    await images.close();
   });
 });

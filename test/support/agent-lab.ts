@@ -96,6 +96,7 @@ export async function startAgentLab(name: string, hosts: LabHost[], forward: num
     TEMPORAL_PORT: String(temporalPort),
     TEMPORAL_UI_PORT: String(temporalUiPort),
     IRONIC_HTTP_PORT: String(httpPort),
+    IRONIC_AGENT_PATH: '1',
     SUSHY_EXTERNAL_NOTIFICATION_URL: `http://127.0.0.1:${notifyPort}/`,
     SUSHY_SYSTEMS_FILE: systemsFile,
     SUSHY_POWER_DELAY: '0-0.5',

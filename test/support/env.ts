@@ -30,4 +30,6 @@ export const TEST_ENV = {
 export const TEMPORAL_ADDRESS = `127.0.0.1:${TEST_PORTS.temporal}`;
 export const IRONIC_URL = `http://127.0.0.1:${TEST_PORTS.ironic}`;
 export const SUSHY_URL = `http://127.0.0.1:${TEST_PORTS.sushy}`;
+/** The stack's server of Ironic's http_root ([deploy] http_url): scripts/stack.sh puts it 205 below Ironic's port. */
+export const IRONIC_HTTP_URL = `http://127.0.0.1:${TEST_PORTS.ironic - 205}`;
 export const WORKFLOW_BUNDLE_PATH = join(TEST_STATE_DIR, 'workflow-bundle.js');

@@ -177,6 +177,8 @@ describe('decide', () => {
     expect(decide(state({ spec: spec(), state: 'available', deleteRequested: true }))).toEqual({ kind: 'operation', op: 'power', state: 'powering off before delete' });
     expect(nextStateAfter('power', 'powering off before delete', afterDeprovision)).toBe('deleting');
     expect(decide(state({ spec: spec(), state: 'deleting', deleteRequested: true }))).toMatchObject({ op: 'delete' });
+    // As BMO: a host still registering is deleted without a power off.
+    expect(decide(state({ spec: spec(), state: 'registering', deleteRequested: true }))).toEqual({ kind: 'operation', op: 'delete', state: 'deleting' });
   });
 
   it("gives up cleaning up a host on delete after Metal3's retry count, ", () => {

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { decide } from '../../workflows/host/decide';
 import { provisioningFailures, provisioningRetriesApply, recordAttempt, retryLimitReached } from '../../workflows/host/rules/provisioning-retries';
 import { customDeployChanged } from '../../workflows/host/rules/custom-deploy-change';
+import { loweredFailCount, retryLimitMessage } from '../../model/provisioning-retries';
 import { hostState, testSpec } from '../support/host-state';
 
 const image = { url: 'http://x/i.qcow2', checksum: 'a'.repeat(64), checksumType: 'sha256' as const };
@@ -64,5 +65,24 @@ describe('custom deploy method changed on a provisioned host (BMO provisioningCa
   it('leaves an unchanged method, and a method on a host deployed before metalflow recorded one', () => {
     expect(customDeployChanged(provisioned('a', 'a'))).toBe(false);
     expect(customDeployChanged(provisioned('a', undefined))).toBe(false);
+  });
+});
+
+describe('a provisioningFailCount lowered on the object (the controller reads it as BMO reads its status)', () => {
+  const held = (count: number) => ({
+    provisioning: { state: 'available' },
+    operationalStatus: 'error',
+    errorType: 'provisioning error',
+    errorMessage: retryLimitMessage(5, 5),
+    provisioningFailCount: count,
+  });
+  it('is the count asked for when lower than the one the limit message names, and nothing otherwise', () => {
+    expect(loweredFailCount(held(0))).toBe(0);
+    expect(loweredFailCount(held(3))).toBe(3);
+    // As the host wrote it: nothing to hand over.
+    expect(loweredFailCount(held(5))).toBeUndefined();
+    expect(loweredFailCount({ ...held(0), provisioning: { state: 'provisioning' } })).toBeUndefined();
+    expect(loweredFailCount({ ...held(0), errorMessage: 'deploy failed: x' })).toBeUndefined();
+    expect(loweredFailCount(undefined)).toBeUndefined();
   });
 });

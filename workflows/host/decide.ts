@@ -312,6 +312,8 @@ const deleteSteps: Rule = (s) => {
   if (spec?.provisioner === 'direct' && s.registered === undefined) return { kind: 'finish' };
   if (detach || s.detached) return operation('delete', 'deleting');
   if (PROVISIONED_STATES.includes(state) && !spec?.externallyProvisioned) return operation('deprovision', 'deprovisioning');
+  // As BMO: a host that never got past registering is not powered off; deleting removes any node it has.
+  if (state === 'registering') return operation('delete', 'deleting');
   if ((state !== '' && state !== 'unmanaged') || s.status.provisioning.ID !== '') return operation('power', 'powering off before delete');
   // Never registered: nothing exists outside this workflow.
   return { kind: 'finish' };
@@ -463,6 +465,23 @@ function ruleOrHandler(s: HostState): Decision {
   return HANDLERS[s.status.provisioning.state](s, spec);
 }
 
+/** States in which Metal3's webhook lets the BMC address change (besides a detached host). */
+const ADDRESS_CHANGE_STATES: readonly ProvisioningState[] = ['', 'unmanaged', 'registering'];
+
+/**
+ * Metal3's webhook: a BMC address, once set, changes only while the host is registering or
+ * detached. In Kubernetes mode the API server refuses it at admission (the CRD's rule, from the
+ * object's status); the workflow takes what the API server admitted, so a host that moved on
+ * since its status was written is not left retrying a spec it can never take.
+ */
+function bmcAddressConflict(s: HostState, next: HostSpec): string | undefined {
+  const before = s.spec?.bmc?.address;
+  if (!before || next.bmc?.address === before || s.options.publishStatus) return undefined;
+  const state = s.status.provisioning.state;
+  if (ADDRESS_CHANGE_STATES.includes(state) || s.detached) return undefined;
+  return `spec.bmc.address cannot change while the host is ${state} (as in Metal3, only while it is registering or detached): detach it first (PUT …/detached), or delete the host and create it again`;
+}
+
 /**
  * Why a new spec cannot be accepted now, or undefined when it can. A change
  * that the running operation depends on would leave Ironic and the host's
@@ -476,6 +495,8 @@ export function specConflict(s: HostState, next: HostSpec, running: OperationKin
   if (prev && s.status.provisioning.state !== '' && provisioner(prev) !== provisioner(next)) {
     return `spec.provisioner cannot change from ${provisioner(prev)} to ${provisioner(next)} once the host is registered; delete the host and create it again`;
   }
+  const address = bmcAddressConflict(s, next);
+  if (address) return address;
   if (!prev || !running) return undefined;
   if (prev.bootMACAddress && next.bootMACAddress !== prev.bootMACAddress) {
     return `spec.bootMACAddress cannot change while the host is ${s.status.provisioning.state}`;

@@ -35,6 +35,7 @@ import { now, type HostContext } from './context';
 import { setCleanHandler } from './rules/clean-request';
 import { setUpdatePolicyHandler } from './rules/update-policy';
 import { setHoldFirmwareHandler } from './rules/firmware-held';
+import { setFailCountResetHandler } from './rules/fail-count-reset';
 
 export function setHostHandlers(ctx: HostContext): void {
   const { s } = ctx;
@@ -42,6 +43,7 @@ export function setHostHandlers(ctx: HostContext): void {
   setCleanHandler(ctx);
   setUpdatePolicyHandler(ctx);
   setHoldFirmwareHandler(ctx);
+  setFailCountResetHandler(ctx);
 
   /** Throws (rejecting the update, nothing applied) when the spec is invalid or conflicts with the running operation. */
   const checkSpec = (spec: HostSpec, meta?: HostMetadata): void => {

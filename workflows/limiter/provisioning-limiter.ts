@@ -21,6 +21,7 @@ import {
   acquirePermitSignal,
   limiterViewQuery,
   permitGrantedSignal,
+  permitQueuedSignal,
   releasePermitSignal,
   type LimiterInput,
   type LimiterState,
@@ -36,12 +37,15 @@ const MAX_HISTORY_EVENTS = 2000;
 
 export async function provisioningLimiterWorkflow(input: LimiterInput): Promise<void> {
   const st: LimiterState = input.state ?? { limit: input.limit, holders: [], queue: [] };
+  /** Queued requests whose host has been told it waits. */
+  const told = new Set(st.told ?? []);
   const checkMs = (input.checkSeconds ?? DEFAULT_CHECK_SECONDS) * 1000;
   let changes = 0;
   let signalling = 0;
   const drop = (requestId: string): void => {
     st.holders = st.holders.filter((h) => h.requestId !== requestId);
     st.queue = st.queue.filter((r) => r.requestId !== requestId);
+    told.delete(requestId);
     changes += 1;
   };
   setHandler(acquirePermitSignal, ({ limit, ...req }) => {
@@ -51,32 +55,48 @@ export async function provisioningLimiterWorkflow(input: LimiterInput): Promise<
     const known = st.holders.find((h) => h.requestId === req.requestId) ?? st.queue.find((r) => r.requestId === req.requestId);
     if (!known) st.queue.push(req);
     // The same request from a later run of the host: it continued as new while waiting (or holding), and keeps its place.
-    else if (known.runId !== req.runId) known.runId = req.runId;
+    // A waiting one is told again: the new run may not know it waits.
+    else if (known.runId !== req.runId) {
+      known.runId = req.runId;
+      told.delete(req.requestId);
+    }
   });
   setHandler(releasePermitSignal, ({ requestId }) => drop(requestId));
   setHandler(limiterViewQuery, () => st);
 
-  const grant = (req: PermitRequest): void => {
-    st.holders.push({ ...req, grantedAt: new Date().toISOString() });
+  /**
+   * To the host's current run: the run that asked may have continued as new, handing the request on.
+   * A closed host cannot use it, and its request (a permit: free again at once) is dropped.
+   */
+  const signalHost = (req: PermitRequest, signal: typeof permitGrantedSignal): void => {
     signalling += 1;
-    // To the host's current run: the run that asked may have continued as new, handing the request on.
-    // A closed host cannot use it, and
-    // its permit is free again at once; a run that does not know the request hands it back.
     getExternalWorkflowHandle(req.workflowId)
-      .signal(permitGrantedSignal, { requestId: req.requestId })
+      .signal(signal, { requestId: req.requestId })
       .catch(() => drop(req.requestId))
       .finally(() => {
         signalling -= 1;
         changes += 1;
       });
   };
+  // A run that does not know the request hands the grant back.
+  const grant = (req: PermitRequest): void => {
+    told.delete(req.requestId);
+    st.holders.push({ ...req, grantedAt: new Date().toISOString() });
+    signalHost(req, permitGrantedSignal);
+  };
+  /** The host of a request the limit holds shows `delayed` only once told so. */
+  const tell = (req: PermitRequest): void => {
+    told.add(req.requestId);
+    signalHost(req, permitQueuedSignal);
+  };
   const tooLong = (): boolean => workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > MAX_HISTORY_EVENTS;
 
   for (;;) {
     while (st.queue.length > 0 && st.holders.length < st.limit) grant(st.queue.shift()!);
+    for (const req of st.queue) if (!told.has(req.requestId)) tell(req);
     if (tooLong()) {
       await condition(() => signalling === 0 && allHandlersFinished());
-      await continueAsNew<typeof provisioningLimiterWorkflow>({ limit: st.limit, checkSeconds: checkMs / 1000, state: st });
+      await continueAsNew<typeof provisioningLimiterWorkflow>({ limit: st.limit, checkSeconds: checkMs / 1000, state: { ...st, told: [...told] } });
     }
     const seen = changes;
     const moved = (): boolean => changes !== seen || tooLong();

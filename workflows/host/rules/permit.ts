@@ -1,7 +1,9 @@
 /**
  * The host's side of the provisioning limit (docs/kubernetes.md, *Provisioning limit*): before inspecting, provisioning or deprovisioning, a
  * host asks its task queue's limiter for a permit and waits, in the state it
- * is in with `operationalStatus: delayed`, until the limiter's signal says go.
+ * is in, until the limiter's signal says go; it shows `operationalStatus:
+ * delayed` only once the limiter says the limit holds it (a host under the
+ * limit is granted at once and never shows it, as in Metal3).
  * The permit goes back when the operation ends (however it ends); a place in
  * the queue goes back when the host no longer wants it (paused, deleted, a
  * new decision) or its run is cancelled.
@@ -18,7 +20,7 @@ import {
 import type { OperationalStatus, ProvisioningState } from '../../../model/host';
 import type { LimiterActivities } from '../../../activities/limiter/activities';
 import { LOCAL_ACTIVITY_OPTIONS } from '../../common/activity-options';
-import { limiterWorkflowId, permitGrantedSignal, releasePermitSignal } from '../../../contracts/limiter';
+import { limiterWorkflowId, permitGrantedSignal, permitQueuedSignal, releasePermitSignal } from '../../../contracts/limiter';
 import { now, type HostContext } from '../context';
 
 /** Asked on each inspect, provision and deprovision, answered at once without a limit: a local activity. */
@@ -50,6 +52,8 @@ interface Pending {
   requestId: string;
   unlimited: boolean;
   granted: boolean;
+  /** The limiter said the limit holds it: the host shows `delayed`. */
+  held: boolean;
   delayedSince?: string;
   /** The limiter knows this run asks (a place carried from the run before is announced again). */
   announced: boolean;
@@ -77,6 +81,9 @@ export function permitKeeper(ctx: HostContext): PermitKeeper {
     if (pending?.requestId === requestId) pending.granted = true;
     // A grant that crossed our release: hand it straight back.
     else giveBack(requestId);
+  });
+  setHandler(permitQueuedSignal, ({ requestId }) => {
+    if (pending?.requestId === requestId) pending.held = true;
   });
 
   /** A wait carried from the run before ends without this run waiting again: the status goes back. */
@@ -115,7 +122,7 @@ export function permitKeeper(ctx: HostContext): PermitKeeper {
   const acquire = async (state: ProvisioningState, woken: () => boolean): Promise<{ granted: boolean; delayedSince?: string }> => {
     if (!pending) {
       // Known before it is sent: with a permit free, the grant may arrive before the activity's result.
-      pending = { requestId: `${workflowInfo().runId}/${++seq}`, unlimited: false, granted: false, announced: false };
+      pending = { requestId: `${workflowInfo().runId}/${++seq}`, unlimited: false, granted: false, held: false, announced: false };
       await ask(pending, state);
     } else if (!pending.announced) {
       await ask(pending, state);
@@ -127,20 +134,34 @@ export function permitKeeper(ctx: HostContext): PermitKeeper {
       return { granted: true, ...(p.delayedSince ? { delayedSince: p.delayedSince } : {}) };
     }
     p.statusBefore = undefined;
-    const delayedSince = (p.delayedSince ??= now());
     const before: OperationalStatus = carriedBefore ?? s.status.operationalStatus;
-    ctx.delayed = { state, since: delayedSince };
-    s.status.operationalStatus = 'delayed';
-    s.status.lastUpdated = now();
-    ctx.indexForSearch();
-    await ctx.writeStatus();
+    let shown = false;
+    /** The limiter said the limit holds the host: from now on it shows delayed. */
+    const showDelayed = async (): Promise<void> => {
+      shown = true;
+      const since = (p.delayedSince ??= now());
+      ctx.delayed = { state, since };
+      s.status.operationalStatus = 'delayed';
+      s.status.lastUpdated = now();
+      ctx.indexForSearch();
+      await ctx.writeStatus();
+    };
     try {
       // Waiting long while updates arrive grows the history: hand the place to a fresh run.
       for (;;) {
-        await condition(() => p.granted || woken() || ctx.historyTooLong());
+        if (p.held && !shown) await showDelayed();
+        await condition(() => p.granted || woken() || ctx.historyTooLong() || (p.held && !shown));
         if (p.granted || woken()) break;
+        if (p.held && !shown) continue;
         await ctx.continueAsNewWithState(() => {
-          s.permit = { requestId: p.requestId, state, delayedSince, granted: p.granted, statusBefore: before };
+          s.permit = {
+            requestId: p.requestId,
+            state,
+            ...(p.delayedSince ? { delayedSince: p.delayedSince } : {}),
+            held: p.held,
+            granted: p.granted,
+            statusBefore: before,
+          };
         });
       }
     } catch (err) {
@@ -150,10 +171,12 @@ export function permitKeeper(ctx: HostContext): PermitKeeper {
       ctx.delayed = undefined;
       if (s.status.operationalStatus === 'delayed') s.status.operationalStatus = before;
     }
-    s.status.lastUpdated = now();
-    ctx.indexForSearch();
-    if (!p.granted) await ctx.writeStatus();
-    return { granted: p.granted, delayedSince: p.delayedSince };
+    if (shown) {
+      s.status.lastUpdated = now();
+      ctx.indexForSearch();
+      if (!p.granted) await ctx.writeStatus();
+    }
+    return { granted: p.granted, ...(p.delayedSince ? { delayedSince: p.delayedSince } : {}) };
   };
 
   const delivered = async (): Promise<void> => {
@@ -168,7 +191,8 @@ function carriedRequest(ctx: HostContext): Pending | undefined {
   const carried = ctx.s.permit;
   if (!carried) return undefined;
   delete ctx.s.permit;
-  if (!carried.granted) ctx.delayed = { state: carried.state, since: carried.delayedSince };
+  const held = carried.held ?? true;
+  if (!carried.granted && held && carried.delayedSince) ctx.delayed = { state: carried.state, since: carried.delayedSince };
   const { requestId, granted, delayedSince, statusBefore } = carried;
-  return { requestId, unlimited: false, granted, delayedSince, announced: false, statusBefore };
+  return { requestId, unlimited: false, granted, held, ...(delayedSince ? { delayedSince } : {}), announced: false, statusBefore };
 }

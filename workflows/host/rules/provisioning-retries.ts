@@ -9,6 +9,7 @@
  */
 import type { HostState } from '../../../contracts/host';
 import type { HostSpec, Image } from '../../../model/host';
+import { retryLimitMessage } from '../../../model/provisioning-retries';
 
 /** BMO's default `--max-provisioning-retries`; 0 means no limit. */
 export const DEFAULT_MAX_PROVISIONING_RETRIES = 5;
@@ -46,7 +47,7 @@ export function retryLimitReached(s: HostState): string | undefined {
   const limit = s.options.maxProvisioningRetries ?? DEFAULT_MAX_PROVISIONING_RETRIES;
   const count = provisioningFailures(s);
   if (limit <= 0 || count < limit) return undefined;
-  return `provisioning failed ${count} times, retry limit (${limit}) reached; change image or reset provisioningFailCount to retry`;
+  return retryLimitMessage(count, limit);
 }
 
 /** Before a provisioning from `available`: a changed image resets the count, and the attempt's image is recorded. */
