@@ -29,7 +29,7 @@ case "${1:-}" in
 </project>
 POM
     log "resolving io.temporal:temporal-test-server:$VERSION with Maven"
-    (cd "$DIR" && mvn -q -B dependency:build-classpath -Dmdep.outputFile=classpath.txt.part) \
+    (cd "$DIR" && mvn -q -B -Dstyle.color=never dependency:build-classpath -Dmdep.outputFile=classpath.txt.part) \
       || { log "Maven could not resolve it (Maven Central reachable?)"; exit 1; }
     mv "$DIR/classpath.txt.part" "$DIR/classpath.txt"
     log "ok ($DIR)"
