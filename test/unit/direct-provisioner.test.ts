@@ -102,13 +102,13 @@ describe('provisioner changes', () => {
 });
 
 describe('deleting a direct host', () => {
-  it('finishes at once when it never enrolled (nothing was done to the BMC), powers off otherwise', () => {
+  it('finishes at once when it never enrolled (nothing was done to the BMC), powers off otherwise; an Ironic host still registering is deleted at once, as BMO does', () => {
     const never = { ...hostState(direct(), 'registering'), registered: undefined, deleteRequested: true };
     expect(decide(never)).toEqual({ kind: 'finish' });
     const available = { ...hostState(direct(), 'available'), deleteRequested: true };
     expect(decide(available)).toEqual({ kind: 'operation', op: 'power', state: 'powering off before delete' });
     const { provisioner: _p, ...ironic } = direct();
     const ironicNever = { ...hostState(ironic, 'registering'), registered: undefined, deleteRequested: true };
-    expect(decide(ironicNever)).toEqual({ kind: 'operation', op: 'power', state: 'powering off before delete' });
+    expect(decide(ironicNever)).toEqual({ kind: 'operation', op: 'delete', state: 'deleting' });
   });
 });
