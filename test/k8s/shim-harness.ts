@@ -13,6 +13,7 @@ import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { REPO_ROOT } from '../../config/env';
 import { IRONIC_URL, TEMPORAL_ADDRESS, WORKFLOW_BUNDLE_PATH } from '../support/env';
+import { processArgs } from '../support/process-bundles';
 import { KUBE_BUILD_TIMEOUT_MS, KUBECONFIG, kubectl, useKube, type KubeLease } from './kube-harness';
 
 export interface Shim {
@@ -34,8 +35,8 @@ export function shim(opts: { namespace: string; taskQueue: string; kubeconfig?: 
   // A Worker Deployment of its own: the first worker makes its version current, whatever build the stack saw before.
   const deployment = `mf-shim-${randomBytes(4).toString('hex')}`;
   const alive = (c: ChildProcess): boolean => c.exitCode === null && c.signalCode === null;
-  const run = (label: 'worker' | 'controller', script: string, env: Record<string, string>): ChildProcess => {
-    const child = spawn(process.execPath, ['--import', 'tsx', join(REPO_ROOT, script)], {
+  const run = (label: 'worker' | 'controller', env: Record<string, string>): ChildProcess => {
+    const child = spawn(process.execPath, processArgs(label), {
       cwd: REPO_ROOT,
       env: { ...process.env, TEMPORAL_ADDRESS, METALFLOW_TASK_QUEUE: opts.taskQueue, METALFLOW_KUBECONFIG: opts.kubeconfig ?? KUBECONFIG, ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -55,7 +56,7 @@ export function shim(opts: { namespace: string; taskQueue: string; kubeconfig?: 
   };
   return {
     startWorker: (env = {}) =>
-      run('worker', join('workers', 'main.ts'), {
+      run('worker', {
         IRONIC_URL,
         METALFLOW_WORKFLOW_BUNDLE: WORKFLOW_BUNDLE_PATH,
         METALFLOW_SECRET_KEY: randomBytes(32).toString('base64'),
@@ -64,7 +65,7 @@ export function shim(opts: { namespace: string; taskQueue: string; kubeconfig?: 
         ...env,
       }),
     startController: (env = {}) =>
-      run('controller', join('k8s', 'controller', 'main.ts'), {
+      run('controller', {
         // The test stack's Ironic, read only for the node health conditions (k8s/controller/node-health.ts).
         IRONIC_URL,
         METALFLOW_WATCH_NAMESPACE: opts.namespace,

@@ -10,6 +10,7 @@ import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
 import { REPO_ROOT } from '../../config/env';
 import { WORKFLOW_BUNDLE_OPTIONS } from '../../workers/worker';
 import { holdKubeForRun } from '../k8s/kube-harness';
+import { buildProcessBundles } from './process-bundles';
 import { TEST_ENV, TEST_STATE_DIR, WORKFLOW_BUNDLE_PATH } from './env';
 
 const stack = (...args: string[]): void => {
@@ -36,7 +37,7 @@ export default async function setup(): Promise<() => void> {
   const started = stackInBackground('start', '--empty-db');
   // Settled now, so a failed start is not an unhandled rejection while the bundle builds.
   const startError = started.then(() => undefined, (err: unknown) => err);
-  const { code } = await bundleWorkflowCode({ ...WORKFLOW_BUNDLE_OPTIONS, logger: new DefaultLogger('WARN') });
+  const [{ code }] = await Promise.all([bundleWorkflowCode({ ...WORKFLOW_BUNDLE_OPTIONS, logger: new DefaultLogger('WARN') }), buildProcessBundles()]);
   const err = await startError;
   if (err) throw err;
   // Renamed into place: a worker of another run in this checkout may be reading the bundle right now.

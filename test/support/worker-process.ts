@@ -14,6 +14,7 @@ import { HostService } from '../../api/host-service';
 import { LocalSecretStore } from '../../clients/secrets/local-store';
 import { REPO_ROOT } from '../../config/env';
 import { TEMPORAL_ADDRESS, WORKFLOW_BUNDLE_PATH } from './env';
+import { processArgs } from './process-bundles';
 import { FAST_HOST_OPTIONS, uniq } from './harness';
 import { expireLostAttempts, runningOn } from './lost-attempts';
 import type { HostWorkflowOptions } from '../../contracts/host';
@@ -36,7 +37,7 @@ export class WorkerProcesses {
   }
 
   start(): ChildProcess {
-    const child = spawn(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'workers', 'main.ts')], {
+    const child = spawn(process.execPath, processArgs('worker'), {
       cwd: REPO_ROOT,
       env: {
         ...process.env,
