@@ -24,7 +24,7 @@ function printWhereTimeWent(timingFile) {
   if (!Array.isArray(t.files) || t.files.length === 0) return;
   const s = (ms) => `${Math.round(ms / 1000)} s`;
   const parts = [];
-  if (process.env.TYPECHECK_SECONDS) parts.push(`type check ${process.env.TYPECHECK_SECONDS} s`);
+  if (process.env.TYPECHECK_SECONDS) parts.push(`type check ${process.env.TYPECHECK_SECONDS} s (beside the tests)`);
   parts.push(`before the first file (global setup) ${s(Math.min(...t.files.map((f) => f.startedAt)) - t.initAt)}`);
   for (const group of [...new Set(t.files.map((f) => f.group))]) {
     const fs = t.files.filter((f) => f.group === group);

@@ -69,7 +69,7 @@ describe('the end of make test', () => {
     const where = lines.find((l) => l.startsWith('where the time went: '));
     // Suite: ten files of 1..10 s (55 s) two at a time, 30 s of wall; alone: 11 + 12 s one after the other.
     expect(where).toBe(
-      'where the time went: type check 41 s; before the first file (global setup) 30 s; suite 30 s (10 files, 55 s of file time); alone 23 s (2 files, 23 s of file time); vitest in all 85 s',
+      'where the time went: type check 41 s (beside the tests); before the first file (global setup) 30 s; suite 30 s (10 files, 55 s of file time); alone 23 s (2 files, 23 s of file time); vitest in all 85 s',
     );
   });
 
