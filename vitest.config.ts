@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { defineConfig, type TestProjectInlineConfiguration } from 'vitest/config';
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
+import { HEAVY_ONLY_FILES } from './test/support/heavy';
 
 const HEAVY = process.env.METALFLOW_TEST_HEAVY === '1';
 
@@ -22,9 +23,11 @@ const ALONE = [...(HEAVY ? FLEET_AT_SIZE : []), ...(CHAOS_ROUND ? [CHAOS] : [])]
 
 /**
  * Files only `npm run test:heavy` runs (METALFLOW_TEST_HEAVY=1, test/support/heavy.ts). The heavy tier also
- * runs the chaos, fleet and pivot-chaos files at full size; `make test` runs their small rounds.
+ * runs the chaos, fleet and pivot-chaos files at full size; `make test` runs their small rounds. Each file here
+ * is a second path through something `make test` already drives against the same peer, or a measurement
+ * (docs/testing.md, "What runs in which tier").
  */
-const HEAVY_ONLY = HEAVY ? [] : ['test/bench/bench-tools.test.ts'];
+const HEAVY_ONLY = HEAVY ? [] : HEAVY_ONLY_FILES;
 
 /** The stack-free tier: no stack, no worker, no process of its own. */
 const UNIT = 'test/unit/**/*.test.ts';

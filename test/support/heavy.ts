@@ -5,3 +5,21 @@
  * every behaviour stays in the gate while the gate stays short.
  */
 export const HEAVY = process.env.METALFLOW_TEST_HEAVY === '1';
+
+/**
+ * Files only the heavy tier runs: each is a second path through something `make test` already drives against
+ * the same peer, or a measurement (docs/testing.md, "What runs in which tier"). `npm run test:heavy` names
+ * each of them (test/unit/heavy-tier.test.ts checks it).
+ */
+export const HEAVY_ONLY_FILES: readonly string[] = [
+  'test/bench/bench-tools.test.ts',
+  'test/integration/ironic-db-loss.test.ts',
+  'test/k8s/pivot-restore.test.ts',
+  'test/integration/image-stream-rss.test.ts',
+  'test/k8s/controller-load.test.ts',
+  'test/integration/fleet-abort-teardown.test.ts',
+  'test/integration/fleet-inspect-detach.test.ts',
+  'test/integration/fleet-clean.test.ts',
+  'test/integration/fleet-remediate.test.ts',
+  'test/k8s/fleet-operations.test.ts',
+];
