@@ -37,7 +37,7 @@ POM
   run)
     [[ -s "$DIR/classpath.txt" ]] || { log "not installed: bash scripts/temporal-test-server.sh install"; exit 1; }
     shift
-    exec java -cp "$(cat "$DIR/classpath.txt")" io.temporal.testserver.TestServer "$@"
+    exec java -XX:TieredStopAtLevel=1 -XX:+UseSerialGC -Xshare:auto -cp "$(cat "$DIR/classpath.txt")" io.temporal.testserver.TestServer "$@"
     ;;
   [0-9]*)
     # @temporalio/testing runs the executable with the port as its first argument.

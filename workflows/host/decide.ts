@@ -12,6 +12,7 @@ import { disablePowerOffStale } from './rules/disable-power-off';
 import { pendingSettingsSteps } from '../../model/host-settings';
 import { serviceDue, settingsHeld } from './rules/servicing';
 import { provisionerFor } from './provisioners/provisioner';
+import { provisionerTraits } from './provisioners/traits';
 import { DELETE_RETRY_LIMIT } from '../../contracts/host';
 
 export { DELETE_RETRY_LIMIT };
@@ -309,7 +310,7 @@ const deleteSteps: Rule = (s) => {
   const delayed = detach ? detach.deleteAction === 'delay' : s.detached === true;
   if (delayed) return undefined;
   // A direct host that never enrolled: its enrollment only read the BMC, so there is nothing to undo.
-  if (spec?.provisioner === 'direct' && s.registered === undefined) return { kind: 'finish' };
+  if (!provisionerTraits(spec).ironicNode && s.registered === undefined) return { kind: 'finish' };
   if (detach || s.detached) return operation('delete', 'deleting');
   if (PROVISIONED_STATES.includes(state) && !spec?.externallyProvisioned) return operation('deprovision', 'deprovisioning');
   // As BMO: a host that never got past registering is not powered off; deleting removes any node it has.

@@ -9,6 +9,7 @@ import { ACTIVITY_OPTIONS } from '../../common/activity-options';
 import type { BmcActivities } from '../../../activities/bmc/activities';
 import type { PowerActivities, PowerPath } from '../../../activities/power/activities';
 import type { RebootMode } from '../rules/power-requests';
+import { provisionerTraits } from './traits';
 
 export type { PowerPath } from '../../../activities/power/activities';
 
@@ -23,7 +24,7 @@ export interface PowerOrder {
 
 /** Who owns the host's power: Ironic when it manages the node, the BMC itself otherwise. */
 export function powerPath(spec: HostSpec | undefined, nodeId: string | undefined): PowerPath {
-  return spec?.provisioner === 'direct' || !nodeId ? 'bmc' : 'ironic';
+  return !provisionerTraits(spec).ironicNode || !nodeId ? 'bmc' : 'ironic';
 }
 
 /**

@@ -29,6 +29,7 @@ import {
 import { cleanOperation, serviceOperation } from './ironic-clean';
 import { directDelete, directDeprovision, directEnroll, directInspect, directPower, directPrepare, directProvision } from './direct';
 import { directClean } from './direct-clean';
+import { DIRECT_TRAITS, IRONIC_TRAITS, provisionerTraits, type ProvisionerTraits } from './traits';
 
 /** `progress`: an operation's named steps as they start (only clean and service have them). */
 export type OperationFn = (input: OperationInput, progress?: (step: string) => void) => Promise<OperationOutcome>;
@@ -41,8 +42,7 @@ export type OperationFn = (input: OperationInput, progress?: (step: string) => v
  */
 export type ProvisionerOperations = Readonly<Record<OperationKind, OperationFn>>;
 
-export interface Provisioner {
-  readonly name: NonNullable<HostSpec['provisioner']>;
+export interface Provisioner extends ProvisionerTraits {
   readonly operations: ProvisionerOperations;
   /**
    * Whether `op` counts against the provisioning limit: BMO gates inspecting,
@@ -56,7 +56,7 @@ export interface Provisioner {
 }
 
 export const ironicProvisioner: Provisioner = {
-  name: 'ironic',
+  ...IRONIC_TRAITS,
   operations: {
     enroll: enrollOperation,
     inspect: inspectOperation,
@@ -84,7 +84,7 @@ const DIRECT_NOT_SERVICED =
   'spec.provisioner direct: a provisioned direct host is not serviced (Ironic servicing); deprovision it and use POST …/clean';
 
 export const directProvisioner: Provisioner = {
-  name: 'direct',
+  ...DIRECT_TRAITS,
   operations: {
     enroll: directEnroll,
     inspect: directInspect,
@@ -111,11 +111,7 @@ export const directProvisioner: Provisioner = {
   servicingRefused: DIRECT_NOT_SERVICED,
 };
 
-/**
- * The provisioner `spec` names. The host workflow keeps the one it chose
- * (context.ts): spec.provisioner may change only until the host has a
- * provisioning state (specConflict), so from then on the choice is fixed.
- */
+/** The provisioner `spec` names (traits.ts chooses). */
 export function provisionerFor(spec: HostSpec | undefined): Provisioner {
-  return spec?.provisioner === 'direct' ? directProvisioner : ironicProvisioner;
+  return provisionerTraits(spec).ironicNode ? ironicProvisioner : directProvisioner;
 }

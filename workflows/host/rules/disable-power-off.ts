@@ -7,11 +7,12 @@
  * Ironic and for the direct provisioner.
  */
 import type { HostState } from '../../../contracts/host';
+import { provisionerTraits } from '../provisioners/traits';
 
 /** The spec's disablePowerOff is not what the node was registered with (a host registered before: only when set). */
 export function disablePowerOffStale(s: HostState): boolean {
   const spec = s.spec;
-  if (s.registered === undefined || !spec?.bmc || spec.provisioner === 'direct') return false;
+  if (s.registered === undefined || !spec?.bmc || !provisionerTraits(spec).ironicNode) return false;
   const want = spec.disablePowerOff === true;
   return s.registeredDisablePowerOff === undefined ? want : s.registeredDisablePowerOff !== want;
 }

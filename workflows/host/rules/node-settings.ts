@@ -12,6 +12,7 @@ import type { IronicActivities } from '../../../activities/ironic/activities';
 import type { OperationKind } from '../../../contracts/host';
 import { hostSiteQueue } from '../../../model/site';
 import type { OperationInput } from '../operation-types';
+import { provisionerTraits } from '../provisioners/traits';
 import { ACTIVITY_OPTIONS, LOCAL_ACTIVITY_OPTIONS } from '../../common/activity-options';
 
 const quick = proxyActivities<IronicActivities>(ACTIVITY_OPTIONS.ironicCall);
@@ -27,7 +28,7 @@ const DEPENDS: ReadonlySet<OperationKind> = new Set(['inspect', 'prepare', 'prov
 /** Brings the node's settings in line with the spec before `op`; nothing for a host without an Ironic node. */
 export async function applyNodeSettings(op: OperationKind, input: OperationInput): Promise<void> {
   const { spec, nodeId } = input;
-  if (!DEPENDS.has(op) || !spec?.bmc || spec.provisioner === 'direct' || !nodeId) return;
+  if (!DEPENDS.has(op) || !spec?.bmc || !provisionerTraits(spec).ironicNode || !nodeId) return;
   const args = { ref: input.ref, spec, nodeId };
   // A host of another site: its site's worker reaches that site's Ironic (site-route.ts); a local activity would run here.
   if (hostSiteQueue(spec.site)) {
