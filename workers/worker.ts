@@ -29,7 +29,7 @@ import { createSiteActivities } from './site-activities';
 import type { WorkerVersion } from '../config/worker-versioning';
 import { heartbeatThrottleSeconds } from '../config/env';
 import type { Tracing } from '../clients/telemetry/tracing';
-import { TRACING_WORKFLOW_MODULE, tracingActivityInterceptors, tracingClientInterceptors, tracingSinks } from '../clients/temporal/tracing-interceptors';
+import { tracingActivityInterceptors, tracingClientInterceptors, tracingSinks } from '../clients/temporal/tracing-interceptors';
 
 export const WORKFLOWS_PATH = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
 
@@ -59,7 +59,11 @@ export const WORKFLOW_BUNDLE_OPTIONS = { workflowsPath: WORKFLOWS_PATH, preloadM
  * The bundle of a traced worker: the same plus the Temporal OpenTelemetry workflow interceptors. Only a traced
  * worker has them: untraced, no span is built and no trace header is added to any history.
  */
-export const TRACED_WORKFLOW_BUNDLE_OPTIONS = { ...WORKFLOW_BUNDLE_OPTIONS, workflowInterceptorModules: [...WORKFLOW_INTERCEPTOR_MODULES, TRACING_WORKFLOW_MODULE] };
+export const TRACED_WORKFLOW_BUNDLE_OPTIONS = {
+  ...WORKFLOW_BUNDLE_OPTIONS,
+  // A prebuilt bundle must have been built with it: without it the workflow passes no trace context on.
+  workflowInterceptorModules: [...WORKFLOW_INTERCEPTOR_MODULES, fileURLToPath(new URL('../workflows/common/tracing-interceptors.ts', import.meta.url))],
+};
 
 export interface WorkerDeps extends IronicActivityDeps {
   connection: NativeConnection;

@@ -5,7 +5,6 @@
  * workflow interceptors (a module of the workflow bundle) pass it on to every
  * activity, whose span is the parent of the activity's HTTP requests.
  */
-import { createRequire } from 'node:module';
 import {
   makeWorkflowExporter,
   OpenTelemetryActivityInboundInterceptor,
@@ -16,11 +15,6 @@ import type { WorkflowClientInterceptor } from '@temporalio/client';
 import type { ActivityInterceptorsFactory, InjectedSinks } from '@temporalio/worker';
 import type { Tracing } from '../telemetry/tracing';
 
-/**
- * The workflow interceptor module a traced worker's bundle adds (a prebuilt bundle must have been built with it:
- * without it the workflow passes no context on and each activity starts a trace of its own).
- */
-export const TRACING_WORKFLOW_MODULE = createRequire(import.meta.url).resolve('@temporalio/interceptors-opentelemetry/lib/workflow-interceptors');
 
 /** What a bundle holds when it was built with TRACING_WORKFLOW_MODULE (the name of the tracer it creates). */
 export const TRACING_BUNDLE_MARK = '@temporalio/interceptor-workflow';
