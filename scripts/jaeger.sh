@@ -19,6 +19,8 @@ BIN="$DIR/jaeger"
 GO="${GO:-go}"
 log() { printf '[jaeger] %s\n' "$*"; }
 
+# Everything runs from main, parsed in full before it starts: editing this file during a build cannot derail it.
+main() {
 case "${1:-}" in
   install)
     if [[ -x "$BIN" ]]; then log "ok ($BIN)"; exit 0; fi
@@ -98,3 +100,6 @@ YAML
     exit 2
     ;;
 esac
+}
+
+main "$@"

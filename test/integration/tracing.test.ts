@@ -7,15 +7,14 @@
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
+import { readFileSync } from 'node:fs';
 import { Client } from '@temporalio/client';
 import type { FastifyInstance } from 'fastify';
 import { HostService } from '../../api/host-service';
 import { startTracing, type Tracing } from '../../clients/telemetry/tracing';
 import { tracingClientInterceptors } from '../../clients/temporal/tracing-interceptors';
-import { TRACED_WORKFLOW_BUNDLE_OPTIONS } from '../../workers/worker';
 import { hostWorkflowId } from '../../model/host-ref';
-import { TEST_PORTS } from '../support/env';
+import { TEST_PORTS, TRACED_WORKFLOW_BUNDLE_PATH } from '../support/env';
 import { FAST_HOST_OPTIONS, randomMac, startHarness, uniq, waitFor, type Harness } from '../support/harness';
 import { callApi, serveApi, writeTokenFile } from '../support/api-client';
 import { jaegerUnavailable, startJaeger, type Jaeger, type JaegerSpan, type JaegerTrace } from '../support/jaeger';
@@ -30,14 +29,13 @@ describe.skipIf(unavailable !== undefined)('traces', () => {
   let app: FastifyInstance;
   let base: string;
   let token: string;
-  const name = uniq('traced');
-  const password = `pw-${randomBytes(12).toString('hex')}`;
+  const created: string[] = [];
 
   beforeAll(async () => {
     jaeger = await startJaeger();
     tracing = startTracing({ endpoint: jaeger.otlpEndpoint, serviceName: 'metalflow-test', scheduledDelayMs: 100 });
-    const { code } = await bundleWorkflowCode({ ...TRACED_WORKFLOW_BUNDLE_OPTIONS, logger: new DefaultLogger('WARN') });
-    h = await startHarness({ workflowCode: code, tracing });
+    // The global setup's traced bundle (test/support/global-setup.ts).
+    h = await startHarness({ workflowCode: readFileSync(TRACED_WORKFLOW_BUNDLE_PATH, 'utf8'), tracing });
     const client = new Client({ connection: h.env.connection, interceptors: tracingClientInterceptors(tracing) });
     const hosts = new HostService({ client, secrets: h.secrets, taskQueue: h.taskQueue, hostOptions: FAST_HOST_OPTIONS });
     const tokens = writeTokenFile([['admin', 'admin:*']]);
@@ -46,8 +44,8 @@ describe.skipIf(unavailable !== undefined)('traces', () => {
   }, 120_000);
 
   afterAll(async () => {
-    await h?.hosts.remove({ namespace: 'traced', name }).catch(() => undefined);
-    await h?.client.workflow.getHandle(hostWorkflowId({ namespace: 'traced', name })).result().catch(() => undefined);
+    for (const name of created) await h?.hosts.remove({ namespace: 'traced', name }).catch(() => undefined);
+    await Promise.all(created.map((name) => h?.client.workflow.getHandle(hostWorkflowId({ namespace: 'traced', name })).result().catch(() => undefined)));
     await app?.close();
     await h?.close();
     await tracing?.shutdown();
@@ -58,6 +56,9 @@ describe.skipIf(unavailable !== undefined)('traces', () => {
   const kind = (s: JaegerSpan): unknown => tag(s, 'span.kind');
 
   it('links the API request, the workflow, its activities and their Ironic requests in one trace, with no secret in it', async () => {
+    const name = uniq('traced');
+    created.push(name);
+    const password = `pw-${randomBytes(12).toString('hex')}`;
     const res = await callApi(
       base,
       'PUT',
@@ -71,19 +72,21 @@ describe.skipIf(unavailable !== undefined)('traces', () => {
 
     const ironicPort = TEST_PORTS.ironic;
     const ironicSpans = (t: JaegerTrace) => t.spans.filter((s) => kind(s) === 'client' && tag(s, 'server.port') === ironicPort);
+    const parentIn = (t: JaegerTrace, s: JaegerSpan) => t.spans.find((p) => p.spanID === s.references.find((r) => r.refType === 'CHILD_OF')?.spanID);
+    // A span is exported when it ends: an activity still waiting on Ironic has sent its requests' spans, not its own.
+    const finishedActivity = (t: JaegerTrace) => ironicSpans(t).some((s) => parentIn(t, s)?.operationName.startsWith('RunActivity:'));
     const trace = await waitFor(
-      'a trace in Jaeger with the activities and their Ironic requests',
+      'a trace in Jaeger with an activity and its Ironic requests',
       async () => {
         await tracing.flush();
         const t = await jaeger.trace(traceId);
-        return t && ironicSpans(t).length > 0 && t.spans.some((s) => s.operationName.startsWith('RunActivity:')) ? t : undefined;
+        return t && finishedActivity(t) ? t : undefined;
       },
       { timeoutMs: 60_000, intervalMs: 300 },
     );
 
     const ops = trace.spans.map((s) => s.operationName);
-    const byId = new Map(trace.spans.map((s) => [s.spanID, s]));
-    const parentOf = (s: JaegerSpan) => byId.get(s.references.find((r) => r.refType === 'CHILD_OF')?.spanID ?? '');
+    const parentOf = (s: JaegerSpan) => parentIn(trace, s);
     // The API's span is the root: the caller sent no trace context.
     const root = trace.spans.find((s) => s.operationName === 'PUT /v1/namespaces/:namespace/hosts/:name');
     expect(root, ops.join(', ')).toBeDefined();
@@ -97,8 +100,14 @@ describe.skipIf(unavailable !== undefined)('traces', () => {
     // The workflow's side: the update it handled and the activities it scheduled.
     expect(ops.some((o) => o.startsWith('HandleUpdate:'))).toBe(true);
     expect(ops.some((o) => o.startsWith('StartActivity:'))).toBe(true);
-    // Each Ironic request is a child of the activity that made it.
-    for (const s of ironicSpans(trace)) expect(parentOf(s)?.operationName, s.operationName).toMatch(/^RunActivity:/);
+    // Each Ironic request is a child of the activity that made it (of those whose activity has ended).
+    for (const s of ironicSpans(trace)) {
+      const activity = parentOf(s);
+      if (activity) expect(activity.operationName, s.operationName).toMatch(/^RunActivity:/);
+    }
+    // And the activity is a child of the workflow's span that scheduled it.
+    const activity = parentOf(ironicSpans(trace).find((s) => parentOf(s))!)!;
+    expect(parentOf(activity)?.operationName).toBe(activity.operationName.replace('RunActivity:', 'StartActivity:'));
     const ironicPaths = ironicSpans(trace).map((s) => `${s.operationName} ${String(tag(s, 'url.path'))}`);
     expect(ironicPaths.some((p) => p.startsWith('POST /v1/nodes')), ironicPaths.join(', ')).toBe(true);
 

@@ -8,9 +8,9 @@ import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
 import { REPO_ROOT } from '../../config/env';
-import { WORKFLOW_BUNDLE_OPTIONS } from '../../workers/worker';
+import { TRACED_WORKFLOW_BUNDLE_OPTIONS, WORKFLOW_BUNDLE_OPTIONS } from '../../workers/worker';
 import { holdKubeForRun } from '../k8s/kube-harness';
-import { TEST_ENV, TEST_STATE_DIR, WORKFLOW_BUNDLE_PATH } from './env';
+import { TEST_ENV, TEST_STATE_DIR, TRACED_WORKFLOW_BUNDLE_PATH, WORKFLOW_BUNDLE_PATH } from './env';
 
 const stack = (...args: string[]): void => {
   execFileSync('bash', [join(REPO_ROOT, 'scripts', 'stack.sh'), ...args], {
@@ -37,11 +37,15 @@ export default async function setup(): Promise<() => void> {
   // Settled now, so a failed start is not an unhandled rejection while the bundle builds.
   const startError = started.then(() => undefined, (err: unknown) => err);
   const { code } = await bundleWorkflowCode({ ...WORKFLOW_BUNDLE_OPTIONS, logger: new DefaultLogger('WARN') });
+  // The traced worker's bundle (test/integration/tracing.test.ts) too, while the stack still starts.
+  const { code: traced } = await bundleWorkflowCode({ ...TRACED_WORKFLOW_BUNDLE_OPTIONS, logger: new DefaultLogger('WARN') });
   const err = await startError;
   if (err) throw err;
   // Renamed into place: a worker of another run in this checkout may be reading the bundle right now.
-  writeFileSync(`${WORKFLOW_BUNDLE_PATH}.${process.pid}`, code);
-  renameSync(`${WORKFLOW_BUNDLE_PATH}.${process.pid}`, WORKFLOW_BUNDLE_PATH);
+  for (const [path, text] of [[WORKFLOW_BUNDLE_PATH, code], [TRACED_WORKFLOW_BUNDLE_PATH, traced]] as const) {
+    writeFileSync(`${path}.${process.pid}`, text);
+    renameSync(`${path}.${process.pid}`, path);
+  }
   const kube = holdKubeForRun();
   return () => {
     kube.release();
