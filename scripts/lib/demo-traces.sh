@@ -8,7 +8,7 @@
 # demo_start_traces RUN_DIR: exports METALFLOW_OTLP_ENDPOINT when traces are on.
 demo_start_traces() {
   local run=$1
-  DEMO_JAEGER_URL=
+  export DEMO_JAEGER_URL=
   if [ -n "${METALFLOW_OTLP_ENDPOINT:-${OTEL_EXPORTER_OTLP_ENDPOINT:-}}" ]; then return 0; fi
   if ! bash scripts/jaeger.sh path >/dev/null 2>&1; then
     echo "Traces off: Jaeger is not built (bash scripts/jaeger.sh install, a few minutes once; or set METALFLOW_OTLP_ENDPOINT to a collector)"
@@ -25,7 +25,7 @@ demo_start_traces() {
     start_cmd jaeger bash scripts/jaeger.sh run "$run/jaeger" "$otlp" "$query"
   fi
   export METALFLOW_OTLP_ENDPOINT=http://127.0.0.1:$otlp
-  DEMO_JAEGER_URL=http://127.0.0.1:$query
+  export DEMO_JAEGER_URL=http://127.0.0.1:$query
 }
 
 # demo_print_traces: how to see a trace.

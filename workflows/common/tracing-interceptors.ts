@@ -9,9 +9,9 @@
  * (test/unit/replay-baseline.test.ts); with these, a traced worker issues the same commands in
  * the same order as an untraced one, so tracing can be turned on and off under running hosts.
  */
-import { context, SpanKind, SpanStatusCode, trace, type Context, type Tracer } from '@opentelemetry/api';
+import { context, SpanKind, SpanStatusCode, trace, type Context, type Link, type Tracer } from '@opentelemetry/api';
 import { OpenTelemetryInboundInterceptor, OpenTelemetryInternalsInterceptor, SPAN_DELIMITER, SpanName } from '@temporalio/interceptors-opentelemetry/lib/workflow';
-import { extractContextFromHeaders, headersWithContext } from '@temporalio/interceptors-opentelemetry/lib/instrumentation';
+import { extractContextFromHeaders, headersWithContext, RUN_ID_ATTR_KEY, TRACE_HEADER, WORKFLOW_ID_ATTR_KEY } from '@temporalio/interceptors-opentelemetry/lib/instrumentation';
 import {
   ContinueAsNew,
   workflowInfo,
@@ -44,8 +44,10 @@ const failed = (err: unknown): boolean => !(err instanceof ContinueAsNew);
  * Runs `run` with a new span (child of `parent`) active and returns `run`'s own promise: the span ends when it
  * settles, on a reaction of its own that nothing waits on.
  */
-function traced<T>(name: string, parent: Context, run: () => Promise<T>, kind: SpanKind = SpanKind.INTERNAL): Promise<T> {
-  const span = workflowTracer().startSpan(name, { kind }, parent);
+function traced<T>(name: string, parent: Context, run: () => Promise<T>, links: Link[] = []): Promise<T> {
+  // The workflow's id on every span: a backend's search by it finds a host's traces.
+  const { workflowId, runId } = workflowInfo();
+  const span = workflowTracer().startSpan(name, { kind: SpanKind.INTERNAL, links, attributes: { [WORKFLOW_ID_ATTR_KEY]: workflowId, [RUN_ID_ATTR_KEY]: runId } }, parent);
   const end = (err?: unknown) => {
     if (err !== undefined && failed(err)) span.setStatus({ code: SpanStatusCode.ERROR, message: err instanceof Error ? err.message : String(err) });
     span.end();
@@ -64,12 +66,30 @@ function traced<T>(name: string, parent: Context, run: () => Promise<T>, kind: S
   return result;
 }
 
-const fromHeaders = (input: { headers: Parameters<typeof extractContextFromHeaders>[0] }): Context => extractContextFromHeaders(input.headers) ?? context.active();
+type Headers = Parameters<typeof extractContextFromHeaders>[0];
+const fromHeaders = (input: { headers: Headers }): Context => extractContextFromHeaders(input.headers) ?? context.active();
+
+/**
+ * A continue-as-new starts a new trace, linked to the run before: a host's runs last until their history is
+ * full (weeks at rest), and one trace for all of them would grow for as long as the host exists.
+ */
+const LINK_HEADER = 'metalflow-trace-link';
+const linkHeaders = (headers: Headers): Headers => {
+  const withContext = headersWithContext({});
+  const { [TRACE_HEADER]: dropped, ...rest } = headers;
+  void dropped;
+  return withContext[TRACE_HEADER] ? { ...rest, [LINK_HEADER]: withContext[TRACE_HEADER] } : rest;
+};
+const linksOf = (headers: Headers): Link[] => {
+  const previous = headers[LINK_HEADER] ? extractContextFromHeaders({ [TRACE_HEADER]: headers[LINK_HEADER] }) : undefined;
+  const spanContext = previous ? trace.getSpanContext(previous) : undefined;
+  return spanContext ? [{ context: spanContext }] : [];
+};
 const name = (kind: SpanName, what: string): string => `${kind}${SPAN_DELIMITER}${what}`;
 
 const inbound: WorkflowInboundCallsInterceptor = {
   execute: (input: WorkflowExecuteInput, next: Next<WorkflowInboundCallsInterceptor, 'execute'>) =>
-    traced(name(SpanName.WORKFLOW_EXECUTE, workflowInfo().workflowType), fromHeaders(input), () => next(input)),
+    traced(name(SpanName.WORKFLOW_EXECUTE, workflowInfo().workflowType), fromHeaders(input), () => next(input), linksOf(input.headers)),
   handleSignal: (input: SignalInput, next: Next<WorkflowInboundCallsInterceptor, 'handleSignal'>) =>
     traced(name(SpanName.WORKFLOW_HANDLE_SIGNAL, input.signalName), fromHeaders(input), () => next(input)),
   handleUpdate: (input: UpdateInput, next: Next<WorkflowInboundCallsInterceptor, 'handleUpdate'>) =>
@@ -85,7 +105,7 @@ const outbound: WorkflowOutboundCallsInterceptor = {
   startChildWorkflowExecution: (input: StartChildWorkflowExecutionInput, next: Next<WorkflowOutboundCallsInterceptor, 'startChildWorkflowExecution'>) =>
     traced(name(SpanName.CHILD_WORKFLOW_START, input.workflowType), context.active(), () => next({ ...input, headers: headersWithContext(input.headers) })),
   continueAsNew: (input: ContinueAsNewInput, next: Next<WorkflowOutboundCallsInterceptor, 'continueAsNew'>) =>
-    traced(name(SpanName.CONTINUE_AS_NEW, input.options.workflowType ?? workflowInfo().workflowType), context.active(), () => next({ ...input, headers: headersWithContext(input.headers) })),
+    traced(name(SpanName.CONTINUE_AS_NEW, input.options.workflowType ?? workflowInfo().workflowType), context.active(), () => next({ ...input, headers: linkHeaders(input.headers) })),
   signalWorkflow: (input: SignalWorkflowInput, next: Next<WorkflowOutboundCallsInterceptor, 'signalWorkflow'>) =>
     traced(name(SpanName.WORKFLOW_SIGNAL, input.signalName), context.active(), () => next({ ...input, headers: headersWithContext(input.headers) })),
 };
