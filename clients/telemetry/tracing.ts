@@ -10,7 +10,7 @@
  * user information and its query only the parameter names (an image URL's
  * query may be a signature).
  */
-import { context, propagation, trace, type Tracer } from '@opentelemetry/api';
+import { context, propagation, SpanStatusCode, trace, type Attributes, type Tracer } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
@@ -104,4 +104,19 @@ export function startTracing(opts: TracingOptions): Tracing {
 /** This process's tracing when it was started (the API server, the clients and the worker join it). */
 export function activeTracing(): Tracing | undefined {
   return current;
+}
+
+/** Runs `fn` in a new active span when tracing is on (the Temporal calls it makes are its children), else just runs it. */
+export async function inSpan<T>(tracing: Tracing | undefined, name: string, attributes: Attributes, fn: () => Promise<T>): Promise<T> {
+  if (!tracing) return fn();
+  return tracing.tracer.startActiveSpan(name, { attributes }, async (span) => {
+    try {
+      return await fn();
+    } catch (err) {
+      span.setStatus({ code: SpanStatusCode.ERROR, message: err instanceof Error ? err.message : String(err) });
+      throw err;
+    } finally {
+      span.end();
+    }
+  });
 }

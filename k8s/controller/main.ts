@@ -33,7 +33,7 @@ import { FirmwareSettingsController } from './firmware-settings';
 import { BmoGuard } from './bmo-guard';
 import { temporalCallCounter } from './temporal-calls';
 import { withReconcileSignal } from './reconcile-signal';
-import { startTracing } from '../../clients/telemetry/tracing';
+import { inSpan, startTracing } from '../../clients/telemetry/tracing';
 import { tracingClientInterceptors } from '../../clients/temporal/tracing-interceptors';
 
 const config = loadConfig();
@@ -236,7 +236,10 @@ async function reconcileWithDeadline(reconciler: Reconciler, key: string, leadin
   const [namespace = '', name = ''] = key.split('/');
   if (leading.aborted) return;
   try {
-    await withReconcileSignal(leading, (signal) => client.withAbortSignal(signal, () => client.withDeadline(deadline, () => reconciler.reconcile(key))));
+    // One trace per reconcile: its Temporal calls, and through them the workflow's work they cause.
+    await inSpan(tracing, 'reconcile BareMetalHost', { 'k8s.namespace.name': namespace, 'metal3.host.name': name }, () =>
+      withReconcileSignal(leading, (signal) => client.withAbortSignal(signal, () => client.withDeadline(deadline, () => reconciler.reconcile(key)))),
+    );
     metrics.reconciled(namespace, name, true);
   } catch (err) {
     if (leading.aborted) return;
