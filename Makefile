@@ -4,9 +4,10 @@
 install:
 	@bash scripts/install.sh
 
-# The API-mode demo never runs Kubernetes: it skips the kube-apiserver build (the long part of a first install).
+# The API-mode demo never runs Kubernetes: it skips the kube-apiserver build (the long part of a first install),
+# and the Jaeger build (its traces are on when `make install` or `make test` built it).
 demo:
-	@bash scripts/install.sh --skip-kube --skip-test-server
+	@bash scripts/install.sh --skip-kube --skip-test-server --skip-jaeger
 	@bash scripts/demo.sh
 
 demo-k8s: install
@@ -16,7 +17,7 @@ test: install
 	@bash scripts/test.sh
 
 stack-up:
-	@bash scripts/install.sh --skip-kube --skip-test-server
+	@bash scripts/install.sh --skip-kube --skip-test-server --skip-jaeger
 	@bash scripts/stack.sh start
 
 stack-down:

@@ -13,8 +13,13 @@ import { parseKubeRoles, TokenReviewer } from './auth/token-review';
 import { loadKubeConfig } from '../clients/kubernetes/kube-config';
 import { loadPivotPlanes } from '../config/pivot-planes';
 import { loadSites } from '../config/sites';
+import { startTracing } from '../clients/telemetry/tracing';
+import { tracingClientInterceptors } from '../clients/temporal/tracing-interceptors';
 
 const config = loadConfig();
+// A span per request, carried into the workflows it starts or updates (docs/observability.md).
+const tracing = config.otlpEndpoint ? startTracing({ endpoint: config.otlpEndpoint, serviceName: 'metalflow-api' }) : undefined;
+if (tracing) console.log(`[api] traces to ${tracing.endpoint}`);
 // Before connecting anywhere: no token source (and no explicit METALFLOW_API_AUTH=none on loopback) is a refusal to start.
 const auth = loadAuthOptions(process.env, config.apiHost, auditSink(process.env.METALFLOW_API_AUDIT_LOG || undefined), await kubeReviewer());
 
@@ -35,7 +40,12 @@ async function kubeReviewer(): Promise<TokenReviewer | undefined> {
 const sites = loadSites(process.env, config);
 const key = loadSecretKey({ key: config.secretKey, keyFile: config.secretKeyFile, createIfMissing: true });
 const connection = await connectTemporalClient(temporalConnection(config));
-const client = new Client({ connection, namespace: config.temporalNamespace, dataConverter: metalflowDataConverter(config.payloadKeysFile) });
+const client = new Client({
+  connection,
+  namespace: config.temporalNamespace,
+  dataConverter: metalflowDataConverter(config.payloadKeysFile),
+  ...(tracing ? { interceptors: tracingClientInterceptors(tracing) } : {}),
+});
 const hosts = new HostService({
   client,
   secrets: new LocalSecretStore(config.secretDir, key),
@@ -46,12 +56,16 @@ const hosts = new HostService({
 });
 // The planes a pivot may name: unknown ids are refused here, before the worker (which checks them again) sees them.
 const page = { temporalUi: { url: config.temporalUiUrl, namespace: config.temporalNamespace }, sites: sites.sites.map((s) => ({ name: s.name, taskQueue: s.taskQueue })) };
-const app = await buildServer(hosts, { logger: true, auth, pivotPlanes: loadPivotPlanes(process.env), page });
+const app = await buildServer(hosts, { logger: true, auth, pivotPlanes: loadPivotPlanes(process.env), page, ...(tracing ? { tracing } : {}) });
 if (auth.tokens && process.env.METALFLOW_API_TOKENS_FILE) reloadTokensOnChange(auth.tokens, process.env.METALFLOW_API_TOKENS_FILE, app.log);
 await app.listen({ host: config.apiHost, port: config.apiPort });
 console.log(`metalflow API on ${auth.tls ? 'https' : 'http'}://${config.apiHost}:${config.apiPort} (OpenAPI at /openapi.json, fleet page at /fleet)`);
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.once(signal, () => {
-    void app.close().then(() => connection.close()).then(() => process.exit(0));
+    void app
+      .close()
+      .then(() => connection.close())
+      .then(() => tracing?.shutdown())
+      .then(() => process.exit(0));
   });
 }

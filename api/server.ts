@@ -22,6 +22,8 @@ import { registerIpamRoutes } from './ipam-routes';
 import { registerFirmwareRoutes } from './firmware-routes';
 import { registerUpdatePolicyRoutes } from './update-policy-routes';
 import { registerFleetPage, type FleetPageSettings } from './fleet-page';
+import { traceRequests } from './request-tracing';
+import type { Tracing } from '../clients/telemetry/tracing';
 import { IpPools } from '../control/ip-pools';
 import { validateRemediationRequest } from '../model/remediation';
 import { ApiError, busyError, type HostService } from './host-service';
@@ -65,7 +67,7 @@ export type ApiLogger = boolean | { level?: string; stream: { write(line: string
 
 export async function buildServer(
   hosts: HostService,
-  opts: { logger?: ApiLogger; auth: AuthOptions; fleets?: FleetService; ipPools?: IpPools; pivotPlanes?: PivotPlaneRegistry; page?: FleetPageSettings },
+  opts: { logger?: ApiLogger; auth: AuthOptions; fleets?: FleetService; ipPools?: IpPools; pivotPlanes?: PivotPlaneRegistry; page?: FleetPageSettings; tracing?: Tracing },
 ): Promise<FastifyInstance> {
   // Fastify logs method and URL only, never bodies (they carry BMC passwords and user data).
   const logger = opts.logger ?? false;
@@ -80,6 +82,8 @@ export async function buildServer(
     ? (Fastify({ logger, ...limits, https: { key: tls.key, cert: tls.cert, ca: tls.ca, requestCert: tls.ca !== undefined, rejectUnauthorized: false } }) as unknown as FastifyInstance)
     : Fastify({ logger, ...limits });
   const app = base.withTypeProvider<TypeBoxTypeProvider>();
+  // First, so a request the guard refuses has its span too.
+  if (opts.tracing) traceRequests(app as unknown as FastifyInstance, opts.tracing);
   installGuard(app, opts.auth);
 
   // The same TypeBox checks the workflow runs, so messages name the field the same way everywhere.

@@ -44,6 +44,8 @@ export interface MetalflowConfig extends TlsConfig {
   metricsHost: string;
   /** Port of the worker's Prometheus endpoint (the Temporal SDK's own metrics); off when unset. */
   workerMetricsPort?: number;
+  /** OTLP/HTTP collector the processes send their traces to (docs/observability.md); tracing is off when unset. */
+  otlpEndpoint?: string;
   /** The worker's image cache (docs/images.md); off when METALFLOW_IMAGE_CACHE_DIR is unset. */
   imageCache?: ImageCacheConfig;
   /** Hosts inspecting, provisioning or deprovisioning at once (Metal3's PROVISIONING_LIMIT); 0: no limit. */
@@ -305,12 +307,33 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): MetalflowConfi
     },
     metricsHost: env.METALFLOW_METRICS_HOST || '127.0.0.1',
     workerMetricsPort: whole('METALFLOW_WORKER_METRICS_PORT', env.METALFLOW_WORKER_METRICS_PORT, 1, 65_535, 'a port from 1 to 65535'),
+    otlpEndpoint: otlpEndpoint(env),
     imageCache: imageCache(env),
     provisioningLimit:
       whole('METALFLOW_PROVISIONING_LIMIT', env.METALFLOW_PROVISIONING_LIMIT, 0, 100_000, 'a whole number of hosts from 0 (no limit) to 100000') ?? DEFAULT_PROVISIONING_LIMIT,
     powerSentinelSeconds,
     heartbeatThrottleSeconds: heartbeatThrottleSeconds(env),
   };
+}
+
+/**
+ * METALFLOW_OTLP_ENDPOINT, else OpenTelemetry's own OTEL_EXPORTER_OTLP_ENDPOINT: an http(s) URL, checked at
+ * start so a typo stops the process instead of silently tracing nothing.
+ */
+function otlpEndpoint(env: NodeJS.ProcessEnv): string | undefined {
+  const name = env.METALFLOW_OTLP_ENDPOINT ? 'METALFLOW_OTLP_ENDPOINT' : 'OTEL_EXPORTER_OTLP_ENDPOINT';
+  const raw = env[name];
+  if (!raw) return undefined;
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new Error(`${name} must be an http(s) URL of an OTLP/HTTP collector (e.g. http://127.0.0.1:4318), got "${raw}"`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new Error(`${name} must be an http(s) URL of an OTLP/HTTP collector (e.g. http://127.0.0.1:4318), got a ${url.protocol} URL`);
+  }
+  return raw;
 }
 
 /** How every process that talks to Temporal connects (clients/temporal/connection.ts builds the SDK's options). */

@@ -143,9 +143,10 @@ export const SETTING_GROUPS: readonly SettingGroup[] = [
     ],
   },
   {
-    title: 'Metrics',
+    title: 'Metrics and traces',
     settings: [
       { names: ['METALFLOW_METRICS_HOST'], default: '127.0.0.1', description: 'Address the Prometheus endpoints listen on (docs/observability.md).', readers: ['worker', 'controller'], check: { path: 'metricsHost', value: '127.0.0.1' } },
+      { names: ['METALFLOW_OTLP_ENDPOINT', 'OTEL_EXPORTER_OTLP_ENDPOINT'], default: 'unset (no tracing)', description: 'OpenTelemetry tracing: the OTLP/HTTP (protobuf) collector, e.g. `http://127.0.0.1:4318` (`/v1/traces` is added), that the API, the controller and the worker send spans to: API requests, Temporal calls, workflows, activities and their Ironic and BMC requests (docs/observability.md). The first wins; OpenTelemetry\'s `OTEL_EXPORTER_OTLP_HEADERS` adds headers (a collector\'s token).', readers: ['worker', 'api', 'controller'] },
       { names: ['METALFLOW_CONTROLLER_METRICS_PORT', 'METALFLOW_WORKER_METRICS_PORT'], default: 'off, off', description: '`GET /metrics` (plain HTTP): the controller\'s `metal3_*` series and the worker\'s Temporal SDK metrics.', readers: ['worker', 'controller'] },
     ],
   },
@@ -158,6 +159,7 @@ export const SETTING_GROUPS: readonly SettingGroup[] = [
       { names: ['TEMPORAL_SQLITE_PRAGMAS'], default: 'journal_mode=wal synchronous=normal', description: 'The local dev server\'s SQLite pragmas (a killed server loses nothing; only an OS crash can lose the last commits); empty for SQLite\'s defaults.', readers: ['local stack'] },
       { names: ['IPMI_SIM_PORT', 'IPMI_SIM_USERNAME', 'IPMI_SIM_PASSWORD'], default: '6623, admin, password', description: 'The demo\'s `ipmi_sim` (`scripts/ipmi-sim.sh`, UDP on 127.0.0.1).', readers: ['demo', 'local stack'] },
       { names: ['DHCP_SITE', 'DHCP_NETNS', 'DHCP_NET', 'DHCP_UNKNOWN', 'DHCP_LEASE_TIME'], default: 'default, mf-dhcp-<site>, 10.251.0, ignore, 1h', description: 'One site\'s dnsmasq in a network namespace (`scripts/dnsmasq.sh`).', readers: ['local stack'] },
+      { names: ['DEMO_OTLP_PORT', 'DEMO_JAEGER_PORT', 'DEMO_JAEGER_URL'], default: '4318, 16686, set by the demo', description: 'The demo\'s Jaeger (when `scripts/jaeger.sh install` built it): its OTLP/HTTP and query ports; the demo sets the URL it prints traces from (docs/observability.md).', readers: ['demo'] },
       { names: ['DEMO_DHCP_NET', 'DEMO_DHCP_NETNS', 'DEMO_IMAGE_PORT'], default: '10.251.0, mf-dhcp-demo, 8082', description: 'The demo\'s DHCP network and namespace, and its image origin\'s port.', readers: ['demo'] },
       { names: ['ETCD_PORT', 'KUBE_API_PORT', 'METALFLOW_KUBE_STATE_DIR'], default: '23379, 23443, .state/kube', description: 'The local Kubernetes API server (`scripts/kube.sh`).', readers: ['local stack'] },
     ],

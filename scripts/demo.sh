@@ -42,11 +42,11 @@ start_cmd() {
   echo "started $name (pid $!, log $RUN/$name.log)"
 }
 stop() {
-  for name in api worker codec image-origin; do
+  for name in api worker codec image-origin jaeger; do
     if alive "$name"; then kill "$(cat "$RUN/$name.pid")" 2>/dev/null || true; fi
     rm -f "$RUN/$name.pid"
   done
-  echo "stopped the worker, the API, the codec server and the image origin; the stack is still up (make stack-down stops it)"
+  echo "stopped the worker, the API, the codec server, the image origin and Jaeger; the stack is still up (make stack-down stops it)"
   exit 0
 }
 # From here on a Ctrl-C stops what the demo started, whichever step it interrupts.
@@ -82,6 +82,9 @@ export METALFLOW_WORKER_DEPLOYMENT=${METALFLOW_WORKER_DEPLOYMENT:-metalflow-demo
 # shellcheck source=scripts/lib/demo-metrics.sh
 source scripts/lib/demo-metrics.sh
 demo_metrics_port METALFLOW_WORKER_METRICS_PORT 9464 worker "$(alive worker && echo running)"
+# shellcheck source=scripts/lib/demo-traces.sh
+source scripts/lib/demo-traces.sh
+demo_start_traces "$RUN"
 start_bg worker workers/main.ts
 start_bg api api/main.ts
 
@@ -98,6 +101,7 @@ demo_start_codec "$RUN"
 node --import tsx scripts/demo.ts
 demo_print_cli "$ROOT" host/demo/fake-0
 demo_print_metrics
+demo_print_traces
 
 echo "Running. Press Ctrl-C to stop the worker and the API."
 while alive api && alive worker; do sleep 1; done

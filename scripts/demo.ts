@@ -104,6 +104,9 @@ const directHosts = [
 
 const hosts = [fakeHost(0, true), fakeHost(1, true), fakeHost(2, false), redfishHost, ...directHosts];
 
+/** The trace of each PUT (its answer's x-trace-id), when the API traces (docs/observability.md). */
+const traceOf = new Map<string, string>();
+
 async function api(method: 'GET' | 'PUT', path: string, body?: unknown) {
   const res = await request(`${API}${path}`, {
     method,
@@ -112,6 +115,8 @@ async function api(method: 'GET' | 'PUT', path: string, body?: unknown) {
   });
   const json = (await res.body.json()) as any;
   if (res.statusCode >= 400) throw new Error(`${method} ${path}: ${res.statusCode} ${json.message}`);
+  const trace = res.headers['x-trace-id'];
+  if (method === 'PUT' && typeof trace === 'string') traceOf.set(path, trace);
   return json;
 }
 
@@ -228,6 +233,16 @@ in the host's own run (its activities carry <seq>-power as their summary).
   Temporal UI:  ${UI}/namespaces/default/workflows?query=${query}
 `);
   showStateLinks();
+  showTrace();
+}
+
+/** Where to read the trace of fake-0's PUT (its creation on a first run: every activity and Ironic request). */
+function showTrace(): void {
+  const jaeger = process.env.DEMO_JAEGER_URL;
+  const id = traceOf.get(`/v1/namespaces/${NS}/hosts/fake-0`);
+  if (!jaeger || !id) return;
+  console.log(`The trace of ${NS}/fake-0's PUT (the API call, the workflow, each activity and Ironic request; docs/observability.md):`);
+  console.log(`  curl -s ${jaeger}/api/traces/${id} | jq -r '.data[0].spans[].operationName' | sort | uniq -c`);
 }
 
 /** The UI's host list per state (docs/operating-ui.md): its columns come from the search attributes. */

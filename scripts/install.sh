@@ -15,11 +15,14 @@
 #   5. Temporal's time-skipping test server for tier 0 (Maven Central, with the
 #      JDK; scripts/temporal-test-server.sh, a few seconds once). `make demo`
 #      passes --skip-test-server.
+#   6. Jaeger, the trace backend of the tracing test and of the demo's traces,
+#      built from Go modules into .cache/jaeger by scripts/jaeger.sh (once,
+#      a few minutes on 2 cores). Optional: a failed build is a warning.
 #
 # Stamps live in .state/install/*.sha256 and hold the hash of the input they
 # were built from.  Options:
 #   --force        ignore the stamps and redo every step
-#   --skip-apt | --skip-python | --skip-npm | --skip-kube | --skip-test-server   skip one step
+#   --skip-apt | --skip-python | --skip-npm | --skip-kube | --skip-test-server | --skip-jaeger   skip one step
 # Environment: PYTHON (interpreter used to create .venv), METALFLOW_VENV
 # (venv path, default <repo>/.venv).
 set -euo pipefail
@@ -33,7 +36,7 @@ APT_LIST="$REPO/scripts/apt-packages.txt"
 REQS="$REPO/requirements.txt"
 LOCK="$REPO/package-lock.json"
 
-FORCE=0 SKIP_APT=0 SKIP_PY=0 SKIP_NPM=0 SKIP_KUBE=0 SKIP_TTS=0
+FORCE=0 SKIP_APT=0 SKIP_PY=0 SKIP_NPM=0 SKIP_KUBE=0 SKIP_TTS=0 SKIP_JAEGER=0
 for arg in "$@"; do
   case "$arg" in
     --force) FORCE=1 ;;
@@ -42,6 +45,7 @@ for arg in "$@"; do
     --skip-npm) SKIP_NPM=1 ;;
     --skip-kube) SKIP_KUBE=1 ;;
     --skip-test-server) SKIP_TTS=1 ;;
+    --skip-jaeger) SKIP_JAEGER=1 ;;
     -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "${BASH_SOURCE[0]}"; exit 0 ;;
     *) echo "install.sh: unknown argument: $arg (see --help)" >&2; exit 2 ;;
   esac
@@ -208,4 +212,7 @@ install_kube() {
 # Not fatal: without it the tier-0 tests that need it are skipped, each naming why.
 [[ $SKIP_TTS -eq 1 ]] || bash "$REPO/scripts/temporal-test-server.sh" install \
   || log "WARNING: Temporal's time-skipping test server could not be installed (a JDK 17 and Maven, Maven Central reachable? see above): its tier-0 tests will be skipped"
+# Not fatal either: without it the tracing test is skipped naming why, and the demo runs untraced.
+[[ $SKIP_JAEGER -eq 1 ]] || bash "$REPO/scripts/jaeger.sh" install \
+  || log "WARNING: Jaeger could not be built (Go module proxy reachable? see above): the tracing test will be skipped and the demo runs without traces"
 log "done"

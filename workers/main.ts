@@ -21,12 +21,23 @@ import { startPowerSentinel, stopPowerSentinel } from './power-sentinel-start';
 import { runSiteWorker, siteArgument, siteToServe } from './site-main';
 import { loadSites } from '../config/sites';
 import { kubernetesMode, peerSettings } from './process-deps';
+import { readFileSync } from 'node:fs';
+import { startTracing } from '../clients/telemetry/tracing';
+import { TRACING_BUNDLE_MARK } from '../clients/temporal/tracing-interceptors';
 
 const config = loadConfig();
+// Traces of workflows, activities and their Ironic and BMC requests (docs/observability.md), before any client exists.
+const tracing = config.otlpEndpoint ? startTracing({ endpoint: config.otlpEndpoint, serviceName: 'metalflow-worker' }) : undefined;
+if (tracing) console.log(`[worker] traces to ${tracing.endpoint}`);
+if (tracing && config.workflowBundle && !readFileSync(config.workflowBundle, 'utf8').includes(TRACING_BUNDLE_MARK)) {
+  // Without the workflow interceptors the workflow passes no trace on: each activity would start a trace of its own.
+  console.warn('[worker] METALFLOW_WORKFLOW_BUNDLE was built without the OpenTelemetry workflow interceptors (TRACED_WORKFLOW_BUNDLE_OPTIONS in workers/worker.ts): activities are not linked to the call that caused them');
+}
 // `--site NAME`: this process is that site's worker alone (docs/sites.md).
 const siteName = siteArgument(process.argv.slice(2));
 if (siteName !== undefined) {
-  await runSiteWorker(config, siteToServe(loadSites(process.env, config), siteName));
+  await runSiteWorker(config, siteToServe(loadSites(process.env, config), siteName), tracing);
+  await tracing?.shutdown();
   process.exit(0);
 }
 // Its Worker Deployment Version (docs/operations.md, "Upgrading workers"); undefined with METALFLOW_WORKER_VERSIONING=off.
@@ -77,6 +88,7 @@ const worker = await createWorker(
     imageFetchPolicy,
     dataConverter: metalflowDataConverter(config.payloadKeysFile),
     version,
+    ...(tracing ? { tracing } : {}),
   },
   {
     ...config.workerTuning,
@@ -138,5 +150,6 @@ const currentVersion = version
   : undefined;
 await Promise.all([worker.run(), siteWorker?.run(), currentVersion]);
 await connection.close();
+await tracing?.shutdown();
 // The workers have stopped (SIGTERM, SIGINT): what the process still serves (the image cache) would keep it alive.
 process.exit(0);

@@ -4,6 +4,7 @@
  * own; Temporal, the payload keys and the secret store are the environment's,
  * as for the central worker.
  */
+import type { Tracing } from '../clients/telemetry/tracing';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { temporalConnection, DEFAULT_IMAGE_CACHE_MAX_BYTES, type MetalflowConfig } from '../config/env';
@@ -45,7 +46,7 @@ export function siteToServe(sites: SiteRegistry, name: string): Site {
   return site;
 }
 
-export async function runSiteWorker(config: MetalflowConfig, site: Site): Promise<void> {
+export async function runSiteWorker(config: MetalflowConfig, site: Site, tracing?: Tracing): Promise<void> {
   const { ironic: ir } = site;
   const tls = ir.caFile || ir.clientCertFile ? readTlsFiles({ ...(ir.caFile ? { caFile: ir.caFile } : {}), ...(ir.clientCertFile ? { certFile: ir.clientCertFile, keyFile: ir.clientKeyFile } : {}) }) : undefined;
   // The password stays in its file on the site worker; only the file's name is configuration.
@@ -84,6 +85,7 @@ export async function runSiteWorker(config: MetalflowConfig, site: Site): Promis
     ...(kubernetes ? { kubernetes } : {}),
     imageFetchPolicy,
     dataConverter: metalflowDataConverter(config.payloadKeysFile),
+    ...(tracing ? { tracing } : {}),
   });
   console.log(`metalflow site worker of site ${site.name} on task queue ${site.taskQueue} at ${config.temporalAddress}${config.temporalTls ? ' (TLS)' : ''}, Ironic ${ir.url}`);
   await worker.run();

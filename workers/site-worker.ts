@@ -10,6 +10,8 @@ import type { DataConverter } from '@temporalio/common';
 import { createSiteActivities, type SiteActivityDeps } from './site-activities';
 import { activityFailureMapping } from './activity-failures';
 import { heartbeatThrottleSeconds } from '../config/env';
+import type { Tracing } from '../clients/telemetry/tracing';
+import { tracingActivityInterceptors } from '../clients/temporal/tracing-interceptors';
 
 export interface SiteWorkerDeps extends SiteActivityDeps {
   connection: NativeConnection;
@@ -17,6 +19,8 @@ export interface SiteWorkerDeps extends SiteActivityDeps {
   /** The site's task queue (Site.taskQueue). */
   taskQueue: string;
   dataConverter?: DataConverter;
+  /** Spans of its activities and their HTTP requests, in the trace of the host workflow that sent them (METALFLOW_OTLP_ENDPOINT). */
+  tracing?: Tracing;
 }
 
 export async function createSiteWorker(deps: SiteWorkerDeps): Promise<Worker> {
@@ -25,7 +29,7 @@ export async function createSiteWorker(deps: SiteWorkerDeps): Promise<Worker> {
     namespace: deps.namespace,
     taskQueue: deps.taskQueue,
     ...(deps.dataConverter ? { dataConverter: deps.dataConverter } : {}),
-    interceptors: { activity: [activityFailureMapping] },
+    interceptors: { activity: [...(deps.tracing ? [tracingActivityInterceptors(deps.tracing)] : []), activityFailureMapping] },
     activities: createSiteActivities(deps),
     // As the central worker: most activities wait on Ironic or a BMC, one per host in flight.
     maxConcurrentActivityTaskExecutions: 2000,

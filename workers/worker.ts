@@ -28,6 +28,8 @@ import { activityFailureMapping } from './activity-failures';
 import { createSiteActivities } from './site-activities';
 import type { WorkerVersion } from '../config/worker-versioning';
 import { heartbeatThrottleSeconds } from '../config/env';
+import type { Tracing } from '../clients/telemetry/tracing';
+import { tracingActivityInterceptors, tracingClientInterceptors, tracingSinks } from '../clients/temporal/tracing-interceptors';
 
 export const WORKFLOWS_PATH = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
 
@@ -53,6 +55,15 @@ export const DEFAULT_MAX_CACHED_WORKFLOWS = 400;
 /** What `bundleWorkflowCode` needs to build the same bundle the worker would (tests and the bench prebuild it). */
 export const WORKFLOW_INTERCEPTOR_MODULES = [fileURLToPath(new URL('../workflows/common/interceptors.ts', import.meta.url))];
 export const WORKFLOW_BUNDLE_OPTIONS = { workflowsPath: WORKFLOWS_PATH, preloadModules: WORKFLOW_PRELOAD_MODULES, workflowInterceptorModules: WORKFLOW_INTERCEPTOR_MODULES };
+/**
+ * The bundle of a traced worker: the same plus the Temporal OpenTelemetry workflow interceptors. Only a traced
+ * worker has them: untraced, no span is built and no trace header is added to any history.
+ */
+export const TRACED_WORKFLOW_BUNDLE_OPTIONS = {
+  ...WORKFLOW_BUNDLE_OPTIONS,
+  // A prebuilt bundle must have been built with it: without it the workflow passes no trace context on.
+  workflowInterceptorModules: [...WORKFLOW_INTERCEPTOR_MODULES, fileURLToPath(new URL('../workflows/common/tracing-interceptors.ts', import.meta.url))],
+};
 
 export interface WorkerDeps extends IronicActivityDeps {
   connection: NativeConnection;
@@ -85,6 +96,8 @@ export interface WorkerDeps extends IronicActivityDeps {
    * Each workflow type's behavior is in workflows/common/versioning.ts; types it does not name upgrade automatically.
    */
   version?: WorkerVersion;
+  /** OpenTelemetry tracing of workflows, activities and their HTTP requests (METALFLOW_OTLP_ENDPOINT); off when unset. */
+  tracing?: Tracing;
 }
 
 export async function createWorker(
@@ -100,7 +113,12 @@ export async function createWorker(
     workflowsPath: WORKFLOWS_PATH,
     // A prebuilt bundle (overrides.workflowBundle) was built with WORKFLOW_BUNDLE_OPTIONS already.
     ...(overrides.workflowBundle ? {} : { bundlerOptions: { preloadModules: WORKFLOW_PRELOAD_MODULES } }),
-    interceptors: { activity: [activityFailureMapping], ...(overrides.workflowBundle ? {} : { workflowModules: WORKFLOW_INTERCEPTOR_MODULES }) },
+    interceptors: {
+      activity: [...(deps.tracing ? [tracingActivityInterceptors(deps.tracing)] : []), activityFailureMapping],
+      ...(deps.tracing ? { client: tracingClientInterceptors(deps.tracing) } : {}),
+      ...(overrides.workflowBundle ? {} : { workflowModules: deps.tracing ? TRACED_WORKFLOW_BUNDLE_OPTIONS.workflowInterceptorModules : WORKFLOW_INTERCEPTOR_MODULES }),
+    },
+    ...(deps.tracing ? { sinks: tracingSinks(deps.tracing) } : {}),
     activities: {
       // The default site's hardware: Ironic, BMCs, images, config drives, DHCP (a site worker registers these alone).
       ...createSiteActivities(deps),

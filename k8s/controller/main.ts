@@ -33,8 +33,13 @@ import { FirmwareSettingsController } from './firmware-settings';
 import { BmoGuard } from './bmo-guard';
 import { temporalCallCounter } from './temporal-calls';
 import { withReconcileSignal } from './reconcile-signal';
+import { inSpan, startTracing } from '../../clients/telemetry/tracing';
+import { tracingClientInterceptors } from '../../clients/temporal/tracing-interceptors';
 
 const config = loadConfig();
+// Spans of the controller's Temporal calls, carried into the workflows they start or update (docs/observability.md).
+const tracing = config.otlpEndpoint ? startTracing({ endpoint: config.otlpEndpoint, serviceName: 'metalflow-controller' }) : undefined;
+if (tracing) console.log(`[controller] traces to ${tracing.endpoint}`);
 // Read at start: a mistake in the file stops the controller; each host's site label is checked against it.
 const siteNames = loadSites(process.env, config).names();
 const log = (m: string): void => console.log(`[controller] ${m}`);
@@ -49,7 +54,7 @@ const client = new Client({
   connection,
   namespace: config.temporalNamespace,
   dataConverter: metalflowDataConverter(config.payloadKeysFile),
-  interceptors: { workflow: [temporalCallCounter(metrics.registry).interceptor] },
+  interceptors: { workflow: [...(tracing ? tracingClientInterceptors(tracing).workflow : []), temporalCallCounter(metrics.registry).interceptor] },
 });
 
 const settings = config.controller;
@@ -231,7 +236,10 @@ async function reconcileWithDeadline(reconciler: Reconciler, key: string, leadin
   const [namespace = '', name = ''] = key.split('/');
   if (leading.aborted) return;
   try {
-    await withReconcileSignal(leading, (signal) => client.withAbortSignal(signal, () => client.withDeadline(deadline, () => reconciler.reconcile(key))));
+    // One trace per reconcile: its Temporal calls, and through them the workflow's work they cause.
+    await inSpan(tracing, 'reconcile BareMetalHost', { 'k8s.namespace.name': namespace, 'metal3.host.name': name }, () =>
+      withReconcileSignal(leading, (signal) => client.withAbortSignal(signal, () => client.withDeadline(deadline, () => reconciler.reconcile(key)))),
+    );
     metrics.reconciled(namespace, name, true);
   } catch (err) {
     if (leading.aborted) return;

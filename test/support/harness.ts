@@ -17,6 +17,7 @@ import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { IronicClient } from '../../clients/ironic/client';
 import type { KubeRest } from '../../clients/kubernetes/kube-rest';
 import { LocalSecretStore } from '../../clients/secrets/local-store';
+import type { Tracing } from '../../clients/telemetry/tracing';
 import { createWorker } from '../../workers/worker';
 import type { WorkerVersion } from '../../config/worker-versioning';
 import type { InspectionPreference } from '../../clients/ironic/node-spec';
@@ -108,6 +109,8 @@ export async function startHarness(
     sites?: string[];
     /** METALFLOW_INSPECTION of the worker (out-of-band unless given); the agent path's tests inspect with the agent. */
     inspection?: InspectionPreference;
+    /** The worker traces (its bundle, `workflowCode`, must then be built with TRACED_WORKFLOW_BUNDLE_OPTIONS). */
+    tracing?: Tracing;
   } = {},
 ): Promise<Harness> {
   const namespace = opts.namespace ?? 'default';
@@ -121,7 +124,7 @@ export async function startHarness(
   const secrets = new LocalSecretStore(secretDir, opts.secretKey ?? randomBytes(32));
   const taskQueue = opts.taskQueue ?? uniq('tq');
   const worker = await createWorker(
-    { connection: nativeConnection, namespace, taskQueue, ironic, secrets, poll: { initialMs: 100, factor: 1.5, maxMs: 1000 }, dataConverter: opts.dataConverter, kubernetes: opts.kubernetes, provisioningLimit: opts.provisioningLimit, provisioningLimitCheckSeconds: opts.provisioningLimitCheckSeconds, dhcpSites: opts.dhcpSites, imageCache: opts.imageCache, configDrives: opts.configDrives, pivotPlanes: opts.pivotPlanes, imageFetchPolicy: opts.imageFetchPolicy ?? TEST_FETCH_POLICY, version: opts.version, ...(opts.inspection ? { inspection: opts.inspection } : {}) },
+    { connection: nativeConnection, namespace, taskQueue, ironic, secrets, poll: { initialMs: 100, factor: 1.5, maxMs: 1000 }, dataConverter: opts.dataConverter, kubernetes: opts.kubernetes, provisioningLimit: opts.provisioningLimit, provisioningLimitCheckSeconds: opts.provisioningLimitCheckSeconds, dhcpSites: opts.dhcpSites, imageCache: opts.imageCache, configDrives: opts.configDrives, pivotPlanes: opts.pivotPlanes, imageFetchPolicy: opts.imageFetchPolicy ?? TEST_FETCH_POLICY, version: opts.version, ...(opts.inspection ? { inspection: opts.inspection } : {}), ...(opts.tracing ? { tracing: opts.tracing } : {}) },
     { workflowBundle: opts.workflowCode ? { code: opts.workflowCode } : { codePath: WORKFLOW_BUNDLE_PATH }, workflowsPath: undefined },
   );
   const running = opts.startWorker === false ? undefined : worker.run();

@@ -1,7 +1,8 @@
 /**
  * What each make target installs: `make demo` (API mode) must not build the
- * Kubernetes binaries, whose first build is most of a fresh machine's wait;
- * `make demo-k8s` and `make test` need them. Stack-free (`make -n`).
+ * Kubernetes binaries, whose first build is most of a fresh machine's wait,
+ * nor wait for Jaeger's (the demo traces once it is built); `make demo-k8s`
+ * and `make test` build both. Stack-free (`make -n`).
  */
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -28,11 +29,11 @@ function scriptsReached(cmds: string[]): Set<string> {
 }
 
 describe('make targets install what their command needs', () => {
-  it('make demo and make stack-up skip the Kubernetes build and the test server, and reach no Kubernetes script', () => {
+  it('make demo and make stack-up skip the Kubernetes build, the test server and the Jaeger build, and reach no Kubernetes script', () => {
     for (const target of ['demo', 'stack-up']) {
       const cmds = commands(target);
       const installs = cmds.filter((c) => c.includes('scripts/install.sh'));
-      expect(installs, target).toEqual(['bash scripts/install.sh --skip-kube --skip-test-server']);
+      expect(installs, target).toEqual(['bash scripts/install.sh --skip-kube --skip-test-server --skip-jaeger']);
       const reached = scriptsReached(cmds);
       expect(reached.has('kube-build.sh') || reached.has('kube.sh'), `${target} reaches ${[...reached].join(', ')}`).toBe(false);
     }

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { bundleWorkflowCode, DefaultLogger, Worker } from '@temporalio/worker';
 import { REPO_ROOT } from '../../config/env';
-import { WORKFLOW_BUNDLE_OPTIONS } from '../../workers/worker';
+import { TRACED_WORKFLOW_BUNDLE_OPTIONS, WORKFLOW_BUNDLE_OPTIONS } from '../../workers/worker';
 
 const DIR = join(REPO_ROOT, 'test', 'fixtures', 'baseline');
 const files = readdirSync(DIR).filter((f) => f.endsWith('.json')).sort();
@@ -45,9 +45,11 @@ const EXPECTED = [
 ];
 
 let code: string;
+let traced: string;
 beforeAll(async () => {
   ({ code } = await bundleWorkflowCode({ ...WORKFLOW_BUNDLE_OPTIONS, logger: new DefaultLogger('WARN') }));
-}, 120_000);
+  ({ code: traced } = await bundleWorkflowCode({ ...TRACED_WORKFLOW_BUNDLE_OPTIONS, logger: new DefaultLogger('WARN') }));
+}, 180_000);
 
 describe('replay of the baseline histories', () => {
   it('has a fixture for every workflow type and main path', () => {
@@ -58,5 +60,14 @@ describe('replay of the baseline histories', () => {
     // runReplayHistory parses the CLI's proto-JSON itself.
     const history: unknown = JSON.parse(readFileSync(join(DIR, file), 'utf8'));
     await expect(Worker.runReplayHistory({ workflowBundle: { code }, replayName: file }, history)).resolves.toBeUndefined();
+  });
+});
+
+// Turning tracing on (METALFLOW_OTLP_ENDPOINT) adds Temporal's OpenTelemetry workflow interceptors to the bundle:
+// runs recorded without them (every run of an untraced worker) must still replay on a traced worker.
+describe('replay of the baseline histories on a traced worker', () => {
+  it.each(files)('%s replays without nondeterminism', async (file) => {
+    const history: unknown = JSON.parse(readFileSync(join(DIR, file), 'utf8'));
+    await expect(Worker.runReplayHistory({ workflowBundle: { code: traced }, replayName: file }, history)).resolves.toBeUndefined();
   });
 });

@@ -1,0 +1,36 @@
+/**
+ * The Temporal SDK's OpenTelemetry interceptors, wired to a process's tracing
+ * (clients/telemetry/tracing.ts). The client's start, update and signal spans
+ * carry the caller's trace context into the workflow's headers; the worker's
+ * workflow interceptors (a module of the workflow bundle) pass it on to every
+ * activity, whose span is the parent of the activity's HTTP requests.
+ */
+import {
+  makeWorkflowExporter,
+  OpenTelemetryActivityInboundInterceptor,
+  OpenTelemetryActivityOutboundInterceptor,
+  OpenTelemetryWorkflowClientInterceptor,
+} from '@temporalio/interceptors-opentelemetry';
+import type { WorkflowClientInterceptor } from '@temporalio/client';
+import type { ActivityInterceptorsFactory, InjectedSinks } from '@temporalio/worker';
+import type { Tracing } from '../telemetry/tracing';
+
+
+/** What a bundle holds when it was built with TRACING_WORKFLOW_MODULE (the name of the tracer it creates). */
+export const TRACING_BUNDLE_MARK = '@temporalio/interceptor-workflow';
+
+export function tracingClientInterceptors(tracing: Tracing): { workflow: WorkflowClientInterceptor[] } {
+  return { workflow: [new OpenTelemetryWorkflowClientInterceptor({ tracer: tracing.tracer })] };
+}
+
+export function tracingActivityInterceptors(tracing: Tracing): ActivityInterceptorsFactory {
+  return (ctx) => ({
+    inbound: new OpenTelemetryActivityInboundInterceptor(ctx, { tracer: tracing.tracer }),
+    outbound: new OpenTelemetryActivityOutboundInterceptor(ctx),
+  });
+}
+
+/** The sink the workflow interceptors export their spans through (they cannot do I/O in the workflow sandbox). */
+export function tracingSinks(tracing: Tracing): InjectedSinks<Record<string, never>> {
+  return { exporter: makeWorkflowExporter(tracing.spanProcessor, tracing.resource) } as unknown as InjectedSinks<Record<string, never>>;
+}
