@@ -16,14 +16,19 @@ import { siteTaskQueue } from '../../model/site';
 import { createSiteWorker } from '../../workers/site-worker';
 import { FAST_HOST_OPTIONS, randomMac, startHarness, uniq, waitFor, type Harness } from '../support/harness';
 import { ApiError } from '../../api/api-error';
+import { hostWorkflowId } from '../../model/host-ref';
+import proto from '@temporalio/proto';
+
+const { EventType, TimeoutType } = proto.temporal.api.enums.v1;
 
 const NS = 'sites';
+const WATCH_SECONDS = 2;
 const SITE_B = uniq('b');
 let h: Harness;
 let siteB: { worker: Worker; running: Promise<void> } | undefined;
 
 beforeAll(async () => {
-  h = await startHarness({ hostOptions: { ...FAST_HOST_OPTIONS, siteWatchSeconds: 2 }, sites: [SITE_B] });
+  h = await startHarness({ hostOptions: { ...FAST_HOST_OPTIONS, siteWatchSeconds: WATCH_SECONDS }, sites: [SITE_B] });
 });
 
 afterAll(async () => {
@@ -46,6 +51,14 @@ const put = (ref: HostRef, site: string | undefined, bmc = true) =>
     spec: { ...(bmc ? { bmc: { address: `fake://${ref.name}`, credentialsName: `${ref.name}-bmc` } } : {}), bootMACAddress: randomMac(), online: true, ...(site ? { site } : {}) },
     ...(bmc ? { credentials: { username: 'admin', password: 'pw' } } : {}),
   });
+/** The host's history: its length, and the times its calls were left unstarted past their limit. */
+async function history(ref: HostRef): Promise<{ events: number; unstarted: number[]; lastType: number | null | undefined }> {
+  const events = (await h.client.workflow.getHandle(hostWorkflowId(ref)).fetchHistory()).events ?? [];
+  const unstarted = events
+    .filter((e) => e.activityTaskTimedOutEventAttributes?.failure?.timeoutFailureInfo?.timeoutType === TimeoutType.TIMEOUT_TYPE_SCHEDULE_TO_START)
+    .map((e) => Number(e.eventTime?.seconds ?? 0) * 1000);
+  return { events: events.length, unstarted, lastType: events.at(-1)?.eventType };
+}
 const available = (ref: HostRef) =>
   settle(`${ref.name} available`, async () => {
     const v = await view(ref);
@@ -68,6 +81,11 @@ describe('sites', { timeout: 900_000 }, () => {
     const waiting = await settle(`${b.name} site unreachable`, async () => (await view(b)).siteUnreachable);
     expect(waiting).toMatchObject({ site: SITE_B });
     expect(waiting.reason).toMatch(new RegExp(`^site unreachable: no worker of site "${SITE_B}" took \\w+ from task queue site/${SITE_B}`));
+    // The call sent again once the site was found dark is in the history.
+    const dark = await settle(`${b.name}'s call sent again`, async () => {
+      const seen = await history(b);
+      return seen.unstarted.length > 0 && seen.lastType === EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED ? seen : undefined;
+    });
 
     await put(a, undefined);
     const hostA = await available(a);
@@ -76,6 +94,12 @@ describe('sites', { timeout: 900_000 }, () => {
     const stillB = await view(b);
     expect(stillB.status.provisioning.ID).toBe('');
     expect(stillB.siteUnreachable).toMatchObject({ site: SITE_B });
+    // Its history stopped growing: the call waits on B's queue for as long as B stays dark, with no limit to
+    // run out and nothing sent again (each re-sent call cost 5 events, for ever). Given the time in which a
+    // limit of twice the first would have run out, had there been one.
+    const quiet = dark.unstarted[0]! + 3 * WATCH_SECONDS * 1000 - Date.now();
+    if (quiet > 0) await new Promise((r) => setTimeout(r, quiet));
+    expect(await history(b)).toEqual(dark);
 
     await startSiteB();
     const hostB = await available(b);
