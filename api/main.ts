@@ -13,6 +13,12 @@ import { parseKubeRoles, TokenReviewer } from './auth/token-review';
 import { loadKubeConfig } from '../clients/kubernetes/kube-config';
 import { loadPivotPlanes } from '../config/pivot-planes';
 import { loadSites } from '../config/sites';
+import { SiteHealthReader } from '../control/site-health';
+import { serveMetrics } from '../clients/prometheus/metrics-server';
+import { siteMetricsRegistry } from './site-metrics';
+import { IronicClient } from '../clients/ironic/client';
+import { readTlsFiles } from '../clients/tls/files';
+import { DEFAULT_SITE, type Site } from '../model/site';
 
 const config = loadConfig();
 // Before connecting anywhere: no token source (and no explicit METALFLOW_API_AUTH=none on loopback) is a refusal to start.
@@ -31,6 +37,21 @@ async function kubeReviewer(): Promise<TokenReviewer | undefined> {
   }
   return new TokenReviewer(await KubeRest.create(kc), mappings);
 }
+/**
+ * The client `GET /v1/sites` asks whether a site's Ironic answers with: its API root, which Ironic serves without
+ * credentials. A site's CA is used when this process can read it (else the system's); its password never is.
+ */
+function siteIronic(site: Site): IronicClient {
+  if (site.name === DEFAULT_SITE) return new IronicClient({ url: config.ironicUrl, requestTimeoutMs: 3000, ...(config.ironicTls ? { tls: readTlsFiles(config.ironicTls) } : {}) });
+  const ca = site.ironic.caFile;
+  let tls;
+  try {
+    tls = ca ? readTlsFiles({ caFile: ca }) : undefined;
+  } catch {
+    tls = undefined;
+  }
+  return new IronicClient({ url: site.ironic.url, requestTimeoutMs: 3000, ...(tls ? { tls } : {}) });
+}
 // Read at start: a mistake in the file stops the API, and `spec.site` is checked against it.
 const sites = loadSites(process.env, config);
 const key = loadSecretKey({ key: config.secretKey, keyFile: config.secretKeyFile, createIfMissing: true });
@@ -46,12 +67,15 @@ const hosts = new HostService({
 });
 // The planes a pivot may name: unknown ids are refused here, before the worker (which checks them again) sees them.
 const page = { temporalUi: { url: config.temporalUiUrl, namespace: config.temporalNamespace }, sites: sites.sites.map((s) => ({ name: s.name, taskQueue: s.taskQueue })) };
-const app = await buildServer(hosts, { logger: true, auth, pivotPlanes: loadPivotPlanes(process.env), page });
+const siteHealth = new SiteHealthReader(client, sites.sites.map((s) => ({ name: s.name, taskQueue: s.taskQueue, ironic: siteIronic(s) })));
+const app = await buildServer(hosts, { logger: true, auth, pivotPlanes: loadPivotPlanes(process.env), page, sites: siteHealth });
+const metrics = config.apiMetricsPort !== undefined ? await serveMetrics(siteMetricsRegistry(siteHealth), { host: config.metricsHost, port: config.apiMetricsPort }) : undefined;
+if (metrics) console.log(`metalflow API metrics on ${metrics.url}`);
 if (auth.tokens && process.env.METALFLOW_API_TOKENS_FILE) reloadTokensOnChange(auth.tokens, process.env.METALFLOW_API_TOKENS_FILE, app.log);
 await app.listen({ host: config.apiHost, port: config.apiPort });
 console.log(`metalflow API on ${auth.tls ? 'https' : 'http'}://${config.apiHost}:${config.apiPort} (OpenAPI at /openapi.json, fleet page at /fleet)`);
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.once(signal, () => {
-    void app.close().then(() => connection.close()).then(() => process.exit(0));
+    void app.close().then(() => metrics?.close()).then(() => connection.close()).then(() => process.exit(0));
   });
 }

@@ -145,8 +145,9 @@ export const SETTING_GROUPS: readonly SettingGroup[] = [
   {
     title: 'Metrics',
     settings: [
-      { names: ['METALFLOW_METRICS_HOST'], default: '127.0.0.1', description: 'Address the Prometheus endpoints listen on (docs/observability.md).', readers: ['worker', 'controller'], check: { path: 'metricsHost', value: '127.0.0.1' } },
+      { names: ['METALFLOW_METRICS_HOST'], default: '127.0.0.1', description: 'Address the Prometheus endpoints listen on (docs/observability.md).', readers: ['worker', 'api', 'controller'], check: { path: 'metricsHost', value: '127.0.0.1' } },
       { names: ['METALFLOW_CONTROLLER_METRICS_PORT', 'METALFLOW_WORKER_METRICS_PORT'], default: 'off, off', description: '`GET /metrics` (plain HTTP): the controller\'s `metal3_*` series and the worker\'s Temporal SDK metrics.', readers: ['worker', 'controller'] },
+      { names: ['METALFLOW_API_METRICS_PORT'], default: 'off', description: '`GET /metrics` (plain HTTP) of the API process: each site\'s health (`metalflow_site_*`, docs/sites.md).', readers: ['api'] },
     ],
   },
   {

@@ -16,6 +16,7 @@ import type { AuditRecord } from '../../api/auth/audit';
 import { tokenHash } from '../../api/auth/token-file';
 import type { PivotPlaneRegistry } from '../../config/pivot-planes';
 import type { FleetPageSettings } from '../../api/fleet-page';
+import type { SiteHealthReader } from '../../control/site-health';
 
 const tokenOf = new Map<string, string>();
 
@@ -33,7 +34,7 @@ export function writeTokenFile(entries: Array<[subject: string, grants: string]>
 
 export async function serveApi(
   hosts: HostService,
-  opts: { env?: NodeJS.ProcessEnv; audit?: AuditRecord[]; pivotPlanes?: PivotPlaneRegistry; page?: FleetPageSettings } = {},
+  opts: { env?: NodeJS.ProcessEnv; audit?: AuditRecord[]; pivotPlanes?: PivotPlaneRegistry; page?: FleetPageSettings; sites?: SiteHealthReader } = {},
 ): Promise<{ app: FastifyInstance; base: string; auth: AuthOptions }> {
   let env = opts.env;
   let adminToken: string | undefined;
@@ -44,7 +45,7 @@ export async function serveApi(
   }
   const audit = opts.audit;
   const auth = loadAuthOptions(env, '127.0.0.1', (r) => audit?.push(r));
-  const app = await buildServer(hosts, { auth, ...(opts.pivotPlanes ? { pivotPlanes: opts.pivotPlanes } : {}), ...(opts.page ? { page: opts.page } : {}) });
+  const app = await buildServer(hosts, { auth, ...(opts.pivotPlanes ? { pivotPlanes: opts.pivotPlanes } : {}), ...(opts.page ? { page: opts.page } : {}), ...(opts.sites ? { sites: opts.sites } : {}) });
   await app.listen({ host: '127.0.0.1', port: 0 });
   const addr = app.server.address();
   const base = `${auth.tls ? 'https' : 'http'}://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}`;
