@@ -15,6 +15,12 @@ import { loadPivotPlanes } from '../config/pivot-planes';
 import { loadSites } from '../config/sites';
 import { startTracing } from '../clients/telemetry/tracing';
 import { tracingClientInterceptors } from '../clients/temporal/tracing-interceptors';
+import { SiteHealthReader } from '../control/site-health';
+import { serveMetrics } from '../clients/prometheus/metrics-server';
+import { siteMetricsRegistry } from './site-metrics';
+import { IronicClient } from '../clients/ironic/client';
+import { readTlsFiles } from '../clients/tls/files';
+import { DEFAULT_SITE, type Site } from '../model/site';
 
 const config = loadConfig();
 // A span per request, carried into the workflows it starts or updates (docs/observability.md).
@@ -36,6 +42,21 @@ async function kubeReviewer(): Promise<TokenReviewer | undefined> {
   }
   return new TokenReviewer(await KubeRest.create(kc), mappings);
 }
+/**
+ * The client `GET /v1/sites` asks whether a site's Ironic answers with: its API root, which Ironic serves without
+ * credentials. A site's CA is used when this process can read it (else the system's); its password never is.
+ */
+function siteIronic(site: Site): IronicClient {
+  if (site.name === DEFAULT_SITE) return new IronicClient({ url: config.ironicUrl, requestTimeoutMs: 3000, ...(config.ironicTls ? { tls: readTlsFiles(config.ironicTls) } : {}) });
+  const ca = site.ironic.caFile;
+  let tls;
+  try {
+    tls = ca ? readTlsFiles({ caFile: ca }) : undefined;
+  } catch {
+    tls = undefined;
+  }
+  return new IronicClient({ url: site.ironic.url, requestTimeoutMs: 3000, ...(tls ? { tls } : {}) });
+}
 // Read at start: a mistake in the file stops the API, and `spec.site` is checked against it.
 const sites = loadSites(process.env, config);
 const key = loadSecretKey({ key: config.secretKey, keyFile: config.secretKeyFile, createIfMissing: true });
@@ -56,7 +77,10 @@ const hosts = new HostService({
 });
 // The planes a pivot may name: unknown ids are refused here, before the worker (which checks them again) sees them.
 const page = { temporalUi: { url: config.temporalUiUrl, namespace: config.temporalNamespace }, sites: sites.sites.map((s) => ({ name: s.name, taskQueue: s.taskQueue })) };
-const app = await buildServer(hosts, { logger: true, auth, pivotPlanes: loadPivotPlanes(process.env), page, ...(tracing ? { tracing } : {}) });
+const siteHealth = new SiteHealthReader(client, sites.sites.map((s) => ({ name: s.name, taskQueue: s.taskQueue, ironic: siteIronic(s) })));
+const app = await buildServer(hosts, { logger: true, auth, pivotPlanes: loadPivotPlanes(process.env), page, sites: siteHealth, ...(tracing ? { tracing } : {}) });
+const metrics = config.apiMetricsPort !== undefined ? await serveMetrics(siteMetricsRegistry(siteHealth), { host: config.metricsHost, port: config.apiMetricsPort }) : undefined;
+if (metrics) console.log(`metalflow API metrics on ${metrics.url}`);
 if (auth.tokens && process.env.METALFLOW_API_TOKENS_FILE) reloadTokensOnChange(auth.tokens, process.env.METALFLOW_API_TOKENS_FILE, app.log);
 await app.listen({ host: config.apiHost, port: config.apiPort });
 console.log(`metalflow API on ${auth.tls ? 'https' : 'http'}://${config.apiHost}:${config.apiPort} (OpenAPI at /openapi.json, fleet page at /fleet)`);
@@ -67,5 +91,6 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
       .then(() => connection.close())
       .then(() => tracing?.shutdown())
       .then(() => process.exit(0));
+    void app.close().then(() => metrics?.close()).then(() => connection.close()).then(() => process.exit(0));
   });
 }

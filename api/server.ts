@@ -24,6 +24,8 @@ import { registerUpdatePolicyRoutes } from './update-policy-routes';
 import { registerFleetPage, type FleetPageSettings } from './fleet-page';
 import { traceRequests } from './request-tracing';
 import type { Tracing } from '../clients/telemetry/tracing';
+import { registerSiteRoutes } from './site-routes';
+import type { SiteHealthReader } from '../control/site-health';
 import { IpPools } from '../control/ip-pools';
 import { validateRemediationRequest } from '../model/remediation';
 import { ApiError, busyError, type HostService } from './host-service';
@@ -67,7 +69,7 @@ export type ApiLogger = boolean | { level?: string; stream: { write(line: string
 
 export async function buildServer(
   hosts: HostService,
-  opts: { logger?: ApiLogger; auth: AuthOptions; fleets?: FleetService; ipPools?: IpPools; pivotPlanes?: PivotPlaneRegistry; page?: FleetPageSettings; tracing?: Tracing },
+  opts: { logger?: ApiLogger; auth: AuthOptions; fleets?: FleetService; ipPools?: IpPools; pivotPlanes?: PivotPlaneRegistry; page?: FleetPageSettings; tracing?: Tracing; sites?: SiteHealthReader },
 ): Promise<FastifyInstance> {
   // Fastify logs method and URL only, never bodies (they carry BMC passwords and user data).
   const logger = opts.logger ?? false;
@@ -161,6 +163,7 @@ export async function buildServer(
   registerFirmwareRoutes(app, hosts);
   registerUpdatePolicyRoutes(app, hosts);
   registerIpamRoutes(app, opts.ipPools ?? new IpPools({ client: hosts.client, taskQueue: hosts.taskQueue }));
+  registerSiteRoutes(app, opts.sites);
   registerFleetPage(app, opts.page ?? { temporalUi: { url: 'http://127.0.0.1:8233', namespace: hosts.client.options.namespace }, sites: [] });
 
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());

@@ -46,6 +46,8 @@ export interface MetalflowConfig extends TlsConfig {
   workerMetricsPort?: number;
   /** OTLP/HTTP collector the processes send their traces to (docs/observability.md); tracing is off when unset. */
   otlpEndpoint?: string;
+  /** METALFLOW_API_METRICS_PORT: the API's `GET /metrics` (the sites' health, `metalflow_site_*`); off when unset. */
+  apiMetricsPort?: number;
   /** The worker's image cache (docs/images.md); off when METALFLOW_IMAGE_CACHE_DIR is unset. */
   imageCache?: ImageCacheConfig;
   /** Hosts inspecting, provisioning or deprovisioning at once (Metal3's PROVISIONING_LIMIT); 0: no limit. */
@@ -308,6 +310,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): MetalflowConfi
     metricsHost: env.METALFLOW_METRICS_HOST || '127.0.0.1',
     workerMetricsPort: whole('METALFLOW_WORKER_METRICS_PORT', env.METALFLOW_WORKER_METRICS_PORT, 1, 65_535, 'a port from 1 to 65535'),
     otlpEndpoint: otlpEndpoint(env),
+    apiMetricsPort: whole('METALFLOW_API_METRICS_PORT', env.METALFLOW_API_METRICS_PORT, 1, 65_535, 'a port from 1 to 65535'),
     imageCache: imageCache(env),
     provisioningLimit:
       whole('METALFLOW_PROVISIONING_LIMIT', env.METALFLOW_PROVISIONING_LIMIT, 0, 100_000, 'a whole number of hosts from 0 (no limit) to 100000') ?? DEFAULT_PROVISIONING_LIMIT,

@@ -145,9 +145,10 @@ export const SETTING_GROUPS: readonly SettingGroup[] = [
   {
     title: 'Metrics and traces',
     settings: [
-      { names: ['METALFLOW_METRICS_HOST'], default: '127.0.0.1', description: 'Address the Prometheus endpoints listen on (docs/observability.md).', readers: ['worker', 'controller'], check: { path: 'metricsHost', value: '127.0.0.1' } },
       { names: ['METALFLOW_OTLP_ENDPOINT', 'OTEL_EXPORTER_OTLP_ENDPOINT'], default: 'unset (no tracing)', description: 'OpenTelemetry tracing: the OTLP/HTTP (protobuf) collector, e.g. `http://127.0.0.1:4318` (`/v1/traces` is added), that the API, the controller and the worker send spans to: API requests, Temporal calls, workflows, activities and their Ironic and BMC requests (docs/observability.md). The first wins; OpenTelemetry\'s `OTEL_EXPORTER_OTLP_HEADERS` adds headers (a collector\'s token).', readers: ['worker', 'api', 'controller'] },
+      { names: ['METALFLOW_METRICS_HOST'], default: '127.0.0.1', description: 'Address the Prometheus endpoints listen on (docs/observability.md).', readers: ['worker', 'api', 'controller'], check: { path: 'metricsHost', value: '127.0.0.1' } },
       { names: ['METALFLOW_CONTROLLER_METRICS_PORT', 'METALFLOW_WORKER_METRICS_PORT'], default: 'off, off', description: '`GET /metrics` (plain HTTP): the controller\'s `metal3_*` series and the worker\'s Temporal SDK metrics.', readers: ['worker', 'controller'] },
+      { names: ['METALFLOW_API_METRICS_PORT'], default: 'off', description: '`GET /metrics` (plain HTTP) of the API process: each site\'s health (`metalflow_site_*`, docs/sites.md).', readers: ['api'] },
     ],
   },
   {

@@ -16,17 +16,42 @@ import { siteTaskQueue } from '../../model/site';
 import { createSiteWorker } from '../../workers/site-worker';
 import { FAST_HOST_OPTIONS, randomMac, startHarness, uniq, waitFor, type Harness } from '../support/harness';
 import { ApiError } from '../../api/api-error';
+import { IronicClient } from '../../clients/ironic/client';
+import { SiteHealthReader, type SiteHealth } from '../../control/site-health';
+import { DEFAULT_SITE } from '../../model/site';
+import { callApi, serveApi } from '../support/api-client';
+import { siteMetricsRegistry } from '../../api/site-metrics';
+import { hostWorkflowId } from '../../model/host-ref';
+import proto from '@temporalio/proto';
+
+const { EventType, TimeoutType } = proto.temporal.api.enums.v1;
 
 const NS = 'sites';
+const WATCH_SECONDS = 2;
 const SITE_B = uniq('b');
 let h: Harness;
+/** Configured for the health check only: no worker, and an Ironic URL on a loopback port nothing listens on. */
+const SITE_C = uniq('c');
 let siteB: { worker: Worker; running: Promise<void> } | undefined;
+let api: Awaited<ReturnType<typeof serveApi>>;
+let health: SiteHealthReader;
 
 beforeAll(async () => {
-  h = await startHarness({ hostOptions: { ...FAST_HOST_OPTIONS, siteWatchSeconds: 2 }, sites: [SITE_B] });
+  h = await startHarness({ hostOptions: { ...FAST_HOST_OPTIONS, siteWatchSeconds: WATCH_SECONDS }, sites: [SITE_B] });
+  health = new SiteHealthReader(
+    h.client,
+    [
+      { name: DEFAULT_SITE, taskQueue: h.taskQueue, ironic: h.ironic },
+      { name: SITE_B, taskQueue: siteTaskQueue(SITE_B), ironic: h.ironic },
+      { name: SITE_C, taskQueue: siteTaskQueue(SITE_C), ironic: new IronicClient({ url: 'http://127.0.0.1:9', requestTimeoutMs: 2000 }) },
+    ],
+    0,
+  );
+  api = await serveApi(h.hosts, { sites: health });
 });
 
 afterAll(async () => {
+  await api?.app.close();
   if (siteB) {
     siteB.worker.shutdown();
     await siteB.running;
@@ -46,6 +71,19 @@ const put = (ref: HostRef, site: string | undefined, bmc = true) =>
     spec: { ...(bmc ? { bmc: { address: `fake://${ref.name}`, credentialsName: `${ref.name}-bmc` } } : {}), bootMACAddress: randomMac(), online: true, ...(site ? { site } : {}) },
     ...(bmc ? { credentials: { username: 'admin', password: 'pw' } } : {}),
   });
+/** The host's history: its length, and the times its calls were left unstarted past their limit. */
+async function history(ref: HostRef): Promise<{ events: number; unstarted: number[]; lastType: number | null | undefined }> {
+  const events = (await h.client.workflow.getHandle(hostWorkflowId(ref)).fetchHistory()).events ?? [];
+  const unstarted = events
+    .filter((e) => e.activityTaskTimedOutEventAttributes?.failure?.timeoutFailureInfo?.timeoutType === TimeoutType.TIMEOUT_TYPE_SCHEDULE_TO_START)
+    .map((e) => Number(e.eventTime?.seconds ?? 0) * 1000);
+  return { events: events.length, unstarted, lastType: events.at(-1)?.eventType };
+}
+const sites = async (): Promise<Record<string, SiteHealth>> => {
+  const res = await callApi(api.base, 'GET', '/v1/sites');
+  expect(res.status).toBe(200);
+  return Object.fromEntries((res.json.items as SiteHealth[]).map((s) => [s.name, s]));
+};
 const available = (ref: HostRef) =>
   settle(`${ref.name} available`, async () => {
     const v = await view(ref);
@@ -68,6 +106,30 @@ describe('sites', { timeout: 900_000 }, () => {
     const waiting = await settle(`${b.name} site unreachable`, async () => (await view(b)).siteUnreachable);
     expect(waiting).toMatchObject({ site: SITE_B });
     expect(waiting.reason).toMatch(new RegExp(`^site unreachable: no worker of site "${SITE_B}" took \\w+ from task queue site/${SITE_B}`));
+    // The call sent again once the site was found dark is in the history.
+    const dark = await settle(`${b.name}'s call sent again`, async () => {
+      const seen = await history(b);
+      return seen.unstarted.length > 0 && seen.lastType === EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED ? seen : undefined;
+    });
+
+    // The sites as the API shows them: B has no worker and B's call waits on its queue; the default site's worker
+    // (the harness's) polls and the test Ironic answers; C neither.
+    const dark1 = await sites();
+    expect(Object.keys(dark1)).toEqual([DEFAULT_SITE, SITE_B, SITE_C]);
+    expect(dark1[DEFAULT_SITE]).toMatchObject({ healthy: true, problems: [], ironic: { reachable: true } });
+    expect(dark1[DEFAULT_SITE]!.workers.length).toBeGreaterThan(0);
+    expect(dark1[SITE_B]).toMatchObject({ healthy: false, workers: [], ironic: { reachable: true } });
+    expect(dark1[SITE_B]!.problems).toEqual([`no worker polls task queue site/${SITE_B} (its worker: npm run worker -- --site ${SITE_B})`]);
+    expect(dark1[SITE_B]!.backlog?.tasks).toBeGreaterThanOrEqual(1);
+    expect(dark1[SITE_C]).toMatchObject({ healthy: false, ironic: { reachable: false } });
+    expect(dark1[SITE_C]!.problems).toHaveLength(2);
+    // The same as metrics.
+    const metrics = await siteMetricsRegistry(health).metrics();
+    expect(metrics).toContain(`metalflow_site_healthy{site="${DEFAULT_SITE}"} 1`);
+    expect(metrics).toContain(`metalflow_site_healthy{site="${SITE_B}"} 0`);
+    expect(metrics).toContain(`metalflow_site_workers{site="${SITE_B}"} 0`);
+    expect(metrics).toMatch(new RegExp(`metalflow_site_backlog_tasks\\{site="${SITE_B}"\\} [1-9]`));
+    expect(metrics).toContain(`metalflow_site_ironic_reachable{site="${SITE_C}"} 0`);
 
     await put(a, undefined);
     const hostA = await available(a);
@@ -76,8 +138,17 @@ describe('sites', { timeout: 900_000 }, () => {
     const stillB = await view(b);
     expect(stillB.status.provisioning.ID).toBe('');
     expect(stillB.siteUnreachable).toMatchObject({ site: SITE_B });
+    // Its history stopped growing: the call waits on B's queue for as long as B stays dark, with no limit to
+    // run out and nothing sent again (each re-sent call cost 5 events, for ever). Given the time in which a
+    // limit of twice the first would have run out, had there been one.
+    const quiet = dark.unstarted[0]! + 3 * WATCH_SECONDS * 1000 - Date.now();
+    if (quiet > 0) await new Promise((r) => setTimeout(r, quiet));
+    expect(await history(b)).toEqual(dark);
 
     await startSiteB();
+    const back = await settle(`site ${SITE_B} healthy`, async () => ((await sites())[SITE_B]?.healthy ? (await sites())[SITE_B] : undefined));
+    expect(back.workers.length).toBeGreaterThan(0);
+    expect(Date.parse(back.lastPollAt!)).toBeGreaterThan(Date.now() - 60_000);
     const hostB = await available(b);
     expect(hostB.siteUnreachable).toBeUndefined();
     // Each operation once, each succeeded: the calls sent while B was dark never ran.

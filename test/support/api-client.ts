@@ -17,6 +17,7 @@ import { tokenHash } from '../../api/auth/token-file';
 import type { PivotPlaneRegistry } from '../../config/pivot-planes';
 import type { FleetPageSettings } from '../../api/fleet-page';
 import type { Tracing } from '../../clients/telemetry/tracing';
+import type { SiteHealthReader } from '../../control/site-health';
 
 const tokenOf = new Map<string, string>();
 
@@ -34,7 +35,7 @@ export function writeTokenFile(entries: Array<[subject: string, grants: string]>
 
 export async function serveApi(
   hosts: HostService,
-  opts: { env?: NodeJS.ProcessEnv; audit?: AuditRecord[]; pivotPlanes?: PivotPlaneRegistry; page?: FleetPageSettings; tracing?: Tracing } = {},
+  opts: { env?: NodeJS.ProcessEnv; audit?: AuditRecord[]; pivotPlanes?: PivotPlaneRegistry; page?: FleetPageSettings; tracing?: Tracing; sites?: SiteHealthReader } = {},
 ): Promise<{ app: FastifyInstance; base: string; auth: AuthOptions }> {
   let env = opts.env;
   let adminToken: string | undefined;
@@ -45,7 +46,7 @@ export async function serveApi(
   }
   const audit = opts.audit;
   const auth = loadAuthOptions(env, '127.0.0.1', (r) => audit?.push(r));
-  const app = await buildServer(hosts, { auth, ...(opts.pivotPlanes ? { pivotPlanes: opts.pivotPlanes } : {}), ...(opts.page ? { page: opts.page } : {}), ...(opts.tracing ? { tracing: opts.tracing } : {}) });
+  const app = await buildServer(hosts, { auth, ...(opts.pivotPlanes ? { pivotPlanes: opts.pivotPlanes } : {}), ...(opts.page ? { page: opts.page } : {}), ...(opts.tracing ? { tracing: opts.tracing } : {}), ...(opts.sites ? { sites: opts.sites } : {}) });
   await app.listen({ host: '127.0.0.1', port: 0 });
   const addr = app.server.address();
   const base = `${auth.tls ? 'https' : 'http'}://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}`;

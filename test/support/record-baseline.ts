@@ -49,6 +49,12 @@ import { IRONIC_URL, SUSHY_URL, TEST_ENV } from './env';
 import { FAST_HOST_OPTIONS, randomMac, startHarness, waitFor, type Harness } from './harness';
 import { BASELINE_DIR, saveHistory } from './history-fixture';
 import { resetRedfishSystem } from './redfish-system';
+import { siteTaskQueue } from '../../model/site';
+import { createSiteWorker } from '../../workers/site-worker';
+import proto from '@temporalio/proto';
+
+const { temporal } = proto;
+const DARK_SITE = 'baseline-dark';
 
 const IMAGE = { url: 'http://127.0.0.1/images/baseline.qcow2', checksum: 'f'.repeat(64), checksumType: 'sha256' as const, format: 'qcow2' as const };
 const CREDENTIALS = { username: 'admin', password: 'recorded-password' };
@@ -90,6 +96,12 @@ async function startHost(h: Harness, ref: HostRef, spec: HostSpec, options: Part
   });
   await h.client.workflow.executeUpdateWithStart(applySpecUpdate, { args: [spec], startWorkflowOperation: start });
   return (await hostHandle(h, ref).describe()).runId;
+}
+
+/** Schedule-to-start timeouts of the host's calls so far: each is a call its dark site left unstarted. */
+async function unstartedCalls(h: Harness, ref: HostRef): Promise<number> {
+  const events = (await hostHandle(h, ref).fetchHistory()).events ?? [];
+  return events.filter((e) => e.activityTaskTimedOutEventAttributes?.failure?.timeoutFailureInfo?.timeoutType === temporal.api.enums.v1.TimeoutType.TIMEOUT_TYPE_SCHEDULE_TO_START).length;
 }
 
 interface Path {
@@ -346,6 +358,32 @@ const PATHS: Record<string, Path> = {
       await Promise.all(refs.map((ref) => hostHandle(h, ref).result()));
       saveHistory(hostWorkflowId(waited.ref), 'host-limited.json');
       saveHistory(limiterWorkflowId(h.taskQueue), 'provisioning-limiter.json');
+    },
+  },
+  /**
+   * A host of a site whose worker is not running: its first call left unstarted past the site watch, the host shown
+   * unreachable and the call sent again (v0.1.0 sent it again and again, with a doubling limit); the site's worker
+   * started, the host enrolled and inspected there, then deleted.
+   */
+  'host-site-dark': {
+    files: ['host-site-dark.json'],
+    harness: { hostOptions: { ...FAST_HOST_OPTIONS, siteWatchSeconds: 1 }, sites: [DARK_SITE] },
+    async record(h) {
+      const ref = { namespace: 'baseline', name: `site-dark-${stamp}` };
+      await h.hosts.put(ref, { spec: fakeSpec('baseline-site-dark', { site: DARK_SITE }), credentials: CREDENTIALS });
+      await waitFor('the host shown unreachable', async () => (await hostHandle(h, ref).query(hostViewQuery)).siteUnreachable);
+      // Long enough for the calls a dark site is sent while it stays dark (v0.1.0: limits of 1, 2 and 4 s).
+      await new Promise((r) => setTimeout(r, 8_000));
+      console.log(`schedule-to-start timeouts while dark: ${await unstartedCalls(h, ref)}`);
+      const worker = await createSiteWorker({ connection: h.nativeConnection, namespace: 'default', taskQueue: siteTaskQueue(DARK_SITE), ironic: h.ironic, secrets: h.secrets });
+      const running = worker.run();
+      try {
+        await until(h, ref, 'available at its site', inState('available'));
+        await removeAndSave(h, ref, 'host-site-dark.json');
+      } finally {
+        worker.shutdown();
+        await running;
+      }
     },
   },
 };

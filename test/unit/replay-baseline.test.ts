@@ -20,7 +20,8 @@ const files = readdirSync(DIR).filter((f) => f.endsWith('.json')).sort();
 /** Every workflow type the worker registers (workflows/index.ts) and each main path, by its fixture. */
 const EXPECTED = [
   // hostWorkflow: the lifecycle, power checks and requests, the failure loop across a hand-over, a delete,
-  // a manual clean, servicing, the direct provisioner, the sentinel's signal, a host that waited for a permit.
+  // a manual clean, servicing, the direct provisioner, the sentinel's signal, a host that waited for a permit,
+  // a host whose site was dark for a while (v0.1.0 sent its unstarted call again with a doubling limit).
   'host-lifecycle',
   'host-power',
   'host-failure-run1',
@@ -31,6 +32,7 @@ const EXPECTED = [
   'host-direct',
   'host-power-signal',
   'host-limited',
+  'host-site-dark',
   'fleet-reboot-run1',
   'fleet-reboot-last',
   'pivot-source-refused',

@@ -7,11 +7,14 @@
  * (workflows/common/interceptors.ts), so no activity proxy names a queue.
  *
  * A site that does not take its work (its worker stopped, its link cut)
- * leaves the activity unstarted: each attempt to reach it is given a
+ * leaves the activity unstarted: the first attempt to reach it is given a
  * schedule-to-start limit, and past it the host shows `siteUnreachable` and
- * sends the same call again, with a longer limit, until the site takes it.
- * An activity timed out before it started never ran, so sending it again
- * cannot do its hardware action twice; and it is never sent anywhere else.
+ * sends the same call again with no limit, to wait on the site's queue until
+ * the site takes it. An activity timed out before it started never ran, so
+ * sending it again cannot do its hardware action twice; and it is never sent
+ * anywhere else. Waiting costs the history nothing: an unstarted activity
+ * writes no event, so an outage of weeks costs what one of a minute does (a
+ * call sent again at each limit cost 5 events each time, without bound).
  *
  * State lives in this module: each workflow evaluates its own copy of the
  * bundle's modules (workers/worker.ts WORKFLOW_PRELOAD_MODULES), and only
@@ -35,8 +38,6 @@ export const SITE_ACTIVITIES: ReadonlySet<string> = new Set([
 
 /** How long a site may leave a call unstarted before the host says it is unreachable (a host option; tests shorten it). */
 export const DEFAULT_SITE_WATCH_SECONDS = 60;
-/** Each further attempt waits twice as long, up to this: fewer history events through a long outage. */
-const MAX_SITE_WATCH_SECONDS = 600;
 
 export interface SiteUnreachable {
   site: string;
@@ -72,8 +73,11 @@ export async function scheduleAtSite(input: ActivityInput, next: Next<WorkflowOu
   const site = route.site;
   // A caller that set its own limit (the power check) handles a site that does not answer itself.
   const watched = input.options.scheduleToStartTimeout === undefined;
-  const firstSeconds = route.watchSeconds ?? DEFAULT_SITE_WATCH_SECONDS;
-  const limit = (attempt: number) => (watched ? { scheduleToStartTimeout: `${Math.min(firstSeconds * 2 ** attempt, MAX_SITE_WATCH_SECONDS)} seconds` } : {});
+  const watchSeconds = route.watchSeconds ?? DEFAULT_SITE_WATCH_SECONDS;
+  // Only the first attempt has a limit: it is what tells a dark site. Activity options are not compared on replay,
+  // so a run of v0.1.0 (which sent each call again with a doubling limit) replays this loop as it was, and its
+  // pending attempt, once its old limit runs out, is sent again without one.
+  const limit = (attempt: number) => (watched && attempt === 0 ? { scheduleToStartTimeout: `${watchSeconds} seconds` } : {});
   const options = (attempt: number) => ({ ...input.options, taskQueue: queue, ...limit(attempt) });
   for (let attempt = 0; ; attempt++) {
     try {
