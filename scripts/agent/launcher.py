@@ -22,8 +22,13 @@ Hosts are read from --hosts (JSON, re-read on every notification):
                      "agentPort": 24501}}
 Every start and stop is appended to <state>/events.jsonl.
 
+With --fake-agent URL the hosts boot the fake agent (bench/support/fake-agent.ts,
+one process for every host) instead of a real one: a start posts the host and
+its kernel command line to URL/control/boot, a stop posts URL/control/halt.
+
 Usage: launcher.py --listen-port P --http-port P --http-root DIR --hosts FILE
                    --state DIR --sushy-url URL --forward PORT[,PORT...]
+                   [--fake-agent URL]
 """
 
 import argparse
@@ -69,6 +74,21 @@ def kernel_cmdline_from_iso(path):
         if m:
             return m.group(2).strip()
     raise ValueError(f"{path}: grub.cfg has no linux line")
+
+
+def size_bytes(size):
+    """'8G' or '512M' as bytes."""
+    m = re.fullmatch(r"(\d+)([MG])", size)
+    if not m:
+        raise ValueError(f"disk size must look like 8G or 512M, got {size}")
+    return int(m.group(1)) * (2**30 if m.group(2) == "G" else 2**20)
+
+
+def post_json(url, body):
+    req = urllib.request.Request(url, method="POST", data=json.dumps(body).encode(),
+                                 headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=30) as r:
+        r.read()
 
 
 class Launcher:
@@ -136,14 +156,26 @@ class Launcher:
         except Exception as exc:
             self.event(host=name, action="boot-failed", error=str(exc))
             return
+        poweroff_url = f"{self.args.sushy_url}/redfish/v1/Systems/{uuid}/Actions/ComputerSystem.Reset"
+        if self.args.fake_agent:
+            try:
+                post_json(self.args.fake_agent + "/control/boot", {
+                    "name": name, "mac": host["mac"].lower(),
+                    "disks": [size_bytes(s) for s in host.get("disks", "8G").split(",")],
+                    "cmdline": cmdline, "poweroffUrl": poweroff_url})
+            except Exception as exc:
+                self.event(host=name, action="start-failed", error=str(exc))
+                return
+            self.running[uuid] = name
+            self.event(host=name, action="started", cmdline=cmdline)
+            return
         cmdfile = os.path.join(self.args.state, f"{name}.cmdline")
         with open(cmdfile, "w") as f:
             f.write(cmdline + "\n")
         cmd = ["bash", IPA_HOST, "start", name, "--mac", host["mac"].lower(),
                "--disks", host.get("disks", "8G"), "--cmdline", cmdfile,
                "--agent-port", str(host["agentPort"]), "--forward", self.args.forward,
-               "--poweroff-url",
-               f"{self.args.sushy_url}/redfish/v1/Systems/{uuid}/Actions/ComputerSystem.Reset"]
+               "--poweroff-url", poweroff_url]
         r = subprocess.run(cmd, capture_output=True, text=True)
         if r.returncode != 0:
             self.event(host=name, action="start-failed", error=r.stderr.strip()[-2000:])
@@ -153,6 +185,15 @@ class Launcher:
 
     def stop(self, uuid, host, reason):
         name = host["name"]
+        if self.args.fake_agent:
+            error = None
+            try:
+                post_json(self.args.fake_agent + "/control/halt", {"name": name})
+            except Exception as exc:
+                error = str(exc)
+            self.running.pop(uuid, None)
+            self.event(host=name, action="stopped", reason=reason, **({"error": error} if error else {}))
+            return
         r = subprocess.run(["bash", IPA_HOST, "stop", name], capture_output=True, text=True)
         self.running.pop(uuid, None)
         self.event(host=name, action="stopped", reason=reason,
@@ -176,6 +217,7 @@ def main():
     p.add_argument("--sushy-user", default=os.environ.get("SUSHY_USERNAME", "admin"))
     p.add_argument("--sushy-password", default=os.environ.get("SUSHY_PASSWORD", "password"))
     p.add_argument("--forward", required=True)
+    p.add_argument("--fake-agent", help="base URL of the fake agent: boot it instead of a real agent")
     args = p.parse_args()
     launcher = Launcher(args)
 
