@@ -16,16 +16,19 @@ import { REPO_ROOT } from '../../config/env';
 import type { HostRef } from '../../model/host';
 import { hostWorkflowId } from '../../model/host-ref';
 import { hostViewQuery, type HostView } from '../../contracts/host';
-import { startAgentLab, type AgentLab, type LabHost } from '../support/agent-lab';
+import { agentLabUnavailable, startAgentLab, type AgentLab, type LabHost } from '../support/agent-lab';
 import { sha256 } from '../support/config-drive-iso';
 import { FAST_HOST_OPTIONS, randomMac, startHarness, uniq, waitFor, type Harness } from '../support/harness';
 import { imageBytes } from '../support/image-bytes';
 import { startImageServer, type ImageServer } from '../support/image-server';
 
+const unavailable = agentLabUnavailable('fake');
+if (unavailable) console.warn(`[fake-agent-states] skipped: ${unavailable}`);
+
 const NS = 'fake-agent';
 const recorded = JSON.parse(readFileSync(join(REPO_ROOT, 'test', 'fixtures', 'agent-path', 'provision-states.json'), 'utf8')) as { states: string[] };
 
-describe('the fake agent', () => {
+describe.skipIf(unavailable !== undefined)('the fake agent', () => {
   const host: LabHost = { name: uniq('fa'), uuid: randomUUID(), mac: randomMac(), disks: ['8G'] };
   const ref: HostRef = { namespace: NS, name: host.name };
   const image = imageBytes.qcow2();

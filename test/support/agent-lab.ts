@@ -24,7 +24,9 @@ export const AGENT_VENV = process.env.METALFLOW_AGENT_VENV ?? join(REPO_ROOT, '.
 
 /** Why the agent path cannot run here, or undefined when it can. The fake agent needs none of the real one's. */
 export function agentLabUnavailable(agent: 'real' | 'fake' = 'real'): string | undefined {
-  if (agent === 'fake') return undefined;
+  const has = (tool: string) => ['/usr/bin', '/usr/sbin', '/bin', '/sbin'].some((d) => existsSync(join(d, tool)));
+  // Ironic builds the virtual-media ISO (mkisofs) with an ESP image the stack makes (mkfs.vfat); the fake needs openssl.
+  if (agent === 'fake') return ['mkisofs', 'mkfs.vfat', 'openssl'].map((t) => (has(t) ? undefined : `${t} is missing (scripts/apt-packages.txt)`)).find(Boolean);
   if (process.getuid?.() !== 0) return 'the agent path needs root (network and mount namespaces, loop devices)';
   if (!existsSync(join(AGENT_VENV, 'bin', 'ironic-python-agent'))) return `${AGENT_VENV}/bin/ironic-python-agent is missing (scripts/install.sh installs it)`;
   for (const tool of ['socat', 'qemu-img', 'sgdisk', 'losetup', 'unshare', 'mkfs.vfat']) {
