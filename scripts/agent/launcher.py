@@ -9,7 +9,9 @@ ironic-python-agent running exactly while the host would be running the
 agent ramdisk: powered on, booting from the virtual CD, with an ISO inserted.
 It starts the agent with scripts/agent/ipa-host.sh, handing it the kernel
 command line Ironic wrote into that ISO's GRUB configuration, and stops it
-when the host powers off or boots from disk.
+when the host powers off. A boot device changed to disk while the agent runs
+does not stop it (a running machine keeps running its ramdisk): Ironic sets
+it before asking the agent to power the host off after a deploy.
 
 sushy applies a power change lazily, on the first read after its delay, so a
 pending "On" is followed by a read of the system when it is due.
@@ -133,10 +135,10 @@ class Launcher:
             self.timers[uuid] = t
             t.start()
         cd = (system.get("boot_image") or {}).get("Cd") or [None, False, False]
-        want = (system.get("power_state") == "On" and system.get("boot_device") == "Cd"
-                and bool(cd[0]) and bool(cd[2]))
+        booting_cd = system.get("boot_device") == "Cd" and bool(cd[0]) and bool(cd[2])
         with self.lock:
             is_running = uuid in self.running
+            want = system.get("power_state") == "On" and (is_running or booting_cd)
             if want and not is_running:
                 self.start(uuid, host, cd[0])
             elif not want and is_running:
