@@ -5,8 +5,11 @@
 # separated /dev/loopN), METALFLOW_AGENT_DIR (the host's state dir),
 # METALFLOW_AGENT_VENV.
 set -euo pipefail
-D="$METALFLOW_AGENT_DIR"
-HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+# Real paths: a symlink on the way (a checkout under /tmp) would not resolve
+# once the scratch tmpfs below hides where it points from.
+D="$(realpath "$METALFLOW_AGENT_DIR")"
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)"
+VENV="$(realpath "$METALFLOW_AGENT_VENV")"
 IFS=, read -r -a LOOPS <<<"$METALFLOW_AGENT_DISKS"
 die() { echo "[ipa-ns] ERROR: $*" >&2; exit 1; }
 
@@ -104,14 +107,40 @@ chmod +x "$D/scratch/shims/"*
 
 # Read-only machine: scratch tmpfs for the places the agent writes, the state
 # dir stays writable (it holds the log, the fifo and the shims).
-for t in /tmp /var/tmp /run /var/log /var/lib /etc/mdadm; do
+# What the agent runs from and writes to may itself live under one of those
+# places (a checkout under /tmp: the state dir, the repo with the hardware
+# manager, the agent venv): each such path is bind-mounted aside onto /dev
+# (our own tmpfs) before the scratch tmpfs hides it and moved back on top of
+# the tmpfs after, so the agent sees the same files wherever the checkout is.
+SCRATCH=(/tmp /var/tmp /run /var/log /var/lib /etc/mdadm)
+under() { [[ "$1" == "$2" || "$1" == "$2"/* ]]; } # under PATH DIR
+KEEP=()
+for p in "$(dirname "$(dirname "$HERE")")" "$VENV" "$D"; do
+  for t in "${SCRATCH[@]}"; do
+    under "$p" "$(realpath -m "$t")" || continue
+    dup=""
+    for k in "${KEEP[@]}"; do under "$p" "$k" && dup=1; done
+    [[ -n "$dup" ]] || KEEP+=("$p")
+  done
+done
+for i in "${!KEEP[@]}"; do
+  mkdir -p "/dev/.metalflow-keep/$i"
+  mount --bind "${KEEP[$i]}" "/dev/.metalflow-keep/$i"
+done
+for t in "${SCRATCH[@]}"; do
   [[ -d "$t" ]] || continue
   mount -t tmpfs -o mode=755 scratch "$t"
 done
+for i in "${!KEEP[@]}"; do
+  mkdir -p "${KEEP[$i]}"
+  mount --move "/dev/.metalflow-keep/$i" "${KEEP[$i]}"
+  mount -o remount,bind,ro "${KEEP[$i]}"
+done
+rm -rf /dev/.metalflow-keep
 mount -o remount,bind,ro / || die "could not make / read-only"
 mount --bind "$D" "$D"
 mount -o remount,bind,rw "$D"
 
 export PATH="$D/scratch/shims:$PATH"
 export METALFLOW_AGENT_DISKS
-exec "$METALFLOW_AGENT_VENV/bin/ironic-python-agent" --config-file "$D/ipa.conf" >>"$D/ipa.log" 2>&1
+exec "$VENV/bin/ironic-python-agent" --config-file "$D/ipa.conf" >>"$D/ipa.log" 2>&1

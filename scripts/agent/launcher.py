@@ -9,7 +9,9 @@ ironic-python-agent running exactly while the host would be running the
 agent ramdisk: powered on, booting from the virtual CD, with an ISO inserted.
 It starts the agent with scripts/agent/ipa-host.sh, handing it the kernel
 command line Ironic wrote into that ISO's GRUB configuration, and stops it
-when the host powers off or boots from disk.
+when the host powers off. A boot device changed to disk while the agent runs
+does not stop it (a running machine keeps running its ramdisk): Ironic sets
+it before asking the agent to power the host off after a deploy.
 
 sushy applies a power change lazily, on the first read after its delay, so a
 pending "On" is followed by a read of the system when it is due.
@@ -22,8 +24,13 @@ Hosts are read from --hosts (JSON, re-read on every notification):
                      "agentPort": 24501}}
 Every start and stop is appended to <state>/events.jsonl.
 
+With --fake-agent URL the hosts boot the fake agent (bench/support/fake-agent.ts,
+one process for every host) instead of a real one: a start posts the host and
+its kernel command line to URL/control/boot, a stop posts URL/control/halt.
+
 Usage: launcher.py --listen-port P --http-port P --http-root DIR --hosts FILE
                    --state DIR --sushy-url URL --forward PORT[,PORT...]
+                   [--fake-agent URL]
 """
 
 import argparse
@@ -71,6 +78,21 @@ def kernel_cmdline_from_iso(path):
     raise ValueError(f"{path}: grub.cfg has no linux line")
 
 
+def size_bytes(size):
+    """'8G' or '512M' as bytes."""
+    m = re.fullmatch(r"(\d+)([MG])", size)
+    if not m:
+        raise ValueError(f"disk size must look like 8G or 512M, got {size}")
+    return int(m.group(1)) * (2**30 if m.group(2) == "G" else 2**20)
+
+
+def post_json(url, body):
+    req = urllib.request.Request(url, method="POST", data=json.dumps(body).encode(),
+                                 headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=30) as r:
+        r.read()
+
+
 class Launcher:
     def __init__(self, args):
         self.args = args
@@ -113,10 +135,10 @@ class Launcher:
             self.timers[uuid] = t
             t.start()
         cd = (system.get("boot_image") or {}).get("Cd") or [None, False, False]
-        want = (system.get("power_state") == "On" and system.get("boot_device") == "Cd"
-                and bool(cd[0]) and bool(cd[2]))
+        booting_cd = system.get("boot_device") == "Cd" and bool(cd[0]) and bool(cd[2])
         with self.lock:
             is_running = uuid in self.running
+            want = system.get("power_state") == "On" and (is_running or booting_cd)
             if want and not is_running:
                 self.start(uuid, host, cd[0])
             elif not want and is_running:
@@ -136,14 +158,26 @@ class Launcher:
         except Exception as exc:
             self.event(host=name, action="boot-failed", error=str(exc))
             return
+        poweroff_url = f"{self.args.sushy_url}/redfish/v1/Systems/{uuid}/Actions/ComputerSystem.Reset"
+        if self.args.fake_agent:
+            try:
+                post_json(self.args.fake_agent + "/control/boot", {
+                    "name": name, "mac": host["mac"].lower(),
+                    "disks": [size_bytes(s) for s in host.get("disks", "8G").split(",")],
+                    "cmdline": cmdline, "poweroffUrl": poweroff_url})
+            except Exception as exc:
+                self.event(host=name, action="start-failed", error=str(exc))
+                return
+            self.running[uuid] = name
+            self.event(host=name, action="started", cmdline=cmdline)
+            return
         cmdfile = os.path.join(self.args.state, f"{name}.cmdline")
         with open(cmdfile, "w") as f:
             f.write(cmdline + "\n")
         cmd = ["bash", IPA_HOST, "start", name, "--mac", host["mac"].lower(),
                "--disks", host.get("disks", "8G"), "--cmdline", cmdfile,
                "--agent-port", str(host["agentPort"]), "--forward", self.args.forward,
-               "--poweroff-url",
-               f"{self.args.sushy_url}/redfish/v1/Systems/{uuid}/Actions/ComputerSystem.Reset"]
+               "--poweroff-url", poweroff_url]
         r = subprocess.run(cmd, capture_output=True, text=True)
         if r.returncode != 0:
             self.event(host=name, action="start-failed", error=r.stderr.strip()[-2000:])
@@ -153,6 +187,15 @@ class Launcher:
 
     def stop(self, uuid, host, reason):
         name = host["name"]
+        if self.args.fake_agent:
+            error = None
+            try:
+                post_json(self.args.fake_agent + "/control/halt", {"name": name})
+            except Exception as exc:
+                error = str(exc)
+            self.running.pop(uuid, None)
+            self.event(host=name, action="stopped", reason=reason, **({"error": error} if error else {}))
+            return
         r = subprocess.run(["bash", IPA_HOST, "stop", name], capture_output=True, text=True)
         self.running.pop(uuid, None)
         self.event(host=name, action="stopped", reason=reason,
@@ -176,6 +219,7 @@ def main():
     p.add_argument("--sushy-user", default=os.environ.get("SUSHY_USERNAME", "admin"))
     p.add_argument("--sushy-password", default=os.environ.get("SUSHY_PASSWORD", "password"))
     p.add_argument("--forward", required=True)
+    p.add_argument("--fake-agent", help="base URL of the fake agent: boot it instead of a real agent")
     args = p.parse_args()
     launcher = Launcher(args)
 

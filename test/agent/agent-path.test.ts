@@ -16,6 +16,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { REPO_ROOT } from '../../config/env';
 import type { HostRef, HostSpec } from '../../model/host';
 import { hostWorkflowId } from '../../model/host-ref';
 import { hostViewQuery, type HostView } from '../../contracts/host';
@@ -154,7 +155,10 @@ describe.skipIf(unavailable !== undefined)('the agent path with a real ironic-py
         networkData: { name: `${host.name}-nd` },
       },
     });
-    await idle('provisioned through the agent', (v) => v.status.provisioning.state === 'provisioned', 900_000);
+    const provisioned = await idle('provisioned through the agent', (v) => v.status.provisioning.state === 'provisioned', 900_000);
+    // The states the fake agent is held to (fake-agent-states.test.ts): still the real agent's.
+    const recorded = JSON.parse(readFileSync(join(REPO_ROOT, 'test', 'fixtures', 'agent-path', 'provision-states.json'), 'utf8')) as { states: string[] };
+    expect(lab.provisionStates(provisioned.status.provisioning.ID)).toEqual(recorded.states);
     // Booted three times in all: inspection, Ironic's automated cleaning before the deploy, the deploy.
     const events = await waitFor('the agent stopped after the deploy', async () => {
       const mine = lab.events().filter((e) => e.host === host.name);

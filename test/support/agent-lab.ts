@@ -4,13 +4,16 @@
  * media and the real ironic-python-agent, and scripts/agent/launcher.py,
  * which runs each host's agent (scripts/agent/ipa-host.sh) while sushy says
  * the host is on and booting the virtual CD. Root only: the agent needs
- * network and mount namespaces and loop devices.
+ * network and mount namespaces and loop devices. With `agent: 'fake'` the
+ * hosts boot the fake agent (bench/support/fake-agent.ts) instead, in this
+ * process: no root, no agent venv.
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { REPO_ROOT } from '../../config/env';
+import { startFakeAgent, type FakeAgent, type FakeAgentOptions } from '../../bench/support/fake-agent';
 import { waitFor } from './harness';
 import { stackScript } from './own-ironic';
 import { unusedPort } from './ports';
@@ -19,8 +22,11 @@ const run = promisify(execFile);
 
 export const AGENT_VENV = process.env.METALFLOW_AGENT_VENV ?? join(REPO_ROOT, '.venv-ipa');
 
-/** Why the agent path cannot run here, or undefined when it can. */
-export function agentLabUnavailable(): string | undefined {
+/** Why the agent path cannot run here, or undefined when it can. The fake agent needs none of the real one's. */
+export function agentLabUnavailable(agent: 'real' | 'fake' = 'real'): string | undefined {
+  const has = (tool: string) => ['/usr/bin', '/usr/sbin', '/bin', '/sbin'].some((d) => existsSync(join(d, tool)));
+  // Ironic builds the virtual-media ISO (mkisofs) with an ESP image the stack makes (mkfs.vfat); the fake needs openssl.
+  if (agent === 'fake') return ['mkisofs', 'mkfs.vfat', 'openssl'].map((t) => (has(t) ? undefined : `${t} is missing (scripts/apt-packages.txt)`)).find(Boolean);
   if (process.getuid?.() !== 0) return 'the agent path needs root (network and mount namespaces, loop devices)';
   if (!existsSync(join(AGENT_VENV, 'bin', 'ironic-python-agent'))) return `${AGENT_VENV}/bin/ironic-python-agent is missing (scripts/install.sh installs it)`;
   for (const tool of ['socat', 'qemu-img', 'sgdisk', 'losetup', 'unshare', 'mkfs.vfat']) {
@@ -55,14 +61,27 @@ export interface AgentLab {
   /** The host's agent's state dir (ipa.log, cmdline). */
   hostDir(host: LabHost): string;
   events(): AgentEvent[];
+  /**
+   * The provision states Ironic took a node through, in order, from its log
+   * (the first is the state it left first): every transition, however short.
+   */
+  provisionStates(nodeId: string): string[];
+  /** The fake agent, when the lab runs one. */
+  fakeAgent?: FakeAgent;
   close(): Promise<void>;
+}
+
+export interface AgentLabOptions {
+  /** 'fake': the hosts boot the fake agent instead of a real one. */
+  agent?: 'real' | 'fake';
+  fake?: FakeAgentOptions;
 }
 
 /**
  * Starts the lab for `hosts`. `forward` names the loopback ports (besides
  * Ironic's and the boot ISOs') the agents may reach, e.g. an image server.
  */
-export async function startAgentLab(name: string, hosts: LabHost[], forward: number[] = []): Promise<AgentLab> {
+export async function startAgentLab(name: string, hosts: LabHost[], forward: number[] = [], options: AgentLabOptions = {}): Promise<AgentLab> {
   const state = join(REPO_ROOT, '.state', name);
   const agentState = join(state, 'hosts');
   mkdirSync(state, { recursive: true });
@@ -103,8 +122,9 @@ export async function startAgentLab(name: string, hosts: LabHost[], forward: num
     METALFLOW_AGENT_STATE: agentState,
   };
   const stack = stackScript(env);
+  const fakeAgent = options.agent === 'fake' ? await startFakeAgent(options.fake) : undefined;
   // Hosts of an earlier run: agents stopped, loop devices detached, disks deleted.
-  if (existsSync(agentState)) {
+  if (!fakeAgent && existsSync(agentState)) {
     for (const old of readdirSync(agentState)) {
       await run('bash', [join(REPO_ROOT, 'scripts', 'agent', 'ipa-host.sh'), 'destroy', old], { env });
     }
@@ -124,6 +144,7 @@ export async function startAgentLab(name: string, hosts: LabHost[], forward: num
       '--state', join(state, 'launcher'),
       '--sushy-url', `http://127.0.0.1:${sushyPort}`,
       '--forward', [ironicPort, httpPort, ...forward].join(','),
+      ...(fakeAgent ? ['--fake-agent', fakeAgent.url] : []),
     ],
     { env, stdio: ['ignore', 'ignore', 'inherit'] },
   );
@@ -133,6 +154,7 @@ export async function startAgentLab(name: string, hosts: LabHost[], forward: num
     return (await fetch(`http://127.0.0.1:${httpPort}/`).catch(() => undefined))?.ok;
   });
   const eventsFile = join(state, 'launcher', 'events.jsonl');
+  const ironicLog = join(state, 'stack', 'logs', 'ironic.log');
   return {
     ironicUrl: `http://127.0.0.1:${ironicPort}`,
     sushyUrl: `http://127.0.0.1:${sushyPort}`,
@@ -143,14 +165,28 @@ export async function startAgentLab(name: string, hosts: LabHost[], forward: num
       existsSync(eventsFile)
         ? readFileSync(eventsFile, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as AgentEvent)
         : [],
+    provisionStates: (nodeId) => provisionStatesFromLog(existsSync(ironicLog) ? readFileSync(ironicLog, 'utf8') : '', nodeId),
+    fakeAgent,
     async close() {
       // SIGTERM: the launcher stops every agent it runs (namespaces gone, loop devices detached).
       launcher.kill('SIGTERM');
       await exited;
-      await Promise.all(hosts.map((h) => run('bash', [join(REPO_ROOT, 'scripts', 'agent', 'ipa-host.sh'), 'stop', h.name], { env }).catch(() => undefined)));
+      if (fakeAgent) await fakeAgent.close();
+      else await Promise.all(hosts.map((h) => run('bash', [join(REPO_ROOT, 'scripts', 'agent', 'ipa-host.sh'), 'stop', h.name], { env }).catch(() => undefined)));
       await stack('stop', 'ironic', 'sushy');
     },
   };
+}
+
+/** Ironic's conductor logs every provision state change of a node, each once, as it happens. */
+export function provisionStatesFromLog(log: string, nodeId: string): string[] {
+  const states: string[] = [];
+  const re = new RegExp(`Node ${nodeId} moved to provision state "([^"]+)" from state "([^"]+)"`, 'g');
+  for (const m of log.matchAll(re)) {
+    if (states.length === 0) states.push(m[2]!);
+    states.push(m[1]!);
+  }
+  return states;
 }
 
 function sizeBytes(size: string): number {

@@ -20,4 +20,5 @@ export const HEAVY_ONLY_FILES: readonly string[] = [
   'test/integration/fleet-clean.test.ts',
   'test/integration/fleet-remediate.test.ts',
   'test/k8s/fleet-operations.test.ts',
+  'test/agent/fake-agent-states.test.ts',
 ];

@@ -1,0 +1,81 @@
+/**
+ * The fake agent's side of the agent API, as Ironic's agent client reads it
+ * (ironic/drivers/modules/agent_client.py, agent_base.py): the token guards
+ * every command, step lists carry the keys Ironic requires, a step is RUNNING
+ * then SUCCEEDED with its result under `<kind>_result`/`<kind>_step`, a
+ * second command while one runs is refused with 409 ("agent is busy"), and a
+ * host that is off does not answer. Its Ironic side is tested against the real
+ * Ironic (test/agent/fake-agent-states.test.ts).
+ */
+import { request } from 'node:https';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { kernelParams, startFakeAgent, type FakeAgent } from '../../bench/support/fake-agent';
+import { unusedPort } from '../support/ports';
+
+const TOKEN = 'T'.repeat(43);
+
+function call(agent: FakeAgent, url: string, method: 'GET' | 'POST', body?: unknown): Promise<{ status: number; body: any }> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { method, ca: agent.certificate, headers: { 'content-type': 'application/json' } }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(Buffer.concat(chunks).toString() || 'null') }));
+    });
+    req.on('error', reject);
+    req.end(body === undefined ? undefined : JSON.stringify(body));
+  });
+}
+
+describe('the fake agent API', () => {
+  let agent: FakeAgent;
+  let commands: string;
+
+  beforeAll(async () => {
+    // Ironic is not there: the host keeps looking itself up while its API answers, as IPA's does.
+    agent = await startFakeAgent({ bootMs: 0, stepMs: 200, log: () => undefined });
+    agent.boot({ name: 'h1', mac: '52:54:00:00:00:01', disks: [8 * 2 ** 30], cmdline: `ipa-api-url=http://127.0.0.1:${await unusedPort()} ipa-agent-token=${TOKEN} boot_method=vmedia` });
+    commands = `${agent.agentUrl('h1')}/v1/commands/`;
+  });
+  afterAll(() => agent.close());
+
+  it('reads the kernel command line Ironic writes', () => {
+    expect(kernelParams('ipa-api-url=http://x:1 ipa-agent-token=abc=d  nofb')).toEqual({ 'ipa-api-url': 'http://x:1', 'ipa-agent-token': 'abc=d' });
+  });
+
+  it('refuses a command without the token', async () => {
+    const r = await call(agent, `${commands}?wait=false&agent_token=wrong`, 'POST', { name: 'clean.get_clean_steps', params: {} });
+    expect(r.status).toBe(401);
+    expect((await call(agent, commands, 'GET')).status).toBe(401);
+  });
+
+  it('lists steps, runs one asynchronously and refuses a second meanwhile', async () => {
+    const q = `?wait=false&agent_token=${TOKEN}`;
+    const steps = await call(agent, commands + q, 'POST', { name: 'clean.get_clean_steps', params: { node: {}, ports: [] } });
+    expect(steps.status).toBe(200);
+    expect(steps.body.command_status).toBe('SUCCEEDED');
+    expect(Object.keys(steps.body.command_result).sort()).toEqual(['clean_steps', 'hardware_manager_version']);
+    for (const list of Object.values(steps.body.command_result.clean_steps) as Record<string, unknown>[][]) {
+      for (const step of list) expect(Object.keys(step)).toEqual(expect.arrayContaining(['interface', 'step', 'priority']));
+    }
+
+    const step = { interface: 'deploy', step: 'erase_devices_metadata', priority: 99 };
+    const run = await call(agent, commands + q, 'POST', { name: 'clean.execute_clean_step', params: { step, node: {}, ports: [], clean_version: {} } });
+    expect(run.body).toMatchObject({ command_name: 'execute_clean_step', command_status: 'RUNNING' });
+    const busy = await call(agent, commands + q, 'POST', { name: 'deploy.get_deploy_steps', params: { node: {}, ports: [] } });
+    expect(busy.status).toBe(409);
+    expect(busy.body.faultstring.toLowerCase()).toContain('agent is busy');
+
+    let last: any;
+    for (let i = 0; i < 50; i++) {
+      last = (await call(agent, `${commands}?agent_token=${TOKEN}`, 'GET')).body.commands.at(-1);
+      if (last.command_status !== 'RUNNING') break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(last).toMatchObject({ command_name: 'execute_clean_step', command_status: 'SUCCEEDED', command_result: { clean_result: null, clean_step: step } });
+  });
+
+  it('does not answer once the host is off', async () => {
+    agent.halt('h1');
+    await expect(call(agent, `${commands}?agent_token=${TOKEN}`, 'GET')).rejects.toThrow();
+  });
+});
