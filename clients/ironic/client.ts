@@ -46,9 +46,10 @@ export class IronicClient extends IronicTransport {
     return node.disable_power_off;
   }
 
-  async getNode(ident: string): Promise<IronicNode | undefined> {
+  /** `version`: a newer microversion than the negotiated one, for a field only it shows (e.g. disable_power_off). */
+  async getNode(ident: string, version?: string): Promise<IronicNode | undefined> {
     try {
-      return await this.send<IronicNode>('GET', `${nodePath(ident)}`);
+      return await this.send<IronicNode>('GET', `${nodePath(ident)}`, undefined, version ?? true);
     } catch (err) {
       if (err instanceof IronicError && err.kind === 'not-found') return undefined;
       throw err;

@@ -52,20 +52,30 @@ export const WATCHED_FIELDS = [
   'target_power_state',
   'maintenance',
   'last_error',
+  // A verb that takes the node through its states and back (manageable -> inspecting -> manageable between two
+  // reads) still moves this: a waiter that saw the node before its verb is woken without reading it after the verb.
+  'provision_updated_at',
 ] as const;
 
 export type NodeState = Pick<IronicNode, (typeof WATCHED_FIELDS)[number]>;
 
 export const stateKey = (n: NodeState): string =>
-  JSON.stringify([n.provision_state, n.target_provision_state, n.power_state, n.target_power_state, n.maintenance, n.last_error]);
+  JSON.stringify([n.provision_state, n.target_provision_state, n.power_state, n.target_power_state, n.maintenance, n.last_error, n.provision_updated_at ?? null]);
 
 export type WaitOutcome = 'changed' | 'gone' | 'timeout' | 'error';
+
+/** How a wait ended, with the node's state as the watcher read it when it changed. */
+export interface WaitResult {
+  outcome: WaitOutcome;
+  /** Set with `changed`: the watched fields as read, so a caller still waiting need not read the node again. */
+  state?: NodeState;
+}
 
 interface Waiter {
   seen: string;
   /** Fires the deadline on its own: a slow list must never delay a heartbeat past its timeout. */
   timer: NodeJS.Timeout;
-  resolve: (outcome: WaitOutcome) => void;
+  resolve: (result: WaitResult) => void;
 }
 
 export class NodeWatcher {
@@ -86,13 +96,18 @@ export class NodeWatcher {
   }
 
   /** Resolves once `node` differs from what the caller saw, is gone, or `maxWaitMs` passed. */
-  wait(nodeId: string, seen: NodeState, maxWaitMs: number): Promise<WaitOutcome> {
+  async wait(nodeId: string, seen: NodeState, maxWaitMs: number): Promise<WaitOutcome> {
+    return (await this.waitFor(nodeId, seen, maxWaitMs)).outcome;
+  }
+
+  /** As wait, with the state read when the node changed. */
+  waitFor(nodeId: string, seen: NodeState, maxWaitMs: number): Promise<WaitResult> {
     return new Promise((resolve) => {
       let set = this.waiters.get(nodeId);
       if (!set) this.waiters.set(nodeId, (set = new Set()));
       const waiter: Waiter = {
         seen: stateKey(seen),
-        timer: setTimeout(() => this.settle(nodeId, (w) => (w === waiter ? 'timeout' : undefined)), maxWaitMs),
+        timer: setTimeout(() => this.settle(nodeId, (w) => (w === waiter ? { outcome: 'timeout' } : undefined)), maxWaitMs),
         resolve,
       };
       set.add(waiter);
@@ -105,14 +120,14 @@ export class NodeWatcher {
 
   /** Releases every waiter (they re-read on their own) and lets the loop end. */
   close(): void {
-    for (const id of [...this.waiters.keys()]) this.settle(id, () => 'timeout');
+    for (const id of [...this.waiters.keys()]) this.settle(id, () => ({ outcome: 'timeout' }));
   }
 
   get watching(): number {
     return this.waiters.size;
   }
 
-  private settle(nodeId: string, decide: (w: Waiter) => WaitOutcome | undefined): void {
+  private settle(nodeId: string, decide: (w: Waiter) => WaitResult | undefined): void {
     const set = this.waiters.get(nodeId);
     if (!set) return;
     for (const w of set) {
@@ -155,10 +170,10 @@ export class NodeWatcher {
         }
         for (const id of ids) {
           this.settle(id, (w) => {
-            if (!states) return 'error';
+            if (!states) return { outcome: 'error' };
             const state = states.get(id);
-            if (!state) return 'gone';
-            return stateKey(state) !== w.seen ? 'changed' : undefined;
+            if (!state) return { outcome: 'gone' };
+            return stateKey(state) !== w.seen ? { outcome: 'changed', state } : undefined;
           });
         }
         interval = Math.max(this.opts.intervalMs, 2 * (Date.now() - started));
