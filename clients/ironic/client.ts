@@ -66,15 +66,19 @@ export class IronicClient extends IronicTransport {
     }
   }
 
-  /** A few fields of every node, following Ironic's pagination (`version`: one a field needs). */
-  async listNodeStates<K extends keyof IronicNode>(fields: K[], version?: string): Promise<Pick<IronicNode, K | 'uuid'>[]> {
+  /**
+   * A few fields of every node, following Ironic's pagination (`version`: one a field needs), or of the nodes
+   * Ironic's list filters select (`filter`, e.g. `{ provision_state: 'deploying' }`).
+   */
+  async listNodeStates<K extends keyof IronicNode>(fields: K[], version?: string, filter: Record<string, string> = {}): Promise<Pick<IronicNode, K | 'uuid'>[]> {
     const wanted = fields.includes('uuid' as K) ? fields : [...fields, 'uuid'];
     const out: Pick<IronicNode, K | 'uuid'>[] = [];
+    const filters = Object.entries(filter).map(([k, v]) => `&${encodeURIComponent(k)}=${encodeURIComponent(v)}`).join('');
     let marker: string | undefined;
     for (;;) {
       const page = await this.send<{ nodes: Pick<IronicNode, K | 'uuid'>[] }>(
         'GET',
-        `/v1/nodes?fields=${wanted.join(',')}&limit=${this.pageSize}${marker ? `&marker=${encodeURIComponent(marker)}` : ''}`,
+        `/v1/nodes?fields=${wanted.join(',')}${filters}&limit=${this.pageSize}${marker ? `&marker=${encodeURIComponent(marker)}` : ''}`,
         undefined,
         version ?? true,
       );
