@@ -236,6 +236,8 @@ describe('node PATCHes (issue 17)', () => {
       expect(patches()).toEqual([]);
       expect(await ironic.getDisablePowerOff(nodeId)).toBe(true);
       await run('manage', a.manageNode, { ref, nodeId });
+      // manage writes no sent marker: sent again after a crash it only checks the BMC again.
+      expect(patches()).toEqual([]);
       proxy.requests.length = 0;
       // The node was registered with automated_clean true: provide with cleaning off changes it with the marker.
       expect((await run('provide', a.provideNode, { ref, nodeId, automatedCleaning: false })).provisionState).toBe('available');
