@@ -1,4 +1,5 @@
 /** One driver through the phases: wall time, Ironic requests (through the counting proxy) and CPU per phase. */
+import { appendFileSync } from 'node:fs';
 import type { IronicProxy, RecordedRequest } from './support/ironic-proxy';
 import { PHASES, type BenchHost, type Phase } from './common';
 import { cpuProcesses, type CpuByProcess, type DriverFigures } from './report';
@@ -60,6 +61,9 @@ export async function measurePhases(
     cumulativeMs[p] = Object.values(phaseMs).reduce((a, b) => a + b, 0);
     cpuByPhase[p] = cpuDelta(cpu0, ctx.cpuNow());
     byPhase[p] = ctx.proxy.requests.length / n;
+    // Every request of the phase, one JSON line each, to follow one node's requests in order (where a count comes from).
+    const requestLog = process.env.METALFLOW_BENCH_REQUEST_LOG;
+    if (requestLog) appendFileSync(requestLog, ctx.proxy.requests.map((r) => `${JSON.stringify({ driver: label, phase: p, method: r.method, path: r.path, at: r.at })}\n`).join(''));
     for (const r of ctx.proxy.requests) kinds[requestKind(r)] = (kinds[requestKind(r)] ?? 0) + 1;
     ctx.log(`${label}: ${p} after ${(phaseMs[p] / 1000).toFixed(1)} s (${byPhase[p].toFixed(1)} Ironic requests per host)`);
     // Which fields each node PATCH wrote (issue 17: PATCHes per host against the floor's).

@@ -17,12 +17,23 @@ import { IronicError, type IronicClient, type JsonPatchOp } from '../../clients/
 import { nodeGoneMessage } from '../../clients/ironic/errors';
 import { toFailure } from '../common/failures';
 import { TRANSITIONAL_STATES, type IronicNode } from '../../clients/ironic/types';
-import type { NodeWatcher } from '../../clients/ironic/node-watcher';
+import type { NodeState, NodeWatcher } from '../../clients/ironic/node-watcher';
 
 /** Heartbeat at least this often while a node is unchanged (the SDK throttles what it sends). */
 const WAIT_SLICE_MS = 5000;
 /** Re-read the whole node at least this often even when the watcher saw no change. */
 const REREAD_MS = 60_000;
+/**
+ * After a verb the node is not read back at once: the watcher sees it move (its provision_updated_at at least).
+ * Should Ironic have taken the verb and moved nothing the watcher reads, the node is read whole after this.
+ */
+export const AFTER_VERB_REREAD_MS = 5_000;
+
+/**
+ * Verbs sent without a sent marker: `manage` only checks the BMC and moves the node to manageable, so sent a second
+ * time after a worker died it checks again and harms nothing. One PATCH fewer per registration.
+ */
+const UNMARKED_VERBS: ReadonlySet<string> = new Set(['manage']);
 
 export interface NodeTarget {
   ref: HostRef;
@@ -129,6 +140,9 @@ export type Step =
 export const automatedCleanOps = (node: IronicNode, value: boolean): JsonPatchOp[] =>
   node.automated_clean === value ? [] : [{ op: 'add', path: '/automated_clean', value }];
 
+/** Ironic still working on the node's provision state (the watcher's fields tell). */
+export const provisioning = (state: NodeState): boolean => TRANSITIONAL_STATES.has(state.provision_state);
+
 export type Plan = (node: IronicNode, issued: readonly string[]) => Step;
 
 export interface NodeDriverDeps {
@@ -140,15 +154,26 @@ export interface NodeDriverDeps {
 export function createNodeDriver(deps: NodeDriverDeps) {
   const { ironic, poll, watcher } = deps;
 
-  /** Waits (heartbeating) until the watcher sees `node` change, vanish, or a re-read is due. */
-  async function waitForChange(node: IronicNode, details: unknown): Promise<void> {
+  /**
+   * Waits (heartbeating) until the watcher sees `node` change, vanish, or a re-read is due (`rereadMs`), and
+   * returns the watched fields as it read them on a change. With `working`, a change to a state that says Ironic is
+   * still at it (a transitional provision state, a pending power change) is waited out too, on the watcher's reads
+   * alone: the caller reads the whole node once Ironic is done, not at every state in between.
+   */
+  async function waitForChange(node: NodeState, details: unknown, opts: { working?: (state: NodeState) => boolean; rereadMs?: number } = {}): Promise<NodeState | undefined> {
     const ctx = activityContext();
     const started = Date.now();
+    let seen = node;
     for (;;) {
       heartbeat(details);
-      const wait = watcher.wait(node.uuid, node, WAIT_SLICE_MS);
-      const outcome = await (ctx ? Promise.race([wait, ctx.cancelled]) : wait);
-      if (outcome !== 'timeout' || Date.now() - started >= REREAD_MS) return;
+      const wait = watcher.waitFor(seen.uuid, seen, WAIT_SLICE_MS);
+      const result = await (ctx ? Promise.race([wait, ctx.cancelled]) : wait);
+      if (result.outcome === 'changed' && result.state && opts.working?.(result.state)) {
+        seen = result.state;
+        continue;
+      }
+      if (result.outcome === 'changed') return result.state;
+      if (result.outcome !== 'timeout' || Date.now() - started >= (opts.rereadMs ?? REREAD_MS)) return undefined;
     }
   }
 
@@ -195,8 +220,8 @@ export function createNodeDriver(deps: NodeDriverDeps) {
     return found.node;
   }
 
-  async function mustGetNode(nodeId: string): Promise<IronicNode> {
-    const node = await ironic.getNode(nodeId);
+  async function mustGetNode(nodeId: string, version?: string): Promise<IronicNode> {
+    const node = await ironic.getNode(nodeId, version);
     if (!node) throw nodeGone(nodeId);
     return node;
   }
@@ -212,7 +237,18 @@ export function createNodeDriver(deps: NodeDriverDeps) {
     const polling = poller(poll);
     const key = markerKey();
     let first = true;
+    /**
+     * The last whole read with the watcher's newer fields over it. Every plan ends (`done`) on the provision state
+     * and the verbs sent alone, so that ending needs no read of the whole node; any other step does read it.
+     */
+    let watched: IronicNode | undefined;
     for (;;) {
+      if (watched && !TRANSITIONAL_STATES.has(watched.provision_state)) {
+        const node = watched;
+        watched = undefined;
+        if ('done' in plan(node, issued)) return node;
+      }
+      watched = undefined;
       const node = await mustGetNode(nodeId);
       if (first) {
         first = false;
@@ -233,12 +269,17 @@ export function createNodeDriver(deps: NodeDriverDeps) {
         try {
           if (node.maintenance) await ironic.clearMaintenance(nodeId);
           const extra = (await step.prepare?.()) ?? {};
-          const ops = [...((await step.patch?.()) ?? []), ...(key ? [markerOp({ key, verb: step.verb, before: provisionMoment(node) })] : [])];
+          const marked = key !== undefined && !UNMARKED_VERBS.has(step.verb);
+          const ops = [...((await step.patch?.()) ?? []), ...(marked ? [markerOp({ key, verb: step.verb, before: provisionMoment(node) })] : [])];
           if (ops.length > 0) await ironic.patchNode(nodeId, ops);
           await ironic.setProvisionState(nodeId, step.verb, extra);
           issued.push(step.verb);
           heartbeat({ issued });
           polling.reset();
+          // Not read back at once (a GET per verb): the shared watcher sees the node leave what was read before the
+          // verb, and its transitional states are waited out on the watcher's reads alone.
+          const state = await waitForChange(node, { issued }, { working: provisioning, rereadMs: AFTER_VERB_REREAD_MS });
+          if (state) watched = { ...node, ...state };
           continue;
         } catch (err) {
           // 409: the node is locked or moved on since we read it; re-read and decide again.
@@ -256,7 +297,8 @@ export function createNodeDriver(deps: NodeDriverDeps) {
         await polling.wait({ issued });
         continue;
       }
-      await waitForChange(node, { issued });
+      const state = await waitForChange(node, { issued }, { working: provisioning });
+      if (state) watched = { ...node, ...state };
     }
   }
 

@@ -111,12 +111,14 @@ export function createNodeSettingsActivities(deps: NodeSettingsDeps) {
 
   async function syncNodeSettings(input: SyncSettingsInput): Promise<SyncSettingsResult> {
     const { ref, spec, nodeId } = input;
-    const node = await deps.driver.mustGetNode(nodeId);
+    // As BMO: the node's own disable_power_off where this Ironic has the field, read with the rest of the node
+    // (one GET at the version that shows it).
+    const powerOffVersion = (await ironic.supports(DISABLE_POWER_OFF_MICROVERSION)) ? DISABLE_POWER_OFF_MICROVERSION : undefined;
+    const node = await deps.driver.mustGetNode(nodeId, powerOffVersion);
     const ops = propertyOps(node, wantedProperties(spec));
     const driverInfo = await wantedDriverInfo(ref, spec);
     if (driverInfo && driverInfoDiffers(node.driver_info, driverInfo)) ops.push({ op: 'add', path: '/driver_info', value: driverInfo });
-    // As BMO: the node's own disable_power_off where this Ironic has the field.
-    const powerOff = await ironic.getDisablePowerOff(nodeId);
+    const powerOff = powerOffVersion ? node.disable_power_off === true : undefined;
     const wantedPowerOff = spec.disablePowerOff === true;
     const powerOffOp = powerOff !== undefined && powerOff !== wantedPowerOff;
     if (powerOffOp) ops.push({ op: 'add', path: '/disable_power_off', value: wantedPowerOff });

@@ -21,6 +21,9 @@ import { propertyOps, wantedProperties } from './node-settings';
 import { resendDelayMs, TRANSIENT_RESENDS, transientIronicError } from './transient';
 import { automatedCleanOps, operationFailed, OWNER_KEY, ownerMark, summary, type NodeDriver, type NodeSummary, type NodeTarget, type Step } from './node-driver';
 
+/** How long a hardware type's enabled interfaces are taken as read (registration reads them). */
+const DRIVER_CACHE_MS = 60_000;
+
 /** Ironic's states that allow a node's driver and interfaces to change (outside maintenance); its conductor's update_node. */
 const INTERFACES_UPDATABLE: readonly string[] = ['enroll', 'inspecting', 'inspect wait', 'manageable', 'available'];
 
@@ -41,6 +44,19 @@ export function createRegisterActivities(deps: RegisterDeps) {
   const { ironic, secrets, inspection } = deps;
   const { drive, findNode } = deps.driver;
   const { namingRamdisk } = createRamdiskCheck(ironic);
+  /**
+   * A hardware type's enabled interfaces, read once a minute per worker rather than once per registration: they
+   * change only with Ironic's configuration (a restart). A read that failed is not kept.
+   */
+  const drivers = new Map<string, { at: number; enabled: Promise<Record<string, unknown>> }>();
+  function enabledInterfaces(driver: string): Promise<Record<string, unknown>> {
+    const cached = drivers.get(driver);
+    if (cached && Date.now() - cached.at < DRIVER_CACHE_MS) return cached.enabled;
+    const enabled = ironic.getDriver(driver);
+    drivers.set(driver, { at: Date.now(), enabled });
+    enabled.catch(() => drivers.get(driver)?.enabled === enabled && drivers.delete(driver));
+    return enabled;
+  }
 
   async function credentials(ref: HostRef, spec: HostSpec) {
     const name = bmcOf(spec).credentialsName;
@@ -49,10 +65,13 @@ export function createRegisterActivities(deps: RegisterDeps) {
     return { username, password };
   }
 
-  async function ensurePort(node: IronicNode, mac: string | undefined): Promise<void> {
+  /** `created`: the node was created by this call, so it has no port yet and none is listed. */
+  async function ensurePort(node: IronicNode, mac: string | undefined, created: boolean): Promise<void> {
     if (!mac) return;
-    const ports = await ironic.listPorts(node.uuid);
-    if (ports.some((p) => p.address.toLowerCase() === mac)) return;
+    if (!created) {
+      const ports = await ironic.listPorts(node.uuid);
+      if (ports.some((p) => p.address.toLowerCase() === mac)) return;
+    }
     try {
       await ironic.createPort(node.uuid, mac);
     } catch (err) {
@@ -91,7 +110,7 @@ export function createRegisterActivities(deps: RegisterDeps) {
       disableCertificateVerification: bmc.disableCertificateVerification,
       redfishVerifyCa: deps.redfishVerifyCa,
     });
-    const enabled = await ironic.getDriver(access.value.driver).catch((err: unknown) => {
+    const enabled = await enabledInterfaces(access.value.driver).catch((err: unknown) => {
       if (err instanceof IronicError && err.kind === 'not-found') {
         throw operationFailed(`this Ironic does not enable hardware type ${access.value.driver} (BMC type ${access.value.type})`);
       }
@@ -108,6 +127,7 @@ export function createRegisterActivities(deps: RegisterDeps) {
     const powerOff = (await ironic.supports(DISABLE_POWER_OFF_MICROVERSION)) ? spec.disablePowerOff === true : undefined;
     const powerOffVersion = powerOff === undefined ? undefined : DISABLE_POWER_OFF_MICROVERSION;
     let powerOffWritten = false;
+    let created = false;
     let node = await findNode({ ref, nodeId: input.nodeId, bootMACAddress: spec.bootMACAddress });
     if (!node) {
       try {
@@ -123,6 +143,7 @@ export function createRegisterActivities(deps: RegisterDeps) {
           ...(powerOff === undefined ? {} : { disable_power_off: powerOff }),
         }, powerOffVersion);
         powerOffWritten = true;
+        created = true;
       } catch (err) {
         // Another attempt created it first (duplicate name): adopt that one.
         if (!(err instanceof IronicError && err.kind === 'conflict')) throw err;
@@ -157,7 +178,7 @@ export function createRegisterActivities(deps: RegisterDeps) {
     }
     // A node another attempt created first (adopted above) gets the field on its own.
     if (powerOff !== undefined && !powerOffWritten) await ironic.setDisablePowerOff(node.uuid, powerOff);
-    await ensurePort(node, spec.bootMACAddress);
+    await ensurePort(node, spec.bootMACAddress, created);
     return summary(node);
   }
 
@@ -190,7 +211,9 @@ export function createRegisterActivities(deps: RegisterDeps) {
       }
     });
     const inventory = await ironic.getInventory(node.uuid);
-    return { hardware: inventory ? hardwareFromInventory(inventory) : hardwareFromProperties(node.properties) };
+    if (inventory) return { hardware: hardwareFromInventory(inventory) };
+    // The properties inspection wrote: the node as drive ended on it may be the read from before the inspection.
+    return { hardware: hardwareFromProperties((await deps.driver.mustGetNode(node.uuid)).properties) };
   }
 
   /**

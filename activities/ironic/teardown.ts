@@ -13,7 +13,8 @@ import { log } from '@temporalio/activity';
 import { activityContext, heartbeat, poller, type PollOptions } from '../common/activity-context';
 import { IronicError, type IronicClient } from '../../clients/ironic/client';
 import { DELETABLE_STATES, TRANSITIONAL_STATES, type IronicNode } from '../../clients/ironic/types';
-import { nodeGone, operationFailed, summary, type NodeDriver, type NodeSummary, type NodeTarget } from './node-driver';
+import type { NodeState } from '../../clients/ironic/node-watcher';
+import { AFTER_VERB_REREAD_MS, nodeGone, operationFailed, summary, type NodeDriver, type NodeSummary, type NodeTarget } from './node-driver';
 
 export interface TeardownDeps {
   ironic: IronicClient;
@@ -49,8 +50,14 @@ export function createTeardownActivities(deps: TeardownDeps) {
     const ctx = activityContext();
     let issued = Boolean((ctx?.info.heartbeatDetails as { issued?: boolean } | undefined)?.issued);
     const polling = poller(poll);
+    // The lookup's read is the first pass's: the node was read a moment ago. After a wait, the watcher's fields
+    // over it: the power state reached needs no whole read; anything else is read again.
+    let read: IronicNode | undefined = found;
+    const changing = (state: NodeState): boolean => Boolean(state.target_power_state);
     for (;;) {
-      const node = await mustGetNode(found.uuid);
+      if (read && read !== found && read.power_state !== target) read = undefined;
+      const node: IronicNode = read ?? (await mustGetNode(found.uuid));
+      read = undefined;
       if (node.power_state === target) return { ...summary(node), found: true };
       if (!node.target_power_state) {
         if (issued && node.last_error) throw operationFailed(`power ${input.on ? 'on' : 'off'} failed: ${node.last_error}`);
@@ -58,6 +65,9 @@ export function createTeardownActivities(deps: TeardownDeps) {
           await ironic.setPowerState(node.uuid, target);
           issued = true;
           heartbeat({ issued });
+          // Not read back at once: the watcher sees the power state (or its target) move from the read before.
+          const state = await waitForChange(node, { issued }, { working: changing, rereadMs: AFTER_VERB_REREAD_MS });
+          if (state) read = { ...node, ...state };
           continue;
         } catch (err) {
           if (!(err instanceof IronicError && err.kind === 'conflict')) throw err;
@@ -65,7 +75,8 @@ export function createTeardownActivities(deps: TeardownDeps) {
         await polling.wait({ issued });
         continue;
       }
-      await waitForChange(node, { issued });
+      const state = await waitForChange(node, { issued }, { working: changing });
+      if (state) read = { ...node, ...state };
     }
   }
 

@@ -123,11 +123,13 @@ export function createKubernetesActivities(deps: { rest: KubeRest; component?: s
       },
       spec: { hardware: status.hardware },
     };
+    // Created first: a host's hardware is written once per run of its workflow, most often when its first
+    // inspection ends, when no HardwareData exists yet (a PATCH first met a 404 there, every lifecycle).
     try {
-      await rest.call('PATCH', `${path}/${owner.metadata.name}`, { body: { spec: body.spec }, contentType: 'application/merge-patch+json' });
-    } catch (err) {
-      if (!isKubeError(err, 'not-found')) throw err;
       await rest.call('POST', path, { body });
+    } catch (err) {
+      if (!isKubeError(err, 'conflict')) throw err;
+      await rest.call('PATCH', `${path}/${owner.metadata.name}`, { body: { spec: body.spec }, contentType: 'application/merge-patch+json' });
     }
   }
 

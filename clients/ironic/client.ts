@@ -46,9 +46,10 @@ export class IronicClient extends IronicTransport {
     return node.disable_power_off;
   }
 
-  async getNode(ident: string): Promise<IronicNode | undefined> {
+  /** `version`: a newer microversion than the negotiated one, for a field only it shows (e.g. disable_power_off). */
+  async getNode(ident: string, version?: string): Promise<IronicNode | undefined> {
     try {
-      return await this.send<IronicNode>('GET', `${nodePath(ident)}`);
+      return await this.send<IronicNode>('GET', `${nodePath(ident)}`, undefined, version ?? true);
     } catch (err) {
       if (err instanceof IronicError && err.kind === 'not-found') return undefined;
       throw err;
@@ -65,15 +66,19 @@ export class IronicClient extends IronicTransport {
     }
   }
 
-  /** A few fields of every node, following Ironic's pagination (`version`: one a field needs). */
-  async listNodeStates<K extends keyof IronicNode>(fields: K[], version?: string): Promise<Pick<IronicNode, K | 'uuid'>[]> {
+  /**
+   * A few fields of every node, following Ironic's pagination (`version`: one a field needs), or of the nodes
+   * Ironic's list filters select (`filter`, e.g. `{ provision_state: 'deploying' }`).
+   */
+  async listNodeStates<K extends keyof IronicNode>(fields: K[], version?: string, filter: Record<string, string> = {}): Promise<Pick<IronicNode, K | 'uuid'>[]> {
     const wanted = fields.includes('uuid' as K) ? fields : [...fields, 'uuid'];
     const out: Pick<IronicNode, K | 'uuid'>[] = [];
+    const filters = Object.entries(filter).map(([k, v]) => `&${encodeURIComponent(k)}=${encodeURIComponent(v)}`).join('');
     let marker: string | undefined;
     for (;;) {
       const page = await this.send<{ nodes: Pick<IronicNode, K | 'uuid'>[] }>(
         'GET',
-        `/v1/nodes?fields=${wanted.join(',')}&limit=${this.pageSize}${marker ? `&marker=${encodeURIComponent(marker)}` : ''}`,
+        `/v1/nodes?fields=${wanted.join(',')}${filters}&limit=${this.pageSize}${marker ? `&marker=${encodeURIComponent(marker)}` : ''}`,
         undefined,
         version ?? true,
       );

@@ -8,10 +8,13 @@
  * list when many are watched, a small GET each when few) and wakes a waiter
  * only when its node changed, vanished, or its wait ran out. A list costs
  * Ironic in proportion to every node it has, watched or not: a dozen nodes in
- * flight among a thousand at rest are read with a GET each (readsByList).
+ * flight among a thousand at rest are read with a GET each (readsByList), except
+ * that nodes waiting in one transitional state (deploying, cleaning, ...) are
+ * read with one list filtered by that state, which costs Ironic only the nodes
+ * in it (planRead).
  */
 import type { IronicClient } from './client';
-import type { IronicNode } from './types';
+import { TRANSITIONAL_STATES, type IronicNode } from './types';
 
 export interface WatchOptions {
   /** Shortest time between two reads. Grows to twice the last read's duration when Ironic is slow. */
@@ -25,6 +28,12 @@ export interface WatchOptions {
   nodesPerGet: number;
   /** How old that count may grow while GETs are read before a list counts again. */
   recountMs: number;
+  /**
+   * From this many watched nodes seen in one transitional provision state (deploying, cleaning, ...), one list of
+   * the nodes in that state (`?provision_state=`) replaces their GETs. Such a list costs Ironic per node in that
+   * state only, and nodes do not rest there: the fleet at rest is not read.
+   */
+  stateListMin: number;
 }
 
 /**
@@ -34,13 +43,37 @@ export interface WatchOptions {
  */
 const NODES_PER_GET = 15;
 
-export const DEFAULT_WATCH: WatchOptions = { intervalMs: 250, listThreshold: 6, nodesPerGet: NODES_PER_GET, recountMs: 60_000 };
+export const DEFAULT_WATCH: WatchOptions = { intervalMs: 250, listThreshold: 6, nodesPerGet: NODES_PER_GET, recountMs: 60_000, stateListMin: 2 };
 
 /** Whether one list of every node is the cheaper read for `watched` nodes, Ironic having `total` (unknown: never listed). */
 export function readsByList(watched: number, total: number | undefined, opts: Pick<WatchOptions, 'listThreshold' | 'nodesPerGet'>): boolean {
   if (watched < opts.listThreshold) return false;
   // Until a list has counted the nodes, list: many watched at once is the fleet's case.
   return total === undefined || watched * opts.nodesPerGet >= total;
+}
+
+/** How one read of the watched nodes asks Ironic: every node in one list, or lists by provision state and a GET for the rest. */
+export interface ReadPlan {
+  all: boolean;
+  /** Transitional provision state -> the watched nodes last seen in it, read with one list of that state. */
+  byState: Map<string, string[]>;
+  /** Read with a GET each. */
+  single: string[];
+}
+
+/** The read for these watched nodes (each with the provision state its waiter saw), Ironic having `total` (unknown: never listed). */
+export function planRead(watched: readonly { id: string; state: string }[], total: number | undefined, opts: Pick<WatchOptions, 'listThreshold' | 'nodesPerGet' | 'stateListMin'>): ReadPlan {
+  if (readsByList(watched.length, total, opts)) return { all: true, byState: new Map(), single: [] };
+  const groups = new Map<string, string[]>();
+  for (const { id, state } of watched) {
+    if (!TRANSITIONAL_STATES.has(state)) continue;
+    const ids = groups.get(state) ?? [];
+    ids.push(id);
+    groups.set(state, ids);
+  }
+  const byState = new Map([...groups].filter(([, ids]) => ids.length >= opts.stateListMin));
+  const listed = new Set([...byState.values()].flat());
+  return { all: false, byState, single: watched.map((w) => w.id).filter((id) => !listed.has(id)) };
 }
 
 /** The fields a drive loop's decisions depend on. */
@@ -52,20 +85,32 @@ export const WATCHED_FIELDS = [
   'target_power_state',
   'maintenance',
   'last_error',
+  // A verb that takes the node through its states and back (manageable -> inspecting -> manageable between two
+  // reads) still moves this: a waiter that saw the node before its verb is woken without reading it after the verb.
+  'provision_updated_at',
 ] as const;
 
 export type NodeState = Pick<IronicNode, (typeof WATCHED_FIELDS)[number]>;
 
 export const stateKey = (n: NodeState): string =>
-  JSON.stringify([n.provision_state, n.target_provision_state, n.power_state, n.target_power_state, n.maintenance, n.last_error]);
+  JSON.stringify([n.provision_state, n.target_provision_state, n.power_state, n.target_power_state, n.maintenance, n.last_error, n.provision_updated_at ?? null]);
 
 export type WaitOutcome = 'changed' | 'gone' | 'timeout' | 'error';
 
+/** How a wait ended, with the node's state as the watcher read it when it changed. */
+export interface WaitResult {
+  outcome: WaitOutcome;
+  /** Set with `changed`: the watched fields as read, so a caller still waiting need not read the node again. */
+  state?: NodeState;
+}
+
 interface Waiter {
   seen: string;
+  /** The provision state seen: waiters of a transitional one are read together (planRead). */
+  state: string;
   /** Fires the deadline on its own: a slow list must never delay a heartbeat past its timeout. */
   timer: NodeJS.Timeout;
-  resolve: (outcome: WaitOutcome) => void;
+  resolve: (result: WaitResult) => void;
 }
 
 export class NodeWatcher {
@@ -86,13 +131,19 @@ export class NodeWatcher {
   }
 
   /** Resolves once `node` differs from what the caller saw, is gone, or `maxWaitMs` passed. */
-  wait(nodeId: string, seen: NodeState, maxWaitMs: number): Promise<WaitOutcome> {
+  async wait(nodeId: string, seen: NodeState, maxWaitMs: number): Promise<WaitOutcome> {
+    return (await this.waitFor(nodeId, seen, maxWaitMs)).outcome;
+  }
+
+  /** As wait, with the state read when the node changed. */
+  waitFor(nodeId: string, seen: NodeState, maxWaitMs: number): Promise<WaitResult> {
     return new Promise((resolve) => {
       let set = this.waiters.get(nodeId);
       if (!set) this.waiters.set(nodeId, (set = new Set()));
       const waiter: Waiter = {
         seen: stateKey(seen),
-        timer: setTimeout(() => this.settle(nodeId, (w) => (w === waiter ? 'timeout' : undefined)), maxWaitMs),
+        state: seen.provision_state,
+        timer: setTimeout(() => this.settle(nodeId, (w) => (w === waiter ? { outcome: 'timeout' } : undefined)), maxWaitMs),
         resolve,
       };
       set.add(waiter);
@@ -105,14 +156,14 @@ export class NodeWatcher {
 
   /** Releases every waiter (they re-read on their own) and lets the loop end. */
   close(): void {
-    for (const id of [...this.waiters.keys()]) this.settle(id, () => 'timeout');
+    for (const id of [...this.waiters.keys()]) this.settle(id, () => ({ outcome: 'timeout' }));
   }
 
   get watching(): number {
     return this.waiters.size;
   }
 
-  private settle(nodeId: string, decide: (w: Waiter) => WaitOutcome | undefined): void {
+  private settle(nodeId: string, decide: (w: Waiter) => WaitResult | undefined): void {
     const set = this.waiters.get(nodeId);
     if (!set) return;
     for (const w of set) {
@@ -129,13 +180,26 @@ export class NodeWatcher {
   private async read(ids: string[]): Promise<Map<string, NodeState>> {
     this.reads += 1;
     const recount = this.counted !== undefined && Date.now() - this.counted.at > this.opts.recountMs;
-    if (readsByList(ids.length, recount ? undefined : this.counted?.total, this.opts)) {
+    const watched = ids.map((id) => ({ id, state: this.waiters.get(id)?.values().next().value?.state ?? '' }));
+    const plan = planRead(watched, recount ? undefined : this.counted?.total, this.opts);
+    if (plan.all) {
       const all = await this.ironic.listNodeStates([...WATCHED_FIELDS]);
       this.counted = { total: all.length, at: Date.now() };
       return new Map(all.map((n) => [n.uuid, n]));
     }
-    const found = await Promise.all(ids.map((id) => this.ironic.getNodeState(id, [...WATCHED_FIELDS])));
-    return new Map(found.filter((n): n is NodeState => n !== undefined).map((n) => [n.uuid, n]));
+    const states = new Map<string, NodeState>();
+    const single = [...plan.single];
+    await Promise.all(
+      [...plan.byState].map(async ([state, group]) => {
+        const listed = await this.ironic.listNodeStates([...WATCHED_FIELDS], undefined, { provision_state: state });
+        for (const n of listed) states.set(n.uuid, n);
+        // Gone from the list: moved on (or deleted), read on its own to tell which and where to.
+        single.push(...group.filter((id) => !states.has(id)));
+      }),
+    );
+    const found = await Promise.all(single.map((id) => this.ironic.getNodeState(id, [...WATCHED_FIELDS])));
+    for (const n of found) if (n) states.set(n.uuid, n);
+    return states;
   }
 
   private async loop(): Promise<void> {
@@ -155,10 +219,10 @@ export class NodeWatcher {
         }
         for (const id of ids) {
           this.settle(id, (w) => {
-            if (!states) return 'error';
+            if (!states) return { outcome: 'error' };
             const state = states.get(id);
-            if (!state) return 'gone';
-            return stateKey(state) !== w.seen ? 'changed' : undefined;
+            if (!state) return { outcome: 'gone' };
+            return stateKey(state) !== w.seen ? { outcome: 'changed', state } : undefined;
           });
         }
         interval = Math.max(this.opts.intervalMs, 2 * (Date.now() - started));

@@ -27,6 +27,8 @@ export interface IronicNode {
   raid_config?: Record<string, unknown>;
   target_raid_config?: Record<string, unknown>;
   extra: Record<string, unknown>;
+  /** Ironic never powers the node off, only reboots it (API 1.95; absent when read at an older version). */
+  disable_power_off?: boolean;
   /** The BMC's overall health (`OK`, `Warning`, `Critical`; API 1.109), cached by Ironic's power sync. */
   health?: string | null;
 }

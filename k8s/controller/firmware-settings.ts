@@ -12,7 +12,7 @@
  * it is held for servicing at the next reboot (firmware-hold.ts): the
  * controller never sends Ironic anything. HostFirmwareComponents ride on the same read
  * (firmware-components.ts); their `firmware` step goes in the same request.
- * Re-read when the host's state changes, every minute while a change is
+ * Re-read when the host comes to rest in a state (READ_ON_ARRIVAL), every minute while a change is
  * pending (BMO's delay), else every 30 minutes (`METALFLOW_FIRMWARE_RESYNC_SECONDS`;
  * BMO's 5 minutes cost 288,000 reads a day at 1,000 hosts for what changes only
  * through a clean, a service or an inspection, each a state change). A read
@@ -56,6 +56,15 @@ export interface HostFirmwareSettingsObject extends KubeObject {
 
 /** States before Ironic has read the host's BIOS, or after the host is gone: nothing to report. */
 const NOT_READ_IN = new Set(['', 'unmanaged', 'registering', 'inspecting', 'match profile', 'deleting', 'powering off before delete']);
+
+/**
+ * Where a host's state change asks for a read of Ironic's record of its firmware: the states a host rests in once an
+ * operation that can change that record (inspection, a clean, a deploy's automated clean, a service) is over. On
+ * the way there (preparing, provisioning, deprovisioning) Ironic is at work: a read then cost two Ironic requests
+ * for what the resting state reads again. Changes of the objects, and the timers of a pending change, still read in
+ * any state but NOT_READ_IN.
+ */
+const READ_ON_ARRIVAL = new Set(['available', 'ready', 'provisioned', 'externally provisioned']);
 
 export interface FirmwareSettingsDeps {
   rest: KubeRest;
@@ -134,10 +143,14 @@ export class FirmwareSettingsController {
   hostChanged(key: string): void {
     const host = this.deps.host(key);
     // operationalStatus too: a service ending (servicing → OK) changes what Ironic reports, and no state.
-    const mark = host ? `${host.status?.provisioning?.ID ?? ''}|${host.status?.provisioning?.state ?? ''}|${host.status?.operationalStatus ?? ''}` : '';
-    if (this.seen.get(key) === mark) return;
+    const id = host?.status?.provisioning?.ID ?? '';
+    const state = host?.status?.provisioning?.state ?? '';
+    const mark = host ? `${id}|${state}|${host.status?.operationalStatus ?? ''}` : '';
+    const before = this.seen.get(key);
+    if (before === mark) return;
     this.seen.set(key, mark);
-    this.queue.add(key);
+    // A node new to this controller: its objects are made now. Otherwise only a state of rest reads Ironic.
+    if (!host || before?.split('|')[0] !== id || READ_ON_ARRIVAL.has(state)) this.queue.add(key);
   }
 
   private async reconcile(key: string): Promise<void> {

@@ -236,6 +236,8 @@ describe('node PATCHes (issue 17)', () => {
       expect(patches()).toEqual([]);
       expect(await ironic.getDisablePowerOff(nodeId)).toBe(true);
       await run('manage', a.manageNode, { ref, nodeId });
+      // manage writes no sent marker: sent again after a crash it only checks the BMC again.
+      expect(patches()).toEqual([]);
       proxy.requests.length = 0;
       // The node was registered with automated_clean true: provide with cleaning off changes it with the marker.
       expect((await run('provide', a.provideNode, { ref, nodeId, automatedCleaning: false })).provisionState).toBe('available');
@@ -252,6 +254,34 @@ describe('node PATCHes (issue 17)', () => {
       expect(node?.automated_clean).toBe(false);
       await run('undeploy', a.undeployNode, { ref, nodeId, automatedCleaning: false });
       await acts.deleteNode({ ref, nodeId });
+    });
+  });
+});
+
+describe('whole-node reads (issue 47)', () => {
+  it('reads the node whole once per decision: not after each verb, nor at each state Ironic passes through', async () => {
+    await withProxy(async (a, proxy) => {
+      const { ref, spec } = await fakeHost();
+      const { nodeId } = await a.ensureNode({ ref, spec });
+      await a.manageNode({ ref, nodeId });
+      const whole = (): number => proxy.requests.filter((r) => r.method === 'GET' && r.path === `/v1/nodes/${nodeId}`).length;
+      const byId = (): number => proxy.requests.filter((r) => r.method === 'GET' && r.path.startsWith(`/v1/nodes/${nodeId}`)).length;
+      proxy.requests.length = 0;
+      // The settings check: the node and its disable_power_off in one GET.
+      await a.syncNodeSettings({ ref, spec, nodeId });
+      expect(byId()).toBe(1);
+      proxy.requests.length = 0;
+      // manageable -> provide (cleaning) -> available -> deploy (deploying) -> active: a read to decide the provide and
+      // one to write the deploy's instance_info; the states between and the end come from the watcher's field reads.
+      const image = { url: 'http://127.0.0.1/images/demo.qcow2', checksum: 'b'.repeat(64), checksumType: 'sha256' as const, format: 'qcow2' as const };
+      expect((await a.deployNode({ ref, nodeId, image, automatedCleaning: true })).provisionState).toBe('active');
+      expect(whole()).toBe(2);
+      proxy.requests.length = 0;
+      // The lookup's read decides the power change; the watcher sees it done.
+      expect((await a.setPower({ ref, nodeId, on: false })).poweredOn).toBe(false);
+      expect(whole()).toBe(1);
+      await a.undeployNode({ ref, nodeId, automatedCleaning: false });
+      await a.deleteNode({ ref, nodeId });
     });
   });
 });

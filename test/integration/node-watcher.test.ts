@@ -1,7 +1,8 @@
 /**
  * The shared node watcher against the real Ironic (fake-hardware): waiters
  * wake only for their own node's change, a vanished node, or their deadline;
- * many watched nodes cost one list request per tick instead of a GET each.
+ * many watched nodes cost one list request per tick instead of a GET each,
+ * and nodes waiting in one transitional state one list of that state.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { IronicClient } from '../../clients/ironic/client';
@@ -112,6 +113,51 @@ describe('NodeWatcher on the real Ironic', () => {
     watcher.close();
     await Promise.all(waits.map((w) => w.done));
     expect(gets()).toBeGreaterThanOrEqual(6);
+  });
+
+  it('reads nodes waiting in one transitional state with one list of that state, and a node that left it on its own', async () => {
+    // A direct-deploy node's automated clean waits for an agent that never comes: Ironic holds it in `clean wait`.
+    const held: IronicNode[] = await Promise.all(
+      [0, 1, 2].map(async () => {
+        const node = await direct.createNode({ name: uniq('watch-cw'), driver: 'fake-hardware', deploy_interface: 'direct', automated_clean: true });
+        created.push(node.uuid);
+        await direct.setProvisionState(node.uuid, 'manage');
+        await waitFor('manageable', async () => (await direct.getNode(node.uuid))?.provision_state === 'manageable', { timeoutMs: 20_000, intervalMs: 100 });
+        await direct.setProvisionState(node.uuid, 'provide');
+        return waitFor('clean wait', async () => {
+          const n = await direct.getNode(node.uuid);
+          return n?.provision_state === 'clean wait' && n;
+        }, { timeoutMs: 20_000, intervalMs: 100 });
+      }),
+    );
+    // nodesPerGet 0: never one list of every node.
+    const watcher = new NodeWatcher(client, { intervalMs: 100, listThreshold: 2, nodesPerGet: 0 });
+    try {
+      proxy.requests.length = 0;
+      const waits = held.map((n) => track(watcher.wait(n.uuid, n, 60_000)));
+      await ticks(watcher, 4);
+      expect(waits.every((w) => w.outcome === undefined)).toBe(true);
+      // The first read lists every node to count them (readsByList); the next ones list the state's nodes, no GET.
+      const reads = proxy.requests.filter((r) => r.method === 'GET' && r.path.startsWith('/v1/nodes')).map((r) => r.path.replace(/fields=[^&]*&/, ''));
+      const gets = () => proxy.count((r) => r.method === 'GET' && /^\/v1\/nodes\/[^/?]+/.test(r.path));
+      expect(reads[0]).toBe('/v1/nodes?limit=1000');
+      expect(reads.length).toBeGreaterThanOrEqual(3);
+      expect(new Set(reads.slice(1))).toEqual(new Set(['/v1/nodes?provision_state=clean%20wait&limit=1000']));
+      // One leaves the state (abort: clean failed): it is missing from the list, read alone, and woken with its new state.
+      await direct.setProvisionState(held[1]!.uuid, 'abort');
+      expect(await waits[1]!.done).toBe('changed');
+      expect(gets()).toBe(1);
+      await ticks(watcher, 2);
+      expect(waits.filter((w) => w.outcome !== undefined)).toHaveLength(1);
+      watcher.close();
+      await Promise.all(waits.map((w) => w.done));
+    } finally {
+      watcher.close();
+    }
+    for (const n of held) {
+      await direct.setProvisionState(n.uuid, 'abort').catch(() => undefined);
+      await direct.setMaintenance(n.uuid, 'test over').catch(() => undefined);
+    }
   });
 
   it('reads a few nodes one by one with limited fields, and ends unchanged waits at their deadline', async () => {

@@ -129,6 +129,25 @@ describe('an Event whose write fails', () => {
     }
   });
 
+  it('HardwareData: created with the first hardware a host publishes, updated after (no PATCH that meets a 404 first)', async () => {
+    const name = uniq('hwdata');
+    pausedHost(name);
+    const hd = (r: RecordedRequest) => r.path.startsWith(`/apis/metal3.io/v1alpha1/namespaces/${NS}/hardwaredata`);
+    proxy.requests.length = 0;
+    const publish = (ram: number) =>
+      createKubernetesActivities({ rest }).publishHostStatus({
+        ref: { namespace: NS, name },
+        status: { ...emptyStatus(), provisioning: { state: 'preparing' as const, ID: 'n' }, hardware: { ramMebibytes: ram } },
+      });
+    expect(await publish(1024)).toEqual({ published: true });
+    expect(proxy.requests.filter(hd).map((r) => r.method)).toEqual(['POST']);
+    proxy.requests.length = 0;
+    expect(await publish(2048)).toEqual({ published: true });
+    expect(proxy.requests.filter(hd).map((r) => r.method)).toEqual(['POST', 'PATCH']);
+    const data = JSON.parse(kubectl(['get', 'hardwaredata', '-n', NS, name, '-o', 'json']).stdout) as { spec: { hardware: { ramMebibytes: number } } };
+    expect(data.spec.hardware.ramMebibytes).toBe(2048);
+  });
+
   it("is sent by the activity's retry without writing the status again", async () => {
     const name = uniq('event-retry-act');
     pausedHost(name);
