@@ -42,13 +42,19 @@ describe.skipIf(unavailable !== undefined)(`the provisioning limiter's timers${u
     const run = Date.now().toString(36);
     const start = (id: string, mode: 'release' | 'leave') => e.client.workflow.start('permitProbeWorkflow', { taskQueue: TASK_QUEUE, workflowId: `${id}-${run}`, args: [mode] });
     const gone = await start('gone-holder', 'leave');
-    const grantedGone = Date.parse(await gone.result());
-    const waiter = await start('waiter', 'release');
-    // Time is skipped only while a client waits on a result: not before the waiter's request is queued (its local
-    // activity runs in the worker, which the server does not see), or the server would skip past it.
+    // Time is skipped only while a client waits on a result, and then up to the next timer of any workflow. Waiting
+    // on the first probe's result would let the server skip while the limiter has a holder and no queue (no timer
+    // of its own): years ahead. So nothing waits on a result until the waiter is queued, and the limiter's 60 s
+    // check is the next timer. A query never moves the clock.
     const limiter = e.client.workflow.getHandle(limiterWorkflowId(TASK_QUEUE));
-    await waitFor('the waiter queued', async () => ((await limiter.query(limiterViewQuery)).queue.some((r) => r.workflowId === waiter.workflowId) ? true : undefined));
+    const listed = (part: 'holders' | 'queue', workflowId: string) => async () =>
+      (await limiter.query(limiterViewQuery))[part].some((r) => r.workflowId === workflowId) ? true : undefined;
+    await waitFor('the first probe holding its permit', listed('holders', gone.workflowId));
+    await waitFor('the first probe closed', async () => ((await gone.describe()).status.name === 'COMPLETED' ? true : undefined));
+    const waiter = await start('waiter', 'release');
+    await waitFor('the waiter queued', listed('queue', waiter.workflowId));
     const grantedWaiter = Date.parse(await waiter.result());
+    const grantedGone = Date.parse(await gone.result());
     // Nothing released the first permit: only the limiter's check (every 60 s while hosts wait) found its run closed.
     expect(grantedWaiter - grantedGone).toBeGreaterThanOrEqual(60_000);
     expect(grantedWaiter - grantedGone).toBeLessThan(10 * 60_000);
