@@ -16,6 +16,8 @@ export interface RecordedRequest {
   method: string;
   path: string;
   body: string;
+  /** The API microversion the caller asked for (X-OpenStack-Ironic-API-Version), if any. */
+  microversion?: string;
   /** When it arrived (ms since epoch). */
   at: number;
   /** Set when an interceptor handled it: what the caller got instead of the peer's answer. */
@@ -108,7 +110,8 @@ export class IronicProxy {
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
     const body = Buffer.concat(chunks);
-    const rec: RecordedRequest = { method: req.method ?? 'GET', path: req.url ?? '/', body: body.toString('utf8'), at: Date.now() };
+    const version = req.headers['x-openstack-ironic-api-version'];
+    const rec: RecordedRequest = { method: req.method ?? 'GET', path: req.url ?? '/', body: body.toString('utf8'), at: Date.now(), ...(typeof version === 'string' ? { microversion: version } : {}) };
     this.requests.push(rec);
     const fault = this.faults.find((f) => f.remaining > 0 && f.match(rec));
     if (fault) {

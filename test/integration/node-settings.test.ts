@@ -16,6 +16,7 @@ import { FAST_HOST_OPTIONS, randomMac, uniq, waitFor } from '../support/harness'
 import { useProxiedHarness } from '../support/proxied-harness';
 import { operationEvents, operationLocalActivities } from '../support/operation-history';
 import { defaultPayloadConverter } from '@temporalio/common';
+import { DISABLE_POWER_OFF_MICROVERSION } from '../../clients/ironic/microversions';
 
 const NS = 'node-settings';
 const IMAGE = { url: 'http://127.0.0.1/node-settings.qcow2', checksum: 'd'.repeat(64), checksumType: 'sha256' as const, format: 'qcow2' as const };
@@ -82,9 +83,10 @@ describe('node settings applied before each step', { timeout: 600_000 }, () => {
   });
   it('a check that Ironic answers too slowly for a local activity is done by the activity, and the step runs', async () => {
     const { ref, ready } = await availableHost('slow-check');
-    // The check's read of this node's disable_power_off (nothing else reads it) answers after the local activity's limit.
+    // The check reads the whole node at the microversion that shows disable_power_off (no other read of a node asks
+    // for it): that read answers after the local activity's limit.
     const nodeId = ready.status.provisioning.ID;
-    ctx.proxy.hold((r) => r.method === 'GET' && r.path === `/v1/nodes/${nodeId}?fields=disable_power_off`, 5_000);
+    ctx.proxy.hold((r) => r.method === 'GET' && r.path === `/v1/nodes/${nodeId}` && r.microversion === DISABLE_POWER_OFF_MICROVERSION, 5_000);
     await ctx.h.hosts.setImage(ref, IMAGE);
     const done = await waitFor('provisioned', async () => {
       const v = await view(ref);
