@@ -77,12 +77,17 @@ describe.skipIf(unavailable !== undefined)('traces', () => {
     const parentIn = (t: JaegerTrace, s: JaegerSpan) => t.spans.find((p) => p.spanID === s.references.find((r) => r.refType === 'CHILD_OF')?.spanID);
     // A span is exported when it ends: an activity still waiting on Ironic has sent its requests' spans, not its own.
     const finishedActivity = (t: JaegerTrace) => ironicSpans(t).some((s) => parentIn(t, s)?.operationName.startsWith('RunActivity:'));
+    // Each process exports its spans on its own schedule (the workflow's through the worker's sink), so the
+    // trace is complete once every side has sent what this test looks at.
+    const hasOp = (t: JaegerTrace, prefix: string) => t.spans.some((s) => s.operationName.startsWith(prefix));
+    const complete = (t: JaegerTrace) =>
+      finishedActivity(t) && ['PUT /v1/', 'UpdateWithStartWorkflow:', 'HandleUpdate:', 'StartActivity:'].every((p) => hasOp(t, p));
     const trace = await waitFor(
-      'a trace in Jaeger with an activity and its Ironic requests',
+      'a trace in Jaeger with the API request, the workflow\'s update, an activity and its Ironic requests',
       async () => {
         await tracing.flush();
         const t = await jaeger.trace(traceId);
-        return t && finishedActivity(t) ? t : undefined;
+        return t && complete(t) ? t : undefined;
       },
       { timeoutMs: 60_000, intervalMs: 300 },
     );
