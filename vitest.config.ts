@@ -48,6 +48,9 @@ const common: TestProjectInlineConfiguration['test'] = {
   env: { METALFLOW_HEARTBEAT_THROTTLE_SECONDS: '1' },
 };
 
+/** The stack files also hand their Ironic nodes back when they end (test/support/ironic-cleanup.ts). */
+const STACK_SETUP = [...(common.setupFiles as string[]), 'test/support/ironic-cleanup.ts'];
+
 /**
  * Runs the longest files first, so no long file starts last while the other
  * worker has nothing left to do. The length is the last run's (vitest's
@@ -85,7 +88,7 @@ export default defineConfig({
       {
         // Without isolation a fork runs file after file with the modules it already loaded (the SDK, the clients,
         // the harness): some 3 s of CPU a file less. Each file still has its own task queue, namespace and workers.
-        test: { ...common, name: 'suite', include: ['test/**/*.test.ts'], exclude: [UNIT, ...ALONE, CHAOS, ...HEAVY_ONLY], isolate: false, maxWorkers: 2, sequence: { groupOrder: 0 } },
+        test: { ...common, name: 'suite', setupFiles: STACK_SETUP, include: ['test/**/*.test.ts'], exclude: [UNIT, ...ALONE, CHAOS, ...HEAVY_ONLY], isolate: false, maxWorkers: 2, sequence: { groupOrder: 0 } },
       },
       {
         // Pure tests (no stack, no worker) share their threads' module cache: 83 files in ~20 s instead of ~2 min of per-file process start-up and imports.
@@ -95,7 +98,7 @@ export default defineConfig({
         test: { ...common, name: 'time-skipping', include: [TIME_SKIPPING], maxWorkers: 1, sequence: { groupOrder: 0 } },
       },
       {
-        test: { ...common, name: 'alone', include: ALONE, maxWorkers: 1, sequence: { groupOrder: 1 } },
+        test: { ...common, name: 'alone', setupFiles: STACK_SETUP, include: ALONE, maxWorkers: 1, sequence: { groupOrder: 1 } },
       },
     ],
   },

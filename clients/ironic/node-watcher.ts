@@ -34,6 +34,14 @@ export interface WatchOptions {
    * state only, and nodes do not rest there: the fleet at rest is not read.
    */
   stateListMin: number;
+  /**
+   * A node unchanged for a while is read less often: every `quietFactor` of the time it has been unchanged (at least
+   * `intervalMs`, at most `maxIntervalMs`). A change comes within that fraction of the wait so far: a fake-hardware
+   * step ending in a second is seen within `intervalMs`, an agent's deploy after ten minutes within `maxIntervalMs`,
+   * and a node waiting for minutes costs Ironic a read every few seconds instead of four a second.
+   */
+  quietFactor: number;
+  maxIntervalMs: number;
 }
 
 /**
@@ -43,7 +51,12 @@ export interface WatchOptions {
  */
 const NODES_PER_GET = 15;
 
-export const DEFAULT_WATCH: WatchOptions = { intervalMs: 250, listThreshold: 6, nodesPerGet: NODES_PER_GET, recountMs: 60_000, stateListMin: 2 };
+export const DEFAULT_WATCH: WatchOptions = { intervalMs: 250, listThreshold: 6, nodesPerGet: NODES_PER_GET, recountMs: 60_000, stateListMin: 2, quietFactor: 0.1, maxIntervalMs: 5_000 };
+
+/** How long after its last read a node unchanged since `quietSince` is read again. */
+export function readInterval(quietMs: number, opts: Pick<WatchOptions, 'intervalMs' | 'quietFactor' | 'maxIntervalMs'>): number {
+  return Math.min(Math.max(opts.intervalMs, quietMs * opts.quietFactor), Math.max(opts.intervalMs, opts.maxIntervalMs));
+}
 
 /** Whether one list of every node is the cheaper read for `watched` nodes, Ironic having `total` (unknown: never listed). */
 export function readsByList(watched: number, total: number | undefined, opts: Pick<WatchOptions, 'listThreshold' | 'nodesPerGet'>): boolean {
@@ -120,6 +133,11 @@ export class NodeWatcher {
   reads = 0;
   /** Nodes Ironic had at the last list, and when. */
   private counted: { total: number; at: number } | undefined;
+  /**
+   * Per watched node: the state last seen, since when it has been so, and when it was last read. Kept across
+   * waiters: an activity that waits in slices (a heartbeat each) must not make its node look freshly changed.
+   */
+  private readonly quiet = new Map<string, { key: string; since: number; readAt: number }>();
 
   private readonly opts: WatchOptions;
 
@@ -147,6 +165,8 @@ export class NodeWatcher {
         resolve,
       };
       set.add(waiter);
+      const q = this.quiet.get(nodeId);
+      if (!q || q.key !== waiter.seen) this.quiet.set(nodeId, { key: waiter.seen, since: Date.now(), readAt: 0 });
       if (!this.looping) {
         this.looping = true;
         void this.loop();
@@ -161,6 +181,12 @@ export class NodeWatcher {
 
   get watching(): number {
     return this.waiters.size;
+  }
+
+  /** Drops what is known of nodes nobody has waited on for a while. */
+  private forget(now: number): void {
+    if (this.quiet.size <= this.waiters.size) return;
+    for (const [id, q] of this.quiet) if (!this.waiters.has(id) && now - Math.max(q.readAt, q.since) > 10 * this.opts.maxIntervalMs) this.quiet.delete(id);
   }
 
   private settle(nodeId: string, decide: (w: Waiter) => WaitResult | undefined): void {
@@ -207,8 +233,14 @@ export class NodeWatcher {
     try {
       while (this.waiters.size > 0) {
         await new Promise((r) => setTimeout(r, interval));
-        const ids = [...this.waiters.keys()];
-        if (ids.length === 0) break;
+        if (this.waiters.size === 0) break;
+        const now = Date.now();
+        const ids = [...this.waiters.keys()].filter((id) => {
+          const q = this.quiet.get(id);
+          return !q || now - q.readAt >= readInterval(now - q.since, this.opts);
+        });
+        this.forget(now);
+        if (ids.length === 0) continue;
         const started = Date.now();
         let states: Map<string, NodeState> | undefined;
         try {
@@ -218,6 +250,13 @@ export class NodeWatcher {
           // where the error is classified and retried by the activity's policy.
         }
         for (const id of ids) {
+          const read = states?.get(id);
+          const q = this.quiet.get(id);
+          if (q && read) {
+            const key = stateKey(read);
+            if (key !== q.key) Object.assign(q, { key, since: started });
+            q.readAt = started;
+          }
           this.settle(id, (w) => {
             if (!states) return { outcome: 'error' };
             const state = states.get(id);

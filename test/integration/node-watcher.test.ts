@@ -178,6 +178,32 @@ describe('NodeWatcher on the real Ironic', () => {
     expect(watcher.watching).toBe(0);
   });
 
+  it('reads a node that stays unchanged less and less often, and still sees it change after a long quiet', async () => {
+    const [node] = await makeNodes(1);
+    const opts = { intervalMs: 100, listThreshold: 4, quietFactor: 0.5, maxIntervalMs: 800 };
+    const steady = new NodeWatcher(client, { ...opts, quietFactor: 0 });
+    const backing = new NodeWatcher(client, opts);
+    // The same node, unchanged, watched in 1 s slices (as an activity heartbeating between waits) for 3 s by both.
+    for (let slice = 0; slice < 3; slice++) {
+      const [a, b] = await Promise.all([steady.wait(node!.uuid, node!, 1_000), backing.wait(node!.uuid, node!, 1_000)]);
+      expect([a, b]).toEqual(['timeout', 'timeout']);
+    }
+    console.log(`3 s unchanged: ${steady.reads} reads at a steady 100 ms, ${backing.reads} backing off`);
+    // Backing off: a read when half the quiet time so far has passed since the last (at ~0.1, 0.2, 0.4, 0.8, 1.6,
+    // 2.4 s), however fast Ironic answers; steady: a read each tick (fewer when Ironic is slow to answer).
+    expect(backing.reads).toBeLessThanOrEqual(8);
+    expect(backing.reads).toBeGreaterThanOrEqual(4);
+    expect(steady.reads).toBeGreaterThan(backing.reads);
+    // A change after the quiet is seen at the next read, within maxIntervalMs.
+    const waiting = backing.waitFor(node!.uuid, node!, 10_000);
+    await direct.setMaintenance(node!.uuid, 'changed after a quiet');
+    const changedAt = Date.now();
+    const result = await waiting;
+    expect(result.outcome).toBe('changed');
+    expect(result.state?.maintenance).toBe(true);
+    console.log(`change seen ${Date.now() - changedAt} ms after it was made (longest read interval 800 ms)`);
+  });
+
   it('releases every waiter with "error" when Ironic fails, so each activity re-reads and classifies it', async () => {
     const [node] = await makeNodes(1);
     const watcher = new NodeWatcher(client, { intervalMs: 100, listThreshold: 4 });

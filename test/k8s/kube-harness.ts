@@ -9,6 +9,7 @@
  * Kubernetes file stays up until the run ends. Registration and the stop
  * decision happen under one flock, so a file starting never races one stopping.
  */
+import { recordNamespace } from '../support/file-names';
 import { execFileSync, spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
@@ -187,6 +188,8 @@ const RETRYABLE = new Set(['apply', 'get', 'patch', 'annotate', 'label']);
 /** Runs the built kubectl against the test API server as admin (or the one `kubeconfig` names). */
 export function kubectl(args: string[], opts: { input?: string; check?: boolean; kubeconfig?: string } = {}): RunResult {
   cachedKubectl ??= kubePaths().kubectl;
+  // A namespace made here is this file's: the Ironic nodes of its hosts go when the file ends.
+  if (args[0] === 'create' && args[1] === 'namespace' && args[2]) recordNamespace(args[2]);
   // A `kubectl wait --timeout=300s` must not be killed at 2 minutes (it failed with exit 1 and no message so).
   const asked = args.map((a) => /^--timeout=(\d+)s$/.exec(a)).find(Boolean);
   const processTimeoutMs = Math.max(120_000, asked ? (Number(asked[1]) + 30) * 1000 : 0);

@@ -11,7 +11,7 @@ import { REPO_ROOT } from '../../config/env';
 import { WORKFLOW_BUNDLE_OPTIONS } from '../../workers/worker';
 import { holdKubeForRun } from '../k8s/kube-harness';
 import { buildProcessBundles } from './process-bundles';
-import { TEST_ENV, TEST_STATE_DIR, WORKFLOW_BUNDLE_PATH } from './env';
+import { IRONIC_URL, TEST_ENV, TEST_STATE_DIR, WORKFLOW_BUNDLE_PATH } from './env';
 
 const stack = (...args: string[]): void => {
   execFileSync('bash', [join(REPO_ROOT, 'scripts', 'stack.sh'), ...args], {
@@ -27,6 +27,30 @@ const stackInBackground = (...args: string[]): Promise<void> =>
     child.once('error', reject);
     child.once('exit', (code, signal) => (code === 0 ? resolve() : reject(new Error(`scripts/stack.sh ${args.join(' ')} exited ${code ?? signal}`))));
   });
+
+/**
+ * What the files left in the shared Ironic (test/support/ironic-cleanup.ts removes the nodes it can tell are a
+ * file's): each node left costs Ironic's power sync for the rest of the run, a Redfish one most.
+ */
+async function reportLeftNodes(): Promise<void> {
+  try {
+    const res = await fetch(`${IRONIC_URL}/v1/nodes?fields=uuid,driver,maintenance,extra&limit=1000`, {
+      headers: { 'x-openstack-ironic-api-version': 'latest' },
+      signal: AbortSignal.timeout(10_000),
+    });
+    const { nodes } = (await res.json()) as { nodes: { driver: string; maintenance: boolean; extra: Record<string, unknown> }[] };
+    const synced = nodes.filter((n) => !n.maintenance);
+    const byDriver = new Map<string, number>();
+    for (const n of synced) byDriver.set(n.driver, (byDriver.get(n.driver) ?? 0) + 1);
+    const owners = synced.map((n) => String(n.extra.metalflow_host ?? '(no owner)')).slice(0, 12);
+    console.log(
+      `[teardown] Ironic nodes left out of maintenance by the files: ${synced.length} (${[...byDriver].map(([d, c]) => `${d} ${c}`).join(', ') || 'none'})` +
+        (owners.length ? `; e.g. ${owners.join(', ')}` : ''),
+    );
+  } catch {
+    // The stack may be down already: nothing to report.
+  }
+}
 
 export default async function setup(): Promise<() => void> {
   // Pure unit tests can run without the stack: METALFLOW_TEST_NO_STACK=1 npx vitest run test/unit
@@ -44,7 +68,8 @@ export default async function setup(): Promise<() => void> {
   writeFileSync(`${WORKFLOW_BUNDLE_PATH}.${process.pid}`, code);
   renameSync(`${WORKFLOW_BUNDLE_PATH}.${process.pid}`, WORKFLOW_BUNDLE_PATH);
   const kube = holdKubeForRun();
-  return () => {
+  return async () => {
+    await reportLeftNodes();
     kube.release();
     if (process.env.METALFLOW_KEEP_TEST_STACK !== '1') stack('stop');
   };

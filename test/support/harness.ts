@@ -3,6 +3,7 @@
  * on a task queue of the test's own, the real Ironic client, a secret store in
  * a temporary folder, and waiting on conditions instead of sleeping.
  */
+import { recordName } from './file-names';
 import { TEST_FETCH_POLICY } from './fetch-policy';
 import type { AddressPolicy } from '../../clients/images/address-policy';
 import type { PivotPlaneRegistry } from '../../config/pivot-planes';
@@ -29,7 +30,12 @@ import type { HostWorkflowOptions } from '../../contracts/host';
 import { IRONIC_URL, TEMPORAL_ADDRESS, WORKFLOW_BUNDLE_PATH } from './env';
 
 /** Unique, DNS-safe suffix so test runs never collide in Temporal or Ironic. */
-export const uniq = (prefix: string): string => `${prefix}-${randomBytes(4).toString('hex')}`;
+/** A name of this file's own; its Ironic node is removed after the file (test/support/ironic-cleanup.ts). */
+export const uniq = (prefix: string): string => {
+  const name = `${prefix}-${randomBytes(4).toString('hex')}`;
+  recordName(name);
+  return name;
+};
 
 /** A locally administered unicast MAC, unique per call. */
 export function randomMac(): string {
