@@ -12,7 +12,7 @@ import { hardwareProfileName, isHardwareProfile } from '../../model/hardware-pro
 import { FAILURE } from '../../model/failures';
 import { isKubeError } from '../../clients/kubernetes/kube-error';
 import type { KubeRest } from '../../clients/kubernetes/kube-rest';
-import { recordHostEvent, type HostEvent } from '../../clients/kubernetes/events';
+import { recordHostEvent, withEventRetries, type HostEvent } from '../../clients/kubernetes/events';
 import { asBmoEvents } from '../../clients/kubernetes/bmo-events';
 import { toFailure } from '../common/failures';
 
@@ -52,9 +52,6 @@ export function mergePatchFor(current: unknown, desired: Json): Json {
 }
 
 const STATUS_WRITE_ATTEMPTS = 5;
-/** Tries of one Event within a publish, apart from the status write's; then the activity's own retry. */
-const EVENT_WRITE_ATTEMPTS = 4;
-const EVENT_RETRY_FIRST_MS = 250;
 
 /**
  * Recorded (as heartbeat details) once a publish has written the status and HardwareData: a retry
@@ -79,9 +76,6 @@ function earlierProgress(): PublishProgress | undefined {
   const details: unknown = activityContext()?.info.heartbeatDetails;
   return isObject(details) && details.statusWritten === true && typeof details.uid === 'string' ? { statusWritten: true, uid: details.uid } : undefined;
 }
-
-/** Worth writing again: the API server unavailable or overloaded, or the answer lost on the way. */
-const eventRetryable = (err: unknown): boolean => !isKubeError(err, 'rejected') && !isKubeError(err, 'not-found') && !isKubeError(err, 'conflict');
 
 /** What one publish is: its activity (workflow, run, activity id) when run as one, and the host and status time. */
 function eventSeed(ref: HostRef, uid: string, lastUpdated: string | undefined): string {
@@ -184,16 +178,7 @@ export function createKubernetesActivities(deps: { rest: KubeRest; component?: s
         // BMO's reasons where it has the same Event (clients/kubernetes/bmo-events.ts).
         for (const written of asBmoEvents(event, fitted.poweredOn)) {
           const name = eventName(input.ref.name, seed, index++, written);
-          for (let attempt = 1; ; attempt++) {
-            try {
-              await recordHostEvent(rest, { ...owner.metadata, uid }, written, component, name);
-              break;
-            } catch (err) {
-              if (!eventRetryable(err) || attempt >= EVENT_WRITE_ATTEMPTS) throw err;
-              const pause = EVENT_RETRY_FIRST_MS * 2 ** (attempt - 1);
-              await (ctx ? ctx.sleep(pause) : new Promise((r) => setTimeout(r, pause)));
-            }
-          }
+          await withEventRetries(() => recordHostEvent(rest, { ...owner.metadata, uid }, written, component, name), ctx ? (ms) => ctx.sleep(ms) : undefined);
         }
       }
       return { published: true };

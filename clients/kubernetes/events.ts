@@ -45,3 +45,25 @@ export async function recordHostEvent(rest: KubeRest, subject: EventSubject, eve
     if (!(name && isKubeError(err, 'conflict'))) throw err;
   });
 }
+
+/** Whether an Event write may pass when sent again: anything but a refusal, a vanished namespace or a name taken. */
+export const eventWriteRetryable = (err: unknown): boolean => !isKubeError(err, 'rejected') && !isKubeError(err, 'not-found') && !isKubeError(err, 'conflict');
+
+/**
+ * How often an Event write that failed for a passing reason (429 while an API server initializes its storage or
+ * throttles, 5xx, no answer) is sent, the first pause doubled each time. Its writers record a decision once and do
+ * not come back to it, so an Event not written now would never be (client-go's recorder retries likewise).
+ */
+export const EVENT_WRITE_RETRIES = { attempts: 4, firstPauseMs: 250 };
+
+/** `write` until it passes, a refusal, or the last attempt; `sleep` lets an activity's pause end with its cancellation. */
+export async function withEventRetries(write: () => Promise<void>, sleep: (ms: number) => Promise<void> = (ms) => new Promise((r) => setTimeout(r, ms))): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await write();
+    } catch (err) {
+      if (!eventWriteRetryable(err) || attempt >= EVENT_WRITE_RETRIES.attempts) throw err;
+      await sleep(EVENT_WRITE_RETRIES.firstPauseMs * 2 ** (attempt - 1));
+    }
+  }
+}

@@ -22,7 +22,7 @@
 import { WorkflowUpdateFailedError, type Client } from '@temporalio/client';
 import type { KubeRest } from '../../clients/kubernetes/kube-rest';
 import { isKubeError, KubeError } from '../../clients/kubernetes/kube-error';
-import { recordHostEvent } from '../../clients/kubernetes/events';
+import { recordHostEvent, withEventRetries } from '../../clients/kubernetes/events';
 import { createObject, getObject } from '../../clients/kubernetes/metal3-objects';
 import { createHash } from 'node:crypto';
 import { IronicError, type IronicClient } from '../../clients/ironic/client';
@@ -353,7 +353,8 @@ export class FirmwareSettingsController {
 
   private async event(obj: KubeObject, kind: string, type: 'Normal' | 'Warning', reason: string, message: string): Promise<void> {
     const subject = { namespace: obj.metadata.namespace ?? '', name: obj.metadata.name, uid: obj.metadata.uid, kind };
-    await recordHostEvent(this.deps.rest, subject, { type, reason, message }, this.deps.instance).catch((err: unknown) => {
+    // Sent again while the API server is busy: a held change is recorded once and its Event not written again.
+    await withEventRetries(() => recordHostEvent(this.deps.rest, subject, { type, reason, message }, this.deps.instance)).catch((err: unknown) => {
       if (!(err instanceof KubeError)) throw err;
       this.deps.log(`${subject.namespace}/${subject.name}: event ${reason} not recorded: ${err.message}`);
     });
