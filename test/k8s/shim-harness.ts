@@ -113,7 +113,8 @@ export interface ShimSuite {
 export function useShimSuite(
   namespace: string,
   taskQueue: string,
-  controllerEnv: Record<string, string> = {},
+  /** The controller's settings; a function is read once the file's own beforeAll hooks have run. */
+  controllerEnv: Record<string, string> | (() => Record<string, string>) = {},
   /** The worker's settings, read once the file's own beforeAll hooks (registered first) have run. */
   workerEnv: () => Record<string, string> = () => ({}),
   /** An API server of the file's own (its kubeconfig, read once the file's own beforeAll hooks have run) instead of the shared one. */
@@ -130,7 +131,7 @@ export function useShimSuite(
     env = await TestWorkflowEnvironment.createFromExistingServer({ address: TEMPORAL_ADDRESS });
     processes = shim({ namespace, taskQueue, kubeconfig });
     processes.startWorker(workerEnv());
-    processes.startController(controllerEnv);
+    processes.startController(typeof controllerEnv === 'function' ? controllerEnv() : controllerEnv);
   }, KUBE_BUILD_TIMEOUT_MS);
   afterAll(async () => {
     processes?.stop();

@@ -14,6 +14,7 @@ export const HEAVY = process.env.METALFLOW_TEST_HEAVY === '1';
 export const HEAVY_ONLY_FILES: readonly string[] = [
   'test/bench/bench-tools.test.ts',
   'test/integration/ironic-db-loss.test.ts',
+  'test/k8s/ironic-db-loss.test.ts',
   'test/k8s/pivot-restore.test.ts',
   'test/integration/image-stream-rss.test.ts',
   'test/integration/fleet-abort-teardown.test.ts',

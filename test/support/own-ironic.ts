@@ -14,6 +14,8 @@ const run = promisify(execFile);
 
 export interface OwnIronic {
   url: string;
+  /** The sushy-tools emulator started beside it (`withSushy`), for Redfish hosts whose BMC no other file powers. */
+  sushyUrl: string;
   start(): Promise<void>;
   /** Stops Ironic, deletes its database, starts it again: every node is gone. */
   restartEmpty(): Promise<void>;
@@ -35,8 +37,13 @@ export function stackScript(env: NodeJS.ProcessEnv): (...args: string[]) => Prom
   };
 }
 
-export function ownIronic(stateName: string, port: number): OwnIronic {
-  // The script checks every service's port; only Ironic's is used here.
+/**
+ * `withSushy`: a sushy emulator of its own too (fake power changes land within half a second), and
+ * Ironic's power sync every `syncSeconds` (the stack's default 30 s otherwise), which also reads a
+ * Redfish BMC's health into the node.
+ */
+export function ownIronic(stateName: string, port: number, opts: { withSushy?: boolean; syncSeconds?: number } = {}): OwnIronic {
+  // The script checks every service's port; only Ironic's (and sushy's, with withSushy) is used here.
   const env = {
     ...process.env,
     METALFLOW_STATE_DIR: join(REPO_ROOT, '.state', stateName),
@@ -44,12 +51,17 @@ export function ownIronic(stateName: string, port: number): OwnIronic {
     TEMPORAL_PORT: String(port + 1),
     TEMPORAL_UI_PORT: String(port + 2),
     SUSHY_PORT: String(port + 3),
+    SUSHY_POWER_DELAY: '0-0.5',
+    ...(opts.syncSeconds ? { IRONIC_SYNC_POWER_STATE_INTERVAL: String(opts.syncSeconds) } : {}),
   };
   const stack = stackScript(env);
+  const services = opts.withSushy ? ['sushy', 'ironic'] : ['ironic'];
   return {
     url: `http://127.0.0.1:${port}`,
-    start: () => stack('start', 'ironic'),
+    sushyUrl: `http://127.0.0.1:${port + 3}`,
+    // Empty from the start: nodes an earlier run left, whose BMCs are gone, would keep the power sync busy.
+    start: () => stack('start', ...services, '--empty-db'),
     restartEmpty: () => stack('restart', 'ironic', '--empty-db'),
-    stop: () => stack('stop', 'ironic'),
+    stop: () => stack('stop', ...services),
   };
 }

@@ -81,6 +81,18 @@ describe('computeConditions', () => {
     // A host that moved to a state BMO does not check loses the override.
     expect(table(computeConditions({ provisioning: { state: 'deleting', ID: 'n' }, operationalStatus: 'OK' } as never, read, { now: T1 })).Manageable).toBe('True/Manageable');
   });
+
+  it('keeps the last known Healthy through a re-registration on a new node (Ironic lost its database) until the new node is read', () => {
+    const status = (state: string, ID: string) => ({ provisioning: { state, ID }, operationalStatus: 'OK' }) as never;
+    const read = computeConditions(status('available', 'old'), undefined, { now: T0, node: { health: 'OK' } });
+    // The worker's writes while it registers again: no reading; the controller's first read of the new node: no health yet.
+    const registering = computeConditions(status('registering', 'new'), read, { now: T1 });
+    const onNewNode = computeConditions(status('available', 'new'), registering, { now: T1 });
+    const newNodeRead = computeConditions(status('available', 'new'), onNewNode, { now: T1, node: { health: null, fault: null } });
+    for (const cs of [registering, onNewNode, newNodeRead]) expect(cs.find((c) => c.type === 'Healthy')).toMatchObject({ status: 'True', reason: 'Healthy', lastTransitionTime: T0 });
+    // The new node's health, once Ironic's power sync has read it, replaces it.
+    expect(table(computeConditions(status('available', 'new'), newNodeRead, { now: T1, node: { health: 'Critical' } })).Healthy).toBe('False/CriticalError');
+  });
 });
 
 describe('hardware profile names, as BMO picks them', () => {
