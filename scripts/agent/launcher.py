@@ -53,6 +53,15 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 IPA_HOST = os.path.join(HERE, "ipa-host.sh")
 
 
+# Kernel parameters whose value is a credential (Ironic puts the agent token on a virtual media boot's command
+# line): kept out of the event log, which is for reading; the agent gets them from its own cmdline file.
+SECRET_PARAMS = re.compile(r"\b((?:ipa-agent-token|[\w.-]*(?:token|password|secret))=)\S*", re.IGNORECASE)
+
+
+def redact_cmdline(cmdline):
+    return SECRET_PARAMS.sub(r"\1<redacted>", cmdline)
+
+
 def kernel_cmdline_from_iso(path):
     """The kernel parameters of the first `linux` line of the ISO's grub.cfg."""
     iso = pycdlib.PyCdlib()
@@ -111,6 +120,8 @@ class Launcher:
 
     def event(self, **kw):
         kw["time"] = time.time()
+        if "cmdline" in kw:
+            kw["cmdline"] = redact_cmdline(kw["cmdline"])
         self.events.write(json.dumps(kw) + "\n")
 
     def sushy_request(self, path, body=None):
@@ -172,7 +183,7 @@ class Launcher:
             self.event(host=name, action="started", cmdline=cmdline)
             return
         cmdfile = os.path.join(self.args.state, f"{name}.cmdline")
-        with open(cmdfile, "w") as f:
+        with open(os.open(cmdfile, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w") as f:
             f.write(cmdline + "\n")
         cmd = ["bash", IPA_HOST, "start", name, "--mac", host["mac"].lower(),
                "--disks", host.get("disks", "8G"), "--cmdline", cmdfile,

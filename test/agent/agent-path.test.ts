@@ -128,6 +128,8 @@ describe.skipIf(unavailable !== undefined)('the agent path with a real ironic-py
     });
     expect(events.slice(0, 2).map((e) => e.action)).toEqual(['started', 'stopped']);
     expect(events[0]?.cmdline).toMatch(/ipa-api-url=http:\/\/127\.0\.0\.1:\d+/);
+    // A credential on the command line (Ironic's agent token) is not written to the launcher's log.
+    expect(JSON.stringify(lab.events())).not.toMatch(/(token|password)=(?!<redacted>)/i);
 
     // Inspection reads the disk and writes nothing.
     const d = openSync(lab.diskFile(host), 'r');
