@@ -5,7 +5,8 @@
  * (namespaces it may touch) goes into the workflow's memo so permissions are
  * checked without reading its input.
  */
-import { fleetScope, validateFleetInput, type FleetInput } from '../model/fleet';
+import { fleetScope, fleetSiteErrors, validateFleetInput, type FleetInput } from '../model/fleet';
+import { formatFieldErrors } from '../model/field-error';
 import { SEARCH_ATTRIBUTES } from '../model/search-attributes';
 import {
   cancelFleetUpdate,
@@ -18,10 +19,13 @@ import {
 } from '../contracts/fleet';
 import { countOutcomes } from '../contracts/fleet-plan';
 import { MEMO_SCOPE, RunService, type RunServiceDeps } from './run-service';
+import { ApiError } from './api-error';
 
 export interface FleetServiceDeps extends RunServiceDeps {
   /** Fleet workflow tuning (tests shorten the poll window). */
   fleetOptions?: Partial<FleetOptions>;
+  /** Names of the configured sites (METALFLOW_SITES_FILE) besides the default one: what `selector.sites` may name. */
+  sites?: readonly string[];
 }
 
 export interface FleetListItem {
@@ -40,6 +44,8 @@ function startingProgress(input: FleetInput): FleetProgress {
 }
 
 export class FleetService extends RunService<FleetInput, FleetProgress> {
+  private readonly sites: readonly string[];
+
   constructor(deps: FleetServiceDeps) {
     super(deps, {
       noun: 'fleet operation',
@@ -54,6 +60,14 @@ export class FleetService extends RunService<FleetInput, FleetProgress> {
       resume: resumeFleetUpdate,
       cancel: cancelFleetUpdate,
     });
+    this.sites = deps.sites ?? [];
+  }
+
+  /** A site that is not configured is a 400 naming it and the accepted ones, before anything starts. */
+  override async create(input: FleetInput): Promise<{ created: boolean; progress: FleetProgress }> {
+    const errors = fleetSiteErrors(input.selector, this.sites);
+    if (errors.length > 0) throw new ApiError(400, 'InvalidRequest', formatFieldErrors(errors), errors);
+    return super.create(input);
   }
 
   async list(): Promise<FleetListItem[]> {

@@ -90,6 +90,11 @@ export class HostService {
     return this.deps.taskQueue;
   }
 
+  /** Names of the configured sites besides the default one (what `spec.site` and a fleet's `selector.sites` may name). */
+  get sites(): readonly string[] {
+    return this.deps.sites ?? [];
+  }
+
   private checkRef(ref: HostRef): void {
     const valid = validateHostRef(ref);
     if (!valid.ok) throw invalid(valid.errors);

@@ -157,7 +157,7 @@ export async function buildServer(
   });
 
   registerHostActionRoutes(app, hosts);
-  registerFleetRoutes(app, opts.fleets ?? new FleetService({ client: hosts.client, taskQueue: hosts.taskQueue }));
+  registerFleetRoutes(app, opts.fleets ?? new FleetService({ client: hosts.client, taskQueue: hosts.taskQueue, sites: hosts.sites }));
   registerPivotRoutes(app, pivotService({ client: hosts.client, taskQueue: hosts.taskQueue }), opts.pivotPlanes);
   registerRemediationRoutes(app, hosts);
   registerFirmwareRoutes(app, hosts);

@@ -32,7 +32,8 @@ export interface FleetHost {
 /** What the selection activity found, recorded once at start. */
 export interface FleetSelection {
   at: string;
-  hosts: Array<{ ref: HostRef; provisioningState: string; bmcType: string }>;
+  /** `site` is there when the fleet selects by site or caps each site's hosts in flight. */
+  hosts: Array<{ ref: HostRef; provisioningState: string; bmcType: string; site?: string }>;
   /** Hosts the explicit list named that do not exist. */
   missing: HostRef[];
 }
@@ -69,8 +70,10 @@ export interface FleetProgress {
   phase: FleetPhase;
   counts: FleetCounts;
   selected: number;
-  /** maxConcurrent and maxFailures as counts of this selection. */
-  limits: { maxConcurrent: number; maxFailures: number };
+  /** maxConcurrent and maxFailures as counts of this selection; maxConcurrentPerSite as given. */
+  limits: { maxConcurrent: number; maxFailures: number; maxConcurrentPerSite?: number };
+  /** When the fleet selects by site or caps each site: the counts of each site's hosts, by site name. */
+  sites?: Record<string, FleetCounts>;
   selection?: FleetSelection;
   hosts: FleetHost[];
   failures: Array<{ ref: HostRef; error: string }>;

@@ -1,7 +1,7 @@
 /**
  * Hosts as Temporal's visibility lists them: the host workflows and their
  * search attributes (namespace, name, provisioning state, BMC type, power,
- * running operation, error type), read by
+ * running operation, error type, site), read by
  * the API's host list and by a fleet operation's selection.
  */
 import type { Client, WorkflowExecutionInfo } from '@temporalio/client';
@@ -40,10 +40,21 @@ export function hostListItem(attributes: Record<string, unknown> | undefined): H
   };
 }
 
+/** The host's site as its workflow indexed it; undefined for a host whose run has not set it (docs/sites.md). */
+export function hostSiteAttribute(attributes: Record<string, unknown> | undefined): string | undefined {
+  const value = attributes?.[SEARCH_ATTRIBUTES.site.name];
+  return Array.isArray(value) && typeof value[0] === 'string' ? value[0] : undefined;
+}
+
 export interface HostListFilter {
   namespace?: string;
   /** Any of these provisioning states. */
   states?: readonly ProvisioningState[];
+  /**
+   * Any of these sites, and every host whose run has not indexed its site yet (its caller reads
+   * those hosts' site from their view): a run begun before hosts set the attribute may be of any site.
+   */
+  sites?: readonly string[];
 }
 
 /** The visibility query's clauses for host workflows matching the filter (values are validated names, never free text). */
@@ -52,6 +63,10 @@ export function hostListClauses(filter: HostListFilter): string[] {
   if (filter.namespace) clauses.push(`${SEARCH_ATTRIBUTES.hostNamespace.name} = '${filter.namespace}'`);
   if (filter.states && filter.states.length > 0) {
     clauses.push(`(${filter.states.map((s) => `${SEARCH_ATTRIBUTES.provisioningState.name} = '${s}'`).join(' OR ')})`);
+  }
+  if (filter.sites && filter.sites.length > 0) {
+    const site = SEARCH_ATTRIBUTES.site.name;
+    clauses.push(`(${[...filter.sites.map((s) => `${site} = '${s}'`), `${site} IS NULL`].join(' OR ')})`);
   }
   return clauses;
 }

@@ -14,6 +14,7 @@ import { schemaErrors } from './validate';
 import { validateHostRef } from './host-ref';
 import { validateCleanRequest } from './clean';
 import { RemediationInputSchema, strategyPairingError, type RemediationStrategy } from './remediation';
+import { siteErrors } from './site';
 
 const closed = { additionalProperties: false } as const;
 const DNS_LABEL = '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$';
@@ -81,6 +82,13 @@ export const FleetSelectorSchema = Type.Object(
     states: Type.Optional(Type.Array(Type.Union(PROVISIONING_STATES.filter((s) => s !== '').map((s) => Type.Literal(s))), { minItems: 1, maxItems: 16 })),
     bmcTypes: Type.Optional(Type.Array(Type.Union(BMC_TYPES.map((t) => Type.Literal(t))), { minItems: 1, maxItems: 16 })),
     hosts: Type.Optional(Type.Array(HostRefSchema, { minItems: 1, maxItems: 10_000 })),
+    sites: Type.Optional(
+      Type.Array(Type.String({ minLength: 1, maxLength: 63, pattern: DNS_LABEL }), {
+        minItems: 1,
+        maxItems: 100,
+        description: 'Hosts of these sites (spec.site; the label metalflow.io/site in Kubernetes mode), each a configured site; "default" names the hosts with none',
+      }),
+    ),
   },
   { ...closed, description: 'Hosts that match every criterion given (at least one is required)' },
 );
@@ -96,6 +104,13 @@ export const FleetInputSchema = Type.Object(
     operation: FleetOperationSchema,
     selector: FleetSelectorSchema,
     maxConcurrent: Type.Optional(Amount('Hosts in flight at once: a count (at least 1) or a percentage of the selected hosts, rounded up (default 1)')),
+    maxConcurrentPerSite: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: 100_000,
+        description: 'Hosts of one site in flight at once, within maxConcurrent (which, unset, is then no limit across sites): a site at its cap waits while the other sites go on',
+      }),
+    ),
     maxFailures: Type.Optional(Amount('Failures tolerated: one more halts the run (default 0); a count or a percentage of the selected hosts, rounded down')),
     hostTimeoutSeconds: Type.Optional(Type.Integer({ minimum: 10, maximum: 7 * 24 * 3600, description: 'How long one host may take (default 3600)' })),
     dryRun: Type.Optional(Type.Boolean({ description: 'Only report what would be selected and done' })),
@@ -163,7 +178,7 @@ function operationErrors(op: unknown): FieldError[] {
 
 function selectorErrors(selector: FleetSelector): FieldError[] {
   const errors: FieldError[] = [];
-  const criteria = ['namespace', 'labelSelector', 'states', 'bmcTypes', 'hosts'] as const;
+  const criteria = ['namespace', 'labelSelector', 'states', 'bmcTypes', 'hosts', 'sites'] as const;
   if (!criteria.some((c) => selector[c] !== undefined)) {
     errors.push({ field: 'selector', reason: `must give at least one of ${criteria.join(', ')} (a fleet operation never means "every host" by omission)` });
   }
@@ -194,6 +209,21 @@ export function validateFleetInput(input: unknown): Result<FleetInput> {
   if (value.pauseAfterWave && !value.waves) errors.push({ field: 'pauseAfterWave', reason: 'needs waves (without them the whole selection is one wave)' });
   return errors.length > 0 ? { ok: false, errors } : { ok: true, value };
 }
+
+/**
+ * `selector.sites` against the sites the operator configured (their names,
+ * the default one included or not): the process that checks it reads
+ * METALFLOW_SITES_FILE, which a workflow cannot, so this is apart from
+ * validateFleetInput (the API checks it before starting the run, the
+ * selection activity for a `temporal workflow start` input).
+ */
+export function fleetSiteErrors(selector: Pick<FleetSelector, 'sites'>, configured: readonly string[]): FieldError[] {
+  return (selector.sites ?? []).flatMap((site, i) => siteErrors(site, configured, `selector.sites[${i}]`));
+}
+
+/** The fleet needs each host's site: it selects by site or caps each site's hosts in flight. */
+export const fleetUsesSites = (input: Pick<FleetInput, 'selector' | 'maxConcurrentPerSite'>): boolean =>
+  input.selector.sites !== undefined || input.maxConcurrentPerSite !== undefined;
 
 /**
  * The namespaces a fleet operation may touch, for permissions: the selector's

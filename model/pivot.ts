@@ -66,8 +66,8 @@ export type Plane = Static<typeof PlaneSchema> & Partial<LegacyPlane>;
 
 const { maxConcurrent, maxFailures, hostTimeoutSeconds, dryRun } = FleetInputSchema.properties;
 
-/** The selector of fleet operations, without the criteria a pivot does not read (BMC types). */
-export const PivotSelectorSchema = Type.Omit(FleetSelectorSchema, ['bmcTypes']);
+/** The selector of fleet operations, without the criteria a pivot does not read (BMC types, sites). */
+export const PivotSelectorSchema = Type.Omit(FleetSelectorSchema, ['bmcTypes', 'sites']);
 export type PivotSelector = Static<typeof PivotSelectorSchema>;
 
 const pivotFields = {

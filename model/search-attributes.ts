@@ -16,6 +16,12 @@ export const SEARCH_ATTRIBUTES = {
   operation: { name: 'MetalflowOperation', type: 'KEYWORD' },
   /** status.errorType (Metal3's kinds: provisioning error, power management error, …); absent without an error. */
   errorType: { name: 'MetalflowErrorType', type: 'KEYWORD' },
+  /**
+   * The host's site (spec.site; `default` when it names none), what a fleet operation selects
+   * and caps by. Absent on a host whose run began before hosts set it, until the host next
+   * changes (its state, its spec) or hands over to a new run.
+   */
+  site: { name: 'MetalflowSite', type: 'KEYWORD' },
   /** Fleet operations (workflows/fleet/fleet.ts): what they do, where they are, how many hosts succeeded and failed. */
   fleetOperation: { name: 'MetalflowFleetOperation', type: 'KEYWORD' },
   fleetPhase: { name: 'MetalflowFleetPhase', type: 'KEYWORD' },

@@ -51,6 +51,8 @@ if (config.workerMetricsPort !== undefined) {
   console.log(`[worker] Temporal SDK metrics at http://${bindAddress}/metrics`);
 }
 const dhcpSites = loadDhcpSites(process.env);
+// The sites' names only (a fleet operation's selection by site checks them); their endpoints are the site workers'.
+const sites = loadSites(process.env, config).names();
 // Read at start, so a mistake in it stops the worker instead of the first pivot.
 const pivotPlanes = loadPivotPlanes(process.env);
 // Image URLs come from API callers: the worker's own fetches keep off loopback, link-local and its own listeners
@@ -81,6 +83,7 @@ const worker = await createWorker(
     secrets: kubernetes ? new KubernetesSecretReader(kubernetes) : new LocalSecretStore(config.secretDir, key),
     ...peerSettings(config),
     dhcpSites,
+    sites,
     ...(served ? { imageCache: served.imageCache, configDrives: served.configDrives } : {}),
     kubernetes,
     provisioningLimit: config.provisioningLimit,

@@ -98,6 +98,8 @@ export interface WorkerDeps extends IronicActivityDeps {
   version?: WorkerVersion;
   /** OpenTelemetry tracing of workflows, activities and their HTTP requests (METALFLOW_OTLP_ENDPOINT); off when unset. */
   tracing?: Tracing;
+  /** The configured sites' names (METALFLOW_SITES_FILE): what a fleet operation may select by; the default site alone when unset. */
+  sites?: readonly string[];
 }
 
 export async function createWorker(
@@ -123,7 +125,7 @@ export async function createWorker(
       // The default site's hardware: Ironic, BMCs, images, config drives, DHCP (a site worker registers these alone).
       ...createSiteActivities(deps),
       // Fleet operations act through the host workflows, with the worker's own Temporal client.
-      ...createFleetActivities({ rest: deps.kubernetes }),
+      ...createFleetActivities({ rest: deps.kubernetes, ...(deps.sites ? { sites: deps.sites } : {}) }),
       // The provisioning limiter's permits (workflows/limiter/provisioning-limiter.ts), with the same client.
       ...createLimiterActivities({ limit: deps.provisioningLimit ?? DEFAULT_PROVISIONING_LIMIT, checkSeconds: deps.provisioningLimitCheckSeconds }),
       // A pivot reads and writes both planes' API servers (planes the operator registered, named by id) and watches the source host workflows.

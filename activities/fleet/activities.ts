@@ -9,12 +9,14 @@ import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { WorkflowUpdateFailedError, type Client } from '@temporalio/client';
 import type { HostRef } from '../../model/host';
-import type { FleetOperation, FleetSelector } from '../../model/fleet';
+import { fleetSiteErrors, type FleetOperation, type FleetSelector } from '../../model/fleet';
+import { formatFieldErrors } from '../../model/field-error';
+import { DEFAULT_SITE } from '../../model/site';
 import type { CleanRequest } from '../../model/clean';
 import { hostWorkflowId } from '../../model/host-ref';
 import { parseBmcAddress } from '../../model/bmc';
 import { hostRun, markedHostRun, type HostRun } from '../../control/host-run';
-import { runningHosts } from '../../control/host-list';
+import { hostSiteAttribute, runningHosts } from '../../control/host-list';
 import {
   applyDirectivesUpdate,
   deleteHostUpdate,
@@ -103,9 +105,10 @@ function objectRefusal(err: unknown): FleetHostResult | undefined {
 /**
  * `rest`: the worker's own cluster (Kubernetes mode). With it, hosts driven by
  * a BareMetalHost are changed on that object (fleet-kubernetes.ts); without
- * it they are skipped.
+ * it they are skipped. `sites`: the configured sites' names (METALFLOW_SITES_FILE),
+ * which a selection by site must name; none but the default site without it.
  */
-export function createFleetActivities(deps: { client?: Client; rest?: KubeRest } = {}) {
+export function createFleetActivities(deps: { client?: Client; rest?: KubeRest; sites?: readonly string[] } = {}) {
   const client = (): Client => deps.client ?? Context.current().client;
   const reach = { kubernetes: deps.rest !== undefined };
   /** The host's BareMetalHost is where its changes go. */
@@ -114,9 +117,17 @@ export function createFleetActivities(deps: { client?: Client; rest?: KubeRest }
   const remediation = createFleetRemediation(deps);
 
   return {
-    /** The hosts the selector names, read once at the fleet's start. Labels are read from each host's view. */
-    async selectFleetHosts(selector: FleetSelector): Promise<FleetSelection> {
+    /**
+     * The hosts the selector names, read once at the fleet's start. Labels are read from each host's view;
+     * with `sites` (the fleet selects by site or caps each site), so is the site of a host whose run has not
+     * indexed it (begun before hosts set MetalflowSite: such a host may be of any site).
+     */
+    async selectFleetHosts(selector: FleetSelector, opts: { sites?: boolean } = {}): Promise<FleetSelection> {
+      // A `temporal workflow start` input meets the configured sites here: the workflow cannot read them.
+      const unknown = fleetSiteErrors(selector, deps.sites ?? []);
+      if (unknown.length > 0) throw ApplicationFailure.create({ type: 'InvalidFleetInput', nonRetryable: true, message: formatFieldErrors(unknown), details: [unknown] });
       const c = client();
+      const withSites = opts.sites === true || selector.sites !== undefined;
       const candidates: SelectionCandidate[] = [];
       const missing: HostRef[] = [];
       const needsView = selector.labelSelector !== undefined;
@@ -125,10 +136,12 @@ export function createFleetActivities(deps: { client?: Client; rest?: KubeRest }
         // A host named twice is one host.
         refs.push(...new Map(selector.hosts.map((r) => [`${r.namespace}/${r.name}`, r])).values());
       } else {
-        const filter = { namespace: selector.namespace, states: selector.states };
-        for await (const { item } of runningHosts(c, filter)) {
-          if (needsView) refs.push({ namespace: item.namespace, name: item.name });
-          else candidates.push({ ref: { namespace: item.namespace, name: item.name }, provisioningState: item.provisioningState, bmcType: item.bmcType });
+        const filter = { namespace: selector.namespace, states: selector.states, sites: selector.sites };
+        for await (const { item, info } of runningHosts(c, filter)) {
+          const ref = { namespace: item.namespace, name: item.name };
+          const site = withSites ? hostSiteAttribute(info.searchAttributes) : undefined;
+          if (needsView || (withSites && site === undefined)) refs.push(ref);
+          else candidates.push({ ref, provisioningState: item.provisioningState, bmcType: item.bmcType, ...(site !== undefined ? { site } : {}) });
         }
       }
       await eachBounded(refs, READ_CONCURRENCY, async (ref) => {
@@ -141,19 +154,20 @@ export function createFleetActivities(deps: { client?: Client; rest?: KubeRest }
         const bmc = view?.spec?.bmc?.address;
         // A BareMetalHost's labels are on the object, not in its workflow.
         const rest = view ? viaObject(view) : undefined;
-        const labels = rest ? await bareMetalHostLabels(rest, ref) : view?.labels;
+        const labels = needsView ? (rest ? await bareMetalHostLabels(rest, ref) : view?.labels) : undefined;
         candidates.push({
           ref,
           provisioningState: view ? view.status.provisioning.state || 'unmanaged' : `workflow ${found.kind === 'ended' ? found.status : ''}`,
           bmcType: bmc ? bmcTypeOf(bmc) : 'unknown',
           labels,
+          ...(withSites ? { site: view?.spec?.site ?? DEFAULT_SITE } : {}),
         });
       });
       const key = (r: HostRef) => `${r.namespace}/${r.name}`;
       const hosts = candidates
         .filter((h) => selectionMatches(h, selector))
         .sort((a, b) => key(a.ref).localeCompare(key(b.ref)))
-        .map(({ ref, provisioningState, bmcType }) => ({ ref, provisioningState, bmcType }));
+        .map(({ ref, provisioningState, bmcType, site }) => ({ ref, provisioningState, bmcType, ...(withSites ? { site: site ?? DEFAULT_SITE } : {}) }));
       return { at: new Date().toISOString(), hosts, missing: missing.sort((a, b) => key(a).localeCompare(key(b))) };
     },
 

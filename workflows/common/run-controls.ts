@@ -110,7 +110,7 @@ export function setControlHandlers<P>(
 export function baseProgress<H extends FleetHost, S extends RunControlState & { selection?: unknown; hosts: H[]; runs: number }>(
   s: S,
   counts: FleetCounts,
-  limits: { maxConcurrent: number; maxFailures: number },
+  limits: { maxConcurrent: number; maxFailures: number; maxConcurrentPerSite?: number },
 ) {
   return {
     counts,

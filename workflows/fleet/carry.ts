@@ -11,11 +11,12 @@ import type { HostRef } from '../../model/host';
 import type { FleetHost, FleetHostOutcome, FleetSelection, FleetState } from '../../contracts/fleet';
 
 /**
- * One host: [namespace, name, provisioningState, bmcType, outcome, startedAt, endedAt, flags, error, reason],
+ * One host: [namespace, name, provisioningState, bmcType, outcome, startedAt, endedAt, flags, error, reason, site],
  * strings as indexes into `strings` (names too: the table dedupes nothing there, but keeps one row shape),
- * times in ms after `at` (-1: none), flags bit 0 changeSent, bit 1 aborting, error/reason -1 for none.
+ * times in ms after `at` (-1: none), flags bit 0 changeSent, bit 1 aborting, error/reason/site -1 for none
+ * (site: a selection that read no sites; a row packed before sites has no site column).
  */
-type Row = [number, string, number, number, number, number, number, number, number, number];
+type Row = [number, string, number, number, number, number, number, number, number, number, number?];
 
 export interface PackedFleetState {
   packed: 1;
@@ -70,7 +71,7 @@ export function packFleetState(s: FleetState): PackedFleetState | undefined {
     // A time before the selection cannot be written as an offset that reads back the same: keep such a state as it is.
     if ((h.startedAt !== undefined && time(h.startedAt) < 0) || (h.endedAt !== undefined && time(h.endedAt) < 0)) return undefined;
     const flags = (h.changeSent ? 1 : 0) | (h.aborting ? 2 : 0);
-    rows.push([str(h.ref.namespace), h.ref.name, str(picked.provisioningState), str(picked.bmcType), OUTCOMES.indexOf(h.outcome), time(h.startedAt), time(h.endedAt), flags, str(h.error), str(h.reason)]);
+    rows.push([str(h.ref.namespace), h.ref.name, str(picked.provisioningState), str(picked.bmcType), OUTCOMES.indexOf(h.outcome), time(h.startedAt), time(h.endedAt), flags, str(h.error), str(h.reason), str(picked.site)]);
   }
   return {
     packed: 1,
@@ -88,9 +89,9 @@ export function unpackFleetState(p: PackedFleetState): FleetState {
   const str = (i: number): string | undefined => (i < 0 ? undefined : p.strings[i]);
   const selected: FleetSelection['hosts'] = [];
   const hosts: FleetHost[] = [];
-  for (const [ns, name, state, bmcType, outcome, startedAt, endedAt, flags, error, reason] of p.rows) {
+  for (const [ns, name, state, bmcType, outcome, startedAt, endedAt, flags, error, reason, site = -1] of p.rows) {
     const ref: HostRef = { namespace: str(ns)!, name };
-    selected.push({ ref, provisioningState: str(state)!, bmcType: str(bmcType)! });
+    selected.push({ ref, provisioningState: str(state)!, bmcType: str(bmcType)!, ...(site >= 0 ? { site: str(site)! } : {}) });
     const h: FleetHost = { ref, outcome: OUTCOMES[outcome]! };
     const started = time(startedAt);
     const ended = time(endedAt);

@@ -8,6 +8,7 @@
  * in flight included, so thousands of hosts fit.
  */
 import {
+  ActivityFailure,
   ApplicationFailure,
   CancellationScope,
   allHandlersFinished,
@@ -20,7 +21,7 @@ import {
 } from '@temporalio/workflow';
 import { formatFieldErrors } from '../../model/field-error';
 import { firstPage, progressPage, progressTooLarge, boundedProgress } from '../../contracts/fleet-progress-page';
-import { validateFleetInput, type FleetInput } from '../../model/fleet';
+import { fleetUsesSites, validateFleetInput, type FleetInput } from '../../model/fleet';
 import { SEARCH_ATTRIBUTES } from '../../model/search-attributes';
 import {
   DEFAULT_FLEET_OPTIONS,
@@ -35,7 +36,19 @@ import {
   type FleetState,
 } from '../../contracts/fleet';
 import { packFleetState, unpackFleetState, type PackedFleetState } from './carry';
-import { concurrencyLimit, countOutcomes, estimatedEnd, failureBudget, finished, mayStartMore, phaseOf, waveEnds } from '../../contracts/fleet-plan';
+import {
+  SiteBudget,
+  concurrencyLimit,
+  countOutcomes,
+  countsBySite,
+  estimatedEnd,
+  failureBudget,
+  finished,
+  mayStartMore,
+  phaseOf,
+  selectionSites,
+  waveEnds,
+} from '../../contracts/fleet-plan';
 import type { FleetHostResult } from '../../contracts/fleet-goals';
 import { abortFleetHost, fleetCalls, runFleetHost } from './host';
 import { baseProgress, nextChange, outcomeBook, setControlHandlers } from '../common/run-controls';
@@ -74,6 +87,11 @@ export async function fleetWorkflow(input: FleetInput, carry: FleetCarry = {}): 
   let done = false;
   /** Where each wave ends (an index into s.hosts); one wave without `waves`. */
   let ends: number[] = [];
+  const perSite = input.maxConcurrentPerSite;
+  const bySite = fleetUsesSites(input);
+  /** Each host's site, by index (with `bySite`), and which host starts next under each site's cap. */
+  let sites: string[] = [];
+  let order: SiteBudget | undefined;
   /** Bumped on every change the main loop must notice. */
   let changes = 0;
 
@@ -81,10 +99,11 @@ export async function fleetWorkflow(input: FleetInput, carry: FleetCarry = {}): 
     name: input.name,
     input,
     phase: phaseOf(s, dryRun, done),
-    ...baseProgress(s, counts, { maxConcurrent: limit, maxFailures: budget }),
+    ...baseProgress(s, counts, { maxConcurrent: limit, maxFailures: budget, ...(perSite !== undefined ? { maxConcurrentPerSite: perSite } : {}) }),
+    ...(bySite && s.selection ? { sites: countsBySite(s.hosts, sites) } : {}),
     failures: s.hosts.filter((h) => h.outcome === 'failed').map((h) => ({ ref: h.ref, error: h.error ?? '' })),
     ...(input.waves && ends.length > 0 ? { wave: waveProgress() } : {}),
-    ...(done ? {} : { estimatedEnd: estimatedEnd(s, counts, limit, Date.now()) }),
+    ...(done ? {} : { estimatedEnd: estimatedEnd(s, counts, order ? order.concurrency(s.hosts, limit) : limit, Date.now()) }),
   });
 
   function waveProgress() {
@@ -140,11 +159,13 @@ export async function fleetWorkflow(input: FleetInput, carry: FleetCarry = {}): 
 
   publish();
   if (!s.selection) {
-    s.selection = await fleetCalls.selectFleetHosts(input.selector);
+    s.selection = await select();
     s.hosts = s.selection.hosts.map((h) => ({ ref: h.ref, outcome: 'pending' }));
     counts = countOutcomes(s.hosts);
   }
-  limit = concurrencyLimit(input.maxConcurrent, s.hosts.length);
+  sites = selectionSites(s.selection, s.hosts.length);
+  order = new SiteBudget(s.hosts, sites, perSite);
+  limit = concurrencyLimit(input.maxConcurrent, s.hosts.length, perSite);
   budget = failureBudget(input.maxFailures, s.hosts.length);
   ends = waveEnds(input.waves, s.hosts.length);
   if (dryRun) return finish();
@@ -189,14 +210,14 @@ export async function fleetWorkflow(input: FleetInput, carry: FleetCarry = {}): 
   try {
     // Hosts a previous run had in flight go on where they were (a change already sent is not sent again).
     for (const h of s.hosts) if (h.outcome === 'inFlight') launch(h);
-    let cursor = 0;
     for (;;) {
       if (finished(s, counts)) break;
       while (mayStartMore(s, counts, limit)) {
-        while (s.hosts[cursor]!.outcome !== 'pending') cursor += 1;
-        // Only hosts of the wave under way (hosts start in order, so the wave's are before its end).
-        if (cursor >= ends[s.wave ?? 0]!) break;
-        launch(s.hosts[cursor]!);
+        // Only hosts of the wave under way (hosts start in order, so the wave's are before its end), and of a site below its cap.
+        const next = order.next(s.hosts, ends[s.wave ?? 0]!);
+        if (next === undefined) break;
+        launch(s.hosts[next]!);
+        order.started(next);
       }
       abortInFlight();
       if (nextWave()) continue;
@@ -216,6 +237,19 @@ export async function fleetWorkflow(input: FleetInput, carry: FleetCarry = {}): 
     throw err;
   }
   return finish();
+
+  /** The selection; a site the worker's configuration does not know fails the run as a bad input would. */
+  async function select() {
+    try {
+      return await fleetCalls.selectFleetHosts(input.selector, { sites: bySite });
+    } catch (err) {
+      const cause = err instanceof ActivityFailure ? err.cause : undefined;
+      if (cause instanceof ApplicationFailure && cause.type === 'InvalidFleetInput') {
+        throw ApplicationFailure.create({ type: 'InvalidFleetInput', nonRetryable: true, message: cause.message, details: cause.details ?? undefined });
+      }
+      throw err;
+    }
+  }
 
   /** The next run's carry: the state packed. */
   function handOver(): FleetCarry {

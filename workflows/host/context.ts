@@ -4,7 +4,7 @@
  * the shim's nudges, the view, search attributes, status publishing and the
  * hand-over to a fresh run.
  */
-import { allHandlersFinished, condition, continueAsNew, log, setCurrentDetails, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import { allHandlersFinished, condition, continueAsNew, log, patched, setCurrentDetails, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import { bytesCounted, countEvents, countedPast, eventsCounted, runInputBytes } from '../common/history-count';
 import type { ProvisioningState } from '../../model/host';
 import { SEARCH_ATTRIBUTES } from '../../model/search-attributes';
@@ -18,6 +18,7 @@ import { settingsHeld } from './rules/servicing';
 import type { HostEvent } from '../../model/host-event';
 import { provisionerFor, type Provisioner } from './provisioners/provisioner';
 import { hostCurrentDetails } from './ui-details';
+import { DEFAULT_SITE } from '../../model/site';
 
 export const now = (): string => new Date().toISOString();
 
@@ -116,6 +117,10 @@ export function hostContext(s: HostState): HostContext {
         { key: SEARCH_ATTRIBUTES.operation, value: live?.kind ?? null },
         { key: SEARCH_ATTRIBUTES.errorType, value: s.status.errorType || null },
       ];
+      // What fleet operations select and cap by. A run recorded before it upserted no site (and a changed
+      // pair upserts where the old code did not): the marker keeps such a run's upserts where they were.
+      // patch since v0.2.0
+      if (patched('site-search-attribute')) pairs.push({ key: SEARCH_ATTRIBUTES.site, value: s.spec?.site ?? DEFAULT_SITE });
       // Current details are kept in the worker's memory and read by the UI's query: no history event.
       setCurrentDetails(hostCurrentDetails(s, live));
       // An unchanged upsert still costs a history event and a visibility write;
