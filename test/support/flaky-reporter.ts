@@ -1,6 +1,6 @@
 /**
  * Writes test-results/flaky.json: the tests that failed first and passed on
- * their retry (vitest.config.ts allows one), each with the first attempt's
+ * a retry (vitest.config.ts allows two), each with the first attempt's
  * error. scripts/test-summary.mjs prints them above CI's last line, so a
  * flaky test is named in the part of the output CI keeps, not hidden by its
  * retry.
