@@ -16,6 +16,7 @@ import { FAST_HOST_OPTIONS, startHarness, uniq, waitFor, type Harness } from '..
 import { SlowBmc } from '../support/slow-bmc';
 import { unusedPort } from '../support/ports';
 import { ownSushy } from '../bmc/support/sushy';
+import { ownIronic, type OwnIronic } from '../support/own-ironic';
 
 const NS = 'slow-bmc';
 const DELAY_MS = 3_000;
@@ -27,20 +28,26 @@ const SYSTEMS = {
 const AUTH = `Basic ${Buffer.from('admin:password').toString('base64')}`;
 
 let h: Harness;
+let ironic: OwnIronic;
 let sushy: ReturnType<typeof ownSushy>;
 const bmcs: SlowBmc[] = [];
 
 beforeAll(async () => {
   sushy = ownSushy('slow-bmc-sushy', await unusedPort());
   sushy.start();
-  h = await startHarness({ hostOptions: { ...FAST_HOST_OPTIONS, powerCheckSeconds: 5 } });
-}, 120_000);
+  // An Ironic of its own: Ironic's power sync visits every node in one pass, and these nodes' 3 s answers would
+  // hold up the sync of every other file's nodes on the shared one (a Healthy condition waited minutes for it).
+  ironic = ownIronic('slow-bmc-ironic', await unusedPort());
+  await ironic.start();
+  h = await startHarness({ ironicUrl: ironic.url, hostOptions: { ...FAST_HOST_OPTIONS, powerCheckSeconds: 5 } });
+}, 180_000);
 
 afterAll(async () => {
   await h?.close();
   for (const b of bmcs) await b.stop();
   sushy?.stop();
-});
+  await ironic?.stop();
+}, 120_000);
 
 async function slowBmc(): Promise<SlowBmc> {
   const bmc = new SlowBmc(sushy.url, DELAY_MS);
