@@ -53,7 +53,7 @@ const NODES_PER_GET = 15;
 
 export const DEFAULT_WATCH: WatchOptions = { intervalMs: 250, listThreshold: 6, nodesPerGet: NODES_PER_GET, recountMs: 60_000, stateListMin: 2, quietFactor: 0.1, maxIntervalMs: 5_000 };
 
-/** How long after its last read a node unchanged since `quietSince` is read again. */
+/** How long after its last read a node unchanged for `quietMs` is read again. */
 export function readInterval(quietMs: number, opts: Pick<WatchOptions, 'intervalMs' | 'quietFactor' | 'maxIntervalMs'>): number {
   return Math.min(Math.max(opts.intervalMs, quietMs * opts.quietFactor), Math.max(opts.intervalMs, opts.maxIntervalMs));
 }

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
 import { REPO_ROOT } from '../../config/env';
 import { WORKFLOW_BUNDLE_OPTIONS } from '../../workers/worker';
+import { IronicClient } from '../../clients/ironic/client';
 import { holdKubeForRun } from '../k8s/kube-harness';
 import { buildProcessBundles } from './process-bundles';
 import { IRONIC_URL, TEST_ENV, TEST_STATE_DIR, WORKFLOW_BUNDLE_PATH } from './env';
@@ -34,11 +35,7 @@ const stackInBackground = (...args: string[]): Promise<void> =>
  */
 async function reportLeftNodes(): Promise<void> {
   try {
-    const res = await fetch(`${IRONIC_URL}/v1/nodes?fields=uuid,driver,maintenance,extra&limit=1000`, {
-      headers: { 'x-openstack-ironic-api-version': 'latest' },
-      signal: AbortSignal.timeout(10_000),
-    });
-    const { nodes } = (await res.json()) as { nodes: { driver: string; maintenance: boolean; extra: Record<string, unknown> }[] };
+    const nodes = await new IronicClient({ url: IRONIC_URL }).listNodeStates(['driver', 'maintenance', 'extra']);
     const synced = nodes.filter((n) => !n.maintenance);
     const byDriver = new Map<string, number>();
     for (const n of synced) byDriver.set(n.driver, (byDriver.get(n.driver) ?? 0) + 1);
