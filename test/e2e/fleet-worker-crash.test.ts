@@ -3,7 +3,7 @@
  * (a hard reboot of every host, a quarter of them at a time): a new worker finishes the
  * run, and every host was acted on exactly once, read from the host
  * workflows' own histories (one accepted powerRequests update each) and
- * operation records (one reboot each, after the fleet started). 20 hosts in
+ * operation records (one reboot each, after the fleet started). 12 hosts in
  * `make test`, 100 as in issue 11 in `npm run test:scale`
  * (METALFLOW_FLEET_CRASH_HOSTS sets the number).
  */
@@ -19,7 +19,7 @@ import { IronicProxy } from '../../bench/support/ironic-proxy';
 import { randomMac, uniq, waitFor } from '../support/harness';
 import { WorkerProcesses } from '../support/worker-process';
 
-const HOSTS = Number(process.env.METALFLOW_FLEET_CRASH_HOSTS ?? 20);
+const HOSTS = Number(process.env.METALFLOW_FLEET_CRASH_HOSTS ?? 12);
 let proxy: IronicProxy;
 let connection: Connection;
 let client: Client;

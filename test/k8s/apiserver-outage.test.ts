@@ -12,6 +12,7 @@ import { KubeRest } from '../../clients/kubernetes/kube-rest';
 import type { HostRef } from '../../model/host';
 import { hostWorkflowId } from '../../model/host-ref';
 import { hostViewQuery, type HostWorkflowInput } from '../../contracts/host';
+import { ApiError } from '../../api/api-error';
 import type { hostWorkflow } from '../../workflows/host/host';
 import { FAST_HOST_OPTIONS, startHarness, uniq, waitFor, type Harness } from '../support/harness';
 import { REPO_ROOT } from '../../config/env';
@@ -34,7 +35,7 @@ const ownKube = (): OwnKube => {
   return own;
 };
 const kubectl = (args: string[], opts: { input?: string; check?: boolean } = {}) => sharedKubectl(args, { ...opts, kubeconfig: ownKube().kubeconfig });
-const kubeSh = (...args: string[]): void => ownKube().sh(...args);
+const kubeSh = (...args: string[]): Promise<void> => ownKube().sh(...args);
 const suite = useShimSuite(NS, taskQueue, {}, () => ({}), () => ownKube().kubeconfig);
 
 const json = (args: string[]) => JSON.parse(kubectl([...args, '-n', NS, '-o', 'json']).stdout);
@@ -46,7 +47,7 @@ describe('the Kubernetes shim and its API server', () => {
     apply(secretDoc(`${name}-bmc-secret`, { username: 'admin', password: 'x' }));
     apply(hostDoc(name, { ...fakeHostSpec(name), image: { url: 'http://127.0.0.1/images/r.qcow2', checksum: 'c'.repeat(64), checksumType: 'sha256', format: 'qcow2' } }));
     await waitFor('registration under way', async () => (json(['get', 'bmh', name]).status?.provisioning?.state ?? '') !== '', { timeoutMs: 60_000 });
-    kubeSh('restart', 'apiserver');
+    await kubeSh('restart', 'apiserver');
     kubectl(['wait', '-n', NS, '--for=jsonpath={.status.provisioning.state}=provisioned', `bmh/${name}`, '--timeout=180s']);
     // The watch came back: a change after the restart is still acted on.
     kubectl(['patch', 'bmh', name, '-n', NS, '--type=json', '-p', '[{"op":"remove","path":"/spec/image"}]']);
@@ -63,12 +64,12 @@ describe('the Kubernetes shim and its API server', () => {
       spec: { image: { url: 'http://127.0.0.1/images/outage.qcow2', checksum: 'd'.repeat(64), checksumType: 'sha256', format: 'qcow2' } },
     })]);
     await waitFor('the workflow has the image', async () => (await handle.query(hostViewQuery)).spec?.image !== undefined);
-    kubeSh('stop', 'apiserver');
+    await kubeSh('stop', 'apiserver');
     try {
       // Each status write now waits for the API server; the deploy must not.
       await waitFor('provisioned with the API server down', async () => (await handle.query(hostViewQuery)).status.provisioning.state === 'provisioned');
     } finally {
-      kubeSh('start', 'apiserver');
+      await kubeSh('start', 'apiserver');
     }
     kubectl(['wait', '-n', NS, '--for=jsonpath={.status.provisioning.state}=provisioned', `bmh/${name}`, '--timeout=150s']);
   });
@@ -82,6 +83,19 @@ describe('the Kubernetes shim and its API server', () => {
  * Driven through the HTTP API's service (no controller: the API server is down), with a
  * worker in Kubernetes mode and a history limit that hands over after every few steps.
  */
+/** `call`, sent again while the API answers 503 (Temporal busy: nothing changed), for up to a minute. */
+async function retryUnavailable<T>(call: () => Promise<T>): Promise<T> {
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    try {
+      return await call();
+    } catch (err) {
+      if (!(err instanceof ApiError && err.status === 503) || Date.now() > deadline) throw err;
+      await new Promise((r) => setTimeout(r, (err.retryAfterSeconds ?? 1) * 1000));
+    }
+  }
+}
+
 describe('a status write that cannot finish', () => {
   const ns = uniq('mf-outbox');
   let h: Harness | undefined;
@@ -127,11 +141,13 @@ describe('a status write that cannot finish', () => {
       await waitFor(`${ref.name} available on its BareMetalHost`, async () => bmhStatus(ref.name)?.provisioning?.state === 'available', { timeoutMs: 120_000 });
     }
     const runsBefore = { kept: (await handles.kept.describe()).runId, deleted: (await handles.deleted.describe()).runId };
-    kubeSh('stop', 'apiserver');
+    await kubeSh('stop', 'apiserver');
     try {
       // Each power change writes status and Events that cannot arrive now; the steps past the
       // history limit make the host hand over at its next idle pass.
-      for (const ref of Object.values(refs)) await harness.hosts.holdPowerOff(ref, 'outage');
+      // Sent again on a 503, as the API asks its callers to: under load the host's workflow task may be retried
+      // just then, and Temporal refuses updates until it has run (nothing was changed).
+      for (const ref of Object.values(refs)) await retryUnavailable(() => harness.hosts.holdPowerOff(ref, 'outage'));
       for (const [key, handle] of Object.entries(handles)) {
         await waitFor(`${key}: off and idle`, async () => {
           const v = await handle.query(hostViewQuery);
@@ -147,7 +163,7 @@ describe('a status write that cannot finish', () => {
       expect(await carriedOutbox(handles.deleted, runsBefore.deleted)).toBe(true);
       await waitFor('kept: handed over with its write unfinished', async () => ((await carriedOutbox(handles.kept, runsBefore.kept)) ? true : undefined), { timeoutMs: 120_000 });
     } finally {
-      kubeSh('start', 'apiserver');
+      await kubeSh('start', 'apiserver');
     }
     // What the kept host did meanwhile reaches its BareMetalHost. Polled with short reads: the
     // worker runs in this process, and a long `kubectl wait` would hold its event loop.

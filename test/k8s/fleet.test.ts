@@ -1,5 +1,5 @@
 /**
- * The shim at fleet scale: BareMetalHosts applied at once (20 in `make test`,
+ * The shim at fleet scale: BareMetalHosts applied at once (10 in `make test`,
  * each going through about ten status changes, so hundreds of watch events;
  * `METALFLOW_FLEET_TEST_HOSTS=200 npx vitest run test/k8s/fleet.test.ts`, as
  * `npm run test:scale` does, for the full-size run, which took ~5 minutes of
@@ -18,7 +18,7 @@ useShimSuite(NS, uniq('tq-fleet'));
 const HOSTS = fleetSize(process.env.METALFLOW_FLEET_TEST_HOSTS);
 
 function fleetSize(raw: string | undefined): number {
-  if (raw === undefined || raw === '') return 20;
+  if (raw === undefined || raw === '') return 10;
   const n = Number(raw);
   if (!Number.isInteger(n) || n < 1) throw new Error(`METALFLOW_FLEET_TEST_HOSTS must be a whole number ≥ 1 (got "${raw}")`);
   return n;

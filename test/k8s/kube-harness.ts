@@ -10,7 +10,8 @@
  * decision happen under one flock, so a file starting never races one stopping.
  */
 import { recordNamespace } from '../support/file-names';
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFile, execFileSync, spawnSync } from 'node:child_process';
+import { promisify } from 'node:util';
 import { randomUUID } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -76,19 +77,27 @@ export function kubeSh(...args: string[]): void {
  */
 export interface OwnKube {
   kubeconfig: string;
-  /** scripts/kube.sh COMMAND on this API server (e.g. `stop apiserver`). */
-  sh(...args: string[]): void;
+  /**
+   * scripts/kube.sh COMMAND on this API server (e.g. `stop apiserver`), without blocking this process: a worker
+   * running in it must go on answering its workflow tasks while the API server stops or starts.
+   */
+  sh(...args: string[]): Promise<void>;
   stop(): void;
 }
 
 export function startOwnKube(stateDir: string, ports: { etcd: number; etcdPeer: number; api: number }): OwnKube {
   buildKube();
   const env = { ...process.env, METALFLOW_KUBE_STATE_DIR: stateDir, ETCD_PORT: String(ports.etcd), ETCD_PEER_PORT: String(ports.etcdPeer), KUBE_API_PORT: String(ports.api) };
-  const sh = (...args: string[]): void => {
+  const shSync = (...args: string[]): void => {
     execFileSync('bash', [KUBE_SH, ...args], { env, stdio: 'inherit' });
   };
-  sh('start');
-  return { kubeconfig: join(stateDir, 'kubeconfig'), sh, stop: () => sh('stop') };
+  const sh = async (...args: string[]): Promise<void> => {
+    const { stdout, stderr } = await promisify(execFile)('bash', [KUBE_SH, ...args], { env, maxBuffer: 16 * 1024 * 1024 });
+    process.stdout.write(stdout);
+    process.stderr.write(stderr);
+  };
+  shSync('start');
+  return { kubeconfig: join(stateDir, 'kubeconfig'), sh, stop: () => shSync('stop') };
 }
 
 const USERS_DIR = join(KUBE_STATE_DIR, 'users');

@@ -43,7 +43,7 @@ const waitState = (name: string, state: string) =>
 const IMAGE = { url: 'http://127.0.0.1/images/ubuntu.qcow2', checksum: 'a'.repeat(64), checksumType: 'sha256', format: 'qcow2' };
 
 /**
- * The Healthy test's host is applied before every other test and checked last: Ironic's power sync (every 10 s
+ * The Healthy test's host is applied before every other test and checked last: Ironic's power sync (every 30 s
  * on the test stack) reads its BMC's health while the other tests run, instead of the test waiting for it alone.
  */
 const HEALTHY_HOST = 'healthy-host';
@@ -287,7 +287,7 @@ describe("Healthy from Ironic's node health (its host applied before the other t
   it("turns True once Ironic's power sync has read the BMC's health (Redfish), and stays through the worker's status writes", { timeout: 300_000 }, async () => {
     const name = HEALTHY_HOST;
     waitState(name, 'available');
-    // Ironic's power sync (every 10 s on the test stack) caches sushy's Status.Health "OK" on the node.
+    // Ironic's power sync (every 30 s on the test stack) caches sushy's Status.Health "OK" on the node.
     kubectl(['wait', '-n', NS, '--for=condition=Healthy', `bmh/${name}`, '--timeout=180s']);
     expect(conditions(name).Healthy).toMatchObject({ status: 'True', reason: 'Healthy' });
     // BMO's status.hardwareProfile: the profile the spec picks (none given: unknown).

@@ -22,4 +22,11 @@ export const HEAVY_ONLY_FILES: readonly string[] = [
   'test/integration/fleet-remediate.test.ts',
   'test/k8s/fleet-operations.test.ts',
   'test/agent/fake-agent-states.test.ts',
+  'test/integration/fleet-waves.test.ts',
+  'test/integration/status-without-kubernetes.test.ts',
+  'test/k8s/takeover.test.ts',
+  'test/integration/stale-activation.test.ts',
+  'test/k8s/metal3-manifest-firmware.test.ts',
+  'test/k8s/firmware-servicing.test.ts',
+  'test/integration/pivot-api-mode.test.ts',
 ];
