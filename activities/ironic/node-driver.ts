@@ -184,7 +184,9 @@ export function createNodeDriver(deps: NodeDriverDeps) {
         continue;
       }
       if (result.outcome === 'changed') return result.state;
-      if (result.outcome !== 'timeout' || Date.now() - started >= (opts.rereadMs ?? REREAD_MS)) return undefined;
+      // A shorter re-read (after a verb) stands only until the watcher sees the node move: Ironic took the verb then.
+      const reread = seen === node ? (opts.rereadMs ?? REREAD_MS) : REREAD_MS;
+      if (result.outcome !== 'timeout' || Date.now() - started >= reread) return undefined;
     }
   }
 
