@@ -40,11 +40,12 @@ export function createIronicActivities(deps: IronicActivityDeps) {
   const poll = deps.poll ?? DEFAULT_POLL;
   const watcher = deps.watcher ?? new NodeWatcher(ironic, deps.watch ?? DEFAULT_WATCH);
   const driver = createNodeDriver({ ironic, poll, watcher });
-  const register = createRegisterActivities({ ironic, secrets, inspection: deps.inspection ?? 'out-of-band', redfishVerifyCa: deps.redfishVerifyCa, driver });
-  const deploy = createDeployActivities({ ironic, secrets, driver });
+  const settings = createNodeSettingsActivities({ ironic, secrets, redfishVerifyCa: deps.redfishVerifyCa, driver });
+  const { firstRead } = settings;
+  const register = createRegisterActivities({ ironic, secrets, inspection: deps.inspection ?? 'out-of-band', redfishVerifyCa: deps.redfishVerifyCa, driver, firstRead });
+  const deploy = createDeployActivities({ ironic, secrets, driver, firstRead });
   const teardown = createTeardownActivities({ ironic, poll, driver });
   const clean = createCleanActivities({ ironic, driver });
-  const settings = createNodeSettingsActivities({ ironic, secrets, redfishVerifyCa: deps.redfishVerifyCa, driver });
 
   return {
     detachNode: wrap(teardown.detachNode),

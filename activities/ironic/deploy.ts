@@ -12,16 +12,18 @@ import { isOciUrl } from '../../model/image';
 import { deployInterfaceOps, deploySteps, instanceInfo, isLiveIso, type DeployKind } from './instance-info';
 import { automatedCleanOps, operationFailed, summary, type NodeDriver, type NodeSummary, type NodeTarget, type Step } from './node-driver';
 import { createRamdiskCheck } from './ramdisk';
+import type { FirstRead, InStepSettings } from './node-settings';
 
 export interface DeployDeps {
   ironic: IronicClient;
   secrets: SecretReader;
   driver: NodeDriver;
+  firstRead: FirstRead;
 }
 
 export { instanceInfo } from './instance-info';
 
-interface DeployInput extends NodeTarget, ConfigDriveSources {
+interface DeployInput extends NodeTarget, ConfigDriveSources, InStepSettings {
   nodeId: string;
   /** Optional only with a custom deploy (Metal3: its image is optional). */
   image?: Image;
@@ -96,11 +98,11 @@ export function createDeployActivities(deps: DeployDeps) {
         default:
           return { fail: `cannot provision a node in Ironic state "${n.provision_state}"` };
       }
-    }));
+    }, { firstRead: deps.firstRead(input.ref, input.settings) }));
     return summary(node);
   }
 
-  async function undeployNode(input: NodeTarget & { nodeId: string; automatedCleaning: boolean }): Promise<NodeSummary> {
+  async function undeployNode(input: NodeTarget & InStepSettings & { nodeId: string; automatedCleaning: boolean }): Promise<NodeSummary> {
     const node = await namingRamdisk(input.nodeId, () => drive(input.nodeId, (n, issued) => {
       switch (n.provision_state) {
         case 'available':
@@ -119,7 +121,7 @@ export function createDeployActivities(deps: DeployDeps) {
         default:
           return { fail: `cannot deprovision a node in Ironic state "${n.provision_state}"` };
       }
-    }));
+    }, { firstRead: deps.firstRead(input.ref, input.settings) }));
     return summary(node);
   }
 

@@ -45,6 +45,9 @@ export interface NodeTarget {
 export const OWNER_KEY = 'metalflow_host';
 export const ownerMark = (ref: HostRef): string => `${ref.namespace}/${ref.name}`;
 
+/** Where a lookup looks, in this order: the stored node id, the host's node name, the boot MAC's port. */
+export type LookupWay = 'id' | 'name' | 'mac';
+
 /** What a lookup found: the host's own node, a node that is not the host's (with why), or nothing. */
 export interface NodeLookup {
   node?: IronicNode;
@@ -145,6 +148,14 @@ export const provisioning = (state: NodeState): boolean => TRANSITIONAL_STATES.h
 
 export type Plan = (node: IronicNode, issued: readonly string[]) => Step;
 
+export interface DriveOptions {
+  /**
+   * Reads the node in place of the loop's first read (and of its next ones, until it succeeds): the node settings
+   * check (node-settings.ts firstRead), which returns the node brought in line with the spec.
+   */
+  firstRead?: (nodeId: string) => Promise<IronicNode>;
+}
+
 export interface NodeDriverDeps {
   ironic: IronicClient;
   poll: PollOptions;
@@ -173,7 +184,9 @@ export function createNodeDriver(deps: NodeDriverDeps) {
         continue;
       }
       if (result.outcome === 'changed') return result.state;
-      if (result.outcome !== 'timeout' || Date.now() - started >= (opts.rereadMs ?? REREAD_MS)) return undefined;
+      // A shorter re-read (after a verb) stands only until the watcher sees the node move: Ironic took the verb then.
+      const reread = seen === node ? (opts.rereadMs ?? REREAD_MS) : REREAD_MS;
+      if (result.outcome !== 'timeout' || Date.now() - started >= reread) return undefined;
     }
   }
 
@@ -184,7 +197,7 @@ export function createNodeDriver(deps: NodeDriverDeps) {
    * node found only by MAC is the host's only with its mark: otherwise it is
    * an operator's own node (or another host's) and never touched.
    */
-  async function lookupNode(target: NodeTarget): Promise<NodeLookup> {
+  async function lookupNode(target: NodeTarget, ways: readonly LookupWay[] = ['id', 'name', 'mac']): Promise<NodeLookup> {
     const mine = ownerMark(target.ref);
     const judge = (node: IronicNode, how: string): NodeLookup => {
       const owner = node.extra?.[OWNER_KEY];
@@ -197,20 +210,24 @@ export function createNodeDriver(deps: NodeDriverDeps) {
         reason: `Ironic node ${label} has boot MAC ${target.bootMACAddress} but no metalflow ownership mark (extra.${OWNER_KEY}): it is not this host's node`,
       };
     };
-    if (target.nodeId) {
+    if (target.nodeId && ways.includes('id')) {
       const byId = await ironic.getNode(target.nodeId);
       if (byId) return judge(byId, 'its stored id');
     }
-    const byName = await ironic.getNode(ironicNodeName(target.ref));
-    if (byName) return judge(byName, 'name');
-    if (!target.bootMACAddress) return {};
+    const name = ironicNodeName(target.ref);
+    if (ways.includes('name')) {
+      const byName = await ironic.getNode(name);
+      if (byName) return judge(byName, 'name');
+    }
+    if (!target.bootMACAddress || !ways.includes('mac')) return {};
     const byMac = await ironic.findNodeByMac(target.bootMACAddress);
-    return byMac ? judge(byMac, 'boot MAC') : {};
+    // The node of the host's own name is what a lookup by name finds first (names are unique): judged as found by name.
+    return byMac ? judge(byMac, byMac.name === name ? 'name' : 'boot MAC') : {};
   }
 
   /** For registration: the host's node, none, or a failure naming the node that holds its boot MAC. */
-  async function findNode(target: NodeTarget): Promise<IronicNode | undefined> {
-    const found = await lookupNode(target);
+  async function findNode(target: NodeTarget, ways?: readonly LookupWay[]): Promise<IronicNode | undefined> {
+    const found = await lookupNode(target, ways);
     if (found.foreign) {
       throw operationFailed(
         `boot MAC ${target.bootMACAddress} is already registered to Ironic node ${found.foreign.name ?? found.foreign.uuid}: ${found.reason}; ` +
@@ -230,7 +247,7 @@ export function createNodeDriver(deps: NodeDriverDeps) {
    * Walks a node to a goal: each turn re-reads it and asks the plan for one
    * step. Verbs sent are remembered in heartbeat details across retries.
    */
-  async function drive(nodeId: string, plan: Plan): Promise<IronicNode> {
+  async function drive(nodeId: string, plan: Plan, opts: DriveOptions = {}): Promise<IronicNode> {
     const ctx = activityContext();
     const previous = ctx?.info.heartbeatDetails as { issued?: string[] } | undefined;
     const issued = [...(previous?.issued ?? [])];
@@ -242,6 +259,7 @@ export function createNodeDriver(deps: NodeDriverDeps) {
      * and the verbs sent alone, so that ending needs no read of the whole node; any other step does read it.
      */
     let watched: IronicNode | undefined;
+    let firstRead = opts.firstRead;
     for (;;) {
       if (watched && !TRANSITIONAL_STATES.has(watched.provision_state)) {
         const node = watched;
@@ -249,7 +267,16 @@ export function createNodeDriver(deps: NodeDriverDeps) {
         if ('done' in plan(node, issued)) return node;
       }
       watched = undefined;
-      const node = await mustGetNode(nodeId);
+      let node: IronicNode;
+      try {
+        node = firstRead ? await firstRead(nodeId) : await mustGetNode(nodeId);
+      } catch (err) {
+        // The node locked (the settings' PATCH): read and try again, as for a verb.
+        if (!(firstRead && err instanceof IronicError && err.kind === 'conflict')) throw err;
+        await polling.wait({ issued });
+        continue;
+      }
+      firstRead = undefined;
       if (first) {
         first = false;
         // A verb an earlier attempt sent, whose record died with its worker: the node moved since.

@@ -80,6 +80,15 @@ export interface SyncSettingsResult {
   changed: string[];
 }
 
+/** The first read of a step that brings the node's settings in line with `spec` (none without a spec). */
+export type FirstRead = (ref: HostRef, spec: HostSpec | undefined) => ((nodeId: string) => Promise<IronicNode>) | undefined;
+
+/** A step activity's input: with `settings`, the step brings the node's settings in line with its first read. */
+export interface InStepSettings {
+  /** The host's spec, whose node settings the step applies (the host workflow no longer checks them before it). */
+  settings?: HostSpec;
+}
+
 export interface NodeSettingsDeps {
   ironic: IronicClient;
   secrets: SecretReader;
@@ -109,10 +118,13 @@ export function createNodeSettingsActivities(deps: NodeSettingsDeps) {
     return ironicDriverInfo(access.value, { username, password }, { disableCertificateVerification: bmc.disableCertificateVerification, redfishVerifyCa: deps.redfishVerifyCa });
   }
 
-  async function syncNodeSettings(input: SyncSettingsInput): Promise<SyncSettingsResult> {
+  /**
+   * Reads the node (with the rest of it, at the version that shows disable_power_off where this Ironic has the
+   * field: one GET) and writes what differs from the spec in one PATCH. Returns the node as it then is.
+   */
+  async function bringInLine(input: SyncSettingsInput): Promise<{ node: IronicNode; changed: string[] }> {
     const { ref, spec, nodeId } = input;
-    // As BMO: the node's own disable_power_off where this Ironic has the field, read with the rest of the node
-    // (one GET at the version that shows it).
+    // As BMO: the node's own disable_power_off where this Ironic has the field.
     const powerOffVersion = (await ironic.supports(DISABLE_POWER_OFF_MICROVERSION)) ? DISABLE_POWER_OFF_MICROVERSION : undefined;
     const node = await deps.driver.mustGetNode(nodeId, powerOffVersion);
     const ops = propertyOps(node, wantedProperties(spec));
@@ -122,11 +134,24 @@ export function createNodeSettingsActivities(deps: NodeSettingsDeps) {
     const wantedPowerOff = spec.disablePowerOff === true;
     const powerOffOp = powerOff !== undefined && powerOff !== wantedPowerOff;
     if (powerOffOp) ops.push({ op: 'add', path: '/disable_power_off', value: wantedPowerOff });
-    if (ops.length === 0) return { changed: [] };
-    await ironic.patchNode(nodeId, ops, powerOffOp ? DISABLE_POWER_OFF_MICROVERSION : undefined);
+    if (ops.length === 0) return { node, changed: [] };
+    // Ironic answers a PATCH with the node as written: the caller's next decision needs no other read.
+    const written = await ironic.patchNode(nodeId, ops, powerOffOp ? DISABLE_POWER_OFF_MICROVERSION : undefined);
     // Field names only: driver_info's values hold the password.
-    return { changed: ops.map((o) => o.path.slice(1)) };
+    return { node: written, changed: ops.map((o) => o.path.slice(1)) };
   }
 
-  return { syncNodeSettings };
+  /** The activity the host workflow ran before a step (kept for runs that began before the step did it itself). */
+  async function syncNodeSettings(input: SyncSettingsInput): Promise<SyncSettingsResult> {
+    return { changed: (await bringInLine(input)).changed };
+  }
+
+  /**
+   * A step activity's first read of the node for `drive`, with the spec's settings brought in line: the check
+   * the workflow ran as an activity of its own before the step, now one read where it was two.
+   */
+  const firstRead: FirstRead = (ref, spec) =>
+    spec ? async (nodeId: string): Promise<IronicNode> => (await bringInLine({ ref, spec, nodeId })).node : undefined;
+
+  return { syncNodeSettings, firstRead };
 }

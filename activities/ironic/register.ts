@@ -17,7 +17,7 @@ import { parseConfigMapping } from '../../model/config-data';
 import { deployChosenInterface } from './instance-info';
 import { pause } from '../common/activity-context';
 import { createRamdiskCheck } from './ramdisk';
-import { propertyOps, wantedProperties } from './node-settings';
+import { propertyOps, wantedProperties, type FirstRead, type InStepSettings } from './node-settings';
 import { resendDelayMs, TRANSIENT_RESENDS, transientIronicError } from './transient';
 import { automatedCleanOps, operationFailed, OWNER_KEY, ownerMark, summary, type NodeDriver, type NodeSummary, type NodeTarget, type Step } from './node-driver';
 
@@ -34,6 +34,7 @@ export interface RegisterDeps {
   /** `driver_info.redfish_verify_ca` for https Redfish nodes: a path on the conductor. */
   redfishVerifyCa?: string;
   driver: NodeDriver;
+  firstRead: FirstRead;
 }
 
 /** Preparing a node in neither goal state: manageable first out of enroll or a failed inspection, else stuck. */
@@ -126,9 +127,12 @@ export function createRegisterActivities(deps: RegisterDeps) {
     // written with the node's other fields (one request, at the microversion that has the field).
     const powerOff = (await ironic.supports(DISABLE_POWER_OFF_MICROVERSION)) ? spec.disablePowerOff === true : undefined;
     const powerOffVersion = powerOff === undefined ? undefined : DISABLE_POWER_OFF_MICROVERSION;
-    let powerOffWritten = false;
     let created = false;
-    let node = await findNode({ ref, nodeId: input.nodeId, bootMACAddress: spec.bootMACAddress });
+    const target = { ref, nodeId: input.nodeId, bootMACAddress: spec.bootMACAddress };
+    // Not looked up by name first (a 404 for every new host): with its boot MAC free the node is created, and a name
+    // already taken (Ironic's 409) is then looked up: an earlier attempt's node whose create Ironic accepted before
+    // that attempt died, or a node of the host's name registered otherwise (Metal3's).
+    let node = await findNode(target, ['id', 'mac']);
     if (!node) {
       try {
         node = await ironic.createNode({
@@ -142,15 +146,15 @@ export function createRegisterActivities(deps: RegisterDeps) {
           extra: { [OWNER_KEY]: ownerMark(ref) },
           ...(powerOff === undefined ? {} : { disable_power_off: powerOff }),
         }, powerOffVersion);
-        powerOffWritten = true;
         created = true;
       } catch (err) {
-        // Another attempt created it first (duplicate name): adopt that one.
         if (!(err instanceof IronicError && err.kind === 'conflict')) throw err;
-        node = await ironic.getNode(name);
+        // Judged as any node found by name: the host's unless marked for another; brought in line below.
+        node = await findNode(target, ['name']);
         if (!node) throw err;
       }
-    } else {
+    }
+    if (!created) {
       const ops: JsonPatchOp[] = [{ op: 'add', path: '/driver_info', value: driverInfo }];
       if (node.name !== name) ops.push({ op: 'add', path: '/name', value: name });
       // A node found by id or name that lacks the mark (Metal3's, or registered before marks were
@@ -174,10 +178,7 @@ export function createRegisterActivities(deps: RegisterDeps) {
       ops.push(...propertyOps(node, wanted));
       if (powerOff !== undefined) ops.push({ op: 'add', path: '/disable_power_off', value: powerOff });
       node = await ironic.patchNode(node.uuid, ops, powerOffVersion);
-      powerOffWritten = true;
     }
-    // A node another attempt created first (adopted above) gets the field on its own.
-    if (powerOff !== undefined && !powerOffWritten) await ironic.setDisablePowerOff(node.uuid, powerOff);
     await ensurePort(node, spec.bootMACAddress, created);
     return summary(node);
   }
@@ -191,7 +192,7 @@ export function createRegisterActivities(deps: RegisterDeps) {
     return summary(node);
   }
 
-  async function inspectNode(input: NodeTarget & { nodeId: string }): Promise<{ hardware: HardwareDetails }> {
+  async function inspectNode(input: NodeTarget & InStepSettings & { nodeId: string }): Promise<{ hardware: HardwareDetails }> {
     const node = await drive(input.nodeId, (n, issued) => {
       switch (n.provision_state) {
         case 'manageable':
@@ -209,7 +210,7 @@ export function createRegisterActivities(deps: RegisterDeps) {
         default:
           return { fail: `cannot inspect a node in Ironic state "${n.provision_state}"` };
       }
-    });
+    }, { firstRead: deps.firstRead(input.ref, input.settings) });
     const inventory = await ironic.getInventory(node.uuid);
     if (inventory) return { hardware: hardwareFromInventory(inventory) };
     // The properties inspection wrote: the node as drive ended on it may be the read from before the inspection.
@@ -221,12 +222,12 @@ export function createRegisterActivities(deps: RegisterDeps) {
    * `available`, cleaned by a deprovision) and automated cleaning waits for provisioning (deployNode),
    * so a host needs no agent ramdisk to become available. Manual cleaning is the clean operation's.
    */
-  async function prepareNode(input: NodeTarget & { nodeId: string }): Promise<NodeSummary> {
+  async function prepareNode(input: NodeTarget & InStepSettings & { nodeId: string }): Promise<NodeSummary> {
     const node = await drive(input.nodeId, (n) => {
       if (n.provision_state === 'manageable' || n.provision_state === 'available') return { done: true };
       // As BMO's Prepare: a failed clean (an earlier provide's) is made manageable again.
       return n.provision_state === 'clean failed' ? { verb: 'manage' } : managedFirst(n);
-    });
+    }, { firstRead: deps.firstRead(input.ref, input.settings) });
     return summary(node);
   }
 

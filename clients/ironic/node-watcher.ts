@@ -42,6 +42,14 @@ export interface WatchOptions {
    */
   quietFactor: number;
   maxIntervalMs: number;
+  /**
+   * A node the watcher saw enter a state it has seen others leave (a transitional provision state, a pending power
+   * change) is first read there after `firstReadFraction` of the time that state usually took (firstReadAfter), at
+   * most `firstReadMaxMs` later: a step that takes seconds is not read four times a second from its start. Later
+   * reads follow the quiet schedule; a change before the first read is seen that much later.
+   */
+  firstReadFraction: number;
+  firstReadMaxMs: number;
 }
 
 /**
@@ -51,7 +59,49 @@ export interface WatchOptions {
  */
 const NODES_PER_GET = 15;
 
-export const DEFAULT_WATCH: WatchOptions = { intervalMs: 250, listThreshold: 6, nodesPerGet: NODES_PER_GET, recountMs: 60_000, stateListMin: 2, quietFactor: 0.1, maxIntervalMs: 5_000 };
+export const DEFAULT_WATCH: WatchOptions = {
+  intervalMs: 250,
+  listThreshold: 6,
+  nodesPerGet: NODES_PER_GET,
+  recountMs: 60_000,
+  stateListMin: 2,
+  quietFactor: 0.1,
+  maxIntervalMs: 5_000,
+  firstReadFraction: 0.75,
+  firstReadMaxMs: 10_000,
+};
+
+/** How many of a state's latest times are kept, and how many it takes before they set a first read. */
+const TIMES_KEPT = 9;
+const TIMES_NEEDED = 3;
+
+/**
+ * The states whose times are learned: Ironic at work on the node (a transitional provision state) or on its power.
+ * A resting state ends when someone sends a verb, not after a time of its own.
+ */
+export function timedState(n: Pick<NodeState, 'provision_state' | 'target_power_state'>): string | undefined {
+  if (TRANSITIONAL_STATES.has(n.provision_state)) return n.provision_state;
+  return n.target_power_state ? `power → ${n.target_power_state}` : undefined;
+}
+
+/**
+ * When to read first a node that entered a state with these recent times (ms): a fraction of their median, within
+ * [intervalMs, firstReadMaxMs]; undefined (read at once) until enough were seen.
+ */
+export function firstReadAfter(times: readonly number[] | undefined, opts: Pick<WatchOptions, 'intervalMs' | 'firstReadFraction' | 'firstReadMaxMs'>): number | undefined {
+  if (!times || times.length < TIMES_NEEDED) return undefined;
+  const sorted = [...times].sort((a, b) => a - b);
+  const median = sorted[Math.floor(sorted.length / 2)]!;
+  return Math.min(Math.max(opts.intervalMs, median * opts.firstReadFraction), opts.firstReadMaxMs);
+}
+
+/**
+ * A state's time as the watcher's reads bracket it: it was entered at the read that saw it (`since`), was still
+ * there at the last read before (`lastSame`, `since` when none) and gone at `seenGone`. The middle of the bracket:
+ * a first read that comes late and finds the state already over says only that it took less, and the times it
+ * records shrink rather than grow with the wait.
+ */
+export const bracketedTime = (since: number, lastSame: number, seenGone: number): number => (Math.max(lastSame, since) + seenGone) / 2 - since;
 
 /** How long after its last read a node unchanged for `quietMs` is read again. */
 export function readInterval(quietMs: number, opts: Pick<WatchOptions, 'intervalMs' | 'quietFactor' | 'maxIntervalMs'>): number {
@@ -117,6 +167,16 @@ export interface WaitResult {
   state?: NodeState;
 }
 
+interface Quiet {
+  key: string;
+  since: number;
+  readAt: number;
+  /** Set when a read of the watcher saw the node enter its state (so `since` is when it did, within a read): its timed state. */
+  entered?: string;
+  /** No read since that one: the first read waits for the state's usual time (firstReadAfter). */
+  fresh?: boolean;
+}
+
 interface Waiter {
   seen: string;
   /** The provision state seen: waiters of a transitional one are read together (planRead). */
@@ -137,7 +197,9 @@ export class NodeWatcher {
    * Per watched node: the state last seen, since when it has been so, and when it was last read. Kept across
    * waiters: an activity that waits in slices (a heartbeat each) must not make its node look freshly changed.
    */
-  private readonly quiet = new Map<string, { key: string; since: number; readAt: number }>();
+  private readonly quiet = new Map<string, Quiet>();
+  /** Per timed state (timedState): how long the latest nodes the watcher saw enter it stayed there, in ms. */
+  private readonly times = new Map<string, number[]>();
 
   private readonly opts: WatchOptions;
 
@@ -189,6 +251,13 @@ export class NodeWatcher {
     for (const [id, q] of this.quiet) if (!this.waiters.has(id) && now - Math.max(q.readAt, q.since) > 10 * this.opts.maxIntervalMs) this.quiet.delete(id);
   }
 
+  private learn(state: string, ms: number): void {
+    const kept = this.times.get(state) ?? [];
+    kept.push(ms);
+    if (kept.length > TIMES_KEPT) kept.shift();
+    this.times.set(state, kept);
+  }
+
   private settle(nodeId: string, decide: (w: Waiter) => WaitResult | undefined): void {
     const set = this.waiters.get(nodeId);
     if (!set) return;
@@ -237,7 +306,10 @@ export class NodeWatcher {
         const now = Date.now();
         const ids = [...this.waiters.keys()].filter((id) => {
           const q = this.quiet.get(id);
-          return !q || now - q.readAt >= readInterval(now - q.since, this.opts);
+          if (!q) return true;
+          const first = q.fresh && q.entered ? firstReadAfter(this.times.get(q.entered), this.opts) : undefined;
+          if (first !== undefined && now - q.since < first) return false;
+          return now - q.readAt >= readInterval(now - q.since, this.opts);
         });
         this.forget(now);
         if (ids.length === 0) continue;
@@ -254,7 +326,10 @@ export class NodeWatcher {
           const q = this.quiet.get(id);
           if (q && read) {
             const key = stateKey(read);
-            if (key !== q.key) Object.assign(q, { key, since: started });
+            if (key !== q.key) {
+              if (q.entered) this.learn(q.entered, bracketedTime(q.since, q.readAt, started));
+              Object.assign(q, { key, since: started, entered: timedState(read), fresh: true });
+            } else q.fresh = false;
             q.readAt = started;
           }
           this.settle(id, (w) => {

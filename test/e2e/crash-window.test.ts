@@ -56,6 +56,28 @@ describe('a worker killed after Ironic accepted a verb', () => {
     expect((await ironic.getNode(nodeId))?.power_state).toBe('power on');
   });
 
+  it('registers one node when the worker died after Ironic created it: the next attempt finds it by its name', async () => {
+    const ref = { namespace: 'window', name: uniq('create') };
+    const first = cw.workers.start();
+    const name = `${ref.namespace}~${ref.name}`;
+    const creates = (r: RecordedRequest) => r.method === 'POST' && r.path === '/v1/nodes' && r.body.includes(`"${name}"`);
+    cw.proxy.onceAnswered(creates, () => killedOnAnswer(first));
+    const created = spec(ref.name);
+    await cw.hosts.put(ref, { spec: created, credentials: { username: 'admin', password: 'pw' } });
+    await waitFor('the first worker to die', async () => first.signalCode === 'SIGKILL', { timeoutMs: 60_000 });
+    cw.workers.start();
+    await cw.expireLost(first);
+    const ready = await waitFor('available on the next worker', async () => {
+      const v = await cw.hosts.get(ref);
+      return v.status.provisioning.state === 'available' && !v.currentOperation ? v : undefined;
+    }, { timeoutMs: 150_000 });
+    // The retry's create met the name taken (409) and went on with the node the first attempt created.
+    const node = await ironic.getNode(name);
+    expect(ready.status.provisioning.ID).toBe(node?.uuid);
+    expect(cw.proxy.count(creates)).toBe(2);
+    expect((await ironic.listPorts(node!.uuid)).map((p) => p.address)).toEqual([created.bootMACAddress]);
+  });
+
   it('does not deploy twice after a deploy that failed at once', async () => {
     const ref = { namespace: 'window', name: uniq('deploy') };
     const first = cw.workers.start();

@@ -108,6 +108,27 @@ describe('ensureNode', () => {
     expect(ports.map((p) => p.address)).toEqual([spec.bootMACAddress]);
   });
 
+  it('creates a new host\'s node without looking it up by name; a retry after Ironic took the create finds that node by its name', async () => {
+    await withProxy(async (a, proxy) => {
+      const { ref, spec } = await fakeHost();
+      proxy.requests.length = 0;
+      await a.ensureNode({ ref, spec });
+      const asked = proxy.requests.map((r) => `${r.method} ${r.path.split('?')[0]}`);
+      expect(asked).not.toContain(`GET /v1/nodes/${NS}~${ref.name}`);
+      expect(asked.filter((r) => r.startsWith('POST'))).toEqual(['POST /v1/nodes', 'POST /v1/ports']);
+
+      // An attempt that died once Ironic had created its node, before the port: the node has the host's name and mark.
+      const retry = await fakeHost();
+      const earlier = await ironic.createNode({ name: `${NS}~${retry.ref.name}`, driver: 'fake-hardware', driver_info: { stale: 'yes' }, extra: { metalflow_host: `${NS}/${retry.ref.name}` } });
+      proxy.requests.length = 0;
+      expect((await a.ensureNode(retry)).nodeId).toBe(earlier.uuid);
+      expect(proxy.requests.filter((r) => r.method === 'POST').map((r) => r.path)).toEqual(['/v1/nodes', '/v1/ports']);
+      expect((await ironic.listPorts(earlier.uuid)).map((p) => p.address)).toEqual([retry.spec.bootMACAddress]);
+      // Brought in line with the spec as a node found by name is (its driver_info is the spec's, not the earlier one's).
+      expect((await ironic.getNode(earlier.uuid))?.driver_info.stale).toBeUndefined();
+    });
+  });
+
   it('adopts a node found by MAC only when it carries the host\'s ownership mark', async () => {
     const { ref, spec } = await fakeHost();
     const marked = await ironic.createNode({ name: uniq('handed-over'), driver: 'fake-hardware', extra: { metalflow_host: `${NS}/${ref.name}` } });

@@ -1,6 +1,9 @@
-/** The node watcher's choice between one list of every node, a list per transitional state, and a GET per watched node (clients/ironic/node-watcher.ts). */
+/**
+ * The node watcher's choice between one list of every node, a list per transitional state, and a GET per watched
+ * node, and when it first reads a node that entered a state (clients/ironic/node-watcher.ts).
+ */
 import { describe, expect, it } from 'vitest';
-import { planRead, readsByList } from '../../clients/ironic/node-watcher';
+import { bracketedTime, DEFAULT_WATCH, firstReadAfter, planRead, readsByList, timedState } from '../../clients/ironic/node-watcher';
 
 const opts = { listThreshold: 6, nodesPerGet: 20 };
 
@@ -39,5 +42,31 @@ describe('planRead', () => {
   });
   it('keeps the one list of every node where that is the cheaper read', () => {
     expect(planRead([w('a', 'deploying'), w('b', 'deploying'), w('c', 'x'), w('d', 'x'), w('e', 'x'), w('f', 'x')], 100, plan).all).toBe(true);
+  });
+});
+
+describe('the first read of a node that entered a state', () => {
+  it('learns only the states Ironic works in: transitional provision states and pending power changes', () => {
+    expect(timedState({ provision_state: 'deploying', target_power_state: null })).toBe('deploying');
+    expect(timedState({ provision_state: 'active', target_power_state: 'power off' })).toBe('power → power off');
+    // A resting state ends when someone sends a verb, not after a time of its own.
+    expect(timedState({ provision_state: 'manageable', target_power_state: null })).toBeUndefined();
+  });
+  it('comes at once until three times were seen, then after three quarters of their median, within its bounds', () => {
+    expect(firstReadAfter(undefined, DEFAULT_WATCH)).toBeUndefined();
+    expect(firstReadAfter([4_000, 4_000], DEFAULT_WATCH)).toBeUndefined();
+    expect(firstReadAfter([4_000, 2_000, 60_000], DEFAULT_WATCH)).toBe(3_000);
+    expect(firstReadAfter([100, 120, 90], DEFAULT_WATCH)).toBe(DEFAULT_WATCH.intervalMs);
+    // Minutes-long waits (an agent deploy): a change earlier than usual is never seen more than firstReadMaxMs late.
+    expect(firstReadAfter([600_000, 600_000, 600_000], DEFAULT_WATCH)).toBe(DEFAULT_WATCH.firstReadMaxMs);
+  });
+  it('times a state by the middle of the reads that bracket its end, so a late first read shrinks what it learns', () => {
+    // Entered at 1000, still there at 3000, gone at 3500: about 2250 ms.
+    expect(bracketedTime(1_000, 3_000, 3_500)).toBe(2_250);
+    // Gone at the first read, 3 s after it was entered: it took less; half is recorded, and the next first read is earlier.
+    expect(bracketedTime(1_000, 1_000, 4_000)).toBe(1_500);
+    const learned = [4_000, 4_000, 4_000];
+    const first = firstReadAfter(learned, DEFAULT_WATCH)!;
+    expect(bracketedTime(0, 0, first)).toBeLessThan(first);
   });
 });

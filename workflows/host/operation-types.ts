@@ -28,6 +28,8 @@ export interface OperationInput {
   clean?: CleanRequest;
   /** Provision only: the pool address network_data.json is rendered from (no spec.networkData; host-dhcp.ts). */
   networkDataFrom?: AddressNetworkData;
+  /** The step's activity brings the node's settings in line with `spec` on its first read (rules/node-settings.ts). */
+  settingsInStep?: true;
 }
 
 export interface OperationOutcome {

@@ -151,9 +151,9 @@ export function operationRunner(ctx: HostContext): OperationRunner {
       let outcome: OperationOutcome;
       try {
         outcome = await scope.run(() => withOperationLabel(`${record.seq}-${op}`, async () => {
-          // The spec's node settings first, each attempt (rules/node-settings.ts).
-          await applyNodeSettings(op, input);
-          return ctx.provisioner().operations[op](input, progress);
+          // The spec's node settings first, each attempt (rules/node-settings.ts): here, or by the step's activity.
+          const inStep = await applyNodeSettings(op, input);
+          return ctx.provisioner().operations[op](inStep ? { ...input, settingsInStep: true } : input, progress);
         }));
       } finally {
         // Before the outcome is recorded, and before any backoff: the next host need not wait for either.

@@ -26,6 +26,9 @@ const bmc = proxyActivities<BmcActivities>(ACTIVITY_OPTIONS.bmcCall);
 
 const cleaning = (spec: HostSpec | undefined): boolean => (spec?.automatedCleaningMode ?? 'metadata') !== 'disabled';
 
+/** The spec for the step's activity to bring the node's settings in line with, when the workflow left that to it. */
+const inStep = (input: OperationInput): { settings?: HostSpec } => (input.settingsInStep && input.spec ? { settings: input.spec } : {});
+
 /** A node holding the host's boot MAC that is not the host's was left alone: the host's record and Event say so. */
 const untouchedNote = (result: { untouched?: string }): { note?: string } => (result.untouched ? { note: result.untouched } : {});
 
@@ -48,7 +51,7 @@ export async function enrollOperation(input: OperationInput): Promise<OperationO
 export async function inspectOperation(input: OperationInput): Promise<OperationOutcome> {
   if (input.spec?.inspectionMode === 'fast') return inspectFromBmc({ ref: input.ref, spec: input.spec });
   const nodeId = required(input.nodeId, 'a node');
-  const { hardware } = await abortingOnCancel(input, () => interruptible.inspectNode({ ref: input.ref, nodeId }));
+  const { hardware } = await abortingOnCancel(input, () => interruptible.inspectNode({ ref: input.ref, nodeId, ...inStep(input) }));
   return { hardware };
 }
 
@@ -56,7 +59,7 @@ export async function prepareOperation(input: OperationInput): Promise<Operation
   const nodeId = required(input.nodeId, 'a node');
   // As BMO: the node stays manageable while the host is available and automated cleaning runs
   // when provisioning starts (deployNode).
-  const node = await abortingOnCancel(input, () => interruptible.prepareNode({ ref: input.ref, nodeId }));
+  const node = await abortingOnCancel(input, () => interruptible.prepareNode({ ref: input.ref, nodeId, ...inStep(input) }));
   return { poweredOn: node.poweredOn };
 }
 
@@ -80,6 +83,7 @@ export async function provisionOperation(input: OperationInput): Promise<Operati
       ...(input.networkDataFrom ? { networkDataFrom: input.networkDataFrom } : {}),
       ...(input.uid ? { uid: input.uid } : {}),
       automatedCleaning: cleaning(spec),
+      ...inStep(input),
     });
     // Drivers differ in the power state a deploy leaves behind; the spec decides.
     if (node.poweredOn !== spec.online) node = await acts.setPower({ ref: input.ref, nodeId, on: spec.online });
@@ -89,7 +93,7 @@ export async function provisionOperation(input: OperationInput): Promise<Operati
 
 export async function deprovisionOperation(input: OperationInput): Promise<OperationOutcome> {
   const nodeId = required(input.nodeId, 'a node');
-  const node = await waiting.undeployNode({ ref: input.ref, nodeId, automatedCleaning: cleaning(input.spec) });
+  const node = await waiting.undeployNode({ ref: input.ref, nodeId, automatedCleaning: cleaning(input.spec), ...inStep(input) });
   return { poweredOn: node.poweredOn };
 }
 

@@ -7,7 +7,7 @@
  * fails gets out with `automatedCleaningMode: disabled` instead of cleaning
  * again. The activity writes only what differs (nothing, most of the time).
  */
-import { isCancellation, proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
+import { isCancellation, patched, proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
 import type { IronicActivities } from '../../../activities/ironic/activities';
 import type { OperationKind } from '../../../contracts/host';
 import { hostSiteQueue } from '../../../model/site';
@@ -25,15 +25,25 @@ const local = proxyLocalActivities<IronicActivities>(LOCAL_ACTIVITY_OPTIONS.node
  */
 const DEPENDS: ReadonlySet<OperationKind> = new Set(['inspect', 'prepare', 'provision', 'deprovision', 'clean', 'service']);
 
-/** Brings the node's settings in line with the spec before `op`; nothing for a host without an Ironic node. */
-export async function applyNodeSettings(op: OperationKind, input: OperationInput): Promise<void> {
+/**
+ * Steps whose activity brings the settings in line itself, with its own first read of the node: one GET where the
+ * check before it cost one more (a fast inspection reads the BMC, not the node: the check stays before it).
+ */
+const IN_STEP: ReadonlySet<OperationKind> = new Set(['inspect', 'prepare', 'provision', 'deprovision']);
+
+/**
+ * Brings the node's settings in line with the spec before `op`; nothing for a host without an Ironic node.
+ * True when the step's activity is to do it instead (its input then carries the spec: settingsInStep).
+ */
+export async function applyNodeSettings(op: OperationKind, input: OperationInput): Promise<boolean> {
   const { spec, nodeId } = input;
-  if (!DEPENDS.has(op) || !spec?.bmc || !provisionerTraits(spec).ironicNode || !nodeId) return;
+  if (!DEPENDS.has(op) || !spec?.bmc || !provisionerTraits(spec).ironicNode || !nodeId) return false;
+  if (IN_STEP.has(op) && !(op === 'inspect' && spec.inspectionMode === 'fast') && patched('node-settings-in-step')) return true;
   const args = { ref: input.ref, spec, nodeId };
   // A host of another site: its site's worker reaches that site's Ironic (site-route.ts); a local activity would run here.
   if (hostSiteQueue(spec.site)) {
     await quick.syncNodeSettings(args);
-    return;
+    return false;
   }
   try {
     await local.syncNodeSettings(args);
@@ -42,4 +52,5 @@ export async function applyNodeSettings(op: OperationKind, input: OperationInput
     // Slow (a busy Ironic) or failed: the activity does it, with the retries every Ironic call has.
     await quick.syncNodeSettings(args);
   }
+  return false;
 }
