@@ -35,8 +35,8 @@ const labHost = (prefix: string, disks: string[], withholdBoots?: number): LabHo
 });
 
 describe.skipIf(unavailable !== undefined)('the agent path failing as it does for users, with a real agent', () => {
-  // Its first boot brings no agent up; the next does.
-  const late = labHost('af-late', ['64M'], 1);
+  // Its first boot brings no agent up; the next does. 1 GiB: the agent puts a 64 MiB config drive at the disk's end.
+  const late = labHost('af-late', ['1G'], 1);
   const badSum = labHost('af-sum', ['64M']);
   const small = labHost('af-small', ['2G']);
   const hosts = [late, badSum, small];
