@@ -85,6 +85,7 @@ describe.skipIf(unavailable !== undefined)('the agent path failing as it does fo
       // No hints: Ironic's agent picks the smallest disk of at least 4 GiB, and this host has none.
       h.hosts.put(refOf(small), { spec: spec(small, { rootDeviceHints: {} }), credentials }),
     ]);
+    for (const host of hosts) watchFailure(host);
   }, 300_000);
 
   afterAll(async () => {
@@ -95,19 +96,30 @@ describe.skipIf(unavailable !== undefined)('the agent path failing as it does fo
   }, 120_000);
 
   const view = (host: LabHost): Promise<HostView> => h.client.workflow.getHandle(hostWorkflowId(refOf(host))).query(hostViewQuery);
-  const failure = (host: LabHost) =>
-    waitFor(`${host.name}'s deploy failing`, async () => {
-      const v = await view(host);
-      return v.status.errorType === 'provisioning error' ? v : undefined;
-    }, { timeoutMs: 600_000, intervalMs: 500 });
   const actions = (host: LabHost) => lab.events().filter((e) => e.host === host.name).map((e) => e.action);
+  /**
+   * Each host's first failure, watched from the start: the hosts fail at once while the tests read them one
+   * after another, and a failure is gone from the status once the retry succeeds. With the launcher's
+   * events as they were when it showed.
+   */
+  const failures = new Map<string, Promise<{ view: HostView; actions: string[] }>>();
+  const failure = (host: LabHost) => failures.get(host.name)!;
+  const watchFailure = (host: LabHost) => {
+    const seen = waitFor(`${host.name}'s deploy failing`, async () => {
+      const v = await view(host);
+      return v.status.errorType === 'provisioning error' ? { view: v, actions: actions(host) } : undefined;
+    }, { timeoutMs: 600_000, intervalMs: 500 });
+    // Awaited by its test; a timeout before then is that test's failure, not an unhandled rejection.
+    seen.catch(() => undefined);
+    failures.set(host.name, seen);
+  };
   /** Stops a host's further attempts (BMO's retries would boot its agent again and again). */
   const retire = (host: LabHost) => h.hosts.remove(refOf(host)).catch(() => undefined);
 
   it('an image whose checksum does not match: the agent refuses it before writing, the disk is unchanged, the host retries', async () => {
-    const failed = await failure(badSum);
+    const { view: failed, actions: then } = await failure(badSum);
     expect(failed.status.errorMessage).toMatch(/Image failed to verify against checksum/);
-    expect(actions(badSum)[0]).toBe('started');
+    expect(then[0]).toBe('started');
     expect(sha256(readFileSync(lab.diskFile(badSum)))).toBe(badSumDisk);
     // As BMO: the failed deploy is torn down, counted, and the host provisions again, booting its agent anew.
     await waitFor('a second attempt booting the agent', async () => {
@@ -118,16 +130,16 @@ describe.skipIf(unavailable !== undefined)('the agent path failing as it does fo
   }, 900_000);
 
   it('a disk below 4 GiB and no root device hints: the deploy fails naming the size Ironic needs', async () => {
-    const failed = await failure(small);
+    const { view: failed } = await failure(small);
     expect(failed.status.errorMessage).toMatch(/No suitable device was found for deployment/);
     expect(failed.status.errorMessage).toMatch(/smaller than 4294967296B/);
     await retire(small);
   }, 900_000);
 
   it('a ramdisk that never comes up: the deploy times out saying so, the host deprovisions and deploys again with its agent', async () => {
-    const failed = await failure(late);
+    const { view: failed, actions: then } = await failure(late);
     expect(failed.status.errorMessage).toMatch(/Timeout reached while waiting for callback/);
-    expect(actions(late)).toEqual(['withheld']);
+    expect(then).toEqual(['withheld']);
     const provisioned = await waitFor('provisioned on the second boot', async () => {
       const v = await view(late);
       return v.status.provisioning.state === 'provisioned' && !v.currentOperation ? v : undefined;
