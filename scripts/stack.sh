@@ -33,6 +33,11 @@
 #   METALFLOW_HEALTH_TIMEOUT  60               seconds to wait for health
 #   IRONIC_SYNC_POWER_STATE_INTERVAL  30       seconds between Ironic's power
 #                        syncs; each visits every node (raise it for large fleets)
+#   IRONIC_CALLBACK_TIMEOUT  600  seconds Ironic waits for an agent to call
+#                        back during a deploy or a clean ([conductor]
+#                        deploy_callback_timeout, clean_callback_timeout)
+#   IRONIC_CHECK_PROVISION_STATE_INTERVAL  15  how often Ironic looks for
+#                        such timeouts
 #   METALFLOW_VENV       <repo>/.venv
 #   TEMPORAL_SQLITE_PRAGMAS  "journal_mode=wal synchronous=normal"  pragmas
 #                        for the dev server's SQLite file (empty: SQLite's own)
@@ -68,6 +73,8 @@ SUSHY_SYSTEMS_FILE="${SUSHY_SYSTEMS_FILE:-$REPO/scripts/sushy-fake-systems.json}
 SUSHY_POWER_DELAY="${SUSHY_POWER_DELAY:-1-11}"
 HEALTH_TIMEOUT="${METALFLOW_HEALTH_TIMEOUT:-60}"
 IRONIC_SYNC_POWER_STATE_INTERVAL="${IRONIC_SYNC_POWER_STATE_INTERVAL:-30}"
+IRONIC_CALLBACK_TIMEOUT="${IRONIC_CALLBACK_TIMEOUT:-600}"
+IRONIC_CHECK_PROVISION_STATE_INTERVAL="${IRONIC_CHECK_PROVISION_STATE_INTERVAL:-15}"
 SEARCH_ATTRIBUTES_FILE="$REPO/scripts/search-attributes.txt"
 HOST=127.0.0.1
 SERVICES=(temporal sushy httpboot ironic)   # start order; stop runs in reverse
@@ -96,7 +103,7 @@ SUSHY_SSL_KEY="${SUSHY_EMULATOR_SSL_KEY:-}"
 
 [[ "$SUSHY_POWER_DELAY" =~ ^([0-9]+(\.[0-9]+)?)-([0-9]+(\.[0-9]+)?)$ ]] \
   || die "SUSHY_POWER_DELAY must be MIN-MAX seconds (e.g. 1-11 or 0-0.5), got '$SUSHY_POWER_DELAY'"
-for v in TEMPORAL_PORT TEMPORAL_UI_PORT IRONIC_PORT SUSHY_PORT HEALTH_TIMEOUT IRONIC_SYNC_POWER_STATE_INTERVAL; do
+for v in TEMPORAL_PORT TEMPORAL_UI_PORT IRONIC_PORT SUSHY_PORT HEALTH_TIMEOUT IRONIC_SYNC_POWER_STATE_INTERVAL IRONIC_CALLBACK_TIMEOUT IRONIC_CHECK_PROVISION_STATE_INTERVAL; do
   [[ "${!v}" =~ ^[0-9]+$ ]] || die "$v must be a number, got '${!v}'"
 done
 # Beside Ironic's API port as in Metal3's ironic-image (6385 and 6180), so every port scheme that

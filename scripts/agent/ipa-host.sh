@@ -179,6 +179,10 @@ disk_wait_delay = 1
 collect_lldp = false
 inspection_dhcp_wait_timeout = 0
 debug = true
+# IPA tries a download (and a checksum that does not match) 10 times, 10 s
+# apart by default: a refused image is reported after some 100 s, beyond the
+# call-back wait of the failure tests' Ironic. The same 10 tries, 1 s apart.
+image_download_connection_retry_interval = 1
 EOF
 
 # Own PID namespace too (with its own /proc): the agent sees and can signal

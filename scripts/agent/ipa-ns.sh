@@ -137,6 +137,15 @@ for i in "${!KEEP[@]}"; do
   mount -o remount,bind,ro "${KEEP[$i]}"
 done
 rm -rf /dev/.metalflow-keep
+# IPA runs `mdadm --assemble --scan` at every start. Left to its default,
+# mdadm reads the kernel's whole partition list (/proc/partitions: the
+# machine's disks too) and opens each entry through a device node it makes
+# for it, past the /dev above. Its config file (on the scratch tmpfs) limits
+# every scan to this host's loop devices and the arrays built on them.
+if command -v mdadm >/dev/null; then
+  [[ -d /etc/mdadm ]] || die "mdadm is installed but /etc/mdadm is missing: cannot limit its device scan"
+  printf 'DEVICE /dev/loop* /dev/md*\n' >/etc/mdadm/mdadm.conf
+fi
 mount -o remount,bind,ro / || die "could not make / read-only"
 mount --bind "$D" "$D"
 mount -o remount,bind,rw "$D"

@@ -21,8 +21,13 @@ media) over HTTP, as ironic-image's httpd does.
 
 Hosts are read from --hosts (JSON, re-read on every notification):
   {"<system uuid>": {"name": "h1", "mac": "52:54:00:..", "disks": "8G,8G",
-                     "agentPort": 24501}}
+                     "agentPort": 24501, "withholdBoots": 0}}
 Every start and stop is appended to <state>/events.jsonl.
+
+A host with "withholdBoots": N boots without an agent the first N times it is
+powered on from the virtual CD, as a ramdisk that never comes up (a broken
+ISO, a NIC the ramdisk lacks): Ironic then waits for a call-back that never
+comes. Each such boot is a "withheld" event; the agent starts from the next.
 
 With --fake-agent URL the hosts boot the fake agent (bench/support/fake-agent.ts,
 one process for every host) instead of a real one: a start posts the host and
@@ -108,6 +113,9 @@ class Launcher:
         self.lock = threading.Lock()
         self.running = {}  # uuid -> name
         self.timers = {}
+        # Boots whose agent is withheld (hosts' "withholdBoots"): how many so far, and which host is in one now.
+        self.withheld = {}
+        self.holding = set()
         os.makedirs(args.state, exist_ok=True)
         self.events = open(os.path.join(args.state, "events.jsonl"), "a", buffering=1)
 
@@ -150,7 +158,15 @@ class Launcher:
         with self.lock:
             is_running = uuid in self.running
             want = system.get("power_state") == "On" and (is_running or booting_cd)
-            if want and not is_running:
+            if system.get("power_state") != "On":
+                self.holding.discard(uuid)
+            if want and not is_running and uuid in self.holding:
+                pass  # this boot's ramdisk never comes up
+            elif want and not is_running and self.withheld.get(uuid, 0) < int(host.get("withholdBoots", 0)):
+                self.withheld[uuid] = self.withheld.get(uuid, 0) + 1
+                self.holding.add(uuid)
+                self.event(host=host["name"], action="withheld", boot=self.withheld[uuid])
+            elif want and not is_running:
                 self.start(uuid, host, cd[0])
             elif not want and is_running:
                 self.stop(uuid, host, reason=f"power {system.get('power_state')}, boot {system.get('boot_device')}")

@@ -145,9 +145,9 @@ sync_power_state_interval = ${IRONIC_SYNC_POWER_STATE_INTERVAL:-30}
 # Record what the BMC reports instead of forcing Ironic's state back: whether
 # to power a host on again is the host workflow's decision.
 force_power_state_during_sync = false
-check_provision_state_interval = 15
-deploy_callback_timeout = 600
-clean_callback_timeout = 600
+check_provision_state_interval = ${IRONIC_CHECK_PROVISION_STATE_INTERVAL:-15}
+deploy_callback_timeout = ${IRONIC_CALLBACK_TIMEOUT:-600}
+clean_callback_timeout = ${IRONIC_CALLBACK_TIMEOUT:-600}
 inspect_wait_timeout = 600
 rescue_callback_timeout = 600
 service_callback_timeout = 600

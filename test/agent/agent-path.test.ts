@@ -8,8 +8,8 @@
  * writes the image's bytes and a config drive. Root only; skipped with the
  * reason otherwise.
  */
-import { execFileSync } from 'node:child_process';
-import { randomBytes, randomUUID } from 'node:crypto';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, readSync, readdirSync, readlinkSync, rmSync, writeFileSync, writeSync, ftruncateSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -21,6 +21,7 @@ import type { HostRef, HostSpec } from '../../model/host';
 import { hostWorkflowId } from '../../model/host-ref';
 import { hostViewQuery, type HostView } from '../../contracts/host';
 import { agentLabUnavailable, startAgentLab, type AgentLab, type LabHost } from '../support/agent-lab';
+import { buildAgentImage, readRange } from '../support/agent-image';
 import { sha256 } from '../support/config-drive-iso';
 import { FAST_HOST_OPTIONS, randomMac, startHarness, uniq, waitFor, type Harness } from '../support/harness';
 
@@ -30,7 +31,7 @@ if (unavailable) console.warn(`[agent-path] skipped: ${unavailable}`);
 const NS = 'agent-path';
 const MiB = 2 ** 20;
 const IMAGE_BYTES = 8 * MiB;
-/** The image's one partition: sectors 2048-14335 (1 MiB to 7 MiB), random bytes. */
+/** The image's one partition (test/support/agent-image.ts): 1 MiB to 7 MiB, random bytes. */
 const PART_START = 1 * MiB;
 const PART_END = 7 * MiB;
 
@@ -48,19 +49,7 @@ describe.skipIf(unavailable !== undefined)('the agent path with a real ironic-py
   const work = mkdtempSync(join(tmpdir(), 'mf-agent-path-'));
 
   beforeAll(async () => {
-    // A whole-disk image as a real one is: a GPT and a partition of data.
-    const rawPath = join(work, 'image.raw');
-    const fd = openSync(rawPath, 'w');
-    ftruncateSync(fd, IMAGE_BYTES);
-    closeSync(fd);
-    execFileSync('sgdisk', ['-n', `1:${PART_START / 512}:${PART_END / 512 - 1}`, rawPath], { stdio: 'ignore' });
-    const data = randomBytes(PART_END - PART_START);
-    const w = openSync(rawPath, 'r+');
-    writeSync(w, data, 0, data.length, PART_START);
-    closeSync(w);
-    raw = readFileSync(rawPath);
-    execFileSync('qemu-img', ['convert', '-f', 'raw', '-O', 'qcow2', rawPath, join(work, 'image.qcow2')]);
-    qcow2 = readFileSync(join(work, 'image.qcow2'));
+    ({ raw, qcow2 } = buildAgentImage(work));
     images = createServer((req, res) => {
       if (req.url !== '/image.qcow2') return void res.writeHead(404).end();
       res.writeHead(200, { 'content-length': qcow2.length, 'content-type': 'application/octet-stream' });
@@ -184,10 +173,52 @@ describe.skipIf(unavailable !== undefined)('the agent path with a real ironic-py
     expect(JSON.parse(read('/openstack/latest/meta_data.json'))).toMatchObject({ name: host.name });
   }, 1_200_000);
 
+  it('deprovisions with cleaning: the metadata erase zeroes the disk\'s partition tables and MBR, and not the data', async () => {
+    const file = lab.diskFile(host);
+    const size = 8 * 2 ** 30;
+    // A mark in the MBR's boot code (bytes 0-439, which no partition table reads): only an erase removes it.
+    const mark = Buffer.alloc(440, 'METALFLOW-MARK ');
+    const fd = openSync(file, 'r+');
+    writeSync(fd, mark, 0, mark.length, 0);
+    closeSync(fd);
+    // Before: the image's GPT at the start, the backup the agent moved to the end when it added the config drive.
+    expect(readRange(file, 512, 8).toString()).toBe('EFI PART');
+    expect(readRange(file, size - 512, 8).toString()).toBe('EFI PART');
+    const before = readRange(file, PART_START, PART_END - PART_START);
+    expect(sha256(before)).toBe(sha256(raw.subarray(PART_START, PART_END)));
+
+    const current = await view();
+    await h.hosts.put(ref, { spec: { ...current.spec, online: true, image: undefined } });
+    const available = await idle('available after deprovisioning with cleaning', (v) => v.status.provisioning.state === 'available' && !v.spec?.image, 900_000);
+    // A fourth boot of the agent: Ironic's automated cleaning after the undeploy.
+    const events = await waitFor('the agent stopped after cleaning', async () => {
+      const mine = lab.events().filter((e) => e.host === host.name);
+      return mine.length >= 8 ? mine : undefined;
+    });
+    expect(events.map((e) => e.action).slice(6)).toEqual(['started', 'stopped']);
+    const states = lab.provisionStates(available.status.provisioning.ID);
+    // Two call-backs, as in the cleaning before the deploy: the agent's clean steps, then the metadata erase.
+    expect(states.slice(states.lastIndexOf('deleting'))).toEqual(['deleting', 'cleaning', 'clean wait', 'cleaning', 'clean wait', 'cleaning', 'available']);
+
+    // Metal3's automated cleaning is the metadata erase: the first and last 33 sectors of the disk (both GPTs,
+    // the MBR with the mark) are zeroed; the partition's data is left as it was, not shredded.
+    const GPT = 33 * 512;
+    expect(zeroes(readRange(file, 0, GPT))).toBe(true);
+    expect(zeroes(readRange(file, size - GPT, GPT))).toBe(true);
+    expect(sha256(readRange(file, PART_START + GPT, PART_END - PART_START - 2 * GPT))).toBe(sha256(before.subarray(GPT, before.length - GPT)));
+    // No signature of a partition table or file system is left (blkid's exit status 2: nothing found).
+    expect(spawnSync('blkid', ['-p', file]).status).toBe(2);
+  }, 1_200_000);
+
   it('never gave an agent anything but its own loop devices', () => {
     // Every launch of this host's agent listed its disks in the state dir; each is a loop device.
     const loops = readFileSync(join(lab.hostDir(host), 'loops'), 'utf8').trim().split(',');
     expect(loops.every((l) => /^\/dev\/loop\d+$/.test(l))).toBe(true);
+    // IPA's `mdadm --assemble --scan` at start-up (its last boot's log) looked at this host's loop devices only:
+    // left to its default it opens every device the kernel lists, the machine's disks included.
+    const mdadm = readFileSync(join(lab.hostDir(host), 'ipa.log'), 'utf8').split('\n').filter((l) => l.startsWith('mdadm:'));
+    expect(mdadm.length).toBeGreaterThan(0);
+    expect(mdadm.filter((l) => /device \d+:\d+|\/dev\/(?!loop|md)/.test(l))).toEqual([]);
     // No agent process outlives the lab's power-off (its namespaces are gone with it).
     const agents = readdirSync('/proc').filter((p) => /^\d+$/.test(p)).filter((p) => {
       try {
@@ -200,18 +231,9 @@ describe.skipIf(unavailable !== undefined)('the agent path with a real ironic-py
   });
 });
 
-function readRange(path: string, offset: number, length: number): Buffer {
-  const fd = openSync(path, 'r');
-  try {
-    const b = Buffer.alloc(length);
-    readSync(fd, b, 0, length, offset);
-    return b;
-  } finally {
-    closeSync(fd);
-  }
-}
-
 const readDiskPrefix = (path: string, length: number): Buffer => readRange(path, 0, length);
+
+const zeroes = (b: Buffer): boolean => b.every((x) => x === 0);
 
 /** The disk file's partitions (start and size in 512-byte sectors), by partx. */
 function partitions(path: string): { start: number; sectors: number }[] {

@@ -41,11 +41,13 @@ export interface LabHost {
   mac: string;
   /** Sizes of the host's disks, e.g. ['8G']. */
   disks: string[];
+  /** Boots (power on from the virtual CD) without an agent before the agent starts, as a ramdisk that never comes up. */
+  withholdBoots?: number;
 }
 
 export interface AgentEvent {
   host: string;
-  action: 'started' | 'stopped' | 'start-failed' | 'boot-failed';
+  action: 'started' | 'stopped' | 'start-failed' | 'boot-failed' | 'withheld';
   reason?: string;
   error?: string;
   cmdline?: string;
@@ -75,6 +77,8 @@ export interface AgentLabOptions {
   /** 'fake': the hosts boot the fake agent instead of a real one. */
   agent?: 'real' | 'fake';
   fake?: FakeAgentOptions;
+  /** Settings of the lab's own stack (scripts/stack.sh), e.g. a shorter IRONIC_CALLBACK_TIMEOUT. */
+  stackEnv?: Record<string, string>;
 }
 
 /**
@@ -106,7 +110,7 @@ export async function startAgentLab(name: string, hosts: LabHost[], forward: num
     ),
   );
   const hostsFile = join(state, 'hosts.json');
-  writeFileSync(hostsFile, JSON.stringify(Object.fromEntries(hosts.map((h, i) => [h.uuid, { name: h.name, mac: h.mac, disks: h.disks.join(','), agentPort: agentPorts[i] }]))));
+  writeFileSync(hostsFile, JSON.stringify(Object.fromEntries(hosts.map((h, i) => [h.uuid, { name: h.name, mac: h.mac, disks: h.disks.join(','), agentPort: agentPorts[i], withholdBoots: h.withholdBoots ?? 0 }]))));
   const env = {
     ...process.env,
     METALFLOW_STATE_DIR: join(state, 'stack'),
@@ -120,6 +124,7 @@ export async function startAgentLab(name: string, hosts: LabHost[], forward: num
     SUSHY_SYSTEMS_FILE: systemsFile,
     SUSHY_POWER_DELAY: '0-0.5',
     METALFLOW_AGENT_STATE: agentState,
+    ...options.stackEnv,
   };
   const stack = stackScript(env);
   const fakeAgent = options.agent === 'fake' ? await startFakeAgent(options.fake) : undefined;
