@@ -44,10 +44,13 @@ interface WatchedHost { metadata: { name: string }; status?: { provisioning?: { 
  * itself, as this file's event loop stops in each kubectl call.
  */
 function watchHosts(): { stop(): WatchedHost[] } {
-  const rv: string = JSON.parse(kubectl(['get', 'bmh', '-n', NS, '-o', 'json']).stdout).metadata.resourceVersion;
+  const collection = `/apis/metal3.io/v1alpha1/namespaces/${NS}/baremetalhosts`;
+  // The API server's own list (kubectl get -o json answers a List of its own, with no resourceVersion).
+  const rv: string = JSON.parse(kubectl(['get', '--raw', collection]).stdout).metadata.resourceVersion;
+  if (!rv) throw new Error('the list of BareMetalHosts has no resourceVersion to watch from');
   const file = join(mkdtempSync(join(tmpdir(), 'mf-fleet-watch-')), 'events.jsonl');
   const fd = openSync(file, 'w');
-  const path = `/apis/metal3.io/v1alpha1/namespaces/${NS}/baremetalhosts?watch=1&resourceVersion=${rv}&timeoutSeconds=3600`;
+  const path = `${collection}?watch=1&resourceVersion=${rv}&timeoutSeconds=3600`;
   const child = spawn(kubePaths().kubectl, ['--kubeconfig', KUBECONFIG, 'get', '--raw', path], { stdio: ['ignore', fd, 'inherit'] });
   return {
     stop: () => {
