@@ -53,4 +53,10 @@ describe('scripts/release.mjs', () => {
     expect(r.status).toBe(1);
     expect(r.stderr).toMatch(/workflows\/host\.ts:1: patched\('nameless'\) has no "\/\/ patch since vX\.Y\.Z" comment/);
   });
+
+  it("passes on this repository's own workflows: every patch says the release that brought it", () => {
+    const r = run(REPO_ROOT);
+    expect(r.stderr).toBe('');
+    expect(r.status).toBe(0);
+  });
 });

@@ -38,6 +38,7 @@ const IN_STEP: ReadonlySet<OperationKind> = new Set(['inspect', 'prepare', 'prov
 export async function applyNodeSettings(op: OperationKind, input: OperationInput): Promise<boolean> {
   const { spec, nodeId } = input;
   if (!DEPENDS.has(op) || !spec?.bmc || !provisionerTraits(spec).ironicNode || !nodeId) return false;
+  // patch since v0.2.0
   if (IN_STEP.has(op) && !(op === 'inspect' && spec.inspectionMode === 'fast') && patched('node-settings-in-step')) return true;
   const args = { ref: input.ref, spec, nodeId };
   // A host of another site: its site's worker reaches that site's Ironic (site-route.ts); a local activity would run here.
