@@ -26,6 +26,9 @@ export const TEST_ENV = {
   // Ironic's power sync every 30 s (the stack's default), not shorter: for a Redfish node each sync costs Ironic 2-3
   // CPU-s of password hashing (docs/testing.md), and at 10 s the sync was a third of the shared Ironic's CPU.
   IRONIC_SYNC_POWER_STATE_INTERVAL: '30',
+  // The same hash of the same BMC password is not computed again for every Redfish call (0.5 CPU-s each):
+  // scripts/ironic-site/sitecustomize.py.
+  IRONIC_MEMO_SESSION_HASH: '1',
 };
 
 export const TEMPORAL_ADDRESS = `127.0.0.1:${TEST_PORTS.temporal}`;
