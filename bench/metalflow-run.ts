@@ -103,10 +103,15 @@ export async function runMetalflow(ctx: MetalflowRunContext): Promise<MetalflowR
       ctx.runStack.alsoStop(() => kube.stop());
       await kube.start(ctx.namespace);
     }
-    log('bundling workflows');
-    const bundlePath = join(BENCH_STATE_DIR, 'workflow-bundle.js');
-    const { code } = await bundleWorkflowCode({ ...WORKFLOW_BUNDLE_OPTIONS, logger: new DefaultLogger('WARN') });
-    writeFileSync(bundlePath, code);
+    let bundlePath = join(BENCH_STATE_DIR, 'workflow-bundle.js');
+    if (opts.workflowBundle) {
+      bundlePath = opts.workflowBundle;
+      log(`workflows from the bundle ${bundlePath}`);
+    } else {
+      log('bundling workflows');
+      const { code } = await bundleWorkflowCode({ ...WORKFLOW_BUNDLE_OPTIONS, logger: new DefaultLogger('WARN') });
+      writeFileSync(bundlePath, code);
+    }
     const apiToken = randomBytes(24).toString('base64url');
     const tokensFile = join(ctx.runDir, 'api-tokens');
     writeFileSync(tokensFile, `${tokenHash(apiToken)} bench admin:*\n`, { mode: 0o600 });

@@ -9,7 +9,7 @@
  *   npm run bench -- [--hosts 100] [--concurrency N] [--redfish] [--scale]
  *                    [--floor-poll-ms 100] [--no-floor] [--idle-seconds S] [--max-history-events N]
  *                    [--out FILE] [--keep-stack] [--profile] [--temporal dev|postgres] [--workers N] [--fleet]
- *                    [--driver api|fleet|floor|k8s]
+ *                    [--driver api|fleet|floor|k8s] [--workflow-bundle FILE]
  *
  * --max-history-events lowers the host workflows' continue-as-new threshold
  * (METALFLOW_MAX_HISTORY_EVENTS) so that a run shows continue-as-new at
@@ -45,6 +45,8 @@
  * etcd count in the orchestration CPU, and the API server's requests per host
  * (status writes and Events among them) are printed by kind
  * (bench/k8s-driver.ts, bench/kube-stack.ts).
+ * --workflow-bundle FILE runs the worker on a workflow bundle already built from
+ * this checkout (the test run's) instead of bundling the workflows again.
  * `npm run bench -- cleanup [--temporal postgres] <namespace>...` removes what
  * a failed run left behind. `npm run bench -- compare <result.json>...` prints
  * the figures of several runs side by side (bench/compare.ts).

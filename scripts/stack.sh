@@ -38,6 +38,10 @@
 #                        deploy_callback_timeout, clean_callback_timeout)
 #   IRONIC_CHECK_PROVISION_STATE_INTERVAL  15  how often Ironic looks for
 #                        such timeouts
+#   IRONIC_MEMO_SESSION_HASH  unset   1: Ironic computes the PBKDF2 hash its
+#                        Redfish driver makes of a BMC password once per
+#                        password and address instead of on every BMC call
+#                        (scripts/ironic-site/sitecustomize.py; the test stacks)
 #   METALFLOW_VENV       <repo>/.venv
 #   TEMPORAL_SQLITE_PRAGMAS  "journal_mode=wal synchronous=normal"  pragmas
 #                        for the dev server's SQLite file (empty: SQLite's own)

@@ -181,7 +181,10 @@ inspection_dhcp_wait_timeout = 0
 debug = true
 # IPA tries a download (and a checksum that does not match) 10 times, 10 s
 # apart by default: a refused image is reported after some 100 s, beyond the
-# call-back wait of the failure tests' Ironic. The same 10 tries, 1 s apart.
+# call-back wait of the failure tests' Ironic (30 s). Here 4 tries, 1 s apart:
+# under a whole test run's load each try of a mismatching image took 2-3 s,
+# and 10 of them came close to that wait.
+image_download_connection_retries = 3
 image_download_connection_retry_interval = 1
 EOF
 

@@ -269,7 +269,11 @@ command_of() {
         --port "$TEMPORAL_PORT" --ui-port "$TEMPORAL_UI_PORT"
         --namespace default --log-level warn "${sa[@]}" "${pragmas[@]}") ;;
     ironic)
-      CMD=("$VENV/bin/ironic" --config-file "$STATE/ironic/ironic.conf") ;;
+      CMD=("$VENV/bin/ironic" --config-file "$STATE/ironic/ironic.conf")
+      # Test and lab stacks: the Redfish driver's PBKDF2 of the same BMC password computed once (the file says why).
+      if [[ "${IRONIC_MEMO_SESSION_HASH:-}" == 1 ]]; then
+        CMD=(env "PYTHONPATH=$REPO/scripts/ironic-site${PYTHONPATH:+:$PYTHONPATH}" "${CMD[@]}")
+      fi ;;
     sushy)
       CMD=("$VENV/bin/python" "$REPO/scripts/sushy_emulator.py" --config "$STATE/sushy/sushy.conf") ;;
     httpboot)

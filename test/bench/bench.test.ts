@@ -7,13 +7,14 @@
  * business, not the suite's.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { REPO_ROOT } from '../../config/env';
 import type { Percentiles } from '../../bench/common';
 import type { BenchResult, DriverFigures, FloorOnlyResult } from '../../bench/report';
+import { WORKFLOW_BUNDLE_PATH } from '../support/env';
 
 const PHASES = ['available', 'provisioned', 'deprovisioned', 'gone'] as const;
 const PROCESSES = ['temporal', 'ironic', 'worker', 'api', 'bench'] as const;
@@ -46,7 +47,10 @@ describe('npm run bench', () => {
   it('drives 3 hosts through the lifecycle with metalflow (per-host API calls, then fleet operations) and the floor, continuing each host as new once, and writes the report', () => {
     const out = join(mkdtempSync(join(tmpdir(), 'mf-bench-')), 'result.json');
     // bench/run.ts starts the bench stack (21233/21385/...) if it is not running and stops what it started.
-    const run = spawnSync(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'bench', 'run.ts'), '--hosts', '3', '--idle-seconds', '1', '--max-history-events', '40', '--fleet', '--out', out], {
+    // The run's workflow bundle (the global setup's, from the same checkout and options) instead of a bundle of its own.
+    const bundle = existsSync(WORKFLOW_BUNDLE_PATH) ? ['--workflow-bundle', WORKFLOW_BUNDLE_PATH] : [];
+    const args = ['--hosts', '3', '--idle-seconds', '1', '--max-history-events', '40', '--fleet', '--out', out, ...bundle];
+    const run = spawnSync(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'bench', 'run.ts'), ...args], {
       cwd: REPO_ROOT,
       encoding: 'utf8',
       timeout: 540_000,
