@@ -15,6 +15,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client, Connection } from '@temporalio/client';
@@ -49,6 +50,8 @@ const startWorker = (): void => {
   worker = spawn(process.execPath, ['--import', 'tsx', script, TEMPORAL_ADDRESS, taskQueue, bundlePath], { stdio: ['ignore', 'ignore', 'inherit'] });
 };
 startWorker();
+// The worker goes with this script, however it ends.
+process.on('exit', () => worker.kill('SIGKILL'));
 
 /** An available host at rest whose status is written back to Kubernetes: what the pivot finds when it freezes one. */
 function idleHost(i: number): HostState {
@@ -123,7 +126,8 @@ await Promise.all([...traffic, chaos]);
 await sleep(5000);
 
 type Event = temporal.api.history.v1.IHistoryEvent;
-const EventType = (await import('@temporalio/proto')).temporal.api.enums.v1.EventType;
+// A CommonJS package: tsx's ESM loader gives it no named exports.
+const { EventType } = (createRequire(import.meta.url)('@temporalio/proto') as typeof import('@temporalio/proto')).temporal.api.enums.v1;
 const seconds = (e: Event): number => Number(e.eventTime?.seconds ?? 0) + (e.eventTime?.nanos ?? 0) / 1e9;
 /** Workflow tasks completed with a local-activity marker after at least 80% of their timeout: sdk-core's heartbeat. */
 function heartbeats(events: Event[], timeoutSeconds: number): number[] {
