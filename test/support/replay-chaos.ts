@@ -15,11 +15,9 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client, Connection } from '@temporalio/client';
-import type { temporal } from '@temporalio/proto';
 import { bundleWorkflowCode, DefaultLogger, Runtime, Worker } from '@temporalio/worker';
 import { REPO_ROOT } from '../../config/env';
 import { WORKFLOW_BUNDLE_OPTIONS } from '../../workers/worker';
@@ -125,22 +123,6 @@ const chaos = (async () => {
 await Promise.all([...traffic, chaos]);
 await sleep(5000);
 
-type Event = temporal.api.history.v1.IHistoryEvent;
-// A CommonJS package: tsx's ESM loader gives it no named exports.
-const { EventType } = (createRequire(import.meta.url)('@temporalio/proto') as typeof import('@temporalio/proto')).temporal.api.enums.v1;
-const seconds = (e: Event): number => Number(e.eventTime?.seconds ?? 0) + (e.eventTime?.nanos ?? 0) / 1e9;
-/** Workflow tasks completed with a local-activity marker after at least 80% of their timeout: sdk-core's heartbeat. */
-function heartbeats(events: Event[], timeoutSeconds: number): number[] {
-  const found: number[] = [];
-  events.forEach((e, i) => {
-    if (e.eventType !== EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED) return;
-    const started = events.find((s) => Number(s.eventId) === Number(e.workflowTaskCompletedEventAttributes?.startedEventId));
-    const marker = events[i + 1]?.eventType === EventType.EVENT_TYPE_MARKER_RECORDED;
-    if (started && marker && seconds(e) - seconds(started) >= 0.8 * timeoutSeconds) found.push(Number(e.eventId));
-  });
-  return found;
-}
-
 let runs = 0;
 let failed = 0;
 for await (const w of client.workflow.list({ query: `TaskQueue = "${taskQueue}"` })) {
@@ -153,8 +135,7 @@ for await (const w of client.workflow.list({ query: `TaskQueue = "${taskQueue}"`
     const file = join(OUT, `${w.runId}.json`);
     writeFileSync(file, JSON.stringify(history));
     const nde = /Nondeterminism error: [^"]*/.exec(String((err as Error).message))?.[0] ?? String(err).slice(0, 300);
-    const hb = heartbeats(history.events ?? [], Number.parseFloat(WFT));
-    console.log(`${w.workflowId} (${history.events?.length} events): ${nde}\n  history: ${file}\n  workflow tasks completed with a marker at >= 80% of their timeout: ${hb.join(', ') || 'none'}`);
+    console.log(`${w.workflowId} (${history.events?.length} events): ${nde}\n  history: ${file}`);
   }
 }
 console.log(`stops ${stops}, kills ${kills}; replayed ${runs} runs, ${failed} with a nondeterminism error`);
