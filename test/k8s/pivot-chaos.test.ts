@@ -40,6 +40,15 @@ interface Kill {
 
 const rank = (s: PivotStep | undefined): number => (s === undefined || s === 'rollback' ? -1 : PIVOT_STEPS.indexOf(s));
 
+/**
+ * A retry (vitest.config.ts) runs in the same namespace and planes as the attempt before: its hosts get names of
+ * their own (a BareMetalHost's bootMACAddress cannot change, so applying the same names again with new MACs is
+ * refused), the pivot selects only them, and the earlier attempt's pivot is stopped first, so what it left (hosts
+ * frozen in A or moved to B) neither moves nor counts in this attempt's figures.
+ */
+let attempt = 0;
+let earlierPivot: { terminate(reason: string): Promise<unknown> } | undefined;
+
 describe('pivot under SIGKILL', () => {
   it(`${HOSTS} hosts complete after plane A's worker and Ironic B are each killed ${KILLS} time(s) at random steps; each host ends in exactly one plane`, async () => {
     const seed = Number(process.env.METALFLOW_PIVOT_KILL_SEED ?? Date.now() % 1_000_000);
@@ -51,8 +60,10 @@ describe('pivot under SIGKILL', () => {
       .sort((x, y) => rank(x.step) - rank(y.step) || x.hosts - y.hosts);
     process.stderr.write(`[pivot chaos] seed ${seed} (METALFLOW_PIVOT_KILL_SEED), ${HOSTS} hosts, plan ${JSON.stringify(plan)}\n`);
 
+    attempt += 1;
+    await earlierPivot?.terminate('pivot-chaos retried').catch(() => undefined);
     // Half provisioned (adopted in B), half available (registered in B).
-    const names = Array.from({ length: HOSTS }, (_, i) => `kill-${i + 1}`);
+    const names = Array.from({ length: HOSTS }, (_, i) => `${attempt > 1 ? `r${attempt - 1}-` : ''}kill-${i + 1}`);
     const provisioned = new Set(names.filter((_, i) => i % 2 === 0));
     const docs = names.flatMap((name) => {
       const host = hostDoc(name, fakeHostSpec(name, provisioned.has(name) ? { image } : {})) as { metadata: Record<string, unknown> };
@@ -71,8 +82,9 @@ describe('pivot under SIGKILL', () => {
     const handle = await planes.env.client.workflow.start<typeof pivotWorkflow>('pivotWorkflow', {
       workflowId: pivotWorkflowId(name),
       taskQueue: TQ_A,
-      args: [{ name, source: {}, target: { plane: planes.PLANE_B }, selector: { namespace: NS }, maxConcurrent, hostTimeoutSeconds: 1800 }],
+      args: [{ name, source: {}, target: { plane: planes.PLANE_B }, selector: { namespace: NS, hosts: names.map((n) => ({ namespace: NS, name: n })) }, maxConcurrent, hostTimeoutSeconds: 1800 }],
     });
+    earlierPivot = handle;
     await waitFor('every kill done, or the pivot ended', async () => {
       // While the worker is down the query has no one to answer it: asked again.
       const p = await handle.query<PivotProgress>('progress').catch(() => undefined);
