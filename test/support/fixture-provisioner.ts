@@ -195,7 +195,7 @@ export function fixtureProvisioner(): FixtureProvisioner {
     prepareNode: moving('prepareNode', 'manageable'),
     provideNode: moving('provideNode', 'available'),
     deployNode: moving('deployNode', 'active', true),
-    undeployNode: moving('undeployNode', 'manageable', false),
+    undeployNode: moving('undeployNode', 'available', false),
     cleanNode: moving('cleanNode', 'manageable'),
     serviceNode: moving('serviceNode', 'active'),
     async setPower({ ref, nodeId, on }) {

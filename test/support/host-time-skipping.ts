@@ -17,6 +17,7 @@ import { join } from 'node:path';
 import { bundleWorkflowCode, DefaultLogger, Worker } from '@temporalio/worker';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { Duration } from '@temporalio/common';
+import type { WorkflowHandle } from '@temporalio/client';
 import { WORKFLOW_BUNDLE_OPTIONS } from '../../workers/worker';
 import { activityFailureMapping } from '../../workers/activity-failures';
 import { createLimiterActivities } from '../../activities/limiter/activities';
@@ -57,7 +58,7 @@ export interface HostTimeSkipping {
   taskQueue: string;
   /** Moves the server's clock `by` ahead, firing every timer due on the way, once each workflow waits. */
   skip(by: Duration): Promise<void>;
-  handle(ref: HostRef): ReturnType<TestWorkflowEnvironment['client']['workflow']['getHandle']>;
+  handle(ref: HostRef): WorkflowHandle<typeof hostWorkflow>;
   view(ref: HostRef): Promise<HostView>;
   /** A fake-hardware host put through the API (its BMC needs no pre-flight: Ironic's fake driver). */
   put(ref: HostRef, over?: Partial<HostSpec>): Promise<HostView>;

@@ -2,13 +2,15 @@
  * The host workflow's own timing logic at production values, on Temporal's
  * time-skipping test server with the fixture provisioner
  * (test/support/host-time-skipping.ts): the backoff and retry limit of a failed
- * deploy. Tier 0: no stack. What Ironic does with each request is tier 1's
+ * deploy, deletes that give up a step after their retries, operations
+ * cancelled by a new desired state or a pause, a paused host's power check.
+ * Tier 0: no stack. What Ironic does with each request is tier 1's
  * (docs/testing.md, "What runs in which tier").
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FAILURE } from '../../model/failures';
-import type { Image } from '../../model/host';
-import { DEFAULT_HOST_OPTIONS, type HostView } from '../../contracts/host';
+import type { HostRef, Image } from '../../model/host';
+import { DEFAULT_HOST_OPTIONS, DELETE_RETRY_LIMIT, type HostView, type OperationRecord } from '../../contracts/host';
 import { DEFAULT_MAX_PROVISIONING_RETRIES } from '../../workflows/host/rules/provisioning-retries';
 import { startHostTimeSkipping, timeSkippingUnavailable, type HostTimeSkipping } from '../support/host-time-skipping';
 
@@ -82,5 +84,125 @@ describe.skipIf(unavailable !== undefined)(`the host workflow's timers${unavaila
     await t.hosts.remove(ref);
     const final = await t.handle(ref).result();
     expect(kinds(final).slice(-3)).toEqual(['deprovision:succeeded', 'power:succeeded', 'delete:succeeded']);
+  });
+
+  describe('a delete that cannot clean up the host (as Metal3: the step skipped after DELETE_RETRY_LIMIT failures)', () => {
+    const refused = (message: string) => ({ kind: 'fail', type: FAILURE.ironicRejected, message }) as const;
+    /** The backoffs between the failures (workflow time): the error backoff, doubling. */
+    const backoffsOk = (failed: OperationRecord[]) => {
+      for (let i = 1; i < failed.length; i++) {
+        const waited = Date.parse(failed[i]!.startedAt) - Date.parse(failed[i - 1]!.endedAt!);
+        expect(waited).toBeGreaterThanOrEqual(DEFAULT_HOST_OPTIONS.errorBackoffSeconds * 1000 * 2 ** (i - 1));
+      }
+    };
+
+    it('skips the power off after the retry count and deletes the node', async () => {
+      const ref = { namespace: 'delete-gives-up', name: 'off' };
+      await t.put(ref);
+      const before = (await t.until(ref, 'available', idleIn('available'))).operations.length;
+      t.fixture.script('setPower', refused('the BMC does not answer (fixture)'), { host: ref.name });
+      await t.hosts.remove(ref);
+      // Waiting on the result lets the server skip the backoffs (10 s, 20 s, 40 s).
+      const final = await t.handle(ref).result();
+      expect(final.operations.slice(before).map((o) => `${o.kind}:${o.outcome}`)).toEqual([...Array<string>(DELETE_RETRY_LIMIT + 1).fill('power:failed'), 'delete:succeeded']);
+      backoffsOk(final.operations.filter((o) => o.outcome === 'failed'));
+      expect(t.fixture.node(ref.name)).toBeUndefined();
+    });
+
+    it('skips deprovisioning after the retry count, then powers off and deletes', async () => {
+      const ref = { namespace: 'delete-gives-up', name: 'deprovision' };
+      await t.put(ref, { image: IMAGE });
+      const before = (await t.until(ref, 'provisioned', idleIn('provisioned'))).operations.length;
+      t.fixture.script('undeployNode', refused('cleaning is broken (fixture)'), { host: ref.name });
+      await t.hosts.remove(ref);
+      const final = await t.handle(ref).result();
+      expect(final.operations.slice(before).map((o) => `${o.kind}:${o.outcome}`)).toEqual([
+        ...Array<string>(DELETE_RETRY_LIMIT + 1).fill('deprovision:failed'),
+        'power:succeeded',
+        'delete:succeeded',
+      ]);
+      backoffsOk(final.operations.filter((o) => o.outcome === 'failed'));
+      expect(t.fixture.node(ref.name)).toBeUndefined();
+    });
+  });
+
+  describe('interrupting a running operation', () => {
+    const lastOf = (v: HostView, kind: string) => [...v.operations].reverse().find((o) => o.kind === kind);
+    /** An available host whose deploy then waits (as one waiting for an agent that never calls). */
+    async function stuckDeploy(ref: HostRef): Promise<void> {
+      await t.put(ref, { automatedCleaningMode: 'disabled' });
+      await t.until(ref, 'available', idleIn('available'));
+      t.fixture.script('deployNode', { kind: 'hang' }, { host: ref.name, times: 1 });
+      await t.hosts.setImage(ref, IMAGE);
+      await t.until(ref, 'its deploy waiting', (v) => v.currentOperation?.kind === 'provision' && t.fixture.calls(ref.name).some((c) => c.activity === 'deployNode' && c.result === 'hanging'));
+    }
+
+    it('removing the image cancels a stuck deploy, which is aborted, and the host deprovisions to available', async () => {
+      const ref = { namespace: 'interrupt', name: 'img' };
+      await stuckDeploy(ref);
+      await t.hosts.setImage(ref, null);
+      const back = await t.until(ref, 'available again', idleIn('available'));
+      const provision = lastOf(back, 'provision');
+      expect(provision?.outcome).toBe('cancelled');
+      expect(provision?.cancelReason).toBe('the desired state changed');
+      expect(lastOf(back, 'deprovision')?.outcome).toBe('succeeded');
+      expect(back.status.errorCount).toBe(0);
+      expect(back.status.provisioning.image).toBeUndefined();
+      // The wait stopped before the node was settled (aborted), then torn down.
+      const calls = t.fixture.calls(ref.name).map((c) => `${c.activity}:${c.result}`);
+      const cancelled = calls.indexOf('deployNode:cancelled');
+      expect(calls.slice(cancelled, cancelled + 3)).toEqual(['deployNode:cancelled', 'settleNode:ok', 'undeployNode:ok']);
+    });
+
+    it('pausing cancels a stuck deploy and holds everything, a delete included, until resumed', async () => {
+      const ref = { namespace: 'interrupt', name: 'pause' };
+      await stuckDeploy(ref);
+      const paused = await t.hosts.setPaused(ref, true, 'maintenance window 42');
+      expect(paused.paused?.reason).toBe('maintenance window 42');
+      const idle = await t.until(ref, 'idle', (v) => v.currentOperation === undefined);
+      expect(lastOf(idle, 'provision')?.outcome).toBe('cancelled');
+      expect(lastOf(idle, 'provision')?.cancelReason).toBe('the host was paused (maintenance window 42)');
+      expect(idle.status.errorCount).toBe(0);
+      expect(t.fixture.node(ref.name)?.provisionState).toBe('deploy failed');
+
+      // A delete is held while paused (as in Metal3), however long; resuming runs it.
+      await t.hosts.remove(ref);
+      await t.skip('1 hour');
+      expect((await t.handle(ref).describe()).status.name).toBe('RUNNING');
+      await t.hosts.setPaused(ref, false);
+      const final = await t.handle(ref).result();
+      expect(final.operations.map((o) => `${o.kind}:${o.outcome}`).slice(-3)).toEqual(['deprovision:succeeded', 'power:succeeded', 'delete:succeeded']);
+      expect(t.fixture.node(ref.name)).toBeUndefined();
+    });
+
+    it('a paused host is not power-checked or corrected, while an unpaused one beside it is (the 5-minute check)', async () => {
+      const watched = { namespace: 'interrupt', name: 'watched' };
+      const held = { namespace: 'interrupt', name: 'held' };
+      await Promise.all([t.put(watched), t.put(held)]);
+      const on = (v: HostView) => idleIn('available')(v) && v.status.poweredOn === true;
+      await Promise.all([t.until(watched, 'available and on', on), t.until(held, 'available and on', on)]);
+      await t.hosts.setPaused(held, true);
+      const heldBefore = await t.until(held, 'paused and idle', (v) => v.paused !== undefined && v.currentOperation === undefined);
+      const reads = (ref: HostRef) => t.fixture.calls(ref.name).filter((c) => c.activity === 'readHostPower').length;
+      const heldReads = reads(held);
+      // Powered off behind metalflow's back, both at once.
+      t.fixture.setNodePower(watched.name, false);
+      t.fixture.setNodePower(held.name, false);
+      const corrected = await t.skipUntil(watched, 'noticed and powered on again', (v) => v.power.lastMismatch !== undefined && v.currentOperation === undefined && v.status.poweredOn === true);
+      expect(t.fixture.node(watched.name)?.poweredOn).toBe(true);
+      expect(reads(watched)).toBeGreaterThan(0);
+      // The check runs every 300 s: by now the paused host has had the same chances, and a few more.
+      await t.skip(`${3 * DEFAULT_HOST_OPTIONS.powerCheckSeconds} seconds`);
+      const stillHeld = await t.view(held);
+      expect(stillHeld.power.lastMismatch).toBeUndefined();
+      expect(t.fixture.node(held.name)?.poweredOn).toBe(false);
+      expect(stillHeld.operations.filter((o) => o.kind === 'power')).toHaveLength(heldBefore.operations.filter((o) => o.kind === 'power').length);
+      expect(reads(held)).toBe(heldReads);
+      expect(corrected.operations.filter((o) => o.kind === 'power').length).toBeGreaterThan(0);
+
+      await t.hosts.setPaused(held, false);
+      await t.skipUntil(held, 'corrected once resumed', (v) => v.power.lastMismatch !== undefined && v.status.poweredOn === true && v.currentOperation === undefined);
+      expect(t.fixture.node(held.name)?.poweredOn).toBe(true);
+    });
   });
 });
