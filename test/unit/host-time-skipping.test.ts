@@ -3,16 +3,20 @@
  * time-skipping test server with the fixture provisioner
  * (test/support/host-time-skipping.ts): the backoff and retry limit of a failed
  * deploy, deletes that give up a step after their retries, operations
- * cancelled by a new desired state or a pause, a paused host's power check.
+ * cancelled by a new desired state or a pause, a paused host's power check,
+ * a host continuing as new while it waits for a provisioning permit.
  * Tier 0: no stack. What Ironic does with each request is tier 1's
  * (docs/testing.md, "What runs in which tier").
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FAILURE } from '../../model/failures';
 import type { HostRef, Image } from '../../model/host';
-import { DEFAULT_HOST_OPTIONS, DELETE_RETRY_LIMIT, type HostView, type OperationRecord } from '../../contracts/host';
+import { applySpecUpdate, DEFAULT_HOST_OPTIONS, DELETE_RETRY_LIMIT, type HostView, type OperationRecord } from '../../contracts/host';
+import { limiterViewQuery, limiterWorkflowId } from '../../contracts/limiter';
+import { hostWorkflowId } from '../../model/host-ref';
 import { DEFAULT_MAX_PROVISIONING_RETRIES } from '../../workflows/host/rules/provisioning-retries';
 import { startHostTimeSkipping, timeSkippingUnavailable, type HostTimeSkipping } from '../support/host-time-skipping';
+import { waitFor } from '../support/harness';
 
 const unavailable = timeSkippingUnavailable();
 const IMAGE: Image = { url: 'http://images.example/fails.qcow2', checksum: 'c'.repeat(64), checksumType: 'sha256', format: 'qcow2' };
@@ -203,6 +207,73 @@ describe.skipIf(unavailable !== undefined)(`the host workflow's timers${unavaila
       await t.hosts.setPaused(held, false);
       await t.skipUntil(held, 'corrected once resumed', (v) => v.power.lastMismatch !== undefined && v.status.poweredOn === true && v.currentOperation === undefined);
       expect(t.fixture.node(held.name)?.poweredOn).toBe(true);
+    });
+  });
+
+  describe('a long wait for a provisioning permit (a limit of 1)', () => {
+    // The limiter's check at its production value (60 s); the history limit low, so a few updates make the
+    // waiting host hand over to new runs.
+    const MAX_HISTORY_EVENTS = 40;
+    const UPDATES = 25;
+    let p: HostTimeSkipping;
+    beforeAll(async () => {
+      p = await startHostTimeSkipping({ provisioningLimit: 1, hostOptions: { maxHistoryEvents: MAX_HISTORY_EVENTS } });
+    }, 180_000);
+    afterAll(async () => {
+      await p?.close();
+    });
+
+    it('continues as new while waiting through many updates, keeping its place, its delayedSince and the grant', async () => {
+      const holder = { namespace: 'permit', name: 'holder' };
+      const waiter = { namespace: 'permit', name: 'waiter' };
+      // One after the other: the test server answers two signal-with-starts of a limiter not yet running with
+      // one "already started" (a real server signals the one it started), which the host's retry then waits out.
+      // The clock moved meanwhile: the second host's start otherwise stood still for over a minute of real time
+      // on this server (not seen on the dev server; the limiter's 60 s check is the timer that moves it).
+      for (const ref of [holder, waiter]) {
+        await p.put(ref);
+        await p.skipUntil(ref, 'available', idleIn('available'), { step: '10 seconds' });
+      }
+      p.fixture.script('deployNode', { kind: 'hang' }, { host: holder.name, times: 1 });
+      await p.hosts.setImage(holder, IMAGE);
+      await p.until(holder, 'provisioning', (v) => v.currentOperation?.kind === 'provision');
+      await p.hosts.setImage(waiter, IMAGE);
+      const waiting = await p.until(waiter, 'delayed', (v) => v.status.operationalStatus === 'delayed' && v.delayed?.state === 'provisioning');
+      const delayedSince = waiting.delayed!.since;
+      const handle = p.handle(waiter);
+      const firstRun = (await handle.describe()).runId;
+      for (let i = 1; i <= UPDATES; i++) {
+        const { spec } = await p.view(waiter);
+        await handle.executeUpdate(applySpecUpdate, { args: [{ ...spec!, description: `update ${i} while waiting for a permit` }] });
+      }
+      // No time skipped here: the server holds its clock while an activity runs (the holder's deploy).
+
+      // Still waiting, in a later run whose history stays short, with the same delayedSince.
+      const v = await p.until(waiter, 'the last update in a later run', (x) => x.spec?.description === `update ${UPDATES} while waiting for a permit`);
+      const d = await handle.describe();
+      expect(d.runId).not.toBe(firstRun);
+      expect(v.status.operationalStatus).toBe('delayed');
+      expect(v.delayed).toEqual({ state: 'provisioning', since: delayedSince });
+      expect(d.historyLength).toBeLessThan(MAX_HISTORY_EVENTS * 3);
+      // Its place: the limiter holds the holder, and the waiter's request (the same one) in the queue, now naming its current run.
+      const limiter = p.env.client.workflow.getHandle(limiterWorkflowId(p.taskQueue));
+      const queued = await limiter.query(limiterViewQuery);
+      expect(queued.holders.map((x) => x.workflowId)).toEqual([hostWorkflowId(holder)]);
+      expect(queued.queue.map((r) => r.workflowId)).toEqual([hostWorkflowId(waiter)]);
+      expect(queued.queue[0]!.runId).toBe(d.runId);
+      expect(queued.queue[0]!.requestId.startsWith(`${firstRun}/`)).toBe(true);
+
+      // The holder's deploy goes through: the permit comes to the waiter's current run, which provisions.
+      expect(p.fixture.release(holder.name, 'deployNode')).toBe(1);
+      const provisioned = (x: HostView) => idleIn('provisioned')(x) && x.status.operationalStatus === 'OK';
+      await p.until(holder, 'provisioned', provisioned);
+      const done = await p.until(waiter, 'provisioned', provisioned);
+      expect(done.operations.filter((r) => r.kind === 'provision').map((r) => [r.outcome, r.delayedSince])).toEqual([['succeeded', delayedSince]]);
+      // The release is a signal the host sends as its operation ends, handled in the limiter's next task.
+      await waitFor('the permit given back', async () => {
+        const x = await limiter.query(limiterViewQuery);
+        return x.holders.length === 0 && x.queue.length === 0;
+      });
     });
   });
 });
