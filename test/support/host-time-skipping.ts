@@ -60,8 +60,8 @@ export interface HostTimeSkipping {
   skip(by: Duration): Promise<void>;
   handle(ref: HostRef): WorkflowHandle<typeof hostWorkflow>;
   view(ref: HostRef): Promise<HostView>;
-  /** A fake-hardware host put through the API (its BMC needs no pre-flight: Ironic's fake driver). */
-  put(ref: HostRef, over?: Partial<HostSpec>): Promise<HostView>;
+  /** A fake-hardware host put through the API (its BMC needs no pre-flight: Ironic's fake driver); `options` over the harness's. */
+  put(ref: HostRef, over?: Partial<HostSpec>, options?: Partial<HostWorkflowOptions>): Promise<HostView>;
   /** Waits (in real time, the clock standing still) until `probe` holds for the host's view. */
   until(ref: HostRef, what: string, probe: (v: HostView) => boolean): Promise<HostView>;
   /** Skips `step` at a time (up to `max` steps) until `probe` holds: for a state behind one or more timers. */
@@ -101,11 +101,11 @@ export async function startHostTimeSkipping(opts: { hostOptions?: Partial<HostWo
     skip: (by) => env.sleep(by),
     handle,
     view,
-    async put(ref, over = {}) {
+    async put(ref, over = {}, options = {}) {
       // The test server serves no update-with-start (HostService.put's): the same start, then the same update.
       const spec: HostSpec = { bmc: { address: `fake://${ref.name}`, credentialsName: `${ref.name}-bmc` }, bootMACAddress: randomMac(), online: true, ...over };
       await secrets.write(ref.namespace, `${ref.name}-bmc`, { username: 'admin', password: 'pw' });
-      const start = hostWorkflowStart(ref, taskQueue, opts.hostOptions);
+      const start = hostWorkflowStart(ref, taskQueue, { ...opts.hostOptions, ...options });
       await env.client.workflow.start('hostWorkflow', { ...start.options, workflowIdConflictPolicy: 'FAIL' });
       await handle(ref).executeUpdate(applySpecUpdate, { args: [spec] });
       return view(ref);

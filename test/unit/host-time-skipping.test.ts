@@ -8,10 +8,12 @@
  * Tier 0: no stack. What Ironic does with each request is tier 1's
  * (docs/testing.md, "What runs in which tier").
  */
+import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { WorkflowUpdateFailedError } from '@temporalio/client';
 import { FAILURE } from '../../model/failures';
 import type { HostRef, Image } from '../../model/host';
-import { applySpecUpdate, DEFAULT_HOST_OPTIONS, DELETE_RETRY_LIMIT, type HostView, type OperationRecord } from '../../contracts/host';
+import { applySpecUpdate, powerRequestsUpdate, DEFAULT_HOST_OPTIONS, DELETE_RETRY_LIMIT, type HostView, type OperationRecord } from '../../contracts/host';
 import { limiterViewQuery, limiterWorkflowId } from '../../contracts/limiter';
 import { hostWorkflowId } from '../../model/host-ref';
 import { DEFAULT_MAX_PROVISIONING_RETRIES } from '../../workflows/host/rules/provisioning-retries';
@@ -26,7 +28,10 @@ const idleIn = (state: string) => (v: HostView) => v.status.provisioning.state =
 let t: HostTimeSkipping;
 beforeAll(async () => {
   if (unavailable) return;
-  t = await startHostTimeSkipping();
+  // No provisioning limit here (METALFLOW_PROVISIONING_LIMIT=0): the permit's own waits are the limit-1 block's, and
+  // a host that continues as new while its permit's grant is on the way loses that grant on this server (a signal
+  // to the workflow id reaches a closed run), which the dev server delivers to the current run.
+  t = await startHostTimeSkipping({ provisioningLimit: 0 });
 }, 180_000);
 afterAll(async () => {
   await t?.close();
@@ -274,6 +279,71 @@ describe.skipIf(unavailable !== undefined)(`the host workflow's timers${unavaila
         const x = await limiter.query(limiterViewQuery);
         return x.holders.length === 0 && x.queue.length === 0;
       });
+    });
+  });
+
+  describe('reboot request ids (the API\'s Idempotency-Key), remembered across continue-as-new', () => {
+    // Temporal answers a repeated update id itself; these repeats come under a NEW update id (as from a second API
+    // process, or after continue-as-new), so only the host's own memory of the id can stop them. A short history
+    // limit: the host continues as new each time it is idle after an operation (a fresh run idles with about 8
+    // events; a reboot adds about 15).
+    const NS = 'reboot-ids';
+    const reboots = (v: HostView) => v.operations.filter((o) => o.kind === 'reboot');
+    const idleOn = (check: (v: HostView) => boolean = () => true) => (v: HostView) =>
+      !v.currentOperation && !v.power.reboot && v.status.provisioning.state === 'available' && v.status.poweredOn === true && check(v);
+    async function availableHost(name: string): Promise<HostRef> {
+      const ref = { namespace: NS, name };
+      await t.put(ref, {}, { maxHistoryEvents: 12 });
+      await t.until(ref, 'idle', idleOn());
+      return ref;
+    }
+    /** The reboot as the API sends it, but under its own update id each time. */
+    const send = (ref: HostRef, requestId?: string) =>
+      t.handle(ref).executeUpdate(powerRequestsUpdate, { args: [{ reboot: { mode: 'hard', ...(requestId ? { requestId } : {}) } }], updateId: randomUUID() });
+    /** The validator's message: the update fails with it as its cause. */
+    async function refusal(sent: Promise<unknown>): Promise<string> {
+      const err = await sent.then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      if (!(err instanceof WorkflowUpdateFailedError)) throw new Error(`expected the update to be refused, got ${String(err)}`);
+      return err.cause?.message ?? '';
+    }
+
+    it('a reboot sent again with its id, after the host continued as new, is not run again; a new id is', async () => {
+      const ref = await availableHost('again');
+      const firstRun = (await t.handle(ref).describe()).runId;
+      await send(ref, 'client-42');
+      const once = await t.until(ref, 'rebooted', idleOn((v) => reboots(v).some((o) => o.outcome === 'succeeded')));
+      expect(reboots(once)).toHaveLength(1);
+      // The operation pushed the history past 12 events: the host is on a new run now.
+      await waitFor('continued as new', async () => (await t.handle(ref).describe()).runId !== firstRun);
+
+      const answer = await send(ref, 'client-42');
+      expect(answer.reboot).toBeUndefined();
+      const after = await t.view(ref);
+      expect(after.power.reboot).toBeUndefined();
+      expect(reboots(after)).toHaveLength(1);
+
+      await send(ref, 'client-43');
+      const twice = await t.until(ref, 'rebooted twice', idleOn((v) => reboots(v).filter((o) => o.outcome === 'succeeded').length === 2));
+      expect(reboots(twice)).toHaveLength(2);
+      // Without an id every request is a reboot of its own, as before.
+      await send(ref);
+      await t.until(ref, 'rebooted three times', idleOn((v) => reboots(v).filter((o) => o.outcome === 'succeeded').length === 3));
+      expect(t.fixture.calls(ref.name).filter((c) => c.activity === 'changeNodePower')).toHaveLength(3);
+    });
+
+    it('refuses a request id that is not 1-255 visible ASCII characters, changing nothing', async () => {
+      const ref = await availableHost('bad-id');
+      expect(await refusal(send(ref, 'has space'))).toMatch(/^reboot\.requestId: must be 1-255 visible ASCII characters, no spaces$/);
+      expect(await refusal(send(ref, 'x'.repeat(256)))).toMatch(/^reboot\.requestId: /);
+      expect(await refusal(t.handle(ref).executeUpdate(powerRequestsUpdate, { args: [{ reboot: { mode: 'hard', when: 'now' } as never }] }))).toBe(
+        'reboot.when: is not accepted (accepted: mode, requestId)',
+      );
+      const v = await t.view(ref);
+      expect(v.power.reboot).toBeUndefined();
+      expect(reboots(v)).toHaveLength(0);
     });
   });
 });
