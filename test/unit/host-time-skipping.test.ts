@@ -346,4 +346,28 @@ describe.skipIf(unavailable !== undefined)(`the host workflow's timers${unavaila
       expect(reboots(v)).toHaveLength(0);
     });
   });
+
+  describe('a failing operation backing off', () => {
+    const NS = 'workflows';
+
+    it('accepts a spec that fixes a failing operation while it backs off, instead of refusing it as a conflict', async () => {
+      const ref = { namespace: NS, name: 'fix' };
+      const base = (await t.put(ref)).spec!;
+      await t.until(ref, 'available', idleIn('available'));
+      // The deploy fails as with a missing user-data Secret: the host backs off (10 s, which the clock does not reach here).
+      t.fixture.script('deployNode', { kind: 'fail', type: FAILURE.secretMissing, message: `Secret ${NS}/${ref.name}-missing not found` }, { host: ref.name, times: 1 });
+      await t.handle(ref).executeUpdate(applySpecUpdate, { args: [{ ...base, image: IMAGE }] });
+      const failing = await t.until(ref, 'a provisioning error', (v) => v.status.errorType === 'provisioning error' && v.retryAt !== undefined);
+      expect(failing.status.provisioning.state).toBe('provisioning');
+      expect(failing.currentOperation).toBeUndefined();
+
+      // Another image: accepted at once, and the host provisions it without waiting out the backoff.
+      const fixed = { ...base, image: { ...IMAGE, url: 'http://images.example/b.qcow2' } };
+      const result = await t.handle(ref).executeUpdate(applySpecUpdate, { args: [fixed] });
+      expect(result.changed).toBe(true);
+      const done = await t.until(ref, 'provisioned', idleIn('provisioned'));
+      expect(done.status.provisioning.image?.url).toBe('http://images.example/b.qcow2');
+      expect(done.status.operationalStatus).toBe('OK');
+    });
+  });
 });
