@@ -3,6 +3,10 @@
  * Ironic. A stuck deploy is real too: a fake-hardware node switched to
  * Ironic's `direct` (agent) deploy boots nothing and waits in `wait call-back`
  * for an agent that never calls, exactly as a server whose ramdisk hangs.
+ * Ironic's part (the abort of a real wait, the node torn down and deleted) is
+ * this file's; the workflow's own part of the other interruptions (an image
+ * removed, a pause, a paused host's power check) runs on the time-skipping
+ * server (test/unit/host-time-skipping.test.ts).
  */
 import { createHash } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
@@ -19,7 +23,7 @@ let h: Harness;
 let images: Server;
 let image: Image;
 beforeAll(async () => {
-  h = await startHarness({ hostOptions: { ...FAST_HOST_OPTIONS, powerCheckSeconds: 1 } });
+  h = await startHarness({ hostOptions: FAST_HOST_OPTIONS });
   // Ironic's direct deploy checks that the image URL answers before it boots the agent.
   const body = Buffer.from(`metalflow test image ${uniq('img')}`);
   images = createServer((req, res) => {
@@ -89,7 +93,7 @@ async function settleOrder(name: string, op: OperationRecord): Promise<string[]>
 
 const lastOf = (v: HostView, kind: string) => [...v.operations].reverse().find((o) => o.kind === kind);
 
-// Each test walks a host to available, then into a stuck deploy, then out: several 60 s waits
+// The test walks a host to available, then into a stuck deploy, then out: several 60 s waits
 // in a row, which a loaded 2-core machine can need (the default 120 s cut one short).
 describe('interrupting operations', { timeout: 300_000 }, () => {
   it('a delete cancels a stuck deploy: aborted in Ironic, deprovisioned, deleted, and no error recorded', async () => {
@@ -114,76 +118,5 @@ describe('interrupting operations', { timeout: 300_000 }, () => {
     // deprovisioned the node saw it available and deployed it again (a CI run: the delete then waited
     // out Ironic's 10-minute callback timeout).
     expect(await settleOrder(name, provision!)).toEqual(['deployNode stopped', 'settleNode scheduled']);
-  });
-
-  it('removing the image cancels a stuck deploy, which Ironic aborts, and the host deprovisions to available', async () => {
-    const name = uniq('img');
-    const nodeId = await stuckDeploy(name);
-    await h.hosts.setImage(ref(name), null);
-    const back = await waitFor(`${name} available again`, async () => {
-      const v = await view(name);
-      return v.status.provisioning.state === 'available' && v.currentOperation === undefined ? v : undefined;
-    });
-    const provision = lastOf(back, 'provision');
-    expect(provision?.outcome).toBe('cancelled');
-    expect(provision?.cancelReason).toBe('the desired state changed');
-    expect(lastOf(back, 'deprovision')?.outcome).toBe('succeeded');
-    expect(back.status.errorCount).toBe(0);
-    expect(back.status.provisioning.image).toBeUndefined();
-    const node = await h.ironic.getNode(nodeId);
-    expect(node?.provision_state).toBe('available');
-    await h.hosts.remove(ref(name));
-    await handle(name).result();
-  });
-
-  it('pausing cancels a stuck deploy and holds everything, a delete included, until resumed', async () => {
-    const name = uniq('pause');
-    const nodeId = await stuckDeploy(name);
-    const paused = await h.hosts.setPaused(ref(name), true, 'maintenance window 42');
-    expect(paused.paused?.reason).toBe('maintenance window 42');
-    const idle = await waitFor(`${name} idle`, async () => {
-      const v = await view(name);
-      return v.currentOperation === undefined ? v : undefined;
-    });
-    expect(lastOf(idle, 'provision')?.outcome).toBe('cancelled');
-    expect(lastOf(idle, 'provision')?.cancelReason).toBe('the host was paused (maintenance window 42)');
-    expect(idle.status.errorCount).toBe(0);
-    expect((await h.ironic.getNode(nodeId))?.provision_state).toBe('deploy failed');
-
-    // A delete is held while paused (as in Metal3); resuming runs it.
-    await h.hosts.remove(ref(name));
-    expect((await handle(name).describe()).status.name).toBe('RUNNING');
-    await h.hosts.setPaused(ref(name), false);
-    const final = await handle(name).result();
-    expect(final.operations.map((o) => `${o.kind}:${o.outcome}`).slice(-3)).toEqual(['deprovision:succeeded', 'power:succeeded', 'delete:succeeded']);
-    expect(await h.ironic.getNode(nodeId)).toBeUndefined();
-  });
-
-  it('a paused host is not power-checked or corrected, while an unpaused one beside it is', async () => {
-    const watched = uniq('watched');
-    const held = uniq('held');
-    const [a, b] = await Promise.all([available(watched), available(held)]);
-    await waitFor('both powered on', async () => (await view(watched)).status.poweredOn && (await view(held)).status.poweredOn);
-    await h.hosts.setPaused(ref(held), true);
-    // The count to compare against is taken once paused and idle: the initial power-on may run
-    // after available() returned (a CI run counted it against the paused host).
-    const heldBefore = await waitFor(`${held} paused and idle`, async () => {
-      const v = await view(held);
-      return v.currentOperation === undefined ? v : undefined;
-    });
-    // Powered off behind metalflow's back, both at once.
-    await Promise.all([h.ironic.setPowerState(a.status.provisioning.ID, 'power off'), h.ironic.setPowerState(b.status.provisioning.ID, 'power off')]);
-    await waitFor(`${watched}'s power check to notice`, async () => (await view(watched)).power.lastMismatch);
-    // The check runs every second: by now the paused host has had the same chances, and took none.
-    await waitFor(`${watched} powered on again`, async () => (await h.ironic.getNode(a.status.provisioning.ID))?.power_state === 'power on');
-    const stillHeld = await view(held);
-    expect(stillHeld.power.lastMismatch).toBeUndefined();
-    expect((await h.ironic.getNode(b.status.provisioning.ID))?.power_state).toBe('power off');
-    expect(stillHeld.operations.filter((o) => o.kind === 'power')).toHaveLength(heldBefore.operations.filter((o) => o.kind === 'power').length);
-
-    await h.hosts.setPaused(ref(held), false);
-    await waitFor(`${held} corrected once resumed`, async () => (await h.ironic.getNode(b.status.provisioning.ID))?.power_state === 'power on');
-    for (const name of [watched, held]) await h.hosts.remove(ref(name));
-    await Promise.all([handle(watched).result(), handle(held).result()]);
   });
 });

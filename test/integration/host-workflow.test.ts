@@ -1,6 +1,7 @@
 /**
  * The host workflow on the real Temporal dev server, with a worker whose
- * activities talk to the real Ironic.
+ * activities talk to the real Ironic. A fix accepted during a backoff runs on
+ * the time-skipping server (test/unit/host-time-skipping.test.ts).
  */
 import { decodedHistoryTexts, findSecrets, type DecodedText } from '../../bench/support/history-secrets';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -158,41 +159,6 @@ describe('host workflow', () => {
     await h.secrets.write(NS, `${name}-bmc-secret`, { username: 'admin', password: 'pw' });
     const ok = await waitState(name, 'available', 90_000);
     expect(ok.status.errorCount).toBe(0);
-  });
-
-  it('accepts a spec that fixes a failing operation while it backs off, instead of refusing it as a conflict', async () => {
-    const name = uniq('wf-fix');
-    const ref = { namespace: NS, name };
-    await h.secrets.write(NS, `${name}-bmc-secret`, { username: 'admin', password: 'pw' });
-    const start = new WithStartWorkflowOperation<typeof hostWorkflow>('hostWorkflow', {
-      workflowId: hostWorkflowId(ref),
-      taskQueue: h.taskQueue,
-      // A long backoff: the fix lands while nothing runs, which is the case that used to get 409 forever.
-      args: [{ ref, options: { errorBackoffSeconds: 30, maxErrorBackoffSeconds: 30 } }],
-      workflowIdConflictPolicy: 'USE_EXISTING',
-    });
-    const base = fakeSpec(name);
-    await h.client.workflow.executeUpdateWithStart(applySpecUpdate, { args: [base], startWorkflowOperation: start });
-    await waitState(name, 'available');
-
-    const image = { url: 'http://images.example/a.qcow2', checksum: 'a'.repeat(64), checksumType: 'sha256' as const, format: 'qcow2' as const };
-    const handle = h.client.workflow.getHandle(hostWorkflowId(ref));
-    // The user-data Secret does not exist: provisioning fails and the host backs off.
-    await handle.executeUpdate(applySpecUpdate, { args: [{ ...base, image, userData: { name: `${name}-missing` } }] });
-    const failing = await waitFor('a provisioning error', async () => {
-      const v = await view(name);
-      return v.status.errorType === 'provisioning error' && v.retryAt ? v : undefined;
-    });
-    expect(failing.status.provisioning.state).toBe('provisioning');
-    expect(failing.currentOperation).toBeUndefined();
-
-    // Another image without the missing reference: accepted at once, and the host provisions it.
-    const fixed = { ...base, image: { ...image, url: 'http://images.example/b.qcow2' } };
-    const result = await handle.executeUpdate(applySpecUpdate, { args: [fixed] });
-    expect(result.changed).toBe(true);
-    const done = await waitState(name, 'provisioned');
-    expect(done.status.provisioning.image?.url).toBe('http://images.example/b.qcow2');
-    expect(done.status.operationalStatus).toBe('OK');
   });
 
   it('rejects an invalid spec in the update validator and keeps the current one', async () => {
