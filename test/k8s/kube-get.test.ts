@@ -1,7 +1,7 @@
 /**
  * The tests' in-process `kubectl get … -o json` (kube-get.ts) against kubectl itself, on the real API server:
- * the same JSON for an object, for cluster-scoped Nodes and for one object's Events, and a failure for a
- * missing object.
+ * the same JSON for an object, a cluster-scoped Node, one object's Events, a namespace's objects (all, and by
+ * label), and a failure for a missing object.
  */
 import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
@@ -26,8 +26,9 @@ function inProcess(args: string[]): { status: number; json?: unknown } {
 }
 
 describe('kubectl get -o json, answered in process', () => {
-  it('answers as kubectl does for an object, a Node, Events by field selector and a missing object', () => {
+  it('answers as kubectl does for an object, a Node, Events by field selector, lists and a missing object', () => {
     kubectl(['apply', '-n', NS, '-f', '-'], { input: JSON.stringify(secretDoc('s-1', { password: 'x' })) });
+    kubectl(['apply', '-n', NS, '-f', '-'], { input: JSON.stringify({ ...secretDoc('s-2', { password: 'y' }), metadata: { name: 's-2', labels: { kget: 'yes' } } }) });
     const node = uniq('kget-node');
     kubectl(['create', '-f', '-'], { input: JSON.stringify({ apiVersion: 'v1', kind: 'Node', metadata: { name: node, labels: { a: 'b' } } }) });
     kubectl(['create', '-n', NS, '-f', '-'], {
@@ -39,6 +40,8 @@ describe('kubectl get -o json, answered in process', () => {
         ['get', 'node', node, '-o', 'json'],
         ['get', 'events', '-n', NS, '--field-selector', 'involvedObject.name=s-1', '-o', 'json'],
         ['get', 'events', '-n', NS, '--field-selector', 'involvedObject.name=nothing', '-o', 'json'],
+        ['get', 'secrets', '-n', NS, '-o', 'json'],
+        ['get', 'secrets', '-n', NS, '-l', 'kget=yes', '-o', 'json'],
       ]) {
         const want = byKubectl(args);
         expect(want.status, args.join(' ')).toBe(0);

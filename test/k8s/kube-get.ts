@@ -1,5 +1,5 @@
 /**
- * `kubectl get … -o json` of one object, or of the Events of one object, answered in this process: the
+ * `kubectl get … -o json` of one object or of a namespace's objects, answered in this process: the
  * Kubernetes tests poll objects several times a second, and each kubectl start costs some 60 ms of CPU (Go's
  * start, the kubeconfig, the discovery cache, a TLS handshake) plus the API server's side of a new connection.
  * A profile of `k8s/annotations` alone put about a quarter of the file's CPU in such short-lived processes.
@@ -43,14 +43,16 @@ interface Request {
   name?: string;
   namespace?: string;
   fieldSelector?: string;
+  labelSelector?: string;
 }
 
-/** `get RESOURCE [NAME] [-n NS] [--field-selector S] -o json`, in any order; anything else: undefined. */
+/** `get RESOURCE [NAME] [-n NS] [--field-selector S] [-l S] -o json`, in any order; anything else: undefined. */
 export function parseGet(args: readonly string[]): Request | undefined {
   if (args[0] !== 'get') return undefined;
   const positional: string[] = [];
   let namespace: string | undefined;
   let fieldSelector: string | undefined;
+  let labelSelector: string | undefined;
   let json = false;
   for (let i = 1; i < args.length; i++) {
     const a = args[i]!;
@@ -65,14 +67,17 @@ export function parseGet(args: readonly string[]): Request | undefined {
     } else if (a === '--field-selector' && value !== undefined) {
       fieldSelector = value;
       i++;
+    } else if ((a === '-l' || a === '--selector') && value !== undefined) {
+      labelSelector = value;
+      i++;
     } else if (a.startsWith('-')) return undefined;
     else positional.push(a);
   }
   const [kind, name, ...more] = positional;
   if (!json || !kind || more.length > 0 || !RESOURCES[kind]) return undefined;
-  // One object, or the Events a field selector picks (the tests' `events(name)`); other lists stay kubectl's.
-  if (name !== undefined ? fieldSelector !== undefined : !(RESOURCES[kind]!.plural === 'events' && fieldSelector)) return undefined;
-  return { resource: kind, name, namespace, fieldSelector };
+  // A selector picks from a list, not from one object.
+  if (name !== undefined && (fieldSelector !== undefined || labelSelector !== undefined)) return undefined;
+  return { resource: kind, name, namespace, fieldSelector, labelSelector };
 }
 
 interface Credentials {
@@ -162,7 +167,10 @@ export function getInProcess(args: readonly string[], kubeconfig: string): GetRe
   const collection = res.path(request.namespace ?? (res.path(undefined) === undefined ? 'default' : undefined));
   const creds = credentialsOf(kubeconfig);
   if (!collection || !creds) return undefined;
-  const query = request.fieldSelector ? `?fieldSelector=${encodeURIComponent(request.fieldSelector)}` : '';
+  const params = new URLSearchParams();
+  if (request.fieldSelector) params.set('fieldSelector', request.fieldSelector);
+  if (request.labelSelector) params.set('labelSelector', request.labelSelector);
+  const query = params.size > 0 ? `?${params.toString()}` : '';
   const url = `${creds.server}${collection}${request.name !== undefined ? `/${encodeURIComponent(request.name)}` : ''}${query}`;
   const answer = fetchSync(url, creds);
   if (!answer) return undefined;
