@@ -16,6 +16,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { REPO_ROOT } from '../../config/env';
+import { getInProcess } from './kube-get';
 
 export const KUBE_STATE_DIR = process.env.METALFLOW_TEST_KUBE_STATE_DIR ?? join(REPO_ROOT, '.state', 'test-kube');
 export const KUBE_PORTS = {
@@ -212,7 +213,8 @@ export function kubectl(args: string[], opts: { input?: string; check?: boolean;
     });
     return { status: r.status ?? -1, stdout: r.stdout ?? '', stderr: r.stderr ?? String(r.error ?? '') };
   };
-  let result = once();
+  // A read of one object (or of one object's Events) is answered in this process, without a kubectl start (kube-get.ts).
+  let result = getInProcess(args, opts.kubeconfig ?? KUBECONFIG) ?? once();
   // Up to 5 attempts, 1+2+3+4 s apart: an API server restart takes several seconds on a loaded machine.
   for (let attempt = 1; attempt <= 4 && result.status !== 0; attempt++) {
     const why = result.stderr || result.stdout || `exit ${result.status}`;

@@ -7,7 +7,8 @@
  * worker and controller, each Ironic a recording proxy in front of it. B's
  * admission refuses a host named `refused` (an import failure to roll back).
  */
-import { execFileSync } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
+import { promisify } from 'node:util';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { parse } from 'yaml';
@@ -100,11 +101,17 @@ export function usePivotPlanes(ns: string, refused: string, slot = 0): PivotPlan
     prepareNamespace(ns);
     rmSync(B_STATE, { recursive: true, force: true });
     mkdirSync(B_STATE, { recursive: true });
+    // Ironic B starts (its schema, its health wait) while API server B does, instead of after it.
+    const ironicB = promisify(execFile)('bash', [join(REPO_ROOT, 'scripts', 'stack.sh'), 'start', 'ironic'], { env: { ...process.env, ...B_IRONIC_ENV } });
+    // Awaited below; a failure of API server B first must not leave it an unhandled rejection.
+    ironicB.catch(() => undefined);
     kubeB = startOwnKube(join(B_STATE, 'kube'), B_PORTS);
     inB(['apply', '-f', join(REPO_ROOT, 'k8s', 'crds')]);
     inB(['wait', '--for=condition=Established', '--timeout=60s', 'crd/baremetalhosts.metal3.io', 'crd/hardwaredata.metal3.io']);
     inB(['apply', '-f', '-'], { input: JSON.stringify({ apiVersion: 'v1', kind: 'List', items: refusePolicy }) });
-    stackB('start');
+    const started = await ironicB;
+    process.stdout.write(started.stdout);
+    process.stderr.write(started.stderr);
     // Each plane as the operator registers it for the other's worker: its kubeconfig, worker and namespace, its API server allowed.
     const server = (kubeconfig: string) => (parse(readFileSync(kubeconfig, 'utf8')) as { clusters: Array<{ cluster: { server: string } }> }).clusters[0]!.cluster.server;
     writeFileSync(PLANES_FILE, JSON.stringify({ allowedUrls: [server(kubeB.kubeconfig)], planes: { [PLANE_B]: { kubeconfig: kubeB.kubeconfig, taskQueue: TQ_B, temporalNamespace: NS_B } } }));
