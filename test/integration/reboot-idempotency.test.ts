@@ -5,15 +5,12 @@
  * the host a second time. Temporal answers a repeated update id itself; these
  * tests send the repeat under a NEW update id (as a second API process, or one
  * after continue-as-new, would reach the host), so only the host's own memory
- * of the id can stop it. Here, the API's part on the real server: the key is
- * both the update id and the request id. The host's memory of ids across
- * continue-as-new and the refused ids run on the time-skipping server
- * (test/unit/host-time-skipping.test.ts), whose update ids behave otherwise
- * across runs.
+ * of the id can stop it.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { WorkflowUpdateFailedError } from '@temporalio/client';
 import { hostWorkflowId } from '../../model/host-ref';
-import { hostViewQuery, type HostView } from '../../contracts/host';
+import { hostViewQuery, powerRequestsUpdate, type HostView } from '../../contracts/host';
 import { FAST_HOST_OPTIONS, randomMac, startHarness, uniq, waitFor, type Harness } from '../support/harness';
 
 const NS = 'reboot-ids';
@@ -48,7 +45,44 @@ async function availableHost(): Promise<string> {
   return name;
 }
 
+/** The validator's message: the update fails with it as its cause. */
+async function refusal(p: Promise<unknown>): Promise<string> {
+  const err = await p.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  if (!(err instanceof WorkflowUpdateFailedError)) throw new Error(`expected the update to be refused, got ${String(err)}`);
+  return err.cause?.message ?? '';
+}
+
+/** The reboot as the API sends it, but under its own update id each time. */
+const send = (name: string, requestId?: string) =>
+  handle(name).executeUpdate(powerRequestsUpdate, { args: [{ reboot: { mode: 'hard', ...(requestId ? { requestId } : {}) } }], updateId: uniq('u') });
+
 describe('reboot request ids', () => {
+  it('a reboot sent again with its id, after the host continued as new, is not run again; a new id is', async () => {
+    const name = await availableHost();
+    const firstRun = (await handle(name).describe()).runId;
+    await send(name, 'client-42');
+    const once = await idle(name, (v) => reboots(v).some((o) => o.outcome === 'succeeded'));
+    expect(reboots(once)).toHaveLength(1);
+    // The operation pushed the history past 12 events: the host is on a new run now.
+    await waitFor(`${name} continued as new`, async () => (await handle(name).describe()).runId !== firstRun);
+
+    const answer = await send(name, 'client-42');
+    expect(answer.reboot).toBeUndefined();
+    const after = await view(name);
+    expect(after.power.reboot).toBeUndefined();
+    expect(reboots(after)).toHaveLength(1);
+
+    await send(name, 'client-43');
+    const twice = await idle(name, (v) => reboots(v).filter((o) => o.outcome === 'succeeded').length === 2);
+    expect(reboots(twice)).toHaveLength(2);
+    // Without an id every request is a reboot of its own, as before.
+    await send(name);
+    await idle(name, (v) => reboots(v).filter((o) => o.outcome === 'succeeded').length === 3);
+  });
+
   it('the API passes the key as the update id and the request id: a resend answers for the first', async () => {
     const name = await availableHost();
     const ref = { namespace: NS, name };
@@ -59,5 +93,17 @@ describe('reboot request ids', () => {
     await h.hosts.reboot(ref, 'hard', 'api-key-1');
     expect((await view(name)).power.reboot).toBeUndefined();
     expect(reboots(await view(name))).toHaveLength(1);
+  });
+
+  it('refuses a request id that is not 1-255 visible ASCII characters, changing nothing', async () => {
+    const name = await availableHost();
+    expect(await refusal(send(name, 'has space'))).toMatch(/^reboot\.requestId: must be 1-255 visible ASCII characters, no spaces$/);
+    expect(await refusal(send(name, 'x'.repeat(256)))).toMatch(/^reboot\.requestId: /);
+    expect(await refusal(handle(name).executeUpdate(powerRequestsUpdate, { args: [{ reboot: { mode: 'hard', when: 'now' } as never }] }))).toBe(
+      'reboot.when: is not accepted (accepted: mode, requestId)',
+    );
+    const v = await view(name);
+    expect(v.power.reboot).toBeUndefined();
+    expect(reboots(v)).toHaveLength(0);
   });
 });
