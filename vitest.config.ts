@@ -29,6 +29,13 @@ const ALONE = [...(HEAVY ? FLEET_AT_SIZE : []), ...(CHAOS_ROUND ? [CHAOS] : [])]
  */
 const HEAVY_ONLY = HEAVY ? [] : HEAVY_ONLY_FILES;
 
+/**
+ * Files run at once in the suite (and the stack-free tiers beside it: vitest wants one count per group). The
+ * suite waits more than it computes (timers, polls, peers' own periods): on 2 cores two files at a time kept the
+ * machine under one core on average, three use the second (docs/testing.md, "Where the time goes").
+ */
+const WORKERS = Number(process.env.METALFLOW_TEST_WORKERS ?? 3);
+
 /** The stack-free tier: no stack, no worker, no process of its own. */
 const UNIT = 'test/unit/**/*.test.ts';
 /** Stack-free too, but each with a Temporal test server and worker of its own: a process of its own. */
@@ -90,14 +97,14 @@ export default defineConfig({
       {
         // Without isolation a fork runs file after file with the modules it already loaded (the SDK, the clients,
         // the harness): some 3 s of CPU a file less. Each file still has its own task queue, namespace and workers.
-        test: { ...common, name: 'suite', setupFiles: STACK_SETUP, include: ['test/**/*.test.ts'], exclude: [UNIT, ...ALONE, CHAOS, ...HEAVY_ONLY], isolate: false, maxWorkers: 2, sequence: { groupOrder: 0 } },
+        test: { ...common, name: 'suite', setupFiles: STACK_SETUP, include: ['test/**/*.test.ts'], exclude: [UNIT, ...ALONE, CHAOS, ...HEAVY_ONLY], isolate: false, maxWorkers: WORKERS, sequence: { groupOrder: 0 } },
       },
       {
         // Pure tests (no stack, no worker) share their threads' module cache: 83 files in ~20 s instead of ~2 min of per-file process start-up and imports.
-        test: { ...common, name: 'unit', include: [UNIT], exclude: [TIME_SKIPPING], pool: 'threads', isolate: false, maxWorkers: 2, sequence: { groupOrder: 0 } },
+        test: { ...common, name: 'unit', include: [UNIT], exclude: [TIME_SKIPPING], pool: 'threads', isolate: false, maxWorkers: WORKERS, sequence: { groupOrder: 0 } },
       },
       {
-        test: { ...common, name: 'time-skipping', include: [TIME_SKIPPING], maxWorkers: 1, sequence: { groupOrder: 0 } },
+        test: { ...common, name: 'time-skipping', include: [TIME_SKIPPING], maxWorkers: WORKERS, sequence: { groupOrder: 0 } },
       },
       {
         test: { ...common, name: 'alone', setupFiles: STACK_SETUP, include: ALONE, maxWorkers: 1, sequence: { groupOrder: 1 } },
