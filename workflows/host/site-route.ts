@@ -20,7 +20,7 @@
  * bundle's modules (workers/worker.ts WORKFLOW_PRELOAD_MODULES), and only
  * the host workflow sets the route.
  */
-import { ActivityFailure, proxyActivities, TimeoutFailure, type ActivityInput, type Next, type WorkflowOutboundCallsInterceptor } from '@temporalio/workflow';
+import { ActivityFailure, CancelledFailure, proxyActivities, TimeoutFailure, type ActivityInput, type Next, type WorkflowOutboundCallsInterceptor } from '@temporalio/workflow';
 import { hostSiteQueue } from '../../model/site';
 
 /**
@@ -100,8 +100,9 @@ export async function scheduleAtSite(input: ActivityInput, next: Next<WorkflowOu
       return result;
     } catch (err) {
       if (!watched || !notStarted(err)) {
-        // Taken by the site's worker (failed there, or cancelled here): the site answers.
-        if (err instanceof ActivityFailure && !notStarted(err)) reached();
+        // Taken by the site's worker and failed there: the site answers. A call cancelled here (a pause, a
+        // delete) says nothing of the site: a host that was waiting on a dark site still shows it so.
+        if (err instanceof ActivityFailure && !notStarted(err) && !(err.cause instanceof CancelledFailure)) reached();
         throw err;
       }
       if (!unreachable) {
