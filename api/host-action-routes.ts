@@ -37,7 +37,7 @@ export function registerHostActionRoutes(base: FastifyInstance, hosts: HostServi
     '/v1/namespaces/:namespace/hosts/:name/provisioning-fail-count',
     {
       schema: {
-        summary: "Reset status.provisioningFailCount to 0, as Metal3 users edit it: a host stopped at the provisioning retry limit provisions its image again",
+        summary: "Reset status.provisioningFailCount to 0, as Metal3 users edit it: a host stopped at the provisioning retry limit provisions its image again (202); 409 when nothing is counted or the host is a BareMetalHost's",
         params: HostParamsSchema,
       },
     },
@@ -46,6 +46,10 @@ export function registerHostActionRoutes(base: FastifyInstance, hosts: HostServi
         await hosts.update(req.params, resetProvisioningFailCountUpdate, [{ provisioningFailCount: 0 }], (view: HostView) => {
           if (view.managedBy === 'kubernetes') {
             throw new ApiError(409, 'Conflict', 'the host is driven by its BareMetalHost (Kubernetes mode): set status.provisioningFailCount on it instead (kubectl patch --subresource=status)');
+          }
+          // Nothing to forget: said, rather than a 202 that changed nothing.
+          if (!view.status.provisioningFailCount) {
+            throw new ApiError(409, 'Conflict', `host ${view.ref.namespace}/${view.ref.name} has no failed deploy counted (status.provisioningFailCount is 0): there is nothing to reset`);
           }
         }),
       ),

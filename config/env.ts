@@ -36,7 +36,7 @@ export interface MetalflowConfig extends TlsConfig {
   /** Kubernetes mode: secrets come from Kubernetes and hosts' status is written back. */
   kubeconfig?: string;
   /** Host workflow options set where workflows are started (API, controller). */
-  hostOptions: { powerCheckSeconds?: number; watchedPowerCheckSeconds?: number; softPowerOffSeconds?: number; maxHistoryEvents?: number; probeImages?: boolean; cacheImages?: boolean; imageCacheSites?: string[]; maxProvisioningRetries?: number; dhcpLeaseCheckSeconds?: number };
+  hostOptions: { powerCheckSeconds?: number; watchedPowerCheckSeconds?: number; softPowerOffSeconds?: number; maxHistoryEvents?: number; probeImages?: boolean; cacheImages?: boolean; imageCacheSites?: string[]; maxProvisioningRetries?: number; dhcpLeaseCheckSeconds?: number; siteWatchSeconds?: number };
   /** Worker capacity; unset fields keep the SDK's defaults. */
   workerTuning: WorkerTuning;
   controller: ControllerConfig;
@@ -275,6 +275,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): MetalflowConfi
         maxProvisioningRetries: whole('METALFLOW_MAX_PROVISIONING_RETRIES', env.METALFLOW_MAX_PROVISIONING_RETRIES, 0, 1000, 'a whole number from 0 (no limit) to 1000'),
         // How often an idle host with spec.dhcp reads its lease into status.dhcp (60; 0: never): docs/dhcp-and-ipam.md.
         dhcpLeaseCheckSeconds: seconds('METALFLOW_DHCP_LEASE_CHECK_SECONDS', env.METALFLOW_DHCP_LEASE_CHECK_SECONDS),
+        // How long a site may leave a host's hardware call unstarted before the host says it is unreachable (60): docs/sites.md.
+        siteWatchSeconds: seconds('METALFLOW_SITE_WATCH_SECONDS', env.METALFLOW_SITE_WATCH_SECONDS, 1),
       }).filter(([, v]) => v !== undefined),
     ),
     workerTuning: workerTuning(env),

@@ -70,6 +70,7 @@ export const SETTING_GROUPS: readonly SettingGroup[] = [
       { names: ['METALFLOW_PROBE_IMAGES'], default: '0', description: '`1` checks each image (probe, format, checksum file) before a deploy (docs/images.md).', readers: HOST_STARTERS },
       { names: ['METALFLOW_CACHE_IMAGES'], default: '0', description: '`1` deploys each image through the workers\' image cache (docs/images.md); the workers need `METALFLOW_IMAGE_CACHE_DIR`.', readers: HOST_STARTERS },
       { names: ['METALFLOW_IMAGE_CACHE_SITES'], default: 'unset', description: 'Comma-separated sites with a cache worker of their own; hosts whose `spec.dhcp.site` is one cache their image there.', readers: HOST_STARTERS },
+      { names: ['METALFLOW_SITE_WATCH_SECONDS'], default: '60', description: 'How long a configured site may leave a host\'s hardware call untaken before the host shows `siteUnreachable` (and, in Kubernetes mode, the condition `SiteReachable` False and a `SiteUnreachable` Event); the call then waits for the site with no limit (docs/sites.md).', readers: HOST_STARTERS },
       { names: ['METALFLOW_DHCP_LEASE_CHECK_SECONDS'], default: '60', description: 'How often an idle host with `spec.dhcp` reads its lease into `status.dhcp` (0: never; docs/dhcp-and-ipam.md).', readers: HOST_STARTERS },
     ],
   },

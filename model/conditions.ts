@@ -8,6 +8,11 @@
  * API ≥ 1.109, and `fault`), which BMO reads on every reconcile. Here the
  * controller reads them (k8s/controller/node-health.ts) and passes `node`; the
  * worker's status writes pass none and keep what the controller last set.
+ *
+ * `SiteReachable` is metalflow's own, on hosts of a configured site
+ * (docs/sites.md): `False`/`SiteUnreachable` while the site leaves the host's
+ * hardware calls unstarted, `True`/`SiteReachable` otherwise. Only the worker's
+ * status writes pass `site`; other writers keep it as it was.
  */
 import type { HostStatus } from './host';
 
@@ -19,6 +24,12 @@ export interface NodeReading {
   health?: string | null;
   /** Ironic's `fault` (`power failure`, `clean failure`, …), null when none. */
   fault?: string | null;
+}
+
+/** The host's site as its workflow sees it: a configured site, and whether it leaves the host's calls unstarted. */
+export interface SiteReading {
+  name: string;
+  unreachable?: { since: string; reason: string };
 }
 
 /** metav1.Condition, as the API server stores it. */
@@ -39,12 +50,14 @@ export const CONDITION = {
   ready: 'Ready',
   progressing: 'Progressing',
   healthy: 'Healthy',
+  /** metalflow's: a host of a configured site whose site does not take its work (no Metal3 counterpart). */
+  siteReachable: 'SiteReachable',
 } as const;
 
 /** metav1.Time's wire form: RFC 3339 in whole seconds. */
 export const kubeTimestamp = (d: Date): string => d.toISOString().replace(/\.\d+Z$/, 'Z');
 
-type Wanted = [type: string, status: ConditionStatus, reason: string];
+type Wanted = [type: string, status: ConditionStatus, reason: string, message?: string];
 
 type Pair = [status: ConditionStatus, reason: string];
 const NOT_AVAILABLE: Pair = ['False', 'NotAvailable'];
@@ -95,6 +108,13 @@ function fromNode(state: string, operationalStatus: string, node: NodeReading | 
   return out;
 }
 
+/** SiteReachable from the workflow's reading of its site; none for a host of the default site. */
+function fromSite(site: SiteReading | undefined): Wanted[] {
+  if (!site) return [];
+  if (site.unreachable) return [[CONDITION.siteReachable, 'False', 'SiteUnreachable', site.unreachable.reason]];
+  return [[CONDITION.siteReachable, 'True', 'SiteReachable', '']];
+}
+
 /** The conditions a state and operational status call for, in BMO's order of precedence. */
 function wanted(state: string, operationalStatus: string): Wanted[] {
   const out = new Map<string, Wanted>();
@@ -143,21 +163,21 @@ const isCondition = (v: unknown): v is HostCondition =>
 export function computeConditions(
   status: Pick<HostStatus, 'provisioning' | 'operationalStatus'>,
   previous: unknown,
-  opts: { now: string; generation?: number; node?: NodeReading },
+  opts: { now: string; generation?: number; node?: NodeReading; site?: SiteReading },
 ): HostCondition[] {
   const before = Array.isArray(previous) ? previous.filter(isCondition) : [];
   const byType = new Map(before.map((c) => [c.type, c]));
   const state = status.provisioning?.state ?? '';
   const operational = status.operationalStatus ?? '';
   const all = new Map<string, Wanted>();
-  for (const w of [...wanted(state, operational), ...fromNode(state, operational, opts.node, new Map(byType))]) all.set(w[0], w);
-  for (const [type, st, reason] of all.values()) {
+  for (const w of [...wanted(state, operational), ...fromNode(state, operational, opts.node, new Map(byType)), ...fromSite(opts.site)]) all.set(w[0], w);
+  for (const [type, st, reason, message] of all.values()) {
     const old = byType.get(type);
     byType.set(type, {
       type,
       status: st,
       reason,
-      message: old?.status === st && old.reason === reason ? (old.message ?? '') : '',
+      message: message ?? (old?.status === st && old.reason === reason ? (old.message ?? '') : ''),
       lastTransitionTime: old?.status === st && old.lastTransitionTime ? old.lastTransitionTime : opts.now,
       ...(opts.generation !== undefined ? { observedGeneration: opts.generation } : {}),
     });

@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import { HostStatusSchema, type HostRef, type HostStatus } from '../../model/host';
 import { fitStrings } from '../../model/fit-schema';
-import { computeConditions, kubeTimestamp } from '../../model/conditions';
+import { computeConditions, kubeTimestamp, type SiteReading } from '../../model/conditions';
 import { hardwareProfileName, isHardwareProfile } from '../../model/hardware-profile';
 import { FAILURE } from '../../model/failures';
 import { isKubeError } from '../../clients/kubernetes/kube-error';
@@ -136,6 +136,8 @@ export function createKubernetesActivities(deps: { rest: KubeRest; component?: s
     events?: HostEvent[];
     /** `status.hardware` is left out as unchanged since this run's last write: the object's stays. */
     hardwareKept?: boolean;
+    /** A host of a configured site: its `SiteReachable` condition (absent: the condition is left as it is). */
+    site?: SiteReading;
   }): Promise<{ published: boolean; hardwareMissing?: true }> {
     const path = `${GROUP}/namespaces/${input.ref.namespace}/baremetalhosts/${input.ref.name}`;
     // The CRD enforces the schema's string limits; a BMC's inventory or Ironic's error text may be longer.
@@ -155,6 +157,7 @@ export function createKubernetesActivities(deps: { rest: KubeRest; component?: s
         const conditions = computeConditions(fitted, owner.status?.conditions, {
           now: kubeTimestamp(new Date()),
           generation: owner.metadata.generation,
+          ...(input.site ? { site: input.site } : {}),
         });
         const status = mergePatchFor(owner.status, { ...(fitted as unknown as Json), ...statusHardwareProfile(owner, fitted), conditions });
         // Absent from a merge patch: left as the object has it.

@@ -17,8 +17,11 @@ import { hostWorkflowId } from '../../model/host-ref';
 import type { HostView } from '../../contracts/host';
 import { IRONIC_URL } from '../support/env';
 import { isDeploy, type IronicProxy } from '../../bench/support/ironic-proxy';
-import { randomMac, uniq, waitFor, type Harness } from '../support/harness';
+import { FAST_HOST_OPTIONS, randomMac, uniq, waitFor, type Harness } from '../support/harness';
 import { useProxiedHarness } from '../support/proxied-harness';
+import { HostService } from '../../api/host-service';
+import { callApi, serveApi } from '../support/api-client';
+import { startImageServer } from '../support/image-server';
 
 const NS = 'parity';
 const suite = useProxiedHarness();
@@ -252,5 +255,65 @@ describe("BMO's webhook and delete rules", { timeout: 600_000 }, () => {
     const after = final.operations.slice(before);
     expect(after.filter((o) => o.kind === 'power')).toEqual([]);
     expect(after.at(-1)).toMatchObject({ kind: 'delete', outcome: 'succeeded', state: 'deleting' });
+  });
+});
+
+describe('resetting provisioningFailCount through the HTTP API', { timeout: 600_000 }, () => {
+  it('a host held at the retry limit provisions again after DELETE …/provisioning-fail-count; nothing counted or no host is a clear error', async () => {
+    // A retry limit of 1 (METALFLOW_MAX_PROVISIONING_RETRIES, read where hosts start): one failed deploy reaches it.
+    const limited = new HostService({ client: h.client, secrets: h.secrets, taskQueue: h.taskQueue, hostOptions: { ...FAST_HOST_OPTIONS, maxProvisioningRetries: 1 } });
+    const api = await serveApi(limited);
+    const images = await startImageServer({ '/retry.qcow2': { body: Buffer.from('metalflow retry test image') } });
+    try {
+      const ref = { namespace: NS, name: uniq('fails') };
+      const path = `/v1/namespaces/${NS}/hosts/${ref.name}/provisioning-fail-count`;
+      // Cleaning would wait for an agent too: the failed deploy is torn down without it.
+      const spec = fakeSpec(ref.name, { automatedCleaningMode: 'disabled' });
+      await limited.put(ref, { spec, credentials: { username: 'admin', password: 'pw' } });
+      const available = await settle('available', async () => {
+        const v = await limited.get(ref);
+        return v.status.provisioning.state === 'available' && !v.currentOperation ? v : undefined;
+      });
+      const nothing = await callApi(api.base, 'DELETE', path);
+      expect(nothing.status).toBe(409);
+      expect(nothing.json.message).toBe(`host ${NS}/${ref.name} has no failed deploy counted (status.provisioningFailCount is 0): there is nothing to reset`);
+      const unknown = await callApi(api.base, 'DELETE', `/v1/namespaces/${NS}/hosts/${uniq('nobody')}/provisioning-fail-count`);
+      expect(unknown.status).toBe(404);
+      expect(unknown.json.message).toMatch(/^host parity\/nobody-\S+ does not exist$/);
+
+      // A fake-hardware node switched to the direct deploy waits for an agent that never comes; aborted, Ironic says `deploy failed`.
+      const nodeId = available.status.provisioning.ID;
+      await ironic.patchNode(nodeId, [{ op: 'replace', path: '/deploy_interface', value: 'direct' }]);
+      const deployWaits = () => settle('the deploy waiting for its agent', async () => (await ironic.getNode(nodeId))?.provision_state === 'wait call-back');
+      // Ironic's direct deploy checks that the image URL answers before it boots the agent.
+      await limited.put(ref, { spec: { ...spec, image: { ...IMAGE, url: images.url('/retry.qcow2') } } });
+      await deployWaits();
+      await ironic.abortProvisioning(nodeId);
+      const held = await settle('the retry limit', async () => {
+        const v = await limited.get(ref);
+        return v.status.provisioning.state === 'available' && !v.currentOperation && /retry limit \(1\) reached/.test(v.status.errorMessage) ? v : undefined;
+      });
+      expect(held.status).toMatchObject({ provisioningFailCount: 1, errorType: 'provisioning error' });
+      expect(held.status.errorMessage).toBe('provisioning failed 1 times, retry limit (1) reached; change image or reset provisioningFailCount to retry');
+      const deploysOf = () => proxy.requests.filter((r) => isDeploy(r) && r.path === `/v1/nodes/${nodeId}/states/provision`);
+      const deploys = deploysOf().length;
+
+      // What the message says: the count reset, and the host provisions its image again.
+      const reset = await callApi(api.base, 'DELETE', path);
+      expect(reset.status).toBe(202);
+      expect(reset.json.status.provisioningFailCount).toBe(0);
+      await deployWaits();
+      const retrying = await limited.get(ref);
+      expect(retrying.status.provisioning.state).toBe('provisioning');
+      expect(retrying.status.provisioningFailCount).toBe(0);
+      expect(deploysOf()).toHaveLength(deploys + 1);
+      await ironic.abortProvisioning(nodeId);
+      await limited.remove(ref);
+      await h.client.workflow.getHandle(hostWorkflowId(ref)).result();
+    } finally {
+      await images.close();
+      await api.app.close();
+      limited.close();
+    }
   });
 });

@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { IronicClient } from '../../clients/ironic/client';
 import { hostWorkflowId } from '../../model/host-ref';
-import { hostViewQuery } from '../../contracts/host';
+import { hostViewQuery, type HostView } from '../../contracts/host';
 import { IRONIC_URL, SUSHY_URL } from '../support/env';
 import { uniq, waitFor } from '../support/harness';
 import { kubectl } from './kube-harness';
@@ -160,6 +160,26 @@ describe('the Kubernetes shim', () => {
     expect(moved.status).not.toBe(0);
     expect(moved.stderr).toMatch(/spec\.bmc\.address: .*spec\.bmc\.address cannot change while the host is available \(as in Metal3, only while it is registering or detached\)/);
     expect(json(['get', 'bmh', name]).spec.bmc.address).toBe(`fake://${name}`);
+  });
+
+  it('deletes a host still registering straight away, as BMO: no power off of a BMC that never answered', async () => {
+    const name = 'host-reg-delete';
+    apply(secretDoc(`${name}-bmc-secret`, { username: 'admin', password: PASSWORD }));
+    // A BMC nothing answers on: the host stays registering, with a registration error.
+    apply(hostDoc(name, { ...fakeHostSpec(name), bmc: { address: 'redfish+http://127.0.0.1:9/redfish/v1/Systems/1', credentialsName: `${name}-bmc-secret` } }));
+    await waitFor('a registration error', async () => json(['get', 'bmh', name]).status?.errorType === 'registration error', { timeoutMs: 60_000 });
+    expect(state(name)).toBe('registering');
+    const handle = suite.client.workflow.getHandle(hostWorkflowId({ namespace: NS, name }));
+    const before = (await handle.query(hostViewQuery)).operations.length;
+    kubectl(['delete', 'bmh', name, '-n', NS, '--timeout=60s']);
+    const final = (await handle.result()) as HostView;
+    // Straight to deleting (a registration retry may end first): no power-off step, nothing given up.
+    const after = final.operations.slice(before);
+    expect(after.filter((o) => o.kind === 'power')).toEqual([]);
+    expect(after.at(-1)).toMatchObject({ kind: 'delete', outcome: 'succeeded', state: 'deleting' });
+    const events = JSON.parse(kubectl(['get', 'events', '-n', NS, '--field-selector', `involvedObject.name=${name}`, '-o', 'json']).stdout).items as { reason: string; message: string }[];
+    expect(events.filter((e) => ['PowerOff', 'PowerOffSkipped', 'DeprovisioningSkipped'].includes(e.reason) || /powering off before delete/.test(e.message))).toEqual([]);
+    expect(await ironic.getNode(`${NS}~${name}`)).toBeUndefined();
   });
 
   it('survives the controller being killed during provisioning: one workflow, nothing lost', async () => {

@@ -17,8 +17,8 @@ import { processArgs } from '../support/process-bundles';
 import { KUBE_BUILD_TIMEOUT_MS, KUBECONFIG, kubectl, useKube, type KubeLease } from './kube-harness';
 
 export interface Shim {
-  /** `env` overrides the worker's settings (e.g. IRONIC_URL through a recording proxy). */
-  startWorker(env?: Record<string, string>): ChildProcess;
+  /** `env` overrides the worker's settings (e.g. IRONIC_URL through a recording proxy); `args` go to it (`--site NAME`). */
+  startWorker(env?: Record<string, string>, args?: string[]): ChildProcess;
   /** `env` overrides the controller's settings (e.g. METALFLOW_CONTROLLER_CONCURRENCY). */
   startController(env?: Record<string, string>): ChildProcess;
   /** What a started process has printed so far (stdout and stderr). */
@@ -35,8 +35,8 @@ export function shim(opts: { namespace: string; taskQueue: string; kubeconfig?: 
   // A Worker Deployment of its own: the first worker makes its version current, whatever build the stack saw before.
   const deployment = `mf-shim-${randomBytes(4).toString('hex')}`;
   const alive = (c: ChildProcess): boolean => c.exitCode === null && c.signalCode === null;
-  const run = (label: 'worker' | 'controller', env: Record<string, string>): ChildProcess => {
-    const child = spawn(process.execPath, processArgs(label), {
+  const run = (label: 'worker' | 'controller', env: Record<string, string>, args: string[] = []): ChildProcess => {
+    const child = spawn(process.execPath, [...processArgs(label), ...args], {
       cwd: REPO_ROOT,
       env: { ...process.env, TEMPORAL_ADDRESS, METALFLOW_TASK_QUEUE: opts.taskQueue, METALFLOW_KUBECONFIG: opts.kubeconfig ?? KUBECONFIG, ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -55,7 +55,7 @@ export function shim(opts: { namespace: string; taskQueue: string; kubeconfig?: 
     return child;
   };
   return {
-    startWorker: (env = {}) =>
+    startWorker: (env = {}, args = []) =>
       run('worker', {
         IRONIC_URL,
         METALFLOW_WORKFLOW_BUNDLE: WORKFLOW_BUNDLE_PATH,
@@ -63,7 +63,7 @@ export function shim(opts: { namespace: string; taskQueue: string; kubeconfig?: 
         METALFLOW_WORKER_DEPLOYMENT: deployment,
         ...TEST_FETCH_ENV,
         ...env,
-      }),
+      }, args),
     startController: (env = {}) =>
       run('controller', {
         // The test stack's Ironic, read only for the node health conditions (k8s/controller/node-health.ts).

@@ -93,6 +93,19 @@ describe('computeConditions', () => {
     // The new node's health, once Ironic's power sync has read it, replaces it.
     expect(table(computeConditions(status('available', 'new'), newNodeRead, { now: T1, node: { health: 'Critical' } })).Healthy).toBe('False/CriticalError');
   });
+
+  it("writes SiteReachable from the workflow's reading of a configured site, and leaves it to writers that have none", () => {
+    const status = { provisioning: { state: 'registering', ID: '' }, operationalStatus: 'OK' } as never;
+    const reason = 'site unreachable: no worker of site "edge-1" took preflightBmc from task queue site/edge-1; waiting for the site';
+    const dark = computeConditions(status, undefined, { now: T0, site: { name: 'edge-1', unreachable: { since: T0, reason } } });
+    expect(dark.find((c) => c.type === 'SiteReachable')).toEqual({ type: 'SiteReachable', status: 'False', reason: 'SiteUnreachable', message: reason, lastTransitionTime: T0 });
+    // The controller's writes (node health, an invalid spec) pass no site: the condition stays as the worker left it.
+    expect(computeConditions(status, dark, { now: T1, node: { health: 'OK' } }).find((c) => c.type === 'SiteReachable')).toMatchObject({ status: 'False', lastTransitionTime: T0 });
+    const back = computeConditions(status, dark, { now: T1, site: { name: 'edge-1' } });
+    expect(back.find((c) => c.type === 'SiteReachable')).toEqual({ type: 'SiteReachable', status: 'True', reason: 'SiteReachable', message: '', lastTransitionTime: T1 });
+    // A host of the default site has no such condition.
+    expect(at('available').some((c) => c.type === 'SiteReachable')).toBe(false);
+  });
 });
 
 describe('hardware profile names, as BMO picks them', () => {

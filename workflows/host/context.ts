@@ -68,8 +68,22 @@ export function hostContext(s: HostState): HostContext {
   let published: string | undefined;
   const status = statusPublisher(s);
   let provisioner: Provisioner | undefined;
-  // The host's hardware calls go to its site's task queue, read at each call (site-route.ts).
-  routeHostActivities(() => ({ site: s.spec?.site, watchSeconds: s.options.siteWatchSeconds }));
+  // The host's hardware calls go to its site's task queue, read at each call (site-route.ts). A BareMetalHost
+  // is told when its site stops or starts taking them: its SiteReachable condition, written with the status.
+  routeHostActivities(
+    () => ({ site: s.spec?.site, watchSeconds: s.options.siteWatchSeconds }),
+    (dark) => {
+      if (!s.options.publishStatus) return;
+      // A status write where a run recorded before had none: the marker keeps such a run's commands as they were.
+      // patch since v0.2.0
+      if (!patched('site-unreachable-condition')) return;
+      void status.writeStatus(
+        dark
+          ? { type: 'Warning', reason: 'SiteUnreachable', message: dark.reason }
+          : { type: 'Normal', reason: 'SiteReachable', message: `site "${s.spec?.site ?? DEFAULT_SITE}" takes the host's work again` },
+      );
+    },
+  );
 
   const ctx: HostContext = {
     s,

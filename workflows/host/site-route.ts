@@ -20,7 +20,7 @@
  * bundle's modules (workers/worker.ts WORKFLOW_PRELOAD_MODULES), and only
  * the host workflow sets the route.
  */
-import { ActivityFailure, proxyActivities, TimeoutFailure, type ActivityInput, type Next, type WorkflowOutboundCallsInterceptor } from '@temporalio/workflow';
+import { ActivityFailure, CancelledFailure, proxyActivities, TimeoutFailure, type ActivityInput, type Next, type WorkflowOutboundCallsInterceptor } from '@temporalio/workflow';
 import { hostSiteQueue } from '../../model/site';
 
 /**
@@ -52,10 +52,23 @@ interface Route {
 
 let routeOf: (() => Route) | undefined;
 let unreachable: SiteUnreachable | undefined;
+let onReachability: ((now: SiteUnreachable | undefined) => void) | undefined;
 
-/** Called once by the host workflow: its site, read at each activity (a site may change while the host is not registered). */
-export function routeHostActivities(route: () => Route): void {
+/**
+ * Called once by the host workflow: its site, read at each activity (a site may change while the host is
+ * not registered), and what to do when the site stops or starts taking its calls (the BareMetalHost's
+ * condition and Event in Kubernetes mode).
+ */
+export function routeHostActivities(route: () => Route, reachability?: (now: SiteUnreachable | undefined) => void): void {
   routeOf = route;
+  onReachability = reachability;
+}
+
+/** The site took a call again: no longer unreachable, said once. */
+function reached(): void {
+  if (!unreachable) return;
+  unreachable = undefined;
+  onReachability?.(undefined);
 }
 
 /** Set while the host's site has left a call unstarted past its limit. */
@@ -83,19 +96,23 @@ export async function scheduleAtSite(input: ActivityInput, next: Next<WorkflowOu
     try {
       // The first attempt is this call itself (its sequence number); a later one is a new call of the same activity.
       const result = attempt === 0 ? await next({ ...input, options: options(0) }) : await proxyActivities<AnyActivities>(options(attempt))[input.activityType]!(...(input.args as unknown[]));
-      unreachable = undefined;
+      reached();
       return result;
     } catch (err) {
       if (!watched || !notStarted(err)) {
-        // Taken by the site's worker (failed there, or cancelled here): the site answers.
-        if (err instanceof ActivityFailure && !notStarted(err)) unreachable = undefined;
+        // Taken by the site's worker and failed there: the site answers. A call cancelled here (a pause, a
+        // delete) says nothing of the site: a host that was waiting on a dark site still shows it so.
+        if (err instanceof ActivityFailure && !notStarted(err) && !(err.cause instanceof CancelledFailure)) reached();
         throw err;
       }
-      unreachable ??= {
-        site,
-        since: new Date().toISOString(),
-        reason: `site unreachable: no worker of site "${site}" took ${input.activityType} from task queue ${queue}; waiting for the site (its worker: npm run worker -- --site ${site})`,
-      };
+      if (!unreachable) {
+        unreachable = {
+          site,
+          since: new Date().toISOString(),
+          reason: `site unreachable: no worker of site "${site}" took ${input.activityType} from task queue ${queue}; waiting for the site (its worker: npm run worker -- --site ${site})`,
+        };
+        onReachability?.(unreachable);
+      }
     }
   }
 }

@@ -9,6 +9,9 @@ import { ACTIVITY_OPTIONS } from '../common/activity-options';
 import type { HostState, StatusOutbox } from '../../contracts/host';
 import type { KubernetesActivities } from '../../activities/kubernetes/host-status';
 import type { HostEvent } from '../../model/host-event';
+import type { SiteReading } from '../../model/conditions';
+import { DEFAULT_SITE } from '../../model/site';
+import { siteUnreachable } from './site-route';
 
 /**
  * Status publishing in the background: retried while the API server is away
@@ -43,6 +46,18 @@ function mayPass(err: unknown): boolean {
   return !(cause instanceof ApplicationFailure && cause.nonRetryable);
 }
 
+/**
+ * A host of a configured site: its site and whether the site leaves its calls unstarted (site-route.ts),
+ * for the BareMetalHost's `SiteReachable` condition. Nothing for a host of the default site, whose work
+ * the central workers run. (An activity's input is not compared on replay: runs recorded without it replay.)
+ */
+function siteOf(s: HostState): { site?: SiteReading } {
+  const name = s.spec?.site;
+  if (!name || name === DEFAULT_SITE) return {};
+  const dark = siteUnreachable();
+  return { site: { name, ...(dark ? { unreachable: { since: dark.since, reason: dark.reason } } : {}) } };
+}
+
 export function statusPublisher(s: HostState): StatusPublisher {
   /** One status write at a time; what changes meanwhile goes out with the next one. */
   const outbox = { busy: false, dirty: false, events: [] as HostEvent[], inFlight: [] as HostEvent[] };
@@ -66,7 +81,7 @@ export function statusPublisher(s: HostState): StatusPublisher {
         const kept = hardware !== undefined && hardware === hardwareWritten;
         try {
           const { hardware: _left, ...rest } = s.status;
-          const written = await kubeBackground.publishHostStatus({ ref: s.ref, status: kept ? rest : s.status, events, ...(kept ? { hardwareKept: true } : {}) });
+          const written = await kubeBackground.publishHostStatus({ ref: s.ref, status: kept ? rest : s.status, events, ...(kept ? { hardwareKept: true } : {}), ...siteOf(s) });
           outbox.inFlight = [];
           if (written.hardwareMissing) {
             // The object lost it (re-created, or its status cleared): written whole next.
