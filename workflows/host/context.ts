@@ -19,6 +19,7 @@ import type { HostEvent } from '../../model/host-event';
 import { provisionerFor, type Provisioner } from './provisioners/provisioner';
 import { hostCurrentDetails } from './ui-details';
 import { DEFAULT_SITE } from '../../model/site';
+import { homeSite } from './rules/site';
 
 export const now = (): string => new Date().toISOString();
 
@@ -69,7 +70,7 @@ export function hostContext(s: HostState): HostContext {
   const status = statusPublisher(s);
   let provisioner: Provisioner | undefined;
   // The host's hardware calls go to its site's task queue, read at each call (site-route.ts).
-  routeHostActivities(() => ({ site: s.spec?.site, watchSeconds: s.options.siteWatchSeconds }));
+  routeHostActivities(() => ({ site: homeSite(s), watchSeconds: s.options.siteWatchSeconds }));
 
   const ctx: HostContext = {
     s,
@@ -101,6 +102,7 @@ export function hostContext(s: HostState): HostContext {
       ...(s.firmwareServiced ? { firmwareServiced: s.firmwareServiced } : {}),
       ...(s.options.publishStatus ? { managedBy: 'kubernetes' as const } : {}),
       ...(s.movedTo ? { movedTo: s.movedTo } : {}),
+      ...(s.siteMove ? { siteMove: s.siteMove } : {}),
       ...(siteUnreachable() ? { siteUnreachable: siteUnreachable() } : {}),
     }),
     indexForSearch: () => {
