@@ -33,6 +33,8 @@ import { ownIronic, type OwnIronic } from '../support/own-ironic';
 import { unusedPort } from '../support/ports';
 import { IronicProxy, isDeploy, isPowerChange, type RecordedRequest } from '../../bench/support/ironic-proxy';
 import { provisionVerb } from '../k8s/pivot-figures';
+import { fleetEnded, startFleet, waitForFleet } from '../support/fleet-hosts';
+import { saveHistory } from '../support/history-fixture';
 
 const { EventType, TimeoutType } = proto.temporal.api.enums.v1;
 
@@ -193,16 +195,17 @@ describe('sites', { timeout: 900_000 }, () => {
     await Promise.all([h.hosts.remove(a), h.hosts.remove(b)]);
   });
 
-  it('moves an available host to a site that shares its Ironic: the same node stays the host\'s, out of the move\'s maintenance; refuses a detached one; an unregistered one\'s site just changes', async () => {
+  it('moves an available host by a fleet operation to a site that shares its Ironic: the same node stays the host\'s, out of the move\'s maintenance; refuses a detached one; an unregistered one\'s site just changes', async () => {
     await startSiteB();
     const reg = { namespace: NS, name: uniq('move-reg') };
     await put(reg, undefined);
     const before = await available(reg);
-    await put(reg, SITE_B);
-    const moved = await settle(`${reg.name} moved to ${SITE_B}`, async () => {
-      const v = await view(reg);
-      return !v.siteMove && !v.currentOperation && v.operations.some((o) => o.kind === 'move') ? v : undefined;
-    });
+    const fleet = await startFleet(api.base, { name: uniq('move'), operation: { kind: 'moveSite', site: SITE_B }, selector: { hosts: [reg] } });
+    const done = await waitForFleet(api.base, fleet.name, fleetEnded, 'the move fleet ended');
+    expect(done.phase).toBe('completed');
+    expect(done.counts).toMatchObject({ succeeded: 1, failed: 0, skipped: 0 });
+    const moved = await view(reg);
+    expect(moved.siteMove).toBeUndefined();
     expect(moved.spec?.site).toBe(SITE_B);
     expect(moved.status.provisioning).toMatchObject({ state: 'available', ID: before.status.provisioning.ID });
     expect(moved.operations.filter((o) => o.kind === 'move').map((o) => o.outcome)).toEqual(['succeeded']);
@@ -290,5 +293,7 @@ describe('sites', { timeout: 900_000 }, () => {
     expect(atTo.map(provisionVerb).filter(Boolean)).toContain('deleted');
     expect(await toClient.getNode(moved.status.provisioning.ID)).toBeUndefined();
     expect(since(FROM, then.from)).toEqual([]);
+    // The baseline replay fixture of a host that moved between sites: METALFLOW_RECORD_SITE_MOVE_FIXTURE=host-site-move.json.
+    if (process.env.METALFLOW_RECORD_SITE_MOVE_FIXTURE) saveHistory(hostWorkflowId(ref), process.env.METALFLOW_RECORD_SITE_MOVE_FIXTURE);
   });
 });

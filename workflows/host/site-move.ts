@@ -1,6 +1,6 @@
 /**
- * A registered host moving between sites (docs/sites.md, *Moving a host
- * between sites*), run as the host's `move` operation: the pivot's
+ * A registered host moving between sites (docs/sites.md, *Moving a
+ * registered host between sites*), run as the host's `move` operation: the pivot's
  * guarantees (no deploy, no clean, no power change) inside one host
  * workflow. Each step is idempotent, so a worker killed anywhere resumes
  * where the history says it was:
