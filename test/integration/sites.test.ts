@@ -26,7 +26,7 @@ import { SiteHealthReader, type SiteHealth } from '../../control/site-health';
 import { DEFAULT_SITE } from '../../model/site';
 import { callApi, serveApi } from '../support/api-client';
 import { siteMetricsRegistry } from '../../api/site-metrics';
-import { hostWorkflowId } from '../../model/host-ref';
+import { hostWorkflowId, ironicNodeName } from '../../model/host-ref';
 import proto from '@temporalio/proto';
 import { IRONIC_URL } from '../support/env';
 import { ownIronic, type OwnIronic } from '../support/own-ironic';
@@ -226,6 +226,61 @@ describe('sites', { timeout: 900_000 }, () => {
     expect((await view(bare)).spec?.site).toBe(SITE_B);
     expect((await view(bare)).siteMove).toBeUndefined();
     await Promise.all([h.hosts.remove(reg), h.hosts.remove(detached), h.hosts.remove(bare)]);
+  });
+
+  it("a move the new site refuses, withdrawn by setting the site back, is undone: the host stays at the old site with its node, out of the move's maintenance", async () => {
+    const ref = { namespace: NS, name: uniq('unmove') };
+    const spec = { bmc: { address: `fake://${ref.name}`, credentialsName: `${ref.name}-bmc` }, bootMACAddress: randomMac(), online: true, inspectionMode: 'disabled' as const, automatedCleaningMode: 'disabled' as const };
+    await h.hosts.put(ref, { spec: { ...spec, site: FROM }, credentials: { username: 'admin', password: 'pw' } });
+    const before = await settle(`${ref.name} available at ${FROM}`, async () => {
+      const v = await view(ref);
+      return v.status.provisioning.state === 'available' && !v.currentOperation && v.status.operationalStatus === 'OK' ? v : undefined;
+    });
+    const fromNode = before.status.provisioning.ID;
+    // TO's Ironic refuses to create this host's node, for as long as the test needs.
+    const create = (r: RecordedRequest) => r.method === 'POST' && r.path === '/v1/nodes' && r.body.includes(`"${ironicNodeName(ref)}"`);
+    proxies[TO]!.fail(create, 1000, 400, 'refused by the test');
+    const sent = { from: proxies[FROM]!.requests.length, to: proxies[TO]!.requests.length };
+    await h.hosts.put(ref, { spec: { ...spec, site: TO } });
+    const failing = await settle(`${ref.name}'s move failing`, async () => {
+      const v = await view(ref);
+      return v.siteMove && v.operations.some((o) => o.kind === 'move' && o.outcome === 'failed') ? v : undefined;
+    });
+    expect(failing.siteMove).toMatchObject({ from: FROM, to: TO, fromNode });
+    expect(failing.status.provisioning.ID).toBe(fromNode);
+    // Held at the old site while the new one refuses.
+    expect((await h.ironic.getNode(fromNode))?.maintenance).toBe(true);
+
+    // Back to the old site: taken between attempts (one running answers 409, and the PUT is sent again).
+    await settle(`${ref.name} sent back`, () =>
+      h.hosts.put(ref, { spec: { ...spec, site: FROM } }).then(
+        () => true,
+        (e: unknown) => {
+          if (e instanceof ApiError && e.status === 409) return false;
+          throw e;
+        },
+      ),
+    );
+    const back = await settle(`${ref.name}'s move undone`, async () => {
+      const v = await view(ref);
+      const last = v.operations.at(-1);
+      return !v.siteMove && !v.currentOperation && last?.kind === 'move' && last.outcome === 'succeeded' ? v : undefined;
+    });
+    expect(back.operations.at(-1)!.note).toContain(`the move to site "${TO}" was undone`);
+    expect(back.spec?.site).toBe(FROM);
+    expect(back.status).toMatchObject({ operationalStatus: 'OK', provisioning: { state: 'available', ID: fromNode } });
+    expect(await h.ironic.getNode(fromNode)).toMatchObject({ maintenance: false, provision_state: 'manageable' });
+    const atFrom = proxies[FROM]!.requests.slice(sent.from);
+    expect({
+      powerChanges: atFrom.filter(isPowerChange).length,
+      verbs: atFrom.map(provisionVerb).filter(Boolean),
+      nodeDeletes: atFrom.filter((r) => r.method === 'DELETE' && /^\/v1\/nodes\/[^/]+$/.test(r.path)).length,
+      holds: atFrom.filter((r) => /\/maintenance$/.test(r.path)).map((r) => r.method),
+    }).toEqual({ powerChanges: 0, verbs: [], nodeDeletes: 0, holds: ['PUT', 'DELETE'] });
+    // TO's Ironic was asked (and refused) and holds no node of the host.
+    expect(proxies[TO]!.requests.slice(sent.to).filter(create).length).toBeGreaterThanOrEqual(1);
+    expect(await new IronicClient({ url: toIronic!.url }).getNode(ironicNodeName(ref))).toBeUndefined();
+    await h.hosts.remove(ref);
   });
 
   it('moves a provisioned host to a site with its own Ironic: adopted there as it is (no deploy, no power change), gone from the old Ironic; then powered off and deleted through the new site', async () => {
