@@ -11,7 +11,9 @@
  * Moving a registered host between sites: FROM's worker drives the test
  * Ironic, TO's worker an Ironic of its own (scripts/stack.sh on its own port
  * and state folder), each behind a recording proxy, so what each Ironic was
- * asked (deploys, power changes, node creates and deletes) is counted.
+ * asked (deploys, power changes, node creates and deletes) is counted. The
+ * central worker (the harness's, started here so it can be replaced) is
+ * stopped mid-move and a new one takes the move over from its history.
  */
 import type { Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -28,7 +30,8 @@ import { callApi, serveApi } from '../support/api-client';
 import { siteMetricsRegistry } from '../../api/site-metrics';
 import { hostWorkflowId, ironicNodeName } from '../../model/host-ref';
 import proto from '@temporalio/proto';
-import { IRONIC_URL } from '../support/env';
+import { IRONIC_URL, WORKFLOW_BUNDLE_PATH } from '../support/env';
+import { createWorker } from '../../workers/worker';
 import { ownIronic, type OwnIronic } from '../support/own-ironic';
 import { unusedPort } from '../support/ports';
 import { IronicProxy, isDeploy, isPowerChange, type RecordedRequest } from '../../bench/support/ironic-proxy';
@@ -53,10 +56,14 @@ const TO = uniq('to');
 let toIronic: OwnIronic | undefined;
 const proxies: Record<string, IronicProxy> = {};
 const moveWorkers: Array<{ worker: Worker; running: Promise<void> }> = [];
+/** The central worker (the default site's, and every host workflow's): stopped and replaced once, mid-move. */
+let central: { worker: Worker; running: Promise<void> } | undefined;
+const runWorker = (worker: Worker) => ({ worker, running: worker.run() });
 
 beforeAll(async () => {
   toIronic = ownIronic('test-sites-move-to', await unusedPort());
-  [h] = await Promise.all([startHarness({ hostOptions: { ...FAST_HOST_OPTIONS, siteWatchSeconds: WATCH_SECONDS }, sites: [SITE_B, FROM, TO] }), toIronic.start()]);
+  [h] = await Promise.all([startHarness({ startWorker: false, hostOptions: { ...FAST_HOST_OPTIONS, siteWatchSeconds: WATCH_SECONDS }, sites: [SITE_B, FROM, TO] }), toIronic.start()]);
+  central = runWorker(h.worker);
   for (const [site, url] of [[FROM, IRONIC_URL], [TO, toIronic.url]] as const) {
     const proxy = new IronicProxy(url);
     await proxy.start();
@@ -82,8 +89,8 @@ afterAll(async () => {
     siteB.worker.shutdown();
     await siteB.running;
   }
-  for (const w of moveWorkers) w.worker.shutdown();
-  await Promise.all(moveWorkers.map((w) => w.running));
+  for (const w of [...moveWorkers, ...(central ? [central] : [])]) w.worker.shutdown();
+  await Promise.all([...moveWorkers, ...(central ? [central] : [])].map((w) => w.running));
   // The second Ironic's stop (a few seconds) beside the harness's.
   await Promise.all([h?.close(), toIronic?.stop(), ...Object.values(proxies).map((p) => p.stop())]);
 });
@@ -297,8 +304,24 @@ describe('sites', { timeout: 900_000 }, () => {
     const sent = { from: proxies[FROM]!.requests.length, to: proxies[TO]!.requests.length };
     const since = (site: string, at: number) => proxies[site]!.requests.slice(at);
 
+    // TO's Ironic answers the adoption only after a while: meanwhile the central worker, which runs the host
+    // workflow, stops, and a new one (with none of its cache) takes the move over once TO has adopted the node.
+    const adopt = (r: RecordedRequest) => provisionVerb(r) === 'adopt';
+    proxies[TO]!.hold(adopt, 2000);
     // On the old code this was a 409: a registered host could not change its site.
     await h.hosts.put(ref, { spec: { ...spec, site: TO } });
+    await settle('the adoption sent to TO', async () => proxies[TO]!.requests.some(adopt));
+    central!.worker.shutdown();
+    await central!.running;
+    central = undefined;
+    const toClient = new IronicClient({ url: toIronic!.url });
+    await settle(`${ref.name}'s node adopted at ${TO}`, async () => (await toClient.getNode(ironicNodeName(ref)))?.provision_state === 'active');
+    central = runWorker(
+      await createWorker(
+        { connection: h.nativeConnection, namespace: 'default', taskQueue: h.taskQueue, ironic: h.ironic, secrets: h.secrets, poll: { initialMs: 100, factor: 1.5, maxMs: 1000 }, sites: [SITE_B, FROM, TO] },
+        { workflowBundle: { codePath: WORKFLOW_BUNDLE_PATH }, workflowsPath: undefined },
+      ),
+    );
     const moved = await settle(`${ref.name} moved to ${TO}`, async () => {
       const v = await view(ref);
       return atRest(v, 'provisioned') && v.status.provisioning.ID !== fromNode ? v : undefined;
@@ -310,7 +333,6 @@ describe('sites', { timeout: 900_000 }, () => {
     expect(after.map((o) => [o.kind, o.outcome])).toEqual([['move', 'succeeded']]);
     expect(after[0]!.note).toContain(`moved from site "${FROM}" to site "${TO}"`);
     // The node is at TO's Ironic, active and out of maintenance, and no longer at FROM's.
-    const toClient = new IronicClient({ url: toIronic!.url });
     expect(await toClient.getNode(moved.status.provisioning.ID)).toMatchObject({ provision_state: 'active', maintenance: false });
     expect(await h.ironic.getNode(fromNode)).toBeUndefined();
 
