@@ -65,7 +65,7 @@ export class FleetService extends RunService<FleetInput, FleetProgress> {
 
   /** A site that is not configured is a 400 naming it and the accepted ones, before anything starts. */
   override async create(input: FleetInput): Promise<{ created: boolean; progress: FleetProgress }> {
-    const errors = fleetSiteErrors(input.selector, this.sites);
+    const errors = fleetSiteErrors(input.selector, this.sites, input.operation);
     if (errors.length > 0) throw new ApiError(400, 'InvalidRequest', formatFieldErrors(errors), errors);
     return super.create(input);
   }

@@ -9,6 +9,7 @@ import type { FleetOperation } from '../model/fleet';
 import type { Image } from '../model/host';
 import type { HostView, OperationKind, OperationRecord } from './host';
 import { fleetPowerKey } from './fleet';
+import { DEFAULT_SITE } from '../model/site';
 
 export type HostFinding =
   | { kind: 'running'; view: HostView }
@@ -38,6 +39,7 @@ export const HOST_OPERATION: Record<FleetOperation['kind'], OperationKind> = {
   clean: 'clean',
   // Its result is its remediation's (activities/fleet/remediate.ts), never one host operation's.
   remediate: 'power',
+  moveSite: 'move',
 };
 
 /**
@@ -67,6 +69,7 @@ export function whyNotActionable(op: FleetOperation, found: HostFinding, reach: 
   if (view.managedBy === 'kubernetes' && !reach.kubernetes) {
     return "the host is driven by its BareMetalHost (Kubernetes mode) and this worker has no Kubernetes API server to change it: change it there, or run the fleet on the cluster's worker";
   }
+  if (op.kind === 'moveSite' && view.managedBy === 'kubernetes') return "the host is driven by its BareMetalHost: moving a registered host between sites is built for API mode only (docs/sites.md)";
   if (view.paused) return `the host is paused (${view.paused.reason})`;
   // Attaching is what a detached host is for; a detached host asked to detach has reached its goal before this.
   if (view.status.operationalStatus === 'detached' && op.kind !== 'attach') return 'the host is detached';
@@ -119,6 +122,9 @@ function reached(op: FleetOperation, view: HostView, since: string, fleet: strin
       return ok && !view.currentOperation;
     case 'remediate':
       return false;
+    case 'moveSite':
+      // At the site (its move, if it needed one, done): a host already there has nothing to do.
+      return (spec?.site ?? DEFAULT_SITE) === op.site && !view.siteMove && ok && !view.currentOperation;
     case 'clean':
       // A clean that started after the fleet started the host succeeded, and the host is available again.
       return (

@@ -9,7 +9,26 @@ import type { HostUpdatePolicySpec } from '../model/host-update-policy';
 import type { PowerRequestChange, PowerRequests, PowerRequestsView } from './power-requests';
 import type { HostEvent } from '../model/host-event';
 
-export type OperationKind = 'enroll' | 'inspect' | 'prepare' | 'provision' | 'deprovision' | 'power' | 'reboot' | 'delete' | 'detach' | 'clean' | 'service';
+export type OperationKind = 'enroll' | 'inspect' | 'prepare' | 'provision' | 'deprovision' | 'power' | 'reboot' | 'delete' | 'detach' | 'clean' | 'service' | 'move';
+
+/**
+ * A registered host moving from one site to another (workflows/host/site-move.ts, docs/sites.md): set when
+ * spec.site changes on a registered host, gone once the move (or its undoing) is done.
+ */
+export interface SiteMove {
+  /** The site the host's node is at until the switch, and the site spec.site named before the change. */
+  from: string;
+  to: string;
+  /** The host's Ironic node at `from` (held in maintenance from the move's first step, removed after the switch). */
+  fromNode: string;
+  since: string;
+  /** The host's node at `to` is adopted and is the host's node now: from here the move only goes forward. */
+  switched?: true;
+  /** Withdrawn (spec.site back to `from`, or the host deleted) before the switch: being undone. */
+  back?: true;
+  /** Undone while spec.site still names `to` (the host is being deleted): the host stays at `from`. */
+  undone?: true;
+}
 
 /** Which version of the credentials Secret the controller saw: references only, never the data. */
 export interface CredentialsVersion {
@@ -200,6 +219,8 @@ export interface HostState {
   heldTold?: string;
   /** A pivot moved the host to another plane; recorded before the source lets it go, so the run's last record says where. */
   movedTo?: MovedTo;
+  /** A move between sites under way (absent in runs that never moved: the host is at spec.site). */
+  siteMove?: SiteMove;
   /** spec.dhcp's reservation as written, and the pool address it holds (host-dhcp.ts). */
   dhcp?: DhcpState;
   /**
@@ -294,6 +315,8 @@ export interface HostView {
   managedBy?: 'kubernetes';
   /** A pivot moved the host away: where to find it now. */
   movedTo?: MovedTo;
+  /** A move to another site under way (spec.site changed on a registered host; docs/sites.md). */
+  siteMove?: SiteMove;
   /** The host's site (spec.site) has left its hardware calls unstarted: its worker is stopped or cut off (docs/sites.md). */
   siteUnreachable?: { site: string; since: string; reason: string };
 }

@@ -56,6 +56,13 @@ export const FLEET_OPERATIONS = {
     },
     closed,
   ),
+  moveSite: Type.Object(
+    {
+      kind: Type.Literal('moveSite'),
+      site: Type.String({ minLength: 1, maxLength: 63, pattern: DNS_LABEL, description: 'The configured site each host moves to (docs/sites.md): adopted there as it is, no deploy or power change' }),
+    },
+    { ...closed, description: "Moves each host to this site, as a PUT of its spec.site does (API mode; a host already there succeeds at once)" },
+  ),
   remediate: Type.Object(
     {
       kind: Type.Literal('remediate'),
@@ -217,8 +224,9 @@ export function validateFleetInput(input: unknown): Result<FleetInput> {
  * validateFleetInput (the API checks it before starting the run, the
  * selection activity for a `temporal workflow start` input).
  */
-export function fleetSiteErrors(selector: Pick<FleetSelector, 'sites'>, configured: readonly string[]): FieldError[] {
-  return (selector.sites ?? []).flatMap((site, i) => siteErrors(site, configured, `selector.sites[${i}]`));
+export function fleetSiteErrors(selector: Pick<FleetSelector, 'sites'>, configured: readonly string[], operation?: FleetOperation): FieldError[] {
+  const selected = (selector.sites ?? []).flatMap((site, i) => siteErrors(site, configured, `selector.sites[${i}]`));
+  return operation?.kind === 'moveSite' ? [...selected, ...siteErrors(operation.site, configured, 'operation.site')] : selected;
 }
 
 /** The fleet needs each host's site: it selects by site or caps each site's hosts in flight. */

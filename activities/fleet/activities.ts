@@ -26,6 +26,7 @@ import {
   requestInspectionUpdate,
   requestCleanUpdate,
   setImageUpdate,
+  applySpecUpdate,
   setPausedUpdate,
   type HostView,
 } from '../../contracts/host';
@@ -122,9 +123,9 @@ export function createFleetActivities(deps: { client?: Client; rest?: KubeRest; 
      * with `sites` (the fleet selects by site or caps each site), so is the site of a host whose run has not
      * indexed it (begun before hosts set MetalflowSite: such a host may be of any site).
      */
-    async selectFleetHosts(selector: FleetSelector, opts: { sites?: boolean } = {}): Promise<FleetSelection> {
+    async selectFleetHosts(selector: FleetSelector, opts: { sites?: boolean; operation?: FleetOperation } = {}): Promise<FleetSelection> {
       // A `temporal workflow start` input meets the configured sites here: the workflow cannot read them.
-      const unknown = fleetSiteErrors(selector, deps.sites ?? []);
+      const unknown = fleetSiteErrors(selector, deps.sites ?? [], opts.operation);
       if (unknown.length > 0) throw ApplicationFailure.create({ type: 'InvalidFleetInput', nonRetryable: true, message: formatFieldErrors(unknown), details: [unknown] });
       const c = client();
       const withSites = opts.sites === true || selector.sites !== undefined;
@@ -239,6 +240,11 @@ export function createFleetActivities(deps: { client?: Client; rest?: KubeRest; 
             break;
           case 'attach':
             await handle.executeUpdate(applyDirectivesUpdate, { args: [{}] });
+            break;
+          case 'moveSite':
+            // The host's own spec with the new site: a registered host moves (its refusal, a 409's reason, is the host's result).
+            if (!view.spec) return { sent: true };
+            await handle.executeUpdate(applySpecUpdate, { args: [{ ...view.spec, site: op.site }] });
             break;
           case 'clean':
             // A request held, or a clean run since the fleet started the host, is this one (a retried call).

@@ -61,6 +61,9 @@ export async function changeBareMetalHost(rest: KubeRest, ref: HostRef, op: Flee
     case 'clean':
       // Skipped before this (fleet-goals.ts): a BareMetalHost has no manual clean trigger.
       throw new Error('a manual clean has no trigger on a BareMetalHost');
+    case 'moveSite':
+      // Skipped before this (fleet-goals.ts): the site label of a registered BareMetalHost cannot change yet.
+      throw new Error('moving a registered host between sites is built for API mode only');
   }
 }
 

@@ -49,6 +49,8 @@ export function createIronicActivities(deps: IronicActivityDeps) {
 
   return {
     detachNode: wrap(teardown.detachNode),
+    holdNode: wrap(teardown.holdNode),
+    releaseNodeHold: wrap(teardown.releaseNodeHold),
     adoptNode: wrap(deploy.adoptNode),
     ensureNode: wrap(register.ensureNode),
     manageNode: wrap(register.manageNode),

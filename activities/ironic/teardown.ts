@@ -22,6 +22,11 @@ export interface TeardownDeps {
   driver: NodeDriver;
 }
 
+/** A node never to remove (the host's node at the site it stays at, when two sites share one Ironic). */
+interface Spared {
+  spare?: string;
+}
+
 /** Set when the only node found was not the host's: what was left alone and why. */
 export interface Untouched {
   untouched?: string;
@@ -80,12 +85,13 @@ export function createTeardownActivities(deps: TeardownDeps) {
     }
   }
 
-  async function deleteNode(input: NodeTarget, how: 'deleted' | 'detached' = 'deleted'): Promise<{ deleted: boolean } & Untouched> {
+  async function deleteNode(input: NodeTarget & Spared, how: 'deleted' | 'detached' = 'deleted'): Promise<{ deleted: boolean } & Untouched> {
     const reason = `metalflow: host ${how}`;
     const polling = poller(poll);
     for (;;) {
       const { node, untouched } = await ownNode(input, how);
       if (!node) return { deleted: true, ...(untouched ? { untouched } : {}) };
+      if (input.spare === node.uuid) return { deleted: false, untouched: `Ironic node ${node.uuid} is the host's node at the site it stays at; not ${how}` };
       if (!TRANSITIONAL_STATES.has(node.provision_state)) {
         try {
           if (!DELETABLE_STATES.has(node.provision_state) && !node.maintenance) {
@@ -108,9 +114,31 @@ export function createTeardownActivities(deps: TeardownDeps) {
    * put in maintenance first (Ironic's way to delete without tearing down), so
    * the machine is neither deprovisioned nor powered off.
    */
-  async function detachNode(input: NodeTarget): Promise<{ deleted: boolean } & Untouched> {
+  async function detachNode(input: NodeTarget & Spared): Promise<{ deleted: boolean } & Untouched> {
     return deleteNode(input, 'detached');
   }
 
-  return { setPower, deleteNode, detachNode };
+  /**
+   * A move between sites (workflows/host/site-move.ts): the host's node here is put in maintenance with the
+   * move's reason before the target site adopts the host, so this Ironic neither powers it nor acts on it
+   * (its power sync only reads a node in maintenance) while a second node exists. A node already in
+   * maintenance for another reason is left as it is.
+   */
+  async function holdNode(input: NodeTarget & { reason: string }): Promise<{ held: boolean } & Untouched> {
+    const { node, untouched } = await ownNode(input, 'put in maintenance');
+    if (!node) return { held: false, ...(untouched ? { untouched } : {}) };
+    if (node.maintenance) return { held: node.maintenance_reason === input.reason };
+    await ironic.setMaintenance(node.uuid, input.reason);
+    return { held: true };
+  }
+
+  /** Undoes holdNode (the move was withdrawn): out of maintenance only if the hold is still the move's own. */
+  async function releaseNodeHold(input: NodeTarget & { reason: string }): Promise<{ released: boolean } & Untouched> {
+    const { node, untouched } = await ownNode(input, 'taken out of maintenance');
+    if (!node || !node.maintenance || node.maintenance_reason !== input.reason) return { released: false, ...(untouched ? { untouched } : {}) };
+    await ironic.clearMaintenance(node.uuid);
+    return { released: true };
+  }
+
+  return { setPower, deleteNode, detachNode, holdNode, releaseNodeHold };
 }

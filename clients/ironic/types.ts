@@ -11,6 +11,8 @@ export interface IronicNode {
   /** When the provision state last changed (Ironic's clock). */
   provision_updated_at?: string | null;
   maintenance: boolean;
+  /** Why the node is in maintenance, as whoever put it there said. */
+  maintenance_reason?: string | null;
   /** Why Ironic itself put the node in maintenance (`service failure`, `power failure`, …); null when it did not. */
   fault?: string | null;
   reservation: string | null;

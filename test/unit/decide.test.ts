@@ -51,7 +51,7 @@ describe('the state handlers (HANDLERS)', () => {
 
 describe('the cross-state rules', () => {
   it('are asked in this order, before the handler', () => {
-    expect(CROSS_STATE_RULES.map((r) => r.name)).toEqual(['paused', 'rebootServedByOff', 'settingsHeldTold', 'giveUpCleaningUp', 'metal3Transition', 'customDeployRedeploys', 'nodeLostRegisters', 'deleteSteps']);
+    expect(CROSS_STATE_RULES.map((r) => r.name)).toEqual(['paused', 'rebootServedByOff', 'settingsHeldTold', 'siteMoves', 'giveUpCleaningUp', 'metal3Transition', 'customDeployRedeploys', 'nodeLostRegisters', 'deleteSteps']);
     expect(MANAGED_RULES.map((r) => r.name)).toEqual(['detachOrAttach']);
   });
 

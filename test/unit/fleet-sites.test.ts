@@ -46,6 +46,11 @@ describe('fleet input with sites', () => {
     // No sites file: the default site alone.
     expect(fleetSiteErrors({ sites: ['edge-1'] }, [])[0]!.reason).toContain('the sites are "default"');
     expect(fleetSiteErrors({}, [])).toEqual([]);
+    // A moveSite fleet names the site each host moves to: a configured one too.
+    expect(fleetSiteErrors({}, ['default', 'edge-1'], { kind: 'moveSite', site: 'edge-1' })).toEqual([]);
+    expect(fleetSiteErrors({}, ['default', 'edge-1'], { kind: 'moveSite', site: 'edge-9' })).toEqual([
+      { field: 'operation.site', reason: '"edge-9" is not a configured site; the sites are "default", "edge-1" (the operator configures them in METALFLOW_SITES_FILE)' },
+    ]);
   });
 
   it('reads sites only when it selects by them or caps them', () => {

@@ -33,6 +33,8 @@ const EXPECTED = [
   'host-power-signal',
   'host-limited',
   'host-site-dark',
+  // A provisioned host moved between sites (hold, adopt, switch, release), then powered off and deleted at its new site.
+  'host-site-move',
   'fleet-reboot-run1',
   'fleet-reboot-last',
   'pivot-source-refused',

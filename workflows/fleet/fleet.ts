@@ -241,7 +241,7 @@ export async function fleetWorkflow(input: FleetInput, carry: FleetCarry = {}): 
   /** The selection; a site the worker's configuration does not know fails the run as a bad input would. */
   async function select() {
     try {
-      return await fleetCalls.selectFleetHosts(input.selector, { sites: bySite });
+      return await fleetCalls.selectFleetHosts(input.selector, { sites: bySite, ...(input.operation.kind === 'moveSite' ? { operation: input.operation } : {}) });
     } catch (err) {
       const cause = err instanceof ActivityFailure ? err.cause : undefined;
       if (cause instanceof ApplicationFailure && cause.type === 'InvalidFleetInput') {

@@ -19,6 +19,7 @@ import type { HostEvent } from '../../model/host-event';
 import { provisionerFor, type Provisioner } from './provisioners/provisioner';
 import { hostCurrentDetails } from './ui-details';
 import { DEFAULT_SITE } from '../../model/site';
+import { homeSite } from './rules/site';
 
 export const now = (): string => new Date().toISOString();
 
@@ -71,7 +72,7 @@ export function hostContext(s: HostState): HostContext {
   // The host's hardware calls go to its site's task queue, read at each call (site-route.ts). A BareMetalHost
   // is told when its site stops or starts taking them: its SiteReachable condition, written with the status.
   routeHostActivities(
-    () => ({ site: s.spec?.site, watchSeconds: s.options.siteWatchSeconds }),
+    () => ({ site: homeSite(s), watchSeconds: s.options.siteWatchSeconds }),
     (dark) => {
       if (!s.options.publishStatus) return;
       // A status write where a run recorded before had none: the marker keeps such a run's commands as they were.
@@ -80,7 +81,7 @@ export function hostContext(s: HostState): HostContext {
       void status.writeStatus(
         dark
           ? { type: 'Warning', reason: 'SiteUnreachable', message: dark.reason }
-          : { type: 'Normal', reason: 'SiteReachable', message: `site "${s.spec?.site ?? DEFAULT_SITE}" takes the host's work again` },
+          : { type: 'Normal', reason: 'SiteReachable', message: `site "${homeSite(s) ?? DEFAULT_SITE}" takes the host's work again` },
       );
     },
   );
@@ -115,6 +116,7 @@ export function hostContext(s: HostState): HostContext {
       ...(s.firmwareServiced ? { firmwareServiced: s.firmwareServiced } : {}),
       ...(s.options.publishStatus ? { managedBy: 'kubernetes' as const } : {}),
       ...(s.movedTo ? { movedTo: s.movedTo } : {}),
+      ...(s.siteMove ? { siteMove: s.siteMove } : {}),
       ...(siteUnreachable() ? { siteUnreachable: siteUnreachable() } : {}),
     }),
     indexForSearch: () => {

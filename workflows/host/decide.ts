@@ -128,6 +128,9 @@ export function nextStateAfter(op: OperationKind, state: ProvisioningState, s: H
     case 'service':
       // Ironic's node stays (or is made again) active: the host stays provisioned.
       return state;
+    case 'move':
+      // Adopted at the new site as it was (site-move.ts).
+      return state;
   }
 }
 
@@ -143,6 +146,8 @@ export const ERROR_TYPE_OF: Record<OperationKind, ErrorType> = {
   detach: 'detach error',
   clean: 'preparation error',
   service: 'servicing error',
+  // Registering at the new site failed (a provisioned host's: 'provisioned registration error', operation.ts).
+  move: 'registration error',
 };
 
 /** What of the spec Ironic's node record depends on; a change means registering again. */
@@ -267,6 +272,12 @@ const operation = (op: OperationKind, state: ProvisioningState): Decision => ({ 
 /** A place in the provisioning queue goes to the next host meanwhile. */
 const paused: Rule = (s) => (s.paused ? { kind: 'pause' } : undefined);
 
+/**
+ * A move between sites under way (site-move.ts) goes first: until it is done (or undone) the host's node is
+ * held at one site and maybe registered at the other. A move undone for a delete leaves the host at its old site.
+ */
+const siteMoves: Rule = (s) => (s.siteMove && !s.siteMove.undone ? operation('move', s.status.provisioning.state) : undefined);
+
 const rebootServedByOff: Rule = (s) => {
   const settled = settlePowerRequests(s.status.poweredOn, s.spec, s.power);
   return settled !== s.power ? { kind: 'settle', power: settled } : undefined;
@@ -338,7 +349,7 @@ const detachOrAttach: ManagedRule = (s) => {
  * has no BMC stops after CROSS_STATE_RULES (unmanaged); MANAGED_RULES follow
  * for the others.
  */
-export const CROSS_STATE_RULES: readonly Rule[] = [paused, rebootServedByOff, settingsHeldTold, giveUpCleaningUp, metal3Transition, customDeployRedeploys, nodeLostRegisters, deleteSteps];
+export const CROSS_STATE_RULES: readonly Rule[] = [paused, rebootServedByOff, settingsHeldTold, siteMoves, giveUpCleaningUp, metal3Transition, customDeployRedeploys, nodeLostRegisters, deleteSteps];
 export const MANAGED_RULES: readonly ManagedRule[] = [detachOrAttach];
 
 /** Ironic's node must be registered (again): BMC settings, credentials or disablePowerOff changed. */
@@ -504,6 +515,9 @@ export function specConflict(s: HostState, next: HostSpec, running: OperationKin
   }
   if (running === 'enroll' && registrationFingerprint(prev) !== registrationFingerprint(next)) {
     return 'BMC settings cannot change while the host is registering; retry when it is done';
+  }
+  if (running === 'move' && registrationFingerprint(prev) !== registrationFingerprint(next)) {
+    return 'BMC settings cannot change while the host moves between sites (it registers at the new site); retry when the move is done';
   }
   if (running === 'provision' && next.image && JSON.stringify(next.image) !== JSON.stringify(prev.image)) {
     return `the host is provisioning ${prev.image?.url ?? 'an image'}; remove the image or wait until it is provisioned`;

@@ -27,7 +27,7 @@ import {
   powerChangedSignal,
 } from '../../contracts/host';
 import { specConflict } from './decide';
-import { siteChangeConflict } from './rules/site';
+import { siteChangeConflict, siteMoveFor } from './rules/site';
 import { applyDirectives, checkRestoredStatus, requestInspection, restoreStatus } from './directives';
 import { addedHolds, applyPowerRequestChange, checkPowerRequestChange, keyedRebootEvent, powerRequestsView, type PowerRequestChange } from './rules/power-requests';
 import { applyPause, checkPauseRequest } from './rules/pause';
@@ -72,6 +72,10 @@ export function setHostHandlers(ctx: HostContext): void {
     const spec = normalForm(input);
     const changed = JSON.stringify(spec) !== JSON.stringify(s.spec);
     if (changed) {
+      // A registered host's new site is a move (site-move.ts); the validator refused such a spec before moves
+      // existed, so no earlier history holds one.
+      const move = siteMoveFor(s, spec, now());
+      if (move) s.siteMove = move;
       s.spec = spec;
       s.generation += 1;
       s.retryAt = undefined;

@@ -4,17 +4,20 @@
  * the operation is interrupted when what the host now wants is no longer it.
  */
 import { decide } from './decide';
+import { siteMoveInterrupt } from './rules/site';
 import type { HostState, OperationKind } from '../../contracts/host';
 
 /**
  * Operations that can stop half-way and be run again or undone. Registration,
  * deprovisioning, deletion and detach are the way back themselves: they finish.
  */
-export const INTERRUPTIBLE: ReadonlySet<OperationKind> = new Set(['inspect', 'prepare', 'provision', 'power', 'reboot', 'clean', 'service']);
+export const INTERRUPTIBLE: ReadonlySet<OperationKind> = new Set(['inspect', 'prepare', 'provision', 'power', 'reboot', 'clean', 'service', 'move']);
 
 /** Why the running `op` should be cancelled now, or undefined while it is still what the host wants. */
 export function interruptReason(s: HostState, op: OperationKind): string | undefined {
   if (!INTERRUPTIBLE.has(op)) return undefined;
+  // A move stops only where it is withdrawn before its switch; a pause lets it end first, as a registration.
+  if (op === 'move') return siteMoveInterrupt(s);
   if (s.paused) return `the host was paused (${s.paused.reason})`;
   const next = decide(s);
   if (next.kind === 'operation' && next.op === op) return undefined;

@@ -25,6 +25,7 @@ import { customDeployMethod } from '../../model/custom-deploy';
 import { pendingSettingsSteps, recordAppliedSettings } from '../../model/host-settings';
 import { serviceableSettings } from './rules/servicing';
 import { heldServiceable, heldToClean, settleHeld } from './rules/firmware-held-rules';
+import { moveOperation } from './site-move';
 
 const reasonOf = (text: string): string =>
   text.replace(/(^|\s)(\w)/g, (_m, _sp: string, c: string) => c.toUpperCase()).replace(/\s/g, '');
@@ -152,6 +153,8 @@ export function operationRunner(ctx: HostContext): OperationRunner {
       try {
         outcome = await scope.run(() => withOperationLabel(`${record.seq}-${op}`, async () => {
           // The spec's node settings first, each attempt (rules/node-settings.ts): here, or by the step's activity.
+          // A move between sites is the host's own sequence over both sites' Ironics (site-move.ts).
+          if (op === 'move') return moveOperation(ctx, input, progress);
           const inStep = await applyNodeSettings(op, input);
           return ctx.provisioner().operations[op](inStep ? { ...input, settingsInStep: true } : input, progress);
         }));
@@ -212,7 +215,7 @@ export function operationRunner(ctx: HostContext): OperationRunner {
       record.endedAt = now();
       record.error = failureMessage(err);
       s.status.errorType =
-        op === 'enroll' && (state === 'provisioned' || state === 'externally provisioned')
+        (op === 'enroll' || op === 'move') && (state === 'provisioned' || state === 'externally provisioned')
           ? 'provisioned registration error'
           : ERROR_TYPE_OF[op];
       s.status.errorMessage = record.error;

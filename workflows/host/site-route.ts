@@ -30,8 +30,8 @@ import { hostSiteQueue } from '../../model/site';
  */
 export const SITE_ACTIVITIES: ReadonlySet<string> = new Set([
   'adoptNode', 'applyBmcBios', 'cacheImage', 'changeNodePower', 'checkImage', 'cleanNode', 'deleteNode', 'deployNode', 'detachNode',
-  'ejectBmcMedia', 'ensureNode', 'getBmcMedia', 'getBmcPower', 'insertBmcMedia', 'insertConfigDrive', 'inspectBmc', 'inspectNode',
-  'manageNode', 'preflightBmc', 'prepareNode', 'provideNode', 'readDhcpLease', 'readHostPower', 'releaseDhcp', 'removeConfigDrive',
+  'ejectBmcMedia', 'ensureNode', 'getBmcMedia', 'getBmcPower', 'holdNode', 'insertBmcMedia', 'insertConfigDrive', 'inspectBmc', 'inspectNode',
+  'manageNode', 'preflightBmc', 'prepareNode', 'provideNode', 'readDhcpLease', 'readHostPower', 'releaseDhcp', 'releaseNodeHold', 'removeConfigDrive',
   'reserveDhcp', 'serviceNode', 'setBmcBootDevice', 'setBmcPower', 'setPower', 'settleNode', 'syncNodeSettings', 'undeployNode', 'updateBmcFirmware',
   'verifyImage', 'watchDhcpLease',
 ]);
@@ -53,6 +53,8 @@ interface Route {
 let routeOf: (() => Route) | undefined;
 let unreachable: SiteUnreachable | undefined;
 let onReachability: ((now: SiteUnreachable | undefined) => void) | undefined;
+/** The site a move between sites addresses now (site-move.ts): its steps go to one site, then the other. */
+let moveStep: string | undefined;
 
 /**
  * Called once by the host workflow: its site, read at each activity (a site may change while the host is
@@ -71,6 +73,25 @@ function reached(): void {
   onReachability?.(undefined);
 }
 
+/** The site the host's hardware calls go to now; undefined for a host that names none (the default site). */
+export function routedSite(): string | undefined {
+  return moveStep ?? routeOf?.().site;
+}
+
+/**
+ * Runs one step of a move between sites with its hardware calls sent to `site`. Only the move's operation
+ * schedules site activities while it runs (the host runs one operation at a time, and no power check or
+ * DHCP sync meanwhile), so the override reaches its calls alone.
+ */
+export async function atSite<T>(site: string, step: () => Promise<T>): Promise<T> {
+  moveStep = site;
+  try {
+    return await step();
+  } finally {
+    moveStep = undefined;
+  }
+}
+
 /** Set while the host's site has left a call unstarted past its limit. */
 export const siteUnreachable = (): SiteUnreachable | undefined => unreachable;
 
@@ -81,12 +102,12 @@ type AnyActivities = Record<string, (...args: unknown[]) => Promise<unknown>>;
 
 export async function scheduleAtSite(input: ActivityInput, next: Next<WorkflowOutboundCallsInterceptor, 'scheduleActivity'>): Promise<unknown> {
   const route = routeOf?.();
-  const queue = hostSiteQueue(route?.site);
-  if (!route?.site || !queue || input.options.taskQueue !== undefined || !SITE_ACTIVITIES.has(input.activityType)) return next(input);
-  const site = route.site;
+  const site = moveStep ?? route?.site;
+  const queue = hostSiteQueue(site);
+  if (!site || !queue || input.options.taskQueue !== undefined || !SITE_ACTIVITIES.has(input.activityType)) return next(input);
   // A caller that set its own limit (the power check) handles a site that does not answer itself.
   const watched = input.options.scheduleToStartTimeout === undefined;
-  const watchSeconds = route.watchSeconds ?? DEFAULT_SITE_WATCH_SECONDS;
+  const watchSeconds = route?.watchSeconds ?? DEFAULT_SITE_WATCH_SECONDS;
   // Only the first attempt has a limit: it is what tells a dark site. Activity options are not compared on replay,
   // so a run of v0.1.0 (which sent each call again with a doubling limit) replays this loop as it was, and its
   // pending attempt, once its old limit runs out, is sent again without one.

@@ -38,9 +38,10 @@ export type OperationFn = (input: OperationInput, progress?: (step: string) => v
  * One function per operation the host runs. `enroll` registers the host, or
  * adopts a provisioned one when `input.adopt` is set; firmware and BIOS
  * changes run as `clean` steps (an available host) or `service` steps (a
- * provisioned one, as its HostUpdatePolicy allows).
+ * provisioned one, as its HostUpdatePolicy allows). A move between sites is
+ * not a provisioner's: the host workflow runs it over both sites (site-move.ts).
  */
-export type ProvisionerOperations = Readonly<Record<OperationKind, OperationFn>>;
+export type ProvisionerOperations = Readonly<Record<Exclude<OperationKind, 'move'>, OperationFn>>;
 
 export interface Provisioner extends ProvisionerTraits {
   readonly operations: ProvisionerOperations;

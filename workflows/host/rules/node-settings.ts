@@ -11,6 +11,7 @@ import { isCancellation, patched, proxyActivities, proxyLocalActivities } from '
 import type { IronicActivities } from '../../../activities/ironic/activities';
 import type { OperationKind } from '../../../contracts/host';
 import { hostSiteQueue } from '../../../model/site';
+import { routedSite } from '../site-route';
 import type { OperationInput } from '../operation-types';
 import { provisionerTraits } from '../provisioners/traits';
 import { ACTIVITY_OPTIONS, LOCAL_ACTIVITY_OPTIONS } from '../../common/activity-options';
@@ -42,7 +43,7 @@ export async function applyNodeSettings(op: OperationKind, input: OperationInput
   if (IN_STEP.has(op) && !(op === 'inspect' && spec.inspectionMode === 'fast') && patched('node-settings-in-step')) return true;
   const args = { ref: input.ref, spec, nodeId };
   // A host of another site: its site's worker reaches that site's Ironic (site-route.ts); a local activity would run here.
-  if (hostSiteQueue(spec.site)) {
+  if (hostSiteQueue(routedSite())) {
     await quick.syncNodeSettings(args);
     return false;
   }

@@ -18,6 +18,7 @@ import { ACTIVITY_OPTIONS, LOCAL_ACTIVITY_OPTIONS } from '../../common/activity-
 import { isSteadyState } from './power-requests';
 import { powerPath } from '../provisioners/power';
 import { hostSiteQueue } from '../../../model/site';
+import { homeSite } from './site';
 
 const local = proxyLocalActivities<PowerActivities>(LOCAL_ACTIVITY_OPTIONS.powerRead);
 
@@ -55,7 +56,7 @@ export function powerCheckDelayMs(s: HostState): number | undefined {
 /** The power check starts with the local activity (an Ironic node's power), not the BMC read activity; without a spec it reads nothing. */
 export function powerCheckIsLocal(s: HostState): boolean {
   // A host of another site reads its power through its site's worker: a local activity runs here, beside no Ironic of that site.
-  if (!s.spec || hostSiteQueue(s.spec.site)) return false;
+  if (!s.spec || hostSiteQueue(homeSite(s))) return false;
   return powerPath(s.spec, s.status.provisioning.ID || undefined) !== 'bmc';
 }
 
@@ -75,7 +76,7 @@ export async function readPower(s: HostState): Promise<{ poweredOn?: boolean; no
   try {
     // Not the 4 s local activity: a slow BMC would never answer in time.
     if (via === 'bmc') return { poweredOn: (await bmcRead.getBmcPower({ ref: s.ref, spec: s.spec })).poweredOn };
-    if (hostSiteQueue(s.spec.site)) return await siteRead.readHostPower({ ref: s.ref, spec: s.spec, nodeId, via });
+    if (hostSiteQueue(homeSite(s))) return await siteRead.readHostPower({ ref: s.ref, spec: s.spec, nodeId, via });
     return await local.readHostPower({ ref: s.ref, spec: s.spec, nodeId, via });
   } catch (err) {
     log.warn('power check failed', { error: failureMessage(err) });
