@@ -110,7 +110,9 @@ const traffic = ids.map(async (workflowId) => {
       // the update alone (the controller keeps what it last sent).
       paused = !paused;
       if (QUERIES) await read(handle);
-      void handle.executeUpdate(setPausedUpdate, { args: [paused ? { paused: true, reason: `replay-chaos-${Math.floor(Math.random() * 1e6)}` } : { paused: false }] }).catch(() => undefined);
+      // Without the query, awaited as the controller awaits it: else a stalled worker would meet a pile of updates.
+      const sent = handle.executeUpdate(setPausedUpdate, { args: [paused ? { paused: true, reason: `replay-chaos-${Math.floor(Math.random() * 1e6)}` } : { paused: false }] }).catch(() => undefined);
+      if (!QUERIES) await sent;
     } else if (r < 0.75) await read(handle);
     else await handle.signal(powerChangedSignal, { at: new Date().toISOString(), from: 'power on', to: 'power on' }).catch(() => undefined);
   }
