@@ -13,6 +13,7 @@ import { metal3StatusAsGoReads } from '../model/metal3-status';
 import { schemaErrors } from '../model/validate';
 import { formatFieldErrors } from '../model/field-error';
 import { hostWorkflowId } from '../model/host-ref';
+import { hostListItem } from './host-list';
 import {
   applyDirectivesUpdate,
   applySpecUpdate,
@@ -45,8 +46,10 @@ export async function hostRun(client: Client, ref: HostRef): Promise<HostRun> {
  * alone, so an unchanged mark means an unchanged view. A describe is a read of
  * the server's mutable state; a query is a workflow task on a worker (a replay
  * when the host is not cached): watchers describe, and query only on a new mark.
+ * `operation`: the operation the run's search attributes name as running ('' when
+ * none, or no run runs), as current as the mark.
  */
-export async function markedHostRun(client: Client, ref: HostRef): Promise<{ run: HostRun; mark: string }> {
+export async function markedHostRun(client: Client, ref: HostRef): Promise<{ run: HostRun; mark: string; operation: string }> {
   try {
     const d = await client.workflow.getHandle(hostWorkflowId(ref)).describe();
     const mark = `${d.runId}:${d.historyLength}:${d.status.name}`;
@@ -54,16 +57,43 @@ export async function markedHostRun(client: Client, ref: HostRef): Promise<{ run
       // Describe without a run id reads the newest run: continued-as-new only in a race, the new run runs.
       case 'RUNNING':
       case 'CONTINUED_AS_NEW':
-        return { run: { kind: 'running' }, mark };
+        return { run: { kind: 'running' }, mark, operation: d.status.name === 'RUNNING' ? hostListItem(d.searchAttributes).operation : '' };
       case 'COMPLETED':
-        return { run: { kind: 'deleted' }, mark };
+        return { run: { kind: 'deleted' }, mark, operation: '' };
       default:
-        return { run: { kind: 'ended', status: d.status.name, closedAt: d.closeTime }, mark };
+        return { run: { kind: 'ended', status: d.status.name, closedAt: d.closeTime }, mark, operation: '' };
     }
   } catch (err) {
-    if (err instanceof WorkflowNotFoundError) return { run: { kind: 'absent' }, mark: 'absent' };
+    if (err instanceof WorkflowNotFoundError) return { run: { kind: 'absent' }, mark: 'absent', operation: '' };
     throw err;
   }
+}
+
+/** A waiter's look at a host (idleHostView): the view only when it was read. */
+export interface IdleLook {
+  run: HostRun;
+  mark: string;
+  /** The operation running, as the search attributes name it; '' when none. */
+  operation: string;
+  view?: HostView;
+}
+
+/**
+ * For a waiter whose goal needs no operation running (a pivot's frozen or
+ * detached host, a fleet abort, a remediation's power wait): the running host's
+ * view, queried only when its search attributes name no operation running and
+ * its history moved since the mark `seen` (else the answer could only be "not
+ * yet"). Every query is a workflow task on the host's worker, and one answered
+ * while a local activity's result waits there makes the history unreplayable
+ * (docs/adr/0006-local-activity-heartbeat.md): a waiter that queried at each
+ * poll asked a host in flight dozens of times. An operation whose outcome is
+ * recorded is no longer named while its run winds down: the query still shows
+ * it as `currentOperation`, so the search attributes only ever spare a query.
+ */
+export async function idleHostView(client: Client, ref: HostRef, seen?: string): Promise<IdleLook> {
+  const look = await markedHostRun(client, ref);
+  if (look.run.kind !== 'running' || look.operation !== '' || look.mark === seen) return look;
+  return { ...look, view: await client.workflow.getHandle(hostWorkflowId(ref)).query(hostViewQuery) };
 }
 
 /**

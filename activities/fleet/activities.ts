@@ -15,7 +15,7 @@ import { DEFAULT_SITE } from '../../model/site';
 import type { CleanRequest } from '../../model/clean';
 import { hostWorkflowId } from '../../model/host-ref';
 import { parseBmcAddress } from '../../model/bmc';
-import { hostRun, markedHostRun, type HostRun } from '../../control/host-run';
+import { hostRun, idleHostView, markedHostRun, type HostRun } from '../../control/host-run';
 import { hostSiteAttribute, runningHosts } from '../../control/host-list';
 import {
   applyDirectivesUpdate,
@@ -312,11 +312,19 @@ export function createFleetActivities(deps: { client?: Client; rest?: KubeRest; 
       if (rest) await pauseBareMetalHost(rest, call.ref, why);
       else await handle.executeUpdate(setPausedUpdate, { args: [{ paused: true, reason: why }] });
       let delay = 500;
+      let seen: string | undefined;
       for (;;) {
-        const found = await findHost(c, call.ref);
-        if (found.kind !== 'running') return fleetHostResult(call.operation, found, call.since, call.fleet, reach) ?? { outcome: 'skipped', reason: `the host's workflow is ${found.kind}` };
-        const { view } = found;
-        if (!view.currentOperation) {
+        // Until no operation runs: described at each poll, queried only when that could answer (the host
+        // in flight runs local activities; a query that meets one is docs/adr/0006-local-activity-heartbeat.md).
+        const look = await idleHostView(c, call.ref, seen);
+        if (look.run.kind !== 'running') {
+          const found = await findingOf(c, call.ref, look.run);
+          return fleetHostResult(call.operation, found, call.since, call.fleet, reach) ?? { outcome: 'skipped', reason: `the host's workflow is ${found.kind}` };
+        }
+        const view = look.view;
+        if (view) seen = look.mark;
+        if (view && !view.currentOperation) {
+          const found = { kind: 'running' as const, view };
           const result = abortedResult(call.operation, found, call.since, call.fleet, why);
           const image = result.outcome === 'cancelled' ? imageToRestore(call.operation, view) : undefined;
           if (!image) return result;
@@ -330,7 +338,7 @@ export function createFleetActivities(deps: { client?: Client; rest?: KubeRest; 
           }
           return { outcome: 'cancelled', reason: `deprovision cancelled before it ran (${why}): its image ${image.url} is back in its spec, nothing changed on the host` };
         }
-        heartbeat({ running: view.currentOperation.kind });
+        heartbeat({ running: view?.currentOperation?.kind ?? look.operation });
         await pause(delay);
         delay = Math.min(delay * 1.5, 5000);
       }

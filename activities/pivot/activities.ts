@@ -14,7 +14,7 @@ import type { RegisteredPlane } from '../../config/pivot-planes';
 import type { SecretReader } from '../../clients/secrets/secret-store';
 import { hostWorkflowId } from '../../model/host-ref';
 import { bmhObjectPath, deleteObject, getObject, patchMetadata } from '../../clients/kubernetes/metal3-objects';
-import { hostRun } from '../../control/host-run';
+import { hostRun, idleHostView } from '../../control/host-run';
 import { hostViewQuery, recordMoveUpdate, type HostView } from '../../contracts/host';
 import type { FleetSelection } from '../../contracts/fleet';
 import type { PivotExpect, PivotManifest, PrecheckResult } from '../../contracts/pivot';
@@ -57,16 +57,24 @@ export function createPivotActivities(deps: PivotPlaneDeps & { client?: Client; 
     return src;
   };
 
-  /** Polls the source host's view until `done` says so, heartbeating what it saw. */
-  async function watchHost(plane: Plane, ref: HostRef, done: (v: HostView) => boolean, what: string): Promise<void> {
+  /**
+   * Watches the source host until `done` says so of its view (both waits need no operation running),
+   * heartbeating what it saw; the view it ended on. Described at each poll, queried only when that
+   * could answer (idleHostView): a frozen host runs local activities, and a query that meets one is
+   * the replay fault of docs/adr/0006-local-activity-heartbeat.md.
+   */
+  async function watchHost(plane: Plane, ref: HostRef, done: (v: HostView) => boolean, what: string): Promise<HostView> {
     const c = hostClient(plane, 'source');
     let delay = 300;
+    let seen: string | undefined;
     for (;;) {
-      const run = await hostRun(c, ref);
-      if (run.kind !== 'running') throw new Error(`the source host's workflow is ${run.kind} while waiting until ${what}`);
-      const view = await c.workflow.getHandle(hostWorkflowId(ref)).query(hostViewQuery);
-      if (done(view)) return;
-      heartbeat({ waiting: what, operation: view.currentOperation?.kind });
+      const look = await idleHostView(c, ref, seen);
+      if (look.run.kind !== 'running') throw new Error(`the source host's workflow is ${look.run.kind} while waiting until ${what}`);
+      if (look.view) {
+        seen = look.mark;
+        if (done(look.view)) return look.view;
+      }
+      heartbeat({ waiting: what, operation: look.view?.currentOperation?.kind ?? (look.operation || undefined) });
       await pause(delay);
       delay = Math.min(delay * 1.5, 3000);
     }
@@ -75,8 +83,8 @@ export function createPivotActivities(deps: PivotPlaneDeps & { client?: Client; 
   /** What still differs in a Kubernetes target: the object, then the target's host workflow (the restored status shows the source's at once). */
   async function kubeTargetLook(call: PivotHostCall & { expect: PivotExpect }): Promise<() => Promise<string | undefined>> {
     const rest = await target(call);
-    const c = hostClient(call.target, 'target');
-    return async () => targetMismatch(await getObject<BareMetalHostObject>(rest, bmhObjectPath(call.ref.namespace, call.ref.name)), call.expect) ?? (await targetAtRest(c, call.ref, call.expect));
+    const atRest = targetAtRest(hostClient(call.target, 'target'), call.ref, call.expect);
+    return async () => targetMismatch(await getObject<BareMetalHostObject>(rest, bmhObjectPath(call.ref.namespace, call.ref.name)), call.expect) ?? (await atRest());
   }
 
   /** The same through an API target's view of the host. */
@@ -126,13 +134,12 @@ export function createPivotActivities(deps: PivotPlaneDeps & { client?: Client; 
       if (apiMode(call)) return viaApi.apiFreeze((await apis(call)).src, call.ref, call.pivot);
       const rest = await source(call);
       await freeze(rest, call.ref, call.pivot);
-      let view: HostView | undefined;
-      await watchHost(call.source, call.ref, (v) => ((view = v), v.paused !== undefined && !v.currentOperation), 'the host is paused and idle');
+      const view = await watchHost(call.source, call.ref, (v) => v.paused !== undefined && !v.currentOperation, 'the host is paused and idle');
       // The status goes to the API server in the background: wait until the object shows the idle host's.
       for (let delay = 300; ; delay = Math.min(delay * 1.5, 3000)) {
         const obj = await getObject<BareMetalHostObject>(rest, bmhObjectPath(call.ref.namespace, call.ref.name));
         const p = obj?.status?.provisioning;
-        if (p?.state === view!.status.provisioning.state && obj?.status?.poweredOn === view!.status.poweredOn) return;
+        if (p?.state === view.status.provisioning.state && obj?.status?.poweredOn === view.status.poweredOn) return;
         heartbeat({ waiting: 'the status to be published' });
         await pause(delay);
       }
@@ -251,14 +258,29 @@ async function recordMove(c: Client, call: PivotHostCall, plane: RegisteredPlane
   await handle.executeUpdate(recordMoveUpdate, { args: [{ pivot: call.pivot, at: new Date().toISOString(), target }] });
 }
 
-/** Undefined once the target's host workflow has its own Ironic node and runs nothing; else what it is still doing. */
-async function targetAtRest(c: Client, ref: HostRef, expect: PivotExpect): Promise<string | undefined> {
-  if ((await hostRun(c, ref)).kind !== 'running') return "the target host's workflow is not running yet";
-  const view = await c.workflow.getHandle(hostWorkflowId(ref)).query(hostViewQuery);
-  const id = view.status.provisioning.ID;
-  if (!id || id === expect.sourceNodeId) return 'the target host has not registered its own Ironic node yet';
-  if (view.currentOperation) return `the target host is running ${view.currentOperation.kind}`;
-  return undefined;
+/**
+ * A look at the target's host workflow: undefined once it has its own Ironic node and runs nothing;
+ * else what it is still doing. The target host is adopting, its local activities running: it is
+ * queried only when that could answer (idleHostView, docs/adr/0006-local-activity-heartbeat.md),
+ * and a history that has not moved keeps the last answer.
+ */
+function targetAtRest(c: Client, ref: HostRef, expect: PivotExpect): () => Promise<string | undefined> {
+  let seen: { mark: string; said: string } | undefined;
+  return async () => {
+    const look = await idleHostView(c, ref, seen?.mark);
+    if (look.run.kind !== 'running') return "the target host's workflow is not running yet";
+    if (look.operation) return `the target host is running ${look.operation}`;
+    if (!look.view) return seen!.said;
+    const id = look.view.status.provisioning.ID;
+    const said =
+      !id || id === expect.sourceNodeId
+        ? 'the target host has not registered its own Ironic node yet'
+        : look.view.currentOperation
+          ? `the target host is running ${look.view.currentOperation.kind}`
+          : undefined;
+    seen = said === undefined ? undefined : { mark: look.mark, said };
+    return said;
+  };
 }
 
 /** What still differs between the target host and the source's export; undefined once they agree. */

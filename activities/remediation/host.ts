@@ -11,6 +11,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@temporalio/client';
 import type { HostRef } from '../../model/host';
 import { hostWorkflowId } from '../../model/host-ref';
+import { idleHostView } from '../../control/host-run';
 import { REMEDIATION_FAILURE as FAILURE } from '../../model/remediation';
 import { hostViewQuery, powerRequestsUpdate, type HostView } from '../../contracts/host';
 import type { PowerRequestChange } from '../../contracts/power-requests';
@@ -48,6 +49,19 @@ export function createRemediationHostActivities(deps: { client?: Client; rest?: 
       if (err instanceof WorkflowNotFoundError) return undefined;
       throw err;
     }
+  };
+  /**
+   * For the power waits, which need no operation running: the view only when that could answer
+   * (idleHostView: no operation named, the history moved since `seen`), as the host powers off or
+   * reboots with its local activities running (docs/adr/0006-local-activity-heartbeat.md). A run that
+   * ended is read as before (a closed run still answers); none at all is a host gone.
+   */
+  const idleLook = async (ref: HostRef, seen: string | undefined): Promise<{ mark?: string; operation: string; view?: HostView }> => {
+    const look = await idleHostView(client(), ref, seen);
+    if (look.run.kind === 'running') return look.view ? look : { mark: seen, operation: look.operation };
+    const v = await view(ref);
+    if (v === undefined) throw ApplicationFailure.nonRetryable(`host ${ref.namespace}/${ref.name} is gone`, FAILURE.hostGone);
+    return { operation: '', view: v };
   };
   const update = async (ref: HostRef, change: PowerRequestChange): Promise<void> => {
     try {
@@ -95,13 +109,15 @@ export function createRemediationHostActivities(deps: { client?: Client; rest?: 
      */
     async awaitHostPower(call: { ref: HostRef; on: boolean; key?: string; deadline: string }): Promise<{ reached: boolean }> {
       const end = Date.parse(call.deadline);
+      let seen: string | undefined;
       for (;;) {
-        const v = await view(call.ref);
-        if (v === undefined) throw ApplicationFailure.nonRetryable(`host ${call.ref.namespace}/${call.ref.name} is gone`, FAILURE.hostGone);
-        const held = call.key === undefined || v.power.holds[call.key] !== undefined;
-        if (v.status.poweredOn === call.on && held && !v.currentOperation) return { reached: true };
+        const look = await idleLook(call.ref, seen);
+        seen = look.mark;
+        const v = look.view;
+        const held = v && (call.key === undefined || v.power.holds[call.key] !== undefined);
+        if (v && v.status.poweredOn === call.on && held && !v.currentOperation) return { reached: true };
         if (Date.now() >= end) return { reached: false };
-        heartbeat({ poweredOn: v.status.poweredOn, held });
+        heartbeat(v ? { poweredOn: v.status.poweredOn, held } : { operation: look.operation });
         await pause(POLL_MS);
       }
     },
@@ -113,13 +129,15 @@ export function createRemediationHostActivities(deps: { client?: Client; rest?: 
      */
     async awaitHostRebooted(call: { ref: HostRef; key: string; deadline: string }): Promise<{ reached: boolean }> {
       const end = Date.parse(call.deadline);
+      let seen: string | undefined;
       for (;;) {
-        const v = await view(call.ref);
-        if (v === undefined) throw ApplicationFailure.nonRetryable(`host ${call.ref.namespace}/${call.ref.name} is gone`, FAILURE.hostGone);
-        const held = v.power.holds[call.key] !== undefined;
-        if (held && !v.power.reboot && !v.currentOperation) return { reached: true };
+        const look = await idleLook(call.ref, seen);
+        seen = look.mark;
+        const v = look.view;
+        const held = v?.power.holds[call.key] !== undefined;
+        if (v && held && !v.power.reboot && !v.currentOperation) return { reached: true };
         if (Date.now() >= end) return { reached: false };
-        heartbeat({ held, rebootPending: v.power.reboot !== undefined });
+        heartbeat(v ? { held, rebootPending: v.power.reboot !== undefined } : { operation: look.operation });
         await pause(POLL_MS);
       }
     },

@@ -11,6 +11,7 @@ import type { KubeRest } from '../../clients/kubernetes/kube-rest';
 import { MERGE } from '../../clients/kubernetes/metal3-objects';
 import type { HostRef } from '../../model/host';
 import { hostWorkflowId } from '../../model/host-ref';
+import { markedHostRun } from '../../control/host-run';
 import { hostViewQuery, powerRequestsUpdate } from '../../contracts/host';
 import type { PowerRequestChange, PowerRequestsView } from '../../contracts/power-requests';
 import { ANNOTATIONS, type HostAnnotations } from './annotations';
@@ -25,11 +26,13 @@ export interface PowerAnnotationDeps {
 
 /**
  * `applied`: the requests last handed to each workflow (the reconciler's; losing it only costs a
- * repeat update). `objectPath`: the host object's API path.
+ * repeat update). `looked`: the host's history mark when its one-shot's progress was last read
+ * (same caveat). `objectPath`: the host object's API path.
  */
 export async function syncPowerRequests(
   deps: PowerAnnotationDeps,
   applied: Map<string, string>,
+  looked: Map<string, string>,
   objectPath: string,
   obj: BareMetalHost,
   ref: HostRef,
@@ -45,9 +48,24 @@ export async function syncPowerRequests(
   const current = async (): Promise<PowerRequestsView> => fresh ?? (await handle.query(hostViewQuery)).power;
   let power: PowerRequestsView;
   if (known === print) {
-    if (!a.reboot) return;
-    // Only the one-shot's progress can have moved: a query adds nothing to the history.
-    power = await current();
+    if (!a.reboot) {
+      looked.delete(key);
+      return;
+    }
+    // Only the one-shot's progress can have moved, and only with the host's history: a describe says whether it
+    // did. Each reconcile of a rebooting host (its status writes, the safety net below) queried it before, and a
+    // query meeting one of its local activities is the replay fault of docs/adr/0006-local-activity-heartbeat.md.
+    if (fresh) power = fresh;
+    else {
+      const { mark } = await markedHostRun(deps.client, ref);
+      if (looked.get(key) === mark) {
+        deps.requeueAfter(key, 5000);
+        return;
+      }
+      power = (await handle.query(hostViewQuery)).power;
+      // Not once it is done: a removal that fails (a conflict) must read it again.
+      if (power.annotation !== 'done') looked.set(key, mark);
+    }
   } else if (known === undefined && !a.reboot && Object.keys(a.powerOff).length === 0) {
     // First sight without reboot annotations: update only if the workflow holds requests
     // from annotations removed while no controller was watching.

@@ -75,6 +75,8 @@ export class Reconciler {
   private readonly sentDirectives = new Map<string, string>();
   /** Reboot/power-off requests last handed to each workflow (same caveat). */
   private readonly powerApplied = new Map<string, string>();
+  /** A rebooting host's history mark when its one-shot's progress was last read (same caveat). */
+  private readonly rebootLooked = new Map<string, string>();
   /** The pause reason last handed to each workflow ('' for none); same caveat. */
   private readonly pausedApplied = new Map<string, string>();
   /** Annotation values last said to be read as Metal3's default; said again after a restart. */
@@ -102,6 +104,7 @@ export class Reconciler {
     this.applied.delete(key);
     this.sentDirectives.delete(key);
     this.powerApplied.delete(key);
+    this.rebootLooked.delete(key);
     this.pausedApplied.delete(key);
     this.annotationWarned.delete(key);
     this.policyApplied.delete(key);
@@ -311,7 +314,7 @@ export class Reconciler {
       this.applied.set(key, fingerprint);
       await warnIgnored(this.deps.rest, obj, ref, spec);
     }
-    await syncPowerRequests(this.deps, this.powerApplied, this.objectPath(ref), obj, ref, key, annotations.value, fresh);
+    await syncPowerRequests(this.deps, this.powerApplied, this.rebootLooked, this.objectPath(ref), obj, ref, key, annotations.value, fresh);
     await syncFailCountReset(this.deps.client, ref, obj, this.failCountSent, key, this.deps.log);
     if (this.deps.updatePolicy) await syncUpdatePolicy(this.deps.client, ref, policyOf(this.deps.updatePolicy(key), this.deps.log), this.policyApplied);
 
@@ -344,11 +347,16 @@ export class Reconciler {
    */
   private async syncPaused(key: string, ref: HostRef, a: HostAnnotations): Promise<boolean> {
     const want = a.paused ? (a.pausedBy ?? `the ${ANNOTATIONS.paused} annotation`).slice(0, MAX_PAUSE_REASON) : '';
-    if (this.pausedApplied.get(key) === want) return a.paused;
+    const known = this.pausedApplied.get(key);
+    if (known === want) return a.paused;
     if ((await hostRun(this.deps.client, ref)).kind === 'running') {
       const handle = this.deps.client.workflow.getHandle(hostWorkflowId(ref));
-      // A query first: an update that changes nothing would still be history.
-      if (((await handle.query(hostViewQuery)).paused?.reason ?? '') !== want) {
+      // What this controller last handed the run is what the run holds (a readopted run is forgotten): a change
+      // goes at once. Only a host not seen since the controller started is asked first (an update that changes
+      // nothing would still be history). The pause is what a pivot's freeze sends, to a host running local
+      // activities: a query meeting one is the replay fault of docs/adr/0006-local-activity-heartbeat.md.
+      const held = known ?? (await handle.query(hostViewQuery)).paused?.reason ?? '';
+      if (held !== want) {
         await handle.executeUpdate(setPausedUpdate, { args: [a.paused ? { paused: true, reason: want } : { paused: false }] });
         this.deps.log?.(`${ref.namespace}/${ref.name}: ${a.paused ? `paused (${want})` : 'unpaused'}`);
       }

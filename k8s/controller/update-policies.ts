@@ -40,11 +40,14 @@ export async function syncUpdatePolicy(
 ): Promise<void> {
   const key = `${ref.namespace}/${ref.name}`;
   const fingerprint = JSON.stringify(want);
-  if (sent.get(key) === fingerprint) return;
+  const known = sent.get(key);
+  if (known === fingerprint) return;
   const handle = client.workflow.getHandle(hostWorkflowId(ref));
-  // A query first: an update that changes nothing would still be history.
-  const held = (await handle.query(hostViewQuery)).updatePolicy ?? null;
-  if (JSON.stringify(held) !== JSON.stringify(want)) {
+  // What was last handed over is what the run holds: a change goes at once. Only a host not seen since the
+  // controller started is asked first (an update that changes nothing would still be history; a query is a
+  // workflow task, docs/adr/0006-local-activity-heartbeat.md).
+  const held = known ?? JSON.stringify((await handle.query(hostViewQuery)).updatePolicy ?? null);
+  if (held !== fingerprint) {
     await handle.executeUpdate(setUpdatePolicyUpdate, { args: [want] });
   }
   sent.set(key, fingerprint);

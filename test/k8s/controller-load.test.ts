@@ -1,8 +1,9 @@
 /**
  * What an idle or held host costs the controller's peers, on the real
  * kube-apiserver, Temporal and Ironic: a host's firmware read from Ironic with
- * no workflow started, a delete held by the paused annotation that asks
- * Temporal nothing more once handed over, a deleted host's metric series gone.
+ * no workflow started, a pause (and its change) sent without a query, a delete
+ * held by the paused annotation that asks Temporal nothing more once handed
+ * over, a deleted host's metric series gone.
  * The controller counts its own Temporal calls (metalflow_controller_temporal_calls_total).
  */
 import { WorkflowNotFoundError } from '@temporalio/client';
@@ -36,7 +37,7 @@ const sum = (text: string, name: string, labels: Record<string, string> = {}): n
     .reduce((n, l) => n + Number(l.slice(l.lastIndexOf(' ') + 1)), 0);
 
 describe('the controller at rest', () => {
-  it("reads a host's firmware from Ironic without a workflow, asks nothing more of a held delete, and drops a deleted host's series", async () => {
+  it("reads a host's firmware from Ironic without a workflow, pauses without a query, asks nothing more of a held delete, and drops a deleted host's series", async () => {
     const name = 'idle-0';
     apply(secretDoc(`${name}-bmc-secret`, { username: 'admin', password: 'pw' }));
     apply(hostDoc(name, fakeHostSpec(name)));
@@ -51,8 +52,19 @@ describe('the controller at rest', () => {
     expect(sum(await scrape(), 'metalflow_controller_temporal_calls_total', { call: 'start' })).toBe(0);
 
     const handle = suite.client.workflow.getHandle(hostWorkflowId({ namespace: NS, name }));
-    kubectl(['annotate', 'bmh', name, '-n', NS, 'baremetalhost.metal3.io/paused=test']);
-    await waitFor('the workflow paused', async () => (await handle.query(hostViewQuery)).paused?.reason === 'test');
+    // A pause and its change go to the workflow without a query first: the controller knows what it last sent
+    // (a query meeting a local activity is docs/adr/0006-local-activity-heartbeat.md's replay fault).
+    const pausedQueries = (text: string) => sum(text, 'metalflow_controller_temporal_calls_total', { call: 'query' });
+    const pausedUpdates = (text: string) => sum(text, 'metalflow_controller_temporal_calls_total', { call: 'update', name: 'setPaused' });
+    const atRest = await scrape();
+    kubectl(['annotate', 'bmh', name, '-n', NS, 'baremetalhost.metal3.io/paused=first']);
+    await waitFor('the workflow paused', async () => (await handle.query(hostViewQuery)).paused?.reason === 'first');
+    kubectl(['annotate', 'bmh', name, '-n', NS, 'baremetalhost.metal3.io/paused=test', '--overwrite']);
+    await waitFor('the pause reason changed', async () => (await handle.query(hostViewQuery)).paused?.reason === 'test');
+    await waitFor('both pause updates counted', async () => pausedUpdates(await scrape()) - pausedUpdates(atRest) >= 2);
+    const paused = await scrape();
+    expect(pausedUpdates(paused) - pausedUpdates(atRest)).toBe(2);
+    expect(pausedQueries(paused)).toBe(pausedQueries(atRest));
     kubectl(['delete', 'bmh', name, '-n', NS, '--wait=false']);
     await waitFor('the delete handed over', async () => (await handle.query(hostViewQuery)).deleteRequested);
     // The reconcile that sent it may still be running: its count comes once it ends.

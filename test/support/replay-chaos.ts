@@ -12,6 +12,8 @@
  * REPLAY_CHAOS_HOSTS (8), REPLAY_CHAOS_SECONDS (240), REPLAY_CHAOS_WFT (workflow task timeout, 2s),
  * REPLAY_CHAOS_STOP_MS (longest stop, 2500), REPLAY_CHAOS_KILL_P (share of the stops that are kills, 0.15),
  * REPLAY_CHAOS_READ_MS / REPLAY_CHAOS_PUBLISH_MS (the activities' longest delay).
+ * REPLAY_CHAOS_QUERIES=off sends the traffic as the controller and the waiters send it since they stopped
+ * querying hosts in flight: the pause update without a query first, a describe where a query read the host.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -32,6 +34,7 @@ const SECONDS = env('SECONDS', 240);
 const STOP_MS = env('STOP_MS', 2500);
 const KILL_P = env('KILL_P', 0.15);
 const WFT = process.env.REPLAY_CHAOS_WFT ?? '2s';
+const QUERIES = process.env.REPLAY_CHAOS_QUERIES !== 'off';
 const OUT = join(REPO_ROOT, '.state', 'replay-chaos');
 
 Runtime.install({ logger: new DefaultLogger('ERROR') });
@@ -89,6 +92,13 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const end = Date.now() + SECONDS * 1000;
 let stops = 0;
 let kills = 0;
+let queries = 0;
+/** A read of the host: a query, or (QUERIES off) the describe a waiter now makes instead. */
+const read = async (handle: ReturnType<typeof client.workflow.getHandle>): Promise<void> => {
+  if (!QUERIES) return void (await handle.describe().catch(() => undefined));
+  queries += 1;
+  await handle.query(hostViewQuery).catch(() => undefined);
+};
 const traffic = ids.map(async (workflowId) => {
   const handle = client.workflow.getHandle(workflowId);
   let paused = false;
@@ -96,11 +106,14 @@ const traffic = ids.map(async (workflowId) => {
     await sleep(Math.random() * 400);
     const r = Math.random();
     if (r < 0.45) {
-      // As the controller does (k8s/controller/reconciler.ts syncPaused): a query first, then the update.
+      // As the controller did (k8s/controller/reconciler.ts syncPaused): a query first, then the update; now
+      // the update alone (the controller keeps what it last sent).
       paused = !paused;
-      await handle.query(hostViewQuery).catch(() => undefined);
-      void handle.executeUpdate(setPausedUpdate, { args: [paused ? { paused: true, reason: `replay-chaos-${Math.floor(Math.random() * 1e6)}` } : { paused: false }] }).catch(() => undefined);
-    } else if (r < 0.75) await handle.query(hostViewQuery).catch(() => undefined);
+      if (QUERIES) await read(handle);
+      // Without the query, awaited as the controller awaits it: else a stalled worker would meet a pile of updates.
+      const sent = handle.executeUpdate(setPausedUpdate, { args: [paused ? { paused: true, reason: `replay-chaos-${Math.floor(Math.random() * 1e6)}` } : { paused: false }] }).catch(() => undefined);
+      if (!QUERIES) await sent;
+    } else if (r < 0.75) await read(handle);
     else await handle.signal(powerChangedSignal, { at: new Date().toISOString(), from: 'power on', to: 'power on' }).catch(() => undefined);
   }
 });
@@ -138,7 +151,7 @@ for await (const w of client.workflow.list({ query: `TaskQueue = "${taskQueue}"`
     console.log(`${w.workflowId} (${history.events?.length} events): ${nde}\n  history: ${file}`);
   }
 }
-console.log(`stops ${stops}, kills ${kills}; replayed ${runs} runs, ${failed} with a nondeterminism error`);
+console.log(`queries ${QUERIES ? queries : 'off'}, stops ${stops}, kills ${kills}; replayed ${runs} runs, ${failed} with a nondeterminism error`);
 for (const id of ids) await client.workflow.getHandle(id).terminate('replay-chaos over').catch(() => undefined);
 worker.kill('SIGKILL');
 process.exit(0);
