@@ -6,7 +6,7 @@
  * (`npm run worker -- --site NAME`) registers these alone, built from its
  * site's settings, on the site's task queue. The host workflow sends exactly
  * these to a host's site queue (workflows/host/site-route.ts, whose list
- * test/unit/site-activities.test.ts holds against this one).
+ * test/unit/sites.test.ts holds against this one).
  */
 import { createIronicActivities, type IronicActivityDeps } from '../activities/ironic/activities';
 import { createBmcActivities } from '../activities/bmc/activities';

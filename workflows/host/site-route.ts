@@ -25,7 +25,7 @@ import { hostSiteQueue } from '../../model/site';
 
 /**
  * The activities of workers/site-activities.ts that touch the site's hardware, Ironic,
- * DHCP or image cache (test/unit/site-activities.test.ts keeps the two lists together).
+ * DHCP or image cache (test/unit/sites.test.ts keeps the two lists together).
  * Not here: the IPAM claims (the management cluster's API) and the idle fence (no I/O).
  */
 export const SITE_ACTIVITIES: ReadonlySet<string> = new Set([
