@@ -12,6 +12,7 @@ import type { HostEvent } from '../../model/host-event';
 import type { SiteReading } from '../../model/conditions';
 import { DEFAULT_SITE } from '../../model/site';
 import { siteUnreachable } from './site-route';
+import { homeSite } from './rules/site';
 
 /**
  * Status publishing in the background: retried while the API server is away
@@ -51,8 +52,8 @@ function mayPass(err: unknown): boolean {
  * for the BareMetalHost's `SiteReachable` condition. Nothing for a host of the default site, whose work
  * the central workers run. (An activity's input is not compared on replay: runs recorded without it replay.)
  */
-function siteOf(s: HostState): { site?: SiteReading } {
-  const name = s.spec?.site;
+function siteReading(s: HostState): { site?: SiteReading } {
+  const name = homeSite(s);
   if (!name || name === DEFAULT_SITE) return {};
   const dark = siteUnreachable();
   return { site: { name, ...(dark ? { unreachable: { since: dark.since, reason: dark.reason } } : {}) } };
@@ -81,7 +82,7 @@ export function statusPublisher(s: HostState): StatusPublisher {
         const kept = hardware !== undefined && hardware === hardwareWritten;
         try {
           const { hardware: _left, ...rest } = s.status;
-          const written = await kubeBackground.publishHostStatus({ ref: s.ref, status: kept ? rest : s.status, events, ...(kept ? { hardwareKept: true } : {}), ...siteOf(s) });
+          const written = await kubeBackground.publishHostStatus({ ref: s.ref, status: kept ? rest : s.status, events, ...(kept ? { hardwareKept: true } : {}), ...siteReading(s) });
           outbox.inFlight = [];
           if (written.hardwareMissing) {
             // The object lost it (re-created, or its status cleared): written whole next.
