@@ -197,8 +197,6 @@ install_npm() {
 }
 
 [[ $SKIP_APT -eq 1 ]] || install_apt
-[[ $SKIP_PY -eq 1 ]] || install_python
-[[ $SKIP_PY -eq 1 ]] || install_agent_python
 # --------------------------------------------------------------- kube ----
 # (--force does not rebuild them: kube-build.sh already rebuilds when its
 # wrapper modules change; `scripts/kube-build.sh --force` does it by hand.)
@@ -207,12 +205,37 @@ install_kube() {
     || die "building kube-apiserver/kubectl/etcd failed (Go module proxy reachable? see above)"
 }
 
-[[ $SKIP_NPM -eq 1 ]] || install_npm
-[[ $SKIP_KUBE -eq 1 ]] || install_kube
-# Not fatal: without it the tier-0 tests that need it are skipped, each naming why.
-[[ $SKIP_TTS -eq 1 ]] || bash "$REPO/scripts/temporal-test-server.sh" install \
-  || log "WARNING: Temporal's time-skipping test server could not be installed (a JDK 17 and Maven, Maven Central reachable? see above): its tier-0 tests will be skipped"
-# Not fatal either: without it the tracing test is skipped naming why, and the demo runs untraced.
-[[ $SKIP_JAEGER -eq 1 ]] || bash "$REPO/scripts/jaeger.sh" install \
-  || log "WARNING: Jaeger could not be built (Go module proxy reachable? see above): the tracing test will be skipped and the demo runs without traces"
-log "done"
+install_python_lane() {
+  [[ $SKIP_PY -eq 1 ]] && return
+  install_python
+  install_agent_python
+}
+
+install_rest_lane() {
+  [[ $SKIP_NPM -eq 1 ]] || install_npm
+  [[ $SKIP_KUBE -eq 1 ]] || install_kube
+  # Not fatal: without it the tier-0 tests that need it are skipped, each naming why.
+  [[ $SKIP_TTS -eq 1 ]] || bash "$REPO/scripts/temporal-test-server.sh" install \
+    || log "WARNING: Temporal's time-skipping test server could not be installed (a JDK 17 and Maven, Maven Central reachable? see above): its tier-0 tests will be skipped"
+  # Not fatal either: without it the tracing test is skipped naming why, and the demo runs untraced.
+  [[ $SKIP_JAEGER -eq 1 ]] || bash "$REPO/scripts/jaeger.sh" install \
+    || log "WARNING: Jaeger could not be built (Go module proxy reachable? see above): the tracing test will be skipped and the demo runs without traces"
+}
+
+# The two venvs (pip) and the rest (npm, the Go builds, Maven) share nothing, so they run side by side: on a clean
+# clone of a 2-core machine the first install takes about half as long. The Python lane's output is held and
+# printed after the other lane's, so the two never interleave.
+started=$SECONDS
+py_out="$(mktemp)"
+install_python_lane >"$py_out" 2>&1 &
+py_lane=$!
+# Each lane in a subshell of its own, not under `||`: there `set -e` would be off inside it.
+install_rest_lane &
+rest_lane=$!
+rest_rc=0 py_rc=0
+wait "$rest_lane" || rest_rc=$?
+wait "$py_lane" || py_rc=$?
+cat "$py_out"
+rm -f "$py_out"
+[[ $py_rc -eq 0 && $rest_rc -eq 0 ]] || exit 1
+log "done ($((SECONDS - started)) s)"
