@@ -23,6 +23,7 @@ import { ApiError, type HostService } from './host-service';
 import { HostParamsSchema } from './schemas';
 import { componentsFromIronic, firmwareUpdatesErrors, HostFirmwareComponentsSpecSchema, type FirmwareComponentStatus } from '../model/firmware-components';
 import type { CleanStep, FirmwareUpdate } from '../model/clean';
+import { answers } from './route-answers';
 
 export interface FirmwareSettingsView {
   spec: { settings: Record<string, string | number> };
@@ -103,6 +104,7 @@ export function registerFirmwareRoutes(base: FastifyInstance, hosts: HostService
   app.put(
     '/v1/namespaces/:namespace/hosts/:name/firmware-settings',
     {
+      config: answers({ 200: 'Nothing to apply or hold: every setting already has its value', 202: 'Applying (a clean step) or held for servicing' }),
       schema: {
         summary:
           "Metal3's HostFirmwareSettings spec.settings: checked against the BIOS registry Ironic reports (400 naming each refused setting, nothing sent); the settings that differ are applied as the host's bios clean step (an available host), or held for servicing at a provisioned host's next reboot (202 with settingsHeld saying why; its HostUpdatePolicy decides)",
@@ -139,6 +141,7 @@ export function registerFirmwareRoutes(base: FastifyInstance, hosts: HostService
   app.put(
     '/v1/namespaces/:namespace/hosts/:name/firmware-updates',
     {
+      config: answers({ 200: 'Nothing to flash or hold', 202: 'Flashing (a clean step) or held for servicing' }),
       schema: {
         summary:
           "Metal3's HostFirmwareComponents spec.updates (component bios or bmc, an http(s) URL): checked (400 naming each refused update, nothing sent) and flashed in order as the host's firmware clean step (an available host), or held for servicing at a provisioned host's next reboot (202 with settingsHeld saying why; its HostUpdatePolicy decides)",

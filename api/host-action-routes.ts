@@ -11,6 +11,7 @@ import { whyNotActionable } from '../contracts/fleet-goals';
 import type { FleetOperation } from '../model/fleet';
 import { ApiError, type HostService } from './host-service';
 import { HostParamsSchema } from './schemas';
+import { answers, ACCEPTED } from './route-answers';
 
 /** The fleet's refusal for this host, as a 409; a BareMetalHost's host is changed through its object. */
 const refuse = (op: FleetOperation, annotation: string) => (view: HostView) => {
@@ -26,6 +27,7 @@ export function registerHostActionRoutes(base: FastifyInstance, hosts: HostServi
   app.post(
     '/v1/namespaces/:namespace/hosts/:name/inspect',
     {
+      config: answers({ 202: ACCEPTED }),
       schema: {
         summary: 'Inspect the host again (now when it is available; once its running operation ends otherwise); 409 when provisioned, paused, detached or being deleted',
         params: HostParamsSchema,
@@ -36,6 +38,7 @@ export function registerHostActionRoutes(base: FastifyInstance, hosts: HostServi
   app.delete(
     '/v1/namespaces/:namespace/hosts/:name/provisioning-fail-count',
     {
+      config: answers({ 202: ACCEPTED }),
       schema: {
         summary: "Reset status.provisioningFailCount to 0, as Metal3 users edit it: a host stopped at the provisioning retry limit provisions its image again (202); 409 when nothing is counted or the host is a BareMetalHost's",
         params: HostParamsSchema,

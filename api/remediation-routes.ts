@@ -16,6 +16,7 @@ import { initialRemediationView, remediationQuery, remediationWorkflowId, type R
 import type { RemediateWorkflow } from '../contracts/remediation';
 import { ApiError, type HostService } from './host-service';
 import { HostParamsSchema } from './schemas';
+import { answers } from './route-answers';
 
 const RemediationParamsSchema = Type.Object({ ...HostParamsSchema.properties, uid: Type.String({ maxLength: 64, description: 'The remediation\'s uid' }) });
 
@@ -53,6 +54,7 @@ export function registerRemediationRoutes(base: FastifyInstance, hosts: HostServ
   app.post(
     '/v1/namespaces/:namespace/hosts/:name/remediations',
     {
+      config: answers({ 201: 'Created: the remediation runs' }),
       schema: {
         summary: 'Remediate the host with CAPM3\'s reboot strategy (API mode: power off hard, wait for off, power on; retried up to retryLimit). 409 while one runs',
         params: HostParamsSchema,

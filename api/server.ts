@@ -35,6 +35,7 @@ import { canView, installGuard } from './auth/guard';
 import type { AuthOptions } from './auth/options';
 import type { HostSpec } from '../model/host';
 import type { PivotPlaneRegistry } from '../config/pivot-planes';
+import { answers, ACCEPTED } from './route-answers';
 
 class RequestValidationError extends Error {
   readonly statusCode = 400;
@@ -210,7 +211,7 @@ export async function buildServer(
 
   app.delete(
     '/v1/namespaces/:namespace/hosts/:name',
-    { schema: { summary: 'Delete a host: deprovision, power off, remove from Ironic', params: HostParamsSchema } },
+    { config: answers({ 202: ACCEPTED }), schema: { summary: 'Delete a host: deprovision, power off, remove from Ironic', params: HostParamsSchema } },
     async (req, reply) => reply.status(202).send(await hosts.remove(req.params)),
   );
 
@@ -228,6 +229,7 @@ export async function buildServer(
   app.post(
     '/v1/namespaces/:namespace/hosts/:name/reboot',
     {
+      config: answers({ 202: ACCEPTED }),
       schema: {
         summary: 'Reboot once (Metal3 reboot.metal3.io): soft first, hard if the OS has not shut down in time; or hard',
         params: HostParamsSchema,
@@ -295,6 +297,7 @@ export async function buildServer(
   app.post(
     '/v1/namespaces/:namespace/hosts/:name/clean',
     {
+      config: answers({ 202: ACCEPTED }),
       schema: {
         summary:
           'Manual cleaning of an available host: named steps in order (erase-metadata, erase-full, raid, bios, firmware), each an Ironic manual clean (spec.provisioner direct: bios and firmware only, over Redfish); the host is preparing meanwhile',
@@ -308,6 +311,7 @@ export async function buildServer(
   app.put(
     '/v1/namespaces/:namespace/hosts/:name/raid',
     {
+      config: answers({ 202: ACCEPTED }),
       schema: {
         summary: "Set the host's spec.raid (Metal3's hardwareRAIDVolumes or softwareRAIDVolumes; null clears it): built while the host prepares, held on a provisioned host",
         params: HostParamsSchema,

@@ -14,6 +14,7 @@ import { HostUpdatePolicySpecSchema, type HostUpdatePolicySpec } from '../model/
 import { setUpdatePolicyUpdate } from '../contracts/host';
 import type { HostService } from './host-service';
 import { HostParamsSchema } from './schemas';
+import { answers, ACCEPTED } from './route-answers';
 
 export function registerUpdatePolicyRoutes(base: FastifyInstance, hosts: HostService): void {
   const app = base.withTypeProvider<TypeBoxTypeProvider>();
@@ -27,6 +28,7 @@ export function registerUpdatePolicyRoutes(base: FastifyInstance, hosts: HostSer
   app.put(
     path,
     {
+      config: answers({ 202: ACCEPTED }),
       schema: {
         summary:
           "Set the host's HostUpdatePolicy (Metal3's): firmwareSettings / firmwareUpdates onReboot let a provisioned host be serviced (bios / firmware steps); onPreparing or absent: not",

@@ -1,7 +1,8 @@
 /**
  * A route the API does not have answers in the documented error shape
  * (`{ error, message, fields }`, docs/api.md), for a caller with a token and
- * one without. Stack-free: no route reaches Temporal.
+ * one without; and the OpenAPI document names the success codes the routes
+ * answer with. Stack-free: no route reaches Temporal.
  */
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -43,5 +44,19 @@ describe('unknown routes', () => {
     const body = res.json() as Record<string, unknown>;
     expect(Object.keys(body).sort()).toEqual(['error', 'fields', 'message']);
     expect([401, 404]).toContain(res.statusCode);
+  });
+});
+
+describe('the OpenAPI document', () => {
+  it('names the success code each route answers with where it is not 200', async () => {
+    const res = await app.inject({ method: 'GET', url: '/openapi.json', headers: { authorization: `Bearer ${token}` } });
+    const paths = (res.json() as { paths: Record<string, Record<string, { responses: Record<string, unknown> }>> }).paths;
+    const codes = (path: string, method: string): string[] => Object.keys(paths[`/v1/namespaces/{namespace}/hosts/{name}${path}`]?.[method]?.responses ?? {}).sort();
+    expect(codes('', 'delete')).toEqual(['202']);
+    expect(codes('/reboot', 'post')).toEqual(['202']);
+    expect(codes('/clean', 'post')).toEqual(['202']);
+    expect(codes('/remediations', 'post')).toEqual(['201']);
+    expect(codes('/firmware-settings', 'put')).toEqual(['200', '202']);
+    expect(codes('', 'get')).toEqual(['200']);
   });
 });
