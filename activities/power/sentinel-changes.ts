@@ -27,9 +27,10 @@
  * target_power_state, and comparing list to list missed the change whenever
  * Ironic was slow to apply it.
  */
-import type { HostRef } from '../../model/host';
+import type { HostRef, ProvisioningState } from '../../model/host';
 import type { IronicNode } from '../../clients/ironic/types';
 import { OWNER_KEY } from '../ironic/node-driver';
+import { SENT_MARKER } from '../ironic/sent-marker';
 
 export const SENTINEL_FIELDS = ['uuid', 'power_state', 'target_power_state', 'provision_state', 'extra'] as const;
 export type SentinelNode = Pick<IronicNode, (typeof SENTINEL_FIELDS)[number]>;
@@ -48,6 +49,8 @@ export interface PowerChange {
   to?: string | null;
   /** The node's provision state moved between two steady sights. */
   provision?: { from: string | null; to: string | null };
+  /** That move came with a verb metalflow sent (the node's sent marker changed between the two sights). */
+  ownMove?: true;
 }
 
 /** The host that owns the node (the mark metalflow writes at registration), if any. */
@@ -70,6 +73,8 @@ export interface Sight {
   provision: string | null;
   /** A power change was under way (target_power_state set). */
   busy: boolean;
+  /** A short digest of the node's sent marker (extra.metalflow_sent), when it has one: changes with each verb metalflow sends. */
+  sent?: string;
 }
 
 /** What the sentinel remembers between lists. */
@@ -90,9 +95,21 @@ export function sightsOf(nodes: Iterable<SentinelNode>, namespace?: string): Map
   for (const n of nodes) {
     const ref = ownerOf(n);
     if (!ref || (namespace !== undefined && ref.namespace !== namespace)) continue;
-    out.set(n.uuid, { owner: `${ref.namespace}/${ref.name}`, power: n.power_state ?? null, provision: n.provision_state ?? null, busy: Boolean(n.target_power_state) });
+    const sent = sentDigest(n.extra?.[SENT_MARKER]);
+    out.set(n.uuid, { owner: `${ref.namespace}/${ref.name}`, power: n.power_state ?? null, provision: n.provision_state ?? null, busy: Boolean(n.target_power_state), ...(sent ? { sent } : {}) });
   }
   return out;
+}
+
+/** FNV-1a of the marker's JSON, base 36: a few bytes per node in the memory the heartbeat carries. */
+function sentDigest(marker: unknown): string | undefined {
+  if (marker === undefined || marker === null) return undefined;
+  let h = 0x811c9dc5;
+  for (const c of JSON.stringify(marker)) {
+    h ^= c.charCodeAt(0);
+    h = Math.imul(h, 0x01000193) >>> 0;
+  }
+  return h.toString(36);
 }
 
 const steady = (n: Sight): boolean => STEADY.has(n.provision ?? '') && !n.busy;
@@ -129,7 +146,10 @@ export function powerChanges(seen: Seen, now: ReadonlyMap<string, Sight>): { cha
     steadyNow.set(id, is);
     const ref = parseOwner(is.owner);
     if (!ref || !base) continue;
-    if (base.provision !== is.provision) changes.push({ ref, nodeId: id, from: base.power, to: is.power, provision: { from: base.provision, to: is.provision } });
+    if (base.provision !== is.provision) {
+      const own = is.sent !== undefined && is.sent !== base.sent;
+      changes.push({ ref, nodeId: id, from: base.power, to: is.power, provision: { from: base.provision, to: is.provision }, ...(own ? { ownMove: true as const } : {}) });
+    }
     else if (base.power !== is.power) changes.push({ ref, nodeId: id, from: base.power, to: is.power });
   }
   return { changes, seen: { last: now, steady: steadyNow, lost }, massVanish: vanished > 0 && vanished * 2 >= seen.last.size };
@@ -161,11 +181,12 @@ export function sweepTells(hosts: Iterable<ListedHost>, now: ReadonlyMap<string,
 }
 
 /**
- * The memory as heartbeat details: per node [uuid, owner, power, provision, busy, steady], steady
- * 0 when the node's last steady sight is this one, null when it has none, else [power, provision].
+ * The memory as heartbeat details: per node [uuid, owner, power, provision, busy, steady, sent?], steady
+ * 0 when the node's last steady sight is this one, null when it has none, else [power, provision, sent?];
+ * sent the digest of the node's sent marker (absent without one, and in an older build's record).
  */
 export interface SeenRecord {
-  nodes: [string, string, string | null, string | null, 0 | 1, 0 | null | [string | null, string | null]][];
+  nodes: ([string, string, string | null, string | null, 0 | 1, 0 | null | [string | null, string | null] | [string | null, string | null, string]] | [string, string, string | null, string | null, 0 | 1, 0 | null | [string | null, string | null] | [string | null, string | null, string], string])[];
   lost: [string, string, number][];
 }
 
@@ -173,8 +194,9 @@ export function recordOf(seen: Seen): SeenRecord {
   const nodes: SeenRecord['nodes'] = [];
   for (const [id, n] of seen.last) {
     const s = seen.steady.get(id);
-    const same = s !== undefined && s.power === n.power && s.provision === n.provision && steady(n);
-    nodes.push([id, n.owner, n.power, n.provision, n.busy ? 1 : 0, same ? 0 : s ? [s.power, s.provision] : null]);
+    const same = s !== undefined && s.power === n.power && s.provision === n.provision && s.sent === n.sent && steady(n);
+    const base = same ? 0 : s ? (s.sent !== undefined ? ([s.power, s.provision, s.sent] as [string | null, string | null, string]) : ([s.power, s.provision] as [string | null, string | null])) : null;
+    nodes.push(n.sent !== undefined ? [id, n.owner, n.power, n.provision, n.busy ? 1 : 0, base, n.sent] : [id, n.owner, n.power, n.provision, n.busy ? 1 : 0, base]);
   }
   return { nodes, lost: [...seen.lost].map(([owner, l]) => [owner, l.nodeId, l.told]) };
 }
@@ -189,17 +211,42 @@ export function seenFrom(details: unknown): Seen {
   const last = new Map<string, Sight>();
   const steadyMap = new Map<string, Sight>();
   for (const e of r.nodes as unknown[]) {
-    if (!Array.isArray(e) || e.length !== 6) continue;
-    const [id, owner, power, provision, busy, s] = e as unknown[];
+    if (!Array.isArray(e) || (e.length !== 6 && e.length !== 7)) continue;
+    const [id, owner, power, provision, busy, s, sent] = e as unknown[];
     if (!str(id) || !str(owner) || !strOrNull(power) || !strOrNull(provision)) continue;
-    const sight: Sight = { owner, power, provision, busy: busy === 1 };
+    const sight: Sight = { owner, power, provision, busy: busy === 1, ...(str(sent) ? { sent } : {}) };
     last.set(id, sight);
     if (s === 0) steadyMap.set(id, sight);
-    else if (Array.isArray(s) && s.length === 2 && strOrNull(s[0]) && strOrNull(s[1])) steadyMap.set(id, { owner, power: s[0], provision: s[1], busy: false });
+    else if (Array.isArray(s) && (s.length === 2 || s.length === 3) && strOrNull(s[0]) && strOrNull(s[1])) {
+      steadyMap.set(id, { owner, power: s[0], provision: s[1], busy: false, ...(str(s[2]) ? { sent: s[2] } : {}) });
+    }
   }
   const lost = new Map<string, { nodeId: string; told: number }>();
   for (const e of r.lost as unknown[]) {
     if (Array.isArray(e) && e.length === 3 && str(e[0]) && str(e[1]) && typeof e[2] === 'number') lost.set(e[0], { nodeId: e[1], told: e[2] });
   }
   return { last, steady: steadyMap, lost };
+}
+
+/** What visibility shows of a running host: its search attributes (control/host-list.ts). */
+export interface HostRecord {
+  provisioningState: string;
+  poweredOn: boolean;
+}
+
+/** States in which the host removes its node itself: its node vanishing is its own doing. */
+const REMOVING: ReadonlySet<string> = new Set<ProvisioningState>(['powering off before delete', 'deleting']);
+
+/**
+ * Whether a change would tell the host only what it already knows, by its running workflow's record: a
+ * tell costs the host a signal, a workflow task and a read. Such are a node that vanished while its host
+ * deletes it, and a node at rest with the power the host has recorded, unless it moved to another
+ * provision state without a verb of metalflow's (by hand: told, as before). Without a record (the run
+ * closed, or visibility not caught up), the host is told.
+ */
+export function alreadyKnown(change: PowerChange, record: HostRecord | undefined): boolean {
+  if (!record) return false;
+  if (change.to === undefined) return REMOVING.has(record.provisioningState);
+  if (change.provision && !change.ownMove) return false;
+  return record.poweredOn === (change.to === 'power on');
 }
