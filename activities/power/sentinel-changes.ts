@@ -73,7 +73,10 @@ export interface Sight {
   provision: string | null;
   /** A power change was under way (target_power_state set). */
   busy: boolean;
-  /** A short digest of the node's sent marker (extra.metalflow_sent), when it has one: changes with each verb metalflow sends. */
+  /**
+   * The node's sent marker (extra.metalflow_sent), when it has one: a short digest of it, changing with each verb
+   * metalflow sends, and the provision state the verb was sent from (`<digest>:<state>`).
+   */
   sent?: string;
 }
 
@@ -95,21 +98,32 @@ export function sightsOf(nodes: Iterable<SentinelNode>, namespace?: string): Map
   for (const n of nodes) {
     const ref = ownerOf(n);
     if (!ref || (namespace !== undefined && ref.namespace !== namespace)) continue;
-    const sent = sentDigest(n.extra?.[SENT_MARKER]);
+    const sent = sentOf(n.extra?.[SENT_MARKER]);
     out.set(n.uuid, { owner: `${ref.namespace}/${ref.name}`, power: n.power_state ?? null, provision: n.provision_state ?? null, busy: Boolean(n.target_power_state), ...(sent ? { sent } : {}) });
   }
   return out;
 }
 
-/** FNV-1a of the marker's JSON, base 36: a few bytes per node in the memory the heartbeat carries. */
-function sentDigest(marker: unknown): string | undefined {
+/** The marker as a Sight keeps it: FNV-1a of its JSON in base 36 (a few bytes per node in the heartbeat) and the state its verb left. */
+function sentOf(marker: unknown): string | undefined {
   if (marker === undefined || marker === null) return undefined;
   let h = 0x811c9dc5;
   for (const c of JSON.stringify(marker)) {
     h ^= c.charCodeAt(0);
     h = Math.imul(h, 0x01000193) >>> 0;
   }
-  return h.toString(36);
+  const before = (marker as { before?: unknown }).before;
+  return `${h.toString(36)}:${typeof before === 'string' ? before.split('@')[0] : ''}`;
+}
+
+/**
+ * The node moved from `base` to `is` by a verb metalflow sent: its marker changed between the two sights, or
+ * names a verb sent from the base's state (written, as markers are, before the verb: a list may see the node
+ * still at rest with it).
+ */
+function movedByMetalflow(base: Sight, is: Sight): boolean {
+  if (is.sent === undefined) return false;
+  return is.sent !== base.sent || is.sent.slice(is.sent.indexOf(':') + 1) === base.provision;
 }
 
 const steady = (n: Sight): boolean => STEADY.has(n.provision ?? '') && !n.busy;
@@ -147,7 +161,7 @@ export function powerChanges(seen: Seen, now: ReadonlyMap<string, Sight>): { cha
     const ref = parseOwner(is.owner);
     if (!ref || !base) continue;
     if (base.provision !== is.provision) {
-      const own = is.sent !== undefined && is.sent !== base.sent;
+      const own = movedByMetalflow(base, is);
       changes.push({ ref, nodeId: id, from: base.power, to: is.power, provision: { from: base.provision, to: is.provision }, ...(own ? { ownMove: true as const } : {}) });
     }
     else if (base.power !== is.power) changes.push({ ref, nodeId: id, from: base.power, to: is.power });
@@ -234,19 +248,20 @@ export interface HostRecord {
   poweredOn: boolean;
 }
 
-/** States in which the host removes its node itself: its node vanishing is its own doing. */
+/** States in which the host removes its node itself (powered off, then deleted) and checks no power. */
 const REMOVING: ReadonlySet<string> = new Set<ProvisioningState>(['powering off before delete', 'deleting']);
 
 /**
- * Whether a change would tell the host only what it already knows, by its running workflow's record: a
- * tell costs the host a signal, a workflow task and a read. Such are a node that vanished while its host
- * deletes it, and a node at rest with the power the host has recorded, unless it moved to another
- * provision state without a verb of metalflow's (by hand: told, as before). Without a record (the run
- * closed, or visibility not caught up), the host is told.
+ * Whether a change would tell the host only what it already knows, or what it no longer asks, by its running
+ * workflow's record: a tell costs the host a signal, a workflow task and a read. Such are any change of a host
+ * that removes its node (its own power-off, its own delete), and a node at rest with the power the host has
+ * recorded, unless it moved to another provision state without a verb of metalflow's (by hand: told, as
+ * before). Without a record (the run closed, or visibility not caught up), the host is told.
  */
 export function alreadyKnown(change: PowerChange, record: HostRecord | undefined): boolean {
   if (!record) return false;
-  if (change.to === undefined) return REMOVING.has(record.provisioningState);
+  if (REMOVING.has(record.provisioningState)) return true;
+  if (change.to === undefined) return false;
   if (change.provision && !change.ownMove) return false;
   return record.poweredOn === (change.to === 'power on');
 }
