@@ -55,6 +55,8 @@ export interface HostListFilter {
    * those hosts' site from their view): a run begun before hosts set the attribute may be of any site.
    */
   sites?: readonly string[];
+  /** Only these workflow ids (made of Kubernetes names: no quotes). */
+  workflowIds?: readonly string[];
 }
 
 /** The visibility query's clauses for host workflows matching the filter (values are validated names, never free text). */
@@ -68,6 +70,7 @@ export function hostListClauses(filter: HostListFilter): string[] {
     const site = SEARCH_ATTRIBUTES.site.name;
     clauses.push(`(${[...filter.sites.map((s) => `${site} = '${s}'`), `${site} IS NULL`].join(' OR ')})`);
   }
+  if (filter.workflowIds && filter.workflowIds.length > 0) clauses.push(`WorkflowId IN (${filter.workflowIds.map((id) => `'${id}'`).join(', ')})`);
   return clauses;
 }
 

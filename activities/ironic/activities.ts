@@ -42,9 +42,9 @@ export function createIronicActivities(deps: IronicActivityDeps) {
   const driver = createNodeDriver({ ironic, poll, watcher });
   const settings = createNodeSettingsActivities({ ironic, secrets, redfishVerifyCa: deps.redfishVerifyCa, driver });
   const { firstRead } = settings;
-  const register = createRegisterActivities({ ironic, secrets, inspection: deps.inspection ?? 'out-of-band', redfishVerifyCa: deps.redfishVerifyCa, driver, firstRead });
-  const deploy = createDeployActivities({ ironic, secrets, driver, firstRead });
   const teardown = createTeardownActivities({ ironic, poll, driver });
+  const register = createRegisterActivities({ ironic, secrets, inspection: deps.inspection ?? 'out-of-band', redfishVerifyCa: deps.redfishVerifyCa, driver, firstRead, powerFrom: teardown.powerFrom });
+  const deploy = createDeployActivities({ ironic, secrets, driver, firstRead });
   const clean = createCleanActivities({ ironic, driver });
 
   return {

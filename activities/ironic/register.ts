@@ -15,11 +15,12 @@ import type { SecretReader } from '../../clients/secrets/secret-store';
 import { readSecretKey } from '../common/secret-key';
 import { parseConfigMapping } from '../../model/config-data';
 import { deployChosenInterface } from './instance-info';
-import { pause } from '../common/activity-context';
+import { CancelledFailure, log } from '@temporalio/activity';
+import { activityContext, pause } from '../common/activity-context';
 import { createRamdiskCheck } from './ramdisk';
 import { propertyOps, wantedProperties, type FirstRead, type InStepSettings } from './node-settings';
 import { resendDelayMs, TRANSIENT_RESENDS, transientIronicError } from './transient';
-import { automatedCleanOps, operationFailed, OWNER_KEY, ownerMark, summary, type NodeDriver, type NodeSummary, type NodeTarget, type Step } from './node-driver';
+import { automatedCleanOps, operationFailed, OWNER_KEY, ownerMark, summary, type NodeDriver, type NodeSummary, type NodeTarget, type Plan, type Step } from './node-driver';
 
 /** How long a hardware type's enabled interfaces are taken as read (registration reads them). */
 const DRIVER_CACHE_MS = 60_000;
@@ -35,6 +36,8 @@ export interface RegisterDeps {
   redfishVerifyCa?: string;
   driver: NodeDriver;
   firstRead: FirstRead;
+  /** Brings a node read a moment ago to a power state (teardown.ts powerFrom): prepareNode's power-on. */
+  powerFrom?: (node: IronicNode, on: boolean, key: string) => Promise<NodeSummary>;
 }
 
 /** Preparing a node in neither goal state: manageable first out of enroll or a failed inspection, else stuck. */
@@ -100,8 +103,12 @@ export function createRegisterActivities(deps: RegisterDeps) {
     return parsed.value;
   }
 
-  /** Creates or updates the host's node so it matches the spec; returns its UUID. */
-  async function ensureNode(input: { ref: HostRef; spec: HostSpec; nodeId?: string }): Promise<NodeSummary> {
+  /**
+   * Creates or updates the host's node so it matches the spec; returns its UUID. With `manage`, also takes it
+   * out of enroll as manageNode does, starting from the node the create or the PATCH answered with: one activity
+   * and one read fewer per registration (the host workflow asks for it under patch lifecycle-events).
+   */
+  async function ensureNode(input: { ref: HostRef; spec: HostSpec; nodeId?: string; manage?: true }): Promise<NodeSummary> {
     const { ref, spec } = input;
     const bmc = bmcOf(spec);
     const access = parseBmcAddress(bmc.address);
@@ -180,16 +187,19 @@ export function createRegisterActivities(deps: RegisterDeps) {
       node = await ironic.patchNode(node.uuid, ops, powerOffVersion);
     }
     await ensurePort(node, spec.bootMACAddress, created);
-    return summary(node);
+    if (!input.manage) return summary(node);
+    const answered = node;
+    return summary(await drive(node.uuid, managePlan, { firstRead: () => Promise.resolve(answered) }));
   }
 
+  const managePlan: Plan = (n, issued) => {
+    if (n.provision_state !== 'enroll') return { done: true };
+    if (issued.includes('manage')) return { failed: 'registration failed' };
+    return { verb: 'manage' };
+  };
+
   async function manageNode(input: NodeTarget & { nodeId: string }): Promise<NodeSummary> {
-    const node = await drive(input.nodeId, (n, issued) => {
-      if (n.provision_state !== 'enroll') return { done: true };
-      if (issued.includes('manage')) return { failed: 'registration failed' };
-      return { verb: 'manage' };
-    });
-    return summary(node);
+    return summary(await drive(input.nodeId, managePlan));
   }
 
   async function inspectNode(input: NodeTarget & InStepSettings & { nodeId: string }): Promise<{ hardware: HardwareDetails }> {
@@ -222,13 +232,22 @@ export function createRegisterActivities(deps: RegisterDeps) {
    * `available`, cleaned by a deprovision) and automated cleaning waits for provisioning (deployNode),
    * so a host needs no agent ramdisk to become available. Manual cleaning is the clean operation's.
    */
-  async function prepareNode(input: NodeTarget & InStepSettings & { nodeId: string }): Promise<NodeSummary> {
+  async function prepareNode(input: NodeTarget & InStepSettings & { nodeId: string; powerOn?: true }): Promise<NodeSummary> {
     const node = await drive(input.nodeId, (n) => {
       if (n.provision_state === 'manageable' || n.provision_state === 'available') return { done: true };
       // As BMO's Prepare: a failed clean (an earlier provide's) is made manageable again.
       return n.provision_state === 'clean failed' ? { verb: 'manage' } : managedFirst(n);
     }, { firstRead: deps.firstRead(input.ref, input.settings) });
-    return summary(node);
+    if (!input.powerOn || node.power_state === 'power on' || !deps.powerFrom) return summary(node);
+    // The power-on the available host would ask for next (the host workflow asks only then), from the node just read.
+    // Not this step's failure if it fails: the host's power operation follows and records it as before.
+    try {
+      return await deps.powerFrom(node, true, 'powerIssued');
+    } catch (err) {
+      if (err instanceof CancelledFailure || activityContext()?.cancellationSignal.aborted) throw err;
+      if (activityContext()) log.warn(`host ${input.ref.namespace}/${input.ref.name}: power on after prepare failed; the host's power operation follows`, { error: err instanceof Error ? err.message : String(err) });
+      return summary(node);
+    }
   }
 
   /** `preparing` before patch bmo-cleaning-placement: Ironic's provide (automated cleaning) made the node available. */

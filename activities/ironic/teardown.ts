@@ -51,9 +51,18 @@ export function createTeardownActivities(deps: TeardownDeps) {
     // again (it did loop, "powered off" every time). Powering off a node that is gone is done.
     if (!found && input.on && input.nodeId && !untouched) throw nodeGone(input.nodeId);
     if (!found) return { nodeId: '', provisionState: '', poweredOn: false, found: false, ...(untouched ? { untouched } : {}) };
-    const target = input.on ? 'power on' : 'power off';
+    return { ...(await powerFrom(found, input.on)), found: true };
+  }
+
+  /**
+   * Brings the node read a moment ago (`found`) to the power target and waits until Ironic reports it. Whether
+   * this activity sent the change already travels in the heartbeat details under `key` (another step of the same
+   * activity may keep its own record beside it: prepareNode's power-on).
+   */
+  async function powerFrom(found: IronicNode, on: boolean, key = 'issued'): Promise<NodeSummary> {
+    const target = on ? 'power on' : 'power off';
     const ctx = activityContext();
-    let issued = Boolean((ctx?.info.heartbeatDetails as { issued?: boolean } | undefined)?.issued);
+    let issued = (ctx?.info.heartbeatDetails as Record<string, unknown> | undefined)?.[key] === true;
     const polling = poller(poll);
     // The lookup's read is the first pass's: the node was read a moment ago. After a wait, the watcher's fields
     // over it: the power state reached needs no whole read; anything else is read again.
@@ -63,24 +72,24 @@ export function createTeardownActivities(deps: TeardownDeps) {
       if (read && read !== found && read.power_state !== target) read = undefined;
       const node: IronicNode = read ?? (await mustGetNode(found.uuid));
       read = undefined;
-      if (node.power_state === target) return { ...summary(node), found: true };
+      if (node.power_state === target) return summary(node);
       if (!node.target_power_state) {
-        if (issued && node.last_error) throw operationFailed(`power ${input.on ? 'on' : 'off'} failed: ${node.last_error}`);
+        if (issued && node.last_error) throw operationFailed(`power ${on ? 'on' : 'off'} failed: ${node.last_error}`);
         try {
           await ironic.setPowerState(node.uuid, target);
           issued = true;
-          heartbeat({ issued });
+          heartbeat({ [key]: issued });
           // Not read back at once: the watcher sees the power state (or its target) move from the read before.
-          const state = await waitForChange(node, { issued }, { working: changing, rereadMs: AFTER_VERB_REREAD_MS });
+          const state = await waitForChange(node, { [key]: issued }, { working: changing, rereadMs: AFTER_VERB_REREAD_MS });
           if (state) read = { ...node, ...state };
           continue;
         } catch (err) {
           if (!(err instanceof IronicError && err.kind === 'conflict')) throw err;
         }
-        await polling.wait({ issued });
+        await polling.wait({ [key]: issued });
         continue;
       }
-      const state = await waitForChange(node, { issued }, { working: changing });
+      const state = await waitForChange(node, { [key]: issued }, { working: changing });
       if (state) read = { ...node, ...state };
     }
   }
@@ -140,5 +149,5 @@ export function createTeardownActivities(deps: TeardownDeps) {
     return { released: true };
   }
 
-  return { setPower, deleteNode, detachNode, holdNode, releaseNodeHold };
+  return { setPower, powerFrom, deleteNode, detachNode, holdNode, releaseNodeHold };
 }

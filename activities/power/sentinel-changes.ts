@@ -27,9 +27,10 @@
  * target_power_state, and comparing list to list missed the change whenever
  * Ironic was slow to apply it.
  */
-import type { HostRef } from '../../model/host';
+import type { HostRef, ProvisioningState } from '../../model/host';
 import type { IronicNode } from '../../clients/ironic/types';
 import { OWNER_KEY } from '../ironic/node-driver';
+import { SENT_MARKER } from '../ironic/sent-marker';
 
 export const SENTINEL_FIELDS = ['uuid', 'power_state', 'target_power_state', 'provision_state', 'extra'] as const;
 export type SentinelNode = Pick<IronicNode, (typeof SENTINEL_FIELDS)[number]>;
@@ -48,6 +49,8 @@ export interface PowerChange {
   to?: string | null;
   /** The node's provision state moved between two steady sights. */
   provision?: { from: string | null; to: string | null };
+  /** That move came with a verb metalflow sent (the node's sent marker changed between the two sights). */
+  ownMove?: true;
 }
 
 /** The host that owns the node (the mark metalflow writes at registration), if any. */
@@ -70,6 +73,11 @@ export interface Sight {
   provision: string | null;
   /** A power change was under way (target_power_state set). */
   busy: boolean;
+  /**
+   * The node's sent marker (extra.metalflow_sent), when it has one: a short digest of it, changing with each verb
+   * metalflow sends, and the provision state the verb was sent from (`<digest>:<state>`).
+   */
+  sent?: string;
 }
 
 /** What the sentinel remembers between lists. */
@@ -90,9 +98,32 @@ export function sightsOf(nodes: Iterable<SentinelNode>, namespace?: string): Map
   for (const n of nodes) {
     const ref = ownerOf(n);
     if (!ref || (namespace !== undefined && ref.namespace !== namespace)) continue;
-    out.set(n.uuid, { owner: `${ref.namespace}/${ref.name}`, power: n.power_state ?? null, provision: n.provision_state ?? null, busy: Boolean(n.target_power_state) });
+    const sent = sentOf(n.extra?.[SENT_MARKER]);
+    out.set(n.uuid, { owner: `${ref.namespace}/${ref.name}`, power: n.power_state ?? null, provision: n.provision_state ?? null, busy: Boolean(n.target_power_state), ...(sent ? { sent } : {}) });
   }
   return out;
+}
+
+/** The marker as a Sight keeps it: FNV-1a of its JSON in base 36 (a few bytes per node in the heartbeat) and the state its verb left. */
+function sentOf(marker: unknown): string | undefined {
+  if (marker === undefined || marker === null) return undefined;
+  let h = 0x811c9dc5;
+  for (const c of JSON.stringify(marker)) {
+    h ^= c.charCodeAt(0);
+    h = Math.imul(h, 0x01000193) >>> 0;
+  }
+  const before = (marker as { before?: unknown }).before;
+  return `${h.toString(36)}:${typeof before === 'string' ? before.split('@')[0] : ''}`;
+}
+
+/**
+ * The node moved from `base` to `is` by a verb metalflow sent: its marker changed between the two sights, or
+ * names a verb sent from the base's state (written, as markers are, before the verb: a list may see the node
+ * still at rest with it).
+ */
+function movedByMetalflow(base: Sight, is: Sight): boolean {
+  if (is.sent === undefined) return false;
+  return is.sent !== base.sent || is.sent.slice(is.sent.indexOf(':') + 1) === base.provision;
 }
 
 const steady = (n: Sight): boolean => STEADY.has(n.provision ?? '') && !n.busy;
@@ -129,7 +160,10 @@ export function powerChanges(seen: Seen, now: ReadonlyMap<string, Sight>): { cha
     steadyNow.set(id, is);
     const ref = parseOwner(is.owner);
     if (!ref || !base) continue;
-    if (base.provision !== is.provision) changes.push({ ref, nodeId: id, from: base.power, to: is.power, provision: { from: base.provision, to: is.provision } });
+    if (base.provision !== is.provision) {
+      const own = movedByMetalflow(base, is);
+      changes.push({ ref, nodeId: id, from: base.power, to: is.power, provision: { from: base.provision, to: is.provision }, ...(own ? { ownMove: true as const } : {}) });
+    }
     else if (base.power !== is.power) changes.push({ ref, nodeId: id, from: base.power, to: is.power });
   }
   return { changes, seen: { last: now, steady: steadyNow, lost }, massVanish: vanished > 0 && vanished * 2 >= seen.last.size };
@@ -161,11 +195,12 @@ export function sweepTells(hosts: Iterable<ListedHost>, now: ReadonlyMap<string,
 }
 
 /**
- * The memory as heartbeat details: per node [uuid, owner, power, provision, busy, steady], steady
- * 0 when the node's last steady sight is this one, null when it has none, else [power, provision].
+ * The memory as heartbeat details: per node [uuid, owner, power, provision, busy, steady, sent?], steady
+ * 0 when the node's last steady sight is this one, null when it has none, else [power, provision, sent?];
+ * sent the digest of the node's sent marker (absent without one, and in an older build's record).
  */
 export interface SeenRecord {
-  nodes: [string, string, string | null, string | null, 0 | 1, 0 | null | [string | null, string | null]][];
+  nodes: ([string, string, string | null, string | null, 0 | 1, 0 | null | [string | null, string | null] | [string | null, string | null, string]] | [string, string, string | null, string | null, 0 | 1, 0 | null | [string | null, string | null] | [string | null, string | null, string], string])[];
   lost: [string, string, number][];
 }
 
@@ -173,8 +208,9 @@ export function recordOf(seen: Seen): SeenRecord {
   const nodes: SeenRecord['nodes'] = [];
   for (const [id, n] of seen.last) {
     const s = seen.steady.get(id);
-    const same = s !== undefined && s.power === n.power && s.provision === n.provision && steady(n);
-    nodes.push([id, n.owner, n.power, n.provision, n.busy ? 1 : 0, same ? 0 : s ? [s.power, s.provision] : null]);
+    const same = s !== undefined && s.power === n.power && s.provision === n.provision && s.sent === n.sent && steady(n);
+    const base = same ? 0 : s ? (s.sent !== undefined ? ([s.power, s.provision, s.sent] as [string | null, string | null, string]) : ([s.power, s.provision] as [string | null, string | null])) : null;
+    nodes.push(n.sent !== undefined ? [id, n.owner, n.power, n.provision, n.busy ? 1 : 0, base, n.sent] : [id, n.owner, n.power, n.provision, n.busy ? 1 : 0, base]);
   }
   return { nodes, lost: [...seen.lost].map(([owner, l]) => [owner, l.nodeId, l.told]) };
 }
@@ -189,17 +225,43 @@ export function seenFrom(details: unknown): Seen {
   const last = new Map<string, Sight>();
   const steadyMap = new Map<string, Sight>();
   for (const e of r.nodes as unknown[]) {
-    if (!Array.isArray(e) || e.length !== 6) continue;
-    const [id, owner, power, provision, busy, s] = e as unknown[];
+    if (!Array.isArray(e) || (e.length !== 6 && e.length !== 7)) continue;
+    const [id, owner, power, provision, busy, s, sent] = e as unknown[];
     if (!str(id) || !str(owner) || !strOrNull(power) || !strOrNull(provision)) continue;
-    const sight: Sight = { owner, power, provision, busy: busy === 1 };
+    const sight: Sight = { owner, power, provision, busy: busy === 1, ...(str(sent) ? { sent } : {}) };
     last.set(id, sight);
     if (s === 0) steadyMap.set(id, sight);
-    else if (Array.isArray(s) && s.length === 2 && strOrNull(s[0]) && strOrNull(s[1])) steadyMap.set(id, { owner, power: s[0], provision: s[1], busy: false });
+    else if (Array.isArray(s) && (s.length === 2 || s.length === 3) && strOrNull(s[0]) && strOrNull(s[1])) {
+      steadyMap.set(id, { owner, power: s[0], provision: s[1], busy: false, ...(str(s[2]) ? { sent: s[2] } : {}) });
+    }
   }
   const lost = new Map<string, { nodeId: string; told: number }>();
   for (const e of r.lost as unknown[]) {
     if (Array.isArray(e) && e.length === 3 && str(e[0]) && str(e[1]) && typeof e[2] === 'number') lost.set(e[0], { nodeId: e[1], told: e[2] });
   }
   return { last, steady: steadyMap, lost };
+}
+
+/** What visibility shows of a running host: its search attributes (control/host-list.ts). */
+export interface HostRecord {
+  provisioningState: string;
+  poweredOn: boolean;
+}
+
+/** States in which the host removes its node itself (powered off, then deleted) and checks no power. */
+const REMOVING: ReadonlySet<string> = new Set<ProvisioningState>(['powering off before delete', 'deleting']);
+
+/**
+ * Whether a change would tell the host only what it already knows, or what it no longer asks, by its running
+ * workflow's record: a tell costs the host a signal, a workflow task and a read. Such are any change of a host
+ * that removes its node (its own power-off, its own delete), and a node at rest with the power the host has
+ * recorded, unless it moved to another provision state without a verb of metalflow's (by hand: told, as
+ * before). Without a record (the run closed, or visibility not caught up), the host is told.
+ */
+export function alreadyKnown(change: PowerChange, record: HostRecord | undefined): boolean {
+  if (!record) return false;
+  if (REMOVING.has(record.provisioningState)) return true;
+  if (change.to === undefined) return false;
+  if (change.provision && !change.ownMove) return false;
+  return record.poweredOn === (change.to === 'power on');
 }

@@ -22,7 +22,10 @@ import { powerChangedSignal } from '../../contracts/host';
 import { activityContext, heartbeat, keepAlive, pause } from '../common/activity-context';
 import { runningHosts } from '../../control/host-list';
 import type { ProvisioningState } from '../../model/host';
-import { powerChanges, recordOf, seenFrom, SENTINEL_FIELDS, sightsOf, sweepTells, type ListedHost, type PowerChange, type Seen, type Sight } from './sentinel-changes';
+import { alreadyKnown, powerChanges, recordOf, seenFrom, SENTINEL_FIELDS, sightsOf, sweepTells, type HostRecord, type ListedHost, type PowerChange, type Seen, type Sight } from './sentinel-changes';
+
+/** Workflow ids per visibility list when the sentinel looks up the hosts it is about to tell. */
+const RECORDS_PER_LIST = 100;
 
 /** Where a host rests on its node: the states a sweep looks at (a host in an operation finds a lost node itself). */
 const RESTING: ProvisioningState[] = ['available', 'provisioned', 'externally provisioned'];
@@ -45,6 +48,8 @@ export interface WatchPowerResult {
   lists: number;
   failedLists: number;
   signalled: number;
+  /** Changes not told: the host's own record already showed them (alreadyKnown). */
+  known?: number;
   /** Whether this attempt started from the memory of an earlier one. */
   resumed?: boolean;
   /** Visibility lists of resting hosts (after Ironic did not answer, or lost most nodes at once). */
@@ -115,7 +120,9 @@ async function watch(deps: SentinelDeps, input: WatchPowerInput): Promise<WatchP
     if (now) {
       const decided = powerChanges(seen, now);
       seen = decided.seen;
-      await tell(decided.changes);
+      const unknown = await unknownTo(client, decided.changes);
+      if (unknown.length < decided.changes.length) result.known = (result.known ?? 0) + decided.changes.length - unknown.length;
+      await tell(unknown);
       if (decided.massVanish) sweepDue = true;
       if (sweepDue) {
         let hosts: ListedHost[] | undefined;
@@ -151,6 +158,28 @@ function forgetLost(seen: Seen, owner: string): Seen {
   const lost = new Map(seen.lost);
   lost.delete(owner);
   return { ...seen, lost };
+}
+
+/**
+ * The changes their hosts do not know yet (alreadyKnown), by one visibility list per RECORDS_PER_LIST hosts:
+ * most of what a list shows is the hosts' own operations, whose end each host has recorded. Visibility not
+ * answering tells every host, as before.
+ */
+async function unknownTo(client: Client, changes: PowerChange[]): Promise<PowerChange[]> {
+  if (changes.length === 0) return changes;
+  const records = new Map<string, HostRecord>();
+  const ids = [...new Set(changes.map((c) => hostWorkflowId(c.ref)))];
+  try {
+    for (let i = 0; i < ids.length; i += RECORDS_PER_LIST) {
+      for await (const { workflowId, item } of runningHosts(client, { workflowIds: ids.slice(i, i + RECORDS_PER_LIST) })) {
+        records.set(workflowId, { provisioningState: item.provisioningState, poweredOn: item.poweredOn });
+      }
+    }
+  } catch (err) {
+    log.warn('power sentinel: looking up the hosts to tell failed; telling them all', { error: err instanceof Error ? err.message : String(err) });
+    return changes;
+  }
+  return changes.filter((c) => !alreadyKnown(c, records.get(hostWorkflowId(c.ref))));
 }
 
 /** The resting hosts visibility lists (one paginated list), with their owner marks. */

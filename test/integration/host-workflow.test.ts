@@ -191,8 +191,9 @@ describe('host workflow', () => {
     await h.secrets.write(NS, `${name}-bmc-secret`, { username: 'a', password: 'b' });
     const spec = fakeSpec(name);
     await h.client.workflow.executeUpdateWithStart(applySpecUpdate, { args: [spec], startWorkflowOperation: start });
-    const available = await waitState(name, 'available');
+    // Read before the host is available: the first run may hand over as soon as it is idle there.
     const firstRun = (await handle.describe()).runId;
+    const available = await waitState(name, 'available');
     // Power toggles add history while idle in `available`.
     await handle.executeUpdate(applySpecUpdate, { args: [{ ...spec, online: false }] });
     await waitFor('power off', async () => (await view(name)).status.poweredOn === false);

@@ -307,6 +307,37 @@ describe('whole-node reads (issue 47)', () => {
   });
 });
 
+describe('one activity where there were two (issue 47)', () => {
+  it('manages the node registration created from the create\'s answer, and a prepare powers the node on from its own read', async () => {
+    await withProxy(async (a, proxy) => {
+      const { ref, spec } = await fakeHost();
+      const whole = (nodeId: string): number => proxy.requests.filter((r) => r.method === 'GET' && r.path === `/v1/nodes/${nodeId}`).length;
+      const verbs = (nodeId: string, kind: 'provision' | 'power'): number => proxy.count((r) => r.method === 'PUT' && r.path === `/v1/nodes/${nodeId}/states/${kind}`);
+      // Registration and manage in one call: ensureNode followed by manageNode read the node whole in between.
+      const registered = await runIn(new MockActivityEnvironment({ activityId: 'register' }), a.ensureNode, { ref, spec, manage: true });
+      expect(registered.provisionState).toBe('manageable');
+      const { nodeId } = registered;
+      expect(whole(nodeId)).toBe(0);
+      expect(verbs(nodeId, 'provision')).toBe(1);
+      // A retry of that call (the worker died after it): the node is found and already manageable; no verb again.
+      expect((await runIn(new MockActivityEnvironment({ activityId: 'register' }), a.ensureNode, { ref, spec, nodeId, manage: true })).provisionState).toBe('manageable');
+      expect(verbs(nodeId, 'provision')).toBe(1);
+      proxy.requests.length = 0;
+      // The prepare's own read (the settings check) decides the power-on too: no lookup of a power operation's own.
+      const prepared = await runIn(new MockActivityEnvironment({ activityId: 'prepare' }), a.prepareNode, { ref, nodeId, settings: spec, powerOn: true });
+      expect(prepared).toMatchObject({ provisionState: 'manageable', poweredOn: true });
+      expect((await ironic.getNode(nodeId))?.power_state).toBe('power on');
+      expect(whole(nodeId)).toBe(1);
+      expect(verbs(nodeId, 'power')).toBe(1);
+      // Asked again, already on: nothing sent.
+      expect((await a.prepareNode({ ref, nodeId, settings: spec, powerOn: true })).poweredOn).toBe(true);
+      expect(verbs(nodeId, 'power')).toBe(1);
+      await a.setPower({ ref, nodeId, on: false });
+      await a.deleteNode({ ref, nodeId });
+    });
+  });
+});
+
 describe('a Redfish host on sushy-tools', () => {
   const system = '/redfish/v1/Systems/6d660000-0000-4000-8000-000000000004';
   const redfishHost = async (password: string) => {

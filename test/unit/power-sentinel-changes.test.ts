@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { LOST_TELLS, NOTHING_SEEN, ownerOf, powerChanges, recordOf, seenFrom, sightsOf, sweepTells, type Seen, type SentinelNode } from '../../activities/power/sentinel-changes';
+import { alreadyKnown, LOST_TELLS, NOTHING_SEEN, ownerOf, powerChanges, recordOf, seenFrom, sightsOf, sweepTells, type Seen, type SentinelNode } from '../../activities/power/sentinel-changes';
 
 const node = (uuid: string, over: Partial<SentinelNode> = {}): SentinelNode => ({
   uuid,
@@ -113,6 +113,42 @@ describe('the power sentinel decides from each list against what it saw', () => 
     const next = powerChanges(swept.seen, empty);
     expect(next.changes.map((c) => c.ref.name).sort()).toEqual(['a', 'young']);
     expect(powerChanges(next.seen, empty).changes.map((c) => c.ref.name)).toEqual(['a']);
+  });
+
+  it('marks a provision move that came with a verb of metalflow\'s (the sent marker changed), and keeps the marker across a restart', () => {
+    const sent = (verb: string) => ({ metalflow_host: 'ns/n', metalflow_sent: { key: 'host/ns/n@run#7', verb, before: 'available@t' } });
+    const own = decide(list(node('n', { provision_state: 'manageable', extra: sent('inspect') })), list(node('n', { provision_state: 'deploying', extra: sent('active') })), list(node('n', { extra: sent('active') })));
+    expect(own).toEqual([[], [{ ref: { namespace: 'ns', name: 'n' }, nodeId: 'n', from: 'power on', to: 'power on', provision: { from: 'manageable', to: 'active' }, ownMove: true }]]);
+    // The marker is written before its verb: a list that saw the node still at rest with it (available, marked for
+    // the deploy sent from available) sees the same marker on the active node, sent from the state it left.
+    const raced = decide(list(node('n', { provision_state: 'available', extra: sent('active') })), list(node('n', { extra: sent('active') })));
+    expect(raced[0]?.[0]?.ownMove).toBe(true);
+    // By hand (the marker as it was, sent from another state): no mark, the host is told as before.
+    const byHand = decide(list(node('n', { provision_state: 'manageable', extra: sent('inspect') })), list(node('n', { provision_state: 'active', extra: sent('inspect') })));
+    expect(byHand[0]?.[0]).toMatchObject({ provision: { from: 'manageable', to: 'active' } });
+    expect(byHand[0]?.[0]?.ownMove).toBeUndefined();
+    // The digest travels in the heartbeat record, for the current sight and the last steady one.
+    const { seen } = decideFrom(NOTHING_SEEN, list(node('n', { provision_state: 'manageable', extra: sent('inspect') })), list(node('n', { provision_state: 'deploying', extra: sent('active') })));
+    const resumed = seenFrom(JSON.parse(JSON.stringify({ seen: recordOf(seen) })));
+    expect(resumed).toEqual(seen);
+    expect(decideFrom(resumed, list(node('n', { extra: sent('active') }))).changes[0]?.[0]?.ownMove).toBe(true);
+  });
+
+  it('does not tell a host what its running record already shows', () => {
+    const ref = { namespace: 'ns', name: 'n' };
+    const on = { provisioningState: 'available', poweredOn: true };
+    // Its own power change, recorded: not told; a change behind its back (recorded off, node on): told.
+    expect(alreadyKnown({ ref, nodeId: 'n', from: 'power off', to: 'power on' }, on)).toBe(true);
+    expect(alreadyKnown({ ref, nodeId: 'n', from: 'power off', to: 'power on' }, { ...on, poweredOn: false })).toBe(false);
+    // A move of its own with the power it recorded: not told; a move by hand: told, whatever the power.
+    expect(alreadyKnown({ ref, nodeId: 'n', from: 'power on', to: 'power on', provision: { from: 'manageable', to: 'active' }, ownMove: true }, { provisioningState: 'provisioned', poweredOn: true })).toBe(true);
+    expect(alreadyKnown({ ref, nodeId: 'n', from: 'power on', to: 'power on', provision: { from: 'manageable', to: 'available' } }, on)).toBe(false);
+    // A host that removes its node: its own power-off and its node vanishing are not told; a vanished node is, to a resting host.
+    expect(alreadyKnown({ ref, nodeId: 'n', from: 'power on', to: 'power off' }, { provisioningState: 'powering off before delete', poweredOn: true })).toBe(true);
+    expect(alreadyKnown({ ref, nodeId: 'n', from: 'power off' }, { provisioningState: 'deleting', poweredOn: false })).toBe(true);
+    expect(alreadyKnown({ ref, nodeId: 'n', from: 'power on' }, on)).toBe(false);
+    // No running record (closed, or visibility behind): told.
+    expect(alreadyKnown({ ref, nodeId: 'n', from: 'power off', to: 'power on' }, undefined)).toBe(false);
   });
 
   it('reads the owner from the mark metalflow writes, and nothing else', () => {

@@ -52,6 +52,13 @@ export interface HostContext {
   view(): HostView;
   /** Upserts the host's search attributes (skipped when unchanged), what the Temporal UI's list filters on, and sets the run's current details. */
   indexForSearch(): void;
+  /**
+   * From now until flushIndex(), indexForSearch() sets the current details only: what changed is upserted once, by
+   * the flush. Only where the workflow is known to reach a flush before it waits for anything (holdIndex's callers).
+   */
+  holdIndex(): void;
+  /** Ends a hold: upserts what changed during it (nothing without a hold). */
+  flushIndex(): void;
   setState(state: ProvisioningState): void;
   /** Queues the status (and an Event) for writing back to the BareMetalHost when the shim drives this host; never waits for the write. */
   writeStatus(event?: HostEvent): Promise<void>;
@@ -67,6 +74,8 @@ export interface HostContext {
 export function hostContext(s: HostState): HostContext {
   /** Search attributes last upserted by this run (a new run upserts once at start). */
   let published: string | undefined;
+  /** indexForSearch upserts nothing until flushIndex (holdIndex). */
+  let held = false;
   const status = statusPublisher(s);
   let provisioner: Provisioner | undefined;
   // The host's hardware calls go to its site's task queue, read at each call (site-route.ts). A BareMetalHost
@@ -139,6 +148,7 @@ export function hostContext(s: HostState): HostContext {
       if (patched('site-search-attribute')) pairs.push({ key: SEARCH_ATTRIBUTES.site, value: s.spec?.site ?? DEFAULT_SITE });
       // Current details are kept in the worker's memory and read by the UI's query: no history event.
       setCurrentDetails(hostCurrentDetails(s, live));
+      if (held) return;
       // An unchanged upsert still costs a history event and a visibility write;
       // skipping it is most of what the host workflow saves per operation.
       const fingerprint = JSON.stringify(pairs);
@@ -146,6 +156,14 @@ export function hostContext(s: HostState): HostContext {
       published = fingerprint;
       upsertSearchAttributes(pairs);
       countEvents(1);
+    },
+    holdIndex: () => {
+      held = true;
+    },
+    flushIndex: () => {
+      if (!held) return;
+      held = false;
+      ctx.indexForSearch();
     },
     setState: (state) => {
       if (s.status.provisioning.state === state) return;

@@ -6,7 +6,7 @@
  * them after a visible, bounded backoff, and hands its state to a fresh run
  * before its history grows too long (host-context.ts).
  */
-import { condition, allHandlersFinished, log } from '@temporalio/workflow';
+import { condition, allHandlersFinished, log, patched } from '@temporalio/workflow';
 import { countRunInput } from '../common/history-count';
 import { IdleWait } from './idle-wait';
 import { emptyStatus } from '../../model/host';
@@ -80,6 +80,10 @@ export async function hostWorkflow(input: HostWorkflowInput): Promise<HostView> 
   const s: HostState = input.state ?? initialState(input);
   const ctx = hostContext(s);
   const { historyTooLong, continueAsNewWithState } = ctx;
+  // The first search attributes (a spec that came with the start is indexed by its handler, run from
+  // setHostHandlers) go with the first operation's, when one starts in this task; flushed below otherwise.
+  // patch since v0.2.0
+  if (patched('lifecycle-events')) ctx.holdIndex();
   setHostHandlers(ctx);
   const { runOperation, waitForRetry, backoff } = operationRunner(ctx);
   const permits = permitKeeper(ctx);
@@ -94,12 +98,18 @@ export async function hostWorkflow(input: HostWorkflowInput): Promise<HostView> 
   const idle = new IdleWait(ctx);
   const leases = new LeaseWatch(ctx);
   // A run continued from a backoff waits out what was left of it before retrying.
-  if (s.retryAt !== undefined) await waitForRetry();
+  if (s.retryAt !== undefined) {
+    ctx.flushIndex();
+    await waitForRetry();
+  }
   for (;;) {
     // Events from the shim's updates, with the status they changed.
     for (const event of ctx.pendingEvents.splice(0)) await ctx.writeStatus(event);
     // The boot MAC's reservation before anything boots it (dhcp.ts; only for a host with spec.dhcp).
-    if (dhcpDue(s) && (await syncDhcp(ctx, backoff)) === 'again') continue;
+    if (dhcpDue(s)) {
+      ctx.flushIndex();
+      if ((await syncDhcp(ctx, backoff)) === 'again') continue;
+    }
     let decision = decide(s);
     // Records that change what decide() sees: made, then decided again. No await unless there is
     // something to tell: an await lets handlers run before the next decision.
@@ -111,6 +121,9 @@ export async function hostWorkflow(input: HostWorkflowInput): Promise<HostView> 
       }
       decision = decide(s);
     }
+    // Search attributes held since an operation ended (or the run began) are upserted before anything but an
+    // operation that starts now, whose own upsert carries them (one event where there were two or three).
+    if (decision.kind !== 'operation') ctx.flushIndex();
     // A place in the provisioning queue is kept only for the operation that asked for it.
     if (!(decision.kind === 'operation' && decision.permit)) permits.release();
     if (decision.kind === 'pause') {
@@ -133,6 +146,7 @@ export async function hostWorkflow(input: HostWorkflowInput): Promise<HostView> 
       idle.leave();
       leases.stop();
       // Checked while the host still shows where it was: a bad image leaves it there (image-check.ts).
+      if (decision.op === 'provision') ctx.flushIndex();
       const deploy = decision.op === 'provision' ? await imageToDeploy(ctx, backoff) : undefined;
       if (deploy === 'again') continue;
       let permit: { granted: boolean; delayedSince?: string } | undefined;
@@ -140,6 +154,9 @@ export async function hostWorkflow(input: HostWorkflowInput): Promise<HostView> 
         permit = await permits.acquire(decision.state, changeSeen(ctx));
         if (!permit.granted) continue;
       }
+      // The state entered is upserted with the operation's start (runOperation flushes), not on its own.
+      // patch since v0.2.0
+      if (patched('lifecycle-events')) ctx.holdIndex();
       const gaveUp = beginOperation(s, decision);
       if (gaveUp) await ctx.writeStatus(gaveUp);
       const entered = enterState(ctx, decision.state);
@@ -177,6 +194,7 @@ export async function hostWorkflow(input: HostWorkflowInput): Promise<HostView> 
     const changed = () => seen() || s.powerCheckAsked === true || leases.arrived();
     await idle.wait(changed, { powerMs: checkMs, checkPower: () => checkPower(ctx), powerCheckIsLocal: () => powerCheckIsLocal(s), fence: idleFence });
   }
+  ctx.flushIndex();
   if (s.dhcp) await releaseDhcpOnDelete(s);
   await condition(allHandlersFinished);
   await releasesDelivered();

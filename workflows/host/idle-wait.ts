@@ -28,7 +28,7 @@
  * A host's DHCP lease is not read here: one activity watches it
  * (host-dhcp.ts, LeaseWatch), so waiting for a lease costs no fires.
  */
-import { CancellationScope, condition, sleep } from '@temporalio/workflow';
+import { CancellationScope, condition, patched, sleep } from '@temporalio/workflow';
 import type { HostContext } from './context';
 
 export interface IdleChecks {
@@ -67,10 +67,20 @@ export class IdleWait {
   constructor(private readonly ctx: HostContext) {}
 
   /**
-   * An operation starts: its timer goes (a fire during the operation would cost a task and be
-   * ignored). Called where the loop decides, after whatever arrived in that task was applied.
+   * An operation starts. Before patch lifecycle-events its timer went (two events per idle period: started,
+   * cancelled); now it is kept and the next idle period goes on with it: a check at most one period after
+   * the last, never more often. A fire during the operation costs a task (once a period at most) and
+   * the check runs when the host is idle again. Called where the loop decides, after whatever arrived
+   * in that task was applied.
    */
   leave(): void {
+    // patch since v0.2.0
+    if (patched('lifecycle-events')) return;
+    this.stop();
+  }
+
+  /** The timer goes: no check is due while the host is not checked at all. */
+  private stop(): void {
     this.timer?.cancel();
     this.timer = undefined;
   }
@@ -86,7 +96,7 @@ export class IdleWait {
     const periodMs = checks.powerMs;
     const woken = (): boolean => changed() || this.ctx.historyTooLong();
     if (periodMs === undefined) {
-      this.leave();
+      this.stop();
       await condition(woken);
       return;
     }

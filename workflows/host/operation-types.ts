@@ -30,6 +30,8 @@ export interface OperationInput {
   networkDataFrom?: AddressNetworkData;
   /** The step's activity brings the node's settings in line with `spec` on its first read (rules/node-settings.ts). */
   settingsInStep?: true;
+  /** Prepare only: the available host would power on next through Ironic; the prepare's activity does it (rules/power-after-prepare.ts). */
+  powerOnAfterPrepare?: true;
 }
 
 export interface OperationOutcome {

@@ -4,7 +4,7 @@
  * bounded backoff and the retry on failure, nothing held against the host when
  * the host itself cancelled it (a delete, a pause, a new desired state).
  */
-import { CancellationScope, condition, isCancellation, log, setCurrentDetails } from '@temporalio/workflow';
+import { CancellationScope, condition, isCancellation, log, patched, setCurrentDetails } from '@temporalio/workflow';
 import { networkDataFrom } from './dhcp';
 import type { HostSpec, Image, OperationName, ProvisioningState } from '../../model/host';
 import { failureMessage } from '../common/failure-message';
@@ -26,6 +26,7 @@ import { pendingSettingsSteps, recordAppliedSettings } from '../../model/host-se
 import { serviceableSettings } from './rules/servicing';
 import { heldServiceable, heldToClean, settleHeld } from './rules/firmware-held-rules';
 import { moveOperation } from './site-move';
+import { powersOnWhenAvailable } from './rules/power-after-prepare';
 
 const reasonOf = (text: string): string =>
   text.replace(/(^|\s)(\w)/g, (_m, _sp: string, c: string) => c.toUpperCase()).replace(/\s/g, '');
@@ -121,12 +122,16 @@ export function operationRunner(ctx: HostContext): OperationRunner {
       record.step = step;
       setCurrentDetails(hostCurrentDetails(s, record));
     };
+    // What was held (the state entered, the last operation's end) goes in this upsert, with the operation.
+    ctx.flushIndex();
     ctx.indexForSearch();
     if (op === 'service') {
       // Metal3's operationalStatus while a provisioned host is serviced (the provisioning state stays provisioned).
       s.status.operationalStatus = 'servicing';
       ctx.indexForSearch();
     }
+    // patch since v0.2.0
+    const powerOnAfterPrepare = op === 'prepare' && powersOnWhenAvailable(s) && patched('lifecycle-events');
     try {
       const input: OperationInput = {
             ref: s.ref,
@@ -139,6 +144,7 @@ export function operationRunner(ctx: HostContext): OperationRunner {
             ...(imageVerified ? { imageVerified } : {}),
             ...(cleanSteps ? { clean: cleanSteps } : {}),
             ...(op === 'provision' && networkDataFrom(s) ? { networkDataFrom: networkDataFrom(s) } : {}),
+            ...(powerOnAfterPrepare ? { powerOnAfterPrepare } : {}),
             ...(power
               ? {
                   power: {
@@ -180,6 +186,10 @@ export function operationRunner(ctx: HostContext): OperationRunner {
       s.status.errorCount = 0;
       s.status.operationalStatus = s.detached ? 'detached' : 'OK';
       if (tried) s.status.goodCredentials = tried;
+      // The outcome's search attributes wait for the host's next step in this task: the next operation's start
+      // carries them, anything else flushes them first (host.ts).
+      // patch since v0.2.0
+      if (patched('lifecycle-events')) ctx.holdIndex();
       const next = nextStateAfter(op, state, s);
       ctx.setState(next);
       s.status.lastUpdated = record.endedAt;

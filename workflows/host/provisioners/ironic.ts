@@ -4,7 +4,7 @@
  * step. They sequence activities and make no decisions about the host; the host
  * workflow decides what runs next.
  */
-import { proxyActivities } from '@temporalio/workflow';
+import { patched, proxyActivities } from '@temporalio/workflow';
 import { ACTIVITY_OPTIONS } from '../../common/activity-options';
 import { bmcOf, type HostSpec } from '../../../model/host';
 import { required } from '../operation-common';
@@ -39,8 +39,12 @@ export async function enrollOperation(input: OperationInput): Promise<OperationO
   if (bmcType.ok && bmcType.value.type !== 'fake') {
     await bmc.preflightBmc({ ref: input.ref, spec });
   }
-  const { nodeId } = await registering.ensureNode({ ref: input.ref, spec, nodeId: input.nodeId });
-  const node = await waiting.manageNode({ ref: input.ref, nodeId });
+  // One activity that registers and manages (its manage starts from the node registration answered with).
+  // patch since v0.2.0
+  const node = patched('lifecycle-events')
+    ? await waiting.ensureNode({ ref: input.ref, spec, nodeId: input.nodeId, manage: true })
+    : await waiting.manageNode({ ref: input.ref, nodeId: (await registering.ensureNode({ ref: input.ref, spec, nodeId: input.nodeId })).nodeId });
+  const { nodeId } = node;
   if (input.adopt) {
     const adopted = await waiting.adoptNode({ ref: input.ref, nodeId, image: input.adopt.image });
     return { nodeId, poweredOn: adopted.poweredOn };
@@ -59,7 +63,7 @@ export async function prepareOperation(input: OperationInput): Promise<Operation
   const nodeId = required(input.nodeId, 'a node');
   // As BMO: the node stays manageable while the host is available and automated cleaning runs
   // when provisioning starts (deployNode).
-  const node = await abortingOnCancel(input, () => interruptible.prepareNode({ ref: input.ref, nodeId, ...inStep(input) }));
+  const node = await abortingOnCancel(input, () => interruptible.prepareNode({ ref: input.ref, nodeId, ...inStep(input), ...(input.powerOnAfterPrepare ? { powerOn: true as const } : {}) }));
   return { poweredOn: node.poweredOn };
 }
 

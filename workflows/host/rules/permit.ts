@@ -134,6 +134,8 @@ export function permitKeeper(ctx: HostContext): PermitKeeper {
       return { granted: true, ...(p.delayedSince ? { delayedSince: p.delayedSince } : {}) };
     }
     p.statusBefore = undefined;
+    // Search attributes held for the operation's start (context.ts holdIndex) are not held through a wait.
+    ctx.flushIndex();
     const before: OperationalStatus = carriedBefore ?? s.status.operationalStatus;
     let shown = false;
     /** The limiter said the limit holds the host: from now on it shows delayed. */
