@@ -74,8 +74,47 @@ export function hostListClauses(filter: HostListFilter): string[] {
   return clauses;
 }
 
-/** Host workflows that run now, with their search attributes. */
-export async function* runningHosts(client: Client, filter: HostListFilter): AsyncGenerator<{ workflowId: string; item: HostListItem; info: WorkflowExecutionInfo }> {
-  const query = [...hostListClauses(filter), `ExecutionStatus = 'Running'`].join(' AND ');
-  for await (const info of client.workflow.list({ query })) yield { workflowId: info.workflowId, item: hostListItem(info.searchAttributes), info };
+/**
+ * How long after a run continued as new its closed record still stands for its host. The next run's record is
+ * written by a visibility task of its own, which may land after the close: until then a list of running hosts
+ * alone would not name the host at all (a fleet selected under load missed a host that way).
+ */
+export const HANDOVER_WINDOW_MS = 60_000;
+/** Workflow ids per visibility query when looking for the runs that followed a hand-over. */
+const IDS_PER_QUERY = 100;
+
+type Listed = { workflowId: string; item: HostListItem; info: WorkflowExecutionInfo };
+
+/**
+ * Host workflows that run now, with their search attributes: every running record the filter matches, and the
+ * record of a run that continued as new within HANDOVER_WINDOW_MS whose next run visibility does not show yet.
+ */
+export async function* runningHosts(client: Client, filter: HostListFilter, now = Date.now()): AsyncGenerator<Listed> {
+  const since = new Date(now - HANDOVER_WINDOW_MS).toISOString();
+  const live = `(ExecutionStatus = 'Running' OR (ExecutionStatus = 'ContinuedAsNew' AND CloseTime > '${since}'))`;
+  const running = new Set<string>();
+  const handedOver = new Map<string, WorkflowExecutionInfo>();
+  for await (const info of client.workflow.list({ query: [...hostListClauses(filter), live].join(' AND ') })) {
+    if (info.status.name === 'RUNNING') {
+      running.add(info.workflowId);
+      yield { workflowId: info.workflowId, item: hostListItem(info.searchAttributes), info };
+    } else {
+      const known = handedOver.get(info.workflowId);
+      if (!known || known.startTime < info.startTime) handedOver.set(info.workflowId, info);
+    }
+  }
+  const pending = [...handedOver.values()].filter((info) => !running.has(info.workflowId));
+  for (let i = 0; i < pending.length; i += IDS_PER_QUERY) {
+    const chunk = pending.slice(i, i + IDS_PER_QUERY);
+    // Unfiltered by state or site: a next run that no longer matches the filter, or one that has ended since, is still newer.
+    const query = [`WorkflowType = 'hostWorkflow'`, `WorkflowId IN (${chunk.map((c) => `'${c.workflowId}'`).join(', ')})`, `StartTime >= '${since}'`].join(' AND ');
+    const later: WorkflowExecutionInfo[] = [];
+    for await (const info of client.workflow.list({ query })) later.push(info);
+    for (const info of awaitingSuccessor(chunk, later)) yield { workflowId: info.workflowId, item: hostListItem(info.searchAttributes), info };
+  }
+}
+
+/** The handed-over records with no later run of their workflow among `later`: their host runs on, not yet indexed. */
+export function awaitingSuccessor(handedOver: readonly WorkflowExecutionInfo[], later: readonly WorkflowExecutionInfo[]): WorkflowExecutionInfo[] {
+  return handedOver.filter((closed) => !later.some((l) => l.workflowId === closed.workflowId && l.runId !== closed.runId && l.startTime >= closed.startTime));
 }
