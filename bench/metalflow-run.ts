@@ -143,13 +143,13 @@ export async function runMetalflow(ctx: MetalflowRunContext): Promise<MetalflowR
     // --workers N: N worker processes polling the same task queue (the PostgreSQL profile's default is 2).
     const workers = Array.from({ length: opts.workers }, (_, i) => {
       const name = opts.workers === 1 ? 'worker' : `worker-${i + 1}`;
-      return ctx.runStack.track(startNodeChild(name, 'workers/main.ts', childEnv, join(ctx.runDir, `${name}.log`), prof(name)));
+      return ctx.runStack.track(startNodeChild(name, opts.processBundles.worker ?? 'workers/main.ts', childEnv, join(ctx.runDir, `${name}.log`), prof(name)));
     });
     children.push(...workers);
     // The controller watches the run's namespace only, and holds its lease there.
     const front = kube
       ? startNodeChild('controller', 'k8s/controller/main.ts', { ...childEnv, METALFLOW_WATCH_NAMESPACE: ctx.namespace, METALFLOW_LEASE_NAMESPACE: ctx.namespace }, join(ctx.runDir, 'controller.log'), prof('controller'))
-      : startNodeChild('api', 'api/main.ts', childEnv, join(ctx.runDir, 'api.log'), prof('api'));
+      : startNodeChild('api', opts.processBundles.api ?? 'api/main.ts', childEnv, join(ctx.runDir, 'api.log'), prof('api'));
     children.push(ctx.runStack.track(front));
     for (const w of workers) await waitUntil('the worker', () => w.output.some((l) => l.includes('metalflow worker on task queue')), 120_000, w);
     if (kube) await waitUntil('the controller', () => front.output.some((l) => l.includes('watching')), 120_000, front);

@@ -39,7 +39,15 @@ export interface Options {
    * is instead of bundling the workflows again (some 20 s of CPU).
    */
   workflowBundle?: string;
+  /**
+   * Worker or API processes started from a bundle of this checkout's entry point already built (the test run's,
+   * `--process-bundle worker=FILE`): loaded in well under a second instead of transpiling some 300 modules.
+   */
+  processBundles: Partial<Record<ProcessBundleKind, string>>;
 }
+
+export const PROCESS_BUNDLE_KINDS = ['worker', 'api'] as const;
+export type ProcessBundleKind = (typeof PROCESS_BUNDLE_KINDS)[number];
 
 export function parseOptions(argv: string[], helpFrom: URL): Options {
   const { values } = parseArgs({
@@ -61,6 +69,7 @@ export function parseOptions(argv: string[], helpFrom: URL): Options {
       fleet: { type: 'boolean', default: false },
       driver: { type: 'string', default: 'api' },
       'workflow-bundle': { type: 'string' },
+      'process-bundle': { type: 'string', multiple: true },
       help: { type: 'boolean', default: false },
     },
     strict: true,
@@ -85,6 +94,12 @@ export function parseOptions(argv: string[], helpFrom: URL): Options {
   if (driver === 'k8s' && values.fleet) throw new Error('--fleet drives a second lifecycle through the HTTP API; --driver k8s drives BareMetalHosts only: run the two separately and put them side by side with `npm run bench -- compare`');
   if (driver === 'fleet' && values.fleet) throw new Error('--fleet drives a second lifecycle with fleet operations beside the API one; with --driver fleet the only lifecycle is already driven so: leave one of them out');
   if (driver === 'floor' && (values.fleet || values['no-floor'])) throw new Error('--driver floor runs the floor alone: --fleet and --no-floor do not go with it');
+  const processBundles: Partial<Record<ProcessBundleKind, string>> = {};
+  for (const v of values['process-bundle'] ?? []) {
+    const m = /^([a-z]+)=(.+)$/.exec(v);
+    if (!m || !(PROCESS_BUNDLE_KINDS as readonly string[]).includes(m[1]!)) throw new Error(`--process-bundle must be KIND=FILE with KIND one of ${PROCESS_BUNDLE_KINDS.join(', ')}, got "${v}"`);
+    processBundles[m[1] as ProcessBundleKind] = m[2]!;
+  }
   return {
     hosts,
     concurrency: int('concurrency', values.concurrency, scale ? Math.min(hosts, 200) : hosts),
@@ -101,5 +116,6 @@ export function parseOptions(argv: string[], helpFrom: URL): Options {
     fleet: values.fleet ?? false,
     driver,
     workflowBundle: values['workflow-bundle'],
+    processBundles,
   };
 }

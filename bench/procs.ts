@@ -5,7 +5,7 @@
  */
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import { createWriteStream, existsSync, readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { isAbsolute, join } from 'node:path';
 import { REPO_ROOT } from '../config/env';
 import { TLS_ENV_NAMES } from '../config/tls';
 
@@ -254,8 +254,9 @@ export interface Child {
 }
 
 /** `node --import tsx <file>`: one process (the tsx CLI forks), so /proc figures are the program's own. */
+/** `file`: relative to the repository, or an absolute path (a bundle of an entry point, `--process-bundle`). */
 export function startNodeChild(name: string, file: string, env: Record<string, string>, logFile?: string, nodeArgs: string[] = []): Child {
-  const proc = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', join(REPO_ROOT, file)], {
+  const proc = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', isAbsolute(file) ? file : join(REPO_ROOT, file)], {
     cwd: REPO_ROOT,
     // The bench stack is plain: TLS settings meant for another Temporal or Ironic stay out.
     env: { ...process.env, ...Object.fromEntries(TLS_ENV_NAMES.map((n) => [n, ''])), ...env },

@@ -10,6 +10,7 @@
  *                    [--floor-poll-ms 100] [--no-floor] [--idle-seconds S] [--max-history-events N]
  *                    [--out FILE] [--keep-stack] [--profile] [--temporal dev|postgres] [--workers N] [--fleet]
  *                    [--driver api|fleet|floor|k8s] [--workflow-bundle FILE]
+ *                    [--process-bundle worker=FILE] [--process-bundle api=FILE]
  *
  * --max-history-events lowers the host workflows' continue-as-new threshold
  * (METALFLOW_MAX_HISTORY_EVENTS) so that a run shows continue-as-new at
@@ -46,7 +47,10 @@
  * (status writes and Events among them) are printed by kind
  * (bench/k8s-driver.ts, bench/kube-stack.ts).
  * --workflow-bundle FILE runs the worker on a workflow bundle already built from
- * this checkout (the test run's) instead of bundling the workflows again.
+ * this checkout (the test run's) instead of bundling the workflows again;
+ * --process-bundle worker=FILE (or api=FILE) starts that process from a bundle
+ * of its entry point already built (the test run's) instead of through tsx.
+ * The bench stack's sushy is started only with --redfish.
  * `npm run bench -- cleanup [--temporal postgres] <namespace>...` removes what
  * a failed run left behind. `npm run bench -- compare <result.json>...` prints
  * the figures of several runs side by side (bench/compare.ts).
@@ -128,7 +132,8 @@ async function main(): Promise<void> {
     systems = gen.systems;
     Object.assign(stackEnv, { SUSHY_SYSTEMS_FILE: gen.file, SUSHY_POWER_DELAY: '0-0.5' });
   }
-  runStack.start(['ironic', 'sushy'], stackEnv, JSON.stringify(BENCH_PORTS));
+  // sushy only for Redfish hosts: fake-hardware nodes never reach a BMC (its start is some 10 s).
+  runStack.start(opts.redfish ? ['ironic', 'sushy'] : ['ironic'], stackEnv, JSON.stringify(BENCH_PORTS));
 
   const secretDir = join(runDir, 'secrets');
   const proxy = new IronicProxy(IRONIC_URL);

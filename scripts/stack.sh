@@ -38,6 +38,13 @@
 #                        deploy_callback_timeout, clean_callback_timeout)
 #   IRONIC_CHECK_PROVISION_STATE_INTERVAL  15  how often Ironic looks for
 #                        such timeouts
+#   IRONIC_AGENT_COMMAND_WAIT_INTERVAL  6  the agent path: seconds between
+#                        Ironic's checks of an agent command it waits on
+#                        ([agent] command_wait_interval)
+#   IRONIC_AGENT_POWER_OFF_POLL_INTERVAL  5  the agent path: seconds between
+#                        Ironic's power reads after the agent's soft power off
+#                        ([agent] post_deploy_get_power_state_retry_interval;
+#                        the retries keep a 30 s wait in all)
 #   IRONIC_MEMO_SESSION_HASH  unset   1: Ironic computes the PBKDF2 hash its
 #                        Redfish driver makes of a BMC password once per
 #                        password and address instead of on every BMC call
@@ -79,6 +86,8 @@ HEALTH_TIMEOUT="${METALFLOW_HEALTH_TIMEOUT:-60}"
 IRONIC_SYNC_POWER_STATE_INTERVAL="${IRONIC_SYNC_POWER_STATE_INTERVAL:-30}"
 IRONIC_CALLBACK_TIMEOUT="${IRONIC_CALLBACK_TIMEOUT:-600}"
 IRONIC_CHECK_PROVISION_STATE_INTERVAL="${IRONIC_CHECK_PROVISION_STATE_INTERVAL:-15}"
+IRONIC_AGENT_COMMAND_WAIT_INTERVAL="${IRONIC_AGENT_COMMAND_WAIT_INTERVAL:-6}"
+IRONIC_AGENT_POWER_OFF_POLL_INTERVAL="${IRONIC_AGENT_POWER_OFF_POLL_INTERVAL:-5}"
 SEARCH_ATTRIBUTES_FILE="$REPO/scripts/search-attributes.txt"
 HOST=127.0.0.1
 SERVICES=(temporal sushy httpboot ironic)   # start order; stop runs in reverse
@@ -107,9 +116,10 @@ SUSHY_SSL_KEY="${SUSHY_EMULATOR_SSL_KEY:-}"
 
 [[ "$SUSHY_POWER_DELAY" =~ ^([0-9]+(\.[0-9]+)?)-([0-9]+(\.[0-9]+)?)$ ]] \
   || die "SUSHY_POWER_DELAY must be MIN-MAX seconds (e.g. 1-11 or 0-0.5), got '$SUSHY_POWER_DELAY'"
-for v in TEMPORAL_PORT TEMPORAL_UI_PORT IRONIC_PORT SUSHY_PORT HEALTH_TIMEOUT IRONIC_SYNC_POWER_STATE_INTERVAL IRONIC_CALLBACK_TIMEOUT IRONIC_CHECK_PROVISION_STATE_INTERVAL; do
+for v in TEMPORAL_PORT TEMPORAL_UI_PORT IRONIC_PORT SUSHY_PORT HEALTH_TIMEOUT IRONIC_SYNC_POWER_STATE_INTERVAL IRONIC_CALLBACK_TIMEOUT IRONIC_CHECK_PROVISION_STATE_INTERVAL IRONIC_AGENT_COMMAND_WAIT_INTERVAL IRONIC_AGENT_POWER_OFF_POLL_INTERVAL; do
   [[ "${!v}" =~ ^[0-9]+$ ]] || die "$v must be a number, got '${!v}'"
 done
+((IRONIC_AGENT_COMMAND_WAIT_INTERVAL > 0 && IRONIC_AGENT_POWER_OFF_POLL_INTERVAL > 0)) || die "IRONIC_AGENT_COMMAND_WAIT_INTERVAL and IRONIC_AGENT_POWER_OFF_POLL_INTERVAL must be at least 1"
 # Beside Ironic's API port as in Metal3's ironic-image (6385 and 6180), so every port scheme that
 # moves IRONIC_PORT (the test stack's, a worktree's) moves this one with it.
 IRONIC_HTTP_PORT="${IRONIC_HTTP_PORT:-$((IRONIC_PORT - 205))}"

@@ -54,19 +54,35 @@ NS="mfagent-$name"
 
 pid_alive() { [[ -n "${1:-}" ]] && kill -0 "$1" 2>/dev/null; }
 
-# Pids of the processes this host started, one file each under run/.
+# Pids of the processes this host started, one file each under run/. The
+# agent's group gets SIGKILL at once: a power cut is one, and the agent is
+# its PID namespace's init, which ignores SIGTERM (no handler), so a TERM only
+# made every stop wait out the grace below (5 s) before the same SIGKILL. The
+# port forwarders get TERM and that grace, all waited for together.
 stop_processes() {
-  local f pid
+  local f pid sig i
+  local -a files=()
   for f in "$D"/run/*.pid; do
     [[ -e "$f" ]] || continue
     pid="$(cat "$f" 2>/dev/null)" || continue
-    if pid_alive "$pid"; then kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null || true; fi
+    files+=("$f")
+    pid_alive "$pid" || continue
+    sig=TERM
+    [[ "$f" == "$D/run/agent.pid" ]] && sig=KILL
+    kill "-$sig" -- "-$pid" 2>/dev/null || kill "-$sig" "$pid" 2>/dev/null || true
   done
-  for f in "$D"/run/*.pid; do
-    [[ -e "$f" ]] || continue
-    pid="$(cat "$f" 2>/dev/null)" || continue
-    local i=0
-    while pid_alive "$pid" && ((i < 50)); do sleep 0.1; i=$((i + 1)); done
+  alive() {
+    local g p
+    for g in "${files[@]}"; do
+      p="$(cat "$g" 2>/dev/null)" || continue
+      pid_alive "$p" && return 0
+    done
+    return 1
+  }
+  i=0
+  while ((${#files[@]})) && alive && ((i < 50)); do sleep 0.1; i=$((i + 1)); done
+  for f in "${files[@]}"; do
+    pid="$(cat "$f" 2>/dev/null)" || { rm -f "$f"; continue; }
     if pid_alive "$pid"; then kill -KILL -- "-$pid" 2>/dev/null || kill -KILL "$pid" 2>/dev/null || true; fi
     rm -f "$f"
   done
@@ -174,7 +190,10 @@ listen_port = 9999
 advertise_host = 127.0.0.1
 advertise_port = $agent_port
 hardware_initialization_delay = 0
-disk_wait_attempts = 2
+# The loop devices are attached before the agent starts: one look, no wait.
+# (IPA's generic hardware manager never finds one, a loop device not being
+# of type disk; each further attempt only cost each boot a second.)
+disk_wait_attempts = 1
 disk_wait_delay = 1
 collect_lldp = false
 inspection_dhcp_wait_timeout = 0

@@ -79,6 +79,14 @@ file_url_allowed_paths = $1/agent-boot${IRONIC_FILE_URL_ALLOWED_PATHS:+,$IRONIC_
 
 [agent]
 deploy_logs_collect = never
+# How often Ironic asks the agent whether a command it waits on has finished
+# (install_bootloader after the image is written) and, after the agent's soft
+# power off, whether the host is off: Ironic's 6 s and 5 s unless set (the
+# agent tests' labs ask every second). The power-off wait keeps Ironic's 30 s
+# in all before it forces the power off.
+command_wait_interval = $IRONIC_AGENT_COMMAND_WAIT_INTERVAL
+post_deploy_get_power_state_retry_interval = $IRONIC_AGENT_POWER_OFF_POLL_INTERVAL
+post_deploy_get_power_state_retries = $(((30 + IRONIC_AGENT_POWER_OFF_POLL_INTERVAL - 1) / IRONIC_AGENT_POWER_OFF_POLL_INTERVAL))
 EOF
 }
 

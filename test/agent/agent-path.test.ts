@@ -1,34 +1,40 @@
 /**
- * The agent path for real: a host with a redfish-virtualmedia BMC on
+ * The agent path for real: hosts with a redfish-virtualmedia BMC on
  * sushy-tools, a real ironic-python-agent booted (by the lab's launcher) when
  * Ironic inserts its ISO and powers the system on, running on loop devices in
  * namespaces of its own (test/support/agent-lab.ts, docs/agent-path.md).
- * Agent inspection fills status.hardware without writing to the disk, and
- * provisioning a qcow2 (after Ironic's automated cleaning with the agent)
- * writes the image's bytes and a config drive. Root only; skipped with the
- * reason otherwise.
+ * One host goes through the lifecycle: agent inspection fills status.hardware
+ * without writing to the disk, provisioning a qcow2 (after Ironic's automated
+ * cleaning with the agent) writes the image's bytes and a config drive, and
+ * deprovisioning cleans with the metadata erase. Beside it, in the same lab,
+ * three hosts fail their deploys as users' do (a ramdisk that never comes up,
+ * an image whose checksum does not match, a disk too small), without
+ * inspection or cleaning: one Ironic and one worker for both, in a lab whose
+ * Ironic waits 30 s for an agent's call-back instead of 600. Root only;
+ * skipped with the reason otherwise.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, readSync, readdirSync, readlinkSync, rmSync, writeFileSync, writeSync, ftruncateSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REPO_ROOT } from '../../config/env';
-import type { HostRef, HostSpec } from '../../model/host';
+import type { HostRef, HostSpec, Image } from '../../model/host';
 import { hostWorkflowId } from '../../model/host-ref';
 import { hostViewQuery, type HostView } from '../../contracts/host';
 import { agentLabUnavailable, startAgentLab, type AgentLab, type LabHost } from '../support/agent-lab';
 import { buildAgentImage, readRange } from '../support/agent-image';
 import { sha256 } from '../support/config-drive-iso';
+import { startImageServer, type ImageServer } from '../support/image-server';
 import { FAST_HOST_OPTIONS, randomMac, startHarness, uniq, waitFor, type Harness } from '../support/harness';
 
 const unavailable = agentLabUnavailable();
 if (unavailable) console.warn(`[agent-path] skipped: ${unavailable}`);
 
 const NS = 'agent-path';
+/** The failing hosts' namespace. */
+const NS_F = 'agent-failures';
 const MiB = 2 ** 20;
 const IMAGE_BYTES = 8 * MiB;
 /** The image's one partition (test/support/agent-image.ts): 1 MiB to 7 MiB, random bytes. */
@@ -36,45 +42,132 @@ const PART_START = 1 * MiB;
 const PART_END = 7 * MiB;
 
 const hostNamed = (name: string): LabHost => ({ name, uuid: randomUUID(), mac: randomMac(), disks: ['8G'] });
+const labHost = (prefix: string, disks: string[], withholdBoots?: number): LabHost => ({
+  name: uniq(prefix),
+  uuid: randomUUID(),
+  mac: randomMac(),
+  disks,
+  ...(withholdBoots ? { withholdBoots } : {}),
+});
 
 describe.skipIf(unavailable !== undefined)('the agent path with a real ironic-python-agent on loop devices', () => {
   const host = hostNamed(uniq('ap'));
   const ref: HostRef = { namespace: NS, name: host.name };
+  // The failing hosts. Its first boot brings no agent up; the next does. 1 GiB: the agent puts a 64 MiB config drive at the disk's end.
+  const late = labHost('af-late', ['1G'], 1);
+  const badSum = labHost('af-sum', ['64M']);
+  const small = labHost('af-small', ['2G']);
+  const failing = [late, badSum, small];
+  const refOf = (f: LabHost): HostRef => ({ namespace: NS_F, name: f.name });
   let lab: AgentLab;
   let h: Harness;
-  let images: Server;
+  let images: ImageServer;
   let imageUrl = '';
   let raw: Buffer;
   let qcow2: Buffer;
+  let badSumDisk = '';
   const work = mkdtempSync(join(tmpdir(), 'mf-agent-path-'));
 
   beforeAll(async () => {
     ({ raw, qcow2 } = buildAgentImage(work));
-    images = createServer((req, res) => {
-      if (req.url !== '/image.qcow2') return void res.writeHead(404).end();
-      res.writeHead(200, { 'content-length': qcow2.length, 'content-type': 'application/octet-stream' });
-      res.end(req.method === 'HEAD' ? undefined : qcow2);
-    });
-    await new Promise<void>((r) => images.listen(0, '127.0.0.1', r));
-    const imagePort = (images.address() as AddressInfo).port;
-    imageUrl = `http://127.0.0.1:${imagePort}/image.qcow2`;
+    images = await startImageServer({ '/image.qcow2': { body: qcow2, contentType: 'application/octet-stream' } });
+    const imagePort = Number(new URL(images.url('/')).port);
+    imageUrl = images.url('/image.qcow2');
 
-    lab = await startAgentLab('agent-path', [host], [imagePort]);
+    lab = await startAgentLab('agent-path', [host, ...failing], [imagePort], {
+      // The late host's deploy fails after this wait, and the file waits with it. Under a whole run's load the
+      // lab's agents called back 4-6 s after a boot and refused the mismatching image (4 tries, ipa-host.sh)
+      // within some 12 s: 30 s leaves room for both, and for the lifecycle host's cleaning and deploy.
+      stackEnv: { IRONIC_CALLBACK_TIMEOUT: '30', IRONIC_CHECK_PROVISION_STATE_INTERVAL: '5' },
+    });
     // A mark at the start of the disk before the first boot: inspection must leave it.
     mkdirSync(lab.hostDir(host), { recursive: true });
     const disk = openSync(lab.diskFile(host), 'w');
     ftruncateSync(disk, 8 * 2 ** 30);
     writeSync(disk, Buffer.alloc(64 * 1024, 'METALFLOW-MARK '), 0, 64 * 1024, 0);
     closeSync(disk);
+    // The checksum host's disk holds data before its first boot: a refused image must leave every byte of it.
+    mkdirSync(lab.hostDir(badSum), { recursive: true });
+    const fd = openSync(lab.diskFile(badSum), 'w');
+    ftruncateSync(fd, 64 * MiB);
+    writeSync(fd, Buffer.alloc(MiB, 'METALFLOW-MARK '), 0, MiB, 0);
+    closeSync(fd);
+    badSumDisk = sha256(readFileSync(lab.diskFile(badSum)));
+
     h = await startHarness({ ironicUrl: lab.ironicUrl, hostOptions: { ...FAST_HOST_OPTIONS }, inspection: 'agent' });
+    // The failing hosts deploy while the lifecycle host's tests run; each is removed once its failure is seen.
+    const good: Image = { url: imageUrl, checksum: sha256(qcow2), checksumType: 'sha256', format: 'qcow2' };
+    const spec = (f: LabHost, extra: Partial<HostSpec>): HostSpec => ({
+      bmc: { address: lab.bmcAddress(f), credentialsName: `${f.name}-bmc` },
+      bootMACAddress: f.mac,
+      bootMode: 'UEFI',
+      online: true,
+      // Inspection and cleaning boot the agent too: left out, each host's first boot is its deploy.
+      inspectionMode: 'disabled',
+      automatedCleaningMode: 'disabled',
+      // Below Ironic's 4 GiB minimum a disk is picked only by a hint.
+      rootDeviceHints: { serialNumber: 'disk0' },
+      image: good,
+      ...extra,
+    });
+    const credentials = { username: 'admin', password: 'password' };
+    await Promise.all([
+      h.hosts.put(refOf(late), { spec: spec(late, {}), credentials }),
+      h.hosts.put(refOf(badSum), { spec: spec(badSum, { image: { ...good, checksum: sha256(Buffer.from('another image')) } }), credentials }),
+      // No hints: Ironic's agent picks the smallest disk of at least 4 GiB, and this host has none.
+      h.hosts.put(refOf(small), { spec: spec(small, { rootDeviceHints: {} }), credentials }),
+    ]);
+    outcomes.set(badSum.name, settle(badSum, async (first) => {
+      // As BMO: the failed deploy is torn down, counted, and the host provisions again, booting its agent anew.
+      const retried = await waitFor('a second attempt booting the agent', async () => {
+        const v = await failingView(badSum);
+        const boots = actions(badSum).filter((a) => a === 'started').length;
+        return (v.status.provisioningFailCount ?? 0) >= 1 && boots >= 2 ? { failCount: v.status.provisioningFailCount ?? 0, boots } : undefined;
+      }, { timeoutMs: 300_000, intervalMs: 500 });
+      await retire(badSum);
+      return { ...first, retried };
+    }));
+    outcomes.set(small.name, settle(small, async (first) => {
+      await retire(small);
+      return first;
+    }));
+    outcomes.set(late.name, settle(late, async (first) => first));
   }, 300_000);
 
   afterAll(async () => {
     await h?.close();
     await lab?.close();
-    images?.close();
+    await images?.close();
     rmSync(work, { recursive: true, force: true });
   }, 120_000);
+
+  const failingView = (f: LabHost): Promise<HostView> => h.client.workflow.getHandle(hostWorkflowId(refOf(f))).query(hostViewQuery);
+  const actions = (f: LabHost) => lab.events().filter((e) => e.host === f.name).map((e) => e.action);
+  /** Stops a host's further attempts (BMO's retries would boot its agent again and again). */
+  const retire = (f: LabHost) => h.hosts.remove(refOf(f)).catch(() => undefined);
+  interface Failure {
+    view: HostView;
+    actions: string[];
+    /** The checksum host's retry: its failure count and agent boots when the second boot was seen. */
+    retried?: { failCount: number; boots: number };
+  }
+  /**
+   * Each failing host's first failure, watched from the start, then what its test needs done at once (a
+   * second attempt seen, the host removed so that it boots no more agents): the hosts fail while the
+   * lifecycle host's tests run, and a failure is gone from the status once the retry succeeds. With the
+   * launcher's events as they were when it showed.
+   */
+  const outcomes = new Map<string, Promise<Failure>>();
+  const outcome = (f: LabHost) => outcomes.get(f.name)!;
+  const settle = (f: LabHost, then: (first: Failure) => Promise<Failure>): Promise<Failure> => {
+    const seen = waitFor(`${f.name}'s deploy failing`, async () => {
+      const v = await failingView(f);
+      return v.status.errorType === 'provisioning error' ? { view: v, actions: actions(f) } : undefined;
+    }, { timeoutMs: 600_000, intervalMs: 500 }).then(then);
+    // Awaited by its test; a timeout before then is that test's failure, not an unhandled rejection.
+    seen.catch(() => undefined);
+    return seen;
+  };
 
   const view = (): Promise<HostView> => h.client.workflow.getHandle(hostWorkflowId(ref)).query(hostViewQuery);
   const idle = (what: string, ok: (v: HostView) => boolean, timeoutMs = 600_000) =>
@@ -210,7 +303,51 @@ describe.skipIf(unavailable !== undefined)('the agent path with a real ironic-py
     expect(spawnSync('blkid', ['-p', file]).status).toBe(2);
   }, 1_200_000);
 
+  it('an image whose checksum does not match: the agent refuses it before writing, the disk is unchanged, the host retries', async () => {
+    const { view: failed, actions: then, retried } = await outcome(badSum);
+    expect(failed.status.errorMessage).toMatch(/Image failed to verify against checksum/);
+    expect(then[0]).toBe('started');
+    // As BMO: the failed deploy was torn down, counted, and the host provisioned again, booting its agent anew
+    // (then it was removed); no attempt wrote to the disk.
+    expect(retried?.failCount).toBeGreaterThanOrEqual(1);
+    expect(retried?.boots).toBeGreaterThanOrEqual(2);
+    expect(sha256(readFileSync(lab.diskFile(badSum)))).toBe(badSumDisk);
+  }, 900_000);
+
+  it('a disk below 4 GiB and no root device hints: the deploy fails naming the size Ironic needs', async () => {
+    const { view: failed } = await outcome(small);
+    expect(failed.status.errorMessage).toMatch(/No suitable device was found for deployment/);
+    expect(failed.status.errorMessage).toMatch(/smaller than 4294967296B/);
+  }, 900_000);
+
+  it('a ramdisk that never comes up: the deploy times out saying so, the host deprovisions and deploys again with its agent', async () => {
+    const { view: failed, actions: then } = await outcome(late);
+    expect(failed.status.errorMessage).toMatch(/Timeout reached while waiting for callback/);
+    expect(then).toEqual(['withheld']);
+    const provisioned = await waitFor('provisioned on the second boot', async () => {
+      const v = await failingView(late);
+      return v.status.provisioning.state === 'provisioned' && !v.currentOperation ? v : undefined;
+    }, { timeoutMs: 600_000, intervalMs: 1000 });
+    expect(provisioned.status.errorType).toBe('');
+    expect(provisioned.status.provisioningFailCount ?? 0).toBe(0);
+    // Ironic's view: the first deploy waited for a call-back and failed, was torn down, and the second went through.
+    const states = lab.provisionStates(provisioned.status.provisioning.ID);
+    const failedAt = states.indexOf('deploy failed');
+    expect(states.slice(failedAt - 1, failedAt + 1)).toEqual(['wait call-back', 'deploy failed']);
+    expect(states.slice(failedAt + 1)).toContain('wait call-back');
+    expect(states.at(-1)).toBe('active');
+    await waitFor('the agent stopped after the deploy', async () => actions(late).length >= 3);
+    expect(actions(late)).toEqual(['withheld', 'started', 'stopped']);
+    const disk = readRange(lab.diskFile(late), PART_START, PART_END - PART_START);
+    expect(sha256(disk)).toBe(sha256(raw.subarray(PART_START, PART_END)));
+  }, 900_000);
+
   it('never gave an agent anything but its own loop devices', () => {
+    for (const f of failing) {
+      const loops = readFileSync(join(lab.hostDir(f), 'loops'), 'utf8').trim().split(',');
+      expect(loops.length).toBe(1);
+      expect(loops[0]).toMatch(/^\/dev\/loop\d+$/);
+    }
     // Every launch of this host's agent listed its disks in the state dir; each is a loop device.
     const loops = readFileSync(join(lab.hostDir(host), 'loops'), 'utf8').trim().split(',');
     expect(loops.every((l) => /^\/dev\/loop\d+$/.test(l))).toBe(true);

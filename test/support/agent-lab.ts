@@ -124,6 +124,10 @@ export async function startAgentLab(name: string, hosts: LabHost[], forward: num
     SUSHY_SYSTEMS_FILE: systemsFile,
     SUSHY_POWER_DELAY: '0-0.5',
     METALFLOW_AGENT_STATE: agentState,
+    // Ironic asks each second, not every 6 and 5 s, whether an agent command it waits on has finished
+    // (install_bootloader) and whether the host went off after the agent's power off: about 9 s of every deploy.
+    IRONIC_AGENT_COMMAND_WAIT_INTERVAL: '1',
+    IRONIC_AGENT_POWER_OFF_POLL_INTERVAL: '1',
     ...options.stackEnv,
   };
   const stack = stackScript(env);

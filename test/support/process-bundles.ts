@@ -48,6 +48,12 @@ export async function buildProcessBundles(): Promise<void> {
   );
 }
 
+/** The run's bundle of a worker's or a controller's entry point, when the global setup built one. */
+export function processBundle(kind: ProcessKind): string | undefined {
+  const bundle = bundlePath(kind);
+  return existsSync(bundle) ? bundle : undefined;
+}
+
 /** The arguments for `node` that start a worker or a controller: the run's bundle, or the TypeScript entry point. */
 export function processArgs(kind: ProcessKind): string[] {
   const bundle = bundlePath(kind);

@@ -24,6 +24,14 @@ describe('bench --driver', () => {
   });
 });
 
+describe('bench --process-bundle', () => {
+  it('starts the worker or the API from a bundle when given one, through tsx otherwise, and refuses another kind', () => {
+    expect(parse().processBundles).toEqual({});
+    expect(parse('--process-bundle', 'worker=/x/test-worker.mjs', '--process-bundle', 'api=/x/api.mjs').processBundles).toEqual({ worker: '/x/test-worker.mjs', api: '/x/api.mjs' });
+    expect(() => parse('--process-bundle', 'controller=/x/c.mjs')).toThrow('--process-bundle must be KIND=FILE with KIND one of worker, api, got "controller=/x/c.mjs"');
+  });
+});
+
 describe('bench --driver k8s', () => {
   it('drives BareMetalHosts with the floor beside them, and refuses --fleet (an HTTP API lifecycle) beside it', () => {
     expect(parse('--driver', 'k8s', '--hosts', '10')).toMatchObject({ driver: 'k8s', hosts: 10, floor: true, fleet: false });
