@@ -90,7 +90,8 @@ beforeAll(() => {
 async function readyHost(name: string): Promise<Bmh> {
   const wanted = early.get(name);
   if (!wanted) throw new Error(`${name} is not one of the hosts applied before the tests`);
-  waitState(name, wanted.state);
+  // Up to 5 minutes: the hosts come up together, beside the whole suite's load.
+  waitState(name, wanted.state, '300s');
   return get(name);
 }
 
