@@ -15,10 +15,11 @@ import { parse } from 'yaml';
 import { join } from 'node:path';
 import { afterAll, beforeAll } from 'vitest';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
+import proto from '@temporalio/proto';
 import { REPO_ROOT } from '../../config/env';
 import { IRONIC_URL, TEMPORAL_ADDRESS, TEST_ENV, TEST_STATE_DIR } from '../support/env';
 import { startProxyProcess } from '../support/ironic-proxy-process';
-import { uniq } from '../support/harness';
+import { uniq, waitFor } from '../support/harness';
 import { createTemporalNamespace } from '../support/temporal-namespace';
 import { KUBE_BUILD_TIMEOUT_MS, KUBECONFIG, kubectl, startOwnKube, useKube, type KubeLease } from './kube-harness';
 import { cleanNamespace, prepareNamespace, shim, type Shim } from './shim-harness';
@@ -137,6 +138,15 @@ export function usePivotPlanes(ns: string, refused: string, slot = 0, planeAUp?:
     planeB = shim({ namespace: ns, taskQueue: TQ_B });
     planeB.startWorker({ ...b, IRONIC_URL: proxyB.url, METALFLOW_PIVOT_PLANES: PLANES_FILE_B });
     planeB.startController(b);
+    // Both workers polling before any test pivots: a pivot's pre-check skips every host while no worker polls the
+    // target's task queue (with plane A's hosts provisioning meanwhile, a test may be ready before worker B is).
+    const service = env.connection.workflowService;
+    for (const [namespace, name] of [['default', TQ_A], [NS_B, TQ_B]] as const) {
+      await waitFor(`a worker polling task queue ${name}`, async () => {
+        const answer = await service.describeTaskQueue({ namespace, taskQueue: { name }, taskQueueType: proto.temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW });
+        return (answer.pollers ?? []).length > 0;
+      }, { timeoutMs: 180_000, intervalMs: 250 });
+    }
   }, KUBE_BUILD_TIMEOUT_MS);
 
   afterAll(async () => {
