@@ -7,7 +7,7 @@
 import { decodedHistoryTexts, findSecrets } from '../../bench/support/history-secrets';
 import { randomBytes } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { IronicClient } from '../../clients/ironic/client';
 import { hostWorkflowId } from '../../model/host-ref';
 import { hostViewQuery, type HostView, type OperationKind } from '../../contracts/host';
@@ -56,11 +56,42 @@ const ops = async (name: string): Promise<OperationKind[]> => (await view(name))
 const events = (name: string): { reason: string; message: string; type: string }[] =>
   JSON.parse(kubectl(['get', 'events', '-n', NS, '--field-selector', `involvedObject.name=${name}`, '-o', 'json']).stdout).items;
 
-/** A fake-hardware host with its Secret, brought to `state`. */
-async function readyHost(name: string, state: 'available' | 'provisioned', over: Record<string, unknown> = {}): Promise<Bmh> {
+type ReadyState = 'available' | 'provisioned';
+/** A fake-hardware host with its Secret, applied to be brought to `state`. */
+function applyHost(name: string, state: ReadyState, over: Record<string, unknown>): void {
   secret(`${name}-bmc-secret`, { username: 'admin', password: 'x' });
   host(name, fakeHostSpec(name, state === 'provisioned' ? { image: IMAGE, ...over } : over));
-  waitState(name, state);
+}
+/**
+ * The hosts the tests take from a ready state, applied together before the first test (the file's beforeAll):
+ * they come up side by side while the tests before theirs run, instead of each test waiting for its own.
+ */
+const early = new Map<string, { state: ReadyState; over: Record<string, unknown> }>();
+function readyName(prefix: string, state: ReadyState, over: Record<string, unknown> = {}): string {
+  const name = uniq(prefix);
+  early.set(name, { state, over });
+  return name;
+}
+const READY = {
+  detach: readyName('detach', 'provisioned'),
+  detachDel: readyName('detach-del', 'provisioned'),
+  noOffKey: readyName('no-off-key', 'provisioned', { disablePowerOff: true }),
+  detachDelay: readyName('detach-delay', 'available'),
+  pivot: readyName('pivot', 'provisioned'),
+  statusMoot: readyName('status-moot', 'available'),
+  reinspect: readyName('reinspect', 'available'),
+  noSpecInspect: readyName('nospecinspect', 'available', { inspectionMode: 'disabled' }),
+};
+beforeAll(() => {
+  for (const [name, { state, over }] of early) applyHost(name, state, over);
+});
+
+/** A host of READY (applied before the tests) brought to its state. */
+async function readyHost(name: string): Promise<Bmh> {
+  const wanted = early.get(name);
+  if (!wanted) throw new Error(`${name} is not one of the hosts applied before the tests`);
+  // Up to 5 minutes: the hosts come up together, beside the whole suite's load.
+  waitState(name, wanted.state, '300s');
   return get(name);
 }
 
@@ -101,8 +132,8 @@ describe('invalid annotation values', () => {
 
 describe('baremetalhost.metal3.io/detached', () => {
   it('detaches a provisioned host without deprovisioning or powering it off, and attaches it again without a redeploy', async () => {
-    const name = uniq('detach');
-    const before = await readyHost(name, 'provisioned');
+    const name = READY.detach;
+    const before = await readyHost(name);
     const oldNode = before.status!.provisioning.ID;
     expect(before.status!.poweredOn).toBe(true);
 
@@ -152,8 +183,8 @@ describe('baremetalhost.metal3.io/detached', () => {
   });
 
   it('detaches with any value, as Metal3 does ("true": deleteAction delete, said in a Warning Event); deleting it skips power off and deprovisioning', async () => {
-    const name = uniq('detach-del');
-    await readyHost(name, 'provisioned');
+    const name = READY.detachDel;
+    await readyHost(name);
     annotate(name, 'baremetalhost.metal3.io/detached=true');
     await waitFor('detached', async () => get(name).status?.operationalStatus === 'detached');
     const warning = await waitFor('the InvalidAnnotationValue Event', async () => events(name).find((e) => e.reason === 'InvalidAnnotationValue'));
@@ -168,8 +199,8 @@ describe('baremetalhost.metal3.io/detached', () => {
   });
 
   it('a keyed reboot annotation on a disablePowerOff host reboots it once, as Metal3 does, with a Warning Event saying so', async () => {
-    const name = uniq('no-off-key');
-    await readyHost(name, 'provisioned', { disablePowerOff: true });
+    const name = READY.noOffKey;
+    await readyHost(name);
     const before = (await ops(name)).filter((k) => k === 'reboot').length;
     annotate(name, 'reboot.metal3.io/capm3={"mode":"hard"}');
     const warning = await waitFor('the Warning Event', async () => events(name).find((e) => e.reason === 'InvalidAnnotationValue'));
@@ -189,8 +220,8 @@ describe('baremetalhost.metal3.io/detached', () => {
   });
 
   it('deleteAction delay holds the delete until the annotation is removed, then deletes as usual', async () => {
-    const name = uniq('detach-delay');
-    await readyHost(name, 'available');
+    const name = READY.detachDelay;
+    await readyHost(name);
     annotate(name, 'baremetalhost.metal3.io/detached={"deleteAction":"delay"}');
     await waitFor('detached', async () => get(name).status?.operationalStatus === 'detached');
     kubectl(['delete', 'bmh', name, '-n', NS, '--wait=false']);
@@ -208,8 +239,8 @@ describe('baremetalhost.metal3.io/detached', () => {
 
 describe('baremetalhost.metal3.io/status', () => {
   it('moves a provisioned host to a "new cluster": detach, delete, re-create with the status — provisioned again, no inspection, no deploy', async () => {
-    const name = uniq('pivot');
-    const old = await readyHost(name, 'provisioned');
+    const name = READY.pivot;
+    const old = await readyHost(name);
     const oldNode = old.status!.provisioning.ID;
     // As Metal3's docs describe the move: detach, then delete without deprovisioning.
     annotate(name, 'baremetalhost.metal3.io/detached=');
@@ -246,8 +277,8 @@ describe('baremetalhost.metal3.io/status', () => {
   });
 
   it('is only removed from a host that already has a status', async () => {
-    const name = uniq('status-moot');
-    const before = await readyHost(name, 'available');
+    const name = READY.statusMoot;
+    const before = await readyHost(name);
     const fake = { ...before.status!, provisioning: { state: 'provisioned', ID: 'elsewhere' } };
     annotate(name, `baremetalhost.metal3.io/status=${JSON.stringify(fake)}`);
     await waitFor('the annotation removed', async () => get(name).metadata.annotations?.['baremetalhost.metal3.io/status'] === undefined);
@@ -258,8 +289,8 @@ describe('baremetalhost.metal3.io/status', () => {
 
 describe('inspect.metal3.io and inspection modes', () => {
   it('an empty value re-inspects an available host once and is removed', async () => {
-    const name = uniq('reinspect');
-    const before = await readyHost(name, 'available');
+    const name = READY.reinspect;
+    const before = await readyHost(name);
     expect((await ops(name)).filter((o) => o === 'inspect')).toHaveLength(1);
     annotate(name, 'inspect.metal3.io=');
     await waitFor('inspected again and available', async () => {
@@ -291,8 +322,8 @@ describe('inspect.metal3.io and inspection modes', () => {
   });
 
   it('spec.inspectionMode: disabled skips inspection too', async () => {
-    const name = uniq('nospecinspect');
-    await readyHost(name, 'available', { inspectionMode: 'disabled' });
+    const name = READY.noSpecInspect;
+    await readyHost(name);
     expect((await ops(name)).slice(0, 2)).toEqual(['enroll', 'prepare']);
     expect(await ops(name)).not.toContain('inspect');
   });

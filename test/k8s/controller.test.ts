@@ -5,7 +5,7 @@
  */
 import { decodedHistoryTexts, findSecrets } from '../../bench/support/history-secrets';
 import { randomBytes } from 'node:crypto';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { IronicClient } from '../../clients/ironic/client';
 import { hostWorkflowId } from '../../model/host-ref';
 import { hostViewQuery, type HostView } from '../../contracts/host';
@@ -27,6 +27,26 @@ const state = (name: string): string | undefined => {
   return r.status === 0 ? r.stdout : undefined;
 };
 const apply = (doc: Record<string, unknown>, check = true) => kubectl(['apply', '-n', NS, '-f', '-'], { input: JSON.stringify(doc), check });
+
+/**
+ * The hosts later tests start from once they are available or provisioned, applied before the first test: they
+ * come up while the tests before theirs run, instead of each test waiting for its own.
+ */
+const EARLY: Record<string, { spec: Record<string, unknown>; password: string }> = {
+  'host-del-once': {
+    spec: { ...fakeHostSpec('host-del-once'), image: { url: 'http://127.0.0.1/images/once.qcow2', checksum: 'b'.repeat(64), checksumType: 'sha256', format: 'qcow2' } },
+    password: PASSWORD,
+  },
+  'host-paused': { spec: fakeHostSpec('host-paused'), password: PASSWORD },
+  'host-crash': { spec: fakeHostSpec('host-crash'), password: 'x' },
+  'host-reboot': { spec: fakeHostSpec('host-reboot'), password: 'x' },
+};
+beforeAll(() => {
+  for (const [name, { spec, password }] of Object.entries(EARLY)) {
+    apply(secretDoc(`${name}-bmc-secret`, { username: 'admin', password }));
+    apply(hostDoc(name, spec));
+  }
+});
 
 describe('the Kubernetes shim', () => {
   it('takes a Metal3 host from apply to available, provisioned, back to available, and deletes it', async () => {
@@ -80,12 +100,7 @@ describe('the Kubernetes shim', () => {
 
   it('asks the workflow to delete once, however long the delete runs', async () => {
     const name = 'host-del-once';
-    apply(secretDoc(`${name}-bmc-secret`, { username: 'admin', password: PASSWORD }));
-    apply(hostDoc(name, {
-      ...fakeHostSpec(name),
-      image: { url: 'http://127.0.0.1/images/once.qcow2', checksum: 'b'.repeat(64), checksumType: 'sha256', format: 'qcow2' },
-    }));
-    kubectl(['wait', '-n', NS, '--for=jsonpath={.status.provisioning.state}=provisioned', `bmh/${name}`, '--timeout=120s']);
+    kubectl(['wait', '-n', NS, '--for=jsonpath={.status.provisioning.state}=provisioned', `bmh/${name}`, '--timeout=300s']);
     // Deprovisioning (with cleaning), power off and removal take several of the controller's 1 s requeues.
     kubectl(['delete', 'bmh', name, '-n', NS, '--timeout=120s']);
     const history = await suite.client.workflow.getHandle(hostWorkflowId({ namespace: NS, name })).fetchHistory();
@@ -96,8 +111,6 @@ describe('the Kubernetes shim', () => {
 
   it('hands the paused annotation to the workflow: a delete is held while paused and runs once the annotation goes', async () => {
     const name = 'host-paused';
-    apply(secretDoc(`${name}-bmc-secret`, { username: 'admin', password: PASSWORD }));
-    apply(hostDoc(name, fakeHostSpec(name)));
     kubectl(['wait', '-n', NS, '--for=jsonpath={.status.provisioning.state}=available', `bmh/${name}`, '--timeout=120s']);
     const handle = suite.client.workflow.getHandle(hostWorkflowId({ namespace: NS, name }));
     kubectl(['annotate', 'bmh', name, '-n', NS, 'baremetalhost.metal3.io/paused=metal3.io/capm3']);
@@ -184,8 +197,6 @@ describe('the Kubernetes shim', () => {
 
   it('survives the controller being killed during provisioning: one workflow, nothing lost', async () => {
     const name = 'host-crash';
-    apply(secretDoc(`${name}-bmc-secret`, { username: 'admin', password: 'x' }));
-    apply(hostDoc(name, fakeHostSpec(name)));
     kubectl(['wait', '-n', NS, '--for=jsonpath={.status.provisioning.state}=available', `bmh/${name}`, '--timeout=90s']);
     const controller = suite.shim.running('controller');
     kubectl(['patch', 'bmh', name, '-n', NS, '--type=merge', '-p', JSON.stringify({
@@ -212,8 +223,6 @@ describe('the Kubernetes shim', () => {
 
   it('acts on Metal3 reboot annotations: one-shot reboot removed when done, keyed power off held until removed, a value that does not parse read as soft with a warning', async () => {
     const name = 'host-reboot';
-    apply(secretDoc(`${name}-bmc-secret`, { username: 'admin', password: 'x' }));
-    apply(hostDoc(name, fakeHostSpec(name)));
     kubectl(['wait', '-n', NS, '--for=jsonpath={.status.provisioning.state}=available', `bmh/${name}`, '--timeout=90s']);
     await waitFor('powered on', async () => json(['get', 'bmh', name]).status.poweredOn === true, { timeoutMs: 60_000 });
     const handle = suite.client.workflow.getHandle(hostWorkflowId({ namespace: NS, name }));

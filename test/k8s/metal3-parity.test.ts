@@ -38,8 +38,9 @@ useShimSuite(NS, TQ, { METALFLOW_CONTROLLER_METRICS_PORT: String(CONTROLLER_METR
 
 const json = (args: string[]) => JSON.parse(kubectl([...args, '-n', NS, '-o', 'json']).stdout);
 const apply = (doc: Record<string, unknown>) => kubectl(['apply', '-n', NS, '-f', '-'], { input: JSON.stringify(doc) });
+// Up to 5 minutes: the file's hosts come up together, beside the whole suite's load.
 const waitState = (name: string, state: string) =>
-  kubectl(['wait', '-n', NS, `--for=jsonpath={.status.provisioning.state}=${state}`, `bmh/${name}`, '--timeout=120s']);
+  kubectl(['wait', '-n', NS, `--for=jsonpath={.status.provisioning.state}=${state}`, `bmh/${name}`, '--timeout=300s']);
 const IMAGE = { url: 'http://127.0.0.1/images/ubuntu.qcow2', checksum: 'a'.repeat(64), checksumType: 'sha256', format: 'qcow2' };
 
 /**
@@ -47,6 +48,18 @@ const IMAGE = { url: 'http://127.0.0.1/images/ubuntu.qcow2', checksum: 'a'.repea
  * on the test stack) reads its BMC's health while the other tests run, instead of the test waiting for it alone.
  */
 const HEALTHY_HOST = 'healthy-host';
+/**
+ * The fake-hardware hosts the tests start from, applied with it: they register, inspect and provision side by
+ * side while the tests before theirs run, instead of each test waiting for its own from the start.
+ */
+const FAKE_HOSTS: Record<string, Record<string, unknown>> = {
+  'uid-host': { image: IMAGE },
+  'cond-host': { image: IMAGE },
+  'events-host': {},
+  'bmo-events-host': { image: IMAGE },
+  // Cleaning would wait for an agent too: the retry test's failed deploy is torn down without it.
+  'retry-host': { automatedCleaningMode: 'disabled' },
+};
 beforeAll(() => {
   apply(secretDoc(`${HEALTHY_HOST}-bmc-secret`, { username: 'admin', password: 'password' }));
   apply(hostDoc(HEALTHY_HOST, {
@@ -54,6 +67,10 @@ beforeAll(() => {
     automatedCleaningMode: 'disabled',
     bmc: { address: `redfish+${SUSHY_URL}/redfish/v1/Systems/6d660000-0000-4000-8000-000000000006`, credentialsName: `${HEALTHY_HOST}-bmc-secret` },
   }, { 'inspect.metal3.io': 'disabled' }));
+  for (const [name, over] of Object.entries(FAKE_HOSTS)) {
+    apply(secretDoc(`${name}-bmc-secret`, { username: 'admin', password: 'pw' }));
+    apply(hostDoc(name, fakeHostSpec(name, over)));
+  }
 });
 
 /** The config drive the worker sent with the node's deploy. */
@@ -64,20 +81,13 @@ function deployedConfigDrive(nodeId: string): { meta_data: Record<string, unknow
 }
 
 /**
- * A fake-hardware host provisioned once and only read afterwards, shared by the tests that look at a plain
- * provisioning (the config drive's uuid, the controller's and worker's metrics): provisioned by whichever runs first.
+ * A fake-hardware host provisioned once (applied before the tests) and only read afterwards, shared by the tests
+ * that look at a plain provisioning (the config drive's uuid, the controller's and worker's metrics).
  */
 const PROVISIONED_HOST = 'uid-host';
-let provisionedHost = false;
 function provisioned(): string {
-  const name = PROVISIONED_HOST;
-  if (!provisionedHost) {
-    apply(secretDoc(`${name}-bmc-secret`, { username: 'admin', password: 'pw' }));
-    apply(hostDoc(name, fakeHostSpec(name, { image: IMAGE })));
-    provisionedHost = true;
-  }
-  waitState(name, 'provisioned');
-  return name;
+  waitState(PROVISIONED_HOST, 'provisioned');
+  return PROVISIONED_HOST;
 }
 
 describe('Metal3 parity in Kubernetes mode', () => {
@@ -100,8 +110,6 @@ const conditions = (name: string): Record<string, Condition> =>
 describe('Conditions as BMO computes them', () => {
   it('lets `kubectl wait --for=condition=Ready` see a provisioned host, and a power change keeps the transition times', async () => {
     const name = 'cond-host';
-    apply(secretDoc(`${name}-bmc-secret`, { username: 'admin', password: 'pw' }));
-    apply(hostDoc(name, fakeHostSpec(name, { image: IMAGE })));
     kubectl(['wait', '-n', NS, '--for=condition=Ready', `bmh/${name}`, '--timeout=180s']);
     const provisioned = conditions(name);
     expect(Object.fromEntries(Object.values(provisioned).map((c) => [c.type, `${c.status}/${c.reason}`]))).toEqual({
@@ -131,8 +139,6 @@ const events = (name: string): { reason: string; message: string }[] =>
 describe('Events of a host that is registered once', () => {
   it('has no "unmanaged → registering" for a host never unmanaged, and one Registered (BMO\'s name for EnrollSucceeded) through spec changes', { timeout: 400_000 }, async () => {
     const name = 'events-host';
-    apply(secretDoc(`${name}-bmc-secret`, { username: 'admin', password: 'pw' }));
-    apply(hostDoc(name, fakeHostSpec(name)));
     waitState(name, 'available');
     kubectl(['patch', 'bmh', name, '-n', NS, '--type=merge', '-p', JSON.stringify({ spec: { image: IMAGE, description: 'changed' } })]);
     waitState(name, 'provisioned');
@@ -157,8 +163,6 @@ interface KubeEvent { reason: string; message: string; type: string; source?: { 
 describe("Events as BMO's", () => {
   it("a host's lifecycle writes BMO's reasons and component, and metalflow's StateChanged beside them", { timeout: 400_000 }, async () => {
     const name = 'bmo-events-host';
-    apply(secretDoc(`${name}-bmc-secret`, { username: 'admin', password: 'pw' }));
-    apply(hostDoc(name, fakeHostSpec(name, { image: IMAGE })));
     waitState(name, 'provisioned');
     kubectl(['patch', 'bmh', name, '-n', NS, '--type=merge', '-p', JSON.stringify({ spec: { online: false } })]);
     kubectl(['wait', '-n', NS, '--for=jsonpath={.status.poweredOn}=false', `bmh/${name}`, '--timeout=120s']);
@@ -298,9 +302,6 @@ describe('the provisioning retry limit, reset as Metal3 users reset it', () => {
   it('a host stopped at the limit provisions again once status.provisioningFailCount is set lower on the object', { timeout: 400_000 }, async () => {
     const name = 'retry-host';
     const ironic = new IronicClient({ url: IRONIC_URL });
-    apply(secretDoc(`${name}-bmc-secret`, { username: 'admin', password: 'pw' }));
-    // Cleaning would wait for an agent too: the failed deploy is torn down without it.
-    apply(hostDoc(name, fakeHostSpec(name, { automatedCleaningMode: 'disabled' })));
     kubectl(['wait', '-n', NS, '--for=jsonpath={.status.provisioning.state}=available', `bmh/${name}`, '--timeout=300s']);
     const nodeId: string = json(['get', 'bmh', name]).status.provisioning.ID;
     // A fake-hardware node switched to the direct deploy waits for an agent that never comes; aborted, Ironic says `deploy failed`.

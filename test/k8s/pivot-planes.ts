@@ -15,10 +15,11 @@ import { parse } from 'yaml';
 import { join } from 'node:path';
 import { afterAll, beforeAll } from 'vitest';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
+import proto from '@temporalio/proto';
 import { REPO_ROOT } from '../../config/env';
 import { IRONIC_URL, TEMPORAL_ADDRESS, TEST_ENV, TEST_STATE_DIR } from '../support/env';
 import { startProxyProcess } from '../support/ironic-proxy-process';
-import { uniq } from '../support/harness';
+import { uniq, waitFor } from '../support/harness';
 import { createTemporalNamespace } from '../support/temporal-namespace';
 import { KUBE_BUILD_TIMEOUT_MS, KUBECONFIG, kubectl, startOwnKube, useKube, type KubeLease } from './kube-harness';
 import { cleanNamespace, prepareNamespace, shim, type Shim } from './shim-harness';
@@ -51,8 +52,10 @@ export interface PivotPlanes {
 /**
  * `slot` keeps files that run at the same time apart: each slot has its own
  * plane B ports and state dir (0: pivot.test.ts, 1: pivot-restore, 2: pivot-chaos).
+ * `planeAUp`, when given, runs once plane A's worker and controller are started and before plane B is: what it
+ * applies in A (hosts to provision) comes up while plane B's API server, Ironic and processes start.
  */
-export function usePivotPlanes(ns: string, refused: string, slot = 0): PivotPlanes {
+export function usePivotPlanes(ns: string, refused: string, slot = 0, planeAUp?: () => void): PivotPlanes {
   const NS_B = `metalflow-plane-b-${slot}-${Date.now()}`;
   const TQ_A = uniq('tq-pivot-a');
   const TQ_B = uniq('tq-pivot-b');
@@ -101,32 +104,49 @@ export function usePivotPlanes(ns: string, refused: string, slot = 0): PivotPlan
     prepareNamespace(ns);
     rmSync(B_STATE, { recursive: true, force: true });
     mkdirSync(B_STATE, { recursive: true });
+    // Each plane as the operator registers it for the other's worker: its kubeconfig, worker and namespace, its API server
+    // allowed. Written before API server B runs (its kubeconfig's place and its URL are known): plane A starts first.
+    const server = (kubeconfig: string) => (parse(readFileSync(kubeconfig, 'utf8')) as { clusters: Array<{ cluster: { server: string } }> }).clusters[0]!.cluster.server;
+    const kubeconfigB = join(B_STATE, 'kube', 'kubeconfig');
+    const serverB = `https://127.0.0.1:${B_PORTS.api}`;
+    writeFileSync(PLANES_FILE, JSON.stringify({ allowedUrls: [serverB], planes: { [PLANE_B]: { kubeconfig: kubeconfigB, taskQueue: TQ_B, temporalNamespace: NS_B } } }));
+    writeFileSync(PLANES_FILE_B, JSON.stringify({ allowedUrls: [server(KUBECONFIG)], planes: { [PLANE_A]: { kubeconfig: KUBECONFIG, taskQueue: TQ_A, temporalNamespace: 'default' } } }));
+    // Plane A's processes start (seconds of CPU each) while plane B's peers do, instead of after them.
+    env = await TestWorkflowEnvironment.createFromExistingServer({ address: TEMPORAL_ADDRESS });
+    proxyA = await startProxyProcess(IRONIC_URL, join(B_STATE, 'ironic-a-requests.jsonl'));
+    planeA = shim({ namespace: ns, taskQueue: TQ_A });
+    planeA.startWorker(workerAEnv());
+    planeA.startController();
+    planeAUp?.();
     // Ironic B starts (its schema, its health wait) while API server B does, instead of after it.
     const ironicB = promisify(execFile)('bash', [join(REPO_ROOT, 'scripts', 'stack.sh'), 'start', 'ironic'], { env: { ...process.env, ...B_IRONIC_ENV } });
     // Awaited below; a failure of API server B first must not leave it an unhandled rejection.
     ironicB.catch(() => undefined);
     kubeB = startOwnKube(join(B_STATE, 'kube'), B_PORTS);
+    if (kubeB.kubeconfig !== kubeconfigB || server(kubeB.kubeconfig) !== serverB) {
+      throw new Error(`API server B is at ${server(kubeB.kubeconfig)} (${kubeB.kubeconfig}), not where plane A's worker was told: ${serverB} (${kubeconfigB})`);
+    }
     inB(['apply', '-f', join(REPO_ROOT, 'k8s', 'crds')]);
     inB(['wait', '--for=condition=Established', '--timeout=60s', 'crd/baremetalhosts.metal3.io', 'crd/hardwaredata.metal3.io']);
     inB(['apply', '-f', '-'], { input: JSON.stringify({ apiVersion: 'v1', kind: 'List', items: refusePolicy }) });
     const started = await ironicB;
     process.stdout.write(started.stdout);
     process.stderr.write(started.stderr);
-    // Each plane as the operator registers it for the other's worker: its kubeconfig, worker and namespace, its API server allowed.
-    const server = (kubeconfig: string) => (parse(readFileSync(kubeconfig, 'utf8')) as { clusters: Array<{ cluster: { server: string } }> }).clusters[0]!.cluster.server;
-    writeFileSync(PLANES_FILE, JSON.stringify({ allowedUrls: [server(kubeB.kubeconfig)], planes: { [PLANE_B]: { kubeconfig: kubeB.kubeconfig, taskQueue: TQ_B, temporalNamespace: NS_B } } }));
-    writeFileSync(PLANES_FILE_B, JSON.stringify({ allowedUrls: [server(KUBECONFIG)], planes: { [PLANE_A]: { kubeconfig: KUBECONFIG, taskQueue: TQ_A, temporalNamespace: 'default' } } }));
     createTemporalNamespace(NS_B);
-    env = await TestWorkflowEnvironment.createFromExistingServer({ address: TEMPORAL_ADDRESS });
-    proxyA = await startProxyProcess(IRONIC_URL, join(B_STATE, 'ironic-a-requests.jsonl'));
     proxyB = await startProxyProcess(`http://127.0.0.1:${B_PORTS.ironic}`, join(B_STATE, 'ironic-b-requests.jsonl'));
-    planeA = shim({ namespace: ns, taskQueue: TQ_A });
-    planeA.startWorker(workerAEnv());
-    planeA.startController();
     const b = { METALFLOW_KUBECONFIG: kubeB.kubeconfig, TEMPORAL_NAMESPACE: NS_B };
     planeB = shim({ namespace: ns, taskQueue: TQ_B });
     planeB.startWorker({ ...b, IRONIC_URL: proxyB.url, METALFLOW_PIVOT_PLANES: PLANES_FILE_B });
     planeB.startController(b);
+    // Both workers polling before any test pivots: a pivot's pre-check skips every host while no worker polls the
+    // target's task queue (with plane A's hosts provisioning meanwhile, a test may be ready before worker B is).
+    const service = env.connection.workflowService;
+    for (const [namespace, name] of [['default', TQ_A], [NS_B, TQ_B]] as const) {
+      await waitFor(`a worker polling task queue ${name}`, async () => {
+        const answer = await service.describeTaskQueue({ namespace, taskQueue: { name }, taskQueueType: proto.temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW });
+        return (answer.pollers ?? []).length > 0;
+      }, { timeoutMs: 180_000, intervalMs: 250 });
+    }
   }, KUBE_BUILD_TIMEOUT_MS);
 
   afterAll(async () => {

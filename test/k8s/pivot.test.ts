@@ -34,7 +34,26 @@ const AVAILABLE = ['av-1', 'av-2'];
 const MOVED = PROVISIONED.length + AVAILABLE.length;
 const NO_SECRET = 'pv-nosecret';
 const REFUSED = 'pv-refused';
-const planes = usePivotPlanes(NS, REFUSED);
+const consumerRef = { apiVersion: 'infrastructure.cluster.x-k8s.io/v1beta1', kind: 'Metal3Machine', name: 'm-1', namespace: NS };
+/** The six hosts in A, applied once plane A's processes run: they provision while plane B starts. */
+function applyHostsInA(): void {
+  const docs: Record<string, unknown>[] = [];
+  for (const name of [...PROVISIONED, ...AVAILABLE, NO_SECRET, REFUSED]) {
+    const provisioned = !AVAILABLE.includes(name);
+    docs.push({ ...secretDoc(`${name}-bmc-secret`, { username: 'admin', password: `pw-${name}` }), metadata: { name: `${name}-bmc-secret`, namespace: NS } });
+    const over: Record<string, unknown> = provisioned ? { image } : {};
+    if (name === NO_SECRET || name === 'pv-1') {
+      docs.push({ ...secretDoc(`${name}-user-data`, { userData: '#cloud-config\n' }), metadata: { name: `${name}-user-data`, namespace: NS } });
+      over.userData = { name: `${name}-user-data` };
+    }
+    if (name === 'pv-1') over.consumerRef = consumerRef;
+    const doc = hostDoc(name, fakeHostSpec(name, over)) as { metadata: Record<string, unknown> };
+    doc.metadata = { ...doc.metadata, namespace: NS, labels: { rack: 'r7', role: provisioned ? 'worker' : 'spare' } };
+    docs.push(doc);
+  }
+  planes.inA(['apply', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'List', items: docs }));
+}
+const planes = usePivotPlanes(NS, REFUSED, 0, applyHostsInA);
 const { NS_B, TQ_A, TQ_B, inA, inB, stackB } = planes;
 
 type Bmh = PivotBmh;
@@ -45,22 +64,7 @@ const verb = provisionVerb;
 
 describe('pivot A → B', () => {
   it('moves provisioned and available hosts without a deploy, clean, power off or reboot; skips a host whose Secret is gone; rolls back a host B refuses', async () => {
-    const consumerRef = { apiVersion: 'infrastructure.cluster.x-k8s.io/v1beta1', kind: 'Metal3Machine', name: 'm-1', namespace: NS };
-    const docs: Record<string, unknown>[] = [];
-    for (const name of [...PROVISIONED, ...AVAILABLE, NO_SECRET, REFUSED]) {
-      const provisioned = !AVAILABLE.includes(name);
-      docs.push({ ...secretDoc(`${name}-bmc-secret`, { username: 'admin', password: `pw-${name}` }), metadata: { name: `${name}-bmc-secret`, namespace: NS } });
-      const over: Record<string, unknown> = provisioned ? { image } : {};
-      if (name === NO_SECRET || name === 'pv-1') {
-        docs.push({ ...secretDoc(`${name}-user-data`, { userData: '#cloud-config\n' }), metadata: { name: `${name}-user-data`, namespace: NS } });
-        over.userData = { name: `${name}-user-data` };
-      }
-      if (name === 'pv-1') over.consumerRef = consumerRef;
-      const doc = hostDoc(name, fakeHostSpec(name, over)) as { metadata: Record<string, unknown> };
-      doc.metadata = { ...doc.metadata, namespace: NS, labels: { rack: 'r7', role: provisioned ? 'worker' : 'spare' } };
-      docs.push(doc);
-    }
-    inA(['apply', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'List', items: docs }));
+    // The hosts were applied in A before plane B started (applyHostsInA).
     for (const name of [...PROVISIONED, NO_SECRET, REFUSED]) inA(['wait', '-n', NS, '--for=jsonpath={.status.provisioning.state}=provisioned', `bmh/${name}`, '--timeout=300s']);
     for (const name of AVAILABLE) inA(['wait', '-n', NS, '--for=jsonpath={.status.provisioning.state}=available', `bmh/${name}`, '--timeout=300s']);
     inA(['delete', 'secret', '-n', NS, `${NO_SECRET}-user-data`]);

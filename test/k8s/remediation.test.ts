@@ -148,7 +148,7 @@ async function kubeletThroughDelete(m: Machine, onGone?: () => Promise<void>): P
   kubeletRegisters(m.node, m, { 'kubernetes.io/hostname': m.node });
 }
 
-/** The retryLimit-2 remediation: it waits out two timeouts (60 s) while the other tests run on their own hosts. */
+/** The retryLimit-2 remediation: it waits out two timeouts (40 s) while the other tests run on their own hosts. */
 let neverReturns: { h: WorkflowHandle; since: string } | undefined;
 
 const HOSTS = { deleted: uniq('del'), taint: uniq('taint'), timeout: uniq('tmo'), offline: uniq('off'), crash: uniq('crash'), crd: uniq('crd'), serial: uniq('serial'), noOff: uniq('nooff'), reprov: uniq('reprov') };
@@ -174,10 +174,10 @@ describe('remediation (reboot strategy) on a real API server', () => {
   it('retryLimit 2 and a Node that never returns: started now, checked last (its two timeouts run beside the other tests)', async () => {
     nodeFor(HOSTS.timeout);
     const since = new Date().toISOString();
-    // The API refuses timeoutSeconds under 100 (CAPM3's minimum); the workflow started directly takes 30 to keep the test short
-    // (the file's other tests take about as long as the two timeouts; each power-off, its only step that must fit in a timeout,
+    // The API refuses timeoutSeconds under 100 (CAPM3's minimum); the workflow started directly takes 20 to keep the test short
+    // (the file's other tests take longer than the two timeouts; each power-off, its only step that must fit in a timeout,
     // takes a few seconds on fake hardware).
-    const h = await startRemediation(HOSTS.timeout, { strategy: { type: 'Reboot', retryLimit: 2, timeoutSeconds: 30 }, nodeHandling: 'Delete' });
+    const h = await startRemediation(HOSTS.timeout, { strategy: { type: 'Reboot', retryLimit: 2, timeoutSeconds: 20 }, nodeHandling: 'Delete' });
     neverReturns = { h, since };
   });
 
@@ -242,9 +242,9 @@ describe('remediation (reboot strategy) on a real API server', () => {
   it('re-provision (opt-in): the Node not back after the reboot, the BareMetalHost\'s image removed and put back, then the Node back and restored once', async () => {
     const m = nodeFor(HOSTS.reprov);
     const since = new Date().toISOString();
-    // The workflow started directly takes a short timeout (the test waits it out once); the test's kubelet stays away until the
-    // host is re-provisioned, then comes back within a second.
-    const h = await startRemediation(HOSTS.reprov, { strategy: { type: 'Reboot', timeoutSeconds: 20, reprovision: {} }, nodeHandling: 'Delete' });
+    // The workflow started directly takes a short timeout (the test waits it out once, after the power-off); the test's kubelet
+    // stays away until the host is re-provisioned, then comes back within a second or two, well inside the same timeout.
+    const h = await startRemediation(HOSTS.reprov, { strategy: { type: 'Reboot', timeoutSeconds: 12, reprovision: {} }, nodeHandling: 'Delete' });
     await waitFor('the re-provision done', async () => (await query(h)).steps.some((x) => x.step.startsWith('re-provisioned with the same image')), { timeoutMs: 600_000 });
     kubeletRegisters(m.node, m, { 'kubernetes.io/hostname': m.node });
     const r = await kubeletRuns(m, result(h));
