@@ -203,6 +203,9 @@ describe('the selection activity', () => {
           for (const name of ['h1', 'h2', 'h3']) {
             yield {
               workflowId: `host/lab/${name}`,
+              runId: 'r',
+              status: { name: 'RUNNING' },
+              startTime: new Date(0),
               searchAttributes: { MetalflowHostNamespace: ['lab'], MetalflowHostName: [name], MetalflowProvisioningState: ['available'], MetalflowBmcType: ['redfish'], ...attrs[name] },
             };
           }
