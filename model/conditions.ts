@@ -15,6 +15,7 @@
  * status writes pass `site`; other writers keep it as it was.
  */
 import type { HostStatus } from './host';
+import { DEFAULT_SITE } from './site';
 
 export type ConditionStatus = 'True' | 'False' | 'Unknown';
 
@@ -110,7 +111,7 @@ function fromNode(state: string, operationalStatus: string, node: NodeReading | 
 
 /** SiteReachable from the workflow's reading of its site; none for a host of the default site. */
 function fromSite(site: SiteReading | undefined): Wanted[] {
-  if (!site) return [];
+  if (!site || site.name === DEFAULT_SITE) return [];
   if (site.unreachable) return [[CONDITION.siteReachable, 'False', 'SiteUnreachable', site.unreachable.reason]];
   return [[CONDITION.siteReachable, 'True', 'SiteReachable', '']];
 }
@@ -170,6 +171,8 @@ export function computeConditions(
   const state = status.provisioning?.state ?? '';
   const operational = status.operationalStatus ?? '';
   const all = new Map<string, Wanted>();
+  // A host now of the default site (moved there) has no SiteReachable: the default site's work is the central workers'.
+  if (opts.site?.name === DEFAULT_SITE) byType.delete(CONDITION.siteReachable);
   for (const w of [...wanted(state, operational), ...fromNode(state, operational, opts.node, new Map(byType)), ...fromSite(opts.site)]) all.set(w[0], w);
   for (const [type, st, reason, message] of all.values()) {
     const old = byType.get(type);

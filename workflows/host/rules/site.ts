@@ -6,8 +6,9 @@
  * and removed from the old one; until that move's switch its hardware calls
  * still go to the old site, whatever spec.site says.
  */
+import { patched } from '@temporalio/workflow';
 import type { HostSpec, ProvisioningState } from '../../../model/host';
-import { DEFAULT_SITE, SITE_CHANGE_STATES } from '../../../model/site';
+import { DEFAULT_SITE, SITE_CHANGE_STATES, SITE_LABEL_FIELD } from '../../../model/site';
 import type { HostState, OperationKind, SiteMove } from '../../../contracts/host';
 import { provisionerTraits } from '../provisioners/traits';
 
@@ -50,29 +51,43 @@ export function siteMoveInterrupt(s: HostState): string | undefined {
   return undefined;
 }
 
-export function siteChangeConflict(s: HostState, spec: HostSpec, running: OperationKind | undefined): string | undefined {
+/**
+ * Whether a BareMetalHost's site label may move a registered host, as spec.site does in API mode. Asked only by
+ * the update's validator (never on replay), and only for such a change; the marker tells a run that took the
+ * new rule from one recorded when the label's change was refused.
+ */
+// patch since v0.2.0
+const kubernetesMoves = (): boolean => patched('site-move-kubernetes');
+
+/**
+ * Why spec.site cannot change to `spec`'s now, or undefined. `movesInKubernetes` is for the tests: the
+ * workflow's validator leaves it to the patch.
+ */
+export function siteChangeConflict(s: HostState, spec: HostSpec, running: OperationKind | undefined, movesInKubernetes: () => boolean = kubernetesMoves): string | undefined {
   if (!s.spec) return undefined;
   const from = siteOf(s.spec);
   const to = siteOf(spec);
   if (from === to) return undefined;
+  // A BareMetalHost's site is its label: a refusal names it, so the operator (and the controller) can tell.
+  const field = s.options.publishStatus ? SITE_LABEL_FIELD : 'spec.site';
   const m = s.siteMove;
   if (m) {
-    if (running === 'move' || m.switched) return `spec.site: the host is moving from site "${m.from}" to site "${m.to}" now; its site can change again once the move has ended`;
-    if (m.back) return `spec.site: the host's move from site "${m.from}" to site "${m.to}" is being undone; its site can change again once that has ended`;
+    if (running === 'move' || m.switched) return `${field}: the host is moving from site "${m.from}" to site "${m.to}" now; its site can change again once the move has ended`;
+    if (m.back) return `${field}: the host's move from site "${m.from}" to site "${m.to}" is being undone; its site can change again once that has ended`;
     if (to === m.from) return undefined;
-    return `spec.site: the host is moving from site "${m.from}" to site "${m.to}"; spec.site can go back to "${m.from}" (which undoes the move) or stay "${m.to}"`;
+    return `${field}: the host is moving from site "${m.from}" to site "${m.to}"; ${field} can go back to "${m.from}" (which undoes the move) or stay "${m.to}"`;
   }
   if (unregistered(s, running)) return undefined;
   const state = s.status.provisioning.state;
   const now = `${state ? `is ${state}` : 'has no state yet'}${s.status.provisioning.ID ? ` with Ironic node ${s.status.provisioning.ID}` : ''}${running ? `, ${running} running` : ''}`;
-  if (s.options.publishStatus) {
+  if (s.options.publishStatus && !movesInKubernetes()) {
     return (
       `the host ${now} at site "${from}"; in Kubernetes mode its site label can change to "${to}" only while it is unmanaged or not yet registered ` +
       '(moving a registered host between sites is built for API mode only): detach the host and create it again at the new site'
     );
   }
   const why = moveRefused(s, spec, running);
-  if (why) return `spec.site: the host ${now} at site "${from}"; it cannot move to site "${to}" now: ${why}`;
+  if (why) return `${field}: the host ${now} at site "${from}"; it cannot move to site "${to}" now: ${why}`;
   return undefined;
 }
 
