@@ -12,7 +12,9 @@
  * `SiteReachable` is metalflow's own, on hosts of a configured site
  * (docs/sites.md): `False`/`SiteUnreachable` while the site leaves the host's
  * hardware calls unstarted, `True`/`SiteReachable` otherwise. Only the worker's
- * status writes pass `site`; other writers keep it as it was.
+ * status writes pass `site`; other writers keep it as it was. A reading of the
+ * default site (a host moved there) removes it. `SiteLabelAccepted` is the
+ * controller's (k8s/controller/site-label.ts), kept as any other writer's.
  */
 import type { HostStatus } from './host';
 import { DEFAULT_SITE } from './site';

@@ -64,6 +64,11 @@ afterAll(async () => {
 });
 // The controller starts the host workflows: the watch (60 s unless set) is one of their options.
 const suite = useShimSuite(NS, TQ, { ...SITES, METALFLOW_SITE_WATCH_SECONDS: '2' }, () => SITES);
+// FROM's and TO's workers (the move's) start while the first test runs: SITE's worker is the first test's to start.
+beforeAll(() => {
+  suite.shim.startWorker(SITES, ['--site', FROM]);
+  suite.shim.startWorker(SITES, ['--site', TO]);
+});
 
 const json = (args: string[]) => JSON.parse(kubectl([...args, '-n', NS, '-o', 'json']).stdout);
 const apply = (doc: Record<string, unknown>) => kubectl(['apply', '-n', NS, '-f', '-'], { input: JSON.stringify(doc) });
@@ -108,9 +113,6 @@ describe('a BareMetalHost moved between sites', () => {
     const name = 'mover';
     const ref = { namespace: NS, name };
     const image = { url: 'http://127.0.0.1/images/k8s-site-move.qcow2', checksum: 'd'.repeat(64), checksumType: 'sha256', format: 'qcow2' };
-    // The site workers start while TO's Ironic comes up (the first test's worker serves SITE only).
-    suite.shim.startWorker(SITES, ['--site', FROM]);
-    suite.shim.startWorker(SITES, ['--site', TO]);
     apply(secretDoc(`${name}-bmc-secret`, { username: 'admin', password: 'pw' }));
     const doc = hostDoc(name, fakeHostSpec(name, { image, automatedCleaningMode: 'disabled' }), { 'inspect.metal3.io': 'disabled' });
     apply({ ...doc, metadata: { ...doc.metadata, labels: { [SITE_LABEL]: FROM } } });

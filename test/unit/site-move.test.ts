@@ -4,6 +4,9 @@
  * itself, on real Ironics and site workers: test/integration/sites.test.ts.
  */
 import { describe, expect, it } from 'vitest';
+import { WorkflowUpdateFailedError } from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
+import { siteLabelRefusal } from '../../k8s/controller/site-label';
 import { decide } from '../../workflows/host/decide';
 import { interruptReason } from '../../workflows/host/interrupt';
 import { homeSite, siteChangeConflict, siteMoveFor } from '../../workflows/host/rules/site';
@@ -125,5 +128,16 @@ describe('a host moving between sites', () => {
     const undoing = movingToC({ back: true });
     undoing.spec = testSpec({ image: IMAGE, site: 'a' });
     expect(interruptReason(undoing, 'move')).toBeUndefined();
+  });
+});
+
+describe("the controller's reading of a refused update", () => {
+  it("tells the host's refusal of its site label from any other refusal", () => {
+    const refused = (type: string, message: string) => new WorkflowUpdateFailedError('Workflow Update failed', ApplicationFailure.create({ type, message }));
+    const why = 'metadata.labels["metalflow.io/site"]: the host is moving from site "a" to site "c" now; its site can change again once the move has ended';
+    expect(siteLabelRefusal(refused('Conflict', why))).toBe(why);
+    expect(siteLabelRefusal(refused('Conflict', 'spec.image: a provision is running'))).toBeUndefined();
+    expect(siteLabelRefusal(refused('InvalidSpec', why))).toBeUndefined();
+    expect(siteLabelRefusal(new Error(why))).toBeUndefined();
   });
 });
