@@ -7,13 +7,14 @@
  *   `SiteReachable` False, a `SiteUnreachable` Warning Event); the site's
  *   worker started (`npm run worker -- --site NAME`, the same Ironic as the
  *   test stack's), the host registers and the condition turns True;
- * - a move: a provisioned BareMetalHost of site FROM (the test Ironic) moved
- *   by a `moveSite` fleet, which sets its `metalflow.io/site` label, to site TO
- *   (an Ironic of its own, scripts/stack.sh on its own port and state folder),
- *   each Ironic behind a recording proxy, as test/integration/sites.test.ts
- *   moves an API host. The proxies run in this process: the file polls with
- *   short `kubectl get`s (answered in this process) and never `kubectl wait`s
- *   while they must answer.
+ * - a move: a provisioned BareMetalHost of the default site (the central
+ *   worker's, the test Ironic) moved by a `moveSite` fleet, which sets its
+ *   `metalflow.io/site` label, to site TO (an Ironic of its own,
+ *   scripts/stack.sh on its own port and state folder), each Ironic behind a
+ *   recording proxy, as test/integration/sites.test.ts moves an API host
+ *   between two configured sites. The default site spares a site worker's
+ *   start. The proxies run in this process: the move's part polls with short
+ *   `kubectl get`s (answered in this process) and never `kubectl wait`s.
  */
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -21,8 +22,9 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { IRONIC_URL } from '../support/env';
 import { uniq, waitFor } from '../support/harness';
-import { SITE_LABEL } from '../../model/site';
-import { ironicNodeName } from '../../model/host-ref';
+import { DEFAULT_SITE, SITE_LABEL } from '../../model/site';
+import { hostWorkflowId, ironicNodeName } from '../../model/host-ref';
+import { saveHistory } from '../support/history-fixture';
 import { fleetWorkflowId, type FleetProgress } from '../../contracts/fleet';
 import type { fleetWorkflow } from '../../workflows/fleet/fleet';
 import { IronicClient } from '../../clients/ironic/client';
@@ -38,8 +40,8 @@ const NS = uniq('mf-sites');
 const TQ = uniq('tq-sites');
 /** A site of this file's own: its task queue (`site/<name>`) is shared by every worker on the Temporal server. */
 const SITE = uniq('edge');
-/** A host moves from FROM (the test Ironic) to TO (an Ironic of its own). */
-const FROM = uniq('from');
+/** A host moves from FROM, the default site (the central worker's, the test Ironic), to TO (an Ironic of its own). */
+const FROM = DEFAULT_SITE;
 const TO = uniq('to');
 const SITES_FILE = join(mkdtempSync(join(tmpdir(), 'mf-k8s-sites-')), 'sites.json');
 const SITES = { METALFLOW_SITES_FILE: SITES_FILE };
@@ -55,7 +57,7 @@ beforeAll(async () => {
     proxies[site] = new IronicProxy(url);
     await proxies[site].start();
   }
-  const sites = [{ name: SITE, ironic: { url: IRONIC_URL } }, ...[FROM, TO].map((name) => ({ name, ironic: { url: proxies[name]!.url } }))];
+  const sites = [{ name: SITE, ironic: { url: IRONIC_URL } }, { name: TO, ironic: { url: proxies[TO]!.url } }];
   writeFileSync(SITES_FILE, JSON.stringify({ sites }));
 });
 afterAll(async () => {
@@ -63,12 +65,8 @@ afterAll(async () => {
   await Promise.all([toIronic?.stop(), ...Object.values(proxies).map((p) => p.stop())]);
 });
 // The controller starts the host workflows: the watch (60 s unless set) is one of their options.
-const suite = useShimSuite(NS, TQ, { ...SITES, METALFLOW_SITE_WATCH_SECONDS: '2' }, () => SITES);
-// FROM's and TO's workers (the move's) start while the first test runs: SITE's worker is the first test's to start.
-beforeAll(() => {
-  suite.shim.startWorker(SITES, ['--site', FROM]);
-  suite.shim.startWorker(SITES, ['--site', TO]);
-});
+// The central worker drives the default site's hardware through FROM's proxy.
+const suite = useShimSuite(NS, TQ, { ...SITES, METALFLOW_SITE_WATCH_SECONDS: '2' }, () => ({ ...SITES, IRONIC_URL: proxies[FROM]!.url }));
 
 const json = (args: string[]) => JSON.parse(kubectl([...args, '-n', NS, '-o', 'json']).stdout);
 const apply = (doc: Record<string, unknown>) => kubectl(['apply', '-n', NS, '-f', '-'], { input: JSON.stringify(doc) });
@@ -95,7 +93,8 @@ describe('a host of a dark site', () => {
 
     // The site's worker comes: the waiting call is taken, the host registers and the condition turns True.
     suite.shim.startWorker(SITES, ['--site', SITE]);
-    kubectl(['wait', '-n', NS, '--for=jsonpath={.status.provisioning.state}=available', `bmh/${name}`, '--timeout=120s']);
+    // Polled, not `kubectl wait`ed: this process's Ironic proxies (the move's, below) must go on answering meanwhile.
+    await waitFor(`${name} available`, async () => json(['get', 'bmh', name]).status?.provisioning?.state === 'available', { timeoutMs: 120_000, intervalMs: 300 });
     await waitFor('SiteReachable True', async () => siteCondition(name)?.status === 'True', { timeoutMs: 30_000 });
     expect(siteCondition(name)).toMatchObject({ reason: 'SiteReachable' });
     expect(events(name).filter((e) => e.reason === 'SiteUnreachable')).toHaveLength(1);
@@ -113,13 +112,18 @@ describe('a BareMetalHost moved between sites', () => {
     const name = 'mover';
     const ref = { namespace: NS, name };
     const image = { url: 'http://127.0.0.1/images/k8s-site-move.qcow2', checksum: 'd'.repeat(64), checksumType: 'sha256', format: 'qcow2' };
+    // TO's worker starts while the host provisions.
+    suite.shim.startWorker(SITES, ['--site', TO]);
     apply(secretDoc(`${name}-bmc-secret`, { username: 'admin', password: 'pw' }));
     const doc = hostDoc(name, fakeHostSpec(name, { image, automatedCleaningMode: 'disabled' }), { 'inspect.metal3.io': 'disabled' });
-    apply({ ...doc, metadata: { ...doc.metadata, labels: { [SITE_LABEL]: FROM } } });
+    // No label: the default site.
+    apply(doc);
     const get = (): MoverBmh => json(['get', 'bmh', name]) as MoverBmh;
     const atRest = (b: MoverBmh) => b.status?.provisioning?.state === 'provisioned' && b.status.operationalStatus === 'OK' && b.status.poweredOn === true;
     const before = await waitFor(`${name} provisioned at ${FROM}`, async () => (atRest(get()) ? get() : undefined), { timeoutMs: 120_000, intervalMs: 300 });
     const fromNode = before.status!.provisioning!.ID;
+    // A host of the default site has no SiteReachable: its work is the central workers'.
+    expect(siteCondition(name)).toBeUndefined();
     await toStarted;
     const sent = { from: proxies[FROM]!.requests.length, to: proxies[TO]!.requests.length };
 
@@ -175,7 +179,9 @@ describe('a BareMetalHost moved between sites', () => {
     // A label naming no configured site: refused, naming the accepted ones.
     kubectl(['label', 'bmh', name, '-n', NS, `${SITE_LABEL}=nowhere`, '--overwrite']);
     const invalid = await waitFor('the InvalidSpec Event', async () => events(name).find((e) => e.reason === 'InvalidSpec'), { timeoutMs: 30_000 });
-    expect(invalid).toMatchObject({ type: 'Warning', message: expect.stringContaining(`metadata.labels["${SITE_LABEL}"]: "nowhere" is not a configured site; the sites are "default", "${SITE}", "${FROM}", "${TO}"`) });
+    expect(invalid).toMatchObject({ type: 'Warning', message: expect.stringContaining(`metadata.labels["${SITE_LABEL}"]: "nowhere" is not a configured site; the sites are "default", "${SITE}", "${TO}"`) });
     expect(get().status!.provisioning!.ID).toBe(toNode);
+    // A replay fixture of a BareMetalHost's move (its marker set by the validator): METALFLOW_RECORD_SITE_MOVE_K8S_FIXTURE=host-site-move-k8s.json.
+    if (process.env.METALFLOW_RECORD_SITE_MOVE_K8S_FIXTURE) saveHistory(hostWorkflowId(ref), process.env.METALFLOW_RECORD_SITE_MOVE_K8S_FIXTURE);
   });
 });
