@@ -69,7 +69,6 @@ export function whyNotActionable(op: FleetOperation, found: HostFinding, reach: 
   if (view.managedBy === 'kubernetes' && !reach.kubernetes) {
     return "the host is driven by its BareMetalHost (Kubernetes mode) and this worker has no Kubernetes API server to change it: change it there, or run the fleet on the cluster's worker";
   }
-  if (op.kind === 'moveSite' && view.managedBy === 'kubernetes') return "the host is driven by its BareMetalHost: moving a registered host between sites is built for API mode only (docs/sites.md)";
   if (view.paused) return `the host is paused (${view.paused.reason})`;
   // Attaching is what a detached host is for; a detached host asked to detach has reached its goal before this.
   if (view.status.operationalStatus === 'detached' && op.kind !== 'attach') return 'the host is detached';

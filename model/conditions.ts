@@ -12,9 +12,12 @@
  * `SiteReachable` is metalflow's own, on hosts of a configured site
  * (docs/sites.md): `False`/`SiteUnreachable` while the site leaves the host's
  * hardware calls unstarted, `True`/`SiteReachable` otherwise. Only the worker's
- * status writes pass `site`; other writers keep it as it was.
+ * status writes pass `site`; other writers keep it as it was. A reading of the
+ * default site (a host moved there) removes it. `SiteLabelAccepted` is the
+ * controller's (k8s/controller/site-label.ts), kept as any other writer's.
  */
 import type { HostStatus } from './host';
+import { DEFAULT_SITE } from './site';
 
 export type ConditionStatus = 'True' | 'False' | 'Unknown';
 
@@ -110,7 +113,7 @@ function fromNode(state: string, operationalStatus: string, node: NodeReading | 
 
 /** SiteReachable from the workflow's reading of its site; none for a host of the default site. */
 function fromSite(site: SiteReading | undefined): Wanted[] {
-  if (!site) return [];
+  if (!site || site.name === DEFAULT_SITE) return [];
   if (site.unreachable) return [[CONDITION.siteReachable, 'False', 'SiteUnreachable', site.unreachable.reason]];
   return [[CONDITION.siteReachable, 'True', 'SiteReachable', '']];
 }
@@ -170,6 +173,8 @@ export function computeConditions(
   const state = status.provisioning?.state ?? '';
   const operational = status.operationalStatus ?? '';
   const all = new Map<string, Wanted>();
+  // A host now of the default site (moved there) has no SiteReachable: the default site's work is the central workers'.
+  if (opts.site?.name === DEFAULT_SITE) byType.delete(CONDITION.siteReachable);
   for (const w of [...wanted(state, operational), ...fromNode(state, operational, opts.node, new Map(byType)), ...fromSite(opts.site)]) all.set(w[0], w);
   for (const [type, st, reason, message] of all.values()) {
     const old = byType.get(type);

@@ -16,6 +16,9 @@ export const DEFAULT_SITE = 'default';
 /** The BareMetalHost label naming its site (Kubernetes mode); absent → the default site. */
 export const SITE_LABEL = 'metalflow.io/site';
 
+/** The label as the field a BareMetalHost's refusals name (the controller tells a site refusal by it). */
+export const SITE_LABEL_FIELD = `metadata.labels["${SITE_LABEL}"]`;
+
 /** A site name: a DNS label, as `spec.dhcp.site`. */
 export const SITE_NAME = SITE;
 

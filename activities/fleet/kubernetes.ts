@@ -12,6 +12,7 @@
  * | reinspect | `inspect.metal3.io: ""` |
  * | detach / attach | `baremetalhost.metal3.io/detached` set / removed |
  * | delete | the object deleted (its finalizer waits for the host workflow) |
+ * | moveSite | the `metalflow.io/site` label set (removed for the default site) |
  * | abort | `baremetalhost.metal3.io/paused: <the abort's reason>` |
  *
  * Each write is a merge patch that sets what it sets whatever was there, so a
@@ -25,6 +26,7 @@ import type { HostRef, Image } from '../../model/host';
 import type { HostView } from '../../contracts/host';
 import { fleetPowerKey } from '../../contracts/fleet';
 import { keysToRelease } from '../../contracts/fleet-goals';
+import { DEFAULT_SITE, SITE_LABEL } from '../../model/site';
 const path = (ref: HostRef): string => bmhObjectPath(ref.namespace, ref.name);
 
 async function patchSpec(rest: KubeRest, ref: HostRef, spec: Record<string, unknown>): Promise<void> {
@@ -62,8 +64,8 @@ export async function changeBareMetalHost(rest: KubeRest, ref: HostRef, op: Flee
       // Skipped before this (fleet-goals.ts): a BareMetalHost has no manual clean trigger.
       throw new Error('a manual clean has no trigger on a BareMetalHost');
     case 'moveSite':
-      // Skipped before this (fleet-goals.ts): the site label of a registered BareMetalHost cannot change yet.
-      throw new Error('moving a registered host between sites is built for API mode only');
+      // The host's site is its label; none is the default site. The controller hands the change to the host, which moves.
+      return patchMetadata(rest, path(ref), { labels: { [SITE_LABEL]: op.site === DEFAULT_SITE ? null : op.site } });
   }
 }
 

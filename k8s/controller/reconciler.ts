@@ -34,6 +34,7 @@ import { moveAnnotations } from './move';
 import { ANNOTATIONS, annotationConflicts, parseAnnotations, type HostAnnotations } from './annotations';
 import { reportInvalid, warnAnnotationValues, warnIgnored } from './host-reports';
 import { specWithSite, type BareMetalHost } from './bare-metal-host';
+import { reportSiteLabel, siteLabelRefusal } from './site-label';
 
 export type { BareMetalHost };
 import { syncPowerRequests } from './power-annotations';
@@ -310,10 +311,19 @@ export class Reconciler {
     let fresh: PowerRequestsView | undefined;
     if (this.applied.get(key) !== fingerprint) {
       // A Conflict (a change the running operation depends on) throws: the queue retries with backoff.
-      fresh = (await this.withStart(ref, applySpecUpdate, [spec])).power;
+      // A refused site label is said on the object too (site-label.ts): the host moves once it can.
+      fresh = (
+        await this.withStart(ref, applySpecUpdate, [spec]).catch(async (err: unknown) => {
+          const refusal = siteLabelRefusal(err);
+          if (refusal) await reportSiteLabel(this.deps, this.objectPath(ref), obj, ref, refusal);
+          throw err;
+        })
+      ).power;
       this.applied.set(key, fingerprint);
       await warnIgnored(this.deps.rest, obj, ref, spec);
     }
+    // Taken (now or before): a refusal said on the object is cleared (nothing is written when none was said).
+    await reportSiteLabel(this.deps, this.objectPath(ref), obj, ref, undefined);
     await syncPowerRequests(this.deps, this.powerApplied, this.rebootLooked, this.objectPath(ref), obj, ref, key, annotations.value, fresh);
     await syncFailCountReset(this.deps.client, ref, obj, this.failCountSent, key, this.deps.log);
     if (this.deps.updatePolicy) await syncUpdatePolicy(this.deps.client, ref, policyOf(this.deps.updatePolicy(key), this.deps.log), this.policyApplied);

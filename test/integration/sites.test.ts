@@ -34,8 +34,8 @@ import { IRONIC_URL, WORKFLOW_BUNDLE_PATH } from '../support/env';
 import { createWorker } from '../../workers/worker';
 import { ownIronic, type OwnIronic } from '../support/own-ironic';
 import { unusedPort } from '../support/ports';
-import { IronicProxy, isDeploy, isPowerChange, type RecordedRequest } from '../../bench/support/ironic-proxy';
-import { provisionVerb } from '../k8s/pivot-figures';
+import { IronicProxy, isPowerChange, type RecordedRequest } from '../../bench/support/ironic-proxy';
+import { provisionVerb, siteMoveFigures } from '../k8s/pivot-figures';
 import { fleetEnded, startFleet, waitForFleet } from '../support/fleet-hosts';
 import { saveHistory } from '../support/history-fixture';
 
@@ -336,15 +336,7 @@ describe('sites', { timeout: 900_000 }, () => {
     expect(await toClient.getNode(moved.status.provisioning.ID)).toMatchObject({ provision_state: 'active', maintenance: false });
     expect(await h.ironic.getNode(fromNode)).toBeUndefined();
 
-    const figures = (requests: RecordedRequest[]) => ({
-      deploys: requests.filter(isDeploy).length,
-      verbs: [...new Set(requests.map(provisionVerb).filter(Boolean))].sort(),
-      powerChanges: requests.filter(isPowerChange).length,
-      nodeCreates: requests.filter((r) => r.method === 'POST' && r.path === '/v1/nodes').length,
-      maintenance: requests.filter((r) => r.method === 'PUT' && /\/maintenance$/.test(r.path)).length,
-      nodeDeletes: requests.filter((r) => r.method === 'DELETE' && /^\/v1\/nodes\/[^/]+$/.test(r.path)).length,
-    });
-    const move = { from: figures(since(FROM, sent.from)), to: figures(since(TO, sent.to)) };
+    const move = { from: siteMoveFigures(since(FROM, sent.from)), to: siteMoveFigures(since(TO, sent.to)) };
     process.stderr.write(`[sites test] the move's Ironic requests: ${JSON.stringify(move)}\n`);
     expect(move).toEqual({
       // FROM: the node held in maintenance, then deleted as it is: no deprovision, no power change.

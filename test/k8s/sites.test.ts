@@ -1,37 +1,79 @@
 /**
- * A dark site in Kubernetes mode (docs/sites.md), on the real kube-apiserver,
- * Temporal and Ironic: a BareMetalHost labelled with a configured site whose
- * worker is not running waits, and says so on the object (the condition
- * `SiteReachable` False, a `SiteUnreachable` Warning Event); the site's worker
- * started (`npm run worker -- --site NAME`, the same Ironic as the test
- * stack's), the host registers and the condition turns True.
+ * Sites in Kubernetes mode (docs/sites.md), on the real kube-apiserver,
+ * Temporal and Ironic:
+ *
+ * - a dark site: a BareMetalHost labelled with a configured site whose worker
+ *   is not running waits, and says so on the object (the condition
+ *   `SiteReachable` False, a `SiteUnreachable` Warning Event); the site's
+ *   worker started (`npm run worker -- --site NAME`, the same Ironic as the
+ *   test stack's), the host registers and the condition turns True;
+ * - a move: a provisioned BareMetalHost of the default site (the central
+ *   worker's, the test Ironic) moved by a `moveSite` fleet, which sets its
+ *   `metalflow.io/site` label, to site TO (an Ironic of its own,
+ *   scripts/stack.sh on its own port and state folder), each Ironic behind a
+ *   recording proxy, as test/integration/sites.test.ts moves an API host
+ *   between two configured sites. The default site spares a site worker's
+ *   start. The proxies run in this process: the move's part polls with short
+ *   `kubectl get`s (answered in this process) and never `kubectl wait`s.
  */
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { IRONIC_URL } from '../support/env';
 import { uniq, waitFor } from '../support/harness';
-import { SITE_LABEL } from '../../model/site';
+import { DEFAULT_SITE, SITE_LABEL } from '../../model/site';
+import { hostWorkflowId, ironicNodeName } from '../../model/host-ref';
+import { saveHistory } from '../support/history-fixture';
+import { fleetWorkflowId, type FleetProgress } from '../../contracts/fleet';
+import type { fleetWorkflow } from '../../workflows/fleet/fleet';
+import { IronicClient } from '../../clients/ironic/client';
+import { IronicProxy, type RecordedRequest } from '../../bench/support/ironic-proxy';
+import { ownIronic, type OwnIronic } from '../support/own-ironic';
+import { unusedPort } from '../support/ports';
 import { kubectl } from './kube-harness';
 import { fakeHostSpec, hostDoc, secretDoc } from './manifests';
+import { provisionVerb, siteMoveFigures } from './pivot-figures';
 import { useShimSuite } from './shim-harness';
 
 const NS = uniq('mf-sites');
 const TQ = uniq('tq-sites');
 /** A site of this file's own: its task queue (`site/<name>`) is shared by every worker on the Temporal server. */
 const SITE = uniq('edge');
+/** A host moves from FROM, the default site (the central worker's, the test Ironic), to TO (an Ironic of its own). */
+const FROM = DEFAULT_SITE;
+const TO = uniq('to');
 const SITES_FILE = join(mkdtempSync(join(tmpdir(), 'mf-k8s-sites-')), 'sites.json');
-writeFileSync(SITES_FILE, JSON.stringify({ sites: [{ name: SITE, ironic: { url: IRONIC_URL } }] }));
 const SITES = { METALFLOW_SITES_FILE: SITES_FILE };
+let toIronic: OwnIronic | undefined;
+/** TO's Ironic starting while the API server, the shim and the first test go on. */
+let toStarted: Promise<void> | undefined;
+const proxies: Record<string, IronicProxy> = {};
+// Registered before the suite's: the sites file is read by the processes it starts.
+beforeAll(async () => {
+  toIronic = ownIronic('test-k8s-sites-to', await unusedPort());
+  toStarted = toIronic.start();
+  for (const [site, url] of [[FROM, IRONIC_URL], [TO, toIronic.url]] as const) {
+    proxies[site] = new IronicProxy(url);
+    await proxies[site].start();
+  }
+  const sites = [{ name: SITE, ironic: { url: IRONIC_URL } }, { name: TO, ironic: { url: proxies[TO]!.url } }];
+  writeFileSync(SITES_FILE, JSON.stringify({ sites }));
+});
+afterAll(async () => {
+  await toStarted?.catch(() => undefined);
+  await Promise.all([toIronic?.stop(), ...Object.values(proxies).map((p) => p.stop())]);
+});
 // The controller starts the host workflows: the watch (60 s unless set) is one of their options.
-const suite = useShimSuite(NS, TQ, { ...SITES, METALFLOW_SITE_WATCH_SECONDS: '2' }, () => SITES);
+// The central worker drives the default site's hardware through FROM's proxy.
+const suite = useShimSuite(NS, TQ, { ...SITES, METALFLOW_SITE_WATCH_SECONDS: '2' }, () => ({ ...SITES, IRONIC_URL: proxies[FROM]!.url }));
 
 const json = (args: string[]) => JSON.parse(kubectl([...args, '-n', NS, '-o', 'json']).stdout);
 const apply = (doc: Record<string, unknown>) => kubectl(['apply', '-n', NS, '-f', '-'], { input: JSON.stringify(doc) });
 interface Condition { type: string; status: string; reason: string; message: string }
-const siteCondition = (name: string): Condition | undefined =>
-  (json(['get', 'bmh', name]).status?.conditions as Condition[] | undefined)?.find((c) => c.type === 'SiteReachable');
+const condition = (name: string, type: string): Condition | undefined =>
+  (json(['get', 'bmh', name]).status?.conditions as Condition[] | undefined)?.find((c) => c.type === type);
+const siteCondition = (name: string): Condition | undefined => condition(name, 'SiteReachable');
 const events = (name: string) =>
   JSON.parse(kubectl(['get', 'events', '-n', NS, '--field-selector', `involvedObject.name=${name}`, '-o', 'json']).stdout).items as { type: string; reason: string; message: string }[];
 
@@ -51,10 +93,95 @@ describe('a host of a dark site', () => {
 
     // The site's worker comes: the waiting call is taken, the host registers and the condition turns True.
     suite.shim.startWorker(SITES, ['--site', SITE]);
-    kubectl(['wait', '-n', NS, '--for=jsonpath={.status.provisioning.state}=available', `bmh/${name}`, '--timeout=120s']);
+    // Polled, not `kubectl wait`ed: this process's Ironic proxies (the move's, below) must go on answering meanwhile.
+    await waitFor(`${name} available`, async () => json(['get', 'bmh', name]).status?.provisioning?.state === 'available', { timeoutMs: 120_000, intervalMs: 300 });
     await waitFor('SiteReachable True', async () => siteCondition(name)?.status === 'True', { timeoutMs: 30_000 });
     expect(siteCondition(name)).toMatchObject({ reason: 'SiteReachable' });
     expect(events(name).filter((e) => e.reason === 'SiteUnreachable')).toHaveLength(1);
     expect(events(name).find((e) => e.reason === 'SiteReachable')).toMatchObject({ type: 'Normal' });
+  });
+});
+
+interface MoverBmh {
+  metadata: { labels?: Record<string, string> };
+  status?: { operationalStatus?: string; poweredOn?: boolean; provisioning?: { state: string; ID: string; image?: { url: string } } };
+}
+
+describe('a BareMetalHost moved between sites', () => {
+  it('moves when a moveSite fleet sets its site label: adopted at the new site as it is (no deploy, no power change), gone from the old one; a label change it cannot take now is refused with a condition and a Warning Event', { timeout: 180_000 }, async () => {
+    const name = 'mover';
+    const ref = { namespace: NS, name };
+    const image = { url: 'http://127.0.0.1/images/k8s-site-move.qcow2', checksum: 'd'.repeat(64), checksumType: 'sha256', format: 'qcow2' };
+    // TO's worker starts while the host provisions.
+    suite.shim.startWorker(SITES, ['--site', TO]);
+    apply(secretDoc(`${name}-bmc-secret`, { username: 'admin', password: 'pw' }));
+    const doc = hostDoc(name, fakeHostSpec(name, { image, automatedCleaningMode: 'disabled' }), { 'inspect.metal3.io': 'disabled' });
+    // No label: the default site.
+    apply(doc);
+    const get = (): MoverBmh => json(['get', 'bmh', name]) as MoverBmh;
+    const atRest = (b: MoverBmh) => b.status?.provisioning?.state === 'provisioned' && b.status.operationalStatus === 'OK' && b.status.poweredOn === true;
+    const before = await waitFor(`${name} provisioned at ${FROM}`, async () => (atRest(get()) ? get() : undefined), { timeoutMs: 120_000, intervalMs: 300 });
+    const fromNode = before.status!.provisioning!.ID;
+    // A host of the default site has no SiteReachable: its work is the central workers'.
+    expect(siteCondition(name)).toBeUndefined();
+    await toStarted;
+    const sent = { from: proxies[FROM]!.requests.length, to: proxies[TO]!.requests.length };
+
+    // TO adopts the node, and its answer waits here: meanwhile the label is changed to a third site, which the host refuses.
+    let openGate!: () => void;
+    const gate = new Promise<void>((resolve) => (openGate = resolve));
+    const adopt = (r: RecordedRequest) => provisionVerb(r) === 'adopt';
+    proxies[TO]!.onceAnswered(adopt, () => gate);
+    const fleet = uniq('move');
+    const moving = suite.client.workflow.execute<typeof fleetWorkflow>('fleetWorkflow', {
+      taskQueue: TQ,
+      workflowId: fleetWorkflowId(fleet),
+      args: [{ name: fleet, operation: { kind: 'moveSite', site: TO }, selector: { hosts: [ref] } }],
+    });
+    await waitFor('the adoption sent to TO', async () => proxies[TO]!.requests.some(adopt), { timeoutMs: 60_000 });
+    // The fleet wrote the label: what kubectl shows.
+    expect(get().metadata.labels?.[SITE_LABEL]).toBe(TO);
+    expect(await waitFor('the SiteMoveStarted Event', async () => events(name).find((e) => e.reason === 'SiteMoveStarted'))).toMatchObject({ type: 'Normal', message: `moving from site "${FROM}" (Ironic node ${fromNode}) to site "${TO}": no deploy, no power change` });
+
+    kubectl(['label', 'bmh', name, '-n', NS, `${SITE_LABEL}=${SITE}`, '--overwrite']);
+    const refused = await waitFor('SiteLabelAccepted False', async () => (condition(name, 'SiteLabelAccepted')?.status === 'False' ? condition(name, 'SiteLabelAccepted') : undefined), { timeoutMs: 30_000 });
+    const why = `metadata.labels["${SITE_LABEL}"]: the host is moving from site "${FROM}" to site "${TO}" now; its site can change again once the move has ended`;
+    expect(refused).toMatchObject({ reason: 'SiteMoveRefused', message: why });
+    expect(await waitFor('the SiteMoveRefused Event', async () => events(name).find((e) => e.reason === 'SiteMoveRefused'))).toMatchObject({ type: 'Warning', message: why });
+    // Set back: taken, and said so.
+    kubectl(['label', 'bmh', name, '-n', NS, `${SITE_LABEL}=${TO}`, '--overwrite']);
+    await waitFor('SiteLabelAccepted True', async () => condition(name, 'SiteLabelAccepted')?.status === 'True', { timeoutMs: 30_000 });
+    openGate();
+
+    const done: FleetProgress = await moving;
+    expect(done.counts, JSON.stringify(done.hosts)).toMatchObject({ succeeded: 1, failed: 0, skipped: 0 });
+    const moved = await waitFor(`${name} moved to ${TO}`, async () => {
+      const b = get();
+      return atRest(b) && b.status!.provisioning!.ID !== fromNode && events(name).some((e) => e.reason === 'SiteMoved') ? b : undefined;
+    }, { timeoutMs: 30_000 });
+    const toNode = moved.status!.provisioning!.ID;
+    expect(moved.status!.provisioning!.image?.url).toBe(image.url);
+    expect(siteCondition(name)).toMatchObject({ status: 'True', reason: 'SiteReachable' });
+    expect(events(name).find((e) => e.reason === 'SiteMoved')).toMatchObject({
+      type: 'Normal',
+      message: expect.stringContaining(`moved from site "${FROM}" to site "${TO}": Ironic node ${toNode} there, node ${fromNode} removed from site "${FROM}"`),
+    });
+    // The node is at TO's Ironic, active and out of maintenance, and no longer at FROM's.
+    expect(await new IronicClient({ url: toIronic!.url }).getNode(toNode)).toMatchObject({ provision_state: 'active', maintenance: false, name: ironicNodeName(ref) });
+    expect(await new IronicClient({ url: IRONIC_URL }).getNode(fromNode)).toBeUndefined();
+    const move = { from: siteMoveFigures(proxies[FROM]!.requests.slice(sent.from)), to: siteMoveFigures(proxies[TO]!.requests.slice(sent.to)) };
+    process.stderr.write(`[k8s sites test] the move's Ironic requests: ${JSON.stringify(move)}\n`);
+    expect(move).toEqual({
+      from: { deploys: 0, verbs: [], powerChanges: 0, nodeCreates: 0, maintenance: 1, nodeDeletes: 1 },
+      to: { deploys: 0, verbs: ['adopt', 'manage'], powerChanges: 0, nodeCreates: 1, maintenance: 0, nodeDeletes: 0 },
+    });
+
+    // A label naming no configured site: refused, naming the accepted ones.
+    kubectl(['label', 'bmh', name, '-n', NS, `${SITE_LABEL}=nowhere`, '--overwrite']);
+    const invalid = await waitFor('the InvalidSpec Event', async () => events(name).find((e) => e.reason === 'InvalidSpec'), { timeoutMs: 30_000 });
+    expect(invalid).toMatchObject({ type: 'Warning', message: expect.stringContaining(`metadata.labels["${SITE_LABEL}"]: "nowhere" is not a configured site; the sites are "default", "${SITE}", "${TO}"`) });
+    expect(get().status!.provisioning!.ID).toBe(toNode);
+    // A replay fixture of a BareMetalHost's move (its marker set by the validator): METALFLOW_RECORD_SITE_MOVE_K8S_FIXTURE=host-site-move-k8s.json.
+    if (process.env.METALFLOW_RECORD_SITE_MOVE_K8S_FIXTURE) saveHistory(hostWorkflowId(ref), process.env.METALFLOW_RECORD_SITE_MOVE_K8S_FIXTURE);
   });
 });

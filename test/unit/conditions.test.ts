@@ -105,6 +105,8 @@ describe('computeConditions', () => {
     expect(back.find((c) => c.type === 'SiteReachable')).toEqual({ type: 'SiteReachable', status: 'True', reason: 'SiteReachable', message: '', lastTransitionTime: T1 });
     // A host of the default site has no such condition.
     expect(at('available').some((c) => c.type === 'SiteReachable')).toBe(false);
+    // Moved to the default site: the condition its old site gave it goes.
+    expect(computeConditions(status, back, { now: T1, site: { name: 'default' } }).some((c) => c.type === 'SiteReachable')).toBe(false);
   });
 });
 

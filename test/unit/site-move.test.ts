@@ -4,6 +4,9 @@
  * itself, on real Ironics and site workers: test/integration/sites.test.ts.
  */
 import { describe, expect, it } from 'vitest';
+import { WorkflowUpdateFailedError } from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
+import { siteLabelRefusal } from '../../k8s/controller/site-label';
 import { decide } from '../../workflows/host/decide';
 import { interruptReason } from '../../workflows/host/interrupt';
 import { homeSite, siteChangeConflict, siteMoveFor } from '../../workflows/host/rules/site';
@@ -51,10 +54,29 @@ describe('a change of spec.site', () => {
     expect(siteChangeConflict(s, next, running)).toMatch(why);
   });
 
-  it('is refused in Kubernetes mode for a registered host, saying the move is built for API mode', () => {
+  it('in Kubernetes mode moves a registered host at rest as in API mode, its refusals naming the site label', () => {
+    const k8s = (s: HostState): HostState => Object.assign(s, { options: { ...s.options, publishStatus: true } });
+    const s = k8s(atA());
+    const next = testSpec({ image: IMAGE, site: 'c' });
+    expect(siteChangeConflict(s, next, undefined)).toBeUndefined();
+    expect(siteMoveFor(s, next, AT, () => true)).toEqual({ from: 'a', to: 'c', fromNode: 'node-a', since: AT });
+    // The same refusals as API mode, named by the label (what the controller tells a site refusal by).
+    expect(siteChangeConflict(s, next, 'power')).toBe(
+      'metadata.labels["metalflow.io/site"]: the host is provisioned with Ironic node node-a, power running at site "a"; it cannot move to site "c" now: power is running; it moves once it is at rest',
+    );
+    expect(siteChangeConflict(k8s(Object.assign(atA(), { detached: true })), next, undefined)).toMatch(/^metadata\.labels\["metalflow\.io\/site"\]: .*no Ironic node of its own now/);
+    const moving = k8s(movingToC());
+    expect(siteChangeConflict(moving, testSpec({ image: IMAGE, site: 'd' }), undefined)).toMatch(
+      /^metadata\.labels\["metalflow\.io\/site"\]: the host is moving from site "a" to site "c"; metadata\.labels\["metalflow\.io\/site"\] can go back to "a"/,
+    );
+    // Set back before the switch: taken, and the move is undone (below).
+    expect(siteChangeConflict(moving, testSpec({ image: IMAGE, site: 'a' }), undefined)).toBeUndefined();
+  });
+
+  it("in Kubernetes mode, on the patch's old branch (a run recorded before it), starts no move: a BareMetalHost never moved then", () => {
     const s = atA();
     s.options = { ...s.options, publishStatus: true };
-    expect(siteChangeConflict(s, testSpec({ image: IMAGE, site: 'c' }), undefined)).toMatch(/in Kubernetes mode its site label can change to "c" only while it is unmanaged or not yet registered \(moving a registered host between sites is built for API mode only\)/);
+    expect(siteMoveFor(s, testSpec({ image: IMAGE, site: 'c' }), AT, () => false)).toBeUndefined();
   });
 
   it('during a move: back to the old site undoes it while it waits; another site, or any change while it runs or after its switch, is refused', () => {
@@ -105,5 +127,16 @@ describe('a host moving between sites', () => {
     const undoing = movingToC({ back: true });
     undoing.spec = testSpec({ image: IMAGE, site: 'a' });
     expect(interruptReason(undoing, 'move')).toBeUndefined();
+  });
+});
+
+describe("the controller's reading of a refused update", () => {
+  it("tells the host's refusal of its site label from any other refusal", () => {
+    const refused = (type: string, message: string) => new WorkflowUpdateFailedError('Workflow Update failed', ApplicationFailure.create({ type, message }));
+    const why = 'metadata.labels["metalflow.io/site"]: the host is moving from site "a" to site "c" now; its site can change again once the move has ended';
+    expect(siteLabelRefusal(refused('Conflict', why))).toBe(why);
+    expect(siteLabelRefusal(refused('Conflict', 'spec.image: a provision is running'))).toBeUndefined();
+    expect(siteLabelRefusal(refused('InvalidSpec', why))).toBeUndefined();
+    expect(siteLabelRefusal(new Error(why))).toBeUndefined();
   });
 });

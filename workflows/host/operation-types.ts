@@ -40,4 +40,6 @@ export interface OperationOutcome {
   hardware?: HardwareDetails;
   /** Something the host's record and Event should say about a step that succeeded (e.g. what was skipped). */
   note?: string;
+  /** The success Event's reason when the operation's own says more than `<Op>Succeeded` (a move: `SiteMoved`). */
+  reason?: string;
 }

@@ -198,7 +198,7 @@ export function operationRunner(ctx: HostContext): OperationRunner {
       if (refresh) {
         await ctx.writeStatus({ type: 'Normal', reason: 'RegistrationUpdated', message: `registration updated: the Ironic node now matches the spec and credentials; provisioning state ${next}${note}` });
       } else {
-        await ctx.writeStatus({ type: 'Normal', reason: `${reasonOf(op)}Succeeded`, message: `${op} succeeded; provisioning state ${next || 'unmanaged'}${note}` });
+        await ctx.writeStatus({ type: 'Normal', reason: outcome.reason ?? `${reasonOf(op)}Succeeded`, message: `${op} succeeded; provisioning state ${next || 'unmanaged'}${note}` });
       }
       return true;
     } catch (err) {

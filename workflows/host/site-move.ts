@@ -48,6 +48,9 @@ export async function moveOperation(ctx: HostContext, input: OperationInput, pro
   if (m.back) return undo(ctx, input, m, progress);
   const target = { ref: input.ref, bootMACAddress: input.spec?.bootMACAddress };
   if (!m.switched) {
+    // A BareMetalHost says where its host is going before the first Ironic hears of it. Not awaited (the write
+    // never is), and not called at all in API mode: even a no-op's await would shift a recorded move's commands.
+    if (ctx.s.options.publishStatus) void ctx.writeStatus({ type: 'Normal', reason: 'SiteMoveStarted', message: `moving from site "${m.from}" (Ironic node ${m.fromNode}) to site "${m.to}": no deploy, no power change` });
     progress('hold');
     await atSite(m.from, () => quick.holdNode({ ...target, nodeId: m.fromNode, reason: holdReason(m) }));
     progress('adopt');
@@ -83,7 +86,7 @@ export async function moveOperation(ctx: HostContext, input: OperationInput, pro
     await CancellationScope.nonCancellable(() => atSite(m.from, () => quick.detachNode({ ...target, nodeId: m.fromNode, spare: newNode })));
   }
   delete s.siteMove;
-  return { note: `moved from site "${m.from}" to site "${m.to}": Ironic node ${newNode} there, node ${m.fromNode} removed from site "${m.from}"` };
+  return { reason: 'SiteMoved', note: `moved from site "${m.from}" to site "${m.to}": Ironic node ${newNode} there, node ${m.fromNode} removed from site "${m.from}"` };
 }
 
 async function undo(ctx: HostContext, input: OperationInput, m: SiteMove, progress: (step: string) => void): Promise<OperationOutcome> {
@@ -97,5 +100,5 @@ async function undo(ctx: HostContext, input: OperationInput, m: SiteMove, progre
   if (siteOf(ctx.s.spec) === m.from) delete ctx.s.siteMove;
   // Deleted before the switch: the host stays at the old site, whatever spec.site says, while its delete runs.
   else m.undone = true;
-  return { note: `the move to site "${m.to}" was undone: the host stays at site "${m.from}" with Ironic node ${m.fromNode}` };
+  return { reason: 'SiteMoveUndone', note: `the move to site "${m.to}" was undone: the host stays at site "${m.from}" with Ironic node ${m.fromNode}` };
 }

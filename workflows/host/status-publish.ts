@@ -54,7 +54,8 @@ function mayPass(err: unknown): boolean {
  */
 function siteReading(s: HostState): { site?: SiteReading } {
   const name = homeSite(s);
-  if (!name || name === DEFAULT_SITE) return {};
+  // A host moved to the default site loses the condition its old site gave it; any other host of the default site has none.
+  if (!name || name === DEFAULT_SITE) return s.operations.some((o) => o.kind === 'move') ? { site: { name: DEFAULT_SITE } } : {};
   const dark = siteUnreachable();
   return { site: { name, ...(dark ? { unreachable: { since: dark.since, reason: dark.reason } } : {}) } };
 }

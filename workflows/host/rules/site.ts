@@ -6,8 +6,9 @@
  * and removed from the old one; until that move's switch its hardware calls
  * still go to the old site, whatever spec.site says.
  */
+import { patched } from '@temporalio/workflow';
 import type { HostSpec, ProvisioningState } from '../../../model/host';
-import { DEFAULT_SITE, SITE_CHANGE_STATES } from '../../../model/site';
+import { DEFAULT_SITE, SITE_CHANGE_STATES, SITE_LABEL_FIELD } from '../../../model/site';
 import type { HostState, OperationKind, SiteMove } from '../../../contracts/host';
 import { provisionerTraits } from '../provisioners/traits';
 
@@ -29,12 +30,26 @@ function unregistered(s: HostState, running: OperationKind | undefined): boolean
   return (SITE_CHANGE_STATES as readonly string[]).includes(s.status.provisioning.state) && s.status.provisioning.ID === '' && running === undefined;
 }
 
-/** A spec accepted with a new site for a registered host starts a move (handlers.ts): the record it starts with. */
-export function siteMoveFor(s: HostState, spec: HostSpec, at: string): SiteMove | undefined {
+/**
+ * Whether a BareMetalHost's site label moves a registered host, as spec.site does in API mode. Asked by the
+ * spec update's handler (which runs on replay too) and only when such a change starts a move: a run recorded
+ * before it has no marker there and takes the old branch, where a BareMetalHost never moved (its validator
+ * refused the label's change). Never asked by the validator: a marker written there, which replay does not run,
+ * is a nondeterminism error on replay (test/fixtures/baseline/host-site-move-k8s.json showed it).
+ */
+// patch since v0.2.0
+const kubernetesMoves = (): boolean => patched('site-move-kubernetes');
+
+/**
+ * A spec accepted with a new site for a registered host starts a move (handlers.ts): the record it starts with.
+ * `movesInKubernetes` is for the tests; the handler leaves it to the patch.
+ */
+export function siteMoveFor(s: HostState, spec: HostSpec, at: string, movesInKubernetes: () => boolean = kubernetesMoves): SiteMove | undefined {
   if (!s.spec || s.siteMove) return undefined;
   const from = siteOf(s.spec);
   const to = siteOf(spec);
   if (from === to || unregistered(s, undefined)) return undefined;
+  if (s.options.publishStatus && !movesInKubernetes()) return undefined;
   return { from, to, fromNode: s.status.provisioning.ID, since: at };
 }
 
@@ -50,29 +65,29 @@ export function siteMoveInterrupt(s: HostState): string | undefined {
   return undefined;
 }
 
+/**
+ * Why spec.site cannot change to `spec`'s now, or undefined: the update's validator (never run on replay, so
+ * its rule changes with no patch). A BareMetalHost's label moves a registered host as spec.site does.
+ */
 export function siteChangeConflict(s: HostState, spec: HostSpec, running: OperationKind | undefined): string | undefined {
   if (!s.spec) return undefined;
   const from = siteOf(s.spec);
   const to = siteOf(spec);
   if (from === to) return undefined;
+  // A BareMetalHost's site is its label: a refusal names it, so the operator (and the controller) can tell.
+  const field = s.options.publishStatus ? SITE_LABEL_FIELD : 'spec.site';
   const m = s.siteMove;
   if (m) {
-    if (running === 'move' || m.switched) return `spec.site: the host is moving from site "${m.from}" to site "${m.to}" now; its site can change again once the move has ended`;
-    if (m.back) return `spec.site: the host's move from site "${m.from}" to site "${m.to}" is being undone; its site can change again once that has ended`;
+    if (running === 'move' || m.switched) return `${field}: the host is moving from site "${m.from}" to site "${m.to}" now; its site can change again once the move has ended`;
+    if (m.back) return `${field}: the host's move from site "${m.from}" to site "${m.to}" is being undone; its site can change again once that has ended`;
     if (to === m.from) return undefined;
-    return `spec.site: the host is moving from site "${m.from}" to site "${m.to}"; spec.site can go back to "${m.from}" (which undoes the move) or stay "${m.to}"`;
+    return `${field}: the host is moving from site "${m.from}" to site "${m.to}"; ${field} can go back to "${m.from}" (which undoes the move) or stay "${m.to}"`;
   }
   if (unregistered(s, running)) return undefined;
   const state = s.status.provisioning.state;
   const now = `${state ? `is ${state}` : 'has no state yet'}${s.status.provisioning.ID ? ` with Ironic node ${s.status.provisioning.ID}` : ''}${running ? `, ${running} running` : ''}`;
-  if (s.options.publishStatus) {
-    return (
-      `the host ${now} at site "${from}"; in Kubernetes mode its site label can change to "${to}" only while it is unmanaged or not yet registered ` +
-      '(moving a registered host between sites is built for API mode only): detach the host and create it again at the new site'
-    );
-  }
   const why = moveRefused(s, spec, running);
-  if (why) return `spec.site: the host ${now} at site "${from}"; it cannot move to site "${to}" now: ${why}`;
+  if (why) return `${field}: the host ${now} at site "${from}"; it cannot move to site "${to}" now: ${why}`;
   return undefined;
 }
 
