@@ -33,12 +33,14 @@ let sushy: ReturnType<typeof ownSushy>;
 const bmcs: SlowBmc[] = [];
 
 beforeAll(async () => {
-  sushy = ownSushy('slow-bmc-sushy', await unusedPort());
-  sushy.start();
   // An Ironic of its own: Ironic's power sync visits every node in one pass, and these nodes' slow answers would
   // hold up the sync of every other file's nodes on the shared one (a Healthy condition waited minutes for it).
   ironic = ownIronic('slow-bmc-ironic', await unusedPort());
-  await ironic.start();
+  const ironicUp = ironic.start();
+  // Started while Ironic starts (a process of its own each).
+  sushy = ownSushy('slow-bmc-sushy', await unusedPort());
+  sushy.start();
+  await ironicUp;
   h = await startHarness({ ironicUrl: ironic.url, hostOptions: { ...FAST_HOST_OPTIONS, powerCheckSeconds: 5 } });
 }, 180_000);
 
