@@ -12,7 +12,7 @@ import { isDeploy, isPowerChange, type RecordedRequest } from '../../bench/suppo
 import { randomMac, uniq, waitFor } from '../support/harness';
 import { useCrashWindow } from '../support/crash-window';
 
-const cw = useCrashWindow('window');
+const cw = useCrashWindow('window', { keepWorker: true });
 const ironic = new IronicClient({ url: IRONIC_URL });
 
 const spec = (name: string, over: Partial<HostSpec> = {}): HostSpec => ({
@@ -29,16 +29,34 @@ async function killedOnAnswer(worker: ChildProcess): Promise<void> {
 
 const forNode = (nodeId: string, match: (r: RecordedRequest) => boolean) => (r: RecordedRequest) => match(r) && r.path.includes(nodeId);
 
+type Ready = { ref: { namespace: string; name: string }; nodeId: string };
+/** A host a test left available, on and idle, for the next test that needs one: a registration less. */
+let spare: Ready | undefined;
+
+/**
+ * An available host on the live worker: the spare when it is still available, on and idle, else a new one.
+ * Cleaning would go through the agent too (a failed deploy is torn down): registered without it.
+ */
+async function availableHost(prefix: string): Promise<Ready> {
+  const kept = spare;
+  spare = undefined;
+  if (kept) {
+    const v = await cw.hosts.get(kept.ref);
+    if (v.status.provisioning.state === 'available' && v.status.poweredOn && !v.currentOperation) return kept;
+  }
+  const ref = { namespace: 'window', name: uniq(prefix) };
+  await cw.hosts.put(ref, { spec: spec(ref.name, { automatedCleaningMode: 'disabled' }), credentials: { username: 'admin', password: 'pw' } });
+  const ready = await waitFor('available and on', async () => {
+    const v = await cw.hosts.get(ref);
+    return v.status.provisioning.state === 'available' && v.status.poweredOn && !v.currentOperation ? v : undefined;
+  }, { timeoutMs: 90_000 });
+  return { ref, nodeId: ready.status.provisioning.ID };
+}
+
 describe('a worker killed after Ironic accepted a verb', () => {
   it('does not reboot twice', async () => {
-    const ref = { namespace: 'window', name: uniq('reboot') };
-    const first = cw.workers.start();
-    await cw.hosts.put(ref, { spec: spec(ref.name), credentials: { username: 'admin', password: 'pw' } });
-    const ready = await waitFor('available and on', async () => {
-      const v = await cw.hosts.get(ref);
-      return v.status.provisioning.state === 'available' && v.status.poweredOn && !v.currentOperation ? v : undefined;
-    }, { timeoutMs: 90_000 });
-    const nodeId = ready.status.provisioning.ID;
+    const first = cw.workers.current();
+    const { ref, nodeId } = await availableHost('reboot');
     const mark = cw.proxy.requests.length;
     cw.proxy.onceAnswered(forNode(nodeId, isPowerChange), () => killedOnAnswer(first));
     await cw.hosts.reboot(ref, 'hard');
@@ -54,11 +72,12 @@ describe('a worker killed after Ironic accepted a verb', () => {
     expect(targets.filter((t) => t !== 'power on')).toHaveLength(1);
     expect(done.status.poweredOn).toBe(true);
     expect((await ironic.getNode(nodeId))?.power_state).toBe('power on');
+    spare = { ref, nodeId };
   });
 
   it('registers one node when the worker died after Ironic created it: the next attempt finds it by its name', async () => {
     const ref = { namespace: 'window', name: uniq('create') };
-    const first = cw.workers.start();
+    const first = cw.workers.current();
     const name = `${ref.namespace}~${ref.name}`;
     const creates = (r: RecordedRequest) => r.method === 'POST' && r.path === '/v1/nodes' && r.body.includes(`"${name}"`);
     cw.proxy.onceAnswered(creates, () => killedOnAnswer(first));
@@ -79,15 +98,9 @@ describe('a worker killed after Ironic accepted a verb', () => {
   });
 
   it('does not deploy twice after a deploy that failed at once', async () => {
-    const ref = { namespace: 'window', name: uniq('deploy') };
-    const first = cw.workers.start();
-    // Cleaning would go through the agent too: torn down without it.
-    await cw.hosts.put(ref, { spec: spec(ref.name, { automatedCleaningMode: 'disabled' }), credentials: { username: 'admin', password: 'pw' } });
-    const ready = await waitFor('available', async () => {
-      const v = await cw.hosts.get(ref);
-      return v.status.provisioning.state === 'available' && !v.currentOperation ? v : undefined;
-    }, { timeoutMs: 90_000 });
-    const nodeId = ready.status.provisioning.ID;
+    const first = cw.workers.current();
+    // The host the reboot test left, when it is still available.
+    const { ref, nodeId } = await availableHost('deploy');
     // Ironic's agent deploy checks the image URL first: nothing listens there, so the deploy fails within a second.
     await ironic.patchNode(nodeId, [{ op: 'replace', path: '/deploy_interface', value: 'direct' }]);
     cw.proxy.onceAnswered(forNode(nodeId, isDeploy), () => killedOnAnswer(first));

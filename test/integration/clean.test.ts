@@ -9,7 +9,7 @@
  * deploy interface no erase step, so Ironic fails those steps itself
  * ("node does not support this clean step"): that is the forced `clean failed`.
  */
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { HostSpec } from '../../model/host';
 import { hostWorkflowId } from '../../model/host-ref';
 import type { CleanRequest } from '../../model/clean';
@@ -51,6 +51,27 @@ async function available(name: string): Promise<string> {
   return v.status.provisioning.ID;
 }
 
+type Fresh = { name: string; nodeId: string };
+const registered = (prefix: string): Promise<Fresh> => {
+  const name = uniq(prefix);
+  return available(name).then((nodeId) => ({ name, nodeId }));
+};
+/** Each test's host, registered together as the file starts (one after another they cost a registration each in wall time). */
+const prepared = new Map<string, Promise<Fresh>>();
+beforeAll(() => {
+  for (const prefix of ['bios', 'invalid', 'raid', 'provisioned', 'withdrawn', 'paused']) {
+    const host = registered(prefix);
+    host.catch(() => undefined); // awaited by its test, which reports the failure
+    prepared.set(prefix, host);
+  }
+});
+/** A fresh available host: the one registered for this test, or a new one when the test runs again (a retry). */
+function freshHost(prefix: string): Promise<Fresh> {
+  const host = prepared.get(prefix);
+  prepared.delete(prefix);
+  return host ?? registered(prefix);
+}
+
 /** Ironic's own records of a node, read straight from Ironic (not through the proxy). */
 async function ironicGet<T>(path: string): Promise<T> {
   const res = await fetch(`${IRONIC_URL}${path}`, { headers: { 'x-openstack-ironic-api-version': '1.81' } });
@@ -77,8 +98,7 @@ const BIOS: CleanRequest = {
 
 describe('manual cleaning', () => {
   it('runs a bios step as an Ironic manual clean while the host is preparing, then makes it available again', async () => {
-    const name = uniq('bios');
-    const nodeId = await available(name);
+    const { name, nodeId } = await freshHost('bios');
     const accepted = await ctx.h.hosts.clean(ref(name), BIOS);
     expect(accepted.cleanRequest?.request.steps.map((s) => s.name)).toEqual(['bios']);
     const done = await waitFor('the clean done and the host available', async () => idle('available')(await view(name)), { timeoutMs: 120_000 });
@@ -116,8 +136,7 @@ describe('manual cleaning', () => {
   }, 240_000);
 
   it('refuses invalid steps with field-named errors, and nothing reaches Ironic', async () => {
-    const name = uniq('invalid');
-    const nodeId = await available(name);
+    const { name, nodeId } = await freshHost('invalid');
     const sent = () => ctx.proxy.requests.filter((r) => r.path.includes(nodeId)).length;
     const before = sent();
     const cases: [unknown, string, RegExp][] = [
@@ -162,8 +181,7 @@ describe('manual cleaning', () => {
   }, 240_000);
 
   it("records Ironic's clean failed as a preparation error naming the step, retries it, and is fixed by a corrected request", async () => {
-    const name = uniq('raid');
-    const nodeId = await available(name);
+    const { name, nodeId } = await freshHost('raid');
     await ctx.h.hosts.clean(ref(name), {
       steps: [{ name: 'raid', raid: { hardwareRAIDVolumes: [{ level: '1', sizeGibibytes: 100, name: 'root', rotational: false }] } }, BIOS.steps[0]!],
     });
@@ -194,8 +212,7 @@ describe('manual cleaning', () => {
   }, 240_000);
 
   it('refuses to clean a provisioned host, and a withdrawn clean leaves the host available without an error', async () => {
-    const name = uniq('provisioned');
-    await available(name);
+    const { name } = await freshHost('provisioned');
     await ctx.h.hosts.setImage(ref(name), { url: 'http://127.0.0.1/img.qcow2', checksum: 'c'.repeat(32), checksumType: 'md5', format: 'qcow2' });
     await waitFor('provisioned', async () => idle('provisioned')(await view(name)), { timeoutMs: 120_000 });
     const err = await rejection(ctx.h.hosts.clean(ref(name), { steps: [{ name: 'erase-metadata' }] }));
@@ -218,8 +235,7 @@ describe('manual cleaning', () => {
   }, 300_000);
 
   it('a clean withdrawn while its step runs is cancelled, not failed; the steps after it never reach Ironic', async () => {
-    const name = uniq('withdrawn');
-    const nodeId = await available(name);
+    const { name, nodeId } = await freshHost('withdrawn');
     // The bios step's clean verb is held at the proxy, so the clean is surely running when it is withdrawn.
     let held = false;
     const isCleanVerb = (r: { method: string; path: string; body: string }) => r.method === 'PUT' && r.path === `/v1/nodes/${nodeId}/states/provision` && r.body.includes('"clean"');
@@ -241,8 +257,7 @@ describe('manual cleaning', () => {
   }, 240_000);
 
   it('a pause cancels a running clean without an error, and the request runs again once resumed', async () => {
-    const name = uniq('paused');
-    const nodeId = await available(name);
+    const { name, nodeId } = await freshHost('paused');
     let held = false;
     ctx.proxy.hold((r) => !held && r.method === 'PUT' && r.path === `/v1/nodes/${nodeId}/states/provision` && r.body.includes('"clean"') && (held = true), 15_000);
     await ctx.h.hosts.clean(ref(name), BIOS);

@@ -72,8 +72,10 @@ async function watching(namespace: string, intervalSeconds = 1) {
   return sentinel;
 }
 
+// The first three run at once: each has hosts, a namespace and a sentinel of its own, and the third waits for
+// Ironic's power sync (30 s) whatever else runs.
 describe('the power sentinel', { timeout: 300_000 }, () => {
-  it('tells a watched host its node was powered off behind its back; the host checks, records and powers on', async () => {
+  it.concurrent('tells a watched host its node was powered off behind its back; the host checks, records and powers on', async () => {
     // Namespaces of this attempt's own (a retry must not find the first attempt's hosts).
     const WATCHED = uniq('sentinel');
     const [watched, other] = await Promise.all([availableHost(WATCHED), availableHost(uniq('unwatched'))]);
@@ -117,7 +119,7 @@ describe('the power sentinel', { timeout: 300_000 }, () => {
     await ironic.setPowerState(other.nodeId, 'power on');
   });
 
-  it('tells a resting host its node vanished from Ironic; the host registers again on a node of its own', async () => {
+  it.concurrent('tells a resting host its node vanished from Ironic; the host registers again on a node of its own', async () => {
     const WATCHED = uniq('lost');
     const host = await availableHost(WATCHED);
     const sentinel = await watching(WATCHED);
@@ -135,7 +137,7 @@ describe('the power sentinel', { timeout: 300_000 }, () => {
     await sentinel.cancel();
   });
 
-  it('at the default interval, finds an ipmi:// host powered off at its BMC and powers it on within Ironic\'s power sync plus one interval', async () => {
+  it.concurrent('at the default interval, finds an ipmi:// host powered off at its BMC and powers it on within Ironic\'s power sync plus one interval', async () => {
     sim = await startIpmiSim(await unusedPort());
     const ns = uniq('sentinel-ipmi');
     const host = await availableHost(ns, { address: `ipmi://127.0.0.1:${sim.port}`, username: IPMI_USER, password: IPMI_PASSWORD });

@@ -65,15 +65,28 @@ async function provisionedFakeHost(over: Partial<HostSpec> = {}): Promise<{ name
 
 const ironicPower = async (nodeId: string) => (await ironic.getNode(nodeId))?.power_state;
 
+/**
+ * One provisioned host for the tests below that leave it provisioned, on and idle with no power-off key
+ * (each test's requests are counted from its own mark): a provision each would cost Ironic far more than
+ * what the tests drive. Provisioned by whichever of them runs first.
+ */
+let shared: ReturnType<typeof provisionedFakeHost> | undefined;
+const sharedHost = (): ReturnType<typeof provisionedFakeHost> =>
+  (shared ??= provisionedFakeHost().catch((err: unknown) => {
+    shared = undefined;
+    throw err;
+  }));
+
 describe('an Ironic-managed host (fake-hardware)', { timeout: 360_000 }, () => {
   it('notices a power off behind its back, records it, and powers on again through Ironic', async () => {
-    const { name, nodeId } = await provisionedFakeHost();
+    const { name, nodeId } = await sharedHost();
+    const earlier = (await view(name)).power.lastMismatch?.at;
     const mark = proxy.requests.length;
     // Someone with Ironic access powers the node off; the workflow is not told.
     await ironic.setPowerState(nodeId, 'power off');
     const fixed = await until('mismatch recorded and corrected', async () => {
       const v = await view(name);
-      return v.power.lastMismatch && v.status.poweredOn && (await ironicPower(nodeId)) === 'power on' ? v : undefined;
+      return v.power.lastMismatch && v.power.lastMismatch.at !== earlier && v.status.poweredOn && (await ironicPower(nodeId)) === 'power on' ? v : undefined;
     });
     expect(fixed.power.lastMismatch).toMatchObject({ observedOn: false, recordedOn: true });
     expect(fixed.operations.at(-1)).toMatchObject({ kind: 'power', outcome: 'succeeded', state: 'provisioned' });
@@ -82,7 +95,7 @@ describe('an Ironic-managed host (fake-hardware)', { timeout: 360_000 }, () => {
   });
 
   it('an idle check adds only its timer, its workflow task and one local-activity marker to the history', async () => {
-    const { ref } = await provisionedFakeHost();
+    const { ref } = await sharedHost();
     const handle = h.client.workflow.getHandle(hostWorkflowId(ref));
     /** Each event named by its attributes field, e.g. timerFiredEventAttributes → timerFired. */
     const kinds = async (): Promise<string[]> =>
@@ -111,12 +124,13 @@ describe('an Ironic-managed host (fake-hardware)', { timeout: 360_000 }, () => {
   });
 
   it('reboots once through Ironic as off then on: soft off first; hard when asked; hard when the driver refuses soft', async () => {
-    const { name, ref, nodeId } = await provisionedFakeHost();
+    const { name, ref, nodeId } = await sharedHost();
+    const rebooted = (v: HostView) => v.operations.filter((o) => o.kind === 'reboot' && o.outcome === 'succeeded').length;
+    const earlier = rebooted(await view(name));
     const reboots = async (n: number) =>
       until(`${n} reboot operations`, async () => {
         const v = await view(name);
-        const done = v.operations.filter((o) => o.kind === 'reboot' && o.outcome === 'succeeded');
-        return done.length >= n && !v.currentOperation ? v : undefined;
+        return rebooted(v) >= earlier + n && !v.currentOperation ? v : undefined;
       });
 
     let mark = proxy.requests.length;
@@ -146,7 +160,7 @@ describe('an Ironic-managed host (fake-hardware)', { timeout: 360_000 }, () => {
   });
 
   it('keyed power-off requests hold the host off (hard wins) until every key is released', async () => {
-    const { name, ref, nodeId } = await provisionedFakeHost();
+    const { name, ref, nodeId } = await sharedHost();
     const handle = h.client.workflow.getHandle(hostWorkflowId(ref));
     let mark = proxy.requests.length;
     await handle.executeUpdate(powerRequestsUpdate, { args: [{ holdOff: { upgrade: 'soft', remediation: 'hard' } }] });
@@ -171,7 +185,7 @@ describe('an Ironic-managed host (fake-hardware)', { timeout: 360_000 }, () => {
   });
 
   it('a soft keyed request uses Ironic soft power off', async () => {
-    const { name, ref, nodeId } = await provisionedFakeHost();
+    const { name, ref, nodeId } = await sharedHost();
     const mark = proxy.requests.length;
     await h.hosts.holdPowerOff(ref, 'maint');
     await until('off', async () => !(await view(name)).status.poweredOn);
@@ -205,7 +219,7 @@ describe('an Ironic-managed host (fake-hardware)', { timeout: 360_000 }, () => {
   });
 
   it('rejects a bad mode or key with a 400 naming the field, changing nothing', async () => {
-    const { name, ref } = await provisionedFakeHost();
+    const { name, ref } = await sharedHost();
     const err = await h.hosts.reboot(ref, 'sideways' as never).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ApiError);
     expect((err as ApiError).status).toBe(400);

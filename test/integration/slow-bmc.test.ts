@@ -1,8 +1,8 @@
 /**
  * Slow real BMCs get their real answer, never "heartbeat timeout" (issue 10
  * item 8). A proxy in front of sushy-tools (test/support/slow-bmc.ts) serves
- * one request at a time, each after 3 s: connecting takes 6 s, a power read
- * 9 s, an out-of-band inventory 42 s, well past the 30 s heartbeat timeout
+ * one request at a time, each after 2.5 s: connecting takes 5 s, a power
+ * read 7.5 s, an out-of-band inventory 35 s, past the 30 s heartbeat timeout
  * of the BMC activities and the old 4 s power-check budget. A
  * direct-provisioner host (every step is a BMC call) and Ironic hosts with
  * fast (out-of-band) inspection, on an emulator of this file's own.
@@ -19,7 +19,7 @@ import { ownSushy } from '../bmc/support/sushy';
 import { ownIronic, type OwnIronic } from '../support/own-ironic';
 
 const NS = 'slow-bmc';
-const DELAY_MS = 3_000;
+const DELAY_MS = 2_500;
 const SYSTEMS = {
   a: '/redfish/v1/Systems/6d660000-0000-4000-8000-000000000001',
   b: '/redfish/v1/Systems/6d660000-0000-4000-8000-000000000002',
@@ -33,12 +33,14 @@ let sushy: ReturnType<typeof ownSushy>;
 const bmcs: SlowBmc[] = [];
 
 beforeAll(async () => {
-  sushy = ownSushy('slow-bmc-sushy', await unusedPort());
-  sushy.start();
-  // An Ironic of its own: Ironic's power sync visits every node in one pass, and these nodes' 3 s answers would
+  // An Ironic of its own: Ironic's power sync visits every node in one pass, and these nodes' slow answers would
   // hold up the sync of every other file's nodes on the shared one (a Healthy condition waited minutes for it).
   ironic = ownIronic('slow-bmc-ironic', await unusedPort());
-  await ironic.start();
+  const ironicUp = ironic.start();
+  // Started while Ironic starts (a process of its own each).
+  sushy = ownSushy('slow-bmc-sushy', await unusedPort());
+  sushy.start();
+  await ironicUp;
   h = await startHarness({ ironicUrl: ironic.url, hostOptions: { ...FAST_HOST_OPTIONS, powerCheckSeconds: 5 } });
 }, 180_000);
 
@@ -90,8 +92,8 @@ async function sushyPower(system: string): Promise<string> {
   return ((await res.body.json()) as { PowerState: string }).PowerState;
 }
 
-describe('a slow Redfish BMC (3 s per request, one at a time)', () => {
-  it.concurrent('a direct host registers and inspects (a 42 s inventory), and the power check reads it and corrects a change', async () => {
+describe('a slow Redfish BMC (2.5 s per request, one at a time)', () => {
+  it.concurrent('a direct host registers and inspects (a 35 s inventory), and the power check reads it and corrects a change', async () => {
     const bmc = await slowBmc();
     const ref = await slowHost(bmc, SYSTEMS.a);
     const available = await settled(ref, 'available', (v) => v.status.provisioning.state === 'available' && !v.currentOperation);
@@ -124,7 +126,7 @@ describe('a slow Redfish BMC (3 s per request, one at a time)', () => {
     await done(ref);
   }, 600_000);
 
-  it.concurrent('a resource the BMC refuses after 40 s of slow answers fails with the BMC\'s own error', async () => {
+  it.concurrent('a resource the BMC refuses after 30 s of slow answers fails with the BMC\'s own error', async () => {
     const bmc = await slowBmc();
     // The drive is the inventory's last request (the 14th of the inspection).
     bmc.refuse((path) => path.includes('/Drives/'), 403, 'the account may not read drives');

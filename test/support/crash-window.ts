@@ -20,7 +20,11 @@ export interface CrashWindow {
   expireLost(killed: ChildProcess): Promise<number>;
 }
 
-export function useCrashWindow(name: string): CrashWindow {
+/**
+ * `keepWorker`: the worker left running by a test is not killed after it, so the next test's first worker
+ * is `workers.current()` (started only when none is left), not a process of its own.
+ */
+export function useCrashWindow(name: string, opts: { keepWorker?: boolean } = {}): CrashWindow {
   let proxy: IronicProxy | undefined;
   let connection: Connection | undefined;
   let hosts: HostService | undefined;
@@ -31,8 +35,11 @@ export function useCrashWindow(name: string): CrashWindow {
     connection = await Connection.connect({ address: TEMPORAL_ADDRESS });
     hosts = workers.hostService(connection, { ...FAST_HOST_OPTIONS, errorBackoffSeconds: 600, maxErrorBackoffSeconds: 600 });
   });
-  // Each test kills the worker it started; one left from an earlier test would take over its work.
-  afterEach(() => workers.killAll());
+  // Each test kills the worker it started; one left from an earlier test would take over its work
+  // (with keepWorker, workers.current() keeps only one alive).
+  afterEach(() => {
+    if (!opts.keepWorker) workers.killAll();
+  });
   afterAll(async () => {
     workers.killAll();
     await proxy?.stop();

@@ -58,6 +58,17 @@ export class WorkerProcesses {
     return child;
   }
 
+  /**
+   * The one live worker: the one an earlier test left running when there is exactly one (each start costs a
+   * process's load of the bundles), otherwise a fresh one, any others killed first so none takes over its work.
+   */
+  current(): ChildProcess {
+    const live = this.children.filter((w) => w.exitCode === null && w.signalCode === null);
+    if (live.length === 1) return live[0]!;
+    this.killAll();
+    return this.start();
+  }
+
   /** The API's host service on the workers' task queue, with the secret store they read. */
   hostService(connection: Connection, hostOptions: Partial<HostWorkflowOptions> = FAST_HOST_OPTIONS): HostService {
     return new HostService({
