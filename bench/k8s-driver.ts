@@ -34,8 +34,14 @@ export interface K8sDriverOptions {
   phaseTimeoutMs: number;
 }
 
+/** A BareMetalHost's `status.provisioning` as the watch last saw it: its state and its Ironic node (`ID`). */
+export interface BmhProvisioning {
+  state?: string;
+  ID?: string;
+}
+
 interface Bmh extends KubeObject {
-  status?: { provisioning?: { state?: string }; operationalStatus?: string; errorMessage?: string };
+  status?: { provisioning?: BmhProvisioning; operationalStatus?: string; errorMessage?: string };
 }
 
 interface Waiter {
@@ -53,6 +59,8 @@ export class K8sDriver {
   /** Kept for the result's shape: the API server is retried inside the calls (bench/chaos/drivers.ts). */
   readonly serverErrors: { host: string; phase: Phase; method: string; status: number; message: string }[] = [];
   private readonly waiters = new Map<string, Waiter>();
+  /** Told the name of every host whose object the watch saw change (bench/ironic-loss.ts times re-registrations on it). */
+  onChange?: (name: string) => void;
   private informer?: Informer<Bmh>;
   private connection?: Connection;
 
@@ -86,7 +94,14 @@ export class K8sDriver {
     return target === 'gone' ? obj === undefined : obj?.status?.provisioning?.state === target;
   }
 
+  /** The host's object's provisioning status as the watch last saw it; undefined when there is no such object. */
+  provisioning(name: string): BmhProvisioning | undefined {
+    const obj = this.informer?.cache.get(this.key(name));
+    return obj ? (obj.status?.provisioning ?? {}) : undefined;
+  }
+
   private changed(key: string): void {
+    this.onChange?.(key.slice(this.opts.namespace.length + 1));
     const w = this.waiters.get(key);
     if (w && this.there(key, w.target)) {
       this.waiters.delete(key);

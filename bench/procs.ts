@@ -137,6 +137,8 @@ export const stackAtAsync = (target: StackTarget, args: string[], extraEnv: Reco
   runCommand('bash', [join(REPO_ROOT, 'scripts', 'stack.sh'), ...args], { ...target.env, ...extraEnv });
 
 export const stack = (args: string[], extraEnv: Record<string, string> = {}): string => stackAt(BENCH_STACK, args, extraEnv);
+/** `stack` without blocking (the bench's Ironic proxy lives in its process and must keep answering). */
+export const stackAsync = (args: string[], extraEnv: Record<string, string> = {}): Promise<string> => stackAtAsync(BENCH_STACK, args, extraEnv);
 export const stackRunning = (): Set<StackService> => stackRunningAt(BENCH_STACK);
 export const servicePid = (svc: StackService): number | undefined => servicePidAt(BENCH_STACK, svc);
 

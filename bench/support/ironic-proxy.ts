@@ -20,6 +20,9 @@ export interface RecordedRequest {
   microversion?: string;
   /** When it arrived (ms since epoch). */
   at: number;
+  /** The peer's answer: its status and when it came (unset while none came, or when an interceptor answered). */
+  status?: number;
+  answeredAt?: number;
   /** Set when an interceptor handled it: what the caller got instead of the peer's answer. */
   injected?: InjectedFault;
 }
@@ -136,6 +139,8 @@ export class IronicProxy {
     const at = this.answered.findIndex((a) => a.match(rec));
     const after = at >= 0 ? this.answered.splice(at, 1)[0] : undefined;
     const upstream = this.forward(rec, req, body, (up) => {
+      rec.status = up.statusCode;
+      rec.answeredAt = Date.now();
       void (async () => {
         if (after) await after.then();
         res.writeHead(up.statusCode ?? 502, up.headers);
