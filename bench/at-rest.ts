@@ -26,7 +26,7 @@
  * status.provisioning.ID changed): max / p50 / p95 seconds, how many did
  * within 60 s and at all. The recovery window runs until every new node is
  * back in the provision state the old one rested in (at most
- * --recovery-timeout-seconds, by default max(300, 0.6 s per host)); its Ironic
+ * --recovery-timeout-seconds, by default max(300, 2 s per host)); its Ironic
  * requests per minute, CPU and, with --driver k8s, the API server's writes
  * are printed (bench/ironic-loss.ts).
  *

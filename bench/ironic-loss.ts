@@ -64,15 +64,17 @@ export async function loseIronicDb(ctx: IronicLossContext): Promise<IronicLossFi
   if (k8s) k8s.onChange = seeId;
   // The node creates from the restart on (the requests are recorded as they arrive, answered later).
   let scanned = proxy.requests.length;
-  const creates: RecordedRequest[] = [];
+  /** Node creates not answered yet (an answered one is read once). */
+  let pending: RecordedRequest[] = [];
   const created = new Map<string, number>();
   const registered = new Map<string, number>();
   const look = (): void => {
     for (; scanned < proxy.requests.length; scanned++) {
       const r = proxy.requests[scanned]!;
-      if (r.method === 'POST' && r.path.startsWith('/v1/nodes') && !r.path.startsWith('/v1/nodes/')) creates.push(r);
+      if (r.method === 'POST' && r.path.startsWith('/v1/nodes') && !r.path.startsWith('/v1/nodes/')) pending.push(r);
     }
-    nodesCreated(creates, created);
+    nodesCreated(pending.filter((r) => r.status !== undefined), created);
+    pending = pending.filter((r) => r.status === undefined);
     for (const n of names) {
       if (registered.has(n)) continue;
       const at = registeredAt(k8s ? [created.get(mark(n)), idChanged.get(n)] : [created.get(mark(n))]);
