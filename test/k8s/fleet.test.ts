@@ -64,13 +64,18 @@ function watchHosts(): { stop(): WatchedHost[] } {
   };
 }
 
+/** Each try applies hosts of its own (a retry cannot apply the first try's names again: their MACs are fixed once set). */
+let tries = 0;
+
 describe('the Kubernetes shim with a fleet', () => {
   it(`brings ${HOSTS} hosts applied at once to provisioned without listing per event, none shown delayed below the limit`, async () => {
+    const prefix = `fleet${tries++}-`;
+    const mine = (b: WatchedHost): boolean => b.metadata.name.startsWith(prefix);
     const listsBefore = listCount();
     const watch = watchHosts();
     const items: Record<string, unknown>[] = [];
     for (let i = 0; i < HOSTS; i++) {
-      const name = `fleet-${i}`;
+      const name = `${prefix}${i}`;
       items.push(secretDoc(`${name}-bmc-secret`, { username: 'admin', password: 'x' }), hostDoc(name, fakeHostSpec(name, { image: IMAGE, automatedCleaningMode: 'disabled' })));
     }
     let ownLists = 1; // the watch's list of the resourceVersion
@@ -81,7 +86,7 @@ describe('the Kubernetes shim with a fleet', () => {
         async () => {
           ownLists += 1; // this poll is a LIST too
           const bmhs = JSON.parse(kubectl(['get', 'bmh', '-n', NS, '-o', 'json']).stdout).items as WatchedHost[];
-          return bmhs.filter((b) => b.status?.provisioning?.state === 'provisioned').length === HOSTS;
+          return bmhs.filter((b) => mine(b) && b.status?.provisioning?.state === 'provisioned').length === HOSTS;
         },
         { timeoutMs: 900_000, intervalMs: 5000 },
       );
@@ -90,7 +95,7 @@ describe('the Kubernetes shim with a fleet', () => {
       throw err;
     }
     const lists = listCount() - listsBefore - ownLists;
-    const seen = watch.stop();
+    const seen = watch.stop().filter(mine);
     // The watch saw the whole run: every host inspected and provisioned.
     for (const state of ['inspecting', 'provisioning', 'provisioned']) {
       expect(new Set(seen.filter((b) => b.status?.provisioning?.state === state).map((b) => b.metadata.name)).size, state).toBe(HOSTS);
@@ -100,8 +105,10 @@ describe('the Kubernetes shim with a fleet', () => {
     // Each host holds at most one permit at a time: with no more hosts than the limit, the limit never holds one.
     // (At a larger size it does; whether a host was held when it showed delayed is test/integration/provisioning-limit.test.ts's.)
     if (HOSTS <= LIMIT) expect([...delayed]).toEqual([]);
-    // One list at start and one per re-list; hundreds of events must not cause hundreds of lists.
-    expect(lists).toBeLessThanOrEqual(3);
+    // One list at start and one per re-list; hundreds of events must not cause hundreds of lists. The API server's
+    // count has no namespace: a Kubernetes file running beside this one (a controller starting, a namespace's list)
+    // adds its own few, so the bound is 10 (at 10 hosts, well below one list per host), not the controller's exact 1-3.
+    expect(lists).toBeLessThan(10);
   }, 1_000_000);
 });
 

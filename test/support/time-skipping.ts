@@ -18,6 +18,20 @@ export function timeSkippingUnavailable(): string | undefined {
   return existsSync(classpath) ? undefined : `Temporal's time-skipping test server is not installed (bash scripts/temporal-test-server.sh install)`;
 }
 
-export function timeSkippingEnv(): Promise<TestWorkflowEnvironment> {
-  return TestWorkflowEnvironment.createTimeSkipping({ server: { executable: { type: 'existing-path', path: LAUNCHER } } });
+/** Starts tried before a slow start fails the file. */
+const STARTS = 3;
+
+/**
+ * The SDK gives the server 5 s to listen (sdk-core's ephemeral_server, not configurable); a JVM starting on two busy
+ * cores can take longer, so a start that timed out is tried again on a fresh port. Any other error fails at once.
+ */
+export async function timeSkippingEnv(): Promise<TestWorkflowEnvironment> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await TestWorkflowEnvironment.createTimeSkipping({ server: { executable: { type: 'existing-path', path: LAUNCHER } } });
+    } catch (err) {
+      if (attempt >= STARTS || !/did not start within/.test(String(err))) throw err;
+      console.warn(`[time-skipping] the test server did not listen within the SDK's 5 s (start ${attempt} of ${STARTS}); starting it again`);
+    }
+  }
 }
