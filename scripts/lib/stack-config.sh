@@ -272,6 +272,8 @@ command_of() {
       # (Temporal's default allows 100 per namespace) and a stack outlives many runs.
       pragmas+=(--dynamic-config-value matching.maxDeployments=100000)
       mapfile -t unset_args < <(temporal_env_unset)
+      # What a run asks Temporal for (service_requests by operation), when asked for.
+      if [[ -n "${TEMPORAL_METRICS_PORT:-}" ]]; then pragmas+=(--metrics-port "$TEMPORAL_METRICS_PORT"); fi
       CMD=(env "${unset_args[@]}" "$VENV/bin/temporal" server start-dev
         --db-filename "$STATE/temporal.db" --ip "$HOST"
         --port "$TEMPORAL_PORT" --ui-port "$TEMPORAL_UI_PORT"
