@@ -16,7 +16,8 @@ sqlite), so every session of Ironic's opens a connection: sqlite3.connect, SQLit
 oslo.db's connect listener (the regexp function, PRAGMA synchronous, PRAGMA foreign_keys), then closes it;
 some 15 % of the test stack's Ironic CPU. Here the engine oslo.db builds for a SQLite file gets a QueuePool
 instead (POOL_SIZE kept, any number more opened and closed as NullPool does, so no session ever waits for a
-connection). Why Ironic cannot tell the difference:
+connection); a node GET or PATCH then costs Ironic some 15-20 % less CPU (docs/testing.md, "How long it takes").
+Why Ironic cannot tell the difference:
 - Per connection settings: oslo.db's and Ironic's listeners are left as they are. The "connect" ones (regexp,
   synchronous, foreign_keys, the pid guard) run once per SQLite connection, which is when they take effect:
   they hold for as long as the connection lives. Ironic's PRAGMA journal_mode=WAL is an "engine_connect"
