@@ -49,6 +49,13 @@
 #                        Redfish driver makes of a BMC password once per
 #                        password and address instead of on every BMC call
 #                        (scripts/ironic-site/sitecustomize.py; the test stacks)
+#   IRONIC_SQLITE_POOL   unset   1: Ironic keeps a pool of SQLite connections
+#                        instead of opening one per database session (oslo.db's
+#                        NullPool); same settings and transactions on each
+#                        (scripts/ironic-site/sitecustomize.py; the test stacks)
+#   IRONIC_DB_TEMPLATE   unset   1: an empty Ironic database is a copy of the
+#                        one ironic-dbsync create_schema made for this venv
+#                        before (.state/ironic-db-templates; the test stacks)
 #   METALFLOW_VENV       <repo>/.venv
 #   TEMPORAL_SQLITE_PRAGMAS  "journal_mode=wal synchronous=normal"  pragmas
 #                        for the dev server's SQLite file (empty: SQLite's own)

@@ -208,13 +208,38 @@ lock_path = $d/locks
 $(agent_conductor_settings "$d")
 EOF
   prepare_agent_boot_files "$d"
-  local dbsync=("$VENV/bin/ironic-dbsync" --config-file "$d/ironic.conf")
-  if [[ ! -s "$d/ironic.sqlite" ]]; then
+  local dbsync=("$VENV/bin/ironic-dbsync" --config-file "$d/ironic.conf") template
+  template=$(ironic_db_template)
+  if [[ ! -s "$d/ironic.sqlite" && -n "$template" && -s "$template" ]]; then
+    # Test and lab stacks (IRONIC_DB_TEMPLATE=1): the empty database this Ironic's dbsync made before, copied.
+    cp "$template" "$d/ironic.sqlite.tmp$$" && mv -f "$d/ironic.sqlite.tmp$$" "$d/ironic.sqlite"
+    log "ironic: empty database copied from $template"
+  elif [[ ! -s "$d/ironic.sqlite" ]]; then
     log "ironic: creating database schema ($d/ironic.sqlite)"
     "${dbsync[@]}" create_schema >>"$LOGS/ironic.log" 2>&1 || { log_tail ironic 20; die "ironic: ironic-dbsync create_schema failed"; }
+    # Kept for the next empty start; only a database whose writes are all in the file (no WAL left over).
+    if [[ -n "$template" && ! -s "$d/ironic.sqlite-wal" ]]; then
+      mkdir -p "${template%/*}" && cp "$d/ironic.sqlite" "$template.tmp$$" && mv -f "$template.tmp$$" "$template"
+    fi
   else
     "${dbsync[@]}" upgrade >>"$LOGS/ironic.log" 2>&1 || { log_tail ironic 20; die "ironic: ironic-dbsync upgrade failed"; }
   fi
+}
+
+# IRONIC_DB_TEMPLATE=1 (test and lab stacks): the path of the empty database `ironic-dbsync create_schema` made
+# for this venv, kept under .state/ironic-db-templates and shared by every stack of this checkout; empty otherwise.
+# `create_schema` costs some 2.4 CPU-s (mostly importing Ironic); a copy of the file it made is the same schema,
+# the same alembic revision and the same WAL mode. The name is a hash of Ironic's installed files (the RECORD of
+# its dist-info, with each file's hash) and of every package's name and version in the venv, so another Ironic,
+# SQLAlchemy, alembic or Python makes (and keeps) a new one.
+ironic_db_template() {
+  [[ "${IRONIC_DB_TEMPLATE:-}" == 1 ]] || return 0
+  local sp record
+  for sp in "$VENV"/lib/python3*/site-packages; do :; done
+  for record in "$sp"/ironic-*.dist-info/RECORD; do :; done
+  [[ -f "$record" ]] || return 0
+  printf '%s/ironic-%s.sqlite\n' "$REPO/.state/ironic-db-templates" \
+    "$( { cat "$record"; ls -d "$sp"/*.dist-info; } | sha256sum | cut -c1-16)"
 }
 
 prepare_httpboot() {
@@ -280,9 +305,11 @@ command_of() {
         --namespace default --log-level warn "${sa[@]}" "${pragmas[@]}") ;;
     ironic)
       CMD=("$VENV/bin/ironic" --config-file "$STATE/ironic/ironic.conf")
-      # Test and lab stacks: the Redfish driver's PBKDF2 of the same BMC password computed once (the file says why).
-      if [[ "${IRONIC_MEMO_SESSION_HASH:-}" == 1 ]]; then
-        CMD=(env "PYTHONPATH=$REPO/scripts/ironic-site${PYTHONPATH:+:$PYTHONPATH}" "${CMD[@]}")
+      # Test and lab stacks: the Redfish driver's PBKDF2 of the same BMC password computed once, and a pool of
+      # SQLite connections instead of one per database session (the file says why; each has its own setting).
+      if [[ "${IRONIC_MEMO_SESSION_HASH:-}" == 1 || "${IRONIC_SQLITE_POOL:-}" == 1 ]]; then
+        CMD=(env "PYTHONPATH=$REPO/scripts/ironic-site${PYTHONPATH:+:$PYTHONPATH}"
+          "IRONIC_MEMO_SESSION_HASH=${IRONIC_MEMO_SESSION_HASH:-}" "IRONIC_SQLITE_POOL=${IRONIC_SQLITE_POOL:-}" "${CMD[@]}")
       fi ;;
     sushy)
       CMD=("$VENV/bin/python" "$REPO/scripts/sushy_emulator.py" --config "$STATE/sushy/sushy.conf") ;;

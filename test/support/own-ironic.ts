@@ -26,13 +26,14 @@ export interface OwnIronic {
 
 /**
  * scripts/stack.sh with `env`, its output in the error when it fails. Its Ironic computes the Redfish driver's
- * hash of a BMC password once, as the test stack's does (IRONIC_MEMO_SESSION_HASH), unless `env` says otherwise.
+ * hash of a BMC password once, pools its SQLite connections and copies its empty database, as the test stack's does
+ * (IRONIC_MEMO_SESSION_HASH, IRONIC_SQLITE_POOL, IRONIC_DB_TEMPLATE), unless `env` says otherwise.
  * Asynchronous: a test's in-process worker must keep heartbeating while Ironic restarts.
  */
 export function stackScript(env: NodeJS.ProcessEnv): (...args: string[]) => Promise<void> {
   return async (...args) => {
     try {
-      await run('bash', [join(REPO_ROOT, 'scripts', 'stack.sh'), ...args], { env: { IRONIC_MEMO_SESSION_HASH: '1', ...env } });
+      await run('bash', [join(REPO_ROOT, 'scripts', 'stack.sh'), ...args], { env: { IRONIC_MEMO_SESSION_HASH: '1', IRONIC_SQLITE_POOL: '1', IRONIC_DB_TEMPLATE: '1', ...env } });
     } catch (err) {
       const e = err as { stdout?: string; stderr?: string; message: string };
       throw new Error(`scripts/stack.sh ${args.join(' ')} failed: ${e.stderr || e.stdout || e.message}`);

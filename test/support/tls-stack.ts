@@ -22,7 +22,7 @@ const STATE_DIR = join(REPO_ROOT, '.state', 'tls-test-stack');
 function stack(command: 'start' | 'stop', env: Record<string, string>): void {
   try {
     execFileSync('bash', [join(REPO_ROOT, 'scripts', 'stack.sh'), command, 'sushy', 'ironic'], {
-      env: { ...process.env, IRONIC_MEMO_SESSION_HASH: '1', METALFLOW_STATE_DIR: STATE_DIR, ...env },
+      env: { ...process.env, IRONIC_MEMO_SESSION_HASH: '1', IRONIC_SQLITE_POOL: '1', IRONIC_DB_TEMPLATE: '1', METALFLOW_STATE_DIR: STATE_DIR, ...env },
       stdio: 'pipe',
       encoding: 'utf8',
     });
