@@ -10,13 +10,18 @@
  * user information and its query only the parameter names (an image URL's
  * query may be a signature).
  */
+import { createRequire } from 'node:module';
 import { context, propagation, SpanStatusCode, trace, type Attributes, type Tracer } from '@opentelemetry/api';
-import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
-import { W3CTraceContextPropagator } from '@opentelemetry/core';
-import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
-import { UndiciInstrumentation } from '@opentelemetry/instrumentation-undici';
-import { Resource } from '@opentelemetry/resources';
-import { BasicTracerProvider, BatchSpanProcessor, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
+import type { Resource } from '@opentelemetry/resources';
+import type { SpanProcessor } from '@opentelemetry/sdk-trace-base';
+
+/**
+ * The SDK's packages are loaded when tracing starts, not with this module: every worker, controller and API
+ * process imports it, most with tracing off, and loading the exporter, the SDK and the undici instrumentation
+ * cost a process's start about 0.3 CPU-s (docs/testing.md, "How long it takes"). They are CommonJS packages,
+ * so a synchronous require keeps startTracing synchronous; the instance is the one a static import would get.
+ */
+const load = createRequire(import.meta.url);
 
 export interface TracingOptions {
   /** The collector's OTLP/HTTP base URL (`http://127.0.0.1:4318`); `/v1/traces` is added unless the path already names it. */
@@ -63,6 +68,12 @@ let current: Tracing | undefined;
 /** Starts tracing for this process (once: a second call returns the first's). */
 export function startTracing(opts: TracingOptions): Tracing {
   if (current) return current;
+  const { AsyncLocalStorageContextManager } = load('@opentelemetry/context-async-hooks') as typeof import('@opentelemetry/context-async-hooks');
+  const { W3CTraceContextPropagator } = load('@opentelemetry/core') as typeof import('@opentelemetry/core');
+  const { OTLPTraceExporter } = load('@opentelemetry/exporter-trace-otlp-proto') as typeof import('@opentelemetry/exporter-trace-otlp-proto');
+  const { UndiciInstrumentation } = load('@opentelemetry/instrumentation-undici') as typeof import('@opentelemetry/instrumentation-undici');
+  const { Resource } = load('@opentelemetry/resources') as typeof import('@opentelemetry/resources');
+  const { BasicTracerProvider, BatchSpanProcessor } = load('@opentelemetry/sdk-trace-base') as typeof import('@opentelemetry/sdk-trace-base');
   const resource = new Resource({ 'service.name': opts.serviceName });
   const exporter = new OTLPTraceExporter({ url: tracesUrl(opts.endpoint) });
   const spanProcessor = new BatchSpanProcessor(exporter, opts.scheduledDelayMs === undefined ? {} : { scheduledDelayMillis: opts.scheduledDelayMs });

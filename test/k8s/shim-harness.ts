@@ -79,7 +79,8 @@ export function shim(opts: { namespace: string; taskQueue: string; kubeconfig?: 
     output: (child) => children.find((c) => c.child === child)?.output.join('') ?? '',
     running: (kind) => children.find((c) => c.label === kind && alive(c.child))?.child,
     stop: () => {
-      for (const { child } of children) if (alive(child)) child.kill('SIGKILL');
+      // A profiled process (METALFLOW_TEST_CPU_PROF_DIR, test/support/process-bundles.ts) writes its profile as it exits.
+      for (const { child } of children) if (alive(child)) child.kill(process.env.METALFLOW_TEST_CPU_PROF_DIR ? 'SIGTERM' : 'SIGKILL');
     },
   };
 }
