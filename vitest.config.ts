@@ -23,7 +23,7 @@ const ALONE = [...(HEAVY ? FLEET_AT_SIZE : []), ...(CHAOS_ROUND ? [CHAOS] : [])]
 
 /**
  * Files only `npm run test:heavy` runs (METALFLOW_TEST_HEAVY=1, test/support/heavy.ts). The heavy tier also
- * runs the chaos, fleet and pivot-chaos files at full size; `make test` runs their small rounds. Each file here
+ * runs the chaos and fleet files and the pivot chaos round at full size; `make test` runs their small rounds. Each file here
  * is a second path through something `make test` already drives against the same peer, or a measurement
  * (docs/testing.md, "What runs in which tier").
  */

@@ -128,7 +128,7 @@ export const USAGE = `npm run chaos -- [options]
   --scenario lifecycle|pivot  hosts through their lifecycle under every fault (lifecycle),
                             or a pivot of --hosts hosts (${PIVOT_CHAOS_HOSTS}) between two planes while plane A's
                             worker and Ironic B are each SIGKILLed --faults-per-kind times
-                            (test/k8s/pivot-chaos.test.ts on the test stack's TEST_* ports)
+                            (test/k8s/pivot.test.ts's round under SIGKILL, on the test stack's TEST_* ports)
   --seed N                  reproduce a run (printed at start and in the result)
   --hosts N                 hosts in all (50)
   --mode api|k8s|both       through the HTTP API, the CRD shim, or half each (both)

@@ -50,12 +50,16 @@ export interface PivotPlanes {
 }
 
 /**
+ * `ns`: the namespace of the file's hosts, or several (each round of a file in its own, so one round's pivot and
+ * figures never see another's hosts); both planes' controllers watch them all, their Leases in the first.
  * `slot` keeps files that run at the same time apart: each slot has its own
- * plane B ports and state dir (0: pivot.test.ts, 1: pivot-restore, 2: pivot-chaos).
+ * plane B ports and state dir (0: pivot.test.ts, 1: pivot-restore).
  * `planeAUp`, when given, runs once plane A's worker and controller are started and before plane B is: what it
  * applies in A (hosts to provision) comes up while plane B's API server, Ironic and processes start.
  */
-export function usePivotPlanes(ns: string, refused: string, slot = 0, planeAUp?: () => void): PivotPlanes {
+export function usePivotPlanes(ns: string | readonly string[], refused: string, slot = 0, planeAUp?: () => void): PivotPlanes {
+  const namespaces = typeof ns === 'string' ? [ns] : [...ns];
+  const watch = { METALFLOW_WATCH_NAMESPACE: namespaces.join(',') };
   const NS_B = `metalflow-plane-b-${slot}-${Date.now()}`;
   const TQ_A = uniq('tq-pivot-a');
   const TQ_B = uniq('tq-pivot-b');
@@ -101,7 +105,7 @@ export function usePivotPlanes(ns: string, refused: string, slot = 0, planeAUp?:
 
   beforeAll(async () => {
     kubeA = useKube();
-    prepareNamespace(ns);
+    for (const n of namespaces) prepareNamespace(n);
     rmSync(B_STATE, { recursive: true, force: true });
     mkdirSync(B_STATE, { recursive: true });
     // Each plane as the operator registers it for the other's worker: its kubeconfig, worker and namespace, its API server
@@ -114,9 +118,9 @@ export function usePivotPlanes(ns: string, refused: string, slot = 0, planeAUp?:
     // Plane A's processes start (seconds of CPU each) while plane B's peers do, instead of after them.
     env = await TestWorkflowEnvironment.createFromExistingServer({ address: TEMPORAL_ADDRESS });
     proxyA = await startProxyProcess(IRONIC_URL, join(B_STATE, 'ironic-a-requests.jsonl'));
-    planeA = shim({ namespace: ns, taskQueue: TQ_A });
+    planeA = shim({ namespace: namespaces[0]!, taskQueue: TQ_A });
     planeA.startWorker(workerAEnv());
-    planeA.startController();
+    planeA.startController(watch);
     planeAUp?.();
     // Ironic B starts (its schema, its health wait) while API server B does, instead of after it.
     const ironicB = promisify(execFile)('bash', [join(REPO_ROOT, 'scripts', 'stack.sh'), 'start', 'ironic'], { env: { ...process.env, ...B_IRONIC_ENV } });
@@ -135,9 +139,9 @@ export function usePivotPlanes(ns: string, refused: string, slot = 0, planeAUp?:
     createTemporalNamespace(NS_B);
     proxyB = await startProxyProcess(`http://127.0.0.1:${B_PORTS.ironic}`, join(B_STATE, 'ironic-b-requests.jsonl'));
     const b = { METALFLOW_KUBECONFIG: kubeB.kubeconfig, TEMPORAL_NAMESPACE: NS_B };
-    planeB = shim({ namespace: ns, taskQueue: TQ_B });
+    planeB = shim({ namespace: namespaces[0]!, taskQueue: TQ_B });
     planeB.startWorker({ ...b, IRONIC_URL: proxyB.url, METALFLOW_PIVOT_PLANES: PLANES_FILE_B });
-    planeB.startController(b);
+    planeB.startController({ ...b, ...watch });
     // Both workers polling before any test pivots: a pivot's pre-check skips every host while no worker polls the
     // target's task queue (with plane A's hosts provisioning meanwhile, a test may be ready before worker B is).
     const service = env.connection.workflowService;
@@ -154,7 +158,7 @@ export function usePivotPlanes(ns: string, refused: string, slot = 0, planeAUp?:
     planeB?.stop();
     proxyA?.stop();
     proxyB?.stop();
-    if (kubeA) cleanNamespace(ns);
+    if (kubeA) for (const n of namespaces) cleanNamespace(n);
     await env?.teardown();
     kubeA?.release();
     kubeB?.stop();
