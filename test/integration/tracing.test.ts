@@ -7,7 +7,6 @@
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
 import { Client } from '@temporalio/client';
 import type { FastifyInstance } from 'fastify';
 import { HostService } from '../../api/host-service';
@@ -15,7 +14,7 @@ import { startTracing, type Tracing } from '../../clients/telemetry/tracing';
 import { tracingClientInterceptors } from '../../clients/temporal/tracing-interceptors';
 import { hostWorkflowId } from '../../model/host-ref';
 import { TEST_PORTS } from '../support/env';
-import { TRACED_WORKFLOW_BUNDLE_OPTIONS } from '../../workers/worker';
+import { runTracedWorkflowBundle } from '../support/run-bundles';
 import { FAST_HOST_OPTIONS, randomMac, startHarness, uniq, waitFor, type Harness } from '../support/harness';
 import { callApi, serveApi, writeTokenFile } from '../support/api-client';
 import { jaegerUnavailable, startJaeger, type Jaeger, type JaegerSpan, type JaegerTrace } from '../support/jaeger';
@@ -33,8 +32,7 @@ describe.skipIf(unavailable !== undefined)('traces', () => {
   const created: string[] = [];
 
   beforeAll(async () => {
-    // The traced bundle is this file's alone: built here, beside the other files, not in the run's global setup.
-    const [started, { code }] = await Promise.all([startJaeger(), bundleWorkflowCode({ ...TRACED_WORKFLOW_BUNDLE_OPTIONS, logger: new DefaultLogger('WARN') })]);
+    const [started, code] = await Promise.all([startJaeger(), runTracedWorkflowBundle()]);
     jaeger = started;
     tracing = startTracing({ endpoint: jaeger.otlpEndpoint, serviceName: 'metalflow-test', scheduledDelayMs: 100 });
     h = await startHarness({ workflowCode: code, tracing });

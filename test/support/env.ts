@@ -45,3 +45,5 @@ export const SUSHY_URL = `http://127.0.0.1:${TEST_PORTS.sushy}`;
 /** The stack's server of Ironic's http_root ([deploy] http_url): scripts/stack.sh puts it 205 below Ironic's port. */
 export const IRONIC_HTTP_URL = `http://127.0.0.1:${TEST_PORTS.ironic - 205}`;
 export const WORKFLOW_BUNDLE_PATH = join(TEST_STATE_DIR, 'workflow-bundle.js');
+/** The same with the OpenTelemetry workflow interceptors (TRACED_WORKFLOW_BUNDLE_OPTIONS): built beside it by the global setup. */
+export const TRACED_WORKFLOW_BUNDLE_PATH = join(TEST_STATE_DIR, 'workflow-bundle-traced.js');

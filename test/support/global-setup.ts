@@ -8,11 +8,11 @@ import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
 import { REPO_ROOT } from '../../config/env';
-import { WORKFLOW_BUNDLE_OPTIONS } from '../../workers/worker';
+import { TRACED_WORKFLOW_BUNDLE_OPTIONS, WORKFLOW_BUNDLE_OPTIONS } from '../../workers/worker';
 import { IronicClient } from '../../clients/ironic/client';
 import { holdKubeForRun } from '../k8s/kube-harness';
 import { buildProcessBundles } from './process-bundles';
-import { IRONIC_URL, TEST_ENV, TEST_STATE_DIR, WORKFLOW_BUNDLE_PATH } from './env';
+import { IRONIC_URL, TEST_ENV, TEST_STATE_DIR, TRACED_WORKFLOW_BUNDLE_PATH, WORKFLOW_BUNDLE_PATH } from './env';
 
 const stack = (...args: string[]): void => {
   execFileSync('bash', [join(REPO_ROOT, 'scripts', 'stack.sh'), ...args], {
@@ -58,12 +58,19 @@ export default async function setup(): Promise<() => void> {
   const started = stackInBackground('start', '--empty-db');
   // Settled now, so a failed start is not an unhandled rejection while the bundle builds.
   const startError = started.then(() => undefined, (err: unknown) => err);
-  const [{ code }] = await Promise.all([bundleWorkflowCode({ ...WORKFLOW_BUNDLE_OPTIONS, logger: new DefaultLogger('WARN') }), buildProcessBundles()]);
+  // The traced bundle too: the files that replay or run it take both from here (test/support/run-bundles.ts).
+  const [{ code }, { code: traced }] = await Promise.all([
+    bundleWorkflowCode({ ...WORKFLOW_BUNDLE_OPTIONS, logger: new DefaultLogger('WARN') }),
+    bundleWorkflowCode({ ...TRACED_WORKFLOW_BUNDLE_OPTIONS, logger: new DefaultLogger('WARN') }),
+    buildProcessBundles(),
+  ]);
   const err = await startError;
   if (err) throw err;
   // Renamed into place: a worker of another run in this checkout may be reading the bundle right now.
-  writeFileSync(`${WORKFLOW_BUNDLE_PATH}.${process.pid}`, code);
-  renameSync(`${WORKFLOW_BUNDLE_PATH}.${process.pid}`, WORKFLOW_BUNDLE_PATH);
+  for (const [path, bundle] of [[WORKFLOW_BUNDLE_PATH, code], [TRACED_WORKFLOW_BUNDLE_PATH, traced]] as const) {
+    writeFileSync(`${path}.${process.pid}`, bundle);
+    renameSync(`${path}.${process.pid}`, path);
+  }
   const kube = holdKubeForRun();
   return async () => {
     await reportLeftNodes();

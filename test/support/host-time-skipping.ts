@@ -14,11 +14,10 @@ import { temporal } from '@temporalio/proto';
 import { REPO_ROOT } from '../../config/env';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { bundleWorkflowCode, DefaultLogger, Worker } from '@temporalio/worker';
+import { Worker } from '@temporalio/worker';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { Duration } from '@temporalio/common';
 import type { WorkflowHandle } from '@temporalio/client';
-import { WORKFLOW_BUNDLE_OPTIONS } from '../../workers/worker';
 import { activityFailureMapping } from '../../workers/activity-failures';
 import { createLimiterActivities } from '../../activities/limiter/activities';
 import { LocalSecretStore } from '../../clients/secrets/local-store';
@@ -31,13 +30,10 @@ import type { hostWorkflow } from '../../workflows/host/host';
 import { fixtureProvisioner, type FixtureProvisioner } from './fixture-provisioner';
 import { timeSkippingEnv } from './time-skipping';
 import { randomMac, waitFor } from './harness';
+import { runWorkflowBundle } from './run-bundles';
 
 export { timeSkippingUnavailable } from './time-skipping';
 
-/** One bundle per process: the files of the time-skipping project run one after another in one fork. */
-let bundle: Promise<string> | undefined;
-const workflowBundle = (): Promise<string> =>
-  (bundle ??= bundleWorkflowCode({ ...WORKFLOW_BUNDLE_OPTIONS, logger: new DefaultLogger('WARN') }).then((b) => b.code));
 
 /** The host workflows' search attributes (scripts/search-attributes.txt), as the stack registers them: the server refuses others. */
 async function registerSearchAttributes(env: TestWorkflowEnvironment): Promise<void> {
@@ -70,7 +66,7 @@ export interface HostTimeSkipping {
 }
 
 export async function startHostTimeSkipping(opts: { hostOptions?: Partial<HostWorkflowOptions>; provisioningLimit?: number } = {}): Promise<HostTimeSkipping> {
-  const [env, code] = await Promise.all([timeSkippingEnv(), workflowBundle()]);
+  const [env, code] = await Promise.all([timeSkippingEnv(), runWorkflowBundle()]);
   await registerSearchAttributes(env);
   const fixture = fixtureProvisioner();
   const taskQueue = `host-ts-${randomBytes(4).toString('hex')}`;
