@@ -32,9 +32,10 @@ const HEAVY_ONLY = HEAVY ? [] : HEAVY_ONLY_FILES;
 /**
  * Files run at once in the suite (and the stack-free tiers beside it: vitest wants one count per group). The
  * suite waits more than it computes (timers, polls, peers' own periods): on 2 cores two files at a time kept the
- * machine under one core on average, three use the second (docs/testing.md, "Where the time goes").
+ * machine under one core on average, three at 1.6-1.7 cores, with minutes under 1.4; four fill those
+ * (docs/testing.md, "Where the time goes").
  */
-const WORKERS = Number(process.env.METALFLOW_TEST_WORKERS ?? 3);
+const WORKERS = Number(process.env.METALFLOW_TEST_WORKERS ?? 4);
 
 /** The stack-free tier: no stack, no worker, no process of its own. */
 const UNIT = 'test/unit/**/*.test.ts';

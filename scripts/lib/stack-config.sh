@@ -296,6 +296,12 @@ command_of() {
       # Worker Deployments need no setting on this server; the tests and the benchmark make one per run
       # (Temporal's default allows 100 per namespace) and a stack outlives many runs.
       pragmas+=(--dynamic-config-value matching.maxDeployments=100000)
+      # start-dev reads the search attributes' definitions from its database at every request that names one
+      # (its default, so that attributes added at run time show at once): some 10 % of its CPU per workflow task
+      # and a third of a describe's. A database it creates gets every attribute from the flags above, so the
+      # definitions cannot change under it: it keeps them cached. An existing one may get some from
+      # ensure_search_attributes after the start: it reads them afresh, as the default does.
+      if [[ ! -s "$STATE/temporal.db" ]]; then pragmas+=(--dynamic-config-value system.forceSearchAttributesCacheRefreshOnRead=false); fi
       mapfile -t unset_args < <(temporal_env_unset)
       # What a run asks Temporal for (service_requests by operation), when asked for.
       if [[ -n "${TEMPORAL_METRICS_PORT:-}" ]]; then pragmas+=(--metrics-port "$TEMPORAL_METRICS_PORT"); fi

@@ -4,7 +4,7 @@
  * unless METALFLOW_KEEP_TEST_STACK=1 (handy while iterating).
  */
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
+import { mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
 import { REPO_ROOT } from '../../config/env';
@@ -49,6 +49,12 @@ async function reportLeftNodes(): Promise<void> {
   }
 }
 
+/** Renamed into place: a worker of another run in this checkout may be reading the bundle right now. */
+function writeBundle(path: string, code: string): void {
+  writeFileSync(`${path}.${process.pid}`, code);
+  renameSync(`${path}.${process.pid}`, path);
+}
+
 export default async function setup(): Promise<() => void> {
   // Pure unit tests can run without the stack: METALFLOW_TEST_NO_STACK=1 npx vitest run test/unit
   if (process.env.METALFLOW_TEST_NO_STACK === '1') return () => undefined;
@@ -58,19 +64,17 @@ export default async function setup(): Promise<() => void> {
   const started = stackInBackground('start', '--empty-db');
   // Settled now, so a failed start is not an unhandled rejection while the bundle builds.
   const startError = started.then(() => undefined, (err: unknown) => err);
-  // The traced bundle too: the files that replay or run it take both from here (test/support/run-bundles.ts).
-  const [{ code }, { code: traced }] = await Promise.all([
-    bundleWorkflowCode({ ...WORKFLOW_BUNDLE_OPTIONS, logger: new DefaultLogger('WARN') }),
-    bundleWorkflowCode({ ...TRACED_WORKFLOW_BUNDLE_OPTIONS, logger: new DefaultLogger('WARN') }),
-    buildProcessBundles(),
-  ]);
+  const [{ code }] = await Promise.all([bundleWorkflowCode({ ...WORKFLOW_BUNDLE_OPTIONS, logger: new DefaultLogger('WARN') }), buildProcessBundles()]);
   const err = await startError;
   if (err) throw err;
-  // Renamed into place: a worker of another run in this checkout may be reading the bundle right now.
-  for (const [path, bundle] of [[WORKFLOW_BUNDLE_PATH, code], [TRACED_WORKFLOW_BUNDLE_PATH, traced]] as const) {
-    writeFileSync(`${path}.${process.pid}`, bundle);
-    renameSync(`${path}.${process.pid}`, path);
-  }
+  writeBundle(WORKFLOW_BUNDLE_PATH, code);
+  // The traced bundle (a replay and the tracing file run it, test/support/run-bundles.ts) is built while the first
+  // files run: none of them needs it in its first minutes. The last run's is removed first, so none reads it.
+  rmSync(TRACED_WORKFLOW_BUNDLE_PATH, { force: true });
+  void bundleWorkflowCode({ ...TRACED_WORKFLOW_BUNDLE_OPTIONS, logger: new DefaultLogger('WARN') }).then(
+    ({ code: traced }) => writeBundle(TRACED_WORKFLOW_BUNDLE_PATH, traced),
+    (e: unknown) => console.error(`[global setup] the traced workflow bundle failed to build: ${String(e)}`),
+  );
   const kube = holdKubeForRun();
   return async () => {
     await reportLeftNodes();
