@@ -20,7 +20,15 @@ export interface AtRestOptions {
   loseIronicDb: boolean;
   /** How long the hosts have to register again before the run reports the ones that did not. */
   recoveryTimeoutSeconds: number;
+  /** With loseIronicDb: hosts of the re-registration floor (bench/rereg-floor.ts) once the fleet is back; 0: none. */
+  floorHosts: number;
+  /** The floor's hosts driven at once. */
+  floorConcurrency: number;
 }
+
+/** The re-registration floor's hosts (at most the fleet's) and how many at once: enough for a per-host figure, little of the run's time. */
+export const DEFAULT_FLOOR_HOSTS = 20;
+export const DEFAULT_FLOOR_CONCURRENCY = 4;
 
 /** The day's limit of every interval the worker takes (config/env.ts). */
 const MAX_SECONDS = 86_400;
@@ -55,6 +63,8 @@ export function parseAtRestOptions(argv: string[], helpFrom: URL): AtRestOptions
         'keep-stack': { type: 'boolean', default: false },
         'lose-ironic-db': { type: 'boolean', default: false },
         'recovery-timeout-seconds': { type: 'string' },
+        'floor-hosts': { type: 'string' },
+        'floor-concurrency': { type: 'string' },
         help: { type: 'boolean', default: false },
       },
       strict: true,
@@ -62,7 +72,7 @@ export function parseAtRestOptions(argv: string[], helpFrom: URL): AtRestOptions
     }));
   } catch (err) {
     // node's own message names the option; say what is accepted beside it.
-    throw new Error(`${(err as Error).message}; accepted: --driver api|k8s, --hosts N, --rest-seconds N, --concurrency N, --sentinel-seconds N, --power-check-seconds N, --keep-stack, --lose-ironic-db, --recovery-timeout-seconds N, --help`);
+    throw new Error(`${(err as Error).message}; accepted: --driver api|k8s, --hosts N, --rest-seconds N, --concurrency N, --sentinel-seconds N, --power-check-seconds N, --keep-stack, --lose-ironic-db, --recovery-timeout-seconds N, --floor-hosts N, --floor-concurrency N, --help`);
   }
   if (values.help) {
     console.log(readFileSync(helpFrom, 'utf8').split('*/')[0]!.replace(/^\/\*\*?|^ \* ?/gm, ''));
@@ -79,6 +89,9 @@ export function parseAtRestOptions(argv: string[], helpFrom: URL): AtRestOptions
   if (values['recovery-timeout-seconds'] !== undefined && !loseIronicDb) {
     throw new Error('--recovery-timeout-seconds: bounds the recovery after --lose-ironic-db; give --lose-ironic-db too, or leave it out');
   }
+  for (const name of ['floor-hosts', 'floor-concurrency'] as const) {
+    if (values[name] !== undefined && !loseIronicDb) throw new Error(`--${name}: sets the re-registration floor run after --lose-ironic-db; give --lose-ironic-db too, or leave it out`);
+  }
   if (loseIronicDb && sentinelSeconds === 0 && powerCheckSeconds === 0) {
     throw new Error('--lose-ironic-db: with --sentinel-seconds 0 and --power-check-seconds 0 nothing checks the hosts at rest, so none would notice its node gone; keep one of them above 0');
   }
@@ -92,5 +105,7 @@ export function parseAtRestOptions(argv: string[], helpFrom: URL): AtRestOptions
     keepStack: values['keep-stack'] ?? false,
     loseIronicDb,
     recoveryTimeoutSeconds: whole('recovery-timeout-seconds', values['recovery-timeout-seconds'], defaultRecoveryTimeoutSeconds(hosts), 10, MAX_SECONDS),
+    floorHosts: whole('floor-hosts', values['floor-hosts'], Math.min(hosts, DEFAULT_FLOOR_HOSTS), 0, 10_000),
+    floorConcurrency: whole('floor-concurrency', values['floor-concurrency'], DEFAULT_FLOOR_CONCURRENCY, 1, 1_000),
   };
 }

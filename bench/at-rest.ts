@@ -8,7 +8,8 @@
  *
  *   npm run bench:at-rest -- [--driver api|k8s] [--hosts 200] [--rest-seconds 180] [--concurrency 50]
  *                            [--sentinel-seconds 30] [--power-check-seconds 300]
- *                            [--lose-ironic-db [--recovery-timeout-seconds S]] [--keep-stack]
+ *                            [--lose-ironic-db [--recovery-timeout-seconds S] [--floor-hosts N] [--floor-concurrency C]]
+ *                            [--keep-stack]
  *
  * --driver api (the default) enrols the hosts through the HTTP API (worker
  * and API as child processes); --driver k8s as BareMetalHosts (a BMC Secret,
@@ -28,7 +29,14 @@
  * back in the provision state the old one rested in (at most
  * --recovery-timeout-seconds, by default max(300, 2 s per host)); its Ironic
  * requests per minute, CPU and, with --driver k8s, the API server's writes
- * are printed (bench/ironic-loss.ts).
+ * are printed (bench/ironic-loss.ts), with per host the requests (by kind)
+ * and Ironic's CPU seconds. Then the re-registration floor (bench/rereg-floor.ts):
+ * --floor-hosts fake-hardware nodes (by default 20, at most the fleet's; 0: none)
+ * registered anew straight against Ironic, --floor-concurrency at a time (4),
+ * each with the fewest requests Ironic allows (node in one POST, port, manage;
+ * then instance_info and adopt), timed and Ironic's CPU measured per phase, and
+ * Ironic's CPU per host times the fleet's hosts printed beside the 60 s target:
+ * how much of it is Ironic's own cost on this machine.
  *
  * Runs on the bench stack (bench/procs.ts: its own ports and state, Ironic's
  * power sync at 120 s as Metal3's), removes its hosts at the end (deletes the
@@ -44,6 +52,7 @@ import { parseAtRestOptions, type AtRestOptions } from './at-rest-options';
 import { cleanupNamespaces } from './cleanup';
 import { makeHosts, sleep } from './common';
 import { loseIronicDb, type IronicLossFigures } from './ironic-loss';
+import { floorBeside, floorSummary, reregistrationFloor, type FloorBeside, type ReregFloorFigures } from './rereg-floor';
 import { K8sDriver } from './k8s-driver';
 import { countsDelta } from './kube-stack';
 import { cpuDelta } from './measure';
@@ -109,6 +118,7 @@ async function main(opts: AtRestOptions): Promise<void> {
     const kube = procs.kube && kube0 ? kubeRates(countsDelta(kube0, await procs.kube.requestCounts()), seconds) : undefined;
     const requests = proxy.requests.slice(from);
     let ironicLoss: IronicLossFigures | undefined;
+    let floorFigures: (ReregFloorFigures & FloorBeside) | undefined;
     if (opts.loseIronicDb) {
       ironicLoss = await loseIronicDb({
         namespace,
@@ -119,6 +129,12 @@ async function main(opts: AtRestOptions): Promise<void> {
         log,
         ...(driver instanceof K8sDriver ? { k8s: driver, kube: procs.kube } : {}),
       });
+      if (opts.floorHosts > 0) {
+        log(`the re-registration floor: ${opts.floorHosts} nodes registered anew and adopted straight against Ironic, ${opts.floorConcurrency} at a time`);
+        const floor = await reregistrationFloor({ ironicUrl: IRONIC_URL, hosts: opts.floorHosts, concurrency: opts.floorConcurrency, pollMs: 250, cpuNow });
+        floorFigures = { ...floor, ...floorBeside(floor, ironicLoss, opts.hosts) };
+        log(floorSummary(floorFigures, ironicLoss, opts.hosts));
+      }
     }
     driver.resumeLooks();
     const figures = {
@@ -135,6 +151,7 @@ async function main(opts: AtRestOptions): Promise<void> {
       cpuPercentOfACore: cpuPercentOfACore(cpu, seconds),
       ...(kube ? { kubeApiServer: kube } : {}),
       ...(ironicLoss ? { ironicLoss } : {}),
+      ...(floorFigures ? { reregistrationFloor: floorFigures } : {}),
     };
     console.log(JSON.stringify(figures));
     log('removing the hosts');

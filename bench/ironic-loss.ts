@@ -44,12 +44,18 @@ export interface IronicLossFigures extends ReregistrationFigures {
   /** From Ironic answering again until every new node was back in its resting state (or the timeout): the window of the figures below. */
   recoveryWindowSeconds: number;
   ironicRequests: number;
+  /** The window's requests and Ironic's CPU seconds divided by the hosts: what one registration again asks of Ironic. */
+  ironicRequestsPerHost: number;
+  ironicRequestsPerHostByKind: Record<string, number>;
+  ironicCpuSecondsPerHost: number;
   ironicRequestsPerMinute: number;
   ironicRequestsPerMinuteByKind: Record<string, number>;
   cpuPercentOfACore: Record<string, number>;
   /** Kubernetes mode: the API server's requests over the window (the status writes and Events of the re-registrations). */
   kubeApiServer?: KubeRates;
 }
+
+const perHost = (n: number, hosts: number): number => Math.round((n / hosts) * 100) / 100;
 
 /** Restarts the bench stack's Ironic on an empty database and times every host's registration again. */
 export async function loseIronicDb(ctx: IronicLossContext): Promise<IronicLossFigures> {
@@ -145,6 +151,9 @@ export async function loseIronicDb(ctx: IronicLossContext): Promise<IronicLossFi
     recovered: recoveredAt !== undefined,
     recoveryWindowSeconds: Math.round(windowSeconds * 10) / 10,
     ironicRequests: requests.length,
+    ironicRequestsPerHost: perHost(requests.length, names.length),
+    ironicRequestsPerHostByKind: Object.fromEntries(Object.entries(requestsByKind(requests)).map(([k, n]) => [k, perHost(n, names.length)])),
+    ironicCpuSecondsPerHost: Math.round(((cpu.ironic ?? 0) / names.length) * 100) / 100,
     ironicRequestsPerMinute: perMinute(requests.length, windowSeconds),
     ironicRequestsPerMinuteByKind: ratesPerMinute(requestsByKind(requests), windowSeconds),
     cpuPercentOfACore: cpuPercentOfACore(cpu, windowSeconds),

@@ -10,7 +10,7 @@ import { registryCredentials } from '../../clients/secrets/registry-credentials'
 import { configDriveData, type ConfigDriveSources } from '../images/config-drive-data';
 import { isOciUrl } from '../../model/image';
 import { deployInterfaceOps, deploySteps, instanceInfo, isLiveIso, type DeployKind } from './instance-info';
-import { automatedCleanOps, operationFailed, summary, type NodeDriver, type NodeSummary, type NodeTarget, type Step } from './node-driver';
+import { automatedCleanOps, operationFailed, registeredSummary, summary, type NodeDriver, type NodeSummary, type NodeTarget, type RegisteredNode, type Step } from './node-driver';
 import { createRamdiskCheck } from './ramdisk';
 import type { FirstRead, InStepSettings } from './node-settings';
 
@@ -128,9 +128,10 @@ export function createDeployActivities(deps: DeployDeps) {
   /**
    * Makes a registered (manageable) node active without deploying: Ironic's
    * `adopt`, with the image the host was provisioned with in instance_info so
-   * Ironic can later tear it down and clean as for any deployed node.
+   * Ironic can later tear it down and clean as for any deployed node. Its power only where Ironic knows it
+   * (registeredSummary): an adopted host is never powered on again for a power state its driver does not report.
    */
-  async function adoptNode(input: NodeTarget & { nodeId: string; image?: Image }): Promise<NodeSummary> {
+  async function adoptNode(input: NodeTarget & { nodeId: string; image?: Image }): Promise<RegisteredNode> {
     const setImage = (n: { instance_info: Record<string, unknown>; deploy_interface?: string | null }): JsonPatchOp[] =>
       input.image ? [...instanceInfo(input.image, n.instance_info), ...deployInterfaceOps(input.image, n.deploy_interface)] : [];
     const node = await drive(input.nodeId, (n, issued) => {
@@ -148,7 +149,7 @@ export function createDeployActivities(deps: DeployDeps) {
           return { fail: `cannot adopt a node in Ironic state "${n.provision_state}"` };
       }
     });
-    return summary(node);
+    return registeredSummary(node);
   }
 
   return { deployNode, undeployNode, adoptNode };

@@ -67,6 +67,20 @@ export const summary = (node: IronicNode): NodeSummary => ({
   poweredOn: node.power_state === 'power on',
 });
 
+/**
+ * A registration's (or adoption's) answer: the node's power only where Ironic knows it. A node whose driver reports
+ * no power state (fake-hardware until a power change sets one) says nothing of the machine: as BMO's
+ * UpdateHardwareState, the host's recorded power stands, and a host recorded on is not powered on again for it.
+ */
+export interface RegisteredNode extends Omit<NodeSummary, 'poweredOn'> {
+  poweredOn?: boolean;
+}
+
+export function registeredSummary(node: IronicNode): RegisteredNode {
+  const { poweredOn, ...rest } = summary(node);
+  return node.power_state === 'power on' || node.power_state === 'power off' ? { ...rest, poweredOn } : rest;
+}
+
 export const operationFailed = (message: string): ApplicationFailure =>
   ApplicationFailure.nonRetryable(message, FAILURE.operationFailed);
 

@@ -20,7 +20,7 @@ import { activityContext, pause } from '../common/activity-context';
 import { createRamdiskCheck } from './ramdisk';
 import { propertyOps, wantedProperties, type FirstRead, type InStepSettings } from './node-settings';
 import { resendDelayMs, TRANSIENT_RESENDS, transientIronicError } from './transient';
-import { automatedCleanOps, operationFailed, OWNER_KEY, ownerMark, summary, type NodeDriver, type NodeSummary, type NodeTarget, type Plan, type Step } from './node-driver';
+import { automatedCleanOps, operationFailed, OWNER_KEY, ownerMark, registeredSummary, summary, type NodeDriver, type NodeSummary, type NodeTarget, type Plan, type RegisteredNode, type Step } from './node-driver';
 
 /** How long a hardware type's enabled interfaces are taken as read (registration reads them). */
 const DRIVER_CACHE_MS = 60_000;
@@ -108,7 +108,7 @@ export function createRegisterActivities(deps: RegisterDeps) {
    * out of enroll as manageNode does, starting from the node the create or the PATCH answered with: one activity
    * and one read fewer per registration (the host workflow asks for it under patch lifecycle-events).
    */
-  async function ensureNode(input: { ref: HostRef; spec: HostSpec; nodeId?: string; manage?: true }): Promise<NodeSummary> {
+  async function ensureNode(input: { ref: HostRef; spec: HostSpec; nodeId?: string; manage?: true }): Promise<RegisteredNode> {
     const { ref, spec } = input;
     const bmc = bmcOf(spec);
     const access = parseBmcAddress(bmc.address);
@@ -187,9 +187,9 @@ export function createRegisterActivities(deps: RegisterDeps) {
       node = await ironic.patchNode(node.uuid, ops, powerOffVersion);
     }
     await ensurePort(node, spec.bootMACAddress, created);
-    if (!input.manage) return summary(node);
+    if (!input.manage) return registeredSummary(node);
     const answered = node;
-    return summary(await drive(node.uuid, managePlan, { firstRead: () => Promise.resolve(answered) }));
+    return registeredSummary(await drive(node.uuid, managePlan, { firstRead: () => Promise.resolve(answered) }));
   }
 
   const managePlan: Plan = (n, issued) => {
@@ -198,8 +198,8 @@ export function createRegisterActivities(deps: RegisterDeps) {
     return { verb: 'manage' };
   };
 
-  async function manageNode(input: NodeTarget & { nodeId: string }): Promise<NodeSummary> {
-    return summary(await drive(input.nodeId, managePlan));
+  async function manageNode(input: NodeTarget & { nodeId: string }): Promise<RegisteredNode> {
+    return registeredSummary(await drive(input.nodeId, managePlan));
   }
 
   async function inspectNode(input: NodeTarget & InStepSettings & { nodeId: string }): Promise<{ hardware: HardwareDetails }> {

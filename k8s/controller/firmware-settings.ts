@@ -12,7 +12,8 @@
  * it is held for servicing at the next reboot (firmware-hold.ts): the
  * controller never sends Ironic anything. HostFirmwareComponents ride on the same read
  * (firmware-components.ts); their `firmware` step goes in the same request.
- * Re-read when the host comes to rest in a state (READ_ON_ARRIVAL), every minute while a change is
+ * Re-read when the host comes to rest in a state (READ_ON_ARRIVAL; not when it only registered again
+ * where it rests, readsOnHostChange), every minute while a change is
  * pending (BMO's delay), else every 30 minutes (`METALFLOW_FIRMWARE_RESYNC_SECONDS`;
  * BMO's 5 minutes cost 288,000 reads a day at 1,000 hosts for what changes only
  * through a clean, a service or an inspection, each a state change). A read
@@ -65,6 +66,24 @@ const NOT_READ_IN = new Set(['', 'unmanaged', 'registering', 'inspecting', 'matc
  * any state but NOT_READ_IN.
  */
 const READ_ON_ARRIVAL = new Set(['available', 'ready', 'provisioned', 'externally provisioned']);
+
+/**
+ * Whether a host's change (its `node|state|operationalStatus` mark, before and now) asks for a read of Ironic now.
+ * A node new to this controller: its objects are made now. Otherwise only a state of rest reads Ironic, except a
+ * registration again where the host rests (Ironic lost its node and the host registered again, or it was attached
+ * again): the new node is the same machine's, and with the last pass quiet (`quiet`: nothing pending, the next read
+ * scheduled) that next read takes the new node. No BIOS and firmware read per host while a fleet registers again
+ * after Ironic lost its database, when Ironic's time is the re-registrations'. BMO's HostFirmwareSettings controller
+ * does not read on a new node either: it reads on its own schedule.
+ */
+export function readsOnHostChange(before: string | undefined, mark: string, quiet: boolean): boolean {
+  const [id = '', state = '', operational = ''] = mark.split('|');
+  if (before === undefined) return true;
+  const [beforeId = '', beforeState = '', beforeOperational = ''] = before.split('|');
+  const registeredAgain = quiet && beforeId !== '' && id !== '' && beforeId !== id && beforeState === state && beforeOperational === operational;
+  if (registeredAgain) return false;
+  return beforeId !== id || READ_ON_ARRIVAL.has(state);
+}
 
 export interface FirmwareSettingsDeps {
   rest: KubeRest;
@@ -149,8 +168,7 @@ export class FirmwareSettingsController {
     const before = this.seen.get(key);
     if (before === mark) return;
     this.seen.set(key, mark);
-    // A node new to this controller: its objects are made now. Otherwise only a state of rest reads Ironic.
-    if (!host || before?.split('|')[0] !== id || READ_ON_ARRIVAL.has(state)) this.queue.add(key);
+    if (!host || readsOnHostChange(before, mark, this.quiet.has(key))) this.queue.add(key);
   }
 
   private async reconcile(key: string): Promise<void> {

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { defaultRecoveryTimeoutSeconds, parseAtRestOptions } from '../../bench/at-rest-options';
 import { cpuPercentOfACore, kubeRates, nodesCreated, perMinute, registeredAt, reregistrationFigures } from '../../bench/at-rest-figures';
 import type { RecordedRequest } from '../../bench/support/ironic-proxy';
+import { floorBeside } from '../../bench/rereg-floor';
 
 const HELP = new URL('../../bench/at-rest.ts', import.meta.url);
 const parse = (...argv: string[]) => parseAtRestOptions(argv, HELP);
@@ -19,8 +20,12 @@ describe('bench:at-rest options', () => {
       keepStack: false,
       loseIronicDb: false,
       recoveryTimeoutSeconds: 400,
+      floorHosts: 20,
+      floorConcurrency: 4,
     });
-    expect(parse('--driver', 'k8s', '--hosts', '5', '--rest-seconds', '30', '--lose-ironic-db')).toMatchObject({ driver: 'k8s', hosts: 5, restSeconds: 30, loseIronicDb: true });
+    // The re-registration floor: at most the fleet's hosts.
+    expect(parse('--driver', 'k8s', '--hosts', '5', '--rest-seconds', '30', '--lose-ironic-db')).toMatchObject({ driver: 'k8s', hosts: 5, restSeconds: 30, loseIronicDb: true, floorHosts: 5 });
+    expect(parse('--lose-ironic-db', '--floor-hosts', '0', '--floor-concurrency', '2')).toMatchObject({ floorHosts: 0, floorConcurrency: 2 });
   });
 
   it('gives the recovery more time at fleet scale, and takes a timeout of its own', () => {
@@ -47,6 +52,7 @@ describe('bench:at-rest options', () => {
 
   it('refuses a recovery timeout without the loss, and a loss nothing at rest would notice', () => {
     expect(() => parse('--recovery-timeout-seconds', '90')).toThrow('--recovery-timeout-seconds: bounds the recovery after --lose-ironic-db; give --lose-ironic-db too, or leave it out');
+    expect(() => parse('--floor-hosts', '5')).toThrow('--floor-hosts: sets the re-registration floor run after --lose-ironic-db; give --lose-ironic-db too, or leave it out');
     expect(() => parse('--lose-ironic-db', '--sentinel-seconds', '0', '--power-check-seconds', '0')).toThrow(/--lose-ironic-db: with --sentinel-seconds 0 and --power-check-seconds 0 nothing checks the hosts at rest/);
     // Either check alone notices: the sentinel's list, or each host's own read.
     expect(parse('--lose-ironic-db', '--sentinel-seconds', '0', '--power-check-seconds', '60')).toMatchObject({ sentinelSeconds: 0, powerCheckSeconds: 60 });
@@ -115,5 +121,21 @@ describe('bench:at-rest figures', () => {
       eventsPerMinute: 12,
       requestsPerMinuteByKind: { 'PUT leases': 120, 'GET leases': 60, 'PATCH baremetalhosts/status': 18, 'PATCH baremetalhosts/status 409': 6, 'POST events': 12 },
     });
+  });
+});
+
+describe('the re-registration floor beside the fleet', () => {
+  const phase = (cpu: number, requests: number) => ({ seconds: 1, requests: requests * 10, requestsPerHost: requests, ironicCpuSeconds: cpu * 10, ironicCpuSecondsPerHost: cpu });
+  const floor = { hosts: 10, concurrency: 4, pollMs: 250, register: phase(0.1, 6), adopt: phase(0.05, 4) };
+  it("gives Ironic's CPU for the whole fleet from the floor's per host, its share of the 60 s target, and metalflow over the floor", () => {
+    expect(floorBeside(floor, { ironicCpuSecondsPerHost: 0.3, ironicRequestsPerHost: 9, targetSeconds: 60 }, 200)).toEqual({
+      metalflowOverFloorCpu: 3,
+      metalflowOverFloorRequests: 1.5,
+      fleetIronicCpuSeconds: 20,
+      fleetShareOfTargetPercent: 33,
+    });
+  });
+  it('gives the fleet figure alone without a loss measured', () => {
+    expect(floorBeside(floor, undefined, 100)).toEqual({ fleetIronicCpuSeconds: 10, fleetShareOfTargetPercent: 17 });
   });
 });

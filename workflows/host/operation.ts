@@ -136,7 +136,10 @@ export function operationRunner(ctx: HostContext): OperationRunner {
       const input: OperationInput = {
             ref: s.ref,
             spec,
-            nodeId: s.status.provisioning.ID || undefined,
+            // The node Ironic just answered "not found" for is not asked for by its id again: a registration after
+            // the loss looks for the host's node by boot MAC (and by name), one GET fewer per host at a fleet's loss.
+            // An activity's input is not part of what a replay compares: no patch.
+            nodeId: (op === 'enroll' && s.nodeLost?.nodeId === s.status.provisioning.ID ? '' : s.status.provisioning.ID) || undefined,
             powerOn: s.deleteRequested ? false : spec?.online,
             ...(uid ? { uid } : {}),
             ...(adopt ? { adopt: { image: s.status.provisioning.image } } : {}),
