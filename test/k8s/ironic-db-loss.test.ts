@@ -3,12 +3,15 @@
  * pod on its ephemeral SQLite) right after two BareMetalHosts finished an
  * operation: one just provisioned, a Redfish one just made available. Both
  * are at rest, their own checks half an hour away, so only the power
- * sentinel's fleet-wide list can tell them their node is gone. Each registers
- * again on a new node, `status.provisioning.ID` updated on the object, within
- * 60 s of Ironic answering again (measured and printed); the provisioned one
- * is adopted with its image, never deployed again; the available one, a
- * Redfish host whose BMC reports its health, keeps its `Healthy` condition
- * through the re-registration instead of falling back to Unknown.
+ * sentinel's fleet-wide list can tell them their node is gone: Ironic loses
+ * them once a list has seen both (a node made and lost between two lists,
+ * with no older node lost and no list failed, is one the sentinel never
+ * saw). Each registers again on a new node, `status.provisioning.ID` updated
+ * on the object, within 60 s of Ironic answering again (measured and
+ * printed); the provisioned one is adopted with its image, never deployed
+ * again; the available one, a Redfish host whose BMC reports its health,
+ * keeps its `Healthy` condition through the re-registration instead of
+ * falling back to Unknown.
  * On an Ironic and a sushy of this file's own: the shared stack's Ironic is
  * never restarted.
  */
@@ -19,6 +22,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hostWorkflowId } from '../../model/host-ref';
 import { hostViewQuery } from '../../contracts/host';
 import { powerSentinelWorkflowId } from '../../contracts/power-sentinel';
+import type { SeenRecord } from '../../activities/power/sentinel-changes';
+import { defaultPayloadConverter } from '@temporalio/common';
 import { isDeploy } from '../../bench/support/ironic-proxy';
 import { uniq, waitFor } from '../support/harness';
 import { ownIronic, type OwnIronic } from '../support/own-ironic';
@@ -89,6 +94,14 @@ describe('Ironic restarted with an empty database, BareMetalHosts at rest', () =
 
     const before = hosts();
     const oldId = new Map([prov, rf].map((n) => [n, before.get(n)!.status!.provisioning!.ID!]));
+    // The sentinel tells a host whose node it listed and then no longer finds. These nodes may be younger than its
+    // last list (the worker's first list comes at its start, the whole setup takes less than one interval, and
+    // Ironic is back within the next one): the loss is made once a list has seen both.
+    await waitFor('the sentinel listed both nodes', async () => {
+      const payload = (await suite.client.workflow.getHandle(powerSentinelWorkflowId(TQ)).describe()).raw.pendingActivities?.[0]?.heartbeatDetails?.payloads?.[0];
+      const seen = payload ? defaultPayloadConverter.fromPayload<{ seen?: SeenRecord }>(payload).seen : undefined;
+      return [...oldId.values()].every((id) => seen?.nodes.some((n) => n[0] === id)) || undefined;
+    }, { timeoutMs: 60_000, intervalMs: 1000 });
     const healthBefore = healthy(before.get(rf))!;
     expect(healthBefore).toMatchObject({ status: 'True', reason: 'Healthy' });
     const lastSeq = new Map<string, number>();
