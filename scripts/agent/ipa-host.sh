@@ -9,6 +9,12 @@
 #                                            disk files kept
 #   scripts/agent/ipa-host.sh destroy NAME   stop, then delete the disk files
 #   scripts/agent/ipa-host.sh status NAME    exit 0 while the agent runs
+#   scripts/agent/ipa-host.sh kill NAME      SIGKILL to the agent alone, as a
+#                                            ramdisk that crashes: the host
+#                                            stays up (namespaces, forwarders,
+#                                            loop devices), nothing tells the
+#                                            BMC; prints the agent's pid once
+#                                            it is gone
 #   scripts/agent/ipa-host.sh disks NAME     the disk files, one a line
 #
 # What a host gets (all under $METALFLOW_AGENT_STATE/NAME, default
@@ -105,6 +111,30 @@ detach_loops() {
   done
 }
 
+# Gone: no such process, or a zombie (dead, not yet reaped).
+pid_gone() { [[ ! -e "/proc/$1" ]] || [[ "$(sed -n 's/^State:[[:space:]]*\([A-Z]\).*/\1/p' "/proc/$1/status" 2>/dev/null)" == Z ]]; }
+
+# The agent is the init of the PID namespace run/agent.pid (unshare) made:
+# its SIGKILL takes every process the agent ran with it (qemu-img, a write
+# in progress), and leaves the rest of the host as it was.
+do_kill() {
+  local ns_parent agent cmd i=0
+  ns_parent="$(cat "$D/run/agent.pid" 2>/dev/null)" || die "$name: no agent was started"
+  pid_alive "$ns_parent" && ! pid_gone "$ns_parent" || die "$name: the agent is not running"
+  agent="$(cat "/proc/$ns_parent/task/$ns_parent/children" 2>/dev/null)" || true
+  agent="${agent%% *}"
+  [[ "$agent" =~ ^[0-9]+$ ]] || die "$name: the agent's process is not there (pid $ns_parent has no child)"
+  cmd="$(tr '\0' ' ' <"/proc/$agent/cmdline" 2>/dev/null)" || true
+  [[ "$cmd" == *"--config-file $(realpath "$D")/ipa.conf "* ]] || die "$name: pid $agent is not this host's agent ($cmd)"
+  kill -KILL "$agent"
+  while ! pid_gone "$agent"; do
+    ((i++ < 100)) || die "$name: agent pid $agent still there 10 s after SIGKILL"
+    sleep 0.1
+  done
+  log "$name: agent pid $agent killed"
+  echo "$agent"
+}
+
 do_stop() {
   stop_processes
   ip netns del "$NS" 2>/dev/null || true
@@ -114,6 +144,7 @@ do_stop() {
 
 case "$cmd" in
   stop) do_stop; log "$name: stopped"; exit 0 ;;
+  kill) do_kill; exit 0 ;;
   destroy) do_stop; rm -rf "$D"; log "$name: destroyed"; exit 0 ;;
   status) pid_alive "$(cat "$D/run/agent.pid" 2>/dev/null)"; exit $? ;;
   disks) ls "$D"/disk*.img 2>/dev/null; exit 0 ;;

@@ -7,11 +7,12 @@
  * without writing to the disk, provisioning a qcow2 (after Ironic's automated
  * cleaning with the agent) writes the image's bytes and a config drive, and
  * deprovisioning cleans with the metadata erase. Beside it, in the same lab,
- * three hosts fail their deploys as users' do (a ramdisk that never comes up,
- * an image whose checksum does not match, a disk too small), without
- * inspection or cleaning: one Ironic and one worker for both, in a lab whose
- * Ironic waits 30 s for an agent's call-back instead of 600. Root only;
- * skipped with the reason otherwise.
+ * four hosts fail their deploys as users' do (a ramdisk that never comes up,
+ * an agent killed while it writes the image, an image whose checksum does
+ * not match, a disk too small), without inspection or cleaning: one Ironic
+ * and one worker for both, in a lab whose Ironic waits 30 s for an agent's
+ * call-back instead of 600. The worker reaches Ironic through the recording
+ * proxy (its verbs counted). Root only; skipped with the reason otherwise.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -28,6 +29,7 @@ import { buildAgentImage, readRange } from '../support/agent-image';
 import { sha256 } from '../support/config-drive-iso';
 import { startImageServer, type ImageServer } from '../support/image-server';
 import { FAST_HOST_OPTIONS, randomMac, startHarness, uniq, waitFor, type Harness } from '../support/harness';
+import { IronicProxy, isDeploy } from '../../bench/support/ironic-proxy';
 
 const unavailable = agentLabUnavailable();
 if (unavailable) console.warn(`[agent-path] skipped: ${unavailable}`);
@@ -55,12 +57,15 @@ describe.skipIf(unavailable !== undefined)('the agent path with a real ironic-py
   const ref: HostRef = { namespace: NS, name: host.name };
   // The failing hosts. Its first boot brings no agent up; the next does. 1 GiB: the agent puts a 64 MiB config drive at the disk's end.
   const late = labHost('af-late', ['1G'], 1);
+  // Its first agent is killed while it writes the image.
+  const dies = labHost('af-dies', ['1G']);
   const badSum = labHost('af-sum', ['64M']);
   const small = labHost('af-small', ['2G']);
-  const failing = [late, badSum, small];
+  const failing = [late, dies, badSum, small];
   const refOf = (f: LabHost): HostRef => ({ namespace: NS_F, name: f.name });
   let lab: AgentLab;
   let h: Harness;
+  let proxy: IronicProxy;
   let images: ImageServer;
   let imageUrl = '';
   let raw: Buffer;
@@ -70,7 +75,12 @@ describe.skipIf(unavailable !== undefined)('the agent path with a real ironic-py
 
   beforeAll(async () => {
     ({ raw, qcow2 } = buildAgentImage(work));
-    images = await startImageServer({ '/image.qcow2': { body: qcow2, contentType: 'application/octet-stream' } });
+    images = await startImageServer({
+      '/image.qcow2': { body: qcow2, contentType: 'application/octet-stream' },
+      // Streamed onto the disk as it downloads (a raw image); the first download stops after 3 MiB and waits there,
+      // so that the agent is killed in the middle of its write (a whole 8 MiB comes at once otherwise).
+      '/image.raw': { body: raw, contentType: 'application/octet-stream', stall: { afterBytes: 3 * MiB, downloads: 1 } },
+    });
     const imagePort = Number(new URL(images.url('/')).port);
     imageUrl = images.url('/image.qcow2');
 
@@ -94,7 +104,9 @@ describe.skipIf(unavailable !== undefined)('the agent path with a real ironic-py
     closeSync(fd);
     badSumDisk = sha256(readFileSync(lab.diskFile(badSum)));
 
-    h = await startHarness({ ironicUrl: lab.ironicUrl, hostOptions: { ...FAST_HOST_OPTIONS }, inspection: 'agent' });
+    proxy = new IronicProxy(lab.ironicUrl);
+    await proxy.start();
+    h = await startHarness({ ironicUrl: proxy.url, hostOptions: { ...FAST_HOST_OPTIONS }, inspection: 'agent' });
     // The failing hosts deploy while the lifecycle host's tests run; each is removed once its failure is seen.
     const good: Image = { url: imageUrl, checksum: sha256(qcow2), checksumType: 'sha256', format: 'qcow2' };
     const spec = (f: LabHost, extra: Partial<HostSpec>): HostSpec => ({
@@ -113,6 +125,7 @@ describe.skipIf(unavailable !== undefined)('the agent path with a real ironic-py
     const credentials = { username: 'admin', password: 'password' };
     await Promise.all([
       h.hosts.put(refOf(late), { spec: spec(late, {}), credentials }),
+      h.hosts.put(refOf(dies), { spec: spec(dies, { image: { url: images.url('/image.raw'), checksum: sha256(raw), checksumType: 'sha256', format: 'raw' } }), credentials }),
       h.hosts.put(refOf(badSum), { spec: spec(badSum, { image: { ...good, checksum: sha256(Buffer.from('another image')) } }), credentials }),
       // No hints: Ironic's agent picks the smallest disk of at least 4 GiB, and this host has none.
       h.hosts.put(refOf(small), { spec: spec(small, { rootDeviceHints: {} }), credentials }),
@@ -132,10 +145,27 @@ describe.skipIf(unavailable !== undefined)('the agent path with a real ironic-py
       return first;
     }));
     outcomes.set(late.name, settle(late, async (first) => first));
+    // The agent is killed once its write is under way: the partition's first MiB on the disk (the download held
+    // after 3 MiB keeps it there). What the kill left is read at once; the failure is watched as the others'.
+    killed = (async () => {
+      await waitFor(`${dies.name}'s agent writing the image`, async () => lab.readAttachedDisk(dies, PART_START, MiB)?.equals(raw.subarray(PART_START, PART_START + MiB)), {
+        timeoutMs: 300_000,
+        intervalMs: 250,
+      });
+      const before = actions(dies);
+      const agent = await lab.killAgent(dies);
+      // The loop device is still attached (the host is on): the agent's writes as they were.
+      const left = lab.readAttachedDisk(dies, 0, IMAGE_BYTES);
+      if (!left) throw new Error(`${dies.name}'s disk was detached right after its agent was killed`);
+      return { ...agent, before, left };
+    })();
+    killed.catch(() => undefined);
+    outcomes.set(dies.name, settle(dies, async (first) => first));
   }, 300_000);
 
   afterAll(async () => {
     await h?.close();
+    await proxy?.stop();
     await lab?.close();
     await images?.close();
     rmSync(work, { recursive: true, force: true });
@@ -158,6 +188,8 @@ describe.skipIf(unavailable !== undefined)('the agent path with a real ironic-py
    * launcher's events as they were when it showed.
    */
   const outcomes = new Map<string, Promise<Failure>>();
+  /** The dying host's agent: its pid, when it was seen gone, the launcher's actions before, the disk's first 8 MiB after. */
+  let killed: Promise<{ pid: number; goneAt: number; before: string[]; left: Buffer }>;
   const outcome = (f: LabHost) => outcomes.get(f.name)!;
   const settle = (f: LabHost, then: (first: Failure) => Promise<Failure>): Promise<Failure> => {
     const seen = waitFor(`${f.name}'s deploy failing`, async () => {
@@ -167,6 +199,17 @@ describe.skipIf(unavailable !== undefined)('the agent path with a real ironic-py
     // Awaited by its test; a timeout before then is that test's failure, not an unhandled rejection.
     seen.catch(() => undefined);
     return seen;
+  };
+
+  /** A failing host provisioned on a later attempt, its error and failure count cleared. */
+  const provisionedAgain = async (f: LabHost): Promise<HostView> => {
+    const provisioned = await waitFor(`${f.name} provisioned on a later boot`, async () => {
+      const v = await failingView(f);
+      return v.status.provisioning.state === 'provisioned' && !v.currentOperation ? v : undefined;
+    }, { timeoutMs: 600_000, intervalMs: 1000 });
+    expect(provisioned.status.errorType).toBe('');
+    expect(provisioned.status.provisioningFailCount ?? 0).toBe(0);
+    return provisioned;
   };
 
   const view = (): Promise<HostView> => h.client.workflow.getHandle(hostWorkflowId(ref)).query(hostViewQuery);
@@ -324,12 +367,7 @@ describe.skipIf(unavailable !== undefined)('the agent path with a real ironic-py
     const { view: failed, actions: then } = await outcome(late);
     expect(failed.status.errorMessage).toMatch(/Timeout reached while waiting for callback/);
     expect(then).toEqual(['withheld']);
-    const provisioned = await waitFor('provisioned on the second boot', async () => {
-      const v = await failingView(late);
-      return v.status.provisioning.state === 'provisioned' && !v.currentOperation ? v : undefined;
-    }, { timeoutMs: 600_000, intervalMs: 1000 });
-    expect(provisioned.status.errorType).toBe('');
-    expect(provisioned.status.provisioningFailCount ?? 0).toBe(0);
+    const provisioned = await provisionedAgain(late);
     // Ironic's view: the first deploy waited for a call-back and failed, was torn down, and the second went through.
     const states = lab.provisionStates(provisioned.status.provisioning.ID);
     const failedAt = states.indexOf('deploy failed');
@@ -340,6 +378,48 @@ describe.skipIf(unavailable !== undefined)('the agent path with a real ironic-py
     expect(actions(late)).toEqual(['withheld', 'started', 'stopped']);
     const disk = readRange(lab.diskFile(late), PART_START, PART_END - PART_START);
     expect(sha256(disk)).toBe(sha256(raw.subarray(PART_START, PART_END)));
+  }, 900_000);
+
+  it('an agent killed while it writes the image: the deploy times out saying so, the host deprovisions and deploys again, one deploy at a time', async () => {
+    const { pid, goneAt, before, left } = await killed;
+    expect(pid).toBeGreaterThan(1);
+    // Killed during its first boot, mid-write: the image's first 2 MiB (GPT, the partition's first MiB) were on the
+    // disk, nothing past the 3 MiB it had downloaded.
+    expect(before).toEqual(['started']);
+    expect(sha256(left.subarray(0, 2 * MiB))).toBe(sha256(raw.subarray(0, 2 * MiB)));
+    expect(zeroes(left.subarray(3 * MiB, PART_END))).toBe(true);
+
+    const { view: failed } = await outcome(dies);
+    // Nothing called back after the agent died: Ironic's call-back wait ran out.
+    expect(failed.status.errorMessage).toMatch(/Timeout reached while waiting for callback/);
+    const provisioned = await provisionedAgain(dies);
+    const nodeId = provisioned.status.provisioning.ID;
+
+    // Ironic's view: one deploy waited for the dead agent and failed, was torn down, and only then the second started.
+    const states = lab.provisionStates(nodeId);
+    const failedAt = states.indexOf('deploy failed');
+    expect(states.filter((s) => s === 'deploy failed')).toHaveLength(1);
+    expect(states.slice(failedAt - 1, failedAt + 1)).toEqual(['wait call-back', 'deploy failed']);
+    const after = states.slice(failedAt + 1);
+    expect(after.indexOf('deleting')).toBeGreaterThanOrEqual(0);
+    expect(after.indexOf('deleting')).toBeLessThan(after.indexOf('deploying'));
+    expect(states.at(-1)).toBe('active');
+    // metalflow's verbs for the node: one deploy per attempt, both accepted, the second after the undeploy and
+    // after the first agent was gone.
+    const verbs = proxy.requests.filter((r) => r.method === 'PUT' && r.path === `/v1/nodes/${nodeId}/states/provision`);
+    const targets = verbs.map((r) => (JSON.parse(r.body) as { target: string }).target);
+    expect(targets.filter((t) => t === 'active' || t === 'deleted')).toEqual(['active', 'deleted', 'active']);
+    const deploys = verbs.filter(isDeploy);
+    expect(deploys.map((r) => r.status)).toEqual([202, 202]);
+    expect(deploys[1]!.at).toBeGreaterThan(goneAt);
+
+    // The launcher: one agent per boot, the second started after the first was gone and its host powered off.
+    await waitFor('the agent stopped after the deploy', async () => actions(dies).length >= 4);
+    const events = lab.events().filter((e) => e.host === dies.name);
+    expect(events.map((e) => e.action)).toEqual(['started', 'stopped', 'started', 'stopped']);
+    expect(events[2]!.time! * 1000).toBeGreaterThan(goneAt);
+    // The second boot's agent wrote the whole image.
+    expect(sha256(readRange(lab.diskFile(dies), PART_START, PART_END - PART_START))).toBe(sha256(raw.subarray(PART_START, PART_END)));
   }, 900_000);
 
   it('never gave an agent anything but its own loop devices', () => {

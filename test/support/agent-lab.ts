@@ -9,7 +9,7 @@
  * process: no root, no agent venv.
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { REPO_ROOT } from '../../config/env';
@@ -51,6 +51,8 @@ export interface AgentEvent {
   reason?: string;
   error?: string;
   cmdline?: string;
+  /** When the launcher wrote it (seconds since the epoch). */
+  time?: number;
 }
 
 export interface AgentLab {
@@ -62,6 +64,18 @@ export interface AgentLab {
   diskFile(host: LabHost, index?: number): string;
   /** The host's agent's state dir (ipa.log, cmdline). */
   hostDir(host: LabHost): string;
+  /**
+   * `length` bytes of a host's disk from `offset`, read through the loop
+   * device attached to it (what the agent wrote, before the kernel flushed
+   * it to the file); undefined while no loop device backs the disk.
+   */
+  readAttachedDisk(host: LabHost, offset: number, length: number, index?: number): Buffer | undefined;
+  /**
+   * SIGKILL to the host's agent alone (`ipa-host.sh kill`), as a ramdisk that
+   * crashes: the host stays on. Resolves once the agent's process is gone, with
+   * its pid and when it was seen gone (ms since the epoch).
+   */
+  killAgent(host: LabHost): Promise<{ pid: number; goneAt: number }>;
   events(): AgentEvent[];
   /**
    * The provision states Ironic took a node through, in order, from its log
@@ -170,6 +184,11 @@ export async function startAgentLab(name: string, hosts: LabHost[], forward: num
     bmcAddress: (h) => `redfish-virtualmedia+http://127.0.0.1:${sushyPort}/redfish/v1/Systems/${h.uuid}`,
     diskFile: (h, index = 0) => join(agentState, h.name, `disk${index}.img`),
     hostDir: (h) => join(agentState, h.name),
+    readAttachedDisk: (h, offset, length, index = 0) => readAttachedDisk(join(agentState, h.name), index, offset, length),
+    async killAgent(h) {
+      const { stdout } = await run('bash', [join(REPO_ROOT, 'scripts', 'agent', 'ipa-host.sh'), 'kill', h.name], { env });
+      return { pid: Number(stdout.trim()), goneAt: Date.now() };
+    },
     events: () =>
       existsSync(eventsFile)
         ? readFileSync(eventsFile, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as AgentEvent)
@@ -185,6 +204,32 @@ export async function startAgentLab(name: string, hosts: LabHost[], forward: num
       await stack('stop', 'ironic', 'sushy');
     },
   };
+}
+
+/**
+ * Reads a disk of the host whose state dir is `dir` through its loop device
+ * (named in `loops` by the agent's last start), after checking that the loop
+ * device is backed by that disk's file: never any other device.
+ */
+function readAttachedDisk(dir: string, index: number, offset: number, length: number): Buffer | undefined {
+  const loops = join(dir, 'loops');
+  if (!existsSync(loops)) return undefined;
+  const dev = readFileSync(loops, 'utf8').trim().split(',')[index] ?? '';
+  if (!/^\/dev\/loop\d+$/.test(dev)) throw new Error(`${loops} names ${dev}, not a loop device`);
+  const backing = `/sys/block/${dev.slice('/dev/'.length)}/loop/backing_file`;
+  const disk = realpathSync(join(dir, `disk${index}.img`));
+  const backedByDisk = () => existsSync(backing) && readFileSync(backing, 'utf8').trim() === disk;
+  if (!backedByDisk()) return undefined;
+  const fd = openSync(dev, 'r');
+  try {
+    // Checked again once open (an open device keeps its file): it may have been detached and reused meanwhile.
+    if (!backedByDisk()) return undefined;
+    const b = Buffer.alloc(length);
+    readSync(fd, b, 0, length, offset);
+    return b;
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /** Ironic's conductor logs every provision state change of a node, each once, as it happens. */

@@ -1,7 +1,8 @@
 /**
  * A real HTTP (or HTTPS) server on loopback serving image files from memory
  * for the image probe tests: Range requests answered with 206, HEAD refusal
- * on demand, and every request counted per path.
+ * on demand, a download that stops half-way on demand, and every request
+ * counted per path.
  */
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
@@ -13,6 +14,13 @@ export interface ServedFile {
   contentType?: string;
   /** Answer HEAD with 405 (servers and object stores that refuse it). */
   refuseHead?: boolean;
+  /**
+   * The first `downloads` whole-file GETs (no Range) get the headers and the
+   * first `afterBytes` bytes, then nothing more for as long as the client
+   * stays: a download in progress, for a test to act during it. Later ones
+   * get the whole file.
+   */
+  stall?: { afterBytes: number; downloads: number };
 }
 
 export interface ImageServer {
@@ -22,7 +30,7 @@ export interface ImageServer {
   close(): Promise<void>;
 }
 
-function answer(files: Map<string, ServedFile>, seen: string[], req: IncomingMessage, res: ServerResponse): void {
+function answer(files: Map<string, ServedFile>, seen: string[], stalled: Map<string, number>, req: IncomingMessage, res: ServerResponse): void {
   const path = (req.url ?? '/').split('?')[0] ?? '/';
   seen.push(`${req.method} ${path}`);
   const file = files.get(path);
@@ -44,6 +52,13 @@ function answer(files: Map<string, ServedFile>, seen: string[], req: IncomingMes
     res.end(body.subarray(start, end + 1));
     return;
   }
+  if (req.method === 'GET' && file.stall && (stalled.get(path) ?? 0) < file.stall.downloads) {
+    stalled.set(path, (stalled.get(path) ?? 0) + 1);
+    res.writeHead(200, { ...headers, 'content-length': body.length });
+    // The rest never comes: the response ends when the client goes away (or the server closes).
+    res.write(body.subarray(0, file.stall.afterBytes));
+    return;
+  }
   res.writeHead(file.status ?? 200, { ...headers, 'content-length': body.length }).end(body);
 }
 
@@ -51,7 +66,8 @@ function answer(files: Map<string, ServedFile>, seen: string[], req: IncomingMes
 export async function startImageServer(files: Record<string, ServedFile>, tls?: { cert: Buffer; key: Buffer }): Promise<ImageServer> {
   const table = new Map(Object.entries(files));
   const seen: string[] = [];
-  const handler = (req: IncomingMessage, res: ServerResponse) => answer(table, seen, req, res);
+  const stalled = new Map<string, number>();
+  const handler = (req: IncomingMessage, res: ServerResponse) => answer(table, seen, stalled, req, res);
   const server: Server = tls ? createHttpsServer(tls, handler) : createHttpServer(handler);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
