@@ -9,7 +9,9 @@
  * already reports change nothing (200). HostFirmwareComponents likewise:
  * `GET …/firmware-components` (Ironic's `GET …/firmware`), `PUT
  * …/firmware-updates` (spec.updates as the host's `firmware` clean step).
- * Ironic is read on the worker (workflows/firmware/firmware-inventory.ts).
+ * Ironic is read on the worker (workflows/firmware/firmware-inventory.ts): the
+ * host's site's worker for a host of a configured site (a site that takes no
+ * read is a 503 naming it).
  */
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
@@ -45,7 +47,8 @@ export function registerFirmwareRoutes(base: FastifyInstance, hosts: HostService
     if (!nodeId) throw new ApiError(409, 'Conflict', `host ${ref.namespace}/${ref.name} has no Ironic node yet (it is ${host.status.provisioning.state || 'not registered'}): its firmware settings are read once it is registered`);
     let inventory;
     try {
-      inventory = await readFirmwareInventory(hosts.client, hosts.taskQueue, ref, { nodeId });
+      // A configured site's node is read by its site worker, in the site's Ironic.
+      inventory = await readFirmwareInventory(hosts.client, hosts.taskQueue, ref, { nodeId, ...(host.spec?.site ? { site: host.spec.site } : {}) });
     } catch (err) {
       if (err instanceof FirmwareReadError) throw new ApiError(503, 'Unavailable', err.message, [], 30);
       throw err;

@@ -22,6 +22,7 @@ import { waitForIronic } from './ironic-ready';
 import { startImageCache } from './image-cache';
 import { createSiteWorker } from './site-worker';
 import { kubernetesMode, peerSettings } from './process-deps';
+import { startPowerSentinel, stopPowerSentinel } from './power-sentinel-start';
 
 /** `--site NAME` or `--site=NAME` among the arguments; undefined when absent. */
 export function siteArgument(argv: readonly string[]): string | undefined {
@@ -88,6 +89,14 @@ export async function runSiteWorker(config: MetalflowConfig, site: Site, tracing
     ...(tracing ? { tracing } : {}),
   });
   console.log(`metalflow site worker of site ${site.name} on task queue ${site.taskQueue} at ${config.temporalAddress}${config.temporalTls ? ' (TLS)' : ''}, Ironic ${ir.url}`);
+  // The site's power sentinel: its workflow on the central workers' queue (METALFLOW_TASK_QUEUE), its watch here.
+  const sentinel = { connection: temporalConnection(config), namespace: config.temporalNamespace, taskQueue: config.taskQueue, site: site.name, dataConverter: metalflowDataConverter(config.payloadKeysFile) };
+  if (config.powerSentinelSeconds > 0) {
+    const id = await startPowerSentinel({ ...sentinel, intervalSeconds: config.powerSentinelSeconds });
+    console.log(`[site ${site.name}] power sentinel ${id} (its workflow on task queue ${config.taskQueue}): the site's Ironic's nodes listed every ${config.powerSentinelSeconds} s`);
+  } else if (await stopPowerSentinel(sentinel)) {
+    console.log(`[site ${site.name}] power sentinel cancelled (METALFLOW_POWER_SENTINEL_SECONDS=0)`);
+  }
   await worker.run();
   await connection.close();
 }

@@ -1,13 +1,17 @@
 /**
  * A site worker (docs/sites.md): polls only its site's task queue
  * (model/site.ts) with the activities that touch the site's hardware
- * (site-activities.ts), built from the site's own settings. It runs no
- * workflow: the host workflows, fleets, pivots and remediations stay on the
- * central workers, which send the site's work here.
+ * (site-activities.ts), built from the site's own settings, and the two
+ * reads of its Ironic that no host workflow sends: the site's power sentinel
+ * watch and a node's firmware read. It runs no workflow: the host workflows,
+ * fleets, pivots, remediations, the site's sentinel and firmware reads stay
+ * on the central workers, which send the site's work here.
  */
 import { Worker, type NativeConnection } from '@temporalio/worker';
 import type { DataConverter } from '@temporalio/common';
 import { createSiteActivities, type SiteActivityDeps } from './site-activities';
+import { createPowerSentinelActivities } from '../activities/power/sentinel';
+import { createFirmwareInventoryActivities } from '../activities/ironic/firmware-inventory';
 import { activityFailureMapping } from './activity-failures';
 import { heartbeatThrottleSeconds } from '../config/env';
 import type { Tracing } from '../clients/telemetry/tracing';
@@ -30,7 +34,12 @@ export async function createSiteWorker(deps: SiteWorkerDeps): Promise<Worker> {
     taskQueue: deps.taskQueue,
     ...(deps.dataConverter ? { dataConverter: deps.dataConverter } : {}),
     interceptors: { activity: [...(deps.tracing ? [tracingActivityInterceptors(deps.tracing)] : []), activityFailureMapping] },
-    activities: createSiteActivities(deps),
+    activities: {
+      ...createSiteActivities(deps),
+      // The site's power sentinel (workflows/power/power-sentinel.ts) and firmware reads (workflows/firmware/firmware-inventory.ts).
+      ...createPowerSentinelActivities({ ironic: deps.ironic }),
+      ...createFirmwareInventoryActivities({ ironic: deps.ironic }),
+    },
     // As the central worker: most activities wait on Ironic or a BMC, one per host in flight.
     maxConcurrentActivityTaskExecutions: 2000,
     maxHeartbeatThrottleInterval: `${heartbeatThrottleSeconds()} seconds`,

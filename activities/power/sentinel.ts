@@ -13,14 +13,22 @@
  * the last list before it: a node lost while no sentinel ran is still told.
  * Only the hourly hand-over to the next activity starts afresh, right after a
  * list that succeeded, and the next one lists at once.
+ *
+ * One sentinel per site (docs/sites.md): it lists its site's Ironic (this
+ * activity runs where that Ironic is reached: the central worker for the
+ * default site, the site worker for a configured one) and tells only its
+ * site's hosts. A sweep lists the site's resting hosts alone, and a change
+ * seen in the list is not told to a host that visibility shows at another
+ * site (two sites may share one Ironic).
  */
 import { Context, log } from '@temporalio/activity';
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { IronicClient } from '../../clients/ironic/client';
 import { hostWorkflowId } from '../../model/host-ref';
-import { powerChangedSignal } from '../../contracts/host';
+import { hostViewQuery, powerChangedSignal } from '../../contracts/host';
+import { DEFAULT_SITE } from '../../model/site';
 import { activityContext, heartbeat, keepAlive, pause } from '../common/activity-context';
-import { runningHosts } from '../../control/host-list';
+import { hostSiteAttribute, runningHosts } from '../../control/host-list';
 import type { ProvisioningState } from '../../model/host';
 import { alreadyKnown, powerChanges, recordOf, seenFrom, SENTINEL_FIELDS, sightsOf, sweepTells, type HostRecord, type ListedHost, type PowerChange, type Seen, type Sight } from './sentinel-changes';
 
@@ -42,6 +50,8 @@ export interface WatchPowerInput {
   watchSeconds: number;
   /** Only hosts in this namespace (the host's, not Temporal's); unset: every host with a node. */
   namespace?: string;
+  /** The site whose Ironic this is and whose hosts are told; unset: the default site. */
+  site?: string;
 }
 
 export interface WatchPowerResult {
@@ -120,14 +130,14 @@ async function watch(deps: SentinelDeps, input: WatchPowerInput): Promise<WatchP
     if (now) {
       const decided = powerChanges(seen, now);
       seen = decided.seen;
-      const unknown = await unknownTo(client, decided.changes);
+      const unknown = await unknownTo(client, decided.changes, input.site ?? DEFAULT_SITE);
       if (unknown.length < decided.changes.length) result.known = (result.known ?? 0) + decided.changes.length - unknown.length;
       await tell(unknown);
       if (decided.massVanish) sweepDue = true;
       if (sweepDue) {
         let hosts: ListedHost[] | undefined;
         try {
-          hosts = await restingHosts(client, input.namespace);
+          hosts = await restingHosts(client, input.namespace, input.site ?? DEFAULT_SITE);
         } catch (err) {
           // Visibility did not answer: swept at the next list.
           log.warn('power sentinel: listing resting hosts failed', { error: err instanceof Error ? err.message : String(err) });
@@ -163,30 +173,49 @@ function forgetLost(seen: Seen, owner: string): Seen {
 /**
  * The changes their hosts do not know yet (alreadyKnown), by one visibility list per RECORDS_PER_LIST hosts:
  * most of what a list shows is the hosts' own operations, whose end each host has recorded. Visibility not
- * answering tells every host, as before.
+ * answering tells every host, as before. A host indexed at another site than the sentinel's is not told: its
+ * node is in an Ironic that site shares with this one, and its own site's sentinel tells it.
  */
-async function unknownTo(client: Client, changes: PowerChange[]): Promise<PowerChange[]> {
+async function unknownTo(client: Client, changes: PowerChange[], site: string): Promise<PowerChange[]> {
   if (changes.length === 0) return changes;
   const records = new Map<string, HostRecord>();
+  const elsewhere = new Set<string>();
   const ids = [...new Set(changes.map((c) => hostWorkflowId(c.ref)))];
   try {
     for (let i = 0; i < ids.length; i += RECORDS_PER_LIST) {
-      for await (const { workflowId, item } of runningHosts(client, { workflowIds: ids.slice(i, i + RECORDS_PER_LIST) })) {
+      for await (const { workflowId, item, info } of runningHosts(client, { workflowIds: ids.slice(i, i + RECORDS_PER_LIST) })) {
         records.set(workflowId, { provisioningState: item.provisioningState, poweredOn: item.poweredOn });
+        const indexed = hostSiteAttribute(info.searchAttributes);
+        if (indexed !== undefined && indexed !== site) elsewhere.add(workflowId);
       }
     }
   } catch (err) {
     log.warn('power sentinel: looking up the hosts to tell failed; telling them all', { error: err instanceof Error ? err.message : String(err) });
     return changes;
   }
-  return changes.filter((c) => !alreadyKnown(c, records.get(hostWorkflowId(c.ref))));
+  return changes.filter((c) => !elsewhere.has(hostWorkflowId(c.ref)) && !alreadyKnown(c, records.get(hostWorkflowId(c.ref))));
 }
 
-/** The resting hosts visibility lists (one paginated list), with their owner marks. */
-async function restingHosts(client: Client, namespace: string | undefined): Promise<ListedHost[]> {
+/**
+ * The site's resting hosts visibility lists (one paginated list), with their owner marks. A host whose run has not
+ * indexed its site (begun before hosts set MetalflowSite) is asked its site from its view; one that does not answer
+ * counts as the default site's, whose sentinel swept every host before sites had sentinels of their own.
+ */
+async function restingHosts(client: Client, namespace: string | undefined, site: string): Promise<ListedHost[]> {
   const out: ListedHost[] = [];
-  for await (const { workflowId, item } of runningHosts(client, { ...(namespace !== undefined ? { namespace } : {}), states: RESTING })) {
-    if (item.namespace && item.name) out.push({ workflowId, owner: `${item.namespace}/${item.name}`, detached: item.operationalStatus === 'detached' });
+  const unindexed: ListedHost[] = [];
+  for await (const { workflowId, item, info } of runningHosts(client, { ...(namespace !== undefined ? { namespace } : {}), states: RESTING, sites: [site] })) {
+    if (!item.namespace || !item.name) continue;
+    const host = { workflowId, owner: `${item.namespace}/${item.name}`, detached: item.operationalStatus === 'detached' };
+    (hostSiteAttribute(info.searchAttributes) === undefined ? unindexed : out).push(host);
+  }
+  for (const host of unindexed) {
+    const viewed = await client.workflow
+      .getHandle(host.workflowId)
+      .query(hostViewQuery)
+      .then((v) => v.spec?.site ?? DEFAULT_SITE)
+      .catch(() => DEFAULT_SITE);
+    if (viewed === site) out.push(host);
   }
   return out;
 }

@@ -3,7 +3,10 @@
  * hostfirmwaresettings_controller keeps them: a registered host gets its
  * HostFirmwareSettings (same name, owned by the BareMetalHost); once it is
  * past inspection, what Ironic reports (`GET …/bios?detail=true`, read by the
- * controller itself: a read belongs in no workflow's history) becomes `status.settings`,
+ * controller itself: a read belongs in no workflow's history) becomes `status.settings`
+ * (a host of a configured site, by its `metalflow.io/site` label, is read in its
+ * site's Ironic, which only the site worker reaches: through the firmware read
+ * workflow, control/firmware-inventory.ts, whose read runs on the site's queue),
  * the registry a FirmwareSchema shared by hosts of the same hardware
  * (`schema-<hash>`, `status.schema` naming it), and `ChangeDetected`/`Valid`
  * are set as BMO sets them, with a Warning Event per invalid setting. A valid
@@ -27,7 +30,9 @@ import { recordHostEvent, withEventRetries } from '../../clients/kubernetes/even
 import { createObject, getObject } from '../../clients/kubernetes/metal3-objects';
 import { createHash } from 'node:crypto';
 import { IronicError, type IronicClient } from '../../clients/ironic/client';
-import { readNodeFirmware } from '../../clients/ironic/firmware-inventory';
+import { readNodeFirmware, type NodeFirmware } from '../../clients/ironic/firmware-inventory';
+import { FirmwareReadError, readFirmwareInventory } from '../../control/firmware-inventory';
+import { hostSiteQueue, SITE_LABEL } from '../../model/site';
 import type { CleanRequest, CleanStep } from '../../model/clean';
 import { FIRMWARE, type HostFirmwareSettingsSpec, type HostFirmwareSettingsStatus } from '../../model/firmware-settings';
 import { evaluateFirmwareSettings, firmwareConditions, firmwareSchemaName, firmwareSchemaOf, reportedSettings, sameConditions, type Condition } from '../../model/firmware-status';
@@ -54,6 +59,12 @@ export interface HostFirmwareSettingsObject extends KubeObject {
   spec?: HostFirmwareSettingsSpec;
   status?: HostFirmwareSettingsStatus;
 }
+
+/**
+ * How long the hosts of a site that took no firmware read wait before the next try: one read found the site dark,
+ * so its other hosts do not each hold one of the controller's reconciles for the read's start limit.
+ */
+export const DARK_SITE_RETRY_MS = 300_000;
 
 /** States before Ironic has read the host's BIOS, or after the host is gone: nothing to report. */
 const NOT_READ_IN = new Set(['', 'unmanaged', 'registering', 'inspecting', 'match profile', 'deleting', 'powering off before delete']);
@@ -91,8 +102,10 @@ export interface FirmwareSettingsDeps {
   taskQueue: string;
   /** The watched namespaces; every namespace when unset (METALFLOW_WATCH_NAMESPACE). */
   namespaces?: readonly string[];
-  /** Read only: the controller never changes anything in Ironic. */
+  /** Read only: the controller never changes anything in Ironic. The default site's; a configured site's is read through its site worker. */
   ironic: IronicClient;
+  /** The configured sites (METALFLOW_SITES_FILE): a host labelled with another is invalid, and not read. */
+  sites?: readonly string[];
   /** The BareMetalHost of that key, from the host informer's cache. */
   host: (key: string) => BareMetalHost | undefined;
   /** How often a host's firmware is read again (1800 s; 60 s, or this if shorter, while a change is pending). */
@@ -122,6 +135,8 @@ export class FirmwareSettingsController {
 
   private readonly components: FirmwareComponents;
   private readonly holdDeps: HoldDeps;
+  /** Per configured site whose worker took no firmware read: until when its hosts' reads wait. */
+  private readonly darkSites = new Map<string, number>();
 
   constructor(private readonly deps: FirmwareSettingsDeps) {
     this.queue = new WorkQueue((key) => this.reconcile(key), { maxQueued: 100_000, concurrency: 8, baseBackoffMs: 1000, maxBackoffMs: 60_000 });
@@ -180,13 +195,32 @@ export class FirmwareSettingsController {
     if (!nodeId || (host.spec as { provisioner?: string } | undefined)?.provisioner === 'direct') return;
     const hfs = this.informer.cache.get(key) ?? (await this.create(host));
     if (!hfs || NOT_READ_IN.has(host.status?.provisioning?.state ?? '')) return;
-    let inventory;
+    const site = host.metadata.labels?.[SITE_LABEL];
+    const atSite = hostSiteQueue(site) !== undefined ? site : undefined;
+    // A label naming no configured site makes the host InvalidSpec (reconciler.ts): no site to read it at.
+    if (atSite && !(this.deps.sites ?? []).includes(atSite)) {
+      this.queue.addAfter(key, (this.deps.resyncSeconds ?? 1800) * 1000);
+      return;
+    }
+    const darkUntil = atSite ? (this.darkSites.get(atSite) ?? 0) : 0;
+    if (darkUntil > Date.now()) {
+      this.queue.addAfter(key, darkUntil - Date.now());
+      return;
+    }
+    let inventory: NodeFirmware;
     const readAt = Date.now();
     try {
-      inventory = await readNodeFirmware(this.deps.ironic, nodeId);
+      // The default site's Ironic is the controller's to read; a configured site's only its site worker reaches.
+      inventory = atSite ? await readFirmwareInventory(this.deps.client, this.deps.taskQueue, { namespace, name }, { nodeId, site: atSite }) : await readNodeFirmware(this.deps.ironic, nodeId);
     } catch (err) {
-      if (!(err instanceof IronicError)) throw err;
-      this.deps.log(`${key}: reading the host's firmware from Ironic failed: ${err.message}; read again in 30 s`);
+      if (atSite && err instanceof FirmwareReadError && err.type === 'SiteUnreachable') {
+        this.darkSites.set(atSite, Date.now() + DARK_SITE_RETRY_MS);
+        this.deps.log(`${key}: ${err.message}; its site's hosts are read again in ${DARK_SITE_RETRY_MS / 1000} s`);
+        this.queue.addAfter(key, DARK_SITE_RETRY_MS);
+        return;
+      }
+      if (!(err instanceof IronicError || err instanceof FirmwareReadError)) throw err;
+      this.deps.log(`${key}: reading the host's firmware from Ironic${atSite ? ` of site "${atSite}"` : ''} failed: ${err.message}; read again in 30 s`);
       this.queue.addAfter(key, 30_000);
       return;
     }

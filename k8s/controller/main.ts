@@ -205,7 +205,7 @@ async function lead(): Promise<void> {
     }
     // HostFirmwareSettings and FirmwareSchema (k8s/controller/firmware-settings.ts); not awaited either.
     const fw = new FirmwareSettingsController({
-      rest, client, ironic, taskQueue: config.taskQueue, namespaces: watchNamespaces, host: (key) => inf.cache.get(key),
+      rest, client, ironic, taskQueue: config.taskQueue, namespaces: watchNamespaces, host: (key) => inf.cache.get(key), sites: siteNames,
       resyncSeconds: settings.firmwareResyncSeconds, instance: identity, log,
     });
     firmware = fw;

@@ -6,7 +6,8 @@
  *   is not running waits, and says so on the object (the condition
  *   `SiteReachable` False, a `SiteUnreachable` Warning Event); the site's
  *   worker started (`npm run worker -- --site NAME`, the same Ironic as the
- *   test stack's), the host registers and the condition turns True;
+ *   test stack's), the host registers and the condition turns True; its
+ *   HostFirmwareSettings are read through the site's worker;
  * - a move: a provisioned BareMetalHost of the default site (the central
  *   worker's, the test Ironic) moved by a `moveSite` fleet, which sets its
  *   `metalflow.io/site` label, to site TO (an Ironic of its own,
@@ -26,6 +27,7 @@ import { DEFAULT_SITE, SITE_LABEL } from '../../model/site';
 import { hostWorkflowId, ironicNodeName } from '../../model/host-ref';
 import { saveHistory } from '../support/history-fixture';
 import { fleetWorkflowId, type FleetProgress } from '../../contracts/fleet';
+import { firmwareInventoryWorkflowId } from '../../contracts/firmware-inventory';
 import type { fleetWorkflow } from '../../workflows/fleet/fleet';
 import { IronicClient } from '../../clients/ironic/client';
 import { IronicProxy, type RecordedRequest } from '../../bench/support/ironic-proxy';
@@ -99,6 +101,15 @@ describe('a host of a dark site', () => {
     expect(siteCondition(name)).toMatchObject({ reason: 'SiteReachable' });
     expect(events(name).filter((e) => e.reason === 'SiteUnreachable')).toHaveLength(1);
     expect(events(name).find((e) => e.reason === 'SiteReachable')).toMatchObject({ type: 'Normal' });
+
+    // Its HostFirmwareSettings come from its site's Ironic, read by its site worker: the controller reads only the
+    // default site's Ironic itself, a configured site's node through a firmware read whose read runs on the site's queue.
+    await waitFor('the HostFirmwareSettings status', async () => {
+      const r = kubectl(['get', 'hostfirmwaresettings', name, '-n', NS, '-o', 'jsonpath={.status.conditions[*].type}'], { check: false });
+      return r.status === 0 && r.stdout.includes('Valid');
+    }, { timeoutMs: 30_000, intervalMs: 300 });
+    const read = await suite.client.workflow.getHandle(firmwareInventoryWorkflowId(NS, name)).fetchHistory();
+    expect((read.events ?? []).map((e) => e.activityTaskScheduledEventAttributes?.taskQueue?.name).filter(Boolean)).toEqual([`site/${SITE}`]);
   });
 });
 

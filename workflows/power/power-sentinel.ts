@@ -1,7 +1,12 @@
 /**
- * The power sentinel: one workflow per task queue (id `power-sentinel/<task
- * queue>`, started by the worker, workers/main.ts) that keeps one activity
- * watching Ironic's nodes (activities/power/sentinel.ts): one list
+ * The power sentinel: one workflow per site (id `power-sentinel/<task queue>`:
+ * the central worker's queue for the default site, started by the central
+ * worker, workers/main.ts; `power-sentinel/site/<name>` for a configured site,
+ * started by its site worker, workers/site-main.ts) that keeps one activity
+ * watching the site's Ironic's nodes (activities/power/sentinel.ts). The
+ * workflow runs on the central workers' queue, as every workflow does; a
+ * site's watch runs on the site's queue, where only its site worker reaches
+ * that Ironic, and tells that site's hosts only. One list
  * per interval for the whole fleet, and a `powerChanged` signal to a host whose
  * node changed power or vanished while at rest. Hosts then check their power at once, and otherwise only every
  * watchedPowerCheckSeconds (30 minutes by default instead of 5): at 1,000
@@ -15,12 +20,17 @@
  */
 import { continueAsNew, proxyActivities } from '@temporalio/workflow';
 import { ACTIVITY_OPTIONS } from '../common/activity-options';
+import { hostSiteQueue } from '../../model/site';
 import type { PowerSentinelActivities } from '../../activities/power/sentinel';
 import type { PowerSentinelInput } from '../../contracts/power-sentinel';
 
 export async function powerSentinelWorkflow(input: PowerSentinelInput): Promise<void> {
   const watchSeconds = input.watchSeconds ?? 3600;
-  const { watchPowerStates } = proxyActivities<PowerSentinelActivities>(ACTIVITY_OPTIONS.powerWatch(watchSeconds, input.intervalSeconds));
-  for (let i = 0; i < (input.watchesPerRun ?? 24); i++) await watchPowerStates({ intervalSeconds: input.intervalSeconds, watchSeconds, ...(input.namespace !== undefined ? { namespace: input.namespace } : {}) });
+  // A dark site leaves its watch unstarted on its queue (no limit to run out): no event, no other site's Ironic.
+  const siteQueue = hostSiteQueue(input.site);
+  const { watchPowerStates } = proxyActivities<PowerSentinelActivities>({ ...ACTIVITY_OPTIONS.powerWatch(watchSeconds, input.intervalSeconds), ...(siteQueue ? { taskQueue: siteQueue } : {}) });
+  for (let i = 0; i < (input.watchesPerRun ?? 24); i++) {
+    await watchPowerStates({ intervalSeconds: input.intervalSeconds, watchSeconds, ...(input.namespace !== undefined ? { namespace: input.namespace } : {}), ...(siteQueue ? { site: input.site } : {}) });
+  }
   await continueAsNew<typeof powerSentinelWorkflow>(input);
 }
