@@ -1,9 +1,10 @@
 /**
  * The power sentinel's I/O (workflows/power/power-sentinel.ts): one fields-limited
- * list of Ironic's nodes per interval, whatever the fleet's size, and a
- * `powerChanged` signal to each host whose node changed power or vanished
- * while at rest (power-sentinel-changes.ts). It replaces, for hosts on an
- * Ironic node, most of their own periodic checks (a workflow task and an
+ * list of Ironic's nodes per interval, whatever the fleet's size (a few seconds
+ * after a list that failed, up to the interval), one visibility count of the
+ * resting hosts, and a `powerChanged` signal to each host whose node changed
+ * power or vanished while at rest (sentinel-changes.ts). It replaces, for hosts
+ * on an Ironic node, most of their own periodic checks (a workflow task and an
  * Ironic read per host every powerCheckSeconds).
  *
  * Safe to retry: a signal only asks the host to read its power itself, so one
@@ -20,9 +21,10 @@ import type { IronicClient } from '../../clients/ironic/client';
 import { hostWorkflowId } from '../../model/host-ref';
 import { powerChangedSignal } from '../../contracts/host';
 import { activityContext, heartbeat, keepAlive, pause } from '../common/activity-context';
-import { runningHosts } from '../../control/host-list';
+import { hostListClauses, runningHosts, type HostListFilter } from '../../control/host-list';
+import { SEARCH_ATTRIBUTES } from '../../model/search-attributes';
 import type { ProvisioningState } from '../../model/host';
-import { alreadyKnown, powerChanges, recordOf, seenFrom, SENTINEL_FIELDS, sightsOf, sweepTells, type HostRecord, type ListedHost, type PowerChange, type Seen, type Sight } from './sentinel-changes';
+import { alreadyKnown, powerChanges, recordOf, relistSeconds, seenFrom, SENTINEL_FIELDS, sightsOf, sweepCalledFor, sweepTells, type HostRecord, type ListedHost, type PowerChange, type Seen, type Sight } from './sentinel-changes';
 
 /** Workflow ids per visibility list when the sentinel looks up the hosts it is about to tell. */
 const RECORDS_PER_LIST = 100;
@@ -52,7 +54,7 @@ export interface WatchPowerResult {
   known?: number;
   /** Whether this attempt started from the memory of an earlier one. */
   resumed?: boolean;
-  /** Visibility lists of resting hosts (after Ironic did not answer, or lost most nodes at once). */
+  /** Visibility lists of resting hosts (after Ironic did not answer, lost most nodes at once, or visibility counted more resting hosts than it knew). */
   sweeps?: number;
 }
 
@@ -84,6 +86,7 @@ async function watch(deps: SentinelDeps, input: WatchPowerInput): Promise<WatchP
   let recordTooLarge = false;
   /** Ironic did not answer a list: it may have restarted on an empty database meanwhile. */
   let sweepDue = false;
+  let countFailed = false;
   const tell = async (changes: (PowerChange & { workflowId?: string })[]): Promise<void> => {
     for (const change of changes) {
       const owner = `${change.ref.namespace}/${change.ref.name}`;
@@ -124,6 +127,17 @@ async function watch(deps: SentinelDeps, input: WatchPowerInput): Promise<WatchP
       if (unknown.length < decided.changes.length) result.known = (result.known ?? 0) + decided.changes.length - unknown.length;
       await tell(unknown);
       if (decided.massVanish) sweepDue = true;
+      if (!sweepDue) {
+        // One count per list: a resting host whose node was never listed (made after the last list, lost
+        // before this one) shows only as a host more than the sentinel knows of.
+        try {
+          if (sweepCalledFor(await countRestingHosts(client, input.namespace), seen)) sweepDue = true;
+          countFailed = false;
+        } catch (err) {
+          if (!countFailed) log.warn('power sentinel: counting resting hosts failed', { error: err instanceof Error ? err.message : String(err) });
+          countFailed = true;
+        }
+      }
       if (sweepDue) {
         let hosts: ListedHost[] | undefined;
         try {
@@ -148,7 +162,8 @@ async function watch(deps: SentinelDeps, input: WatchPowerInput): Promise<WatchP
     heartbeat(fits ? { ...result, seen: record } : result);
     // Handed over only right after a list that succeeded: the next attempt's first list is then the next one.
     if (now && Date.now() + input.intervalSeconds * 1000 > until) return result;
-    await pause(input.intervalSeconds * 1000);
+    // After a failed list, soon again: a restarted Ironic is listed a few seconds after it answers.
+    await pause(relistSeconds(failedInARow, input.intervalSeconds) * 1000);
   }
 }
 
@@ -182,10 +197,21 @@ async function unknownTo(client: Client, changes: PowerChange[]): Promise<PowerC
   return changes.filter((c) => !alreadyKnown(c, records.get(hostWorkflowId(c.ref))));
 }
 
+/** The hosts a sweep looks at: resting, of the namespace when one is given. */
+function restingFilter(namespace: string | undefined): HostListFilter {
+  return { ...(namespace !== undefined ? { namespace } : {}), states: RESTING };
+}
+
+/** How many running hosts rest (not detached): one visibility count, the sweep's hosts less the detached. */
+async function countRestingHosts(client: Client, namespace: string | undefined): Promise<number> {
+  const query = [...hostListClauses(restingFilter(namespace)), `ExecutionStatus = 'Running'`, `${SEARCH_ATTRIBUTES.operationalStatus.name} != 'detached'`].join(' AND ');
+  return (await client.workflow.count(query)).count;
+}
+
 /** The resting hosts visibility lists (one paginated list), with their owner marks. */
 async function restingHosts(client: Client, namespace: string | undefined): Promise<ListedHost[]> {
   const out: ListedHost[] = [];
-  for await (const { workflowId, item } of runningHosts(client, { ...(namespace !== undefined ? { namespace } : {}), states: RESTING })) {
+  for await (const { workflowId, item } of runningHosts(client, restingFilter(namespace))) {
     if (item.namespace && item.name) out.push({ workflowId, owner: `${item.namespace}/${item.name}`, detached: item.operationalStatus === 'detached' });
   }
   return out;
