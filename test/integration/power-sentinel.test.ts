@@ -167,13 +167,18 @@ describe('the power sentinel', { timeout: 300_000 }, () => {
         const v = await view(host.ref);
         return v.status.provisioning.ID && v.status.provisioning.ID !== host.nodeId && v.status.provisioning.state === 'available' && v.status.poweredOn && !v.currentOperation ? v : undefined;
       }, { timeoutMs: 60_000 });
-      // Several lists later the host with no node has been told twice (the sweep, once more), no more.
-      const lists = async (): Promise<number> => {
+      // Several lists later the host with no node has been told twice (the sweep, once more), no more, and the
+      // count has called for no other sweep: both hosts are known (a node, or told it has none).
+      const progress = async (): Promise<WatchPowerResult | undefined> => {
         const payload = (await sentinel.describe()).raw.pendingActivities?.[0]?.heartbeatDetails?.payloads?.[0];
-        return payload ? defaultPayloadConverter.fromPayload<WatchPowerResult>(payload).lists : 0;
+        return payload ? defaultPayloadConverter.fromPayload<WatchPowerResult>(payload) : undefined;
       };
-      const after = await lists();
-      await waitFor('five more lists', async () => ((await lists()) >= after + 5 ? true : undefined), { timeoutMs: 60_000 });
+      const after = (await progress())?.lists ?? 0;
+      const later = await waitFor('five more lists', async () => {
+        const p = await progress();
+        return p && p.lists >= after + 5 ? p : undefined;
+      }, { timeoutMs: 60_000 });
+      expect(later.sweeps).toBe(1);
       const told = ((await h.client.workflow.getHandle(hostWorkflowId(direct)).fetchHistory()).events ?? []).filter((e) => e.workflowExecutionSignaledEventAttributes?.signalName === 'powerChanged');
       expect(told.length).toBeGreaterThanOrEqual(1);
       expect(told.length).toBeLessThanOrEqual(2);
