@@ -17,10 +17,16 @@
  *   after a restart) is not left to its backstop check.
  *
  * A list in which at least half of the last list's nodes vanished (Ironic lost
- * its database), or the first list after Ironic did not answer, also sweeps:
- * every resting host that visibility lists and that has no marked node in the
- * list is told as if its node had vanished (sweepTells). That reaches a host
- * whose node was made after the last list and lost before the next one.
+ * its database), the first list after Ironic did not answer, or a list after
+ * which visibility counts more resting hosts than the sentinel knows of
+ * (sweepCalledFor: a marked node in the list, or told it has none) also
+ * sweeps: every resting host that visibility lists and that has no marked
+ * node in the list is told as if its node had vanished (sweepTells). That
+ * reaches a host whose node was made after the last list and lost before the
+ * next one, also when the last list had nothing to vanish (a new or small
+ * fleet). A host the sweep told and that still has no node (the direct
+ * provisioner's, or one whose registration failed) is then kept as told
+ * (quiet), so that it counts as known and is not told at every list.
  *
  * Power is compared with the last *steady* sight, not with the previous list:
  * a list taken while Ironic applies a change shows the node with a
@@ -40,6 +46,16 @@ const STEADY = new Set(['active', 'available', 'manageable']);
 
 /** How many lists in a row tell a host its node is gone while no node with its mark shows up. */
 export const LOST_TELLS = 3;
+
+/**
+ * Seconds until the next list: the interval after a list that succeeded; after one that failed (Ironic
+ * restarting, say), 2 s and a second more after each failure in a row, up to the interval, so a restarted
+ * Ironic is listed a few seconds after it answers again, and an Ironic that is not there at all is asked
+ * no more often than the interval within a few minutes.
+ */
+export function relistSeconds(failedInARow: number, intervalSeconds: number): number {
+  return failedInARow > 0 ? Math.min(intervalSeconds, 1 + failedInARow) : intervalSeconds;
+}
 
 export interface PowerChange {
   ref: HostRef;
@@ -86,7 +102,10 @@ export interface Seen {
   last: ReadonlyMap<string, Sight>;
   /** Each listed node's last steady sight. */
   steady: ReadonlyMap<string, Sight>;
-  /** Hosts told their node is gone, by owner mark, and how often. */
+  /**
+   * Hosts told their node is gone, by owner mark, and how often. nodeId '' for a host the sweep told (visibility
+   * listed it at rest with no marked node): kept once told LOST_TELLS times, untold, while it has no node.
+   */
   lost: ReadonlyMap<string, { nodeId: string; told: number }>;
 }
 
@@ -138,9 +157,14 @@ export function powerChanges(seen: Seen, now: ReadonlyMap<string, Sight>): { cha
     changes.push({ ref, nodeId, from });
     lost.set(owner, { nodeId, told });
   };
-  // Told before and still without a node: again, a bounded number of times.
+  // Told before and still without a node: again, a bounded number of times. One the sweep found stays known
+  // (quiet) once told enough: a host on no node at all is not swept again at the next count (sweepCalledFor).
   for (const [owner, was] of seen.lost) {
-    if (owners.has(owner) || was.told >= LOST_TELLS) continue;
+    if (owners.has(owner)) continue;
+    if (was.told >= LOST_TELLS) {
+      if (was.nodeId === '') lost.set(owner, was);
+      continue;
+    }
     tellLost(owner, was.nodeId, null, was.told + 1);
   }
   let vanished = 0;
@@ -178,20 +202,39 @@ export interface ListedHost {
 
 /**
  * The sweep's tells: each listed resting host with no marked node in the list and not told
- * already. Told once more at most (a host on no Ironic node at all, the direct provisioner's,
- * is told too: it reads its power once or twice and carries on).
+ * already. Told once more at most, then kept quiet while it has no node (a host on no Ironic node
+ * at all, the direct provisioner's, is told too: it reads its power once or twice and carries on,
+ * and is not told again while the sentinel remembers it). A quiet host the sweep no longer lists
+ * at rest (deleted, in an operation, detached) is forgotten.
  */
 export function sweepTells(hosts: Iterable<ListedHost>, now: ReadonlyMap<string, Sight>, seen: Seen): { changes: (PowerChange & { workflowId: string })[]; seen: Seen } {
   const owners = new Set([...now.values()].map((n) => n.owner));
   const lost = new Map(seen.lost);
   const changes: (PowerChange & { workflowId: string })[] = [];
+  const resting = new Set<string>();
   for (const h of hosts) {
     const ref = parseOwner(h.owner);
-    if (!ref || h.detached || owners.has(h.owner) || lost.has(h.owner)) continue;
+    if (!ref || h.detached) continue;
+    resting.add(h.owner);
+    if (owners.has(h.owner) || lost.has(h.owner)) continue;
     changes.push({ ref, nodeId: '', from: null, workflowId: h.workflowId });
     lost.set(h.owner, { nodeId: '', told: LOST_TELLS - 1 });
   }
+  for (const [owner, l] of lost) if (l.told >= LOST_TELLS && !resting.has(owner)) lost.delete(owner);
   return { changes, seen: { ...seen, lost } };
+}
+
+/**
+ * Whether visibility's count of resting hosts (not detached) calls for a sweep: more than the hosts the
+ * sentinel knows of, those with a marked node in the last list and those told they have none. Only a
+ * resting host with no marked node that nobody told can make the difference: one whose node was made after
+ * a list and lost before the next, which no vanish shows (its node was never listed). The sweep then tells
+ * it, and keeps it known while it has no node: the count calls for no sweep again for it.
+ */
+export function sweepCalledFor(restingHosts: number, seen: Seen): boolean {
+  const known = new Set(seen.lost.keys());
+  for (const n of seen.last.values()) known.add(n.owner);
+  return restingHosts > known.size;
 }
 
 /**

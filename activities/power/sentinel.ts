@@ -1,9 +1,10 @@
 /**
  * The power sentinel's I/O (workflows/power/power-sentinel.ts): one fields-limited
- * list of Ironic's nodes per interval, whatever the fleet's size, and a
- * `powerChanged` signal to each host whose node changed power or vanished
- * while at rest (power-sentinel-changes.ts). It replaces, for hosts on an
- * Ironic node, most of their own periodic checks (a workflow task and an
+ * list of Ironic's nodes per interval, whatever the fleet's size (a few seconds
+ * after a list that failed, up to the interval), one visibility count of the
+ * resting hosts, and a `powerChanged` signal to each host whose node changed
+ * power or vanished while at rest (sentinel-changes.ts). It replaces, for hosts
+ * on an Ironic node, most of their own periodic checks (a workflow task and an
  * Ironic read per host every powerCheckSeconds).
  *
  * Safe to retry: a signal only asks the host to read its power itself, so one
@@ -28,9 +29,10 @@ import { hostWorkflowId } from '../../model/host-ref';
 import { hostViewQuery, powerChangedSignal } from '../../contracts/host';
 import { DEFAULT_SITE } from '../../model/site';
 import { activityContext, heartbeat, keepAlive, pause } from '../common/activity-context';
-import { hostSiteAttribute, runningHosts } from '../../control/host-list';
+import { hostListClauses, hostSiteAttribute, runningHosts, type HostListFilter } from '../../control/host-list';
+import { SEARCH_ATTRIBUTES } from '../../model/search-attributes';
 import type { ProvisioningState } from '../../model/host';
-import { alreadyKnown, powerChanges, recordOf, seenFrom, SENTINEL_FIELDS, sightsOf, sweepTells, type HostRecord, type ListedHost, type PowerChange, type Seen, type Sight } from './sentinel-changes';
+import { alreadyKnown, powerChanges, recordOf, relistSeconds, seenFrom, SENTINEL_FIELDS, sightsOf, sweepCalledFor, sweepTells, type HostRecord, type ListedHost, type PowerChange, type Seen, type Sight } from './sentinel-changes';
 
 /** Workflow ids per visibility list when the sentinel looks up the hosts it is about to tell. */
 const RECORDS_PER_LIST = 100;
@@ -62,7 +64,7 @@ export interface WatchPowerResult {
   known?: number;
   /** Whether this attempt started from the memory of an earlier one. */
   resumed?: boolean;
-  /** Visibility lists of resting hosts (after Ironic did not answer, or lost most nodes at once). */
+  /** Visibility lists of resting hosts (after Ironic did not answer, lost most nodes at once, or visibility counted more resting hosts than it knew). */
   sweeps?: number;
 }
 
@@ -94,6 +96,7 @@ async function watch(deps: SentinelDeps, input: WatchPowerInput): Promise<WatchP
   let recordTooLarge = false;
   /** Ironic did not answer a list: it may have restarted on an empty database meanwhile. */
   let sweepDue = false;
+  let countFailed = false;
   const tell = async (changes: (PowerChange & { workflowId?: string })[]): Promise<void> => {
     for (const change of changes) {
       const owner = `${change.ref.namespace}/${change.ref.name}`;
@@ -134,6 +137,17 @@ async function watch(deps: SentinelDeps, input: WatchPowerInput): Promise<WatchP
       if (unknown.length < decided.changes.length) result.known = (result.known ?? 0) + decided.changes.length - unknown.length;
       await tell(unknown);
       if (decided.massVanish) sweepDue = true;
+      if (!sweepDue) {
+        // One count per list: a resting host whose node was never listed (made after the last list, lost
+        // before this one) shows only as a host more than the sentinel knows of.
+        try {
+          if (sweepCalledFor(await countRestingHosts(client, input.namespace, input.site ?? DEFAULT_SITE), seen)) sweepDue = true;
+          countFailed = false;
+        } catch (err) {
+          if (!countFailed) log.warn('power sentinel: counting resting hosts failed', { error: err instanceof Error ? err.message : String(err) });
+          countFailed = true;
+        }
+      }
       if (sweepDue) {
         let hosts: ListedHost[] | undefined;
         try {
@@ -158,7 +172,8 @@ async function watch(deps: SentinelDeps, input: WatchPowerInput): Promise<WatchP
     heartbeat(fits ? { ...result, seen: record } : result);
     // Handed over only right after a list that succeeded: the next attempt's first list is then the next one.
     if (now && Date.now() + input.intervalSeconds * 1000 > until) return result;
-    await pause(input.intervalSeconds * 1000);
+    // After a failed list, soon again: a restarted Ironic is listed a few seconds after it answers.
+    await pause(relistSeconds(failedInARow, input.intervalSeconds) * 1000);
   }
 }
 
@@ -196,6 +211,17 @@ async function unknownTo(client: Client, changes: PowerChange[], site: string): 
   return changes.filter((c) => !elsewhere.has(hostWorkflowId(c.ref)) && !alreadyKnown(c, records.get(hostWorkflowId(c.ref))));
 }
 
+/** The hosts a sweep looks at: resting, of the sentinel's site (and those not indexed at any yet), of the namespace when one is given. */
+function restingFilter(namespace: string | undefined, site: string): HostListFilter {
+  return { ...(namespace !== undefined ? { namespace } : {}), states: RESTING, sites: [site] };
+}
+
+/** How many running hosts rest (not detached): one visibility count, the sweep's hosts less the detached. */
+async function countRestingHosts(client: Client, namespace: string | undefined, site: string): Promise<number> {
+  const query = [...hostListClauses(restingFilter(namespace, site)), `ExecutionStatus = 'Running'`, `${SEARCH_ATTRIBUTES.operationalStatus.name} != 'detached'`].join(' AND ');
+  return (await client.workflow.count(query)).count;
+}
+
 /**
  * The site's resting hosts visibility lists (one paginated list), with their owner marks. A host whose run has not
  * indexed its site (begun before hosts set MetalflowSite) is asked its site from its view; one that does not answer
@@ -204,7 +230,7 @@ async function unknownTo(client: Client, changes: PowerChange[], site: string): 
 async function restingHosts(client: Client, namespace: string | undefined, site: string): Promise<ListedHost[]> {
   const out: ListedHost[] = [];
   const unindexed: ListedHost[] = [];
-  for await (const { workflowId, item, info } of runningHosts(client, { ...(namespace !== undefined ? { namespace } : {}), states: RESTING, sites: [site] })) {
+  for await (const { workflowId, item, info } of runningHosts(client, restingFilter(namespace, site))) {
     if (!item.namespace || !item.name) continue;
     const host = { workflowId, owner: `${item.namespace}/${item.name}`, detached: item.operationalStatus === 'detached' };
     (hostSiteAttribute(info.searchAttributes) === undefined ? unindexed : out).push(host);

@@ -141,6 +141,54 @@ describe('the power sentinel', { timeout: 300_000 }, () => {
     await sentinel.cancel();
   });
 
+  it.concurrent('tells a resting host whose node it never listed that the node is gone; a host on no Ironic node at all only twice', async () => {
+    const ns = uniq('unlisted');
+    // The direct provisioner's host, resting on no Ironic node, beside a host on one.
+    const bmc = await startIpmiSim(await unusedPort());
+    try {
+      const direct = { namespace: ns, name: 'direct' };
+      await h.hosts.put(direct, {
+        spec: { bmc: { address: `ipmi://127.0.0.1:${bmc.port}`, credentialsName: 'direct-bmc' }, online: true, externallyProvisioned: true, provisioner: 'direct' },
+        credentials: { username: IPMI_USER, password: IPMI_PASSWORD },
+      });
+      const [host] = await Promise.all([
+        availableHost(ns),
+        waitFor('the direct host at rest', async () => {
+          const v = await view(direct);
+          return v.status.provisioning.state === 'externally provisioned' && !v.currentOperation ? v : undefined;
+        }, { timeoutMs: 60_000 }),
+      ]);
+      // Its node made and lost before the sentinel's list (as for a host registered after the last list and
+      // Ironic emptied before the next one): no list ever held it, so no vanish can show it.
+      await ironic.setMaintenance(host.nodeId, 'test: lost before any list');
+      await ironic.deleteNode(host.nodeId);
+      const sentinel = await watching(ns);
+      await waitFor('the host registered again', async () => {
+        const v = await view(host.ref);
+        return v.status.provisioning.ID && v.status.provisioning.ID !== host.nodeId && v.status.provisioning.state === 'available' && v.status.poweredOn && !v.currentOperation ? v : undefined;
+      }, { timeoutMs: 60_000 });
+      // Several lists later the host with no node has been told twice (the sweep, once more), no more, and the
+      // count has called for no other sweep: both hosts are known (a node, or told it has none).
+      const progress = async (): Promise<WatchPowerResult | undefined> => {
+        const payload = (await sentinel.describe()).raw.pendingActivities?.[0]?.heartbeatDetails?.payloads?.[0];
+        return payload ? defaultPayloadConverter.fromPayload<WatchPowerResult>(payload) : undefined;
+      };
+      const after = (await progress())?.lists ?? 0;
+      const later = await waitFor('five more lists', async () => {
+        const p = await progress();
+        return p && p.lists >= after + 5 ? p : undefined;
+      }, { timeoutMs: 60_000 });
+      expect(later.sweeps).toBe(1);
+      const told = ((await h.client.workflow.getHandle(hostWorkflowId(direct)).fetchHistory()).events ?? []).filter((e) => e.workflowExecutionSignaledEventAttributes?.signalName === 'powerChanged');
+      expect(told.length).toBeGreaterThanOrEqual(1);
+      expect(told.length).toBeLessThanOrEqual(2);
+      await sentinel.cancel();
+      for (const ref of [host.ref, direct]) await h.client.workflow.getHandle(hostWorkflowId(ref)).terminate('test done');
+    } finally {
+      await bmc.stop();
+    }
+  });
+
   it.concurrent('at the default interval, finds an ipmi:// host powered off at its BMC and powers it on within Ironic\'s power sync plus one interval', async () => {
     sim = await startIpmiSim(await unusedPort());
     const ns = uniq('sentinel-ipmi');

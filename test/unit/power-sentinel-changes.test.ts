@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { alreadyKnown, LOST_TELLS, NOTHING_SEEN, ownerOf, powerChanges, recordOf, seenFrom, sightsOf, sweepTells, type Seen, type SentinelNode } from '../../activities/power/sentinel-changes';
+import { alreadyKnown, LOST_TELLS, NOTHING_SEEN, ownerOf, powerChanges, recordOf, relistSeconds, seenFrom, sightsOf, sweepCalledFor, sweepTells, type Seen, type SentinelNode } from '../../activities/power/sentinel-changes';
 
 const node = (uuid: string, over: Partial<SentinelNode> = {}): SentinelNode => ({
   uuid,
@@ -113,6 +113,71 @@ describe('the power sentinel decides from each list against what it saw', () => 
     const next = powerChanges(swept.seen, empty);
     expect(next.changes.map((c) => c.ref.name).sort()).toEqual(['a', 'young']);
     expect(powerChanges(next.seen, empty).changes.map((c) => c.ref.name)).toEqual(['a']);
+  });
+
+  it('calls for a sweep when visibility counts a resting host it does not know of: a node made after the last list and lost before the next, also after an empty list', () => {
+    const host = (name: string, detached = false) => ({ workflowId: `host/ns/${name}`, owner: `ns/${name}`, detached });
+    // A new fleet: the last list was empty, 'young' registered and lost its node before the next one. No vanish.
+    const decided = powerChanges(decideFrom(NOTHING_SEEN, list()).seen, sightsOf(list().values()));
+    expect(decided.changes).toEqual([]);
+    expect(decided.massVanish).toBe(false);
+    // Visibility counts one resting host, the sentinel knows of none: a sweep, which tells it.
+    expect(sweepCalledFor(1, decided.seen)).toBe(true);
+    const swept = sweepTells([host('young')], sightsOf(list().values()), decided.seen);
+    expect(swept.changes.map((c) => c.ref.name)).toEqual(['young']);
+    expect(sweepCalledFor(1, swept.seen)).toBe(false);
+    // Told once more at the next list, then registered again: known by its new node, told no more.
+    const next = powerChanges(swept.seen, sightsOf(list().values()));
+    expect(next.changes.map((c) => c.ref.name)).toEqual(['young']);
+    const back = powerChanges(next.seen, sightsOf(list(node('y2', { extra: { metalflow_host: 'ns/young' }, provision_state: 'manageable' })).values()));
+    expect(back.changes).toEqual([]);
+    expect(back.seen.lost.size).toBe(0);
+    expect(sweepCalledFor(1, back.seen)).toBe(false);
+    // Every resting host with a listed node: no sweep; one more than the list shows: a sweep.
+    const three = decideFrom(NOTHING_SEEN, list(node('a'), node('b'), node('c'))).seen;
+    expect(sweepCalledFor(3, three)).toBe(false);
+    expect(sweepCalledFor(4, three)).toBe(true);
+  });
+
+  it('tells a resting host with no node at all (the direct provisioner\'s) twice, then keeps it known and untold while it has none', () => {
+    const host = (name: string, detached = false) => ({ workflowId: `host/ns/${name}`, owner: `ns/${name}`, detached });
+    const nodes = sightsOf(list(node('a')).values());
+    let seen = powerChanges(NOTHING_SEEN, nodes).seen;
+    expect(sweepCalledFor(2, seen)).toBe(true);
+    const swept = sweepTells([host('a'), host('direct'), host('off', true)], nodes, seen);
+    expect(swept.changes.map((c) => c.ref.name)).toEqual(['direct']);
+    seen = swept.seen;
+    const told: string[][] = [];
+    for (let i = 0; i < 10; i++) {
+      const d = powerChanges(seen, nodes);
+      told.push(d.changes.map((c) => c.ref.name));
+      seen = d.seen;
+      expect(sweepCalledFor(2, seen)).toBe(false);
+    }
+    expect(told).toEqual([['direct'], ...Array.from({ length: 9 }, () => [])]);
+    // Through the heartbeat record too (the same shape as before: an older build drops it, as it did).
+    expect(seenFrom(JSON.parse(JSON.stringify({ seen: recordOf(seen) })))).toEqual(seen);
+    // A later sweep does not tell it again; one that no longer lists it at rest (deleted, busy) forgets it.
+    expect(sweepTells([host('a'), host('direct')], nodes, seen).changes).toEqual([]);
+    expect(sweepTells([host('a')], nodes, seen).seen.lost.size).toBe(0);
+    expect(sweepTells([host('a'), host('direct', true)], nodes, seen).seen.lost.size).toBe(0);
+  });
+
+  it('sweeps again for a host told its node vanished that is still without one once its tells are spent', () => {
+    const host = (name: string) => ({ workflowId: `host/ns/${name}`, owner: `ns/${name}`, detached: false });
+    const { seen } = decideFrom(NOTHING_SEEN, list(node('a'), node('b')), list(node('b')), list(node('b')), list(node('b')), list(node('b')));
+    // Its vanish told LOST_TELLS times, then dropped as before: the count finds it unknown and the sweep tells it.
+    expect(seen.lost.size).toBe(0);
+    expect(sweepCalledFor(2, seen)).toBe(true);
+    expect(sweepTells([host('a'), host('b')], seen.last, seen).changes.map((c) => c.ref.name)).toEqual(['a']);
+  });
+
+  it('lists again soon after a list that failed, backing off up to the interval', () => {
+    expect(relistSeconds(0, 30)).toBe(30);
+    expect([1, 2, 3, 10].map((n) => relistSeconds(n, 30))).toEqual([2, 3, 4, 11]);
+    expect(relistSeconds(29, 30)).toBe(30);
+    expect(relistSeconds(500, 30)).toBe(30);
+    expect(relistSeconds(1, 1)).toBe(1);
   });
 
   it('marks a provision move that came with a verb of metalflow\'s (the sent marker changed), and keeps the marker across a restart', () => {
