@@ -30,7 +30,7 @@ const info = (name: string) => ({
   runId: 'r',
   startTime: new Date(),
   status: { name: 'RUNNING' },
-  searchAttributes: { MetalflowHostNamespace: ['ns'], MetalflowHostName: [name], MetalflowProvisioningState: ['available'], MetalflowOperationalStatus: ['OK'] },
+  searchAttributes: { MetalflowHostNamespace: ['ns'], MetalflowHostName: [name], MetalflowProvisioningState: ['available'], MetalflowOperationalStatus: ['OK'], MetalflowSite: ['default'] },
 });
 
 function world(opts: { failures: number; resting: string[] }) {
