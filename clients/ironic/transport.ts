@@ -182,7 +182,8 @@ export class IronicTransport {
    */
   private async unreachable(err: unknown, method: string, path: string): Promise<IronicError> {
     if (timedOut(err)) {
-      return new IronicError('timed-out', `Ironic ${method} ${path.split('?')[0]}: no answer within ${this.timeout / 1000} s (${err instanceof Error ? err.message : String(err)}); whether Ironic carried it out is unknown`);
+      const unknown = method === 'GET' ? '' : '; whether Ironic carried it out is unknown';
+      return new IronicError('timed-out', `Ironic ${method} ${path.split('?')[0]}: no answer within ${this.timeout / 1000} s (${err instanceof Error ? err.message : String(err)})${unknown}`);
     }
     let failure = tlsFailure(err);
     const url = new URL(this.base);
