@@ -17,6 +17,7 @@ import { DELETABLE_STATES, TRANSITIONAL_STATES, type IronicNode } from '../clien
 import { NodeWatcher, DEFAULT_WATCH } from '../clients/ironic/node-watcher';
 import { CREDENTIALS, IMAGE, pool, sleep, type BenchHost, type Phase } from './common';
 import { inspectionFailedForIronic, resendDelayMs } from '../activities/ironic/transient';
+import { newestHistoryError } from '../activities/ironic/node-driver';
 
 export interface FloorOptions {
   ironicUrl: string;
@@ -201,7 +202,12 @@ export class FloorDriver {
     const issued: string[] = [];
     const unanswered: Unanswered = { sent: [], latest: new Set() };
     for (;;) {
-      const node = await this.mustGet(n);
+      let node = await this.mustGet(n);
+      // As the activities' ironicReason: Ironic's power sync clears last_error within a sync interval, and a late
+      // reader finds the reason in the node's history (an inspection's TemporaryFailure is then sent again).
+      if (node.provision_state.endsWith(' failed') && !node.last_error) {
+        node = { ...node, last_error: newestHistoryError(await this.read(() => this.client.getNodeHistory(n.uuid!))) ?? null };
+      }
       const step = TRANSITIONAL_STATES.has(node.provision_state) ? 'wait' : plan(node, issued, unanswered);
       if (step === 'done') {
         n.poweredOn = node.power_state === 'power on';

@@ -14,7 +14,7 @@ import { ironicNodeName } from '../../model/host-ref';
 import { activityContext, heartbeat, keepAlive, poller, type PollOptions } from '../common/activity-context';
 import { markerKey, markerOp, ownMarker, provisionMoment } from './sent-marker';
 import { patience } from './back-pressure';
-import { noFreeWorker } from './transient';
+import { noFreeWorker, transientIronicError } from './transient';
 import { IronicError, type IronicClient, type JsonPatchOp } from '../../clients/ironic/client';
 import { nodeGoneMessage } from '../../clients/ironic/errors';
 import { toFailure } from '../common/failures';
@@ -141,19 +141,25 @@ export type Step =
   | { done: true }
   | { wait: string }
   | { fail: string }
-  /** A failure Ironic reports on the node: the message is followed by Ironic's reason (ironicReason). */
-  | { failed: string }
-  | {
-      verb: string;
-      prepare?: () => Promise<Record<string, unknown> | void>;
-      /**
-       * Node fields the verb needs set first, written in the same PATCH as the sent marker
-       * (one request instead of two; both or neither land). Computed from the node the plan saw.
-       */
-      patch?: () => Promise<JsonPatchOp[]> | JsonPatchOp[];
-      /** Maintenance that Ironic itself set with this fault (e.g. `service failure`) is cleared before the verb; any other refuses it. */
-      ownFault?: string;
-    };
+  /**
+   * A failure Ironic reports on the node: the message is followed by Ironic's reason (ironicReason). `unlessIronics`:
+   * the step to take instead when that reason is Ironic's own saturation (transient.ts), which the plan cannot see
+   * once Ironic's power sync has cleared `last_error` (the reason is then in the node's history).
+   */
+  | { failed: string; unlessIronics?: VerbStep }
+  | VerbStep;
+
+export interface VerbStep {
+  verb: string;
+  prepare?: () => Promise<Record<string, unknown> | void>;
+  /**
+   * Node fields the verb needs set first, written in the same PATCH as the sent marker
+   * (one request instead of two; both or neither land). Computed from the node the plan saw.
+   */
+  patch?: () => Promise<JsonPatchOp[]> | JsonPatchOp[];
+  /** Maintenance that Ironic itself set with this fault (e.g. `service failure`) is cleared before the verb; any other refuses it. */
+  ownFault?: string;
+}
 
 /** Metal3's automatedCleaningMode on the node, for a step's `patch` before the verb that may clean (nothing when it already is). */
 export const automatedCleanOps = (node: IronicNode, value: boolean): JsonPatchOp[] =>
@@ -340,10 +346,14 @@ export function createNodeDriver(deps: NodeDriverDeps) {
           heartbeat(details());
         }
       }
-      const step = TRANSITIONAL_STATES.has(node.provision_state) ? { wait: node.provision_state } : plan(node, issued, [...unanswered]);
+      let step: Step = TRANSITIONAL_STATES.has(node.provision_state) ? { wait: node.provision_state } : plan(node, issued, [...unanswered]);
       if ('done' in step) return node;
       if ('fail' in step) throw operationFailed(step.fail);
-      if ('failed' in step) throw operationFailed(`${step.failed}: ${await ironicReason(ironic, node)}`);
+      if ('failed' in step) {
+        const reason = await ironicReason(ironic, node);
+        if (!(step.unlessIronics && transientIronicError(reason))) throw operationFailed(`${step.failed}: ${reason}`);
+        step = step.unlessIronics;
+      }
       if ('verb' in step) {
         // A cancelled activity never starts anything new in Ironic: the host has moved on.
         if (ctx?.cancellationSignal.aborted) throw new CancelledFailure('the activity was cancelled before it sent ' + step.verb);

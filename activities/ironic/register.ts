@@ -19,7 +19,7 @@ import { CancelledFailure, log } from '@temporalio/activity';
 import { activityContext, pause } from '../common/activity-context';
 import { createRamdiskCheck } from './ramdisk';
 import { propertyOps, wantedProperties, type FirstRead, type InStepSettings } from './node-settings';
-import { inspectionFailedForIronic, resendDelayMs } from './transient';
+import { inspectionFailedForIronic, resendDelayMs, TRANSIENT_RESENDS } from './transient';
 import { automatedCleanOps, operationFailed, OWNER_KEY, ownerMark, registeredSummary, summary, type NodeDriver, type NodeSummary, type NodeTarget, type Plan, type RegisteredNode, type Step } from './node-driver';
 
 /** How long a hardware type's enabled interfaces are taken as read (registration reads them). */
@@ -50,8 +50,10 @@ export const inspectPlan: Plan = (n, issued, unanswered) => {
       if (sent === 0) return { verb: 'inspect' };
       // Ironic too busy to inspect (its database locked under load, or our inspect unanswered and failed with no
       // reason): inspect again, quietly.
-      if (inspectionFailedForIronic(n.last_error, sent, unanswered.includes('inspect'))) return { verb: 'inspect', prepare: () => pause(resendDelayMs(sent)) };
-      return { failed: 'inspection failed' };
+      const again = { verb: 'inspect', prepare: () => pause(resendDelayMs(sent)) };
+      if (inspectionFailedForIronic(n.last_error, sent, unanswered.includes('inspect'))) return again;
+      // Ironic's power sync clears last_error within a sync interval: read late, its saturation is in the history.
+      return !n.last_error && sent <= TRANSIENT_RESENDS ? { failed: 'inspection failed', unlessIronics: again } : { failed: 'inspection failed' };
     }
     case 'enroll':
     case 'available':

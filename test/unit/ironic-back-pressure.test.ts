@@ -14,7 +14,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { IronicClient, IronicError, retryAfterMs } from '../../clients/ironic/client';
 import type { IronicNode } from '../../clients/ironic/types';
 import { patience } from '../../activities/ironic/back-pressure';
-import { markedVerbLanded, type Step } from '../../activities/ironic/node-driver';
+import { MockActivityEnvironment } from '@temporalio/testing';
+import type { NodeWatcher } from '../../clients/ironic/node-watcher';
+import { createNodeDriver, markedVerbLanded, type Step } from '../../activities/ironic/node-driver';
 import { inspectPlan } from '../../activities/ironic/register';
 import { provisionMoment } from '../../activities/ironic/sent-marker';
 import { TRANSIENT_RESENDS } from '../../activities/ironic/transient';
@@ -125,9 +127,11 @@ describe('a failed inspection: Ironic’s or the host’s', () => {
     expect(resent(inspectPlan(failed(null), ['manage', 'inspect'], ['inspect']))).toBe(true);
     expect(resent(inspectPlan(failed(''), ['inspect'], ['inspect']))).toBe(true);
   });
-  it('no reason after an inspect Ironic answered: the host’s', () => {
-    expect(inspectPlan(failed(null), ['inspect'], [])).toEqual({ failed: 'inspection failed' });
-    expect(inspectPlan(failed(null), ['inspect'], ['manage'])).toEqual({ failed: 'inspection failed' });
+  it('no reason after an inspect Ironic answered: the host’s, unless the reason the node’s history keeps is Ironic’s saturation', () => {
+    for (const unanswered of [[], ['manage']]) {
+      const step = inspectPlan(failed(null), ['inspect'], unanswered);
+      expect(step).toMatchObject({ failed: 'inspection failed', unlessIronics: { verb: 'inspect' } });
+    }
   });
   it("a reason: Ironic's saturation is Ironic's, any other the host's, unanswered or not", () => {
     expect(resent(inspectPlan(failed('Failed to inspect hardware. Reason: Unexpected exception TemporaryFailure during processing'), ['inspect'], []))).toBe(true);
@@ -140,5 +144,43 @@ describe('a failed inspection: Ironic’s or the host’s', () => {
   });
   it('an inspection failed before this operation sent one is inspected again', () => {
     expect(inspectPlan(failed('anything'), [], [])).toEqual({ verb: 'inspect' });
+  });
+});
+
+describe("a failed inspection whose last_error Ironic's power sync already cleared", () => {
+  /**
+   * The drive loop on a stand-in Ironic: the node `inspect failed` with no last_error (cleared "after confirmed
+   * power state match"), the reason only in its history, as a 100-host Redfish run under load read it.
+   */
+  async function inspectAfter(historyError: string): Promise<{ result: unknown; sent: string[] }> {
+    let current = failed(null);
+    const sent: string[] = [];
+    const ironic = {
+      getNode: async () => current,
+      getNodeHistory: async () => [{ created_at: '2026-12-03T17:42:06', severity: 'ERROR', event: historyError }],
+      patchNode: async () => current,
+      setProvisionState: async (_id: string, verb: string) => {
+        sent.push(verb);
+        current = node({ provision_state: 'inspecting', provision_updated_at: '2026-12-03T17:46:56' });
+      },
+    } as unknown as IronicClient;
+    const watcher = { waitFor: async () => ({ outcome: 'changed', state: { uuid: 'n1', provision_state: 'manageable' } }) } as unknown as NodeWatcher;
+    const { drive } = createNodeDriver({ ironic, poll: { initialMs: 1, factor: 1, maxMs: 1 }, watcher });
+    // The inspection an earlier attempt sent is in the heartbeat details.
+    const env = new MockActivityEnvironment({ heartbeatDetails: { issued: ['inspect'] } });
+    const result = await env.run(() => drive('n1', inspectPlan)).then((n) => (n as IronicNode).provision_state, (e: unknown) => e);
+    return { result, sent };
+  }
+  const failed = (last_error: string | null) => node({ provision_state: 'inspect failed', last_error });
+
+  it('the history says TemporaryFailure: Ironic’s, inspected again', { timeout: 10_000 }, async () => {
+    const { result, sent } = await inspectAfter('Failed to inspect hardware. Reason: Unexpected exception TemporaryFailure during processing for node: n1');
+    expect(sent).toEqual(['inspect']);
+    expect(result).toBe('manageable');
+  });
+  it('the history says anything else: the host’s, with that reason', async () => {
+    const { result, sent } = await inspectAfter('Failed to inspect hardware. Reason: Redfish exception occurred. Error: 401 Unauthorized');
+    expect(sent).toEqual([]);
+    expect(result).toMatchObject({ type: 'OperationFailed', message: expect.stringContaining('inspection failed: Failed to inspect hardware. Reason: Redfish exception') });
   });
 });
