@@ -11,12 +11,13 @@
  */
 import { parseBmcAddress } from '../model/bmc';
 import { ironicDriverInfo } from '../clients/ironic/driver-info';
-import { IronicClient, IronicError } from '../clients/ironic/client';
+import { IronicClient, IronicError, ironicMayPass } from '../clients/ironic/client';
 import { bootCapabilities, nodeInterfaces } from '../clients/ironic/node-spec';
 import { DELETABLE_STATES, TRANSITIONAL_STATES, type IronicNode } from '../clients/ironic/types';
 import { NodeWatcher, DEFAULT_WATCH } from '../clients/ironic/node-watcher';
 import { CREDENTIALS, IMAGE, pool, sleep, type BenchHost, type Phase } from './common';
-import { resendDelayMs, TRANSIENT_RESENDS, transientIronicError } from '../activities/ironic/transient';
+import { inspectionFailedForIronic, resendDelayMs } from '../activities/ironic/transient';
+import { newestHistoryError } from '../activities/ironic/node-driver';
 
 export interface FloorOptions {
   ironicUrl: string;
@@ -25,6 +26,12 @@ export interface FloorOptions {
   pollMs: number;
   /** Redfish hosts: no automated cleaning, and no deploy (no agent ramdisk here). */
   redfish: boolean;
+}
+
+/** The floor's verbs that got no answer in time: every such send, and those whose latest send got none. */
+interface Unanswered {
+  sent: string[];
+  latest: Set<string>;
 }
 
 interface FloorNode {
@@ -61,11 +68,13 @@ export class FloorDriver {
           await this.drive(n, (node, issued) => (node.provision_state !== 'enroll' ? 'done' : issued.includes('manage') ? 'fail' : 'manage'));
           await this.drive(
             n,
-            (node, issued) => {
+            (node, issued, unanswered) => {
               if (node.provision_state === 'manageable') return issued.includes('inspect') ? 'done' : 'inspect';
-              // As inspectNode: an inspection Ironic failed for its own saturation (its SQLite locked) is sent again.
-              const sent = issued.filter((v) => v === 'inspect').length;
-              return node.provision_state === 'inspect failed' && transientIronicError(node.last_error) && sent <= TRANSIENT_RESENDS ? 'inspect' : 'fail';
+              // As inspectNode: an inspection Ironic failed for its own saturation (its SQLite locked, or our
+              // inspect unanswered and failed with no reason) is sent again. The floor has no sent marker: an
+              // unanswered inspect counts as sent here, so the resends stay bounded.
+              const sent = [...issued, ...unanswered.sent].filter((v) => v === 'inspect').length;
+              return node.provision_state === 'inspect failed' && inspectionFailedForIronic(node.last_error, sent, unanswered.latest.has('inspect')) ? 'inspect' : 'fail';
             },
             {
               inspect: async (issued) => {
@@ -147,7 +156,7 @@ export class FloorDriver {
       try {
         return await f();
       } catch (err) {
-        if (!(err instanceof IronicError && err.kind === 'unavailable') || attempt >= 30) throw err;
+        if (!ironicMayPass(err) || attempt >= 30) throw err;
         this.retries++;
         await sleep(Math.min(1000 * 2 ** (attempt - 1), 10_000));
       }
@@ -187,13 +196,19 @@ export class FloorDriver {
   /** The activities' drive loop: read, act once per verb, re-read at once after a verb, else poll. */
   private async drive(
     n: FloorNode,
-    plan: (node: IronicNode, issued: string[]) => string,
+    plan: (node: IronicNode, issued: string[], unanswered: Unanswered) => string,
     prepare: Record<string, (issued: string[]) => Promise<Record<string, unknown>>> = {},
   ): Promise<void> {
     const issued: string[] = [];
+    const unanswered: Unanswered = { sent: [], latest: new Set() };
     for (;;) {
-      const node = await this.mustGet(n);
-      const step = TRANSITIONAL_STATES.has(node.provision_state) ? 'wait' : plan(node, issued);
+      let node = await this.mustGet(n);
+      // As the activities' ironicReason: Ironic's power sync clears last_error within a sync interval, and a late
+      // reader finds the reason in the node's history (an inspection's TemporaryFailure is then sent again).
+      if (node.provision_state.endsWith(' failed') && !node.last_error) {
+        node = { ...node, last_error: newestHistoryError(await this.read(() => this.client.getNodeHistory(n.uuid!))) ?? null };
+      }
+      const step = TRANSITIONAL_STATES.has(node.provision_state) ? 'wait' : plan(node, issued, unanswered);
       if (step === 'done') {
         n.poweredOn = node.power_state === 'power on';
         return;
@@ -204,6 +219,7 @@ export class FloorDriver {
           const extra = (await prepare[step]?.(issued)) ?? {};
           await this.client.setProvisionState(n.uuid!, step, extra);
           issued.push(step);
+          unanswered.latest.delete(step);
           continue;
         } catch (err) {
           // 400 for a verb: as the activities' drive, an earlier request may have landed after all (its
@@ -215,10 +231,16 @@ export class FloorDriver {
             this.rejectedReplans++;
             continue;
           }
-          // 409 busy: re-read. 5xx (e.g. 503 "concurrent action limit ... reached"): metalflow's activity
-          // retry policy retries after 1 s, doubling; the floor retries at its poll interval.
-          if (!(err instanceof IronicError && (err.kind === 'conflict' || err.kind === 'unavailable'))) throw err;
-          this.retries += err.kind === 'unavailable' ? 1 : 0;
+          // 409 busy: re-read. 5xx (e.g. 503 "concurrent action limit ... reached") or no answer: metalflow's
+          // activity waits 1 s, doubling, within its attempt; the floor retries at its poll interval.
+          if (!(err instanceof IronicError && (err.kind === 'conflict' || ironicMayPass(err)))) throw err;
+          this.retries += err.kind === 'conflict' ? 0 : 1;
+          // No answer: Ironic may have taken it (the next read shows); an inspection it then fails without a
+          // reason is Ironic's, as the activity judges it.
+          if (err.kind === 'timed-out') {
+            unanswered.sent.push(step);
+            unanswered.latest.add(step);
+          }
         }
         await sleep(this.opts.pollMs);
         continue;
@@ -242,7 +264,7 @@ export class FloorDriver {
           await this.client.setPowerState(n.uuid!, target);
           continue;
         } catch (err) {
-          if (!(err instanceof IronicError && (err.kind === 'conflict' || err.kind === 'unavailable'))) throw err;
+          if (!(err instanceof IronicError && (err.kind === 'conflict' || ironicMayPass(err)))) throw err;
         }
         await sleep(this.opts.pollMs);
         continue;
@@ -264,7 +286,7 @@ export class FloorDriver {
           return;
         } catch (err) {
           if (err instanceof IronicError && err.kind === 'not-found') return;
-          if (!(err instanceof IronicError && (err.kind === 'conflict' || err.kind === 'unavailable'))) throw err;
+          if (!(err instanceof IronicError && (err.kind === 'conflict' || ironicMayPass(err)))) throw err;
         }
       }
       await sleep(this.opts.pollMs);

@@ -6,7 +6,7 @@
  * loop (a chaos run saw a worker started during an Ironic outage exit with
  * "Headers Timeout Error").
  */
-import { IronicError, type IronicClient } from '../clients/ironic/client';
+import { ironicMayPass, type IronicClient } from '../clients/ironic/client';
 
 export interface WaitOptions {
   log: (line: string) => void;
@@ -25,7 +25,7 @@ export async function waitForIronic(ironic: IronicClient, opts: WaitOptions): Pr
       if (attempt > 1) opts.log(`Ironic answers (API ${version}) after ${attempt} attempts`);
       return version;
     } catch (err) {
-      if (!(err instanceof IronicError) || err.kind !== 'unavailable') throw err;
+      if (!ironicMayPass(err)) throw err;
       opts.log(`waiting for Ironic (attempt ${attempt}, next in ${Math.round(delay / 1000)} s): ${err.message}`);
       await sleep(delay);
       delay = Math.min(delay * 2, opts.maxDelayMs ?? 30_000);

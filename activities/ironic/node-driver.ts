@@ -13,6 +13,8 @@ import type { HostRef } from '../../model/host';
 import { ironicNodeName } from '../../model/host-ref';
 import { activityContext, heartbeat, keepAlive, poller, type PollOptions } from '../common/activity-context';
 import { markerKey, markerOp, ownMarker, provisionMoment } from './sent-marker';
+import { patience } from './back-pressure';
+import { noFreeWorker, transientIronicError } from './transient';
 import { IronicError, type IronicClient, type JsonPatchOp } from '../../clients/ironic/client';
 import { nodeGoneMessage } from '../../clients/ironic/errors';
 import { toFailure } from '../common/failures';
@@ -139,19 +141,25 @@ export type Step =
   | { done: true }
   | { wait: string }
   | { fail: string }
-  /** A failure Ironic reports on the node: the message is followed by Ironic's reason (ironicReason). */
-  | { failed: string }
-  | {
-      verb: string;
-      prepare?: () => Promise<Record<string, unknown> | void>;
-      /**
-       * Node fields the verb needs set first, written in the same PATCH as the sent marker
-       * (one request instead of two; both or neither land). Computed from the node the plan saw.
-       */
-      patch?: () => Promise<JsonPatchOp[]> | JsonPatchOp[];
-      /** Maintenance that Ironic itself set with this fault (e.g. `service failure`) is cleared before the verb; any other refuses it. */
-      ownFault?: string;
-    };
+  /**
+   * A failure Ironic reports on the node: the message is followed by Ironic's reason (ironicReason). `unlessIronics`:
+   * the step to take instead when that reason is Ironic's own saturation (transient.ts), which the plan cannot see
+   * once Ironic's power sync has cleared `last_error` (the reason is then in the node's history).
+   */
+  | { failed: string; unlessIronics?: VerbStep }
+  | VerbStep;
+
+export interface VerbStep {
+  verb: string;
+  prepare?: () => Promise<Record<string, unknown> | void>;
+  /**
+   * Node fields the verb needs set first, written in the same PATCH as the sent marker
+   * (one request instead of two; both or neither land). Computed from the node the plan saw.
+   */
+  patch?: () => Promise<JsonPatchOp[]> | JsonPatchOp[];
+  /** Maintenance that Ironic itself set with this fault (e.g. `service failure`) is cleared before the verb; any other refuses it. */
+  ownFault?: string;
+}
 
 /** Metal3's automatedCleaningMode on the node, for a step's `patch` before the verb that may clean (nothing when it already is). */
 export const automatedCleanOps = (node: IronicNode, value: boolean): JsonPatchOp[] =>
@@ -160,7 +168,23 @@ export const automatedCleanOps = (node: IronicNode, value: boolean): JsonPatchOp
 /** Ironic still working on the node's provision state (the watcher's fields tell). */
 export const provisioning = (state: NodeState): boolean => TRANSITIONAL_STATES.has(state.provision_state);
 
-export type Plan = (node: IronicNode, issued: readonly string[]) => Step;
+/**
+ * The next step from the node as read and the verbs sent so far (`issued`, in order, across the activity's
+ * attempts). `unanswered`: the verbs whose latest send got no answer in time (Ironic too busy to answer), so a
+ * failure Ironic reports without a reason may be its own saturation rather than the host's.
+ */
+export type Plan = (node: IronicNode, issued: readonly string[], unanswered: readonly string[]) => Step;
+
+/**
+ * Whether the verb marked on the node (its sent marker, written just before the verb) was carried out: the node
+ * moved since. Not when Ironic rolled the verb back for want of a free conductor worker: it restores the states
+ * and records why, which moves `provision_updated_at` although nothing was done (its provisioning_error_handler).
+ */
+export function markedVerbLanded(node: IronicNode, marker: { before: string }): boolean {
+  if (marker.before === provisionMoment(node)) return false;
+  const stateBefore = marker.before.slice(0, marker.before.lastIndexOf('@'));
+  return !(node.provision_state === stateBefore && noFreeWorker(node.last_error));
+}
 
 export interface DriveOptions {
   /**
@@ -263,11 +287,22 @@ export function createNodeDriver(deps: NodeDriverDeps) {
    */
   async function drive(nodeId: string, plan: Plan, opts: DriveOptions = {}): Promise<IronicNode> {
     const ctx = activityContext();
-    const previous = ctx?.info.heartbeatDetails as { issued?: string[] } | undefined;
+    const previous = ctx?.info.heartbeatDetails as { issued?: string[]; unanswered?: string[] } | undefined;
     const issued = [...(previous?.issued ?? [])];
+    /** Verbs whose latest send got no answer in time (carried in the heartbeat details, as `issued`). */
+    const unanswered = new Set(previous?.unanswered ?? []);
+    const details = () => (unanswered.size > 0 ? { issued, unanswered: [...unanswered] } : { issued });
     const polling = poller(poll);
+    // Ironic's back-pressure waited out within the attempt: its reads and its verbs each have their own run.
+    const readPatience = patience();
+    const verbPatience = patience();
     const key = markerKey();
     let first = true;
+    /**
+     * A verb this attempt sent that got no answer: until a read shows whether Ironic carried it out (its sent
+     * marker and the node moved since), or it is sent again and answered.
+     */
+    let unsure: string | undefined;
     /**
      * The last whole read with the watcher's newer fields over it. Every plan ends (`done`) on the provision state
      * and the verbs sent alone, so that ending needs no read of the whole node; any other step does read it.
@@ -278,7 +313,7 @@ export function createNodeDriver(deps: NodeDriverDeps) {
       if (watched && !TRANSITIONAL_STATES.has(watched.provision_state)) {
         const node = watched;
         watched = undefined;
-        if ('done' in plan(node, issued)) return node;
+        if ('done' in plan(node, issued, [...unanswered])) return node;
       }
       watched = undefined;
       let node: IronicNode;
@@ -286,43 +321,74 @@ export function createNodeDriver(deps: NodeDriverDeps) {
         node = firstRead ? await firstRead(nodeId) : await mustGetNode(nodeId);
       } catch (err) {
         // The node locked (the settings' PATCH): read and try again, as for a verb.
-        if (!(firstRead && err instanceof IronicError && err.kind === 'conflict')) throw err;
-        await polling.wait({ issued });
-        continue;
+        if (firstRead && err instanceof IronicError && err.kind === 'conflict') {
+          await polling.wait(details());
+          continue;
+        }
+        // Ironic too busy to answer a read: read again after a pause.
+        if (await readPatience.wait(err, details())) continue;
+        throw err;
       }
+      readPatience.reset();
       firstRead = undefined;
       if (first) {
         first = false;
         // A verb an earlier attempt sent, whose record died with its worker: the node moved since.
         const marked = ownMarker(node, key);
-        if (marked && !issued.includes(marked.verb) && marked.before !== provisionMoment(node)) issued.push(marked.verb);
+        if (marked && !issued.includes(marked.verb) && markedVerbLanded(node, marked)) issued.push(marked.verb);
       }
-      const step = TRANSITIONAL_STATES.has(node.provision_state) ? { wait: node.provision_state } : plan(node, issued);
+      if (unsure !== undefined) {
+        // This attempt's verb that got no answer, judged as a new attempt would judge it: by its marker.
+        const marked = ownMarker(node, key);
+        if (marked?.verb === unsure && markedVerbLanded(node, marked)) {
+          issued.push(unsure);
+          unsure = undefined;
+          heartbeat(details());
+        }
+      }
+      let step: Step = TRANSITIONAL_STATES.has(node.provision_state) ? { wait: node.provision_state } : plan(node, issued, [...unanswered]);
       if ('done' in step) return node;
       if ('fail' in step) throw operationFailed(step.fail);
-      if ('failed' in step) throw operationFailed(`${step.failed}: ${await ironicReason(ironic, node)}`);
+      if ('failed' in step) {
+        const reason = await ironicReason(ironic, node);
+        if (!(step.unlessIronics && transientIronicError(reason))) throw operationFailed(`${step.failed}: ${reason}`);
+        step = step.unlessIronics;
+      }
       if ('verb' in step) {
         // A cancelled activity never starts anything new in Ironic: the host has moved on.
         if (ctx?.cancellationSignal.aborted) throw new CancelledFailure('the activity was cancelled before it sent ' + step.verb);
         if (node.maintenance && !(step.ownFault !== undefined && node.fault === step.ownFault)) {
           throw operationFailed(`Ironic node ${nodeId} is in maintenance: ${await ironicReason(ironic, node)}`);
         }
+        let sending = false;
         try {
           if (node.maintenance) await ironic.clearMaintenance(nodeId);
           const extra = (await step.prepare?.()) ?? {};
           const marked = key !== undefined && !UNMARKED_VERBS.has(step.verb);
           const ops = [...((await step.patch?.()) ?? []), ...(marked ? [markerOp({ key, verb: step.verb, before: provisionMoment(node) })] : [])];
           if (ops.length > 0) await ironic.patchNode(nodeId, ops);
+          sending = true;
           await ironic.setProvisionState(nodeId, step.verb, extra);
           issued.push(step.verb);
-          heartbeat({ issued });
+          unanswered.delete(step.verb);
+          unsure = undefined;
+          verbPatience.reset();
+          heartbeat(details());
           polling.reset();
           // Not read back at once (a GET per verb): the shared watcher sees the node leave what was read before the
           // verb, and its transitional states are waited out on the watcher's reads alone.
-          const state = await waitForChange(node, { issued }, { working: provisioning, rereadMs: AFTER_VERB_REREAD_MS });
+          const state = await waitForChange(node, details(), { working: provisioning, rereadMs: AFTER_VERB_REREAD_MS });
           if (state) watched = { ...node, ...state };
           continue;
         } catch (err) {
+          // No answer to the verb itself: Ironic may have taken it. The next read decides, as a retry's would.
+          if (sending && err instanceof IronicError && err.kind === 'timed-out') {
+            unsure = step.verb;
+            unanswered.add(step.verb);
+            heartbeat(details());
+          }
+          // Refused for now (503), or no answer: wait, read again and decide again. Never sent again blind.
+          if (await verbPatience.wait(err, details())) continue;
           // 409: the node is locked or moved on since we read it; re-read and decide again.
           // 400 for a verb: Ironic may have finished what an earlier attempt asked (the state
           // moved since our read); re-plan from a fresh read, and fail only if nothing moved.
@@ -335,10 +401,10 @@ export function createNodeDriver(deps: NodeDriverDeps) {
           if (!(err instanceof IronicError && err.kind === 'conflict')) throw err;
         }
         // Locked by Ironic: the state may not change, so poll instead of waiting for a change.
-        await polling.wait({ issued });
+        await polling.wait(details());
         continue;
       }
-      const state = await waitForChange(node, { issued }, { working: provisioning });
+      const state = await waitForChange(node, details(), { working: provisioning });
       if (state) watched = { ...node, ...state };
     }
   }

@@ -19,7 +19,7 @@ import { CancelledFailure, log } from '@temporalio/activity';
 import { activityContext, pause } from '../common/activity-context';
 import { createRamdiskCheck } from './ramdisk';
 import { propertyOps, wantedProperties, type FirstRead, type InStepSettings } from './node-settings';
-import { resendDelayMs, TRANSIENT_RESENDS, transientIronicError } from './transient';
+import { inspectionFailedForIronic, resendDelayMs, TRANSIENT_RESENDS } from './transient';
 import { automatedCleanOps, operationFailed, OWNER_KEY, ownerMark, registeredSummary, summary, type NodeDriver, type NodeSummary, type NodeTarget, type Plan, type RegisteredNode, type Step } from './node-driver';
 
 /** How long a hardware type's enabled interfaces are taken as read (registration reads them). */
@@ -39,6 +39,29 @@ export interface RegisterDeps {
   /** Brings a node read a moment ago to a power state (teardown.ts powerFrom): prepareNode's power-on. */
   powerFrom?: (node: IronicNode, on: boolean, key: string) => Promise<NodeSummary>;
 }
+
+/** Inspection: from manageable (made so first out of enroll or available) to manageable with the inventory. */
+export const inspectPlan: Plan = (n, issued, unanswered) => {
+  switch (n.provision_state) {
+    case 'manageable':
+      return issued.includes('inspect') ? { done: true } : { verb: 'inspect' };
+    case 'inspect failed': {
+      const sent = issued.filter((v) => v === 'inspect').length;
+      if (sent === 0) return { verb: 'inspect' };
+      // Ironic too busy to inspect (its database locked under load, or our inspect unanswered and failed with no
+      // reason): inspect again, quietly.
+      const again = { verb: 'inspect', prepare: () => pause(resendDelayMs(sent)) };
+      if (inspectionFailedForIronic(n.last_error, sent, unanswered.includes('inspect'))) return again;
+      // Ironic's power sync clears last_error within a sync interval: read late, its saturation is in the history.
+      return !n.last_error && sent <= TRANSIENT_RESENDS ? { failed: 'inspection failed', unlessIronics: again } : { failed: 'inspection failed' };
+    }
+    case 'enroll':
+    case 'available':
+      return { verb: 'manage' };
+    default:
+      return { fail: `cannot inspect a node in Ironic state "${n.provision_state}"` };
+  }
+};
 
 /** Preparing a node in neither goal state: manageable first out of enroll or a failed inspection, else stuck. */
 const managedFirst = (n: IronicNode): Step =>
@@ -203,24 +226,7 @@ export function createRegisterActivities(deps: RegisterDeps) {
   }
 
   async function inspectNode(input: NodeTarget & InStepSettings & { nodeId: string }): Promise<{ hardware: HardwareDetails }> {
-    const node = await drive(input.nodeId, (n, issued) => {
-      switch (n.provision_state) {
-        case 'manageable':
-          return issued.includes('inspect') ? { done: true } : { verb: 'inspect' };
-        case 'inspect failed': {
-          const sent = issued.filter((v) => v === 'inspect').length;
-          if (sent === 0) return { verb: 'inspect' };
-          // Ironic too busy to inspect (its database locked under load): inspect again, quietly.
-          if (transientIronicError(n.last_error) && sent <= TRANSIENT_RESENDS) return { verb: 'inspect', prepare: () => pause(resendDelayMs(sent)) };
-          return { failed: 'inspection failed' };
-        }
-        case 'enroll':
-        case 'available':
-          return { verb: 'manage' };
-        default:
-          return { fail: `cannot inspect a node in Ironic state "${n.provision_state}"` };
-      }
-    }, { firstRead: deps.firstRead(input.ref, input.settings) });
+    const node = await drive(input.nodeId, inspectPlan, { firstRead: deps.firstRead(input.ref, input.settings) });
     const inventory = await ironic.getInventory(node.uuid);
     if (inventory) return { hardware: hardwareFromInventory(inventory) };
     // The properties inspection wrote: the node as drive ended on it may be the read from before the inspection.

@@ -14,6 +14,7 @@ import { activityContext, heartbeat, poller, type PollOptions } from '../common/
 import { IronicError, type IronicClient } from '../../clients/ironic/client';
 import { DELETABLE_STATES, TRANSITIONAL_STATES, type IronicNode } from '../../clients/ironic/types';
 import type { NodeState } from '../../clients/ironic/node-watcher';
+import { patience } from './back-pressure';
 import { AFTER_VERB_REREAD_MS, nodeGone, operationFailed, summary, type NodeDriver, type NodeSummary, type NodeTarget } from './node-driver';
 
 export interface TeardownDeps {
@@ -64,13 +65,23 @@ export function createTeardownActivities(deps: TeardownDeps) {
     const ctx = activityContext();
     let issued = (ctx?.info.heartbeatDetails as Record<string, unknown> | undefined)?.[key] === true;
     const polling = poller(poll);
+    // Ironic's back-pressure waited out within the attempt (back-pressure.ts); the loop reads the node again after.
+    const reads = patience();
+    const changes = patience();
     // The lookup's read is the first pass's: the node was read a moment ago. After a wait, the watcher's fields
     // over it: the power state reached needs no whole read; anything else is read again.
     let read: IronicNode | undefined = found;
     const changing = (state: NodeState): boolean => Boolean(state.target_power_state);
     for (;;) {
       if (read && read !== found && read.power_state !== target) read = undefined;
-      const node: IronicNode = read ?? (await mustGetNode(found.uuid));
+      let node: IronicNode;
+      try {
+        node = read ?? (await mustGetNode(found.uuid));
+      } catch (err) {
+        if (await reads.wait(err, { [key]: issued })) continue;
+        throw err;
+      }
+      reads.reset();
       read = undefined;
       if (node.power_state === target) return summary(node);
       if (!node.target_power_state) {
@@ -78,12 +89,15 @@ export function createTeardownActivities(deps: TeardownDeps) {
         try {
           await ironic.setPowerState(node.uuid, target);
           issued = true;
+          changes.reset();
           heartbeat({ [key]: issued });
           // Not read back at once: the watcher sees the power state (or its target) move from the read before.
           const state = await waitForChange(node, { [key]: issued }, { working: changing, rereadMs: AFTER_VERB_REREAD_MS });
           if (state) read = { ...node, ...state };
           continue;
         } catch (err) {
+          // Refused for now (503) or unanswered: the next read shows whether the change is under way or done.
+          if (await changes.wait(err, { [key]: issued })) continue;
           if (!(err instanceof IronicError && err.kind === 'conflict')) throw err;
         }
         await polling.wait({ [key]: issued });
@@ -97,8 +111,20 @@ export function createTeardownActivities(deps: TeardownDeps) {
   async function deleteNode(input: NodeTarget & Spared, how: 'deleted' | 'detached' = 'deleted'): Promise<{ deleted: boolean } & Untouched> {
     const reason = `metalflow: host ${how}`;
     const polling = poller(poll);
+    // Ironic's back-pressure waited out within the attempt (back-pressure.ts): every pass looks the node up again,
+    // so a delete that got no answer is found done (the node gone) or sent again.
+    const reads = patience();
+    const changes = patience();
     for (;;) {
-      const { node, untouched } = await ownNode(input, how);
+      let lookup: { node?: IronicNode } & Untouched;
+      try {
+        lookup = await ownNode(input, how);
+      } catch (err) {
+        if (await reads.wait(err)) continue;
+        throw err;
+      }
+      reads.reset();
+      const { node, untouched } = lookup;
       if (!node) return { deleted: true, ...(untouched ? { untouched } : {}) };
       if (input.spare === node.uuid) return { deleted: false, untouched: `Ironic node ${node.uuid} is the host's node at the site it stays at; not ${how}` };
       if (!TRANSITIONAL_STATES.has(node.provision_state)) {
@@ -111,6 +137,7 @@ export function createTeardownActivities(deps: TeardownDeps) {
           return { deleted: true };
         } catch (err) {
           if (err instanceof IronicError && err.kind === 'not-found') return { deleted: true };
+          if (await changes.wait(err)) continue;
           if (!(err instanceof IronicError && err.kind === 'conflict')) throw err;
         }
       }

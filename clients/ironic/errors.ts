@@ -4,8 +4,14 @@ import { FAILURE, type FailureClass } from '../../model/failures';
 /**
  * `tls`: the handshake failed (untrusted certificate, a client certificate wanted, not TLS at all); retried like `unavailable`.
  * `bad-answer`: a success whose body metalflow cannot read (not JSON): sending it again gets the same.
+ * `busy`: Ironic's own 503 (its TemporaryFailure and kinds: the conductor's concurrent action limit,
+ * `[conductor] max_concurrent_deploy` / `max_concurrent_clean`, or no free conductor worker): it refused the
+ * request before carrying it out and asks for it again later; sending it again is safe.
+ * `timed-out`: the request went out and no answer came within the client's timeout (a saturated Ironic):
+ * whether Ironic carried it out is unknown, so a verb is sent again only after the node is read.
+ * `unavailable`: Ironic unreachable, or a 5xx that is neither (a 500, a gateway's 502/503/504).
  */
-export type IronicErrorKind = 'not-found' | 'conflict' | 'rejected' | 'too-old' | 'unavailable' | 'tls' | 'bad-answer';
+export type IronicErrorKind = 'not-found' | 'conflict' | 'rejected' | 'too-old' | 'busy' | 'timed-out' | 'unavailable' | 'tls' | 'bad-answer';
 
 export class IronicError extends Error {
   constructor(
@@ -14,9 +20,37 @@ export class IronicError extends Error {
     readonly status?: number,
     /** With `not-found`: the node Ironic says it does not have (a 404 on a node's own path). */
     readonly missingNode?: string,
+    /** With `busy`: the wait the answer's Retry-After header asked for (Ironic itself sends none; a proxy in front may). */
+    readonly retryAfterMs?: number,
   ) {
     super(message);
     this.name = 'IronicError';
+  }
+}
+
+/** Ironic busy, slow or unreachable: the same request may succeed later (the worker's wait at start, the benchmark's floor). */
+export const ironicMayPass = (err: unknown): err is IronicError =>
+  err instanceof IronicError && (err.kind === 'unavailable' || err.kind === 'busy' || err.kind === 'timed-out');
+
+/**
+ * A Retry-After header in milliseconds: delay-seconds or an HTTP date (RFC 9110 10.2.3); undefined when
+ * absent or unreadable. A date in the past is no wait.
+ */
+export function retryAfterMs(value: string | string[] | undefined, now = Date.now()): number | undefined {
+  const text = (Array.isArray(value) ? value[0] : value)?.trim();
+  if (!text) return undefined;
+  if (/^\d+$/.test(text)) return Number(text) * 1000;
+  const at = Date.parse(text);
+  return Number.isNaN(at) ? undefined : Math.max(0, at - now);
+}
+
+/** Whether a body is Ironic's own error document (`{"error_message": …}`), not a proxy's page or an empty answer. */
+export function isIronicErrorBody(body: string): boolean {
+  try {
+    const parsed = JSON.parse(body) as unknown;
+    return typeof parsed === 'object' && parsed !== null && 'error_message' in parsed;
+  } catch {
+    return false;
   }
 }
 
@@ -41,6 +75,8 @@ export function ironicFailureClass(err: IronicError): FailureClass {
       if (err.missingNode !== undefined) return { type: FAILURE.nodeGone, retryable: false, message: nodeGoneMessage(err.missingNode), details: { nodeId: err.missingNode } };
       return { type: FAILURE.transient, retryable: true };
     case 'conflict':
+    case 'busy':
+    case 'timed-out':
     case 'unavailable':
     case 'tls':
       return { type: FAILURE.transient, retryable: true };

@@ -7,7 +7,7 @@ import { Agent, request, type Dispatcher } from 'undici';
 import type { TlsMaterial } from '../tls/files';
 import { probeTls } from '../tls/probe';
 import { tlsFailure } from '../tls/tls-error';
-import { IronicError, ironicErrorMessage, missingNodeOf, refusedInState } from './errors';
+import { IronicError, ironicErrorMessage, isIronicErrorBody, missingNodeOf, refusedInState, retryAfterMs } from './errors';
 import { compareMicroversions, REQUIRED_MICROVERSION } from './microversions';
 
 export interface IronicClientOptions {
@@ -27,6 +27,12 @@ export interface IronicClientOptions {
 const droppedConnection = (err: unknown): boolean => {
   const code = (err as { code?: unknown } | null)?.code;
   return code === 'UND_ERR_SOCKET' || code === 'ECONNRESET';
+};
+
+/** undici gave up waiting for the answer's headers or body: the request had gone out. */
+const timedOut = (err: unknown): boolean => {
+  const code = (err as { code?: unknown } | null)?.code;
+  return code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT';
 };
 
 export class IronicTransport {
@@ -126,9 +132,14 @@ export class IronicTransport {
         throw err;
       });
     } catch (err) {
-      throw await this.unreachable(err);
+      throw await this.unreachable(err, method, path);
     }
-    const text = await res.body.text();
+    let text: string;
+    try {
+      text = await res.body.text();
+    } catch (err) {
+      throw await this.unreachable(err, method, path);
+    }
     if (res.statusCode < 300) {
       if (!text) return undefined as T;
       try {
@@ -153,6 +164,11 @@ export class IronicTransport {
       case 401:
       case 403:
         throw new IronicError('rejected', `${message} (check the Ironic credentials metalflow uses)`, res.statusCode);
+      case 503:
+        // Ironic's own 503 is its TemporaryFailure (a concurrent action limit, no free conductor worker): refused
+        // before anything was done. A 503 that is not Ironic's document is a proxy's: Ironic is not there.
+        if (isIronicErrorBody(text)) throw new IronicError('busy', message, 503, undefined, retryAfterMs(res.headers['retry-after']));
+        throw new IronicError('unavailable', message, 503);
       default:
         throw new IronicError('unavailable', message, res.statusCode);
     }
@@ -164,7 +180,11 @@ export class IronicTransport {
    * 1.3 server that refuses the client certificate does) is probed once to
    * find out why.
    */
-  private async unreachable(err: unknown): Promise<IronicError> {
+  private async unreachable(err: unknown, method: string, path: string): Promise<IronicError> {
+    if (timedOut(err)) {
+      const unknown = method === 'GET' ? '' : '; whether Ironic carried it out is unknown';
+      return new IronicError('timed-out', `Ironic ${method} ${path.split('?')[0]}: no answer within ${this.timeout / 1000} s (${err instanceof Error ? err.message : String(err)})${unknown}`);
+    }
     let failure = tlsFailure(err);
     const url = new URL(this.base);
     const code = (err as { code?: unknown }).code;

@@ -82,6 +82,8 @@ export const FAST_HOST_OPTIONS: Partial<HostWorkflowOptions> = { errorBackoffSec
 export async function startHarness(
   opts: {
     ironicUrl?: string;
+    /** The worker's Ironic client's request timeout (30 s unless given): a test's Ironic that answers late. */
+    ironicRequestTimeoutMs?: number;
     hostOptions?: Partial<HostWorkflowOptions>;
     startWorker?: boolean;
     dataConverter?: DataConverter;
@@ -125,7 +127,7 @@ export async function startHarness(
   const { nativeConnection } = env;
   // With a data converter (payload encryption), the client and the worker both use it.
   const client = opts.dataConverter ? new Client({ connection: env.connection, namespace, dataConverter: opts.dataConverter }) : env.client;
-  const ironic = new IronicClient({ url: opts.ironicUrl ?? IRONIC_URL });
+  const ironic = new IronicClient({ url: opts.ironicUrl ?? IRONIC_URL, ...(opts.ironicRequestTimeoutMs ? { requestTimeoutMs: opts.ironicRequestTimeoutMs } : {}) });
   const secretDir = mkdtempSync(join(tmpdir(), 'metalflow-secrets-'));
   const secrets = new LocalSecretStore(secretDir, opts.secretKey ?? randomBytes(32));
   const taskQueue = opts.taskQueue ?? uniq('tq');

@@ -155,7 +155,7 @@ describe('Ironic', () => {
     expect(ironicFailureClass(new IronicError('too-old', 'x', 406))).toEqual({ type: FAILURE.ironicTooOld, retryable: false });
     expect(ironicFailureClass(new IronicError('rejected', 'x', 400))).toEqual({ type: FAILURE.ironicRejected, retryable: false });
     expect(ironicFailureClass(new IronicError('bad-answer', 'x', 200))).toEqual({ type: FAILURE.internal, retryable: false });
-    for (const kind of ['conflict', 'unavailable', 'tls'] as const) expect(ironicFailureClass(new IronicError(kind, 'x'))).toEqual({ type: FAILURE.transient, retryable: true });
+    for (const kind of ['conflict', 'busy', 'timed-out', 'unavailable', 'tls'] as const) expect(ironicFailureClass(new IronicError(kind, 'x'))).toEqual({ type: FAILURE.transient, retryable: true });
   });
 });
 
