@@ -85,6 +85,8 @@ export function createPowerSentinelActivities(deps: SentinelDeps) {
 interface SentinelDeps {
   ironic: IronicClient;
   client?: Client;
+  /** The wait between lists (activity-context's cancellable pause); a test records it instead. */
+  pause?: (ms: number) => Promise<void>;
 }
 
 async function watch(deps: SentinelDeps, input: WatchPowerInput): Promise<WatchPowerResult> {
@@ -173,7 +175,7 @@ async function watch(deps: SentinelDeps, input: WatchPowerInput): Promise<WatchP
     // Handed over only right after a list that succeeded: the next attempt's first list is then the next one.
     if (now && Date.now() + input.intervalSeconds * 1000 > until) return result;
     // After a failed list, soon again: a restarted Ironic is listed a few seconds after it answers.
-    await pause(relistSeconds(failedInARow, input.intervalSeconds) * 1000);
+    await (deps.pause ?? pause)(relistSeconds(failedInARow, input.intervalSeconds) * 1000);
   }
 }
 

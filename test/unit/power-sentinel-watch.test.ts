@@ -5,20 +5,18 @@
  * after Ironic answers again, and otherwise sweeps only when visibility counts
  * a resting host it does not know of.
  */
-import { beforeEach, describe, expect, it, vi } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import type { Client } from '@temporalio/client';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import type { IronicClient } from '../../clients/ironic/client';
 import { createPowerSentinelActivities, type WatchPowerResult } from '../../activities/power/sentinel';
 
 const pauses: number[] = [];
-vi.mock('../../activities/common/activity-context', async (importOriginal) => ({
-  ...(await importOriginal<typeof import('../../activities/common/activity-context')>()),
-  pause: (ms: number) => {
-    pauses.push(ms);
-    return Promise.resolve();
-  },
-}));
+/** The sentinel's waits, recorded instead of slept. */
+const pause = (ms: number): Promise<void> => {
+  pauses.push(ms);
+  return Promise.resolve();
+};
 
 beforeEach(() => {
   pauses.length = 0;
@@ -59,7 +57,7 @@ function world(opts: { failures: number; resting: string[] }) {
     },
   } as unknown as Client;
   const watch = (): Promise<WatchPowerResult> =>
-    new MockActivityEnvironment().run(createPowerSentinelActivities({ ironic, client }).watchPowerStates, { intervalSeconds: 30, watchSeconds: 0, namespace: 'ns' });
+    new MockActivityEnvironment().run(createPowerSentinelActivities({ ironic, client, pause }).watchPowerStates, { intervalSeconds: 30, watchSeconds: 0, namespace: 'ns' });
   return { calls, watch };
 }
 
