@@ -20,17 +20,31 @@ export interface BenchHost {
   userData: string;
 }
 
-export const IMAGE = {
+/** The image a host is provisioned with: fake-hardware never reads it; the agent path serves one (bench/agent-stack.ts). */
+export interface BenchImage {
+  url: string;
+  checksum: string;
+  checksumType: 'sha256';
+  format: 'qcow2';
+}
+
+export const IMAGE: BenchImage = {
   url: 'http://127.0.0.1/images/bench-ubuntu-24.04.qcow2',
   checksum: '9f0cc3d3b2f35dd1c8dc8a9c76c5c3f7b1a2f2c4a1d4e2b7a0c8f6e5d4c3b2a1',
-  checksumType: 'sha256' as const,
-  format: 'qcow2' as const,
+  checksumType: 'sha256',
+  format: 'qcow2',
 };
 
 export const CREDENTIALS = { username: 'admin', password: 'password' };
 
-/** Hosts of one run: names, fake BMC addresses and boot MACs unique to the run. */
-export function makeHosts(n: number, opts: { redfishSystems?: { id: string; mac: string }[]; sushyUrl?: string } = {}): BenchHost[] {
+/**
+ * Hosts of one run: names, fake BMC addresses and boot MACs unique to the run. With `redfishSystems`, each
+ * host's BMC is its sushy-tools system, as `redfish+` (the default) or `redfish-virtualmedia+` (the agent path).
+ */
+export function makeHosts(
+  n: number,
+  opts: { redfishSystems?: { id: string; mac: string }[]; sushyUrl?: string; bmcScheme?: 'redfish' | 'redfish-virtualmedia' } = {},
+): BenchHost[] {
   const r = randomBytes(3);
   const hex = (x: number): string => x.toString(16).padStart(2, '0');
   return Array.from({ length: n }, (_, index) => {
@@ -39,7 +53,7 @@ export function makeHosts(n: number, opts: { redfishSystems?: { id: string; mac:
     return {
       index,
       name,
-      bmcAddress: system ? `redfish+${opts.sushyUrl}/redfish/v1/Systems/${system.id}` : `fake://${name}`,
+      bmcAddress: system ? `${opts.bmcScheme ?? 'redfish'}+${opts.sushyUrl}/redfish/v1/Systems/${system.id}` : `fake://${name}`,
       mac: system ? system.mac : ['52', hex(r[0]!), hex(r[1]!), hex(r[2]!), hex(index >> 8), hex(index & 0xff)].join(':'),
       userData: `#cloud-config\nhostname: ${name}\n`,
     };
@@ -54,8 +68,14 @@ export interface SushySystem {
 /**
  * A sushy-tools fake systems file (scripts/stack.sh's SUSHY_SYSTEMS_FILE) with
  * `n` systems, off, one NIC each; ids `<uuidPrefix>-0000-4000-8000-<index>`.
+ * `externalNotifier`: sushy tells the agent launcher of every change (the agent
+ * path), and `diskBytes` the size of the one disk (480 GB unless given).
  */
-export function writeSushySystems(file: string, n: number, names: { uuidPrefix: string; macPrefix: string; namePrefix: string }): SushySystem[] {
+export function writeSushySystems(
+  file: string,
+  n: number,
+  names: { uuidPrefix: string; macPrefix: string; namePrefix: string; externalNotifier?: boolean; diskBytes?: number },
+): SushySystem[] {
   const hex = (x: number): string => x.toString(16).padStart(2, '0');
   const systems = Array.from({ length: n }, (_, i) => ({
     id: `${names.uuidPrefix}-0000-4000-8000-${String(i).padStart(12, '0')}`,
@@ -68,11 +88,11 @@ export function writeSushySystems(file: string, n: number, names: { uuidPrefix: 
         uuid: s.id,
         name: `${names.namePrefix}-${i}`,
         power_state: 'Off',
-        external_notifier: false,
+        external_notifier: names.externalNotifier ?? false,
         nics: [{ mac: s.mac, ip: `192.0.2.${(i % 250) + 1}` }],
         memory_gb: 32,
         processors: { sockets: 1, model: 'Bench CPU', vendor: 'Bench', cores: 8, threads: 16 },
-        disks: [{ id: 'Disk0', name: 'sda', capacity_bytes: 480103981056, protocol: 'SATA' }],
+        disks: [{ id: 'Disk0', name: 'sda', capacity_bytes: names.diskBytes ?? 480103981056, protocol: 'SATA' }],
       })),
     ),
   );

@@ -55,7 +55,7 @@ export function compareResults(runs: { file: string; result: BenchResult | Floor
   const cols = runs.flatMap(({ file, result }) => columns(file, result));
   const phases = [...new Set(runs.flatMap(({ result }) => result.options.phases))] as Phase[];
   const out: string[] = [];
-  const shapes = new Set(runs.map(({ result: r }) => `${r.options.hosts} hosts, concurrency ${r.options.concurrency}${r.options.redfish ? ', redfish' : ''}`));
+  const shapes = new Set(runs.map(({ result: r }) => `${r.options.hosts} hosts, concurrency ${r.options.concurrency}${r.options.redfish ? ', redfish' : ''}${r.options.agent ? ', agent path' : ''}`));
   out.push(`runs: ${runs.map(({ file, result: r }) => `${basename(file)}: commit ${r.commit}, ${r.date}, ${r.options.hosts} hosts, concurrency ${r.options.concurrency}`).join('; ')}`);
   if (shapes.size > 1) out.push(`NOTE: the runs differ in shape (${[...shapes].join(' / ')}): their times do not compare`);
   if (new Set(runs.map(({ result }) => result.commit)).size > 1) out.push('NOTE: the runs are of different commits: say what changed between them beside the figures');

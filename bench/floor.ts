@@ -7,7 +7,10 @@
  * The sequence mirrors what the host workflow decides (workflows/host/decide.ts)
  * for create -> available -> provisioned -> available -> gone, including the
  * power operation the workflow runs when Ironic reports a power state other
- * than spec.online. Poll reads are the only requests allowed to differ.
+ * than spec.online. Poll reads are the only requests allowed to differ. On
+ * the agent path (--agent) the same verbs take the nodes through agent
+ * inspection, cleaning (provide), a direct deploy and cleaning again
+ * (undeploy), each a boot of the fake agent by virtual media.
  */
 import { parseBmcAddress } from '../model/bmc';
 import { ironicDriverInfo } from '../clients/ironic/driver-info';
@@ -15,7 +18,7 @@ import { IronicClient, IronicError, ironicMayPass } from '../clients/ironic/clie
 import { bootCapabilities, nodeInterfaces } from '../clients/ironic/node-spec';
 import { DELETABLE_STATES, TRANSITIONAL_STATES, type IronicNode } from '../clients/ironic/types';
 import { NodeWatcher, DEFAULT_WATCH } from '../clients/ironic/node-watcher';
-import { CREDENTIALS, IMAGE, pool, sleep, type BenchHost, type Phase } from './common';
+import { CREDENTIALS, IMAGE, pool, sleep, type BenchHost, type BenchImage, type Phase } from './common';
 import { inspectionFailedForIronic, resendDelayMs } from '../activities/ironic/transient';
 import { newestHistoryError } from '../activities/ironic/node-driver';
 
@@ -26,6 +29,12 @@ export interface FloorOptions {
   pollMs: number;
   /** Redfish hosts: no automated cleaning, and no deploy (no agent ramdisk here). */
   redfish: boolean;
+  /**
+   * The agent path (--agent): the node's inspection is its BMC type's agent inspection, as metalflow's worker
+   * with METALFLOW_INSPECTION=agent registers it, and the deploy writes `image` (the one the run serves);
+   * cleaning stays on, so provide and undeploy clean through the agent.
+   */
+  agent?: { image: BenchImage };
 }
 
 /** The floor's verbs that got no answer in time: every such send, and those whose latest send got none. */
@@ -102,11 +111,12 @@ export class FloorDriver {
               return {};
             },
             active: async () => {
+              const image = this.opts.agent?.image ?? IMAGE;
               await this.client.patchNode(n.uuid!, [
-                { op: 'add', path: '/instance_info/image_source', value: IMAGE.url },
-                { op: 'add', path: '/instance_info/image_disk_format', value: IMAGE.format },
-                { op: 'add', path: '/instance_info/image_os_hash_algo', value: IMAGE.checksumType },
-                { op: 'add', path: '/instance_info/image_os_hash_value', value: IMAGE.checksum },
+                { op: 'add', path: '/instance_info/image_source', value: image.url },
+                { op: 'add', path: '/instance_info/image_disk_format', value: image.format },
+                { op: 'add', path: '/instance_info/image_os_hash_algo', value: image.checksumType },
+                { op: 'add', path: '/instance_info/image_os_hash_value', value: image.checksum },
               ]);
               const ref = { namespace: this.opts.namespace, name: host.name };
               return {
@@ -182,7 +192,7 @@ export class FloorDriver {
         name,
         driver: access.value.driver,
         driver_info: ironicDriverInfo(access.value, CREDENTIALS, {}),
-        ...nodeInterfaces(access.value, enabled, 'out-of-band'),
+        ...nodeInterfaces(access.value, enabled, this.opts.agent ? 'agent' : 'out-of-band'),
         properties: { capabilities: bootCapabilities({ bmc: { address: n.host.bmcAddress, credentialsName: 'x' }, online: true }) },
         automated_clean: !this.opts.redfish,
         extra: { metalflow_host: `${this.opts.namespace}/${n.host.name}` },

@@ -18,9 +18,10 @@ import { FleetDriver } from './fleet-driver';
 import { K8sDriver } from './k8s-driver';
 import { BenchKube } from './kube-stack';
 import { MetalflowDriver, type MetalflowOptions } from './metalflow';
+import type { BenchImage } from './common';
 import type { Driver, ProcessBundleKind } from './options';
 import { API_URL, BENCH_PORTS, BENCH_STATE_DIR, ProcWatch, readProc, readProcGroup, servicePid, startNodeChild, waitUntil, type Child, type StackService } from './procs';
-import type { CpuByProcess } from './report';
+import type { AgentCpu, CpuByProcess } from './report';
 import type { RunStack } from './run-stack';
 import { totalCpu, type TemporalProfile } from './temporal-profile';
 import { WorkerWatch } from './worker-watch';
@@ -40,6 +41,8 @@ export interface MetalflowProcsContext {
   hosts: number;
   concurrency: number;
   redfish: boolean;
+  /** What the hosts are provisioned with, when not the fake-hardware one (the agent path's). */
+  image?: BenchImage;
   phaseTimeoutMs: number;
   /** With it, the kube-apiserver of `--driver k8s` is left running at the end. */
   keepStack: boolean;
@@ -51,6 +54,8 @@ export interface MetalflowProcsContext {
   profile?: boolean;
   /** Added to every process's environment (e.g. the power sentinel's interval). */
   env?: Record<string, string>;
+  /** CPU seconds of processes of the run beside metalflow's (the agent path's sushy and fake agent). */
+  extraCpu?: () => AgentCpu;
 }
 
 export interface ProcWatches {
@@ -78,7 +83,7 @@ export interface MetalflowProcs {
  * CPU seconds of the run's processes now (Temporal, Ironic, the workers, the API, this process; with
  * --driver k8s the controller, kube-apiserver and etcd instead of the API).
  */
-export function cpuReader(tprofile: TemporalProfile, watches?: ProcWatches, kube?: BenchKube): () => CpuByProcess {
+export function cpuReader(tprofile: TemporalProfile, watches?: ProcWatches, kube?: BenchKube, extra?: () => AgentCpu): () => CpuByProcess {
   const pgid = (svc: StackService): number => servicePid(svc) ?? -1;
   return () => {
     const self = process.cpuUsage();
@@ -89,6 +94,7 @@ export function cpuReader(tprofile: TemporalProfile, watches?: ProcWatches, kube
       api: watches?.api?.sample()?.cpuSeconds ?? 0,
       bench: (self.user + self.system) / 1e6,
       ...(kube ? { controller: watches?.controller?.sample()?.cpuSeconds ?? 0, apiserver: kube.cpuSeconds('apiserver'), etcd: kube.cpuSeconds('etcd') } : {}),
+      ...extra?.(),
     };
   };
 }
@@ -183,6 +189,7 @@ export async function startMetalflow(ctx: MetalflowProcsContext): Promise<Metalf
       concurrency: ctx.concurrency,
       pollMs: ctx.hosts > 300 ? 1000 : 250,
       redfish: ctx.redfish,
+      image: ctx.image,
       phaseTimeoutMs: ctx.phaseTimeoutMs,
     };
     driver = kube
@@ -190,7 +197,7 @@ export async function startMetalflow(ctx: MetalflowProcsContext): Promise<Metalf
       : ctx.driver === 'fleet'
         ? new FleetDriver(driverOptions)
         : new MetalflowDriver(driverOptions);
-    return { driver, driverOptions, kube, workers, front, frontWatch, watches, cpuNow: cpuReader(tprofile, watches, kube), stop };
+    return { driver, driverOptions, kube, workers, front, frontWatch, watches, cpuNow: cpuReader(tprofile, watches, kube, ctx.extraCpu), stop };
   } catch (err) {
     await stop();
     throw err;

@@ -5,14 +5,14 @@
  * Stops its processes before it returns, so the floor that follows has the machine to itself.
  */
 import type { IronicProxy } from './support/ironic-proxy';
-import { PHASES, sleep, type BenchHost, type Phase } from './common';
+import { PHASES, sleep, type BenchHost, type BenchImage, type Phase } from './common';
 import { eventBreakdown } from './event-breakdown';
 import { FleetDriver } from './fleet-driver';
 import { countsDelta, writesOf, type KubeRequestCounts } from './kube-stack';
 import { cpuDelta, measurePhases, type MeasureContext } from './measure';
 import { startMetalflow, type MetalflowProcs } from './metalflow-procs';
 import type { Options } from './options';
-import type { BenchResult, CpuByProcess, KubeFigures } from './report';
+import type { AgentCpu, BenchResult, CpuByProcess, KubeFigures } from './report';
 import type { RunStack } from './run-stack';
 import { temporalFigures } from './temporal';
 import type { TemporalProfile } from './temporal-profile';
@@ -34,6 +34,8 @@ export interface MetalflowRunContext {
   runStack: RunStack;
   phaseTimeoutMs: number;
   log: (msg: string) => void;
+  /** --agent: the image served to the hosts, and the CPU of the hosts' side (sushy, the fake agent). */
+  agent?: { image: BenchImage; cpuSeconds: () => AgentCpu };
 }
 
 export interface MetalflowRunResult {
@@ -80,6 +82,8 @@ export async function runMetalflow(ctx: MetalflowRunContext): Promise<MetalflowR
       hosts: opts.hosts,
       concurrency: opts.concurrency,
       redfish: opts.redfish,
+      image: ctx.agent?.image,
+      extraCpu: ctx.agent?.cpuSeconds,
       phaseTimeoutMs: ctx.phaseTimeoutMs,
       keepStack: opts.keepStack,
       log,
@@ -87,7 +91,12 @@ export async function runMetalflow(ctx: MetalflowRunContext): Promise<MetalflowR
       workflowBundle: opts.workflowBundle,
       processBundles: opts.processBundles,
       profile: opts.profile,
-      env: opts.maxHistoryEvents !== undefined ? { METALFLOW_MAX_HISTORY_EVENTS: String(opts.maxHistoryEvents) } : {},
+      env: {
+        ...(opts.maxHistoryEvents !== undefined ? { METALFLOW_MAX_HISTORY_EVENTS: String(opts.maxHistoryEvents) } : {}),
+        // The agent path inspects through the agent, as Metal3 does for a virtual-media host (metalflow's default
+        // for Redfish is out-of-band inspection, which needs no agent).
+        ...(ctx.agent ? { METALFLOW_INSPECTION: 'agent' } : {}),
+      },
     });
     const { driver, driverOptions, kube, watches, frontWatch, cpuNow } = procs;
     const mctx: MeasureContext = { phases: ctx.phases, hosts: ctx.hosts, proxy, cpuNow, log };

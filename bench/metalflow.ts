@@ -10,7 +10,7 @@
 import { Client, type Connection } from '@temporalio/client';
 import { connectTemporalClient } from '../clients/temporal/connection';
 import { ApiClient } from './api-client';
-import { CREDENTIALS, IMAGE, pool, type BenchHost, type Phase } from './common';
+import { CREDENTIALS, IMAGE, pool, type BenchHost, type BenchImage, type Phase } from './common';
 import { abnormallyEndedHosts, lookAtHosts, type LookTarget } from './host-look';
 import { Ticker } from './ticker';
 
@@ -34,6 +34,8 @@ export interface MetalflowOptions {
   /** How often the shared watcher lists hosts. */
   pollMs: number;
   redfish: boolean;
+  /** What the hosts are provisioned with (the agent path serves its own; fake-hardware reads none). */
+  image?: BenchImage;
   phaseTimeoutMs: number;
 }
 
@@ -203,7 +205,7 @@ export class MetalflowDriver {
           });
           return this.until(host, phase, 'available');
         case 'provisioned':
-          await this.call(host, phase, 'PUT', `${this.hostPath(host)}/image`, IMAGE);
+          await this.call(host, phase, 'PUT', `${this.hostPath(host)}/image`, this.opts.image ?? IMAGE);
           return this.until(host, phase, 'provisioned');
         case 'deprovisioned':
           await this.call(host, phase, 'DELETE', `${this.hostPath(host)}/image`);

@@ -11,6 +11,12 @@ export interface Options {
   hosts: number;
   concurrency: number;
   redfish: boolean;
+  /**
+   * The lifecycle through Ironic's agent path: Redfish virtual media on sushy-tools fake systems, the fake
+   * agent booted by the agent launcher, agent inspection, automated cleaning, direct deploy and cleaning
+   * on deprovision (bench/agent-stack.ts), for metalflow and the floor alike.
+   */
+  agent: boolean;
   floorPollMs: number;
   /** Skip the floor (scale runs: no target compares with it at 1,000 hosts, and it doubles the run). */
   floor: boolean;
@@ -56,6 +62,7 @@ export function parseOptions(argv: string[], helpFrom: URL): Options {
       hosts: { type: 'string' },
       concurrency: { type: 'string' },
       redfish: { type: 'boolean', default: false },
+      agent: { type: 'boolean', default: false },
       scale: { type: 'boolean', default: false },
       'floor-poll-ms': { type: 'string', default: '100' },
       'no-floor': { type: 'boolean' },
@@ -94,6 +101,12 @@ export function parseOptions(argv: string[], helpFrom: URL): Options {
   if (driver === 'k8s' && values.fleet) throw new Error('--fleet drives a second lifecycle through the HTTP API; --driver k8s drives BareMetalHosts only: run the two separately and put them side by side with `npm run bench -- compare`');
   if (driver === 'fleet' && values.fleet) throw new Error('--fleet drives a second lifecycle with fleet operations beside the API one; with --driver fleet the only lifecycle is already driven so: leave one of them out');
   if (driver === 'floor' && (values.fleet || values['no-floor'])) throw new Error('--driver floor runs the floor alone: --fleet and --no-floor do not go with it');
+  if (values.agent) {
+    // --redfish is the create -> available -> gone profile on out-of-band inspection: a different lifecycle.
+    if (values.redfish) throw new Error('--agent runs the whole lifecycle on Redfish virtual media (sushy-tools) through the agent; --redfish is the create -> delete profile with out-of-band inspection: pick one');
+    // The fleet and BareMetalHost drivers provision with the fake-hardware image; only the API driver and the floor take the agent path's.
+    if (driver === 'fleet' || driver === 'k8s' || values.fleet) throw new Error(`--agent drives the hosts through the per-host API (or --driver floor alone); --driver fleet, --driver k8s and --fleet do not take the agent path yet`);
+  }
   const processBundles: Partial<Record<ProcessBundleKind, string>> = {};
   for (const v of values['process-bundle'] ?? []) {
     const m = /^([a-z]+)=(.+)$/.exec(v);
@@ -104,6 +117,7 @@ export function parseOptions(argv: string[], helpFrom: URL): Options {
     hosts,
     concurrency: int('concurrency', values.concurrency, scale ? Math.min(hosts, 200) : hosts),
     redfish: values.redfish ?? false,
+    agent: values.agent ?? false,
     floorPollMs: int('floor-poll-ms', values['floor-poll-ms'], 100),
     floor: driver === 'floor' || !(values['no-floor'] ?? scale),
     idleSeconds: int('idle-seconds', values['idle-seconds'], hosts >= 1000 ? 60 : 5),

@@ -28,6 +28,11 @@ export const BENCH_PORTS = {
   etcd: 21379 + PORT_OFFSET,
   etcdPeer: 21380 + PORT_OFFSET,
   kubeApi: 21443 + PORT_OFFSET,
+  // --agent (bench/agent-stack.ts): Ironic's http_root served by the agent launcher (beside Ironic's port as
+  // stack.sh places it), where sushy tells the launcher of its systems' changes, and the fake agent's control port.
+  ironicHttp: 21180 + PORT_OFFSET,
+  agentNotify: 21801 + PORT_OFFSET,
+  fakeAgent: 21802 + PORT_OFFSET,
 };
 
 export const BENCH_STACK_ENV: Record<string, string> = {
@@ -43,17 +48,22 @@ export const BENCH_STACK_ENV: Record<string, string> = {
   IRONIC_SYNC_POWER_STATE_INTERVAL: process.env.IRONIC_SYNC_POWER_STATE_INTERVAL ?? '120',
 };
 
+/** The config stack.sh generated at the bench Ironic's last start ('' when there is none). */
+export function benchIronicConf(): string {
+  try {
+    return readFileSync(join(BENCH_STATE_DIR, 'ironic', 'ironic.conf'), 'utf8');
+  } catch {
+    return '';
+  }
+}
+
 /**
  * The power sync interval of the Ironic this run used, read from the config stack.sh generated at its
  * start (a stack kept from an earlier run may have been started with another value than ours).
  */
 export function ironicSyncPowerStateInterval(): number | undefined {
-  try {
-    const m = /^sync_power_state_interval = (\d+)$/m.exec(readFileSync(join(BENCH_STATE_DIR, 'ironic', 'ironic.conf'), 'utf8'));
-    return m ? Number(m[1]) : undefined;
-  } catch {
-    return undefined;
-  }
+  const m = /^sync_power_state_interval = (\d+)$/m.exec(benchIronicConf());
+  return m ? Number(m[1]) : undefined;
 }
 
 export const TEMPORAL_ADDRESS = `127.0.0.1:${BENCH_PORTS.temporal}`;
@@ -258,7 +268,12 @@ export interface Child {
 /** `node --import tsx <file>`: one process (the tsx CLI forks), so /proc figures are the program's own. */
 /** `file`: relative to the repository, or an absolute path (a bundle of an entry point, `--process-bundle`). */
 export function startNodeChild(name: string, file: string, env: Record<string, string>, logFile?: string, nodeArgs: string[] = []): Child {
-  const proc = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', isAbsolute(file) ? file : join(REPO_ROOT, file)], {
+  return startChild(name, process.execPath, [...nodeArgs, '--import', 'tsx', isAbsolute(file) ? file : join(REPO_ROOT, file)], env, logFile);
+}
+
+/** `command args` as a child of the run (the agent launcher: Python), its output kept and logged as a Node child's. */
+export function startChild(name: string, command: string, args: string[], env: Record<string, string>, logFile?: string): Child {
+  const proc = spawn(command, args, {
     cwd: REPO_ROOT,
     // The bench stack is plain: TLS settings meant for another Temporal or Ironic stay out.
     env: { ...process.env, ...Object.fromEntries(TLS_ENV_NAMES.map((n) => [n, ''])), ...env },

@@ -6,15 +6,37 @@ import type { TemporalProfileName, TemporalServerInfo } from './temporal-profile
 import type { WorkerFigures } from './worker-watch';
 import { DEFAULT_HOST_OPTIONS } from '../contracts/host';
 import type { Driver } from './options';
+import type { LauncherEventCounts } from './agent-stack';
 
 export const CORE_PROCESSES = ['temporal', 'ironic', 'worker', 'api', 'bench'] as const;
 /** Kubernetes mode's own processes (--driver k8s): present only in its results. */
 export const KUBE_PROCESSES = ['controller', 'apiserver', 'etcd'] as const;
-export type CpuByProcess = Record<(typeof CORE_PROCESSES)[number], number> & Partial<Record<(typeof KUBE_PROCESSES)[number], number>>;
+/**
+ * The agent path's hosts (--agent): sushy-tools (their BMCs) and the fake agent with its launcher (their
+ * ramdisks). Present only in its results, and never orchestration: they stand for the machines.
+ */
+export const AGENT_PROCESSES = ['sushy', 'agent'] as const;
+export type AgentCpu = Record<(typeof AGENT_PROCESSES)[number], number>;
+export type CpuByProcess = Record<(typeof CORE_PROCESSES)[number], number> &
+  Partial<Record<(typeof KUBE_PROCESSES)[number], number>> &
+  Partial<AgentCpu>;
 export type CpuProcess = keyof CpuByProcess;
 
-/** The processes a run's CPU figures name: the core ones, and Kubernetes mode's where it ran. */
-export const cpuProcesses = (c: CpuByProcess): CpuProcess[] => [...CORE_PROCESSES, ...KUBE_PROCESSES.filter((k) => c[k] !== undefined)];
+/** The processes a run's CPU figures name: the core ones, and Kubernetes mode's or the agent path's where they ran. */
+export const cpuProcesses = (c: CpuByProcess): CpuProcess[] => [
+  ...CORE_PROCESSES,
+  ...KUBE_PROCESSES.filter((k) => c[k] !== undefined),
+  ...AGENT_PROCESSES.filter((k) => c[k] !== undefined),
+];
+
+/**
+ * Hosts per hour through the whole lifecycle: the run's hosts over the sum of its phase times (all hosts
+ * in flight at once unless --concurrency says fewer). Undefined without a time. Pure.
+ */
+export function hostsPerHour(hosts: number, d: Pick<DriverFigures, 'cumulativeMs'>, phases: readonly Phase[]): number | undefined {
+  const ms = d.cumulativeMs[phases.at(-1)!];
+  return ms > 0 ? (hosts * 3_600_000) / ms : undefined;
+}
 
 /**
  * What metalflow's orchestration costs, beside Ironic's and the benchmark's own: Temporal, the
@@ -55,6 +77,10 @@ export interface BenchResult {
     hosts: number;
     concurrency: number;
     redfish: boolean;
+    /** --agent (absent in older results: no). */
+    agent?: boolean;
+    /** --agent: how the fake agent was paced (bench/agent-stack.ts FAKE_AGENT_SETTINGS). */
+    fakeAgent?: { bootMs: number; stepMs: number; minHeartbeatMs: number };
     floorPollMs: number;
     idleSeconds: number;
     phases: Phase[];
@@ -106,6 +132,8 @@ export interface BenchResult {
   floor?: DriverFigures;
   /** The floor's run failed: why (metalflow's figures stand without the comparison). */
   floorError?: string;
+  /** --agent: the agent launcher's boots of each lifecycle (4 per host: inspection, cleaning, deploy, cleaning). */
+  agentBoots?: { metalflow: LauncherEventCounts; floor?: LauncherEventCounts };
   ratio: Partial<Record<Phase, number>>;
   targets: { name: string; target: string; measured: string; met: boolean | null; note?: string }[];
 }
@@ -121,6 +149,10 @@ export interface FloorOnlyResult extends Pick<BenchResult, 'version' | 'date' | 
 }
 
 export const isFloorOnly = (r: BenchResult | FloorOnlyResult): r is FloorOnlyResult => 'floorOnly' in r && r.floorOnly === true;
+
+/** What the hosts were: the run's profile in a few words. */
+const hostKind = (o: BenchResult['options']): string =>
+  o.agent ? 'agent path (Redfish virtual media on sushy-tools, fake agent)' : o.redfish ? 'redfish (sushy-tools)' : 'fake-hardware';
 
 const s = (ms: number | undefined): string => (ms === undefined ? '-' : `${(ms / 1000).toFixed(1)} s`);
 const ms = (v: number | undefined): string => (v === undefined ? '-' : `${Math.round(v)}`);
@@ -214,7 +246,7 @@ export function formatTable(r: BenchResult): string {
   const m = r.metalflow;
   const t = m.temporal;
   out.push(
-    `metalflow benchmark: ${r.options.hosts} hosts, concurrency ${r.options.concurrency}, ${r.options.redfish ? 'redfish (sushy-tools)' : 'fake-hardware'}; ` +
+    `metalflow benchmark: ${r.options.hosts} hosts, concurrency ${r.options.concurrency}, ${hostKind(r.options)}; ` +
       (r.options.driver === 'fleet' ? 'driven by fleet operations; ' : '') +
       (r.options.driver === 'k8s' ? 'driven through BareMetalHosts (kube-apiserver, controller); ' : '') +
       (r.floor ? `floor polls every ${r.options.floorPollMs} ms` : r.floorError ? `the floor run FAILED: ${r.floorError}` : 'no floor run (--no-floor)'),
@@ -244,6 +276,19 @@ export function formatTable(r: BenchResult): string {
     `, all-gone ${s(d.cumulativeMs.gone)}`;
   out.push(`  cumulative metalflow: ${cumul(m)}`);
   if (r.floor) out.push(`  cumulative floor:     ${cumul(r.floor)}`);
+  const perHour = (d: DriverFigures | undefined): string => {
+    const v = d && hostsPerHour(r.options.hosts, d, r.options.phases);
+    return v === undefined ? '-' : v.toFixed(0);
+  };
+  out.push(`  hosts per hour (whole lifecycle, ${r.options.concurrency} in flight): metalflow ${perHour(m)}, floor ${perHour(r.floor)}`);
+  if (r.options.fakeAgent) {
+    const f = r.options.fakeAgent;
+    out.push(`  fake agent: boots in ${f.bootMs} ms, steps take ${f.stepMs} ms, heartbeats at least ${f.minHeartbeatMs} ms apart`);
+  }
+  if (r.agentBoots) {
+    const b = (c: LauncherEventCounts): string => `${(c.started / r.options.hosts).toFixed(2)} per host${c.failed > 0 ? `, ${c.failed} boot(s) FAILED` : ''}`;
+    out.push(`  agent boots: metalflow ${b(r.agentBoots.metalflow)}${r.agentBoots.floor ? `, floor ${b(r.agentBoots.floor)}` : ''} (inspection, cleaning, deploy, cleaning: 4)`);
+  }
   if (m.fleetOperations) out.push(`  metalflow driven by fleet operations (--driver fleet):`, ...fleetOperationRows(r, m.fleetOperations));
   if (r.fleet) out.push('', ...formatFleet(r, r.fleet));
   out.push('');
@@ -335,7 +380,7 @@ export function formatTable(r: BenchResult): string {
 export function formatFloorOnly(r: FloorOnlyResult): string {
   const f = r.floor;
   const out = [
-    `floor alone (--driver floor): ${r.options.hosts} hosts, concurrency ${r.options.concurrency}, ${r.options.redfish ? 'redfish (sushy-tools)' : 'fake-hardware'}; polls every ${r.options.floorPollMs} ms`,
+    `floor alone (--driver floor): ${r.options.hosts} hosts, concurrency ${r.options.concurrency}, ${hostKind(r.options)}; polls every ${r.options.floorPollMs} ms`,
     `machine: ${r.machine.cpus} cores (${r.machine.cpuModel}), ${r.machine.memGiB} GiB, Node ${r.machine.node}; commit ${r.commit}; ${r.date}`,
     `ironic: power state sync ${r.options.ironicSyncPowerStateInterval === undefined ? 'interval unknown' : `every ${r.options.ironicSyncPowerStateInterval} s`}`,
     '',
@@ -344,7 +389,8 @@ export function formatFloorOnly(r: FloorOnlyResult): string {
   for (const p of r.options.phases) {
     out.push(`  ${pad(PHASE_LABEL[p], 28)} ${padl(s(f.phaseMs[p]), 10)} ${padl(f.ironicRequestsPerHostByPhase[p].toFixed(1), 16)} ${padl(f.cpuSecondsByPhase[p].ironic.toFixed(1), 13)}`);
   }
-  out.push(`  whole lifecycle ${s(f.cumulativeMs[r.options.phases.at(-1)!])}; Ironic requests per host ${f.ironicRequestsPerHost.toFixed(1)}`);
+  const perHour = hostsPerHour(r.options.hosts, f, r.options.phases);
+  out.push(`  whole lifecycle ${s(f.cumulativeMs[r.options.phases.at(-1)!])} (${perHour === undefined ? '-' : perHour.toFixed(0)} hosts per hour); Ironic requests per host ${f.ironicRequestsPerHost.toFixed(1)}`);
   out.push('  (compare it with the metalflow runs of the same commit: npm run bench -- compare <results>)');
   return out.join('\n');
 }

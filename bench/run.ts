@@ -6,7 +6,7 @@
  * bench/results/<date>-<commit>-<driver>[-postgres]-<run id>.json (two runs of one commit on one
  * day used to share a name, and the second overwrote the first).
  *
- *   npm run bench -- [--hosts 100] [--concurrency N] [--redfish] [--scale]
+ *   npm run bench -- [--hosts 100] [--concurrency N] [--redfish | --agent] [--scale]
  *                    [--floor-poll-ms 100] [--no-floor] [--idle-seconds S] [--max-history-events N]
  *                    [--out FILE] [--keep-stack] [--profile] [--temporal dev|postgres] [--workers N] [--fleet]
  *                    [--driver api|fleet|floor|k8s] [--workflow-bundle FILE]
@@ -50,7 +50,14 @@
  * this checkout (the test run's) instead of bundling the workflows again;
  * --process-bundle worker=FILE (or api=FILE) starts that process from a bundle
  * of its entry point already built (the test run's) instead of through tsx.
- * The bench stack's sushy is started only with --redfish.
+ * The bench stack's sushy is started only with --redfish or --agent.
+ * --agent takes the whole lifecycle through Ironic's agent path, for metalflow
+ * and the floor: Redfish virtual media on sushy-tools fake systems (one per
+ * host), the fake agent (bench/support/fake-agent.ts, one process for every
+ * host) booted by the agent launcher (scripts/agent/launcher.py --fake-agent),
+ * agent inspection, automated cleaning, direct deploy of an image served on
+ * loopback, and cleaning on deprovision (bench/agent-stack.ts); Ironic and
+ * sushy of a kept stack are restarted on the agent path's settings.
  * `npm run bench -- cleanup [--temporal postgres] <namespace>...` removes what
  * a failed run left behind. `npm run bench -- compare <result.json>...` prints
  * the figures of several runs side by side (bench/compare.ts).
@@ -65,6 +72,7 @@ import { IronicProxy } from './support/ironic-proxy';
 import { cleanupNamespaces } from './cleanup';
 import { compareFiles } from './compare';
 import { makeHosts, PHASES, writeSushySystems, type Phase, type SushySystem } from './common';
+import { FAKE_AGENT_SETTINGS, startAgentPeers, type AgentPeers, type LauncherEventCounts } from './agent-stack';
 import { FloorDriver } from './floor';
 import { measurePhases } from './measure';
 import { cpuReader } from './metalflow-procs';
@@ -120,7 +128,7 @@ async function main(): Promise<void> {
   mkdirSync(BENCH_STATE_DIR, { recursive: true });
   const runDir = join(BENCH_STATE_DIR, 'runs', runId);
   mkdirSync(runDir, { recursive: true });
-  log(`run ${runId}: ${opts.hosts} hosts, concurrency ${opts.concurrency}${opts.redfish ? ', redfish' : ''}; logs in ${runDir}`);
+  log(`run ${runId}: ${opts.hosts} hosts, concurrency ${opts.concurrency}${opts.redfish ? ', redfish' : ''}${opts.agent ? ', agent path' : ''}; logs in ${runDir}`);
 
   // ---------------------------------------------------------- the stack ----
   const tprofile = temporalProfile(opts.temporal);
@@ -133,12 +141,25 @@ async function main(): Promise<void> {
     systems = gen.systems;
     Object.assign(stackEnv, { SUSHY_SYSTEMS_FILE: gen.file, SUSHY_POWER_DELAY: '0-0.5' });
   }
+  // The agent path's launcher and fake agent are up before sushy, which tells the launcher of every change.
+  let agent: AgentPeers | undefined;
+  if (opts.agent) {
+    agent = await startAgentPeers({ hosts: opts.hosts, runDir, runStack, log });
+    systems = agent.systems;
+    Object.assign(stackEnv, agent.env);
+  }
   // sushy only for Redfish hosts: fake-hardware nodes never reach a BMC (its start is some 10 s).
-  runStack.start(opts.redfish ? ['ironic', 'sushy'] : ['ironic'], stackEnv, JSON.stringify(BENCH_PORTS));
+  try {
+    runStack.start(opts.redfish || opts.agent ? ['ironic', 'sushy'] : ['ironic'], stackEnv, JSON.stringify(BENCH_PORTS));
+  } catch (err) {
+    await agent?.stop();
+    throw err;
+  }
 
   const secretDir = join(runDir, 'secrets');
   const proxy = new IronicProxy(IRONIC_URL);
   try {
+    agent?.restartStale(runStack, stack);
     if (opts.redfish && (await sushySystemCount()) !== opts.hosts) {
       // Other systems than ours: restart sushy on a file with one system per host.
       log(`restarting sushy with ${opts.hosts} fake systems`);
@@ -146,15 +167,24 @@ async function main(): Promise<void> {
       stack(['restart', 'sushy'], stackEnv);
     }
     await proxy.start();
-    const hosts = makeHosts(opts.hosts, { redfishSystems: systems, sushyUrl: SUSHY_URL });
+    const hosts = makeHosts(opts.hosts, { redfishSystems: systems, sushyUrl: SUSHY_URL, bmcScheme: opts.agent ? 'redfish-virtualmedia' : 'redfish' });
     const phaseTimeoutMs = Math.max(600_000, opts.hosts * 3_000);
 
     // ------------------------------------------------------- metalflow ----
     // --driver floor: none (the floor half of a comparison made of several runs).
+    const agentCtx = agent ? { image: agent.image, cpuSeconds: agent.cpuSeconds } : undefined;
+    // The launcher's boots of each lifecycle: from its event counts before and after.
+    const bootsSince = (before: LauncherEventCounts | undefined): LauncherEventCounts | undefined => {
+      const now = agent?.events();
+      return now && before ? { started: now.started - before.started, stopped: now.stopped - before.stopped, failed: now.failed - before.failed } : undefined;
+    };
+    const boots0 = agent?.events();
     const mf =
       opts.driver === 'floor'
         ? undefined
-        : await runMetalflow({ opts, phases, hosts, runId, runDir, secretDir, namespace, fleetNamespace, proxy, tprofile, runStack, phaseTimeoutMs, log });
+        : await runMetalflow({ opts, phases, hosts, runId, runDir, secretDir, namespace, fleetNamespace, proxy, tprofile, runStack, phaseTimeoutMs, log, agent: agentCtx });
+    const mfBoots = mf ? bootsSince(boots0) : undefined;
+    const boots1 = agent?.events();
 
     // ----------------------------------------------------------- floor ----
     const floorDriver = new FloorDriver({
@@ -163,10 +193,11 @@ async function main(): Promise<void> {
       concurrency: opts.concurrency,
       pollMs: opts.floorPollMs,
       redfish: opts.redfish,
+      agent: agentCtx,
     });
     // A floor that fails (Ironic saturated beyond what it retries) costs the run its comparison, not metalflow's figures.
     let floorError: string | undefined;
-    const floorCtx = { phases, hosts, proxy, cpuNow: cpuReader(tprofile), log };
+    const floorCtx = { phases, hosts, proxy, cpuNow: cpuReader(tprofile, undefined, undefined, agent?.cpuSeconds), log };
     const floor = opts.floor
       ? await measurePhases(floorCtx, 'floor', (p, hs) => floorDriver.runPhase(p, hs)).catch(async (err: unknown) => {
           if (!mf) throw err;
@@ -176,6 +207,7 @@ async function main(): Promise<void> {
           return undefined;
         })
       : undefined;
+    const floorBoots = floor ? bootsSince(boots1) : undefined;
     if (floorDriver.transientResends > 0) log(`floor: ${floorDriver.transientResends} inspection(s) sent again after Ironic failed them for its own saturation`);
     if (floorDriver.retries > 0) log(`floor: ${floorDriver.retries} Ironic request(s) retried (5xx answers, reads not answered)`);
     if (floorDriver.rejectedReplans > 0) log(`floor: ${floorDriver.rejectedReplans} verb(s) refused because the node had moved on (an earlier request landed after all); re-planned from a fresh read`);
@@ -191,6 +223,8 @@ async function main(): Promise<void> {
         hosts: opts.hosts,
         concurrency: opts.concurrency,
         redfish: opts.redfish,
+        agent: opts.agent,
+        ...(opts.agent ? { fakeAgent: { ...FAKE_AGENT_SETTINGS } } : {}),
         floorPollMs: opts.floorPollMs,
         idleSeconds: opts.idleSeconds,
         phases,
@@ -228,6 +262,7 @@ async function main(): Promise<void> {
       fleet: mf.fleet,
       floor,
       ...(floorError ? { floorError } : {}),
+      ...(mfBoots ? { agentBoots: { metalflow: mfBoots, ...(floorBoots ? { floor: floorBoots } : {}) } } : {}),
       ratio,
     };
     write({ ...partial, targets: evaluateTargets(partial) });
@@ -239,6 +274,7 @@ async function main(): Promise<void> {
   } finally {
     await proxy.stop().catch(() => undefined);
     rmSync(secretDir, { recursive: true, force: true });
+    await agent?.stop();
     runStack.stop();
   }
 }

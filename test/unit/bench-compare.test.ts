@@ -96,7 +96,7 @@ describe('npm run bench -- compare', () => {
     expect(row('provision -> provisioned')).toEqual(['provision -> provisioned', '900.0 s (2.00)', '990.0 s (2.20)', '450.0 s']);
     expect(row('Temporal CPU per host lifecycle')).toEqual(['Temporal CPU per host lifecycle', '0.40 s', '0.40 s', '-']);
     expect(table).not.toContain('NOTE');
-    expect(formatFloorOnly(floorOnly)).toContain('whole lifecycle 1550.0 s; Ironic requests per host 38.0');
+    expect(formatFloorOnly(floorOnly)).toContain('whole lifecycle 1550.0 s (2323 hosts per hour); Ironic requests per host 38.0');
     expect(resultFileName(floorOnly, 'f00d00')).toBe('2026-11-28-aaaaaaa-floor-f00d00.json');
   });
 
