@@ -19,7 +19,9 @@ const CHAOS_ROUND = HEAVY || process.env.METALFLOW_CHAOS_ROUND === '1';
  * small rounds in `make test` (12-20 hosts) run with the rest.
  */
 const FLEET_AT_SIZE = ['test/k8s/fleet.test.ts', 'test/e2e/fleet-worker-crash.test.ts', 'test/integration/fleet-scale.test.ts'];
-const ALONE = [...(HEAVY ? FLEET_AT_SIZE : []), ...(CHAOS_ROUND ? [CHAOS] : [])];
+/** Two Temporal servers and a PostgreSQL of its own, one of them SIGKILLed: alone too, its waits are for failure detection. */
+const MULTINODE = 'test/integration/temporal-multinode.test.ts';
+const ALONE = [...(HEAVY ? [...FLEET_AT_SIZE, MULTINODE] : []), ...(CHAOS_ROUND ? [CHAOS] : [])];
 
 /**
  * Files only `npm run test:heavy` runs (METALFLOW_TEST_HEAVY=1, test/support/heavy.ts). The heavy tier also

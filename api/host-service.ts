@@ -134,7 +134,8 @@ export class HostService {
     try {
       if (input.status) return { created: true, view: await this.startRestored(ref, input.status, valid.value.spec, input.metadata?.labels) };
       // A host whose workflow ended abnormally comes back with its last status and takes the new spec.
-      const readopted = await this.readoptIfEnded(ref, { mustExist: false, spec: valid.value.spec, labels: input.metadata?.labels });
+      // A create read the run under the host's lease already: nothing else starts one meanwhile, so it is not read again.
+      const readopted = await this.readoptIfEnded(ref, { mustExist: false, spec: valid.value.spec, labels: input.metadata?.labels }, creating ? run : undefined);
       const startWorkflowOperation = hostWorkflowStart(ref, this.deps.taskQueue, this.deps.hostOptions);
       const result = await this.bounded(() =>
         this.deps.client.workflow.executeUpdateWithStart(applySpecUpdate, { args: input.metadata ? [valid.value.spec, input.metadata] : [valid.value.spec], startWorkflowOperation }),
@@ -407,9 +408,14 @@ export class HostService {
    * Re-adopts a host whose workflow ended abnormally (its last status, spec, power-off
    * requests and pending delete) and returns what it had; throws 404 for a host that
    * does not exist, unless the caller may create it. `spec`: the one to re-adopt with instead of the last.
+   * `known`: the run as the caller read it under the host's lease (absent or deleted: a create), not read again.
    */
-  private async readoptIfEnded(ref: HostRef, opts: { mustExist: boolean; spec?: HostSpec; labels?: Record<string, string> } = { mustExist: true }): Promise<HostView | undefined> {
-    const run = await hostRun(this.deps.client, ref);
+  private async readoptIfEnded(
+    ref: HostRef,
+    opts: { mustExist: boolean; spec?: HostSpec; labels?: Record<string, string> } = { mustExist: true },
+    known?: HostRun,
+  ): Promise<HostView | undefined> {
+    const run = known ?? (await hostRun(this.deps.client, ref));
     if (opts.mustExist) this.exists(ref, run);
     if (run.kind !== 'ended') return undefined;
     const last = await this.lastView(ref);

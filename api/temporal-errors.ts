@@ -17,8 +17,13 @@
  * so the caller is told the outcome is unknown and that repeating the same
  * request is safe (every host change is a whole desired state, so applying
  * it twice is applying it once).
+ *
+ * A create is an update-with-start: when one of its operations fails the SDK
+ * rethrows the gRPC error itself (not a ServiceError), its code and message
+ * those of the failed operation and its `details` the operation's encoded
+ * detail, so both the message and the details are read.
  */
-import { ServiceError, WorkflowUpdateRPCTimeoutOrCancelledError } from '@temporalio/client';
+import { ServiceError, WorkflowUpdateRPCTimeoutOrCancelledError, isGrpcServiceError } from '@temporalio/client';
 
 export interface TemporalBusy {
   /** False when the request may still take effect (the call timed out). */
@@ -54,7 +59,7 @@ export function grpcStatus(err: unknown): { code: number; details?: string } | u
 
 /** Classifies `err` when it is a transient Temporal failure; undefined for everything else. */
 export function temporalBusy(err: unknown): TemporalBusy | undefined {
-  if (!(err instanceof ServiceError || err instanceof WorkflowUpdateRPCTimeoutOrCancelledError)) return undefined;
+  if (!(err instanceof ServiceError || err instanceof WorkflowUpdateRPCTimeoutOrCancelledError || isGrpcServiceError(err))) return undefined;
   const status = grpcStatus(err);
   const code = status?.code;
   if (err instanceof WorkflowUpdateRPCTimeoutOrCancelledError || (code !== undefined && OUTCOME_UNKNOWN.has(code))) {
@@ -64,13 +69,13 @@ export function temporalBusy(err: unknown): TemporalBusy | undefined {
       message: 'Temporal did not answer in time; the change may or may not have been applied. Repeat the same request: it is safe to apply twice',
     };
   }
-  const taskFailed = code === FAILED_PRECONDITION && TASK_FAILED.test(status?.details ?? err.message);
+  const taskFailed = code === FAILED_PRECONDITION && (TASK_FAILED.test(status?.details ?? '') || TASK_FAILED.test(err.message));
   if (code !== undefined && (NOT_APPLIED.has(code) || taskFailed)) {
     return {
       nothingApplied: true,
       retryAfterSeconds: RETRY_AFTER_SECONDS,
       message: taskFailed
-        ? `the host's workflow task failed (under load its tasks time out; if this persists, the host's workflow in the Temporal UI says why): ${status?.details ?? err.message}; nothing was changed. Retry the request`
+        ? `the host's workflow task failed (under load its tasks time out; if this persists, the host's workflow in the Temporal UI says why): ${TASK_FAILED.test(status?.details ?? '') ? status?.details : err.message}; nothing was changed. Retry the request`
         : `Temporal is busy or unreachable (${CODE_NAMES[code]}: ${err.message}); nothing was changed. Retry the request`,
     };
   }

@@ -7,9 +7,11 @@
  *   every change (`external_notifier`), each with one 8 GiB disk;
  * - Ironic on the agent path (`IRONIC_AGENT_PATH=1`: Metal3's ironic-image
  *   settings: redfish-virtual-media boot, direct deploy, agent inspection,
- *   metadata erase only, fast track off), asking each second whether an agent
- *   command finished and whether a host went off after the agent's power off,
- *   as the lab's Ironic does (Ironic's 6 s and 5 s add some 9 s to a deploy);
+ *   metadata erase only, fast track off unless IRONIC_FAST_TRACK=true), asking
+ *   each second whether an agent command finished and whether a host went off
+ *   after the agent's power off, as the lab's Ironic does (Ironic's 6 s and 5 s
+ *   add some 9 s to a deploy), and computing the BMC password's hash once per
+ *   BMC as the test stacks' Ironics do (agentIronicSettings says why);
  * - the agent launcher (scripts/agent/launcher.py --fake-agent), which serves
  *   Ironic's http_root and boots a host's agent while its system is on and
  *   booting the virtual CD Ironic inserted;
@@ -37,11 +39,41 @@ import type { RunStack } from './run-stack';
 export const AGENT_HOST_DISK = '8G';
 const AGENT_HOST_DISK_BYTES = 8 * 2 ** 30;
 
-/** How the fake agent behaves: IPA's pace (bench/support/fake-agent.ts's defaults). */
-export const FAKE_AGENT_SETTINGS = { bootMs: 5000, stepMs: 0, minHeartbeatMs: 5000 } as const;
+/**
+ * How the fake agent behaves: IPA's pace. Its ramdisk boots in 5 s and its heartbeats are at least 5 s apart
+ * (bench/support/fake-agent.ts's defaults), and each asynchronous command takes what the real agent's took on
+ * the agent tests' loop devices (its log, ipa.log, of the lifecycle host): the metadata erase 1.3-1.8 s, the
+ * qcow2's write 8.5-9.5 s, the boot loader 0.1-0.3 s, the power off 2-6 s; any other 2 s. A step that ends at
+ * once (the fake's default) makes the heartbeat IPA sends when a command finishes reach Ironic while the
+ * conductor that started the step still holds the node: Ironic answers 202, skips it ("will retry on the next
+ * heartbeat"), and the host waits for the next regular heartbeat, 90-180 s later.
+ */
+export const FAKE_AGENT_SETTINGS = {
+  bootMs: 5000,
+  stepMs: 2000,
+  stepTimes: { erase_devices_metadata: 1500, write_image: 9000, install_bootloader: 200, power_off: 3000 } as Record<string, number>,
+  minHeartbeatMs: 5000,
+} as const;
+
+/**
+ * How the agent path's Ironic runs (from the bench's environment):
+ * - memoSessionHash (IRONIC_MEMO_SESSION_HASH, on unless `0`): Ironic's Redfish driver hashes the BMC password
+ *   with PBKDF2 (600,000 rounds) for every BMC call to key its session cache, some 0.7 s of CPU each on this
+ *   machine, and that was some 85 % of Ironic's CPU on the agent path (bench/results/2026-12-03-agent-path-ironic-cost.md).
+ *   On, the hash of the same password and address is computed once (scripts/ironic-site/sitecustomize.py, as
+ *   every test Ironic has it): what Ironic sends and keeps is unchanged, and it is the same for metalflow and
+ *   the floor. `0` runs Ironic's own code, whose figures are what a Metal3 Ironic of this version spends.
+ * - fastTrack (IRONIC_FAST_TRACK, off unless `true`): Ironic's fast track (Metal3's ironic-image has it on by
+ *   default): a host whose agent is up and heartbeating is cleaned and deployed without booting it again.
+ * Pure.
+ */
+export function agentIronicSettings(env: Record<string, string | undefined>): { memoSessionHash: boolean; fastTrack: boolean } {
+  return { memoSessionHash: env.IRONIC_MEMO_SESSION_HASH !== '0', fastTrack: env.IRONIC_FAST_TRACK === 'true' };
+}
 
 /** scripts/stack.sh's settings for the agent path (sushy and Ironic), as the agent tests' lab has them. Pure. */
-export function agentStackEnv(p: { systemsFile: string; notifyPort: number; httpPort: number }): Record<string, string> {
+export function agentStackEnv(p: { systemsFile: string; notifyPort: number; httpPort: number; ironic?: { memoSessionHash: boolean; fastTrack: boolean } }): Record<string, string> {
+  const ironic = p.ironic ?? { memoSessionHash: true, fastTrack: false };
   return {
     SUSHY_SYSTEMS_FILE: p.systemsFile,
     SUSHY_POWER_DELAY: '0-0.5',
@@ -50,12 +82,16 @@ export function agentStackEnv(p: { systemsFile: string; notifyPort: number; http
     IRONIC_HTTP_PORT: String(p.httpPort),
     IRONIC_AGENT_COMMAND_WAIT_INTERVAL: '1',
     IRONIC_AGENT_POWER_OFF_POLL_INTERVAL: '1',
+    IRONIC_MEMO_SESSION_HASH: ironic.memoSessionHash ? '1' : '0',
+    IRONIC_FAST_TRACK: ironic.fastTrack ? 'true' : 'false',
   };
 }
 
 /**
  * The bench stack's services whose generated config is not the agent path's with these settings (a stack kept
- * from another run): they are restarted with them. A config that cannot be read is a service not running. Pure.
+ * from another run): they are restarted with them. A config that cannot be read is a service not running.
+ * Whether Ironic remembers the BMC password hash is the header line stack.sh writes (its process environment
+ * cannot be read back: Ironic's process title overwrites it). Pure.
  */
 export function staleForAgentPath(conf: { ironic: string; sushy: string }, env: Record<string, string>): StackService[] {
   const stale: StackService[] = [];
@@ -63,7 +99,9 @@ export function staleForAgentPath(conf: { ironic: string; sushy: string }, env: 
     /^external_callback_url = /m.test(conf.ironic) &&
     conf.ironic.includes(`http_url = http://127.0.0.1:${env.IRONIC_HTTP_PORT}\n`) &&
     new RegExp(`^command_wait_interval = ${env.IRONIC_AGENT_COMMAND_WAIT_INTERVAL}$`, 'm').test(conf.ironic) &&
-    new RegExp(`^post_deploy_get_power_state_retry_interval = ${env.IRONIC_AGENT_POWER_OFF_POLL_INTERVAL}$`, 'm').test(conf.ironic);
+    new RegExp(`^post_deploy_get_power_state_retry_interval = ${env.IRONIC_AGENT_POWER_OFF_POLL_INTERVAL}$`, 'm').test(conf.ironic) &&
+    (env.IRONIC_FAST_TRACK === undefined || new RegExp(`^fast_track = ${env.IRONIC_FAST_TRACK}$`, 'm').test(conf.ironic)) &&
+    (env.IRONIC_MEMO_SESSION_HASH === undefined || /^# IRONIC_MEMO_SESSION_HASH=1 /m.test(conf.ironic) === (env.IRONIC_MEMO_SESSION_HASH === '1'));
   if (conf.ironic && !ironicOk) stale.push('ironic');
   const sushyOk = conf.sushy.includes(`EXTERNAL_NOTIFICATION_URL = '${env.SUSHY_EXTERNAL_NOTIFICATION_URL}'`) && conf.sushy.includes(`open('${env.SUSHY_SYSTEMS_FILE}')`);
   if (conf.sushy && !sushyOk) stale.push('sushy');
@@ -107,6 +145,8 @@ export interface AgentPeers {
   systems: SushySystem[];
   /** scripts/stack.sh settings for sushy and Ironic. */
   env: Record<string, string>;
+  /** How Ironic runs (agentIronicSettings). */
+  ironic: { memoSessionHash: boolean; fastTrack: boolean };
   image: BenchImage;
   /** CPU seconds of the hosts' side: sushy (the BMCs), and the fake agent with the launcher (the ramdisks). */
   cpuSeconds(): { sushy: number; agent: number };
@@ -139,7 +179,8 @@ export async function startAgentPeers(p: { hosts: number; runDir: string; runSta
   const systems = writeSushySystems(systemsFile, p.hosts, { uuidPrefix: 'be4a0000', macPrefix: '52:54:02:be', namePrefix: 'bench-agent', externalNotifier: true, diskBytes: AGENT_HOST_DISK_BYTES });
   const hostsFile = join(p.runDir, 'agent-hosts.json');
   writeFileSync(hostsFile, JSON.stringify(launcherHosts(systems)));
-  const env = agentStackEnv({ systemsFile, notifyPort: BENCH_PORTS.agentNotify, httpPort: BENCH_PORTS.ironicHttp });
+  const ironicSettings = agentIronicSettings(process.env);
+  const env = agentStackEnv({ systemsFile, notifyPort: BENCH_PORTS.agentNotify, httpPort: BENCH_PORTS.ironicHttp, ironic: ironicSettings });
   const httpRoot = join(BENCH_STATE_DIR, 'ironic', 'httpboot');
   mkdirSync(httpRoot, { recursive: true });
   const launcherState = join(p.runDir, 'launcher');
@@ -169,7 +210,7 @@ export async function startAgentPeers(p: { hosts: number; runDir: string; runSta
       startChild(
         'fake-agent',
         process.execPath,
-        ['--import', 'tsx', join(REPO_ROOT, 'bench', 'support', 'fake-agent.ts'), '--port', String(BENCH_PORTS.fakeAgent), '--boot-ms', String(s.bootMs), '--step-ms', String(s.stepMs), '--min-heartbeat-ms', String(s.minHeartbeatMs)],
+        ['--import', 'tsx', join(REPO_ROOT, 'bench', 'support', 'fake-agent.ts'), '--port', String(BENCH_PORTS.fakeAgent), '--boot-ms', String(s.bootMs), '--step-ms', String(s.stepMs), '--step-times', Object.entries(s.stepTimes).map(([k, v]) => `${k}=${v}`).join(','), '--min-heartbeat-ms', String(s.minHeartbeatMs)],
         {},
         join(p.runDir, 'fake-agent.log'),
       ),
@@ -200,9 +241,11 @@ export async function startAgentPeers(p: { hosts: number; runDir: string; runSta
     children.push(launcher);
     await waitUntil('the agent launcher', async () => (await fetch(`http://127.0.0.1:${BENCH_PORTS.ironicHttp}/`).catch(() => undefined))?.ok === true, 60_000, launcher);
     p.log(`agent path: fake agent pid ${agent.pid} (boot ${s.bootMs} ms, heartbeats at least ${s.minHeartbeatMs} ms apart), launcher pid ${launcher.pid}, image ${image.url}`);
+    p.log(`agent path: Ironic ${ironicSettings.memoSessionHash ? 'remembers the BMC password hash (IRONIC_MEMO_SESSION_HASH=0 for its own code)' : "runs its own code (the BMC password's PBKDF2 on every BMC call)"}, fast track ${ironicSettings.fastTrack ? 'on' : 'off'}`);
     return {
       systems,
       env,
+      ironic: ironicSettings,
       image,
       cpuSeconds: () => ({
         sushy: readProcGroup(servicePid('sushy') ?? -1)?.cpuSeconds ?? 0,

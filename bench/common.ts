@@ -18,6 +18,8 @@ export interface BenchHost {
   bmcAddress: string;
   mac: string;
   userData: string;
+  /** `--sites N`: the site the host belongs to (`spec.site`; bench/sites.ts); absent: the default site. */
+  site?: string;
 }
 
 /** The image a host is provisioned with: fake-hardware never reads it; the agent path serves one (bench/agent-stack.ts). */

@@ -68,89 +68,92 @@ export class FloorDriver {
   }
 
   async runPhase(phase: Phase, hosts: BenchHost[]): Promise<void> {
-    await pool(hosts, this.opts.concurrency, async (host) => {
-      const n = this.nodes.get(host.name) ?? { host, poweredOn: false };
-      this.nodes.set(host.name, n);
-      switch (phase) {
-        case 'available':
-          await this.ensureNode(n);
-          await this.drive(n, (node, issued) => (node.provision_state !== 'enroll' ? 'done' : issued.includes('manage') ? 'fail' : 'manage'));
-          await this.drive(
-            n,
-            (node, issued, unanswered) => {
-              if (node.provision_state === 'manageable') return issued.includes('inspect') ? 'done' : 'inspect';
-              // As inspectNode: an inspection Ironic failed for its own saturation (its SQLite locked, or our
-              // inspect unanswered and failed with no reason) is sent again. The floor has no sent marker: an
-              // unanswered inspect counts as sent here, so the resends stay bounded.
-              const sent = [...issued, ...unanswered.sent].filter((v) => v === 'inspect').length;
-              return node.provision_state === 'inspect failed' && inspectionFailedForIronic(node.last_error, sent, unanswered.latest.has('inspect')) ? 'inspect' : 'fail';
-            },
-            {
-              inspect: async (issued) => {
-                const sent = issued.filter((v) => v === 'inspect').length;
-                if (sent > 0) {
-                  this.transientResends++;
-                  await sleep(resendDelayMs(sent));
-                }
-                return {};
-              },
-            },
-          );
-          await this.client.getInventory(n.uuid!);
-          // As metalflow's prepare (and BMO's): the node stays manageable; provisioning cleans.
-          if (!n.poweredOn) await this.setPower(n, true);
-          return;
-        case 'provisioned':
-          await this.drive(n, (node) => ({ active: 'done', available: 'active', manageable: 'provide' } as Record<string, string>)[node.provision_state] ?? 'fail', {
-            provide: async () => {
-              const node = await this.mustGet(n);
-              const clean = !this.opts.redfish;
-              if (node.automated_clean !== clean) {
-                await this.client.patchNode(n.uuid!, [{ op: 'add', path: '/automated_clean', value: clean }]);
+    await pool(hosts, this.opts.concurrency, (host) => this.runHost(phase, host));
+  }
+
+  /** One host through one phase (a pool of hosts over several sites' floors calls it per host: bench/sites.ts). */
+  async runHost(phase: Phase, host: BenchHost): Promise<void> {
+    const n = this.nodes.get(host.name) ?? { host, poweredOn: false };
+    this.nodes.set(host.name, n);
+    switch (phase) {
+      case 'available':
+        await this.ensureNode(n);
+        await this.drive(n, (node, issued) => (node.provision_state !== 'enroll' ? 'done' : issued.includes('manage') ? 'fail' : 'manage'));
+        await this.drive(
+          n,
+          (node, issued, unanswered) => {
+            if (node.provision_state === 'manageable') return issued.includes('inspect') ? 'done' : 'inspect';
+            // As inspectNode: an inspection Ironic failed for its own saturation (its SQLite locked, or our
+            // inspect unanswered and failed with no reason) is sent again. The floor has no sent marker: an
+            // unanswered inspect counts as sent here, so the resends stay bounded.
+            const sent = [...issued, ...unanswered.sent].filter((v) => v === 'inspect').length;
+            return node.provision_state === 'inspect failed' && inspectionFailedForIronic(node.last_error, sent, unanswered.latest.has('inspect')) ? 'inspect' : 'fail';
+          },
+          {
+            inspect: async (issued) => {
+              const sent = issued.filter((v) => v === 'inspect').length;
+              if (sent > 0) {
+                this.transientResends++;
+                await sleep(resendDelayMs(sent));
               }
               return {};
             },
-            active: async () => {
-              const image = this.opts.agent?.image ?? IMAGE;
-              await this.client.patchNode(n.uuid!, [
-                { op: 'add', path: '/instance_info/image_source', value: image.url },
-                { op: 'add', path: '/instance_info/image_disk_format', value: image.format },
-                { op: 'add', path: '/instance_info/image_os_hash_algo', value: image.checksumType },
-                { op: 'add', path: '/instance_info/image_os_hash_value', value: image.checksum },
-              ]);
-              const ref = { namespace: this.opts.namespace, name: host.name };
-              return {
-                configdrive: {
-                  meta_data: {
-                    uuid: n.uuid,
-                    'metal3-namespace': ref.namespace,
-                    'metal3-name': ref.name,
-                    'local-hostname': ref.name,
-                    local_hostname: ref.name,
-                    name: ref.name,
-                  },
-                  user_data: host.userData,
+          },
+        );
+        await this.client.getInventory(n.uuid!);
+        // As metalflow's prepare (and BMO's): the node stays manageable; provisioning cleans.
+        if (!n.poweredOn) await this.setPower(n, true);
+        return;
+      case 'provisioned':
+        await this.drive(n, (node) => ({ active: 'done', available: 'active', manageable: 'provide' } as Record<string, string>)[node.provision_state] ?? 'fail', {
+          provide: async () => {
+            const node = await this.mustGet(n);
+            const clean = !this.opts.redfish;
+            if (node.automated_clean !== clean) {
+              await this.client.patchNode(n.uuid!, [{ op: 'add', path: '/automated_clean', value: clean }]);
+            }
+            return {};
+          },
+          active: async () => {
+            const image = this.opts.agent?.image ?? IMAGE;
+            await this.client.patchNode(n.uuid!, [
+              { op: 'add', path: '/instance_info/image_source', value: image.url },
+              { op: 'add', path: '/instance_info/image_disk_format', value: image.format },
+              { op: 'add', path: '/instance_info/image_os_hash_algo', value: image.checksumType },
+              { op: 'add', path: '/instance_info/image_os_hash_value', value: image.checksum },
+            ]);
+            const ref = { namespace: this.opts.namespace, name: host.name };
+            return {
+              configdrive: {
+                meta_data: {
+                  uuid: n.uuid,
+                  'metal3-namespace': ref.namespace,
+                  'metal3-name': ref.name,
+                  'local-hostname': ref.name,
+                  local_hostname: ref.name,
+                  name: ref.name,
                 },
-              };
-            },
-          });
-          if (!n.poweredOn) await this.setPower(n, true);
-          return;
-        case 'deprovisioned':
-          await this.drive(n, (node) => (node.provision_state === 'available' ? 'done' : node.provision_state === 'active' ? 'deleted' : 'fail'), {
-            deleted: async () => {
-              await this.client.patchNode(n.uuid!, [{ op: 'add', path: '/automated_clean', value: !this.opts.redfish }]);
-              return {};
-            },
-          });
-          if (!n.poweredOn) await this.setPower(n, true);
-          return;
-        case 'gone':
-          await this.setPower(n, false);
-          await this.deleteNode(n);
-          return;
-      }
-    });
+                user_data: host.userData,
+              },
+            };
+          },
+        });
+        if (!n.poweredOn) await this.setPower(n, true);
+        return;
+      case 'deprovisioned':
+        await this.drive(n, (node) => (node.provision_state === 'available' ? 'done' : node.provision_state === 'active' ? 'deleted' : 'fail'), {
+          deleted: async () => {
+            await this.client.patchNode(n.uuid!, [{ op: 'add', path: '/automated_clean', value: !this.opts.redfish }]);
+            return {};
+          },
+        });
+        if (!n.poweredOn) await this.setPower(n, true);
+        return;
+      case 'gone':
+        await this.setPower(n, false);
+        await this.deleteNode(n);
+        return;
+    }
   }
 
   private nodeName(host: BenchHost): string {

@@ -56,10 +56,17 @@ export interface MetalflowProcsContext {
   env?: Record<string, string>;
   /** CPU seconds of processes of the run beside metalflow's (the agent path's sushy and fake agent). */
   extraCpu?: () => AgentCpu;
+  /**
+   * `--sites N` (bench/sites.ts): the sites file every process gets, a site worker per site
+   * (`workers/main.ts --site NAME`), and the CPU seconds of the sites' Ironics (counted in `ironic`).
+   */
+  sites?: { file: string; names: string[]; ironicCpu: () => number };
 }
 
 export interface ProcWatches {
   worker: WorkerWatch;
+  /** `--sites N`: each site worker, by site. */
+  siteWorkers?: { site: string; watch: ProcWatch }[];
   api?: ProcWatch;
   controller?: ProcWatch;
 }
@@ -83,18 +90,20 @@ export interface MetalflowProcs {
  * CPU seconds of the run's processes now (Temporal, Ironic, the workers, the API, this process; with
  * --driver k8s the controller, kube-apiserver and etcd instead of the API).
  */
-export function cpuReader(tprofile: TemporalProfile, watches?: ProcWatches, kube?: BenchKube, extra?: () => AgentCpu): () => CpuByProcess {
+export function cpuReader(tprofile: TemporalProfile, watches?: ProcWatches, kube?: BenchKube, extra?: () => AgentCpu, siteIronics?: () => number): () => CpuByProcess {
   const pgid = (svc: StackService): number => servicePid(svc) ?? -1;
   return () => {
     const self = process.cpuUsage();
     return {
       temporal: totalCpu(tprofile.cpuByPart()),
-      ironic: readProcGroup(pgid('ironic'))?.cpuSeconds ?? 0,
+      // With --sites, every Ironic of the run: the default site's and each site's.
+      ironic: (readProcGroup(pgid('ironic'))?.cpuSeconds ?? 0) + (siteIronics?.() ?? 0),
       worker: watches?.worker.cpuSeconds() ?? 0,
       api: watches?.api?.sample()?.cpuSeconds ?? 0,
       bench: (self.user + self.system) / 1e6,
       ...(kube ? { controller: watches?.controller?.sample()?.cpuSeconds ?? 0, apiserver: kube.cpuSeconds('apiserver'), etcd: kube.cpuSeconds('etcd') } : {}),
       ...extra?.(),
+      ...(watches?.siteWorkers ? { siteWorkers: watches.siteWorkers.reduce((a, w) => a + (w.watch.sample()?.cpuSeconds ?? 0), 0) } : {}),
     };
   };
 }
@@ -113,6 +122,7 @@ export async function startMetalflow(ctx: MetalflowProcsContext): Promise<Metalf
     stopped = true;
     await driver?.stop().catch(() => undefined);
     watches?.worker.stop();
+    for (const w of watches?.siteWorkers ?? []) w.watch.stop();
     frontWatch?.stop();
     for (const c of children) await c.stop().catch(() => undefined);
     if (!ctx.keepStack) kube?.stop();
@@ -156,6 +166,8 @@ export async function startMetalflow(ctx: MetalflowProcsContext): Promise<Metalf
       METALFLOW_PROVISIONING_LIMIT: process.env.METALFLOW_PROVISIONING_LIMIT ?? '0',
       // Kubernetes mode: Secrets from the API server, status written back; API mode must not find one.
       METALFLOW_KUBECONFIG: kube?.kubeconfig ?? '',
+      // --sites: the API checks each host's spec.site against it, the central worker and the site workers read it.
+      ...(ctx.sites ? { METALFLOW_SITES_FILE: ctx.sites.file } : {}),
       ...ctx.env,
     };
     const prof = (name: string): string[] => (ctx.profile ? ['--cpu-prof', '--cpu-prof-dir', join(ctx.runDir, `${name}-profile`)] : []);
@@ -174,12 +186,26 @@ export async function startMetalflow(ctx: MetalflowProcsContext): Promise<Metalf
     for (const w of workers) await waitUntil('the worker', () => w.output.some((l) => l.includes('metalflow worker on task queue')), 120_000, w);
     if (kube) await waitUntil('the controller', () => front.output.some((l) => l.includes('watching')), 120_000, front);
     else await waitUntil('the API', async () => (await request(`${API_URL}/healthz`)).statusCode === 200, 120_000, front);
+    // --sites: a site worker per site (npm run worker -- --site NAME), the same environment as the central one. Started
+    // once the central processes are up, so that the central worker starts as in a one-site run: N more processes
+    // loading the same modules at once took it past its 120 s on a loaded machine. They load side by side, so the
+    // wait allows for all of them.
+    const siteWorkers = (ctx.sites?.names ?? []).map((site) => {
+      const name = `site-worker-${site}`;
+      const child = startNodeChild(name, ctx.processBundles?.worker ?? 'workers/main.ts', childEnv, join(ctx.runDir, `${name}.log`), prof(name), ['--site', site]);
+      children.push(ctx.runStack.track(child));
+      return { site, child };
+    });
+    const siteWorkerWaitMs = 120_000 + 60_000 * siteWorkers.length;
+    for (const w of siteWorkers) await waitUntil(`the site worker of ${w.site}`, () => w.child.output.some((l) => l.includes('metalflow site worker of site')), siteWorkerWaitMs, w.child);
+    if (siteWorkers.length > 0) log(`site workers: ${siteWorkers.map((w) => `${w.site} pid ${w.child.pid}`).join(', ')}`);
     log(`worker pid ${workers.map((w) => w.pid).join(', ')}, ${kube ? `controller pid ${front.pid}, kube-apiserver ${kube.kubeconfig}` : `API pid ${front.pid} on ${API_URL}`}, Ironic proxy ${proxy.url}`);
 
     frontWatch = new ProcWatch(kube ? 'controller' : 'api', () => readProc(front.pid)).start();
     watches = {
       worker: new WorkerWatch(workers.map((w) => new ProcWatch('worker', () => readProc(w.pid)).start())),
       ...(kube ? { controller: frontWatch } : { api: frontWatch }),
+      ...(siteWorkers.length > 0 ? { siteWorkers: siteWorkers.map((w) => ({ site: w.site, watch: new ProcWatch(`site-worker-${w.site}`, () => readProc(w.child.pid)).start() })) } : {}),
     };
     const driverOptions: MetalflowOptions = {
       apiUrl: API_URL,
@@ -197,7 +223,7 @@ export async function startMetalflow(ctx: MetalflowProcsContext): Promise<Metalf
       : ctx.driver === 'fleet'
         ? new FleetDriver(driverOptions)
         : new MetalflowDriver(driverOptions);
-    return { driver, driverOptions, kube, workers, front, frontWatch, watches, cpuNow: cpuReader(tprofile, watches, kube, ctx.extraCpu), stop };
+    return { driver, driverOptions, kube, workers, front, frontWatch, watches, cpuNow: cpuReader(tprofile, watches, kube, ctx.extraCpu, ctx.sites?.ironicCpu), stop };
   } catch (err) {
     await stop();
     throw err;

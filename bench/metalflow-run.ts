@@ -14,6 +14,7 @@ import { startMetalflow, type MetalflowProcs } from './metalflow-procs';
 import type { Options } from './options';
 import type { AgentCpu, BenchResult, CpuByProcess, KubeFigures } from './report';
 import type { RunStack } from './run-stack';
+import { hostsOfSite, terminateSiteSentinels, type BenchSites, type MeasuredSite } from './sites';
 import { temporalFigures } from './temporal';
 import type { TemporalProfile } from './temporal-profile';
 
@@ -36,6 +37,8 @@ export interface MetalflowRunContext {
   log: (msg: string) => void;
   /** --agent: the image served to the hosts, and the CPU of the hosts' side (sushy, the fake agent). */
   agent?: { image: BenchImage; cpuSeconds: () => AgentCpu };
+  /** --sites N: the run's sites (their Ironics up, their proxies listening, the sites file written). */
+  sites?: BenchSites;
 }
 
 export interface MetalflowRunResult {
@@ -68,7 +71,10 @@ export async function runMetalflow(ctx: MetalflowRunContext): Promise<MetalflowR
   const temporalAddress = tprofile.address;
   let procs: MetalflowProcs | undefined;
   let fleetDriver: FleetDriver | undefined;
+  const siteNames = ctx.sites?.sites.map((x) => x.name) ?? [];
   try {
+    // A site's sentinel has the same id in every run: one an earlier run left would keep this run's site workers from starting theirs.
+    await terminateSiteSentinels(temporalAddress, siteNames, 'a new benchmark run starts its own');
     procs = await startMetalflow({
       driver: opts.driver === 'floor' ? 'api' : opts.driver,
       runId: ctx.runId,
@@ -91,6 +97,7 @@ export async function runMetalflow(ctx: MetalflowRunContext): Promise<MetalflowR
       workflowBundle: opts.workflowBundle,
       processBundles: opts.processBundles,
       profile: opts.profile,
+      ...(ctx.sites ? { sites: { file: ctx.sites.file, names: siteNames, ironicCpu: () => ctx.sites!.ironicCpu() } } : {}),
       env: {
         ...(opts.maxHistoryEvents !== undefined ? { METALFLOW_MAX_HISTORY_EVENTS: String(opts.maxHistoryEvents) } : {}),
         // The agent path inspects through the agent, as Metal3 does for a virtual-media host (metalflow's default
@@ -99,7 +106,8 @@ export async function runMetalflow(ctx: MetalflowRunContext): Promise<MetalflowR
       },
     });
     const { driver, driverOptions, kube, watches, frontWatch, cpuNow } = procs;
-    const mctx: MeasureContext = { phases: ctx.phases, hosts: ctx.hosts, proxy, cpuNow, log };
+    const measuredSites: MeasuredSite[] | undefined = ctx.sites?.sites.map((x) => ({ name: x.name, hosts: hostsOfSite(ctx.hosts, x.name), proxy: x.proxy, ironicCpu: x.ironicCpu }));
+    const mctx: MeasureContext = { phases: ctx.phases, hosts: ctx.hosts, proxy, cpuNow, log, ...(measuredSites ? { sites: measuredSites } : {}) };
 
     // The API server's requests by kind in each phase, read from its own counters around the phase.
     const kubeByPhase = {} as Record<Phase, KubeRequestCounts>;
@@ -137,6 +145,7 @@ export async function runMetalflow(ctx: MetalflowRunContext): Promise<MetalflowR
         driver.resumeLooks();
       },
       (p) => driver.lastReached(p),
+      (p, host) => driver.reached.get(host)?.[p],
     );
     await driver.stop();
     const fleetOperations = driver instanceof FleetDriver ? driver.fleets : undefined;
@@ -168,6 +177,8 @@ export async function runMetalflow(ctx: MetalflowRunContext): Promise<MetalflowR
     }
     watches.worker.stop();
     frontWatch.stop();
+    for (const w of watches.siteWorkers ?? []) w.watch.stop();
+    const siteWorkers = watches.siteWorkers?.map((w) => ({ site: w.site, peakRssMiB: w.watch.peakRssMiB, cpuSeconds: w.watch.last?.cpuSeconds ?? 0 }));
     const worker = { ...watches.worker.figures(), idleRssMiB, idleHosts, idleState: idlePhase, idleCpuShare };
     const frontFig = { peakRssMiB: frontWatch.peakRssMiB, cpuSeconds: frontWatch.last?.cpuSeconds ?? 0 };
     const apiFig = kube ? { peakRssMiB: 0, cpuSeconds: 0 } : frontFig;
@@ -182,6 +193,7 @@ export async function runMetalflow(ctx: MetalflowRunContext): Promise<MetalflowR
         historyEventsByCause,
         ...(fleetOperations ? { fleetOperations } : {}),
         ...(kube ? { controller: frontFig, kube: kubeFigures(ctx.phases, kubeByPhase, opts.hosts) } : {}),
+        ...(siteWorkers ? { siteWorkers } : {}),
       },
       fleet,
       temporalServer,
@@ -190,5 +202,7 @@ export async function runMetalflow(ctx: MetalflowRunContext): Promise<MetalflowR
     await fleetDriver?.stop().catch(() => undefined);
     // The floor that follows has the machine to itself.
     await procs?.stop();
+    // The site sentinels' workflows outlive their site workers (they run on the central queue): none left running.
+    await terminateSiteSentinels(temporalAddress, siteNames, 'benchmark run done').catch((err: unknown) => log(`terminating the site sentinels failed: ${String(err)}`));
   }
 }

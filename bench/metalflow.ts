@@ -199,6 +199,8 @@ export class MetalflowDriver {
               bootMACAddress: host.mac,
               online: true,
               ...(this.opts.redfish ? { automatedCleaningMode: 'disabled' } : {}),
+              // --sites: the host's site (bench/sites.ts); none is the default site.
+              ...(host.site ? { site: host.site } : {}),
             },
             credentials: CREDENTIALS,
             userData: host.userData,

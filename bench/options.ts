@@ -50,7 +50,15 @@ export interface Options {
    * `--process-bundle worker=FILE`): loaded in well under a second instead of transpiling some 300 modules.
    */
   processBundles: Partial<Record<ProcessBundleKind, string>>;
+  /**
+   * `--sites N`: the hosts spread round-robin over N sites, each with its own Ironic and site worker
+   * (bench/sites.ts); 1 (the default) is the single-site run, no site configured.
+   */
+  sites: number;
 }
+
+/** The most sites a run may have (`--sites`): their Ironics take the ports right above the bench Ironic's (bench/sites.ts). */
+export const MAX_SITES = 16;
 
 export const PROCESS_BUNDLE_KINDS = ['worker', 'api'] as const;
 export type ProcessBundleKind = (typeof PROCESS_BUNDLE_KINDS)[number];
@@ -77,6 +85,7 @@ export function parseOptions(argv: string[], helpFrom: URL): Options {
       driver: { type: 'string', default: 'api' },
       'workflow-bundle': { type: 'string' },
       'process-bundle': { type: 'string', multiple: true },
+      sites: { type: 'string' },
       help: { type: 'boolean', default: false },
     },
     strict: true,
@@ -107,6 +116,13 @@ export function parseOptions(argv: string[], helpFrom: URL): Options {
     // The fleet and BareMetalHost drivers provision with the fake-hardware image; only the API driver and the floor take the agent path's.
     if (driver === 'fleet' || driver === 'k8s' || values.fleet) throw new Error(`--agent drives the hosts through the per-host API (or --driver floor alone); --driver fleet, --driver k8s and --fleet do not take the agent path yet`);
   }
+  const sites = int('sites', values.sites, 1);
+  if (sites > MAX_SITES) throw new Error(`--sites must be at most ${MAX_SITES} (each site's Ironic takes a port above the bench Ironic's), got ${sites}`);
+  if (sites > 1) {
+    // The per-host API driver and the floor spread their hosts over the sites; the others do not name a site yet.
+    const other = driver === 'fleet' || driver === 'k8s' ? `--driver ${driver}` : values.fleet ? '--fleet' : values.agent ? '--agent' : values.redfish ? '--redfish' : undefined;
+    if (other) throw new Error(`--sites ${sites} spreads fake-hardware hosts driven through the per-host API (or --driver floor alone) over the sites; ${other} does not go with it yet`);
+  }
   const processBundles: Partial<Record<ProcessBundleKind, string>> = {};
   for (const v of values['process-bundle'] ?? []) {
     const m = /^([a-z]+)=(.+)$/.exec(v);
@@ -131,5 +147,6 @@ export function parseOptions(argv: string[], helpFrom: URL): Options {
     driver,
     workflowBundle: values['workflow-bundle'],
     processBundles,
+    sites,
   };
 }

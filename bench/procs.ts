@@ -267,8 +267,9 @@ export interface Child {
 
 /** `node --import tsx <file>`: one process (the tsx CLI forks), so /proc figures are the program's own. */
 /** `file`: relative to the repository, or an absolute path (a bundle of an entry point, `--process-bundle`). */
-export function startNodeChild(name: string, file: string, env: Record<string, string>, logFile?: string, nodeArgs: string[] = []): Child {
-  return startChild(name, process.execPath, [...nodeArgs, '--import', 'tsx', isAbsolute(file) ? file : join(REPO_ROOT, file)], env, logFile);
+/** `args`: the program's own (a site worker's `--site NAME`). */
+export function startNodeChild(name: string, file: string, env: Record<string, string>, logFile?: string, nodeArgs: string[] = [], args: string[] = []): Child {
+  return startChild(name, process.execPath, [...nodeArgs, '--import', 'tsx', isAbsolute(file) ? file : join(REPO_ROOT, file), ...args], env, logFile);
 }
 
 /** `command args` as a child of the run (the agent launcher: Python), its output kept and logged as a Node child's. */

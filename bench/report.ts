@@ -7,6 +7,7 @@ import type { WorkerFigures } from './worker-watch';
 import { DEFAULT_HOST_OPTIONS } from '../contracts/host';
 import type { Driver } from './options';
 import type { LauncherEventCounts } from './agent-stack';
+import { siteIronicCpuPerHost, type SiteDriverFigures } from './sites';
 
 export const CORE_PROCESSES = ['temporal', 'ironic', 'worker', 'api', 'bench'] as const;
 /** Kubernetes mode's own processes (--driver k8s): present only in its results. */
@@ -17,9 +18,16 @@ export const KUBE_PROCESSES = ['controller', 'apiserver', 'etcd'] as const;
  */
 export const AGENT_PROCESSES = ['sushy', 'agent'] as const;
 export type AgentCpu = Record<(typeof AGENT_PROCESSES)[number], number>;
+/**
+ * `--sites N`: every site worker together (`worker` is then the central one, which runs the host
+ * workflows). Present only in its results; orchestration. With sites, `ironic` is every Ironic of the
+ * run: each site's and the default site's (the central worker's, with no host of the run).
+ */
+export const SITE_PROCESSES = ['siteWorkers'] as const;
 export type CpuByProcess = Record<(typeof CORE_PROCESSES)[number], number> &
   Partial<Record<(typeof KUBE_PROCESSES)[number], number>> &
-  Partial<AgentCpu>;
+  Partial<AgentCpu> &
+  Partial<Record<(typeof SITE_PROCESSES)[number], number>>;
 export type CpuProcess = keyof CpuByProcess;
 
 /** The processes a run's CPU figures name: the core ones, and Kubernetes mode's or the agent path's where they ran. */
@@ -27,6 +35,7 @@ export const cpuProcesses = (c: CpuByProcess): CpuProcess[] => [
   ...CORE_PROCESSES,
   ...KUBE_PROCESSES.filter((k) => c[k] !== undefined),
   ...AGENT_PROCESSES.filter((k) => c[k] !== undefined),
+  ...SITE_PROCESSES.filter((k) => c[k] !== undefined),
 ];
 
 /**
@@ -41,9 +50,10 @@ export function hostsPerHour(hosts: number, d: Pick<DriverFigures, 'cumulativeMs
 /**
  * What metalflow's orchestration costs, beside Ironic's and the benchmark's own: Temporal, the
  * workers and the API, and in Kubernetes mode the controller, kube-apiserver and etcd (a Metal3
- * user pays for them to drive hosts through BareMetalHosts).
+ * user pays for them to drive hosts through BareMetalHosts); with sites, every site worker too.
  */
-export const orchestrationCpu = (c: CpuByProcess): number => c.temporal + c.worker + c.api + (c.controller ?? 0) + (c.apiserver ?? 0) + (c.etcd ?? 0);
+export const orchestrationCpu = (c: CpuByProcess): number =>
+  c.temporal + c.worker + c.api + (c.controller ?? 0) + (c.apiserver ?? 0) + (c.etcd ?? 0) + (c.siteWorkers ?? 0);
 
 /** --driver k8s: what the API server did, per host lifecycle (every client: the driver, the controller, the worker). */
 export interface KubeFigures {
@@ -64,6 +74,8 @@ export interface DriverFigures {
   ironicRequestsPerHostByPhase: Record<Phase, number>;
   ironicRequestsPerHostByKind: Record<string, number>;
   cpuSecondsByPhase: Record<Phase, CpuByProcess>;
+  /** `--sites N`: each site's phase times, Ironic requests and Ironic CPU (bench/sites.ts); the totals are above. */
+  bySite?: SiteDriverFigures[];
 }
 
 export interface BenchResult {
@@ -80,7 +92,12 @@ export interface BenchResult {
     /** --agent (absent in older results: no). */
     agent?: boolean;
     /** --agent: how the fake agent was paced (bench/agent-stack.ts FAKE_AGENT_SETTINGS). */
-    fakeAgent?: { bootMs: number; stepMs: number; minHeartbeatMs: number };
+    fakeAgent?: { bootMs: number; stepMs: number; stepTimes?: Record<string, number>; minHeartbeatMs: number };
+    /**
+     * --agent: how Ironic ran (bench/agent-stack.ts agentIronicSettings). Absent in the first agent runs: the
+     * BMC password hash on every BMC call (Ironic's own code), fast track off.
+     */
+    agentIronic?: { memoSessionHash: boolean; fastTrack: boolean };
     floorPollMs: number;
     idleSeconds: number;
     phases: Phase[];
@@ -104,6 +121,8 @@ export interface BenchResult {
      * GET /v1/hosts plus a list of running operations (three visibility lists per tick, all the time).
      */
     observer?: 'visibility-list';
+    /** `--sites N` with N > 1: hosts round-robin over N sites, each its own Ironic and site worker (absent: one site). */
+    sites?: number;
   };
   metalflow: DriverFigures & {
     temporal: TemporalFigures;
@@ -125,6 +144,8 @@ export interface BenchResult {
     /** --driver k8s: the controller's peak RSS, and the API server's requests. */
     controller?: { peakRssMiB: number; cpuSeconds: number };
     kube?: KubeFigures;
+    /** `--sites N`: each site worker's peak RSS and CPU seconds over the run (`worker` is the central one). */
+    siteWorkers?: { site: string; peakRssMiB: number; cpuSeconds: number }[];
   };
   /** --fleet: the same lifecycle driven by one fleet operation per phase. */
   fleet?: DriverFigures & { operations: FleetPhaseFigures[]; temporal: TemporalFigures };
@@ -204,12 +225,23 @@ export function evaluateTargets(r: Omit<BenchResult, 'targets'>): BenchResult['t
   });
   const orchestration = r.options.phases.reduce((a, p) => a + orchestrationCpu(r.metalflow.cpuSecondsByPhase[p]), 0) / n;
   const orchestrationTarget = k8s ? 0.55 : 0.5;
+  const sites = r.options.sites ?? 1;
   targets.push({
     name: 'orchestration CPU per host lifecycle',
-    target: `<= ${orchestrationTarget} s (${k8s ? 'Temporal + worker + controller + kube-apiserver + etcd' : 'Temporal + worker + API'})`,
+    target: `<= ${orchestrationTarget} s (${k8s ? 'Temporal + worker + controller + kube-apiserver + etcd' : sites > 1 ? 'Temporal + central worker + site workers + API' : 'Temporal + worker + API'})`,
     measured: `${orchestration.toFixed(2)} s`,
     met: orchestration <= orchestrationTarget,
   });
+  if (sites > 1) {
+    // Issue 45's: spreading the hosts over sites adds a site worker per site, and the whole must cost no more per host.
+    targets.push({
+      name: `orchestration CPU per host lifecycle, ${sites} sites`,
+      target: 'does not grow with N',
+      measured: `${orchestration.toFixed(2)} s at ${sites} sites`,
+      met: null,
+      note: `compare with the same run at --sites 1`,
+    });
+  }
   const p99 = r.metalflow.temporal.apiToFirstActivityMs.create.fromRequest?.p99;
   targets.push({
     name: 'API call -> first activity p99',
@@ -249,6 +281,7 @@ export function formatTable(r: BenchResult): string {
     `metalflow benchmark: ${r.options.hosts} hosts, concurrency ${r.options.concurrency}, ${hostKind(r.options)}; ` +
       (r.options.driver === 'fleet' ? 'driven by fleet operations; ' : '') +
       (r.options.driver === 'k8s' ? 'driven through BareMetalHosts (kube-apiserver, controller); ' : '') +
+      ((r.options.sites ?? 1) > 1 ? `spread over ${r.options.sites} sites; ` : '') +
       (r.floor ? `floor polls every ${r.options.floorPollMs} ms` : r.floorError ? `the floor run FAILED: ${r.floorError}` : 'no floor run (--no-floor)'),
   );
   out.push(`machine: ${r.machine.cpus} cores (${r.machine.cpuModel}), ${r.machine.memGiB} GiB, Node ${r.machine.node}; commit ${r.commit}; ${r.date}`);
@@ -283,11 +316,16 @@ export function formatTable(r: BenchResult): string {
   out.push(`  hosts per hour (whole lifecycle, ${r.options.concurrency} in flight): metalflow ${perHour(m)}, floor ${perHour(r.floor)}`);
   if (r.options.fakeAgent) {
     const f = r.options.fakeAgent;
-    out.push(`  fake agent: boots in ${f.bootMs} ms, steps take ${f.stepMs} ms, heartbeats at least ${f.minHeartbeatMs} ms apart`);
+    const times = Object.entries(f.stepTimes ?? {}).map(([k, v]) => `${k} ${v}`);
+    out.push(`  fake agent: boots in ${f.bootMs} ms, steps take ${f.stepMs} ms${times.length > 0 ? ` (${times.join(', ')} ms)` : ''}, heartbeats at least ${f.minHeartbeatMs} ms apart`);
+    const ironic = r.options.agentIronic;
+    out.push(
+      `  agent path's Ironic: ${ironic?.memoSessionHash ? 'BMC password hash computed once per BMC (IRONIC_MEMO_SESSION_HASH=1)' : "its own code: the BMC password's PBKDF2 on every BMC call"}, fast track ${ironic?.fastTrack ? 'on' : 'off'}`,
+    );
   }
   if (r.agentBoots) {
     const b = (c: LauncherEventCounts): string => `${(c.started / r.options.hosts).toFixed(2)} per host${c.failed > 0 ? `, ${c.failed} boot(s) FAILED` : ''}`;
-    out.push(`  agent boots: metalflow ${b(r.agentBoots.metalflow)}${r.agentBoots.floor ? `, floor ${b(r.agentBoots.floor)}` : ''} (inspection, cleaning, deploy, cleaning: 4)`);
+    out.push(`  agent boots: metalflow ${b(r.agentBoots.metalflow)}${r.agentBoots.floor ? `, floor ${b(r.agentBoots.floor)}` : ''} ${r.options.agentIronic?.fastTrack ? '(fast track: inspection and the cleaning on deprovision boot; provisioning cleans and deploys on the agent still up: 2)' : '(inspection, cleaning, deploy, cleaning: 4)'}`);
   }
   if (m.fleetOperations) out.push(`  metalflow driven by fleet operations (--driver fleet):`, ...fleetOperationRows(r, m.fleetOperations));
   if (r.fleet) out.push('', ...formatFleet(r, r.fleet));
@@ -353,14 +391,17 @@ export function formatTable(r: BenchResult): string {
   );
   out.push('');
   const procs = cpuProcesses(m.cpuSecondsByPhase[r.options.phases[0]!]);
-  out.push(`  CPU seconds by process and phase   ${procs.map((x) => padl(x, 11)).join('')}`);
+  // A name longer than the column (siteWorkers) keeps a space before it; the others as they always were.
+  const col = (x: string): number => Math.max(11, x.length + 1);
+  out.push(`  CPU seconds by process and phase   ${procs.map((x) => padl(x, col(x))).join('')}`);
   for (const [label, d] of [['metalflow', m] as const, ...(r.floor ? [['floor', r.floor] as const] : [])]) {
     for (const p of r.options.phases) {
       const c = d.cpuSecondsByPhase[p];
-      out.push(`    ${pad(`${label} ${PHASE_LABEL[p]}`, 33)}${procs.map((x) => padl((c[x] ?? 0).toFixed(1), 11)).join('')}`);
+      out.push(`    ${pad(`${label} ${PHASE_LABEL[p]}`, 33)}${procs.map((x) => padl((c[x] ?? 0).toFixed(1), col(x))).join('')}`);
     }
   }
   if (m.kube) out.push('', ...formatKube(r, m.kube));
+  if (m.bySite) out.push('', ...formatSites(r));
   const temporalCpu = r.options.phases.reduce((a, p) => a + m.cpuSecondsByPhase[p].temporal, 0);
   const parts = Object.entries(r.temporalServer?.cpuSecondsByPart ?? {});
   out.push(
@@ -380,7 +421,7 @@ export function formatTable(r: BenchResult): string {
 export function formatFloorOnly(r: FloorOnlyResult): string {
   const f = r.floor;
   const out = [
-    `floor alone (--driver floor): ${r.options.hosts} hosts, concurrency ${r.options.concurrency}, ${hostKind(r.options)}; polls every ${r.options.floorPollMs} ms`,
+    `floor alone (--driver floor): ${r.options.hosts} hosts, concurrency ${r.options.concurrency}, ${hostKind(r.options)}${(r.options.sites ?? 1) > 1 ? `, ${r.options.sites} sites` : ''}; polls every ${r.options.floorPollMs} ms`,
     `machine: ${r.machine.cpus} cores (${r.machine.cpuModel}), ${r.machine.memGiB} GiB, Node ${r.machine.node}; commit ${r.commit}; ${r.date}`,
     `ironic: power state sync ${r.options.ironicSyncPowerStateInterval === undefined ? 'interval unknown' : `every ${r.options.ironicSyncPowerStateInterval} s`}`,
     '',
@@ -391,8 +432,65 @@ export function formatFloorOnly(r: FloorOnlyResult): string {
   }
   const perHour = hostsPerHour(r.options.hosts, f, r.options.phases);
   out.push(`  whole lifecycle ${s(f.cumulativeMs[r.options.phases.at(-1)!])} (${perHour === undefined ? '-' : perHour.toFixed(0)} hosts per hour); Ironic requests per host ${f.ironicRequestsPerHost.toFixed(1)}`);
+  if (f.bySite) out.push(`  ${f.bySite.length} sites, the hosts round-robin, each site's Ironic driven directly:`, ...siteRows(r.options.phases, [['floor', f]]));
   out.push('  (compare it with the metalflow runs of the same commit: npm run bench -- compare <results>)');
   return out.join('\n');
+}
+
+/** Orchestration CPU seconds per host lifecycle, and its parts (those a run has). Pure. */
+export function orchestrationPerHost(d: Pick<DriverFigures, 'cpuSecondsByPhase'>, phases: readonly Phase[], hosts: number): { total: number; parts: [string, number][] } {
+  const sum = (of: (c: CpuByProcess) => number): number => phases.reduce((a, p) => a + of(d.cpuSecondsByPhase[p]), 0) / hosts;
+  const first = d.cpuSecondsByPhase[phases[0]!];
+  const sites = first.siteWorkers !== undefined;
+  const parts: [string, number][] = [
+    ['Temporal', sum((c) => c.temporal)],
+    [sites ? 'central worker' : 'worker', sum((c) => c.worker)],
+    ...(sites ? [['site workers', sum((c) => c.siteWorkers ?? 0)] as [string, number]] : []),
+    ['API', sum((c) => c.api)],
+    ...KUBE_PROCESSES.filter((k) => first[k] !== undefined).map((k) => [k, sum((c) => c[k] ?? 0)] as [string, number]),
+  ];
+  return { total: sum(orchestrationCpu), parts };
+}
+
+/** Each site's phase times (phase start -> the site's last host there), Ironic requests and Ironic CPU per host lifecycle. */
+function siteRows(phases: readonly Phase[], drivers: [string, DriverFigures][]): string[] {
+  const out = [`  ${pad('per site', 24)} ${phases.map((p) => padl(PHASE_LABEL[p].split(' -> ')[0]!, 12)).join('')} ${padl('Ironic req/host', 16)} ${padl('Ironic CPU s/host', 18)}`];
+  for (const [label, d] of drivers) {
+    for (const x of d.bySite ?? []) {
+      out.push(
+        `  ${pad(`${label} ${x.site}`, 24)} ${phases.map((p) => padl(s(x.phaseMs[p]), 12)).join('')} ${padl(x.ironicRequestsPerHost.toFixed(1), 16)} ${padl(siteIronicCpuPerHost(x, phases).toFixed(2), 18)}`,
+      );
+    }
+  }
+  return out;
+}
+
+/**
+ * --sites N: each site's phase times, Ironic requests and Ironic CPU per host lifecycle, for metalflow and
+ * the floor, each site worker's CPU, and orchestration CPU per host lifecycle beside its target (that it
+ * does not grow with N: the reader compares it with a --sites 1 run of the same hosts).
+ */
+export function formatSites(r: Pick<BenchResult, 'options' | 'metalflow' | 'floor'>): string[] {
+  const phases = r.options.phases;
+  const m = r.metalflow;
+  const n = m.bySite?.length ?? 0;
+  const out = [
+    `  ${n} sites, the hosts round-robin (${(m.bySite ?? []).map((x) => `${x.site} ${x.hosts}`).join(', ')}): each site its own Ironic and site worker; the central worker runs the host workflows`,
+    ...siteRows(phases, [['metalflow', m], ...(r.floor ? [['floor', r.floor] as [string, DriverFigures]] : [])]),
+  ];
+  // The rest of `ironic` is the default site's Ironic (the central worker's; no host of the run is there).
+  const defaultIronic = (d: DriverFigures): number =>
+    phases.reduce((a, p) => a + d.cpuSecondsByPhase[p].ironic - (d.bySite ?? []).reduce((b, x) => b + x.ironicCpuSecondsByPhase[p], 0), 0);
+  out.push(`  the default site's Ironic (no host of the run): CPU ${defaultIronic(m).toFixed(1)} s in metalflow's lifecycle${r.floor ? `, ${defaultIronic(r.floor).toFixed(1)} s in the floor's` : ''}`);
+  if (m.siteWorkers) {
+    out.push(`  site workers: ${m.siteWorkers.map((w) => `${w.site} CPU ${w.cpuSeconds.toFixed(1)} s, peak RSS ${w.peakRssMiB.toFixed(0)} MiB`).join('; ')}`);
+  }
+  const o = orchestrationPerHost(m, phases, r.options.hosts);
+  out.push(
+    `  orchestration CPU per host lifecycle: ${o.total.toFixed(2)} s (${o.parts.map(([k, v]) => `${k} ${v.toFixed(2)}`).join(' + ')}); ` +
+      `target: does not grow with N (here N = ${n}; compare with the same run at --sites 1)`,
+  );
+  return out;
 }
 
 /** --driver k8s: the API server's requests per host lifecycle by kind and phase, its status writes and Events. */

@@ -10,7 +10,7 @@
  *                    [--floor-poll-ms 100] [--no-floor] [--idle-seconds S] [--max-history-events N]
  *                    [--out FILE] [--keep-stack] [--profile] [--temporal dev|postgres] [--workers N] [--fleet]
  *                    [--driver api|fleet|floor|k8s] [--workflow-bundle FILE]
- *                    [--process-bundle worker=FILE] [--process-bundle api=FILE]
+ *                    [--process-bundle worker=FILE] [--process-bundle api=FILE] [--sites N]
  *
  * --max-history-events lowers the host workflows' continue-as-new threshold
  * (METALFLOW_MAX_HISTORY_EVENTS) so that a run shows continue-as-new at
@@ -58,6 +58,15 @@
  * agent inspection, automated cleaning, direct deploy of an image served on
  * loopback, and cleaning on deprovision (bench/agent-stack.ts); Ironic and
  * sushy of a kept stack are restarted on the agent path's settings.
+ * --sites N spreads the hosts round-robin over N sites (site-1 .. site-N; spec.site), each with an Ironic
+ * of its own (scripts/stack.sh on the bench Ironic's port + 1 .. + N, state .state/bench-stack/sites/<name>,
+ * the bench Ironic's settings, an empty database when the run starts it) behind a counting proxy of its
+ * own, and a site worker of its own (workers/main.ts --site NAME); the central worker runs the host
+ * workflows, the bench stack's Ironic is the default site's. The floor drives each site's Ironic
+ * directly, the same hosts, one --concurrency over all. Prints each site's phase times, Ironic requests
+ * and Ironic CPU per host, and orchestration CPU per host lifecycle (Temporal + central worker + site
+ * workers + API) beside its target: that it does not grow with N. With the per-host API driver or
+ * --driver floor, fake-hardware hosts only; --sites 1 (the default) is the single-site run (bench/sites.ts).
  * `npm run bench -- cleanup [--temporal postgres] <namespace>...` removes what
  * a failed run left behind. `npm run bench -- compare <result.json>...` prints
  * the figures of several runs side by side (bench/compare.ts).
@@ -82,6 +91,7 @@ import { evaluateTargets, formatFloorOnly, formatTable, isFloorOnly, resultFileN
 import { parseOptions } from './options';
 import { RunStack } from './run-stack';
 import { parseTemporalProfile, temporalProfile } from './temporal-profile';
+import { assignSites, BenchSites, hostsOfSite, siteNames, SitesFloor } from './sites';
 
 const log = (msg: string): void => console.error(`[bench ${new Date().toISOString().slice(11, 19)}] ${msg}`);
 
@@ -99,8 +109,11 @@ async function sushySystemCount(): Promise<number> {
   return body['Members@odata.count'] ?? 0;
 }
 
-const cleanup = (temporalAddress: string, ...namespaces: string[]): Promise<void> =>
-  cleanupNamespaces(temporalAddress, IRONIC_URL, namespaces, 'benchmark run failed');
+/** The run's host workflows and its nodes in every Ironic of the run (with --sites, each site's too). */
+const cleanup = async (temporalAddress: string, sites: BenchSites | undefined, ...namespaces: string[]): Promise<void> => {
+  await cleanupNamespaces(temporalAddress, IRONIC_URL, namespaces, 'benchmark run failed');
+  for (const site of sites?.sites ?? []) await cleanupNamespaces(temporalAddress, site.ironicUrl, namespaces, 'benchmark run failed');
+};
 
 async function main(): Promise<void> {
   // The children inherit it (glibc reads it at their start): workers and API as shipped, and the floor's and
@@ -114,7 +127,7 @@ async function main(): Promise<void> {
     // npm run bench -- cleanup <namespace>...: what a failed run left behind (host namespaces bench-<id>, floor-<id>).
     const args = process.argv.slice(3);
     const pg = args[0] === '--temporal' ? parseTemporalProfile(args[1]) : 'dev';
-    await cleanup(pg === 'dev' ? TEMPORAL_ADDRESS : temporalProfile(pg).address, ...args.slice(args[0] === '--temporal' ? 2 : 0));
+    await cleanup(pg === 'dev' ? TEMPORAL_ADDRESS : temporalProfile(pg).address, undefined, ...args.slice(args[0] === '--temporal' ? 2 : 0));
     return;
   }
   const opts = parseOptions(process.argv.slice(2), new URL(import.meta.url));
@@ -128,7 +141,7 @@ async function main(): Promise<void> {
   mkdirSync(BENCH_STATE_DIR, { recursive: true });
   const runDir = join(BENCH_STATE_DIR, 'runs', runId);
   mkdirSync(runDir, { recursive: true });
-  log(`run ${runId}: ${opts.hosts} hosts, concurrency ${opts.concurrency}${opts.redfish ? ', redfish' : ''}${opts.agent ? ', agent path' : ''}; logs in ${runDir}`);
+  log(`run ${runId}: ${opts.hosts} hosts, concurrency ${opts.concurrency}${opts.redfish ? ', redfish' : ''}${opts.agent ? ', agent path' : ''}${opts.sites > 1 ? `, ${opts.sites} sites` : ''}; logs in ${runDir}`);
 
   // ---------------------------------------------------------- the stack ----
   const tprofile = temporalProfile(opts.temporal);
@@ -158,7 +171,10 @@ async function main(): Promise<void> {
 
   const secretDir = join(runDir, 'secrets');
   const proxy = new IronicProxy(IRONIC_URL);
+  // --sites N: an Ironic and a proxy per site (bench/sites.ts); the bench stack's Ironic stays the default site's.
+  const sites = opts.sites > 1 ? new BenchSites(siteNames(opts.sites), runDir, log) : undefined;
   try {
+    await sites?.start(runStack);
     agent?.restartStale(runStack, stack);
     if (opts.redfish && (await sushySystemCount()) !== opts.hosts) {
       // Other systems than ours: restart sushy on a file with one system per host.
@@ -167,7 +183,10 @@ async function main(): Promise<void> {
       stack(['restart', 'sushy'], stackEnv);
     }
     await proxy.start();
-    const hosts = makeHosts(opts.hosts, { redfishSystems: systems, sushyUrl: SUSHY_URL, bmcScheme: opts.agent ? 'redfish-virtualmedia' : 'redfish' });
+    const hosts = assignSites(
+      makeHosts(opts.hosts, { redfishSystems: systems, sushyUrl: SUSHY_URL, bmcScheme: opts.agent ? 'redfish-virtualmedia' : 'redfish' }),
+      sites?.sites.map((x) => x.name) ?? [],
+    );
     const phaseTimeoutMs = Math.max(600_000, opts.hosts * 3_000);
 
     // ------------------------------------------------------- metalflow ----
@@ -182,28 +201,39 @@ async function main(): Promise<void> {
     const mf =
       opts.driver === 'floor'
         ? undefined
-        : await runMetalflow({ opts, phases, hosts, runId, runDir, secretDir, namespace, fleetNamespace, proxy, tprofile, runStack, phaseTimeoutMs, log, agent: agentCtx });
+        : await runMetalflow({ opts, phases, hosts, runId, runDir, secretDir, namespace, fleetNamespace, proxy, tprofile, runStack, phaseTimeoutMs, log, agent: agentCtx, sites });
     const mfBoots = mf ? bootsSince(boots0) : undefined;
     const boots1 = agent?.events();
 
     // ----------------------------------------------------------- floor ----
-    const floorDriver = new FloorDriver({
-      ironicUrl: proxy.url,
+    const floorOptions = {
       namespace: `floor-${runId}`,
       concurrency: opts.concurrency,
       pollMs: opts.floorPollMs,
       redfish: opts.redfish,
       agent: agentCtx,
-    });
+    };
+    // --sites: each site's Ironic driven directly (through its proxy), the same hosts at the same sites.
+    const floorDriver = sites
+      ? new SitesFloor(sites.sites.map((x) => ({ name: x.name, ironicUrl: x.proxy.url })), floorOptions)
+      : new FloorDriver({ ...floorOptions, ironicUrl: proxy.url });
     // A floor that fails (Ironic saturated beyond what it retries) costs the run its comparison, not metalflow's figures.
     let floorError: string | undefined;
-    const floorCtx = { phases, hosts, proxy, cpuNow: cpuReader(tprofile, undefined, undefined, agent?.cpuSeconds), log };
+    const floorCtx = {
+      phases,
+      hosts,
+      proxy,
+      cpuNow: cpuReader(tprofile, undefined, undefined, agent?.cpuSeconds, sites ? () => sites.ironicCpu() : undefined),
+      log,
+      ...(sites ? { sites: sites.sites.map((x) => ({ name: x.name, hosts: hostsOfSite(hosts, x.name), proxy: x.proxy, ironicCpu: x.ironicCpu })) } : {}),
+    };
+    const floorReachedAt = floorDriver instanceof SitesFloor ? (p: Phase, host: string) => floorDriver.reachedAt(p, host) : undefined;
     const floor = opts.floor
-      ? await measurePhases(floorCtx, 'floor', (p, hs) => floorDriver.runPhase(p, hs)).catch(async (err: unknown) => {
+      ? await measurePhases(floorCtx, 'floor', (p, hs) => floorDriver.runPhase(p, hs), undefined, undefined, floorReachedAt).catch(async (err: unknown) => {
           if (!mf) throw err;
           floorError = err instanceof Error ? err.message : String(err);
           log(`floor failed: ${floorError}; reporting metalflow without it`);
-          await cleanup(temporalAddress, `floor-${runId}`).catch((e: unknown) => log(`cleanup failed: ${String(e)}`));
+          await cleanup(temporalAddress, sites, `floor-${runId}`).catch((e: unknown) => log(`cleanup failed: ${String(e)}`));
           return undefined;
         })
       : undefined;
@@ -224,7 +254,7 @@ async function main(): Promise<void> {
         concurrency: opts.concurrency,
         redfish: opts.redfish,
         agent: opts.agent,
-        ...(opts.agent ? { fakeAgent: { ...FAKE_AGENT_SETTINGS } } : {}),
+        ...(agent ? { fakeAgent: { ...FAKE_AGENT_SETTINGS, stepTimes: { ...FAKE_AGENT_SETTINGS.stepTimes } }, agentIronic: agent.ironic } : {}),
         floorPollMs: opts.floorPollMs,
         idleSeconds: opts.idleSeconds,
         phases,
@@ -236,6 +266,7 @@ async function main(): Promise<void> {
         driver: opts.driver,
         ironicSyncPowerStateInterval: ironicSyncPowerStateInterval(),
         observer: 'visibility-list' as const,
+        ...(opts.sites > 1 ? { sites: opts.sites } : {}),
         // The workers inherit the bench's environment: what they make of it.
         powerSentinelSeconds: loadConfig(process.env).powerSentinelSeconds,
         // glibc's MALLOC_ARENA_MAX moves the workers' RSS (docs/configuration.md, *Worker*).
@@ -269,10 +300,11 @@ async function main(): Promise<void> {
   } catch (err) {
     // Leave nothing behind that would load the next run: this run's host workflows and Ironic nodes.
     log('run failed; terminating its host workflows and deleting its Ironic nodes');
-    await cleanup(temporalAddress, namespace, fleetNamespace, `floor-${runId}`).catch((e: unknown) => log(`cleanup failed: ${String(e)}`));
+    await cleanup(temporalAddress, sites, namespace, fleetNamespace, `floor-${runId}`).catch((e: unknown) => log(`cleanup failed: ${String(e)}`));
     throw err;
   } finally {
     await proxy.stop().catch(() => undefined);
+    await sites?.stopProxies();
     rmSync(secretDir, { recursive: true, force: true });
     await agent?.stop();
     runStack.stop();

@@ -78,7 +78,8 @@ export const PG_PORT_BASE = 21500 + (BENCH_PORTS.temporal - 21233);
 
 function postgresProfile(): TemporalProfile {
   const stateDir = join(BENCH_STATE_DIR, 'temporal-pg');
-  const env = { ...process.env, TEMPORAL_PG_STATE_DIR: stateDir, TEMPORAL_PG_PORT_BASE: String(PG_PORT_BASE) };
+  // One node: the CPU figures below read node 0's process group.
+  const env = { ...process.env, TEMPORAL_PG_STATE_DIR: stateDir, TEMPORAL_PG_PORT_BASE: String(PG_PORT_BASE), TEMPORAL_PG_NODES: '1' };
   const script = join(REPO_ROOT, 'scripts', 'temporal-pg.sh');
   const run = (cmd: string): string => execFileSync('bash', [script, cmd], { env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
   const address = `127.0.0.1:${PG_PORT_BASE + 1}`;

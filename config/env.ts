@@ -174,6 +174,11 @@ export interface WorkerTuning {
   maxConcurrentActivityTaskPolls?: number;
   /** Share of workflow pollers on the shared (non-sticky) queue, where new hosts and new operations arrive. */
   nonStickyToStickyPollRatio?: number;
+  /**
+   * Threads running workflow code (the SDK's workflowThreadPoolSize; 1 by default with one reused V8 context):
+   * each more is a V8 context more, and a second core for workflow tasks when many arrive at once.
+   */
+  workflowThreadPoolSize?: number;
 }
 
 const WORKER_TUNING_ENV: Record<keyof WorkerTuning, string> = {
@@ -183,6 +188,7 @@ const WORKER_TUNING_ENV: Record<keyof WorkerTuning, string> = {
   maxConcurrentWorkflowTaskPolls: 'METALFLOW_WORKER_WORKFLOW_POLLERS',
   maxConcurrentActivityTaskPolls: 'METALFLOW_WORKER_ACTIVITY_POLLERS',
   nonStickyToStickyPollRatio: 'METALFLOW_WORKER_NONSTICKY_POLL_RATIO',
+  workflowThreadPoolSize: 'METALFLOW_WORKER_WORKFLOW_THREADS',
 };
 
 function workerTuning(env: NodeJS.ProcessEnv): WorkerTuning {
@@ -285,7 +291,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): MetalflowConfi
       leaseNamespace: env.METALFLOW_LEASE_NAMESPACE || 'default',
       // At least 2 s: the holder renews it every third of it.
       leaseSeconds: seconds('METALFLOW_LEASE_SECONDS', env.METALFLOW_LEASE_SECONDS, 2) ?? 15,
-      concurrency: whole('METALFLOW_CONTROLLER_CONCURRENCY', env.METALFLOW_CONTROLLER_CONCURRENCY, 1, 10_000, 'a whole number from 1 to 10000') ?? 16,
+      concurrency: whole('METALFLOW_CONTROLLER_CONCURRENCY', env.METALFLOW_CONTROLLER_CONCURRENCY, 1, 10_000, 'a whole number from 1 to 10000') ?? 64,
       reconcileTimeoutSeconds:
         seconds('METALFLOW_CONTROLLER_RECONCILE_TIMEOUT_SECONDS', env.METALFLOW_CONTROLLER_RECONCILE_TIMEOUT_SECONDS, 1) ?? 60,
       endedScanSeconds: seconds('METALFLOW_CONTROLLER_ENDED_SCAN_SECONDS', env.METALFLOW_CONTROLLER_ENDED_SCAN_SECONDS, 1) ?? 30,

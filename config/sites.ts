@@ -10,7 +10,11 @@
  *                  "ironic": { "url": "https://10.1.0.2:6385", "caFile": "/etc/metalflow/edge-1/ca.pem",
  *                              "username": "metalflow", "passwordFile": "/etc/metalflow/edge-1/ironic-password" },
  *                  "dhcp": { "dirs": { "edge-1": "/var/lib/metalflow/dnsmasq/edge-1" }, "leaseSeconds": 3600 },
- *                  "imageCache": { "dir": "/var/cache/metalflow", "host": "10.1.0.3", "port": 8081 } } ] }
+ *                  "imageCache": { "dir": "/var/cache/metalflow", "host": "10.1.0.3", "port": 8081 } } ],
+ *     "centralTaskQueue": "metalflow-hosts" }
+ *
+ * `centralTaskQueue` (optional) is the central workers' METALFLOW_TASK_QUEUE:
+ * a process given the file with another one stops at start, naming both.
  *
  * Files are named, never inlined: a password or key stays on the site
  * worker's disk and out of the file the central processes read.
@@ -101,8 +105,27 @@ function imageCache(raw: unknown, where: string): SiteImageCache {
   return { dir, ...(host ? { host } : {}), ...(port !== undefined ? { port } : {}), ...(url ? { url } : {}), ...(maxBytes !== undefined ? { maxBytes } : {}) };
 }
 
-/** Parses the file's content; `defaultSite` is the environment's own site. */
-export function parseSites(content: string, defaultSite: Site): SiteRegistry {
+/**
+ * The central task queue (METALFLOW_TASK_QUEUE) against the file: every process of these sites must use one
+ * (a site worker starts its site's power sentinel there; the API and the controller start host workflows there,
+ * whose hardware calls go to the sites). A site's own queue is no central queue.
+ */
+function checkCentralQueue(doc: Json, sites: readonly Site[], queue: string, setting: string): void {
+  const named = text(doc, 'centralTaskQueue', '', false);
+  if (named !== undefined && named !== queue) {
+    throw new Error(
+      `METALFLOW_SITES_FILE: centralTaskQueue is "${named}" but this process's ${setting}: every central worker, site worker, API and controller of these sites needs the same central task queue (a site worker starts its site's power sentinel on it, the API and the controller start host workflows on it); set METALFLOW_TASK_QUEUE=${named} here, or correct the file`,
+    );
+  }
+  const site = sites.find((s) => s.name !== DEFAULT_SITE && s.taskQueue === queue);
+  if (site) throw new Error(`METALFLOW_TASK_QUEUE "${queue}" is the task queue of site "${site.name}" (METALFLOW_SITES_FILE), not a central one: give every process the central workers' queue${named ? ` ("${named}")` : ''}`);
+}
+
+/**
+ * Parses the file's content; `defaultSite` is the environment's own site, whose task queue is this process's
+ * METALFLOW_TASK_QUEUE (`queueSetting`: how to name it in an error).
+ */
+export function parseSites(content: string, defaultSite: Site, queueSetting = `METALFLOW_TASK_QUEUE is "${defaultSite.taskQueue}"`): SiteRegistry {
   let doc: unknown;
   try {
     doc = JSON.parse(content);
@@ -110,7 +133,7 @@ export function parseSites(content: string, defaultSite: Site): SiteRegistry {
     fail('is not JSON:', err instanceof Error ? err.message : String(err));
   }
   if (!isObject(doc) || !Array.isArray(doc.sites)) fail('', 'must be a JSON object { "sites": [ ... ] }');
-  onlyKeys(doc, '', ['sites']);
+  onlyKeys(doc, '', ['sites', 'centralTaskQueue']);
   const sites: Site[] = [defaultSite];
   doc.sites.forEach((raw: unknown, i: number) => {
     const where = `sites[${i}]`;
@@ -128,6 +151,7 @@ export function parseSites(content: string, defaultSite: Site): SiteRegistry {
       taskQueue: siteTaskQueue(name),
     });
   });
+  checkCentralQueue(doc, sites, defaultSite.taskQueue, queueSetting);
   return registry(sites);
 }
 
@@ -146,5 +170,6 @@ export function loadSites(env: NodeJS.ProcessEnv, defaults: { taskQueue: string;
   } catch (err) {
     throw new Error(`METALFLOW_SITES_FILE: cannot read ${file}: ${err instanceof Error ? err.message : String(err)}`);
   }
-  return parseSites(content, defaultSite);
+  const setting = env.METALFLOW_TASK_QUEUE === undefined ? `METALFLOW_TASK_QUEUE is unset, so "${defaults.taskQueue}"` : `METALFLOW_TASK_QUEUE is "${defaults.taskQueue}"`;
+  return parseSites(content, defaultSite, setting);
 }

@@ -7,7 +7,8 @@
 import { TimeoutFailure, WorkflowFailedError, type Client } from '@temporalio/client';
 import type { HostRef } from '../model/host';
 import { hostSiteQueue } from '../model/site';
-import { FIRMWARE_INVENTORY_WORKFLOW, firmwareInventoryWorkflowId, SITE_FIRMWARE_READ_START_SECONDS, type FirmwareInventory, type FirmwareInventoryInput, type FirmwareInventoryWorkflow } from '../contracts/firmware-inventory';
+import { runReadWorkflow } from './read-workflow';
+import { FIRMWARE_INVENTORY_WORKFLOW, firmwareInventoryWorkflowId, SITE_FIRMWARE_READ_START_SECONDS, type FirmwareInventory, type FirmwareInventoryInput } from '../contracts/firmware-inventory';
 
 export class FirmwareReadError extends Error {
   constructor(
@@ -20,16 +21,8 @@ export class FirmwareReadError extends Error {
 }
 
 export async function readFirmwareInventory(client: Client, taskQueue: string, ref: HostRef, input: FirmwareInventoryInput): Promise<FirmwareInventory> {
-  const handle = await client.workflow.start<FirmwareInventoryWorkflow>(FIRMWARE_INVENTORY_WORKFLOW, {
-    taskQueue,
-    workflowId: firmwareInventoryWorkflowId(ref.namespace, ref.name),
-    args: [input],
-    workflowIdConflictPolicy: 'USE_EXISTING',
-    workflowIdReusePolicy: 'ALLOW_DUPLICATE',
-    workflowExecutionTimeout: '5 minutes',
-  });
   try {
-    return await handle.result();
+    return await runReadWorkflow<FirmwareInventory>(client, FIRMWARE_INVENTORY_WORKFLOW, taskQueue, firmwareInventoryWorkflowId(ref.namespace, ref.name), [input]);
   } catch (err) {
     if (!(err instanceof WorkflowFailedError)) throw err;
     let cause: unknown = err.cause;

@@ -8,6 +8,9 @@
  * API ≥ 1.109, and `fault`), which BMO reads on every reconcile. Here the
  * controller reads them (k8s/controller/node-health.ts) and passes `node`; the
  * worker's status writes pass none and keep what the controller last set.
+ * A host whose site the controller cannot read (a dark site) gets `Healthy`
+ * `Unknown`/`SiteUnreachable` instead, never `False`: nothing is known to be
+ * wrong with it.
  *
  * `SiteReachable` is metalflow's own, on hosts of a configured site
  * (docs/sites.md): `False`/`SiteUnreachable` while the site leaves the host's
@@ -93,11 +96,16 @@ const powerFailureChecked = (state: string, operationalStatus: string): boolean 
 
 const HEALTH: Record<string, Pair> = { OK: ['True', 'Healthy'], Warning: ['False', 'Warning'], Critical: ['False', 'CriticalError'] };
 
+/** Healthy's reason while the host's site cannot be read (metalflow's: BMO has no sites). */
+export const SITE_UNREACHABLE_HEALTH = 'SiteUnreachable';
+
 /**
  * Healthy and the power-failure override: from the node when there is a reading (an empty health
- * keeps what was there, as BMO's `""` case); without one, what the last reading left.
+ * keeps what was there, as BMO's `""` case, except the dark site's Unknown, which the reading ends);
+ * without one, what the last reading left. `unread`: the host's site could not be read (dark):
+ * Healthy `Unknown`/`SiteUnreachable` saying why, the power failure as the last reading left it.
  */
-function fromNode(state: string, operationalStatus: string, node: NodeReading | undefined, before: Map<string, HostCondition>): Wanted[] {
+function fromNode(state: string, operationalStatus: string, node: NodeReading | undefined, before: Map<string, HostCondition>, unread?: string): Wanted[] {
   const out: Wanted[] = [];
   const checked = powerFailureChecked(state, operationalStatus);
   const prior = before.get(CONDITION.manageable);
@@ -105,8 +113,9 @@ function fromNode(state: string, operationalStatus: string, node: NodeReading | 
   if (checked && powerFailure) out.push([CONDITION.manageable, 'False', 'PowerFailure']);
   const health = node?.health ? (HEALTH[node.health] ?? ['Unknown', 'Unknown']) : undefined;
   const kept = before.get(CONDITION.healthy);
-  if (health) out.push([CONDITION.healthy, ...health]);
-  else if (kept) out.push([CONDITION.healthy, kept.status, kept.reason]);
+  if (unread !== undefined && !node) out.push([CONDITION.healthy, 'Unknown', SITE_UNREACHABLE_HEALTH, unread]);
+  else if (health) out.push([CONDITION.healthy, ...health]);
+  else if (kept && !(node && kept.reason === SITE_UNREACHABLE_HEALTH)) out.push([CONDITION.healthy, kept.status, kept.reason]);
   else out.push([CONDITION.healthy, 'Unknown', 'Unknown']);
   return out;
 }
@@ -166,7 +175,8 @@ const isCondition = (v: unknown): v is HostCondition =>
 export function computeConditions(
   status: Pick<HostStatus, 'provisioning' | 'operationalStatus'>,
   previous: unknown,
-  opts: { now: string; generation?: number; node?: NodeReading; site?: SiteReading },
+  /** `siteUnread`: why the host's site's nodes could not be read (the controller's, for a dark site). */
+  opts: { now: string; generation?: number; node?: NodeReading; site?: SiteReading; siteUnread?: string },
 ): HostCondition[] {
   const before = Array.isArray(previous) ? previous.filter(isCondition) : [];
   const byType = new Map(before.map((c) => [c.type, c]));
@@ -175,7 +185,7 @@ export function computeConditions(
   const all = new Map<string, Wanted>();
   // A host now of the default site (moved there) has no SiteReachable: the default site's work is the central workers'.
   if (opts.site?.name === DEFAULT_SITE) byType.delete(CONDITION.siteReachable);
-  for (const w of [...wanted(state, operational), ...fromNode(state, operational, opts.node, new Map(byType)), ...fromSite(opts.site)]) all.set(w[0], w);
+  for (const w of [...wanted(state, operational), ...fromNode(state, operational, opts.node, new Map(byType), opts.siteUnread), ...fromSite(opts.site)]) all.set(w[0], w);
   for (const [type, st, reason, message] of all.values()) {
     const old = byType.get(type);
     byType.set(type, {

@@ -13,6 +13,9 @@ import { SITE } from './host-dhcp';
 /** The site of hosts that name none: the settings of the environment (IRONIC_URL and the rest), on the main task queue. */
 export const DEFAULT_SITE = 'default';
 
+/** How long a site may leave a call unstarted before the host says it is unreachable (a host option; tests shorten it). */
+export const DEFAULT_SITE_WATCH_SECONDS = 60;
+
 /** The BareMetalHost label naming its site (Kubernetes mode); absent → the default site. */
 export const SITE_LABEL = 'metalflow.io/site';
 

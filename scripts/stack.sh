@@ -48,7 +48,8 @@
 #   IRONIC_MEMO_SESSION_HASH  unset   1: Ironic computes the PBKDF2 hash its
 #                        Redfish driver makes of a BMC password once per
 #                        password and address instead of on every BMC call
-#                        (scripts/ironic-site/sitecustomize.py; the test stacks)
+#                        (scripts/ironic-site/sitecustomize.py; the test stacks,
+#                        the benchmark's agent path)
 #   IRONIC_SQLITE_POOL   unset   1: Ironic keeps a pool of SQLite connections
 #                        instead of opening one per database session (oslo.db's
 #                        NullPool); same settings and transactions on each

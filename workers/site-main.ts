@@ -88,7 +88,7 @@ export async function runSiteWorker(config: MetalflowConfig, site: Site, tracing
     dataConverter: metalflowDataConverter(config.payloadKeysFile),
     ...(tracing ? { tracing } : {}),
   });
-  console.log(`metalflow site worker of site ${site.name} on task queue ${site.taskQueue} at ${config.temporalAddress}${config.temporalTls ? ' (TLS)' : ''}, Ironic ${ir.url}`);
+  console.log(`metalflow site worker of site ${site.name} on task queue ${site.taskQueue} at ${config.temporalAddress}${config.temporalTls ? ' (TLS)' : ''}, Ironic ${ir.url}; central task queue ${config.taskQueue}`);
   // The site's power sentinel: its workflow on the central workers' queue (METALFLOW_TASK_QUEUE), its watch here.
   const sentinel = { connection: temporalConnection(config), namespace: config.temporalNamespace, taskQueue: config.taskQueue, site: site.name, dataConverter: metalflowDataConverter(config.payloadKeysFile) };
   if (config.powerSentinelSeconds > 0) {

@@ -3,7 +3,7 @@
  * (model/site.ts) with the activities that touch the site's hardware
  * (site-activities.ts), built from the site's own settings, and the two
  * reads of its Ironic that no host workflow sends: the site's power sentinel
- * watch and a node's firmware read. It runs no workflow: the host workflows,
+ * watch, a node's firmware read and the controller's node health list. It runs no workflow: the host workflows,
  * fleets, pivots, remediations, the site's sentinel and firmware reads stay
  * on the central workers, which send the site's work here.
  */
@@ -12,6 +12,7 @@ import type { DataConverter } from '@temporalio/common';
 import { createSiteActivities, type SiteActivityDeps } from './site-activities';
 import { createPowerSentinelActivities } from '../activities/power/sentinel';
 import { createFirmwareInventoryActivities } from '../activities/ironic/firmware-inventory';
+import { createNodeHealthActivities } from '../activities/ironic/node-health';
 import { activityFailureMapping } from './activity-failures';
 import { heartbeatThrottleSeconds } from '../config/env';
 import type { Tracing } from '../clients/telemetry/tracing';
@@ -36,9 +37,11 @@ export async function createSiteWorker(deps: SiteWorkerDeps): Promise<Worker> {
     interceptors: { activity: [...(deps.tracing ? [tracingActivityInterceptors(deps.tracing)] : []), activityFailureMapping] },
     activities: {
       ...createSiteActivities(deps),
-      // The site's power sentinel (workflows/power/power-sentinel.ts) and firmware reads (workflows/firmware/firmware-inventory.ts).
+      // The site's power sentinel (workflows/power/power-sentinel.ts), firmware reads (workflows/firmware/firmware-inventory.ts)
+      // and the controller's node health list (workflows/site/node-health.ts).
       ...createPowerSentinelActivities({ ironic: deps.ironic }),
       ...createFirmwareInventoryActivities({ ironic: deps.ironic }),
+      ...createNodeHealthActivities({ ironic: deps.ironic }),
     },
     // As the central worker: most activities wait on Ironic or a BMC, one per host in flight.
     maxConcurrentActivityTaskExecutions: 2000,

@@ -8,5 +8,6 @@ export { planeCheckWorkflow } from './pivot/plane-check';
 export { ipPoolWorkflow } from './ipam/ippool';
 export { firmwareInventoryWorkflow } from './firmware/firmware-inventory';
 export { powerSentinelWorkflow } from './power/power-sentinel';
+export { siteNodeHealthWorkflow } from './site/node-health';
 // Each type's Worker Versioning behavior (PINNED or AUTO_UPGRADE), set on the functions above.
 import './common/versioning';

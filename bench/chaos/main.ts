@@ -5,11 +5,13 @@
  * BMCs stop answering; then the checks (no host lost or stuck, no deploy or
  * reboot twice, no re-provisioning after the database loss, no secret in any
  * history or log). Exit status 0 only when every check passes.
- * `--scenario pivot`: a pivot between two planes under kills instead (pivot.ts).
+ * `--scenario pivot`: a pivot between two planes under kills instead (pivot.ts);
+ * `--scenario site-move`: hosts moved between sites under kills (site-move.ts).
  * `npm run chaos -- --help` for the options.
  */
 import { parseChaosArgs, USAGE } from './options';
 import { runPivotChaos } from './pivot';
+import { runSiteMoveChaos } from './site-move';
 import { runChaos } from './run';
 
 async function main(): Promise<number> {
@@ -19,6 +21,7 @@ async function main(): Promise<number> {
     return 0;
   }
   if (opts.scenario === 'pivot') return runPivotChaos(opts);
+  if (opts.scenario === 'site-move') return runSiteMoveChaos(opts);
   const result = await runChaos(opts);
   return result.passed ? 0 : 1;
 }

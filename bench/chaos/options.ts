@@ -18,11 +18,16 @@ export type FaultKind = (typeof FAULT_KINDS)[number];
 export type ScheduledFault = Exclude<FaultKind, 'ironic-proxy'>;
 
 export type Mode = 'api' | 'k8s' | 'both';
-/** `lifecycle`: hosts through their lifecycle under every fault (run.ts); `pivot`: a pivot A → B under kills (pivot.ts). */
-export const SCENARIOS = ['lifecycle', 'pivot'] as const;
+/**
+ * `lifecycle`: hosts through their lifecycle under every fault (run.ts); `pivot`: a pivot A → B under kills (pivot.ts);
+ * `site-move`: hosts moved between two sites with the central and both site workers killed mid-move (site-move.ts).
+ */
+export const SCENARIOS = ['lifecycle', 'pivot', 'site-move'] as const;
 export type Scenario = (typeof SCENARIOS)[number];
 /** Hosts a pivot round moves when --hosts is not given. */
 export const PIVOT_CHAOS_HOSTS = 12;
+/** Hosts a site-move round moves when --hosts is not given. */
+export const SITE_MOVE_CHAOS_HOSTS = 4;
 
 export interface ChaosOptions {
   scenario: Scenario;
@@ -125,10 +130,13 @@ function whole(name: string, v: string, min: number): number {
 
 export const USAGE = `npm run chaos -- [options]
 
-  --scenario lifecycle|pivot  hosts through their lifecycle under every fault (lifecycle),
+  --scenario lifecycle|pivot|site-move
+                            hosts through their lifecycle under every fault (lifecycle),
                             or a pivot of --hosts hosts (${PIVOT_CHAOS_HOSTS}) between two planes while plane A's
                             worker and Ironic B are each SIGKILLed --faults-per-kind times
-                            (test/k8s/pivot.test.ts's round under SIGKILL, on the test stack's TEST_* ports)
+                            (test/k8s/pivot.test.ts's round under SIGKILL, on the test stack's TEST_* ports),
+                            or --hosts hosts (${SITE_MOVE_CHAOS_HOSTS}) moved between two sites while the central worker and both
+                            sites' workers are SIGKILLed mid-move (test/integration/sites-move-chaos.test.ts)
   --seed N                  reproduce a run (printed at start and in the result)
   --hosts N                 hosts in all (50)
   --mode api|k8s|both       through the HTTP API, the CRD shim, or half each (both)
@@ -176,8 +184,8 @@ export function parseChaosArgs(argv: string[], env: NodeJS.ProcessEnv = process.
   const mode = (v.mode ?? 'both') as Mode;
   if (!['api', 'k8s', 'both'].includes(mode)) throw new Error(`--mode must be api, k8s or both, got "${v.mode}"`);
   const scenario = (v.scenario ?? 'lifecycle') as Scenario;
-  if (!SCENARIOS.includes(scenario)) throw new Error(`--scenario must be ${SCENARIOS.join(' or ')}, got "${v.scenario}"`);
-  const hosts = v.hosts === undefined ? (scenario === 'pivot' ? PIVOT_CHAOS_HOSTS : 50) : whole('hosts', v.hosts, 1);
+  if (!SCENARIOS.includes(scenario)) throw new Error(`--scenario must be ${SCENARIOS.slice(0, -1).join(', ')} or ${SCENARIOS.at(-1)}, got "${v.scenario}"`);
+  const hosts = v.hosts === undefined ? (scenario === 'pivot' ? PIVOT_CHAOS_HOSTS : scenario === 'site-move' ? SITE_MOVE_CHAOS_HOSTS : 50) : whole('hosts', v.hosts, 1);
   const bmcHosts = v['bmc-hosts'] === undefined ? undefined : whole('bmc-hosts', v['bmc-hosts'], 0);
   if (bmcHosts !== undefined && bmcHosts > hosts) throw new Error(`--bmc-hosts (${bmcHosts}) cannot exceed --hosts (${hosts})`);
   const base = defaultOptions({ hosts, mode, ...(bmcHosts === undefined ? {} : { bmcHosts }) });

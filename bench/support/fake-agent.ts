@@ -65,6 +65,13 @@ export interface FakeAgentOptions {
   /** How long a clean or deploy step stays RUNNING before it succeeds (default 0: done by the next status read). */
   stepMs?: number;
   /**
+   * Times of particular asynchronous commands, by clean or deploy step name (`write_image`,
+   * `erase_devices_metadata`, ...) or command name (`install_bootloader`, `power_off`, ...); the others take
+   * `stepMs`. IPA's steps take their own time: a step that ended at once would make the heartbeat sent when
+   * it finished reach Ironic while the conductor that started it still holds the node, which Ironic skips.
+   */
+  stepTimes?: Record<string, number>;
+  /**
    * The least time between two heartbeats of one host: IPA's is 5 s, and a
    * heartbeat after a finished step waits for it. Lower it to run a fleet
    * faster than real agents would; keep IPA's to compare with them.
@@ -184,7 +191,7 @@ class FakeHost {
     readonly boot: FakeBoot,
     private readonly callbackUrl: string,
     private readonly certificate: string,
-    private readonly opts: Required<Pick<FakeAgentOptions, 'bootMs' | 'stepMs' | 'minHeartbeatMs' | 'bmcUser' | 'bmcPassword'>> & { log: (l: string) => void },
+    private readonly opts: Required<Pick<FakeAgentOptions, 'bootMs' | 'stepMs' | 'stepTimes' | 'minHeartbeatMs' | 'bmcUser' | 'bmcPassword'>> & { log: (l: string) => void },
     private readonly counts: FakeAgentCounts,
     private readonly onPoweredOff: () => void,
   ) {
@@ -343,7 +350,7 @@ class FakeHost {
         const step = (params.step ?? {}) as Json;
         // Ironic keeps what create_configuration returns as the node's RAID config; the real agent returns what it built.
         const result = step.step === 'create_configuration' || step.step === 'apply_configuration' ? (node.target_raid_config ?? {}) : null;
-        return ok(this.async(cmd!, { [`${kind}_result`]: result, [`${kind}_step`]: step }));
+        return ok(this.async(cmd!, { [`${kind}_result`]: result, [`${kind}_step`]: step }, undefined, typeof step.step === 'string' ? step.step : undefined));
       }
       case 'standby.get_partition_uuids':
         return ok(sync({}));
@@ -371,7 +378,7 @@ class FakeHost {
     return c;
   }
 
-  private async(name: string, result: unknown, after?: () => void): Command {
+  private async(name: string, result: unknown, after?: () => void, step?: string): Command {
     const c = this.record(name, 'RUNNING', null);
     const finish = () => {
       if (this.stopped) return;
@@ -380,7 +387,7 @@ class FakeHost {
       after?.();
       this.forceHeartbeat();
     };
-    setTimeout(finish, this.opts.stepMs);
+    setTimeout(finish, (step === undefined ? undefined : this.opts.stepTimes[step]) ?? this.opts.stepTimes[name] ?? this.opts.stepMs);
     return { ...c };
   }
 
@@ -406,6 +413,7 @@ export async function startFakeAgent(options: FakeAgentOptions = {}): Promise<Fa
   const opts = {
     bootMs: options.bootMs ?? 5000,
     stepMs: options.stepMs ?? 0,
+    stepTimes: options.stepTimes ?? {},
     minHeartbeatMs: options.minHeartbeatMs ?? 5000,
     bmcUser: options.bmcUser ?? process.env.SUSHY_USERNAME ?? 'admin',
     bmcPassword: options.bmcPassword ?? process.env.SUSHY_PASSWORD ?? 'password',
@@ -525,6 +533,17 @@ async function readJson(req: IncomingMessage): Promise<Json> {
   }
 }
 
+/** `--step-times write_image=9000,power_off=3000`: milliseconds by step or command name. */
+export function parseStepTimes(text: string): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const item of text.split(',').filter(Boolean)) {
+    const m = /^([a-z_]+)=(\d+)$/.exec(item.trim());
+    if (!m) throw new Error(`--step-times: NAME=MS items separated by commas, got ${JSON.stringify(item)}`);
+    out[m[1]!] = Number(m[2]);
+  }
+  return out;
+}
+
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
   const arg = (flag: string) => {
     const i = process.argv.indexOf(flag);
@@ -534,6 +553,7 @@ if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) 
     port: Number(arg('--port') ?? 0),
     bootMs: Number(arg('--boot-ms') ?? 5000),
     stepMs: Number(arg('--step-ms') ?? 0),
+    stepTimes: parseStepTimes(arg('--step-times') ?? ''),
     minHeartbeatMs: Number(arg('--min-heartbeat-ms') ?? 5000),
   });
   console.log(`[fake-agent] listening on ${agent.url}`);

@@ -57,6 +57,7 @@ export function hostWrittenByBmo(managedFields: readonly ManagedFieldsEntry[] | 
 
 export class BmoGuard {
   private cached?: { at: number; reason: string | undefined };
+  private reading?: Promise<string | undefined>;
 
   constructor(
     private readonly rest: KubeRest,
@@ -71,6 +72,14 @@ export class BmoGuard {
 
   private async lease(now: Date): Promise<string | undefined> {
     if (this.cached && now.getTime() - this.cached.at < LEASE_CACHE_MS) return this.cached.reason;
+    // Hosts reconciled at once while no read is fresh share the read under way (each made its own before).
+    this.reading ??= this.readLease(now).finally(() => {
+      this.reading = undefined;
+    });
+    return this.reading;
+  }
+
+  private async readLease(now: Date): Promise<string | undefined> {
     let reason: string | undefined;
     try {
       reason = (await this.leases()).map((l) => leaseHeld(l, now)).find((r) => r !== undefined);

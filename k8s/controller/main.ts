@@ -27,6 +27,8 @@ import { IpamController } from './ipam';
 import { HealthCheck } from './health-check';
 import { Capm3RemediationBridge } from './capm3-remediations';
 import { NodeHealthReporter } from './node-health';
+import { readSiteNodeHealth } from '../../control/node-health';
+import { DEFAULT_SITE_WATCH_SECONDS } from '../../model/site';
 import { IronicClient } from '../../clients/ironic/client';
 import { readTlsFiles } from '../../clients/tls/files';
 import { FirmwareSettingsController } from './firmware-settings';
@@ -80,7 +82,7 @@ let ipam: IpamController | undefined;
 let healthCheck: HealthCheck | undefined;
 let capm3: Capm3RemediationBridge | undefined;
 let nodeHealth: NodeHealthReporter | undefined;
-// Read only, for the node health conditions and the hosts' firmware: the controller never changes anything in Ironic.
+// The default site's, read only, for the node health conditions and the hosts' firmware: the controller never changes anything in Ironic.
 const ironic = new IronicClient({ url: config.ironicUrl, basicAuth: config.ironicBasicAuth, requestTimeoutMs: 20_000, ...(config.ironicTls ? { tls: readTlsFiles(config.ironicTls) } : {}) });
 let firmware: FirmwareSettingsController | undefined;
 // Shared by every leadership cycle: one Lease read serves every host reconciled at once.
@@ -200,7 +202,12 @@ async function lead(): Promise<void> {
     ipam = new IpamController({ rest, client, taskQueue: config.taskQueue, namespaces: watchNamespaces, log });
     void ipam.start();
     if (settings.nodeHealthSeconds > 0) {
-      nodeHealth = new NodeHealthReporter({ rest, ironic, periodMs: settings.nodeHealthSeconds * 1000, hosts: () => inf.cache.values(), log });
+      // A configured site's nodes are listed by its site worker; a site that leaves the list untaken past the site watch is dark.
+      const siteWatch = config.hostOptions.siteWatchSeconds ?? DEFAULT_SITE_WATCH_SECONDS;
+      nodeHealth = new NodeHealthReporter({
+        rest, ironic, sites: siteNames, readSite: (site) => readSiteNodeHealth(client, config.taskQueue, site, siteWatch),
+        periodMs: settings.nodeHealthSeconds * 1000, hosts: () => inf.cache.values(), log,
+      });
       nodeHealth.start();
     }
     // HostFirmwareSettings and FirmwareSchema (k8s/controller/firmware-settings.ts); not awaited either.

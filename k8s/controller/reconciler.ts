@@ -44,6 +44,8 @@ import { syncFailCountReset } from './fail-count-reset';
 export const FINALIZER = 'baremetalhost.metal3.io';
 const DELETE_RECHECK_MAX_MS = 30_000;
 const DELETE_HELD_RECHECK_MS = 60_000;
+const MAX_ENDS_AWAITED = 256;
+const END_POLL_FAILED_RECHECK_MS = 1000;
 /** The cluster-wide path (every namespace), or one namespace's (see watchPaths). */
 export const bmhPath = (namespace?: string): string =>
   namespace ? `/apis/metal3.io/v1alpha1/namespaces/${namespace}/baremetalhosts` : '/apis/metal3.io/v1alpha1/baremetalhosts';
@@ -94,6 +96,13 @@ export class Reconciler {
   private readonly deleteSent = new Set<string>();
   /** A deleting host's resourceVersion when last looked at and the wait before the next look. */
   private readonly deleteWait = new Map<string, { version: string; ms: number }>();
+  /**
+   * Deleting hosts whose workflow's end is awaited (one long poll each): the run's end brings the host back
+   * at once. The end itself changes nothing on the object, so no watch event follows it, and the doubling
+   * recheck alone left a finalizer up to 30 s after the host was gone from Ironic. Capped: the long polls
+   * share the controller's one connection with its updates; past the cap the recheck alone serves.
+   */
+  private readonly endAwaited = new Set<string>();
 
   constructor(private readonly deps: ReconcilerDeps) {}
 
@@ -132,6 +141,25 @@ export class Reconciler {
     this.deleteWait.set(key, { version, ms });
     return ms;
   }
+
+  private awaitEnd(key: string, ref: HostRef): void {
+    if (this.endAwaited.has(key) || this.endAwaited.size >= MAX_ENDS_AWAITED) return;
+    this.endAwaited.add(key);
+    // Any ending only brings the host back: the reconcile decides. A poll that failed (a run that failed, the
+    // connection lost) brings it back a second later, so a poll failing at once cannot spin the reconcile.
+    void this.deps.client.workflow
+      .getHandle(hostWorkflowId(ref))
+      .result()
+      .then(
+        () => 0,
+        () => END_POLL_FAILED_RECHECK_MS,
+      )
+      .then((ms) => {
+        this.endAwaited.delete(key);
+        this.deps.requeueAfter(key, ms);
+      });
+  }
+
 
   /**
    * The host's workflow ended abnormally (terminated, failed, timed out), or is gone
@@ -205,7 +233,7 @@ export class Reconciler {
   }
 
   async reconcile(key: string): Promise<void> {
-    const obj = this.deps.get(key);
+    let obj = this.deps.get(key);
     if (!obj) {
       this.forget(key);
       return;
@@ -240,6 +268,7 @@ export class Reconciler {
           this.deleteSent.add(key);
         }
         const held = annotations.value.paused || annotations.value.detached?.deleteAction === 'delay';
+        if (!held) this.awaitEnd(key, ref);
         this.deps.requeueAfter(key, this.deleteRecheck(key, obj, held));
         return;
       }
@@ -254,20 +283,25 @@ export class Reconciler {
     }
 
     if (!finalizers.includes(FINALIZER)) {
-      // The resulting watch event brings the host back with its finalizer.
-      await this.deps.rest.call('PATCH', this.objectPath(ref), {
+      // The host is driven on from the object the write returns, not from the watch event it causes: that event
+      // would queue the host behind every other one created with it (100 at once waited a queue's length more
+      // for their workflows). The event's reconcile then finds everything handed over already.
+      obj = await this.deps.rest.call<BareMetalHost>('PATCH', this.objectPath(ref), {
         body: { metadata: { finalizers: [...finalizers, FINALIZER], resourceVersion: obj.metadata.resourceVersion } },
         contentType: MERGE,
       });
-      return;
+      if (!(obj.metadata.finalizers ?? []).includes(FINALIZER) || obj.metadata.deletionTimestamp) return;
     }
 
     const annotations = parseAnnotations(obj.metadata.annotations);
     // clusterctl move: block-move while the host is busy, its status in the status annotation while paused for a move.
     const move = moveAnnotations(obj, annotations.value.paused ? (annotations.value.pausedBy ?? '') : undefined);
     if (move) await this.deps.rest.call('PATCH', this.objectPath(ref), { body: { metadata: { annotations: move } }, contentType: MERGE });
+    // One describe serves the pause and what follows (two were made before a host's workflow started).
+    let described: Promise<HostRun> | undefined;
+    const currentRun = (): Promise<HostRun> => (described ??= hostRun(this.deps.client, ref));
     // Paused: the workflow is told (it cancels what runs and starts nothing), and nothing else is read.
-    if (await this.syncPaused(key, ref, annotations.value)) return;
+    if (await this.syncPaused(key, ref, annotations.value, currentRun)) return;
     if (annotations.errors.length > 0) {
       await reportInvalid(this.deps, this.objectPath(ref), obj, ref, 'InvalidAnnotation', annotations.errors);
       return;
@@ -288,8 +322,9 @@ export class Reconciler {
     }
     const consumed: string[] = [];
 
-    const run = await hostRun(this.deps.client, ref);
-    if (this.lost(obj, run)) await this.readopt(obj, key, ref, run);
+    const run = await currentRun();
+    const lost = this.lost(obj, run);
+    if (lost) await this.readopt(obj, key, ref, run);
 
     // Before anything registers the host: a status to restore (new cluster, pivot).
     const restore = annotations.value.restoreStatus;
@@ -320,6 +355,8 @@ export class Reconciler {
         })
       ).power;
       this.applied.set(key, fingerprint);
+      // A run this reconcile started holds no update policy: nothing to ask it (a query is a workflow task).
+      if (run.kind === 'absent' && !lost && !this.policyApplied.has(key)) this.policyApplied.set(key, JSON.stringify(null));
       await warnIgnored(this.deps.rest, obj, ref, spec);
     }
     // Taken (now or before): a refusal said on the object is cleared (nothing is written when none was said).
@@ -355,11 +392,11 @@ export class Reconciler {
    * Hands `baremetalhost.metal3.io/paused` to a running workflow (level-triggered, once per change);
    * true when the host is paused. A paused host without a workflow is not started, as Metal3 does nothing with it.
    */
-  private async syncPaused(key: string, ref: HostRef, a: HostAnnotations): Promise<boolean> {
+  private async syncPaused(key: string, ref: HostRef, a: HostAnnotations, currentRun?: () => Promise<HostRun>): Promise<boolean> {
     const want = a.paused ? (a.pausedBy ?? `the ${ANNOTATIONS.paused} annotation`).slice(0, MAX_PAUSE_REASON) : '';
     const known = this.pausedApplied.get(key);
     if (known === want) return a.paused;
-    if ((await hostRun(this.deps.client, ref)).kind === 'running') {
+    if ((await (currentRun ?? (() => hostRun(this.deps.client, ref)))()).kind === 'running') {
       const handle = this.deps.client.workflow.getHandle(hostWorkflowId(ref));
       // What this controller last handed the run is what the run holds (a readopted run is forgotten): a change
       // goes at once. Only a host not seen since the controller started is asked first (an update that changes

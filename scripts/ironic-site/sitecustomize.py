@@ -1,5 +1,6 @@
 """Loaded by Ironic's Python when IRONIC_MEMO_SESSION_HASH=1 or IRONIC_SQLITE_POOL=1 (scripts/stack.sh, command_of
-ironic): test and lab stacks only; the benchmark's stack and the demo run Ironic's own code.
+ironic): test and lab stacks, and the benchmark's agent path for the first (bench/agent-stack.ts); the
+benchmark's other profiles and the demo run Ironic's own code.
 
 Two patches, each behind its own setting; neither changes what Ironic does, only the CPU it spends.
 

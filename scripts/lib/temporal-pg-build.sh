@@ -1,5 +1,6 @@
-# Building scripts/temporal-pg.sh's Temporal server: temporal-server and
-# temporal-sql-tool from the pinned go.temporal.io/server module, with the
+# Building scripts/temporal-pg.sh's Temporal server: temporal-server,
+# temporal-sql-tool and tdbg (the server's admin CLI: `members` reads the
+# cluster's rings with it) from the pinned go.temporal.io/server module, with the
 # module's schema/postgresql/v12 files, under $BIN_DIR (built once, under a
 # lock, so concurrent starts do not build twice). Sourced by
 # scripts/temporal-pg.sh, not run: it uses the script's settings (REPO,
@@ -9,7 +10,7 @@ go_bin() {
   if [[ -n "${GO:-}" ]]; then echo "$GO"; else bash "$REPO/scripts/kube-build.sh" --go | tail -1; fi
 }
 
-installed() { [[ -x "$BIN_DIR/temporal-server" && -x "$BIN_DIR/temporal-sql-tool" && -d "$BIN_DIR/schema/postgresql/v12" ]]; }
+installed() { [[ -x "$BIN_DIR/temporal-server" && -x "$BIN_DIR/temporal-sql-tool" && -x "$BIN_DIR/tdbg" && -d "$BIN_DIR/schema/postgresql/v12" ]]; }
 
 install() {
   # Checked before the lock: PostgreSQL and Temporal started later must not
@@ -26,14 +27,15 @@ install() {
 build() {
   local go start secs tmp moddir
   go="$(go_bin)"
-  log "building Temporal server $TEMPORAL_SERVER_VERSION (cmd/server, cmd/tools/sql) with $("$go" env GOVERSION); the first build downloads modules and takes minutes"
+  log "building Temporal server $TEMPORAL_SERVER_VERSION (cmd/server, cmd/tools/sql, cmd/tools/tdbg) with $("$go" env GOVERSION); the first build downloads modules and takes minutes"
   start=$SECONDS
   tmp="$(mktemp -d "$CACHE/build.XXXXXX")"
   # go install MODULE@VERSION builds with the module's own go.mod and go.sum.
   if ! env GOTOOLCHAIN=local CGO_ENABLED=0 GOBIN="$tmp" GOFLAGS="-buildvcs=false${GOFLAGS:+ $GOFLAGS}" \
       "$go" install -trimpath -ldflags "-s -w" \
       "go.temporal.io/server/cmd/server@$TEMPORAL_SERVER_VERSION" \
-      "go.temporal.io/server/cmd/tools/sql@$TEMPORAL_SERVER_VERSION"; then
+      "go.temporal.io/server/cmd/tools/sql@$TEMPORAL_SERVER_VERSION" \
+      "go.temporal.io/server/cmd/tools/tdbg@$TEMPORAL_SERVER_VERSION"; then
     rm -rf "$tmp"
     die "go install failed (see above); module download errors mean the Go module proxy ($("$go" env GOPROXY)) is unreachable"
   fi

@@ -3,7 +3,7 @@
 # its own process group, and Temporal's databases and schema from the module's
 # files (temporal-sql-tool). Sourced by scripts/temporal-pg.sh, not run: it
 # uses the script's settings (STATE, DATA, RUN, LOGS, HOST, PG_PORT, DB_USER,
-# BIN_DIR, PG_BIN) and log/die.
+# BIN_DIR, PG_BIN, NODES) and log/die.
 
 pg_bindir() {
   local d
@@ -75,14 +75,17 @@ pg_start() {
   rm -f "$DATA/postmaster.pid"
   log "postgres: starting on $HOST:$PG_PORT ($PG_BIN)"
   # Its own session and process group, so the bench can sum its CPU (backends included).
-  local logf="$LOGS/postgres.log"
+  local logf="$LOGS/postgres.log" opts=()
+  # Each service of each Temporal node has pools of its own (up to maxConns per store: 4 x 20 + 3 x 10 a
+  # node); past one node that is more than the 200 of postgresql.conf.
+  if ((NODES > 1)); then opts=(-c "max_connections=$((110 * NODES + 20))"); fi
   touch "$logf"
   if [[ "$(id -u)" == 0 ]]; then chown postgres:postgres "$logf"; fi
   if [[ "$(id -u)" == 0 ]]; then
     setsid setpriv --reuid=postgres --regid=postgres --init-groups -- \
-      "$PG_BIN/postgres" -D "$DATA" -p "$PG_PORT" </dev/null >>"$logf" 2>&1 &
+      "$PG_BIN/postgres" -D "$DATA" -p "$PG_PORT" "${opts[@]}" </dev/null >>"$logf" 2>&1 &
   else
-    setsid "$PG_BIN/postgres" -D "$DATA" -p "$PG_PORT" </dev/null >>"$logf" 2>&1 &
+    setsid "$PG_BIN/postgres" -D "$DATA" -p "$PG_PORT" "${opts[@]}" </dev/null >>"$logf" 2>&1 &
   fi
   echo $! >"$RUN/postgres.pid"
   local i

@@ -262,7 +262,9 @@ describe("Metal3's Prometheus series", () => {
 
   it("counts a credentials Secret missing, invalid and updated as BMO's metal3_credentials_* do", async () => {
     const name = 'metrics-creds';
-    const scrape = async () => (await fetch(`http://127.0.0.1:${CONTROLLER_METRICS_PORT}/metrics`)).text();
+    // A kept-alive socket the server closes as it is reused fails the fetch ("other side closed"): asked again once.
+    const scrapeOnce = async () => (await fetch(`http://127.0.0.1:${CONTROLLER_METRICS_PORT}/metrics`)).text();
+    const scrape = async () => scrapeOnce().catch(() => scrapeOnce());
     const counter = (text: string, series: string) => Number(/^(\S+) (\S+)$/m.exec(text.split('\n').find((l) => l.startsWith(`${series} `)) ?? '')?.[2] ?? NaN);
     const before = await scrape();
     const base = (series: string) => counter(before, series);

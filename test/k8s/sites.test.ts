@@ -14,9 +14,14 @@
  *   scripts/stack.sh on its own port and state folder), each Ironic behind a
  *   recording proxy, as test/integration/sites.test.ts moves an API host
  *   between two configured sites. The default site spares a site worker's
- *   start. The proxies run in this process: the move's part polls with short
+ *   start;
+ * - node health per site: a host of TO's has its `Healthy` from TO's Ironic,
+ *   listed by TO's worker (the controller reads only the default site's
+ *   Ironic itself); TO's worker SIGKILLed, the host is `Unknown` /
+ *   `SiteUnreachable`, not failed; TO's worker back, the reading returns. The proxies run in this process: the move's part polls with short
  *   `kubectl get`s (answered in this process) and never `kubectl wait`s.
  */
+import { execFileSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -28,6 +33,8 @@ import { hostWorkflowId, ironicNodeName } from '../../model/host-ref';
 import { saveHistory } from '../support/history-fixture';
 import { fleetWorkflowId, type FleetProgress } from '../../contracts/fleet';
 import { firmwareInventoryWorkflowId } from '../../contracts/firmware-inventory';
+import { siteNodeHealthWorkflowId } from '../../contracts/node-health';
+import { REPO_ROOT } from '../../config/env';
 import type { fleetWorkflow } from '../../workflows/fleet/fleet';
 import { IronicClient } from '../../clients/ironic/client';
 import { IronicProxy, type RecordedRequest } from '../../bench/support/ironic-proxy';
@@ -48,12 +55,15 @@ const TO = uniq('to');
 const SITES_FILE = join(mkdtempSync(join(tmpdir(), 'mf-k8s-sites-')), 'sites.json');
 const SITES = { METALFLOW_SITES_FILE: SITES_FILE };
 let toIronic: OwnIronic | undefined;
+const TO_STATE = 'test-k8s-sites-to';
+/** TO's site worker (started by the move's test, or the node health test), killed and started again by the latter. */
+let toWorker: ChildProcess | undefined;
 /** TO's Ironic starting while the API server, the shim and the first test go on. */
 let toStarted: Promise<void> | undefined;
 const proxies: Record<string, IronicProxy> = {};
 // Registered before the suite's: the sites file is read by the processes it starts.
 beforeAll(async () => {
-  toIronic = ownIronic('test-k8s-sites-to', await unusedPort());
+  toIronic = ownIronic(TO_STATE, await unusedPort());
   toStarted = toIronic.start();
   for (const [site, url] of [[FROM, IRONIC_URL], [TO, toIronic.url]] as const) {
     proxies[site] = new IronicProxy(url);
@@ -68,7 +78,8 @@ afterAll(async () => {
 });
 // The controller starts the host workflows: the watch (60 s unless set) is one of their options.
 // The central worker drives the default site's hardware through FROM's proxy.
-const suite = useShimSuite(NS, TQ, { ...SITES, METALFLOW_SITE_WATCH_SECONDS: '2' }, () => ({ ...SITES, IRONIC_URL: proxies[FROM]!.url }));
+// Node health read every 2 s (the default site's Ironic by the controller, TO's and SITE's through their workers).
+const suite = useShimSuite(NS, TQ, { ...SITES, METALFLOW_SITE_WATCH_SECONDS: '2', METALFLOW_CONTROLLER_NODE_HEALTH_SECONDS: '2' }, () => ({ ...SITES, IRONIC_URL: proxies[FROM]!.url }));
 
 const json = (args: string[]) => JSON.parse(kubectl([...args, '-n', NS, '-o', 'json']).stdout);
 const apply = (doc: Record<string, unknown>) => kubectl(['apply', '-n', NS, '-f', '-'], { input: JSON.stringify(doc) });
@@ -124,7 +135,7 @@ describe('a BareMetalHost moved between sites', () => {
     const ref = { namespace: NS, name };
     const image = { url: 'http://127.0.0.1/images/k8s-site-move.qcow2', checksum: 'd'.repeat(64), checksumType: 'sha256', format: 'qcow2' };
     // TO's worker starts while the host provisions.
-    suite.shim.startWorker(SITES, ['--site', TO]);
+    toWorker = suite.shim.startWorker(SITES, ['--site', TO]);
     apply(secretDoc(`${name}-bmc-secret`, { username: 'admin', password: 'pw' }));
     const doc = hostDoc(name, fakeHostSpec(name, { image, automatedCleaningMode: 'disabled' }), { 'inspect.metal3.io': 'disabled' });
     // No label: the default site.
@@ -166,12 +177,12 @@ describe('a BareMetalHost moved between sites', () => {
 
     const done: FleetProgress = await moving;
     expect(done.counts, JSON.stringify(done.hosts)).toMatchObject({ succeeded: 1, failed: 0, skipped: 0 });
-    const moved = await waitFor(`${name} moved to ${TO}`, async () => {
+    const atTo = await waitFor(`${name} moved to ${TO}`, async () => {
       const b = get();
       return atRest(b) && b.status!.provisioning!.ID !== fromNode && events(name).some((e) => e.reason === 'SiteMoved') ? b : undefined;
     }, { timeoutMs: 30_000 });
-    const toNode = moved.status!.provisioning!.ID;
-    expect(moved.status!.provisioning!.image?.url).toBe(image.url);
+    const toNode = atTo.status!.provisioning!.ID;
+    expect(atTo.status!.provisioning!.image?.url).toBe(image.url);
     expect(siteCondition(name)).toMatchObject({ status: 'True', reason: 'SiteReachable' });
     expect(events(name).find((e) => e.reason === 'SiteMoved')).toMatchObject({
       type: 'Normal',
@@ -194,5 +205,47 @@ describe('a BareMetalHost moved between sites', () => {
     expect(get().status!.provisioning!.ID).toBe(toNode);
     // A replay fixture of a BareMetalHost's move (its marker set by the validator): METALFLOW_RECORD_SITE_MOVE_K8S_FIXTURE=host-site-move-k8s.json.
     if (process.env.METALFLOW_RECORD_SITE_MOVE_K8S_FIXTURE) saveHistory(hostWorkflowId(ref), process.env.METALFLOW_RECORD_SITE_MOVE_K8S_FIXTURE);
+  });
+});
+
+describe("node health of a site's hosts", () => {
+  it("reads a host's Healthy from its own site's Ironic through the site's worker; with the site dark the host is Unknown/SiteUnreachable, not failed; back, the reading returns", { timeout: 120_000 }, async () => {
+    const name = 'health';
+    await toStarted;
+    if (!toWorker || toWorker.exitCode !== null || toWorker.signalCode !== null) toWorker = suite.shim.startWorker(SITES, ['--site', TO]);
+    apply(secretDoc(`${name}-bmc-secret`, { username: 'admin', password: 'pw' }));
+    const doc = hostDoc(name, fakeHostSpec(name, { automatedCleaningMode: 'disabled' }), { 'inspect.metal3.io': 'disabled' });
+    apply({ ...doc, metadata: { ...doc.metadata, labels: { [SITE_LABEL]: TO } } });
+    const registered = await waitFor(`${name} available at ${TO}`, async () => {
+      const b = json(['get', 'bmh', name]) as MoverBmh;
+      return b.status?.provisioning?.state === 'available' && b.status.operationalStatus === 'OK' ? b : undefined;
+    }, { timeoutMs: 90_000, intervalMs: 300 });
+    const node = registered.status!.provisioning!.ID;
+    // Ironic's fake driver reports no health; a BMC's reading, as Ironic's power sync would cache it, written into
+    // TO's Ironic's own database. The default site's Ironic has no node of that id.
+    const db = join(REPO_ROOT, '.state', TO_STATE, 'ironic', 'ironic.sqlite');
+    const setHealth = `import sqlite3, sys
+c = sqlite3.connect(sys.argv[1], isolation_level=None, timeout=60)
+c.execute("UPDATE nodes SET health='Warning' WHERE uuid=?", (sys.argv[2],))`;
+    execFileSync('python3', ['-c', setHealth, db, node]);
+    expect((await new IronicClient({ url: toIronic!.url }).listNodeStates(['health'], '1.109')).map((n) => [n.uuid, n.health])).toContainEqual([node, 'Warning']);
+    const healthy = () => condition(name, 'Healthy');
+    // On the code before, the controller looked the node up in the default site's Ironic only: Healthy stayed Unknown.
+    await waitFor('Healthy False/Warning from TO', async () => healthy()?.reason === 'Warning', { timeoutMs: 30_000, intervalMs: 300 });
+    const read = await suite.client.workflow.getHandle(siteNodeHealthWorkflowId(TO)).fetchHistory();
+    expect((read.events ?? []).map((e) => e.activityTaskScheduledEventAttributes?.taskQueue?.name).filter(Boolean)).toEqual([`site/${TO}`]);
+
+    // TO goes dark: its worker SIGKILLed. Its host is reported as at a dark site, not as failed.
+    toWorker.kill('SIGKILL');
+    const dark = await waitFor('Healthy Unknown/SiteUnreachable', async () => (healthy()?.reason === 'SiteUnreachable' ? healthy() : undefined), { timeoutMs: 30_000, intervalMs: 300 });
+    expect(dark).toMatchObject({ status: 'Unknown', message: `site unreachable: no worker of site "${TO}" took the node health read from task queue site/${TO} within 2 s (its worker: npm run worker -- --site ${TO})` });
+    const b = json(['get', 'bmh', name]) as MoverBmh & { status: { conditions: Condition[] } };
+    expect(b.status.operationalStatus).toBe('OK');
+    expect(Object.fromEntries(b.status.conditions.map((c) => [c.type, `${c.status}/${c.reason}`]))).toMatchObject({ Manageable: 'True/Manageable', AvailableForProvisioning: 'True/Available' });
+
+    // Back: the next reading replaces it (once the new process has loaded and polls).
+    toWorker = suite.shim.startWorker(SITES, ['--site', TO]);
+    await waitFor('Healthy False/Warning again', async () => healthy()?.reason === 'Warning', { timeoutMs: 90_000, intervalMs: 300 });
+    expect(healthy()).toMatchObject({ status: 'False', message: '' });
   });
 });

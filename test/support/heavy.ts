@@ -29,4 +29,7 @@ export const HEAVY_ONLY_FILES: readonly string[] = [
   'test/k8s/metal3-manifest-firmware.test.ts',
   'test/k8s/firmware-servicing.test.ts',
   'test/integration/pivot-api-mode.test.ts',
+  'test/integration/eager-start.test.ts',
+  'test/integration/temporal-multinode.test.ts',
+  'test/integration/sites-move-chaos.test.ts',
 ];

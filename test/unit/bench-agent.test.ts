@@ -1,7 +1,7 @@
 /** `npm run bench -- --agent`: its option, the agent path's stack settings, the launcher's counts and hosts per hour. */
 import { describe, expect, it } from 'vitest';
 import { parseOptions } from '../../bench/options';
-import { agentStackEnv, countLauncherEvents, launcherHosts, staleForAgentPath } from '../../bench/agent-stack';
+import { agentIronicSettings, agentStackEnv, countLauncherEvents, launcherHosts, staleForAgentPath } from '../../bench/agent-stack';
 import { makeHosts, PHASES } from '../../bench/common';
 import { hostsPerHour } from '../../bench/report';
 
@@ -32,13 +32,25 @@ describe('bench --agent', () => {
       IRONIC_HTTP_PORT: '21180',
       IRONIC_AGENT_COMMAND_WAIT_INTERVAL: '1',
       IRONIC_AGENT_POWER_OFF_POLL_INTERVAL: '1',
+      IRONIC_MEMO_SESSION_HASH: '1',
+      IRONIC_FAST_TRACK: 'false',
     });
+    expect(agentStackEnv({ systemsFile: '/s/systems.json', notifyPort: 21801, httpPort: 21180, ironic: { memoSessionHash: false, fastTrack: true } })).toMatchObject({
+      IRONIC_MEMO_SESSION_HASH: '0',
+      IRONIC_FAST_TRACK: 'true',
+    });
+  });
+
+  it("remembers the BMC password's hash unless told 0, and keeps fast track off unless told true", () => {
+    expect(agentIronicSettings({})).toEqual({ memoSessionHash: true, fastTrack: false });
+    expect(agentIronicSettings({ IRONIC_MEMO_SESSION_HASH: '0', IRONIC_FAST_TRACK: 'true' })).toEqual({ memoSessionHash: false, fastTrack: true });
+    expect(agentIronicSettings({ IRONIC_MEMO_SESSION_HASH: '1', IRONIC_FAST_TRACK: '1' })).toEqual({ memoSessionHash: true, fastTrack: false });
   });
 
   it('restarts the services of a kept stack whose config is not the agent path with these settings, and no other', () => {
     const env = agentStackEnv({ systemsFile: '/s/systems.json', notifyPort: 21801, httpPort: 21180 });
-    const ironic = (httpPort: number, wait = 1) =>
-      `[deploy]\nhttp_root = /x\nhttp_url = http://127.0.0.1:${httpPort}\nexternal_callback_url = http://127.0.0.1:21385\n[agent]\ncommand_wait_interval = ${wait}\npost_deploy_get_power_state_retry_interval = 1\n`;
+    const ironic = (httpPort: number, wait = 1, memo = '1') =>
+      `# IRONIC_MEMO_SESSION_HASH=${memo} IRONIC_SQLITE_POOL=\n[deploy]\nhttp_root = /x\nhttp_url = http://127.0.0.1:${httpPort}\nexternal_callback_url = http://127.0.0.1:21385\nfast_track = false\n[agent]\ncommand_wait_interval = ${wait}\npost_deploy_get_power_state_retry_interval = 1\n`;
     const sushy = (url: string, file = '/s/systems.json') => `EXTERNAL_NOTIFICATION_URL = '${url}'\nwith open('${file}') as _f:\n`;
     expect(staleForAgentPath({ ironic: ironic(21180), sushy: sushy('http://127.0.0.1:21801/') }, env)).toEqual([]);
     // The fake-hardware stack: no agent settings, no notifications.
@@ -48,6 +60,12 @@ describe('bench --agent', () => {
     expect(staleForAgentPath({ ironic: ironic(21180, 6), sushy: sushy('http://127.0.0.1:21801/', '/s/other.json') }, env)).toEqual(['ironic', 'sushy']);
     // Never started (no config): nothing to restart, the run's start writes it.
     expect(staleForAgentPath({ ironic: '', sushy: '' }, env)).toEqual([]);
+    // Fast track asked for, or an Ironic started with another hash setting than asked (stack.sh's header line).
+    expect(staleForAgentPath({ ironic: ironic(21180), sushy: sushy('http://127.0.0.1:21801/') }, { ...env, IRONIC_FAST_TRACK: 'true' })).toEqual(['ironic']);
+    const started = (memo: string) => ({ ironic: ironic(21180, 1, memo), sushy: sushy('http://127.0.0.1:21801/') });
+    expect(staleForAgentPath(started(''), env)).toEqual(['ironic']);
+    expect(staleForAgentPath(started('1'), { ...env, IRONIC_MEMO_SESSION_HASH: '0' })).toEqual(['ironic']);
+    expect(staleForAgentPath(started('0'), { ...env, IRONIC_MEMO_SESSION_HASH: '0' })).toEqual([]);
   });
 
   it("names each system's host for the launcher with its boot MAC and one 8 GiB disk, and addresses its BMC by virtual media", () => {

@@ -94,6 +94,21 @@ describe('computeConditions', () => {
     expect(table(computeConditions(status('available', 'new'), newNodeRead, { now: T1, node: { health: 'Critical' } })).Healthy).toBe('False/CriticalError');
   });
 
+  it("reports a host whose site cannot be read Unknown/SiteUnreachable, never failed, keeping the last power failure; the next reading replaces it", () => {
+    const status = { provisioning: { state: 'provisioned', ID: 'n' }, operationalStatus: 'OK' } as never;
+    const why = 'site unreachable: no worker of site "edge-1" took the node health read from task queue site/edge-1 within 60 s';
+    const read = computeConditions(status, undefined, { now: T0, node: { health: 'Warning', fault: 'power failure' } });
+    const dark = computeConditions(status, read, { now: T1, siteUnread: why });
+    expect(dark.find((c) => c.type === 'Healthy')).toMatchObject({ status: 'Unknown', reason: 'SiteUnreachable', message: why, lastTransitionTime: T1 });
+    expect(table(dark)).toMatchObject({ Manageable: 'False/PowerFailure', Ready: 'True/Provisioned' });
+    // The worker's writes (no reading) keep it, message and all.
+    expect(computeConditions(status, dark, { now: T1 }).find((c) => c.type === 'Healthy')).toMatchObject({ reason: 'SiteUnreachable', message: why });
+    // Back: a reading with a health replaces it; one with none (fake hardware) is Unknown/Unknown, not the dark site's reason.
+    expect(table(computeConditions(status, dark, { now: T1, node: { health: 'OK', fault: null } }))).toMatchObject({ Healthy: 'True/Healthy', Manageable: 'True/Manageable' });
+    const none = computeConditions(status, dark, { now: T1, node: { health: null, fault: null } }).find((c) => c.type === 'Healthy');
+    expect(none).toMatchObject({ status: 'Unknown', reason: 'Unknown', message: '' });
+  });
+
   it("writes SiteReachable from the workflow's reading of a configured site, and leaves it to writers that have none", () => {
     const status = { provisioning: { state: 'registering', ID: '' }, operationalStatus: 'OK' } as never;
     const reason = 'site unreachable: no worker of site "edge-1" took preflightBmc from task queue site/edge-1; waiting for the site';

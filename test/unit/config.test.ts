@@ -21,6 +21,7 @@ describe('worker tuning from the environment', () => {
       METALFLOW_WORKER_WORKFLOW_POLLERS: '30',
       METALFLOW_WORKER_ACTIVITY_POLLERS: '4',
       METALFLOW_WORKER_NONSTICKY_POLL_RATIO: '0.25',
+      METALFLOW_WORKER_WORKFLOW_THREADS: '2',
     }).workerTuning;
     expect(t).toEqual({
       maxCachedWorkflows: 0,
@@ -29,12 +30,14 @@ describe('worker tuning from the environment', () => {
       maxConcurrentWorkflowTaskPolls: 30,
       maxConcurrentActivityTaskPolls: 4,
       nonStickyToStickyPollRatio: 0.25,
+      workflowThreadPoolSize: 2,
     });
   });
 
   it.each([
     ['METALFLOW_WORKER_WORKFLOW_POLLERS', '1', /METALFLOW_WORKER_WORKFLOW_POLLERS must be an integer >= 2, got "1"/],
     ['METALFLOW_WORKER_WORKFLOW_TASKS', '0', /METALFLOW_WORKER_WORKFLOW_TASKS must be an integer >= 1/],
+    ['METALFLOW_WORKER_WORKFLOW_THREADS', '0', /METALFLOW_WORKER_WORKFLOW_THREADS must be an integer >= 1/],
     ['METALFLOW_WORKER_MAX_CACHED_WORKFLOWS', 'lots', /METALFLOW_WORKER_MAX_CACHED_WORKFLOWS must be an integer >= 0, got "lots"/],
     ['METALFLOW_WORKER_NONSTICKY_POLL_RATIO', '1.5', /METALFLOW_WORKER_NONSTICKY_POLL_RATIO must be a number in \(0, 1\], got "1.5"/],
   ])('rejects %s=%s, naming the variable', (name, value, message) => {
@@ -124,7 +127,7 @@ describe('host workflow options from the environment', () => {
   });
 
   it('reads the controller settings, refusing a concurrency or timeout it could not use', () => {
-    expect(loadConfig({}).controller).toEqual({ leaseNamespace: 'default', leaseSeconds: 15, concurrency: 16, reconcileTimeoutSeconds: 60, endedScanSeconds: 30, resyncSeconds: 600, remediationCapm3: false, nodeHealthSeconds: 60, firmwareResyncSeconds: 1800, bmoCheck: true });
+    expect(loadConfig({}).controller).toEqual({ leaseNamespace: 'default', leaseSeconds: 15, concurrency: 64, reconcileTimeoutSeconds: 60, endedScanSeconds: 30, resyncSeconds: 600, remediationCapm3: false, nodeHealthSeconds: 60, firmwareResyncSeconds: 1800, bmoCheck: true });
     expect(loadConfig({ METALFLOW_CONTROLLER_NODE_HEALTH_SECONDS: '0' }).controller.nodeHealthSeconds).toBe(0);
     expect(() => loadConfig({ METALFLOW_CONTROLLER_NODE_HEALTH_SECONDS: 'often' })).toThrow(
       'METALFLOW_CONTROLLER_NODE_HEALTH_SECONDS must be a whole number of seconds from 0 (off) to 86400, got "often"',

@@ -9,7 +9,7 @@
  */
 import { request } from 'node:https';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { kernelParams, startFakeAgent, type FakeAgent } from '../../bench/support/fake-agent';
+import { kernelParams, parseStepTimes, startFakeAgent, type FakeAgent } from '../../bench/support/fake-agent';
 import { unusedPort } from '../support/ports';
 
 const TOKEN = 'T'.repeat(43);
@@ -72,6 +72,25 @@ describe('the fake agent API', () => {
       await new Promise((r) => setTimeout(r, 50));
     }
     expect(last).toMatchObject({ command_name: 'execute_clean_step', command_status: 'SUCCEEDED', command_result: { clean_result: null, clean_step: step } });
+  });
+
+  it('gives a step named in stepTimes its own time, the others stepMs', async () => {
+    expect(parseStepTimes('write_image=9000,power_off=3000')).toEqual({ write_image: 9000, power_off: 3000 });
+    expect(parseStepTimes('')).toEqual({});
+    expect(() => parseStepTimes('write_image:9000')).toThrow(/NAME=MS/);
+    const slow = await startFakeAgent({ bootMs: 0, stepMs: 0, stepTimes: { write_image: 60_000 }, log: () => undefined });
+    try {
+      slow.boot({ name: 'h2', mac: '52:54:00:00:00:02', disks: [8 * 2 ** 30], cmdline: `ipa-api-url=http://127.0.0.1:${await unusedPort()} ipa-agent-token=${TOKEN} boot_method=vmedia` });
+      const url = `${slow.agentUrl('h2')}/v1/commands/?agent_token=${TOKEN}`;
+      const erase = await call(slow, url, 'POST', { name: 'clean.execute_clean_step', params: { step: { interface: 'deploy', step: 'erase_devices_metadata', priority: 99 }, node: {}, ports: [] } });
+      expect(erase.body.command_status).toBe('RUNNING');
+      expect((await call(slow, url, 'GET')).body.commands.at(-1).command_status).toBe('SUCCEEDED');
+      const write = await call(slow, url, 'POST', { name: 'deploy.execute_deploy_step', params: { step: { interface: 'deploy', step: 'write_image', priority: 80 }, node: {}, ports: [] } });
+      expect(write.body.command_status).toBe('RUNNING');
+      expect((await call(slow, url, 'GET')).body.commands.at(-1).command_status).toBe('RUNNING');
+    } finally {
+      await slow.close();
+    }
   });
 
   it('does not answer once the host is off', async () => {

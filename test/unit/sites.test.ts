@@ -1,6 +1,9 @@
 /** Sites (docs/sites.md): the operator's file, `spec.site` against it, the site label, and what a site worker registers. */
 import { describe, expect, it } from 'vitest';
-import { parseSites } from '../../config/sites';
+import { loadSites, parseSites } from '../../config/sites';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { DEFAULT_SITE, hostSiteQueue, siteErrors, type Site } from '../../model/site';
 import { specWithSite } from '../../k8s/controller/bare-metal-host';
 import { createSiteActivities } from '../../workers/site-activities';
@@ -31,6 +34,32 @@ describe('METALFLOW_SITES_FILE', () => {
     [[{ name: 'a', ironic: { url: 'http://x:1' }, dhcp: { dirs: { a: 'rel/dir' } } }], /must be an absolute path/],
   ])('refuses a mistake, naming where it is: %j', (sites, message) => {
     expect(() => parseSites(file(sites), DEFAULT)).toThrow(message);
+  });
+});
+
+describe('the central task queue', () => {
+  const withQueue = (centralTaskQueue: unknown) => JSON.stringify({ sites: [{ name: 'edge-1', ironic: { url: 'http://x:1' } }], centralTaskQueue });
+  const load = (content: string, env: Record<string, string>) => {
+    const path = join(mkdtempSync(join(tmpdir(), 'mf-sites-queue-')), 'sites.json');
+    writeFileSync(path, content);
+    return loadSites({ ...env, METALFLOW_SITES_FILE: path }, { taskQueue: env.METALFLOW_TASK_QUEUE ?? 'metalflow-hosts', ironicUrl: 'http://127.0.0.1:6385' });
+  };
+
+  it("is the file's centralTaskQueue when it names one: any process (central or site worker, API, controller) with another stops, naming both", () => {
+    expect(load(withQueue('hosts-a'), { METALFLOW_TASK_QUEUE: 'hosts-a' }).names()).toEqual(['default', 'edge-1']);
+    expect(() => load(withQueue('hosts-a'), { METALFLOW_TASK_QUEUE: 'hosts-b' })).toThrow(
+      'METALFLOW_SITES_FILE: centralTaskQueue is "hosts-a" but this process\'s METALFLOW_TASK_QUEUE is "hosts-b": every central worker, site worker, API and controller of these sites needs the same central task queue',
+    );
+    expect(() => load(withQueue('hosts-a'), {})).toThrow(/centralTaskQueue is "hosts-a" but this process's METALFLOW_TASK_QUEUE is unset, so "metalflow-hosts"/);
+    expect(() => load(withQueue(''), {})).toThrow(/centralTaskQueue must be a non-empty string/);
+    // A file without it checks nothing of the kind (every process still needs the same one).
+    expect(load(JSON.stringify({ sites: [] }), { METALFLOW_TASK_QUEUE: 'anything' }).names()).toEqual(['default']);
+  });
+
+  it("is never a site's own queue", () => {
+    expect(() => load(JSON.stringify({ sites: [{ name: 'edge-1', ironic: { url: 'http://x:1' } }] }), { METALFLOW_TASK_QUEUE: 'site/edge-1' })).toThrow(
+      'METALFLOW_TASK_QUEUE "site/edge-1" is the task queue of site "edge-1" (METALFLOW_SITES_FILE), not a central one',
+    );
   });
 });
 

@@ -17,6 +17,17 @@ describe('temporalBusy', () => {
     expect(busy).toMatchObject({ nothingApplied: true, retryAfterSeconds: 2 });
     expect(busy?.message).toMatch(/Workflow Task in failed state.*nothing was changed/);
   });
+  it('a create (update-with-start) refused while the workflow task is retried: the SDK rethrows the gRPC error itself', () => {
+    // As rethrowKnownErrorTypes leaves it for a MultiOperationExecutionFailure: the operation's code and message, its encoded detail.
+    const raw = Object.assign(new Error('9 FAILED_PRECONDITION: Unable to perform workflow execution update due to Workflow Task in failed state.'), {
+      code: 9,
+      details: '\n\u0005\u0012\u0003',
+      metadata: {},
+    });
+    const busy = temporalBusy(raw);
+    expect(busy).toMatchObject({ nothingApplied: true, retryAfterSeconds: 2 });
+    expect(busy?.message).toMatch(/Workflow Task in failed state.*nothing was changed/);
+  });
   it('another FAILED_PRECONDITION stays an error (not retried blindly)', () => {
     expect(temporalBusy(grpc(9, 'The limit on the total number of distinct updates in this workflow has been reached (2000).'))).toBeUndefined();
   });

@@ -46,6 +46,7 @@ describe('workflow versioning behaviors', () => {
       remediateWorkflow: 'PINNED',
       firmwareInventoryWorkflow: 'PINNED',
       planeCheckWorkflow: 'PINNED',
+      siteNodeHealthWorkflow: 'PINNED',
     });
   });
 });

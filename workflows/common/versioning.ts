@@ -26,6 +26,7 @@ import { planeCheckWorkflow } from '../pivot/plane-check';
 import { ipPoolWorkflow } from '../ipam/ippool';
 import { firmwareInventoryWorkflow } from '../firmware/firmware-inventory';
 import { powerSentinelWorkflow } from '../power/power-sentinel';
+import { siteNodeHealthWorkflow } from '../site/node-health';
 
 type WorkflowFn = (...args: never[]) => Promise<unknown>;
 
@@ -35,6 +36,7 @@ export const WORKFLOW_VERSIONING: ReadonlyArray<readonly [WorkflowFn, Versioning
   [remediateWorkflow, 'PINNED'],
   [firmwareInventoryWorkflow, 'PINNED'],
   [planeCheckWorkflow, 'PINNED'],
+  [siteNodeHealthWorkflow, 'PINNED'],
   [hostWorkflow, 'AUTO_UPGRADE'],
   // One pool's allocation table for as long as the pool exists.
   [ipPoolWorkflow, 'AUTO_UPGRADE'],

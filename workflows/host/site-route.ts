@@ -21,7 +21,7 @@
  * the host workflow sets the route.
  */
 import { ActivityFailure, CancelledFailure, proxyActivities, TimeoutFailure, type ActivityInput, type Next, type WorkflowOutboundCallsInterceptor } from '@temporalio/workflow';
-import { hostSiteQueue } from '../../model/site';
+import { DEFAULT_SITE_WATCH_SECONDS, hostSiteQueue } from '../../model/site';
 
 /**
  * The activities of workers/site-activities.ts that touch the site's hardware, Ironic,
@@ -35,9 +35,6 @@ export const SITE_ACTIVITIES: ReadonlySet<string> = new Set([
   'reserveDhcp', 'serviceNode', 'setBmcBootDevice', 'setBmcPower', 'setPower', 'settleNode', 'syncNodeSettings', 'undeployNode', 'updateBmcFirmware',
   'verifyImage', 'watchDhcpLease',
 ]);
-
-/** How long a site may leave a call unstarted before the host says it is unreachable (a host option; tests shorten it). */
-export const DEFAULT_SITE_WATCH_SECONDS = 60;
 
 export interface SiteUnreachable {
   site: string;
