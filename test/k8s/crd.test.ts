@@ -14,6 +14,8 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { REPO_ROOT } from '../../config/env';
 import { bareMetalHostSchema, hardwareDataSchema } from '../../k8s/generate-crds';
+import { parseSites } from '../../config/sites';
+import { siteToServe } from '../../workers/site-main';
 import { kubectl, kubePaths } from './kube-harness';
 import { baseSpec, bmh, fixture, useCrdNamespaces } from './crd-support';
 
@@ -314,4 +316,37 @@ describe('RBAC and Deployment', () => {
     // In-cluster: the service account's token, no kubeconfig.
     expect(env(worker).METALFLOW_KUBECONFIG).toBeUndefined();
   });
+
+  it('site-worker.yaml is a valid sites file and Deployment of one site worker: its --site is in the file, every credential file is on a mounted Secret, no service account token (server dry run)', () => {
+    type Mount = { name: string; mountPath: string };
+    type Volume = { name: string; secret?: { secretName: string }; configMap?: { name: string } };
+    const list = JSON.parse(kubectl(['apply', '--dry-run=server', '-o', 'json', '-f', join(REPO_ROOT, 'k8s', 'site-worker.yaml')]).stdout);
+    const items = list.items as { kind: string; metadata: { name: string; namespace: string }; data?: Record<string, string>; spec?: { template: { spec: Record<string, unknown> & { containers: { command: string[]; env: { name: string; value?: string }[]; volumeMounts: Mount[] }[]; volumes: Volume[] } } } }[];
+    const configMap = items.find((i) => i.kind === 'ConfigMap')!;
+    const dep = items.find((i) => i.kind === 'Deployment')!;
+    expect(dep.metadata.namespace).toBe('metalflow-system');
+    const pod = dep.spec!.template.spec;
+    const container = pod.containers[0]!;
+    const env = Object.fromEntries(container.env.map((e) => [e.name, e.value]));
+    const siteName = container.command[container.command.indexOf('--site') + 1]!;
+    expect(container.command.slice(0, 4)).toEqual(['node', '--import', 'tsx', 'workers/main.ts']);
+    // The file parses as every process reads it, with the Deployment's central queue.
+    const sites = parseSites(configMap.data!['sites.json']!, { name: 'default', ironic: { url: 'http://unused' }, taskQueue: env.METALFLOW_TASK_QUEUE! });
+    const site = siteToServe(sites, siteName);
+    expect(env.METALFLOW_SITES_FILE).toBe(join(mountOf(container.volumeMounts, pod.volumes, { configMap: configMap.metadata.name }), 'sites.json'));
+    const secretDirs = container.volumeMounts.filter((m) => pod.volumes.find((v) => v.name === m.name)?.secret).map((m) => m.mountPath);
+    const files = [site.ironic.caFile, site.ironic.clientCertFile, site.ironic.clientKeyFile, site.ironic.passwordFile, env.TEMPORAL_TLS_CLIENT_CERT_PATH, env.TEMPORAL_TLS_CLIENT_KEY_PATH, env.TEMPORAL_TLS_SERVER_CA_CERT_PATH, env.METALFLOW_PAYLOAD_KEYS_FILE];
+    for (const file of files) expect(secretDirs.some((dir) => file?.startsWith(`${dir}/`)), String(file)).toBe(true);
+    // It connects out over mTLS, and the site's cluster gives it no API token.
+    expect(env.TEMPORAL_TLS_CLIENT_KEY_PATH).toBeTruthy();
+    expect(pod.automountServiceAccountToken).toBe(false);
+  });
 });
+
+/** Where the volume with that source is mounted in the container. */
+function mountOf(mounts: { name: string; mountPath: string }[], volumes: { name: string; configMap?: { name: string } }[], source: { configMap: string }): string {
+  const volume = volumes.find((v) => v.configMap?.name === source.configMap);
+  const mount = mounts.find((m) => m.name === volume?.name);
+  if (!mount) throw new Error(`ConfigMap ${source.configMap} is not mounted`);
+  return mount.mountPath;
+}
