@@ -15,7 +15,6 @@ import { describe, expect, it } from 'vitest';
 import { REPO_ROOT } from '../../config/env';
 import { bareMetalHostSchema, hardwareDataSchema } from '../../k8s/generate-crds';
 import { parseSites } from '../../config/sites';
-import { siteToServe } from '../../workers/site-main';
 import { kubectl, kubePaths } from './kube-harness';
 import { baseSpec, bmh, fixture, useCrdNamespaces } from './crd-support';
 
@@ -332,7 +331,8 @@ describe('RBAC and Deployment', () => {
     expect(container.command.slice(0, 4)).toEqual(['node', '--import', 'tsx', 'workers/main.ts']);
     // The file parses as every process reads it, with the Deployment's central queue.
     const sites = parseSites(configMap.data!['sites.json']!, { name: 'default', ironic: { url: 'http://unused' }, taskQueue: env.METALFLOW_TASK_QUEUE! });
-    const site = siteToServe(sites, siteName);
+    const site = sites.get(siteName);
+    if (!site || site.name === 'default') throw new Error(`--site ${siteName} is not a site of the ConfigMap's sites file`);
     expect(env.METALFLOW_SITES_FILE).toBe(join(mountOf(container.volumeMounts, pod.volumes, { configMap: configMap.metadata.name }), 'sites.json'));
     const secretDirs = container.volumeMounts.filter((m) => pod.volumes.find((v) => v.name === m.name)?.secret).map((m) => m.mountPath);
     const files = [site.ironic.caFile, site.ironic.clientCertFile, site.ironic.clientKeyFile, site.ironic.passwordFile, env.TEMPORAL_TLS_CLIENT_CERT_PATH, env.TEMPORAL_TLS_CLIENT_KEY_PATH, env.TEMPORAL_TLS_SERVER_CA_CERT_PATH, env.METALFLOW_PAYLOAD_KEYS_FILE];
