@@ -100,7 +100,9 @@ export const newestHistoryError = (history: readonly { created_at: string; sever
  * Ironic's reason for a failure it reports on a node: `last_error`, else the newest error of the
  * node's history (API 1.78), where Ironic keeps it once its power sync has cleared `last_error`
  * (within a sync interval: a reader that comes late, e.g. a retry after a worker died, finds it
- * there). An Ironic without node history answers the history read with a refusal: no reason then.
+ * there). Its sync clears it only with `[conductor] node_history` on; with it off (Metal3's
+ * ironic-image) the history read answers an empty list and `last_error` is kept, so an empty one
+ * means Ironic gave none. An Ironic older than API 1.78 refuses the read: no reason then.
  */
 export async function ironicReason(ironic: IronicClient, node: IronicNode): Promise<string> {
   if (node.last_error) return node.last_error;
