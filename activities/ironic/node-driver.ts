@@ -188,6 +188,29 @@ export function markedVerbLanded(node: IronicNode, marker: { before: string }): 
   return !(node.provision_state === stateBefore && noFreeWorker(node.last_error));
 }
 
+/**
+ * markedVerbLanded, with the case it cannot tell read from the node's history: the node back in the state it was in
+ * with no last_error is a verb carried out quickly (an inspection), or Ironic's rollback for want of a free conductor
+ * worker whose last_error its power sync cleared since (it does only with `[conductor] node_history` on, and the
+ * rollback is then in the history). With history off Ironic keeps that last_error and the history is empty: the
+ * node alone decides, as before. A rollback recorded after the marker's moment says the verb was not carried out.
+ */
+export async function verbLanded(ironic: IronicClient, node: IronicNode, marker: { before: string }): Promise<boolean> {
+  if (!markedVerbLanded(node, marker)) return false;
+  const at = marker.before.lastIndexOf('@');
+  const since = Date.parse(marker.before.slice(at + 1));
+  if (node.provision_state !== marker.before.slice(0, at) || node.last_error || Number.isNaN(since)) return true;
+  let history: Awaited<ReturnType<IronicClient['getNodeHistory']>>;
+  try {
+    history = await ironic.getNodeHistory(node.uuid);
+  } catch (err) {
+    // An Ironic older than API 1.78 has no history to read: the node alone decides.
+    if (err instanceof IronicError && (err.kind === 'rejected' || err.kind === 'too-old' || (err.kind === 'not-found' && err.missingNode === undefined))) return true;
+    throw err;
+  }
+  return !history.some((e) => e.severity === 'ERROR' && noFreeWorker(e.event) && Date.parse(e.created_at) > since);
+}
+
 export interface DriveOptions {
   /**
    * Reads the node in place of the loop's first read (and of its next ones, until it succeeds): the node settings
@@ -337,12 +360,12 @@ export function createNodeDriver(deps: NodeDriverDeps) {
         first = false;
         // A verb an earlier attempt sent, whose record died with its worker: the node moved since.
         const marked = ownMarker(node, key);
-        if (marked && !issued.includes(marked.verb) && markedVerbLanded(node, marked)) issued.push(marked.verb);
+        if (marked && !issued.includes(marked.verb) && (await verbLanded(ironic, node, marked))) issued.push(marked.verb);
       }
       if (unsure !== undefined) {
         // This attempt's verb that got no answer, judged as a new attempt would judge it: by its marker.
         const marked = ownMarker(node, key);
-        if (marked?.verb === unsure && markedVerbLanded(node, marked)) {
+        if (marked?.verb === unsure && (await verbLanded(ironic, node, marked))) {
           issued.push(unsure);
           unsure = undefined;
           heartbeat(details());
