@@ -15,7 +15,6 @@ import { IronicError, type IronicClient } from '../../clients/ironic/client';
 import { DELETABLE_STATES, TRANSITIONAL_STATES, type IronicNode } from '../../clients/ironic/types';
 import type { NodeState } from '../../clients/ironic/node-watcher';
 import { patience } from './back-pressure';
-import { powerBefore, powerChangeFailure, readPowerBefore } from './power-failure';
 import { AFTER_VERB_REREAD_MS, nodeGone, operationFailed, summary, type NodeDriver, type NodeSummary, type NodeTarget } from './node-driver';
 
 export interface TeardownDeps {
@@ -64,12 +63,7 @@ export function createTeardownActivities(deps: TeardownDeps) {
   async function powerFrom(found: IronicNode, on: boolean, key = 'issued'): Promise<NodeSummary> {
     const target = on ? 'power on' : 'power off';
     const ctx = activityContext();
-    const previous = ctx?.info.heartbeatDetails as Record<string, unknown> | undefined;
-    let issued = previous?.[key] === true;
-    // The node's last_error as it was when the change was sent: an older one is not the change's (power-failure.ts).
-    const beforeKey = `${key}Before`;
-    let before = readPowerBefore(previous?.[beforeKey]);
-    const details = () => (before ? { [key]: issued, [beforeKey]: before } : { [key]: issued });
+    let issued = (ctx?.info.heartbeatDetails as Record<string, unknown> | undefined)?.[key] === true;
     const polling = poller(poll);
     // Ironic's back-pressure waited out within the attempt (back-pressure.ts); the loop reads the node again after.
     const reads = patience();
@@ -84,36 +78,32 @@ export function createTeardownActivities(deps: TeardownDeps) {
       try {
         node = read ?? (await mustGetNode(found.uuid));
       } catch (err) {
-        if (await reads.wait(err, details())) continue;
+        if (await reads.wait(err, { [key]: issued })) continue;
         throw err;
       }
       reads.reset();
       read = undefined;
       if (node.power_state === target) return summary(node);
       if (!node.target_power_state) {
-        const failure = issued ? powerChangeFailure(node, target, before) : undefined;
-        if (failure) throw operationFailed(`power ${on ? 'on' : 'off'} failed: ${failure}`);
+        if (issued && node.last_error) throw operationFailed(`power ${on ? 'on' : 'off'} failed: ${node.last_error}`);
         try {
-          const sentFrom = powerBefore(node);
           await ironic.setPowerState(node.uuid, target);
-          // The first send's record stands: a second one (the first got no answer) may follow a failure of the first.
-          if (!issued || !before) before = sentFrom;
           issued = true;
           changes.reset();
-          heartbeat(details());
+          heartbeat({ [key]: issued });
           // Not read back at once: the watcher sees the power state (or its target) move from the read before.
-          const state = await waitForChange(node, details(), { working: changing, rereadMs: AFTER_VERB_REREAD_MS });
+          const state = await waitForChange(node, { [key]: issued }, { working: changing, rereadMs: AFTER_VERB_REREAD_MS });
           if (state) read = { ...node, ...state };
           continue;
         } catch (err) {
           // Refused for now (503) or unanswered: the next read shows whether the change is under way or done.
-          if (await changes.wait(err, details())) continue;
+          if (await changes.wait(err, { [key]: issued })) continue;
           if (!(err instanceof IronicError && err.kind === 'conflict')) throw err;
         }
-        await polling.wait(details());
+        await polling.wait({ [key]: issued });
         continue;
       }
-      const state = await waitForChange(node, details(), { working: changing });
+      const state = await waitForChange(node, { [key]: issued }, { working: changing });
       if (state) read = { ...node, ...state };
     }
   }

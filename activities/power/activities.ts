@@ -17,7 +17,6 @@ import { IronicError, type IronicClient, type IronicPowerTarget } from '../../cl
 import { POWER_FIELDS, type IronicNode } from '../../clients/ironic/types';
 import type { BmcActivities } from '../bmc/activities';
 import { markerKey, ownMarker, provisionMoment, writeMarker } from '../ironic/sent-marker';
-import { powerBefore, powerChangeFailure, powerTargetOf, readPowerBefore } from '../ironic/power-failure';
 import { nodeGone, translate } from '../ironic/node-driver';
 
 export type PowerPath = 'ironic' | 'bmc';
@@ -89,14 +88,7 @@ export function createPowerActivities(deps: PowerActivityDeps) {
    */
   async function changeNodePower(input: NodePowerInput): Promise<{ poweredOn: boolean; sent: string[] }> {
     const ctx = activityContext();
-    const previous = ctx?.info.heartbeatDetails as { sent?: string[]; before?: unknown } | undefined;
-    const sent = [...(previous?.sent ?? [])];
-    /**
-     * The node's last_error as read before the latest target was sent: an older error is not that change's (a node in
-     * a failed provision state keeps its failure through power changes; with Ironic's node history off, for good).
-     */
-    let before = readPowerBefore(previous?.before);
-    const details = () => (before ? { sent, before } : { sent });
+    const sent = [...((ctx?.info.heartbeatDetails as { sent?: string[] } | undefined)?.sent ?? [])];
     const polling = poller(poll);
     // A reboot is a power off, then on (as Metal3 does it): each step shows on the node, so
     // with the step marked on the node before it is sent, a retry after a crash can tell
@@ -117,13 +109,11 @@ export function createPowerActivities(deps: PowerActivityDeps) {
     const mark = async (node: IronicNode, verb: string): Promise<void> => {
       if (key && ownMarker(node, key)?.verb !== verb) await writeMarker(ironic, input.nodeId, { key, verb, before: provisionMoment(node) });
     };
-    const send = async (target: IronicPowerTarget, node: IronicNode): Promise<boolean> => {
+    const send = async (target: IronicPowerTarget): Promise<boolean> => {
       try {
-        const from = powerBefore(node);
         await ironic.setPowerState(input.nodeId, target, target.startsWith('soft') ? input.softTimeoutSeconds : undefined);
         sent.push(target);
-        before = from;
-        ctx?.heartbeat(details());
+        ctx?.heartbeat({ sent });
         polling.reset();
         return true;
       } catch (err) {
@@ -131,8 +121,8 @@ export function createPowerActivities(deps: PowerActivityDeps) {
         // A soft target the driver cannot do is answered 400: go hard, as Metal3 does.
         if (target === soft && err instanceof IronicError && err.kind === 'rejected') {
           sent.push(`${soft} refused`);
-          ctx?.heartbeat(details());
-          return send(hard, node);
+          ctx?.heartbeat({ sent });
+          return send(hard);
         }
         throw err;
       }
@@ -143,40 +133,37 @@ export function createPowerActivities(deps: PowerActivityDeps) {
         if (!node.target_power_state) {
           const on = node.power_state === 'power on';
           const lastSent = sent.filter((t) => !t.endsWith('refused')).at(-1);
-          // Judged unless the change ended where it aims (a reboot ends where it started: always judged).
-          const judged = lastSent !== undefined && (lastSent.endsWith('rebooting') || node.power_state !== powerTargetOf(lastSent));
-          const failure = judged ? powerChangeFailure(node, powerTargetOf(lastSent), before) : undefined;
-          if (lastSent && failure) {
-            if (lastSent !== soft) throw failed(`${lastSent} failed: ${failure}`);
-            await send(hard, node); // soft did not finish within its timeout
+          if (lastSent && node.last_error) {
+            if (lastSent !== soft) throw failed(`${lastSent} failed: ${node.last_error}`);
+            await send(hard); // soft did not finish within its timeout
             continue;
           }
           if (input.action === 'on') {
             if (on) return { poweredOn: true, sent };
-            if (!sent.includes('power on')) await send('power on', node);
+            if (!sent.includes('power on')) await send('power on');
           } else if (input.action === 'off') {
             if (node.power_state === 'power off') return { poweredOn: false, sent };
-            if (!lastSent) await send(input.mode === 'soft' ? soft : hard, node);
+            if (!lastSent) await send(input.mode === 'soft' ? soft : hard);
           } else if (inPlace) {
             if (lastSent && on) return { poweredOn: true, sent };
             if (!on) {
-              if (!sent.includes('power on')) await send('power on', node);
+              if (!sent.includes('power on')) await send('power on');
             } else if (!lastSent) {
-              await send(input.mode === 'hard' ? hard : soft, node);
+              await send(input.mode === 'hard' ? hard : soft);
             }
           } else if (on) {
             // Reboot: done once it was on again after the off; a host that was off is only powered on.
             if (phase(node) === 'reboot-on') return { poweredOn: true, sent };
             if (!lastSent) {
               await mark(node, 'reboot-off');
-              await send(input.mode === 'hard' ? hard : soft, node);
+              await send(input.mode === 'hard' ? hard : soft);
             }
           } else {
             await mark(node, 'reboot-on');
-            if (!sent.includes('power on')) await send('power on', node);
+            if (!sent.includes('power on')) await send('power on');
           }
         }
-        await polling.wait(details());
+        await polling.wait({ sent });
       }
     } catch (err) {
       return translate(err);

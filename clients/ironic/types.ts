@@ -17,8 +17,6 @@ export interface IronicNode {
   fault?: string | null;
   reservation: string | null;
   driver_info: Record<string, unknown>;
-  /** Ironic's own bookkeeping; metalflow reads `last_power_state_change` (when a power change last started). */
-  driver_internal_info?: Record<string, unknown>;
   instance_info: Record<string, unknown>;
   /** null: Ironic's default for the hardware type. */
   deploy_interface?: string | null;
