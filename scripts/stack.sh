@@ -33,6 +33,8 @@
 #   METALFLOW_HEALTH_TIMEOUT  60               seconds to wait for health
 #   IRONIC_SYNC_POWER_STATE_INTERVAL  30       seconds between Ironic's power
 #                        syncs; each visits every node (raise it for large fleets)
+#   IRONIC_NODE_HISTORY  true   Ironic's [conductor] node_history (false: as
+#                        Metal3's ironic-image sets it)
 #   IRONIC_CALLBACK_TIMEOUT  600  seconds Ironic waits for an agent to call
 #                        back during a deploy or a clean ([conductor]
 #                        deploy_callback_timeout, clean_callback_timeout)
@@ -94,6 +96,7 @@ SUSHY_POWER_DELAY="${SUSHY_POWER_DELAY:-1-11}"
 HEALTH_TIMEOUT="${METALFLOW_HEALTH_TIMEOUT:-60}"
 IRONIC_SYNC_POWER_STATE_INTERVAL="${IRONIC_SYNC_POWER_STATE_INTERVAL:-30}"
 IRONIC_CALLBACK_TIMEOUT="${IRONIC_CALLBACK_TIMEOUT:-600}"
+IRONIC_NODE_HISTORY="${IRONIC_NODE_HISTORY:-true}"
 IRONIC_CHECK_PROVISION_STATE_INTERVAL="${IRONIC_CHECK_PROVISION_STATE_INTERVAL:-15}"
 IRONIC_AGENT_COMMAND_WAIT_INTERVAL="${IRONIC_AGENT_COMMAND_WAIT_INTERVAL:-6}"
 IRONIC_AGENT_POWER_OFF_POLL_INTERVAL="${IRONIC_AGENT_POWER_OFF_POLL_INTERVAL:-5}"
@@ -128,6 +131,7 @@ SUSHY_SSL_KEY="${SUSHY_EMULATOR_SSL_KEY:-}"
 for v in TEMPORAL_PORT TEMPORAL_UI_PORT IRONIC_PORT SUSHY_PORT HEALTH_TIMEOUT IRONIC_SYNC_POWER_STATE_INTERVAL IRONIC_CALLBACK_TIMEOUT IRONIC_CHECK_PROVISION_STATE_INTERVAL IRONIC_AGENT_COMMAND_WAIT_INTERVAL IRONIC_AGENT_POWER_OFF_POLL_INTERVAL; do
   [[ "${!v}" =~ ^[0-9]+$ ]] || die "$v must be a number, got '${!v}'"
 done
+[[ "$IRONIC_NODE_HISTORY" == true || "$IRONIC_NODE_HISTORY" == false ]] || die "IRONIC_NODE_HISTORY must be true or false, got '$IRONIC_NODE_HISTORY'"
 ((IRONIC_AGENT_COMMAND_WAIT_INTERVAL > 0 && IRONIC_AGENT_POWER_OFF_POLL_INTERVAL > 0)) || die "IRONIC_AGENT_COMMAND_WAIT_INTERVAL and IRONIC_AGENT_POWER_OFF_POLL_INTERVAL must be at least 1"
 # Beside Ironic's API port as in Metal3's ironic-image (6385 and 6180), so every port scheme that
 # moves IRONIC_PORT (the test stack's, a worktree's) moves this one with it.

@@ -100,7 +100,9 @@ export const newestHistoryError = (history: readonly { created_at: string; sever
  * Ironic's reason for a failure it reports on a node: `last_error`, else the newest error of the
  * node's history (API 1.78), where Ironic keeps it once its power sync has cleared `last_error`
  * (within a sync interval: a reader that comes late, e.g. a retry after a worker died, finds it
- * there). An Ironic without node history answers the history read with a refusal: no reason then.
+ * there). Its sync clears it only with `[conductor] node_history` on; with it off (Metal3's
+ * ironic-image) the history read answers an empty list and `last_error` is kept, so an empty one
+ * means Ironic gave none. An Ironic older than API 1.78 refuses the read: no reason then.
  */
 export async function ironicReason(ironic: IronicClient, node: IronicNode): Promise<string> {
   if (node.last_error) return node.last_error;
@@ -184,6 +186,29 @@ export function markedVerbLanded(node: IronicNode, marker: { before: string }): 
   if (marker.before === provisionMoment(node)) return false;
   const stateBefore = marker.before.slice(0, marker.before.lastIndexOf('@'));
   return !(node.provision_state === stateBefore && noFreeWorker(node.last_error));
+}
+
+/**
+ * markedVerbLanded, with the case it cannot tell read from the node's history: the node back in the state it was in
+ * with no last_error is a verb carried out quickly (an inspection), or Ironic's rollback for want of a free conductor
+ * worker whose last_error its power sync cleared since (it does only with `[conductor] node_history` on, and the
+ * rollback is then in the history). With history off Ironic keeps that last_error and the history is empty: the
+ * node alone decides, as before. A rollback recorded after the marker's moment says the verb was not carried out.
+ */
+export async function verbLanded(ironic: IronicClient, node: IronicNode, marker: { before: string }): Promise<boolean> {
+  if (!markedVerbLanded(node, marker)) return false;
+  const at = marker.before.lastIndexOf('@');
+  const since = Date.parse(marker.before.slice(at + 1));
+  if (node.provision_state !== marker.before.slice(0, at) || node.last_error || Number.isNaN(since)) return true;
+  let history: Awaited<ReturnType<IronicClient['getNodeHistory']>>;
+  try {
+    history = await ironic.getNodeHistory(node.uuid);
+  } catch (err) {
+    // An Ironic older than API 1.78 has no history to read: the node alone decides.
+    if (err instanceof IronicError && (err.kind === 'rejected' || err.kind === 'too-old' || (err.kind === 'not-found' && err.missingNode === undefined))) return true;
+    throw err;
+  }
+  return !history.some((e) => e.severity === 'ERROR' && noFreeWorker(e.event) && Date.parse(e.created_at) > since);
 }
 
 export interface DriveOptions {
@@ -335,12 +360,12 @@ export function createNodeDriver(deps: NodeDriverDeps) {
         first = false;
         // A verb an earlier attempt sent, whose record died with its worker: the node moved since.
         const marked = ownMarker(node, key);
-        if (marked && !issued.includes(marked.verb) && markedVerbLanded(node, marked)) issued.push(marked.verb);
+        if (marked && !issued.includes(marked.verb) && (await verbLanded(ironic, node, marked))) issued.push(marked.verb);
       }
       if (unsure !== undefined) {
         // This attempt's verb that got no answer, judged as a new attempt would judge it: by its marker.
         const marked = ownMarker(node, key);
-        if (marked?.verb === unsure && markedVerbLanded(node, marked)) {
+        if (marked?.verb === unsure && (await verbLanded(ironic, node, marked))) {
           issued.push(unsure);
           unsure = undefined;
           heartbeat(details());

@@ -52,7 +52,8 @@ export const inspectPlan: Plan = (n, issued, unanswered) => {
       // reason): inspect again, quietly.
       const again = { verb: 'inspect', prepare: () => pause(resendDelayMs(sent)) };
       if (inspectionFailedForIronic(n.last_error, sent, unanswered.includes('inspect'))) return again;
-      // Ironic's power sync clears last_error within a sync interval: read late, its saturation is in the history.
+      // Ironic's power sync clears last_error within a sync interval (node_history on): read late, its saturation is in
+      // the history. With node_history off the sync keeps last_error, and the saturation was told from it above.
       return !n.last_error && sent <= TRANSIENT_RESENDS ? { failed: 'inspection failed', unlessIronics: again } : { failed: 'inspection failed' };
     }
     case 'enroll':

@@ -146,6 +146,7 @@ export class IronicClient extends IronicTransport {
   /**
    * The node's history (API 1.78): Ironic's own record of errors. Its power-state sync clears
    * `last_error` within a sync interval (node_history on), so a late reader finds the reason here.
+   * With `[conductor] node_history` off Ironic answers an empty list, and keeps `last_error`.
    */
   async getNodeHistory(nodeId: string): Promise<{ created_at: string; severity: string; event: string }[]> {
     const { history } = await this.send<{ history: { created_at: string; severity: string; event: string }[] }>('GET', `${nodePath(nodeId)}/history`);

@@ -155,6 +155,10 @@ sync_power_state_interval = ${IRONIC_SYNC_POWER_STATE_INTERVAL:-30}
 # Record what the BMC reports instead of forcing Ironic's state back: whether
 # to power a host on again is the host workflow's decision.
 force_power_state_during_sync = false
+# Ironic's default (true); Metal3's ironic-image sets false (IRONIC_NODE_HISTORY=false
+# runs that: test/integration/node-history-off.test.ts). With it off Ironic
+# records no node history, and its power sync no longer clears last_error.
+node_history = $IRONIC_NODE_HISTORY
 check_provision_state_interval = ${IRONIC_CHECK_PROVISION_STATE_INTERVAL:-15}
 deploy_callback_timeout = ${IRONIC_CALLBACK_TIMEOUT:-600}
 clean_callback_timeout = ${IRONIC_CALLBACK_TIMEOUT:-600}

@@ -44,9 +44,10 @@ export function stackScript(env: NodeJS.ProcessEnv): (...args: string[]) => Prom
 /**
  * `withSushy`: a sushy emulator of its own too (fake power changes land within half a second), and
  * Ironic's power sync every `syncSeconds` (the stack's default 30 s otherwise), which also reads a
- * Redfish BMC's health into the node.
+ * Redfish BMC's health into the node. `nodeHistory: false`: Ironic's `[conductor] node_history` off, as
+ * Metal3's ironic-image sets it.
  */
-export function ownIronic(stateName: string, port: number, opts: { withSushy?: boolean; syncSeconds?: number } = {}): OwnIronic {
+export function ownIronic(stateName: string, port: number, opts: { withSushy?: boolean; syncSeconds?: number; nodeHistory?: boolean } = {}): OwnIronic {
   // The script checks every service's port; only Ironic's (and sushy's, with withSushy) is used here.
   const env = {
     ...process.env,
@@ -57,6 +58,7 @@ export function ownIronic(stateName: string, port: number, opts: { withSushy?: b
     SUSHY_PORT: String(port + 3),
     SUSHY_POWER_DELAY: '0-0.5',
     ...(opts.syncSeconds ? { IRONIC_SYNC_POWER_STATE_INTERVAL: String(opts.syncSeconds) } : {}),
+    ...(opts.nodeHistory !== undefined ? { IRONIC_NODE_HISTORY: String(opts.nodeHistory) } : {}),
   };
   const stack = stackScript(env);
   const services = opts.withSushy ? ['sushy', 'ironic'] : ['ironic'];

@@ -16,7 +16,7 @@ import type { IronicNode } from '../../clients/ironic/types';
 import { patience } from '../../activities/ironic/back-pressure';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import type { NodeWatcher } from '../../clients/ironic/node-watcher';
-import { createNodeDriver, markedVerbLanded, type Step } from '../../activities/ironic/node-driver';
+import { createNodeDriver, markedVerbLanded, verbLanded, type Step } from '../../activities/ironic/node-driver';
 import { inspectPlan } from '../../activities/ironic/register';
 import { provisionMoment } from '../../activities/ironic/sent-marker';
 import { TRANSIENT_RESENDS } from '../../activities/ironic/transient';
@@ -116,6 +116,27 @@ describe('a verb marked on the node: carried out or not', () => {
   });
   it("not when Ironic rolled it back for want of a free conductor worker (the states restored, its time moved)", () => {
     expect(markedVerbLanded(node({ provision_updated_at: '2026-12-03T17:00:01', last_error: 'No free conductor workers available' }), marker)).toBe(false);
+  });
+});
+
+describe('a verb marked on the node, back where it was with no last_error: the history decides', () => {
+  const marker = { before: provisionMoment(node({})) };
+  const history = (events: { created_at: string; event: string }[]) =>
+    ({ getNodeHistory: async () => events.map((e) => ({ ...e, severity: 'ERROR' })) }) as unknown as IronicClient;
+  const back = node({ provision_updated_at: '2026-12-03T17:00:01' });
+  it("not carried out: Ironic's rollback after the marker, whose last_error its power sync cleared (node_history on)", async () => {
+    expect(await verbLanded(history([{ created_at: '2026-12-03T17:00:01', event: 'No free conductor workers available' }]), back, marker)).toBe(false);
+  });
+  it('carried out: no rollback since the marker, an older one, or no history (node_history off keeps last_error instead)', async () => {
+    expect(await verbLanded(history([]), back, marker)).toBe(true);
+    expect(await verbLanded(history([{ created_at: '2026-12-03T16:59:00', event: 'No free conductor workers available' }]), back, marker)).toBe(true);
+    expect(await verbLanded(history([{ created_at: '2026-12-03T17:00:01', event: 'Redfish exception occurred' }]), back, marker)).toBe(true);
+  });
+  it('the node alone when it tells: moved on, not moved, or a last_error', async () => {
+    const unread = { getNodeHistory: async () => expect.unreachable('the history is not read') } as unknown as IronicClient;
+    expect(await verbLanded(unread, node({ provision_state: 'inspecting', provision_updated_at: '2026-12-03T17:00:01' }), marker)).toBe(true);
+    expect(await verbLanded(unread, node({}), marker)).toBe(false);
+    expect(await verbLanded(unread, node({ provision_updated_at: '2026-12-03T17:00:01', last_error: 'No free conductor workers available' }), marker)).toBe(false);
   });
 });
 
