@@ -73,6 +73,7 @@ const hosts = new HostService({
   taskQueue: config.taskQueue,
   hostOptions: config.hostOptions,
   sites: sites.names(),
+  credentialSites: sites.credentialSites(),
   updateTimeoutMs: config.apiUpdateTimeoutSeconds * 1000,
 });
 // The planes a pivot may name: unknown ids are refused here, before the worker (which checks them again) sees them.
