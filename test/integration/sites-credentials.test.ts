@@ -37,6 +37,8 @@ import { unusedPort } from '../support/ports';
 import { processArgs } from '../support/process-bundles';
 import { TEST_FETCH_ENV } from '../support/fetch-policy';
 import { callApi, serveApi } from '../support/api-client';
+import { SiteHealthReader } from '../../control/site-health';
+import { DEFAULT_SITE, siteTaskQueue } from '../../model/site';
 
 const run = promisify(execFile);
 const NS = uniq('site-creds');
@@ -89,7 +91,12 @@ beforeAll(async () => {
   });
   for (const stream of [siteWorker.stdout, siteWorker.stderr]) stream?.on('data', (d: Buffer) => output.push(d.toString()));
   siteWorker.stderr?.on('data', (d: Buffer) => process.stderr.write(`[site worker ${siteWorker?.pid}] ${d.toString()}`));
-  api = await serveApi(h.hosts);
+  // GET /v1/sites as api/main.ts builds it from the sites file: each site with where its credentials are held.
+  const health = new SiteHealthReader(h.client, [
+    { name: DEFAULT_SITE, taskQueue: h.taskQueue, ironic: h.ironic },
+    { name: SITE, taskQueue: siteTaskQueue(SITE), credentials: 'site', ironic: siteIronicClient },
+  ], 0);
+  api = await serveApi(h.hosts, { sites: health });
   await waitFor('the site worker up', () => Promise.resolve(output.join('').includes(`metalflow site worker of site ${SITE}`)), { timeoutMs: 90_000 });
 }, 180_000);
 
@@ -132,6 +139,8 @@ describe('a site that holds its BMC credentials', { timeout: 240_000 }, () => {
     expect(await central(`${name}-bmc`)).toEqual({ read: undefined, files: [] });
     await expect(h.hosts.get({ namespace: NS, name })).rejects.toThrow(/does not exist/);
     expect(output.join('')).toContain(`BMC credentials from the site's own secret store ${SITE_SECRET_DIR}`);
+    const sites = await callApi(api.base, 'GET', '/v1/sites');
+    expect((sites.json.items as { name: string; credentials: string }[]).map((s) => [s.name, s.credentials])).toEqual([[DEFAULT_SITE, 'central'], [SITE, 'site']]);
   });
 
   it('a host whose credentials are only in the site\'s store registers at the site, and Ironic drives its BMC with them', async () => {
