@@ -36,6 +36,19 @@ export function secretRefs(spec: HostSpec): [field: string, name: string | undef
   ];
 }
 
+/** The refusal of inline credentials for a host of a site that holds them itself. */
+export function siteHeldCredentials(ref: HostRef, spec: HostSpec, site: string): FieldError {
+  const name = spec.bmc?.credentialsName ?? '<spec.bmc.credentialsName>';
+  return {
+    field: 'credentials',
+    reason:
+      `are not accepted for a host of site "${site}", which holds its BMC credentials at the site ("secrets": "site" in METALFLOW_SITES_FILE): ` +
+      `the central plane never stores them. Put them in site "${site}"'s own store as the Secret ${ref.namespace}/${name} ` +
+      `(on its site worker's machine: npm run site-secret -- put ${ref.namespace} ${name} --username USER --password-file FILE; in Kubernetes mode a Secret in the site's cluster) ` +
+      'and send the host without "credentials"',
+  };
+}
+
 export class HostSecrets {
   constructor(private readonly store: SecretStore) {}
 
@@ -44,10 +57,15 @@ export class HostSecrets {
     return Math.min(253, this.store.maxNameLength ?? 253);
   }
 
-  /** Fills secret references the request's inline values will be stored under. */
+  /**
+   * Fills secret references the request's inline values will be stored under. `heldAt`: the host's site
+   * when that site holds its hosts' BMC credentials itself (`"secrets": "site"`, docs/sites.md): the
+   * central store must never hold them, so inline credentials are refused.
+   */
   writesFor(
     ref: HostRef,
     input: { spec: HostSpec; credentials?: { username: string; password: string }; userData?: string; networkData?: string; metaData?: string },
+    heldAt?: string,
   ): { spec: HostSpec; writes: SecretWrite[] } | { errors: FieldError[] } {
     // Refused here, before anything is stored: the worker would only find out at deploy.
     const dataErrors = inlineConfigDataErrors(input);
@@ -55,6 +73,7 @@ export class HostSecrets {
     const names = defaultSecretNames(ref);
     const spec: HostSpec = structuredClone(input.spec);
     const writes: SecretWrite[] = [];
+    if (input.credentials && heldAt !== undefined) return { errors: [siteHeldCredentials(ref, spec, heldAt)] };
     if (input.credentials) {
       if (!spec.bmc) return { errors: [{ field: 'credentials', reason: 'are only accepted with spec.bmc, which names the Secret to store them in' }] };
       writes.push({ name: spec.bmc.credentialsName, data: { ...input.credentials }, field: 'spec.bmc.credentialsName' });
@@ -82,7 +101,7 @@ export class HostSecrets {
    * every secret written must be this host's own. A Secret stored before owners were
    * recorded is taken over only by a host whose current spec already names it.
    */
-  async check(ref: HostRef, spec: HostSpec, writes: SecretWrite[], currentSpec: () => Promise<HostSpec | undefined>): Promise<FieldError[]> {
+  async check(ref: HostRef, spec: HostSpec, writes: SecretWrite[], currentSpec: () => Promise<HostSpec | undefined>, heldAt?: string): Promise<FieldError[]> {
     const errors: FieldError[] = [];
     const written = new Set(writes.map((w) => w.name));
     for (const [field, name] of secretRefs(spec)) {
@@ -93,6 +112,8 @@ export class HostSecrets {
     if (errors.length > 0) return errors;
     for (const [field, name, inlineKey] of secretRefs(spec)) {
       if (!name || written.has(name)) continue;
+      // Held at the site: not in this store, and this process cannot (and must not) look there.
+      if (heldAt !== undefined && field === 'spec.bmc.credentialsName') continue;
       if (!(await this.store.read(ref.namespace, name))) {
         errors.push({ field, reason: `Secret ${ref.namespace}/${name} does not exist; send "${inlineKey}" in the request to create it` });
       }

@@ -28,6 +28,8 @@ export interface HostServiceDeps {
   updateTimeoutMs?: number;
   /** Names of the configured sites (METALFLOW_SITES_FILE) besides the default one: `spec.site` must be one of them. */
   sites?: readonly string[];
+  /** The sites among them that hold their hosts' BMC credentials themselves (`"secrets": "site"`): never written or read here. */
+  credentialSites?: readonly string[];
   /** Where re-adoptions are reported (default: stderr). */
   log?: (message: string) => void;
 }

@@ -107,7 +107,10 @@ export class HostService {
   }
 
   private async putNow(ref: HostRef, input: HostInput, lease: Lease): Promise<{ created: boolean; view: HostView }> {
-    const prepared = this.secrets.writesFor(ref, input);
+    // A site that holds its hosts' BMC credentials: the API neither stores nor looks for them.
+    const site = input.spec.site;
+    const heldAt = site !== undefined && (this.deps.credentialSites ?? []).includes(site) ? site : undefined;
+    const prepared = this.secrets.writesFor(ref, input, heldAt);
     if ('errors' in prepared) throw invalid(prepared.errors);
     const { writes } = prepared;
     const valid = validateHostSpec(ref, prepared.spec);
@@ -125,7 +128,7 @@ export class HostService {
     const errors = await this.secrets.check(ref, valid.value.spec, writes, async () => {
       if (run.kind === 'running') return (await this.handle(ref).query(hostViewQuery)).spec;
       return run.kind === 'ended' ? (await this.lastView(ref)).spec : undefined;
-    });
+    }, heldAt);
     if (errors.length > 0) throw invalid(errors);
 
     await this.held(lease);

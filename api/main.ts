@@ -73,11 +73,12 @@ const hosts = new HostService({
   taskQueue: config.taskQueue,
   hostOptions: config.hostOptions,
   sites: sites.names(),
+  credentialSites: sites.credentialSites(),
   updateTimeoutMs: config.apiUpdateTimeoutSeconds * 1000,
 });
 // The planes a pivot may name: unknown ids are refused here, before the worker (which checks them again) sees them.
 const page = { temporalUi: { url: config.temporalUiUrl, namespace: config.temporalNamespace }, sites: sites.sites.map((s) => ({ name: s.name, taskQueue: s.taskQueue })) };
-const siteHealth = new SiteHealthReader(client, sites.sites.map((s) => ({ name: s.name, taskQueue: s.taskQueue, ironic: siteIronic(s) })));
+const siteHealth = new SiteHealthReader(client, sites.sites.map((s) => ({ name: s.name, taskQueue: s.taskQueue, credentials: s.secrets ?? 'central', ironic: siteIronic(s) })));
 const app = await buildServer(hosts, { logger: true, auth, pivotPlanes: loadPivotPlanes(process.env), page, sites: siteHealth, ...(tracing ? { tracing } : {}) });
 const metrics = config.apiMetricsPort !== undefined ? await serveMetrics(siteMetricsRegistry(siteHealth), { host: config.metricsHost, port: config.apiMetricsPort }) : undefined;
 if (metrics) console.log(`metalflow API metrics on ${metrics.url}`);

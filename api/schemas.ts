@@ -38,7 +38,7 @@ export const HostInputSchema = Type.Object(
         },
         {
           additionalProperties: false,
-          description: 'BMC credentials, stored encrypted as the Secret spec.bmc.credentialsName; never returned',
+          description: 'BMC credentials, stored encrypted as the Secret spec.bmc.credentialsName; never returned. Refused for a host of a site that holds its BMC credentials itself ("secrets": "site", docs/sites.md)',
         },
       ),
     ),

@@ -13,7 +13,7 @@ export function registerSiteRoutes(app: FastifyInstance, health: SiteHealthReade
       schema: {
         summary:
           'List the sites (the default one first) with their health: healthy, problems, the workers seen polling the site\'s task queue and their last poll, ' +
-          'the activities waiting there (backlog) and whether the site\'s Ironic answers the API; asked at most every 5 s',
+          'the activities waiting there (backlog), whether the site\'s Ironic answers the API, and where its hosts\' BMC credentials are held (credentials: central or site); asked at most every 5 s',
       },
     },
     async () => ({ items: health ? await health.read() : [] }),

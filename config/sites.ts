@@ -9,9 +9,13 @@
  *   { "sites": [ { "name": "edge-1",
  *                  "ironic": { "url": "https://10.1.0.2:6385", "caFile": "/etc/metalflow/edge-1/ca.pem",
  *                              "username": "metalflow", "passwordFile": "/etc/metalflow/edge-1/ironic-password" },
+ *                  "secrets": "site",
  *                  "dhcp": { "dirs": { "edge-1": "/var/lib/metalflow/dnsmasq/edge-1" }, "leaseSeconds": 3600 },
  *                  "imageCache": { "dir": "/var/cache/metalflow", "host": "10.1.0.3", "port": 8081 } } ],
  *     "centralTaskQueue": "metalflow-hosts" }
+ *
+ * `secrets` (optional): "central" (the default) or "site", where the site's hosts' BMC credentials are
+ * held (model/site.ts SiteSecrets).
  *
  * `centralTaskQueue` (optional) is the central workers' METALFLOW_TASK_QUEUE:
  * a process given the file with another one stops at start, naming both.
@@ -21,7 +25,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { isAbsolute } from 'node:path';
-import { DEFAULT_SITE, SITE_NAME, siteTaskQueue, type Site, type SiteDhcp, type SiteImageCache, type SiteIronic } from '../model/site';
+import { DEFAULT_SITE, SITE_NAME, SITE_SECRETS, siteTaskQueue, type Site, type SiteSecrets, type SiteDhcp, type SiteImageCache, type SiteIronic } from '../model/site';
 
 export interface SiteRegistry {
   /** Every site, the default one first. */
@@ -30,6 +34,8 @@ export interface SiteRegistry {
   get(name: string): Site | undefined;
   /** Names of the configured sites, the default one first. */
   names(): string[];
+  /** Names of the sites whose hosts' BMC credentials are held at the site only (`"secrets": "site"`). */
+  credentialSites(): string[];
 }
 
 type Json = Record<string, unknown>;
@@ -78,6 +84,15 @@ function ironic(raw: unknown, where: string): SiteIronic {
   const passwordFile = path(raw, 'passwordFile', where);
   if ((username === undefined) !== (passwordFile === undefined)) fail(where, 'needs username and passwordFile together (HTTP basic auth)');
   return { url, ...(caFile ? { caFile } : {}), ...(clientCertFile ? { clientCertFile, clientKeyFile } : {}), ...(username ? { username, passwordFile } : {}) };
+}
+
+/** `secrets`: where the site's hosts' BMC credentials are held; absent → central (docs/sites.md, *Credentials*). */
+function secrets(raw: unknown, where: string): SiteSecrets | undefined {
+  if (raw === undefined) return undefined;
+  if (typeof raw !== 'string' || !(SITE_SECRETS as readonly string[]).includes(raw)) {
+    fail(where, `must be "central" (the central secret store, the default) or "site" (BMC credentials only in the site worker's own store), got ${JSON.stringify(raw)}`);
+  }
+  return raw as SiteSecrets;
 }
 
 function dhcp(raw: unknown, where: string): SiteDhcp {
@@ -138,7 +153,7 @@ export function parseSites(content: string, defaultSite: Site, queueSetting = `M
   doc.sites.forEach((raw: unknown, i: number) => {
     const where = `sites[${i}]`;
     if (!isObject(raw)) fail(where, 'must be an object');
-    onlyKeys(raw, where, ['name', 'ironic', 'dhcp', 'imageCache']);
+    onlyKeys(raw, where, ['name', 'ironic', 'secrets', 'dhcp', 'imageCache']);
     const name = text(raw, 'name', where, true)!;
     if (!SITE_NAME.test(name)) fail(`${where}.name`, `"${name}" is not a site name (lower-case letters, digits and '-', at most 63, starting and ending with a letter or digit)`);
     if (name === DEFAULT_SITE) fail(`${where}.name`, `"${DEFAULT_SITE}" is the environment's own site (IRONIC_URL and the rest); give the others other names`);
@@ -146,6 +161,7 @@ export function parseSites(content: string, defaultSite: Site, queueSetting = `M
     sites.push({
       name,
       ironic: ironic(raw.ironic, `${where}.ironic`),
+      ...(raw.secrets !== undefined ? { secrets: secrets(raw.secrets, `${where}.secrets`) } : {}),
       ...(raw.dhcp !== undefined ? { dhcp: dhcp(raw.dhcp, `${where}.dhcp`) } : {}),
       ...(raw.imageCache !== undefined ? { imageCache: imageCache(raw.imageCache, `${where}.imageCache`) } : {}),
       taskQueue: siteTaskQueue(name),
@@ -156,7 +172,12 @@ export function parseSites(content: string, defaultSite: Site, queueSetting = `M
 }
 
 export function registry(sites: Site[]): SiteRegistry {
-  return { sites, get: (name) => sites.find((s) => s.name === name), names: () => sites.map((s) => s.name) };
+  return {
+    sites,
+    get: (name) => sites.find((s) => s.name === name),
+    names: () => sites.map((s) => s.name),
+    credentialSites: () => sites.filter((s) => s.secrets === 'site').map((s) => s.name),
+  };
 }
 
 /** The default site and those of METALFLOW_SITES_FILE (none when unset). */

@@ -10,6 +10,7 @@
  * hosts' operations.
  */
 import type { Client } from '@temporalio/client';
+import type { SiteSecrets } from '../model/site';
 import proto from '@temporalio/proto';
 import type { IronicTransport } from '../clients/ironic/transport';
 
@@ -24,6 +25,8 @@ export interface SiteWorkerSeen {
 export interface SiteHealth {
   name: string;
   taskQueue: string;
+  /** Where its hosts' BMC credentials are held: `central`, or `site` (its worker's own store; docs/sites.md, *Credentials*). */
+  credentials: SiteSecrets;
   /** A worker polled the site's queue within WORKER_SEEN_SECONDS and its Ironic answered. */
   healthy: boolean;
   /** What is wrong, in words; empty when healthy. */
@@ -40,6 +43,8 @@ export interface SiteHealth {
 export interface SiteToCheck {
   name: string;
   taskQueue: string;
+  /** The sites file's `secrets`; absent: central. */
+  credentials?: SiteSecrets;
   /** The site's Ironic as this process reaches it. */
   ironic: Pick<IronicTransport, 'serverVersion'>;
 }
@@ -88,7 +93,7 @@ export async function siteHealth(client: Client, site: SiteToCheck, now: () => D
     );
   }
   if (!ironic.reachable) problems.push(`its Ironic does not answer: ${ironic.error ?? 'no answer'}`);
-  return { name: site.name, taskQueue: site.taskQueue, healthy: problems.length === 0, problems, ...queue, ironic };
+  return { name: site.name, taskQueue: site.taskQueue, credentials: site.credentials ?? 'central', healthy: problems.length === 0, problems, ...queue, ironic };
 }
 
 /**

@@ -52,14 +52,29 @@ export interface SiteImageCache {
   maxBytes?: number;
 }
 
+/**
+ * Where the BMC credentials of a site's hosts are held (docs/sites.md, *Credentials*):
+ * - `central` (the default): the central secret store (METALFLOW_SECRET_DIR, or the management
+ *   cluster's Secrets), written by the API and Metal3 manifests as for the default site;
+ * - `site`: only the site worker's own store; the central plane holds the Secret's name alone,
+ *   the API refuses inline credentials for the site's hosts and nothing central reads them.
+ */
+export type SiteSecrets = 'central' | 'site';
+export const SITE_SECRETS: readonly SiteSecrets[] = ['central', 'site'];
+
 export interface Site {
   name: string;
   ironic: SiteIronic;
+  /** Where its hosts' BMC credentials are held; absent: `central`. */
+  secrets?: SiteSecrets;
   dhcp?: SiteDhcp;
   imageCache?: SiteImageCache;
   /** The task queue its site worker polls: `site/<name>`; the default site's is the main task queue. */
   taskQueue: string;
 }
+
+/** Whether the site's hosts' BMC credentials are held at the site only (`secrets: "site"`). */
+export const holdsCredentials = (site: Pick<Site, 'secrets'> | undefined): boolean => site?.secrets === 'site';
 
 /** The task queue of a site other than the default one. */
 export const siteTaskQueue = (name: string): string => `site/${name}`;

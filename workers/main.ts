@@ -52,7 +52,8 @@ if (config.workerMetricsPort !== undefined) {
 }
 const dhcpSites = loadDhcpSites(process.env);
 // The sites' names only (a fleet operation's selection by site checks them); their endpoints are the site workers'.
-const sites = loadSites(process.env, config).names();
+const siteRegistry = loadSites(process.env, config);
+const sites = siteRegistry.names();
 // Read at start, so a mistake in it stops the worker instead of the first pivot.
 const pivotPlanes = loadPivotPlanes(process.env);
 // Image URLs come from API callers: the worker's own fetches keep off loopback, link-local and its own listeners
@@ -84,6 +85,7 @@ const worker = await createWorker(
     ...peerSettings(config),
     dhcpSites,
     sites,
+    credentialSites: siteRegistry.credentialSites(),
     ...(served ? { imageCache: served.imageCache, configDrives: served.configDrives } : {}),
     kubernetes,
     provisioningLimit: config.provisioningLimit,

@@ -31,7 +31,8 @@ export interface SiteActivityDeps extends IronicActivityDeps {
 }
 
 export function createSiteActivities(deps: SiteActivityDeps) {
-  const bmc = createBmcActivities({ secrets: deps.secrets, ...(deps.bmcCa ? { ca: deps.bmcCa } : {}) });
+  const bmcSecrets = deps.bmcSecrets ? { bmcSecrets: deps.bmcSecrets } : {};
+  const bmc = createBmcActivities({ secrets: deps.secrets, ...bmcSecrets, ...(deps.bmcCa ? { ca: deps.bmcCa } : {}) });
   // Never without a policy: a worker that was given none refuses loopback, link-local and the like.
   const imageHttp = { policy: deps.imageFetchPolicy ?? addressPolicy(), ...(deps.imageCa ? { ca: deps.imageCa } : {}) };
   return {
@@ -44,7 +45,7 @@ export function createSiteActivities(deps: SiteActivityDeps) {
     // The image cache and the direct provisioner's whole-image check.
     ...createImageCacheActivities({ ...(deps.imageCache ? { cache: deps.imageCache } : {}), http: imageHttp }),
     // The direct provisioner's config drive in the BMC's USB slot.
-    ...createConfigDriveActivities({ secrets: deps.secrets, ...(deps.bmcCa ? { ca: deps.bmcCa } : {}), ...(deps.configDrives ? { drives: deps.configDrives } : {}) }),
+    ...createConfigDriveActivities({ secrets: deps.secrets, ...bmcSecrets, ...(deps.bmcCa ? { ca: deps.bmcCa } : {}), ...(deps.configDrives ? { drives: deps.configDrives } : {}) }),
     // DHCP reservations in each of the site's dnsmasq hosts dirs (docs/dhcp-and-ipam.md).
     ...createDhcpActivities({ sites: deps.dhcpSites ?? {}, ...(deps.kubernetes ? { kube: deps.kubernetes } : {}) }),
   };

@@ -2,7 +2,8 @@
  * `npm run worker -- --site NAME`: the worker of one site of METALFLOW_SITES_FILE
  * (docs/sites.md). Its Ironic, DHCP folders and image cache are the site's
  * own; Temporal, the payload keys and the secret store are the environment's,
- * as for the central worker.
+ * as for the central worker, except the BMC credentials of a site that holds
+ * them itself (`"secrets": "site"`, site-secrets.ts).
  */
 import type { Tracing } from '../clients/telemetry/tracing';
 import { readFileSync } from 'node:fs';
@@ -23,6 +24,7 @@ import { startImageCache } from './image-cache';
 import { createSiteWorker } from './site-worker';
 import { kubernetesMode, peerSettings } from './process-deps';
 import { startPowerSentinel, stopPowerSentinel } from './power-sentinel-start';
+import { siteCredentialStore } from './site-secrets';
 
 /** `--site NAME` or `--site=NAME` among the arguments; undefined when absent. */
 export function siteArgument(argv: readonly string[]): string | undefined {
@@ -73,6 +75,8 @@ export async function runSiteWorker(config: MetalflowConfig, site: Site, tracing
       )
     : undefined;
   const kubernetes = await kubernetesMode(config.kubeconfig);
+  // `"secrets": "site"`: the hosts' BMC credentials from the site's own store, never the central one (site-secrets.ts).
+  const credentials = await siteCredentialStore(site, process.env, kubernetes !== undefined);
   const connection = await connectTemporalWorker(temporalConnection(config));
   const worker = await createSiteWorker({
     connection,
@@ -80,6 +84,7 @@ export async function runSiteWorker(config: MetalflowConfig, site: Site, tracing
     taskQueue: site.taskQueue,
     ironic,
     secrets: kubernetes ? new KubernetesSecretReader(kubernetes) : new LocalSecretStore(config.secretDir, loadSecretKey({ key: config.secretKey, keyFile: config.secretKeyFile, createIfMissing: false })),
+    ...(credentials ? { bmcSecrets: credentials.reader } : {}),
     ...peerSettings(config),
     dhcpSites,
     ...(served ? { imageCache: served.imageCache, configDrives: served.configDrives } : {}),
@@ -88,7 +93,10 @@ export async function runSiteWorker(config: MetalflowConfig, site: Site, tracing
     dataConverter: metalflowDataConverter(config.payloadKeysFile),
     ...(tracing ? { tracing } : {}),
   });
-  console.log(`metalflow site worker of site ${site.name} on task queue ${site.taskQueue} at ${config.temporalAddress}${config.temporalTls ? ' (TLS)' : ''}, Ironic ${ir.url}; central task queue ${config.taskQueue}`);
+  console.log(
+    `metalflow site worker of site ${site.name} on task queue ${site.taskQueue} at ${config.temporalAddress}${config.temporalTls ? ' (TLS)' : ''}, Ironic ${ir.url}; central task queue ${config.taskQueue}; ` +
+      `BMC credentials from ${credentials ? credentials.describe : 'the central secret store'}`,
+  );
   // The site's power sentinel: its workflow on the central workers' queue (METALFLOW_TASK_QUEUE), its watch here.
   const sentinel = { connection: temporalConnection(config), namespace: config.temporalNamespace, taskQueue: config.taskQueue, site: site.name, dataConverter: metalflowDataConverter(config.payloadKeysFile) };
   if (config.powerSentinelSeconds > 0) {

@@ -100,6 +100,8 @@ export interface WorkerDeps extends IronicActivityDeps {
   tracing?: Tracing;
   /** The configured sites' names (METALFLOW_SITES_FILE): what a fleet operation may select by; the default site alone when unset. */
   sites?: readonly string[];
+  /** The sites holding their hosts' BMC credentials themselves (`"secrets": "site"`): a pivot reads none of theirs. */
+  credentialSites?: readonly string[];
 }
 
 export async function createWorker(
@@ -129,7 +131,7 @@ export async function createWorker(
       // The provisioning limiter's permits (workflows/limiter/provisioning-limiter.ts), with the same client.
       ...createLimiterActivities({ limit: deps.provisioningLimit ?? DEFAULT_PROVISIONING_LIMIT, checkSeconds: deps.provisioningLimitCheckSeconds }),
       // A pivot reads and writes both planes' API servers (planes the operator registered, named by id) and watches the source host workflows.
-      ...createPivotActivities({ rest: deps.kubernetes, secrets: deps.secrets, ...(deps.pivotPlanes ? { planes: deps.pivotPlanes } : {}) }),
+      ...createPivotActivities({ rest: deps.kubernetes, secrets: deps.secrets, ...(deps.credentialSites ? { credentialSites: deps.credentialSites } : {}), ...(deps.pivotPlanes ? { planes: deps.pivotPlanes } : {}) }),
       ...createPlaneCheckActivities({ ironic: deps.ironic }),
       // The power sentinel's watch of every node's power (workflows/power/power-sentinel.ts), signalling hosts with the worker's client.
       ...createPowerSentinelActivities({ ironic: deps.ironic }),

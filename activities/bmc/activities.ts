@@ -62,6 +62,8 @@ const TASK_CLOCK_MARGIN_MS = 5 * 60_000;
 
 export interface BmcActivityDeps {
   secrets: SecretReader;
+  /** Where BMC credentials are read when not from `secrets`: a site's own store (`"secrets": "site"`, docs/sites.md). */
+  bmcSecrets?: SecretReader;
   /** Per BMC request; default 30 s (real BMCs answer a session or inventory read in seconds, sometimes tens). */
   timeoutMs?: number;
   /** Heartbeat period while a BMC call runs; default 5 s (the workflows' heartbeat timeouts are 30 s and more). */
@@ -132,8 +134,8 @@ export function bmcSessions(deps: BmcActivityDeps) {
   async function credentials(t: BmcTarget) {
     const name = bmcOf(t.spec).credentialsName;
     return {
-      username: await readSecretKey(deps.secrets, t.ref.namespace, name, ['username']),
-      password: await readSecretKey(deps.secrets, t.ref.namespace, name, ['password']),
+      username: await readSecretKey(deps.bmcSecrets ?? deps.secrets, t.ref.namespace, name, ['username']),
+      password: await readSecretKey(deps.bmcSecrets ?? deps.secrets, t.ref.namespace, name, ['password']),
     };
   }
 

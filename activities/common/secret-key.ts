@@ -19,15 +19,17 @@ export async function readSecretKey(
   keys: readonly string[],
 ): Promise<string> {
   const data = await secrets.read(namespace, name);
+  // A site's own store says so: the operator is told which store to put the Secret in.
+  const where = secrets.where ? ` ${secrets.where}` : '';
   if (!data) {
-    throw ApplicationFailure.nonRetryable(`Secret ${namespace}/${name} not found`, FAILURE.secretMissing);
+    throw ApplicationFailure.nonRetryable(`Secret ${namespace}/${name} not found${where}`, FAILURE.secretMissing);
   }
   for (const key of keys) {
     const value = data[key];
     if (typeof value === 'string' && value !== '') return value;
   }
   throw ApplicationFailure.nonRetryable(
-    `Secret ${namespace}/${name} has no non-empty key ${keys.map((k) => `"${k}"`).join(' or ')}`,
+    `Secret ${namespace}/${name} has no non-empty key ${keys.map((k) => `"${k}"`).join(' or ')}${where}`,
     FAILURE.secretMissing,
   );
 }

@@ -20,7 +20,10 @@ export type { NodeSummary, NodeTarget } from './node-driver';
 
 export interface IronicActivityDeps {
   ironic: IronicClient;
+  /** User, network and meta data, registry pull secrets, and BMC credentials unless `bmcSecrets` is given. */
   secrets: SecretReader;
+  /** A site's own store of its hosts' BMC credentials (`"secrets": "site"` in METALFLOW_SITES_FILE, docs/sites.md). */
+  bmcSecrets?: SecretReader;
   /**
    * `driver_info.redfish_verify_ca` of https Redfish nodes: a CA bundle path on
    * the Ironic conductor (METALFLOW_IRONIC_REDFISH_VERIFY_CA); unset leaves
@@ -40,10 +43,11 @@ export function createIronicActivities(deps: IronicActivityDeps) {
   const poll = deps.poll ?? DEFAULT_POLL;
   const watcher = deps.watcher ?? new NodeWatcher(ironic, deps.watch ?? DEFAULT_WATCH);
   const driver = createNodeDriver({ ironic, poll, watcher });
-  const settings = createNodeSettingsActivities({ ironic, secrets, redfishVerifyCa: deps.redfishVerifyCa, driver });
+  const bmcSecrets = deps.bmcSecrets ? { bmcSecrets: deps.bmcSecrets } : {};
+  const settings = createNodeSettingsActivities({ ironic, secrets, ...bmcSecrets, redfishVerifyCa: deps.redfishVerifyCa, driver });
   const { firstRead } = settings;
   const teardown = createTeardownActivities({ ironic, poll, driver });
-  const register = createRegisterActivities({ ironic, secrets, inspection: deps.inspection ?? 'out-of-band', redfishVerifyCa: deps.redfishVerifyCa, driver, firstRead, powerFrom: teardown.powerFrom });
+  const register = createRegisterActivities({ ironic, secrets, ...bmcSecrets, inspection: deps.inspection ?? 'out-of-band', redfishVerifyCa: deps.redfishVerifyCa, driver, firstRead, powerFrom: teardown.powerFrom });
   const deploy = createDeployActivities({ ironic, secrets, driver, firstRead });
   const clean = createCleanActivities({ ironic, driver });
 

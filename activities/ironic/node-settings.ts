@@ -92,6 +92,8 @@ export interface InStepSettings {
 export interface NodeSettingsDeps {
   ironic: IronicClient;
   secrets: SecretReader;
+  /** Where BMC credentials are read when not from `secrets`: a site's own store. */
+  bmcSecrets?: SecretReader;
   redfishVerifyCa?: string;
   driver: NodeDriver;
 }
@@ -106,7 +108,7 @@ export function createNodeSettingsActivities(deps: NodeSettingsDeps) {
     if (!access.ok) return undefined;
     let data: SecretData | undefined;
     try {
-      data = await secrets.read(ref.namespace, bmc.credentialsName);
+      data = await (deps.bmcSecrets ?? secrets).read(ref.namespace, bmc.credentialsName);
     } catch (err) {
       // The secret store away (an API server outage) must not hold the step: the node keeps the credentials it has.
       log.warn('BMC credentials not compared with the node: the Secret could not be read', { host: `${ref.namespace}/${ref.name}`, error: err instanceof Error ? err.message : String(err) });

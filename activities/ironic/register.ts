@@ -31,6 +31,8 @@ const INTERFACES_UPDATABLE: readonly string[] = ['enroll', 'inspecting', 'inspec
 export interface RegisterDeps {
   ironic: IronicClient;
   secrets: SecretReader;
+  /** Where BMC credentials are read when not from `secrets`: a site's own store. */
+  bmcSecrets?: SecretReader;
   inspection: InspectionPreference;
   /** `driver_info.redfish_verify_ca` for https Redfish nodes: a path on the conductor. */
   redfishVerifyCa?: string;
@@ -88,8 +90,9 @@ export function createRegisterActivities(deps: RegisterDeps) {
 
   async function credentials(ref: HostRef, spec: HostSpec) {
     const name = bmcOf(spec).credentialsName;
-    const username = await readSecretKey(secrets, ref.namespace, name, ['username']);
-    const password = await readSecretKey(secrets, ref.namespace, name, ['password']);
+    const store = deps.bmcSecrets ?? secrets;
+    const username = await readSecretKey(store, ref.namespace, name, ['username']);
+    const password = await readSecretKey(store, ref.namespace, name, ['password']);
     return { username, password };
   }
 

@@ -35,7 +35,9 @@ export interface PivotHostCall {
 /** Metal3's detach arguments: the node goes as it is (no deprovisioning, no power change). */
 const DETACH_AS_IS = JSON.stringify({ deleteAction: 'delete' });
 
-export function createPivotActivities(deps: PivotPlaneDeps & { client?: Client; secrets?: SecretReader } = {}) {
+export function createPivotActivities(deps: PivotPlaneDeps & { client?: Client; secrets?: SecretReader; credentialSites?: readonly string[] } = {}) {
+  /** Sites holding their hosts' BMC credentials themselves: a pivot neither reads nor copies those (docs/sites.md). */
+  const credentialSites = deps.credentialSites ?? [];
   const ownClient = (): Client => deps.client ?? Context.current().client;
   /** The plane's host workflows: the worker's own namespace unless the registered plane names another. */
   const hostClient = (input: Plane, side: 'source' | 'target'): Client => {
@@ -117,9 +119,9 @@ export function createPivotActivities(deps: PivotPlaneDeps & { client?: Client; 
       const problem = apiMode(call)
         ? await (async () => {
             const { src, dst } = await apis(call);
-            return (await viaApi.apiSourceProblem(src, deps.secrets, call.ref, call.pivot)) ?? (await viaApi.apiTargetProblem(dst, call.ref));
+            return (await viaApi.apiSourceProblem(src, deps.secrets, call.ref, call.pivot, credentialSites)) ?? (await viaApi.apiTargetProblem(dst, call.ref));
           })()
-        : (await sourceProblem(await source(call), call.ref, call.pivot)) ?? (await targetProblem(await target(call), call.ref, call.pivot));
+        : (await sourceProblem(await source(call), call.ref, call.pivot, credentialSites)) ?? (await targetProblem(await target(call), call.ref, call.pivot));
       if (problem) return { skip: problem };
       const { taskQueue } = resolvePlane(deps, call.target, 'target');
       if (taskQueue) {
@@ -146,8 +148,8 @@ export function createPivotActivities(deps: PivotPlaneDeps & { client?: Client; 
     },
 
     async exportPivotHost(call: PivotHostCall): Promise<PivotManifest> {
-      if (apiMode(call)) return viaApi.apiExport((await apis(call)).src, call.ref);
-      return exportHost(await source(call), call.ref);
+      if (apiMode(call)) return viaApi.apiExport((await apis(call)).src, call.ref, credentialSites);
+      return exportHost(await source(call), call.ref, credentialSites);
     },
 
     /** Secrets, host (paused, with the status annotation), HardwareData: created in the target, Secret data read and written here only. */
@@ -195,7 +197,7 @@ export function createPivotActivities(deps: PivotPlaneDeps & { client?: Client; 
           if (!view) throw new Error(`${call.ref.namespace}/${call.ref.name} is gone from the source before the target created it`);
           manifest = { labels: view.labels ?? {}, spec: (view.spec ?? {}) as Record<string, unknown>, statusAnnotation: viaApi.statusBeforeDetach(view, call.expect) };
         }
-        return viaApi.apiCreateInTarget(src, dst, deps.secrets, call.ref, manifest);
+        return viaApi.apiCreateInTarget(src, dst, deps.secrets, call.ref, manifest, credentialSites);
       }
       await unfreeze(await target(call), call.ref, call.pivot);
     },

@@ -93,7 +93,7 @@ export async function apiSelect(api: MetalflowApi, selector: PivotSelector): Pro
 }
 
 /** Why the source host cannot move now, or undefined (as sourceProblem, through the API and the worker's store). */
-export async function apiSourceProblem(api: MetalflowApi, secrets: SecretReader | undefined, ref: HostRef, pivot: string): Promise<string | undefined> {
+export async function apiSourceProblem(api: MetalflowApi, secrets: SecretReader | undefined, ref: HostRef, pivot: string, credentialSites: readonly string[] = []): Promise<string | undefined> {
   const view = await apiHost(api, ref, 'source');
   if (!view) return 'the host does not exist in the source';
   if (view.deleteRequested) return 'the host is being deleted in the source';
@@ -103,7 +103,7 @@ export async function apiSourceProblem(api: MetalflowApi, secrets: SecretReader 
   if (!STEADY_STATES.includes(state)) return `the source host is in state "${state || 'none'}", not one of ${STEADY_STATES.join(', ')}`;
   if (view.status.operationalStatus !== 'OK') return `the source host's operationalStatus is "${view.status.operationalStatus}", not OK`;
   if (!secrets) return "the worker running the pivot has no secret store to read the source host's Secrets from";
-  for (const s of referencedSecrets(view.spec as Record<string, unknown> | undefined)) {
+  for (const s of referencedSecrets(view.spec as Record<string, unknown> | undefined, credentialSites.includes(view.spec?.site ?? ''))) {
     if (!(await secrets.read(ref.namespace, s.name))) return `Secret ${ref.namespace}/${s.name} (${s.field}) does not exist in the source's store`;
   }
   return undefined;
@@ -145,7 +145,7 @@ async function waitView(api: MetalflowApi, ref: HostRef, side: string, done: (v:
 }
 
 /** The source host as the target's create takes it: spec, labels and status; Secrets by name only. */
-export async function apiExport(api: MetalflowApi, ref: HostRef): Promise<PivotManifest> {
+export async function apiExport(api: MetalflowApi, ref: HostRef, credentialSites: readonly string[] = []): Promise<PivotManifest> {
   const view = await apiHost(api, ref, 'source');
   if (!view) throw new Error(`${ref.namespace}/${ref.name} is gone from the source`);
   const spec = (view.spec ?? {}) as HostSpec & Record<string, unknown>;
@@ -163,7 +163,7 @@ export async function apiExport(api: MetalflowApi, ref: HostRef): Promise<PivotM
     annotations: {},
     spec,
     statusAnnotation: JSON.stringify(status),
-    secrets: referencedSecrets(spec).map((s) => s.name),
+    secrets: referencedSecrets(spec, credentialSites.includes(spec.site ?? '')).map((s) => s.name),
     expect,
   };
 }
@@ -181,10 +181,13 @@ export async function apiDetach(api: MetalflowApi, ref: HostRef, pivot: string):
   await waitView(api, ref, 'source', (v) => v?.status.operationalStatus === 'detached' && !v.currentOperation, 'the source host is detached');
 }
 
-/** The host's Secrets as the create request carries them inline, read from the source's store. */
-async function inlineSecrets(secrets: SecretReader, ref: HostRef, spec: HostSpec): Promise<Record<string, unknown>> {
+/**
+ * The host's Secrets as the create request carries them inline, read from the source's store; not the BMC
+ * credentials of a site that holds them itself (the target's API refuses them, and the site keeps them).
+ */
+async function inlineSecrets(secrets: SecretReader, ref: HostRef, spec: HostSpec, credentialSites: readonly string[]): Promise<Record<string, unknown>> {
   const out: Record<string, unknown> = {};
-  if (spec.bmc?.credentialsName) {
+  if (spec.bmc?.credentialsName && !credentialSites.includes(spec.site ?? '')) {
     const [username, password] = await Promise.all([
       readSecretKey(secrets, ref.namespace, spec.bmc.credentialsName, ['username']),
       readSecretKey(secrets, ref.namespace, spec.bmc.credentialsName, ['password']),
@@ -209,12 +212,13 @@ export async function apiCreateInTarget(
   secrets: SecretReader | undefined,
   ref: HostRef,
   manifest: Pick<PivotManifest, 'labels' | 'spec' | 'statusAnnotation'>,
+  credentialSites: readonly string[] = [],
 ): Promise<void> {
   if (await apiHost(target, ref, 'target')) return;
   if (!secrets) throw unusable('source.api', "the worker running the pivot has no secret store to read the source host's Secrets from");
   const spec = manifest.spec as HostSpec;
   const status = JSON.parse(manifest.statusAnnotation) as HostView['status'];
-  const body = { metadata: { labels: manifest.labels }, spec, status, ...(await inlineSecrets(secrets, ref, spec)) };
+  const body = { metadata: { labels: manifest.labels }, spec, status, ...(await inlineSecrets(secrets, ref, spec, credentialSites)) };
   const a = await target.call('PUT', apiHostPath(ref), body);
   if (a.status === 201 || a.status === 200) return;
   if (a.status === 429) throw refusedBy('target', 'PUT', ref, a);

@@ -4,6 +4,7 @@
  * annotation, HardwareData, the names of the Secrets it references).
  */
 import type { KubeRest } from '../../clients/kubernetes/kube-rest';
+import { SITE_LABEL } from '../../model/site';
 import { bmhObjectPath, getObject, hardwareDataPath, secretPath, servesBareMetalHosts, type KubeObject } from '../../clients/kubernetes/metal3-objects';
 import type { HostRef, HostStatus } from '../../model/host';
 import { parseBmcAddress } from '../../model/bmc';
@@ -53,11 +54,15 @@ export async function selectBareMetalHosts(rest: KubeRest, selector: PivotSelect
   return { at: new Date().toISOString(), hosts, missing: [...new Map(missing.map((r) => [key(r), r])).values()].sort((a, b) => key(a).localeCompare(key(b))) };
 }
 
-/** The Secrets a host's spec references (credentials, user/network/meta data), with the field naming each. */
-export function referencedSecrets(spec: Record<string, unknown> | undefined): Array<{ field: string; name: string }> {
+/**
+ * The Secrets a host's spec references (credentials, user/network/meta data), with the field naming each.
+ * `credentialsAtSite`: the host's site holds its BMC credentials itself (`"secrets": "site"`, docs/sites.md):
+ * they are not in the central store, so a pivot neither looks for nor copies them (the site keeps them).
+ */
+export function referencedSecrets(spec: Record<string, unknown> | undefined, credentialsAtSite = false): Array<{ field: string; name: string }> {
   const out: Array<{ field: string; name: string }> = [];
   const credentials = (spec?.bmc as { credentialsName?: string } | undefined)?.credentialsName;
-  if (credentials) out.push({ field: 'spec.bmc.credentialsName', name: credentials });
+  if (credentials && !credentialsAtSite) out.push({ field: 'spec.bmc.credentialsName', name: credentials });
   for (const f of ['userData', 'networkData', 'metaData'] as const) {
     const name = (spec?.[f] as { name?: string } | undefined)?.name;
     if (name) out.push({ field: `spec.${f}`, name });
@@ -65,8 +70,12 @@ export function referencedSecrets(spec: Record<string, unknown> | undefined): Ar
   return out;
 }
 
+/** Whether the BareMetalHost's site label names a site that holds its hosts' BMC credentials. */
+const credentialsAtSite = (obj: { metadata: { labels?: Record<string, string> } }, credentialSites: readonly string[]): boolean =>
+  credentialSites.includes(obj.metadata.labels?.[SITE_LABEL] ?? '');
+
 /** Why the source host cannot move now, or undefined. */
-export async function sourceProblem(rest: KubeRest, ref: HostRef, pivot: string): Promise<string | undefined> {
+export async function sourceProblem(rest: KubeRest, ref: HostRef, pivot: string, credentialSites: readonly string[] = []): Promise<string | undefined> {
   const obj = await getObject<BareMetalHostObject>(rest, bmhObjectPath(ref.namespace, ref.name));
   if (!obj) return 'the BareMetalHost does not exist in the source';
   if (obj.metadata.deletionTimestamp) return 'the BareMetalHost is being deleted in the source';
@@ -78,7 +87,7 @@ export async function sourceProblem(rest: KubeRest, ref: HostRef, pivot: string)
   const state = obj.status?.provisioning?.state ?? '';
   if (!STEADY_STATES.includes(state)) return `the source host is in state "${state || 'none'}", not one of ${STEADY_STATES.join(', ')}`;
   if (obj.status?.operationalStatus !== 'OK') return `the source host's operationalStatus is "${obj.status?.operationalStatus ?? ''}", not OK`;
-  for (const s of referencedSecrets(obj.spec)) {
+  for (const s of referencedSecrets(obj.spec, credentialsAtSite(obj, credentialSites))) {
     if (!(await getObject(rest, secretPath(ref.namespace, s.name)))) return `Secret ${ref.namespace}/${s.name} (${s.field}) does not exist in the source`;
   }
   return undefined;
@@ -93,7 +102,7 @@ export async function targetProblem(rest: KubeRest, ref: HostRef, pivot: string)
 }
 
 /** The source host as the target gets it; read while it is frozen, so every read agrees. */
-export async function exportHost(rest: KubeRest, ref: HostRef): Promise<PivotManifest> {
+export async function exportHost(rest: KubeRest, ref: HostRef, credentialSites: readonly string[] = []): Promise<PivotManifest> {
   const obj = await getObject<BareMetalHostObject>(rest, bmhObjectPath(ref.namespace, ref.name));
   if (!obj) throw new Error(`BareMetalHost ${ref.namespace}/${ref.name} is gone from the source`);
   const hardware = await getObject<KubeObject<Record<string, unknown>>>(rest, hardwareDataPath(ref.namespace, ref.name));
@@ -114,7 +123,7 @@ export async function exportHost(rest: KubeRest, ref: HostRef): Promise<PivotMan
     // Metal3's status annotation is the object's .status marshalled as JSON: the status as the API server serves it.
     statusAnnotation: JSON.stringify(status),
     ...(hardware?.spec ? { hardwareData: hardware.spec } : {}),
-    secrets: [...new Set(referencedSecrets(spec).map((s) => s.name))],
+    secrets: [...new Set(referencedSecrets(spec, credentialsAtSite(obj, credentialSites)).map((s) => s.name))],
     expect,
   };
 }

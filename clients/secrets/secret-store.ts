@@ -9,6 +9,13 @@ export type { Lease, LeaseOptions } from './file-lease';
 
 export interface SecretReader {
   read(namespace: string, name: string): Promise<SecretData | undefined>;
+  /** Which store this is, for errors that name a missing Secret (e.g. `in the secret store of site "edge-1"`); unset: the central one. */
+  readonly where?: string;
+}
+
+/** `reader` with `where` said in the errors that name a Secret it lacks (activities/common/secret-key.ts). */
+export function namedStore(reader: SecretReader, where: string): SecretReader {
+  return { where, read: (namespace, name) => reader.read(namespace, name) };
 }
 
 export interface SecretStore extends SecretReader {

@@ -28,7 +28,7 @@ import { HealthCheck } from './health-check';
 import { Capm3RemediationBridge } from './capm3-remediations';
 import { NodeHealthReporter } from './node-health';
 import { readSiteNodeHealth } from '../../control/node-health';
-import { DEFAULT_SITE_WATCH_SECONDS } from '../../model/site';
+import { DEFAULT_SITE_WATCH_SECONDS, SITE_LABEL } from '../../model/site';
 import { IronicClient } from '../../clients/ironic/client';
 import { readTlsFiles } from '../../clients/tls/files';
 import { FirmwareSettingsController } from './firmware-settings';
@@ -43,7 +43,10 @@ const config = loadConfig();
 const tracing = config.otlpEndpoint ? startTracing({ endpoint: config.otlpEndpoint, serviceName: 'metalflow-controller' }) : undefined;
 if (tracing) console.log(`[controller] traces to ${tracing.endpoint}`);
 // Read at start: a mistake in the file stops the controller; each host's site label is checked against it.
-const siteNames = loadSites(process.env, config).names();
+const siteRegistry = loadSites(process.env, config);
+const siteNames = siteRegistry.names();
+// Sites holding their hosts' BMC credentials themselves: the controller looks for no Secret of their hosts.
+const credentialSites = siteRegistry.credentialSites();
 const log = (m: string): void => console.log(`[controller] ${m}`);
 const kc = new KubeConfig();
 if (!loadKubeConfig(kc, config.kubeconfig)) {
@@ -146,6 +149,7 @@ async function lead(): Promise<void> {
     const sec = new Informer<KubeObject>(rest, watchPaths(watchNamespaces, secretsPath), (key) => enqueueHostsUsing(key), { log, metadataOnly: true });
     const enqueueHostsUsing = (secretKey: string): void => {
       for (const [hostKey, host] of inf.cache) {
+        if (credentialSites.includes(host.metadata.labels?.[SITE_LABEL] ?? '')) continue;
         if (`${host.metadata.namespace ?? ''}/${credentialsName(host) ?? ''}` !== secretKey) continue;
         observe(hostKey);
         q.add(hostKey);
@@ -155,7 +159,7 @@ async function lead(): Promise<void> {
     const observe = (key: string): void => {
       const [namespace = '', name = ''] = key.split('/');
       const obj = inf.cache.get(key);
-      metrics.observe(namespace, name, obj && (obj.status ?? {}), obj && hostFacts(obj, (ns, n) => sec.cache.has(`${ns}/${n}`)));
+      metrics.observe(namespace, name, obj && (obj.status ?? {}), obj && hostFacts(obj, (ns, n) => sec.cache.has(`${ns}/${n}`), credentialSites));
     };
     const reconciler = new Reconciler({
       rest,
@@ -163,6 +167,7 @@ async function lead(): Promise<void> {
       taskQueue: config.taskQueue,
       hostOptions: config.hostOptions,
       sites: siteNames,
+      credentialSites,
       get: (key) => inf.cache.get(key),
       secretVersion: (namespace, name) => sec.cache.get(`${namespace}/${name}`)?.metadata.resourceVersion,
       requeueAfter: (key, ms) => q.addAfter(key, ms),

@@ -61,6 +61,11 @@ export interface ReconcilerDeps {
   get: (key: string) => BareMetalHost | undefined;
   /** resourceVersion of a Secret as the Secret informer last saw it (metadata only), or undefined. */
   secretVersion?: (namespace: string, name: string) => string | undefined;
+  /**
+   * Sites that hold their hosts' BMC credentials themselves (`"secrets": "site"`, docs/sites.md): a host
+   * labelled with one has no credentials Secret in this cluster, so none is looked up or handed on for it.
+   */
+  credentialSites?: readonly string[];
   requeueAfter: (key: string, ms: number) => void;
   log?: (message: string) => void;
   /** The HostUpdatePolicy of the host's name, as its informer last saw it (update-policies.ts). */
@@ -419,7 +424,9 @@ export class Reconciler {
     if (a.detached) d.detached = a.detached;
     if (a.inspect === 'disabled') d.inspectionDisabled = true;
     if (a.hardwareDetails) d.hardwareDetails = a.hardwareDetails;
-    const secret = spec.bmc?.credentialsName;
+    // A site that holds the credentials: a Secret of the same name here is not the host's (the site worker reads its own).
+    const atSite = (this.deps.credentialSites ?? []).includes(obj.metadata.labels?.[SITE_LABEL] ?? '');
+    const secret = atSite ? undefined : spec.bmc?.credentialsName;
     const version = secret ? this.deps.secretVersion?.(ref.namespace, secret) : undefined;
     if (secret && version) d.credentials = { name: secret, namespace: ref.namespace, version };
     return d;

@@ -115,6 +115,8 @@ export async function startHarness(
     version?: WorkerVersion;
     /** Names of the configured sites beside the default one (METALFLOW_SITES_FILE): the API's check of spec.site, the worker's of a fleet's selector.sites. */
     sites?: string[];
+    /** Those of them that hold their hosts' BMC credentials themselves (`"secrets": "site"`): the API refuses inline credentials for their hosts. */
+    credentialSites?: string[];
     /** METALFLOW_INSPECTION of the worker (out-of-band unless given); the agent path's tests inspect with the agent. */
     inspection?: InspectionPreference;
     /** The worker traces (its bundle, `workflowCode`, must then be built with TRACED_WORKFLOW_BUNDLE_OPTIONS). */
@@ -132,11 +134,11 @@ export async function startHarness(
   const secrets = new LocalSecretStore(secretDir, opts.secretKey ?? randomBytes(32));
   const taskQueue = opts.taskQueue ?? uniq('tq');
   const worker = await createWorker(
-    { connection: nativeConnection, namespace, taskQueue, ironic, secrets, poll: { initialMs: 100, factor: 1.5, maxMs: 1000 }, dataConverter: opts.dataConverter, kubernetes: opts.kubernetes, provisioningLimit: opts.provisioningLimit, provisioningLimitCheckSeconds: opts.provisioningLimitCheckSeconds, dhcpSites: opts.dhcpSites, imageCache: opts.imageCache, configDrives: opts.configDrives, pivotPlanes: opts.pivotPlanes, ...(opts.sites ? { sites: opts.sites } : {}), imageFetchPolicy: opts.imageFetchPolicy ?? TEST_FETCH_POLICY, version: opts.version, ...(opts.inspection ? { inspection: opts.inspection } : {}), ...(opts.tracing ? { tracing: opts.tracing } : {}) },
+    { connection: nativeConnection, namespace, taskQueue, ironic, secrets, poll: { initialMs: 100, factor: 1.5, maxMs: 1000 }, dataConverter: opts.dataConverter, kubernetes: opts.kubernetes, provisioningLimit: opts.provisioningLimit, provisioningLimitCheckSeconds: opts.provisioningLimitCheckSeconds, dhcpSites: opts.dhcpSites, imageCache: opts.imageCache, configDrives: opts.configDrives, pivotPlanes: opts.pivotPlanes, ...(opts.sites ? { sites: opts.sites } : {}), ...(opts.credentialSites ? { credentialSites: opts.credentialSites } : {}), imageFetchPolicy: opts.imageFetchPolicy ?? TEST_FETCH_POLICY, version: opts.version, ...(opts.inspection ? { inspection: opts.inspection } : {}), ...(opts.tracing ? { tracing: opts.tracing } : {}) },
     { workflowBundle: opts.workflowCode ? { code: opts.workflowCode } : { codePath: WORKFLOW_BUNDLE_PATH }, workflowsPath: undefined },
   );
   const running = opts.startWorker === false ? undefined : worker.run();
-  const hosts = new HostService({ client, secrets, taskQueue, hostOptions: opts.hostOptions ?? FAST_HOST_OPTIONS, ...(opts.sites ? { sites: opts.sites } : {}) });
+  const hosts = new HostService({ client, secrets, taskQueue, hostOptions: opts.hostOptions ?? FAST_HOST_OPTIONS, ...(opts.sites ? { sites: opts.sites } : {}), ...(opts.credentialSites ? { credentialSites: opts.credentialSites } : {}) });
   return {
     env,
     client,
