@@ -93,7 +93,8 @@ demo_agent_image() {
   mkfs.ext4 -q -F -L demo-root -d "$tmp/root" "$tmp/root.ext4"
   truncate -s 32M "$tmp/disk.raw"
   # Partition 1 from 1 MiB to 31 MiB; the backup GPT in the last MiB.
-  sgdisk -q -n 1:2048:63487 -c 1:demo-root "$tmp/disk.raw" >/dev/null
+  sgdisk -n 1:2048:63487 -c 1:demo-root "$tmp/disk.raw" >/dev/null
+  [ "$(partx -g -o START "$tmp/disk.raw" 2>/dev/null | tr -d " ")" = 2048 ] || { echo "error: could not partition the demo image (sgdisk)" >&2; rm -rf "$tmp"; return 1; }
   dd if="$tmp/root.ext4" of="$tmp/disk.raw" bs=1M seek=1 conv=notrunc status=none
   qemu-img convert -f raw -O qcow2 "$tmp/disk.raw" "$img.tmp"
   mv -f "$img.tmp" "$img"

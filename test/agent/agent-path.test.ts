@@ -469,7 +469,10 @@ describe.skipIf(unavailable !== undefined)('the agent path with a real ironic-py
     await h.hosts.put(liveRef, { spec: { ...provisioned.spec, online: true, image: undefined } });
     await settled(`${live.name} available again`, (v) => v.status.provisioning.state === 'available' && !v.spec?.image);
     // Ironic's tear-down powered the host off with the ISO still in, then ejected it; spec.online keeps it on after.
-    const after = lab.bmcStates(live).slice(seen);
+    const after = await waitFor('the CD ejected in the launcher\'s record', async () => {
+      const since = lab.bmcStates(live).slice(seen);
+      return since.some((s) => !s.cdInserted) ? since : undefined;
+    });
     const off = after.findIndex((s) => s.power === 'Off');
     expect(off).toBeGreaterThanOrEqual(0);
     expect(after[off]!.cdInserted).toBe(true);
