@@ -5,16 +5,26 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
+export METALFLOW_STATE_DIR=${METALFLOW_STATE_DIR:-$ROOT/.state/stack}
+RUN=$METALFLOW_STATE_DIR/run
+mkdir -p "$RUN"
+alive() { [ -f "$RUN/$1.pid" ] && kill -0 "$(cat "$RUN/$1.pid")" 2>/dev/null; }
+
+# The agent path (docs/agent-path.md, "In the demo"): as root, the Redfish host redfish-agent is provisioned
+# by a real ironic-python-agent; the stack's Ironic and sushy get the agent path's settings for it.
+# shellcheck source=scripts/lib/demo-agent.sh
+source scripts/lib/demo-agent.sh
+AGENT_SKIPPED=$(demo_agent_unavailable)
+[ -n "$AGENT_SKIPPED" ] || demo_agent_env
 
 bash scripts/stack.sh start
 eval "$(bash scripts/stack.sh env)"
+[ -n "$AGENT_SKIPPED" ] || demo_agent_stack
 # The IPMI BMC of the demo's direct-provisioner host (the stack's sushy is its Redfish one).
 export IPMI_SIM_PORT=${IPMI_SIM_PORT:-6623}
 bash scripts/ipmi-sim.sh start
-export METALFLOW_STATE_DIR=${METALFLOW_STATE_DIR:-$ROOT/.state/stack}
 export METALFLOW_API_PORT=${METALFLOW_API_PORT:-8080}
 export METALFLOW_API_URL=http://127.0.0.1:$METALFLOW_API_PORT
-RUN=$METALFLOW_STATE_DIR/run
 # DHCP (docs/dhcp-and-ipam.md): the demo site's dnsmasq in a network namespace, the fake hosts'
 # addresses claimed from an IPPool and reserved there. Needs root (network namespaces), dnsmasq and busybox.
 if [ "$(id -u)" = 0 ] && command -v dnsmasq >/dev/null && command -v busybox >/dev/null &&
@@ -26,12 +36,9 @@ if [ "$(id -u)" = 0 ] && command -v dnsmasq >/dev/null && command -v busybox >/d
 else
   echo "DHCP part of the demo skipped: it needs root, dnsmasq and busybox (scripts/install.sh installs the packages)"
 fi
-mkdir -p "$RUN"
 # shellcheck source=scripts/lib/demo-codec.sh
 source scripts/lib/demo-codec.sh
 demo_keys_and_token
-
-alive() { [ -f "$RUN/$1.pid" ] && kill -0 "$(cat "$RUN/$1.pid")" 2>/dev/null; }
 
 start_cmd() {
   local name=$1; shift
@@ -42,11 +49,12 @@ start_cmd() {
   echo "started $name (pid $!, log $RUN/$name.log)"
 }
 stop() {
-  for name in api worker codec image-origin jaeger; do
+  # The launcher's SIGTERM stops the agent it runs (namespaces gone, loop devices detached; the disk file is kept).
+  for name in api worker codec image-origin jaeger agent-launcher; do
     if alive "$name"; then kill "$(cat "$RUN/$name.pid")" 2>/dev/null || true; fi
     rm -f "$RUN/$name.pid"
   done
-  echo "stopped the worker, the API, the codec server, the image origin and Jaeger; the stack is still up (make stack-down stops it)"
+  echo "stopped the worker, the API, the codec server, the image origin, Jaeger and the agent launcher; the stack is still up (make stack-down stops it)"
   exit 0
 }
 # From here on a Ctrl-C stops what the demo started, whichever step it interrupts.
@@ -71,6 +79,12 @@ export METALFLOW_DEMO_ORIGIN_LOG=$RUN/image-origin.log
 export METALFLOW_IMAGE_CACHE_DIR=${METALFLOW_IMAGE_CACHE_DIR:-$METALFLOW_STATE_DIR/image-cache}
 export METALFLOW_CACHE_IMAGES=${METALFLOW_CACHE_IMAGES:-1}
 start_cmd image-origin python3 -m http.server --bind 127.0.0.1 --directory "$IMAGES" "$DEMO_IMAGE_PORT"
+if [ -n "$AGENT_SKIPPED" ]; then
+  export METALFLOW_DEMO_AGENT_SKIPPED=$AGENT_SKIPPED
+  echo "Agent path of the demo skipped (redfish-agent is not enrolled): $AGENT_SKIPPED"
+else
+  demo_agent_start "$IMAGES"
+fi
 
 if ! alive api && (exec 3<>"/dev/tcp/127.0.0.1/$METALFLOW_API_PORT") 2>/dev/null; then
   echo "error: port $METALFLOW_API_PORT (metalflow API) is in use by another program; set METALFLOW_API_PORT" >&2

@@ -1,7 +1,10 @@
 /**
  * The demo, through the public HTTP API only: three fake-hardware hosts
  * enrolled and two of them provisioned, plus one host whose BMC is a real
- * Redfish endpoint (sushy-tools) enrolled and inspected out of band. Then two
+ * Redfish endpoint (sushy-tools) enrolled and inspected out of band. As root,
+ * one more Redfish host, redfish-agent, provisioned through the real agent
+ * path (scripts/lib/demo-agent.sh): a real ironic-python-agent booted from
+ * virtual media writes the image onto a loop device. Then two
  * hosts on the `direct` provisioner (no Ironic): one behind sushy's Redfish,
  * one behind an IPMI simulator (ipmi_sim, scripts/ipmi-sim.sh), whose power
  * is switched off and on again through spec.online.
@@ -9,7 +12,8 @@
  */
 import { request } from 'undici';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { hostStateLinks } from '../model/temporal-ui-links';
 
 const API = process.env.METALFLOW_API_URL ?? 'http://127.0.0.1:8080';
@@ -48,7 +52,7 @@ function showImageDownloads(): void {
   if (!ORIGIN_LOG || !existsSync(ORIGIN_LOG)) return;
   const path = new URL(image.url).pathname;
   const gets = readFileSync(ORIGIN_LOG, 'utf8').split('\n').filter((l) => l.includes(`"GET ${path} `) && / 200 /.test(l)).length;
-  const provisioned = hosts.filter((h) => h.provision).length;
+  const provisioned = hosts.filter((h) => h.provision && h.body.spec.image === image).length;
   console.log(`\nImages: ${provisioned} hosts provisioned with ${image.url} through the worker's image cache (${process.env.METALFLOW_IMAGE_CACHE_DIR ?? 'off'}); the origin served it ${gets} time(s) over this stack's life.`);
 }
 
@@ -86,6 +90,41 @@ const redfishHost: Host = {
   },
 };
 
+/**
+ * Set by scripts/demo.sh (scripts/lib/demo-agent.sh) when the agent path runs: a sushy system whose changes
+ * go to the agent launcher, the real image the agent writes, and the file behind the loop device it writes to.
+ */
+const AGENT_SYSTEM = process.env.METALFLOW_DEMO_AGENT_SYSTEM;
+const AGENT_DISK = process.env.METALFLOW_DEMO_AGENT_DISK;
+const AGENT_SKIPPED = process.env.METALFLOW_DEMO_AGENT_SKIPPED;
+const agentHost: Host | undefined = AGENT_SYSTEM
+  ? {
+      name: 'redfish-agent',
+      provision: true,
+      body: {
+        spec: {
+          // Virtual media: Ironic boots the agent from an ISO it builds and inserts into the system's CD.
+          bmc: { address: `redfish-virtualmedia+${SUSHY}/redfish/v1/Systems/${AGENT_SYSTEM}`, credentialsName: 'redfish-agent-bmc-secret' },
+          bootMACAddress: process.env.METALFLOW_DEMO_AGENT_MAC,
+          bootMode: 'UEFI',
+          online: true,
+          // One boot of the agent, the deploy's: no cleaning before it (Metal3's default would boot it once more).
+          automatedCleaningMode: 'disabled',
+          // The loop device's serial is its backing file's name; the default hint (/dev/sda) names no disk it has.
+          rootDeviceHints: { serialNumber: 'disk0' },
+          image: {
+            url: process.env.METALFLOW_DEMO_AGENT_IMAGE_URL,
+            checksum: process.env.METALFLOW_DEMO_AGENT_IMAGE_SHA256,
+            checksumType: 'sha256',
+            format: 'qcow2',
+          },
+        },
+        credentials: { username: 'admin', password: 'password' },
+        userData: '#cloud-config\nhostname: redfish-agent\n',
+      },
+    }
+  : undefined;
+
 /** metalflow speaks to these BMCs itself: no Ironic node, BMC pre-flight, Redfish inventory, BMC power. */
 const directHost = (name: string, address: string): Host => ({
   name,
@@ -102,7 +141,7 @@ const directHosts = [
   directHost('ipmi-direct', `ipmi://127.0.0.1:${IPMI_PORT}`),
 ];
 
-const hosts = [fakeHost(0, true), fakeHost(1, true), fakeHost(2, false), redfishHost, ...directHosts];
+const hosts = [fakeHost(0, true), fakeHost(1, true), fakeHost(2, false), redfishHost, ...(agentHost ? [agentHost] : []), ...directHosts];
 
 /** The trace of each PUT (its answer's x-trace-id), when the API traces (docs/observability.md). */
 const traceOf = new Map<string, string>();
@@ -197,7 +236,8 @@ async function main(): Promise<void> {
   await settle(
     'hosts settled',
     (h, v) => v.status.provisioning.state === target(h) && v.status.poweredOn === true,
-    180_000,
+    // The agent's deploy: sushy's power delays (up to 11 s each, three changes), the agent's boot and its write.
+    agentHost ? 600_000 : 180_000,
   );
   await setDirectPower(false);
   await setDirectPower(true);
@@ -220,10 +260,14 @@ async function main(): Promise<void> {
 
   const query = encodeURIComponent(`WorkflowType = "hostWorkflow" AND MetalflowHostNamespace = "${NS}"`);
   console.log(`
-Done: fake-0 and fake-1 are provisioned, fake-2 is available.
+Done: fake-0${agentHost ? ', fake-1 and redfish-agent are' : ' and fake-1 are'} provisioned, fake-2 is available.
 redfish-0 was registered against the sushy-tools Redfish BMC at ${SUSHY} and inspected out of band
-(its CPU and RAM above come from Redfish). It stays available: provisioning a Redfish host needs an
-Ironic agent ramdisk (IPA) booted over virtual media or PXE, which this demo does not ship.
+(its CPU and RAM above come from Redfish); it stays available (no image in its spec).
+${agentHost ? `redfish-agent, another sushy system, was provisioned through the real agent path: Ironic built an ISO
+with the agent's kernel command line and inserted it into the system's virtual CD, the agent launcher
+started ironic-python-agent when sushy said the system was on and booting it, and the agent wrote the
+image and a config drive onto a loop device (below).` : `redfish-agent, provisioned through the real agent path (ironic-python-agent on a loop device), was skipped:
+${AGENT_SKIPPED ?? 'the demo was not started by scripts/demo.sh'}.`}
 redfish-direct (sushy) and ipmi-direct (ipmi_sim on 127.0.0.1:${IPMI_PORT}) use the direct provisioner: no
 Ironic node; enrolment is a BMC pre-flight, redfish-direct's hardware was read from Redfish (IPMI has
 no inventory), and their power followed spec.online: on -> off -> on, each change a power operation
@@ -232,8 +276,43 @@ in the host's own run (its activities carry <seq>-power as their summary).
   API:          ${API}   (OpenAPI: ${API}/openapi.json; try: curl -s -H "Authorization: Bearer $(cat ${TOKEN_FILE ?? '<token file>'})" ${API}/v1/hosts | jq)
   Temporal UI:  ${UI}/namespaces/default/workflows?query=${query}
 `);
+  if (agentHost) showAgentDisk();
   showStateLinks();
   showTrace();
+}
+
+/** What the agent wrote onto redfish-agent's disk: its partitions and the config drive, and how to look at them. */
+function showAgentDisk(): void {
+  if (!AGENT_DISK || !existsSync(AGENT_DISK)) return;
+  const dir = process.env.METALFLOW_DEMO_AGENT_DIR ?? '.';
+  const run = (cmd: string, args: string[]) => execFileSync(cmd, args, { encoding: 'utf8' });
+  console.log(`The disk redfish-agent's agent wrote: ${AGENT_DISK} (8 GiB sparse file; the agent's log is ipa.log beside it)`);
+  console.log(`  partx -s ${AGENT_DISK}`);
+  console.log(run('partx', ['-s', AGENT_DISK]).replace(/^/gm, '    ').trimEnd());
+  // The agent puts the config drive in a partition of its own after the image's: an ISO 9660 volume config-2.
+  const parts = run('partx', ['-g', '-o', 'NR,START,SECTORS', AGENT_DISK]).trim().split('\n').map((l) => l.trim().split(/\s+/).map(Number));
+  const last = parts.at(-1);
+  if (!last || parts.length < 2) return;
+  const [nr, start, sectors] = last as [number, number, number];
+  const iso = join(dir, 'config-drive.iso');
+  mkdirSync(dir, { recursive: true });
+  execFileSync('dd', [`if=${AGENT_DISK}`, `of=${iso}`, 'bs=512', `skip=${start}`, `count=${sectors}`, 'status=none']);
+  const volume = /^Volume id: (.*)$/m.exec(run('isoinfo', ['-d', '-i', iso]))?.[1];
+  console.log(`  Partition ${nr} is the config drive (volume ${volume}), copied out with:`);
+  console.log(`  dd if=${AGENT_DISK} of=${iso} bs=512 skip=${start} count=${sectors}`);
+  console.log(`  isoinfo -R -f -i ${iso}`);
+  console.log(run('isoinfo', ['-R', '-f', '-i', iso]).replace(/^/gm, '    ').trimEnd());
+  console.log(`  isoinfo -R -x /openstack/latest/user_data -i ${iso}`);
+  console.log(run('isoinfo', ['-R', '-x', '/openstack/latest/user_data', '-i', iso]).replace(/^/gm, '    ').trimEnd());
+  // The image's own partition: an ext4 file system (label demo-root), read without mounting it.
+  const first = parts[0] as [number, number, number];
+  const root = join(dir, 'demo-root.ext4');
+  execFileSync('dd', [`if=${AGENT_DISK}`, `of=${root}`, 'bs=512', `skip=${first[1]}`, `count=${first[2]}`, 'status=none']);
+  console.log(`  Partition ${first[0]} is the image's ext4 file system; copied out to ${root}:`);
+  console.log(`  debugfs -R 'cat /README' ${root}`);
+  const readme = spawnSync('debugfs', ['-R', 'cat /README', root], { encoding: 'utf8' });
+  if (readme.status === 0) console.log(readme.stdout.replace(/^/gm, '    ').trimEnd());
+  console.log('');
 }
 
 /** Where to read the trace of fake-0's PUT (its creation on a first run: every activity and Ironic request). */

@@ -70,7 +70,8 @@
 #   IRONIC_AGENT_PATH    unset    1: the agent path (docs/agent-path.md): Ironic
 #                        gets ironic-image's agent settings, and http_root is
 #                        served by the agent launcher on IRONIC_HTTP_PORT
-#                        instead (start `sushy ironic` only)
+#                        instead (start `sushy ironic` only), or by httpboot
+#                        with a launcher that only boots agents (the demo)
 #                        (IRONIC_FAST_TRACK: false unless set)
 #   SUSHY_EXTERNAL_NOTIFICATION_URL  unset   where sushy PUTs the state of
 #                        systems with external_notifier (the agent launcher)

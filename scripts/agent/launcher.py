@@ -16,13 +16,21 @@ it before asking the agent to power the host off after a deploy.
 sushy applies a power change lazily, on the first read after its delay, so a
 pending "On" is followed by a read of the system when it is due.
 
-It also serves Ironic's http_root (the ISOs Ironic publishes for virtual
-media) over HTTP, as ironic-image's httpd does.
+An ISO whose GRUB command line does not name Ironic's API (ipa-api-url) is
+not the agent's ramdisk but a live ISO: the host runs that ISO's own system,
+so nothing is started; a "booted-iso" event (with the ISO's volume id) says
+the host booted it.
+
+With --http-port it also serves Ironic's http_root (the ISOs Ironic
+publishes for virtual media) over HTTP, as ironic-image's httpd does (the
+demo leaves that to the stack's httpboot service).
 
 Hosts are read from --hosts (JSON, re-read on every notification):
   {"<system uuid>": {"name": "h1", "mac": "52:54:00:..", "disks": "8G,8G",
                      "agentPort": 24501, "withholdBoots": 0}}
-Every start and stop is appended to <state>/events.jsonl.
+Every start and stop is appended to <state>/events.jsonl, and what each
+notification of a known host said (power, boot device, the CD's image) to
+<state>/systems.jsonl.
 
 A host with "withholdBoots": N boots without an agent the first N times it is
 powered on from the virtual CD, as a ramdisk that never comes up (a broken
@@ -33,7 +41,7 @@ With --fake-agent URL the hosts boot the fake agent (bench/support/fake-agent.ts
 one process for every host) instead of a real one: a start posts the host and
 its kernel command line to URL/control/boot, a stop posts URL/control/halt.
 
-Usage: launcher.py --listen-port P --http-port P --http-root DIR --hosts FILE
+Usage: launcher.py --listen-port P [--http-port P --http-root DIR] --hosts FILE
                    --state DIR --sushy-url URL --forward PORT[,PORT...]
                    [--fake-agent URL]
 """
@@ -67,11 +75,13 @@ def redact_cmdline(cmdline):
     return SECRET_PARAMS.sub(r"\1<redacted>", cmdline)
 
 
-def kernel_cmdline_from_iso(path):
-    """The kernel parameters of the first `linux` line of the ISO's grub.cfg."""
+def iso_boot(path):
+    """What booting the ISO runs: (the kernel parameters of the first `linux` line of its grub.cfg, or None when
+    it has no grub.cfg or no such line; its volume id)."""
     iso = pycdlib.PyCdlib()
     iso.open(path)
     try:
+        volume = iso.pvd.volume_identifier.decode(errors="replace").strip()
         for name in ("/EFI/BOOT/grub.cfg", "/boot/grub/grub.cfg"):
             try:
                 from io import BytesIO
@@ -82,14 +92,14 @@ def kernel_cmdline_from_iso(path):
             except pycdlib.pycdlibexception.PyCdlibInvalidInput:
                 continue
         else:
-            raise ValueError(f"{path}: no grub.cfg on the ISO")
+            return None, volume
     finally:
         iso.close()
     for line in text.splitlines():
         m = re.match(r"\s*(linux|linuxefi)\s+\S+\s*(.*)$", line)
         if m:
-            return m.group(2).strip()
-    raise ValueError(f"{path}: grub.cfg has no linux line")
+            return m.group(2).strip(), volume
+    return None, volume
 
 
 def size_bytes(size):
@@ -118,6 +128,7 @@ class Launcher:
         self.holding = set()
         os.makedirs(args.state, exist_ok=True)
         self.events = open(os.path.join(args.state, "events.jsonl"), "a", buffering=1)
+        self.systems = open(os.path.join(args.state, "systems.jsonl"), "a", buffering=1)
 
     def hosts(self):
         try:
@@ -147,13 +158,18 @@ class Launcher:
         if not host:
             return
         pending = system.get("pending_power") or {}
+        cd = (system.get("boot_image") or {}).get("Cd") or [None, False, False]
+        # What sushy said, in its order: the BMC's side of every boot (power, boot device, the CD's image).
+        self.systems.write(json.dumps({
+            "host": host["name"], "time": time.time(), "power": system.get("power_state"),
+            "pendingPower": pending.get("power_state"), "bootDevice": system.get("boot_device"),
+            "cd": os.path.basename(cd[0]) if cd[0] else None, "cdInserted": bool(cd[2])}) + "\n")
         if pending.get("power_state") and uuid not in self.timers:
             # A read after the delay makes sushy apply the change (and notify).
             delay = max(0.0, float(pending.get("apply_time", 0)) - time.time()) + 0.2
             t = threading.Timer(delay, self.poke, args=(uuid,))
             self.timers[uuid] = t
             t.start()
-        cd = (system.get("boot_image") or {}).get("Cd") or [None, False, False]
         booting_cd = system.get("boot_device") == "Cd" and bool(cd[0]) and bool(cd[2])
         with self.lock:
             is_running = uuid in self.running
@@ -161,7 +177,7 @@ class Launcher:
             if system.get("power_state") != "On":
                 self.holding.discard(uuid)
             if want and not is_running and uuid in self.holding:
-                pass  # this boot's ramdisk never comes up
+                pass  # this boot runs no agent: its ramdisk never comes up, or it is a live ISO
             elif want and not is_running and self.withheld.get(uuid, 0) < int(host.get("withholdBoots", 0)):
                 self.withheld[uuid] = self.withheld.get(uuid, 0) + 1
                 self.holding.add(uuid)
@@ -181,9 +197,15 @@ class Launcher:
     def start(self, uuid, host, iso_path):
         name = host["name"]
         try:
-            cmdline = kernel_cmdline_from_iso(iso_path)
+            cmdline, volume = iso_boot(iso_path)
         except Exception as exc:
             self.event(host=name, action="boot-failed", error=str(exc))
+            return
+        if not cmdline or "ipa-api-url=" not in cmdline:
+            # Not the agent's ramdisk (Ironic's always names its API): a live ISO, whose own system the host
+            # runs until it powers off. Nothing to start, and nothing again before the next boot.
+            self.holding.add(uuid)
+            self.event(host=name, action="booted-iso", volume=volume)
             return
         poweroff_url = f"{self.args.sushy_url}/redfish/v1/Systems/{uuid}/Actions/ComputerSystem.Reset"
         if self.args.fake_agent:
@@ -238,8 +260,8 @@ class Launcher:
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--listen-port", type=int, required=True)
-    p.add_argument("--http-port", type=int, required=True)
-    p.add_argument("--http-root", required=True)
+    p.add_argument("--http-port", type=int, help="serve --http-root on this port (omit when another server does)")
+    p.add_argument("--http-root")
     p.add_argument("--hosts", required=True)
     p.add_argument("--state", required=True)
     p.add_argument("--sushy-url", required=True)
@@ -282,17 +304,20 @@ def main():
 
     threading.Thread(target=work, daemon=True).start()
     notify_srv = http.server.ThreadingHTTPServer(("127.0.0.1", args.listen_port), Notified)
-    files_srv = http.server.ThreadingHTTPServer(
-        ("127.0.0.1", args.http_port), functools.partial(Quiet, directory=args.http_root))
-    threading.Thread(target=files_srv.serve_forever, daemon=True).start()
+    if args.http_port:
+        if not args.http_root:
+            p.error("--http-port needs --http-root")
+        files_srv = http.server.ThreadingHTTPServer(
+            ("127.0.0.1", args.http_port), functools.partial(Quiet, directory=args.http_root))
+        threading.Thread(target=files_srv.serve_forever, daemon=True).start()
     import signal
 
     def bye(*_):
         threading.Thread(target=notify_srv.shutdown, daemon=True).start()
 
     signal.signal(signal.SIGTERM, bye)
-    print(f"[launcher] notifications on 127.0.0.1:{args.listen_port}, "
-          f"http_root on 127.0.0.1:{args.http_port}", flush=True)
+    print(f"[launcher] notifications on 127.0.0.1:{args.listen_port}"
+          + (f", http_root on 127.0.0.1:{args.http_port}" if args.http_port else ""), flush=True)
     try:
         notify_srv.serve_forever()
     finally:

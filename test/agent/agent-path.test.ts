@@ -11,7 +11,9 @@
  * an agent killed while it writes the image, an image whose checksum does
  * not match, a disk too small), without inspection or cleaning: one Ironic
  * and one worker for both, in a lab whose Ironic waits 30 s for an agent's
- * call-back instead of 600. The worker reaches Ironic through the recording
+ * call-back instead of 600. And a host that boots a live ISO: Ironic's ramdisk
+ * deploy inserts it into the virtual CD, no agent runs, the disk is untouched.
+ * The worker reaches Ironic through the recording
  * proxy (its verbs counted). Root only; skipped with the reason otherwise.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
@@ -30,6 +32,8 @@ import { sha256 } from '../support/config-drive-iso';
 import { startImageServer, type ImageServer } from '../support/image-server';
 import { FAST_HOST_OPTIONS, randomMac, startHarness, uniq, waitFor, type Harness } from '../support/harness';
 import { IronicProxy, isDeploy } from '../../bench/support/ironic-proxy';
+import { tinyIso } from '../../bench/support/bmc-files';
+import { sushyState } from '../support/sushy-state';
 
 const unavailable = agentLabUnavailable();
 if (unavailable) console.warn(`[agent-path] skipped: ${unavailable}`);
@@ -62,6 +66,11 @@ describe.skipIf(unavailable !== undefined)('the agent path with a real ironic-py
   const badSum = labHost('af-sum', ['64M']);
   const small = labHost('af-small', ['2G']);
   const failing = [late, dies, badSum, small];
+  // A live ISO: Ironic's ramdisk deploy boots it from virtual media; no agent.
+  const live = labHost('live', ['64M']);
+  const liveRef: HostRef = { namespace: NS, name: live.name };
+  const iso = tinyIso();
+  let liveDisk = '';
   const refOf = (f: LabHost): HostRef => ({ namespace: NS_F, name: f.name });
   let lab: AgentLab;
   let h: Harness;
@@ -80,11 +89,12 @@ describe.skipIf(unavailable !== undefined)('the agent path with a real ironic-py
       // Streamed onto the disk as it downloads (a raw image); the first download stops after 3 MiB and waits there,
       // so that the agent is killed in the middle of its write (a whole 8 MiB comes at once otherwise).
       '/image.raw': { body: raw, contentType: 'application/octet-stream', stall: { afterBytes: 3 * MiB, downloads: 1 } },
+      '/live.iso': { body: iso, contentType: 'application/octet-stream' },
     });
     const imagePort = Number(new URL(images.url('/')).port);
     imageUrl = images.url('/image.qcow2');
 
-    lab = await startAgentLab('agent-path', [host, ...failing], [imagePort], {
+    lab = await startAgentLab('agent-path', [host, ...failing, live], [imagePort], {
       // The late host's deploy fails after this wait, and the file waits with it. Under a whole run's load the
       // lab's agents called back 4-6 s after a boot and refused the mismatching image (4 tries, ipa-host.sh)
       // within some 12 s: 30 s leaves room for both, and for the lifecycle host's cleaning and deploy.
@@ -96,13 +106,17 @@ describe.skipIf(unavailable !== undefined)('the agent path with a real ironic-py
     ftruncateSync(disk, 8 * 2 ** 30);
     writeSync(disk, Buffer.alloc(64 * 1024, 'METALFLOW-MARK '), 0, 64 * 1024, 0);
     closeSync(disk);
-    // The checksum host's disk holds data before its first boot: a refused image must leave every byte of it.
-    mkdirSync(lab.hostDir(badSum), { recursive: true });
-    const fd = openSync(lab.diskFile(badSum), 'w');
-    ftruncateSync(fd, 64 * MiB);
-    writeSync(fd, Buffer.alloc(MiB, 'METALFLOW-MARK '), 0, MiB, 0);
-    closeSync(fd);
+    // The checksum host's and the live host's disks hold data before their first boot: a refused image, and a
+    // live ISO, must leave every byte of it.
+    for (const f of [badSum, live]) {
+      mkdirSync(lab.hostDir(f), { recursive: true });
+      const fd = openSync(lab.diskFile(f), 'w');
+      ftruncateSync(fd, 64 * MiB);
+      writeSync(fd, Buffer.alloc(MiB, 'METALFLOW-MARK '), 0, MiB, 0);
+      closeSync(fd);
+    }
     badSumDisk = sha256(readFileSync(lab.diskFile(badSum)));
+    liveDisk = sha256(readFileSync(lab.diskFile(live)));
 
     proxy = new IronicProxy(lab.ironicUrl);
     await proxy.start();
@@ -129,6 +143,7 @@ describe.skipIf(unavailable !== undefined)('the agent path with a real ironic-py
       h.hosts.put(refOf(badSum), { spec: spec(badSum, { image: { ...good, checksum: sha256(Buffer.from('another image')) } }), credentials }),
       // No hints: Ironic's agent picks the smallest disk of at least 4 GiB, and this host has none.
       h.hosts.put(refOf(small), { spec: spec(small, { rootDeviceHints: {} }), credentials }),
+      h.hosts.put(liveRef, { spec: spec(live, { rootDeviceHints: undefined, image: { url: images.url('/live.iso'), format: 'live-iso' } }), credentials }),
     ]);
     outcomes.set(badSum.name, settle(badSum, async (first) => {
       // As BMO: the failed deploy is torn down, counted, and the host provisions again, booting its agent anew.
@@ -420,6 +435,52 @@ describe.skipIf(unavailable !== undefined)('the agent path with a real ironic-py
     expect(events[2]!.time! * 1000).toBeGreaterThan(goneAt);
     // The second boot's agent wrote the whole image.
     expect(sha256(readRange(lab.diskFile(dies), PART_START, PART_END - PART_START))).toBe(sha256(raw.subarray(PART_START, PART_END)));
+  }, 900_000);
+
+  it("a live ISO: Ironic's ramdisk deploy boots it from virtual media, no agent runs, the disk is untouched; deprovisioning ejects it and powers off", async () => {
+    const liveView = (): Promise<HostView> => h.client.workflow.getHandle(hostWorkflowId(liveRef)).query(hostViewQuery);
+    const settled = (what: string, ok: (v: HostView) => boolean) =>
+      waitFor(what, async () => {
+        const v = await liveView();
+        if (v.status.errorType) throw new Error(`${what}: host error ${v.status.errorType}: ${v.status.errorMessage}`);
+        return !v.currentOperation && ok(v) ? v : undefined;
+      }, { timeoutMs: 600_000, intervalMs: 1000 });
+    const provisioned = await settled(`${live.name} provisioned`, (v) => v.status.provisioning.state === 'provisioned');
+    const nodeId = provisioned.status.provisioning.ID;
+    const node = (await (await fetch(`${lab.ironicUrl}/v1/nodes/${nodeId}`, { headers: { 'X-OpenStack-Ironic-API-Version': '1.115' } })).json()) as Record<string, any>;
+    expect(node).toMatchObject({ deploy_interface: 'ramdisk', boot_interface: 'redfish-virtual-media', instance_info: { boot_iso: images.url('/live.iso') } });
+    // Deployed without waiting for anything to call back.
+    const states = lab.provisionStates(nodeId);
+    expect(states.at(-1)).toBe('active');
+    expect(states).not.toContain('wait call-back');
+    // sushy's own view: powered on, booting the CD, which holds Ironic's published copy of the ISO, byte for byte.
+    const system = `/redfish/v1/Systems/${live.uuid}`;
+    const bmc = await sushyState(lab.sushyUrl, system);
+    expect(bmc).toMatchObject({ power: 'On', bootTarget: 'Cd', inserted: true });
+    expect(bmc.image).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/.+\.iso$/);
+    expect(sha256(Buffer.from(await (await fetch(bmc.image!)).arrayBuffer()))).toBe(sha256(iso));
+    // The launcher saw the host boot that ISO (its volume id) and started no agent; the disk is as it was.
+    const booted = lab.events().filter((e) => e.host === live.name);
+    expect(booted.length).toBeGreaterThanOrEqual(1);
+    expect(booted.every((e) => e.action === 'booted-iso' && e.volume === 'MFTEST')).toBe(true);
+    expect(sha256(readFileSync(lab.diskFile(live)))).toBe(liveDisk);
+
+    const seen = lab.bmcStates(live).length;
+    await h.hosts.put(liveRef, { spec: { ...provisioned.spec, online: true, image: undefined } });
+    await settled(`${live.name} available again`, (v) => v.status.provisioning.state === 'available' && !v.spec?.image);
+    // Ironic's tear-down powered the host off with the ISO still in, then ejected it; spec.online keeps it on after.
+    const after = await waitFor('the CD ejected in the launcher\'s record', async () => {
+      const since = lab.bmcStates(live).slice(seen);
+      return since.some((s) => !s.cdInserted) ? since : undefined;
+    });
+    const off = after.findIndex((s) => s.power === 'Off');
+    expect(off).toBeGreaterThanOrEqual(0);
+    expect(after[off]!.cdInserted).toBe(true);
+    expect(after.slice(off).some((s) => s.power === 'Off' && !s.cdInserted)).toBe(true);
+    expect(await sushyState(lab.sushyUrl, system)).toMatchObject({ inserted: false, image: null });
+    // No boot of anything since, and the disk still untouched.
+    expect(lab.events().filter((e) => e.host === live.name)).toEqual(booted);
+    expect(sha256(readFileSync(lab.diskFile(live)))).toBe(liveDisk);
   }, 900_000);
 
   it('never gave an agent anything but its own loop devices', () => {

@@ -47,12 +47,26 @@ export interface LabHost {
 
 export interface AgentEvent {
   host: string;
-  action: 'started' | 'stopped' | 'start-failed' | 'boot-failed' | 'withheld';
+  action: 'started' | 'stopped' | 'start-failed' | 'boot-failed' | 'withheld' | 'booted-iso';
   reason?: string;
+  /** A booted-iso's volume id (an ISO that is not the agent's: a live ISO). */
+  volume?: string;
   error?: string;
   cmdline?: string;
   /** When the launcher wrote it (seconds since the epoch). */
   time?: number;
+}
+
+/** A host's system as sushy's notification to the launcher showed it. */
+export interface BmcState {
+  host: string;
+  time: number;
+  power: string;
+  pendingPower?: string | null;
+  bootDevice?: string | null;
+  /** The file name of the CD's image (sushy's download of it), or null. */
+  cd: string | null;
+  cdInserted: boolean;
 }
 
 export interface AgentLab {
@@ -77,6 +91,8 @@ export interface AgentLab {
    */
   killAgent(host: LabHost): Promise<{ pid: number; goneAt: number }>;
   events(): AgentEvent[];
+  /** Every change sushy notified for the host, in order (power, boot device, the CD). */
+  bmcStates(host: LabHost): BmcState[];
   /**
    * The provision states Ironic took a node through, in order, from its log
    * (the first is the state it left first): every transition, however short.
@@ -177,6 +193,8 @@ export async function startAgentLab(name: string, hosts: LabHost[], forward: num
     return (await fetch(`http://127.0.0.1:${httpPort}/`).catch(() => undefined))?.ok;
   });
   const eventsFile = join(state, 'launcher', 'events.jsonl');
+  const systemsLog = join(state, 'launcher', 'systems.jsonl');
+  const jsonLines = <T>(file: string): T[] => (existsSync(file) ? readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as T) : []);
   const ironicLog = join(state, 'stack', 'logs', 'ironic.log');
   return {
     ironicUrl: `http://127.0.0.1:${ironicPort}`,
@@ -189,10 +207,8 @@ export async function startAgentLab(name: string, hosts: LabHost[], forward: num
       const { stdout } = await run('bash', [join(REPO_ROOT, 'scripts', 'agent', 'ipa-host.sh'), 'kill', h.name], { env });
       return { pid: Number(stdout.trim()), goneAt: Date.now() };
     },
-    events: () =>
-      existsSync(eventsFile)
-        ? readFileSync(eventsFile, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as AgentEvent)
-        : [],
+    events: () => jsonLines<AgentEvent>(eventsFile),
+    bmcStates: (h) => jsonLines<BmcState>(systemsLog).filter((s) => s.host === h.name),
     provisionStates: (nodeId) => provisionStatesFromLog(existsSync(ironicLog) ? readFileSync(ironicLog, 'utf8') : '', nodeId),
     fakeAgent,
     async close() {
