@@ -210,6 +210,8 @@ interface Quiet {
 
 interface Waiter {
   seen: string;
+  /** When it registered (Date.now()): a read that started before may show the node older than the waiter saw it. */
+  since: number;
   /** The provision state seen: waiters of a transitional one are read together (planRead). */
   state: string;
   /** Fires the deadline on its own: a slow list must never delay a heartbeat past its timeout. */
@@ -256,6 +258,7 @@ export class NodeWatcher {
       if (!set) this.waiters.set(nodeId, (set = new Set()));
       const waiter: Waiter = {
         seen: stateKey(seen),
+        since: Date.now(),
         state: seen.provision_state,
         timer: setTimeout(() => this.settle(nodeId, (w) => (w === waiter ? { outcome: 'timeout' } : undefined)), maxWaitMs),
         resolve,
@@ -355,6 +358,7 @@ export class NodeWatcher {
         });
         this.forget(now);
         if (ids.length === 0) continue;
+        const watched = [...this.waiters.keys()];
         const started = Date.now();
         let states: Map<string, NodeState> | undefined;
         try {
@@ -371,10 +375,17 @@ export class NodeWatcher {
           interval = nextTick(Date.now() - started, true, this.opts);
           continue;
         }
-        for (const id of ids) {
+        // A list brings the state of nodes not yet due for a read (their quiet schedule, their first read after
+        // entering a state) at no cost of its own: they are judged now, not a read later. On a busy Ironic a read
+        // can wait tens of seconds in its queue, and a node that changed just after one read came due would
+        // otherwise be seen only at the second list after its change.
+        const judged = new Set(ids);
+        if (states) for (const id of watched) if (states.has(id)) judged.add(id);
+        for (const id of judged) {
           const read = states?.get(id);
           const q = this.quiet.get(id);
-          if (q && read) {
+          // A quiet record made after the read started (a waiter that saw the node newer) is not overwritten by it.
+          if (q && read && q.since <= started) {
             const key = stateKey(read);
             if (key !== q.key) {
               if (q.entered) this.learn(q.entered, bracketedTime(q.since, q.readAt, started));
@@ -384,6 +395,8 @@ export class NodeWatcher {
           }
           this.settle(id, (w) => {
             if (!states) return { outcome: 'error' };
+            // Registered while the read was under way: the caller may have seen the node newer than this read.
+            if (w.since > started) return undefined;
             const state = states.get(id);
             if (!state) return { outcome: 'gone' };
             return stateKey(state) !== w.seen ? { outcome: 'changed', state } : undefined;

@@ -209,6 +209,27 @@ describe('NodeWatcher on the real Ironic', () => {
     console.log(`change seen ${Date.now() - changedAt} ms after it was made (longest read interval 800 ms)`);
   });
 
+  it('judges every watched node a list brings back, also those not yet due for a read of their own', async () => {
+    const [a, b, c] = await makeNodes(3);
+    // quietFactor 1, no upper bound: once read, an unchanged node waits as long again as it has been quiet, so it is
+    // never due again in this test. Only a list made for another node can show its change.
+    const watcher = new NodeWatcher(client, { intervalMs: 100, listThreshold: 2, nodesPerGet: 1e6, quietFactor: 1, maxIntervalMs: 600_000 });
+    try {
+      const since = Date.now();
+      const waitA = track(watcher.wait(a!.uuid, a!, 120_000));
+      const waitB = track(watcher.wait(b!.uuid, b!, 120_000));
+      await waitFor('a and b read once', async () => watcher.readSince(a!.uuid, since) && watcher.readSince(b!.uuid, since), { timeoutMs: 30_000, intervalMs: 20 });
+      await direct.setMaintenance(a!.uuid, 'changed while not due');
+      // A third node's waiter is due at once: its list brings a's change with it.
+      const waitC = track(watcher.wait(c!.uuid, c!, 120_000));
+      expect(await waitA.done).toBe('changed');
+      expect(waitB.outcome).toBeUndefined();
+      expect(waitC.outcome).toBeUndefined();
+    } finally {
+      watcher.close();
+    }
+  });
+
   it('keeps its waiters across a failed read, and sees the change at a later read', async () => {
     const [node] = await makeNodes(1);
     const watcher = new NodeWatcher(client, { intervalMs: 100, listThreshold: 4, failuresBeforeRelease: 3 });
