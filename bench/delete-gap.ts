@@ -47,6 +47,16 @@ for (const line of readFileSync(ironicLogPath, 'utf8').split('\n')) {
   powerOffDone.set(m[3]!, [...(powerOffDone.get(m[3]!) ?? []), at]);
 }
 
+/** Ironic's provision state moves: node, `from → to`, when (its task manager's "moved to provision state" line). */
+const moves: { node: string; step: string; at: number }[] = [];
+const moved = /^(\d{4}-\d\d-\d\d) (\d\d:\d\d:\d\d\.\d+) .*Node ([0-9a-f-]{36}) moved to provision state "([^"]+)" from state "([^"]+)"/;
+for (const line of readFileSync(ironicLogPath, 'utf8').split('\n')) {
+  const m = moved.exec(line);
+  if (m) moves.push({ node: m[3]!, step: `${m[5]} → ${m[4]}`, at: Date.parse(`${m[1]}T${m[2]}Z`) });
+}
+/** The moves that end Ironic's work on a verb: the driver's next request about the node is its turn. */
+const STEPS_DONE = ['verifying → manageable', 'inspecting → manageable', 'inspect wait → manageable'];
+
 const pct = (xs: number[], p: number): number => {
   const s = [...xs].sort((a, b) => a - b);
   return s.length === 0 ? NaN : s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]!;
@@ -78,6 +88,16 @@ for (const driver of [...new Set(requests.map((r) => r.driver))]) {
     for (const r of inPhase) kinds[kind(r)] = (kinds[kind(r)] ?? 0) + 1;
     console.log(`${p}: ${inPhase.length} requests: ${Object.entries(kinds).sort((a, b) => b[1] - a[1]).map(([k, v]) => `${k} ${v}`).join(', ')}`);
     console.log(`  watcher lists: ${lists.length}; gap between two starts ${row(gaps)}; list start → answer ${row(walls)}`);
+  }
+  // Ironic done with a step → the driver's next request about the node (not a watcher read), over the whole run.
+  const nodes = new Set(mine.map(nodeOf).filter((n) => n !== undefined));
+  for (const step of STEPS_DONE) {
+    const gaps: number[] = [];
+    for (const mv of moves.filter((m) => m.step === step && nodes.has(m.node))) {
+      const next = mine.find((r) => r.at >= mv.at && nodeOf(r) === mv.node && !isFieldsGet(r));
+      if (next) gaps.push(next.at - mv.at);
+    }
+    if (gaps.length > 0) console.log(`Ironic's ${step} → next request about the node: ${row(gaps)}`);
   }
   const gone = mine.filter((r) => r.phase === phase);
   const offs = gone.filter((r) => r.method === 'PUT' && r.path.endsWith('/states/power'));
