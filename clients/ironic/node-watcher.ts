@@ -210,7 +210,7 @@ interface Quiet {
 
 interface Waiter {
   seen: string;
-  /** When it registered (Date.now()): a read that started before may show the node older than the waiter saw it. */
+  /** When it registered (Date.now()): a read that started before may show the node older than the waiter saw it (loop). */
   since: number;
   /** The provision state seen: waiters of a transitional one are read together (planRead). */
   state: string;
@@ -359,6 +359,8 @@ export class NodeWatcher {
         this.forget(now);
         if (ids.length === 0) continue;
         const watched = [...this.waiters.keys()];
+        /** What the watcher knew of each watched node when this read started. */
+        const knewAtStart = new Map(watched.map((id) => [id, this.quiet.get(id)?.key]));
         const started = Date.now();
         let states: Map<string, NodeState> | undefined;
         try {
@@ -395,8 +397,10 @@ export class NodeWatcher {
           }
           this.settle(id, (w) => {
             if (!states) return { outcome: 'error' };
-            // Registered while the read was under way: the caller may have seen the node newer than this read.
-            if (w.since > started) return undefined;
+            // Registered while the read was under way, having seen the node otherwise than the watcher had: the
+            // caller may have seen it newer than this read did. (A waiter that waits in slices registers again with
+            // what the watcher had: judged, or no read slower than a slice would ever wake anyone.)
+            if (w.since > started && w.seen !== knewAtStart.get(id)) return undefined;
             const state = states.get(id);
             if (!state) return { outcome: 'gone' };
             return stateKey(state) !== w.seen ? { outcome: 'changed', state } : undefined;
