@@ -87,7 +87,8 @@ export async function measurePhases(
     byPhase[p] = requests.length / n;
     // Every request of the phase, one JSON line each, to follow one node's requests in order (where a count comes from).
     const requestLog = process.env.METALFLOW_BENCH_REQUEST_LOG;
-    if (requestLog) appendFileSync(requestLog, requests.map((r) => `${JSON.stringify({ driver: label, phase: p, method: r.method, path: r.path, at: r.at })}\n`).join(''));
+    // With Ironic's answer (status, answeredAt: when it came; unset when none came), for a read's time in Ironic's queue.
+    if (requestLog) appendFileSync(requestLog, requests.map((r) => `${JSON.stringify({ driver: label, phase: p, method: r.method, path: r.path, at: r.at, status: r.status, answeredAt: r.answeredAt })}\n`).join(''));
     for (const r of requests) kinds[requestKind(r)] = (kinds[requestKind(r)] ?? 0) + 1;
     ctx.log(`${label}: ${p} after ${(phaseMs[p] / 1000).toFixed(1)} s (${byPhase[p].toFixed(1)} Ironic requests per host)`);
     // Which fields each node PATCH wrote (issue 17: PATCHes per host against the floor's).

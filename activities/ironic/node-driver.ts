@@ -27,7 +27,9 @@ const WAIT_SLICE_MS = 5000;
 const REREAD_MS = 60_000;
 /**
  * After a verb the node is not read back at once: the watcher sees it move (its provision_updated_at at least).
- * Should Ironic have taken the verb and moved nothing the watcher reads, the node is read whole after this.
+ * Should Ironic have taken the verb and moved nothing the watcher reads, the node is read whole after this, once a
+ * read of the watcher made since the verb found it unmoved (on a busy Ironic one read can wait longer than this in
+ * Ironic's API queue: a whole-node GET of every waiter then would only queue behind it).
  */
 export const AFTER_VERB_REREAD_MS = 5_000;
 
@@ -247,9 +249,11 @@ export function createNodeDriver(deps: NodeDriverDeps) {
         continue;
       }
       if (result.outcome === 'changed') return result.state;
+      if (result.outcome !== 'timeout') return undefined;
+      const waited = Date.now() - started;
+      if (waited >= REREAD_MS) return undefined;
       // A shorter re-read (after a verb) stands only until the watcher sees the node move: Ironic took the verb then.
-      const reread = seen === node ? (opts.rereadMs ?? REREAD_MS) : REREAD_MS;
-      if (result.outcome !== 'timeout' || Date.now() - started >= reread) return undefined;
+      if (seen === node && opts.rereadMs !== undefined && waited >= opts.rereadMs && watcher.readSince(seen.uuid, started)) return undefined;
     }
   }
 

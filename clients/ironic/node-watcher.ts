@@ -17,8 +17,24 @@ import type { IronicClient } from './client';
 import { TRANSITIONAL_STATES, type IronicNode } from './types';
 
 export interface WatchOptions {
-  /** Shortest time between two reads. Grows to twice the last read's duration when Ironic is slow. */
+  /**
+   * Shortest time between two reads. Grows to twice the last read's duration when Ironic is slow, up to
+   * `tickLimit` times itself (nextTick).
+   */
   intervalMs: number;
+  /**
+   * The longest pause between two reads, in `intervalMs`. A read's duration on a busy Ironic is mostly the time its
+   * request waits in Ironic's API queue (10 threads), not what the read costs Ironic (a list of 100 nodes: 0.8 s of
+   * a thread behind 20-40 s of queue at 100 Redfish hosts): backing off to twice that left every waiter a whole
+   * list's queue wait late on top of the queue itself, and the activities re-read their nodes whole meanwhile.
+   */
+  tickLimit: number;
+  /**
+   * Reads that fail in a row (Ironic unanswered or refusing) before the waiters are released with `error` to read
+   * their nodes on their own. A single failed read on a saturated Ironic (one list timed out) is read again at the
+   * next tick: releasing every waiter to a whole-node GET each would add a request per waiter to that queue.
+   */
+  failuresBeforeRelease: number;
   /** From this many watched nodes on, one list request may replace per-node reads (see nodesPerGet). */
   listThreshold: number;
   /**
@@ -61,6 +77,8 @@ const NODES_PER_GET = 15;
 
 export const DEFAULT_WATCH: WatchOptions = {
   intervalMs: 250,
+  tickLimit: 8,
+  failuresBeforeRelease: 3,
   listThreshold: 6,
   nodesPerGet: NODES_PER_GET,
   recountMs: 60_000,
@@ -107,6 +125,19 @@ export const bracketedTime = (since: number, lastSame: number, seenGone: number)
 export function readInterval(quietMs: number, opts: Pick<WatchOptions, 'intervalMs' | 'quietFactor' | 'maxIntervalMs'>): number {
   return Math.min(Math.max(opts.intervalMs, quietMs * opts.quietFactor), Math.max(opts.intervalMs, opts.maxIntervalMs));
 }
+
+/**
+ * The pause before the next read after one that took `readMs` (`failed`: it got no answer, or an error): twice the
+ * read's time (a slow Ironic is not read back to back), within [intervalMs, tickLimit × intervalMs]; the longest
+ * after a failure.
+ */
+export function nextTick(readMs: number, failed: boolean, opts: Pick<WatchOptions, 'intervalMs' | 'tickLimit'>): number {
+  const limit = Math.max(1, opts.tickLimit) * opts.intervalMs;
+  return failed ? limit : Math.min(Math.max(opts.intervalMs, 2 * readMs), limit);
+}
+
+/** Whether the waiters are released with `error` after `failures` failed reads in a row (a first failure is read again). */
+export const releaseAfter = (failures: number, opts: Pick<WatchOptions, 'failuresBeforeRelease'>): boolean => failures >= Math.max(1, opts.failuresBeforeRelease);
 
 /** Whether one list of every node is the cheaper read for `watched` nodes, Ironic having `total` (unknown: never listed). */
 export function readsByList(watched: number, total: number | undefined, opts: Pick<WatchOptions, 'listThreshold' | 'nodesPerGet'>): boolean {
@@ -179,6 +210,8 @@ interface Quiet {
 
 interface Waiter {
   seen: string;
+  /** When it registered (Date.now()): a read that started before may show the node older than the waiter saw it (loop). */
+  since: number;
   /** The provision state seen: waiters of a transitional one are read together (planRead). */
   state: string;
   /** Fires the deadline on its own: a slow list must never delay a heartbeat past its timeout. */
@@ -189,8 +222,11 @@ interface Waiter {
 export class NodeWatcher {
   private readonly waiters = new Map<string, Set<Waiter>>();
   private looping = false;
-  /** Reads Ironic answered, for the benchmark and tests. */
+  /** Reads started (answered or not), for the benchmark and tests. */
   reads = 0;
+  /** Reads that failed (no answer in time, or an error), and how many of the latest ones did in a row. */
+  failedReads = 0;
+  private failuresInRow = 0;
   /** Nodes Ironic had at the last list, and when. */
   private counted: { total: number; at: number } | undefined;
   /**
@@ -222,6 +258,7 @@ export class NodeWatcher {
       if (!set) this.waiters.set(nodeId, (set = new Set()));
       const waiter: Waiter = {
         seen: stateKey(seen),
+        since: Date.now(),
         state: seen.provision_state,
         timer: setTimeout(() => this.settle(nodeId, (w) => (w === waiter ? { outcome: 'timeout' } : undefined)), maxWaitMs),
         resolve,
@@ -239,6 +276,14 @@ export class NodeWatcher {
   /** Releases every waiter (they re-read on their own) and lets the loop end. */
   close(): void {
     for (const id of [...this.waiters.keys()]) this.settle(id, () => ({ outcome: 'timeout' }));
+  }
+
+  /**
+   * Whether a read that started at or after `since` (a Date.now()) covered `nodeId`: the watcher has seen the node
+   * as it is since then, so a caller that saw no change knows the node did not move in that read's eyes.
+   */
+  readSince(nodeId: string, since: number): boolean {
+    return (this.quiet.get(nodeId)?.readAt ?? 0) >= since;
   }
 
   get watching(): number {
@@ -313,18 +358,36 @@ export class NodeWatcher {
         });
         this.forget(now);
         if (ids.length === 0) continue;
+        const watched = [...this.waiters.keys()];
+        /** What the watcher knew of each watched node when this read started. */
+        const knewAtStart = new Map(watched.map((id) => [id, this.quiet.get(id)?.key]));
         const started = Date.now();
         let states: Map<string, NodeState> | undefined;
         try {
           states = await this.read(ids);
+          this.failuresInRow = 0;
         } catch {
-          // Ironic unreachable or failing: let every waiter re-read on its own,
-          // where the error is classified and retried by the activity's policy.
+          this.failedReads += 1;
+          this.failuresInRow += 1;
         }
-        for (const id of ids) {
+        // One failed read is read again at the next tick, the waiters kept (each still ends at its own deadline).
+        // Only Ironic failing read after read lets every waiter re-read on its own, where the error is classified
+        // and retried by the activity's policy.
+        if (!states && !releaseAfter(this.failuresInRow, this.opts)) {
+          interval = nextTick(Date.now() - started, true, this.opts);
+          continue;
+        }
+        // A list brings the state of nodes not yet due for a read (their quiet schedule, their first read after
+        // entering a state) at no cost of its own: they are judged now, not a read later. On a busy Ironic a read
+        // can wait tens of seconds in its queue, and a node that changed just after one read came due would
+        // otherwise be seen only at the second list after its change.
+        const judged = new Set(ids);
+        if (states) for (const id of watched) if (states.has(id)) judged.add(id);
+        for (const id of judged) {
           const read = states?.get(id);
           const q = this.quiet.get(id);
-          if (q && read) {
+          // A quiet record made after the read started (a waiter that saw the node newer) is not overwritten by it.
+          if (q && read && q.since <= started) {
             const key = stateKey(read);
             if (key !== q.key) {
               if (q.entered) this.learn(q.entered, bracketedTime(q.since, q.readAt, started));
@@ -334,12 +397,16 @@ export class NodeWatcher {
           }
           this.settle(id, (w) => {
             if (!states) return { outcome: 'error' };
+            // Registered while the read was under way, having seen the node otherwise than the watcher had: the
+            // caller may have seen it newer than this read did. (A waiter that waits in slices registers again with
+            // what the watcher had: judged, or no read slower than a slice would ever wake anyone.)
+            if (w.since > started && w.seen !== knewAtStart.get(id)) return undefined;
             const state = states.get(id);
             if (!state) return { outcome: 'gone' };
             return stateKey(state) !== w.seen ? { outcome: 'changed', state } : undefined;
           });
         }
-        interval = Math.max(this.opts.intervalMs, 2 * (Date.now() - started));
+        interval = nextTick(Date.now() - started, !states, this.opts);
       }
     } finally {
       this.looping = false;

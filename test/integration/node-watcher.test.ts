@@ -2,7 +2,8 @@
  * The shared node watcher against the real Ironic (fake-hardware): waiters
  * wake only for their own node's change, a vanished node, or their deadline;
  * many watched nodes cost one list request per tick instead of a GET each,
- * and nodes waiting in one transitional state one list of that state.
+ * and nodes waiting in one transitional state one list of that state; a
+ * failed read keeps the waiters until reads fail several times in a row.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { IronicClient } from '../../clients/ironic/client';
@@ -208,11 +209,71 @@ describe('NodeWatcher on the real Ironic', () => {
     console.log(`change seen ${Date.now() - changedAt} ms after it was made (longest read interval 800 ms)`);
   });
 
-  it('releases every waiter with "error" when Ironic fails, so each activity re-reads and classifies it', async () => {
+  it('judges every watched node a list brings back, also those not yet due for a read of their own', async () => {
+    const [a, b, c] = await makeNodes(3);
+    // quietFactor 1, no upper bound: once read, an unchanged node waits as long again as it has been quiet, so it is
+    // never due again in this test. Only a list made for another node can show its change.
+    // listThreshold 1: every read is a list, also of the one node due.
+    const watcher = new NodeWatcher(client, { intervalMs: 100, listThreshold: 1, nodesPerGet: 1e6, quietFactor: 1, maxIntervalMs: 600_000 });
+    try {
+      const since = Date.now();
+      const waitA = track(watcher.wait(a!.uuid, a!, 120_000));
+      const waitB = track(watcher.wait(b!.uuid, b!, 120_000));
+      await waitFor('a and b read once', async () => watcher.readSince(a!.uuid, since) && watcher.readSince(b!.uuid, since), { timeoutMs: 30_000, intervalMs: 20 });
+      await direct.setMaintenance(a!.uuid, 'changed while not due');
+      // A third node's waiter is due at once: its list brings a's change with it.
+      const waitC = track(watcher.wait(c!.uuid, c!, 120_000));
+      expect(await waitA.done).toBe('changed');
+      expect(waitB.outcome).toBeUndefined();
+      expect(waitC.outcome).toBeUndefined();
+    } finally {
+      watcher.close();
+    }
+  });
+
+  it('keeps its waiters across a failed read, and sees the change at a later read', async () => {
+    const [node] = await makeNodes(1);
+    const watcher = new NodeWatcher(client, { intervalMs: 100, listThreshold: 4, failuresBeforeRelease: 3 });
+    proxy.requests.length = 0;
+    const own = (r: { method: string; path: string }) => r.method === 'GET' && r.path.startsWith(`/v1/nodes/${node!.uuid}?`);
+    // Two reads in a row fail (one short of the release): the waiter stays.
+    proxy.fail(own, 2, 503, 'injected');
+    const wait = track(watcher.wait(node!.uuid, node!, 120_000));
+    await waitFor('two failed reads', async () => watcher.failedReads >= 2, { timeoutMs: 30_000, intervalMs: 20 });
+    await ticks(watcher, 1);
+    expect(wait.outcome).toBeUndefined();
+    await direct.setMaintenance(node!.uuid, 'changed after failed reads');
+    expect(await wait.done).toBe('changed');
+    expect(watcher.failedReads).toBe(2);
+    // The failed reads were answered by the proxy (503); the change was seen by a read Ironic answered.
+    expect(proxy.count((r) => own(r) && r.status === 200)).toBeGreaterThanOrEqual(1);
+  });
+
+  it('releases every waiter with "error" when reads fail failuresBeforeRelease times in a row, so each activity re-reads and classifies it', async () => {
+    const [node] = await makeNodes(1);
+    const watcher = new NodeWatcher(client, { intervalMs: 100, listThreshold: 4, failuresBeforeRelease: 3 });
+    proxy.fail((r) => r.method === 'GET' && r.path.startsWith(`/v1/nodes/${node!.uuid}?`), 3, 503, 'injected');
+    expect(await watcher.wait(node!.uuid, node!, 120_000)).toBe('error');
+    expect(watcher.failedReads).toBe(3);
+    // A waiter that comes after the failures are over is served by the watcher's reads again.
+    const wait = track(watcher.wait(node!.uuid, node!, 120_000));
+    await ticks(watcher, 2);
+    expect(wait.outcome).toBeUndefined();
+    await direct.setMaintenance(node!.uuid, 'changed after the release');
+    expect(await wait.done).toBe('changed');
+    expect(watcher.failedReads).toBe(3);
+  });
+
+  it('tells whether a read since a moment covered a node', async () => {
     const [node] = await makeNodes(1);
     const watcher = new NodeWatcher(client, { intervalMs: 100, listThreshold: 4 });
-    proxy.fail((r) => r.method === 'GET', 1, 503, 'injected');
-    expect(await watcher.wait(node!.uuid, node!, 10_000)).toBe('error');
+    const since = Date.now();
+    expect(watcher.readSince(node!.uuid, since)).toBe(false);
+    const wait = track(watcher.wait(node!.uuid, node!, 120_000));
+    await waitFor('a read of the node', async () => watcher.readSince(node!.uuid, since), { timeoutMs: 30_000, intervalMs: 20 });
+    expect(watcher.readSince(node!.uuid, Date.now() + 60_000)).toBe(false);
+    watcher.close();
+    expect(await wait.done).toBe('timeout');
   });
 
   it('lists every node across pages, following the marker', async () => {
