@@ -4,10 +4,11 @@
  * share one construction.
  */
 import { fileURLToPath } from 'node:url';
-import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
+import { NativeConnection, Runtime, Worker, type WorkerOptions } from '@temporalio/worker';
 import type { DataConverter } from '@temporalio/common';
 import type { IronicActivityDeps } from '../activities/ironic/activities';
 import { createKubernetesActivities, createUnconfiguredKubernetesActivities } from '../activities/kubernetes/host-status';
+import { createHostStatusWriter, hostStatusSinks } from '../activities/kubernetes/status-writer';
 import type { KubeRest } from '../clients/kubernetes/kube-rest';
 import { createFleetActivities } from '../activities/fleet/activities';
 import { createPivotActivities } from '../activities/pivot/activities';
@@ -106,6 +107,9 @@ export async function createWorker(
   deps: WorkerDeps,
   overrides: Partial<WorkerOptions> = {},
 ): Promise<Worker> {
+  const log = Runtime.instance().logger;
+  // Host workflows hand their BareMetalHost status to this process's writer (a sink: no history, no task held).
+  const statusWriter = deps.kubernetes ? createHostStatusWriter({ publish: createKubernetesActivities({ rest: deps.kubernetes }).publishHostStatus, log }) : undefined;
   return Worker.create({
     connection: deps.connection,
     namespace: deps.namespace,
@@ -120,7 +124,7 @@ export async function createWorker(
       ...(deps.tracing ? { client: tracingClientInterceptors(deps.tracing) } : {}),
       ...(overrides.workflowBundle ? {} : { workflowModules: deps.tracing ? TRACED_WORKFLOW_BUNDLE_OPTIONS.workflowInterceptorModules : WORKFLOW_INTERCEPTOR_MODULES }),
     },
-    ...(deps.tracing ? { sinks: tracingSinks(deps.tracing) } : {}),
+    sinks: { ...(deps.tracing ? tracingSinks(deps.tracing) : {}), ...hostStatusSinks(statusWriter, log) },
     activities: {
       // The default site's hardware: Ironic, BMCs, images, config drives, DHCP (a site worker registers these alone).
       ...createSiteActivities(deps),
