@@ -19,6 +19,12 @@ export interface EventBreakdown {
   perHost: Record<string, Record<string, number>>;
   /** Mean events per host by cause (`activity syncNodeSettings`, `signal powerChanged`, `workflow task`, …). */
   byCause: Record<string, number>;
+  /**
+   * Mean workflow tasks per host by what woke them: the event before the task was scheduled (an activity's
+   * completion, a timer, a signal, the start), `message` when a task follows a task (an update, delivered with
+   * the task it wakes, records its events after it), `retry` for a task scheduled again after one failed or timed out.
+   */
+  taskWakes: Record<string, number>;
 }
 
 type Ev = Record<string, unknown> & { eventId?: unknown };
@@ -69,6 +75,36 @@ export function causesOf(events: Ev[]): Record<string, number> {
   return out;
 }
 
+/** What woke each workflow task of one history (EventBreakdown.taskWakes). */
+export function taskWakesOf(events: Ev[]): Record<string, number> {
+  const out: Record<string, number> = {};
+  const activities = new Map<string, string>();
+  let previous: Ev | undefined;
+  for (const e of events) {
+    const key = attributesKey(e);
+    const attrs = (key ? e[key] : undefined) as Record<string, any> | undefined;
+    if (typeName(e) === 'activityTaskScheduled') activities.set(String(e.eventId), `activity ${attrs?.activityType?.name ?? '?'}`);
+    if (typeName(e) === 'workflowTaskScheduled' && previous) {
+      const t = typeName(previous);
+      const pattrs = attributesKey(previous) ? (previous[attributesKey(previous)!] as Record<string, any>) : undefined;
+      const cause = t.startsWith('activityTask')
+        ? (activities.get(String(pattrs?.scheduledEventId)) ?? 'activity ?')
+        : t === 'workflowTaskCompleted'
+          ? 'message'
+          : t === 'workflowTaskFailed' || t === 'workflowTaskTimedOut'
+            ? 'retry'
+            : t === 'workflowExecutionSignaled'
+              ? `signal ${pattrs?.signalName ?? '?'}`
+              : t === 'timerFired'
+                ? 'timer'
+                : t;
+      out[cause] = (out[cause] ?? 0) + 1;
+    }
+    previous = e;
+  }
+  return out;
+}
+
 export async function eventBreakdown(address: string, namespace: string, maxHosts = Infinity): Promise<EventBreakdown> {
   const connection = await connectTemporalClient({ address });
   const client = new Client({ connection });
@@ -81,6 +117,7 @@ export async function eventBreakdown(address: string, namespace: string, maxHost
     }
     const counts: Record<string, Record<string, number>> = {};
     const causes: Record<string, number> = {};
+    const wakes: Record<string, number> = {};
     const mine = all.filter((wf) => hosts.has(wf.workflowId.slice(`host/${namespace}/`.length).split('/')[0] ?? ''));
     await pool(mine, 8, async (wf) => {
       const op = wf.workflowId.slice(`host/${namespace}/`.length).split('/')[1];
@@ -89,12 +126,14 @@ export async function eventBreakdown(address: string, namespace: string, maxHost
       const bucket = (counts[source] ??= {});
       for (const e of events) bucket[typeName(e)] = (bucket[typeName(e)] ?? 0) + 1;
       for (const [k, v] of Object.entries(causesOf(events))) causes[k] = (causes[k] ?? 0) + v;
+      for (const [k, v] of Object.entries(taskWakesOf(events))) wakes[k] = (wakes[k] ?? 0) + v;
     });
     const n = Math.max(1, hosts.size);
     const perHost = Object.fromEntries(
       Object.entries(counts).map(([src, byType]) => [src, Object.fromEntries(Object.entries(byType).map(([t, c]) => [t, c / n]))]),
     );
-    return { hosts: hosts.size, perHost, byCause: Object.fromEntries(Object.entries(causes).map(([k, v]) => [k, v / n])) };
+    const mean = (m: Record<string, number>) => Object.fromEntries(Object.entries(m).map(([k, v]) => [k, v / n]));
+    return { hosts: hosts.size, perHost, byCause: mean(causes), taskWakes: mean(wakes) };
   } finally {
     await connection.close();
   }
@@ -113,5 +152,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   }
   console.log('by cause:');
   for (const [k, c] of Object.entries(b.byCause).sort((x, y) => y[1] - x[1])) console.log(`  ${k}: ${c.toFixed(1)}`);
+  console.log('workflow tasks woken by:');
+  for (const [k, c] of Object.entries(b.taskWakes).sort((x, y) => y[1] - x[1])) console.log(`  ${k}: ${c.toFixed(1)}`);
   console.log(`total: ${total.toFixed(1)} events per host lifecycle (${b.hosts} hosts)`);
 }
