@@ -107,7 +107,8 @@ export async function createWorker(
   deps: WorkerDeps,
   overrides: Partial<WorkerOptions> = {},
 ): Promise<Worker> {
-  const log = Runtime.instance().logger;
+  // Resolved at each use: the process installs its runtime (metrics, log level) before its first connection.
+  const log = { warn: (message: string, meta?: Record<string, unknown>) => Runtime.instance().logger.warn(message, meta) };
   // Host workflows hand their BareMetalHost status to this process's writer (a sink: no history, no task held).
   const statusWriter = deps.kubernetes ? createHostStatusWriter({ publish: createKubernetesActivities({ rest: deps.kubernetes }).publishHostStatus, log }) : undefined;
   return Worker.create({
