@@ -182,7 +182,9 @@ export function createKubernetesActivities(deps: { rest: KubeRest; component?: s
       const record = async (event: HostEvent, name: (written: HostEvent) => string): Promise<void> => {
         // BMO's reasons where it has the same Event (clients/kubernetes/bmo-events.ts).
         for (const written of asBmoEvents(event, fitted.poweredOn)) {
-          await withEventRetries(() => recordHostEvent(rest, { ...owner.metadata, uid }, written, component, name(written)), ctx ? (ms) => ctx.sleep(ms) : undefined);
+          // Named once: each retry of the POST must carry the same name.
+          const named = name(written);
+          await withEventRetries(() => recordHostEvent(rest, { ...owner.metadata, uid }, written, component, named), ctx ? (ms) => ctx.sleep(ms) : undefined);
         }
       };
       for (const event of [...(input.event ? [input.event] : []), ...(input.events ?? [])]) await record(event, (written) => eventName(input.ref.name, seed, index++, written));
