@@ -20,9 +20,9 @@ export interface EventBreakdown {
   /** Mean events per host by cause (`activity syncNodeSettings`, `signal powerChanged`, `workflow task`, …). */
   byCause: Record<string, number>;
   /**
-   * Mean workflow tasks per host by what woke them: the event before the task was scheduled (an activity's
-   * completion, a timer, a signal, the start), `message` when a task follows a task (an update, delivered with
-   * the task it wakes, records its events after it), `retry` for a task scheduled again after one failed or timed out.
+   * Mean workflow tasks per host by what woke them: the last event from outside a task before it was scheduled (an
+   * activity's completion, a timer, a signal, the start), `message` when none came (an update: delivered with the
+   * task it wakes, it records its events after it), `retry` for a task scheduled again after one failed or timed out.
    */
   taskWakes: Record<string, number>;
 }
@@ -75,32 +75,38 @@ export function causesOf(events: Ev[]): Record<string, number> {
   return out;
 }
 
+/** Events that come from outside a workflow task (what can wake one); the rest are its commands' records. */
+const EXTERNAL = /^(activityTask(Completed|Failed|TimedOut|Canceled)|timerFired|workflowExecution(Started|Signaled|CancelRequested)|childWorkflowExecution(Started|Completed|Failed|Canceled|TimedOut|Terminated)|startChildWorkflowExecutionFailed|externalWorkflowExecution(Signaled|CancelRequested)|signalExternalWorkflowExecutionFailed|workflowTask(Failed|TimedOut))$/;
+
 /** What woke each workflow task of one history (EventBreakdown.taskWakes). */
 export function taskWakesOf(events: Ev[]): Record<string, number> {
   const out: Record<string, number> = {};
   const activities = new Map<string, string>();
-  let previous: Ev | undefined;
+  /** The last event from outside since the last workflow task completed. */
+  let woke: Ev | undefined;
   for (const e of events) {
     const key = attributesKey(e);
     const attrs = (key ? e[key] : undefined) as Record<string, any> | undefined;
-    if (typeName(e) === 'activityTaskScheduled') activities.set(String(e.eventId), `activity ${attrs?.activityType?.name ?? '?'}`);
-    if (typeName(e) === 'workflowTaskScheduled' && previous) {
-      const t = typeName(previous);
-      const pattrs = attributesKey(previous) ? (previous[attributesKey(previous)!] as Record<string, any>) : undefined;
-      const cause = t.startsWith('activityTask')
-        ? (activities.get(String(pattrs?.scheduledEventId)) ?? 'activity ?')
-        : t === 'workflowTaskCompleted'
-          ? 'message'
-          : t === 'workflowTaskFailed' || t === 'workflowTaskTimedOut'
+    const t = typeName(e);
+    if (t === 'activityTaskScheduled') activities.set(String(e.eventId), `activity ${attrs?.activityType?.name ?? '?'}`);
+    if (t === 'workflowTaskScheduled') {
+      const w = woke ? typeName(woke) : undefined;
+      const wattrs = woke && attributesKey(woke) ? (woke[attributesKey(woke)!] as Record<string, any>) : undefined;
+      const cause = !w
+        ? 'message'
+        : w.startsWith('activityTask')
+          ? (activities.get(String(wattrs?.scheduledEventId)) ?? 'activity ?')
+          : w === 'workflowTaskFailed' || w === 'workflowTaskTimedOut'
             ? 'retry'
-            : t === 'workflowExecutionSignaled'
-              ? `signal ${pattrs?.signalName ?? '?'}`
-              : t === 'timerFired'
+            : w === 'workflowExecutionSignaled'
+              ? `signal ${wattrs?.signalName ?? '?'}`
+              : w === 'timerFired'
                 ? 'timer'
-                : t;
+                : w;
       out[cause] = (out[cause] ?? 0) + 1;
-    }
-    previous = e;
+      woke = undefined;
+    } else if (t === 'workflowTaskCompleted') woke = undefined;
+    else if (EXTERNAL.test(t)) woke = e;
   }
   return out;
 }
