@@ -19,6 +19,12 @@ export interface EventBreakdown {
   perHost: Record<string, Record<string, number>>;
   /** Mean events per host by cause (`activity syncNodeSettings`, `signal powerChanged`, `workflow task`, …). */
   byCause: Record<string, number>;
+  /**
+   * Mean workflow tasks per host by what woke them: the last event from outside a task before it was scheduled (an
+   * activity's completion, a timer, a signal, the start), `message` when none came (an update: delivered with the
+   * task it wakes, it records its events after it), `retry` for a task scheduled again after one failed or timed out.
+   */
+  taskWakes: Record<string, number>;
 }
 
 type Ev = Record<string, unknown> & { eventId?: unknown };
@@ -69,6 +75,42 @@ export function causesOf(events: Ev[]): Record<string, number> {
   return out;
 }
 
+/** Events that come from outside a workflow task (what can wake one); the rest are its commands' records. */
+const EXTERNAL = /^(activityTask(Completed|Failed|TimedOut|Canceled)|timerFired|workflowExecution(Started|Signaled|CancelRequested)|childWorkflowExecution(Started|Completed|Failed|Canceled|TimedOut|Terminated)|startChildWorkflowExecutionFailed|externalWorkflowExecution(Signaled|CancelRequested)|signalExternalWorkflowExecutionFailed|workflowTask(Failed|TimedOut))$/;
+
+/** What woke each workflow task of one history (EventBreakdown.taskWakes). */
+export function taskWakesOf(events: Ev[]): Record<string, number> {
+  const out: Record<string, number> = {};
+  const activities = new Map<string, string>();
+  /** The last event from outside since the last workflow task completed. */
+  let woke: Ev | undefined;
+  for (const e of events) {
+    const key = attributesKey(e);
+    const attrs = (key ? e[key] : undefined) as Record<string, any> | undefined;
+    const t = typeName(e);
+    if (t === 'activityTaskScheduled') activities.set(String(e.eventId), `activity ${attrs?.activityType?.name ?? '?'}`);
+    if (t === 'workflowTaskScheduled') {
+      const w = woke ? typeName(woke) : undefined;
+      const wattrs = woke && attributesKey(woke) ? (woke[attributesKey(woke)!] as Record<string, any>) : undefined;
+      const cause = !w
+        ? 'message'
+        : w.startsWith('activityTask')
+          ? (activities.get(String(wattrs?.scheduledEventId)) ?? 'activity ?')
+          : w === 'workflowTaskFailed' || w === 'workflowTaskTimedOut'
+            ? 'retry'
+            : w === 'workflowExecutionSignaled'
+              ? `signal ${wattrs?.signalName ?? '?'}`
+              : w === 'timerFired'
+                ? 'timer'
+                : w;
+      out[cause] = (out[cause] ?? 0) + 1;
+      woke = undefined;
+    } else if (t === 'workflowTaskCompleted') woke = undefined;
+    else if (EXTERNAL.test(t)) woke = e;
+  }
+  return out;
+}
+
 export async function eventBreakdown(address: string, namespace: string, maxHosts = Infinity): Promise<EventBreakdown> {
   const connection = await connectTemporalClient({ address });
   const client = new Client({ connection });
@@ -81,6 +123,7 @@ export async function eventBreakdown(address: string, namespace: string, maxHost
     }
     const counts: Record<string, Record<string, number>> = {};
     const causes: Record<string, number> = {};
+    const wakes: Record<string, number> = {};
     const mine = all.filter((wf) => hosts.has(wf.workflowId.slice(`host/${namespace}/`.length).split('/')[0] ?? ''));
     await pool(mine, 8, async (wf) => {
       const op = wf.workflowId.slice(`host/${namespace}/`.length).split('/')[1];
@@ -89,12 +132,14 @@ export async function eventBreakdown(address: string, namespace: string, maxHost
       const bucket = (counts[source] ??= {});
       for (const e of events) bucket[typeName(e)] = (bucket[typeName(e)] ?? 0) + 1;
       for (const [k, v] of Object.entries(causesOf(events))) causes[k] = (causes[k] ?? 0) + v;
+      for (const [k, v] of Object.entries(taskWakesOf(events))) wakes[k] = (wakes[k] ?? 0) + v;
     });
     const n = Math.max(1, hosts.size);
     const perHost = Object.fromEntries(
       Object.entries(counts).map(([src, byType]) => [src, Object.fromEntries(Object.entries(byType).map(([t, c]) => [t, c / n]))]),
     );
-    return { hosts: hosts.size, perHost, byCause: Object.fromEntries(Object.entries(causes).map(([k, v]) => [k, v / n])) };
+    const mean = (m: Record<string, number>) => Object.fromEntries(Object.entries(m).map(([k, v]) => [k, v / n]));
+    return { hosts: hosts.size, perHost, byCause: mean(causes), taskWakes: mean(wakes) };
   } finally {
     await connection.close();
   }
@@ -113,5 +158,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   }
   console.log('by cause:');
   for (const [k, c] of Object.entries(b.byCause).sort((x, y) => y[1] - x[1])) console.log(`  ${k}: ${c.toFixed(1)}`);
+  console.log('workflow tasks woken by:');
+  for (const [k, c] of Object.entries(b.taskWakes).sort((x, y) => y[1] - x[1])) console.log(`  ${k}: ${c.toFixed(1)}`);
   console.log(`total: ${total.toFixed(1)} events per host lifecycle (${b.hosts} hosts)`);
 }

@@ -163,7 +163,7 @@ export async function runMetalflow(ctx: MetalflowRunContext): Promise<MetalflowR
     const temporal = await temporalFigures(temporalAddress, ctx.namespace, driver.calls, opts.hosts);
     // What the events are for, from a sample of the hosts' histories (every history of a large run would take long to read).
     const causes = await eventBreakdown(temporalAddress, ctx.namespace, EVENT_SAMPLE_HOSTS);
-    const historyEventsByCause = { hosts: causes.hosts, perHost: causes.byCause };
+    const historyEventsByCause = { hosts: causes.hosts, perHost: causes.byCause, taskWakes: causes.taskWakes };
     // --fleet: the same lifecycle again, on the same worker and API, with a fleet operation per phase.
     let fleet: BenchResult['fleet'];
     if (opts.fleet) {

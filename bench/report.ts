@@ -140,7 +140,7 @@ export interface BenchResult {
     /** --driver fleet: the fleet operation of each phase. */
     fleetOperations?: FleetPhaseFigures[];
     /** Mean history events per host lifecycle by cause (bench/event-breakdown.ts), from `hosts` sampled hosts. */
-    historyEventsByCause?: { hosts: number; perHost: Record<string, number> };
+    historyEventsByCause?: { hosts: number; perHost: Record<string, number>; taskWakes?: Record<string, number> };
     /** --driver k8s: the controller's peak RSS, and the API server's requests. */
     controller?: { peakRssMiB: number; cpuSeconds: number };
     kube?: KubeFigures;
@@ -357,6 +357,8 @@ export function formatTable(r: BenchResult): string {
   if (causes) {
     const listed = Object.entries(causes.perHost).sort((a, b) => b[1] - a[1]);
     out.push(`  history events per host lifecycle by cause (${causes.hosts} hosts read): ${listed.map(([k, v]) => `${k} ${v.toFixed(1)}`).join(', ')}`);
+    const wakes = Object.entries(causes.taskWakes ?? {}).sort((a, b) => b[1] - a[1]);
+    if (wakes.length > 0) out.push(`  workflow tasks per host lifecycle by what woke them: ${wakes.map(([k, v]) => `${k} ${v.toFixed(1)}`).join(', ')}`);
   }
   out.push(`  operations per host: ${ops}; failed operations: ${t.failedOperations}`);
   out.push(

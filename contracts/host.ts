@@ -363,9 +363,15 @@ export interface DirectivesResult {
   changed: boolean;
   /** Why a requested detach waits (the host is not in a state that allows it yet). */
   detachPending?: string;
+  /** The spec sent with the directives, taken after them (as by applySpec); absent when none was sent, or from a worker that predates it. */
+  spec?: ApplySpecResult;
 }
-/** The shim's directives (annotations, credentials version); idempotent, the last one holds. */
-export const applyDirectivesUpdate = defineUpdate<DirectivesResult, [HostDirectives]>('applyDirectives');
+/**
+ * The shim's directives (annotations, credentials version); idempotent, the last one holds. A spec sent with them
+ * is applied after them, as applySpec would (validated alike: an invalid one refuses the whole update): one update
+ * where a new BareMetalHost took two. A worker that predates it takes the directives alone and answers no `spec`.
+ */
+export const applyDirectivesUpdate = defineUpdate<DirectivesResult, [HostDirectives, HostSpec?]>('applyDirectives');
 /**
  * `baremetalhost.metal3.io/status`: take this status instead of registering and
  * inspecting from scratch. Applied only to a host that has no status yet;

@@ -4,10 +4,11 @@
  * share one construction.
  */
 import { fileURLToPath } from 'node:url';
-import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
+import { NativeConnection, Runtime, Worker, type WorkerOptions } from '@temporalio/worker';
 import type { DataConverter } from '@temporalio/common';
 import type { IronicActivityDeps } from '../activities/ironic/activities';
 import { createKubernetesActivities, createUnconfiguredKubernetesActivities } from '../activities/kubernetes/host-status';
+import { createHostStatusWriter, hostStatusSinks } from '../activities/kubernetes/status-writer';
 import type { KubeRest } from '../clients/kubernetes/kube-rest';
 import { createFleetActivities } from '../activities/fleet/activities';
 import { createPivotActivities } from '../activities/pivot/activities';
@@ -108,6 +109,10 @@ export async function createWorker(
   deps: WorkerDeps,
   overrides: Partial<WorkerOptions> = {},
 ): Promise<Worker> {
+  // Resolved at each use: the process installs its runtime (metrics, log level) before its first connection.
+  const log = { warn: (message: string, meta?: Record<string, unknown>) => Runtime.instance().logger.warn(message, meta) };
+  // Host workflows hand their BareMetalHost status to this process's writer (a sink: no history, no task held).
+  const statusWriter = deps.kubernetes ? createHostStatusWriter({ publish: createKubernetesActivities({ rest: deps.kubernetes }).publishHostStatus, log }) : undefined;
   return Worker.create({
     connection: deps.connection,
     namespace: deps.namespace,
@@ -122,7 +127,7 @@ export async function createWorker(
       ...(deps.tracing ? { client: tracingClientInterceptors(deps.tracing) } : {}),
       ...(overrides.workflowBundle ? {} : { workflowModules: deps.tracing ? TRACED_WORKFLOW_BUNDLE_OPTIONS.workflowInterceptorModules : WORKFLOW_INTERCEPTOR_MODULES }),
     },
-    ...(deps.tracing ? { sinks: tracingSinks(deps.tracing) } : {}),
+    sinks: { ...(deps.tracing ? tracingSinks(deps.tracing) : {}), ...hostStatusSinks(statusWriter, log) },
     activities: {
       // The default site's hardware: Ironic, BMCs, images, config drives, DHCP (a site worker registers these alone).
       ...createSiteActivities(deps),

@@ -134,6 +134,8 @@ export function createKubernetesActivities(deps: { rest: KubeRest; component?: s
     /** Runs before `background-status-publish` send one event; later ones send what gathered meanwhile. */
     event?: HostEvent;
     events?: HostEvent[];
+    /** The worker's status writer (status-writer.ts): Events named by their seeds, not by the activity. */
+    namedEvents?: { seed: string; event: HostEvent }[];
     /** `status.hardware` is left out as unchanged since this run's last write: the object's stays. */
     hardwareKept?: boolean;
     /** A host of a configured site: its `SiteReachable` condition (absent: the condition is left as it is). */
@@ -177,12 +179,19 @@ export function createKubernetesActivities(deps: { rest: KubeRest; component?: s
       // Named after this publish (the activity, or the input): a retried publish finds its Events already there.
       const seed = eventSeed(input.ref, uid, fitted.lastUpdated);
       let index = 0;
-      for (const event of [...(input.event ? [input.event] : []), ...(input.events ?? [])]) {
+      const record = async (event: HostEvent, name: (written: HostEvent) => string): Promise<void> => {
         // BMO's reasons where it has the same Event (clients/kubernetes/bmo-events.ts).
         for (const written of asBmoEvents(event, fitted.poweredOn)) {
-          const name = eventName(input.ref.name, seed, index++, written);
-          await withEventRetries(() => recordHostEvent(rest, { ...owner.metadata, uid }, written, component, name), ctx ? (ms) => ctx.sleep(ms) : undefined);
+          // Named once: each retry of the POST must carry the same name.
+          const named = name(written);
+          await withEventRetries(() => recordHostEvent(rest, { ...owner.metadata, uid }, written, component, named), ctx ? (ms) => ctx.sleep(ms) : undefined);
         }
+      };
+      for (const event of [...(input.event ? [input.event] : []), ...(input.events ?? [])]) await record(event, (written) => eventName(input.ref.name, seed, index++, written));
+      // Each named by its own seed, whatever else it is sent with: a write sent again finds it there.
+      for (const named of input.namedEvents ?? []) {
+        let own = 0;
+        await record(named.event, (written) => eventName(input.ref.name, `${named.seed}|${input.ref.namespace}/${input.ref.name}|${uid}`, own++, written));
       }
       return { published: true };
     } catch (err) {

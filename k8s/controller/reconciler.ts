@@ -14,6 +14,7 @@ import { SITE_LABEL, siteErrors } from '../../model/site';
 import {
   applyDirectivesUpdate,
   applySpecUpdate,
+  type ApplySpecResult,
   deleteHostUpdate,
   hostViewQuery,
   requestInspectionUpdate,
@@ -344,20 +345,22 @@ export class Reconciler {
     }
 
     const directives = this.directives(obj, ref, spec, annotations.value);
-    await this.sendDirectives(key, ref, directives);
+    const fingerprint = JSON.stringify(spec);
+    const specDue = this.applied.get(key) !== fingerprint;
+    const taken = await this.sendDirectives(key, ref, directives, specDue ? spec : undefined);
     if (directives.hardwareDetails) consumed.push(ANNOTATIONS.hardwareDetails);
 
-    const fingerprint = JSON.stringify(spec);
     let fresh: PowerRequestsView | undefined;
-    if (this.applied.get(key) !== fingerprint) {
+    if (specDue) {
       // A Conflict (a change the running operation depends on) throws: the queue retries with backoff.
       // A refused site label is said on the object too (site-label.ts): the host moves once it can.
       fresh = (
-        await this.withStart(ref, applySpecUpdate, [spec]).catch(async (err: unknown) => {
+        taken ??
+        (await this.withStart(ref, applySpecUpdate, [spec]).catch(async (err: unknown) => {
           const refusal = siteLabelRefusal(err);
           if (refusal) await reportSiteLabel(this.deps, this.objectPath(ref), obj, ref, refusal);
           throw err;
-        })
+        }))
       ).power;
       this.applied.set(key, fingerprint);
       // A run this reconcile started holds no update policy: nothing to ask it (a query is a workflow task).
@@ -432,11 +435,19 @@ export class Reconciler {
     return d;
   }
 
-  private async sendDirectives(key: string, ref: HostRef, d: HostDirectives): Promise<void> {
+  /**
+   * Hands the directives over when they changed; with `spec` (due as well) both go in one update, one workflow task
+   * where a new host took two, and the spec's answer is returned. Refused (the spec invalid or in conflict: the
+   * directives were not taken either) or answered by a worker that predates it (no `spec`), the directives go
+   * alone and nothing is returned: the caller sends the spec on its own, as before.
+   */
+  private async sendDirectives(key: string, ref: HostRef, d: HostDirectives, spec?: HostSpec): Promise<ApplySpecResult | undefined> {
     const fingerprint = JSON.stringify(d);
-    if (this.sentDirectives.get(key) === fingerprint) return;
-    await this.withStart(ref, applyDirectivesUpdate, [d]);
+    if (this.sentDirectives.get(key) === fingerprint) return undefined;
+    const both = spec ? await this.withStart(ref, applyDirectivesUpdate, [d, spec]).catch(() => undefined) : undefined;
+    if (!both) await this.withStart(ref, applyDirectivesUpdate, [d]);
     this.sentDirectives.set(key, fingerprint);
+    return both?.spec;
   }
 
   /** Update-with-start of the host's workflow: idempotent, starts it when it does not run. */

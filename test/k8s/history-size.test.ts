@@ -1,10 +1,11 @@
 /**
  * A Kubernetes-mode host whose inventory is as large as a real server's, in an
- * error loop (its BMC credentials missing): every failure writes its status,
- * and each write's input is history. Sent whole with every write, the
- * inventory grew a run's history by hundreds of KB per retry; now it is
- * written once per run and left out while unchanged, and every run's history
- * stays small (read from Temporal's describe).
+ * error loop (its BMC credentials missing): every failure writes its status.
+ * Written by an activity, each write's input was history, and the inventory
+ * grew a run's history by hundreds of KB per retry; the worker's status writer
+ * puts nothing in history, and sends the inventory once while it is unchanged.
+ * Every run's history stays small (read from Temporal's describe), and the
+ * object shows the failures and the inventory.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KubeConfig } from '@kubernetes/client-node';

@@ -5,15 +5,17 @@
  * wrote sends its Events once. An Event whose write fails is written again on
  * its own, through test/support's fault-injecting proxy in front of the real
  * API server: within the publish, and by a retry of the activity that does not
- * write the status again.
+ * write the status again. The worker's status writer (the host workflow's sink)
+ * writes the last status of a host and each Event once.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KubeConfig } from '@kubernetes/client-node';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { createKubernetesActivities } from '../../activities/kubernetes/host-status';
+import { createHostStatusWriter } from '../../activities/kubernetes/status-writer';
 import { KubeRest } from '../../clients/kubernetes/kube-rest';
 import { emptyStatus } from '../../model/host';
-import { uniq } from '../support/harness';
+import { uniq, waitFor } from '../support/harness';
 import { IronicProxy, type RecordedRequest } from '../../bench/support/ironic-proxy';
 import { KUBECONFIG, kubectl } from './kube-harness';
 import { useKubeRest } from './kube-rest-suite';
@@ -171,5 +173,36 @@ describe('an Event whose write fails', () => {
     expect(await retry.run(createKubernetesActivities({ rest }).publishHostStatus, input)).toEqual({ published: true });
     expect(proxy.count(isStatusPatch(name))).toBe(1);
     expect(eventsOf(name, 'ProvisioningStarted')).toHaveLength(1);
+  });
+
+  it("the worker's status writer: the last status wins, a write the API server did not take goes again, each Event once", async () => {
+    const name = uniq('writer');
+    pausedHost(name);
+    const ref = { namespace: NS, name };
+    const warned: string[] = [];
+    const writer = createHostStatusWriter({ publish: createKubernetesActivities({ rest }).publishHostStatus, log: { warn: (m) => warned.push(m) } });
+    const status = (state: 'registering' | 'inspecting' | 'available') => ({ ...emptyStatus(), provisioning: { state, ID: 'n' } });
+    const event = (seed: string, reason: string) => ({ seed, event: { type: 'Normal' as const, reason, message: `test ${reason}` } });
+    proxy.requests.length = 0;
+    // The first status write is refused as by a busy API server; two more come while it is in flight.
+    proxy.fail(isStatusPatch(name), 1, 503, 'the server is currently unable to handle the request');
+    try {
+      writer.write({ ref, status: status('registering'), events: [event('run/1/0', 'WriterRegistered')] });
+      writer.write({ ref, status: status('inspecting'), events: [event('run/2/0', 'WriterInspecting')] });
+      writer.write({ ref, status: status('available'), events: [event('run/3/0', 'WriterAvailable')] });
+      await waitFor('all written', async () => writer.pending() === 0, { timeoutMs: 30_000, intervalMs: 100 });
+      // The same write again, as a workflow task run a second time makes it: its Event is not recorded twice.
+      writer.write({ ref, status: status('available'), events: [event('run/3/0', 'WriterAvailable')] });
+      await waitFor('written again', async () => writer.pending() === 0, { timeoutMs: 30_000, intervalMs: 100 });
+    } finally {
+      writer.close();
+    }
+    // Refused, then the newest status (the middle one never sent), then the repeat.
+    const states = proxy.requests.filter(isStatusPatch(name)).map((r) => (JSON.parse(r.body ?? '{}') as { status?: { provisioning?: { state?: string } } }).status?.provisioning?.state);
+    expect(states).toEqual(['registering', 'available', 'available']);
+    expect(warned).toHaveLength(1);
+    for (const reason of ['WriterRegistered', 'WriterInspecting', 'WriterAvailable']) expect(eventsOf(name, reason)).toHaveLength(1);
+    const object = await kube.rest.call<{ status: { provisioning: { state: string } } }>('GET', path(name));
+    expect(object.status.provisioning.state).toBe('available');
   });
 });

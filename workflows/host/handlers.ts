@@ -19,6 +19,8 @@ import {
   deleteHostUpdate,
   hostViewQuery,
   applyDirectivesUpdate,
+  type DirectivesResult,
+  type HostDirectives,
   restoreStatusUpdate,
   requestInspectionUpdate,
   powerRequestsUpdate,
@@ -108,11 +110,17 @@ export function setHostHandlers(ctx: HostContext): void {
     s.powerCheckAsked = true;
   });
 
-  setHandler(applyDirectivesUpdate, (d) => {
-    const { result, events } = applyDirectives(s, d);
-    if (result.changed || events.length > 0) ctx.nudge(events);
-    return result;
-  });
+  setHandler(
+    applyDirectivesUpdate,
+    (d: HostDirectives, spec?: HostSpec): DirectivesResult => {
+      const { result, events } = applyDirectives(s, d);
+      if (result.changed || events.length > 0) ctx.nudge(events);
+      // Histories recorded before the spec came with the directives hold no second argument.
+      return spec ? { ...result, spec: acceptSpec(spec) } : result;
+    },
+    // Validators do not run on replay: the update of an old history is not checked again.
+    { validator: (_d: HostDirectives, spec?: HostSpec): void => (spec ? checkSpec(spec) : undefined) },
+  );
 
   setHandler(
     restoreStatusUpdate,

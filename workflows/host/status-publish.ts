@@ -2,12 +2,17 @@
  * Writing a host's status (and its Events) back to its BareMetalHost, when the
  * Kubernetes shim drives the host. The write runs beside the host's work: an API server outage must not hold the host's
  * state machine, and status catches up when it returns.
+ *
+ * A run writes through its worker's status writer (a sink, activities/kubernetes/status-writer.ts): no history
+ * events, no workflow task waits for it, and the last status wins. Runs recorded before that (patch
+ * `status-by-worker`) keep their background activity, one write at a time.
  */
-import { ActivityFailure, ApplicationFailure, log, proxyActivities, sleep } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, condition, log, patched, proxyActivities, proxySinks, sleep, workflowInfo } from '@temporalio/workflow';
 import { failureMessage } from '../common/failure-message';
 import { ACTIVITY_OPTIONS } from '../common/activity-options';
 import type { HostState, StatusOutbox } from '../../contracts/host';
 import type { KubernetesActivities } from '../../activities/kubernetes/host-status';
+import type { HostStatusSinks } from '../../activities/kubernetes/status-writer';
 import type { HostEvent } from '../../model/host-event';
 import type { SiteReading } from '../../model/conditions';
 import { DEFAULT_SITE } from '../../model/site';
@@ -22,6 +27,9 @@ import { homeSite } from './rules/site';
  * "not registered" kept it retrying for ever.
  */
 const kubeBackground = proxyActivities<KubernetesActivities>(ACTIVITY_OPTIONS.kubernetesWrite);
+
+/** The worker's status writer: called when the workflow task completes, never on replay. */
+const { hostStatus } = proxySinks<HostStatusSinks>();
 
 /** Events kept for a status write still waiting on the API server; the oldest go first. */
 const MAX_QUEUED_EVENTS = 50;
@@ -60,7 +68,51 @@ function siteReading(s: HostState): { site?: SiteReading } {
   return { site: { name, ...(dark ? { unreachable: { since: dark.since, reason: dark.reason } } : {}) } };
 }
 
+/**
+ * Writes through the worker's status writer. Each write carries the whole status (level-triggered: the last
+ * one wins); its Events are named by run and write, so a workflow task run again names them alike and they are
+ * recorded once. A write the worker could not finish (the process ended) is sent again by the first task of
+ * the run a worker rebuilds from history: a sink is not called while the rebuild replays.
+ */
+function workerStatusPublisher(s: HostState): StatusPublisher {
+  /** Writes with Events made by this run: each Event's name is seeded by it. */
+  let writes = 0;
+  const send = (events: HostEvent[]): void => {
+    const { workflowId, runId } = workflowInfo();
+    const seq = events.length > 0 ? ++writes : writes;
+    hostStatus.write({
+      ref: s.ref,
+      status: s.status,
+      events: events.map((event, i) => ({ seed: `${workflowId}/${runId}/${seq}/${i}`, event })),
+      ...siteReading(s),
+    });
+  };
+  // What the previous run left unwritten (a run of the activity path), then, whenever a worker builds this run
+  // (its start, or a rebuild after a worker lost it), the status as it stands: the writes of the last worker may
+  // not have arrived. A condition, not a timer: no command, nothing in history.
+  const carried = s.statusOutbox?.events ?? [];
+  delete s.statusOutbox;
+  void condition(() => !workflowInfo().unsafe.isReplaying).then(() => {
+    if (carried.length > 0 || s.status.provisioning.state !== '' || s.status.provisioning.ID !== '') send(carried.splice(0));
+  });
+  return {
+    writeStatus: async (event) => {
+      if (!s.options.publishStatus) return;
+      send(event ? [event] : []);
+    },
+    busy: () => false,
+    pending: () => undefined,
+  };
+}
+
 export function statusPublisher(s: HostState): StatusPublisher {
+  // Decided once, at the run's start: a run recorded with the activity path replays it to its end.
+  // patch since v0.2.0
+  if (s.options.publishStatus && patched('status-by-worker')) return workerStatusPublisher(s);
+  return activityStatusPublisher(s);
+}
+
+function activityStatusPublisher(s: HostState): StatusPublisher {
   /** One status write at a time; what changes meanwhile goes out with the next one. */
   const outbox = { busy: false, dirty: false, events: [] as HostEvent[], inFlight: [] as HostEvent[] };
   const queue = (events: HostEvent[]): void => {
