@@ -128,6 +128,8 @@ export interface ControllerConfig {
   reconcileTimeoutSeconds: number;
   /** How often Temporal is asked which host workflows ended abnormally, to re-adopt those hosts. */
   endedScanSeconds: number;
+  /** How often the BareMetalHosts' status is compared with their workflows' search attributes (a write lost with its worker). */
+  statusScanSeconds: number;
   /** How often every host is queued again with no event to bring it (a missed watch event, a lost timer). */
   resyncSeconds: number;
   id?: string;
@@ -295,6 +297,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): MetalflowConfi
       reconcileTimeoutSeconds:
         seconds('METALFLOW_CONTROLLER_RECONCILE_TIMEOUT_SECONDS', env.METALFLOW_CONTROLLER_RECONCILE_TIMEOUT_SECONDS, 1) ?? 60,
       endedScanSeconds: seconds('METALFLOW_CONTROLLER_ENDED_SCAN_SECONDS', env.METALFLOW_CONTROLLER_ENDED_SCAN_SECONDS, 1) ?? 30,
+      // One visibility list of the running host workflows per scan, whatever the fleet's size.
+      statusScanSeconds: seconds('METALFLOW_CONTROLLER_STATUS_SCAN_SECONDS', env.METALFLOW_CONTROLLER_STATUS_SCAN_SECONDS, 1) ?? 60,
       // A resync of an idle host costs one describe (no query, no history): 1,000 hosts every 10 minutes is ~100 a minute.
       resyncSeconds: seconds('METALFLOW_CONTROLLER_RESYNC_SECONDS', env.METALFLOW_CONTROLLER_RESYNC_SECONDS, 1) ?? 600,
       id: env.METALFLOW_CONTROLLER_ID || undefined,

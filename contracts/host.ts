@@ -359,6 +359,12 @@ export interface PowerChanged {
 /** Sent by the power sentinel (workflows/power/power-sentinel.ts) when the host's node changed power or vanished while steady. */
 export const powerChangedSignal = defineSignal<[PowerChanged]>('powerChanged');
 
+/**
+ * Sent by the controller when a BareMetalHost's status has differed from its workflow's search attributes for two
+ * of its scans (k8s/controller/status-scan.ts): a status write lost with its worker. The host writes its status as it stands.
+ */
+export const publishStatusSignal = defineSignal('publishStatus');
+
 export interface DirectivesResult {
   changed: boolean;
   /** Why a requested detach waits (the host is not in a state that allows it yet). */

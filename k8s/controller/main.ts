@@ -19,6 +19,7 @@ import { LeaderElector } from './leader';
 import { bmhPath, Reconciler, type BareMetalHost } from './reconciler';
 import { WorkQueue } from './work-queue';
 import { scanEndedWorkflows } from './ended-scan';
+import { objectFacts, scanStaleStatus } from './status-scan';
 import { ControllerMetrics } from './metrics';
 import { credentialsName, hostFacts } from './metric-facts';
 import { serveMetrics } from '../../clients/prometheus/metrics-server';
@@ -224,14 +225,26 @@ async function lead(): Promise<void> {
     void fw.start().then(() => {
       for (const key of inf.cache.keys()) fw.hostChanged(key);
     });
+    // Status writes lost with their worker: the objects compared with their workflows' search attributes.
+    const stopStatusScan = scanStaleStatus({
+      client,
+      periodMs: settings.statusScanSeconds * 1000,
+      watchNamespaces,
+      objectStatus: (key) => objectFacts(inf.cache.get(key)?.status),
+      log,
+    });
     // Hosts whose workflow ends abnormally from now on; the first list above queued every host once.
-    stopScan = scanEndedWorkflows({
+    const stopEndedScan = scanEndedWorkflows({
       client,
       periodMs: settings.endedScanSeconds * 1000,
       watchNamespaces,
       enqueue: (key) => inf.cache.has(key) && q.add(key),
       log,
     });
+    stopScan = () => {
+      stopEndedScan();
+      stopStatusScan();
+    };
     await lost;
   }
 }

@@ -127,7 +127,7 @@ describe('host workflow options from the environment', () => {
   });
 
   it('reads the controller settings, refusing a concurrency or timeout it could not use', () => {
-    expect(loadConfig({}).controller).toEqual({ leaseNamespace: 'default', leaseSeconds: 15, concurrency: 64, reconcileTimeoutSeconds: 60, endedScanSeconds: 30, resyncSeconds: 600, remediationCapm3: false, nodeHealthSeconds: 60, firmwareResyncSeconds: 1800, bmoCheck: true });
+    expect(loadConfig({}).controller).toEqual({ leaseNamespace: 'default', leaseSeconds: 15, concurrency: 64, reconcileTimeoutSeconds: 60, endedScanSeconds: 30, statusScanSeconds: 60, resyncSeconds: 600, remediationCapm3: false, nodeHealthSeconds: 60, firmwareResyncSeconds: 1800, bmoCheck: true });
     expect(loadConfig({ METALFLOW_CONTROLLER_NODE_HEALTH_SECONDS: '0' }).controller.nodeHealthSeconds).toBe(0);
     expect(() => loadConfig({ METALFLOW_CONTROLLER_NODE_HEALTH_SECONDS: 'often' })).toThrow(
       'METALFLOW_CONTROLLER_NODE_HEALTH_SECONDS must be a whole number of seconds from 0 (off) to 86400, got "often"',

@@ -27,6 +27,7 @@ import {
   setPausedUpdate,
   recordMoveUpdate,
   powerChangedSignal,
+  publishStatusSignal,
 } from '../../contracts/host';
 import { specConflict } from './decide';
 import { siteChangeConflict, siteMoveFor } from './rules/site';
@@ -109,6 +110,9 @@ export function setHostHandlers(ctx: HostContext): void {
     if (s.nodeLost) return;
     s.powerCheckAsked = true;
   });
+
+  // The controller saw the object's status behind the host's own (a write lost with its worker): written again as it stands.
+  setHandler(publishStatusSignal, () => void ctx.writeStatus());
 
   setHandler(
     applyDirectivesUpdate,
