@@ -8,6 +8,7 @@
 import type { Client } from '@temporalio/client';
 import { parseHostWorkflowId } from '../../model/host-ref';
 import { SEARCH_ATTRIBUTES } from '../../model/search-attributes';
+import { everyPeriod } from './periodic';
 
 export interface EndedScanOptions {
   client: Client;
@@ -23,8 +24,6 @@ export interface EndedScanOptions {
 export function scanEndedWorkflows(opts: EndedScanOptions): () => void {
   // Visibility is written shortly after a close: look back over a whole period more than the last one.
   let since = Date.now() - opts.periodMs;
-  let stopped = false;
-  let timer: NodeJS.Timeout | undefined;
   const scan = async (): Promise<void> => {
     const started = Date.now();
     const clauses = [
@@ -45,12 +44,5 @@ export function scanEndedWorkflows(opts: EndedScanOptions): () => void {
       opts.log?.(`could not list ended host workflows (retrying next period): ${err instanceof Error ? err.message : String(err)}`);
     }
   };
-  const loop = (): void => {
-    timer = setTimeout(() => void scan().finally(() => !stopped && loop()), opts.periodMs);
-  };
-  loop();
-  return () => {
-    stopped = true;
-    clearTimeout(timer);
-  };
+  return everyPeriod(scan, opts.periodMs);
 }

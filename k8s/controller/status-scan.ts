@@ -11,6 +11,7 @@
 import type { Client } from '@temporalio/client';
 import { parseHostWorkflowId } from '../../model/host-ref';
 import { SEARCH_ATTRIBUTES } from '../../model/search-attributes';
+import { everyPeriod } from './periodic';
 import { publishStatusSignal } from '../../contracts/host';
 
 /** What the scan compares: the same three values on both sides. */
@@ -83,8 +84,6 @@ export interface StatusScanOptions {
 /** Starts scanning; returns a stop function. */
 export function scanStaleStatus(opts: StatusScanOptions): () => void {
   const tracker = new StaleStatusTracker();
-  let stopped = false;
-  let timer: NodeJS.Timeout | undefined;
   const scan = async (): Promise<void> => {
     const clauses = [`WorkflowType = 'hostWorkflow'`, `ExecutionStatus = 'Running'`];
     if (opts.watchNamespaces) clauses.push(`${SEARCH_ATTRIBUTES.hostNamespace.name} IN (${opts.watchNamespaces.map((ns) => `'${ns}'`).join(', ')})`);
@@ -106,12 +105,5 @@ export function scanStaleStatus(opts: StatusScanOptions): () => void {
       opts.log?.(`could not list running host workflows to compare their status (retrying next period): ${err instanceof Error ? err.message : String(err)}`);
     }
   };
-  const loop = (): void => {
-    timer = setTimeout(() => void scan().finally(() => !stopped && loop()), opts.periodMs);
-  };
-  loop();
-  return () => {
-    stopped = true;
-    clearTimeout(timer);
-  };
+  return everyPeriod(scan, opts.periodMs);
 }
