@@ -221,14 +221,21 @@ export class HostService {
 
   async setImage(ref: HostRef, image: Image | null): Promise<HostView> {
     this.checkRef(ref);
-    if (image) {
-      const current = await this.get(ref);
-      if (current.spec) {
-        const valid = validateHostSpec(ref, { ...current.spec, image });
+    const run = await hostRun(this.deps.client, ref);
+    if (run.kind === 'deleted') await this.sweepIfDeleted(ref);
+    this.exists(ref, run);
+    // A running host is not read first: the update's validator checks its spec with the image
+    // (workflows/host/handlers.ts) and a refused update changes nothing. A query before it was a
+    // workflow task on the worker for every set image, taken before the update's own. An ended
+    // host is checked against its last spec before it is re-adopted, which a refusal would not undo.
+    if (image && run.kind === 'ended') {
+      const last = await this.lastView(ref);
+      if (last.spec) {
+        const valid = validateHostSpec(ref, { ...last.spec, image });
         if (!valid.ok) throw invalid(valid.errors);
       }
     }
-    await this.readoptIfEnded(ref);
+    await this.readoptIfEnded(ref, { mustExist: true }, run);
     try {
       await this.bounded(() => this.handle(ref).executeUpdate(setImageUpdate, { args: [image] }));
       return await this.handle(ref).query(hostViewQuery);
@@ -411,7 +418,7 @@ export class HostService {
    * Re-adopts a host whose workflow ended abnormally (its last status, spec, power-off
    * requests and pending delete) and returns what it had; throws 404 for a host that
    * does not exist, unless the caller may create it. `spec`: the one to re-adopt with instead of the last.
-   * `known`: the run as the caller read it under the host's lease (absent or deleted: a create), not read again.
+   * `known`: the run as the caller read it (a create: under the host's lease, absent or deleted), not read again.
    */
   private async readoptIfEnded(
     ref: HostRef,

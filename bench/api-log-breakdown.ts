@@ -37,3 +37,7 @@ console.log(`create -> first activity: ${row(t.apiToFirstActivityMs.create.fromR
 console.log(`  from reply:             ${row(t.apiToFirstActivityMs.create.fromResponse)}`);
 console.log(`set image -> first activity: ${row(t.apiToFirstActivityMs.setImage.fromRequest)}`);
 for (const [k, v] of Object.entries(t.createBreakdownMs)) console.log(`  ${k.padEnd(36)} ${row(v)}`);
+if (t.setImageBreakdownMs) {
+  console.log('set image:');
+  for (const [k, v] of Object.entries(t.setImageBreakdownMs)) console.log(`  ${k.padEnd(36)} ${row(v)}`);
+}

@@ -345,6 +345,10 @@ export function formatTable(r: BenchResult): string {
   }
   out.push('  where the create call goes (ms, each from the previous mark):');
   for (const [k, v] of Object.entries(t.createBreakdownMs)) out.push(pctRow(k, v, 36));
+  if (t.setImageBreakdownMs) {
+    out.push('  where the set image call goes (ms, each from the previous mark):');
+    for (const [k, v] of Object.entries(t.setImageBreakdownMs)) out.push(pctRow(k, v, 36));
+  }
   out.push('');
   const ops = Object.entries(t.operationsPerHost)
     .map(([k, v]) => `${k} ${v.toFixed(2)}`)

@@ -40,6 +40,12 @@ export interface TemporalFigures {
    * activity scheduled -> activity started.
    */
   createBreakdownMs: Record<string, Percentiles | undefined>;
+  /**
+   * The same for set image (an update of a running host, operations inside the host workflow): request
+   * sent -> the first workflow task scheduled after it (the API's reads and the update reaching the
+   * host) -> started -> completed -> the provision's first activity scheduled -> started.
+   */
+  setImageBreakdownMs?: Record<string, Percentiles | undefined>;
 }
 
 const tsMs = (t: { seconds?: unknown; nanos?: number | null } | null | undefined): number | undefined => {
@@ -165,6 +171,31 @@ export async function temporalFigures(address: string, namespace: string, calls:
     }
     const sample = jobs.filter((j) => j.kind === 'create').slice(0, 200);
     await pool(sample, 8, (j) => breakdownOf(j.host, j.inline ? undefined : j.wf, j.call));
+    const imageSegments = ['sent->wftScheduled', 'wftScheduled->wftStarted', 'wftStarted->wftCompleted', 'wftCompleted->activityScheduled', 'activityScheduled->activityStarted'];
+    const imageBreakdown: Record<string, number[]> = {};
+    /** The run that holds the host's provision (a host may have continued as new since its create): its first workflow task after the call. */
+    const imageBreakdownOf = async (host: string, call: ApiCall): Promise<void> => {
+      const runs = all.filter((wf) => wf.workflowId === `${hostPrefix}${host}`).sort((a, b) => a.startTime.getTime() - b.startTime.getTime());
+      for (const run of runs) {
+        const evs = await events(run.workflowId, run.runId).catch(() => [] as Ev[]);
+        const first = labelled(evs, 'provision');
+        if (first.scheduled === undefined || first.started === undefined) continue;
+        const after = evs.filter((e) => (tsMs(e.eventTime as never) ?? 0) >= call.sentAt);
+        const marks = [
+          call.sentAt,
+          timeOf(after, 'workflowTaskScheduledEventAttributes'),
+          timeOf(after, 'workflowTaskStartedEventAttributes'),
+          timeOf(after, 'workflowTaskCompletedEventAttributes'),
+          first.scheduled,
+          first.started,
+        ];
+        if (marks.some((m) => m === undefined)) return;
+        for (let i = 0; i < imageSegments.length; i++) (imageBreakdown[imageSegments[i]!] ??= []).push(marks[i + 1]! - marks[i]!);
+        return;
+      }
+    };
+    const imageSample = jobs.filter((j) => j.kind === 'setImage' && j.inline).slice(0, 200);
+    await pool(imageSample, 8, (j) => imageBreakdownOf(j.host, j.call));
     await pool(jobs, 8, async (j) => {
       const t = await firstActivity(j.wf, j.inline);
       if (t === undefined) return;
@@ -198,6 +229,7 @@ export async function temporalFigures(address: string, namespace: string, calls:
         setImage: { fromRequest: percentiles(fromReq.setImage), fromResponse: percentiles(fromRes.setImage) },
       },
       createBreakdownMs: Object.fromEntries(Object.entries(breakdown).map(([k, v]) => [k, percentiles(v)])),
+      ...(imageSample.length > 0 ? { setImageBreakdownMs: Object.fromEntries(Object.entries(imageBreakdown).map(([k, v]) => [k, percentiles(v)])) } : {}),
     };
   } finally {
     await connection.close();

@@ -63,6 +63,9 @@
 #   TEMPORAL_SQLITE_PRAGMAS  "journal_mode=wal synchronous=normal"  pragmas
 #                        for the dev server's SQLite file (empty: SQLite's own)
 #   TEMPORAL_METRICS_PORT  unset  the dev server's Prometheus metrics port
+#   TEMPORAL_TASKQUEUE_PARTITIONS  1  the dev server's partitions per task
+#                        queue (matching.numTaskqueueRead/WritePartitions;
+#                        Temporal's default 4)
 #   IRONIC_HTTP_PORT     IRONIC_PORT-205 (6180, ironic-image's)  the port of
 #                        the HTTP server for Ironic's http_root ([deploy] http_url:
 #                        boot ISOs, iPXE scripts, live ISOs over virtual media);

@@ -46,6 +46,10 @@ export const WORKFLOWS_PATH = fileURLToPath(new URL('../workflows/index.ts', imp
  */
 export const WORKFLOW_PRELOAD_MODULES: string[] = [
   ...['bmc', 'failures', 'field-error', 'host-ref', 'host', 'search-attributes', 'validate'].map((m) => `../model/${m}.ts`),
+  // Typebox schemas and constants of the other workflow types, which every new workflow evaluated again
+  // (workflows/index.ts imports them all): some 0.5 ms of its first workflow task's ~7 ms of worker CPU
+  // (bench/results/2026-12-04-first-activity-2.md).
+  ...['fleet', 'ipam', 'ipam-address', 'pivot', 'remediation', 'labels', 'host-update-policy', 'site'].map((m) => `../model/${m}.ts`),
   // One AsyncLocalStorage for every workflow instead of one each (see the module's comment).
   '../workflows/host/operation-label.ts',
 ].map((m) => fileURLToPath(new URL(m, import.meta.url)));

@@ -299,6 +299,12 @@ command_of() {
       # An operation's first activity goes back with the workflow task's reply
       # to the worker that completed it, skipping a round through matching.
       pragmas+=(--dynamic-config-value system.enableActivityEagerExecution=true)
+      # One partition per task queue instead of Temporal's 4 (matching.numTaskqueueReadPartitions and
+      # WritePartitions, the same keys on a production server, per task queue there): with one worker
+      # process a task written to a partition no poller waits on is backlogged (a database write) or
+      # forwarded to the root partition, each a delay for a burst of new hosts' first tasks.
+      local parts="${TEMPORAL_TASKQUEUE_PARTITIONS:-1}"
+      pragmas+=(--dynamic-config-value "matching.numTaskqueueReadPartitions=$parts" --dynamic-config-value "matching.numTaskqueueWritePartitions=$parts")
       # Worker Deployments need no setting on this server; the tests and the benchmark make one per run
       # (Temporal's default allows 100 per namespace) and a stack outlives many runs.
       pragmas+=(--dynamic-config-value matching.maxDeployments=100000)

@@ -73,6 +73,12 @@ describe('a host whose workflow ended abnormally (HTTP API)', { timeout: 600_000
     });
     expect(listed).toMatchObject({ provisioningState: 'provisioned' });
 
+    // A bad image is refused against the last spec before anything is re-adopted (a refusal would not undo that).
+    const badImage = await call('PUT', `${hostPath(name)}/image`, { ...image, checksum: 'abc' });
+    expect(badImage.status, JSON.stringify(badImage.json)).toBe(400);
+    expect(badImage.json.fields.find((x: { field: string }) => x.field === 'spec.image.checksum')).toBeDefined();
+    expect((await call('GET', hostPath(name))).json.workflowEnded).toMatchObject({ status: 'TERMINATED' });
+
     // The same create again: re-adopted (200, not created), never registered and inspected from nothing.
     const again = await call('PUT', hostPath(name), body);
     expect(again.status).toBe(200);

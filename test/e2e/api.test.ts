@@ -89,6 +89,14 @@ describe('HTTP API', { timeout: 600_000 }, () => {
     });
     expect(listed.find((i: { name: string }) => i.name === name)).toMatchObject({ namespace: NS, bmcType: 'fake' });
 
+    // A bad image on a running host is refused by the host's update validator (the API does not read the host
+    // first): the same 400 with the field, and nothing changes.
+    const bad = await call('PUT', `/v1/namespaces/${NS}/hosts/${name}/image`, { ...image, checksum: 'abc' });
+    expect(bad.status, JSON.stringify(bad.json)).toBe(400);
+    expect(bad.json.error).toBe('InvalidSpec');
+    expect(bad.json.fields.find((x: { field: string }) => x.field === 'spec.image.checksum')?.reason).toMatch(/64/);
+    expect((await call('GET', `/v1/namespaces/${NS}/hosts/${name}`)).json.spec.image).toBeUndefined();
+
     const set = await call('PUT', `/v1/namespaces/${NS}/hosts/${name}/image`, image);
     expect(set.status).toBe(200);
     expect(set.json.spec.image.url).toBe(image.url);
