@@ -48,11 +48,19 @@ export interface PatienceOptions {
   maxMs?: number;
   /** For the tests: no jitter. */
   random?: () => number;
+  /**
+   * Ironic's NodeLocked 409 is waited out too: another action holds the node (a power change's, a provision
+   * step's). A power change asks again once it is released, within the same bounds (power-send.ts).
+   */
+  locked?: boolean;
 }
+
+const isLocked = (err: unknown): err is IronicError => err instanceof IronicError && err.kind === 'conflict' && err.locked === true;
 
 /** One per kind of request (reads, verbs) in an activity call: a read answered does not reset the verbs' run. */
 export function patience(opts: PatienceOptions = {}): Patience {
   const { budgetMs = BACK_PRESSURE_BUDGET_MS, firstMs = BACK_PRESSURE_FIRST_MS, maxMs = BACK_PRESSURE_MAX_MS, random = Math.random } = opts;
+  const waitable = (err: unknown): err is IronicError => isBackPressure(err) || (opts.locked === true && isLocked(err));
   const ctx = activityContext();
   const started = Date.now();
   const startToClose = ctx?.info.startToCloseTimeoutMs;
@@ -63,14 +71,15 @@ export function patience(opts: PatienceOptions = {}): Patience {
   let waited = 0;
   return {
     async wait(err, details) {
-      if (!isBackPressure(err)) return false;
+      if (!waitable(err)) return false;
       const now = Date.now();
       runStarted ??= now;
       const left = Math.min(runStarted + budgetMs, attemptEnd) - now;
       const backoff = Math.min(firstMs * 2 ** inRun, maxMs) * (0.8 + 0.4 * random());
       const ms = Math.min(err.retryAfterMs === undefined ? backoff : Math.min(Math.max(err.retryAfterMs, firstMs), MAX_RETRY_AFTER_MS), left);
       if (ms <= 0) return false;
-      if (inRun === 0 && ctx) log.info(`Ironic ${err.kind === 'busy' ? 'refused a request for now' : 'did not answer in time'}; asking again within this attempt`, { error: err.message, waitMs: Math.round(ms) });
+      const what = err.kind === 'busy' ? 'refused a request for now' : err.kind === 'conflict' ? 'holds the node for another action' : 'did not answer in time';
+      if (inRun === 0 && ctx) log.info(`Ironic ${what}; asking again within this attempt`, { error: err.message, waitMs: Math.round(ms) });
       inRun += 1;
       waited += 1;
       heartbeat(details);

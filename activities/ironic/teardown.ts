@@ -9,12 +9,13 @@
  * powered off, put in maintenance or deleted. The call then succeeds for
  * the host (its own node is not there) and says what it left alone.
  */
-import { log } from '@temporalio/activity';
+import { CancelledFailure, log } from '@temporalio/activity';
 import { activityContext, heartbeat, poller, type PollOptions } from '../common/activity-context';
 import { IronicError, type IronicClient } from '../../clients/ironic/client';
 import { DELETABLE_STATES, TRANSITIONAL_STATES, type IronicNode } from '../../clients/ironic/types';
 import type { NodeState } from '../../clients/ironic/node-watcher';
 import { patience } from './back-pressure';
+import { changeSeen, landingOver, unanswered, unansweredFrom } from './power-send';
 import { AFTER_VERB_REREAD_MS, nodeGone, operationFailed, summary, type NodeDriver, type NodeSummary, type NodeTarget } from './node-driver';
 
 export interface TeardownDeps {
@@ -58,16 +59,19 @@ export function createTeardownActivities(deps: TeardownDeps) {
   /**
    * Brings the node read a moment ago (`found`) to the power target and waits until Ironic reports it. Whether
    * this activity sent the change already travels in the heartbeat details under `key` (another step of the same
-   * activity may keep its own record beside it: prepareNode's power-on).
+   * activity may keep its own record beside it: prepareNode's power-on), and a change that got no answer under
+   * `<key>Unanswered`: it is not sent again until a read shows it was not taken (power-send.ts).
    */
   async function powerFrom(found: IronicNode, on: boolean, key = 'issued'): Promise<NodeSummary> {
     const target = on ? 'power on' : 'power off';
     const ctx = activityContext();
-    let issued = (ctx?.info.heartbeatDetails as Record<string, unknown> | undefined)?.[key] === true;
-    const polling = poller(poll);
-    // Ironic's back-pressure waited out within the attempt (back-pressure.ts); the loop reads the node again after.
+    const previous = ctx?.info.heartbeatDetails as Record<string, unknown> | undefined;
+    let issued = previous?.[key] === true;
+    let sentBlind = unansweredFrom(previous?.[`${key}Unanswered`]);
+    const details = (): Record<string, unknown> => ({ [key]: issued, ...(sentBlind ? { [`${key}Unanswered`]: sentBlind } : {}) });
+    // Ironic's back-pressure (and its NodeLocked 409s) waited out within the attempt (back-pressure.ts); the loop reads the node again after.
     const reads = patience();
-    const changes = patience();
+    const changes = patience({ locked: true });
     // The lookup's read is the first pass's: the node was read a moment ago. After a wait, the watcher's fields
     // over it: the power state reached needs no whole read; anything else is read again.
     let read: IronicNode | undefined = found;
@@ -78,32 +82,55 @@ export function createTeardownActivities(deps: TeardownDeps) {
       try {
         node = read ?? (await mustGetNode(found.uuid));
       } catch (err) {
-        if (await reads.wait(err, { [key]: issued })) continue;
+        if (await reads.wait(err, details())) continue;
         throw err;
       }
       reads.reset();
       read = undefined;
-      if (node.power_state === target) return summary(node);
-      if (!node.target_power_state) {
+      const seen = changeSeen(node, target);
+      if (seen === 'reached') return summary(node);
+      if (seen === 'under-way') {
+        // Ironic works towards our target: the change this activity sent (answered or not), or one that ends where ours would.
+        issued = true;
+        sentBlind = undefined;
+      }
+      if (seen === 'none' && sentBlind) {
+        // The change that got no answer may still be queued in Ironic: give it its time to show before sending it again.
+        if (!landingOver(sentBlind)) {
+          // On the watcher's reads alone: a whole read comes once it sees the node move, or once a minute.
+          const state = await waitForChange(node, details(), { working: changing });
+          if (state) read = { ...node, ...state };
+          continue;
+        }
+        if (ctx) log.warn(`power ${on ? 'on' : 'off'} of Ironic node ${node.uuid} got no answer and has not shown on the node since; sending it again`);
+        sentBlind = undefined;
+      }
+      if (seen === 'none') {
         if (issued && node.last_error) throw operationFailed(`power ${on ? 'on' : 'off'} failed: ${node.last_error}`);
+        // A cancelled (or timed-out, still running) attempt never sends: its retry has the host.
+        if (ctx?.cancellationSignal.aborted) throw new CancelledFailure(`the activity was cancelled before it sent ${target}`);
         try {
           await ironic.setPowerState(node.uuid, target);
           issued = true;
           changes.reset();
-          heartbeat({ [key]: issued });
+          heartbeat(details());
           // Not read back at once: the watcher sees the power state (or its target) move from the read before.
-          const state = await waitForChange(node, { [key]: issued }, { working: changing, rereadMs: AFTER_VERB_REREAD_MS });
+          const state = await waitForChange(node, details(), { working: changing, rereadMs: AFTER_VERB_REREAD_MS });
           if (state) read = { ...node, ...state };
           continue;
         } catch (err) {
-          // Refused for now (503) or unanswered: the next read shows whether the change is under way or done.
-          if (await changes.wait(err, { [key]: issued })) continue;
-          if (!(err instanceof IronicError && err.kind === 'conflict')) throw err;
+          if (unanswered(err)) {
+            // Taken, queued, or lost: the next reads decide (power-send.ts), never a blind second send.
+            sentBlind = { target, at: Date.now() };
+            heartbeat(details());
+            continue;
+          }
+          // Refused for now (503), or the node held by another action (409 NodeLocked): wait (bounded), read again.
+          if (await changes.wait(err, details())) continue;
+          throw err;
         }
-        await polling.wait({ [key]: issued });
-        continue;
       }
-      const state = await waitForChange(node, { [key]: issued }, { working: changing });
+      const state = await waitForChange(node, details(), { working: changing });
       if (state) read = { ...node, ...state };
     }
   }

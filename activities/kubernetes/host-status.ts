@@ -7,6 +7,7 @@ import { createHash } from 'node:crypto';
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import { HostStatusSchema, type HostRef, type HostStatus } from '../../model/host';
 import { fitStrings } from '../../model/fit-schema';
+import { laterWriteHeld } from '../../model/status-order';
 import { computeConditions, kubeTimestamp, type SiteReading } from '../../model/conditions';
 import { hardwareProfileName, isHardwareProfile } from '../../model/hardware-profile';
 import { FAILURE } from '../../model/failures';
@@ -140,7 +141,12 @@ export function createKubernetesActivities(deps: { rest: KubeRest; component?: s
     hardwareKept?: boolean;
     /** A host of a configured site: its `SiteReachable` condition (absent: the condition is left as it is). */
     site?: SiteReading;
-  }): Promise<{ published: boolean; hardwareMissing?: true }> {
+    /**
+     * The write's place in the host's order (model/status-order.ts), written as `status.lastUpdated`: when the
+     * object holds a later one, the status is not written (`stale`), its Events are.
+     */
+    order?: string;
+  }): Promise<{ published: boolean; hardwareMissing?: true; stale?: true }> {
     const path = `${GROUP}/namespaces/${input.ref.namespace}/baremetalhosts/${input.ref.name}`;
     // The CRD enforces the schema's string limits; a BMC's inventory or Ironic's error text may be longer.
     const fitted = fitStrings(HostStatusSchema, input.status);
@@ -148,11 +154,18 @@ export function createKubernetesActivities(deps: { rest: KubeRest; component?: s
     const progress = earlierProgress();
     try {
       let owner: Owner;
+      let stale = false;
       // The controller writes this status too (an invalid spec, node health): the patch is computed from the object
       // as read and sent with its resourceVersion, so a write in between is read again, never overwritten.
       for (let attempt = 1; ; attempt++) {
         owner = await rest.call<Owner>('GET', path);
         if (progress) break;
+        // A later write is there (another worker's, the workflow having moved on): this one's status is not made.
+        // Read with the resourceVersion the write carries, so a later write landing in between is read again here.
+        if (input.order && laterWriteHeld(owner.status?.lastUpdated, input.order)) {
+          stale = true;
+          break;
+        }
         if (input.hardwareKept && owner.status?.hardware === undefined) return { published: false, hardwareMissing: true };
         // Computed here, from what is published, against what the object holds: a condition keeps its
         // lastTransitionTime until its status changes, and nothing of it enters workflow history.
@@ -161,7 +174,7 @@ export function createKubernetesActivities(deps: { rest: KubeRest; component?: s
           generation: owner.metadata.generation,
           ...(input.site ? { site: input.site } : {}),
         });
-        const status = mergePatchFor(owner.status, { ...(fitted as unknown as Json), ...statusHardwareProfile(owner, fitted), conditions });
+        const status = mergePatchFor(owner.status, { ...(fitted as unknown as Json), ...statusHardwareProfile(owner, fitted), conditions, ...(input.order ? { lastUpdated: input.order } : {}) });
         // Absent from a merge patch: left as the object has it.
         if (input.hardwareKept) delete status.hardware;
         try {
@@ -172,7 +185,7 @@ export function createKubernetesActivities(deps: { rest: KubeRest; component?: s
         }
       }
       const uid = progress?.uid ?? owner.metadata.uid;
-      if (!progress) {
+      if (!progress && !stale) {
         if (!input.hardwareKept) await upsertHardwareData(owner, fitted);
         ctx?.heartbeat({ statusWritten: true, uid } satisfies PublishProgress);
       }
@@ -193,7 +206,7 @@ export function createKubernetesActivities(deps: { rest: KubeRest; component?: s
         let own = 0;
         await record(named.event, (written) => eventName(input.ref.name, `${named.seed}|${input.ref.namespace}/${input.ref.name}|${uid}`, own++, written));
       }
-      return { published: true };
+      return stale ? { published: false, stale: true } : { published: true };
     } catch (err) {
       if (isKubeError(err, 'not-found')) return { published: false };
       return transient(err);

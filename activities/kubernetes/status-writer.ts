@@ -8,7 +8,9 @@
  * Events queue behind it. One write per host at a time, a bounded number at once for the process;
  * a write the API server does not take is sent again (doubling pauses, while the process lives),
  * with whatever status is newest by then. A write lost with the process is sent again by the
- * workflow when a worker next rebuilds it (workflows/host/status-publish.ts).
+ * workflow when a worker next rebuilds it (workflows/host/status-publish.ts). A write older than
+ * the one the object holds (another worker's, once the workflow moved there) is not made; its
+ * Events still are (model/status-order.ts).
  */
 import { createHash } from 'node:crypto';
 import { ApplicationFailure } from '@temporalio/activity';
@@ -26,6 +28,11 @@ export interface HostStatusWrite {
   events: { seed: string; event: HostEvent }[];
   /** A host of a configured site: its `SiteReachable` condition. */
   site?: SiteReading;
+  /**
+   * The write's place in the host's order (model/status-order.ts): not made over a later one the object holds,
+   * which another worker wrote after the workflow moved there while this one still retried.
+   */
+  order?: string;
 }
 
 /** The sink the host workflow calls (proxySinks<HostStatusSinks>()). */
@@ -43,7 +50,7 @@ export const DEFAULT_STATUS_WRITES_AT_ONCE = 16;
 interface HostEntry {
   ref: HostRef;
   /** The newest status not written yet, with its Events; none when all is written. */
-  next?: { status: HostStatus; site?: SiteReading; events: { seed: string; event: HostEvent }[] };
+  next?: { status: HostStatus; site?: SiteReading; order?: string; events: { seed: string; event: HostEvent }[] };
   writing: boolean;
   /** `status.hardware` as last written to this object by this process (a hash of its JSON): left out while unchanged. */
   hardwareWritten?: string;
@@ -103,7 +110,7 @@ export function createHostStatusWriter(deps: {
     let again = false;
     try {
       const { hardware: _left, ...rest } = next.status;
-      const written = await deps.publish({ ref: entry.ref, status: kept ? rest : next.status, namedEvents: next.events, ...(kept ? { hardwareKept: true } : {}), ...(next.site ? { site: next.site } : {}) });
+      const written = await deps.publish({ ref: entry.ref, status: kept ? rest : next.status, namedEvents: next.events, ...(kept ? { hardwareKept: true } : {}), ...(next.site ? { site: next.site } : {}), ...(next.order ? { order: next.order } : {}) });
       entry.retryMs = FIRST_RETRY_MS;
       if (written.hardwareMissing) {
         // Nothing was written: the object lost its hardware (re-created, or its status cleared). Sent whole at once.
@@ -149,7 +156,7 @@ export function createHostStatusWriter(deps: {
         hosts.set(key, entry);
       }
       const events = [...(entry.next?.events ?? []), ...w.events].slice(-MAX_QUEUED_EVENTS);
-      entry.next = { status: w.status, ...(w.site ? { site: w.site } : {}), events };
+      entry.next = { status: w.status, ...(w.site ? { site: w.site } : {}), ...(w.order ? { order: w.order } : {}), events };
       makeReady(key, entry);
       pump();
     },

@@ -4,20 +4,24 @@
  * no Ironic node), so the two never fight over a host.
  *
  * Ironic changes are level-triggered like drive(): the power targets already
- * sent are carried in heartbeat details, so a retried attempt never sends a
- * second reboot. A soft power off / soft reboot that Ironic refuses (the
+ * sent are carried in heartbeat details, a reboot's steps are marked on the
+ * node before they are sent, and a change that got no answer is judged by the
+ * node before it is sent again (activities/ironic/power-send.ts), so a retried
+ * attempt never sends a second reboot. A soft power off / soft reboot that Ironic refuses (the
  * driver cannot) or that fails within its timeout is followed by a hard one,
  * as Metal3 does.
  */
-import { ApplicationFailure } from '@temporalio/activity';
+import { ApplicationFailure, CancelledFailure, log } from '@temporalio/activity';
 import { FAILURE } from '../../model/failures';
 import type { HostRef, HostSpec } from '../../model/host';
-import { activityContext, poller, DEFAULT_POLL, type PollOptions } from '../common/activity-context';
+import { activityContext, heartbeat, poller, DEFAULT_POLL, type PollOptions } from '../common/activity-context';
 import { IronicError, type IronicClient, type IronicPowerTarget } from '../../clients/ironic/client';
 import { POWER_FIELDS, type IronicNode } from '../../clients/ironic/types';
 import type { BmcActivities } from '../bmc/activities';
 import { markerKey, ownMarker, provisionMoment, writeMarker } from '../ironic/sent-marker';
 import { nodeGone, translate } from '../ironic/node-driver';
+import { patience } from '../ironic/back-pressure';
+import { changeSeen, isReboot, landingOver, lockedOut, unanswered, unansweredFrom } from '../ironic/power-send';
 
 export type PowerPath = 'ironic' | 'bmc';
 
@@ -85,17 +89,25 @@ export function createPowerActivities(deps: PowerActivityDeps) {
   /**
    * Power on, off (soft first when asked) or reboot an Ironic node through Ironic's power
    * targets (`soft power off`, `power off`, `soft rebooting`, `rebooting`, `power on`).
+   * Each target is sent once: one that got no answer is judged by the node before it is sent
+   * again, and a 409 from a change under way to the same state is that change taken
+   * (activities/ironic/power-send.ts).
    */
   async function changeNodePower(input: NodePowerInput): Promise<{ poweredOn: boolean; sent: string[] }> {
     const ctx = activityContext();
-    const sent = [...((ctx?.info.heartbeatDetails as { sent?: string[] } | undefined)?.sent ?? [])];
+    const previous = ctx?.info.heartbeatDetails as { sent?: string[]; unanswered?: unknown } | undefined;
+    const sent = [...(previous?.sent ?? [])];
+    /** The target last sent whose answer never came, until a read shows it taken or its time to show is over. */
+    let sentBlind = unansweredFrom(previous?.unanswered);
+    const details = () => (sentBlind ? { sent, unanswered: sentBlind } : { sent });
     const polling = poller(poll);
+    // Ironic's NodeLocked 409 from a change that is not ours, waited out within the attempt (bounded, heartbeating).
+    const locks = patience({ locked: true });
     // A reboot is a power off, then on (as Metal3 does it): each step shows on the node, so
     // with the step marked on the node before it is sent, a retry after a crash can tell
     // "not off yet" from "off and on again" on a node that is on. Ironic's own `rebooting`
-    // leaves nothing to tell them apart, and a lost record meant a second reboot.
-    // With disablePowerOff the host must never be seen off: Ironic's reboot it is, and a
-    // worker killed right after sending it may send it twice (see docs/reliability.md).
+    // leaves nothing to tell them apart: with disablePowerOff (the host must never be seen
+    // off) it is marked too, and a marked in-place reboot is never sent again.
     const inPlace = input.action === 'reboot' && input.inPlace === true;
     const soft: IronicPowerTarget = inPlace ? 'soft rebooting' : 'soft power off';
     const hard: IronicPowerTarget = inPlace ? 'rebooting' : 'power off';
@@ -109,31 +121,71 @@ export function createPowerActivities(deps: PowerActivityDeps) {
     const mark = async (node: IronicNode, verb: string): Promise<void> => {
       if (key && ownMarker(node, key)?.verb !== verb) await writeMarker(ironic, input.nodeId, { key, verb, before: provisionMoment(node) });
     };
-    const send = async (target: IronicPowerTarget): Promise<boolean> => {
+    const accepted = (target: IronicPowerTarget): void => {
+      sent.push(target);
+      sentBlind = undefined;
+      heartbeat(details());
+      polling.reset();
+    };
+    const send = async (target: IronicPowerTarget): Promise<void> => {
+      // A cancelled attempt (or one the server timed out, still running) never sends: its retry has the host.
+      if (ctx?.cancellationSignal.aborted) throw new CancelledFailure(`the activity was cancelled before it sent ${target}`);
       try {
         await ironic.setPowerState(input.nodeId, target, target.startsWith('soft') ? input.softTimeoutSeconds : undefined);
-        sent.push(target);
-        ctx?.heartbeat({ sent });
-        polling.reset();
-        return true;
+        locks.reset();
+        accepted(target);
       } catch (err) {
-        if (err instanceof IronicError && err.kind === 'conflict') return false; // locked: read again
+        if (unanswered(err)) {
+          // Taken, queued in Ironic, or lost: counted as sent until a read shows which (the loop below).
+          sent.push(target);
+          sentBlind = { target, at: Date.now() };
+          heartbeat(details());
+          return;
+        }
+        if (lockedOut(err)) {
+          // Held by a change under way: ours when it ends where ours would (sent before and its answer lost, or by
+          // an attempt whose record died with its worker); anything else is waited out, then the node read again.
+          const state = await ironic.getNodeState(input.nodeId, [...POWER_FIELDS]);
+          if (state && changeSeen(state, target) === 'under-way') return accepted(target);
+          if (await locks.wait(err, details())) return;
+          throw err;
+        }
+        if (err instanceof IronicError && err.kind === 'conflict') return; // another 409: read again
         // A soft target the driver cannot do is answered 400: go hard, as Metal3 does.
         if (target === soft && err instanceof IronicError && err.kind === 'rejected') {
           sent.push(`${soft} refused`);
-          ctx?.heartbeat({ sent });
+          heartbeat(details());
           return send(hard);
         }
         throw err;
       }
     };
+    /** A target sent whose answer never came, judged by the node just read: taken, still to wait for, or lost (sent again). */
+    const judgeBlind = (node: IronicNode): void => {
+      if (!sentBlind) return;
+      const seen = changeSeen(node, sentBlind.target);
+      // A reboot cannot be told from the node once it is over: sent at most once (docs/reliability.md).
+      if (seen === 'reached' || seen === 'under-way' || isReboot(sentBlind.target)) {
+        sentBlind = undefined;
+        heartbeat(details());
+        return;
+      }
+      if (seen !== 'none' || !landingOver(sentBlind)) return;
+      log.warn(`${sentBlind.target} of Ironic node ${input.nodeId} got no answer and has not shown on the node since; sending it again`);
+      const at = sent.lastIndexOf(sentBlind.target);
+      if (at >= 0) sent.splice(at, 1);
+      sentBlind = undefined;
+      heartbeat(details());
+    };
     try {
       for (;;) {
         const node = await mustGet(input.nodeId);
+        judgeBlind(node);
         if (!node.target_power_state) {
           const on = node.power_state === 'power on';
           const lastSent = sent.filter((t) => !t.endsWith('refused')).at(-1);
-          if (lastSent && node.last_error) {
+          // While a change that got no answer may still land, an old last_error is not its failure.
+          if (lastSent && node.last_error && !sentBlind) {
             if (lastSent !== soft) throw failed(`${lastSent} failed: ${node.last_error}`);
             await send(hard); // soft did not finish within its timeout
             continue;
@@ -145,10 +197,12 @@ export function createPowerActivities(deps: PowerActivityDeps) {
             if (node.power_state === 'power off') return { poweredOn: false, sent };
             if (!lastSent) await send(input.mode === 'soft' ? soft : hard);
           } else if (inPlace) {
-            if (lastSent && on) return { poweredOn: true, sent };
+            // Rebooted: this activity sent it, or marked it on the node (a retry whose record died with its worker).
+            if (on && (lastSent || phase(node) === 'reboot-in-place')) return { poweredOn: true, sent };
             if (!on) {
               if (!sent.includes('power on')) await send('power on');
-            } else if (!lastSent) {
+            } else {
+              await mark(node, 'reboot-in-place');
               await send(input.mode === 'hard' ? hard : soft);
             }
           } else if (on) {
@@ -163,7 +217,7 @@ export function createPowerActivities(deps: PowerActivityDeps) {
             if (!sent.includes('power on')) await send('power on');
           }
         }
-        await polling.wait({ sent });
+        await polling.wait(details());
       }
     } catch (err) {
       return translate(err);

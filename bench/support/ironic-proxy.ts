@@ -35,7 +35,11 @@ export interface RecordedRequest {
  */
 export type Intercept =
   | { kind: 'answer'; status: number; faultstring: string }
-  | { kind: 'no-answer'; ms: number; forward: boolean };
+  /**
+   * `forwardWhen`: the request reaches the peer only once it resolves (still with its answer dropped): a request
+   * a saturated peer takes off its queue after the caller gave up on it and read the resource again.
+   */
+  | { kind: 'no-answer'; ms: number; forward: boolean; forwardWhen?: Promise<unknown> };
 
 export type InjectedFault = `status ${number}` | 'no answer, not forwarded' | 'no answer, forwarded';
 
@@ -130,7 +134,8 @@ export class IronicProxy {
     }
     if (intercept?.kind === 'no-answer') {
       rec.injected = intercept.forward ? 'no answer, forwarded' : 'no answer, not forwarded';
-      if (intercept.forward) this.forwardAndDrop(rec, req, body);
+      if (intercept.forward && intercept.forwardWhen) void intercept.forwardWhen.then(() => this.forwardAndDrop(rec, req, body));
+      else if (intercept.forward) this.forwardAndDrop(rec, req, body);
       setTimeout(() => res.destroy(), intercept.ms).unref();
       return;
     }

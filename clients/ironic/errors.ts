@@ -22,11 +22,31 @@ export class IronicError extends Error {
     readonly missingNode?: string,
     /** With `busy`: the wait the answer's Retry-After header asked for (Ironic itself sends none; a proxy in front may). */
     readonly retryAfterMs?: number,
+    more: IronicErrorMore = {},
   ) {
     super(message);
     this.name = 'IronicError';
+    if (more.outcomeUnknown) this.outcomeUnknown = true;
+    if (more.locked) this.locked = true;
   }
+
+  /**
+   * A change (not a read) that went out and got no HTTP answer: it timed out, or the connection closed under it.
+   * Ironic may have taken it, may still take it (a request queued in a saturated Ironic is served after the client
+   * gave up on it), or never saw it: a caller reads the node before sending it again.
+   */
+  readonly outcomeUnknown?: true;
+  /** A 409 that is Ironic's NodeLocked ("Node … is locked by host …"): another action holds the node now. */
+  readonly locked?: true;
 }
+
+export interface IronicErrorMore {
+  outcomeUnknown?: boolean;
+  locked?: boolean;
+}
+
+/** Ironic's NodeLocked: a conductor holds the node's lock for an action under way (its own, or a power change). */
+export const nodeLocked = (body: string): boolean => /is locked by host/i.test(ironicErrorMessage(body));
 
 /** Ironic busy, slow or unreachable: the same request may succeed later (the worker's wait at start, the benchmark's floor). */
 export const ironicMayPass = (err: unknown): err is IronicError =>

@@ -7,7 +7,7 @@ import { Agent, request, type Dispatcher } from 'undici';
 import type { TlsMaterial } from '../tls/files';
 import { probeTls } from '../tls/probe';
 import { tlsFailure } from '../tls/tls-error';
-import { IronicError, ironicErrorMessage, isIronicErrorBody, missingNodeOf, refusedInState, retryAfterMs } from './errors';
+import { IronicError, ironicErrorMessage, isIronicErrorBody, missingNodeOf, nodeLocked, refusedInState, retryAfterMs } from './errors';
 import { compareMicroversions, REQUIRED_MICROVERSION } from './microversions';
 
 export interface IronicClientOptions {
@@ -155,7 +155,8 @@ export class IronicTransport {
         throw new IronicError('not-found', message, 404, missingNodeOf(path, message));
       case 409:
         // A 409 is "node locked, retry" unless Ironic says the node's state forbids the change: that one stays.
-        throw new IronicError(refusedInState(text) ? 'rejected' : 'conflict', message, 409);
+        if (refusedInState(text)) throw new IronicError('rejected', message, 409);
+        throw new IronicError('conflict', message, 409, undefined, undefined, { locked: nodeLocked(text) });
       case 406:
         throw new IronicError('too-old', message, 406);
       case 400:
@@ -183,7 +184,7 @@ export class IronicTransport {
   private async unreachable(err: unknown, method: string, path: string): Promise<IronicError> {
     if (timedOut(err)) {
       const unknown = method === 'GET' ? '' : '; whether Ironic carried it out is unknown';
-      return new IronicError('timed-out', `Ironic ${method} ${path.split('?')[0]}: no answer within ${this.timeout / 1000} s (${err instanceof Error ? err.message : String(err)})${unknown}`);
+      return new IronicError('timed-out', `Ironic ${method} ${path.split('?')[0]}: no answer within ${this.timeout / 1000} s (${err instanceof Error ? err.message : String(err)})${unknown}`, undefined, undefined, undefined, { outcomeUnknown: method !== 'GET' });
     }
     let failure = tlsFailure(err);
     const url = new URL(this.base);
@@ -196,6 +197,10 @@ export class IronicTransport {
       if (probe?.kind === 'closed') {
         return new IronicError('tls', `TLS with Ironic at ${this.base}: the server closed the connection after the handshake; it most likely wants a client certificate it trusts (IRONIC_CLIENT_CERT_FILE and IRONIC_CLIENT_PRIVATE_KEY_FILE)`);
       }
+    }
+    // A change whose connection closed under it (not one refused before it went out): Ironic may have taken it.
+    if (!failure && method !== 'GET' && droppedConnection(err)) {
+      return new IronicError('unavailable', `Ironic ${method} ${path.split('?')[0]}: the connection closed before an answer (${err instanceof Error ? err.message : String(err)}); whether Ironic carried it out is unknown`, undefined, undefined, undefined, { outcomeUnknown: true });
     }
     if (!failure) return new IronicError('unavailable', `cannot reach Ironic at ${this.base}: ${err instanceof Error ? err.message : String(err)}`);
     const hint = failure.notTls

@@ -75,6 +75,31 @@ describe('a worker killed after Ironic accepted a verb', () => {
     spare = { ref, nodeId };
   });
 
+  it("does not reboot in place twice (disablePowerOff: Ironic's rebooting, which no read can tell done from never sent)", async () => {
+    const first = cw.workers.current();
+    const ref = { namespace: 'window', name: uniq('inplace') };
+    await cw.hosts.put(ref, { spec: spec(ref.name, { automatedCleaningMode: 'disabled', disablePowerOff: true }), credentials: { username: 'admin', password: 'pw' } });
+    const ready = await waitFor('available and on', async () => {
+      const v = await cw.hosts.get(ref);
+      return v.status.provisioning.state === 'available' && v.status.poweredOn && !v.currentOperation ? v : undefined;
+    }, { timeoutMs: 90_000 });
+    const nodeId = ready.status.provisioning.ID;
+    const mark = cw.proxy.requests.length;
+    cw.proxy.onceAnswered(forNode(nodeId, isPowerChange), () => killedOnAnswer(first));
+    await cw.hosts.reboot(ref, 'hard');
+    await waitFor('the first worker to die', async () => first.signalCode === 'SIGKILL', { timeoutMs: 60_000 });
+    cw.workers.start();
+    await cw.expireLost(first);
+    const done = await waitFor('the reboot to finish on the next worker', async () => {
+      const v = await cw.hosts.get(ref);
+      return v.operations.some((o) => o.kind === 'reboot' && o.outcome === 'succeeded') && !v.currentOperation ? v : undefined;
+    }, { timeoutMs: 150_000 });
+    // The next worker found the reboot marked on the node (the record of its attempt died with the first worker).
+    const targets = cw.proxy.requests.slice(mark).filter(forNode(nodeId, isPowerChange)).map((r) => (JSON.parse(r.body) as { target: string }).target);
+    expect(targets).toEqual(['rebooting']);
+    expect(done.status.poweredOn).toBe(true);
+  });
+
   it('registers one node when the worker died after Ironic created it: the next attempt finds it by its name', async () => {
     const ref = { namespace: 'window', name: uniq('create') };
     const first = cw.workers.current();

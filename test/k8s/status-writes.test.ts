@@ -15,6 +15,7 @@ import { createKubernetesActivities } from '../../activities/kubernetes/host-sta
 import { createHostStatusWriter } from '../../activities/kubernetes/status-writer';
 import { KubeRest } from '../../clients/kubernetes/kube-rest';
 import { emptyStatus } from '../../model/host';
+import { statusWriteOrder } from '../../model/status-order';
 import { uniq, waitFor } from '../support/harness';
 import { IronicProxy, type RecordedRequest } from '../../bench/support/ironic-proxy';
 import { KUBECONFIG, kubectl } from './kube-harness';
@@ -204,5 +205,40 @@ describe('an Event whose write fails', () => {
     for (const reason of ['WriterRegistered', 'WriterInspecting', 'WriterAvailable']) expect(eventsOf(name, reason)).toHaveLength(1);
     const object = await kube.rest.call<{ status: { provisioning: { state: string } } }>('GET', path(name));
     expect(object.status.provisioning.state).toBe('available');
+  });
+
+  it("an older write a worker still retries is not made over a later one another worker wrote (the workflow moved there); its Events are", async () => {
+    const name = uniq('order');
+    pausedHost(name);
+    const ref = { namespace: NS, name };
+    const log = { warn: () => undefined };
+    // Worker A reaches the API server through the proxy, which refuses its status writes until worker B has written.
+    const a = createHostStatusWriter({ publish: createKubernetesActivities({ rest }).publishHostStatus, log });
+    const b = createHostStatusWriter({ publish: createKubernetesActivities({ rest: kube.rest }).publishHostStatus, log });
+    const status = (state: 'inspecting' | 'available') => ({ ...emptyStatus(), provisioning: { state, ID: 'n' } });
+    const event = (seed: string, reason: string) => ({ seed, event: { type: 'Normal' as const, reason, message: `test ${reason}` } });
+    const at = Date.parse('2026-12-04T04:00:00Z');
+    let bWrote = false;
+    proxy.interceptor = (r) => (!bWrote && isStatusPatch(name)(r) ? { kind: 'answer', status: 503, faultstring: 'the server is currently unable to handle the request' } : undefined);
+    const before = proxy.count(isStatusPatch(name));
+    try {
+      a.write({ ref, status: status('inspecting'), events: [event('run-a/1/0', 'OrderInspecting')], order: statusWriteOrder(at, 1) });
+      await waitFor('A refused once', async () => proxy.count(isStatusPatch(name)) > before, { timeoutMs: 30_000, intervalMs: 50 });
+      // The workflow moved to B, whose later task writes a later status.
+      b.write({ ref, status: status('available'), events: [event('run-a/2/0', 'OrderAvailable')], order: statusWriteOrder(at + 5000, 2) });
+      await waitFor('B written', async () => b.pending() === 0, { timeoutMs: 30_000, intervalMs: 50 });
+      bWrote = true;
+      await waitFor('A done', async () => a.pending() === 0, { timeoutMs: 30_000, intervalMs: 50 });
+    } finally {
+      proxy.interceptor = undefined;
+      a.close();
+      b.close();
+    }
+    const object = await kube.rest.call<{ status: { provisioning: { state: string }; lastUpdated: string } }>('GET', path(name));
+    expect(object.status.provisioning.state).toBe('available');
+    expect(object.status.lastUpdated).toBe('2026-12-04T04:00:05.000000002Z');
+    // A's retry read the object and did not write: its one status PATCH is the refused one.
+    expect(proxy.count(isStatusPatch(name)) - before).toBe(1);
+    for (const reason of ['OrderInspecting', 'OrderAvailable']) expect(eventsOf(name, reason)).toHaveLength(1);
   });
 });

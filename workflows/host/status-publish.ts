@@ -16,6 +16,7 @@ import type { HostStatusSinks } from '../../activities/kubernetes/status-writer'
 import type { HostEvent } from '../../model/host-event';
 import type { SiteReading } from '../../model/conditions';
 import { DEFAULT_SITE } from '../../model/site';
+import { statusWriteOrder } from '../../model/status-order';
 import { siteUnreachable } from './site-route';
 import { homeSite } from './rules/site';
 
@@ -77,6 +78,8 @@ function siteReading(s: HostState): { site?: SiteReading } {
 function workerStatusPublisher(s: HostState): StatusPublisher {
   /** Writes with Events made by this run: each Event's name is seeded by it. */
   let writes = 0;
+  /** Every write of this run, numbered for its place in the host's order (model/status-order.ts). */
+  let sent = 0;
   const send = (events: HostEvent[]): void => {
     const { workflowId, runId } = workflowInfo();
     const seq = events.length > 0 ? ++writes : writes;
@@ -84,6 +87,8 @@ function workerStatusPublisher(s: HostState): StatusPublisher {
       ref: s.ref,
       status: s.status,
       events: events.map((event, i) => ({ seed: `${workflowId}/${runId}/${seq}/${i}`, event })),
+      // Workflow time: the same on every worker that runs this task, later for every later task. Not history (a sink).
+      order: statusWriteOrder(Date.now(), ++sent),
       ...siteReading(s),
     });
   };
