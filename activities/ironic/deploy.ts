@@ -55,14 +55,15 @@ export function createDeployActivities(deps: DeployDeps) {
   const configDrive = (ref: HostRef, input: DeployInput) => configDriveData(secrets, ref, input);
 
   async function deployNode(input: DeployInput): Promise<NodeSummary> {
+    let kind: Promise<DeployKind> | undefined;
+    /** The kind of deploy, with the registry credentials read once per attempt, at the moment of first use. */
+    const deployKind = (): Promise<DeployKind> =>
+      (kind ??= pullSecret(input.ref, input.image).then((secret) => ({
+        ...(input.customDeploy ? { customDeploy: input.customDeploy } : {}),
+        ...(secret ? { pullSecret: secret } : {}),
+      })));
     /** The deploy verb: instance_info (and deploy interface) written with the sent marker, then the config drive and steps as its arguments. */
     const deploy = (n: { instance_info: Record<string, unknown>; deploy_interface?: string | null }): Step => {
-      let kind: Promise<DeployKind> | undefined;
-      const deployKind = (): Promise<DeployKind> =>
-        (kind ??= pullSecret(input.ref, input.image).then((secret) => ({
-          ...(input.customDeploy ? { customDeploy: input.customDeploy } : {}),
-          ...(secret ? { pullSecret: secret } : {}),
-        })));
       return {
         verb: 'active',
         patch: async () => {
@@ -90,9 +91,17 @@ export function createDeployActivities(deps: DeployDeps) {
             : deploy(n);
         case 'deploy failed':
           return issued.includes('active') ? { failed: 'deploy failed' } : deploy(n);
-        case 'manageable':
+        case 'manageable': {
           // As BMO: automated cleaning runs here, when provisioning starts, not when the host became available.
-          return { verb: 'provide', ...(automatedCleaning === undefined ? {} : { patch: () => automatedCleanOps(n, automatedCleaning) }) };
+          const clean = automatedCleaning === undefined ? [] : automatedCleanOps(n, automatedCleaning);
+          // A deploy on the node's own deploy interface (a disk image): its instance_info is written with the provide's
+          // sent marker, which announces the deploy (`then`), so `active` follows `available` with no PATCH of its own.
+          // A deploy that changes the deploy interface (live ISO, custom deploy) changes it after the cleaning, as before.
+          if (deployInterfaceOps(input.image, n.deploy_interface, { ...(input.customDeploy ? { customDeploy: input.customDeploy } : {}) }).length > 0) {
+            return { verb: 'provide', ...(clean.length > 0 ? { patch: () => clean } : {}) };
+          }
+          return { verb: 'provide', then: 'active', patch: async () => [...clean, ...instanceInfo(input.image, n.instance_info, await deployKind())] };
+        }
         case 'clean failed':
           return issued.includes('provide') ? { failed: 'cleaning before deploy failed' } : { verb: 'manage' };
         default:

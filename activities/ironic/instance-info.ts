@@ -73,15 +73,17 @@ function imageKeys(image: Image | undefined, kind: DeployKind): Partial<Record<(
  * algorithm (given, or a digest's length) goes to image_os_hash_*, a
  * checksum-file URL too when its checksumType is given, else to
  * image_checksum. Keys left from an earlier image (`current`) that this one
- * does not set are removed.
+ * does not set are removed; keys `current` already has as wanted are left.
  */
 export function instanceInfo(image: Image | undefined, current: Record<string, unknown> = {}, kind: DeployKind = {}): JsonPatchOp[] {
   const want = imageKeys(image, kind);
   const ops: JsonPatchOp[] = [];
   for (const key of IMAGE_KEYS) {
     const value = want[key];
-    if (value !== undefined) ops.push({ op: 'add', path: `/instance_info/${key}`, value });
-    else if (key in (current ?? {})) ops.push({ op: 'remove', path: `/instance_info/${key}` });
+    // What the node already has is not written again (a deploy's PATCH then carries only its sent marker, or nothing).
+    if (value !== undefined) {
+      if ((current ?? {})[key] !== value) ops.push({ op: 'add', path: `/instance_info/${key}`, value });
+    } else if (key in (current ?? {})) ops.push({ op: 'remove', path: `/instance_info/${key}` });
   }
   return ops;
 }

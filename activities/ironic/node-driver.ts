@@ -12,7 +12,7 @@ import { FAILURE } from '../../model/failures';
 import type { HostRef } from '../../model/host';
 import { ironicNodeName } from '../../model/host-ref';
 import { activityContext, heartbeat, keepAlive, poller, type PollOptions } from '../common/activity-context';
-import { markerKey, markerOp, ownMarker, provisionMoment } from './sent-marker';
+import { announcedVerbSent, markerKey, markerOp, ownMarker, provisionMoment, type ThenVerb } from './sent-marker';
 import { patience } from './back-pressure';
 import { noFreeWorker, transientIronicError } from './transient';
 import { IronicError, type IronicClient, type JsonPatchOp } from '../../clients/ironic/client';
@@ -163,6 +163,11 @@ export interface VerbStep {
   patch?: () => Promise<JsonPatchOp[]> | JsonPatchOp[];
   /** Maintenance that Ironic itself set with this fault (e.g. `service failure`) is cleared before the verb; any other refuses it. */
   ownFault?: string;
+  /**
+   * The verb this activity sends next once this one is done, announced in this verb's sent marker (sent-marker.ts):
+   * sent then without a marker of its own, so without a PATCH when its `patch` has nothing left to write.
+   */
+  then?: ThenVerb;
 }
 
 /** Metal3's automatedCleaningMode on the node, for a step's `patch` before the verb that may clean (nothing when it already is). */
@@ -333,49 +338,66 @@ export function createNodeDriver(deps: NodeDriverDeps) {
      */
     let unsure: string | undefined;
     /**
-     * The last whole read with the watcher's newer fields over it. Every plan ends (`done`) on the provision state
-     * and the verbs sent alone, so that ending needs no read of the whole node; any other step does read it.
+     * The last whole read (or the node as the last PATCH wrote it) with the watcher's newer fields over it. The plans
+     * decide on the watched fields, the verbs sent, and fields only metalflow writes (instance_info, automated_clean,
+     * deploy_interface: as written or read): the next step is decided on it without a read of the whole node, unless
+     * the node is in maintenance (whose fault the watcher does not read).
      */
     let watched: IronicNode | undefined;
+    /** The verb announced by this activity's marker on the node (its `then`), until it is sent. */
+    let announced: ThenVerb | undefined;
     let firstRead = opts.firstRead;
     for (;;) {
+      let node: IronicNode | undefined;
+      let step: Step | undefined;
+      /** The step was decided on the watched node: a PATCH Ironic rejects (a field changed unseen) is decided again on a read. */
+      let fromWatch = false;
       if (watched && !TRANSITIONAL_STATES.has(watched.provision_state)) {
-        const node = watched;
-        watched = undefined;
-        if ('done' in plan(node, issued, [...unanswered])) return node;
+        step = plan(watched, issued, [...unanswered]);
+        if ('done' in step) return watched;
+        if (!watched.maintenance) {
+          node = watched;
+          fromWatch = true;
+        } else step = undefined;
       }
       watched = undefined;
-      let node: IronicNode;
-      try {
-        node = firstRead ? await firstRead(nodeId) : await mustGetNode(nodeId);
-      } catch (err) {
-        // The node locked (the settings' PATCH): read and try again, as for a verb.
-        if (firstRead && err instanceof IronicError && err.kind === 'conflict') {
-          await polling.wait(details());
-          continue;
+      if (!node || !step) {
+        try {
+          node = firstRead ? await firstRead(nodeId) : await mustGetNode(nodeId);
+        } catch (err) {
+          // The node locked (the settings' PATCH): read and try again, as for a verb.
+          if (firstRead && err instanceof IronicError && err.kind === 'conflict') {
+            await polling.wait(details());
+            continue;
+          }
+          // Ironic too busy to answer a read: read again after a pause.
+          if (await readPatience.wait(err, details())) continue;
+          throw err;
         }
-        // Ironic too busy to answer a read: read again after a pause.
-        if (await readPatience.wait(err, details())) continue;
-        throw err;
-      }
-      readPatience.reset();
-      firstRead = undefined;
-      if (first) {
-        first = false;
-        // A verb an earlier attempt sent, whose record died with its worker: the node moved since.
-        const marked = ownMarker(node, key);
-        if (marked && !issued.includes(marked.verb) && (await verbLanded(ironic, node, marked))) issued.push(marked.verb);
-      }
-      if (unsure !== undefined) {
-        // This attempt's verb that got no answer, judged as a new attempt would judge it: by its marker.
-        const marked = ownMarker(node, key);
-        if (marked?.verb === unsure && (await verbLanded(ironic, node, marked))) {
-          issued.push(unsure);
-          unsure = undefined;
-          heartbeat(details());
+        readPatience.reset();
+        firstRead = undefined;
+        if (first) {
+          first = false;
+          // A verb an earlier attempt sent, whose record died with its worker: the node moved since.
+          const marked = ownMarker(node, key);
+          if (marked && !issued.includes(marked.verb) && (await verbLanded(ironic, node, marked))) issued.push(marked.verb);
+          // The verb it announced after that one: sent when the node is where only that verb leads, else still to send.
+          if (marked?.then && !issued.includes(marked.then)) {
+            if (announcedVerbSent(node, marked)) issued.push(marked.then);
+            else if (issued.includes(marked.verb)) announced = marked.then;
+          }
         }
+        if (unsure !== undefined) {
+          // This attempt's verb that got no answer, judged as a new attempt would judge it: by its marker.
+          const marked = ownMarker(node, key);
+          if ((marked?.verb === unsure && (await verbLanded(ironic, node, marked))) || (marked?.then === unsure && announcedVerbSent(node, marked))) {
+            issued.push(unsure);
+            unsure = undefined;
+            heartbeat(details());
+          }
+        }
+        step = TRANSITIONAL_STATES.has(node.provision_state) ? { wait: node.provision_state } : plan(node, issued, [...unanswered]);
       }
-      let step: Step = TRANSITIONAL_STATES.has(node.provision_state) ? { wait: node.provision_state } : plan(node, issued, [...unanswered]);
       if ('done' in step) return node;
       if ('fail' in step) throw operationFailed(step.fail);
       if ('failed' in step) {
@@ -393,11 +415,17 @@ export function createNodeDriver(deps: NodeDriverDeps) {
         try {
           if (node.maintenance) await ironic.clearMaintenance(nodeId);
           const extra = (await step.prepare?.()) ?? {};
-          const marked = key !== undefined && !UNMARKED_VERBS.has(step.verb);
-          const ops = [...((await step.patch?.()) ?? []), ...(marked ? [markerOp({ key, verb: step.verb, before: provisionMoment(node) })] : [])];
-          if (ops.length > 0) await ironic.patchNode(nodeId, ops);
+          // A verb this activity's marker announced is sent on that marker: a PATCH only for what it still has to write.
+          const onAnnouncement = announced === step.verb;
+          const marked = key !== undefined && !UNMARKED_VERBS.has(step.verb) && !onAnnouncement;
+          const marker = marked ? [markerOp({ key, verb: step.verb, before: provisionMoment(node), ...(step.then ? { then: step.then } : {}) })] : [];
+          const ops = [...((await step.patch?.()) ?? []), ...marker];
+          // Ironic answers a PATCH with the node as written: the next decision starts from it, not from a read.
+          const written = ops.length > 0 ? await ironic.patchNode(nodeId, ops) : undefined;
+          if (marked) announced = step.then;
           sending = true;
           await ironic.setProvisionState(nodeId, step.verb, extra);
+          if (onAnnouncement) announced = undefined;
           issued.push(step.verb);
           unanswered.delete(step.verb);
           unsure = undefined;
@@ -407,7 +435,7 @@ export function createNodeDriver(deps: NodeDriverDeps) {
           // Not read back at once (a GET per verb): the shared watcher sees the node leave what was read before the
           // verb, and its transitional states are waited out on the watcher's reads alone.
           const state = await waitForChange(node, details(), { working: provisioning, rereadMs: AFTER_VERB_REREAD_MS });
-          if (state) watched = { ...node, ...state };
+          if (state) watched = { ...(written ?? node), ...state };
           continue;
         } catch (err) {
           // No answer to the verb itself: Ironic may have taken it. The next read decides, as a retry's would.
@@ -422,6 +450,9 @@ export function createNodeDriver(deps: NodeDriverDeps) {
           // 400 for a verb: Ironic may have finished what an earlier attempt asked (the state
           // moved since our read); re-plan from a fresh read, and fail only if nothing moved.
           const rejected = err instanceof IronicError && err.kind === 'rejected';
+          // The PATCH of a step decided on the watched node, refused as a whole (nothing written, no marker): decided
+          // again on a read of the whole node.
+          if (rejected && !sending && fromWatch) continue;
           if (rejected) {
             const again = await mustGetNode(nodeId);
             if (again.provision_state === node.provision_state && again.target_provision_state === node.target_provision_state) throw err;

@@ -42,6 +42,9 @@ export interface RegisterDeps {
   powerFrom?: (node: IronicNode, on: boolean, key: string) => Promise<NodeSummary>;
 }
 
+/** The inspect interface that inspects nothing (fake-hardware's): it writes neither an inventory nor properties. */
+const FAKE_INSPECT = 'fake';
+
 /** Inspection: from manageable (made so first out of enroll or available) to manageable with the inventory. */
 export const inspectPlan: Plan = (n, issued, unanswered) => {
   switch (n.provision_state) {
@@ -96,22 +99,48 @@ export function createRegisterActivities(deps: RegisterDeps) {
     return { username, password };
   }
 
-  /** `created`: the node was created by this call, so it has no port yet and none is listed. */
-  async function ensurePort(node: IronicNode, mac: string | undefined, created: boolean): Promise<void> {
-    if (!mac) return;
+  /**
+   * The boot MAC's port on the host's node. `created`: the node was created by this call, so it has no port yet and
+   * none is listed. A new host's MAC is not looked up before its node is created: Ironic's 409 for the port says the
+   * MAC is taken, and only then is its holder read (findNode, by MAC). A holder that is not the host's fails the
+   * registration as a lookup first would have, and a node this call created for nothing is removed again (it was
+   * only ever in enroll: no hardware was touched). A holder that is the host's own node (its mark, another name) is
+   * returned: the host goes on with it, the node in enroll that took its name removed first.
+   */
+  async function ensurePort(target: NodeTarget, node: IronicNode, mac: string | undefined, created: boolean): Promise<IronicNode | undefined> {
+    if (!mac) return undefined;
     if (!created) {
       const ports = await ironic.listPorts(node.uuid);
-      if (ports.some((p) => p.address.toLowerCase() === mac)) return;
+      if (ports.some((p) => p.address.toLowerCase() === mac)) return undefined;
     }
     try {
       await ironic.createPort(node.uuid, mac);
+      return undefined;
     } catch (err) {
       if (!(err instanceof IronicError && err.kind === 'conflict')) throw err;
-      const owner = await ironic.findNodeByMac(mac);
-      if (owner && owner.uuid !== node.uuid) {
-        throw operationFailed(`boot MAC ${mac} is already registered to Ironic node ${owner.name ?? owner.uuid}`);
+      let holder: IronicNode | undefined;
+      try {
+        holder = await findNode(target, ['mac']);
+      } catch (failure) {
+        if (created) await removeStray(node);
+        throw failure;
       }
-      throw err; // our own port raced in, or the node is locked: retry
+      if (!holder || holder.uuid === node.uuid) throw err; // our own port raced in, or the node is locked: retry
+      // The host's own node holds the MAC: the node that took the host's name goes, if it is a bare new one.
+      if (node.provision_state !== 'enroll') {
+        throw operationFailed(`boot MAC ${mac} is on Ironic node ${holder.name ?? holder.uuid}, also marked for this host, while node ${node.name ?? node.uuid} (${node.provision_state}) has the host's name: remove one of them`);
+      }
+      await removeStray(node);
+      return holder;
+    }
+  }
+
+  /** A node in enroll this registration made (or an earlier attempt of it), found holding nothing: deleted. */
+  async function removeStray(node: IronicNode): Promise<void> {
+    try {
+      await ironic.deleteNode(node.uuid);
+    } catch (err) {
+      if (!(err instanceof IronicError && err.kind === 'not-found')) throw err;
     }
   }
 
@@ -163,10 +192,11 @@ export function createRegisterActivities(deps: RegisterDeps) {
     const powerOffVersion = powerOff === undefined ? undefined : DISABLE_POWER_OFF_MICROVERSION;
     let created = false;
     const target = { ref, nodeId: input.nodeId, bootMACAddress: spec.bootMACAddress };
-    // Not looked up by name first (a 404 for every new host): with its boot MAC free the node is created, and a name
-    // already taken (Ironic's 409) is then looked up: an earlier attempt's node whose create Ironic accepted before
-    // that attempt died, or a node of the host's name registered otherwise (Metal3's).
-    let node = await findNode(target, ['id', 'mac']);
+    // A new host (no stored node) is not looked up at all: its node is created, a name already taken (Ironic's 409)
+    // is then looked up (an earlier attempt's node whose create Ironic accepted before that attempt died, or a node of
+    // the host's name registered otherwise, Metal3's), and a boot MAC already taken is told by its port's 409
+    // (ensurePort). A host with a stored node looks it up, then its boot MAC's (the node gone from Ironic).
+    let node = input.nodeId ? await findNode(target, ['id', 'mac']) : undefined;
     if (!node) {
       try {
         node = await ironic.createNode({
@@ -188,7 +218,8 @@ export function createRegisterActivities(deps: RegisterDeps) {
         if (!node) throw err;
       }
     }
-    if (!created) {
+    /** A node found (not created by this call) brought in line with the spec, in one PATCH. */
+    const lineUp = async (node: IronicNode): Promise<IronicNode> => {
       const ops: JsonPatchOp[] = [{ op: 'add', path: '/driver_info', value: driverInfo }];
       if (node.name !== name) ops.push({ op: 'add', path: '/name', value: name });
       // A node found by id or name that lacks the mark (Metal3's, or registered before marks were
@@ -211,9 +242,14 @@ export function createRegisterActivities(deps: RegisterDeps) {
       }
       ops.push(...propertyOps(node, wanted));
       if (powerOff !== undefined) ops.push({ op: 'add', path: '/disable_power_off', value: powerOff });
-      node = await ironic.patchNode(node.uuid, ops, powerOffVersion);
+      return ironic.patchNode(node.uuid, ops, powerOffVersion);
+    };
+    if (!created) node = await lineUp(node);
+    const holder = await ensurePort(target, node, spec.bootMACAddress, created);
+    if (holder) {
+      node = await lineUp(holder);
+      await ensurePort(target, node, spec.bootMACAddress, false);
     }
-    await ensurePort(node, spec.bootMACAddress, created);
     if (!input.manage) return registeredSummary(node);
     const answered = node;
     return registeredSummary(await drive(node.uuid, managePlan, { firstRead: () => Promise.resolve(answered) }));
@@ -231,6 +267,9 @@ export function createRegisterActivities(deps: RegisterDeps) {
 
   async function inspectNode(input: NodeTarget & InStepSettings & { nodeId: string }): Promise<{ hardware: HardwareDetails }> {
     const node = await drive(input.nodeId, inspectPlan, { firstRead: deps.firstRead(input.ref, input.settings) });
+    // Ironic's fake inspect interface (fake-hardware's) records no inventory and changes no property: the details are
+    // the node's properties as the step read (or PATCHed) it, with no inventory read answering 404 and no read after.
+    if (node.inspect_interface === FAKE_INSPECT) return { hardware: hardwareFromProperties(node.properties) };
     const inventory = await ironic.getInventory(node.uuid);
     if (inventory) return { hardware: hardwareFromInventory(inventory) };
     // The properties inspection wrote: the node as drive ended on it may be the read from before the inspection.

@@ -6,6 +6,11 @@
  * `extra.metalflow_sent` names the attempt's operation and the verb with the
  * node's provision state as it was: a later attempt of the same operation
  * that finds the marker and a changed state knows the verb was carried out.
+ *
+ * A marker may also announce the verb the activity sends next from the state
+ * the first one leads to (`then`: a deploy's `active` after its `provide`),
+ * so that verb needs no PATCH of its own: the node in a state only that verb
+ * leads to (THEN_STATES), since the marker was written, says it was sent.
  */
 import type { IronicClient, JsonPatchOp } from '../../clients/ironic/client';
 import type { IronicNode } from '../../clients/ironic/types';
@@ -19,7 +24,20 @@ export interface SentMarker {
   verb: string;
   /** The node's provision state and its time as Ironic recorded them before the verb. */
   before: string;
+  /** The verb this activity sends next once `verb` is done, without a marker of its own (one of THEN_STATES' keys). */
+  then?: ThenVerb;
 }
+
+/**
+ * The verbs a marker may announce, each with the provision states only it leads a node to from where the marked verb
+ * left it: `active` from `available` (deploying, the agent's wait, and how a deploy ends). Nothing else moves a node
+ * there from `available`, so a node found in one of them since the marker was written was deployed by this activity.
+ */
+export const THEN_STATES = {
+  active: ['deploying', 'wait call-back', 'deploy hold', 'deploy failed', 'active'],
+} as const satisfies Record<string, readonly string[]>;
+
+export type ThenVerb = keyof typeof THEN_STATES;
 
 /** This activity call's key, or undefined outside a Temporal activity (direct calls in tests). */
 export function markerKey(): string | undefined {
@@ -37,7 +55,19 @@ export const provisionMoment = (node: IronicNode): string => `${node.provision_s
 export function ownMarker(node: IronicNode, key: string | undefined): SentMarker | undefined {
   const m = node.extra?.[SENT_MARKER] as Partial<SentMarker> | undefined;
   if (!key || !m || m.key !== key || typeof m.verb !== 'string' || typeof m.before !== 'string') return undefined;
+  // A `then` this version does not know is not trusted: its verb is marked on its own before it is sent.
+  if (m.then !== undefined && !Object.hasOwn(THEN_STATES, m.then)) return { key: m.key, verb: m.verb, before: m.before };
   return m as SentMarker;
+}
+
+/**
+ * Whether the verb a marker announced (`then`) was sent: the node left the marker's moment and is in a state only
+ * that verb leads to. (A node in `available` again after it was deployed has been torn down by someone else, whose
+ * own marker replaced this one: as for any marked verb, the marker is not there to say so.)
+ */
+export function announcedVerbSent(node: IronicNode, marker: SentMarker): boolean {
+  if (!marker.then || marker.before === provisionMoment(node)) return false;
+  return (THEN_STATES[marker.then] as readonly string[]).includes(node.provision_state);
 }
 
 /** The PATCH op that writes the marker (sent with the fields the verb needs: ironic-node-driver.ts). */

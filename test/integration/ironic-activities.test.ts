@@ -14,6 +14,7 @@ import { MockActivityEnvironment } from '@temporalio/testing';
 import { IronicClient } from '../../clients/ironic/client';
 import { IronicError } from '../../clients/ironic/errors';
 import { deployedNode } from '../support/deployed-node';
+import { hardwareFromProperties } from '../../clients/ironic/hardware';
 import { createIronicActivities } from '../../activities/ironic/activities';
 import { LocalSecretStore } from '../../clients/secrets/local-store';
 import type { HostSpec } from '../../model/host';
@@ -177,6 +178,27 @@ describe('ensureNode', () => {
     // b has no node by name, and the node its MAC leads to belongs to a.
     const f = await failureOf(acts.ensureNode(b));
     expect(f.message).toMatch(/already registered to Ironic node activities~/);
+    // The node created for b before its port's 409 told the MAC was taken is gone again.
+    expect(await ironic.getNode(`${NS}~${b.ref.name}`)).toBeUndefined();
+  });
+
+  it("looks a new host's boot MAC up only when Ironic refuses its port (409)", async () => {
+    await withProxy(async (a, proxy) => {
+      const { ref, spec } = await fakeHost();
+      proxy.requests.length = 0;
+      await a.ensureNode({ ref, spec });
+      expect(proxy.requests.filter((r) => r.method === 'GET' && r.path.startsWith('/v1/ports'))).toEqual([]);
+      // The host's own node (its mark) under another name holds the MAC: the node the create made is removed, that one
+      // is the host's, renamed, with no second port.
+      const other = await fakeHost();
+      const marked = await ironic.createNode({ name: uniq('renamed'), driver: 'fake-hardware', extra: { metalflow_host: `${NS}/${other.ref.name}` } });
+      await ironic.createPort(marked.uuid, other.spec.bootMACAddress!);
+      proxy.requests.length = 0;
+      expect((await a.ensureNode(other)).nodeId).toBe(marked.uuid);
+      expect(proxy.requests.filter((r) => r.method === 'DELETE').length).toBe(1);
+      expect((await ironic.getNode(`${NS}~${other.ref.name}`))?.uuid).toBe(marked.uuid);
+      expect((await ironic.listPorts(marked.uuid)).map((p) => p.address)).toEqual([other.spec.bootMACAddress]);
+    });
   });
 });
 
@@ -292,17 +314,77 @@ describe('whole-node reads (issue 47)', () => {
       await a.syncNodeSettings({ ref, spec, nodeId });
       expect(byId()).toBe(1);
       proxy.requests.length = 0;
-      // manageable -> provide (cleaning) -> available -> deploy (deploying) -> active: a read to decide the provide and
-      // one to write the deploy's instance_info; the states between and the end come from the watcher's field reads.
+      // manageable -> provide (cleaning) -> available -> deploy (deploying) -> active: a read to decide the provide; the
+      // deploy is decided on the node as the provide's PATCH wrote it (its instance_info) and the watcher's fields over
+      // it, and the states between and the end come from the watcher's field reads.
       const image = { url: 'http://127.0.0.1/images/demo.qcow2', checksum: 'b'.repeat(64), checksumType: 'sha256' as const, format: 'qcow2' as const };
       expect((await a.deployNode({ ref, nodeId, image, automatedCleaning: true })).provisionState).toBe('active');
-      expect(whole()).toBe(2);
+      expect(whole()).toBe(1);
       proxy.requests.length = 0;
       // The lookup's read decides the power change; the watcher sees it done.
       expect((await a.setPower({ ref, nodeId, on: false })).poweredOn).toBe(false);
       expect(whole()).toBe(1);
       await a.undeployNode({ ref, nodeId, automatedCleaning: false });
       await a.deleteNode({ ref, nodeId });
+    });
+  });
+});
+
+describe('a fake-hardware inspection', () => {
+  it("reads no inventory (Ironic's fake inspect interface records none) and the node only for the step's settings", async () => {
+    await withProxy(async (a, proxy) => {
+      const { ref, spec } = await fakeHost();
+      const { nodeId } = await a.ensureNode({ ref, spec, manage: true });
+      proxy.requests.length = 0;
+      const { hardware } = await runIn(new MockActivityEnvironment({ activityId: 'inspect' }), a.inspectNode, { ref, nodeId, settings: spec });
+      expect(hardware).toEqual(hardwareFromProperties((await ironic.getNode(nodeId))!.properties));
+      expect(proxy.requests.filter((r) => r.method === 'GET' && r.path.startsWith(`/v1/nodes/${nodeId}`) && !r.path.includes('fields=')).map((r) => r.path)).toEqual([`/v1/nodes/${nodeId}`]);
+    });
+  });
+});
+
+describe("a deploy from manageable: the provide's sent marker announces it", () => {
+  const image = { url: 'http://127.0.0.1/images/demo.qcow2', checksum: 'b'.repeat(64), checksumType: 'sha256' as const, format: 'qcow2' as const };
+  const managed = async (a: ReturnType<typeof createIronicActivities>) => {
+    const { ref, spec } = await fakeHost();
+    const { nodeId } = await a.ensureNode({ ref, spec: { ...spec, automatedCleaningMode: 'disabled' }, manage: true });
+    return { ref, nodeId };
+  };
+
+  it('writes instance_info with the provide\'s marker; active follows with no PATCH and no read of its own', async () => {
+    await withProxy(async (a, proxy) => {
+      const { ref, nodeId } = await managed(a);
+      proxy.requests.length = 0;
+      expect((await runIn(new MockActivityEnvironment({ activityId: 'deploy' }), a.deployNode, { ref, nodeId, image, automatedCleaning: false })).provisionState).toBe('active');
+      const patches = proxy.requests.filter((r) => r.method === 'PATCH').map((r) => JSON.parse(r.body) as { path: string; value?: unknown }[]);
+      expect(patches).toHaveLength(1);
+      expect(patches[0]?.find((o) => o.path === '/extra/metalflow_sent')?.value).toMatchObject({ verb: 'provide', then: 'active' });
+      expect(patches[0]?.some((o) => o.path === '/instance_info/image_source')).toBe(true);
+      const verbs = proxy.requests.filter((r) => r.method === 'PUT' && r.path.endsWith('/states/provision')).map((r) => (JSON.parse(r.body) as { target: string }).target);
+      expect(verbs).toEqual(['provide', 'active']);
+      expect(proxy.count((r) => r.method === 'GET' && r.path === `/v1/nodes/${nodeId}`)).toBe(1);
+      expect((await ironic.getNode(nodeId))?.instance_info.image_source).toBe(image.url);
+    });
+  });
+
+  it('an attempt that died once Ironic took the announced deploy, which failed at once: the next attempt reports the failure and deploys nothing', async () => {
+    await withProxy(async (a, proxy) => {
+      const { ref, nodeId } = await managed(a);
+      // Ironic's agent deploy checks the image URL first: nothing listens there, so the deploy fails within a second.
+      await ironic.patchNode(nodeId, [{ op: 'replace', path: '/deploy_interface', value: 'direct' }]);
+      const failing = { url: 'http://127.0.0.1:9/nothing.qcow2', checksum: 'f'.repeat(64), checksumType: 'sha256' as const, format: 'qcow2' as const };
+      const isActive = (r: { method: string; path: string; body: string }) => r.method === 'PUT' && r.path === `/v1/nodes/${nodeId}/states/provision` && r.body.includes('"active"');
+      // The first attempt: its heartbeat details die with it (a new environment has none), as with a killed worker.
+      const first = new MockActivityEnvironment({ activityId: 'deploy-crash' });
+      proxy.onceAnswered(isActive, () => first.cancel());
+      await runIn(first, a.deployNode, { ref, nodeId, image: failing, automatedCleaning: false }).then(() => expect.unreachable('the first attempt ends with its cancellation'), () => undefined);
+      expect(proxy.count(isActive)).toBe(1);
+      // No marker was written for `active`: the provide's announced it.
+      expect((await ironic.getNode(nodeId))?.extra.metalflow_sent).toMatchObject({ verb: 'provide', then: 'active' });
+      const second = new MockActivityEnvironment({ activityId: 'deploy-crash' });
+      const f = await failureOf(runIn(second, a.deployNode, { ref, nodeId, image: failing, automatedCleaning: false }));
+      expect(f.message).toMatch(/deploy failed/);
+      expect(proxy.count(isActive)).toBe(1);
     });
   });
 });

@@ -16,4 +16,11 @@ describe('instanceInfo', () => {
     expect(ops).toContainEqual({ op: 'remove', path: '/instance_info/image_os_hash_value' });
     expect(ops).toContainEqual({ op: 'add', path: '/instance_info/image_checksum', value: url.checksum });
   });
+
+  it('leaves what the node already has: nothing to write for the same image again', () => {
+    const image = { url: 'http://h/i.img', checksum: 'b'.repeat(64), format: 'qcow2' as const };
+    const written = Object.fromEntries(instanceInfo(image).map((o) => [o.path.replace('/instance_info/', ''), o.value]));
+    expect(instanceInfo(image, written)).toEqual([]);
+    expect(instanceInfo({ ...image, url: 'http://h/j.img' }, written)).toEqual([{ op: 'add', path: '/instance_info/image_source', value: 'http://h/j.img' }]);
+  });
 });
