@@ -42,9 +42,6 @@ export interface RegisterDeps {
   powerFrom?: (node: IronicNode, on: boolean, key: string) => Promise<NodeSummary>;
 }
 
-/** The inspect interface that inspects nothing (fake-hardware's): it writes neither an inventory nor properties. */
-const FAKE_INSPECT = 'fake';
-
 /** Inspection: from manageable (made so first out of enroll or available) to manageable with the inventory. */
 export const inspectPlan: Plan = (n, issued, unanswered) => {
   switch (n.provision_state) {
@@ -267,9 +264,6 @@ export function createRegisterActivities(deps: RegisterDeps) {
 
   async function inspectNode(input: NodeTarget & InStepSettings & { nodeId: string }): Promise<{ hardware: HardwareDetails }> {
     const node = await drive(input.nodeId, inspectPlan, { firstRead: deps.firstRead(input.ref, input.settings) });
-    // Ironic's fake inspect interface (fake-hardware's) records no inventory and changes no property: the details are
-    // the node's properties as the step read (or PATCHed) it, with no inventory read answering 404 and no read after.
-    if (node.inspect_interface === FAKE_INSPECT) return { hardware: hardwareFromProperties(node.properties) };
     const inventory = await ironic.getInventory(node.uuid);
     if (inventory) return { hardware: hardwareFromInventory(inventory) };
     // The properties inspection wrote: the node as drive ended on it may be the read from before the inspection.

@@ -14,7 +14,6 @@ import { MockActivityEnvironment } from '@temporalio/testing';
 import { IronicClient } from '../../clients/ironic/client';
 import { IronicError } from '../../clients/ironic/errors';
 import { deployedNode } from '../support/deployed-node';
-import { hardwareFromProperties } from '../../clients/ironic/hardware';
 import { createIronicActivities } from '../../activities/ironic/activities';
 import { LocalSecretStore } from '../../clients/secrets/local-store';
 import type { HostSpec } from '../../model/host';
@@ -326,19 +325,6 @@ describe('whole-node reads (issue 47)', () => {
       expect(whole()).toBe(1);
       await a.undeployNode({ ref, nodeId, automatedCleaning: false });
       await a.deleteNode({ ref, nodeId });
-    });
-  });
-});
-
-describe('a fake-hardware inspection', () => {
-  it("reads no inventory (Ironic's fake inspect interface records none) and the node only for the step's settings", async () => {
-    await withProxy(async (a, proxy) => {
-      const { ref, spec } = await fakeHost();
-      const { nodeId } = await a.ensureNode({ ref, spec, manage: true });
-      proxy.requests.length = 0;
-      const { hardware } = await runIn(new MockActivityEnvironment({ activityId: 'inspect' }), a.inspectNode, { ref, nodeId, settings: spec });
-      expect(hardware).toEqual(hardwareFromProperties((await ironic.getNode(nodeId))!.properties));
-      expect(proxy.requests.filter((r) => r.method === 'GET' && r.path.startsWith(`/v1/nodes/${nodeId}`) && !r.path.includes('fields=')).map((r) => r.path)).toEqual([`/v1/nodes/${nodeId}`]);
     });
   });
 });
