@@ -32,7 +32,7 @@ interface Owner {
  * The object as this process's last write to it answered, kept by the worker's status writer between writes so
  * the next one needs no read: sent with that resourceVersion, a write by anyone else in between (the controller's
  * conditions, a spec edit) is refused and the object read again, as before. `status.hardware` is kept as `{}`
- * (present or not is all a write needs: an inventory to replace is written from a fresh read).
+ * (present or not is all a write needs: an inventory that replaces one is written from a fresh read).
  */
 export interface KnownHostObject {
   metadata: Owner['metadata'];
@@ -206,9 +206,9 @@ export function createHostStatusPublish(deps: PublishDeps) {
       let known: KnownHostObject | undefined;
       // The controller writes this status too (an invalid spec, node health): the patch is computed from the object
       // as read and sent with its resourceVersion, so a write in between is read again, never overwritten. The first
-      // attempt may start from the object as the last write answered (`known`): no read, unless an inventory is to be
-      // replaced (the merge patch of `status.hardware` needs the one the object holds).
-      const startKnown = !progress && input.known !== undefined && (input.hardwareKept === true || fitted.hardware === undefined);
+      // attempt may start from the object as the last write answered (`known`): no read, unless an inventory the object
+      // holds is to be replaced (the merge patch of `status.hardware` needs its keys; a first one needs none).
+      const startKnown = !progress && input.known !== undefined && (input.hardwareKept === true || fitted.hardware === undefined || input.known.status?.hardware === undefined);
       for (let attempt = 1; ; attempt++) {
         owner = attempt === 1 && startKnown ? (input.known as Owner) : await rest.call<Owner>('GET', path);
         if (progress) break;

@@ -235,8 +235,8 @@ describe("the worker's status writer against the object its last write answered"
   const status = (state: 'registering' | 'inspecting' | 'available' | 'provisioning' | 'provisioned') => ({ ...emptyStatus(), provisioning: { state, ID: 'n' } });
   const object = (name: string) =>
     kube.rest.call<{ metadata: { annotations?: Record<string, string> }; status: { provisioning: { state: string }; conditions?: Condition[] } }>('GET', path(name));
-  async function written(writer: ReturnType<typeof createHostStatusWriter>, ref: { namespace: string; name: string }, state: Parameters<typeof status>[0]): Promise<void> {
-    writer.write({ ref, status: status(state), events: [] });
+  async function written(writer: ReturnType<typeof createHostStatusWriter>, ref: { namespace: string; name: string }, state: Parameters<typeof status>[0], hardware?: { ramMebibytes: number }): Promise<void> {
+    writer.write({ ref, status: { ...status(state), ...(hardware ? { hardware } : {}) }, events: [] });
     await waitFor(`${state} written`, async () => writer.pending() === 0, { timeoutMs: 30_000, intervalMs: 50 });
   }
 
@@ -248,10 +248,14 @@ describe("the worker's status writer against the object its last write answered"
     try {
       proxy.requests.length = 0;
       await written(writer, ref, 'registering');
-      await written(writer, ref, 'inspecting');
+      // The first inventory: nothing on the object to replace, so no read for it either.
+      await written(writer, ref, 'inspecting', { ramMebibytes: 1024 });
       // One read (the first write's); the block-move set after the first, from that write's answer, needed none either.
       expect(proxy.count(isGet(name))).toBe(1);
       expect(proxy.count(isStatusPatch(name))).toBe(2);
+      // An inventory that replaces one is written from a fresh read (its merge patch needs the keys the object holds).
+      await written(writer, ref, 'inspecting', { ramMebibytes: 2048 });
+      expect(proxy.count(isGet(name))).toBe(2);
       // Another writer (the controller's node health) changes the status between two writes of the worker.
       await kube.rest.call('PATCH', `${path(name)}/status`, {
         body: { status: { conditions: [{ type: 'Healthy', status: 'False', reason: 'Warning', message: 'from the controller', lastTransitionTime: '2026-12-01T00:00:00Z' }] } },
