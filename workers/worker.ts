@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { NativeConnection, Runtime, Worker, type WorkerOptions } from '@temporalio/worker';
 import type { DataConverter } from '@temporalio/common';
 import type { IronicActivityDeps } from '../activities/ironic/activities';
-import { createKubernetesActivities, createUnconfiguredKubernetesActivities } from '../activities/kubernetes/host-status';
+import { createHostStatusPublish, createKubernetesActivities, createUnconfiguredKubernetesActivities } from '../activities/kubernetes/host-status';
 import { createHostStatusWriter, hostStatusSinks } from '../activities/kubernetes/status-writer';
 import type { KubeRest } from '../clients/kubernetes/kube-rest';
 import { createFleetActivities } from '../activities/fleet/activities';
@@ -116,7 +116,7 @@ export async function createWorker(
   // Resolved at each use: the process installs its runtime (metrics, log level) before its first connection.
   const log = { warn: (message: string, meta?: Record<string, unknown>) => Runtime.instance().logger.warn(message, meta) };
   // Host workflows hand their BareMetalHost status to this process's writer (a sink: no history, no task held).
-  const statusWriter = deps.kubernetes ? createHostStatusWriter({ publish: createKubernetesActivities({ rest: deps.kubernetes }).publishHostStatus, log }) : undefined;
+  const statusWriter = deps.kubernetes ? createHostStatusWriter({ publish: createHostStatusPublish({ rest: deps.kubernetes, warn: log.warn }), log }) : undefined;
   return Worker.create({
     connection: deps.connection,
     namespace: deps.namespace,

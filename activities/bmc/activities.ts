@@ -35,7 +35,7 @@ import {
   type RebootMode,
 } from '../../clients/bmc/bmc-client';
 import type { SecretReader } from '../../clients/secrets/secret-store';
-import { readSecretKey } from '../common/secret-key';
+import { readCredentials } from '../common/secret-key';
 import { toFailure } from '../common/failures';
 import { RedfishError } from '../../clients/bmc/errors';
 import { applyBios, type BiosApplyResult } from '../../clients/redfish/bios';
@@ -133,10 +133,7 @@ export function bmcSessions(deps: BmcActivityDeps) {
 
   async function credentials(t: BmcTarget) {
     const name = bmcOf(t.spec).credentialsName;
-    return {
-      username: await readSecretKey(deps.bmcSecrets ?? deps.secrets, t.ref.namespace, name, ['username']),
-      password: await readSecretKey(deps.bmcSecrets ?? deps.secrets, t.ref.namespace, name, ['password']),
-    };
+    return readCredentials(deps.bmcSecrets ?? deps.secrets, t.ref.namespace, name);
   }
 
   const options = (t: BmcTarget, signal: AbortSignal | undefined): OpenBmcOptions => ({

@@ -5,7 +5,7 @@
  */
 import { ApplicationFailure } from '@temporalio/activity';
 import { FAILURE } from '../../model/failures';
-import type { SecretReader } from '../../clients/secrets/secret-store';
+import type { SecretData, SecretReader } from '../../clients/secrets/secret-store';
 
 /**
  * Reads one key of a secret, trying `keys` in order (Metal3 accepts e.g.
@@ -18,18 +18,36 @@ export async function readSecretKey(
   name: string,
   keys: readonly string[],
 ): Promise<string> {
+  return keyOf(secrets, namespace, name, await readData(secrets, namespace, name), keys);
+}
+
+/**
+ * BMC credentials (`username`, `password`) from one read of their Secret: two reads gave the same Secret to one
+ * use (in Kubernetes mode a GET of the API server each), and could even mix two versions of it.
+ */
+export async function readCredentials(secrets: SecretReader, namespace: string, name: string): Promise<{ username: string; password: string }> {
+  const data = await readData(secrets, namespace, name);
+  return { username: keyOf(secrets, namespace, name, data, ['username']), password: keyOf(secrets, namespace, name, data, ['password']) };
+}
+
+/** A site's own store says so in its errors: the operator is told which store to put the Secret in. */
+const whereOf = (secrets: SecretReader): string => (secrets.where ? ` ${secrets.where}` : '');
+
+async function readData(secrets: SecretReader, namespace: string, name: string): Promise<SecretData> {
   const data = await secrets.read(namespace, name);
-  // A site's own store says so: the operator is told which store to put the Secret in.
-  const where = secrets.where ? ` ${secrets.where}` : '';
   if (!data) {
-    throw ApplicationFailure.nonRetryable(`Secret ${namespace}/${name} not found${where}`, FAILURE.secretMissing);
+    throw ApplicationFailure.nonRetryable(`Secret ${namespace}/${name} not found${whereOf(secrets)}`, FAILURE.secretMissing);
   }
+  return data;
+}
+
+function keyOf(secrets: SecretReader, namespace: string, name: string, data: SecretData, keys: readonly string[]): string {
   for (const key of keys) {
     const value = data[key];
     if (typeof value === 'string' && value !== '') return value;
   }
   throw ApplicationFailure.nonRetryable(
-    `Secret ${namespace}/${name} has no non-empty key ${keys.map((k) => `"${k}"`).join(' or ')}${where}`,
+    `Secret ${namespace}/${name} has no non-empty key ${keys.map((k) => `"${k}"`).join(' or ')}${whereOf(secrets)}`,
     FAILURE.secretMissing,
   );
 }

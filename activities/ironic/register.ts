@@ -12,7 +12,7 @@ import { hardwareFromInventory, hardwareFromProperties } from '../../clients/iro
 import { nodeInterfaces, type InspectionPreference } from '../../clients/ironic/node-spec';
 import type { IronicNode } from '../../clients/ironic/types';
 import type { SecretReader } from '../../clients/secrets/secret-store';
-import { readSecretKey } from '../common/secret-key';
+import { readCredentials, readSecretKey } from '../common/secret-key';
 import { parseConfigMapping } from '../../model/config-data';
 import { deployChosenInterface } from './instance-info';
 import { CancelledFailure, log } from '@temporalio/activity';
@@ -90,10 +90,7 @@ export function createRegisterActivities(deps: RegisterDeps) {
 
   async function credentials(ref: HostRef, spec: HostSpec) {
     const name = bmcOf(spec).credentialsName;
-    const store = deps.bmcSecrets ?? secrets;
-    const username = await readSecretKey(store, ref.namespace, name, ['username']);
-    const password = await readSecretKey(store, ref.namespace, name, ['password']);
-    return { username, password };
+    return readCredentials(deps.bmcSecrets ?? secrets, ref.namespace, name);
   }
 
   /**

@@ -11,6 +11,8 @@ import { laterWriteHeld } from '../../model/status-order';
 import { computeConditions, kubeTimestamp, type SiteReading } from '../../model/conditions';
 import { hardwareProfileName, isHardwareProfile } from '../../model/hardware-profile';
 import { FAILURE } from '../../model/failures';
+import { blockMoveChange } from '../../model/clusterctl-move';
+import { ANNOTATIONS } from '../../model/metal3-annotations';
 import { isKubeError } from '../../clients/kubernetes/kube-error';
 import type { KubeRest } from '../../clients/kubernetes/kube-rest';
 import { recordHostEvent, withEventRetries, type HostEvent } from '../../clients/kubernetes/events';
@@ -22,9 +24,31 @@ export type { HostEvent } from '../../clients/kubernetes/events';
 const GROUP = '/apis/metal3.io/v1alpha1';
 
 interface Owner {
-  metadata: { uid: string; name: string; namespace: string; generation?: number; resourceVersion?: string };
+  metadata: { uid: string; name: string; namespace: string; generation?: number; resourceVersion?: string; annotations?: Record<string, string>; deletionTimestamp?: string };
   spec?: { hardwareProfile?: string; bmc?: { address?: string } };
   status?: Record<string, unknown>;
+}
+
+/**
+ * The object as this process's last write to it answered, kept by the worker's status writer between writes so
+ * the next one needs no read: sent with that resourceVersion, a write by anyone else in between (the controller's
+ * conditions, a spec edit) is refused and the object read again, as before. `status.hardware` is kept as `{}`
+ * (present or not is all a write needs: an inventory that replaces one is written from a fresh read).
+ */
+export interface KnownHostObject {
+  metadata: Owner['metadata'];
+  spec?: Owner['spec'];
+  status?: Record<string, unknown>;
+}
+
+function knownOf(obj: Owner): KnownHostObject {
+  const { uid, name, namespace, generation, resourceVersion, annotations, deletionTimestamp } = obj.metadata;
+  const status = obj.status && obj.status.hardware !== undefined ? { ...obj.status, hardware: {} } : obj.status;
+  return {
+    metadata: { uid, name, namespace, generation, resourceVersion, ...(annotations ? { annotations } : {}), ...(deletionTimestamp ? { deletionTimestamp } : {}) },
+    ...(obj.spec ? { spec: { hardwareProfile: obj.spec.hardwareProfile, bmc: obj.spec.bmc ? { address: obj.spec.bmc.address } : undefined } } : {}),
+    ...(status ? { status } : {}),
+  };
 }
 
 /**
@@ -96,7 +120,27 @@ function eventName(host: string, seed: string, index: number, event: HostEvent):
   return `${host.slice(0, 253 - 17)}.${hash}`;
 }
 
-export function createKubernetesActivities(deps: { rest: KubeRest; component?: string }) {
+interface PublishDeps {
+  rest: KubeRest;
+  component?: string;
+  warn?: (message: string, meta?: Record<string, unknown>) => void;
+}
+
+/** The activity (runs recorded before the worker's status writer): its result, which history keeps, is as it was. */
+export function createKubernetesActivities(deps: PublishDeps) {
+  const publish = createHostStatusPublish(deps);
+  return {
+    publishHostStatus: async (input: Omit<PublishInput, 'known'>): Promise<{ published: boolean; hardwareMissing?: true }> => {
+      const { known: _object, ...result } = await publish(input);
+      return result;
+    },
+  };
+}
+
+/** What the worker's status writer calls (status-writer.ts): the activity's publish, with the object its write left. */
+export type HostStatusPublish = ReturnType<typeof createHostStatusPublish>;
+
+export function createHostStatusPublish(deps: PublishDeps) {
   const { rest } = deps;
   const component = deps.component ?? 'metalflow';
 
@@ -128,25 +172,31 @@ export function createKubernetesActivities(deps: { rest: KubeRest; component?: s
     }
   }
 
+  /**
+   * clusterctl's block-move set or lifted right after the status write that makes it due (model/clusterctl-move.ts),
+   * from that write's answer: the controller, which did it on the write's watch event, had to change the object after
+   * the worker wrote it, so the worker's next write met a changed object and read it again (a read and a refused
+   * write per busy/at-rest change). A paused host's annotations, and a deleting host's, stay the controller's; so does
+   * any block-move a failed write here leaves out of step (it writes it after a grace, k8s/controller/reconciler.ts).
+   * Returns the object as it now is, or undefined when that is not known (the next write reads it).
+   */
+  async function liftOrBlockMove(path: string, obj: KnownHostObject): Promise<KnownHostObject | undefined> {
+    if (obj.metadata.deletionTimestamp || (obj.metadata.annotations ?? {})[ANNOTATIONS.paused] !== undefined) return obj;
+    const change = blockMoveChange(obj as Parameters<typeof blockMoveChange>[0]);
+    if (!change) return obj;
+    try {
+      const written = await rest.call<Owner | undefined>('PATCH', path, { body: { metadata: { annotations: change } }, contentType: 'application/merge-patch+json' });
+      return written?.metadata ? knownOf(written) : undefined;
+    } catch (err) {
+      // The status is written; the controller sets the annotation instead (its grace), and the next write reads the object.
+      if (isKubeError(err, 'not-found')) throw err;
+      deps.warn?.('could not set clusterctl.cluster.x-k8s.io/block-move after a status write; the controller will', { host: `${obj.metadata.namespace}/${obj.metadata.name}`, error: err instanceof Error ? err.message : String(err) });
+      return undefined;
+    }
+  }
+
   /** Publishes the status; a host whose object is gone is not an error (it is being deleted). */
-  async function publishHostStatus(input: {
-    ref: HostRef;
-    status: HostStatus;
-    /** Runs before `background-status-publish` send one event; later ones send what gathered meanwhile. */
-    event?: HostEvent;
-    events?: HostEvent[];
-    /** The worker's status writer (status-writer.ts): Events named by their seeds, not by the activity. */
-    namedEvents?: { seed: string; event: HostEvent }[];
-    /** `status.hardware` is left out as unchanged since this run's last write: the object's stays. */
-    hardwareKept?: boolean;
-    /** A host of a configured site: its `SiteReachable` condition (absent: the condition is left as it is). */
-    site?: SiteReading;
-    /**
-     * The write's place in the host's order (model/status-order.ts), written as `status.lastUpdated`: when the
-     * object holds a later one, the status is not written (`stale`), its Events are.
-     */
-    order?: string;
-  }): Promise<{ published: boolean; hardwareMissing?: true; stale?: true }> {
+  async function publishHostStatus(input: PublishInput): Promise<{ published: boolean; hardwareMissing?: true; stale?: true; known?: KnownHostObject }> {
     const path = `${GROUP}/namespaces/${input.ref.namespace}/baremetalhosts/${input.ref.name}`;
     // The CRD enforces the schema's string limits; a BMC's inventory or Ironic's error text may be longer.
     const fitted = fitStrings(HostStatusSchema, input.status);
@@ -155,10 +205,14 @@ export function createKubernetesActivities(deps: { rest: KubeRest; component?: s
     try {
       let owner: Owner;
       let stale = false;
+      let known: KnownHostObject | undefined;
       // The controller writes this status too (an invalid spec, node health): the patch is computed from the object
-      // as read and sent with its resourceVersion, so a write in between is read again, never overwritten.
+      // as read and sent with its resourceVersion, so a write in between is read again, never overwritten. The first
+      // attempt may start from the object as the last write answered (`known`): no read, unless an inventory the object
+      // holds is to be replaced (the merge patch of `status.hardware` needs its keys; a first one needs none).
+      const startKnown = !progress && input.known !== undefined && (input.hardwareKept === true || fitted.hardware === undefined || input.known.status?.hardware === undefined);
       for (let attempt = 1; ; attempt++) {
-        owner = await rest.call<Owner>('GET', path);
+        owner = attempt === 1 && startKnown ? (input.known as Owner) : await rest.call<Owner>('GET', path);
         if (progress) break;
         // A later write is there (another worker's, the workflow having moved on): this one's status is not made.
         // Read with the resourceVersion the write carries, so a later write landing in between is read again here.
@@ -178,12 +232,14 @@ export function createKubernetesActivities(deps: { rest: KubeRest; component?: s
         // Absent from a merge patch: left as the object has it.
         if (input.hardwareKept) delete status.hardware;
         try {
-          await rest.call('PATCH', `${path}/status`, { body: { metadata: { resourceVersion: owner.metadata.resourceVersion }, status }, contentType: 'application/merge-patch+json' });
+          const written = await rest.call<Owner | undefined>('PATCH', `${path}/status`, { body: { metadata: { resourceVersion: owner.metadata.resourceVersion }, status }, contentType: 'application/merge-patch+json' });
+          known = written?.metadata ? knownOf(written) : undefined;
           break;
         } catch (err) {
           if (!isKubeError(err, 'conflict') || attempt >= STATUS_WRITE_ATTEMPTS) throw err;
         }
       }
+      if (known) known = await liftOrBlockMove(path, known);
       const uid = progress?.uid ?? owner.metadata.uid;
       if (!progress && !stale) {
         if (!input.hardwareKept) await upsertHardwareData(owner, fitted);
@@ -206,14 +262,35 @@ export function createKubernetesActivities(deps: { rest: KubeRest; component?: s
         let own = 0;
         await record(named.event, (written) => eventName(input.ref.name, `${named.seed}|${input.ref.namespace}/${input.ref.name}|${uid}`, own++, written));
       }
-      return stale ? { published: false, stale: true } : { published: true };
+      return stale ? { published: false, stale: true } : { published: true, ...(known ? { known } : {}) };
     } catch (err) {
       if (isKubeError(err, 'not-found')) return { published: false };
       return transient(err);
     }
   }
 
-  return { publishHostStatus };
+  return publishHostStatus;
+}
+
+export interface PublishInput {
+  ref: HostRef;
+  status: HostStatus;
+  /** Runs before `background-status-publish` send one event; later ones send what gathered meanwhile. */
+  event?: HostEvent;
+  events?: HostEvent[];
+  /** The worker's status writer (status-writer.ts): Events named by their seeds, not by the activity. */
+  namedEvents?: { seed: string; event: HostEvent }[];
+  /** `status.hardware` is left out as unchanged since this run's last write: the object's stays. */
+  hardwareKept?: boolean;
+  /** A host of a configured site: its `SiteReachable` condition (absent: the condition is left as it is). */
+  site?: SiteReading;
+  /** The object as this process's last write answered (status-writer.ts): written against without a read first. */
+  known?: KnownHostObject;
+  /**
+   * The write's place in the host's order (model/status-order.ts), written as `status.lastUpdated`: when the
+   * object holds a later one, the status is not written (`stale`), its Events are.
+   */
+  order?: string;
 }
 
 export type KubernetesActivities = ReturnType<typeof createKubernetesActivities>;

@@ -18,7 +18,7 @@ import type { Sinks, WorkflowInfo } from '@temporalio/workflow';
 import type { HostRef, HostStatus } from '../../model/host';
 import type { HostEvent } from '../../model/host-event';
 import type { SiteReading } from '../../model/conditions';
-import type { KubernetesActivities } from './host-status';
+import type { HostStatusPublish, KnownHostObject } from './host-status';
 
 /** One write as the workflow hands it over. */
 export interface HostStatusWrite {
@@ -44,7 +44,7 @@ export interface HostStatusSinks extends Sinks {
 const MAX_QUEUED_EVENTS = 50;
 const FIRST_RETRY_MS = 1000;
 const MAX_RETRY_MS = 60_000;
-/** Writes in flight at once for the process (each a GET and a PATCH, an Event POST each). */
+/** Writes in flight at once for the process (each a PATCH, a GET first when the object changed since this process's last write, an Event POST each). */
 export const DEFAULT_STATUS_WRITES_AT_ONCE = 16;
 
 interface HostEntry {
@@ -54,6 +54,11 @@ interface HostEntry {
   writing: boolean;
   /** `status.hardware` as last written to this object by this process (a hash of its JSON): left out while unchanged. */
   hardwareWritten?: string;
+  /**
+   * The object as this process's last write to it answered: the next write goes against it without reading the
+   * object first (one GET a write saved); a change by anyone else meanwhile makes the write read it again.
+   */
+  known?: KnownHostObject;
   retryMs: number;
   timer?: NodeJS.Timeout;
 }
@@ -67,7 +72,8 @@ export interface HostStatusWriter {
 }
 
 export function createHostStatusWriter(deps: {
-  publish: KubernetesActivities['publishHostStatus'];
+  /** createHostStatusPublish's (an activity's publishHostStatus serves too: it keeps no object, so every write reads first). */
+  publish: (input: Parameters<HostStatusPublish>[0]) => Promise<{ published: boolean; hardwareMissing?: true; known?: KnownHostObject }>;
   log: { warn(message: string, meta?: Record<string, unknown>): void };
   atOnce?: number;
 }): HostStatusWriter {
@@ -110,7 +116,10 @@ export function createHostStatusWriter(deps: {
     let again = false;
     try {
       const { hardware: _left, ...rest } = next.status;
-      const written = await deps.publish({ ref: entry.ref, status: kept ? rest : next.status, namedEvents: next.events, ...(kept ? { hardwareKept: true } : {}), ...(next.site ? { site: next.site } : {}), ...(next.order ? { order: next.order } : {}) });
+      const known = entry.known;
+      entry.known = undefined;
+      const written = await deps.publish({ ref: entry.ref, status: kept ? rest : next.status, namedEvents: next.events, ...(kept ? { hardwareKept: true } : {}), ...(next.site ? { site: next.site } : {}), ...(next.order ? { order: next.order } : {}), ...(known ? { known } : {}) });
+      entry.known = written.known;
       entry.retryMs = FIRST_RETRY_MS;
       if (written.hardwareMissing) {
         // Nothing was written: the object lost its hardware (re-created, or its status cleared). Sent whole at once.

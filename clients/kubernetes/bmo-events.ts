@@ -3,8 +3,9 @@
  * dashboards written for BMO keep working: the reporting component, and
  * BMO's reasons where metalflow's workflow has an Event for the same thing
  * (BMO `pkg/provisioner/ironic/*.go` `p.publisher(...)`,
- * `internal/controller/metal3.io/*.go` `publishEvent`). metalflow's own
- * Events where BMO has none (`StateChanged`, `PrepareSucceeded`,
+ * `internal/controller/metal3.io/*.go` `publishEvent`; BMO logs a state
+ * change, it writes no Event for it). metalflow's own
+ * Events where BMO has none (`StateChanged` of other transitions, `PrepareSucceeded`,
  * `RegistrationUpdated`, …) are kept as they are; error reasons
  * (`RegistrationError`, `ProvisioningError`, …) are already BMO's.
  * Messages stay metalflow's (BMO's quote the image URL, which may be a
@@ -27,7 +28,7 @@ const COMPLETED: Record<string, string[]> = {
   DeprovisionSucceeded: ['DeprovisioningComplete'],
 };
 
-/** The state a host entered, BMO's Event for starting it (metalflow's StateChanged stays beside it). */
+/** The state a host entered, BMO's Event for starting it (it stands for metalflow's StateChanged of that transition). */
 const STARTED: Record<string, string> = {
   inspecting: 'InspectionStarted',
   provisioning: 'ProvisioningStarted',
@@ -52,5 +53,8 @@ export function asBmoEvents(event: HostEvent, poweredOn: boolean): HostEvent[] {
     (event.reason === 'PowerSucceeded' ? [{ ...event, reason: poweredOn ? 'PowerOn' : 'PowerOff' }] : [event]);
   const entered = event.reason === 'StateChanged' || event.reason.endsWith('Succeeded') ? enteredState(event.message) : undefined;
   const started = STARTED[entered ?? ''];
-  return started ? [...renamed, { ...event, reason: started }] : renamed;
+  if (!started) return renamed;
+  // A transition BMO has a Started Event for is written as that one alone, with the StateChanged's message: the two
+  // said the same thing in two Events (an Event is an etcd write; two a lifecycle saved, BMO writes one).
+  return event.reason === 'StateChanged' ? [{ ...event, reason: started }] : [...renamed, { ...event, reason: started }];
 }

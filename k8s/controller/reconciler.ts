@@ -73,7 +73,12 @@ export interface ReconcilerDeps {
   updatePolicy?: (key: string) => HostUpdatePolicyObject | undefined;
   /** Signs that Metal3's operator still drives hosts (bmo-guard.ts); absent: not checked (METALFLOW_BMO_CHECK=off). */
   bmoGuard?: BmoGuard;
+  /** How long an unpaused host's due block-move is left to the worker before this controller writes it (0: at once). */
+  blockMoveGraceMs?: number;
 }
+
+/** How long the worker has to set or lift a host's block-move after its status write before the controller does it. */
+export const BLOCK_MOVE_GRACE_MS = 5000;
 
 /** How often a host held back while Metal3's operator looks active is looked at again. */
 export const BMO_RECHECK_MS = 5000;
@@ -109,6 +114,8 @@ export class Reconciler {
    * share the controller's one connection with its updates; past the cap the recheck alone serves.
    */
   private readonly endAwaited = new Set<string>();
+  /** An unpaused host's block-move change first seen due, and when: the worker's to write for a grace (blockMoveDue). */
+  private readonly blockMoveSeen = new Map<string, { want: string; at: number }>();
 
   constructor(private readonly deps: ReconcilerDeps) {}
 
@@ -127,6 +134,7 @@ export class Reconciler {
     this.failCountSent.delete(key);
     this.deleteSent.delete(key);
     this.deleteWait.delete(key);
+    this.blockMoveSeen.delete(key);
   }
 
   /**
@@ -302,7 +310,8 @@ export class Reconciler {
     const annotations = parseAnnotations(obj.metadata.annotations);
     // clusterctl move: block-move while the host is busy, its status in the status annotation while paused for a move.
     const move = moveAnnotations(obj, annotations.value.paused ? (annotations.value.pausedBy ?? '') : undefined);
-    if (move) await this.deps.rest.call('PATCH', this.objectPath(ref), { body: { metadata: { annotations: move } }, contentType: MERGE });
+    if (!move) this.blockMoveSeen.delete(key);
+    else if (annotations.value.paused || this.blockMoveDue(key, move)) await this.deps.rest.call('PATCH', this.objectPath(ref), { body: { metadata: { annotations: move } }, contentType: MERGE });
     // One describe serves the pause and what follows (two were made before a host's workflow started).
     let described: Promise<HostRun> | undefined;
     const currentRun = (): Promise<HostRun> => (described ??= hostRun(this.deps.client, ref));
@@ -448,6 +457,28 @@ export class Reconciler {
     if (!both) await this.withStart(ref, applyDirectivesUpdate, [d]);
     this.sentDirectives.set(key, fingerprint);
     return both?.spec;
+  }
+
+  /**
+   * Whether an unpaused host's block-move, out of step with its status, is for this controller to write now. The
+   * worker writes it right after the status write that makes it due (activities/kubernetes/host-status.ts), so
+   * the watch event of that status write mostly finds it not written yet: it is looked at again after a grace, and
+   * written then if still out of step (a worker that could not write it, or one that predates it).
+   */
+  private blockMoveDue(key: string, change: Record<string, string | null>): boolean {
+    const grace = this.deps.blockMoveGraceMs ?? BLOCK_MOVE_GRACE_MS;
+    if (grace <= 0) return true;
+    const want = JSON.stringify(change);
+    const now = Date.now();
+    const seen = this.blockMoveSeen.get(key);
+    if (seen?.want === want && now - seen.at >= grace) {
+      this.blockMoveSeen.delete(key);
+      return true;
+    }
+    const since = seen?.want === want ? seen.at : now;
+    if (since === now) this.blockMoveSeen.set(key, { want, at: now });
+    this.deps.requeueAfter(key, grace - (now - since));
+    return false;
   }
 
   /** Update-with-start of the host's workflow: idempotent, starts it when it does not run. */

@@ -161,7 +161,7 @@ describe('Events of a host that is registered once', () => {
 interface KubeEvent { reason: string; message: string; type: string; source?: { component?: string }; reportingComponent?: string; reportingInstance?: string }
 
 describe("Events as BMO's", () => {
-  it("a host's lifecycle writes BMO's reasons and component, and metalflow's StateChanged beside them", { timeout: 400_000 }, async () => {
+  it("a host's lifecycle writes BMO's reasons and component, and metalflow's StateChanged for the transitions BMO has no Event for", { timeout: 400_000 }, async () => {
     const name = 'bmo-events-host';
     waitState(name, 'provisioned');
     kubectl(['patch', 'bmh', name, '-n', NS, '--type=merge', '-p', JSON.stringify({ spec: { online: false } })]);
@@ -177,6 +177,9 @@ describe("Events as BMO's", () => {
       expect(reasons, r).toContain(r);
     }
     for (const r of ['EnrollSucceeded', 'InspectSucceeded', 'ProvisionSucceeded', 'DeprovisionSucceeded', 'PowerSucceeded']) expect(reasons, r).not.toContain(r);
+    // A Started Event stands for the transition's StateChanged (same message): one Event, not two.
+    expect(all.filter((e) => e.reason === 'StateChanged').map((e) => e.message)).not.toContain('provisioning state available → provisioning');
+    expect(all.filter((e) => e.reason === 'ProvisioningStarted').map((e) => e.message)).toContain('provisioning state available → provisioning');
     for (const e of all) {
       expect(e.source?.component).toBe('metal3-baremetal-controller');
       expect(e.reportingComponent).toBe('metal3.io/baremetal-controller');

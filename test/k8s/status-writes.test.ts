@@ -11,7 +11,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KubeConfig } from '@kubernetes/client-node';
 import { MockActivityEnvironment } from '@temporalio/testing';
-import { createKubernetesActivities } from '../../activities/kubernetes/host-status';
+import { createHostStatusPublish, createKubernetesActivities } from '../../activities/kubernetes/host-status';
 import { createHostStatusWriter } from '../../activities/kubernetes/status-writer';
 import { KubeRest } from '../../clients/kubernetes/kube-rest';
 import { emptyStatus } from '../../model/host';
@@ -240,5 +240,96 @@ describe('an Event whose write fails', () => {
     // A's retry read the object and did not write: its one status PATCH is the refused one.
     expect(proxy.count(isStatusPatch(name)) - before).toBe(1);
     for (const reason of ['OrderInspecting', 'OrderAvailable']) expect(eventsOf(name, reason)).toHaveLength(1);
+  });
+});
+
+describe("the worker's status writer against the object its last write answered", () => {
+  const host = (name: string) => kubectl(['apply', '-n', NS, '-f', '-'], { input: JSON.stringify(hostDoc(name, { online: true })) });
+  const hostPath = (name: string) => path(name);
+  const isGet = (name: string) => (r: RecordedRequest) => r.method === 'GET' && r.path === hostPath(name);
+  const isPatch = (name: string) => (r: RecordedRequest) => r.method === 'PATCH' && r.path === hostPath(name);
+  let proxy: IronicProxy;
+  let rest: KubeRest;
+  beforeAll(async () => {
+    const admin = new KubeConfig();
+    admin.loadFromFile(KUBECONFIG);
+    const tls: { ca?: Buffer; cert?: Buffer; key?: Buffer } = {};
+    await admin.applyToHTTPSOptions(tls as never);
+    proxy = new IronicProxy(admin.getCurrentCluster()!.server, tls);
+    await proxy.start();
+    const kc = new KubeConfig();
+    kc.loadFromOptions({
+      clusters: [{ name: 'proxy', server: proxy.url, skipTLSVerify: true }],
+      users: [{ name: 'proxied' }],
+      contexts: [{ name: 'proxy', cluster: 'proxy', user: 'proxied' }],
+      currentContext: 'proxy',
+    });
+    rest = await KubeRest.create(kc);
+  });
+  afterAll(() => proxy?.stop());
+
+  const status = (state: 'registering' | 'inspecting' | 'available' | 'provisioning' | 'provisioned') => ({ ...emptyStatus(), provisioning: { state, ID: 'n' } });
+  const object = (name: string) =>
+    kube.rest.call<{ metadata: { annotations?: Record<string, string> }; status: { provisioning: { state: string }; conditions?: Condition[] } }>('GET', path(name));
+  async function written(writer: ReturnType<typeof createHostStatusWriter>, ref: { namespace: string; name: string }, state: Parameters<typeof status>[0], hardware?: { ramMebibytes: number }): Promise<void> {
+    writer.write({ ref, status: { ...status(state), ...(hardware ? { hardware } : {}) }, events: [] });
+    await waitFor(`${state} written`, async () => writer.pending() === 0, { timeoutMs: 30_000, intervalMs: 50 });
+  }
+
+  it('reads the object only for its first write; a write by another writer meanwhile is read again, never overwritten', async () => {
+    const name = uniq('known');
+    host(name);
+    const ref = { namespace: NS, name };
+    const writer = createHostStatusWriter({ publish: createHostStatusPublish({ rest }), log: { warn: () => undefined } });
+    try {
+      proxy.requests.length = 0;
+      await written(writer, ref, 'registering');
+      // The first inventory: nothing on the object to replace, so no read for it either.
+      await written(writer, ref, 'inspecting', { ramMebibytes: 1024 });
+      // One read (the first write's); the block-move set after the first, from that write's answer, needed none either.
+      expect(proxy.count(isGet(name))).toBe(1);
+      expect(proxy.count(isStatusPatch(name))).toBe(2);
+      // An inventory that replaces one is written from a fresh read (its merge patch needs the keys the object holds).
+      await written(writer, ref, 'inspecting', { ramMebibytes: 2048 });
+      expect(proxy.count(isGet(name))).toBe(2);
+      // Another writer (the controller's node health) changes the status between two writes of the worker.
+      await kube.rest.call('PATCH', `${path(name)}/status`, {
+        body: { status: { conditions: [{ type: 'Healthy', status: 'False', reason: 'Warning', message: 'from the controller', lastTransitionTime: '2026-12-01T00:00:00Z' }] } },
+        contentType: 'application/merge-patch+json',
+      });
+      proxy.requests.length = 0;
+      await written(writer, ref, 'available');
+      // Refused (the object changed), read again, written.
+      expect(proxy.requests.filter((r) => isStatusPatch(name)(r) || isGet(name)(r)).map((r) => r.method)).toEqual(['PATCH', 'GET', 'PATCH']);
+    } finally {
+      writer.close();
+    }
+    const now = await object(name);
+    expect(now.status.provisioning.state).toBe('available');
+    expect(now.status.conditions?.find((c) => c.type === 'Healthy')).toMatchObject({ status: 'False', reason: 'Warning' });
+  });
+
+  it("sets clusterctl's block-move while the host is busy and lifts it at rest, after the status write; a paused host's stays the controller's", async () => {
+    const name = uniq('block');
+    host(name);
+    const ref = { namespace: NS, name };
+    const writer = createHostStatusWriter({ publish: createHostStatusPublish({ rest }), log: { warn: () => undefined } });
+    try {
+      proxy.requests.length = 0;
+      await written(writer, ref, 'provisioning');
+      expect((await object(name)).metadata.annotations).toHaveProperty(['clusterctl.cluster.x-k8s.io/block-move'], 'host is provisioning');
+      await written(writer, ref, 'provisioned');
+      expect((await object(name)).metadata.annotations ?? {}).not.toHaveProperty(['clusterctl.cluster.x-k8s.io/block-move']);
+      // Set once, lifted once; a status write after each without a read in between.
+      expect(proxy.count(isPatch(name))).toBe(2);
+      expect(proxy.count(isGet(name))).toBe(1);
+      // Paused (a move, a user): the writer leaves the annotations alone.
+      kubectl(['annotate', '-n', NS, 'bmh', name, 'baremetalhost.metal3.io/paused=test']);
+      await written(writer, ref, 'provisioning');
+      expect((await object(name)).metadata.annotations ?? {}).not.toHaveProperty(['clusterctl.cluster.x-k8s.io/block-move']);
+      expect(proxy.count(isPatch(name))).toBe(2);
+    } finally {
+      writer.close();
+    }
   });
 });

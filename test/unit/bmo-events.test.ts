@@ -16,12 +16,15 @@ describe("BMO's Event reasons", () => {
     expect(asBmoEvents(ev('ProvisionSucceeded', 'provision succeeded; provisioning state provisioned'), true)[0]?.message).toBe('provision succeeded; provisioning state provisioned');
   });
 
-  it('adds the Started Event beside StateChanged, and Discovered for an unmanaged host', () => {
-    expect(reasons('StateChanged', 'provisioning state available → provisioning')).toEqual(['StateChanged', 'ProvisioningStarted']);
-    expect(reasons('StateChanged', 'provisioning state registering → inspecting')).toEqual(['StateChanged', 'InspectionStarted']);
-    expect(reasons('StateChanged', 'provisioning state provisioned → deprovisioning')).toEqual(['StateChanged', 'DeprovisioningStarted']);
-    expect(reasons('StateChanged', 'provisioning state none → unmanaged')).toEqual(['StateChanged', 'Discovered']);
+  it("writes a transition BMO has a Started Event for as that Event alone, with StateChanged's message; Discovered for an unmanaged host", () => {
+    expect(reasons('StateChanged', 'provisioning state available → provisioning')).toEqual(['ProvisioningStarted']);
+    expect(reasons('StateChanged', 'provisioning state registering → inspecting')).toEqual(['InspectionStarted']);
+    expect(reasons('StateChanged', 'provisioning state provisioned → deprovisioning')).toEqual(['DeprovisioningStarted']);
+    expect(reasons('StateChanged', 'provisioning state none → unmanaged')).toEqual(['Discovered']);
+    expect(asBmoEvents(ev('StateChanged', 'provisioning state available → provisioning'), true)).toEqual([ev('ProvisioningStarted', 'provisioning state available → provisioning')]);
+    // Transitions BMO has no Event for keep metalflow's.
     expect(reasons('StateChanged', 'provisioning state none → registering')).toEqual(['StateChanged']);
+    expect(reasons('StateChanged', 'provisioning state available → powering off before delete')).toEqual(['StateChanged']);
     expect(enteredState('provisioning state powering off before delete → deleting')).toBe('deleting');
     // Registration goes straight on to inspecting: no StateChanged, the Started Event after Registered.
     expect(reasons('EnrollSucceeded', 'enroll succeeded; provisioning state inspecting')).toEqual(['Registered', 'BMCAccessValidated', 'InspectionStarted']);

@@ -1,6 +1,6 @@
-/** clusterctl move compatibility (k8s/controller/move.ts): which annotations the controller changes, and when. */
+/** clusterctl move compatibility (model/clusterctl-move.ts): which annotations the controller changes, and when. */
 import { describe, expect, it } from 'vitest';
-import { BLOCK_MOVE, CAPM3_PAUSE, STATUS_ANNOTATION, moveAnnotations } from '../../k8s/controller/move';
+import { BLOCK_MOVE, CAPM3_PAUSE, STATUS_ANNOTATION, moveAnnotations } from '../../model/clusterctl-move';
 
 const status = (state: string) => ({ operationalStatus: 'OK' as const, poweredOn: true, provisioning: { state, ID: 'node-1' } });
 const host = (state: string, annotations: Record<string, string> = {}) => ({ metadata: { annotations }, status: status(state) as never });
