@@ -77,6 +77,8 @@ export interface FakeAgentOptions {
    * faster than real agents would; keep IPA's to compare with them.
    */
   minHeartbeatMs?: number;
+  /** Waits between attempts to post the inspection data after a 409, a 5xx or no answer (default IPA's). */
+  inspectionRetryWaitsMs?: number[];
   /** Credentials of the BMCs (sushy-tools) for the power-off. */
   bmcUser?: string;
   bmcPassword?: string;
@@ -98,6 +100,8 @@ export interface FakeAgentCounts {
   boots: number;
   halts: number;
   inspections: number;
+  /** Inspection posts retried after a 409, a 5xx or no answer (IPA's retries; a 404's are the fake's own). */
+  inspectionRetries: number;
   lookups: number;
   heartbeats: number;
   commands: Record<string, number>;
@@ -173,6 +177,14 @@ const DEPLOY_STEPS = [
   { step: 'write_image', priority: 0, interface: 'deploy', reboot_requested: false },
 ];
 
+/**
+ * IPA's waits between its five attempts to post the inspection data (tenacity's wait_exponential, multiplier 1.5,
+ * min 5 s, max 30 s, in ironic_python_agent/inspector.py of the agent venv).
+ */
+export const IPA_INSPECTION_RETRY_WAITS_MS = [5000, 5000, 6000, 12_000];
+/** The fake's own retries of a 404 (Ironic not yet in "inspect wait"), 1 s growing by half to 10 s. */
+const NOT_FOUND_RETRIES = 10;
+
 const jitter = (ms: number, lo: number, hi: number) => ms * (lo + Math.random() * (hi - lo));
 
 class FakeHost {
@@ -191,7 +203,7 @@ class FakeHost {
     readonly boot: FakeBoot,
     private readonly callbackUrl: string,
     private readonly certificate: string,
-    private readonly opts: Required<Pick<FakeAgentOptions, 'bootMs' | 'stepMs' | 'stepTimes' | 'minHeartbeatMs' | 'bmcUser' | 'bmcPassword'>> & { log: (l: string) => void },
+    private readonly opts: Required<Pick<FakeAgentOptions, 'bootMs' | 'stepMs' | 'stepTimes' | 'minHeartbeatMs' | 'inspectionRetryWaitsMs' | 'bmcUser' | 'bmcPassword'>> & { log: (l: string) => void },
     private readonly counts: FakeAgentCounts,
     private readonly onPoweredOff: () => void,
   ) {
@@ -247,13 +259,20 @@ class FakeHost {
   }
 
   /**
-   * Posts the inventory as IPA's inspection does; a failure is logged and the
-   * lookup goes on, as IPA's does. Unlike IPA it also retries a 404 for a
-   * while: under load Ironic may not have reached "inspect wait" yet when a
-   * ramdisk that boots in seconds speaks (a real one never gets there first).
+   * Posts the inventory as IPA's inspection does (ironic_python_agent/inspector.py, call_inspector): a 409 (the
+   * node locked: the conductor that moved it to "inspect wait" still holds it, or another task does), a 5xx or a
+   * connection error is retried on IPA's schedule (`inspectionRetryWaitsMs`: five attempts); any other refusal, or
+   * the last attempt's, is logged and the lookup goes on, as IPA's does. Unlike IPA it also retries a 404 for a
+   * while: under load Ironic may not have reached "inspect wait" yet when a ramdisk that boots in seconds speaks (a
+   * real one never gets there first).
    */
   private async inspect(url: string): Promise<void> {
-    for (let attempt = 0; attempt < 10 && !this.stopped; attempt++) {
+    const waits = this.opts.inspectionRetryWaitsMs;
+    let retried = 0;
+    let notFound = 0;
+    let last = 'no answer';
+    while (!this.stopped) {
+      let wait: number;
       try {
         const res = await fetch(url, {
           method: 'POST',
@@ -267,16 +286,27 @@ class FakeHost {
           if (uuid) this.uuid = uuid;
           return;
         }
-        if (res.status < 500 && res.status !== 404) {
+        last = String(res.status);
+        if (res.status === 404 && notFound < NOT_FOUND_RETRIES) {
+          wait = Math.min(1000 * 1.5 ** notFound++, 10_000);
+        } else if (res.status === 409 || res.status >= 500) {
+          if (retried >= waits.length) break;
+          this.counts.inspectionRetries++;
+          wait = waits[retried++]!;
+          this.opts.log(`${this.boot.name}: inspection data answered ${res.status}, posting again in ${wait} ms`);
+        } else {
           this.opts.log(`${this.boot.name}: inspection data refused: ${res.status}`);
           return;
         }
-      } catch {
-        // Ironic not reachable yet: retried below, as IPA retries connection errors.
+      } catch (err) {
+        // Ironic not reachable: retried on the same schedule, as IPA retries connection errors.
+        last = String(err);
+        if (retried >= waits.length) break;
+        wait = waits[retried++]!;
       }
-      await this.sleep(Math.min(1000 * 1.5 ** attempt, 10_000));
+      await this.sleep(wait);
     }
-    this.opts.log(`${this.boot.name}: inspection data not taken`);
+    if (!this.stopped) this.opts.log(`${this.boot.name}: inspection data not taken (last: ${last})`);
   }
 
   private async lookup(): Promise<void> {
@@ -415,12 +445,13 @@ export async function startFakeAgent(options: FakeAgentOptions = {}): Promise<Fa
     stepMs: options.stepMs ?? 0,
     stepTimes: options.stepTimes ?? {},
     minHeartbeatMs: options.minHeartbeatMs ?? 5000,
+    inspectionRetryWaitsMs: options.inspectionRetryWaitsMs ?? IPA_INSPECTION_RETRY_WAITS_MS,
     bmcUser: options.bmcUser ?? process.env.SUSHY_USERNAME ?? 'admin',
     bmcPassword: options.bmcPassword ?? process.env.SUSHY_PASSWORD ?? 'password',
     log: options.log ?? ((l: string) => console.error(`[fake-agent] ${l}`)),
   };
   const hosts = new Map<string, FakeHost>();
-  const counts: FakeAgentCounts = { boots: 0, halts: 0, inspections: 0, lookups: 0, heartbeats: 0, commands: {} };
+  const counts: FakeAgentCounts = { boots: 0, halts: 0, inspections: 0, inspectionRetries: 0, lookups: 0, heartbeats: 0, commands: {} };
   let agentBase = '';
   const tls = selfSignedCertificate();
 

@@ -7,7 +7,9 @@
  * host that is off does not answer. Its Ironic side is tested against the real
  * Ironic (test/agent/fake-agent-states.test.ts).
  */
+import { createServer, type Server } from 'node:http';
 import { request } from 'node:https';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { kernelParams, parseStepTimes, startFakeAgent, type FakeAgent } from '../../bench/support/fake-agent';
 import { unusedPort } from '../support/ports';
@@ -90,6 +92,41 @@ describe('the fake agent API', () => {
       expect((await call(slow, url, 'GET')).body.commands.at(-1).command_status).toBe('RUNNING');
     } finally {
       await slow.close();
+    }
+  });
+
+  it('posts the inspection data again after a 409 or a 5xx, as IPA does, and gives up on another refusal', async () => {
+    // Ironic's continue_inspection answers 409 while another task holds the node (the conductor that moved it to
+    // "inspect wait", under load): IPA retries it, and a fake that did not left the node to its inspection timeout.
+    const answers = [409, 503, 202];
+    const refused = [400];
+    const posts: string[] = [];
+    const ironic: Server = createServer((req, res) => {
+      req.resume();
+      const host = req.url?.startsWith('/a/') ? 'a' : 'b';
+      const status = req.url?.endsWith('/v1/continue_inspection') ? (host === 'a' ? answers.shift() : refused.shift()) ?? 500 : 404;
+      if (status !== 404) posts.push(`${host} ${status}`);
+      res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(status === 202 ? { uuid: 'node-a' } : {}));
+    });
+    await new Promise<void>((r) => ironic.listen(0, '127.0.0.1', r));
+    const base = `http://127.0.0.1:${(ironic.address() as AddressInfo).port}`;
+    const logged: string[] = [];
+    const fake = await startFakeAgent({ bootMs: 0, inspectionRetryWaitsMs: [10, 10, 10, 10], log: (l) => logged.push(l) });
+    try {
+      for (const name of ['a', 'b']) {
+        fake.boot({ name, mac: `52:54:00:00:00:0${name === 'a' ? 3 : 4}`, disks: [8 * 2 ** 30], cmdline: `ipa-inspection-callback-url=${base}/${name}/v1/continue_inspection ipa-api-url=${base}/${name} ipa-agent-token=${TOKEN}` });
+      }
+      for (let i = 0; i < 200 && !(fake.counts.inspections === 1 && logged.some((l) => l.startsWith('b: inspection data refused'))); i++) {
+        await new Promise((r) => setTimeout(r, 10));
+      }
+      expect(fake.counts.inspections).toBe(1);
+      expect(fake.counts.inspectionRetries).toBe(2);
+      expect(posts.filter((p) => p.startsWith('a '))).toEqual(['a 409', 'a 503', 'a 202']);
+      expect(posts.filter((p) => p.startsWith('b '))).toEqual(['b 400']);
+      expect(logged).toContain('b: inspection data refused: 400');
+    } finally {
+      await fake.close();
+      await new Promise((r) => ironic.close(r));
     }
   });
 
