@@ -72,9 +72,10 @@ export interface FakeAgentOptions {
    */
   stepTimes?: Record<string, number>;
   /**
-   * The least time between two heartbeats of one host: IPA's is 5 s, and a
-   * heartbeat after a finished step waits for it. Lower it to run a fleet
-   * faster than real agents would; keep IPA's to compare with them.
+   * The least time between two heartbeats of one host, and the longest its
+   * heartbeater sleeps: IPA's is 5 s, and a heartbeat after a finished step
+   * waits for the next wake-up past it. Lower it to run a fleet faster than
+   * real agents would; keep IPA's to compare with them.
    */
   minHeartbeatMs?: number;
   /** Waits between attempts to post the inspection data after a 409, a 5xx or no answer (default IPA's). */
@@ -185,18 +186,39 @@ export const IPA_INSPECTION_RETRY_WAITS_MS = [5000, 5000, 6000, 12_000];
 /** The fake's own retries of a 404 (Ironic not yet in "inspect wait"), 1 s growing by half to 10 s. */
 const NOT_FOUND_RETRIES = 10;
 
+/** IPA's heartbeater sleeps 0.1 s after each wake-up (IronicPythonAgentHeartbeater.run). */
+const HEARTBEATER_PAUSE_MS = 100;
+
+/**
+ * How long IPA's heartbeater waits before it next looks (IronicPythonAgentHeartbeater._run_next in the agent venv):
+ * what is left of its interval, at most its least interval (5 s). With an interval of 90-180 s it so wakes every
+ * 5.1 s, and a heartbeat a finished command forced goes out at the next of those wake-ups, 0-5 s after the command
+ * ended, not at once: a fake that sent it at once met a conductor still holding the node more often than IPA does.
+ */
+export function heartbeaterWaitMs(now: number, lastHeartbeat: number, intervalMs: number, minHeartbeatMs: number): number {
+  return Math.min(minHeartbeatMs, Math.max(0, intervalMs - (now - lastHeartbeat)));
+}
+
+/** Whether IPA's heartbeater heartbeats at a wake-up (_heartbeat_expected): its interval passed, or forced and its least interval passed. */
+export function heartbeatExpected(now: number, lastHeartbeat: number, intervalMs: number, forced: boolean, minHeartbeatMs: number): boolean {
+  const elapsed = now - lastHeartbeat;
+  return elapsed >= intervalMs || (forced && elapsed > minHeartbeatMs);
+}
+
 const jitter = (ms: number, lo: number, hi: number) => ms * (lo + Math.random() * (hi - lo));
 
 class FakeHost {
   readonly commands: Command[] = [];
   private stopped = false;
-  /** Ends the run loop's current sleep early (a stop, or a heartbeat due sooner). */
+  /** Ends the run loop's current sleep early (a stop). */
   private wake?: () => void;
   private uuid?: string;
   private token?: string;
   private heartbeatTimeoutMs = 300_000;
   private lastHeartbeat = 0;
   private intervalMs = 0;
+  /** A finished command asked for a heartbeat (IPA's heartbeat_forced): sent at the heartbeater's next wake-up. */
+  private forced = false;
   private readonly params: Record<string, string>;
 
   constructor(
@@ -249,12 +271,10 @@ class FakeHost {
     if (this.stopped || !this.apiUrl) return;
     await this.lookup();
     while (!this.stopped) {
-      const due = this.lastHeartbeat + this.intervalMs - Date.now();
-      if (due > 0) {
-        await this.sleep(due);
-        continue;
-      }
-      await this.heartbeat();
+      await this.sleep(heartbeaterWaitMs(Date.now(), this.lastHeartbeat, this.intervalMs, this.opts.minHeartbeatMs));
+      if (this.stopped) return;
+      if (heartbeatExpected(Date.now(), this.lastHeartbeat, this.intervalMs, this.forced, this.opts.minHeartbeatMs)) await this.heartbeat();
+      await this.sleep(HEARTBEATER_PAUSE_MS);
     }
   }
 
@@ -345,6 +365,7 @@ class FakeHost {
       await res.arrayBuffer();
       if (res.status !== 202) throw new Error(`heartbeat: ${res.status}`);
       this.counts.heartbeats++;
+      this.forced = false;
       this.intervalMs = jitter(this.heartbeatTimeoutMs, 0.3, 0.6);
     } catch {
       this.intervalMs = jitter(this.opts.minHeartbeatMs, 1, 2);
@@ -352,10 +373,12 @@ class FakeHost {
     this.lastHeartbeat = Date.now();
   }
 
-  /** IPA heartbeats again after a step finishes, no sooner than its least interval after the last one. */
+  /**
+   * IPA heartbeats again after a command finishes, at its heartbeater's next wake-up (heartbeaterWaitMs) and no
+   * sooner than its least interval after the last heartbeat: the command only raises a flag.
+   */
   private forceHeartbeat(): void {
-    this.intervalMs = Math.min(this.intervalMs, this.opts.minHeartbeatMs);
-    this.wake?.();
+    this.forced = true;
   }
 
   /** Runs an agent command as IPA would answer it; undefined when the command is unknown. */

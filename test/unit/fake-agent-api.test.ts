@@ -11,7 +11,7 @@ import { createServer, type Server } from 'node:http';
 import { request } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { kernelParams, parseStepTimes, startFakeAgent, type FakeAgent } from '../../bench/support/fake-agent';
+import { heartbeatExpected, heartbeaterWaitMs, kernelParams, parseStepTimes, startFakeAgent, type FakeAgent } from '../../bench/support/fake-agent';
 import { unusedPort } from '../support/ports';
 
 const TOKEN = 'T'.repeat(43);
@@ -128,6 +128,22 @@ describe('the fake agent API', () => {
       await fake.close();
       await new Promise((r) => ironic.close(r));
     }
+  });
+
+  it("heartbeats on IPA's heartbeater schedule: a finished command's heartbeat waits for the next wake-up", () => {
+    const min = 5000;
+    // Right after a heartbeat with a 120 s interval: the heartbeater sleeps 5 s, not 120 s, and looks again.
+    expect(heartbeaterWaitMs(1000, 1000, 120_000, min)).toBe(5000);
+    expect(heartbeaterWaitMs(1000 + 118_000, 1000, 120_000, min)).toBe(2000);
+    expect(heartbeaterWaitMs(1000 + 130_000, 1000, 120_000, min)).toBe(0);
+    // Before the lookup's first heartbeat: at once.
+    expect(heartbeaterWaitMs(50_000, 0, 0, min)).toBe(0);
+    expect(heartbeatExpected(50_000, 0, 0, false, min)).toBe(true);
+    // A command forced one: only at a wake-up more than 5 s after the last heartbeat; unforced, only after the interval.
+    expect(heartbeatExpected(1000 + 5100, 1000, 120_000, true, min)).toBe(true);
+    expect(heartbeatExpected(1000 + 4000, 1000, 120_000, true, min)).toBe(false);
+    expect(heartbeatExpected(1000 + 5100, 1000, 120_000, false, min)).toBe(false);
+    expect(heartbeatExpected(1000 + 120_000, 1000, 120_000, false, min)).toBe(true);
   });
 
   it('does not answer once the host is off', async () => {
