@@ -4,14 +4,15 @@
  *
  * - time in each Ironic provision state, summed per node over the phase (from its "moved to provision state"
  *   lines): `clean wait` and `wait call-back` are the agent's boots and Ironic's waits for its heartbeats;
- * - heartbeats Ironic skipped because the node was locked (*will retry on the next heartbeat*), per phase: each
- *   one leaves the host waiting for the agent's next regular heartbeat, 90-180 s later;
- * - the driver's turns: Ironic done with a verb (a move into manageable, available or active, or a power change
- *   done) → the driver's next write about the node; and the last move of the phase → the driver's first request
- *   about the node after it (the read that saw it: the node watcher's wait).
+ * - heartbeats Ironic skipped because the node was locked (*will retry on the next heartbeat*), by the state the
+ *   node was in, and the waits in `clean wait` or `wait call-back` over a minute: a skipped heartbeat that a step's
+ *   end sent leaves the host waiting for the agent's next regular one, 90-180 s later;
+ * - the driver's turns: Ironic done with a verb (a move into manageable, available or active, or a power change the
+ *   driver asked for done) → the driver's next write about the node; and the last move of the phase → the driver's
+ *   first request after it that could have seen it (a read of the node or a list: the node watcher's wait).
  *
- * A node's phase window is its first to its last request in the phase (the driver's), so Ironic's moves between
- * phases count in neither.
+ * A node's phase window is from the driver's first request about it in the phase to the driver's last request of
+ * the phase (any), so Ironic's moves between phases count in neither.
  *
  *   node --import tsx bench/agent-states.ts <request log> <ironic log>
  */
@@ -25,6 +26,8 @@ interface Req {
   at: number;
 }
 
+/** Longer than a boot and a step: the agent's next regular heartbeat (90-180 s apart) was awaited. */
+const LONG_WAIT_MS = 60_000;
 /** Ironic's states where it has finished a verb and waits for the driver's next. */
 const RESTING = new Set(['manageable', 'available', 'active']);
 
@@ -91,35 +94,53 @@ function main(): void {
         if (node) byNode.set(node, [...(byNode.get(node) ?? []), r]);
       }
       const n = byNode.size;
+      const inPhase = mine.filter((x) => x.phase === phase);
+      const phaseEnd = inPhase.at(-1)?.at ?? 0;
+      const reads = inPhase.filter((r) => r.method === 'GET' && r.path.startsWith('/v1/nodes'));
       const inState: Record<string, number[]> = {};
       const turns: number[] = [];
       const seen: number[] = [];
       const windows: number[] = [];
       let skips = 0;
+      const skipsIn: Record<string, number> = {};
       for (const [node, reqs] of byNode) {
         const from = reqs[0]!.at;
-        const to = reqs.at(-1)!.at;
+        const to = phaseEnd;
         windows.push(to - from);
         const mv = moves.filter((m) => m.node === node && m.at >= from && m.at <= to);
         mv.forEach((m, i) => {
           const next = mv[i + 1];
           if (next) (inState[m.to] ??= []).push(next.at - m.at);
         });
-        skips += skipped.filter((s) => s.node === node && s.at >= from && s.at <= to).length;
-        const done = [...mv.filter((m) => RESTING.has(m.to)).map((m) => m.at), ...powerDone.filter((p) => p.node === node && p.at >= from && p.at <= to).map((p) => p.at)];
+        for (const sk of skipped.filter((x) => x.node === node && x.at >= from && x.at <= to)) {
+          skips++;
+          // The state the node was in: the conductor that started a step still holding it (cleaning, deploying: the
+          // node then waits in clean wait or wait call-back for the agent's next regular heartbeat), or polling the
+          // agent itself for a command's result (deploying: the boot loader, the power off; that skip costs nothing).
+          const state = mv.filter((m) => m.at <= sk.at).at(-1)?.to ?? '?';
+          skipsIn[state] = (skipsIn[state] ?? 0) + 1;
+        }
+        // A power change done counts when the driver asked for it: its last write about the node before was a power verb.
+        const asked = powerDone.filter((p) => p.node === node && p.at >= from && p.at <= to && reqs.filter((r) => r.at <= p.at && isWrite(r)).at(-1)?.path.endsWith('/states/power'));
+        const done = [...mv.filter((m) => RESTING.has(m.to)).map((m) => m.at), ...asked.map((p) => p.at)];
         for (const at of done) {
           const next = reqs.find((r) => r.at >= at && isWrite(r));
           if (next) turns.push(next.at - at);
         }
         const last = mv.at(-1);
-        const read = last && reqs.find((r) => r.at >= last.at);
+        const read = last && reads.find((r) => r.at >= last.at && (nodeOf(r.path) === node || r.path.startsWith('/v1/nodes?')));
         if (last && read) seen.push(read.at - last.at);
       }
       console.log(`${phase}: ${n} nodes; first → last request about a node ${row(windows, n)}`);
       for (const [state, xs] of Object.entries(inState).sort((a, b) => b[1].reduce((s, x) => s + x, 0) - a[1].reduce((s, x) => s + x, 0))) {
         console.log(`  in ${state.padEnd(16)} ${row(xs, n)}`);
       }
-      console.log(`  heartbeats skipped on a locked node: ${skips} (${(skips / Math.max(1, n)).toFixed(2)} per node)`);
+      const where = Object.entries(skipsIn).map(([st, c]) => `${c} in ${st}`).join(', ');
+      const long = Object.entries(inState)
+        .filter(([st]) => st === 'clean wait' || st === 'wait call-back')
+        .flatMap(([, xs]) => xs.filter((x) => x > LONG_WAIT_MS));
+      console.log(`  waits in clean wait or wait call-back over ${LONG_WAIT_MS / 1000} s (a regular heartbeat awaited): ${long.length}`);
+      console.log(`  heartbeats skipped on a locked node: ${skips} (${(skips / Math.max(1, n)).toFixed(2)} per node${where ? `; ${where}` : ''})`);
       console.log(`  Ironic done with a verb → the driver's next write: ${row(turns, n)}`);
       console.log(`  the phase's last move → the driver's next request: ${row(seen, n)}`);
     }
