@@ -183,8 +183,6 @@ const DEPLOY_STEPS = [
  * min 5 s, max 30 s, in ironic_python_agent/inspector.py of the agent venv).
  */
 export const IPA_INSPECTION_RETRY_WAITS_MS = [5000, 5000, 6000, 12_000];
-/** The fake's own retries of a 404 (Ironic not yet in "inspect wait"), 1 s growing by half to 10 s. */
-const NOT_FOUND_RETRIES = 10;
 
 /** IPA's heartbeater sleeps 0.1 s after each wake-up (IronicPythonAgentHeartbeater.run). */
 const HEARTBEATER_PAUSE_MS = 100;
@@ -282,9 +280,10 @@ class FakeHost {
    * Posts the inventory as IPA's inspection does (ironic_python_agent/inspector.py, call_inspector): a 409 (the
    * node locked: the conductor that moved it to "inspect wait" still holds it, or another task does), a 5xx or a
    * connection error is retried on IPA's schedule (`inspectionRetryWaitsMs`: five attempts); any other refusal, or
-   * the last attempt's, is logged and the lookup goes on, as IPA's does. Unlike IPA it also retries a 404 for a
-   * while: under load Ironic may not have reached "inspect wait" yet when a ramdisk that boots in seconds speaks (a
-   * real one never gets there first).
+   * the last attempt's, is logged and the lookup goes on, as IPA's does. Unlike IPA it also retries a 404 until the
+   * host is halted: Ironic has not reached "inspect wait" yet when a ramdisk that boots in seconds speaks (a real one
+   * boots for a minute or more), and under load its task from the power on to "inspect wait" took over a minute at
+   * 100 hosts; a host that never gets there is powered off by Ironic's inspection timeout, which halts it.
    */
   private async inspect(url: string): Promise<void> {
     const waits = this.opts.inspectionRetryWaitsMs;
@@ -307,7 +306,7 @@ class FakeHost {
           return;
         }
         last = String(res.status);
-        if (res.status === 404 && notFound < NOT_FOUND_RETRIES) {
+        if (res.status === 404) {
           wait = Math.min(1000 * 1.5 ** notFound++, 10_000);
         } else if (res.status === 409 || res.status >= 500) {
           if (retried >= waits.length) break;

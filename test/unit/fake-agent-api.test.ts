@@ -95,17 +95,18 @@ describe('the fake agent API', () => {
     }
   });
 
-  it('posts the inspection data again after a 409 or a 5xx, as IPA does, and gives up on another refusal', async () => {
+  it('posts the inspection data again after a 404 (not yet inspect wait), a 409 or a 5xx, as IPA does, and gives up on another refusal', async () => {
     // Ironic's continue_inspection answers 409 while another task holds the node (the conductor that moved it to
     // "inspect wait", under load): IPA retries it, and a fake that did not left the node to its inspection timeout.
-    const answers = [409, 503, 202];
+    const answers = [404, 409, 503, 202];
     const refused = [400];
     const posts: string[] = [];
     const ironic: Server = createServer((req, res) => {
       req.resume();
       const host = req.url?.startsWith('/a/') ? 'a' : 'b';
-      const status = req.url?.endsWith('/v1/continue_inspection') ? (host === 'a' ? answers.shift() : refused.shift()) ?? 500 : 404;
-      if (status !== 404) posts.push(`${host} ${status}`);
+      const inspection = req.url?.endsWith('/v1/continue_inspection');
+      const status = inspection ? (host === 'a' ? answers.shift() : refused.shift()) ?? 500 : 404;
+      if (inspection) posts.push(`${host} ${status}`);
       res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(status === 202 ? { uuid: 'node-a' } : {}));
     });
     await new Promise<void>((r) => ironic.listen(0, '127.0.0.1', r));
@@ -116,12 +117,12 @@ describe('the fake agent API', () => {
       for (const name of ['a', 'b']) {
         fake.boot({ name, mac: `52:54:00:00:00:0${name === 'a' ? 3 : 4}`, disks: [8 * 2 ** 30], cmdline: `ipa-inspection-callback-url=${base}/${name}/v1/continue_inspection ipa-api-url=${base}/${name} ipa-agent-token=${TOKEN}` });
       }
-      for (let i = 0; i < 200 && !(fake.counts.inspections === 1 && logged.some((l) => l.startsWith('b: inspection data refused'))); i++) {
+      for (let i = 0; i < 1000 && !(fake.counts.inspections === 1 && logged.some((l) => l.startsWith('b: inspection data refused'))); i++) {
         await new Promise((r) => setTimeout(r, 10));
       }
       expect(fake.counts.inspections).toBe(1);
       expect(fake.counts.inspectionRetries).toBe(2);
-      expect(posts.filter((p) => p.startsWith('a '))).toEqual(['a 409', 'a 503', 'a 202']);
+      expect(posts.filter((p) => p.startsWith('a '))).toEqual(['a 404', 'a 409', 'a 503', 'a 202']);
       expect(posts.filter((p) => p.startsWith('b '))).toEqual(['b 400']);
       expect(logged).toContain('b: inspection data refused: 400');
     } finally {
