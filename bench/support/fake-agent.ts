@@ -72,11 +72,14 @@ export interface FakeAgentOptions {
    */
   stepTimes?: Record<string, number>;
   /**
-   * The least time between two heartbeats of one host: IPA's is 5 s, and a
-   * heartbeat after a finished step waits for it. Lower it to run a fleet
-   * faster than real agents would; keep IPA's to compare with them.
+   * The least time between two heartbeats of one host, and the longest its
+   * heartbeater sleeps: IPA's is 5 s, and a heartbeat after a finished step
+   * waits for the next wake-up past it. Lower it to run a fleet faster than
+   * real agents would; keep IPA's to compare with them.
    */
   minHeartbeatMs?: number;
+  /** Waits between attempts to post the inspection data after a 409, a 5xx or no answer (default IPA's). */
+  inspectionRetryWaitsMs?: number[];
   /** Credentials of the BMCs (sushy-tools) for the power-off. */
   bmcUser?: string;
   bmcPassword?: string;
@@ -98,6 +101,8 @@ export interface FakeAgentCounts {
   boots: number;
   halts: number;
   inspections: number;
+  /** Inspection posts retried after a 409, a 5xx or no answer (IPA's retries; a 404's are the fake's own). */
+  inspectionRetries: number;
   lookups: number;
   heartbeats: number;
   commands: Record<string, number>;
@@ -173,25 +178,52 @@ const DEPLOY_STEPS = [
   { step: 'write_image', priority: 0, interface: 'deploy', reboot_requested: false },
 ];
 
+/**
+ * IPA's waits between its five attempts to post the inspection data (tenacity's wait_exponential, multiplier 1.5,
+ * min 5 s, max 30 s, in ironic_python_agent/inspector.py of the agent venv).
+ */
+export const IPA_INSPECTION_RETRY_WAITS_MS = [5000, 5000, 6000, 12_000];
+
+/** IPA's heartbeater sleeps 0.1 s after each wake-up (IronicPythonAgentHeartbeater.run). */
+const HEARTBEATER_PAUSE_MS = 100;
+
+/**
+ * How long IPA's heartbeater waits before it next looks (IronicPythonAgentHeartbeater._run_next in the agent venv):
+ * what is left of its interval, at most its least interval (5 s). With an interval of 90-180 s it so wakes every
+ * 5.1 s, and a heartbeat a finished command forced goes out at the next of those wake-ups, 0-5 s after the command
+ * ended, not at once: a fake that sent it at once met a conductor still holding the node more often than IPA does.
+ */
+export function heartbeaterWaitMs(now: number, lastHeartbeat: number, intervalMs: number, minHeartbeatMs: number): number {
+  return Math.min(minHeartbeatMs, Math.max(0, intervalMs - (now - lastHeartbeat)));
+}
+
+/** Whether IPA's heartbeater heartbeats at a wake-up (_heartbeat_expected): its interval passed, or forced and its least interval passed. */
+export function heartbeatExpected(now: number, lastHeartbeat: number, intervalMs: number, forced: boolean, minHeartbeatMs: number): boolean {
+  const elapsed = now - lastHeartbeat;
+  return elapsed >= intervalMs || (forced && elapsed > minHeartbeatMs);
+}
+
 const jitter = (ms: number, lo: number, hi: number) => ms * (lo + Math.random() * (hi - lo));
 
 class FakeHost {
   readonly commands: Command[] = [];
   private stopped = false;
-  /** Ends the run loop's current sleep early (a stop, or a heartbeat due sooner). */
+  /** Ends the run loop's current sleep early (a stop). */
   private wake?: () => void;
   private uuid?: string;
   private token?: string;
   private heartbeatTimeoutMs = 300_000;
   private lastHeartbeat = 0;
   private intervalMs = 0;
+  /** A finished command asked for a heartbeat (IPA's heartbeat_forced): sent at the heartbeater's next wake-up. */
+  private forced = false;
   private readonly params: Record<string, string>;
 
   constructor(
     readonly boot: FakeBoot,
     private readonly callbackUrl: string,
     private readonly certificate: string,
-    private readonly opts: Required<Pick<FakeAgentOptions, 'bootMs' | 'stepMs' | 'stepTimes' | 'minHeartbeatMs' | 'bmcUser' | 'bmcPassword'>> & { log: (l: string) => void },
+    private readonly opts: Required<Pick<FakeAgentOptions, 'bootMs' | 'stepMs' | 'stepTimes' | 'minHeartbeatMs' | 'inspectionRetryWaitsMs' | 'bmcUser' | 'bmcPassword'>> & { log: (l: string) => void },
     private readonly counts: FakeAgentCounts,
     private readonly onPoweredOff: () => void,
   ) {
@@ -237,23 +269,29 @@ class FakeHost {
     if (this.stopped || !this.apiUrl) return;
     await this.lookup();
     while (!this.stopped) {
-      const due = this.lastHeartbeat + this.intervalMs - Date.now();
-      if (due > 0) {
-        await this.sleep(due);
-        continue;
-      }
-      await this.heartbeat();
+      await this.sleep(heartbeaterWaitMs(Date.now(), this.lastHeartbeat, this.intervalMs, this.opts.minHeartbeatMs));
+      if (this.stopped) return;
+      if (heartbeatExpected(Date.now(), this.lastHeartbeat, this.intervalMs, this.forced, this.opts.minHeartbeatMs)) await this.heartbeat();
+      await this.sleep(HEARTBEATER_PAUSE_MS);
     }
   }
 
   /**
-   * Posts the inventory as IPA's inspection does; a failure is logged and the
-   * lookup goes on, as IPA's does. Unlike IPA it also retries a 404 for a
-   * while: under load Ironic may not have reached "inspect wait" yet when a
-   * ramdisk that boots in seconds speaks (a real one never gets there first).
+   * Posts the inventory as IPA's inspection does (ironic_python_agent/inspector.py, call_inspector): a 409 (the
+   * node locked: the conductor that moved it to "inspect wait" still holds it, or another task does), a 5xx or a
+   * connection error is retried on IPA's schedule (`inspectionRetryWaitsMs`: five attempts); any other refusal, or
+   * the last attempt's, is logged and the lookup goes on, as IPA's does. Unlike IPA it also retries a 404 until the
+   * host is halted: Ironic has not reached "inspect wait" yet when a ramdisk that boots in seconds speaks (a real one
+   * boots for a minute or more), and under load its task from the power on to "inspect wait" took over a minute at
+   * 100 hosts; a host that never gets there is powered off by Ironic's inspection timeout, which halts it.
    */
   private async inspect(url: string): Promise<void> {
-    for (let attempt = 0; attempt < 10 && !this.stopped; attempt++) {
+    const waits = this.opts.inspectionRetryWaitsMs;
+    let retried = 0;
+    let notFound = 0;
+    let last = 'no answer';
+    while (!this.stopped) {
+      let wait: number;
       try {
         const res = await fetch(url, {
           method: 'POST',
@@ -267,16 +305,27 @@ class FakeHost {
           if (uuid) this.uuid = uuid;
           return;
         }
-        if (res.status < 500 && res.status !== 404) {
+        last = String(res.status);
+        if (res.status === 404) {
+          wait = Math.min(1000 * 1.5 ** notFound++, 10_000);
+        } else if (res.status === 409 || res.status >= 500) {
+          if (retried >= waits.length) break;
+          this.counts.inspectionRetries++;
+          wait = waits[retried++]!;
+          this.opts.log(`${this.boot.name}: inspection data answered ${res.status}, posting again in ${wait} ms`);
+        } else {
           this.opts.log(`${this.boot.name}: inspection data refused: ${res.status}`);
           return;
         }
-      } catch {
-        // Ironic not reachable yet: retried below, as IPA retries connection errors.
+      } catch (err) {
+        // Ironic not reachable: retried on the same schedule, as IPA retries connection errors.
+        last = String(err);
+        if (retried >= waits.length) break;
+        wait = waits[retried++]!;
       }
-      await this.sleep(Math.min(1000 * 1.5 ** attempt, 10_000));
+      await this.sleep(wait);
     }
-    this.opts.log(`${this.boot.name}: inspection data not taken`);
+    if (!this.stopped) this.opts.log(`${this.boot.name}: inspection data not taken (last: ${last})`);
   }
 
   private async lookup(): Promise<void> {
@@ -315,6 +364,7 @@ class FakeHost {
       await res.arrayBuffer();
       if (res.status !== 202) throw new Error(`heartbeat: ${res.status}`);
       this.counts.heartbeats++;
+      this.forced = false;
       this.intervalMs = jitter(this.heartbeatTimeoutMs, 0.3, 0.6);
     } catch {
       this.intervalMs = jitter(this.opts.minHeartbeatMs, 1, 2);
@@ -322,10 +372,12 @@ class FakeHost {
     this.lastHeartbeat = Date.now();
   }
 
-  /** IPA heartbeats again after a step finishes, no sooner than its least interval after the last one. */
+  /**
+   * IPA heartbeats again after a command finishes, at its heartbeater's next wake-up (heartbeaterWaitMs) and no
+   * sooner than its least interval after the last heartbeat: the command only raises a flag.
+   */
   private forceHeartbeat(): void {
-    this.intervalMs = Math.min(this.intervalMs, this.opts.minHeartbeatMs);
-    this.wake?.();
+    this.forced = true;
   }
 
   /** Runs an agent command as IPA would answer it; undefined when the command is unknown. */
@@ -415,12 +467,13 @@ export async function startFakeAgent(options: FakeAgentOptions = {}): Promise<Fa
     stepMs: options.stepMs ?? 0,
     stepTimes: options.stepTimes ?? {},
     minHeartbeatMs: options.minHeartbeatMs ?? 5000,
+    inspectionRetryWaitsMs: options.inspectionRetryWaitsMs ?? IPA_INSPECTION_RETRY_WAITS_MS,
     bmcUser: options.bmcUser ?? process.env.SUSHY_USERNAME ?? 'admin',
     bmcPassword: options.bmcPassword ?? process.env.SUSHY_PASSWORD ?? 'password',
     log: options.log ?? ((l: string) => console.error(`[fake-agent] ${l}`)),
   };
   const hosts = new Map<string, FakeHost>();
-  const counts: FakeAgentCounts = { boots: 0, halts: 0, inspections: 0, lookups: 0, heartbeats: 0, commands: {} };
+  const counts: FakeAgentCounts = { boots: 0, halts: 0, inspections: 0, inspectionRetries: 0, lookups: 0, heartbeats: 0, commands: {} };
   let agentBase = '';
   const tls = selfSignedCertificate();
 

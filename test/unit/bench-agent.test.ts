@@ -4,6 +4,7 @@ import { parseOptions } from '../../bench/options';
 import { agentIronicSettings, agentStackEnv, countLauncherEvents, launcherHosts, staleForAgentPath } from '../../bench/agent-stack';
 import { makeHosts, PHASES } from '../../bench/common';
 import { hostsPerHour } from '../../bench/report';
+import { readIronicLog } from '../../bench/agent-states';
 
 const HELP = new URL('../../bench/run.ts', import.meta.url);
 const parse = (...argv: string[]) => parseOptions(argv, HELP);
@@ -97,6 +98,24 @@ describe('bench --agent', () => {
     ].map((e) => JSON.stringify(e));
     expect(countLauncherEvents([...lines, '', '{"action": "started"', 'not json'].join('\n'))).toEqual({ started: 2, stopped: 1, failed: 2 });
     expect(countLauncherEvents('')).toEqual({ started: 0, stopped: 0, failed: 0 });
+  });
+});
+
+describe('bench/agent-states.ts', () => {
+  it("reads Ironic's state moves, power changes done and heartbeats skipped on a locked node from its log", () => {
+    const node = '01a622a6-cec0-48af-846a-9b649feb444e';
+    const log = [
+      `2026-12-04 00:55:27.066 13062 INFO ironic.conductor.task_manager [None req-611c - - - - - -] Node ${node} moved to provision state "inspect wait" from state "inspecting"; target provision state is "manageable"`,
+      `2026-12-04 00:55:23.238 13062 INFO ironic.conductor.utils [None req-611c - - - - - -] Successfully set node ${node} power state to power on by power on.`,
+      `2026-12-04 00:45:46.183 13062 WARNING ironic.drivers.modules.agent_base [None req-1bdd - - - - - -] Node ${node} is currently locked, skipping heartbeat processing (will retry on the next heartbeat): ironic.common.exception.NodeLocked: ...`,
+      `2026-12-04 00:55:34.356 13062 INFO ironic.api [None req-9e28 - - - - - -] 127.0.0.1 - POST /v1/continue_inspection - 409 (4242.24ms)`,
+      'a line without a time',
+    ].join('\n');
+    expect(readIronicLog(log)).toEqual({
+      moves: [{ node, from: 'inspecting', to: 'inspect wait', at: Date.parse('2026-12-04T00:55:27.066Z') }],
+      powerDone: [{ node, at: Date.parse('2026-12-04T00:55:23.238Z') }],
+      skipped: [{ node, at: Date.parse('2026-12-04T00:45:46.183Z') }],
+    });
   });
 });
 

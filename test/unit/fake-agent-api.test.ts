@@ -7,9 +7,11 @@
  * host that is off does not answer. Its Ironic side is tested against the real
  * Ironic (test/agent/fake-agent-states.test.ts).
  */
+import { createServer, type Server } from 'node:http';
 import { request } from 'node:https';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { kernelParams, parseStepTimes, startFakeAgent, type FakeAgent } from '../../bench/support/fake-agent';
+import { heartbeatExpected, heartbeaterWaitMs, kernelParams, parseStepTimes, startFakeAgent, type FakeAgent } from '../../bench/support/fake-agent';
 import { unusedPort } from '../support/ports';
 
 const TOKEN = 'T'.repeat(43);
@@ -91,6 +93,58 @@ describe('the fake agent API', () => {
     } finally {
       await slow.close();
     }
+  });
+
+  it('posts the inspection data again after a 404 (not yet inspect wait), a 409 or a 5xx, as IPA does, and gives up on another refusal', async () => {
+    // Ironic's continue_inspection answers 409 while another task holds the node (the conductor that moved it to
+    // "inspect wait", under load): IPA retries it, and a fake that did not left the node to its inspection timeout.
+    const answers = [404, 409, 503, 202];
+    const refused = [400];
+    const posts: string[] = [];
+    const ironic: Server = createServer((req, res) => {
+      req.resume();
+      const host = req.url?.startsWith('/a/') ? 'a' : 'b';
+      const inspection = req.url?.endsWith('/v1/continue_inspection');
+      const status = inspection ? (host === 'a' ? answers.shift() : refused.shift()) ?? 500 : 404;
+      if (inspection) posts.push(`${host} ${status}`);
+      res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(status === 202 ? { uuid: 'node-a' } : {}));
+    });
+    await new Promise<void>((r) => ironic.listen(0, '127.0.0.1', r));
+    const base = `http://127.0.0.1:${(ironic.address() as AddressInfo).port}`;
+    const logged: string[] = [];
+    const fake = await startFakeAgent({ bootMs: 0, inspectionRetryWaitsMs: [10, 10, 10, 10], log: (l) => logged.push(l) });
+    try {
+      for (const name of ['a', 'b']) {
+        fake.boot({ name, mac: `52:54:00:00:00:0${name === 'a' ? 3 : 4}`, disks: [8 * 2 ** 30], cmdline: `ipa-inspection-callback-url=${base}/${name}/v1/continue_inspection ipa-api-url=${base}/${name} ipa-agent-token=${TOKEN}` });
+      }
+      for (let i = 0; i < 1000 && !(fake.counts.inspections === 1 && logged.some((l) => l.startsWith('b: inspection data refused'))); i++) {
+        await new Promise((r) => setTimeout(r, 10));
+      }
+      expect(fake.counts.inspections).toBe(1);
+      expect(fake.counts.inspectionRetries).toBe(2);
+      expect(posts.filter((p) => p.startsWith('a '))).toEqual(['a 404', 'a 409', 'a 503', 'a 202']);
+      expect(posts.filter((p) => p.startsWith('b '))).toEqual(['b 400']);
+      expect(logged).toContain('b: inspection data refused: 400');
+    } finally {
+      await fake.close();
+      await new Promise((r) => ironic.close(r));
+    }
+  });
+
+  it("heartbeats on IPA's heartbeater schedule: a finished command's heartbeat waits for the next wake-up", () => {
+    const min = 5000;
+    // Right after a heartbeat with a 120 s interval: the heartbeater sleeps 5 s, not 120 s, and looks again.
+    expect(heartbeaterWaitMs(1000, 1000, 120_000, min)).toBe(5000);
+    expect(heartbeaterWaitMs(1000 + 118_000, 1000, 120_000, min)).toBe(2000);
+    expect(heartbeaterWaitMs(1000 + 130_000, 1000, 120_000, min)).toBe(0);
+    // Before the lookup's first heartbeat: at once.
+    expect(heartbeaterWaitMs(50_000, 0, 0, min)).toBe(0);
+    expect(heartbeatExpected(50_000, 0, 0, false, min)).toBe(true);
+    // A command forced one: only at a wake-up more than 5 s after the last heartbeat; unforced, only after the interval.
+    expect(heartbeatExpected(1000 + 5100, 1000, 120_000, true, min)).toBe(true);
+    expect(heartbeatExpected(1000 + 4000, 1000, 120_000, true, min)).toBe(false);
+    expect(heartbeatExpected(1000 + 5100, 1000, 120_000, false, min)).toBe(false);
+    expect(heartbeatExpected(1000 + 120_000, 1000, 120_000, false, min)).toBe(true);
   });
 
   it('does not answer once the host is off', async () => {
