@@ -82,10 +82,16 @@ describe('the Kubernetes shim', () => {
     kubectl(['wait', '-n', NS, '--for=jsonpath={.status.provisioning.state}=available', `bmh/${name}`, '--timeout=90s']);
     expect(json(['get', 'bmh', name]).status.provisioning.image).toBeUndefined();
 
-    const events = kubectl(['get', 'events', '-n', NS, '--field-selector', `involvedObject.name=${name}`, '-o', 'json']);
-    const reasons = JSON.parse(events.stdout).items.map((e: { reason: string }) => e.reason);
-    // BMO's reasons where BMO has the Event (clients/kubernetes/bmo-events.ts), metalflow's StateChanged beside them.
-    expect(reasons).toEqual(expect.arrayContaining(['StateChanged', 'Registered', 'ProvisioningComplete', 'DeprovisioningComplete']));
+    // BMO's reasons where BMO has the Event (clients/kubernetes/bmo-events.ts), metalflow's StateChanged where it has
+    // none (the first registration). A status write's Events follow the write: the last one is awaited.
+    const wanted = ['StateChanged', 'Registered', 'ProvisioningComplete', 'DeprovisioningStarted', 'DeprovisioningComplete'];
+    const reasonsNow = (): string[] =>
+      JSON.parse(kubectl(['get', 'events', '-n', NS, '--field-selector', `involvedObject.name=${name}`, '-o', 'json']).stdout).items.map((e: { reason: string }) => e.reason);
+    const reasons = await waitFor('the deprovision\'s Events', async () => {
+      const now = reasonsNow();
+      return wanted.every((r) => now.includes(r)) ? now : undefined;
+    }, { timeoutMs: 30_000 }).catch(() => reasonsNow());
+    expect(reasons).toEqual(expect.arrayContaining(wanted));
 
     const nodeId = provisioned.status.provisioning.ID;
     kubectl(['delete', 'bmh', name, '-n', NS, '--timeout=90s']);
