@@ -17,14 +17,8 @@
  *   node --import tsx bench/agent-states.ts <request log> <ironic log>
  */
 import { readFileSync } from 'node:fs';
+import { readRequestLog, type RequestLogLine } from './support/request-log';
 
-interface Req {
-  driver: string;
-  phase: string;
-  method: string;
-  path: string;
-  at: number;
-}
 
 /** Longer than a boot and a step: the agent's next regular heartbeat (90-180 s apart) was awaited. */
 const LONG_WAIT_MS = 60_000;
@@ -39,7 +33,7 @@ const sec = (ms: number): string => (ms / 1000).toFixed(1).padStart(6);
 const row = (xs: number[], n: number): string =>
   xs.length === 0 ? '-' : `mean/host ${sec(xs.reduce((a, b) => a + b, 0) / n)} s  p50 ${sec(pct(xs, 50))} s  p90 ${sec(pct(xs, 90))} s  max ${sec(Math.max(...xs))} s  (n ${xs.length})`;
 const nodeOf = (path: string): string | undefined => /^\/v1\/nodes\/([0-9a-f-]{36})/.exec(path)?.[1];
-const isWrite = (r: Req): boolean => r.method !== 'GET';
+const isWrite = (r: RequestLogLine): boolean => r.method !== 'GET';
 
 export interface Move {
   node: string;
@@ -78,17 +72,14 @@ export function readIronicLog(text: string): { moves: Move[]; powerDone: { node:
 function main(): void {
   const [logPath, ironicLogPath] = process.argv.slice(2);
   if (!logPath || !ironicLogPath) throw new Error('usage: agent-states.ts <request log> <ironic log>');
-  const requests: Req[] = readFileSync(logPath, 'utf8')
-    .split('\n')
-    .filter((l) => l.startsWith('{'))
-    .map((l) => JSON.parse(l) as Req);
+  const requests: RequestLogLine[] = readRequestLog(logPath);
   const { moves, powerDone, skipped } = readIronicLog(readFileSync(ironicLogPath, 'utf8'));
 
   for (const driver of [...new Set(requests.map((r) => r.driver))]) {
     console.log(`\n== ${driver}`);
     const mine = requests.filter((r) => r.driver === driver).sort((a, b) => a.at - b.at);
     for (const phase of [...new Set(mine.map((r) => r.phase))]) {
-      const byNode = new Map<string, Req[]>();
+      const byNode = new Map<string, RequestLogLine[]>();
       for (const r of mine.filter((x) => x.phase === phase)) {
         const node = nodeOf(r.path);
         if (node) byNode.set(node, [...(byNode.get(node) ?? []), r]);

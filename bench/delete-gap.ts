@@ -17,25 +17,14 @@
  *   node --import tsx bench/delete-gap.ts <request log> <ironic log> [phase]   (phase: gone, the default)
  */
 import { readFileSync } from 'node:fs';
+import { readRequestLog, type RequestLogLine } from './support/request-log';
 
-interface Req {
-  driver: string;
-  phase: string;
-  method: string;
-  path: string;
-  at: number;
-  status?: number;
-  answeredAt?: number;
-}
 
 const [logPath, ironicLogPath, phaseArg] = process.argv.slice(2);
 if (!logPath || !ironicLogPath) throw new Error('usage: delete-gap.ts <request log> <ironic log> [phase]');
 const phase = phaseArg ?? 'gone';
 
-const requests: Req[] = readFileSync(logPath, 'utf8')
-  .split('\n')
-  .filter((l) => l.startsWith('{'))
-  .map((l) => JSON.parse(l) as Req);
+const requests: RequestLogLine[] = readRequestLog(logPath);
 
 /** Ironic's log times are the machine's local time (UTC here), to the millisecond. */
 const powerOffDone = new Map<string, number[]>();
@@ -64,11 +53,11 @@ const pct = (xs: number[], p: number): number => {
 const row = (xs: number[]): string =>
   xs.length === 0 ? '-' : `p50 ${(pct(xs, 50) / 1000).toFixed(1)} s  p90 ${(pct(xs, 90) / 1000).toFixed(1)} s  max ${(Math.max(...xs) / 1000).toFixed(1)} s  (n ${xs.length})`;
 
-const isList = (r: Req): boolean => r.method === 'GET' && r.path.startsWith('/v1/nodes?');
-const nodeOf = (r: Req): string | undefined => /^\/v1\/nodes\/([0-9a-f-]{36})/.exec(r.path)?.[1];
-const isFieldsGet = (r: Req): boolean => r.method === 'GET' && nodeOf(r) !== undefined && r.path.includes('fields=');
+const isList = (r: RequestLogLine): boolean => r.method === 'GET' && r.path.startsWith('/v1/nodes?');
+const nodeOf = (r: RequestLogLine): string | undefined => /^\/v1\/nodes\/([0-9a-f-]{36})/.exec(r.path)?.[1];
+const isFieldsGet = (r: RequestLogLine): boolean => r.method === 'GET' && nodeOf(r) !== undefined && r.path.includes('fields=');
 
-function kind(r: Req): string {
+function kind(r: RequestLogLine): string {
   if (isList(r)) return r.path.includes('provision_state=') ? 'list by state' : 'list';
   if (isFieldsGet(r)) return 'GET node (fields)';
   const m = /^\/v1\/nodes\/[^/?]+(\/[^?]*)?/.exec(r.path);

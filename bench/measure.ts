@@ -1,5 +1,6 @@
 /** One driver through the phases: wall time, Ironic requests (through the counting proxy) and CPU per phase. */
 import { appendFileSync } from 'node:fs';
+import { requestLogLine } from './support/request-log';
 import type { IronicProxy, RecordedRequest } from './support/ironic-proxy';
 import { PHASES, type BenchHost, type Phase } from './common';
 import { cpuProcesses, type CpuByProcess, type DriverFigures } from './report';
@@ -88,7 +89,7 @@ export async function measurePhases(
     // Every request of the phase, one JSON line each, to follow one node's requests in order (where a count comes from).
     const requestLog = process.env.METALFLOW_BENCH_REQUEST_LOG;
     // With Ironic's answer (status, answeredAt: when it came; unset when none came), for a read's time in Ironic's queue.
-    if (requestLog) appendFileSync(requestLog, requests.map((r) => `${JSON.stringify({ driver: label, phase: p, method: r.method, path: r.path, at: r.at, status: r.status, answeredAt: r.answeredAt })}\n`).join(''));
+    if (requestLog) appendFileSync(requestLog, requests.map((r) => requestLogLine({ driver: label, phase: p, method: r.method, path: r.path, at: r.at, status: r.status, answeredAt: r.answeredAt })).join(''));
     for (const r of requests) kinds[requestKind(r)] = (kinds[requestKind(r)] ?? 0) + 1;
     ctx.log(`${label}: ${p} after ${(phaseMs[p] / 1000).toFixed(1)} s (${byPhase[p].toFixed(1)} Ironic requests per host)`);
     // Which fields each node PATCH wrote (issue 17: PATCHes per host against the floor's).
