@@ -6,7 +6,8 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { relative } from 'node:path';
 
-const [file, rcArg, flakyArg, timingArg] = process.argv.slice(2);
+const [file, rcArg, flakyArg, timingArg, unhandledArg] = process.argv.slice(2);
+const unhandledFile = unhandledArg ?? 'test-results/unhandled.json';
 const flakyFile = flakyArg ?? 'test-results/flaky.json';
 const timingFile = timingArg ?? 'test-results/timing.json';
 const rc = Number(rcArg ?? 0);
@@ -64,6 +65,13 @@ if (file && existsSync(file)) {
     const failedTests = (f.assertionResults ?? []).filter((t) => t.status === 'failed');
     for (const t of failedTests) console.log(`FAILED ${name} > ${t.fullName}: ${firstLine(t.failureMessages?.[0])}`);
     if (f.status === 'failed' && failedTests.length === 0) console.log(`FAILED ${name} (the file itself): ${firstLine(f.message)}`);
+  }
+  // Errors outside any test fail the run with every test passed: each is named with its file and first stack lines.
+  if (existsSync(unhandledFile)) {
+    for (const e of JSON.parse(readFileSync(unhandledFile, 'utf8'))) {
+      console.log(`UNHANDLED ERROR${e.file ? ` in ${relative(process.cwd(), e.file)}` : ''}: ${firstLine(e.message)}`);
+      for (const l of String(e.stack ?? '').split('\n').slice(1, 6)) console.log(`    ${l.trim()}`);
+    }
   }
   // Suites that crashed before running their tests report no test failures.
   if (rc !== 0 && failed === 0) failed = Math.max(1, report.numFailedTestSuites ?? 0);

@@ -4,7 +4,7 @@
 # the plain summary CI reads: "N passed, N failed".
 set -uo pipefail
 cd "$(dirname "$0")/.."
-rm -f test-results/vitest.json test-results/flaky.json test-results/timing.json
+rm -f test-results/vitest.json test-results/flaky.json test-results/timing.json test-results/unhandled.json
 mkdir -p test-results
 rc=0
 # The type check (single-threaded, ~35 s) runs while the global setup starts the stack and the first files run:
