@@ -12,6 +12,8 @@ HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)"
 VENV="$(realpath "$METALFLOW_AGENT_VENV")"
 IFS=, read -r -a LOOPS <<<"$METALFLOW_AGENT_DISKS"
 die() { echo "[ipa-ns] ERROR: $*" >&2; exit 1; }
+# `agent_token = X`, `agent_token=X`, `'agent_token': 'X'`, `ipa-agent-token=X` -> the same with X masked.
+IPA_LOG_REDACT="s/(agent[_-]token['\"]?[[:space:]]*[=:][[:space:]]*['\"]?)[A-Za-z0-9_-]{8,}/\\1***/g"
 
 # Refuse to go on unless this really is a mount namespace of our own: every
 # mount below would otherwise land on the machine.
@@ -152,4 +154,7 @@ mount -o remount,bind,rw "$D"
 
 export PATH="$D/scratch/shims:$PATH"
 export METALFLOW_AGENT_DISKS
-exec "$VENV/bin/ironic-python-agent" --config-file "$D/ipa.conf" >>"$D/ipa.log" 2>&1
+# IPA logs its agent token twice over: its configuration dump at start (`agent_token = ...`) and the
+# access log line of every command Ironic sends (`?agent_token=...`). The log is written through sed,
+# which masks both, so the token the state dir's log holds is never the live one.
+exec "$VENV/bin/ironic-python-agent" --config-file "$D/ipa.conf" > >(exec sed -u -E "$IPA_LOG_REDACT" >>"$D/ipa.log") 2>&1

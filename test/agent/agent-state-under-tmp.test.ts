@@ -2,7 +2,8 @@
  * A host's agent whose state dir lives under /tmp (a checkout under /tmp, as
  * a clean clone often is): the agent's mount namespace puts a scratch tmpfs
  * over /tmp, and the state dir (log, shims, power-off fifo) must survive it
- * while the rest of /tmp stays hidden. Needs no Ironic: the agent keeps
+ * while the rest of /tmp stays hidden; the agent token the agent logs is masked
+ * in its log. Needs no Ironic: the agent keeps
  * looking itself up against a port nothing listens on. Root only.
  */
 import { execFile, execFileSync } from 'node:child_process';
@@ -21,6 +22,7 @@ const unavailable = agentLabUnavailable();
 if (unavailable) console.warn(`[agent-state-under-tmp] skipped: ${unavailable}`);
 
 const IPA_HOST = join(REPO_ROOT, 'scripts', 'agent', 'ipa-host.sh');
+const PLANTED_TOKEN = 'PlantedAgentToken0123456789-abcdefghijklmno';
 
 describe.skipIf(unavailable !== undefined)('an agent whose state dir is under /tmp', () => {
   const state = mkdtempSync(join(tmpdir(), 'mf-agent-state-'));
@@ -38,7 +40,8 @@ describe.skipIf(unavailable !== undefined)('an agent whose state dir is under /t
 
   it('runs with its state dir writable and the rest of /tmp hidden', async () => {
     const cmdline = join(state, 'cmdline.txt');
-    writeFileSync(cmdline, `ipa-api-url=http://127.0.0.1:${await unusedPort()} ipa-insecure=1\n`);
+    // A planted agent token: IPA logs its configuration (the token among it) at start.
+    writeFileSync(cmdline, `ipa-api-url=http://127.0.0.1:${await unusedPort()} ipa-insecure=1 ipa-agent-token=${PLANTED_TOKEN}\n`);
     await run('bash', [IPA_HOST, 'start', name, '--mac', randomMac(), '--disks', '64M', '--cmdline', cmdline, '--agent-port', String(await unusedPort()), '--forward', String(await unusedPort())], { env });
     const dir = join(state, name);
     const ipaLog = join(dir, 'ipa.log');
@@ -56,6 +59,11 @@ describe.skipIf(unavailable !== undefined)('an agent whose state dir is under /t
     const inAgent = (script: string) => execFileSync('nsenter', ['-t', agent!, '-m', 'sh', '-c', script], { encoding: 'utf8' });
     expect(inAgent(`test -e '${join(outside, 'marker')}' && echo seen || echo hidden`).trim()).toBe('hidden');
     expect(inAgent(`test -w '${dir}' && test -e '${dir}/poweroff.fifo' && echo ok`).trim()).toBe('ok');
+
+    // The token reached the agent (its configuration dump names it) and its log holds it masked only.
+    const dump = await waitFor('the agent\'s configuration dump naming agent_token', async () => readFileSync(ipaLog, 'utf8').split('\n').find((l) => /\bagent_token\s+=/.test(l)), { timeoutMs: 30_000 });
+    expect(dump).toMatch(/agent_token\s+=\s+\*\*\*/);
+    expect(readFileSync(ipaLog, 'utf8')).not.toContain(PLANTED_TOKEN);
   }, 120_000);
 });
 
