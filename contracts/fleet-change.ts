@@ -14,7 +14,7 @@
  * waited behind up to that many queries. Now a host's start is one workflow
  * task, and the decision is the same pure function as before (`fleetAsk`,
  * which the fleet's activities also apply to a queried view where they still
- * read one: a BareMetalHost's change, a host workflow that predates this update).
+ * read one: a host workflow that predates this update, or one that does not run).
  */
 import { defineUpdate } from '@temporalio/workflow';
 import type { FleetOperation } from '../model/fleet';
@@ -46,9 +46,14 @@ export const FLEET_CHANGE = {
   settled: 'FleetHostSettled',
   /** Already asked (a retried call), or nothing to ask: the fleet waits for the goal. */
   wait: 'FleetHostWait',
-  /** The host is driven by its BareMetalHost: the fleet changes the object. */
+  /** The host is driven by its BareMetalHost: the fleet changes the object. details[0]: FleetViaObject. */
   viaObject: 'FleetHostViaObject',
 } as const;
+
+/** What the fleet needs of the host to change its BareMetalHost: its keyed power-off requests (a powerOn releases the fleets'). */
+export interface FleetViaObject {
+  holds: Record<string, unknown>;
+}
 
 export const fleetChangeUpdate = defineUpdate<FleetChangeResult, [FleetChangeRequest]>('fleetChange');
 

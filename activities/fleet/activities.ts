@@ -32,7 +32,7 @@ import {
 } from '../../contracts/host';
 import { fleetPowerKey, type FleetSelection } from '../../contracts/fleet';
 import { abortedResult, fleetHostResult, imageToRestore, keysToRelease, type FleetHostResult, type HostFinding } from '../../contracts/fleet-goals';
-import { FLEET_CHANGE, fleetAsk, fleetChangeUpdate, fleetChangeUpdateId, type FleetChangeRequest, type FleetHostChange } from '../../contracts/fleet-change';
+import { FLEET_CHANGE, fleetAsk, fleetChangeUpdate, fleetChangeUpdateId, type FleetChangeRequest, type FleetHostChange, type FleetViaObject } from '../../contracts/fleet-change';
 import { selectionMatches, type SelectionCandidate } from '../../model/fleet-selection';
 import { heartbeat, pause } from '../common/activity-context';
 import { isKubeError } from '../../clients/kubernetes/kube-error';
@@ -104,8 +104,11 @@ function objectRefusal(err: unknown): FleetHostResult | undefined {
   return undefined;
 }
 
-/** A `fleetChange` update's failure as the host's answer; `read`: the fleet reads the host and decides itself. */
-function fleetChangeAnswer(err: unknown): StartResult | 'read' | undefined {
+/**
+ * A `fleetChange` update's failure as the host's answer: a result, sent, the BareMetalHost to change (with what
+ * the change needs of the host), or `read`: the fleet reads the host and decides itself.
+ */
+function fleetChangeAnswer(err: unknown): StartResult | { viaObject: FleetViaObject } | 'read' | undefined {
   if (err instanceof WorkflowNotFoundError) return 'read';
   if (!(err instanceof WorkflowUpdateFailedError) || !(err.cause instanceof ApplicationFailure)) return undefined;
   const failure = err.cause;
@@ -115,7 +118,7 @@ function fleetChangeAnswer(err: unknown): StartResult | 'read' | undefined {
     case FLEET_CHANGE.wait:
       return { sent: true };
     case FLEET_CHANGE.viaObject:
-      return 'read';
+      return { viaObject: (failure.details?.[0] as FleetViaObject | undefined) ?? { holds: {} } };
   }
   // A host workflow on a build without the update (a rolling upgrade): asked the way that build knows.
   if (failure.message.startsWith(`No registered handler for update: ${fleetChangeUpdate.name}`)) return 'read';
@@ -154,10 +157,22 @@ export function createFleetActivities(deps: { client?: Client; rest?: KubeRest; 
     return { sent: true };
   }
 
+  /** The change written on the host's BareMetalHost (activities/fleet/kubernetes.ts); the API server's refusal is the host's failure. */
+  async function changeObject(rest: KubeRest, call: FleetHostCall & { operation: FleetHostChange }, holds: Record<string, unknown>): Promise<StartResult> {
+    try {
+      await changeBareMetalHost(rest, call.ref, call.operation, call.fleet, holds);
+    } catch (err) {
+      const refused = objectRefusal(err);
+      if (refused) return { result: refused };
+      throw err;
+    }
+    return { sent: true };
+  }
+
   /**
-   * The ask decided from a read of the host (fleetAsk on its queried view): for a host driven by its
-   * BareMetalHost (the change goes to the object), a host workflow that predates `fleetChange` (the
-   * change goes by the update that build knows), and a host whose workflow does not run.
+   * The ask decided from a read of the host (fleetAsk on its queried view): for a host workflow that
+   * predates `fleetChange` (the change goes by the update that build knows, or to the BareMetalHost),
+   * and a host whose workflow does not run.
    */
   async function readAndAsk(c: Client, call: FleetHostCall & { operation: FleetHostChange }): Promise<StartResult> {
     const found = await findHost(c, call.ref);
@@ -170,14 +185,7 @@ export function createFleetActivities(deps: { client?: Client; rest?: KubeRest; 
     const rest = viaObject(view);
     if (ask.kind === 'viaObject' || rest) {
       if (!rest) return { result: { outcome: 'skipped', reason: 'the host is driven by its BareMetalHost and this worker has no Kubernetes API server to change it' } };
-      try {
-        await changeBareMetalHost(rest, call.ref, op, call.fleet, view);
-      } catch (err) {
-        const refused = objectRefusal(err);
-        if (refused) return { result: refused };
-        throw err;
-      }
-      return { sent: true };
+      return changeObject(rest, call, view.power.holds);
     }
     try {
       await sendChange(c.workflow.getHandle(hostWorkflowId(call.ref)), op, call.fleet, view);
@@ -247,9 +255,9 @@ export function createFleetActivities(deps: { client?: Client; rest?: KubeRest; 
     /**
      * Hands the host its change, unless it is already done, already asked for, or cannot be done: one
      * `fleetChange` update, whose validator decides that from the host's own state (contracts/fleet-change.ts),
-     * with an id per fleet, host and start, so a retried call is answered, not applied again. The host is read
-     * first only for a remediation, a host driven by its BareMetalHost, a host workflow that predates the
-     * update, or one that is not running.
+     * with an id per fleet, host and start, so a retried call is answered, not applied again. A host driven by
+     * its BareMetalHost refuses it with what the object's change needs, and the object is changed. The host is
+     * read first only for a remediation, a host workflow that predates the update, or one that is not running.
      */
     async startFleetChange(call: FleetHostCall): Promise<StartResult> {
       const c = client();
@@ -264,6 +272,7 @@ export function createFleetActivities(deps: { client?: Client; rest?: KubeRest; 
       } catch (err) {
         const answered = fleetChangeAnswer(err);
         if (answered === 'read') return readAndAsk(c, { ...call, operation: op });
+        if (answered && 'viaObject' in answered) return deps.rest ? changeObject(deps.rest, { ...call, operation: op }, answered.viaObject.holds) : readAndAsk(c, { ...call, operation: op });
         if (answered) return answered;
         // Not an answer of the host's (a timeout, an unavailable server): retried, unless its run is not running at all.
         if ((await hostRun(c, call.ref)).kind === 'running') throw err;

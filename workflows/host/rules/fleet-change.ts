@@ -21,7 +21,7 @@ import { schemaErrors } from '../../../model/validate';
 import type { ApplySpecResult, DirectivesResult, HostDirectives } from '../../../contracts/host';
 import { fleetPowerKey } from '../../../contracts/fleet';
 import { keysToRelease } from '../../../contracts/fleet-goals';
-import { FLEET_CHANGE, fleetAsk, fleetChangeUpdate, type FleetChangeRequest, type FleetChangeResult } from '../../../contracts/fleet-change';
+import { FLEET_CHANGE, fleetAsk, fleetChangeUpdate, type FleetChangeRequest, type FleetChangeResult, type FleetViaObject } from '../../../contracts/fleet-change';
 import { checkInspectionRequest } from '../directives';
 import type { HostContext } from '../context';
 import type { PowerRequestChange, PowerRequestsView } from './power-requests';
@@ -69,7 +69,8 @@ export function setFleetChangeHandler(ctx: HostContext, to: FleetChangeTargets):
 
   const validator = (req: FleetChangeRequest): void => {
     checkShape(req);
-    const answer = fleetAsk(req.operation, ctx.view(), req.since, req.fleet, { kubernetes: req.kubernetes === true });
+    const view = ctx.view();
+    const answer = fleetAsk(req.operation, view, req.since, req.fleet, { kubernetes: req.kubernetes === true });
     switch (answer.kind) {
       case 'settled': {
         const { result } = answer;
@@ -79,7 +80,11 @@ export function setFleetChangeHandler(ctx: HostContext, to: FleetChangeTargets):
       case 'wait':
         throw ApplicationFailure.create({ type: FLEET_CHANGE.wait, message: `nothing asked of the host: ${answer.why}` });
       case 'viaObject':
-        throw ApplicationFailure.create({ type: FLEET_CHANGE.viaObject, message: 'the host is driven by its BareMetalHost: change the object' });
+        throw ApplicationFailure.create({
+          type: FLEET_CHANGE.viaObject,
+          message: 'the host is driven by its BareMetalHost: change the object',
+          details: [{ holds: view.power.holds } satisfies FleetViaObject],
+        });
       case 'send':
         break;
     }
