@@ -27,6 +27,9 @@ export interface FleetPhaseFigures {
   startToFirstAskMs?: number;
   /** POST -> the first host's operation of that kind started (the host's record; not for deletes: the host is gone). */
   startToFirstOperationMs?: number;
+  /** POST -> half of the hosts' operations had started, and all of them: how the starts spread behind the first. */
+  startToMedianOperationMs?: number;
+  startToLastOperationMs?: number;
 }
 
 const FLEET_OPERATION: Partial<Record<Phase, { kind: string; opKind?: string; image?: typeof IMAGE }>> = {
@@ -66,6 +69,7 @@ export class FleetDriver extends MetalflowDriver {
     }
     const asked = progress.hosts.map((h) => (h.startedAt ? Date.parse(h.startedAt) : Infinity));
     const firstAsk = Math.min(...asked);
+    const starts = op.opKind ? await this.operationStarts(hosts, op.opKind, postedAt) : [];
     this.fleets.push({
       phase,
       name,
@@ -74,7 +78,9 @@ export class FleetDriver extends MetalflowDriver {
       lastRunHistoryEvents: await this.historyLength(`fleet/${name}`),
       counts: progress.counts,
       startToFirstAskMs: Number.isFinite(firstAsk) ? firstAsk - postedAt : undefined,
-      startToFirstOperationMs: op.opKind ? await this.firstOperation(hosts, op.opKind, postedAt) : undefined,
+      startToFirstOperationMs: starts[0],
+      startToMedianOperationMs: starts[Math.floor((starts.length - 1) / 2)],
+      startToLastOperationMs: starts.at(-1),
     });
   }
 
@@ -89,18 +95,16 @@ export class FleetDriver extends MetalflowDriver {
     }
   }
 
-  /** After the phase (so the reads load nothing measured): the earliest operation of that kind started after the POST. */
-  private async firstOperation(hosts: BenchHost[], kind: string, postedAt: number): Promise<number | undefined> {
-    let first = Infinity;
+  /** After the phase (so the reads load nothing measured): each host's first operation of that kind after the POST, ms after it, in order. */
+  private async operationStarts(hosts: BenchHost[], kind: string, postedAt: number): Promise<number[]> {
+    const starts: number[] = [];
     await pool(hosts, 8, async (host) => {
       const r = await this.api.request('GET', this.hostPath(host));
       const ops = (r.json?.operations ?? []) as { kind: string; startedAt: string }[];
-      for (const o of ops) {
-        const at = Date.parse(o.startedAt);
-        if (o.kind === kind && at >= postedAt) first = Math.min(first, at);
-      }
+      const at = Math.min(...ops.filter((o) => o.kind === kind && Date.parse(o.startedAt) >= postedAt).map((o) => Date.parse(o.startedAt)));
+      if (Number.isFinite(at)) starts.push(at - postedAt);
     });
-    return Number.isFinite(first) ? first - postedAt : undefined;
+    return starts.sort((a, b) => a - b);
   }
 
   private async historyLength(workflowId: string): Promise<number> {

@@ -515,11 +515,12 @@ function formatKube(r: BenchResult, k: KubeFigures): string[] {
   return out;
 }
 
-/** A phase's fleet operation: POST -> first host asked, -> first operation; runs, the last run's events. */
+/** A phase's fleet operation: POST -> first host asked, -> first operation (half, all); runs, the last run's events. */
 function fleetDetail(operations: FleetPhaseFigures[], p: Phase): string {
   const op = operations.find((o) => o.phase === p);
+  const spread = op?.startToLastOperationMs !== undefined ? ` (half ${ms(op.startToMedianOperationMs)} ms, all ${ms(op.startToLastOperationMs)} ms)` : '';
   return op
-    ? `${ms(op.startToFirstAskMs)} ms, ${ms(op.startToFirstOperationMs)} ms; ${op.runs} run(s), ${op.lastRunHistoryEvents} events (maxConcurrent ${op.maxConcurrent})`
+    ? `${ms(op.startToFirstAskMs)} ms, ${ms(op.startToFirstOperationMs)} ms${spread}; ${op.runs} run(s), ${op.lastRunHistoryEvents} events (maxConcurrent ${op.maxConcurrent})`
     : 'one PUT per host (a fleet acts on existing hosts)';
 }
 

@@ -7,7 +7,7 @@
  */
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
-import { WorkflowUpdateFailedError, type Client } from '@temporalio/client';
+import { WorkflowNotFoundError, WorkflowUpdateFailedError, type Client, type WorkflowHandle } from '@temporalio/client';
 import type { HostRef } from '../../model/host';
 import { fleetSiteErrors, type FleetOperation, type FleetSelector } from '../../model/fleet';
 import { formatFieldErrors } from '../../model/field-error';
@@ -32,6 +32,7 @@ import {
 } from '../../contracts/host';
 import { fleetPowerKey, type FleetSelection } from '../../contracts/fleet';
 import { abortedResult, fleetHostResult, imageToRestore, keysToRelease, type FleetHostResult, type HostFinding } from '../../contracts/fleet-goals';
+import { FLEET_CHANGE, fleetAsk, fleetChangeUpdate, fleetChangeUpdateId, type FleetChangeRequest, type FleetHostChange, type FleetViaObject } from '../../contracts/fleet-change';
 import { selectionMatches, type SelectionCandidate } from '../../model/fleet-selection';
 import { heartbeat, pause } from '../common/activity-context';
 import { isKubeError } from '../../clients/kubernetes/kube-error';
@@ -104,6 +105,29 @@ function objectRefusal(err: unknown): FleetHostResult | undefined {
 }
 
 /**
+ * A `fleetChange` update's failure as the host's answer: a result, sent, the BareMetalHost to change (with what
+ * the change needs of the host), or `read`: the fleet reads the host and decides itself.
+ */
+function fleetChangeAnswer(err: unknown): StartResult | { viaObject: FleetViaObject } | 'read' | undefined {
+  if (err instanceof WorkflowNotFoundError) return 'read';
+  if (!(err instanceof WorkflowUpdateFailedError) || !(err.cause instanceof ApplicationFailure)) return undefined;
+  const failure = err.cause;
+  switch (failure.type) {
+    case FLEET_CHANGE.settled:
+      return { result: failure.details?.[0] as FleetHostResult };
+    case FLEET_CHANGE.wait:
+      return { sent: true };
+    case FLEET_CHANGE.viaObject:
+      return { viaObject: (failure.details?.[0] as FleetViaObject | undefined) ?? { holds: {} } };
+  }
+  // A host workflow on a build without the update (a rolling upgrade): asked the way that build knows.
+  if (failure.message.startsWith(`No registered handler for update: ${fleetChangeUpdate.name}`)) return 'read';
+  // The host's refusal of the change itself (invalid, conflict, no spec): the host's failure.
+  const refused = refusal(err);
+  return refused ? { result: refused } : undefined;
+}
+
+/**
  * `rest`: the worker's own cluster (Kubernetes mode). With it, hosts driven by
  * a BareMetalHost are changed on that object (fleet-kubernetes.ts); without
  * it they are skipped. `sites`: the configured sites' names (METALFLOW_SITES_FILE),
@@ -116,6 +140,62 @@ export function createFleetActivities(deps: { client?: Client; rest?: KubeRest; 
   const viaObject = (view: HostView): KubeRest | undefined => (view.managedBy === 'kubernetes' ? deps.rest : undefined);
   /** `remediate`: each host's result is its remediation's. */
   const remediation = createFleetRemediation(deps);
+
+  /** A remediation asks nothing of the host workflow: it starts one, on the BareMetalHost for a host driven by it. */
+  async function startRemediation(c: Client, call: FleetHostCall & { operation: Extract<FleetOperation, { kind: 'remediate' }> }): Promise<StartResult> {
+    const found = await findHost(c, call.ref);
+    const settled = fleetHostResult(call.operation, found, call.since, call.fleet, reach);
+    if (settled) return { result: settled };
+    if (found.kind !== 'running') return { sent: true };
+    try {
+      await remediation.start(call, viaObject(found.view));
+    } catch (err) {
+      const refused = objectRefusal(err);
+      if (refused) return { result: refused };
+      throw err;
+    }
+    return { sent: true };
+  }
+
+  /** The change written on the host's BareMetalHost (activities/fleet/kubernetes.ts); the API server's refusal is the host's failure. */
+  async function changeObject(rest: KubeRest, call: FleetHostCall & { operation: FleetHostChange }, holds: Record<string, unknown>): Promise<StartResult> {
+    try {
+      await changeBareMetalHost(rest, call.ref, call.operation, call.fleet, holds);
+    } catch (err) {
+      const refused = objectRefusal(err);
+      if (refused) return { result: refused };
+      throw err;
+    }
+    return { sent: true };
+  }
+
+  /**
+   * The ask decided from a read of the host (fleetAsk on its queried view): for a host workflow that
+   * predates `fleetChange` (the change goes by the update that build knows, or to the BareMetalHost),
+   * and a host whose workflow does not run.
+   */
+  async function readAndAsk(c: Client, call: FleetHostCall & { operation: FleetHostChange }): Promise<StartResult> {
+    const found = await findHost(c, call.ref);
+    if (found.kind !== 'running') return { result: fleetHostResult(call.operation, found, call.since, call.fleet, reach) ?? { outcome: 'skipped', reason: `the host's workflow is ${found.kind}` } };
+    const { view } = found;
+    const op = call.operation;
+    const ask = fleetAsk(op, view, call.since, call.fleet, reach);
+    if (ask.kind === 'settled') return { result: ask.result };
+    if (ask.kind === 'wait') return { sent: true };
+    const rest = viaObject(view);
+    if (ask.kind === 'viaObject' || rest) {
+      if (!rest) return { result: { outcome: 'skipped', reason: 'the host is driven by its BareMetalHost and this worker has no Kubernetes API server to change it' } };
+      return changeObject(rest, call, view.power.holds);
+    }
+    try {
+      await sendChange(c.workflow.getHandle(hostWorkflowId(call.ref)), op, call.fleet, view);
+    } catch (err) {
+      const refused = refusal(err);
+      if (refused) return { result: refused };
+      throw err;
+    }
+    return { sent: true };
+  }
 
   return {
     /**
@@ -172,92 +252,32 @@ export function createFleetActivities(deps: { client?: Client; rest?: KubeRest; 
       return { at: new Date().toISOString(), hosts, missing: missing.sort((a, b) => key(a).localeCompare(key(b))) };
     },
 
-    /** Hands the host its change, unless it is already done, already asked for, or cannot be done. */
+    /**
+     * Hands the host its change, unless it is already done, already asked for, or cannot be done: one
+     * `fleetChange` update, whose validator decides that from the host's own state (contracts/fleet-change.ts),
+     * with an id per fleet, host and start, so a retried call is answered, not applied again. A host driven by
+     * its BareMetalHost refuses it with what the object's change needs, and the object is changed. The host is
+     * read first only for a remediation, a host workflow that predates the update, or one that is not running.
+     */
     async startFleetChange(call: FleetHostCall): Promise<StartResult> {
       const c = client();
-      const found = await findHost(c, call.ref);
-      const settled = fleetHostResult(call.operation, found, call.since, call.fleet, reach);
-      // An attached host may still have a detach waiting for its state (invisible in its view): attach withdraws it all the same.
-      const withdraw = call.operation.kind === 'attach' && settled?.outcome === 'succeeded';
-      if (settled && !withdraw) return { result: settled };
-      if (found.kind !== 'running') return { sent: true };
-      const { view } = found;
-      const handle = c.workflow.getHandle(hostWorkflowId(call.ref));
       const op = call.operation;
-      const rest = viaObject(view);
-      if (op.kind === 'remediate') {
-        try {
-          await remediation.start({ ...call, operation: op }, rest);
-        } catch (err) {
-          const refused = objectRefusal(err);
-          if (refused) return { result: refused };
-          throw err;
-        }
-        return { sent: true };
-      }
-      if (rest) {
-        // A reboot waiting, or one run since the fleet started the host, is this one (a retried call).
-        if (op.kind === 'reboot' && (view.power.reboot || view.operations.some((o) => o.kind === 'reboot' && o.startedAt >= call.since))) return { sent: true };
-        try {
-          await changeBareMetalHost(rest, call.ref, op, call.fleet, view);
-        } catch (err) {
-          const refused = objectRefusal(err);
-          if (refused) return { result: refused };
-          throw err;
-        }
-        return { sent: true };
-      }
+      if (op.kind === 'remediate') return startRemediation(c, { ...call, operation: op });
+      const request: FleetChangeRequest = { fleet: call.fleet, operation: op, since: call.since, ...(reach.kubernetes ? { kubernetes: true } : {}) };
       try {
-        switch (op.kind) {
-          case 'reboot':
-            // A reboot waiting, or one run since the fleet started the host, is this one (a retried call).
-            if (view.power.reboot || view.operations.some((o) => o.kind === 'reboot' && o.startedAt >= call.since)) return { sent: true };
-            await handle.executeUpdate(powerRequestsUpdate, { args: [{ reboot: { mode: op.mode ?? 'soft' } }] });
-            break;
-          case 'powerOff':
-            await handle.executeUpdate(powerRequestsUpdate, { args: [{ holdOff: { [fleetPowerKey(call.fleet)]: op.mode ?? 'soft' } }] });
-            break;
-          case 'powerOn': {
-            const keys = keysToRelease(op, view.power.holds);
-            if (keys.length > 0) await handle.executeUpdate(powerRequestsUpdate, { args: [{ release: keys }] });
-            break;
-          }
-          case 'provision':
-            await handle.executeUpdate(setImageUpdate, { args: [op.image] });
-            break;
-          case 'deprovision':
-            await handle.executeUpdate(setImageUpdate, { args: [null] });
-            break;
-          case 'delete':
-            await handle.executeUpdate(deleteHostUpdate);
-            break;
-          case 'reinspect':
-            await handle.executeUpdate(requestInspectionUpdate);
-            break;
-          // An API host's directives hold only what the fleet gives them (the shim's hosts are skipped): the whole set is replaced.
-          case 'detach':
-            await handle.executeUpdate(applyDirectivesUpdate, { args: [{ detached: { deleteAction: op.deleteAction ?? 'delete', force: op.force ?? false } }] });
-            break;
-          case 'attach':
-            await handle.executeUpdate(applyDirectivesUpdate, { args: [{}] });
-            break;
-          case 'moveSite':
-            // The host's own spec with the new site: a registered host moves (its refusal, a 409's reason, is the host's result).
-            if (!view.spec) return { sent: true };
-            await handle.executeUpdate(applySpecUpdate, { args: [{ ...view.spec, site: op.site }] });
-            break;
-          case 'clean':
-            // A request held, or a clean run since the fleet started the host, is this one (a retried call).
-            if (view.cleanRequest || view.operations.some((o) => o.kind === 'clean' && o.startedAt >= call.since)) return { sent: true };
-            await handle.executeUpdate(requestCleanUpdate, { args: [{ steps: op.steps as CleanRequest['steps'] }] });
-            break;
-        }
+        await c.workflow
+          .getHandle(hostWorkflowId(call.ref))
+          .executeUpdate(fleetChangeUpdate, { args: [request], updateId: fleetChangeUpdateId(call.fleet, call.ref, op.kind, call.since) });
+        return { sent: true };
       } catch (err) {
-        const refused = refusal(err);
-        if (refused) return { result: refused };
-        throw err;
+        const answered = fleetChangeAnswer(err);
+        if (answered === 'read') return readAndAsk(c, { ...call, operation: op });
+        if (answered && 'viaObject' in answered) return deps.rest ? changeObject(deps.rest, { ...call, operation: op }, answered.viaObject.holds) : readAndAsk(c, { ...call, operation: op });
+        if (answered) return answered;
+        // Not an answer of the host's (a timeout, an unavailable server): retried, unless its run is not running at all.
+        if ((await hostRun(c, call.ref)).kind === 'running') throw err;
+        return readAndAsk(c, { ...call, operation: op });
       }
-      return { sent: true };
     },
 
     /** Watches the host until it reached the goal, failed or cannot go on, or until `windowMs` has passed. */
@@ -360,6 +380,47 @@ export function createFleetActivities(deps: { client?: Client; rest?: KubeRest; 
       return released;
     },
   };
+}
+
+/** The change by the host workflow's own update for it, as a build without `fleetChange` takes it. */
+async function sendChange(handle: WorkflowHandle, op: FleetHostChange, fleet: string, view: HostView): Promise<void> {
+  switch (op.kind) {
+    case 'reboot':
+      await handle.executeUpdate(powerRequestsUpdate, { args: [{ reboot: { mode: op.mode ?? 'soft' } }] });
+      return;
+    case 'powerOff':
+      await handle.executeUpdate(powerRequestsUpdate, { args: [{ holdOff: { [fleetPowerKey(fleet)]: op.mode ?? 'soft' } }] });
+      return;
+    case 'powerOn':
+      await handle.executeUpdate(powerRequestsUpdate, { args: [{ release: keysToRelease(op, view.power.holds) }] });
+      return;
+    case 'provision':
+      await handle.executeUpdate(setImageUpdate, { args: [op.image] });
+      return;
+    case 'deprovision':
+      await handle.executeUpdate(setImageUpdate, { args: [null] });
+      return;
+    case 'delete':
+      await handle.executeUpdate(deleteHostUpdate);
+      return;
+    case 'reinspect':
+      await handle.executeUpdate(requestInspectionUpdate);
+      return;
+    // An API host's directives hold only what the fleet gives them (the shim's hosts are skipped): the whole set is replaced.
+    case 'detach':
+      await handle.executeUpdate(applyDirectivesUpdate, { args: [{ detached: { deleteAction: op.deleteAction ?? 'delete', force: op.force ?? false } }] });
+      return;
+    case 'attach':
+      await handle.executeUpdate(applyDirectivesUpdate, { args: [{}] });
+      return;
+    case 'moveSite':
+      // The host's own spec with the new site: a registered host moves (its refusal, a 409's reason, is the host's result).
+      if (view.spec) await handle.executeUpdate(applySpecUpdate, { args: [{ ...view.spec, site: op.site }] });
+      return;
+    case 'clean':
+      await handle.executeUpdate(requestCleanUpdate, { args: [{ steps: op.steps as CleanRequest['steps'] }] });
+      return;
+  }
 }
 
 function bmcTypeOf(address: string): string {

@@ -23,7 +23,6 @@ import { bmhObjectPath, deleteObject, getObject, MERGE, patchMetadata } from '..
 import { ANNOTATIONS as ANNOTATION } from '../../model/metal3-annotations';
 import type { FleetOperation } from '../../model/fleet';
 import type { HostRef, Image } from '../../model/host';
-import type { HostView } from '../../contracts/host';
 import { fleetPowerKey } from '../../contracts/fleet';
 import { keysToRelease } from '../../contracts/fleet-goals';
 import { DEFAULT_SITE, SITE_LABEL } from '../../model/site';
@@ -33,8 +32,8 @@ async function patchSpec(rest: KubeRest, ref: HostRef, spec: Record<string, unkn
   await rest.call('PATCH', path(ref), { body: { spec }, contentType: MERGE });
 }
 
-/** Writes the fleet's change on the host's BareMetalHost. */
-export async function changeBareMetalHost(rest: KubeRest, ref: HostRef, op: FleetOperation, fleet: string, view: HostView): Promise<void> {
+/** Writes the fleet's change on the host's BareMetalHost; `holds`: the host's keyed power-off requests (a powerOn releases the fleets'). */
+export async function changeBareMetalHost(rest: KubeRest, ref: HostRef, op: FleetOperation, fleet: string, holds: Record<string, unknown>): Promise<void> {
   switch (op.kind) {
     case 'provision':
       return patchSpec(rest, ref, { image: op.image });
@@ -45,7 +44,7 @@ export async function changeBareMetalHost(rest: KubeRest, ref: HostRef, op: Flee
     case 'powerOff':
       return patchMetadata(rest, path(ref), { annotations: { [`${ANNOTATION.reboot}/${fleetPowerKey(fleet)}`]: JSON.stringify({ mode: op.mode ?? 'soft' }) } });
     case 'powerOn': {
-      const keys = keysToRelease(op, view.power.holds);
+      const keys = keysToRelease(op, holds);
       if (keys.length === 0) return;
       return patchMetadata(rest, path(ref), { annotations: Object.fromEntries(keys.map((k) => [`${ANNOTATION.reboot}/${k}`, null])) });
     }

@@ -2,7 +2,7 @@
  * A worker process killed with SIGKILL in the middle of a fleet operation
  * (a hard reboot of every host, a quarter of them at a time): a new worker finishes the
  * run, and every host was acted on exactly once, read from the host
- * workflows' own histories (one accepted powerRequests update each) and
+ * workflows' own histories (one accepted fleetChange update each) and
  * operation records (one reboot each, after the fleet started). 12 hosts in
  * `make test`, 100 as in issue 11 in `npm run test:scale`
  * (METALFLOW_FLEET_CRASH_HOSTS sets the number).
@@ -13,6 +13,7 @@ import type { HostService } from '../../api/host-service';
 import { hostWorkflowId } from '../../model/host-ref';
 import type { FleetInput } from '../../model/fleet';
 import { fleetProgressQuery, fleetWorkflowId } from '../../contracts/fleet';
+import { fleetChangeUpdate } from '../../contracts/fleet-change';
 import type { fleetWorkflow } from '../../workflows/fleet/fleet';
 import { IRONIC_URL, TEMPORAL_ADDRESS } from '../support/env';
 import { IronicProxy } from '../../bench/support/ironic-proxy';
@@ -85,7 +86,7 @@ describe('worker killed during a fleet operation', { timeout: 1_800_000 }, () =>
       // One reboot in the host's own records since the fleet started it, and one request for it in its history.
       expect(v.operations.filter((o) => o.kind === 'reboot' && o.startedAt >= startedAt).map((o) => o.outcome), ref.name).toEqual(['succeeded']);
       const events = (await client.workflow.getHandle(hostWorkflowId(ref)).fetchHistory()).events ?? [];
-      const asked = events.filter((e) => e.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.input?.name === 'powerRequests');
+      const asked = events.filter((e) => e.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.input?.name === fleetChangeUpdate.name);
       expect(asked.length, ref.name).toBe(1);
     }
   });

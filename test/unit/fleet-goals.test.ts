@@ -4,6 +4,7 @@ import { emptyStatus } from '../../model/host';
 import type { FleetOperation } from '../../model/fleet';
 import type { HostView, OperationRecord } from '../../contracts/host';
 import { abortedResult, fleetHostResult, imageToRestore, keysToRelease, type HostFinding } from '../../contracts/fleet-goals';
+import { fleetAsk, fleetChangeUpdateId } from '../../contracts/fleet-change';
 
 const SINCE = '2026-01-01T00:00:10.000Z';
 const op = (kind: OperationRecord['kind'], outcome: OperationRecord['outcome'], startedAt = '2026-01-01T00:00:20.000Z', error?: string): OperationRecord => ({
@@ -155,5 +156,46 @@ describe('fleet host goals', () => {
     expect(imageToRestore({ kind: 'deprovision' }, (running({ paused }, { provisioning: { ...provisioned, state: 'available', image: undefined } }) as HostFinding & { kind: 'running' }).view)).toBeUndefined();
     expect(imageToRestore({ kind: 'deprovision' }, (running({ paused, spec: { online: true, image } }, { provisioning: provisioned }) as HostFinding & { kind: 'running' }).view)).toBeUndefined();
     expect(imageToRestore({ kind: 'provision', image }, notRun.view)).toBeUndefined();
+  });
+});
+
+/** What the host workflow's fleetChange validator (and the fleet's read path) decides from the host's view. */
+describe("a fleet's ask of a host", () => {
+  const view = (over: Partial<HostView> = {}, status: Partial<HostView['status']> = {}): HostView => (running(over, status) as HostFinding & { kind: 'running' }).view;
+
+  it('a retried reboot or clean waits for the one already asked (waiting, or run since the fleet started the host); an earlier one does not count', () => {
+    const reboot = { kind: 'reboot', mode: 'hard' } as const;
+    expect(fleetAsk(reboot, view(), SINCE, 'f')).toEqual({ kind: 'send' });
+    expect(fleetAsk(reboot, view({ power: { holds: {}, reboot: { mode: 'hard', api: true, annotation: false } } }), SINCE, 'f')).toMatchObject({ kind: 'wait' });
+    expect(fleetAsk(reboot, view({ operations: [op('reboot', 'running')] }), SINCE, 'f')).toMatchObject({ kind: 'wait' });
+    expect(fleetAsk(reboot, view({ operations: [op('reboot', 'succeeded', '2026-01-01T00:00:05.000Z')] }), SINCE, 'f')).toEqual({ kind: 'send' });
+    // Done since: the host's result, nothing sent.
+    expect(fleetAsk(reboot, view({ operations: [op('reboot', 'succeeded')] }), SINCE, 'f')).toEqual({ kind: 'settled', result: { outcome: 'succeeded' } });
+    const clean = { kind: 'clean' as const, steps: [{ name: 'erase-metadata' }] };
+    expect(fleetAsk(clean, view(), SINCE, 'f')).toEqual({ kind: 'send' });
+    expect(fleetAsk(clean, view({ cleanRequest: { request: { steps: [{ name: 'erase-metadata' }] }, id: 1, at: SINCE } }, { provisioning: { state: 'preparing' } as HostView['status']['provisioning'] }), SINCE, 'f')).toMatchObject({ kind: 'wait' });
+    expect(fleetAsk(clean, view({ operations: [op('clean', 'running')] }), SINCE, 'f')).toMatchObject({ kind: 'wait' });
+  });
+
+  it('a host at the goal, or one that cannot take the change, is settled with its result; attach is sent to an attached host all the same', () => {
+    expect(fleetAsk({ kind: 'deprovision' }, view(), SINCE, 'f')).toEqual({ kind: 'settled', result: { outcome: 'succeeded' } });
+    expect(fleetAsk({ kind: 'reboot' }, view({ paused: { reason: 'maintenance', since: SINCE } }), SINCE, 'f')).toEqual({ kind: 'settled', result: { outcome: 'skipped', reason: 'the host is paused (maintenance)' } });
+    expect(fleetAsk({ kind: 'clean', steps: [] }, view({}, { provisioning: { state: 'provisioned' } as HostView['status']['provisioning'] }), SINCE, 'f')).toMatchObject({ kind: 'settled', result: { outcome: 'skipped' } });
+    expect(fleetAsk({ kind: 'attach' }, view(), SINCE, 'f')).toEqual({ kind: 'send' });
+  });
+
+  it("a BareMetalHost's host is changed on the object (or skipped without a Kubernetes API server); a powerOn with no fleet key waits", () => {
+    expect(fleetAsk({ kind: 'deprovision' }, view({ managedBy: 'kubernetes', spec: { online: true, image: { url: 'http://i/x.qcow2', checksum: 'c'.repeat(32), checksumType: 'md5' } } }), SINCE, 'f', { kubernetes: true })).toEqual({ kind: 'viaObject' });
+    expect(fleetAsk({ kind: 'reboot' }, view({ managedBy: 'kubernetes' }), SINCE, 'f')).toMatchObject({ kind: 'settled', result: { outcome: 'skipped' } });
+    // A retried reboot of a BareMetalHost's host waits too (its annotation's reboot is waiting).
+    expect(fleetAsk({ kind: 'reboot' }, view({ managedBy: 'kubernetes', power: { holds: {}, reboot: { mode: 'soft', api: false, annotation: true } } }), SINCE, 'f', { kubernetes: true })).toMatchObject({ kind: 'wait' });
+    expect(fleetAsk({ kind: 'powerOn' }, view({ currentOperation: op('power', 'running'), power: { holds: { maintenance: 'soft' } } }, { poweredOn: false }), SINCE, 'f')).toMatchObject({ kind: 'wait' });
+    expect(fleetAsk({ kind: 'powerOn' }, view({ power: { holds: { 'fleet-a': 'soft' } } }, { poweredOn: false }), SINCE, 'f')).toEqual({ kind: 'send' });
+  });
+
+  it('the update id is one per fleet, host, operation and start', () => {
+    const ref = { namespace: 'n', name: 'h' };
+    expect(fleetChangeUpdateId('f', ref, 'reboot', SINCE)).toBe(`fleet/f/reboot/n/h/${SINCE}`);
+    expect(fleetChangeUpdateId('f', ref, 'reboot', '2026-01-01T00:00:11.000Z')).not.toBe(fleetChangeUpdateId('f', ref, 'reboot', SINCE));
   });
 });

@@ -64,8 +64,8 @@ export function restoreStatus(s: HostState, status: HostStatus, now: string): { 
   };
 }
 
-/** `inspect.metal3.io` (empty): re-inspect once available. Throws when inspection is disabled. */
-export function requestInspection(s: HostState): { accepted: boolean; pending: boolean; events: HostEvent[] } {
+/** Why the host refuses an inspection request (throws), or nothing when it takes one. */
+export function checkInspectionRequest(s: HostState): void {
   if (s.deleteRequested) throw ApplicationFailure.create({ type: 'Conflict', message: 'the host is being deleted' });
   if (inspectionMode(s) === 'disabled') {
     throw ApplicationFailure.create({
@@ -73,6 +73,11 @@ export function requestInspection(s: HostState): { accepted: boolean; pending: b
       message: 'inspection is disabled for this host (inspect.metal3.io: disabled or spec.inspectionMode: disabled)',
     });
   }
+}
+
+/** `inspect.metal3.io` (empty): re-inspect once available. Throws when inspection is disabled. */
+export function requestInspection(s: HostState): { accepted: boolean; pending: boolean; events: HostEvent[] } {
+  checkInspectionRequest(s);
   const state = s.status.provisioning.state;
   // A host that has not been inspected yet will be anyway.
   if (state === '' || state === 'unmanaged' || state === 'registering' || state === 'inspecting') {

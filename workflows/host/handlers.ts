@@ -32,7 +32,8 @@ import {
 import { specConflict } from './decide';
 import { siteChangeConflict, siteMoveFor } from './rules/site';
 import { applyDirectives, checkRestoredStatus, requestInspection, restoreStatus } from './directives';
-import { addedHolds, applyPowerRequestChange, checkPowerRequestChange, keyedRebootEvent, powerRequestsView, type PowerRequestChange } from './rules/power-requests';
+import { addedHolds, applyPowerRequestChange, checkPowerRequestChange, keyedRebootEvent, powerRequestsView, type PowerRequestChange, type PowerRequestsView } from './rules/power-requests';
+import { setFleetChangeHandler } from './rules/fleet-change';
 import { applyPause, checkPauseRequest } from './rules/pause';
 import { now, type HostContext } from './context';
 import { setCleanHandler } from './rules/clean-request';
@@ -43,7 +44,7 @@ import { setFailCountResetHandler } from './rules/fail-count-reset';
 export function setHostHandlers(ctx: HostContext): void {
   const { s } = ctx;
   setHandler(hostViewQuery, ctx.view);
-  setCleanHandler(ctx);
+  const clean = setCleanHandler(ctx);
   setUpdatePolicyHandler(ctx);
   setHoldFirmwareHandler(ctx);
   setFailCountResetHandler(ctx);
@@ -97,11 +98,9 @@ export function setHostHandlers(ctx: HostContext): void {
     return spec;
   };
 
-  setHandler(
-    setImageUpdate,
-    (image: Image | null) => acceptSpec(withImage(image)),
-    { validator: (image: Image | null) => checkSpec(withImage(image)) },
-  );
+  const setImage = (image: Image | null): ApplySpecResult => acceptSpec(withImage(image));
+  const checkImage = (image: Image | null): void => checkSpec(withImage(image));
+  setHandler(setImageUpdate, setImage, { validator: checkImage });
 
   // The power sentinel saw the node change (power-sentinel.ts): the host reads its power itself when idle (host.ts).
   // Not a nudge: that would cut an error backoff short or redo an image check.
@@ -114,14 +113,15 @@ export function setHostHandlers(ctx: HostContext): void {
   // The controller saw the object's status behind the host's own (a write lost with its worker): written again as it stands.
   setHandler(publishStatusSignal, () => void ctx.writeStatus());
 
+  const directives = (d: HostDirectives, spec?: HostSpec): DirectivesResult => {
+    const { result, events } = applyDirectives(s, d);
+    if (result.changed || events.length > 0) ctx.nudge(events);
+    // Histories recorded before the spec came with the directives hold no second argument.
+    return spec ? { ...result, spec: acceptSpec(spec) } : result;
+  };
   setHandler(
     applyDirectivesUpdate,
-    (d: HostDirectives, spec?: HostSpec): DirectivesResult => {
-      const { result, events } = applyDirectives(s, d);
-      if (result.changed || events.length > 0) ctx.nudge(events);
-      // Histories recorded before the spec came with the directives hold no second argument.
-      return spec ? { ...result, spec: acceptSpec(spec) } : result;
-    },
+    directives,
     // Validators do not run on replay: the update of an old history is not checked again.
     { validator: (_d: HostDirectives, spec?: HostSpec): void => (spec ? checkSpec(spec) : undefined) },
   );
@@ -139,18 +139,20 @@ export function setHostHandlers(ctx: HostContext): void {
     { validator: checkRestoredStatus },
   );
 
-  setHandler(requestInspectionUpdate, () => {
+  const inspect = (): { accepted: boolean; pending: boolean } => {
     const { events, ...result } = requestInspection(s);
     if (events.length > 0) ctx.nudge(events);
     return result;
-  });
+  };
+  setHandler(requestInspectionUpdate, inspect);
 
-  setHandler(deleteHostUpdate, () => {
+  const deleteHost = (): { accepted: boolean } => {
     const accepted = !s.deleteRequested;
     s.deleteRequested = true;
     s.retryAt = undefined;
     return { accepted };
-  });
+  };
+  setHandler(deleteHostUpdate, deleteHost);
 
   setHandler(
     setPausedUpdate,
@@ -162,28 +164,27 @@ export function setHostHandlers(ctx: HostContext): void {
     { validator: checkPauseRequest },
   );
 
-  setHandler(
-    powerRequestsUpdate,
-    (change: PowerRequestChange) => {
-      const rememberIds = change.reboot?.requestId !== undefined;
-      // As Metal3: a keyed power-off request on a host whose power must never go off reboots it once.
-      const rebooted = s.spec?.disablePowerOff ? addedHolds(s.power, change) : [];
-      const rebootForKeys = rebooted.length > 0;
-      s.power = applyPowerRequestChange(s.power, change, rememberIds, rebootForKeys);
-      if (rebootForKeys) ctx.nudge(rebooted.map(([key, mode]) => keyedRebootEvent(key, mode)));
-      return powerRequestsView(s.power);
-    },
-    {
-      validator: (change: PowerRequestChange) => {
-        if (!s.spec) throw ApplicationFailure.create({ type: 'NotFound', message: 'the host has no spec yet' });
-        if (s.deleteRequested) throw ApplicationFailure.create({ type: 'Conflict', message: 'the host is being deleted' });
-        const errors = checkPowerRequestChange(change);
-        if (errors.length > 0) {
-          throw ApplicationFailure.create({ type: 'InvalidRequest', message: formatFieldErrors(errors), details: [errors] });
-        }
-      },
-    },
-  );
+  const power = (change: PowerRequestChange): PowerRequestsView => {
+    const rememberIds = change.reboot?.requestId !== undefined;
+    // As Metal3: a keyed power-off request on a host whose power must never go off reboots it once.
+    const rebooted = s.spec?.disablePowerOff ? addedHolds(s.power, change) : [];
+    const rebootForKeys = rebooted.length > 0;
+    s.power = applyPowerRequestChange(s.power, change, rememberIds, rebootForKeys);
+    if (rebootForKeys) ctx.nudge(rebooted.map(([key, mode]) => keyedRebootEvent(key, mode)));
+    return powerRequestsView(s.power);
+  };
+  const checkPower = (change: PowerRequestChange): void => {
+    if (!s.spec) throw ApplicationFailure.create({ type: 'NotFound', message: 'the host has no spec yet' });
+    if (s.deleteRequested) throw ApplicationFailure.create({ type: 'Conflict', message: 'the host is being deleted' });
+    const errors = checkPowerRequestChange(change);
+    if (errors.length > 0) {
+      throw ApplicationFailure.create({ type: 'InvalidRequest', message: formatFieldErrors(errors), details: [errors] });
+    }
+  };
+  setHandler(powerRequestsUpdate, power, { validator: checkPower });
+
+  // The fleet's ask: the same changes and checks as the updates above, after the fleet's own (rules/fleet-change.ts).
+  setFleetChangeHandler(ctx, { acceptSpec, checkSpec, setImage, checkImage, directives, inspect, deleteHost, power, checkPower, clean });
 
   // A record only: no nudge, the loop has nothing to do for it.
   setHandler(

@@ -8,7 +8,7 @@ import { ApplicationFailure, setHandler } from '@temporalio/workflow';
 import { formatFieldErrors } from '../../../model/field-error';
 import type { Provisioner } from '../provisioners/provisioner';
 import { ERASING_STEPS, stepNames, validateCleanRequest, type CleanRequest } from '../../../model/clean';
-import { requestCleanUpdate, type HostState, type OperationKind } from '../../../contracts/host';
+import { requestCleanUpdate, type CleanRequestResult, type HostState, type OperationKind } from '../../../contracts/host';
 import { policyEntryFor, servicingAllows } from '../../../model/host-update-policy';
 import { now, type HostContext } from '../context';
 
@@ -56,26 +56,31 @@ function checkServiceRequest(s: HostState, request: CleanRequest, running: Opera
   refuse(`the host is provisioned and is serviced only as its HostUpdatePolicy allows: ${why.join('; ')}`);
 }
 
-export function setCleanHandler(ctx: HostContext): void {
+/** The request's handler and validator, registered here and also run by the fleet's `fleetChange` (handlers.ts). */
+export interface CleanHandler {
+  apply(request: CleanRequest | null): CleanRequestResult;
+  check(request: CleanRequest | null): void;
+}
+
+export function setCleanHandler(ctx: HostContext): CleanHandler {
   const { s } = ctx;
   let ids = 0;
-  setHandler(
-    requestCleanUpdate,
-    (request) => {
-      if (request === null) {
-        if (!s.cleanRequest) return { changed: false };
-        delete s.cleanRequest;
-        s.retryAt = undefined;
-        ctx.nudge([{ type: 'Normal', reason: 'CleanWithdrawn', message: 'the clean request was withdrawn' }]);
-        return { changed: true };
-      }
-      ids = Math.max(ids, s.cleanRequest?.id ?? 0) + 1;
-      // Stored as the validator accepted it: a handler never re-validates (it runs again on replay).
-      s.cleanRequest = { request, id: ids, at: now() };
+  const apply = (request: CleanRequest | null): CleanRequestResult => {
+    if (request === null) {
+      if (!s.cleanRequest) return { changed: false };
+      delete s.cleanRequest;
       s.retryAt = undefined;
-      ctx.nudge([{ type: 'Normal', reason: 'CleanRequested', message: `clean requested: ${stepNames(request).join(', ')}` }]);
-      return { pending: s.cleanRequest, changed: true };
-    },
-    { validator: (request) => checkCleanRequest(s, request, ctx.running?.kind, ctx.provisioner()) },
-  );
+      ctx.nudge([{ type: 'Normal', reason: 'CleanWithdrawn', message: 'the clean request was withdrawn' }]);
+      return { changed: true };
+    }
+    ids = Math.max(ids, s.cleanRequest?.id ?? 0) + 1;
+    // Stored as the validator accepted it: a handler never re-validates (it runs again on replay).
+    s.cleanRequest = { request, id: ids, at: now() };
+    s.retryAt = undefined;
+    ctx.nudge([{ type: 'Normal', reason: 'CleanRequested', message: `clean requested: ${stepNames(request).join(', ')}` }]);
+    return { pending: s.cleanRequest, changed: true };
+  };
+  const check = (request: CleanRequest | null): void => checkCleanRequest(s, request, ctx.running?.kind, ctx.provisioner());
+  setHandler(requestCleanUpdate, apply, { validator: check });
+  return { apply, check };
 }
