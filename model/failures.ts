@@ -16,7 +16,7 @@ export const FAILURE = {
   secretMissing: 'SecretMissing',
   /** The server speaks an Ironic API too old for what we use. */
   ironicTooOld: 'IronicTooOld',
-  /** The request was refused as invalid by Ironic (HTTP 400): retrying cannot help. */
+  /** Ironic refused the request: invalid (HTTP 400), or a 409 its node's state or settings forbid (not a locked node): retrying cannot help. */
   ironicRejected: 'IronicRejected',
   /** A peer or the network failed in a way that may pass (5xx, 409 node locked, 429, refused, timeouts). */
   transient: 'Transient',

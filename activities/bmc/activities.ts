@@ -18,11 +18,11 @@
  * cancellation reaches the client (the request is aborted, ipmitool killed,
  * the wait ended) so a cancelled call stops at once and reports cancelled.
  */
-import { ApplicationFailure } from '@temporalio/activity';
+import { ApplicationFailure, CancelledFailure, log } from '@temporalio/activity';
 import { parseBmcAddress, type BmcAccess } from '../../model/bmc';
 import { FAILURE } from '../../model/failures';
 import { bmcOf, type HardwareDetails, type HostRef, type HostSpec } from '../../model/host';
-import { activityContext, heartbeat, keepAlive } from '../common/activity-context';
+import { activityContext, heartbeat, keepAlive, pause } from '../common/activity-context';
 import {
   checkBmc,
   isBmcError,
@@ -32,6 +32,7 @@ import {
   type BootDevice,
   type OpenBmcOptions,
   type PowerState,
+  type PowerTarget,
   type RebootMode,
 } from '../../clients/bmc/bmc-client';
 import type { SecretReader } from '../../clients/secrets/secret-store';
@@ -72,6 +73,11 @@ export interface BmcActivityDeps {
   powerTimeoutMs?: number;
   /** Poll interval while waiting for a power state; default 1 s. */
   pollIntervalMs?: number;
+  /**
+   * How long a power request whose answer never came (or that a killed attempt may have sent) is given to show
+   * on the BMC before it is sent again; default two request timeouts.
+   */
+  landingMs?: number;
   /** CA bundle (PEM) https Redfish BMCs are verified against instead of the system's (METALFLOW_BMC_CACERT_FILE). */
   ca?: Buffer;
 }
@@ -159,8 +165,38 @@ export function bmcSessions(deps: BmcActivityDeps) {
   return { credentials, options, withBmc, heartbeatMs };
 }
 
+/**
+ * What a setBmcPower attempt sent, in its heartbeat details: the requests the BMC answered (`sent`), one that
+ * went out without an answer (`unanswered`), and `ended` once the attempt failed (its last word, which the
+ * SDK hands to the retry with the failure). An attempt killed with its worker leaves no `ended`.
+ */
+export interface BmcPowerRecord {
+  attempt: number;
+  sent: PowerTarget[];
+  /** A request that went out with no answer (its target), or a killed attempt's unknown (no target), since `at` (ms). */
+  unanswered?: { target?: PowerTarget; at: number };
+  state?: string;
+  ended?: true;
+}
+
+/**
+ * What an attempt takes over from the one before: its record when that attempt ended with its last word; when it
+ * did not (killed, or timed out by the server), whatever it recorded plus an unknown request from now.
+ */
+export function carriedPowerRecord(info: { attempt: number; heartbeatDetails?: unknown } | undefined, now = Date.now()): Pick<BmcPowerRecord, 'sent' | 'unanswered'> {
+  if (!info || info.attempt <= 1) return { sent: [] };
+  const d = info.heartbeatDetails as Partial<BmcPowerRecord> | undefined;
+  const sent = Array.isArray(d?.sent) ? d.sent.filter((t): t is PowerTarget => t === 'on' || t === 'off' || t === 'soft-off') : [];
+  const u = d?.unanswered;
+  if (d?.ended === true && d.attempt === info.attempt - 1) {
+    return { sent, ...(u && typeof u.at === 'number' ? { unanswered: { ...(u.target ? { target: u.target } : {}), at: Math.min(u.at, now) } } : {}) };
+  }
+  return { sent, unanswered: { at: now } };
+}
+
 export function createBmcActivities(deps: BmcActivityDeps) {
   const power = { timeoutMs: deps.powerTimeoutMs ?? 120_000, pollIntervalMs: deps.pollIntervalMs ?? 1000 };
+  const landingMs = deps.landingMs ?? 2 * (deps.timeoutMs ?? 30_000);
   const { credentials, options, withBmc, heartbeatMs } = bmcSessions(deps);
 
   /** Power polls are progress worth a retry's knowing: the keep-alive beats repeat the last one. */
@@ -189,32 +225,96 @@ export function createBmcActivities(deps: BmcActivityDeps) {
   }
 
   /**
-   * Level-triggered: sends nothing when the host already is (or is going) where
-   * asked, so a retried attempt never cycles power twice. `soft` off asks the
-   * OS to shut down and falls back to a hard off when it has not within the
-   * power timeout.
+   * Level-triggered and sent once: nothing is sent when the host already is (or is going) where asked, and a
+   * request the BMC accepted is never sent again. `soft` off asks the OS to shut down and falls back to a hard
+   * off when it has not within `softTimeoutMs` (or when the BMC cannot do it).
+   *
+   * What each attempt sent travels in its heartbeat details (BmcPowerRecord), which a failed attempt hands to
+   * its retry with its failure. A request whose answer never came (the connection closed or timed out under
+   * it), or an attempt that left no last word (its worker was killed: what it sent is unknown), is given
+   * `landingMs` to show on the BMC before anything is sent: a BMC may carry a change out seconds after it
+   * answered, or after the client gave up on the answer.
    */
   async function setBmcPower(
     input: BmcTarget & { on: boolean; mode?: RebootMode; /** Soft off: hard after this long; default the power timeout. */ softTimeoutMs?: number },
   ): Promise<BmcPowerResult> {
-    return withBmc(input, async (bmc) => {
-      const before = await bmc.getPower();
-      if (isOn(before) === input.on && (before === 'on' || before === 'off')) return { poweredOn: input.on, state: before };
-      if (input.on) {
-        await bmc.setPower('on', { ...power, onPoll });
-      } else if (input.mode === 'soft') {
-        try {
-          await bmc.setPower('soft-off', { ...power, timeoutMs: input.softTimeoutMs ?? power.timeoutMs, onPoll });
-        } catch (err) {
-          if (!(isBmcError(err) && (err.kind === 'timeout' || err.kind === 'unsupported'))) throw err;
-          await bmc.setPower('off', { ...power, onPoll });
-        }
-      } else {
-        await bmc.setPower('off', { ...power, onPoll });
-      }
-      const state = await bmc.getPower();
-      return { poweredOn: isOn(state), state };
+    const ctx = activityContext();
+    const carried = carriedPowerRecord(ctx?.info);
+    const sent = [...carried.sent];
+    let blind = carried.unanswered;
+    const record = (state?: string, ended?: true): BmcPowerRecord => ({
+      attempt: ctx?.info.attempt ?? 1,
+      sent,
+      ...(blind ? { unanswered: blind } : {}),
+      ...(state ? { state } : {}),
+      ...(ended ? { ended } : {}),
     });
+    const beat = (state?: string): void => heartbeat(record(state));
+    const want: 'on' | 'off' = input.on ? 'on' : 'off';
+    const going: PowerState = input.on ? 'powering-on' : 'powering-off';
+    beat();
+    try {
+      return await withBmc(input, async (bmc) => {
+        for (;;) {
+          const state = await bmc.getPower();
+          if (state === want) return { poweredOn: input.on, state };
+          if (state === going) {
+            await bmc.waitPower(want, { ...power, onPoll: beat });
+            continue;
+          }
+          if (blind) {
+            // A request that may still land: the BMC has its time to show it before anything is sent.
+            if (Date.now() - blind.at < landingMs) {
+              beat(state);
+              await pause(power.pollIntervalMs);
+              continue;
+            }
+            log.warn(`BMC power ${blind.target ?? 'request'} of host ${input.ref.namespace}/${input.ref.name} has not shown since it went out (the host is ${state}); sending it`);
+            const at = blind.target ? sent.lastIndexOf(blind.target) : -1;
+            if (at >= 0) sent.splice(at, 1);
+            blind = undefined;
+          }
+          const next: PowerTarget = input.on ? 'on' : input.mode === 'soft' && !sent.includes('soft-off') ? 'soft-off' : 'off';
+          if (sent.includes(next)) {
+            throw ApplicationFailure.nonRetryable(`the BMC accepted power ${next} and the host is still ${state}; not sent again`, FAILURE.operationFailed, { kind: 'timeout' });
+          }
+          // A cancelled attempt (or one the server gave up on, still running) never sends: its retry has the host.
+          if (ctx?.cancellationSignal.aborted) throw new CancelledFailure(`the activity was cancelled before it sent power ${next}`);
+          try {
+            await bmc.requestPower(next);
+          } catch (err) {
+            if (ctx?.cancellationSignal.aborted) throw err;
+            // No soft off on this BMC: hard, as Metal3 does.
+            if (next === 'soft-off' && isBmcError(err) && err.kind === 'unsupported') {
+              sent.push(next);
+              beat(state);
+              continue;
+            }
+            // Gone out with no answer: carried out, still to be, or lost; the reads from now on decide.
+            if (isBmcError(err) && err.kind === 'unreachable') {
+              sent.push(next);
+              blind = { target: next, at: Date.now() };
+              beat(state);
+              continue;
+            }
+            throw err;
+          }
+          sent.push(next);
+          beat(state);
+          try {
+            await bmc.waitPower(want, { ...power, ...(next === 'soft-off' ? { timeoutMs: input.softTimeoutMs ?? power.timeoutMs } : {}), onPoll: beat });
+          } catch (err) {
+            // The OS did not shut down in time: hard off next.
+            if (next === 'soft-off' && isBmcError(err) && err.kind === 'timeout') continue;
+            throw err;
+          }
+        }
+      });
+    } catch (err) {
+      // The attempt's last word, handed to its retry with the failure: what it sent, and nothing after.
+      heartbeat(record(undefined, true));
+      throw err;
+    }
   }
 
   /** Out-of-band inventory (Redfish): seconds instead of an agent boot. */

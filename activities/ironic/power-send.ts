@@ -12,8 +12,16 @@
  * the client's 30 s in a benchmark run), and a change sent again then met the
  * first (a 409, the node locked by it). A change that got no answer is
  * therefore given a while to show before it is sent again (LANDING_MS).
+ *
+ * What an attempt sent travels in its heartbeat details, which reach the
+ * server seconds later or, with a worker killed, never: so before each power
+ * PUT the node's `extra.metalflow_power` names the activity call and the
+ * target (POWER_MARKER). A later attempt of the same call that finds it and
+ * no record of its answer judges it as a change that got no answer: taken
+ * when the node shows it, failed when Ironic wrote a new `last_error` since,
+ * otherwise given LANDING_MS to show before it is sent again.
  */
-import type { IronicPowerTarget } from '../../clients/ironic/client';
+import type { IronicPowerTarget, JsonPatchOp } from '../../clients/ironic/client';
 import { IronicError } from '../../clients/ironic/errors';
 import type { IronicNode } from '../../clients/ironic/types';
 
@@ -61,4 +69,37 @@ export const landingOver = (u: Unanswered, now = Date.now(), landingMs = LANDING
 export function unansweredFrom(value: unknown): Unanswered | undefined {
   const v = value as Partial<Unanswered> | undefined;
   return v && typeof v.target === 'string' && typeof v.at === 'number' ? { target: v.target, at: v.at } : undefined;
+}
+
+/** The node's `extra` key of the power marker: the last power change an activity call was about to send. */
+export const POWER_MARKER = 'metalflow_power';
+
+export interface PowerMarker {
+  /** The activity call (sent-marker.ts markerKey), the same for each of its attempts. */
+  key: string;
+  target: IronicPowerTarget;
+  /** The node's `last_error` before the PUT: Ironic clears it when it takes a change and writes its own when that fails. */
+  lastError: string | null;
+}
+
+/** The PATCH op that writes the power marker, sent before the power PUT. */
+export const powerMarkerOp = (marker: PowerMarker): JsonPatchOp => ({ op: 'add', path: `/extra/${POWER_MARKER}`, value: marker });
+
+/** The power marker this activity call wrote, if the node holds one. */
+export function ownPowerMarker(node: Pick<IronicNode, 'extra'>, key: string | undefined): PowerMarker | undefined {
+  const m = node.extra?.[POWER_MARKER] as Partial<PowerMarker> | undefined;
+  if (!key || !m || m.key !== key || typeof m.target !== 'string') return undefined;
+  return { key, target: m.target, lastError: typeof m.lastError === 'string' ? m.lastError : null };
+}
+
+/**
+ * A marked change an earlier attempt may have sent, with no record of its answer, judged on the node at a later
+ * attempt's first read: `taken` (the node shows it, or Ironic wrote a new last_error: taken and failed), or
+ * `unanswered` from now (queued in Ironic or never sent: it has LANDING_MS to show before it is sent again).
+ */
+export function judgeMarked(node: Pick<IronicNode, 'power_state' | 'target_power_state' | 'last_error'>, marker: PowerMarker, now = Date.now()): { taken: true } | { unanswered: Unanswered } {
+  const seen = changeSeen(node, marker.target);
+  if (seen === 'reached' || seen === 'under-way') return { taken: true };
+  if (!node.target_power_state && node.last_error && node.last_error !== marker.lastError) return { taken: true };
+  return { unanswered: { target: marker.target, at: now } };
 }

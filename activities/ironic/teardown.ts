@@ -15,7 +15,8 @@ import { IronicError, type IronicClient } from '../../clients/ironic/client';
 import { DELETABLE_STATES, TRANSITIONAL_STATES, type IronicNode } from '../../clients/ironic/types';
 import type { NodeState } from '../../clients/ironic/node-watcher';
 import { patience } from './back-pressure';
-import { changeSeen, landingOver, unanswered, unansweredFrom } from './power-send';
+import { changeSeen, judgeMarked, landingOver, ownPowerMarker, powerMarkerOp, unanswered, unansweredFrom } from './power-send';
+import { markerKey } from './sent-marker';
 import { AFTER_VERB_REREAD_MS, nodeGone, operationFailed, summary, type NodeDriver, type NodeSummary, type NodeTarget } from './node-driver';
 
 export interface TeardownDeps {
@@ -60,7 +61,8 @@ export function createTeardownActivities(deps: TeardownDeps) {
    * Brings the node read a moment ago (`found`) to the power target and waits until Ironic reports it. Whether
    * this activity sent the change already travels in the heartbeat details under `key` (another step of the same
    * activity may keep its own record beside it: prepareNode's power-on), and a change that got no answer under
-   * `<key>Unanswered`: it is not sent again until a read shows it was not taken (power-send.ts).
+   * `<key>Unanswered`: it is not sent again until a read shows it was not taken (power-send.ts). The change is
+   * marked on the node before it is sent, so an attempt whose record died with its worker finds it there.
    */
   async function powerFrom(found: IronicNode, on: boolean, key = 'issued'): Promise<NodeSummary> {
     const target = on ? 'power on' : 'power off';
@@ -76,6 +78,9 @@ export function createTeardownActivities(deps: TeardownDeps) {
     // over it: the power state reached needs no whole read; anything else is read again.
     let read: IronicNode | undefined = found;
     const changing = (state: NodeState): boolean => Boolean(state.target_power_state);
+    const marker = markerKey();
+    // The first read's node: the change an earlier attempt marked on it, without a record of its own, judged there.
+    let recalled = issued || sentBlind !== undefined;
     for (;;) {
       if (read && read !== found && read.power_state !== target) read = undefined;
       let node: IronicNode;
@@ -87,6 +92,16 @@ export function createTeardownActivities(deps: TeardownDeps) {
       }
       reads.reset();
       read = undefined;
+      if (!recalled) {
+        recalled = true;
+        const marked = ownPowerMarker(node, marker);
+        if (marked?.target === target) {
+          const judged = judgeMarked(node, marked);
+          if ('taken' in judged) issued = true;
+          else sentBlind = judged.unanswered;
+          heartbeat(details());
+        }
+      }
       const seen = changeSeen(node, target);
       if (seen === 'reached') return summary(node);
       if (seen === 'under-way') {
@@ -109,6 +124,15 @@ export function createTeardownActivities(deps: TeardownDeps) {
         if (issued && node.last_error) throw operationFailed(`power ${on ? 'on' : 'off'} failed: ${node.last_error}`);
         // A cancelled (or timed-out, still running) attempt never sends: its retry has the host.
         if (ctx?.cancellationSignal.aborted) throw new CancelledFailure(`the activity was cancelled before it sent ${target}`);
+        if (marker) {
+          try {
+            await ironic.patchNode(node.uuid, [powerMarkerOp({ key: marker, target, lastError: node.last_error ?? null })]);
+          } catch (err) {
+            // Nothing sent yet: a PATCH that got no answer is written again after the next read.
+            if (unanswered(err) || (await changes.wait(err, details()))) continue;
+            throw err;
+          }
+        }
         try {
           await ironic.setPowerState(node.uuid, target);
           issued = true;

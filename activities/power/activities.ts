@@ -4,10 +4,11 @@
  * no Ironic node), so the two never fight over a host.
  *
  * Ironic changes are level-triggered like drive(): the power targets already
- * sent are carried in heartbeat details, a reboot's steps are marked on the
- * node before they are sent, and a change that got no answer is judged by the
- * node before it is sent again (activities/ironic/power-send.ts), so a retried
- * attempt never sends a second reboot. A soft power off / soft reboot that Ironic refuses (the
+ * sent are carried in heartbeat details, each target (and a reboot's step) is
+ * marked on the node before it is sent, and a change that got no answer, or
+ * whose record died with its worker, is judged by the node before it is sent
+ * again (activities/ironic/power-send.ts), so a retried attempt never sends a
+ * second reboot nor a change Ironic still holds in its queue. A soft power off / soft reboot that Ironic refuses (the
  * driver cannot) or that fails within its timeout is followed by a hard one,
  * as Metal3 does.
  */
@@ -18,10 +19,10 @@ import { activityContext, heartbeat, poller, DEFAULT_POLL, type PollOptions } fr
 import { IronicError, type IronicClient, type IronicPowerTarget } from '../../clients/ironic/client';
 import { POWER_FIELDS, type IronicNode } from '../../clients/ironic/types';
 import type { BmcActivities } from '../bmc/activities';
-import { markerKey, ownMarker, provisionMoment, writeMarker } from '../ironic/sent-marker';
+import { markerKey, markerOp, ownMarker, provisionMoment } from '../ironic/sent-marker';
 import { nodeGone, translate } from '../ironic/node-driver';
 import { patience } from '../ironic/back-pressure';
-import { changeSeen, isReboot, landingOver, lockedOut, unanswered, unansweredFrom } from '../ironic/power-send';
+import { changeSeen, isReboot, judgeMarked, landingOver, lockedOut, ownPowerMarker, powerMarkerOp, unanswered, unansweredFrom } from '../ironic/power-send';
 
 export type PowerPath = 'ironic' | 'bmc';
 
@@ -118,18 +119,30 @@ export function createPowerActivities(deps: PowerActivityDeps) {
       if (sent.includes('power on')) return 'reboot-on';
       return sent.some((t) => t === soft || t === hard) ? 'reboot-off' : undefined;
     };
-    const mark = async (node: IronicNode, verb: string): Promise<void> => {
-      if (key && ownMarker(node, key)?.verb !== verb) await writeMarker(ironic, input.nodeId, { key, verb, before: provisionMoment(node) });
-    };
     const accepted = (target: IronicPowerTarget): void => {
       sent.push(target);
       sentBlind = undefined;
       heartbeat(details());
       polling.reset();
     };
-    const send = async (target: IronicPowerTarget): Promise<void> => {
+    /**
+     * Sends `target` from the node just read, the power marker (and a reboot's step, `verb`) written on the node
+     * first in one PATCH: an attempt after this one's worker died finds what it was about to send.
+     */
+    const send = async (target: IronicPowerTarget, node: IronicNode, verb?: string): Promise<void> => {
       // A cancelled attempt (or one the server timed out, still running) never sends: its retry has the host.
       if (ctx?.cancellationSignal.aborted) throw new CancelledFailure(`the activity was cancelled before it sent ${target}`);
+      if (key) {
+        const ops = [powerMarkerOp({ key, target, lastError: node.last_error ?? null })];
+        if (verb && ownMarker(node, key)?.verb !== verb) ops.push(markerOp({ key, verb, before: provisionMoment(node) }));
+        try {
+          await ironic.patchNode(input.nodeId, ops);
+        } catch (err) {
+          // Nothing sent yet: a PATCH that got no answer is written again after the next read, a locked node waited out.
+          if (unanswered(err) || (await locks.wait(err, details()))) return;
+          throw err;
+        }
+      }
       try {
         await ironic.setPowerState(input.nodeId, target, target.startsWith('soft') ? input.softTimeoutSeconds : undefined);
         locks.reset();
@@ -150,12 +163,12 @@ export function createPowerActivities(deps: PowerActivityDeps) {
           if (await locks.wait(err, details())) return;
           throw err;
         }
-        if (err instanceof IronicError && err.kind === 'conflict') return; // another 409: read again
-        // A soft target the driver cannot do is answered 400: go hard, as Metal3 does.
-        if (target === soft && err instanceof IronicError && err.kind === 'rejected') {
+        // A soft target the driver cannot do is answered 400: go hard, as Metal3 does. Any other refusal (a 409 for
+        // the node's state or disable_power_off: clients/ironic/errors.ts) is final and named by Ironic's message.
+        if (target === soft && err instanceof IronicError && err.kind === 'rejected' && err.status === 400) {
           sent.push(`${soft} refused`);
           heartbeat(details());
-          return send(hard);
+          return send(hard, node, verb);
         }
         throw err;
       }
@@ -177,9 +190,26 @@ export function createPowerActivities(deps: PowerActivityDeps) {
       sentBlind = undefined;
       heartbeat(details());
     };
+    /**
+     * At the attempt's first read: the target an earlier attempt marked on the node and left no record of (its
+     * worker died between the PATCH and the heartbeat that would have said), judged as a change that got no answer.
+     */
+    const recall = (node: IronicNode): void => {
+      const marked = ownPowerMarker(node, key);
+      if (!marked || sent.includes(marked.target)) return;
+      sent.push(marked.target);
+      const judged = judgeMarked(node, marked);
+      if ('unanswered' in judged) sentBlind = judged.unanswered;
+      heartbeat(details());
+    };
+    let first = true;
     try {
       for (;;) {
         const node = await mustGet(input.nodeId);
+        if (first) {
+          first = false;
+          recall(node);
+        }
         judgeBlind(node);
         if (!node.target_power_state) {
           const on = node.power_state === 'power on';
@@ -187,34 +217,29 @@ export function createPowerActivities(deps: PowerActivityDeps) {
           // While a change that got no answer may still land, an old last_error is not its failure.
           if (lastSent && node.last_error && !sentBlind) {
             if (lastSent !== soft) throw failed(`${lastSent} failed: ${node.last_error}`);
-            await send(hard); // soft did not finish within its timeout
+            await send(hard, node); // soft did not finish within its timeout
             continue;
           }
           if (input.action === 'on') {
             if (on) return { poweredOn: true, sent };
-            if (!sent.includes('power on')) await send('power on');
+            if (!sent.includes('power on')) await send('power on', node);
           } else if (input.action === 'off') {
             if (node.power_state === 'power off') return { poweredOn: false, sent };
-            if (!lastSent) await send(input.mode === 'soft' ? soft : hard);
+            if (!lastSent) await send(input.mode === 'soft' ? soft : hard, node);
           } else if (inPlace) {
             // Rebooted: this activity sent it, or marked it on the node (a retry whose record died with its worker).
             if (on && (lastSent || phase(node) === 'reboot-in-place')) return { poweredOn: true, sent };
             if (!on) {
-              if (!sent.includes('power on')) await send('power on');
+              if (!sent.includes('power on')) await send('power on', node);
             } else {
-              await mark(node, 'reboot-in-place');
-              await send(input.mode === 'hard' ? hard : soft);
+              await send(input.mode === 'hard' ? hard : soft, node, 'reboot-in-place');
             }
           } else if (on) {
             // Reboot: done once it was on again after the off; a host that was off is only powered on.
             if (phase(node) === 'reboot-on') return { poweredOn: true, sent };
-            if (!lastSent) {
-              await mark(node, 'reboot-off');
-              await send(input.mode === 'hard' ? hard : soft);
-            }
-          } else {
-            await mark(node, 'reboot-on');
-            if (!sent.includes('power on')) await send('power on');
+            if (!lastSent) await send(input.mode === 'hard' ? hard : soft, node, 'reboot-off');
+          } else if (!sent.includes('power on')) {
+            await send('power on', node, 'reboot-on');
           }
         }
         await polling.wait(details());

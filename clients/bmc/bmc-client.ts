@@ -57,6 +57,10 @@ export interface BmcClient {
   readonly protocol: BmcProtocol;
   getPower(): Promise<PowerState>;
   setPower(target: PowerTarget, opts?: PowerOptions): Promise<void>;
+  /** Sends the power request alone: no read before, no wait after (the caller has read the BMC and decided). */
+  requestPower(target: PowerTarget): Promise<void>;
+  /** Waits until the host reports `state` (the protocol's `timeout` error at the deadline). */
+  waitPower(state: 'on' | 'off', opts?: PowerOptions): Promise<void>;
   reboot(mode: RebootMode, opts?: RebootOptions): Promise<void>;
   setBootDevice(device: BootDevice, opts?: BootDeviceOptions): Promise<void>;
   /** Out-of-band inventory (Redfish only). */
@@ -123,6 +127,14 @@ export class RedfishBmc implements BmcClient {
     }
   }
 
+  async requestPower(target: PowerTarget): Promise<void> {
+    await this.redfish.reset(target === 'on' ? await this.pick('On', 'ForceOn') : target === 'soft-off' ? 'GracefulShutdown' : 'ForceOff');
+  }
+
+  async waitPower(state: 'on' | 'off', opts: PowerOptions = {}): Promise<void> {
+    await this.redfish.waitForPowerState(state === 'on' ? 'On' : 'Off', opts);
+  }
+
   async reboot(mode: RebootMode, opts: RebootOptions = {}): Promise<void> {
     const now = await this.getPower();
     if (now !== 'off') {
@@ -173,6 +185,14 @@ export class IpmiBmc implements BmcClient {
     const want = target === 'on' ? 'on' : 'off';
     if (now !== want) await this.ipmi.power(target === 'on' ? 'on' : target === 'soft-off' ? 'soft' : 'off');
     if (opts.wait !== false) await this.ipmi.waitForPowerState(want, opts);
+  }
+
+  async requestPower(target: PowerTarget): Promise<void> {
+    await this.ipmi.power(target === 'on' ? 'on' : target === 'soft-off' ? 'soft' : 'off');
+  }
+
+  async waitPower(state: 'on' | 'off', opts: PowerOptions = {}): Promise<void> {
+    await this.ipmi.waitForPowerState(state, opts);
   }
 
   async reboot(mode: RebootMode, opts: RebootOptions = {}): Promise<void> {

@@ -36,7 +36,7 @@ export class IronicError extends Error {
    * gave up on it), or never saw it: a caller reads the node before sending it again.
    */
   readonly outcomeUnknown?: true;
-  /** A 409 that is Ironic's NodeLocked ("Node … is locked by host …"): another action holds the node now. */
+  /** A 409 that is Ironic's NodeLocked ("Node … is locked by host …"): another action holds the node now. A 409 Ironic refuses for good is `rejected` (ironicConflict). */
   readonly locked?: true;
 }
 
@@ -45,8 +45,37 @@ export interface IronicErrorMore {
   locked?: boolean;
 }
 
-/** Ironic's NodeLocked: a conductor holds the node's lock for an action under way (its own, or a power change). */
-export const nodeLocked = (body: string): boolean => /is locked by host/i.test(ironicErrorMessage(body));
+/**
+ * Ironic's 409s by the exception behind them. Its error document names no exception class, only the message
+ * (ironic/common/exception.py), so the message decides:
+ * - `locked`: NodeLocked ("Node … is locked by host …"), ParentNodeLocked and ChildNodeLocked ("… is presently
+ *   locked …"): another action holds the node; the same request passes once it is released.
+ * - `exists`: a name, UUID or MAC another record holds (NodeAlreadyExists, DuplicateName, MACAlreadyExists,
+ *   PortAlreadyExists, InstanceAssociated, VifAlreadyAttached …): the caller looks at who holds it (registration).
+ * - `refused`: the rest, InvalidState and its kin: a power off of a node whose `disable_power_off` is set
+ *   (PowerStateFailure), a node associated with an instance, a field or a delete the node's state forbids.
+ *   Nothing metalflow waits for changes the answer, so it is final: a 409 no pattern here knows is one too,
+ *   never retried without end.
+ */
+export type IronicConflict = 'locked' | 'exists' | 'refused';
+
+export function ironicConflict(body: string): IronicConflict {
+  const message = ironicErrorMessage(body);
+  if (/is locked by host|is presently locked/i.test(message)) return 'locked';
+  if (/already (exists|associated|attached)/i.test(message)) return 'exists';
+  return 'refused';
+}
+
+/**
+ * What Ironic's terse refusals mean, said with them: its PowerStateFailure at the API ("Failed to set node power
+ * state to power off.") is only ever the node's `disable_power_off`.
+ */
+export function refusalHint(body: string): string | undefined {
+  if (/^Failed to set node power state to (soft )?power off/i.test(ironicErrorMessage(body))) {
+    return "the node's disable_power_off is set: Ironic never powers it off (spec.disablePowerOff, or set on the node by someone else)";
+  }
+  return undefined;
+}
 
 /** Ironic busy, slow or unreachable: the same request may succeed later (the worker's wait at start, the benchmark's floor). */
 export const ironicMayPass = (err: unknown): err is IronicError =>
@@ -94,6 +123,8 @@ export function ironicFailureClass(err: IronicError): FailureClass {
     case 'not-found':
       if (err.missingNode !== undefined) return { type: FAILURE.nodeGone, retryable: false, message: nodeGoneMessage(err.missingNode), details: { nodeId: err.missingNode } };
       return { type: FAILURE.transient, retryable: true };
+    // A conflict is a locked node, or a name or MAC taken by a record registration raced with (its retry finds it its
+    // own); Ironic's refusals are `rejected` (ironicConflict).
     case 'conflict':
     case 'busy':
     case 'timed-out':
@@ -110,13 +141,6 @@ export function missingNodeOf(path: string, message: string): string | undefined
   return decodeURIComponent(m[1]!);
 }
 
-/**
- * Ironic's 409 for a field its node's provision state does not let change
- * (its conductor's InvalidState: "Node … can not have inspect_interface updated
- * unless it is in one of allowed (…) states or in maintenance mode. Current
- * state is 'active'."): sending it again changes nothing, unlike a locked node's 409.
- */
-export const refusedInState = (body: string): boolean => /unless it is in one of allowed \(/i.test(ironicErrorMessage(body));
 
 /** Ironic wraps its message as JSON inside a JSON string; unwrap it to the faultstring. */
 export function ironicErrorMessage(body: string): string {

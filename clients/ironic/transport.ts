@@ -7,7 +7,7 @@ import { Agent, request, type Dispatcher } from 'undici';
 import type { TlsMaterial } from '../tls/files';
 import { probeTls } from '../tls/probe';
 import { tlsFailure } from '../tls/tls-error';
-import { IronicError, ironicErrorMessage, isIronicErrorBody, missingNodeOf, nodeLocked, refusedInState, retryAfterMs } from './errors';
+import { IronicError, ironicConflict, ironicErrorMessage, isIronicErrorBody, missingNodeOf, refusalHint, retryAfterMs } from './errors';
 import { compareMicroversions, REQUIRED_MICROVERSION } from './microversions';
 
 export interface IronicClientOptions {
@@ -153,10 +153,16 @@ export class IronicTransport {
     switch (res.statusCode) {
       case 404:
         throw new IronicError('not-found', message, 404, missingNodeOf(path, message));
-      case 409:
-        // A 409 is "node locked, retry" unless Ironic says the node's state forbids the change: that one stays.
-        if (refusedInState(text)) throw new IronicError('rejected', message, 409);
-        throw new IronicError('conflict', message, 409, undefined, undefined, { locked: nodeLocked(text) });
+      case 409: {
+        // Only a locked node's 409 passes by asking again; a name or MAC taken is the caller's to judge; the rest
+        // (InvalidState and its kin) are refusals: final, named by Ironic's message (ironicConflict).
+        const conflict = ironicConflict(text);
+        if (conflict === 'refused') {
+          const hint = refusalHint(text);
+          throw new IronicError('rejected', hint ? `${message} (${hint})` : message, 409);
+        }
+        throw new IronicError('conflict', message, 409, undefined, undefined, { locked: conflict === 'locked' });
+      }
       case 406:
         throw new IronicError('too-old', message, 406);
       case 400:

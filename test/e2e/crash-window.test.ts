@@ -8,7 +8,7 @@ import type { ChildProcess } from 'node:child_process';
 import { IronicClient } from '../../clients/ironic/client';
 import type { HostSpec } from '../../model/host';
 import { IRONIC_URL } from '../support/env';
-import { isDeploy, isPowerChange, type RecordedRequest } from '../../bench/support/ironic-proxy';
+import { isDeploy, isPowerChange, reachedPeer, type RecordedRequest } from '../../bench/support/ironic-proxy';
 import { randomMac, uniq, waitFor } from '../support/harness';
 import { useCrashWindow } from '../support/crash-window';
 
@@ -98,6 +98,36 @@ describe('a worker killed after Ironic accepted a verb', () => {
     const targets = cw.proxy.requests.slice(mark).filter(forNode(nodeId, isPowerChange)).map((r) => (JSON.parse(r.body) as { target: string }).target);
     expect(targets).toEqual(['rebooting']);
     expect(done.status.poweredOn).toBe(true);
+  });
+
+  it('does not send a power change again that Ironic still held unanswered when the worker died (marked on the node first)', async () => {
+    const first = cw.workers.current();
+    const { ref, nodeId } = await availableHost('queued');
+    const mark = cw.proxy.requests.length;
+    // The power PUT reaches the proxy and waits there, as in a saturated Ironic's queue; the worker dies meanwhile.
+    let release!: () => void;
+    const forwardWhen = new Promise<void>((resolve) => (release = resolve));
+    cw.proxy.interceptor = (r) => {
+      if (!forNode(nodeId, isPowerChange)(r)) return undefined;
+      cw.proxy.interceptor = undefined;
+      first.kill('SIGKILL');
+      return { kind: 'no-answer', ms: 60_000, forward: true, forwardWhen };
+    };
+    const current = (await cw.hosts.get(ref)).spec!;
+    await cw.hosts.put(ref, { spec: { ...current, online: false } });
+    await waitFor('the first worker to die', async () => first.signalCode === 'SIGKILL', { timeoutMs: 60_000 });
+    // Ironic takes the held change only once the next worker has read the node (and found nothing under way).
+    cw.proxy.onceAnswered((r) => r.method === 'GET' && r.path === `/v1/nodes/${nodeId}`, release);
+    cw.workers.start();
+    await cw.expireLost(first);
+    const off = await waitFor('off on the next worker', async () => {
+      const v = await cw.hosts.get(ref);
+      return !v.currentOperation && v.status.poweredOn === false ? v : undefined;
+    }, { timeoutMs: 150_000 });
+    const puts = cw.proxy.requests.slice(mark).filter(forNode(nodeId, isPowerChange)).filter(reachedPeer);
+    expect(puts.map((r) => (JSON.parse(r.body) as { target: string }).target)).toEqual(['soft power off']);
+    expect(off.operations.filter((o) => o.kind === 'power').at(-1)?.outcome).toBe('succeeded');
+    expect((await ironic.getNode(nodeId))?.power_state).toBe('power off');
   });
 
   it('registers one node when the worker died after Ironic created it: the next attempt finds it by its name', async () => {

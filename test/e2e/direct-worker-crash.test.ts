@@ -1,9 +1,10 @@
 /**
  * The direct provisioner with its worker killed (SIGKILL) while the BMC's
  * power-on request of a live-ISO provisioning is in flight: a new worker
- * finishes, the ISO was inserted once, and the host was never powered off
- * again (no second power cycle). The BMC is sushy-tools (system mf-bm-06 of
- * the test stack) behind a counting proxy that holds the power-on request.
+ * finishes, the ISO was inserted once, and each power request reached the
+ * BMC once (no second power cycle, no second power-on). The BMC is
+ * sushy-tools (system mf-bm-06 of the test stack) behind a counting proxy
+ * that holds the power-on request.
  */
 import { operationEvents } from '../support/operation-history';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -89,11 +90,10 @@ describe('direct provisioner, worker killed mid-provisioning', () => {
     expect(done.status.operationalStatus).toBe('OK');
     expect(done.status.poweredOn).toBe(true);
     expect(bmcProxy.count(isInsert)).toBe(1);
-    // One power cycle: off once, then on, and never off again after the new worker took over.
+    // One power cycle: off once, then on once. The new worker's attempt found no last word from the killed one, so
+    // it gave the BMC its time to show the power-on in flight (sushy carries it out seconds later) and sent nothing.
     const resets = bmcProxy.requests.filter(isReset).slice(resetsBefore).map(resetType);
-    expect(resets[0]).toBe('ForceOff');
-    expect(resets.filter((t) => t !== 'On')).toEqual(['ForceOff']);
-    expect(resets.slice(1).length).toBeGreaterThanOrEqual(1);
+    expect(resets).toEqual(['ForceOff', 'On']);
     const provisions = done.operations.filter((o) => o.kind === 'provision');
     expect(provisions.map((o) => o.outcome)).toEqual(['succeeded']);
     // The power-on activity really died with the worker: a later attempt finished it.

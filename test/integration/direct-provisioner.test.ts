@@ -4,6 +4,8 @@
  * test stack (system mf-bm-05, virtual media downloads a real ISO served on
  * 127.0.0.1) and OpenIPMI's ipmi_sim with the chassis-control script of
  * test/bmc. What the BMCs show is read from them directly, not from our view.
+ * The power test puts a recording proxy between the worker and sushy-tools: a
+ * Reset whose answer is lost reaches the BMC once.
  */
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -17,6 +19,7 @@ import { resetRedfishSystem } from '../support/redfish-system';
 import { sushyState as readSushy, type SushyState } from '../support/sushy-state';
 import { serveFiles, tinyIso, type FileServer } from '../../bench/support/bmc-files';
 import { IPMI_PASSWORD, IPMI_USER, startIpmiSim, type IpmiSim } from '../bmc/support/ipmi-sim';
+import { IronicProxy, reachedPeer, type RecordedRequest } from '../../bench/support/ironic-proxy';
 
 const NS = 'direct';
 const SYSTEM = '/redfish/v1/Systems/6d660000-0000-4000-8000-000000000005';
@@ -234,6 +237,77 @@ describe('direct provisioner, Redfish (sushy-tools) through the host workflow', 
     const still = await view(name);
     expect(still.spec?.provisioner).toBe('direct');
     expect(still.spec?.image).toBeUndefined();
+    await h.hosts.remove(ref);
+    await waitGone(ref);
+  });
+});
+
+describe('direct provisioner, a BMC power request whose answer is lost (sushy-tools behind a proxy)', { timeout: 300_000 }, () => {
+  let bmcProxy: IronicProxy;
+  beforeAll(async () => {
+    bmcProxy = new IronicProxy(SUSHY_URL);
+    await bmcProxy.start();
+    await resetRedfishSystem(REDFISH_ADDRESS);
+  });
+  afterAll(() => bmcProxy?.stop());
+
+  const isReset = (r: RecordedRequest) => r.method === 'POST' && r.path === `${SYSTEM}/Actions/ComputerSystem.Reset`;
+  const resetType = (r: RecordedRequest) => (JSON.parse(r.body) as { ResetType: string }).ResetType;
+
+  /**
+   * The next Reset: left unanswered (its connection closed after 100 ms) and handed to sushy only once the worker
+   * has read the system again and got its answer (sushy then carries it out 1 to 11 s later), as a BMC that acts on
+   * a request after the client gave up on it. Resolves once sushy has been handed it.
+   */
+  function lateReset(): Promise<RecordedRequest> {
+    let caught: Promise<RecordedRequest> | undefined;
+    bmcProxy.interceptor = (r) => {
+      if (!isReset(r)) return undefined;
+      bmcProxy.interceptor = undefined;
+      const forwardWhen = new Promise<void>((release) => {
+        bmcProxy.onceAnswered((g) => g.method === 'GET' && g.path === SYSTEM, release);
+        setTimeout(release, 20_000).unref();
+      });
+      caught = forwardWhen.then(() => r);
+      return { kind: 'no-answer', ms: 100, forward: true, forwardWhen };
+    };
+    return waitFor('a Reset through the proxy', async () => caught, { timeoutMs: 60_000, intervalMs: 100 });
+  }
+
+  it('online false, then true: each Reset reaches the BMC once, the host ends where asked, both power operations succeed', async () => {
+    const name = uniq('rf-once');
+    const ref = { namespace: NS, name };
+    const spec: HostSpec = { bmc: { address: `redfish+${bmcProxy.url}${SYSTEM}`, credentialsName: `${name}-bmc` }, online: true, provisioner: 'direct' };
+    await h.hosts.put(ref, { spec, credentials: { username: 'admin', password: 'password' } });
+    await waitFor('available and on', async () => {
+      const v = await view(name);
+      return v.status.provisioning.state === 'available' && v.status.poweredOn && !v.currentOperation ? v : undefined;
+    }, { timeoutMs: 90_000 });
+    const mark = bmcProxy.requests.length;
+    const resets = () => bmcProxy.requests.slice(mark).filter(isReset).filter(reachedPeer).map(resetType);
+    const idle = (what: string, on: boolean) =>
+      waitFor(what, async () => {
+        const v = await view(name);
+        return !v.currentOperation && v.status.poweredOn === on ? v : undefined;
+      }, { timeoutMs: 120_000 });
+
+    let late = lateReset();
+    await h.hosts.put(ref, { spec: { ...spec, online: false } });
+    expect((await late).injected).toBe('no answer, forwarded');
+    await idle('off', false);
+    expect((await sushyState()).power).toBe('Off');
+    // online false is a soft power off (as Metal3): the lost GracefulShutdown landed, nothing sent after it.
+    expect(resets()).toEqual(['GracefulShutdown']);
+
+    late = lateReset();
+    await h.hosts.put(ref, { spec });
+    await late;
+    const on = await idle('on', true);
+    expect((await sushyState()).power).toBe('On');
+    expect(resets()).toEqual(['GracefulShutdown', 'On']);
+    expect(on.operations.filter((o) => o.kind === 'power').slice(-2).map((o) => o.outcome)).toEqual(['succeeded', 'succeeded']);
+    expect(on.status.errorCount).toBe(0);
+
     await h.hosts.remove(ref);
     await waitGone(ref);
   });

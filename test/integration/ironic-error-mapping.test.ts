@@ -5,7 +5,8 @@
  * recording proxy: a verb on a node Ironic does not have is "node gone" at
  * once, not a transient retried a dozen times; a success that is not JSON and
  * a bug in metalflow are final; too-old is IronicTooOld wherever it comes
- * from; node ids are encoded in paths, so an id cannot reach another resource.
+ * from; node ids are encoded in paths, so an id cannot reach another resource;
+ * Ironic's 409 refusing a power off (disable_power_off) is final and says why.
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -16,6 +17,8 @@ import { createPowerActivities } from '../../activities/power/activities';
 import { FAILURE } from '../../model/failures';
 import { IronicProxy } from '../../bench/support/ironic-proxy';
 import { IRONIC_URL } from '../support/env';
+import { isPowerChange, reachedPeer } from '../../bench/support/ironic-proxy';
+import { DISABLE_POWER_OFF_MICROVERSION } from '../../clients/ironic/microversions';
 
 let proxy: IronicProxy;
 let ironic: IronicClient;
@@ -74,6 +77,23 @@ describe('Ironic error mapping', () => {
     const id = randomUUID();
     proxy.fail((r) => r.path.startsWith(`/v1/nodes/${id}`), 1, 503, 'busy');
     expect(await failureOf(wrap(() => ironic.getNode(id))())).toMatchObject({ type: FAILURE.transient, nonRetryable: false });
+  });
+
+  it("Ironic's 409 for a power off of a node whose disable_power_off is set is IronicRejected at once, saying why, sent once", async (ctx) => {
+    if (!(await ironic.supports(DISABLE_POWER_OFF_MICROVERSION))) ctx.skip();
+    const node = await ironic.createNode({ name: `errors-poweroff-${randomUUID().slice(0, 8)}`, driver: 'fake-hardware' });
+    try {
+      await ironic.setDisablePowerOff(node.uuid, true);
+      const { changeNodePower } = createPowerActivities({ ironic, bmc: { getBmcPower: async () => ({ poweredOn: false, state: 'off' }) } });
+      const sent = proxy.requests.length;
+      const f = await failureOf(changeNodePower({ ref: { namespace: 'errors', name: 'h' }, nodeId: node.uuid, action: 'off', mode: 'soft', softTimeoutSeconds: 5 }));
+      // Before: a 409 other than a locked node was read again and again until the attempt's timeout, then retried.
+      expect(f).toMatchObject({ type: FAILURE.ironicRejected, nonRetryable: true });
+      expect(f.message).toMatch(/HTTP 409: Failed to set node power state to soft power off\. \(the node's disable_power_off is set/);
+      expect(proxy.requests.slice(sent).filter((r) => isPowerChange(r) && reachedPeer(r)).map((r) => (JSON.parse(r.body) as { target: string }).target)).toEqual(['soft power off']);
+    } finally {
+      await ironic.deleteNode(node.uuid);
+    }
   });
 
   it('an Ironic that refuses the API version (406) is IronicTooOld in the power activities too, not IronicRejected', async () => {

@@ -138,7 +138,8 @@ describe('an Ironic-managed host (fake-hardware)', { timeout: 360_000 }, () => {
     expect(accepted.power.reboot).toBeDefined();
     let v = await reboots(1);
     expect(powerTargets(nodeId, mark)).toEqual(['soft power off', 'power on']);
-    const soft = proxy.requests.slice(mark).find((r) => r.body.includes('soft power off'))!;
+    // The PUT itself (the PATCH before it marks its target on the node).
+    const soft = proxy.requests.slice(mark).find((r) => r.method === 'PUT' && r.path.endsWith('/states/power') && r.body.includes('soft power off'))!;
     expect(JSON.parse(soft.body)).toEqual({ target: 'soft power off', timeout: OPTIONS.softPowerOffSeconds });
     expect(v.power.reboot).toBeUndefined();
     expect(v.status.poweredOn).toBe(true);

@@ -9,7 +9,9 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { IronicClient, IronicError } from '../../clients/ironic/client';
 import { patience } from '../../activities/ironic/back-pressure';
-import { changeSeen, endState, LANDING_MS, landingOver, lockedOut, unanswered, unansweredFrom } from '../../activities/ironic/power-send';
+import { changeSeen, endState, judgeMarked, LANDING_MS, landingOver, lockedOut, ownPowerMarker, POWER_MARKER, unanswered, unansweredFrom } from '../../activities/ironic/power-send';
+import { ironicFailureClass } from '../../clients/ironic/errors';
+import { FAILURE } from '../../model/failures';
 
 let server: Server;
 let url: string;
@@ -56,20 +58,37 @@ describe('a power change that got no answer, or met a locked node, typed', () =>
     expect(unanswered(dropped)).toBe(true);
   });
 
-  it("Ironic's NodeLocked 409 is locked; another 409 is a conflict that is not; a state refusal stays rejected", async () => {
+  it("Ironic's 409s by its exception: NodeLocked (and a parent's or child's) locked; a name or MAC taken a conflict; InvalidState and the rest refusals", async () => {
     const ironic = new IronicClient({ url });
     answer = { status: 409, faultstring: 'Node 1be26c0b-03f2-4d2e-ae87-c02d7f33c123 is locked by host conductor-1, please retry after the current operation is completed.' };
     const locked = await refusal(ironic.setPowerState('n1', 'power on'));
     expect(locked).toMatchObject({ kind: 'conflict', status: 409, locked: true });
     expect(lockedOut(locked)).toBe(true);
+    answer = { status: 409, faultstring: 'Node n1 parent_node p1 is presently locked by host conductor-1, please retry after the current operation is completed.' };
+    expect(await refusal(ironic.setPowerState('n1', 'power on'))).toMatchObject({ kind: 'conflict', locked: true });
+    answer = { status: 409, faultstring: 'A node with name default~h1 already exists.' };
+    const taken = await refusal(ironic.getNodeState('n1', ['name']));
+    expect(taken).toMatchObject({ kind: 'conflict', status: 409 });
+    expect(taken.locked).toBeUndefined();
+    expect(lockedOut(taken)).toBe(false);
+    answer = { status: 409, faultstring: 'A port with MAC address 52:54:00:aa:bb:cc already exists.' };
+    expect(await refusal(ironic.setPowerState('n1', 'power on'))).toMatchObject({ kind: 'conflict' });
+    // InvalidState and its kin: final, whatever asks again.
     answer = { status: 409, faultstring: 'Node n1 is associated with instance i1.' };
-    const other = await refusal(ironic.setPowerState('n1', 'power on'));
-    expect(other.kind).toBe('conflict');
-    expect(other.locked).toBeUndefined();
-    expect(lockedOut(other)).toBe(false);
+    const associated = await refusal(ironic.setPowerState('n1', 'power on'));
+    expect(associated).toMatchObject({ kind: 'rejected', status: 409 });
+    expect(lockedOut(associated)).toBe(false);
+    expect(unanswered(associated)).toBe(false);
     answer = { status: 409, faultstring: "Node n1 can not have power_interface updated unless it is in one of allowed (manageable, enroll) states or in maintenance mode. Current state is 'active'." };
     expect(await refusal(ironic.setPowerState('n1', 'power on'))).toMatchObject({ kind: 'rejected', status: 409 });
-    expect(unanswered(other)).toBe(false);
+    // Ironic's API answers a power off of a node whose disable_power_off is set with a bare PowerStateFailure: said why.
+    answer = { status: 409, faultstring: 'Failed to set node power state to soft power off.' };
+    const powerOff = await refusal(ironic.setPowerState('n1', 'soft power off'));
+    expect(powerOff).toMatchObject({ kind: 'rejected', status: 409 });
+    expect(powerOff.message).toMatch(/Failed to set node power state to soft power off\. \(the node's disable_power_off is set/);
+    expect(ironicFailureClass(powerOff)).toEqual({ type: FAILURE.ironicRejected, retryable: false });
+    answer = { status: 409, faultstring: 'Conflict.' };
+    expect(await refusal(ironic.setPowerState('n1', 'power on'))).toMatchObject({ kind: 'rejected', status: 409 });
   });
 
   it('a NodeLocked 409 is waited out by a power change, within the bounds of back-pressure; not by any other call', async () => {
@@ -115,5 +134,30 @@ describe('a power change judged by the node', () => {
     expect(unansweredFrom(undefined)).toBeUndefined();
     expect(unansweredFrom({ target: 'power off' })).toBeUndefined();
     expect(unansweredFrom('power off')).toBeUndefined();
+  });
+});
+
+describe('a power change marked on the node, found by a later attempt with no record of it', () => {
+  const marker = { key: 'host-1#7', target: 'power off' as const, lastError: null };
+  const node = (power_state: string | null, target_power_state: string | null, last_error: string | null = null) => ({ power_state, target_power_state, last_error });
+
+  it("is the attempt's own only for the same activity call; its last_error travels as it was", () => {
+    expect(ownPowerMarker({ extra: { [POWER_MARKER]: marker } }, 'host-1#7')).toEqual(marker);
+    expect(ownPowerMarker({ extra: { [POWER_MARKER]: marker } }, 'host-1#8')).toBeUndefined();
+    expect(ownPowerMarker({ extra: { [POWER_MARKER]: marker } }, undefined)).toBeUndefined();
+    expect(ownPowerMarker({ extra: {} }, 'host-1#7')).toBeUndefined();
+    expect(ownPowerMarker({ extra: { [POWER_MARKER]: { key: 'host-1#7', target: 'power on', lastError: 'old' } } }, 'host-1#7')).toEqual({ key: 'host-1#7', target: 'power on', lastError: 'old' });
+  });
+
+  it('taken when the node shows it, or shows a last_error Ironic wrote since; else unanswered from now (LANDING_MS to show)', () => {
+    expect(judgeMarked(node('power off', null), marker)).toEqual({ taken: true });
+    expect(judgeMarked(node('power on', 'power off'), marker)).toEqual({ taken: true });
+    expect(judgeMarked(node('power on', null, 'Failed to change power state to power off'), marker)).toEqual({ taken: true });
+    // Queued in Ironic, or never sent: nothing on the node tells which.
+    expect(judgeMarked(node('power on', null), marker, 5_000)).toEqual({ unanswered: { target: 'power off', at: 5_000 } });
+    // The last_error the node had before the change is not the change's.
+    expect(judgeMarked(node('power on', null, 'old'), { ...marker, lastError: 'old' }, 5_000)).toEqual({ unanswered: { target: 'power off', at: 5_000 } });
+    // Another change under way (to on): not ours; ours may still come.
+    expect(judgeMarked(node('power off', 'power on'), marker, 5_000)).toEqual({ unanswered: { target: 'power off', at: 5_000 } });
   });
 });
