@@ -124,7 +124,8 @@ describe('Ironic with node_history off (as Metal3’s ironic-image)', () => {
     // Power changes on the failed node, each sent once (a soft power off not followed by a hard one), then a reboot.
     const power = createPowerActivities({ ironic, bmc: { getBmcPower: async () => ({ poweredOn: false, state: 'off' }) }, poll: { initialMs: 100, factor: 1.5, maxMs: 1000 } });
     const change = (action: 'on' | 'off' | 'reboot', mode?: 'soft' | 'hard') =>
-      new MockActivityEnvironment().run(power.changeNodePower, { ref, nodeId, action, mode, softTimeoutSeconds: 30 });
+      // Each change its own activity (its own id): the power marker on the node is keyed by the activity.
+      new MockActivityEnvironment({ activityId: uniq('power') }).run(power.changeNodePower, { ref, nodeId, action, mode, softTimeoutSeconds: 30 });
     const order: ('on' | 'off')[] = (await ironic.getNode(nodeId))!.power_state === 'power on' ? ['off', 'on'] : ['on', 'off'];
     for (const action of order) {
       expect(await change(action, 'soft')).toEqual(action === 'on' ? { poweredOn: true, sent: ['power on'] } : { poweredOn: false, sent: ['soft power off'] });
