@@ -47,24 +47,27 @@ export async function hostRun(client: Client, ref: HostRef): Promise<HostRun> {
  * the server's mutable state; a query is a workflow task on a worker (a replay
  * when the host is not cached): watchers describe, and query only on a new mark.
  * `operation`: the operation the run's search attributes name as running ('' when
- * none, or no run runs), as current as the mark.
+ * none, or no run runs), as current as the mark; `state`: the provisioning state
+ * they name ('' when none).
  */
-export async function markedHostRun(client: Client, ref: HostRef): Promise<{ run: HostRun; mark: string; operation: string }> {
+export async function markedHostRun(client: Client, ref: HostRef): Promise<{ run: HostRun; mark: string; operation: string; state: string }> {
   try {
     const d = await client.workflow.getHandle(hostWorkflowId(ref)).describe();
     const mark = `${d.runId}:${d.historyLength}:${d.status.name}`;
     switch (d.status.name) {
       // Describe without a run id reads the newest run: continued-as-new only in a race, the new run runs.
       case 'RUNNING':
-      case 'CONTINUED_AS_NEW':
-        return { run: { kind: 'running' }, mark, operation: d.status.name === 'RUNNING' ? hostListItem(d.searchAttributes).operation : '' };
+      case 'CONTINUED_AS_NEW': {
+        const item = d.status.name === 'RUNNING' ? hostListItem(d.searchAttributes) : undefined;
+        return { run: { kind: 'running' }, mark, operation: item?.operation ?? '', state: item?.provisioningState ?? '' };
+      }
       case 'COMPLETED':
-        return { run: { kind: 'deleted' }, mark, operation: '' };
+        return { run: { kind: 'deleted' }, mark, operation: '', state: '' };
       default:
-        return { run: { kind: 'ended', status: d.status.name, closedAt: d.closeTime }, mark, operation: '' };
+        return { run: { kind: 'ended', status: d.status.name, closedAt: d.closeTime }, mark, operation: '', state: '' };
     }
   } catch (err) {
-    if (err instanceof WorkflowNotFoundError) return { run: { kind: 'absent' }, mark: 'absent', operation: '' };
+    if (err instanceof WorkflowNotFoundError) return { run: { kind: 'absent' }, mark: 'absent', operation: '', state: '' };
     throw err;
   }
 }

@@ -64,15 +64,22 @@ async function findingOf(client: Client, ref: HostRef, run: HostRun): Promise<Ho
 }
 
 /**
- * Looks at a host the way a watcher does: its finding, or `unchanged` when
- * its history has not moved since the mark last seen (no query sent). At 200
- * hosts in flight, a query per host per look was ~40 workflow tasks a second
- * for views that had not changed (1,000-host fleet run 8229ad).
+ * Looks at a host the way a watcher does: its finding, or none when its
+ * history has not moved since the mark last seen, or while its search
+ * attributes name an operation running (no query sent either way; `state` is
+ * then theirs). At 200 hosts in flight, a query per host per look was ~40
+ * workflow tasks a second for views that had not changed (1,000-host fleet run
+ * 8229ad); a host in an operation moves its history at each step, and no
+ * fleet result holds while its operation runs: the one that ends it is
+ * recorded as it stops being named (an operation failed, a host paused or
+ * deleted under it included). `mark` is the mark the finding was read at, or
+ * `lastMark` when none was read. A remediation's result is read from its own
+ * workflow and objects (`always`): looked at every time.
  */
-async function lookAtHost(client: Client, ref: HostRef, lastMark: string | undefined): Promise<{ mark: string; found?: HostFinding }> {
-  const { run, mark } = await markedHostRun(client, ref);
-  if (mark === lastMark) return { mark };
-  return { mark, found: await findingOf(client, ref, run) };
+async function lookAtHost(client: Client, ref: HostRef, lastMark: string | undefined, always: boolean): Promise<{ mark: string | undefined; state: string; found?: HostFinding }> {
+  const { run, mark, operation, state } = await markedHostRun(client, ref);
+  if (!always && (mark === lastMark || (run.kind === 'running' && operation !== ''))) return { mark: lastMark, state };
+  return { mark, state, found: await findingOf(client, ref, run) };
 }
 
 /** Runs `fn` over `items`, `limit` at a time, heartbeating as it goes. */
@@ -289,10 +296,10 @@ export function createFleetActivities(deps: { client?: Client; rest?: KubeRest; 
       let state = '';
       const op = call.operation;
       for (;;) {
-        // A remediation's result is read from its own workflow and objects, not the host's history: looked at every time.
-        const look = await lookAtHost(c, call.ref, op.kind === 'remediate' ? undefined : mark);
+        const look = await lookAtHost(c, call.ref, mark, op.kind === 'remediate');
         mark = look.mark;
         const { found } = look;
+        if (!found && look.state) state = look.state;
         if (found) {
           const result =
             op.kind === 'remediate'

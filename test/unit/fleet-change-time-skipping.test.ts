@@ -8,13 +8,14 @@
  * with that as its result. Tier 0: no stack.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Client, WorkflowUpdateFailedError } from '@temporalio/client';
+import { WorkflowUpdateFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { createFleetActivities } from '../../activities/fleet/activities';
-import { setPausedUpdate } from '../../contracts/host';
+import { applySpecUpdate, setPausedUpdate } from '../../contracts/host';
 import { FLEET_CHANGE, fleetChangeUpdate, type FleetChangeRequest } from '../../contracts/fleet-change';
 import type { HostRef } from '../../model/host';
 import { hostWorkflowId } from '../../model/host-ref';
+import { countingClient, type ReadCounts } from '../support/counting-client';
 import { startHostTimeSkipping, timeSkippingUnavailable, type HostTimeSkipping } from '../support/host-time-skipping';
 
 const unavailable = timeSkippingUnavailable();
@@ -22,28 +23,14 @@ const unavailable = timeSkippingUnavailable();
 let t: HostTimeSkipping;
 /** The fleet's activities on a client that counts the reads they send. */
 let fleet: ReturnType<typeof createFleetActivities>;
-const reads = { queries: 0, describes: 0 };
+let reads: ReadCounts = { queries: 0, describes: 0 };
 
 beforeAll(async () => {
   if (unavailable) return;
   t = await startHostTimeSkipping({ provisioningLimit: 0 });
-  const client = new Client({ connection: t.env.client.connection, namespace: t.env.client.options.namespace });
-  const getHandle = client.workflow.getHandle.bind(client.workflow);
-  client.workflow.getHandle = ((...args: Parameters<typeof getHandle>) => {
-    const handle = getHandle(...args);
-    const query = handle.query.bind(handle);
-    const describe = handle.describe.bind(handle);
-    handle.describe = () => {
-      reads.describes += 1;
-      return describe();
-    };
-    handle.query = ((...q: Parameters<typeof query>) => {
-      reads.queries += 1;
-      return query(...q);
-    }) as typeof handle.query;
-    return handle;
-  }) as typeof client.workflow.getHandle;
-  fleet = createFleetActivities({ client });
+  const counting = countingClient(t.env.client.connection, t.env.client.options.namespace);
+  reads = counting.reads;
+  fleet = createFleetActivities({ client: counting.client });
 }, 180_000);
 afterAll(async () => {
   await t?.close();
@@ -123,5 +110,35 @@ describe.skipIf(unavailable !== undefined)(`a fleet's start of a host${unavailab
     const gone = { namespace: 'fleet-ts', name: 'never' };
     expect(await fleet.startFleetChange({ ref: gone, operation: { kind: 'reboot' }, fleet: 'ts', since })).toEqual({ result: { outcome: 'skipped', reason: 'the host does not exist (deleted)' } });
     expect(await fleet.startFleetChange({ ref: gone, operation: { kind: 'delete' }, fleet: 'ts', since })).toEqual({ result: { outcome: 'succeeded' } });
+  });
+
+  it("a fleet's watch queries no host whose operation runs, though its history moves, and reads the result once it ends", async () => {
+    const ref = { namespace: 'fleet-ts', name: 'watched' };
+    const put = await t.put(ref, { automatedCleaningMode: 'disabled' });
+    await t.until(ref, 'available', idle);
+    t.fixture.script('cleanNode', { kind: 'hang' }, { host: ref.name, times: 1 });
+    const clean = { ref, operation: { kind: 'clean' as const, steps: [{ name: 'erase-metadata' }] }, fleet: 'ts-watch', since: new Date().toISOString() };
+    expect(await fleet.startFleetChange(clean)).toEqual({ sent: true });
+    await t.until(ref, 'cleaning', () => t.fixture.calls(ref.name).some((c) => c.activity === 'cleanNode' && c.result === 'hanging'));
+
+    const before = (await t.handle(ref).describe()).historyLength;
+    reads.queries = 0;
+    reads.describes = 0;
+    const watching = fleet.awaitFleetHost({ ...clean, windowMs: 3000 });
+    // The host's history moves while its clean runs (its spec applied again, unchanged): looks see a new mark each time.
+    for (let i = 0; i < 3; i++) {
+      await t.handle(ref).executeUpdate(applySpecUpdate, { args: [put.spec!] });
+      await new Promise((r) => setTimeout(r, 600));
+    }
+    expect(await watching).toEqual({ waiting: 'preparing' });
+    expect((await t.handle(ref).describe()).historyLength).toBeGreaterThan(before);
+    expect(reads.describes).toBeGreaterThanOrEqual(3);
+    expect(reads.queries).toBe(0);
+
+    // The clean ends: the look after its operation is no longer named queries once and finds it done.
+    expect(t.fixture.release(ref.name, 'cleanNode')).toBe(1);
+    expect(await fleet.awaitFleetHost({ ...clean, windowMs: 60_000 })).toEqual({ result: { outcome: 'succeeded' } });
+    expect(reads.queries).toBeGreaterThanOrEqual(1);
+    expect(reads.queries).toBeLessThanOrEqual(2);
   });
 });
