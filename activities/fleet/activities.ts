@@ -17,6 +17,7 @@ import { hostWorkflowId } from '../../model/host-ref';
 import { parseBmcAddress } from '../../model/bmc';
 import { hostRun, idleHostView, markedHostRun, type HostRun } from '../../control/host-run';
 import { hostSiteAttribute, runningHosts } from '../../control/host-list';
+import { HostOperationLists } from '../../control/host-operations';
 import {
   applyDirectivesUpdate,
   deleteHostUpdate,
@@ -64,19 +65,31 @@ async function findingOf(client: Client, ref: HostRef, run: HostRun): Promise<Ho
 }
 
 /**
- * Looks at a host the way a watcher does: its finding, or none when its
- * history has not moved since the mark last seen, or while its search
- * attributes name an operation running (no query sent either way; `state` is
- * then theirs). At 200 hosts in flight, a query per host per look was ~40
- * workflow tasks a second for views that had not changed (1,000-host fleet run
- * 8229ad); a host in an operation moves its history at each step, and no
- * fleet result holds while its operation runs: the one that ends it is
+ * Looks at a host the way a watcher does: its finding, or none while the
+ * host's search attributes name an operation running (as the worker's one
+ * visibility list per tick shows them, else its describe), or when its history
+ * has not moved since the mark last seen: no query sent either way, `state` is
+ * then theirs. At 200 hosts in flight, a query per host per look was ~40
+ * workflow tasks a second for views that had not changed (1,000-host fleet
+ * run 8229ad), and a describe per host per look as many reads of the
+ * server's state; a host in an operation moves its history at each step, and
+ * no fleet result holds while its operation runs: the one that ends it is
  * recorded as it stops being named (an operation failed, a host paused or
  * deleted under it included). `mark` is the mark the finding was read at, or
  * `lastMark` when none was read. A remediation's result is read from its own
  * workflow and objects (`always`): looked at every time.
  */
-async function lookAtHost(client: Client, ref: HostRef, lastMark: string | undefined, always: boolean): Promise<{ mark: string | undefined; state: string; found?: HostFinding }> {
+async function lookAtHost(
+  client: Client,
+  lists: HostOperationLists,
+  ref: HostRef,
+  lastMark: string | undefined,
+  always: boolean,
+): Promise<{ mark: string | undefined; state: string; found?: HostFinding }> {
+  if (!always) {
+    const listed = await lists.operationOf(hostWorkflowId(ref));
+    if (listed && listed.operation !== '') return { mark: lastMark, state: listed.state };
+  }
   const { run, mark, operation, state } = await markedHostRun(client, ref);
   if (!always && (mark === lastMark || (run.kind === 'running' && operation !== ''))) return { mark: lastMark, state };
   return { mark, state, found: await findingOf(client, ref, run) };
@@ -147,6 +160,9 @@ export function createFleetActivities(deps: { client?: Client; rest?: KubeRest; 
   const viaObject = (view: HostView): KubeRest | undefined => (view.managedBy === 'kubernetes' ? deps.rest : undefined);
   /** `remediate`: each host's result is its remediation's. */
   const remediation = createFleetRemediation(deps);
+  /** The hosts' running operations, one visibility list per tick for every watch on this worker (the worker's client). */
+  let lists: HostOperationLists | undefined;
+  const operationLists = (c: Client): HostOperationLists => (lists ??= new HostOperationLists(c));
 
   /** A remediation asks nothing of the host workflow: it starts one, on the BareMetalHost for a host driven by it. */
   async function startRemediation(c: Client, call: FleetHostCall & { operation: Extract<FleetOperation, { kind: 'remediate' }> }): Promise<StartResult> {
@@ -296,7 +312,7 @@ export function createFleetActivities(deps: { client?: Client; rest?: KubeRest; 
       let state = '';
       const op = call.operation;
       for (;;) {
-        const look = await lookAtHost(c, call.ref, mark, op.kind === 'remediate');
+        const look = await lookAtHost(c, operationLists(c), call.ref, mark, op.kind === 'remediate');
         mark = look.mark;
         const { found } = look;
         if (!found && look.state) state = look.state;

@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
-import { startHarness, uniq, type Harness } from '../support/harness';
+import { startHarness, uniq, waitFor, type Harness } from '../support/harness';
 import { callApi, serveApi } from '../support/api-client';
 import { IronicProxy, isDeploy } from '../../bench/support/ironic-proxy';
 import { IRONIC_URL } from '../support/env';
@@ -90,6 +90,28 @@ describe('fleet operations', { timeout: 600_000 }, () => {
     await h.client.workflow.getHandle(hostWorkflowId(ref!)).executeUpdate(powerRequestsUpdate, { args: [{ reboot: { mode: 'hard' } }] });
     expect(await watching).toMatchObject({ result: { outcome: 'succeeded' } });
     expect(reads.queries).toBeGreaterThanOrEqual(1);
+  });
+
+  it("watches hosts in an operation by one visibility list per look: no describe or query while the operation runs", async () => {
+    const [ref] = await availableHosts(api.base, h, uniq('fleet'), ['watch-b'], { role: 'watch' });
+    const node = (await h.hosts.get(ref!)).status.provisioning.ID;
+    // Each of the reboot's two power requests (off, then on) reaches Ironic 6 s late: its operation runs 12 s and more.
+    const powerPut = (r: { method: string; path: string }) => r.method === 'PUT' && r.path.endsWith('/states/power') && r.path.includes(node);
+    proxy.hold(powerPut, 6000);
+    const { client, reads } = countingClient(h.client.connection, h.client.options.namespace);
+    const fleet = createFleetActivities({ client });
+    const call = { ref: ref!, operation: { kind: 'reboot' as const, mode: 'hard' as const }, fleet: uniq('watch'), since: new Date().toISOString() };
+    const watching = fleet.awaitFleetHost({ ...call, windowMs: 60_000 });
+    await h.client.workflow.getHandle(hostWorkflowId(ref!)).executeUpdate(powerRequestsUpdate, { args: [{ reboot: { mode: 'hard' } }] });
+    await waitFor('the held power request', async () => proxy.count(powerPut) > 0);
+    const before = { ...reads };
+    // Looks come at most 5 s apart: two of them within the operation.
+    await waitFor('two looks while it runs', async () => reads.lists >= before.lists + 2, { timeoutMs: 11_000 });
+    expect(reads.describes).toBe(before.describes);
+    expect(reads.queries).toBe(before.queries);
+    // Once the reboot is done: described and queried, and its result read.
+    expect(await watching).toMatchObject({ result: { outcome: 'succeeded' } });
+    expect(reads.queries).toBeGreaterThan(before.queries);
   });
 
   it('a dry run reports the selection and changes nothing', async () => {
