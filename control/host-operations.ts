@@ -22,18 +22,14 @@ export interface ListedOperation {
 
 /** Workflow ids per visibility query (the query's length stays well within the server's limit). */
 const IDS_PER_LIST = 100;
+/** How long asks are gathered before one list answers them all. */
+const GATHER_MS = 250;
 
 export class HostOperationLists {
   private asked = new Map<string, ((listed: ListedOperation | undefined) => void)[]>();
   private flush: ReturnType<typeof setTimeout> | undefined;
-  /** Lists sent so far (for tests and the bench's accounting). */
-  lists = 0;
 
-  constructor(
-    private readonly client: Client,
-    /** How long asks are gathered before one list answers them all. */
-    private readonly tickMs = 250,
-  ) {}
+  constructor(private readonly client: Client) {}
 
   /** The host's running record as the next list shows it; undefined when it shows none (or the list failed). */
   operationOf(workflowId: string): Promise<ListedOperation | undefined> {
@@ -41,7 +37,7 @@ export class HostOperationLists {
       const waiting = this.asked.get(workflowId);
       if (waiting) waiting.push(resolve);
       else this.asked.set(workflowId, [resolve]);
-      this.flush ??= setTimeout(() => void this.answer(), this.tickMs);
+      this.flush ??= setTimeout(() => void this.answer(), GATHER_MS);
     });
   }
 
@@ -54,7 +50,6 @@ export class HostOperationLists {
     try {
       for (let i = 0; i < ids.length; i += IDS_PER_LIST) {
         const query = [...hostListClauses({ workflowIds: ids.slice(i, i + IDS_PER_LIST) }), `ExecutionStatus = 'Running'`].join(' AND ');
-        this.lists += 1;
         for await (const info of this.client.workflow.list({ query })) {
           const item = hostListItem(info.searchAttributes);
           listed.set(info.workflowId, { operation: item.operation, state: item.provisioningState });

@@ -70,9 +70,8 @@ async function findingOf(client: Client, ref: HostRef, run: HostRun): Promise<Ho
  * visibility list per tick shows them, else its describe), or when its history
  * has not moved since the mark last seen: no query sent either way, `state` is
  * then theirs. At 200 hosts in flight, a query per host per look was ~40
- * workflow tasks a second for views that had not changed (1,000-host fleet
- * run 8229ad), and a describe per host per look as many reads of the
- * server's state; a host in an operation moves its history at each step, and
+ * workflow tasks a second for views that had not changed, and a describe per
+ * host per look as many reads of the server's state; a host in an operation moves its history at each step, and
  * no fleet result holds while its operation runs: the one that ends it is
  * recorded as it stops being named (an operation failed, a host paused or
  * deleted under it included). `mark` is the mark the finding was read at, or
