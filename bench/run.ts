@@ -78,7 +78,7 @@ import { join } from 'node:path';
 import { request } from 'undici';
 import { loadConfig, RECOMMENDED_MALLOC_ARENA_MAX, REPO_ROOT } from '../config/env';
 import { IronicProxy } from './support/ironic-proxy';
-import { cleanupNamespaces } from './cleanup';
+import { cleanupNamespaces, removeLeftoverNodes } from './cleanup';
 import { compareFiles } from './compare';
 import { makeHosts, PHASES, writeSushySystems, type Phase, type SushySystem } from './common';
 import { FAKE_AGENT_SETTINGS, startAgentPeers, type AgentPeers, type LauncherEventCounts } from './agent-stack';
@@ -114,8 +114,10 @@ async function sushySystemCount(): Promise<number> {
 
 /** The run's host workflows and its nodes in every Ironic of the run (with --sites, each site's too). */
 const cleanup = async (temporalAddress: string, sites: BenchSites | undefined, ...namespaces: string[]): Promise<void> => {
-  await cleanupNamespaces(temporalAddress, IRONIC_URL, namespaces, 'benchmark run failed');
-  for (const site of sites?.sites ?? []) await cleanupNamespaces(temporalAddress, site.ironicUrl, namespaces, 'benchmark run failed');
+  const kept = await cleanupNamespaces(temporalAddress, IRONIC_URL, namespaces, 'benchmark run failed');
+  for (const site of sites?.sites ?? []) kept.push(...(await cleanupNamespaces(temporalAddress, site.ironicUrl, namespaces, 'benchmark run failed')));
+  // The next run's start deletes them (removeLeftoverNodes), once the stack it starts has released them.
+  for (const k of kept) console.error(`[bench] Ironic would not delete ${k}`);
 };
 
 async function main(): Promise<void> {
@@ -185,6 +187,7 @@ async function main(): Promise<void> {
       runStack.markStarted('sushy');
       stack(['restart', 'sushy'], stackEnv);
     }
+    await removeLeftoverNodes(IRONIC_URL, log);
     await proxy.start();
     const hosts = assignSites(
       makeHosts(opts.hosts, { redfishSystems: systems, sushyUrl: SUSHY_URL, bmcScheme: opts.agent ? 'redfish-virtualmedia' : 'redfish' }),

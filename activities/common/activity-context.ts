@@ -8,6 +8,8 @@ export interface PollOptions {
   initialMs: number;
   factor: number;
   maxMs: number;
+  /** How long a node Ironic keeps locked is polled before the operation fails naming the lock (activities/ironic/node-lock.ts). */
+  lockLimitMs?: number;
 }
 
 /** Starts fast (Ironic's fake and quick steps finish in well under a second) and backs off to a few seconds. */

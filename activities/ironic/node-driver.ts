@@ -14,6 +14,7 @@ import { ironicNodeName } from '../../model/host-ref';
 import { activityContext, heartbeat, keepAlive, poller, type PollOptions } from '../common/activity-context';
 import { announcedVerbSent, markerKey, markerOp, ownMarker, provisionMoment, type ThenVerb } from './sent-marker';
 import { patience } from './back-pressure';
+import { lockWatch } from './node-lock';
 import { noFreeWorker, transientIronicError } from './transient';
 import { IronicError, type IronicClient, type JsonPatchOp } from '../../clients/ironic/client';
 import { nodeGoneMessage } from '../../clients/ironic/errors';
@@ -327,6 +328,8 @@ export function createNodeDriver(deps: NodeDriverDeps) {
     const unanswered = new Set(previous?.unanswered ?? []);
     const details = () => (unanswered.size > 0 ? { issued, unanswered: [...unanswered] } : { issued });
     const polling = poller(poll);
+    // A lock Ironic keeps past its limit ends the operation naming it, not waited on in silence (node-lock.ts).
+    const lock = lockWatch(ironic, nodeId, poll.lockLimitMs);
     // Ironic's back-pressure waited out within the attempt: its reads and its verbs each have their own run.
     const readPatience = patience();
     const verbPatience = patience();
@@ -367,6 +370,7 @@ export function createNodeDriver(deps: NodeDriverDeps) {
         } catch (err) {
           // The node locked (the settings' PATCH): read and try again, as for a verb.
           if (firstRead && err instanceof IronicError && err.kind === 'conflict') {
+            if (err.locked) await lock.locked(err);
             await polling.wait(details());
             continue;
           }
@@ -424,7 +428,9 @@ export function createNodeDriver(deps: NodeDriverDeps) {
           const written = ops.length > 0 ? await ironic.patchNode(nodeId, ops) : undefined;
           if (marked) announced = step.then;
           sending = true;
+          if (written) lock.clear();
           await ironic.setProvisionState(nodeId, step.verb, extra);
+          lock.clear();
           if (onAnnouncement) announced = undefined;
           issued.push(step.verb);
           unanswered.delete(step.verb);
@@ -459,6 +465,7 @@ export function createNodeDriver(deps: NodeDriverDeps) {
             continue;
           }
           if (!(err instanceof IronicError && err.kind === 'conflict')) throw err;
+          if (err.locked) await lock.locked(err);
         }
         // Locked by Ironic: the state may not change, so poll instead of waiting for a change.
         await polling.wait(details());

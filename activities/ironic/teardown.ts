@@ -15,7 +15,8 @@ import { IronicError, type IronicClient } from '../../clients/ironic/client';
 import { DELETABLE_STATES, TRANSITIONAL_STATES, type IronicNode } from '../../clients/ironic/types';
 import type { NodeState } from '../../clients/ironic/node-watcher';
 import { patience } from './back-pressure';
-import { changeSeen, judgeMarked, landingOver, ownPowerMarker, powerMarkerOp, unanswered, unansweredFrom } from './power-send';
+import { changeSeen, judgeMarked, landingOver, lockedOut, ownPowerMarker, powerMarkerOp, unanswered, unansweredFrom } from './power-send';
+import { lockWatch } from './node-lock';
 import { markerKey } from './sent-marker';
 import { AFTER_VERB_REREAD_MS, nodeGone, operationFailed, summary, type NodeDriver, type NodeSummary, type NodeTarget } from './node-driver';
 
@@ -74,6 +75,8 @@ export function createTeardownActivities(deps: TeardownDeps) {
     // Ironic's back-pressure (and its NodeLocked 409s) waited out within the attempt (back-pressure.ts); the loop reads the node again after.
     const reads = patience();
     const changes = patience({ locked: true });
+    // One that lasts past the limit ends the change naming the lock (node-lock.ts).
+    const lock = lockWatch(ironic, found.uuid, poll.lockLimitMs);
     // The lookup's read is the first pass's: the node was read a moment ago. After a wait, the watcher's fields
     // over it: the power state reached needs no whole read; anything else is read again.
     let read: IronicNode | undefined = found;
@@ -129,6 +132,7 @@ export function createTeardownActivities(deps: TeardownDeps) {
             await ironic.patchNode(node.uuid, [powerMarkerOp({ key: marker, target, lastError: node.last_error ?? null })]);
           } catch (err) {
             // Nothing sent yet: a PATCH that got no answer is written again after the next read.
+            if (lockedOut(err)) await lock.locked(err);
             if (unanswered(err) || (await changes.wait(err, details()))) continue;
             throw err;
           }
@@ -137,6 +141,7 @@ export function createTeardownActivities(deps: TeardownDeps) {
           await ironic.setPowerState(node.uuid, target);
           issued = true;
           changes.reset();
+          lock.clear();
           heartbeat(details());
           // Not read back at once: the watcher sees the power state (or its target) move from the read before.
           const state = await waitForChange(node, details(), { working: changing, rereadMs: AFTER_VERB_REREAD_MS });
@@ -150,6 +155,7 @@ export function createTeardownActivities(deps: TeardownDeps) {
             continue;
           }
           // Refused for now (503), or the node held by another action (409 NodeLocked): wait (bounded), read again.
+          if (lockedOut(err)) await lock.locked(err);
           if (await changes.wait(err, details())) continue;
           throw err;
         }

@@ -22,6 +22,7 @@ import type { BmcActivities } from '../bmc/activities';
 import { markerKey, markerOp, ownMarker, provisionMoment } from '../ironic/sent-marker';
 import { nodeGone, translate } from '../ironic/node-driver';
 import { patience } from '../ironic/back-pressure';
+import { lockWatch } from '../ironic/node-lock';
 import { changeSeen, isReboot, judgeMarked, landingOver, lockedOut, ownPowerMarker, powerMarkerOp, unanswered, unansweredFrom } from '../ironic/power-send';
 
 export type PowerPath = 'ironic' | 'bmc';
@@ -104,6 +105,8 @@ export function createPowerActivities(deps: PowerActivityDeps) {
     const polling = poller(poll);
     // Ironic's NodeLocked 409 from a change that is not ours, waited out within the attempt (bounded, heartbeating).
     const locks = patience({ locked: true });
+    // One that lasts past the limit ends the change naming the lock (activities/ironic/node-lock.ts).
+    const lock = lockWatch(ironic, input.nodeId, poll.lockLimitMs);
     // A reboot is a power off, then on (as Metal3 does it): each step shows on the node, so
     // with the step marked on the node before it is sent, a retry after a crash can tell
     // "not off yet" from "off and on again" on a node that is on. Ironic's own `rebooting`
@@ -120,6 +123,7 @@ export function createPowerActivities(deps: PowerActivityDeps) {
       return sent.some((t) => t === soft || t === hard) ? 'reboot-off' : undefined;
     };
     const accepted = (target: IronicPowerTarget): void => {
+      lock.clear();
       sent.push(target);
       sentBlind = undefined;
       heartbeat(details());
@@ -139,6 +143,7 @@ export function createPowerActivities(deps: PowerActivityDeps) {
           await ironic.patchNode(input.nodeId, ops);
         } catch (err) {
           // Nothing sent yet: a PATCH that got no answer is written again after the next read, a locked node waited out.
+          if (lockedOut(err)) await lock.locked(err);
           if (unanswered(err) || (await locks.wait(err, details()))) return;
           throw err;
         }
@@ -160,6 +165,7 @@ export function createPowerActivities(deps: PowerActivityDeps) {
           // an attempt whose record died with its worker); anything else is waited out, then the node read again.
           const state = await ironic.getNodeState(input.nodeId, [...POWER_FIELDS]);
           if (state && changeSeen(state, target) === 'under-way') return accepted(target);
+          await lock.locked(err);
           if (await locks.wait(err, details())) return;
           throw err;
         }

@@ -121,6 +121,8 @@ export async function startHarness(
     inspection?: InspectionPreference;
     /** The worker traces (its bundle, `workflowCode`, must then be built with TRACED_WORKFLOW_BUNDLE_OPTIONS). */
     tracing?: Tracing;
+    /** How long a node Ironic keeps locked is polled before the operation fails naming the lock (5 min unless given). */
+    nodeLockLimitMs?: number;
   } = {},
 ): Promise<Harness> {
   const namespace = opts.namespace ?? 'default';
@@ -134,7 +136,7 @@ export async function startHarness(
   const secrets = new LocalSecretStore(secretDir, opts.secretKey ?? randomBytes(32));
   const taskQueue = opts.taskQueue ?? uniq('tq');
   const worker = await createWorker(
-    { connection: nativeConnection, namespace, taskQueue, ironic, secrets, poll: { initialMs: 100, factor: 1.5, maxMs: 1000 }, dataConverter: opts.dataConverter, kubernetes: opts.kubernetes, provisioningLimit: opts.provisioningLimit, provisioningLimitCheckSeconds: opts.provisioningLimitCheckSeconds, dhcpSites: opts.dhcpSites, imageCache: opts.imageCache, configDrives: opts.configDrives, pivotPlanes: opts.pivotPlanes, ...(opts.sites ? { sites: opts.sites } : {}), ...(opts.credentialSites ? { credentialSites: opts.credentialSites } : {}), imageFetchPolicy: opts.imageFetchPolicy ?? TEST_FETCH_POLICY, version: opts.version, ...(opts.inspection ? { inspection: opts.inspection } : {}), ...(opts.tracing ? { tracing: opts.tracing } : {}) },
+    { connection: nativeConnection, namespace, taskQueue, ironic, secrets, poll: { initialMs: 100, factor: 1.5, maxMs: 1000, ...(opts.nodeLockLimitMs ? { lockLimitMs: opts.nodeLockLimitMs } : {}) }, dataConverter: opts.dataConverter, kubernetes: opts.kubernetes, provisioningLimit: opts.provisioningLimit, provisioningLimitCheckSeconds: opts.provisioningLimitCheckSeconds, dhcpSites: opts.dhcpSites, imageCache: opts.imageCache, configDrives: opts.configDrives, pivotPlanes: opts.pivotPlanes, ...(opts.sites ? { sites: opts.sites } : {}), ...(opts.credentialSites ? { credentialSites: opts.credentialSites } : {}), imageFetchPolicy: opts.imageFetchPolicy ?? TEST_FETCH_POLICY, version: opts.version, ...(opts.inspection ? { inspection: opts.inspection } : {}), ...(opts.tracing ? { tracing: opts.tracing } : {}) },
     { workflowBundle: opts.workflowCode ? { code: opts.workflowCode } : { codePath: WORKFLOW_BUNDLE_PATH }, workflowsPath: undefined },
   );
   const running = opts.startWorker === false ? undefined : worker.run();
