@@ -460,8 +460,10 @@ export function createNodeDriver(deps: NodeDriverDeps) {
           // again on a read of the whole node.
           if (rejected && !sending && fromWatch) continue;
           if (rejected) {
+            // "Nothing moved" is the provision moment too: a verb of ours Ironic took late (its answer timed out) may
+            // have passed through a state that refused the PATCH and be over already, the node back where it was.
             const again = await mustGetNode(nodeId);
-            if (again.provision_state === node.provision_state && again.target_provision_state === node.target_provision_state) throw err;
+            if (provisionMoment(again) === provisionMoment(node) && again.target_provision_state === node.target_provision_state) throw err;
             continue;
           }
           if (!(err instanceof IronicError && err.kind === 'conflict')) throw err;

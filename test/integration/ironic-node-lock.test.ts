@@ -86,4 +86,42 @@ describe('a node Ironic keeps locked', () => {
     await h.hosts.remove(ref);
     await waitFor('the node deleted', async () => (await h.ironic.getNode(nodeId)) === undefined, { timeoutMs: 180_000 });
   });
+
+  it('fails a power change with the lock named, and powers off once it is released', { timeout: 300_000 }, async () => {
+    const ref = { namespace: 'node-lock', name: uniq('power') };
+    const spec = { bmc: { address: `fake://${ref.name}`, credentialsName: `${ref.name}-bmc` }, bootMACAddress: randomMac(), online: true };
+    await h.hosts.put(ref, { spec, credentials: { username: 'admin', password: 'pw' } });
+    const view = async (): Promise<HostView> => (await h.hosts.get(ref)) as HostView;
+    const on = await waitFor('available, on and idle', async () => {
+      const v = await view();
+      return v.status.provisioning.state === 'available' && v.status.poweredOn && !v.currentOperation ? v : undefined;
+    }, { timeoutMs: 120_000, intervalMs: 500 });
+    const nodeId = on.status.provisioning.ID;
+
+    const conductor = await reserve(nodeId, 'conductor');
+    let released = false;
+    try {
+      await h.hosts.put(ref, { spec: { ...spec, online: false } });
+      const reported = await waitFor('the lock in the host status', async () => {
+        const v = await view();
+        return v.status.errorMessage.includes('locked') ? v : undefined;
+      }, { timeoutMs: 120_000, intervalMs: 500 });
+      expect(reported.status.errorType).toBe('power management error');
+      expect(reported.status.errorMessage).toContain(`Ironic node ${nodeId} has been locked by conductor "${conductor}"`);
+      expect((await h.ironic.getNode(nodeId))?.power_state).toBe('power on');
+
+      await reserve(nodeId, null);
+      released = true;
+      const off = await waitFor('powered off once the lock is gone', async () => {
+        const v = await view();
+        return !v.status.poweredOn && !v.currentOperation && v.status.errorMessage === '' ? v : undefined;
+      }, { timeoutMs: 120_000, intervalMs: 500 });
+      expect(off.status.operationalStatus).toBe('OK');
+      expect((await h.ironic.getNode(nodeId))?.power_state).toBe('power off');
+    } finally {
+      if (!released) await reserve(nodeId, null);
+    }
+    await h.hosts.remove(ref);
+    await waitFor('the node deleted', async () => (await h.ironic.getNode(nodeId)) === undefined, { timeoutMs: 180_000 });
+  });
 });
