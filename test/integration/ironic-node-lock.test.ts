@@ -41,17 +41,22 @@ beforeAll(async () => {
 }, 120_000);
 afterAll(() => h?.close());
 
+/** A fake-hardware host, on, registered and idle in available; its spec, a view of it and its node. */
+async function idleHost(prefix: string) {
+  const ref = { namespace: 'node-lock', name: uniq(prefix) };
+  const spec = { bmc: { address: `fake://${ref.name}`, credentialsName: `${ref.name}-bmc` }, bootMACAddress: randomMac(), online: true };
+  await h.hosts.put(ref, { spec, credentials: { username: 'admin', password: 'pw' } });
+  const view = async (): Promise<HostView> => (await h.hosts.get(ref)) as HostView;
+  const ready = await waitFor('available, on and idle', async () => {
+    const v = await view();
+    return v.status.provisioning.state === 'available' && v.status.poweredOn && !v.currentOperation ? v : undefined;
+  }, { timeoutMs: 120_000, intervalMs: 500 });
+  return { ref, spec, view, nodeId: ready.status.provisioning.ID };
+}
+
 describe('a node Ironic keeps locked', () => {
   it('is reported in the host status with its conductor, and the host carries on once it is released', { timeout: 300_000 }, async () => {
-    const ref = { namespace: 'node-lock', name: uniq('host') };
-    const spec = { bmc: { address: `fake://${ref.name}`, credentialsName: `${ref.name}-bmc` }, bootMACAddress: randomMac(), online: true };
-    await h.hosts.put(ref, { spec, credentials: { username: 'admin', password: 'pw' } });
-    const view = async (): Promise<HostView> => (await h.hosts.get(ref)) as HostView;
-    const ready = await waitFor('available and idle', async () => {
-      const v = await view();
-      return v.status.provisioning.state === 'available' && !v.currentOperation ? v : undefined;
-    }, { timeoutMs: 120_000, intervalMs: 500 });
-    const nodeId = ready.status.provisioning.ID;
+    const { ref, spec, view, nodeId } = await idleHost('host');
 
     const before = (await h.ironic.getNode(nodeId))?.provision_state;
     const conductor = await reserve(nodeId, 'conductor');
@@ -88,15 +93,7 @@ describe('a node Ironic keeps locked', () => {
   });
 
   it('fails a power change with the lock named, and powers off once it is released', { timeout: 300_000 }, async () => {
-    const ref = { namespace: 'node-lock', name: uniq('power') };
-    const spec = { bmc: { address: `fake://${ref.name}`, credentialsName: `${ref.name}-bmc` }, bootMACAddress: randomMac(), online: true };
-    await h.hosts.put(ref, { spec, credentials: { username: 'admin', password: 'pw' } });
-    const view = async (): Promise<HostView> => (await h.hosts.get(ref)) as HostView;
-    const on = await waitFor('available, on and idle', async () => {
-      const v = await view();
-      return v.status.provisioning.state === 'available' && v.status.poweredOn && !v.currentOperation ? v : undefined;
-    }, { timeoutMs: 120_000, intervalMs: 500 });
-    const nodeId = on.status.provisioning.ID;
+    const { ref, spec, view, nodeId } = await idleHost('power');
 
     const conductor = await reserve(nodeId, 'conductor');
     let released = false;
