@@ -46,10 +46,12 @@ describe('file leases', () => {
     mkdirSync(join(dir, 'ns/dead'), { recursive: true });
     // A holder that died: its grant never changes again.
     writeFileSync(join(dir, 'ns/dead/7'), JSON.stringify({ holder: 'gone', renewals: 3, ttlMs: 200 }));
-    const lease = await new FileLeases(dir, 6_000).acquire('ns/dead', { waitMs: 60_000 });
+    // A long grant: check() fails a holder whose renewals stalled past half of it, and a loaded CI machine can stall
+    // this process for seconds (a 6 s grant failed so once).
+    const lease = await new FileLeases(dir, 60_000).acquire('ns/dead', { waitMs: 60_000 });
     expect(JSON.parse(readFileSync(join(dir, 'ns/dead/8'), 'utf8'))).toMatchObject({ renewals: 0 });
 
-    // Held by `lease` (its grant good for 6 s unless renewed): a waiter gives up after its 1 s.
+    // Held by `lease` (its grant good for 60 s unless renewed): a waiter gives up after its 1 s.
     let waited = false;
     const busy = await new FileLeases(dir).acquire('ns/dead', { waitMs: 1_000, onWait: (done) => (waited ||= !done) }).then(
       () => undefined,
