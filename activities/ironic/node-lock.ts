@@ -59,7 +59,13 @@ export function lockWatch(ironic: IronicClient, nodeId: string, limitMs: number 
       const now = Date.now();
       since ??= now;
       if (now - since < limitMs) return;
-      const node = await ironic.getNodeState(nodeId, ['reservation']);
+      let node: { reservation: string | null } | undefined;
+      try {
+        node = await ironic.getNodeState(nodeId, ['reservation']);
+      } catch {
+        // Ironic too busy to answer says nothing of the lock: the change is tried again, the next 409 reads again.
+        return;
+      }
       // Released since its last answer (or gone: the next read says so): the change is tried again.
       if (!node?.reservation) {
         since = undefined;
