@@ -14,20 +14,22 @@ import { IronicClient } from '../clients/ironic/client';
 /** A node's name as a bench run gives it: `<namespace>~<host>`, the namespace `bench-`, `floor-` or `fleet-` and the run id. */
 const BENCH_NODE = /^(bench|floor|fleet)-[0-9a-f]{6}~/;
 
-/** Deletes the nodes whose names `pick` selects; returns each one Ironic kept, with why. */
-async function deleteNodes(ironicUrl: string, pick: (name: string) => boolean): Promise<string[]> {
+/** Deletes the nodes whose names `pick` selects: how many went, and each one Ironic kept, with why. */
+async function deleteNodes(ironicUrl: string, pick: (name: string) => boolean): Promise<{ deleted: number; kept: string[] }> {
   const ironic = new IronicClient({ url: ironicUrl });
   const kept: string[] = [];
+  let deleted = 0;
   for (const n of await ironic.listNodeStates(['name'])) {
     if (!n.name || !pick(n.name)) continue;
     try {
       await ironic.patchNode(n.uuid, [{ op: 'add', path: '/maintenance', value: true }]);
       await ironic.deleteNode(n.uuid);
+      deleted += 1;
     } catch (err) {
       kept.push(`${n.name} (${n.uuid}): ${err instanceof Error ? err.message : String(err)}`);
     }
   }
-  return kept;
+  return { deleted, kept };
 }
 
 /** Returns the nodes of `namespaces` that Ironic would not delete, each with its reason. */
@@ -43,7 +45,7 @@ export async function cleanupNamespaces(temporalAddress: string, ironicUrl: stri
   } finally {
     await connection.close();
   }
-  return deleteNodes(ironicUrl, (name) => namespaces.some((ns) => name.startsWith(`${ns}~`)));
+  return (await deleteNodes(ironicUrl, (name) => namespaces.some((ns) => name.startsWith(`${ns}~`)))).kept;
 }
 
 /**
@@ -51,9 +53,8 @@ export async function cleanupNamespaces(temporalAddress: string, ironicUrl: stri
  * Ironic still refuses to delete fails the run before it starts, naming it: its boot MAC would refuse a host of ours.
  */
 export async function removeLeftoverNodes(ironicUrl: string, log: (line: string) => void): Promise<void> {
-  let found = 0;
-  const kept = await deleteNodes(ironicUrl, (name) => BENCH_NODE.test(name) && ++found > 0);
-  if (found > kept.length) log(`deleted ${found - kept.length} Ironic nodes earlier runs left`);
+  const { deleted, kept } = await deleteNodes(ironicUrl, (name) => BENCH_NODE.test(name));
+  if (deleted > 0) log(`deleted ${deleted} Ironic nodes earlier runs left`);
   if (kept.length > 0) {
     throw new Error(`Ironic would not delete ${kept.length} nodes earlier runs left (Ironic releases a node it keeps locked when it restarts: a run started without --keep-stack stops the bench stack at its end): ${kept.join('; ')}`);
   }
